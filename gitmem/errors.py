@@ -1,0 +1,158 @@
+"""Every error gitmem raises, under one root.
+
+    GitmemError
+    ├── RepositoryError            the repository itself cannot be used
+    │   ├── NotARepository         no gitmem repository at the path
+    │   └── PathOccupied           init refused: the path holds something else
+    ├── InvalidArgument            the caller's input is wrong      (invalid-argument)
+    │   ├── InvalidSlug
+    │   ├── InvalidText
+    │   └── InvalidAuthor
+    ├── NotFound                   no such memory, store or revision (not-found)
+    ├── AlreadyExists              a create over an existing memory  (already-exists)
+    ├── LimitExceeded              a mutation would breach a limit   (limit-exceeded)
+    ├── Unavailable                the call is not offered here      (unavailable)
+    ├── ReadOnly                   the holder may not write          (read-only)
+    ├── LaunchRefused              a capability configuration is refused
+    ├── StorageError               the disk failed us                (io-error)
+    │   └── DiskFull
+    ├── InternalError              gitmem's own defect               (io-error)
+    └── CodeError                  a code half does not compile      (invalid-argument)
+
+Each class carries the tool-result ``kind`` the holder reports for it. Messages are
+sentences an agent or operator can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "AlreadyExists",
+    "CodeError",
+    "DiskFull",
+    "GitmemError",
+    "InternalError",
+    "InvalidArgument",
+    "InvalidAuthor",
+    "InvalidSlug",
+    "InvalidText",
+    "LaunchRefused",
+    "LimitExceeded",
+    "NotARepository",
+    "NotFound",
+    "PathOccupied",
+    "ReadOnly",
+    "RepositoryError",
+    "StorageError",
+    "Unavailable",
+]
+
+
+class GitmemError(Exception):
+    """The root of every error gitmem raises."""
+
+    kind = "io-error"
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class RepositoryError(GitmemError):
+    """The repository cannot be used."""
+
+
+class NotARepository(RepositoryError):
+    """No gitmem repository at the given path."""
+
+
+class PathOccupied(RepositoryError):
+    """``init`` refused a path that holds something other than a gitmem repository."""
+
+
+class InvalidArgument(GitmemError):
+    """The input is malformed."""
+
+    kind = "invalid-argument"
+
+
+class InvalidSlug(InvalidArgument):
+    """A slug breaks the slug rules."""
+
+
+class InvalidText(InvalidArgument):
+    """A description, body or code half is not storable text."""
+
+
+class InvalidAuthor(InvalidArgument):
+    """An author name or email git would reject."""
+
+
+class NotFound(GitmemError):
+    """No such memory, store or revision."""
+
+    kind = "not-found"
+
+
+class AlreadyExists(GitmemError):
+    """A create named a memory that exists."""
+
+    kind = "already-exists"
+
+
+class LimitExceeded(GitmemError):
+    """A mutation would breach a limit; nothing was written."""
+
+    kind = "limit-exceeded"
+
+    def __init__(self, message: str, *, limit: str, attempted: int, maximum: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.attempted = attempted
+        self.maximum = maximum
+
+
+class Unavailable(GitmemError):
+    """The call is not offered to this holder."""
+
+    kind = "unavailable"
+
+
+class ReadOnly(GitmemError):
+    """The holder may read this store but not write it."""
+
+    kind = "read-only"
+
+
+class LaunchRefused(GitmemError):
+    """A capability configuration is refused; ``problems`` lists every problem at once."""
+
+    kind = "invalid-argument"
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        joined = "; ".join(self.problems)
+        super().__init__(f"launch refused: {joined}")
+
+
+class StorageError(GitmemError):
+    """Reading or writing the repository failed; nothing half-written was published."""
+
+
+class DiskFull(StorageError):
+    """The disk is full; the write was not published and the store is unchanged."""
+
+
+class InternalError(GitmemError):
+    """gitmem's own defect (a transpiler or sandbox crash); the run must stop."""
+
+
+class CodeError(GitmemError):
+    """A code half does not compile; ``diagnostic`` is ``line:column: message``."""
+
+    kind = "invalid-argument"
+
+    def __init__(self, message: str, *, diagnostic: str) -> None:
+        super().__init__(message)
+        self.diagnostic = diagnostic

@@ -1,0 +1,77 @@
+"""How a memory is laid out as files in a store's tree.
+
+A memory ``deploy-runbook`` lives at ``<fanout>/deploy-runbook.md`` where ``<fanout>`` is
+the first two hex digits of the SHA-1 of the slug: 256 buckets keep every tree a
+mutation rewrites small, so a write costs the same at 10,000 memories as at 100. Code
+halves sit beside it as ``deploy-runbook.code.ts`` and ``deploy-runbook.onuse.ts``.
+
+The ``.md`` file is a front-matter block holding the description as a JSON string
+(which is also a valid YAML double-quoted scalar), then the body verbatim::
+
+    ---
+    description: "how the staging cluster is rolled"
+    ---
+    body text...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from gitmem.errors import StorageError
+from gitmem.types import Memory
+
+MD = ".md"
+CODE = ".code.ts"
+ON_USE = ".onuse.ts"
+
+_OPEN = b"---\ndescription: "
+_CLOSE = b"\n---\n"
+
+
+def bucket(slug: str) -> str:
+    """The fan-out directory a slug's files live in."""
+    return hashlib.sha1(slug.encode("ascii")).hexdigest()[:2]
+
+
+def memory_path(slug: str) -> str:
+    """The path of a memory's ``.md`` file inside its store's tree."""
+    return f"{bucket(slug)}/{slug}{MD}"
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """``("csv-tools", ".code.ts")`` for ``csv-tools.code.ts``; ``None`` for a stray name."""
+    for suffix in (CODE, ON_USE, MD):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)], suffix
+    return None
+
+
+def encode(memory: Memory) -> dict[str, bytes]:
+    """The files (name → content) that hold ``memory``; empty code halves are absent."""
+    description = json.dumps(memory.description, ensure_ascii=False).encode()
+    files = {memory.slug + MD: _OPEN + description + _CLOSE + memory.body.encode()}
+    if memory.code:
+        files[memory.slug + CODE] = memory.code.encode()
+    if memory.on_use:
+        files[memory.slug + ON_USE] = memory.on_use.encode()
+    return files
+
+
+def decode_md(slug: str, data: bytes) -> tuple[str, str]:
+    """``(description, body)`` from a ``.md`` file; ``StorageError`` if it does not parse."""
+    end = data.find(_CLOSE, len(_OPEN))
+    if not data.startswith(_OPEN) or end < 0:
+        raise StorageError(
+            f"memory file {slug}{MD} has no front matter; "
+            "restore it with `gitmem log` or rewrite it with `gitmem edit`"
+        )
+    try:
+        description = json.loads(data[len(_OPEN) : end])
+        body = data[end + len(_CLOSE) :].decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StorageError(f"memory file {slug}{MD} does not parse: {exc}") from None
+    if not isinstance(description, str):
+        raise StorageError(f"memory file {slug}{MD} has a description that is not text")
+    return description, body

@@ -1,0 +1,127 @@
+"""Reading git objects through dulwich, with caches keyed by object id.
+
+Objects never change, so a cache keyed by id is always right; it only needs a bound.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TypeVar, cast
+
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.repo import Repo
+
+from gitmem.errors import StorageError
+from gitmem.store import files
+from gitmem.store.message import Facts, parse_message
+from gitmem.types import Memory
+
+DIR_MODE = 0o040000
+FILE_MODE = 0o100644
+_CACHE_MAX = 50_000
+
+TreeEntries = list[tuple[str, int, bytes]]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class MemoryFiles:
+    """The blob ids of one memory's files."""
+
+    md: bytes
+    code: bytes | None
+    on_use: bytes | None
+
+
+def memory_files(slug: str, entries: dict[str, bytes]) -> MemoryFiles | None:
+    md = entries.get(slug + files.MD)
+    if md is None:
+        return None
+    return MemoryFiles(md, entries.get(slug + files.CODE), entries.get(slug + files.ON_USE))
+
+
+class ObjectReader:
+    """Cached, thread-safe reads of commits, trees and memories."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        # dulwich reads packs through shared file objects: one reader at a time
+        self.lock = threading.RLock()
+        self._trees: dict[str, TreeEntries] = {}
+        self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
+        self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
+
+    def object(self, sha: str | bytes) -> ShaFile:
+        key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
+        store = self.repo.object_store
+        with self.lock:
+            try:
+                return store[key]
+            except KeyError:
+                # a concurrent pack may have moved it: look at the packs afresh
+                _ = store.packs
+                try:
+                    return store[key]
+                except KeyError:
+                    raise StorageError(
+                        f"object {key.decode()} is missing; run `gitmem check`"
+                    ) from None
+
+    def commit(self, sha: str) -> Commit:
+        return cast(Commit, self.object(sha))
+
+    def facts(self, sha: str) -> Facts | None:
+        return parse_message(self.commit(sha).message)
+
+    def step(self, sha: str) -> tuple[str | None, Facts | None]:
+        """A commit's first parent and its facts (for walking a branch)."""
+        commit = self.commit(sha)
+        parent = commit.parents[0].decode() if commit.parents else None
+        return parent, parse_message(commit.message)
+
+    def tree(self, sha: str) -> TreeEntries:
+        found = self._trees.get(sha)
+        if found is None:
+            tree = cast(Tree, self.object(sha))
+            found = [(e.path.decode(), e.mode, bytes(e.sha)) for e in tree.iteritems()]
+            _bounded(self._trees)[sha] = found
+        return found
+
+    def bucket(self, root: str, name: str) -> dict[str, bytes]:
+        """The entries (file name → blob id) of one fan-out directory of a root tree."""
+        key = (root, name)
+        found = self._buckets.get(key)
+        if found is None:
+            found = {}
+            for entry, mode, sha in self.tree(root):
+                if entry == name and mode == DIR_MODE:
+                    found = {n: s for n, _, s in self.tree(sha.decode())}
+                    break
+            _bounded(self._buckets)[key] = found
+        return found
+
+    def memory(self, slug: str, found: MemoryFiles) -> Memory:
+        key = (found, slug)
+        memory = self._memories.get(key)
+        if memory is None:
+            description, body = files.decode_md(slug, self.blob(found.md))
+            memory = Memory(
+                slug=slug,
+                description=description,
+                body=body,
+                code=self.blob(found.code).decode() if found.code else "",
+                on_use=self.blob(found.on_use).decode() if found.on_use else "",
+            )
+            _bounded(self._memories)[key] = memory
+        return memory
+
+    def blob(self, sha: bytes) -> bytes:
+        return cast(Blob, self.object(sha)).as_raw_string()
+
+
+def _bounded(cache: dict[K, V]) -> dict[K, V]:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    return cache

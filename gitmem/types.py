@@ -1,0 +1,191 @@
+"""The values gitmem passes around: memories, authors, changes, revisions, totals.
+
+Also the input rules every entry point shares (slugs, text, authors), so that the
+library, the holder and the CLI refuse the same things with the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gitmem.errors import InvalidAuthor, InvalidSlug, InvalidText
+
+__all__ = [
+    "OPS",
+    "Author",
+    "Change",
+    "Memory",
+    "Op",
+    "Revision",
+    "Totals",
+    "check_slug",
+    "check_text",
+    "count_lines",
+]
+
+Op = Literal["create", "write", "update", "edit", "delete"]
+OPS: tuple[Op, ...] = ("create", "write", "update", "edit", "delete")
+
+SLUG_MAX = 64
+_SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def check_slug(slug: object) -> str:
+    """Return ``slug`` if it obeys the slug rules, else raise ``InvalidSlug`` saying why."""
+    if not isinstance(slug, str) or not slug:
+        raise InvalidSlug("a memory name must be a non-empty string of 1-64 characters")
+    if len(slug) > SLUG_MAX:
+        raise InvalidSlug(
+            f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
+        )
+    if not _SLUG_RE.fullmatch(slug):
+        bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
+        shown = " ".join(repr(c) for c in bad[:5])
+        raise InvalidSlug(
+            f"memory name {slug!r} has characters a name may not hold ({shown}); "
+            "use ASCII letters, digits, '-', '_' and '.'"
+        )
+    if slug in (".", "..") or slug.lower() == ".git":
+        raise InvalidSlug(f"memory name {slug!r} is reserved; choose another name")
+    if slug.endswith(".lock"):
+        raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
+    return slug
+
+
+def check_text(value: object, what: str) -> str:
+    """Return ``value`` if it is storable text (a string, no NUL, no lone surrogate)."""
+    if not isinstance(value, str):
+        raise InvalidText(f"the {what} must be text, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidText(f"the {what} holds a NUL character; remove it and send text")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(
+            f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
+        ) from None
+    return value
+
+
+def count_lines(text: str) -> int:
+    """Lines in ``text``: 0 for empty text, and a final line without newline counts."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who made a commit: an agent instance or an operator."""
+
+    name: str
+    email: str
+
+    def __post_init__(self) -> None:
+        for what, value in (("name", self.name), ("email", self.email)):
+            if not value or any(c in value for c in "<>\n\r\x00"):
+                raise InvalidAuthor(
+                    f"author {what} {value!r} must be non-empty with no '<', '>' or newline"
+                )
+        if self.name != self.name.strip():
+            raise InvalidAuthor(f"author name {self.name!r} may not start or end with a space")
+
+    @classmethod
+    def agent(cls, instance: str) -> Author:
+        """The author of an agent instance's writes."""
+        safe = re.sub(r"[^A-Za-z0-9._-]", "-", instance) or "agent"
+        return cls(name=instance.strip() or "agent", email=f"{safe}@agents.gitmem")
+
+    def ident(self) -> bytes:
+        return f"{self.name} <{self.email}>".encode()
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory as stored: slug, description, body and the optional code halves."""
+
+    slug: str
+    description: str
+    body: str
+    code: str = ""
+    on_use: str = ""
+
+    @property
+    def chars(self) -> int:
+        """Characters (code points) of the body: what the limits count."""
+        return len(self.body)
+
+    @property
+    def lines(self) -> int:
+        return count_lines(self.body)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """How many memories, body characters and body lines a store holds (or once held)."""
+
+    count: int = 0
+    chars: int = 0
+    lines: int = 0
+
+    def peak(self, other: Totals) -> Totals:
+        return Totals(
+            max(self.count, other.count), max(self.chars, other.chars), max(self.lines, other.lines)
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {"count": self.count, "chars": self.chars, "lines": self.lines}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a mutation function asks the store to publish: one op on one slug.
+
+    ``memory`` is the new content, or ``None`` for a delete. ``trailers`` are extra
+    ``Key: value`` lines for the commit message.
+    """
+
+    op: Op
+    slug: str
+    memory: Memory | None
+    trailers: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One successful mutation of one slug, with the text as of that revision.
+
+    A delete carries the text it removed.
+    """
+
+    store: str
+    slug: str
+    revision: int
+    op: Op
+    description: str
+    body: str
+    code: str
+    on_use: str
+    author: str
+    commit: str
+    time: int
+    totals: Totals
+    peaks: Totals
+
+    def event(self) -> dict[str, Any]:
+        """The ``memory_revision`` telemetry event."""
+        return {
+            "type": "memory_revision",
+            "store": self.store,
+            "slug": self.slug,
+            "revision": self.revision,
+            "op": self.op,
+            "description": self.description,
+            "body": self.body,
+            "author": self.author,
+            "commit": self.commit,
+            "time": self.time,
+        }
