@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gitmem.capability import Capability, Limits
 from gitmem.errors import (
     AlreadyExists,
     CodeError,
@@ -22,16 +23,22 @@ from gitmem.errors import (
     StorageError,
     Unavailable,
 )
-from gitmem.store import Repository, Snapshot
+from gitmem.holder import Holder, ToolResult
+from gitmem.repository import Repository
+from gitmem.scope import Agent
+from gitmem.store import Snapshot
 from gitmem.types import Author, Change, Memory, Revision, Totals
 
 __all__ = [
+    "Agent",
     "AlreadyExists",
     "Author",
+    "Capability",
     "Change",
     "CodeError",
     "DiskFull",
     "GitmemError",
+    "Holder",
     "InternalError",
     "InvalidArgument",
     "InvalidAuthor",
@@ -39,6 +46,7 @@ __all__ = [
     "InvalidText",
     "LaunchRefused",
     "LimitExceeded",
+    "Limits",
     "Memory",
     "NotARepository",
     "NotFound",
@@ -49,6 +57,7 @@ __all__ = [
     "Revision",
     "Snapshot",
     "StorageError",
+    "ToolResult",
     "Totals",
     "Unavailable",
 ]

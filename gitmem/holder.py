@@ -1,0 +1,571 @@
+"""A bound agent: its tools, their dispatch, the pinned block, notices and telemetry.
+
+Only the holder turns gitmem's errors into tool-result text.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
+
+from gitmem import limits as limit_checks
+from gitmem.capability import Capability
+from gitmem.errors import (
+    AlreadyExists,
+    GitmemError,
+    InvalidArgument,
+    NotFound,
+    ReadOnly,
+    Unavailable,
+)
+from gitmem.scope import Agent, Binding
+from gitmem.store import Snapshot
+from gitmem.strategies import REVISE_CALLS, STRATEGIES, Strategy, schema
+from gitmem.strategies.keyword_search import Corpus
+from gitmem.types import Author, Change, Memory, Op, Revision, check_slug, check_text
+
+if TYPE_CHECKING:
+    from gitmem.repository import Repository
+
+__all__ = ["Event", "Holder", "ToolResult"]
+
+Event = dict[str, Any]
+CAPABILITY_TRAILER = "Gitmem-Capability"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call returns: text for the model, a kind for the harness."""
+
+    ok: bool
+    kind: str
+    text: str
+
+    @classmethod
+    def refusal(cls, error: GitmemError) -> ToolResult:
+        return cls(False, error.kind, str(error))
+
+
+class _Hub:
+    """Holders of one store in this process, so a write can tell the others."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders: dict[tuple[str, str], weakref.WeakSet[Holder]] = {}
+
+    def join(self, holder: Holder) -> None:
+        with self._lock:
+            self._holders.setdefault(holder.key, weakref.WeakSet()).add(holder)
+
+    def others(self, holder: Holder) -> list[Holder]:
+        with self._lock:
+            return [h for h in self._holders.get(holder.key, ()) if h is not holder]
+
+
+_HUB = _Hub()
+
+
+class Holder:
+    """An agent bound to one memory store through the memories capability."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        capability: Capability,
+        agent: Agent,
+        binding: Binding,
+        *,
+        transfer_note: str | None = None,
+    ) -> None:
+        self.repo = repo
+        self.capability = capability
+        self.agent = agent
+        self.store_id = binding.store_id
+        self.scope = capability.scope
+        self.writable = binding.writable
+        self.strategy = capability.implementation
+        self.transfer_note = transfer_note
+        """Why a successor starts on a fresh store, when it does."""
+        self._strategy: Strategy = STRATEGIES[capability.implementation]
+        self._author = Author.agent(agent.instance)
+        self._block: str | None = None
+        self._prompt: str | None = None
+        self._corpus: tuple[str | None, Corpus] | None = None
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._watermark_name = f"notices/{agent.instance}/{self.store_id}"
+        if repo.marker(self._watermark_name) is None:
+            head = repo.head(self.store_id)
+            if head is not None:
+                # a holder that joins late starts at the head, not with a backlog
+                repo.set_marker(self._watermark_name, head)
+        _HUB.join(self)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.repo.directory, self.store_id)
+
+    # -- tools ---------------------------------------------------------------------
+
+    def offered(self) -> tuple[str, ...]:
+        """The calls this holder is offered, in order."""
+        calls = self._strategy.calls if self.writable else self._strategy.read_calls
+        if not self.capability.revise_memories:
+            calls = tuple(c for c in calls if c not in REVISE_CALLS)
+        return calls
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The offered tools, each with ``name``, ``description`` and ``input_schema``."""
+        return [schema(c, self._strategy.description_optional) for c in self.offered()]
+
+    def call(self, name: str, arguments: Mapping[str, object] | None = None) -> ToolResult:
+        """Dispatch one native tool call."""
+        try:
+            return ToolResult(True, "ok", self._dispatch(name, dict(arguments or {})))
+        except GitmemError as error:
+            return ToolResult.refusal(error)
+
+    def _dispatch(self, name: str, args: dict[str, object]) -> str:
+        self._check_offered(name)
+        handler = getattr(self, f"_do_{name}", None)
+        if handler is None:  # pragma: no cover - every offered call has a handler
+            raise Unavailable(f"`{name}` is not available")
+        _check_arguments(name, args, self._strategy.description_optional)
+        return cast(Callable[[dict[str, object]], str], handler)(args)
+
+    def _check_offered(self, name: str) -> None:
+        offered = self.offered()
+        if name in offered:
+            return
+        having = _having(offered)
+        if name in self._strategy.calls and not self.writable:
+            raise ReadOnly(
+                f"these memories are another agent's: you may read them but not change "
+                f"them, so `{name}` is refused. {having}"
+            )
+        if name in REVISE_CALLS and name in self._strategy.calls:
+            raise Unavailable(
+                f"memories are append-only in this run, so `{name}` is not available. {having}"
+            )
+        raise Unavailable(f"`{name}` is not available under {self.strategy}. {having}")
+
+    # -- the calls -----------------------------------------------------------------
+
+    def _do_write_memory(self, args: dict[str, object]) -> str:
+        self._create(args, "write")
+        return f"Wrote `{args['name']}`; it is pinned in your context from the next compaction."
+
+    def _do_create_memory(self, args: dict[str, object]) -> str:
+        self._create(args, "create")
+        if self.strategy == "markdown":
+            return (
+                f"Created `{args['name']}`. It is stored and readable now; the index lists "
+                "it from the next compaction."
+            )
+        return f"Created `{args['name']}`."
+
+    def _create(self, args: dict[str, object], op: Op) -> None:
+        slug = check_slug(args["name"])
+        new = Memory(
+            slug,
+            check_text(args.get("description", ""), "description"),
+            check_text(args["body"], "body"),
+        )
+
+        def change(snapshot: Snapshot) -> Change:
+            if slug in snapshot:
+                raise AlreadyExists(self._exists_message(slug))
+            self._check_limits(snapshot, None, new)
+            return self._change(op, slug, new)
+
+        self._publish(change)
+
+    def _exists_message(self, slug: str) -> str:
+        revise = "update_memory" if self.strategy == "scratchpad" else "edit_memory"
+        if revise in self.offered():
+            return f"a memory named `{slug}` already exists; revise it with {revise}, or choose another name"
+        return f"a memory named `{slug}` already exists and memories are append-only here; choose another name"
+
+    def _do_update_memory(self, args: dict[str, object]) -> str:
+        slug = check_slug(args["name"])
+        description = args.get("description")
+        body = args.get("body")
+        if description is None and body is None:
+            raise InvalidArgument("update_memory needs a description, a body or both")
+        if description is not None:
+            check_text(description, "description")
+        if body is not None:
+            check_text(body, "body")
+            if body == "":
+                raise InvalidArgument(
+                    f"an empty body would leave `{slug}` empty; delete it with delete_memory instead"
+                )
+
+        def change(snapshot: Snapshot) -> Change:
+            old = self._existing(snapshot, slug)
+            new = replace(
+                old,
+                description=old.description if description is None else str(description),
+                body=old.body if body is None else str(body),
+            )
+            self._check_limits(snapshot, old, new)
+            return self._change("update", slug, new)
+
+        self._publish(change)
+        return f"Updated `{slug}`."
+
+    def _do_edit_memory(self, args: dict[str, object]) -> str:
+        slug = check_slug(args["name"])
+        old_text = check_text(args["old_text"], "old_text")
+        new_text = check_text(args["new_text"], "new_text")
+        description = args.get("description")
+        if description is not None:
+            check_text(description, "description")
+        if not old_text:
+            raise InvalidArgument("old_text is empty; quote the exact text you are changing")
+
+        def change(snapshot: Snapshot) -> Change:
+            old = self._existing(snapshot, slug)
+            found = old.body.count(old_text)
+            if found == 0:
+                raise NotFound(
+                    f"old_text does not appear in `{slug}`; read it again and quote the text exactly"
+                )
+            if found > 1:
+                raise InvalidArgument(
+                    f"old_text appears {found} times in `{slug}`; quote more of the "
+                    "surrounding text so it appears exactly once"
+                )
+            body = old.body.replace(old_text, new_text, 1)
+            if not body:
+                raise InvalidArgument(
+                    f"this edit would leave `{slug}` empty; delete it with delete_memory instead"
+                )
+            new = replace(
+                old,
+                body=body,
+                description=old.description if description is None else str(description),
+            )
+            self._check_limits(snapshot, old, new)
+            return self._change("edit", slug, new)
+
+        self._publish(change)
+        return f"Edited `{slug}`."
+
+    def _do_delete_memory(self, args: dict[str, object]) -> str:
+        slug = check_slug(args["name"])
+
+        def change(snapshot: Snapshot) -> Change:
+            self._existing(snapshot, slug)
+            return self._change("delete", slug, None)
+
+        self._publish(change)
+        return f"Deleted `{slug}`."
+
+    def _do_read_memory(self, args: dict[str, object]) -> str:
+        slug = check_slug(args["name"])
+        memory = self._existing(self.repo.snapshot(self.store_id), slug)
+        return f"`{memory.slug}` — {memory.description}\n\n{memory.body}"
+
+    def _do_search_memories(self, args: dict[str, object]) -> str:
+        keywords = [check_text(k, "keyword") for k in cast(list[object], args["keywords"])]
+        if not any(keywords):
+            raise InvalidArgument("give at least one non-empty keyword")
+        hits = self._search_corpus().search(keywords, self.capability.limits.max_results)
+        if not hits:
+            return "No memory mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
+        lowered = [k.lower() for k in keywords if k]
+        lines = [f"{len(hits)} {'memory matches' if len(hits) == 1 else 'memories match'}:"]
+        for hit in hits:
+            m = hit.memory
+            head = f"- `{m.slug}` — {m.description}" if m.description else f"- `{m.slug}`"
+            lines.append(f"{head}\n  {hit.excerpt(lowered)}")
+        return "\n".join(lines)
+
+    def _search_corpus(self) -> Corpus:
+        snapshot = self.repo.snapshot(self.store_id)
+        if self._corpus is None or self._corpus[0] != snapshot.commit:
+            self._corpus = (snapshot.commit, Corpus(snapshot.memories()))
+        return self._corpus[1]
+
+    # -- writing -------------------------------------------------------------------
+
+    def _existing(self, snapshot: Snapshot, slug: str) -> Memory:
+        memory = snapshot.get(slug)
+        if memory is None:
+            raise NotFound(f"there is no memory named `{slug}`; {self._find_hint()}")
+        return memory
+
+    def _find_hint(self) -> str:
+        if self.strategy == "keyword-search":
+            return "find one with search_memories"
+        if self.strategy == "markdown":
+            return "the index lists the names (it may lag until the next compaction)"
+        return "your memories are pinned in your context"
+
+    def _check_limits(self, snapshot: Snapshot, old: Memory | None, new: Memory) -> None:
+        limit_checks.check_write(
+            self.capability.limits,
+            self._strategy.aggregate_limits,
+            old,
+            new,
+            snapshot.memories,
+            count=snapshot.totals.count,
+            total_chars=snapshot.totals.chars,
+        )
+
+    def _change(self, op: Op, slug: str, memory: Memory | None) -> Change:
+        return Change(
+            op,
+            slug,
+            memory,
+            {CAPABILITY_TRAILER: capability_trailer(self.capability)},
+        )
+
+    def _publish(self, change: Callable[[Snapshot], Change]) -> Revision:
+        if not self.writable:  # pragma: no cover - refused earlier by _check_offered
+            raise ReadOnly("these memories are another agent's; you may not change them")
+        revision = self.repo.mutate(self.store_id, self._author, change)
+        self._emit(revision)
+        return revision
+
+    # -- in context ----------------------------------------------------------------
+
+    def pinned_block(self) -> str:
+        """What the strategy pins, built on the first turn and at each compaction only."""
+        if self._block is None:
+            self._block = self._render_block()
+        return self._block
+
+    def _render_block(self) -> str:
+        return self._strategy.pinned(self.repo.snapshot(self.store_id).memories())
+
+    def system_prompt(self) -> str:
+        """The memory section of the system prompt; the same for the holder's life."""
+        if self._prompt is None:
+            self._prompt = self._render_prompt()
+        return self._prompt
+
+    def _render_prompt(self) -> str:
+        lines = [
+            "## Memories",
+            "",
+            "You keep durable memories: notes that survive compaction, each a name, a "
+            "one-line description and a body. " + self._strategy.in_context(),
+        ]
+        if not self.writable:
+            lines += [
+                "",
+                "These memories are another agent's: you may read them but not change them.",
+            ]
+        if not self.capability.revise_memories and self.writable:
+            lines += ["", "Memories are append-only in this run: you cannot revise or delete one."]
+        lines += ["", _having(self.offered())]
+        if self.writable and ("edit_memory" in self.offered()):
+            lines.append(
+                "edit_memory is search/replace: quote the text you change, which must appear "
+                "exactly once. To append, quote the last line and replace it with itself plus "
+                "what you are adding."
+            )
+        bounds = self._describe_limits()
+        if bounds and self.writable:
+            lines += [
+                "",
+                "Limits: " + "; ".join(bounds) + ". A write that would breach a limit is "
+                "refused, never truncated: revise, evict or delete to make room.",
+            ]
+        return "\n".join(lines) + "\n"
+
+    def _describe_limits(self) -> list[str]:
+        limits = self.capability.limits
+        applies = self._strategy.aggregate_limits
+        bounds: list[str] = []
+        if "maxCount" in applies and limits.max_count:
+            bounds.append(f"at most {limits.max_count} memories")
+        if limits.max_len_per_memory:
+            bounds.append(f"a body at most {limits.max_len_per_memory} characters")
+        if "maxTotalLen" in applies and limits.max_total_len:
+            bounds.append(f"all bodies together at most {limits.max_total_len} characters")
+        if "maxLenIndex" in applies and limits.max_len_index:
+            bounds.append(f"the index at most {limits.max_len_index} characters")
+        if limits.max_len_description:
+            bounds.append(f"a description at most {limits.max_len_description} characters")
+        return bounds
+
+    def memory_compaction_prompt(self) -> str:
+        """The request that replaces a summary under memory-compaction."""
+        calls = [c for c in self.offered() if c not in ("read_memory", "search_memories")]
+        named = ", ".join(calls) if calls else "(none: your memories are read-only)"
+        return (
+            "Your context is about to be compacted. Instead of writing a summary, record "
+            "your working state in your memories now, with " + named + ": what you are "
+            "doing, what you have found, what is left to do, and anything you would need "
+            "to pick the work up cold. Revise existing memories rather than duplicating "
+            "them, and stay within your limits."
+        )
+
+    def compact(self) -> None:
+        """A compaction boundary: rebuild the pinned block, then sweep pending notices."""
+        self._block = self._render_block()
+        head = self.repo.head(self.store_id)
+        if head is not None:
+            self.repo.set_marker(self._watermark_name, head)
+
+    # -- notices -------------------------------------------------------------------
+
+    def notices(self) -> str | None:
+        """What other holders changed since this holder's last turn, delivered once."""
+        head = self.repo.head(self.store_id)
+        if head is None:
+            return None
+        base = self.repo.marker(self._watermark_name)
+        if base == head:
+            return None
+        revisions = self.repo.revisions_since(self.store_id, base, head)
+        self.repo.set_marker(self._watermark_name, head)
+        theirs = [r for r in revisions if r.author != self._author.name]
+        if not theirs:
+            return None
+        before = self.repo.snapshot(self.store_id, base) if base else None
+        now = self.repo.snapshot(self.store_id, head)
+        order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
+        lines = [
+            "Another agent sharing your memories has made changes since your last turn:",
+            "",
+        ]
+        for slug in order:
+            memory = now.get(slug)
+            if memory is None:
+                lines.append(f"- deleted `{slug}`")
+                continue
+            verb = "updated" if before is not None and slug in before else "added"
+            lines.append(f"- {verb} `{slug}` — {memory.description}")
+            if self._strategy.notice_bodies:
+                lines.extend(f"  {line}" for line in memory.body.splitlines())
+        lines.append("")
+        if "read_memory" in self._strategy.calls:
+            lines.append("Read one with `read_memory` if it bears on what you are doing.")
+        else:
+            lines.append(
+                "Their text is shown above; the pinned block shows it from the next compaction."
+            )
+        return "\n".join(lines)
+
+    # -- telemetry -----------------------------------------------------------------
+
+    def state(self) -> Event:
+        """The ``memory_state`` event: the set as it stands, limits and peaks."""
+        snapshot = self.repo.snapshot(self.store_id)
+        return {
+            "type": "memory_state",
+            "store": self.store_id,
+            "scope": self.scope,
+            "writable": self.writable,
+            "memories": [
+                {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
+                for m in snapshot.memories()
+            ],
+            "totals": snapshot.totals.as_dict(),
+            "limits": self.capability.limits.as_params(),
+            "peaks": snapshot.peaks.as_dict(),
+        }
+
+    def revisions(self) -> list[Event]:
+        """Every ``memory_revision`` of the store, in order."""
+        return [r.event() for r in self.repo.revisions(self.store_id)]
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Stream events to ``callback``; returns a function that stops the stream."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, revision: Revision) -> None:
+        event = revision.event()
+        for callback in list(self._subscribers):
+            callback(event)
+        for other in _HUB.others(self):
+            if other._subscribers:
+                state = other.state()
+                for callback in list(other._subscribers):
+                    callback(state)
+
+    # -- forks and successors ------------------------------------------------------
+
+    def fork(self, instance: str) -> Holder:
+        """A fork of this agent: memories follow the scope, not the copy."""
+        agent = Agent(self.agent.profile, instance, self.agent.started_as, self.agent.spawner)
+        if self.scope == "isolated":
+            if self.repo.head(self.store_id) is not None:
+                self.repo.fork(self.store_id, agent.own_store)
+            binding = Binding(agent.own_store, True)
+        elif self.scope == "read-only":
+            binding = Binding(self.store_id, False)
+        else:
+            binding = Binding(self.store_id, True)
+        return Holder(self.repo, self.capability, agent, binding)
+
+    def succeed(
+        self, agent: Agent, capability: Capability, compaction: str = "summary"
+    ) -> Holder | None:
+        """The holder a successor takes over (``None`` if it keeps no memories)."""
+        from gitmem.repository import launch_problems
+
+        launch_problems(capability, agent, compaction, spawner=None)
+        if not capability.enabled:
+            return None
+        if capability.implementation != self.strategy:
+            note = (
+                f"Your predecessor kept its memories under the {self.strategy} strategy and "
+                f"you organize yours under {capability.implementation}, so you start with a "
+                "fresh store of your own rather than one you could not read."
+            )
+            return Holder(
+                self.repo, capability, agent, Binding(agent.own_store, True), transfer_note=note
+            )
+        if capability.scope == "shared":
+            binding = Binding(agent.profile_store, True)
+        else:
+            binding = Binding(self.store_id, capability.scope != "read-only")
+        return Holder(self.repo, capability, agent, binding)
+
+
+def capability_trailer(capability: Capability) -> str:
+    """The strategy and limits a holder wrote under, recorded on each of its commits."""
+    params = " ".join(f"{k}={v}" for k, v in capability.limits.as_params().items())
+    return f"{capability.implementation} {params}"
+
+
+def _having(offered: tuple[str, ...]) -> str:
+    if not offered:
+        return "You have no memory calls; your memories are pinned in your context."
+    return "Your memory calls: " + ", ".join(offered) + "."
+
+
+def _check_arguments(name: str, args: dict[str, object], description_optional: bool) -> None:
+    spec = schema(name, description_optional)["input_schema"]
+    properties = cast(dict[str, Any], spec["properties"])
+    unknown = sorted(set(args) - set(properties))
+    if unknown:
+        raise InvalidArgument(
+            f"{name} does not take {', '.join(unknown)}; its arguments are {', '.join(properties)}"
+        )
+    missing = [r for r in cast(list[str], spec["required"]) if args.get(r) is None]
+    if missing:
+        raise InvalidArgument(f"{name} needs {', '.join(missing)}")
+    for key, value in args.items():
+        if value is None:
+            continue
+        kind = properties[key]["type"]
+        if kind == "string" and not isinstance(value, str):
+            raise InvalidArgument(f"{key} must be a string, not {type(value).__name__}")
+        if kind == "array" and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in cast(list[object], value))
+        ):
+            raise InvalidArgument(f"{key} must be a list of strings")
