@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from gitmem import limits as limit_checks
-from gitmem.capability import Capability
+from gitmem.capability import Capability, Limits
 from gitmem.errors import (
     AlreadyExists,
     GitmemError,
@@ -540,6 +540,19 @@ def capability_trailer(capability: Capability) -> str:
     """The strategy and limits a holder wrote under, recorded on each of its commits."""
     params = " ".join(f"{k}={v}" for k, v in capability.limits.as_params().items())
     return f"{capability.implementation} {params}"
+
+
+def limits_from_trailer(text: str) -> tuple[Strategy, Limits] | None:
+    """The strategy and limits a ``Gitmem-Capability`` trailer records (``None`` if odd)."""
+    name, _, rest = text.partition(" ")
+    strategy = STRATEGIES.get(name)
+    try:
+        params = {k: int(v) for k, _, v in (p.partition("=") for p in rest.split())}
+    except ValueError:
+        return None
+    if strategy is None:
+        return None
+    return strategy, Limits.from_params(params)
 
 
 def _having(offered: tuple[str, ...]) -> str:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gitmem.store.repository import Repository, Snapshot, check_store
+from gitmem.store.repository import Repository, Snapshot, check_store, git_identity
 
-__all__ = ["Repository", "Snapshot", "check_store"]
+__all__ = ["Repository", "Snapshot", "check_store", "git_identity"]

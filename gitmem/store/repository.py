@@ -9,7 +9,9 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
+from typing import Self
 
+from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
@@ -25,6 +27,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import files
+from gitmem.store.check import check as check_repository
 from gitmem.store.history import Entry, History
 from gitmem.store.locking import (
     WriteLock,
@@ -37,7 +40,7 @@ from gitmem.store.message import Facts, format_message, parse_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.types import Author, Change, Memory, Revision, Totals, check_slug, check_text
 
-__all__ = ["Repository", "Snapshot", "check_store"]
+__all__ = ["Repository", "Snapshot", "check_store", "git_identity"]
 
 STORE_MAX = 200
 _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
@@ -143,7 +146,7 @@ class Repository:
     # -- opening -------------------------------------------------------------------
 
     @classmethod
-    def init(cls, path: str) -> Repository:
+    def init(cls, path: str) -> Self:
         """Create a gitmem repository at ``path`` (an existing one is opened as is)."""
         path = os.path.abspath(path)
         if os.path.isdir(os.path.join(path, "gitmem")) and os.path.isfile(
@@ -173,7 +176,7 @@ class Repository:
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str) -> Repository:
+    def open(cls, path: str) -> Self:
         """Open the gitmem repository at ``path``."""
         path = os.path.abspath(path)
         try:
@@ -197,7 +200,7 @@ class Repository:
     def close(self) -> None:
         self._repo.close()
 
-    def __enter__(self) -> Repository:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -478,6 +481,10 @@ class Repository:
             peaks=facts.peaks,
         )
 
+    def check(self, progress: Callable[[int], None] | None = None) -> list[str]:
+        """Every problem in the repository's objects and memory files; empty if healthy."""
+        return check_repository(self.directory, progress)
+
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit on a store's branch, newest first (first parents)."""
         sha = self.head(store)
@@ -485,6 +492,21 @@ class Repository:
             yield sha
             parents = self._reader.commit(sha).parents
             sha = parents[0].decode() if parents else None
+
+
+def git_identity() -> tuple[str | None, str | None]:
+    """The user's ``user.name`` and ``user.email`` from their git configuration."""
+    try:
+        config = StackedConfig.default()
+    except (OSError, ValueError):
+        return None, None
+    found: list[str | None] = []
+    for key in (b"name", b"email"):
+        try:
+            found.append(config.get((b"user",), key).decode("utf-8", "replace").strip() or None)
+        except KeyError:
+            found.append(None)
+    return found[0], found[1]
 
 
 def _ref(store: str) -> Ref:

@@ -1,0 +1,567 @@
+"""The ``gitmem`` command line: a thin skin over the library.
+
+Each command opens the repository, calls one library function and prints. A
+``GitmemError`` becomes one line ``Error: <message>`` on stderr and exit status 1; a
+usage error exits 2; nothing ever prints a traceback.
+
+``--json`` shapes (stable; more keys may be added, these are kept):
+
+- ``stores``: ``[{"store", "head", "count", "chars", "lines"}]``
+- ``ls``: ``[{"slug", "description", "chars", "lines"}]``
+- ``show``: ``{"store", "slug", "revision", "op", "description", "body", "code", "on_use"}``
+- ``log``: ``[memory_revision]`` newest first, each with ``"diff"`` under ``-p``
+- ``revisions``: ``[memory_revision]`` oldest first
+- ``create``/``edit``/``delete``: the ``memory_revision`` it made
+- ``path``: ``{"store", "slug", "path"}``; ``fork``: ``{"source", "target", "commit"}``
+- ``check``: ``{"healthy", "problems": [str]}``
+
+A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
+"body", "author", "commit", "time"}`` (``Revision.event()``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+
+from gitmem import operator
+from gitmem.errors import GitmemError, InvalidText, NotFound
+from gitmem.repository import Repository
+from gitmem.types import Author, Revision
+
+__all__ = ["cli", "main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_REPO_DIR = ".gitmem"
+
+
+class _Group(click.Group):
+    """Turns library errors into one-line click errors, and anything else likewise."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except GitmemError as exc:
+            raise click.ClickException(_one_line(str(exc))) from exc
+        except Exception as exc:
+            raise click.ClickException(_unexpected(exc)) from exc
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "failed"
+
+
+def _unexpected(exc: BaseException) -> str:
+    return _one_line(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
+
+
+@dataclass
+class _Settings:
+    repo: str | None
+
+
+def find_repository(start: str) -> str:
+    """The ``.gitmem`` folder in ``start`` or its nearest ancestor, else ``start/.gitmem``."""
+    here = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(here, _REPO_DIR)
+        if os.path.isdir(candidate):
+            return candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return os.path.join(os.path.abspath(start), _REPO_DIR)
+        here = parent
+
+
+def _settings() -> _Settings:
+    obj = click.get_current_context().find_object(_Settings)
+    return obj if obj is not None else _Settings(None)
+
+
+def _open() -> Repository:
+    settings = _settings()
+    path = settings.repo if settings.repo is not None else find_repository(os.getcwd())
+    repo = Repository.open(path)
+    return click.get_current_context().with_resource(repo)
+
+
+def _store(repo: Repository, store: str | None, *, may_create: bool = False) -> str:
+    return operator.pick_store(repo, store, may_create=may_create)
+
+
+def _emit(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _when(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if path == "-" else path
+        raise InvalidText(
+            f"{where} is not UTF-8 text (byte {exc.start}); convert it first"
+        ) from None
+
+
+def _body(body: str | None, body_file: str | None) -> str | None:
+    if body is not None and body_file is not None:
+        raise click.UsageError("give the body with --body or --body-file, not both")
+    if body_file is not None:
+        return _read_text(body_file)
+    return body
+
+
+def _author(value: str | None) -> Author:
+    if value is None:
+        return operator.operator_author()
+    match = re.fullmatch(r"\s*(.*?)\s*<([^<>]*)>\s*", value)
+    if match:
+        return Author(match.group(1), match.group(2))
+    return Author(value.strip(), operator.operator_author().email)
+
+
+def _render(rev: Revision) -> str:
+    text = f"description: {rev.description}\n\n{rev.body}"
+    for title, half in (("code", rev.code), ("onUse", rev.on_use)):
+        if half:
+            text += ("" if text.endswith("\n") else "\n") + f"\n# {title}\n{half}"
+    return text
+
+
+def _diff(before: Revision | None, after: Revision) -> str:
+    """The text change ``after`` made (a delete carries the text it removed)."""
+    deleted = after.op == "delete"
+    old = _render(after) if deleted else _render(before) if before is not None else ""
+    new = "" if deleted else _render(after)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"{after.slug} r{before.revision}" if before is not None else "/dev/null",
+        tofile="/dev/null" if deleted else f"{after.slug} r{after.revision}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _done(rev: Revision, as_json: bool) -> None:
+    if as_json:
+        _emit(rev.event())
+        return
+    past = {"create": "created", "edit": "edited", "delete": "deleted"}.get(rev.op, rev.op)
+    click.echo(
+        f"{past} {rev.slug} (revision {rev.revision}, commit {rev.commit[:12]}) in {rev.store}"
+    )
+
+
+def _store_option(f: F) -> F:
+    return click.option(
+        "--store",
+        "-s",
+        metavar="ID",
+        help="The store to use (default: the repository's only store).",
+    )(f)
+
+
+def _json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def _author_option(f: F) -> F:
+    return click.option(
+        "--author",
+        metavar='"NAME <EMAIL>"',
+        help="Who the edit is by (default: your git identity, else your login name).",
+    )(f)
+
+
+def _body_options(f: F) -> F:
+    f = click.option(
+        "--body-file",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help="Read the body from a file ('-' for stdin).",
+    )(f)
+    return click.option("--body", help="The body text.")(f)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--repo",
+    envvar="GITMEM_REPO",
+    metavar="PATH",
+    help="The gitmem repository (default: .gitmem here or in the nearest parent folder).",
+)
+@click.pass_context
+def cli(ctx: click.Context, repo: str | None) -> None:
+    """Durable, bounded, versioned memory for AI agents, kept in a git repository.
+
+    \b
+    Example:
+        gitmem init && gitmem create --store notes todo --description "open tasks" --body "- ship"
+    """
+    ctx.obj = _Settings(repo)
+
+
+@cli.command()
+def init() -> None:
+    """Create a gitmem repository (default: ./.gitmem).
+
+    \b
+    Example:
+        gitmem init
+        gitmem --repo /srv/agents/.gitmem init
+    """
+    path = _settings().repo or os.path.join(os.getcwd(), _REPO_DIR)
+    with Repository.init(path) as repo:
+        click.echo(f"gitmem repository in {repo.directory}")
+
+
+@cli.command()
+@_json_option
+def stores(as_json: bool) -> None:
+    """List the stores (branches) with their memory counts.
+
+    \b
+    Example:
+        gitmem stores --json
+    """
+    repo = _open()
+    rows: list[dict[str, Any]] = []
+    for store in repo.stores():
+        snap = repo.snapshot(store)
+        rows.append({"store": store, "head": snap.commit, **snap.totals.as_dict()})
+    if as_json:
+        _emit(rows)
+        return
+    for row in rows:
+        click.echo(
+            f"{row['store']}\t{row['count']} memories, {row['chars']} chars, {row['lines']} lines"
+        )
+
+
+@cli.command()
+@_store_option
+@_json_option
+def ls(store: str | None, as_json: bool) -> None:
+    """List the memories in a store: slug, size and description.
+
+    \b
+    Example:
+        gitmem ls --store profile/researcher
+    """
+    repo = _open()
+    snap = repo.snapshot(_store(repo, store))
+    rows = [
+        {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
+        for m in snap.memories()
+    ]
+    if as_json:
+        _emit(rows)
+        return
+    width = max((len(str(r["slug"])) for r in rows), default=0)
+    for r in rows:
+        click.echo(f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}")
+
+
+@cli.command()
+@click.argument("slug")
+@click.option("--rev", type=click.IntRange(min=1), metavar="N", help="Show revision N.")
+@_store_option
+@_json_option
+def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
+    """Show a memory (or one of its past revisions).
+
+    \b
+    Example:
+        gitmem show deploy-runbook --rev 2
+    """
+    repo = _open()
+    name = _store(repo, store)
+    history = repo.revisions(name, slug)
+    if not history:
+        raise NotFound(f"there is no memory named {slug!r} in {name}; `gitmem ls` lists them")
+    if rev is None:
+        found = history[-1]
+        if found.op == "delete":
+            raise NotFound(
+                f"{slug!r} was deleted at revision {found.revision}; "
+                f"see its last text with `gitmem show {slug} --rev {found.revision}`"
+            )
+    else:
+        matches = [r for r in history if r.revision == rev]
+        if not matches:
+            raise NotFound(f"{slug!r} has revisions 1 to {history[-1].revision}, not {rev}")
+        found = matches[0]
+    if as_json:
+        _emit(
+            {
+                "store": name,
+                "slug": slug,
+                "revision": found.revision,
+                "op": found.op,
+                "description": found.description,
+                "body": found.body,
+                "code": found.code,
+                "on_use": found.on_use,
+            }
+        )
+        return
+    note = " (deleted here; the text it removed)" if found.op == "delete" else ""
+    click.echo(f"# {slug}  revision {found.revision}{note}")
+    click.echo(_render(found), nl=not _render(found).endswith("\n"))
+
+
+@cli.command()
+@click.argument("slug", required=False)
+@click.option("-p", "--patch", is_flag=True, help="Show each revision's text change as a diff.")
+@_store_option
+@_json_option
+def log(slug: str | None, patch: bool, store: str | None, as_json: bool) -> None:
+    """Show the revisions of a store (or one memory), newest first.
+
+    \b
+    Example:
+        gitmem log deploy-runbook -p
+    """
+    repo = _open()
+    history = repo.revisions(_store(repo, store), slug)
+    diffs: list[str] = []
+    last: dict[str, Revision] = {}
+    for r in history:
+        diffs.append(_diff(last.get(r.slug), r) if patch else "")
+        last[r.slug] = r
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for r, d in zip(history, diffs, strict=True):
+            event = r.event()
+            if patch:
+                event["diff"] = d
+            rows.append(event)
+        _emit(rows[::-1])
+        return
+    for r, d in reversed(list(zip(history, diffs, strict=True))):
+        click.echo(
+            f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {_when(r.time)}"
+        )
+        if patch:
+            click.echo(d, nl=False)
+
+
+@cli.command()
+@_store_option
+@click.argument("slug", required=False)
+@_json_option
+def revisions(slug: str | None, store: str | None, as_json: bool) -> None:
+    """Print every revision with its text, oldest first.
+
+    \b
+    Example:
+        gitmem revisions deploy-runbook --json
+    """
+    repo = _open()
+    history = repo.revisions(_store(repo, store), slug)
+    if as_json:
+        _emit([r.event() for r in history])
+        return
+    for r in history:
+        click.echo(
+            f"== {r.slug} r{r.revision} {r.op} by {r.author} at {_when(r.time)} ({r.commit[:12]})"
+        )
+        text = _render(r)
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@cli.command()
+@click.argument("slug")
+@_store_option
+@_json_option
+def path(slug: str, store: str | None, as_json: bool) -> None:
+    """Print where a memory's file lives in its store's tree.
+
+    \b
+    Example:
+        git --git-dir=.gitmem show notes:$(gitmem path todo --store notes)
+    """
+    repo = _open()
+    name = _store(repo, store)
+    where = repo.path(name, slug)
+    if as_json:
+        _emit({"store": name, "slug": slug, "path": where})
+    else:
+        click.echo(where)
+
+
+@cli.command()
+@click.argument("slug")
+@click.option("--description", "-d", required=True, help="What the memory is for (one line).")
+@_body_options
+@_store_option
+@_author_option
+@_json_option
+def create(
+    slug: str,
+    description: str,
+    body: str | None,
+    body_file: str | None,
+    store: str | None,
+    author: str | None,
+    as_json: bool,
+) -> None:
+    """Create a memory, as the operator.
+
+    The body comes from --body, --body-file or stdin. A --store that does not exist
+    yet is started by the create.
+
+    \b
+    Example:
+        gitmem create deploy-runbook -d "how staging is rolled" --body-file runbook.md
+    """
+    repo = _open()
+    text = _body(body, body_file)
+    if text is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give the body with --body, --body-file or on stdin")
+        text = _read_text("-")
+    name = _store(repo, store, may_create=True)
+    _done(operator.create(repo, name, _author(author), slug, description, text), as_json)
+
+
+@cli.command()
+@click.argument("slug")
+@click.option("--old", "old_text", help="Text to replace; must occur exactly once in the body.")
+@click.option("--new", "new_text", help="The text to put in its place.")
+@click.option("--description", "-d", help="A new description.")
+@_body_options
+@_store_option
+@_author_option
+@_json_option
+def edit(
+    slug: str,
+    old_text: str | None,
+    new_text: str | None,
+    description: str | None,
+    body: str | None,
+    body_file: str | None,
+    store: str | None,
+    author: str | None,
+    as_json: bool,
+) -> None:
+    """Edit a memory, as the operator.
+
+    Replace text found exactly once (--old/--new), the whole body, or the description.
+
+    \b
+    Example:
+        gitmem edit deploy-runbook --old "port 80" --new "port 443"
+        gitmem edit deploy-runbook --body-file runbook.md -d "how prod is rolled"
+    """
+    repo = _open()
+    text = _body(body, body_file)
+    name = _store(repo, store)
+    rev = operator.edit(
+        repo,
+        name,
+        _author(author),
+        slug,
+        old_text=old_text,
+        new_text=new_text,
+        description=description,
+        body=text,
+    )
+    _done(rev, as_json)
+
+
+@cli.command()
+@click.argument("slug")
+@_store_option
+@_author_option
+@_json_option
+def delete(slug: str, store: str | None, author: str | None, as_json: bool) -> None:
+    """Delete a memory, as the operator (its history stays in `gitmem log`).
+
+    \b
+    Example:
+        gitmem delete stale-notes --store profile/researcher
+    """
+    repo = _open()
+    _done(operator.delete(repo, _store(repo, store), _author(author), slug), as_json)
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("target")
+@_json_option
+def fork(source: str, target: str, as_json: bool) -> None:
+    """Start store TARGET as a copy of store SOURCE; they diverge from there.
+
+    \b
+    Example:
+        gitmem fork profile/researcher profile/researcher-trial
+    """
+    repo = _open()
+    commit = repo.fork(source, target)
+    if as_json:
+        _emit({"source": source, "target": target, "commit": commit})
+    else:
+        click.echo(f"forked {source} to {target} at {commit[:12]}")
+
+
+@cli.command()
+@_json_option
+def check(as_json: bool) -> None:
+    """Check the repository's health; exits 1 listing the problems.
+
+    Every object reachable from every ref must read and hash to its name, and every
+    memory file must parse.
+
+    \b
+    Example:
+        gitmem check --json
+    """
+    repo = _open()
+    problems = operator.check(repo)
+    if as_json:
+        _emit({"healthy": not problems, "problems": problems})
+    elif not problems:
+        click.echo("healthy")
+    else:
+        for problem in problems:
+            click.echo(problem)
+    if problems:
+        click.echo(f"Error: {len(problems)} problem(s) found", err=True)
+        click.get_current_context().exit(1)
+
+
+def main() -> None:
+    """The console-script entry: run the CLI, never showing a traceback."""
+    try:
+        cli.main(prog_name="gitmem")
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(1)
+    except BaseException as exc:
+        click.echo(f"Error: {_unexpected(exc)}", err=True)
+        sys.exit(1)

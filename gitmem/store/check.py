@@ -1,0 +1,109 @@
+"""Repository health: every reachable object reads and hashes to its name, every store
+commit carries gitmem's trailers, every memory file parses."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.repo import Repo
+
+from gitmem.errors import GitmemError
+from gitmem.store import files
+from gitmem.store.message import parse_message
+
+__all__ = ["check"]
+
+_GITLINK_MODE = 0o160000
+
+
+def check(directory: str, progress: Callable[[int], None] | None = None) -> list[str]:
+    """Every problem found in the repository; empty when it is healthy.
+
+    Every object reachable from every ref must read and hash to its name, every store
+    commit must carry gitmem's trailers, and every memory file must parse: what
+    ``git fsck`` checks of objects, plus gitmem's own rules. ``progress`` is called with
+    the number of objects read so far.
+    """
+    problems: list[str] = []
+    try:
+        git = Repo(directory)
+    except Exception as exc:  # dulwich raises several types for a broken repository
+        return [f"the repository cannot be opened: {exc}"]
+    try:
+        seen: set[ObjectID] = set()
+        md_blobs: dict[ObjectID, tuple[str, str]] = {}
+        for ref in sorted(git.refs.allkeys()):
+            name = ref.decode("utf-8", "replace")
+            if ref == b"HEAD":
+                continue
+            try:
+                start = git.refs[ref]
+            except KeyError:
+                problems.append(f"ref {name} points nowhere")
+                continue
+            is_store = ref.startswith(b"refs/heads/")
+            stack: list[tuple[ObjectID, str, str]] = [(start, name, "")]
+            while stack:
+                sha, where, path = stack.pop()
+                if sha in seen:
+                    continue
+                seen.add(sha)
+                if progress is not None:
+                    progress(len(seen))
+                obj = _read(git, sha, where, problems)
+                if obj is None:
+                    continue
+                short = sha.decode()[:12]
+                if isinstance(obj, Commit):
+                    if is_store and parse_message(obj.message) is None:
+                        problems.append(f"commit {short} on {where} has no gitmem trailers")
+                    stack.append((obj.tree, f"{where} (commit {short})", ""))
+                    stack.extend((p, where, "") for p in obj.parents)
+                elif isinstance(obj, Tree):
+                    for entry in obj.items():
+                        if entry.mode == _GITLINK_MODE:
+                            continue
+                        child = entry.path.decode("utf-8", "replace")
+                        full = f"{path}/{child}" if path else child
+                        if child.endswith(files.MD) and not child.endswith(
+                            (files.CODE, files.ON_USE)
+                        ):
+                            md_blobs.setdefault(entry.sha, (f"{where}: {full}", child))
+                        stack.append((entry.sha, where, full))
+        for sha, (where, filename) in md_blobs.items():
+            try:
+                obj = git.object_store[sha]
+            except Exception:
+                continue  # already reported as unreadable
+            if not isinstance(obj, Blob):
+                problems.append(f"{where} is not a file")
+                continue
+            slug = filename[: -len(files.MD)]
+            try:
+                files.decode_md(slug, obj.as_raw_string())
+            except GitmemError as exc:
+                problems.append(f"{where}: {exc}")
+    finally:
+        git.close()
+    return problems
+
+
+def _read(git: Repo, sha: ObjectID, where: str, problems: list[str]) -> ShaFile | None:
+    short = sha.decode("ascii", "replace")[:12]
+    try:
+        obj = git.object_store[sha]
+        raw = obj.as_raw_string()
+    except KeyError:
+        problems.append(f"object {short} (reached from {where}) is missing")
+        return None
+    except Exception as exc:  # zlib, parse and I/O errors all mean the same here
+        problems.append(f"object {short} (reached from {where}) does not read: {exc}")
+        return None
+    header = obj.type_name + b" " + str(len(raw)).encode() + b"\x00"
+    actual = hashlib.sha1(header + raw).hexdigest().encode()
+    if actual != sha:
+        problems.append(f"object {short} (reached from {where}) hashes to {actual.decode()[:12]}")
+        return None
+    return obj

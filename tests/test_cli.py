@@ -1,0 +1,453 @@
+"""The ``gitmem`` command line: exit codes, exact error lines, JSON shapes, operator edits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from dulwich.objects import Blob, Commit, Tree
+from dulwich.repo import Repo
+
+from gitmem import Author, Change, Memory, Repository
+from gitmem.cli import cli, find_repository
+from gitmem.store import files
+
+GITMEM = Path(sys.executable).parent / "gitmem"
+AGENT = Author.agent("agent-1")
+
+
+@pytest.fixture(autouse=True)
+def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder whose git identity is Ada Operator, and no GITMEM_REPO."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+    return home
+
+
+def run(repo: Repository | str, *args: str, stdin: str | None = None) -> Result:
+    """Invoke the CLI on ``repo`` (a Repository or a path)."""
+    path = repo.directory if isinstance(repo, Repository) else repo
+    return CliRunner().invoke(cli, ["--repo", path, *args], input=stdin)
+
+
+def put(repo: Repository, store: str, slug: str, body: str = "body\n", desc: str = "d") -> None:
+    """Create a memory through the library, as an agent."""
+    repo.mutate(store, AGENT, lambda _: Change("create", slug, Memory(slug, desc, body)))
+
+
+def error_line(result: Result) -> str:
+    """The whole of stderr, which must be exactly one line."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# -- conventions -------------------------------------------------------------------
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    """The group and every command print help that includes an example."""
+    runner = CliRunner()
+    assert "Example" in runner.invoke(cli, ["--help"]).output
+    for name in cli.commands:
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "Example" in result.output, name
+
+
+def test_help_keeps_example_lines() -> None:
+    """Click keeps the example on its own line rather than rewrapping it."""
+    result = CliRunner().invoke(cli, ["show", "--help"])
+    assert "    gitmem show deploy-runbook --rev 2\n" in result.output
+
+
+def test_missing_repository_is_one_line_error(tmp_path: Path) -> None:
+    """A missing repository is one exact error line and exit 1."""
+    missing = tmp_path / "nowhere"
+    result = run(str(missing), "ls")
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        f"Error: no gitmem repository at {missing}; create one with `gitmem init`"
+    )
+
+
+def test_repository_found_by_walking_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --repo, the nearest .gitmem in the cwd or a parent folder is used."""
+    project = tmp_path / "project"
+    (project / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    assert CliRunner().invoke(cli, ["init"]).exit_code == 0
+    with Repository.open(str(project / ".gitmem")) as repo:
+        put(repo, "notes", "todo")
+    monkeypatch.chdir(project / "src" / "deep")
+    result = CliRunner().invoke(cli, ["ls", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [m["slug"] for m in json.loads(result.stdout)] == ["todo"]
+    assert find_repository(str(tmp_path)) == str(tmp_path / ".gitmem")
+
+
+def test_gitmem_repo_environment_variable(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GITMEM_REPO names the repository when --repo is absent."""
+    put(repo, "notes", "todo")
+    monkeypatch.setenv("GITMEM_REPO", repo.directory)
+    result = CliRunner().invoke(cli, ["ls"])
+    assert result.exit_code == 0
+    assert result.output.startswith("todo")
+
+
+def test_usage_error_exits_2(repo: Repository) -> None:
+    """A missing argument is a usage error with exit status 2."""
+    assert run(repo, "show").exit_code == 2
+    assert run(repo, "show", "x", "--rev", "0").exit_code == 2
+
+
+def test_unknown_store_is_one_line_error(repo: Repository) -> None:
+    """An unknown --store names the stores that exist."""
+    put(repo, "notes", "todo")
+    result = run(repo, "ls", "--store", "nope")
+    assert result.exit_code == 1
+    assert error_line(result) == "Error: there is no store named 'nope'; the stores are: notes"
+
+
+def test_several_stores_need_store_option(repo: Repository) -> None:
+    """With several stores and no --store, the error lists them."""
+    put(repo, "notes", "a")
+    put(repo, "profile/researcher", "b")
+    result = run(repo, "ls")
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        "Error: the repository has 2 stores; choose one with --store: notes, profile/researcher"
+    )
+
+
+def test_no_store_says_create_one(repo: Repository) -> None:
+    """With no store at all, the error says how to create one."""
+    result = run(repo, "ls")
+    assert result.exit_code == 1
+    assert "create one with `gitmem create --store NAME" in error_line(result)
+
+
+def test_bad_slug_is_one_line_error(repo: Repository) -> None:
+    """A slug the library refuses gives its message as one line, and writes nothing."""
+    result = run(repo, "create", "no/slash", "-d", "x", "--body", "y", "--store", "notes")
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        "Error: memory name 'no/slash' has characters a name may not hold ('/'); "
+        "use ASCII letters, digits, '-', '_' and '.'"
+    )
+    assert repo.stores() == []
+
+
+def test_unexpected_exception_is_one_line(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception that is not a GitmemError still becomes one line, not a traceback."""
+
+    def boom(*_: object) -> list[str]:
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(Repository, "stores", boom)
+    result = run(repo, "stores")
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        "Error: unexpected RuntimeError: kaput; please report this as a bug"
+    )
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def test_init_creates_and_stores_lists(tmp_path: Path) -> None:
+    """`init` creates a repository that the library opens; `stores --json` lists totals."""
+    path = str(tmp_path / "mem")
+    assert run(path, "init").exit_code == 0
+    with Repository.open(path) as repo:
+        put(repo, "notes", "a", body="one\ntwo\n")
+    result = run(path, "stores", "--json")
+    rows = json.loads(result.stdout)
+    assert [(r["store"], r["count"], r["chars"], r["lines"]) for r in rows] == [("notes", 1, 8, 2)]
+    assert set(rows[0]) == {"store", "head", "count", "chars", "lines"}
+
+
+def test_init_refuses_occupied_path(tmp_path: Path) -> None:
+    """`init` on a folder holding other things is refused in one line."""
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "file").write_text("x")
+    result = run(str(tmp_path / "busy"), "init")
+    assert result.exit_code == 1
+    assert "already holds something" in error_line(result)
+
+
+def test_ls_json_equals_library_view(repo: Repository) -> None:
+    """`ls --json` is exactly the library's snapshot of the store."""
+    put(repo, "notes", "b", body="x\ny", desc="second")
+    put(repo, "notes", "a", body="hello\n", desc="first")
+    result = run(repo, "ls", "--json")
+    assert result.exit_code == 0
+    expected = [
+        {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
+        for m in repo.snapshot("notes").memories()
+    ]
+    assert json.loads(result.stdout) == expected
+    assert [row["slug"] for row in expected] == ["a", "b"]
+
+
+def test_show_current_and_past_revision(repo: Repository) -> None:
+    """`show` prints the current text and `--rev N` an older one."""
+    put(repo, "notes", "a", body="version one\n")
+    repo.mutate("notes", AGENT, lambda _: Change("update", "a", Memory("a", "d", "version two\n")))
+    assert "version two" in run(repo, "show", "a").output
+    old = json.loads(run(repo, "show", "a", "--rev", "1", "--json").stdout)
+    assert old == {
+        "store": "notes",
+        "slug": "a",
+        "revision": 1,
+        "op": "create",
+        "description": "d",
+        "body": "version one\n",
+        "code": "",
+        "on_use": "",
+    }
+    missing = run(repo, "show", "a", "--rev", "9")
+    assert missing.exit_code == 1
+    assert error_line(missing) == "Error: 'a' has revisions 1 to 2, not 9"
+
+
+def test_show_missing_and_deleted(repo: Repository) -> None:
+    """`show` of a never-written or deleted memory is a one-line not-found error."""
+    put(repo, "notes", "a")
+    repo.mutate("notes", AGENT, lambda _: Change("delete", "a", None))
+    assert error_line(run(repo, "show", "zzz")) == (
+        "Error: there is no memory named 'zzz' in notes; `gitmem ls` lists them"
+    )
+    deleted = run(repo, "show", "a")
+    assert deleted.exit_code == 1
+    assert "--rev 2" in error_line(deleted)
+
+
+def test_log_patch_shows_a_diff(repo: Repository) -> None:
+    """`log -p` prints each revision's text change as a unified diff, newest first."""
+    put(repo, "notes", "a", body="alpha\nbeta\n")
+    result = run(repo, "edit", "a", "--old", "beta", "--new", "gamma")
+    assert result.exit_code == 0, result.output
+    out = run(repo, "log", "a", "-p").output
+    assert "--- a r1\n+++ a r2\n" in out
+    assert "-beta\n+gamma\n" in out
+    assert out.index(" edit ") < out.index(" create ")
+    assert "Ada Operator" in out and "agent-1" in out
+
+
+def test_log_and_revisions_json_are_revision_events(repo: Repository) -> None:
+    """`log --json` is the events newest first, `revisions --json` oldest first."""
+    put(repo, "notes", "a")
+    put(repo, "notes", "b")
+    events = [r.event() for r in repo.revisions("notes")]
+    assert json.loads(run(repo, "revisions", "--json").stdout) == events
+    assert json.loads(run(repo, "log", "--json").stdout) == events[::-1]
+    patched = json.loads(run(repo, "log", "b", "-p", "--json").stdout)
+    assert patched[0]["diff"].startswith("--- /dev/null\n+++ b r1\n")
+
+
+def test_path_prints_tree_path(repo: Repository) -> None:
+    """`path` prints the library's path of the memory in the store's tree."""
+    put(repo, "notes", "a")
+    assert run(repo, "path", "a").stdout == repo.path("notes", "a") + "\n"
+    shown = json.loads(run(repo, "path", "a", "--json").stdout)
+    assert shown == {"store": "notes", "slug": "a", "path": repo.path("notes", "a")}
+
+
+def test_fork_starts_a_store(repo: Repository) -> None:
+    """`fork` makes a new store at the source's head; forking onto it again fails."""
+    put(repo, "notes", "a")
+    result = run(repo, "fork", "notes", "trial", "--json")
+    assert json.loads(result.stdout) == {
+        "source": "notes",
+        "target": "trial",
+        "commit": repo.head("notes"),
+    }
+    assert repo.head("trial") == repo.head("notes")
+    assert run(repo, "fork", "notes", "trial").exit_code == 1
+
+
+# -- operator edits ------------------------------------------------------------------
+
+
+def test_create_edit_delete_authored_by_operator(repo: Repository) -> None:
+    """Create, edit and delete through the CLI land as commits by the operator."""
+    made = run(repo, "create", "todo", "-d", "open tasks", "--body", "- ship\n", "-s", "notes")
+    assert made.exit_code == 0, made.output
+    assert run(repo, "edit", "todo", "--old", "ship", "--new", "ship it").exit_code == 0
+    assert run(repo, "edit", "todo", "-d", "tasks").exit_code == 0
+    assert repo.snapshot("notes").get("todo") == Memory("todo", "tasks", "- ship it\n")
+    assert run(repo, "delete", "todo").exit_code == 0
+    history = repo.revisions("notes", "todo")
+    assert [(r.op, r.author) for r in history] == [
+        ("create", "Ada Operator"),
+        ("edit", "Ada Operator"),
+        ("edit", "Ada Operator"),
+        ("delete", "Ada Operator"),
+    ]
+    assert repo.snapshot("notes").get("todo") is None
+
+
+def test_create_json_and_explicit_author(repo: Repository) -> None:
+    """`--author` overrides the operator and `--json` prints the revision event."""
+    result = run(
+        repo, "create", "a", "-d", "x", "--body", "y", "-s", "notes",
+        "--author", "Bob <bob@example.org>", "--json",
+    )  # fmt: skip
+    event = json.loads(result.stdout)
+    assert event == repo.revisions("notes", "a")[0].event()
+    assert event["author"] == "Bob"
+
+
+def test_create_body_from_stdin_and_file(repo: Repository, tmp_path: Path) -> None:
+    """The body comes from stdin when no option gives it, or from --body-file."""
+    assert run(repo, "create", "a", "-d", "x", "-s", "notes", stdin="from stdin\n").exit_code == 0
+    source = tmp_path / "body.md"
+    source.write_text("from file\n")
+    assert run(repo, "create", "b", "-d", "x", "--body-file", str(source)).exit_code == 0
+    snap = repo.snapshot("notes")
+    assert [m.body for m in snap.memories()] == ["from stdin\n", "from file\n"]
+
+
+def test_create_existing_is_refused(repo: Repository) -> None:
+    """Creating over an existing memory is a one-line refusal."""
+    put(repo, "notes", "a")
+    result = run(repo, "create", "a", "-d", "x", "--body", "y")
+    assert result.exit_code == 1
+    assert error_line(result) == "Error: a memory named 'a' already exists"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--old", "zzz", "--new", "y"], "the text to replace does not occur in 'a'"),
+        (["--old", "oo", "--new", "y"], "the text to replace occurs 2 times in 'a'"),
+        (["--old", "foo boo", "--new", ""], "the edit would leave 'a' empty; delete it instead"),
+        (["--body", ""], "the edit would leave 'a' empty"),
+        (["--old", "foo"], "give both the text to replace and its replacement"),
+        ([], "nothing to change"),
+    ],
+)
+def test_edit_refusals(repo: Repository, args: list[str], message: str) -> None:
+    """Search/replace finds its text exactly once and never empties a memory."""
+    put(repo, "notes", "a", body="foo boo")
+    head = repo.head("notes")
+    result = run(repo, "edit", "a", *args)
+    assert result.exit_code == 1
+    assert message in error_line(result)
+    assert repo.head("notes") == head
+
+
+def test_edit_whole_body(repo: Repository) -> None:
+    """`edit --body` replaces the body and keeps the description."""
+    put(repo, "notes", "a", body="old", desc="kept")
+    assert run(repo, "edit", "a", "--body", "new").exit_code == 0
+    assert repo.snapshot("notes").get("a") == Memory("a", "kept", "new")
+
+
+# -- check ---------------------------------------------------------------------------
+
+
+def test_check_healthy(repo: Repository) -> None:
+    """`check` on a healthy repository exits 0 and reports no problems."""
+    put(repo, "notes", "a")
+    result = run(repo, "check", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"healthy": True, "problems": []}
+
+
+def test_check_finds_a_corrupt_blob(repo: Repository) -> None:
+    """A garbage loose object file for a memory blob is reported and exits 1."""
+    put(repo, "notes", "a", body="precious\n")
+    data = files.encode(Memory("a", "d", "precious\n"))["a.md"]
+    sha = Blob.from_string(data).id.decode()
+    loose = Path(repo.directory, "objects", sha[:2], sha[2:])
+    os.chmod(loose, 0o644)
+    loose.write_bytes(b"garbage, not zlib")
+    result = run(repo, "check")
+    assert result.exit_code == 1
+    assert f"object {sha[:12]}" in result.stdout
+    assert error_line(result) == "Error: 1 problem(s) found"
+
+
+def test_check_finds_an_unparsable_memory(repo: Repository) -> None:
+    """A commit whose tree holds a .md file with no front matter is reported."""
+    put(repo, "notes", "a")
+    git = Repo(repo.directory)
+    head = git.refs[b"refs/heads/notes"]
+    parent = git[head]
+    assert isinstance(parent, Commit)
+    blob = Blob.from_string(b"no front matter here")
+    sub = Tree()
+    sub.add(b"bad.md", 0o100644, blob.id)
+    root = Tree()
+    root.add(files.bucket("bad").encode(), 0o040000, sub.id)
+    commit = Commit()
+    commit.tree = root.id
+    commit.parents = [head]
+    commit.author = commit.committer = b"Mallory <m@example.org>"
+    commit.author_time = commit.commit_time = 0
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = parent.message
+    for obj in (blob, sub, root, commit):
+        git.object_store.add_object(obj)
+    git.refs[b"refs/heads/broken"] = commit.id
+    git.close()
+    result = run(repo, "check", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["healthy"] is False
+    assert any("bad.md" in p and "front matter" in p for p in report["problems"])
+
+
+# -- the installed script ------------------------------------------------------------
+
+
+def script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the installed `gitmem` console script."""
+    env = {k: v for k, v in os.environ.items() if k != "GITMEM_REPO"}
+    return subprocess.run(
+        [str(GITMEM), *args], capture_output=True, text=True, cwd=cwd, env=env, check=False
+    )
+
+
+def test_script_missing_repository(tmp_path: Path) -> None:
+    """The installed script prints one error line, no traceback, and exits 1."""
+    result = script("--repo", str(tmp_path / "none"), "stores", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"Error: no gitmem repository at {tmp_path / 'none'}; create one with `gitmem init`\n"
+    )
+
+
+def test_script_round_trip(tmp_path: Path) -> None:
+    """Through the installed script: init, create from stdin, then `ls --json` and usage errors."""
+    assert script("init", cwd=tmp_path).returncode == 0
+    created = subprocess.run(
+        [str(GITMEM), "create", "todo", "-d", "tasks", "--store", "notes"],
+        input="- ship\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert created.returncode == 0, created.stderr
+    listed = script("ls", "--json", cwd=tmp_path)
+    assert json.loads(listed.stdout) == [
+        {"slug": "todo", "description": "tasks", "chars": 7, "lines": 1}
+    ]
+    assert script("frobnicate", cwd=tmp_path).returncode == 2
