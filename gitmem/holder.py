@@ -5,6 +5,7 @@ Only the holder turns gitmem's errors into tool-result text.
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -15,12 +16,15 @@ from gitmem import limits as limit_checks
 from gitmem.capability import Capability, Limits
 from gitmem.errors import (
     AlreadyExists,
+    CodeError,
     GitmemError,
+    InternalError,
     InvalidArgument,
     NotFound,
     ReadOnly,
     Unavailable,
 )
+from gitmem.sandbox import ProgramResult, Sandbox, View, module_key
 from gitmem.scope import Agent, Binding
 from gitmem.store import Snapshot
 from gitmem.strategies import REVISE_CALLS, STRATEGIES, Strategy, schema
@@ -34,6 +38,20 @@ __all__ = ["Event", "Holder", "ToolResult"]
 
 Event = dict[str, Any]
 CAPABILITY_TRAILER = "Gitmem-Capability"
+# the calls that take code halves in responses-as-code mode
+_CODE_CALLS = frozenset({"write_memory", "create_memory", "update_memory"})
+_CAMEL = {"oldText": "old_text", "newText": "new_text", "onUse": "on_use"}
+_IMPORT_RE = re.compile(r"import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*[\"']gitmem[\"']")
+
+
+@dataclass(frozen=True)
+class _Module:
+    """A code memory as this holder loaded it: from the commit it read, not the head."""
+
+    slug: str
+    key: str
+    code: str
+    on_use: str
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,13 @@ class Holder:
         self._prompt: str | None = None
         self._corpus: tuple[str | None, Corpus] | None = None
         self._subscribers: list[Callable[[Event], None]] = []
+        self._sandbox: Sandbox | None = None
+        self._loader: Sandbox | None = None
+        self._modules: dict[str, _Module] = {}
+        self._used: dict[str, None] = {}
+        self._views: list[View] = []
+        self.defect: InternalError | None = None
+        """The last sandbox crash met by a call (gitmem's own defect), for the harness."""
         self._watermark_name = f"notices/{agent.instance}/{self.store_id}"
         if repo.marker(self._watermark_name) is None:
             head = repo.head(self.store_id)
@@ -122,18 +147,29 @@ class Holder:
 
     def call(self, name: str, arguments: Mapping[str, object] | None = None) -> ToolResult:
         """Dispatch one native tool call."""
+        return self._call(name, dict(arguments or {}), code=False)
+
+    def _call(self, name: str, args: dict[str, object], *, code: bool) -> ToolResult:
         try:
-            return ToolResult(True, "ok", self._dispatch(name, dict(arguments or {})))
+            return ToolResult(True, "ok", self._dispatch(name, args, code=code))
+        except InternalError as defect:
+            self.defect = defect
+            return ToolResult(
+                False,
+                "io-error",
+                "gitmem failed to compile or load code (its own defect, not your argument); "
+                "the call did nothing, and you may try again",
+            )
         except GitmemError as error:
             return ToolResult.refusal(error)
 
-    def _dispatch(self, name: str, args: dict[str, object]) -> str:
+    def _dispatch(self, name: str, args: dict[str, object], *, code: bool) -> str:
         self._check_offered(name)
         handler = getattr(self, f"_do_{name}", None)
         if handler is None:  # pragma: no cover - every offered call has a handler
             raise Unavailable(f"`{name}` is not available")
-        _check_arguments(name, args, self._strategy.description_optional)
-        return cast(Callable[[dict[str, object]], str], handler)(args)
+        _check_arguments(name, args, self._strategy.description_optional, code=code)
+        return cast(Callable[[dict[str, object], bool], str], handler)(args, code)
 
     def _check_offered(self, name: str) -> None:
         offered = self.offered()
@@ -153,11 +189,11 @@ class Holder:
 
     # -- the calls -----------------------------------------------------------------
 
-    def _do_write_memory(self, args: dict[str, object]) -> str:
+    def _do_write_memory(self, args: dict[str, object], code: bool) -> str:
         self._create(args, "write")
         return f"Wrote `{args['name']}`; it is pinned in your context from the next compaction."
 
-    def _do_create_memory(self, args: dict[str, object]) -> str:
+    def _do_create_memory(self, args: dict[str, object], code: bool) -> str:
         self._create(args, "create")
         if self.strategy == "markdown":
             return (
@@ -172,7 +208,10 @@ class Holder:
             slug,
             check_text(args.get("description", ""), "description"),
             check_text(args["body"], "body"),
+            check_text(args.get("code", ""), "code"),
+            check_text(args.get("on_use", ""), "onUse script"),
         )
+        self._compile_on_write(new)
 
         def change(snapshot: Snapshot) -> Change:
             if slug in snapshot:
@@ -181,6 +220,7 @@ class Holder:
             return self._change(op, slug, new)
 
         self._publish(change)
+        self._load_on_write(new)
 
     def _exists_message(self, slug: str) -> str:
         revise = "update_memory" if self.strategy == "scratchpad" else "edit_memory"
@@ -188,7 +228,7 @@ class Holder:
             return f"a memory named `{slug}` already exists; revise it with {revise}, or choose another name"
         return f"a memory named `{slug}` already exists and memories are append-only here; choose another name"
 
-    def _do_update_memory(self, args: dict[str, object]) -> str:
+    def _do_update_memory(self, args: dict[str, object], code: bool) -> str:
         slug = check_slug(args["name"])
         description = args.get("description")
         body = args.get("body")
@@ -203,6 +243,13 @@ class Holder:
                     f"an empty body would leave `{slug}` empty; delete it with delete_memory instead"
                 )
 
+        # a code-mode update replaces both halves (omitted clears them); a native one
+        # has no way to mention them and leaves them alone
+        code_half = check_text(args.get("code") or "", "code")
+        on_use = check_text(args.get("on_use") or "", "onUse script")
+        if code:
+            self._compile_on_write(Memory(slug, "", "", code_half, on_use))
+
         def change(snapshot: Snapshot) -> Change:
             old = self._existing(snapshot, slug)
             new = replace(
@@ -210,13 +257,19 @@ class Holder:
                 description=old.description if description is None else str(description),
                 body=old.body if body is None else str(body),
             )
+            if code:
+                new = replace(new, code=code_half, on_use=on_use)
             self._check_limits(snapshot, old, new)
             return self._change("update", slug, new)
 
-        self._publish(change)
+        revision = self._publish(change)
+        if code:
+            self._load_on_write(
+                Memory(slug, revision.description, revision.body, revision.code, revision.on_use)
+            )
         return f"Updated `{slug}`."
 
-    def _do_edit_memory(self, args: dict[str, object]) -> str:
+    def _do_edit_memory(self, args: dict[str, object], code: bool) -> str:
         slug = check_slug(args["name"])
         old_text = check_text(args["old_text"], "old_text")
         new_text = check_text(args["new_text"], "new_text")
@@ -254,7 +307,7 @@ class Holder:
         self._publish(change)
         return f"Edited `{slug}`."
 
-    def _do_delete_memory(self, args: dict[str, object]) -> str:
+    def _do_delete_memory(self, args: dict[str, object], code: bool) -> str:
         slug = check_slug(args["name"])
 
         def change(snapshot: Snapshot) -> Change:
@@ -264,12 +317,16 @@ class Holder:
         self._publish(change)
         return f"Deleted `{slug}`."
 
-    def _do_read_memory(self, args: dict[str, object]) -> str:
+    def _do_read_memory(self, args: dict[str, object], code: bool) -> str:
         slug = check_slug(args["name"])
         memory = self._existing(self.repo.snapshot(self.store_id), slug)
-        return f"`{memory.slug}` — {memory.description}\n\n{memory.body}"
+        text = f"`{memory.slug}` — {memory.description}\n\n{memory.body}"
+        diagnostic = self._load_on_read(memory)
+        if diagnostic:
+            text += f"\n\n[the code of `{slug}` does not compile: {diagnostic}]"
+        return text
 
-    def _do_search_memories(self, args: dict[str, object]) -> str:
+    def _do_search_memories(self, args: dict[str, object], code: bool) -> str:
         keywords = [check_text(k, "keyword") for k in cast(list[object], args["keywords"])]
         if not any(keywords):
             raise InvalidArgument("give at least one non-empty keyword")
@@ -289,6 +346,138 @@ class Holder:
         if self._corpus is None or self._corpus[0] != snapshot.commit:
             self._corpus = (snapshot.commit, Corpus(snapshot.memories()))
         return self._corpus[1]
+
+    # -- code memories -------------------------------------------------------------
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where this holder's programs and onUse scripts run (started on first use)."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox()
+        return self._sandbox
+
+    @property
+    def loader(self) -> Sandbox:
+        """Where this holder's code halves compile and load.
+
+        A second process, because a program's ``memories`` call can load code while the
+        program's own sandbox is waiting on that very call.
+        """
+        if self._loader is None:
+            self._loader = Sandbox()
+        return self._loader
+
+    def _compile_on_write(self, memory: Memory) -> None:
+        """Under scratchpad a write loads, so code that does not compile is refused."""
+        if self._strategy.loads_code_on != "write" or not (memory.code or memory.on_use):
+            return
+        for half, text in (("code", memory.code), ("onUse script", memory.on_use)):
+            if len(text) > limit_checks.CODE_MAX:
+                return  # refused by the limits, before anything parses it
+            diagnostic = self.loader.compile(text) if text else None
+            if diagnostic:
+                raise CodeError(
+                    f"the {half} of `{memory.slug}` does not compile: {diagnostic}; "
+                    "nothing was written",
+                    diagnostic=diagnostic,
+                )
+
+    def _load_on_write(self, memory: Memory) -> None:
+        if self._strategy.loads_code_on == "write":
+            self._load(memory)
+
+    def _load_on_read(self, memory: Memory) -> str | None:
+        """Load a memory's code as it is read; the located diagnostic if it fails."""
+        if self._strategy.loads_code_on != "read":
+            return None
+        if memory.on_use:
+            self._used[memory.slug] = None
+        try:
+            self._load(memory)
+        except CodeError as error:
+            return error.diagnostic
+        return None
+
+    def _load(self, memory: Memory) -> None:
+        loaded = self._modules.get(memory.slug)
+        if not memory.code and not memory.on_use:
+            self._modules.pop(memory.slug, None)
+            return
+        if loaded and (loaded.code, loaded.on_use) == (memory.code, memory.on_use):
+            return
+        if loaded:
+            key = loaded.key
+        else:
+            key = module_key(memory.slug, {m.key for m in self._modules.values()})
+        docs = self.loader.load(key, memory.code) if memory.code else []
+        if memory.on_use:
+            diagnostic = self.loader.compile(memory.on_use)
+            if diagnostic:
+                raise CodeError(
+                    f"the onUse script of `{memory.slug}` does not compile: {diagnostic}",
+                    diagnostic=diagnostic,
+                )
+        self._modules[memory.slug] = _Module(memory.slug, key, memory.code, memory.on_use)
+        self._views.extend(doc.view() for doc in docs)
+
+    def modules(self) -> dict[str, str]:
+        """The loaded code memories: module key → slug."""
+        return {m.key: m.slug for m in self._modules.values() if m.code}
+
+    def run_program(self, source: str) -> ProgramResult:
+        """Run an agent program in the sandbox, against this holder's grants.
+
+        Raises ``InternalError`` if the sandbox itself fails (gitmem's defect).
+        """
+        check_text(source, "program")
+        keys = {m.key: m for m in self._modules.values() if m.code}
+        for match in _IMPORT_RE.finditer(source):
+            for name in match.group(1).split(","):
+                imported = keys.get(name.split(" as ")[0].strip())
+                if imported is not None and imported.on_use:
+                    self._used[imported.slug] = None
+        result = self._run(source, "program")
+        self._views.extend(result.views)
+        return result
+
+    def end_turn(self) -> None:
+        """After the turn's program: run each used code memory's onUse, once each.
+
+        Views they open arrive with the next turn (``take_views``); their output and
+        errors never reach the model.
+        """
+        used, self._used = self._used, {}
+        for slug in used:
+            module = self._modules.get(slug)
+            if module is None or not module.on_use:
+                continue
+            result = self._run(module.on_use, "onuse")
+            self._views.extend(result.views)
+
+    def take_views(self) -> list[View]:
+        """Views opened since the last call: load documentation, program and onUse views."""
+        views, self._views = self._views, []
+        return views
+
+    def _run(self, source: str, kind: str) -> ProgramResult:
+        modules = {m.key: m.code for m in self._modules.values() if m.code}
+        try:
+            return self.sandbox.run(source, modules=modules, bridge=self._bridge, kind=kind)
+        except InternalError as defect:
+            self.defect = defect
+            raise
+
+    def _bridge(self, name: str, arguments: dict[str, object]) -> tuple[bool, str]:
+        call = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+        args = {_CAMEL.get(k, k): v for k, v in arguments.items()}
+        result = self._call(call, args, code=True)
+        return result.ok, result.text
+
+    def close(self) -> None:
+        """Stop this holder's sandbox processes, if it started any."""
+        for sandbox in (self._sandbox, self._loader):
+            if sandbox is not None:
+                sandbox.close()
 
     # -- writing -------------------------------------------------------------------
 
@@ -561,9 +750,13 @@ def _having(offered: tuple[str, ...]) -> str:
     return "Your memory calls: " + ", ".join(offered) + "."
 
 
-def _check_arguments(name: str, args: dict[str, object], description_optional: bool) -> None:
+def _check_arguments(
+    name: str, args: dict[str, object], description_optional: bool, *, code: bool
+) -> None:
     spec = schema(name, description_optional)["input_schema"]
-    properties = cast(dict[str, Any], spec["properties"])
+    properties = dict(cast(dict[str, Any], spec["properties"]))
+    if code and name in _CODE_CALLS:
+        properties["code"] = properties["on_use"] = {"type": "string"}
     unknown = sorted(set(args) - set(properties))
     if unknown:
         raise InvalidArgument(
