@@ -175,6 +175,11 @@ def _done(rev: Revision, as_json: bool) -> None:
     )
 
 
+def _progress(count: int) -> None:
+    if count % 500 == 0:
+        click.echo(f"\rchecked {count:,} objects", err=True, nl=False)
+
+
 def _store_option(f: F) -> F:
     return click.option(
         "--store",
@@ -540,7 +545,10 @@ def check(as_json: bool) -> None:
         gitmem check --json
     """
     repo = _open()
-    problems = operator.check(repo)
+    progress = None if as_json or not sys.stderr.isatty() else _progress
+    problems = operator.check(repo, progress)
+    if progress is not None:
+        click.echo("", err=True)
     if as_json:
         _emit({"healthy": not problems, "problems": problems})
     elif not problems:
@@ -551,6 +559,133 @@ def check(as_json: bool) -> None:
     if problems:
         click.echo(f"Error: {len(problems)} problem(s) found", err=True)
         click.get_current_context().exit(1)
+
+
+@cli.command()
+@click.argument("keywords", nargs=-1, required=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=0,
+    help="At most this many hits (default: the store's maxResults).",
+)
+@_store_option
+@_json_option
+def search(keywords: tuple[str, ...], limit: int, store: str | None, as_json: bool) -> None:
+    """Search memories by keywords, ranked as search_memories ranks them.
+
+    \b
+    Example:
+        gitmem search deploy staging --limit 5
+    """
+    repo = _open()
+    hits = operator.search(repo, _store(repo, store), list(keywords), limit)
+    lowered = [k.lower() for k in keywords]
+    if as_json:
+        _emit(
+            [
+                {
+                    "slug": h.memory.slug,
+                    "description": h.memory.description,
+                    "keywords": h.distinct,
+                    "occurrences": h.frequency,
+                    "excerpt": h.excerpt(lowered),
+                }
+                for h in hits
+            ]
+        )
+        return
+    if not hits:
+        click.echo("no memory mentions " + ", ".join(keywords))
+    for h in hits:
+        click.echo(f"{h.memory.slug}  {h.memory.description}")
+        click.echo(f"    {h.excerpt(lowered)}")
+
+
+@cli.command()
+@_store_option
+@_json_option
+def state(store: str | None, as_json: bool) -> None:
+    """Show a store's memory_state: memories, totals, limits and peaks.
+
+    \b
+    Example:
+        gitmem state --store profile/ops --json
+    """
+    repo = _open()
+    event = operator.state(repo, _store(repo, store))
+    if as_json:
+        _emit(event)
+        return
+    totals, peaks = event["totals"], event["peaks"]
+    click.echo(f"store {event['store']}")
+    for m in event["memories"]:
+        click.echo(
+            f"  {m['slug']:<32} {m['chars']:>7} chars {m['lines']:>5} lines  {m['description']}"
+        )
+    click.echo(
+        f"totals: {totals['count']} memories, {totals['chars']} chars, {totals['lines']} lines"
+    )
+    click.echo(f"peaks:  {peaks['count']} memories, {peaks['chars']} chars, {peaks['lines']} lines")
+    shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
+    click.echo(f"limits: {shown}")
+
+
+@cli.command()
+@click.argument("program", type=click.Path(dir_okay=False, allow_dash=True))
+@_store_option
+@_author_option
+@_json_option
+def run(program: str, store: str | None, author: str | None, as_json: bool) -> None:
+    """Run an agent program (TypeScript) in the sandbox against a store.
+
+    The program may import { memories, views } from "gitmem"; its memories calls are
+    the store's strategy's calls, made as the operator. Exits 1 if the program fails.
+
+    \b
+    Example:
+        gitmem run report.ts --store profile/ops
+    """
+    repo = _open()
+    source = _read_text(program)
+    holder = operator.operator_holder(repo, _store(repo, store), _author(author))
+    try:
+        result = holder.run_program(source)
+        holder.end_turn()
+        views = holder.take_views()
+    finally:
+        holder.close()
+    if as_json:
+        _emit(
+            {
+                "ok": result.ok,
+                "output": result.output,
+                "error": result.error,
+                "views": [{"title": v.title, "text": v.text} for v in views],
+            }
+        )
+    else:
+        click.echo(result.output, nl=False)
+        for view in views:
+            click.echo(f"[view] {view.title}\n{view.text}")
+    if not result.ok:
+        if not as_json:
+            click.echo(f"Error: {_one_line(result.error or 'the program failed')}", err=True)
+        click.get_current_context().exit(1)
+
+
+@cli.command()
+def demo() -> None:
+    """Run the scripted two-agent demo on a temporary repository (or --repo).
+
+    \b
+    Example:
+        gitmem demo
+        gitmem --repo /tmp/demo.git demo
+    """
+    from gitmem.demo import run_demo
+
+    run_demo(_settings().repo, click.echo)
 
 
 def main() -> None:

@@ -19,16 +19,21 @@ the code halves.
 from __future__ import annotations
 
 import getpass
+import re
 import socket
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
+from gitmem.capability import Capability, Limits
 from gitmem.errors import InvalidArgument, InvalidAuthor, NotFound
-from gitmem.holder import CAPABILITY_TRAILER, limits_from_trailer
+from gitmem.holder import CAPABILITY_TRAILER, Holder, limits_from_trailer
 from gitmem.limits import check_write
 from gitmem.repository import Repository
+from gitmem.scope import Agent, Binding
 from gitmem.store import Snapshot, git_identity
-from gitmem.types import Author, Change, Memory, Revision, check_slug
+from gitmem.strategies import STRATEGIES
+from gitmem.strategies.keyword_search import Corpus, Hit
+from gitmem.types import Author, Change, Memory, Revision, check_slug, check_text
 
 __all__ = [
     "LimitCheck",
@@ -223,3 +228,54 @@ def code_problems(repo: Repository) -> list[str]:
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
     """Every problem found in the repository (objects, memory files, code); empty if healthy."""
     return repo.check(progress) + code_problems(repo)
+
+
+# -- the capability's views, for an operator ------------------------------------------
+
+
+def recorded_capability(repo: Repository, store: str) -> Capability:
+    """The capability a store was written under (its head's record), else an unbounded
+    markdown one: what ``state``, ``search`` and ``run`` hold the store to."""
+    trailer = repo.snapshot(store).trailers.get(CAPABILITY_TRAILER)
+    found = limits_from_trailer(trailer) if trailer else None
+    strategy, limits = found if found else (STRATEGIES["markdown"], Limits(max_results=25))
+    return Capability(
+        implementation=strategy.name,  # type: ignore[arg-type]
+        scope="shared",
+        limits=limits,
+    )
+
+
+def operator_holder(repo: Repository, store: str, author: Author) -> Holder:
+    """A writable holder of ``store`` for the operator, under the store's own limits."""
+    instance = re.sub(r"[^A-Za-z0-9._-]", "-", author.name).strip(".-") or "operator"
+    agent = Agent("operator", instance[:100])
+    return Holder(repo, recorded_capability(repo, store), agent, Binding(store, True))
+
+
+def state(repo: Repository, store: str) -> dict[str, Any]:
+    """The store's ``memory_state`` as an operator sees it (scope ``operator``)."""
+    snapshot = repo.snapshot(store)
+    return {
+        "type": "memory_state",
+        "store": store,
+        "scope": "operator",
+        "writable": True,
+        "memories": [
+            {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
+            for m in snapshot.memories()
+        ],
+        "totals": snapshot.totals.as_dict(),
+        "limits": recorded_capability(repo, store).limits.as_params(),
+        "peaks": snapshot.peaks.as_dict(),
+    }
+
+
+def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:
+    """Rank the store's memories as ``search_memories`` does (``limit`` 0: the store's)."""
+    for keyword in keywords:
+        check_text(keyword, "keyword")
+    if not any(keywords):
+        raise InvalidArgument("give at least one non-empty keyword")
+    limit = limit or recorded_capability(repo, store).limits.max_results
+    return Corpus(repo.snapshot(store).memories()).search(keywords, limit)

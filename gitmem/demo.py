@@ -1,0 +1,209 @@
+"""``gitmem demo``: a scripted session that shows what gitmem does, in a few screens.
+
+Two agents of one profile share a markdown store; a scratchpad subagent keeps its own
+notebook with a code memory. Every step is a real call on a real repository.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from gitmem.capability import Capability
+from gitmem.holder import Holder, ToolResult
+from gitmem.repository import Repository
+from gitmem.scope import Agent
+
+__all__ = ["run_demo"]
+
+CSV_CODE = """export function parseCsv(text: string): string[][] {
+  return text
+    .trim()
+    .split("\\n")
+    .map((line) => line.split(",").map((cell) => cell.trim().replace(/^"|"$/g, "")));
+}
+"""
+
+CSV_PROGRAM = """import { memories } from "gitmem";
+
+memories.writeMemory({
+  name: "csv-tools",
+  description: "Parsing the vendor CSV exports, which quote inconsistently.",
+  body: "The third column is sometimes quoted and sometimes not; parseCsv handles both.",
+  code: %s,
+  onUse: 'views.openText("csv-notes", "Row 1 is a header on exports after March.");',
+});
+console.log("stored csv-tools");
+"""
+
+USE_PROGRAM = """import { csvTools } from "gitmem";
+
+const rows = csvTools.parseCsv('region,"units",price\\nnorth,12,"3.50"\\nsouth,"7",4.10');
+console.log(`parsed ${rows.length} rows; header: ${rows[0].join(" | ")}`);
+"""
+
+
+def _params(**limits: int) -> dict[str, int]:
+    base = {
+        "maxCount": 0,
+        "maxLenPerMemory": 0,
+        "maxTotalLen": 0,
+        "maxLenIndex": 0,
+        "maxLenDescription": 0,
+        "maxResults": 25,
+    }
+    return {**base, **limits}
+
+
+def run_demo(path: str | None = None, echo: Callable[[str], None] = print) -> None:
+    """Run the scripted session on the repository at ``path`` (default: a temporary one)."""
+    if path is None:
+        with tempfile.TemporaryDirectory(prefix="gitmem-demo-") as tmp:
+            _session(f"{tmp}/memory.git", echo, keep=False)
+    else:
+        _session(path, echo, keep=True)
+
+
+def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
+    def say(title: str) -> None:
+        echo("")
+        echo(f"== {title} ==")
+
+    def show(who: str, name: str, args: dict[str, object], holder: Holder) -> ToolResult:
+        result = holder.call(name, args)
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in args.items())
+        echo(f"{who} → {name}({shown})")
+        echo(f"   [{result.kind}] {result.text}")
+        return result
+
+    repo = Repository.init(path)
+    echo(f"gitmem demo: a real repository at {repo.directory}")
+
+    markdown = Capability.from_dict(
+        {
+            "id": "memories",
+            "enabled": True,
+            "implementation": "markdown",
+            "params": {
+                "scope": "shared",
+                **_params(maxLenIndex=400, maxLenDescription=60, maxLenPerMemory=2000),
+            },
+        }
+    )
+    scratchpad = Capability.from_dict(
+        {
+            "id": "memories",
+            "enabled": True,
+            "implementation": "scratchpad",
+            "params": {
+                "scope": "isolated",
+                **_params(maxCount=8, maxTotalLen=4000, maxLenDescription=80),
+            },
+        }
+    )
+
+    say("Two agents of the profile 'ops' share one markdown store")
+    alice = repo.bind(markdown, Agent("ops", "alice", "root"))
+    bob = repo.bind(markdown, Agent("ops", "bob", "implementer"))
+    assert alice is not None and bob is not None
+    echo(f"alice binds {alice.store_id} (scope {alice.scope}, writable {alice.writable})")
+    echo(f"bob binds {bob.store_id}; his first turn pins the index: {bob.pinned_block()!r}")
+
+    say("alice curates her notes")
+    show(
+        "alice",
+        "create_memory",
+        {
+            "name": "deploy-runbook",
+            "description": "how the staging cluster is rolled",
+            "body": "1. drain the canary\n2. roll the rest in batches of 5\n",
+        },
+        alice,
+    )
+    show(
+        "alice",
+        "create_memory",
+        {
+            "name": "api-conventions",
+            "description": "error envelope rules",
+            "body": "Errors are {error: {code, message}}.\n",
+        },
+        alice,
+    )
+    show(
+        "alice",
+        "create_memory",
+        {
+            "name": "everything",
+            "description": "a description far too long to be paid for on every turn, "
+            "because it rambles on",
+            "body": "...",
+        },
+        alice,
+    )
+    show(
+        "alice",
+        "edit_memory",
+        {
+            "name": "api-conventions",
+            "old_text": "Errors are {error: {code, message}}.\n",
+            "new_text": "Errors are {error: {code, message}}.\nPages use ?cursor=, never offsets.\n",
+            "description": "error envelope + pagination rules",
+        },
+        alice,
+    )
+
+    say("bob's next turn: a notice, while his pinned index stays byte-identical")
+    echo(bob.notices() or "(no notice)")
+    echo(f"bob's pinned index is still {bob.pinned_block()!r}")
+    show("bob", "read_memory", {"name": "deploy-runbook"}, bob)
+
+    say("A compaction boundary rebuilds bob's index")
+    bob.compact()
+    echo(bob.pinned_block())
+
+    say("A scratchpad subagent keeps a code memory (responses-as-code)")
+    helper = repo.bind(scratchpad, Agent("analyst", "carol", "subagent", spawner=alice))
+    assert helper is not None
+    echo(f"carol binds {helper.store_id} (scratchpad, her own notebook)")
+    try:
+        result = helper.run_program(CSV_PROGRAM % json.dumps(CSV_CODE))
+        echo(f"program 1 → {result.output.strip() or result.error}")
+        for view in helper.take_views():
+            echo(f"   view opened by the load: {view.title}: {view.text.splitlines()[0]}")
+        result = helper.run_program(USE_PROGRAM)
+        echo(f"program 2 → {result.output.strip() or result.error}")
+        helper.end_turn()
+        for view in helper.take_views():
+            echo(f"   next turn, the onUse view: {view.title}: {view.text}")
+        echo("carol's pinned block:")
+        echo(helper.pinned_block())
+    finally:
+        helper.close()
+
+    say("The state, with peaks")
+    show("alice", "delete_memory", {"name": "deploy-runbook"}, alice)
+    state = alice.state()
+    echo(
+        f"{state['store']}: {state['totals']['count']} memories, "
+        f"{state['totals']['chars']} characters now; peaks: {state['peaks']['count']} "
+        f"memories, {state['peaks']['chars']} characters"
+    )
+
+    say(f"git log {alice.store_id}")
+    for rev in reversed(repo.revisions(alice.store_id)):
+        when = datetime.fromtimestamp(rev.time, UTC).strftime("%H:%M:%S")
+        echo(f"{rev.commit[:10]} {when} {rev.author:<6} {rev.op} {rev.slug} (r{rev.revision})")
+    echo("")
+    if keep:
+        echo(f"Inspect it yourself: git --git-dir={repo.directory} log --all")
+    else:
+        echo("That repository was temporary; `gitmem --repo DIR demo` keeps one to inspect.")
+    repo.close()
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + '…"'
