@@ -25,6 +25,8 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/store.py
+	$(PY) bench/capability.py
+	$(PY) bench/sandbox.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

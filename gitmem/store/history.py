@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from gitmem.store.locking import flocked
 from gitmem.store.message import Facts
 from gitmem.types import OPS, Op
+
+_COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class History:
         self._pos: dict[str, int] = {}
         self._by_slug: dict[str, list[int]] = {}
         self._offset = 0
+        # derived data: after a disk error the index goes on in memory for this process
+        self._persisted = True
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
@@ -88,13 +93,18 @@ class History:
         """Make the index cover ``head``; return the end of ``head``'s prefix."""
         if head is None:
             return 0
-        if head not in self._pos:
-            self._load()
-        if head not in self._pos:
-            with flocked(self._path + ".lock"):
+        if head not in self._pos and self._persisted:
+            try:
                 self._load()
                 if head not in self._pos:
-                    self._extend(head)
+                    with flocked(self._path + ".lock"):
+                        self._load()
+                        if head not in self._pos:
+                            self._extend(head, persist=True)
+            except OSError:
+                self._persisted = False
+        if head not in self._pos:
+            self._extend(head, persist=False)
         return self._pos[head] + 1
 
     def _load(self) -> None:
@@ -110,11 +120,17 @@ class History:
             self._reset()
             return
         complete = data.rfind(b"\n") + 1
-        for line in data[:complete].decode().splitlines():
-            self._add(_parse(line))
+        try:
+            entries = [_parse(line) for line in data[:complete].decode().splitlines()]
+        except (ValueError, UnicodeDecodeError):
+            # a damaged index is rebuilt from the commits, from scratch
+            self._reset()
+            return
+        for entry in entries:
+            self._add(entry)
         self._offset += complete
 
-    def _extend(self, head: str) -> None:
+    def _extend(self, head: str, *, persist: bool) -> None:
         new: list[Entry] = []
         commit: str | None = head
         while commit is not None and commit not in self._pos:
@@ -127,24 +143,30 @@ class History:
         new.reverse()
         keep = 0 if commit is None else self._pos[commit] + 1
         data = "".join(_format(e) for e in new).encode()
-        if keep == len(self._entries):
+        rewound = keep < len(self._entries)
+        if rewound:
+            # the branch was rewound or rewritten under us
+            del self._entries[keep:]
+            self._reindex()
+        if persist and not rewound:
             with open(self._path, "ab") as f:
                 # a line a killed writer left half-written would corrupt the next one
                 f.truncate(self._offset)
                 f.write(data)
             self._offset += len(data)
-        else:
-            # the branch was rewound or rewritten under us: rewrite the index
-            kept = self._entries[:keep]
-            self._reset()
+        elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(_format(e) for e in kept).encode() + data)
+                f.write("".join(_format(e) for e in self._entries).encode() + data)
             os.replace(tmp, self._path)
-            for e in kept:
-                self._add(e)
             self._offset = os.path.getsize(self._path)
         for e in new:
+            self._add(e)
+
+    def _reindex(self) -> None:
+        kept = list(self._entries)
+        self._reset()
+        for e in kept:
             self._add(e)
 
     def _reset(self) -> None:
@@ -166,4 +188,6 @@ def _format(e: Entry) -> str:
 
 def _parse(line: str) -> Entry:
     commit, revision, op, slug = line.split(" ", 3)
+    if not _COMMIT_RE.fullmatch(commit) or not slug:
+        raise ValueError(f"not an index line: {line!r}")
     return Entry(commit, int(revision), op if op in OPS else None, slug)

@@ -52,6 +52,7 @@ class ObjectReader:
         self._trees: dict[str, TreeEntries] = {}
         self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
+        self._commits: dict[str, Commit] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -70,7 +71,17 @@ class ObjectReader:
                     ) from None
 
     def commit(self, sha: str) -> Commit:
-        return cast(Commit, self.object(sha))
+        found = self._commits.get(sha)
+        if found is None:
+            found = cast(Commit, self.object(sha))
+            _bounded(self._commits)[sha] = found
+        return found
+
+    def memory_at(self, commit: str, slug: str) -> Memory | None:
+        """The memory ``slug`` as of ``commit``, read through the caches."""
+        root = self.commit(commit).tree.decode()
+        found = memory_files(slug, self.bucket(root, files.bucket(slug)))
+        return self.memory(slug, found) if found else None
 
     def facts(self, sha: str) -> Facts | None:
         return parse_message(self.commit(sha).message)

@@ -418,8 +418,13 @@ class Repository:
             return False
         if ok:
             parts = ref.decode().split("/")
-            for depth in range(len(parts) - 1, 0, -1):
-                fsync_dir(os.path.join(self.directory, *parts[:depth]))
+            try:
+                for depth in range(len(parts) - 1, 0, -1):
+                    fsync_dir(os.path.join(self.directory, *parts[:depth]))
+            except OSError:
+                # the ref has moved and readers see the write: it is published, and
+                # refusing it now would invite a retry that publishes it twice
+                pass
         return ok
 
     def _maybe_pack(self) -> None:
@@ -459,7 +464,7 @@ class Repository:
         at = entry.commit
         if entry.op == "delete":
             at = commit.parents[0].decode()
-        memory = self.snapshot(store, at).get(entry.slug)
+        memory = self._reader.memory_at(at, entry.slug)
         if memory is None:
             raise StorageError(
                 f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "

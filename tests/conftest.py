@@ -1,0 +1,50 @@
+"""Fixtures shared by every test module: a fresh repository and byte-level snapshots."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitmem import Repository
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[Repository]:
+    """A fresh, empty gitmem repository in ``tmp_path / "mem.git"``."""
+    repository = Repository.init(str(tmp_path / "mem.git"))
+    try:
+        yield repository
+    finally:
+        repository.close()
+
+
+def tree_bytes(directory: str | os.PathLike[str]) -> dict[str, bytes]:
+    """Every file under ``directory`` (relative path → content), for byte-identical checks."""
+    found: dict[str, bytes] = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, directory)] = f.read()
+    return found
+
+
+def git(directory: str | os.PathLike[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the ``git`` binary against the bare repository at ``directory``."""
+    return subprocess.run(
+        ["git", f"--git-dir={os.fspath(directory)}", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
+    )
+
+
+def assert_fsck(directory: str | os.PathLike[str]) -> None:
+    """``git fsck --strict`` accepts the repository."""
+    result = git(directory, "fsck", "--strict", "--no-dangling")
+    assert result.returncode == 0, result.stdout + result.stderr
