@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +22,6 @@ from dataclasses import dataclass
 from gitmem.store.locking import flocked
 from gitmem.store.message import Facts
 from gitmem.types import OPS, Op
-
-_COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -35,19 +32,30 @@ class Entry:
     revision: int
     op: Op | None
     slug: str
+    blobs: tuple[str, str, str]
+    """The blob ids of the memory's ``.md``, code and onUse files ("-" where absent) as of
+    this revision; for a delete, the text it removed."""
+
+
+Row = tuple[str, str, str, str, str, str, str]
+"""commit, revision, op, slug, md blob, code blob, onUse blob: one line of the file."""
+Reader = Callable[[str], tuple[str | None, "Facts | None", tuple[str, str, str] | None]]
+_NONE = ("-", "-", "-")
 
 
 class History:
     """The index of one store's branch.
 
-    ``read`` gives a commit's first parent and facts: ``(parent or None, facts or None)``.
+    ``read`` gives a commit's first parent, its facts and the blob ids of the slug it
+    changed: ``(parent or None, facts or None, (md, code, on_use) or None)``.
     """
 
-    def __init__(self, path: str, read: Callable[[str], tuple[str | None, Facts | None]]) -> None:
+    def __init__(self, path: str, read: Reader) -> None:
         self._path = path
         self._read = read
         self._mutex = threading.Lock()
-        self._entries: list[Entry] = []
+        # rows as stored; Entry objects are made on demand
+        self._entries: list[Row] = []
         self._pos: dict[str, int] = {}
         self._by_slug: dict[str, list[int]] = {}
         self._offset = 0
@@ -63,9 +71,11 @@ class History:
         with self._mutex:
             end = self._catch_up(head)
             if slug is None:
-                return [e for e in self._entries[:end] if e.op is not None]
+                return [_entry(row) for row in self._entries[:end] if row[2] in OPS]
             positions = self._by_slug.get(slug, [])
-            return [self._entries[p] for p in positions[: bisect.bisect_left(positions, end)]]
+            return [
+                _entry(self._entries[p]) for p in positions[: bisect.bisect_left(positions, end)]
+            ]
 
     def last_revision(self, head: str | None, slug: str) -> int:
         """The revision number ``slug`` last reached at ``head`` (0 if never written)."""
@@ -73,7 +83,7 @@ class History:
             end = self._catch_up(head)
             positions = self._by_slug.get(slug, [])
             i = bisect.bisect_left(positions, end)
-            return self._entries[positions[i - 1]].revision if i else 0
+            return int(self._entries[positions[i - 1]][1]) if i else 0
 
     def since(self, base: str | None, head: str | None) -> list[Entry] | None:
         """Gitmem's commits after ``base`` up to ``head``; ``None`` if ``base`` is not on it."""
@@ -85,7 +95,7 @@ class History:
                 start = self._pos[base] + 1
             else:
                 return None
-            return [e for e in self._entries[start:end] if e.op is not None]
+            return [_entry(row) for row in self._entries[start:end] if row[2] in OPS]
 
     # -- keeping the index in step with the branch --------------------------------
 
@@ -121,27 +131,32 @@ class History:
             return
         complete = data.rfind(b"\n") + 1
         try:
-            entries = [_parse(line) for line in data[:complete].decode().splitlines()]
+            rows = [_parse(line) for line in data[:complete].decode().splitlines()]
         except (ValueError, UnicodeDecodeError):
             # a damaged index is rebuilt from the commits, from scratch
             self._reset()
             return
-        for entry in entries:
-            self._add(entry)
+        for row in rows:
+            self._add(row)
         self._offset += complete
 
     def _extend(self, head: str, *, persist: bool) -> None:
-        new: list[Entry] = []
+        walked: list[tuple[str, Facts | None, tuple[str, str, str] | None]] = []
         commit: str | None = head
         while commit is not None and commit not in self._pos:
-            parent, facts = self._read(commit)
-            if facts is None:
-                new.append(Entry(commit, 0, None, "-"))
-            else:
-                new.append(Entry(commit, facts.revision, facts.op, facts.slug))
+            parent, facts, blobs = self._read(commit)
+            walked.append((commit, facts, blobs))
             commit = parent
-        new.reverse()
         keep = 0 if commit is None else self._pos[commit] + 1
+        new: list[Row] = []
+        for sha, facts, blobs in reversed(walked):
+            if facts is None:
+                new.append((sha, "0", "-", "-", *_NONE))
+                continue
+            if blobs is None:
+                # a delete carries the text it removed: the slug's previous blobs
+                blobs = self._last_blobs(facts.slug, new, keep)
+            new.append((sha, str(facts.revision), facts.op, facts.slug, *blobs))
         data = "".join(_format(e) for e in new).encode()
         rewound = keep < len(self._entries)
         if rewound:
@@ -160,8 +175,19 @@ class History:
                 f.write("".join(_format(e) for e in self._entries).encode() + data)
             os.replace(tmp, self._path)
             self._offset = os.path.getsize(self._path)
-        for e in new:
-            self._add(e)
+        for row in new:
+            self._add(row)
+
+    def _last_blobs(self, slug: str, new: list[Row], keep: int) -> tuple[str, str, str]:
+        for row in reversed(new):
+            if row[3] == slug and row[2] in OPS:
+                return row[4], row[5], row[6]
+        positions = self._by_slug.get(slug, [])
+        i = bisect.bisect_left(positions, keep)
+        if i:
+            row = self._entries[positions[i - 1]]
+            return row[4], row[5], row[6]
+        return _NONE
 
     def _reindex(self) -> None:
         kept = list(self._entries)
@@ -175,19 +201,26 @@ class History:
         self._by_slug.clear()
         self._offset = 0
 
-    def _add(self, entry: Entry) -> None:
-        self._pos[entry.commit] = len(self._entries)
-        if entry.op is not None:
-            self._by_slug.setdefault(entry.slug, []).append(len(self._entries))
-        self._entries.append(entry)
+    def _add(self, row: Row) -> None:
+        self._pos[row[0]] = len(self._entries)
+        if row[2] in OPS:
+            self._by_slug.setdefault(row[3], []).append(len(self._entries))
+        self._entries.append(row)
 
 
-def _format(e: Entry) -> str:
-    return f"{e.commit} {e.revision} {e.op or '-'} {e.slug}\n"
+def _format(row: Row) -> str:
+    return " ".join(row) + "\n"
 
 
-def _parse(line: str) -> Entry:
-    commit, revision, op, slug = line.split(" ", 3)
-    if not _COMMIT_RE.fullmatch(commit) or not slug:
+def _parse(line: str) -> Row:
+    row = line.split(" ")
+    # cheap checks only: a commit id that is wrong anyway never matches the branch,
+    # and the walk that follows rewrites the index from the commits
+    if len(row) != 7 or len(row[0]) != 40 or not row[1].isdigit():
         raise ValueError(f"not an index line: {line!r}")
-    return Entry(commit, int(revision), op if op in OPS else None, slug)
+    return row[0], row[1], row[2], row[3], row[4], row[5], row[6]
+
+
+def _entry(row: Row) -> Entry:
+    commit, revision, op, slug, md, code, on_use = row
+    return Entry(commit, int(revision), op if op in OPS else None, slug, (md, code, on_use))

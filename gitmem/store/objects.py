@@ -86,11 +86,27 @@ class ObjectReader:
     def facts(self, sha: str) -> Facts | None:
         return parse_message(self.commit(sha).message)
 
-    def step(self, sha: str) -> tuple[str | None, Facts | None]:
-        """A commit's first parent and its facts (for walking a branch)."""
+    def step(self, sha: str) -> tuple[str | None, Facts | None, tuple[str, str, str] | None]:
+        """A commit's first parent, its facts, and the blob ids of the memory it changed
+        (``None`` for a delete or a commit gitmem did not make): one step of a walk."""
         commit = self.commit(sha)
         parent = commit.parents[0].decode() if commit.parents else None
-        return parent, parse_message(commit.message)
+        facts = parse_message(commit.message)
+        if facts is None or facts.op == "delete":
+            return parent, facts, None
+        root = commit.tree.decode()
+        found = memory_files(facts.slug, self.bucket(root, files.bucket(facts.slug)))
+        if found is None:
+            return parent, facts, None
+        return (
+            parent,
+            facts,
+            (
+                found.md.decode(),
+                found.code.decode() if found.code else "-",
+                found.on_use.decode() if found.on_use else "-",
+            ),
+        )
 
     def tree(self, sha: str) -> TreeEntries:
         found = self._trees.get(sha)

@@ -461,15 +461,13 @@ class Repository:
         commit = self._reader.commit(entry.commit)
         facts = parse_message(commit.message)
         assert facts is not None and entry.op is not None
-        at = entry.commit
-        if entry.op == "delete":
-            at = commit.parents[0].decode()
-        memory = self._reader.memory_at(at, entry.slug)
-        if memory is None:
+        md, code, on_use = (None if b == "-" else b.encode() for b in entry.blobs)
+        if md is None:
             raise StorageError(
                 f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "
                 "memory is not in its tree; run `gitmem check`"
             )
+        memory = self._reader.memory(entry.slug, MemoryFiles(md, code, on_use))
         return Revision(
             store=store,
             slug=entry.slug,
