@@ -122,10 +122,9 @@ class Holder:
         """The last sandbox crash met by a call (gitmem's own defect), for the harness."""
         self._watermark_name = f"notices/{agent.instance}/{self.store_id}"
         if repo.marker(self._watermark_name) is None:
-            head = repo.head(self.store_id)
-            if head is not None:
-                # a holder that joins late starts at the head, not with a backlog
-                repo.set_marker(self._watermark_name, head)
+            # a holder that joins late starts at the head, not with a backlog; one that
+            # joins an empty store starts before its first commit
+            repo.set_marker(self._watermark_name, repo.head(self.store_id))
         _HUB.join(self)
 
     @property
@@ -344,7 +343,8 @@ class Holder:
     def _search_corpus(self) -> Corpus:
         snapshot = self.repo.snapshot(self.store_id)
         if self._corpus is None or self._corpus[0] != snapshot.commit:
-            self._corpus = (snapshot.commit, Corpus(snapshot.memories()))
+            previous = self._corpus[1] if self._corpus else None
+            self._corpus = (snapshot.commit, Corpus(snapshot.memories(), previous))
         return self._corpus[1]
 
     # -- code memories -------------------------------------------------------------
@@ -544,6 +544,8 @@ class Holder:
             "You keep durable memories: notes that survive compaction, each a name, a "
             "one-line description and a body. " + self._strategy.in_context(),
         ]
+        if self.transfer_note:
+            lines += ["", self.transfer_note]
         if not self.writable:
             lines += [
                 "",
@@ -609,7 +611,7 @@ class Holder:
         head = self.repo.head(self.store_id)
         if head is None:
             return None
-        base = self.repo.marker(self._watermark_name)
+        base = self.repo.marker(self._watermark_name) or None
         if base == head:
             return None
         revisions = self.repo.revisions_since(self.store_id, base, head)
@@ -630,7 +632,8 @@ class Holder:
                 lines.append(f"- deleted `{slug}`")
                 continue
             verb = "updated" if before is not None and slug in before else "added"
-            lines.append(f"- {verb} `{slug}` — {memory.description}")
+            about = f" — {memory.description}" if memory.description else ""
+            lines.append(f"- {verb} `{slug}`{about}")
             if self._strategy.notice_bodies:
                 lines.extend(f"  {line}" for line in memory.body.splitlines())
         lines.append("")
@@ -709,6 +712,10 @@ class Holder:
         launch_problems(capability, agent, compaction, spawner=None)
         if not capability.enabled:
             return None
+        if capability.scope == "shared":
+            # shared means bound to the profile: it overrides the transfer, or one
+            # profile would curate two notebooks at once
+            return Holder(self.repo, capability, agent, Binding(agent.profile_store, True))
         if capability.implementation != self.strategy:
             note = (
                 f"Your predecessor kept its memories under the {self.strategy} strategy and "
@@ -718,10 +725,7 @@ class Holder:
             return Holder(
                 self.repo, capability, agent, Binding(agent.own_store, True), transfer_note=note
             )
-        if capability.scope == "shared":
-            binding = Binding(agent.profile_store, True)
-        else:
-            binding = Binding(self.store_id, capability.scope != "read-only")
+        binding = Binding(self.store_id, capability.scope != "read-only")
         return Holder(self.repo, capability, agent, binding)
 
 

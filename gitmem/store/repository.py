@@ -295,19 +295,28 @@ class Repository:
         return head
 
     def marker(self, name: str) -> str | None:
-        """The commit a named marker (such as a holder's notice watermark) points at."""
+        """The commit a named marker (such as a holder's notice watermark) points at:
+        ``None`` if it was never set, ``""`` if it was set before a store's first commit."""
+        found = self._marker(name)
+        return "" if found == _ORIGIN.id.decode() else found
+
+    def _marker(self, name: str) -> str | None:
         with self._read_lock:
             try:
                 return self._repo.refs[_marker_ref(name)].decode()
             except KeyError:
                 return None
 
-    def set_marker(self, name: str, commit: str) -> None:
-        """Point a named marker at ``commit``, durably."""
+    def set_marker(self, name: str, commit: str | None) -> None:
+        """Point a named marker at ``commit`` (``None``: before the first commit), durably."""
         ref = _marker_ref(name)
         try:
             with self._lock.held():
-                old = self.marker(name)
+                old = self._marker(name)
+                if commit is None:
+                    # a ref must name an object: an empty root commit stands for "before"
+                    self._write_objects([_EMPTY_TREE, _ORIGIN])
+                    commit = _ORIGIN.id.decode()
                 if old != commit:
                     self._publish(ref, old, commit)
         except OSError as exc:
@@ -495,6 +504,20 @@ class Repository:
             yield sha
             parents = self._reader.commit(sha).parents
             sha = parents[0].decode() if parents else None
+
+
+def _origin() -> tuple[Tree, Commit]:
+    tree = Tree()
+    commit = Commit()
+    commit.tree = tree.id
+    commit.author = commit.committer = b"gitmem <gitmem@gitmem.invalid>"
+    commit.author_time = commit.commit_time = 0
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"gitmem: before a store's first commit\n"
+    return tree, commit
+
+
+_EMPTY_TREE, _ORIGIN = _origin()
 
 
 def git_identity() -> tuple[str | None, str | None]:

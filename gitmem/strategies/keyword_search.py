@@ -54,23 +54,30 @@ class Hit:
 
 
 class Corpus:
-    """Every memory of one commit, lowered into one string for fast substring scans.
+    """Every memory of one commit, lowered into one UTF-8 string for fast substring scans.
 
     Each memory is ``slug NUL description NUL body NUL``; NUL never occurs in stored
-    text, so no match spans two fields or two memories.
+    text, so no match spans two fields or two memories. Matching lowered UTF-8 bytes is
+    matching lowered characters, and ``bytes.find`` scans at memory speed. A corpus
+    built with ``previous`` reuses the lowered text of every memory that did not change.
     """
 
-    def __init__(self, memories: list[Memory]) -> None:
+    def __init__(self, memories: list[Memory], previous: Corpus | None = None) -> None:
         self.memories = memories
-        parts: list[str] = []
+        known = previous._lowered if previous is not None else {}
+        self._lowered: dict[Memory, bytes] = {}
+        parts: list[bytes] = []
         self._starts: list[int] = []
         offset = 0
         for m in memories:
-            text = f"{m.slug}\0{m.description}\0{m.body}\0".lower()
+            text = known.get(m)
+            if text is None:
+                text = f"{m.slug}\0{m.description}\0{m.body}\0".lower().encode()
+            self._lowered[m] = text
             self._starts.append(offset)
             parts.append(text)
             offset += len(text)
-        self._text = "".join(parts)
+        self._text = b"".join(parts)
         self._ends = [*self._starts[1:], offset]
 
     def search(self, keywords: list[str], limit: int) -> list[Hit]:
@@ -78,7 +85,7 @@ class Corpus:
         distinct: dict[int, int] = {}
         frequency: dict[int, int] = {}
         text, starts, ends = self._text, self._starts, self._ends
-        for keyword in dict.fromkeys(k.lower() for k in keywords if k):
+        for keyword in dict.fromkeys(k.lower().encode() for k in keywords if k):
             at = text.find(keyword)
             while at >= 0:
                 doc = bisect.bisect_right(starts, at) - 1
