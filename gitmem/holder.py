@@ -28,7 +28,7 @@ from gitmem.sandbox import ProgramResult, Sandbox, View, module_key
 from gitmem.scope import Agent, Binding
 from gitmem.store import Snapshot
 from gitmem.strategies import REVISE_CALLS, STRATEGIES, Strategy, schema
-from gitmem.strategies.keyword_search import Corpus
+from gitmem.strategies.keyword_search import SearchIndex
 from gitmem.types import Author, Change, Memory, Op, Revision, check_slug, check_text
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Holder:
         self._author = Author.agent(agent.instance)
         self._block: str | None = None
         self._prompt: str | None = None
-        self._corpus: tuple[str | None, Corpus] | None = None
+        self._search: SearchIndex | None = None
         self._subscribers: list[Callable[[Event], None]] = []
         self._sandbox: Sandbox | None = None
         self._loader: Sandbox | None = None
@@ -329,7 +329,7 @@ class Holder:
         keywords = [check_text(k, "keyword") for k in cast(list[object], args["keywords"])]
         if not any(keywords):
             raise InvalidArgument("give at least one non-empty keyword")
-        hits = self._search_corpus().search(keywords, self.capability.limits.max_results)
+        hits = self._search_index().search(keywords, self.capability.limits.max_results)
         if not hits:
             return "No memory mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
         lowered = [k.lower() for k in keywords if k]
@@ -340,12 +340,25 @@ class Holder:
             lines.append(f"{head}\n  {hit.excerpt(lowered)}")
         return "\n".join(lines)
 
-    def _search_corpus(self) -> Corpus:
-        snapshot = self.repo.snapshot(self.store_id)
-        if self._corpus is None or self._corpus[0] != snapshot.commit:
-            previous = self._corpus[1] if self._corpus else None
-            self._corpus = (snapshot.commit, Corpus(snapshot.memories(), previous))
-        return self._corpus[1]
+    def _search_index(self) -> SearchIndex:
+        """The search index, brought up to the head one change at a time."""
+        head = self.repo.head(self.store_id)
+        index = self._search
+        if index is not None and index.commit == head:
+            return index
+        changes = self.repo.revisions_since(self.store_id, index.commit, head) if index else []
+        if index is None or not changes:
+            # first use, or the branch was rewritten: index the head afresh
+            index = self._search = SearchIndex()
+            index.reset(self.repo.snapshot(self.store_id, head).memories(), head)
+            return index
+        for rev in changes:
+            if rev.op == "delete":
+                index.remove(rev.slug)
+            else:
+                index.put(Memory(rev.slug, rev.description, rev.body, rev.code, rev.on_use))
+        index.commit = head
+        return index
 
     # -- code memories -------------------------------------------------------------
 

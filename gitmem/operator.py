@@ -32,7 +32,7 @@ from gitmem.repository import Repository
 from gitmem.scope import Agent, Binding
 from gitmem.store import Snapshot, git_identity
 from gitmem.strategies import STRATEGIES
-from gitmem.strategies.keyword_search import Corpus, Hit
+from gitmem.strategies.keyword_search import Hit, SearchIndex
 from gitmem.types import Author, Change, Memory, Revision, check_slug, check_text
 
 __all__ = [
@@ -278,4 +278,6 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
     if not any(keywords):
         raise InvalidArgument("give at least one non-empty keyword")
     limit = limit or recorded_capability(repo, store).limits.max_results
-    return Corpus(repo.snapshot(store).memories()).search(keywords, limit)
+    index = SearchIndex()
+    index.reset(repo.snapshot(store).memories(), None)
+    return index.search(keywords, limit)

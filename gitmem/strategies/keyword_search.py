@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import heapq
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 from gitmem.types import Memory
@@ -53,48 +56,101 @@ class Hit:
         return f"{prefix}{piece}{suffix}"
 
 
-class Corpus:
-    """Every memory of one commit, lowered into one UTF-8 string for fast substring scans.
+class SearchIndex:
+    """An inverted index of one store's memories, kept in step one change at a time.
 
-    Each memory is ``slug NUL description NUL body NUL``; NUL never occurs in stored
-    text, so no match spans two fields or two memories. Matching lowered UTF-8 bytes is
-    matching lowered characters, and ``bytes.find`` scans at memory speed. A corpus
-    built with ``previous`` reuses the lowered text of every memory that did not change.
+    Each memory is lowered to ``slug NUL description NUL body``. A keyword made only of
+    word characters can occur only inside one word of that text, so the words that
+    contain it (found by one scan of the vocabulary, far smaller than the text) name
+    every memory that can match, and only those are counted. Any other keyword is
+    looked for in every memory.
     """
 
-    def __init__(self, memories: list[Memory], previous: Corpus | None = None) -> None:
-        self.memories = memories
-        known = previous._lowered if previous is not None else {}
-        self._lowered: dict[Memory, bytes] = {}
-        parts: list[bytes] = []
-        self._starts: list[int] = []
-        offset = 0
-        for m in memories:
-            text = known.get(m)
-            if text is None:
-                text = f"{m.slug}\0{m.description}\0{m.body}\0".lower().encode()
-            self._lowered[m] = text
-            self._starts.append(offset)
-            parts.append(text)
-            offset += len(text)
-        self._text = b"".join(parts)
-        self._ends = [*self._starts[1:], offset]
+    def __init__(self) -> None:
+        self.commit: str | None = None
+        """The commit the index reflects."""
+        self._docs: dict[str, tuple[Memory, str]] = {}
+        # word → slug → how often the word occurs in that memory
+        self._postings: dict[str, dict[str, int]] = {}
+        self._vocab: list[str] = []
+        self._vocab_text = ""
+        self._vocab_starts: list[int] = []
+
+    def reset(self, memories: list[Memory], commit: str | None) -> None:
+        """Index exactly ``memories``, as of ``commit``."""
+        self._docs.clear()
+        self._postings.clear()
+        self._vocab.clear()
+        self._vocab_text, self._vocab_starts = "", []
+        for memory in memories:
+            self.put(memory)
+        self.commit = commit
+
+    def put(self, memory: Memory) -> None:
+        """Index ``memory``, replacing what its slug held."""
+        self.remove(memory.slug)
+        text = f"{memory.slug}\0{memory.description}\0{memory.body}".lower()
+        self._docs[memory.slug] = (memory, text)
+        for word, count in Counter(_WORD.findall(text)).items():
+            slugs = self._postings.get(word)
+            if slugs is None:
+                slugs = self._postings[word] = {}
+                self._vocab.append(word)
+            slugs[memory.slug] = count
+
+    def remove(self, slug: str) -> None:
+        old = self._docs.pop(slug, None)
+        if old is not None:
+            for word in set(_WORD.findall(old[1])):
+                self._postings[word].pop(slug, None)
 
     def search(self, keywords: list[str], limit: int) -> list[Hit]:
         """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
-        distinct: dict[int, int] = {}
-        frequency: dict[int, int] = {}
-        text, starts, ends = self._text, self._starts, self._ends
-        for keyword in dict.fromkeys(k.lower().encode() for k in keywords if k):
-            at = text.find(keyword)
-            while at >= 0:
-                doc = bisect.bisect_right(starts, at) - 1
-                distinct[doc] = distinct.get(doc, 0) + 1
-                frequency[doc] = frequency.get(doc, 0) + text.count(keyword, at, ends[doc])
-                at = text.find(keyword, ends[doc])
-        ranked = sorted(
-            distinct, key=lambda d: (-distinct[d], -frequency[d], self.memories[d].slug)
+        distinct: Counter[str] = Counter()
+        frequency: Counter[str] = Counter()
+        for keyword in dict.fromkeys(k.lower() for k in keywords if k):
+            found = self._occurrences(keyword)
+            distinct.update(found.keys())
+            frequency.update(found)
+        ranked = heapq.nsmallest(
+            limit or len(distinct), ((-n, -frequency[slug], slug) for slug, n in distinct.items())
         )
-        if limit:
-            ranked = ranked[:limit]
-        return [Hit(self.memories[d], distinct[d], frequency[d]) for d in ranked]
+        return [Hit(self._docs[slug][0], -n, -f) for n, f, slug in ranked]
+
+    def _occurrences(self, keyword: str) -> dict[str, int]:
+        """How often ``keyword`` occurs in each memory that has it."""
+        if not _WORD.fullmatch(keyword):
+            found = {slug: text.count(keyword) for slug, (_, text) in self._docs.items()}
+            return {slug: n for slug, n in found.items() if n}
+        # a word keyword occurs only inside words: its count in a memory is the sum,
+        # over the words that contain it, of the word's count times its count in the word
+        counts: dict[str, int] = {}
+        for word in self._words_containing(keyword):
+            per = word.count(keyword)
+            postings = self._postings[word]
+            if not counts:
+                counts = {slug: n * per for slug, n in postings.items()}
+            else:
+                for slug, n in postings.items():
+                    counts[slug] = counts.get(slug, 0) + n * per
+        return counts
+
+    def _words_containing(self, keyword: str) -> list[str]:
+        if len(self._vocab_starts) < len(self._vocab):
+            # the vocabulary only grows; a word whose memories are gone matches nothing
+            self._vocab_text = "\0".join(self._vocab) + "\0"
+            self._vocab_starts, offset = [], 0
+            for word in self._vocab:
+                self._vocab_starts.append(offset)
+                offset += len(word) + 1
+        words: list[str] = []
+        text, starts = self._vocab_text, self._vocab_starts
+        at = text.find(keyword)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            words.append(self._vocab[i])
+            at = text.find(keyword, starts[i + 1] if i + 1 < len(starts) else len(text))
+        return words
+
+
+_WORD = re.compile(r"\w+")
