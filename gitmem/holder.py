@@ -97,6 +97,7 @@ class Holder:
         binding: Binding,
         *,
         transfer_note: str | None = None,
+        author: Author | None = None,
     ) -> None:
         self.repo = repo
         self.capability = capability
@@ -108,7 +109,7 @@ class Holder:
         self.transfer_note = transfer_note
         """Why a successor starts on a fresh store, when it does."""
         self._strategy: Strategy = STRATEGIES[capability.implementation]
-        self._author = Author.agent(agent.instance)
+        self._author = author or Author.agent(agent.instance)
         self._block: str | None = None
         self._prompt: str | None = None
         self._search: SearchIndex | None = None
@@ -368,6 +369,13 @@ class Holder:
         if self._sandbox is None:
             self._sandbox = Sandbox()
         return self._sandbox
+
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Run this holder's programs and onUse scripts in ``sandbox`` (a harness's own
+        time and memory limits); the one it had, if any, is closed."""
+        if self._sandbox is not None and self._sandbox is not sandbox:
+            self._sandbox.close()
+        self._sandbox = sandbox
 
     @property
     def loader(self) -> Sandbox:

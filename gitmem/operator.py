@@ -250,7 +250,8 @@ def operator_holder(repo: Repository, store: str, author: Author) -> Holder:
     """A writable holder of ``store`` for the operator, under the store's own limits."""
     instance = re.sub(r"[^A-Za-z0-9._-]", "-", author.name).strip(".-") or "operator"
     agent = Agent("operator", instance[:100])
-    return Holder(repo, recorded_capability(repo, store), agent, Binding(store, True))
+    capability = recorded_capability(repo, store)
+    return Holder(repo, capability, agent, Binding(store, True), author=author)
 
 
 def state(repo: Repository, store: str) -> dict[str, Any]:

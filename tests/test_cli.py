@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from gitmem import Author, Change, Memory, Repository
+from gitmem import Agent, Author, Capability, Change, Memory, Repository
 from gitmem.cli import cli, find_repository
 from gitmem.store import files
 
@@ -451,3 +451,107 @@ def test_script_round_trip(tmp_path: Path) -> None:
         {"slug": "todo", "description": "tasks", "chars": 7, "lines": 1}
     ]
     assert script("frobnicate", cwd=tmp_path).returncode == 2
+
+
+# -- the capability's commands ------------------------------------------------------
+
+
+def _bound(repo: Repository, implementation: str, **limits: int) -> None:
+    """A store written through a binding, so it records its strategy and limits."""
+    params = {
+        "scope": "shared",
+        "maxCount": 0,
+        "maxLenPerMemory": 0,
+        "maxTotalLen": 0,
+        "maxLenIndex": 0,
+        "maxLenDescription": 0,
+        "maxResults": 25,
+        **limits,
+    }
+    cap = Capability.from_dict({"implementation": implementation, "params": params})
+    holder = repo.bind(cap, Agent("ops", "agent-1"))
+    assert holder is not None
+    for slug, body in (("deploy", "roll the canary first"), ("api", "errors use an envelope")):
+        assert holder.call("create_memory", {"name": slug, "description": "d", "body": body}).ok
+
+
+def test_operator_edit_over_a_bindings_limit_is_refused(repo: Repository) -> None:
+    """An operator edit obeys the limits of the binding that wrote the store."""
+    _bound(repo, "keyword-search", maxLenPerMemory=30)
+    before = repo.head("profile/ops")
+    result = run(repo, "edit", "deploy", "--body", "x" * 31)
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        "Error: refused: the body of `deploy` in characters would be 31, over "
+        "maxLenPerMemory (30). Shorten it, or split it into smaller memories."
+    )
+    assert repo.head("profile/ops") == before
+
+
+def test_search_ranks_and_prints_json(repo: Repository) -> None:
+    """search finds by substring and its JSON names slug, description and excerpt."""
+    _bound(repo, "keyword-search")
+    result = run(repo, "search", "CANARY", "--json")
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert [h["slug"] for h in hits] == ["deploy"]
+    assert hits[0]["description"] == "d" and "canary" in hits[0]["excerpt"]
+
+
+def test_state_json_round_trips_the_library_state(repo: Repository) -> None:
+    """state --json carries the totals, peaks and the limits the store was written under."""
+    _bound(repo, "markdown", maxLenIndex=500)
+    event = json.loads(run(repo, "state", "--json").stdout)
+    assert event["type"] == "memory_state"
+    assert event["totals"] == {"count": 2, "chars": 43, "lines": 2}
+    assert event["peaks"] == event["totals"]
+    assert event["limits"]["maxLenIndex"] == 500
+    assert [m["slug"] for m in event["memories"]] == ["api", "deploy"]
+
+
+def test_run_executes_a_program_against_the_store(repo: Repository, tmp_path: Path) -> None:
+    """run prints what the program logged, and its memories calls are the store's calls."""
+    _bound(repo, "markdown")
+    program = tmp_path / "p.ts"
+    program.write_text(
+        'import { memories } from "gitmem";\n'
+        'const text: string = memories.readMemory({ name: "deploy" });\n'
+        "console.log(text.split('\\n')[2]);\n"
+        'memories.createMemory({ name: "from-run", description: "d", body: "b" });\n'
+    )
+    result = run(repo, "run", str(program))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "roll the canary first\n"
+    created = repo.revisions("profile/ops", "from-run")
+    assert [r.author for r in created] == ["Ada Operator"]
+
+
+def test_run_exits_1_when_the_program_fails(repo: Repository, tmp_path: Path) -> None:
+    """A program that throws makes run exit 1 with the error on one line."""
+    _bound(repo, "markdown")
+    program = tmp_path / "p.ts"
+    program.write_text('throw new Error("boom");\n')
+    result = run(repo, "run", str(program))
+    assert result.exit_code == 1
+    assert error_line(result).startswith("Error: Error: boom")
+
+
+def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
+    """The demo shows a refusal, a notice, a compaction, a code memory and its onUse view."""
+    result = run(str(tmp_path / "demo.git"), "demo")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for moment in (
+        "[limit-exceeded] refused: the description",
+        "Another agent sharing your memories has made changes since your last turn:",
+        "A compaction boundary rebuilds bob's index",
+        "view opened by the load: csvTools.parseCsv",
+        "next turn, the onUse view: csv-notes: Row 1 is a header on exports after March.",
+        "peaks: 2 memories",
+        "delete deploy-runbook (r2)",
+    ):
+        assert moment in out, moment
+    assert Repository.open(str(tmp_path / "demo.git")).stores() == [
+        "instance/carol",
+        "profile/ops",
+    ]

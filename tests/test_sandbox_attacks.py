@@ -1,8 +1,9 @@
-"""The attack catalogue: every way out of the sandbox fails, and the sandbox goes on working.
+"""The attack catalogue: every way out of the sandbox fails, and the holder goes on working.
 
-Each case runs one hostile program, asserts that its effect did not happen (the run is
-not ok, a file was not written, a secret was not read, the host and the runtime are still
-alive), then has the same sandbox run a normal program with a normal bridge call.
+Each case runs one hostile program through a holder, asserts that its effect did not
+happen (the run is not ok, a file was not written, a secret was not read, the host and
+the runtime are still alive), then has the same holder run a normal program with a
+``memories`` call and a normal tool call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from string import Template
 
 import pytest
 
+from gitmem import Agent, Capability, Holder, Repository
 from gitmem.sandbox import ProgramResult, Sandbox
 
 SECRET = "s3cr3t-d0-n0t-l3ak"
@@ -28,7 +30,7 @@ OUTPUT_CAP = 4_000
 class Ctx:
     """What an attack may aim at, and what the checks look at afterwards."""
 
-    sandbox: Sandbox
+    holder: Holder
     secret_file: Path
     secret_module: Path
     target: Path
@@ -39,9 +41,9 @@ class Ctx:
     def port(self) -> int:
         return int(self.listener.getsockname()[1])
 
-    def bridge(self, name: str, args: dict[str, object]) -> tuple[bool, str]:
-        self.calls.append(name)
-        return True, f"{name} {args.get('name')}"
+    @property
+    def sandbox(self) -> Sandbox:
+        return self.holder.sandbox
 
     def run(self, source: str) -> ProgramResult:
         values = {
@@ -52,7 +54,7 @@ class Ctx:
             "env": ENV_NAME,
             "socket": self.socket_path(),
         }
-        return self.sandbox.run(Template(source).substitute(values), modules={}, bridge=self.bridge)
+        return self.holder.run_program(Template(source).substitute(values))
 
     def socket_path(self) -> str:
         process = self.sandbox._process  # pyright: ignore[reportPrivateUsage]
@@ -69,13 +71,34 @@ class Ctx:
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(time_limit=1.0, memory_mb=64, output_cap=OUTPUT_CAP) as box:
-        yield box
+def holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Holder]:
+    """One markdown holder for the whole catalogue, with a memory `a` to read."""
+    repo = Repository.init(str(tmp_path_factory.mktemp("attacks") / "mem.git"))
+    cap = Capability.from_dict(
+        {
+            "implementation": "markdown",
+            "params": {
+                "scope": "isolated",
+                "maxCount": 0,
+                "maxLenPerMemory": 0,
+                "maxTotalLen": 0,
+                "maxLenIndex": 0,
+                "maxLenDescription": 0,
+                "maxResults": 0,
+            },
+        }
+    )
+    bound = repo.bind(cap, Agent("attacker", "mallory"))
+    assert bound is not None
+    assert bound.call("create_memory", {"name": "a", "description": "d", "body": "b"}).ok
+    bound.use_sandbox(Sandbox(time_limit=1.0, memory_mb=64, output_cap=OUTPUT_CAP))
+    yield bound
+    bound.close()
+    repo.close()
 
 
 @pytest.fixture
-def ctx(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ctx]:
+def ctx(holder: Holder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ctx]:
     monkeypatch.setenv(ENV_NAME, SECRET)
     secret_file = tmp_path / "secret.txt"
     secret_file.write_text(SECRET)
@@ -85,7 +108,18 @@ def ctx(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     try:
-        yield Ctx(sandbox, secret_file, secret_module, tmp_path / "written.txt", listener)
+        context = Ctx(holder, secret_file, secret_module, tmp_path / "written.txt", listener)
+        bridge = holder._bridge  # pyright: ignore[reportPrivateUsage]
+
+        def counting(name: str, args: dict[str, object]) -> tuple[bool, str]:
+            context.calls.append(name)
+            return bridge(name, args)
+
+        holder._bridge = counting  # type: ignore[method-assign]
+        try:
+            yield context
+        finally:
+            del holder._bridge
     finally:
         listener.close()
 
@@ -361,7 +395,7 @@ ATTACKS: list[tuple[str, str, Callable[[ProgramResult, Ctx], None]]] = [
 def test_attack_is_contained(
     ctx: Ctx, source: str, check: Callable[[ProgramResult, Ctx], None]
 ) -> None:
-    """The attack fails, and the same sandbox then runs a program and a bridge call."""
+    """The attack fails; the same holder then runs a program and a tool call."""
     result = ctx.run(source)
     check(result, ctx)
     assert SECRET not in result.output
@@ -371,5 +405,6 @@ def test_attack_is_contained(
         "const n: number = 6 * 7;\n"
         'console.log(n, memories.readMemory({ name: "a" }));'
     )
-    assert normal == ProgramResult(True, "42 readMemory a\n", None)
+    assert normal == ProgramResult(True, "42 `a` — d\n\nb\n", None)
     assert ctx.calls == ["readMemory"]
+    assert ctx.holder.call("read_memory", {"name": "a"}).ok
