@@ -16,7 +16,7 @@ usage error exits 2; nothing ever prints a traceback.
 - ``check``: ``{"healthy", "problems": [str]}``
 
 A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
-"body", "author", "commit", "time"}`` (``Revision.event()``).
+"body", "code", "on_use", "author", "commit", "time"}`` (``Revision.event()``).
 """
 
 from __future__ import annotations

@@ -21,14 +21,15 @@ from __future__ import annotations
 import getpass
 import re
 import socket
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, cast
 
-from gitmem.capability import Capability, Limits
-from gitmem.errors import InvalidArgument, InvalidAuthor, NotFound
+from gitmem.capability import Capability, Implementation, Limits
+from gitmem.errors import GitmemError, InvalidArgument, InvalidAuthor, NotFound
 from gitmem.holder import CAPABILITY_TRAILER, Holder, limits_from_trailer
 from gitmem.limits import check_write
 from gitmem.repository import Repository
+from gitmem.sandbox import Sandbox
 from gitmem.scope import Agent, Binding
 from gitmem.store import Snapshot, git_identity
 from gitmem.strategies import STRATEGIES
@@ -217,12 +218,34 @@ def delete(repo: Repository, store: str, author: Author, slug: str) -> Revision:
 
 
 def code_problems(repo: Repository) -> list[str]:
-    """Problems with stored code halves (ones that do not compile).
+    """Every stored code half, in every store's head, that does not compile."""
+    problems: list[str] = []
+    with Sandbox() as sandbox:
+        for store in repo.stores():
+            for memory in _readable_memories(repo, store):
+                for half, source in (("code", memory.code), ("onUse script", memory.on_use)):
+                    diagnostic = sandbox.compile(source) if source else None
+                    if diagnostic:
+                        problems.append(
+                            f"{store}: the {half} of {memory.slug} does not compile: {diagnostic}"
+                        )
+    return problems
 
-    Seam: filled in once the sandbox can compile a code half without running it.
-    """
-    del repo
-    return []
+
+def _readable_memories(repo: Repository, store: str) -> Iterator[Memory]:
+    """The memories of a store's head that read; the object check reports the rest."""
+    try:
+        snapshot = repo.snapshot(store)
+        slugs = snapshot.slugs()
+    except GitmemError:
+        return
+    for slug in slugs:
+        try:
+            memory = snapshot.get(slug)
+        except GitmemError:
+            continue
+        if memory is not None:
+            yield memory
 
 
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
@@ -240,9 +263,7 @@ def recorded_capability(repo: Repository, store: str) -> Capability:
     found = limits_from_trailer(trailer) if trailer else None
     strategy, limits = found if found else (STRATEGIES["markdown"], Limits(max_results=25))
     return Capability(
-        implementation=strategy.name,  # type: ignore[arg-type]
-        scope="shared",
-        limits=limits,
+        implementation=cast(Implementation, strategy.name), scope="shared", limits=limits
     )
 
 

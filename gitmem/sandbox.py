@@ -48,7 +48,6 @@ __all__ = [
     "ProgramResult",
     "Sandbox",
     "View",
-    "check_source",
     "module_key",
 ]
 
@@ -730,24 +729,6 @@ class Sandbox:
         if not sys.is_finalizing():
             with contextlib.suppress(Exception):
                 self.close()
-
-
-_shared: Sandbox | None = None
-_shared_lock = threading.Lock()
-
-
-def check_source(source: str, what: str) -> str | None:
-    """Compile one code half (``what`` names it, e.g. ``"code"``) in a shared sandbox.
-
-    Returns a located diagnostic ``line:column: message`` or ``None``.
-    """
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = Sandbox()
-        sandbox = _shared
-    diagnostic = sandbox.compile(source)
-    return None if diagnostic is None else diagnostic
 
 
 # Signatures come from the source text: the runtime knows which exports are

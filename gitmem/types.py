@@ -185,6 +185,8 @@ class Revision:
             "op": self.op,
             "description": self.description,
             "body": self.body,
+            "code": self.code,
+            "on_use": self.on_use,
             "author": self.author,
             "commit": self.commit,
             "time": self.time,

@@ -555,3 +555,16 @@ def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
         "instance/carol",
         "profile/ops",
     ]
+
+
+def test_check_finds_code_that_does_not_compile(repo: Repository) -> None:
+    """check compiles every stored code half and lists the ones that fail, located."""
+    good = Memory("good", "d", "b", code="export const a: number = 1;")
+    bad = Memory("bad", "d", "b", on_use="views.openText(")
+    for memory in (good, bad):
+        repo.mutate("notes", AGENT, lambda _, m=memory: Change("create", m.slug, m))
+    result = run(repo, "check", "--json")
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1
+    assert problems[0].startswith("notes: the onUse script of bad does not compile: 1:")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitmem.errors import CodeError, InternalError
-from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, check_source, module_key
+from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 
 CSV_TOOLS = """\
 export function parseCsv(text: string): string[][] {
@@ -80,14 +80,6 @@ def test_compile_does_not_run_the_code(sandbox: Sandbox) -> None:
     """Compiling checks syntax only: a module that loops forever still compiles at once."""
     assert sandbox.compile("const n: number = 1;\nwhile (true) {}\n") is None
     assert sandbox.compile('views.openText("t", "x");') is None
-
-
-def test_check_source_uses_a_shared_sandbox() -> None:
-    """``check_source`` compiles without a caller-held sandbox."""
-    assert check_source("export const a: number = 1;", "code") is None
-    assert check_source("export const = 1;", "onUse") == (
-        "1:14: Unexpected token `=`. Expected yield, an identifier, [ or {"
-    )
 
 
 def test_load_documents_each_exported_function(sandbox: Sandbox) -> None:

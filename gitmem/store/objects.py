@@ -59,16 +59,20 @@ class ObjectReader:
         store = self.repo.object_store
         with self.lock:
             try:
-                return store[key]
-            except KeyError:
-                # a concurrent pack may have moved it: look at the packs afresh
-                _ = store.packs
                 try:
                     return store[key]
                 except KeyError:
-                    raise StorageError(
-                        f"object {key.decode()} is missing; run `gitmem check`"
-                    ) from None
+                    # a concurrent pack may have moved it: look at the packs afresh
+                    _ = store.packs
+                    return store[key]
+            except KeyError:
+                raise StorageError(
+                    f"object {key.decode()} is missing; run `gitmem check`"
+                ) from None
+            except Exception as exc:  # zlib, format and I/O errors: a damaged object
+                raise StorageError(
+                    f"object {key.decode()} does not read ({exc}); run `gitmem check`"
+                ) from exc
 
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
