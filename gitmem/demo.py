@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from gitmem.capability import Capability
+from gitmem.capability import Capability, Limits
 from gitmem.holder import Holder, ToolResult
 from gitmem.repository import Repository
 from gitmem.scope import Agent
@@ -45,18 +45,6 @@ console.log(`parsed ${rows.length} rows; header: ${rows[0].join(" | ")}`);
 """
 
 
-def _params(**limits: int) -> dict[str, int]:
-    base = {
-        "maxCount": 0,
-        "maxLenPerMemory": 0,
-        "maxTotalLen": 0,
-        "maxLenIndex": 0,
-        "maxLenDescription": 0,
-        "maxResults": 25,
-    }
-    return {**base, **limits}
-
-
 def run_demo(path: str | None = None, echo: Callable[[str], None] = print) -> None:
     """Run the scripted session on the repository at ``path`` (default: a temporary one)."""
     if path is None:
@@ -81,27 +69,15 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
     repo = Repository.init(path)
     echo(f"gitmem demo: a real repository at {repo.directory}")
 
-    markdown = Capability.from_dict(
-        {
-            "id": "memories",
-            "enabled": True,
-            "implementation": "markdown",
-            "params": {
-                "scope": "shared",
-                **_params(maxLenIndex=400, maxLenDescription=60, maxLenPerMemory=2000),
-            },
-        }
+    markdown = Capability(
+        "markdown",
+        "shared",
+        Limits(max_len_per_memory=2000, max_len_index=400, max_len_description=60),
     )
-    scratchpad = Capability.from_dict(
-        {
-            "id": "memories",
-            "enabled": True,
-            "implementation": "scratchpad",
-            "params": {
-                "scope": "isolated",
-                **_params(maxCount=8, maxTotalLen=4000, maxLenDescription=80),
-            },
-        }
+    scratchpad = Capability(
+        "scratchpad",
+        "isolated",
+        Limits(max_count=8, max_total_len=4000, max_len_description=80),
     )
 
     say("Two agents of the profile 'ops' share one markdown store")

@@ -670,20 +670,9 @@ class Holder:
 
     def state(self) -> Event:
         """The ``memory_state`` event: the set as it stands, limits and peaks."""
-        snapshot = self.repo.snapshot(self.store_id)
-        return {
-            "type": "memory_state",
-            "store": self.store_id,
-            "scope": self.scope,
-            "writable": self.writable,
-            "memories": [
-                {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-                for m in snapshot.memories()
-            ],
-            "totals": snapshot.totals.as_dict(),
-            "limits": self.capability.limits.as_params(),
-            "peaks": snapshot.peaks.as_dict(),
-        }
+        return state_event(
+            self.repo.snapshot(self.store_id), self.scope, self.writable, self.capability.limits
+        )
 
     def revisions(self) -> list[Event]:
         """Every ``memory_revision`` of the store, in order."""
@@ -748,6 +737,23 @@ class Holder:
             )
         binding = Binding(self.store_id, capability.scope != "read-only")
         return Holder(self.repo, capability, agent, binding)
+
+
+def state_event(snapshot: Snapshot, scope: str, writable: bool, limits: Limits) -> Event:
+    """The ``memory_state`` event of a store as of ``snapshot``."""
+    return {
+        "type": "memory_state",
+        "store": snapshot.store,
+        "scope": scope,
+        "writable": writable,
+        "memories": [
+            {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
+            for m in snapshot.memories()
+        ],
+        "totals": snapshot.totals.as_dict(),
+        "limits": limits.as_params(),
+        "peaks": snapshot.peaks.as_dict(),
+    }
 
 
 def capability_trailer(capability: Capability) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Protocol, cast
 
 from gitmem.capability import Capability, Implementation, Limits
 from gitmem.errors import GitmemError, InvalidArgument, InvalidAuthor, NotFound
-from gitmem.holder import CAPABILITY_TRAILER, Holder, limits_from_trailer
+from gitmem.holder import CAPABILITY_TRAILER, Holder, limits_from_trailer, state_event
 from gitmem.limits import check_write
 from gitmem.repository import Repository
 from gitmem.sandbox import Sandbox
@@ -277,20 +277,8 @@ def operator_holder(repo: Repository, store: str, author: Author) -> Holder:
 
 def state(repo: Repository, store: str) -> dict[str, Any]:
     """The store's ``memory_state`` as an operator sees it (scope ``operator``)."""
-    snapshot = repo.snapshot(store)
-    return {
-        "type": "memory_state",
-        "store": store,
-        "scope": "operator",
-        "writable": True,
-        "memories": [
-            {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-            for m in snapshot.memories()
-        ],
-        "totals": snapshot.totals.as_dict(),
-        "limits": recorded_capability(repo, store).limits.as_params(),
-        "peaks": snapshot.peaks.as_dict(),
-    }
+    limits = recorded_capability(repo, store).limits
+    return state_event(repo.snapshot(store), "operator", True, limits)
 
 
 def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:

@@ -374,20 +374,8 @@ class Repository:
         commit.message = format_message(facts)
         shown = new or old
         assert shown is not None
-        revision = Revision(
-            store=snapshot.store,
-            slug=change.slug,
-            revision=facts.revision,
-            op=change.op,
-            description=shown.description,
-            body=shown.body,
-            code=shown.code,
-            on_use=shown.on_use,
-            author=author.name,
-            commit=commit.id.decode(),
-            time=commit.author_time,
-            totals=totals,
-            peaks=facts.peaks,
+        revision = _revision(
+            snapshot.store, commit.id.decode(), facts, shown, author.name, commit.author_time
         )
         return revision, commit, objects
 
@@ -477,21 +465,8 @@ class Repository:
                 "memory is not in its tree; run `gitmem check`"
             )
         memory = self._reader.memory(entry.slug, MemoryFiles(md, code, on_use))
-        return Revision(
-            store=store,
-            slug=entry.slug,
-            revision=entry.revision,
-            op=entry.op,
-            description=memory.description,
-            body=memory.body,
-            code=memory.code,
-            on_use=memory.on_use,
-            author=commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0],
-            commit=entry.commit,
-            time=commit.author_time,
-            totals=facts.totals,
-            peaks=facts.peaks,
-        )
+        author = commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
+        return _revision(store, entry.commit, facts, memory, author, commit.author_time)
 
     def check(self, progress: Callable[[int], None] | None = None) -> list[str]:
         """Every problem in the repository's objects and memory files; empty if healthy."""
@@ -504,6 +479,26 @@ class Repository:
             yield sha
             parents = self._reader.commit(sha).parents
             sha = parents[0].decode() if parents else None
+
+
+def _revision(
+    store: str, commit: str, facts: Facts, memory: Memory, author: str, time: int
+) -> Revision:
+    return Revision(
+        store=store,
+        slug=facts.slug,
+        revision=facts.revision,
+        op=facts.op,
+        description=memory.description,
+        body=memory.body,
+        code=memory.code,
+        on_use=memory.on_use,
+        author=author,
+        commit=commit,
+        time=time,
+        totals=facts.totals,
+        peaks=facts.peaks,
+    )
 
 
 def _origin() -> tuple[Tree, Commit]:
