@@ -7,6 +7,7 @@ import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 
 from gitmem.types import Memory
 
@@ -106,12 +107,15 @@ class SearchIndex:
 
     def search(self, keywords: list[str], limit: int) -> list[Hit]:
         """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
-        distinct: Counter[str] = Counter()
-        frequency: Counter[str] = Counter()
-        for keyword in dict.fromkeys(k.lower() for k in keywords if k):
-            found = self._occurrences(keyword)
-            distinct.update(found.keys())
-            frequency.update(found)
+        found = [self._occurrences(k) for k in dict.fromkeys(k.lower() for k in keywords if k)]
+        found = [f for f in found if f]
+        if not found:
+            return []
+        distinct = Counter(chain.from_iterable(found))
+        frequency = dict(found[0])
+        for more in found[1:]:
+            for slug, n in more.items():
+                frequency[slug] = frequency.get(slug, 0) + n
         ranked = heapq.nsmallest(
             limit or len(distinct), ((-n, -frequency[slug], slug) for slug, n in distinct.items())
         )
@@ -124,15 +128,14 @@ class SearchIndex:
             return {slug: n for slug, n in found.items() if n}
         # a word keyword occurs only inside words: its count in a memory is the sum,
         # over the words that contain it, of the word's count times its count in the word
+        words = self._words_containing(keyword)
+        if len(words) == 1 and words[0].count(keyword) == 1:
+            return self._postings[words[0]]  # the common case: read, never changed
         counts: dict[str, int] = {}
-        for word in self._words_containing(keyword):
+        for word in words:
             per = word.count(keyword)
-            postings = self._postings[word]
-            if not counts:
-                counts = {slug: n * per for slug, n in postings.items()}
-            else:
-                for slug, n in postings.items():
-                    counts[slug] = counts.get(slug, 0) + n * per
+            for slug, n in self._postings[word].items():
+                counts[slug] = counts.get(slug, 0) + n * per
         return counts
 
     def _words_containing(self, keyword: str) -> list[str]:
