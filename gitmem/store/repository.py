@@ -385,18 +385,27 @@ class Repository:
         store = self._repo.object_store
         objects_dir = os.path.join(self.directory, "objects")
         dirs: set[str] = set()
+        new_dir = False
         with self._read_lock:
             for obj in objects:
+                fanout = os.path.join(objects_dir, obj.id.decode()[:2])
+                new_dir = new_dir or not os.path.isdir(fanout)
                 for _ in range(2):
                     try:
                         store.add_object(obj)
                         break
                     except FileLocked as exc:
                         remove_stale(os.fsdecode(exc.lockfilename))
-                dirs.add(os.path.join(objects_dir, obj.id.decode()[:2]))
+                else:
+                    raise StorageError(
+                        f"object {obj.id.decode()} stays locked by another program; "
+                        "stop it and try again"
+                    )
+                dirs.add(fanout)
         for d in dirs:
             fsync_dir(d)
-        fsync_dir(objects_dir)
+        if new_dir:
+            fsync_dir(objects_dir)
 
     def _publish(self, ref: Ref, old: str | None, new: str) -> bool:
         """Compare-and-swap ``ref`` from ``old`` to ``new`` (must hold the write lock)."""
@@ -415,8 +424,10 @@ class Repository:
             return False
         if ok:
             parts = ref.decode().split("/")
+            # a new ref may have created its folders: make each of them durable too
+            lowest = 1 if old is None else len(parts) - 1
             try:
-                for depth in range(len(parts) - 1, 0, -1):
+                for depth in range(len(parts) - 1, lowest - 1, -1):
                     fsync_dir(os.path.join(self.directory, *parts[:depth]))
             except OSError:
                 # the ref has moved and readers see the write: it is published, and
