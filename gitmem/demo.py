@@ -163,9 +163,9 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
     show("alice", "delete_memory", {"name": "deploy-runbook"}, alice)
     state = alice.state()
     echo(
-        f"{state['store']}: {state['totals']['count']} memories, "
-        f"{state['totals']['chars']} characters now; peaks: {state['peaks']['count']} "
-        f"memories, {state['peaks']['chars']} characters"
+        f"{state['store']}: {_memories(state['totals']['count'])}, "
+        f"{state['totals']['chars']} characters now; peaks: "
+        f"{_memories(state['peaks']['count'])}, {state['peaks']['chars']} characters"
     )
 
     say(f"git log {alice.store_id}")
@@ -178,6 +178,10 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
     else:
         echo("That repository was temporary; `gitmem --repo DIR demo` keeps one to inspect.")
     repo.close()
+
+
+def _memories(count: int) -> str:
+    return f"{count} memory" if count == 1 else f"{count} memories"
 
 
 def _short(value: object) -> str:
