@@ -19,21 +19,14 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
 
-from dulwich.objects import Blob, Commit, ObjectID, Tree
-from dulwich.repo import Repo
+from seeding import write_store
 
-from gitmem import Agent, Author, Capability, Repository, Totals
-from gitmem.store import files
-from gitmem.store.message import Facts, format_message
+from gitmem import Agent, Capability, Repository
 from gitmem.types import Memory
 
 STORE = "profile/bench"
-AUTHOR = Author.agent("bench")
-DIR_MODE = 0o040000
-FILE_MODE = 0o100644
 WORDS = [
     "alpha",
     "bravo",
@@ -114,46 +107,18 @@ def text(rng: random.Random, size: int) -> str:
 def build_store(path: str, count: int, body_chars: int) -> Repository:
     """A repository whose store ``STORE`` holds ``count`` memories, in one gitmem commit."""
     rng = random.Random(count)
-    repo = Repository.init(path)
-    raw = Repo(path)
-    buckets: dict[str, dict[str, bytes]] = {}
-    objects: list[Any] = []
-    chars = lines = 0
-    for i in range(count):
-        slug = f"note-{i:05d}"
-        body = text(rng, body_chars)
-        # two rare words, in about 1% of memories each, for a selective query
-        for word, every in (("canary", 97), ("pagination", 89)):
-            if i % every == 0:
-                at = rng.randrange(body_chars // 2)
-                body = (body[:at] + f" {word} " + body[at:])[:body_chars]
-        memory = Memory(slug, f"{rng.choice(WORDS)} notes, number {i}", body)
-        chars, lines = chars + memory.chars, lines + memory.lines
-        for name, data in files.encode(memory).items():
-            blob = Blob.from_string(data)
-            objects.append(blob)
-            buckets.setdefault(files.bucket(slug), {})[name] = blob.id
-    root = Tree()
-    for bucket, entries in sorted(buckets.items()):
-        sub = Tree()
-        for name, sha in entries.items():
-            sub.add(name.encode(), FILE_MODE, sha)
-        objects.append(sub)
-        root.add(bucket.encode(), DIR_MODE, sub.id)
-    objects.append(root)
-    totals = Totals(count, chars, lines)
-    commit = Commit()
-    commit.tree = root.id
-    commit.parents = []
-    commit.author = commit.committer = AUTHOR.ident()
-    commit.author_time = commit.commit_time = int(time.time())
-    commit.author_timezone = commit.commit_timezone = 0
-    commit.message = format_message(Facts("note-00000", "create", 1, totals, totals, {}))
-    objects.append(commit)
-    raw.object_store.add_objects([(o, None) for o in objects])
-    raw.refs[b"refs/heads/" + STORE.encode()] = ObjectID(commit.id)
-    raw.close()
-    return repo
+
+    def memories() -> Iterator[Memory]:
+        for i in range(count):
+            body = text(rng, body_chars)
+            # two rare words, in about 1% of memories each, for a selective query
+            for word, every in (("canary", 97), ("pagination", 89)):
+                if i % every == 0:
+                    at = rng.randrange(body_chars // 2)
+                    body = (body[:at] + f" {word} " + body[at:])[:body_chars]
+            yield Memory(f"note-{i:05d}", f"{rng.choice(WORDS)} notes, number {i}", body)
+
+    return write_store(path, STORE, memories())
 
 
 def samples(fn: Callable[[], object], n: int) -> list[float]:

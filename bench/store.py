@@ -23,18 +23,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pygit2
-from dulwich.objects import Blob, Commit, ShaFile, Tree
+from dulwich.objects import Blob, ShaFile
 from dulwich.repo import Repo
+from seeding import AUTHOR, gitmem_commit, write_store
 
-from gitmem import Author, Change, Memory, Repository, Totals
+from gitmem import Change, Memory, Repository, Totals
 from gitmem.store import files
-from gitmem.store.message import Facts, format_message
+from gitmem.store.message import Facts
 
 STORE = "profile/bench"
 REF = b"refs/heads/" + STORE.encode()
-AUTHOR = Author.agent("bench")
-DIR_MODE = 0o040000
-FILE_MODE = 0o100644
 WRITES = 40
 GIT_ENV = {
     **os.environ,
@@ -65,52 +63,11 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def gitmem_commit(
-    root: Tree | None, parent: bytes | None, buckets: dict[str, dict[str, bytes]], facts: Facts
-) -> tuple[Tree, Commit, list[ShaFile]]:
-    """A root tree for ``buckets`` and a gitmem-style commit of it."""
-    objects: list[ShaFile] = []
-    tree = Tree()
-    for name in sorted(buckets):
-        sub = Tree()
-        for entry, sha in buckets[name].items():
-            sub.add(entry.encode(), FILE_MODE, sha)
-        objects.append(sub)
-        tree.add(name.encode(), DIR_MODE, sub.id)
-    objects.append(tree)
-    commit = Commit()
-    commit.tree = tree.id
-    commit.parents = [parent] if parent else []
-    commit.author = commit.committer = AUTHOR.ident()
-    commit.author_time = commit.commit_time = int(time.time())
-    commit.author_timezone = commit.commit_timezone = 0
-    commit.message = format_message(facts)
-    objects.append(commit)
-    return tree, commit, objects
-
-
 def build_store(path: str, count: int) -> Repository:
     """A gitmem repository whose store holds ``count`` memories, written in one commit."""
-    repo = Repository.init(path)
-    raw = Repo(path)
-    buckets: dict[str, dict[str, bytes]] = {}
-    objects: list[ShaFile] = []
-    chars = lines = 0
-    for i in range(count):
-        slug = f"m{i:05d}"
-        memory = Memory(slug, f"memory number {i}", body(i))
-        chars, lines = chars + memory.chars, lines + memory.lines
-        for name, data in files.encode(memory).items():
-            blob = Blob.from_string(data)
-            objects.append(blob)
-            buckets.setdefault(files.bucket(slug), {})[name] = blob.id
-    totals = Totals(count, chars, lines)
-    facts = Facts("m00000", "create", 1, totals, totals, {})
-    _, commit, more = gitmem_commit(None, None, buckets, facts)
-    raw.object_store.add_objects([(o, None) for o in objects + more])
-    raw.refs[REF] = commit.id
-    raw.close()
-    return repo
+    return write_store(
+        path, STORE, (Memory(f"m{i:05d}", f"memory number {i}", body(i)) for i in range(count))
+    )
 
 
 def write_change(slug: str, text: str) -> Callable[[Any], Change]:
@@ -258,7 +215,7 @@ def build_history(path: str, commits: int, target: str) -> Repository:
         )
         peaks = peaks.peak(totals)
         facts = Facts(slug, op, revisions[slug], totals, peaks, {})  # type: ignore[arg-type]
-        _, commit, more = gitmem_commit(None, parent, buckets, facts)
+        commit, more = gitmem_commit(parent, buckets, facts)
         objects.extend(more)
         parent = commit.id
     unique = {o.id: o for o in objects}
