@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import gitmem.sandbox
 from gitmem.errors import CodeError, InternalError
 from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 
@@ -153,6 +154,14 @@ console.error("done");
 """
     result = sandbox.run(program, modules={"csvTools": CSV_TOOLS}, bridge=refuse_all)
     assert result == ProgramResult(True, "bolt 2\ndone\n", None)
+
+
+def test_public_names_are_exactly_all() -> None:
+    """``gitmem.sandbox`` exports a sorted ``__all__`` and nothing else public."""
+    public = {n for n in vars(gitmem.sandbox) if not n.startswith("_")}
+    modules = {"keys", "launch", "process", "runner", "signatures", "annotations"}
+    assert gitmem.sandbox.__all__ == sorted(gitmem.sandbox.__all__)
+    assert set(gitmem.sandbox.__all__) == public - modules
 
 
 def test_memories_bridge_returns_text_and_throws_refusals(sandbox: Sandbox) -> None:
