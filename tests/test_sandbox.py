@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import gitmem.sandbox
-from gitmem.errors import CodeError, InternalError
+from gitmem.errors import CodeError, InternalError, InvalidArgument
 from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 
 CSV_TOOLS = """\
@@ -154,6 +154,26 @@ console.error("done");
 """
     result = sandbox.run(program, modules={"csvTools": CSV_TOOLS}, bridge=refuse_all)
     assert result == ProgramResult(True, "bolt 2\ndone\n", None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "modules", "message"),
+    [
+        ("script", {}, r"the run kind 'script' is unknown; use \"program\" or \"onuse\""),
+        ("program", {"csv-tools": CSV_TOOLS}, r"'csv-tools' cannot be a module key"),
+        ("program", {"1st": CSV_TOOLS}, r"'1st' cannot be a module key"),
+        ("onuse", {"memories": CSV_TOOLS}, r"'memories' cannot be a module key"),
+        ("program", {"views": CSV_TOOLS}, r"'views' cannot be a module key"),
+    ],
+)
+def test_run_refuses_bad_input_before_starting(
+    kind: str, modules: dict[str, str], message: str
+) -> None:
+    """An unknown kind or an unusable module key is InvalidArgument; no process starts."""
+    box = Sandbox()
+    with pytest.raises(InvalidArgument, match=message):
+        box.run("console.log(1)", modules=modules, bridge=refuse_all, kind=kind)
+    assert box.pid is None
 
 
 def test_public_names_are_exactly_all() -> None:

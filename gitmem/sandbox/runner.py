@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from gitmem.errors import CodeError, InternalError
+from gitmem.errors import CodeError, InternalError, InvalidArgument
 from gitmem.sandbox.process import Killed, Process, Retired
 from gitmem.sandbox.signatures import signatures
 
@@ -198,12 +198,18 @@ class Sandbox:
         The program may ``import { memories, views, <module keys> } from "gitmem"``;
         an onUse script also sees ``memories`` and ``views`` as globals. Each
         ``memories.<name>(args)`` call is answered by ``bridge(name, args)``.
+
+        Raises :class:`InvalidArgument` for an unknown ``kind`` or a key in ``modules``
+        that is not a usable module key.
         """
         if kind not in ("program", "onuse"):
-            raise ValueError(f"unknown run kind {kind!r}")
+            raise InvalidArgument(f'the run kind {kind!r} is unknown; use "program" or "onuse"')
         for key in modules:
             if not _IDENTIFIER.fullmatch(key) or key in ("memories", "views"):
-                raise ValueError(f"{key!r} cannot be a module key")
+                raise InvalidArgument(
+                    f"{key!r} cannot be a module key: a key must be a JavaScript identifier "
+                    "other than memories and views; derive one with module_key"
+                )
         return self._retrying(lambda: self._run_once(source, modules, bridge, kind))
 
     def _run_once(
