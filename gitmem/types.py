@@ -32,10 +32,10 @@ Op = str
 ``edit``, ``delete`` or ``rename`` (see ``check_op``). Whether a change removes a memory
 is said by its ``memory`` being ``None``, never by the op's name."""
 
-_OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
+OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
 
 SLUG_MAX = 64
-_SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def check_slug(slug: object) -> str:
@@ -46,7 +46,7 @@ def check_slug(slug: object) -> str:
         raise InvalidSlug(
             f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
         )
-    if not _SLUG_RE.fullmatch(slug):
+    if not SLUG_RE.fullmatch(slug):
         bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
         shown = " ".join(repr(c) for c in bad[:5])
         raise InvalidSlug(
@@ -63,7 +63,7 @@ def check_slug(slug: object) -> str:
 def check_op(op: object) -> str:
     """Return ``op`` if it is a usable op name (``[a-z][a-z-]{0,31}``), else raise
     ``InvalidArgument``."""
-    if not isinstance(op, str) or not _OP_RE.fullmatch(op):
+    if not isinstance(op, str) or not OP_RE.fullmatch(op):
         shown = repr(op[:40]) if isinstance(op, str) else type(op).__name__
         raise InvalidArgument(
             f"op {shown} is not usable; an op is a lowercase word of 1-32 letters and '-' "

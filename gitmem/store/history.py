@@ -111,7 +111,8 @@ class History:
         self._rows: list[Row] = []
         self._pos: dict[str, int] = {}  # commit → its last row
         self._by_slug: dict[str, list[int]] = {}  # slug → positions of its rows
-        self._peak: dict[str, list[int]] = {}  # slug → highest revision up to each of those
+        # slug → highest revision up to each of its rows, worked out when first asked
+        self._peak: dict[str, list[int]] = {}
         # disjoint, sorted [start, end) position ranges off the head's first-parent line
         self._side_start: list[int] = []
         self._side_end: list[int] = []
@@ -146,7 +147,7 @@ class History:
             reach = self._reach(head)
             positions = self._by_slug.get(slug, [])
             i = bisect.bisect_left(positions, reach.end)
-            best = self._peak[slug][i - 1] if i else 0
+            best = self._peaks(slug)[i - 1] if i else 0
             for p in reach.extra:
                 if self._rows[p][3] == slug and self._rows[p][2] not in _MARKS:
                     best = max(best, int(self._rows[p][1]))
@@ -175,6 +176,15 @@ class History:
         with self._mutex:
             rows, pos = self._rows, self._pos
             return [rows[p][0] for p in self._reach(head).positions() if pos[rows[p][0]] == p]
+
+    def _peaks(self, slug: str) -> list[int]:
+        positions = self._by_slug[slug]
+        peaks = self._peak.setdefault(slug, [])
+        best = peaks[-1] if peaks else 0
+        for p in positions[len(peaks) :]:
+            best = max(best, int(self._rows[p][1]))
+            peaks.append(best)
+        return peaks
 
     def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
         positions = self._by_slug.get(slug, [])
@@ -255,8 +265,7 @@ class History:
             lines = text.split("\n")[:-1]
             rows = [_parse(line) for line in lines]
             kept = self._complete(rows)
-            for row in rows[:kept]:
-                self._add(row, check=True)
+            self._add(rows[:kept], check=True)
         except (ValueError, UnicodeDecodeError):
             # a damaged index is rebuilt from the commits, from scratch
             self._reset()
@@ -312,10 +321,8 @@ class History:
         if rewound:
             kept = self._rows[:keep]
             self._clear()
-            for row in kept:
-                self._add(row)
-        for row in new:
-            self._add(row)
+            self._add(kept)
+        self._add(new)
 
     def _walk(self, head: str, keep: int) -> list[Row]:
         """Rows for every commit reachable from ``head`` that the first ``keep`` rows do
@@ -359,31 +366,41 @@ class History:
         self._side_start.clear()
         self._side_end.clear()
 
-    def _add(self, row: Row, *, check: bool = False) -> None:
-        at = len(self._rows)
-        commit, number, op = row[0], row[1], row[2]
-        before = self._rows[-1][2] if self._rows and self._rows[-1][0] == commit else None
-        if check and (
-            (before is None and commit in self._pos)
-            or (op == MERGE and (before is not None or int(number) > at))
-            or (before == FOREIGN or (op == FOREIGN and before not in (None, MERGE)))
-        ):
-            raise ValueError(f"index rows of commit {commit} are out of order")
-        if op == MERGE:
-            start = at - int(number)
-            while self._side_start and self._side_start[-1] >= start:
-                self._side_start.pop()
-                self._side_end.pop()
-            if start < at:
-                self._side_start.append(start)
-                self._side_end.append(at)
-        elif op != FOREIGN:
-            positions = self._by_slug.setdefault(row[3], [])
-            peaks = self._peak.setdefault(row[3], [])
-            peaks.append(max(peaks[-1], int(number)) if peaks else int(number))
-            positions.append(at)
-        self._pos[commit] = at
-        self._rows.append(row)
+    def _add(self, rows: list[Row], *, check: bool = False) -> None:
+        """Append ``rows`` to the index in memory; with ``check``, rows read from the file
+        that break the shape of the index raise ``ValueError``. (One loop with locals:
+        a fresh process runs it over every line of the file.)"""
+        entries, pos, by_slug = self._rows, self._pos, self._by_slug
+        starts, ends = self._side_start, self._side_end
+        last, last_op = (entries[-1][0], entries[-1][2]) if entries else ("", "")
+        at = len(entries)
+        for row in rows:
+            commit, number, op = row[0], row[1], row[2]
+            same = commit == last
+            if check and (
+                (not same and commit in pos)
+                or (same and (last_op == FOREIGN or (op == FOREIGN and last_op != MERGE)))
+                or (op == MERGE and (same or int(number) > at))
+            ):
+                raise ValueError(f"index rows of commit {commit} are out of order")
+            if op == MERGE:
+                start = at - int(number)
+                while starts and starts[-1] >= start:
+                    starts.pop()
+                    ends.pop()
+                if start < at:
+                    starts.append(start)
+                    ends.append(at)
+            elif op != FOREIGN:
+                positions = by_slug.get(row[3])
+                if positions is None:
+                    by_slug[row[3]] = [at]
+                else:
+                    positions.append(at)
+            pos[commit] = at
+            entries.append(row)
+            last, last_op = commit, op
+            at += 1
 
 
 _MARKS = (FOREIGN, MERGE)

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple
 
-from gitmem.errors import GitmemError
-from gitmem.types import Op, Totals, check_op, check_slug
+from gitmem.types import OP_RE as _OP_RE
+from gitmem.types import SLUG_RE as _SLUG_RE
+from gitmem.types import Op, Totals
 
 
 class Edited(NamedTuple):
@@ -116,38 +118,40 @@ def format_message(facts: Facts) -> bytes:
 def parse_message(message: bytes) -> Facts | None:
     """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make."""
     trailers: dict[str, str] = {}
-    edit_values: dict[str, list[str]] = {key: [] for key in EDIT_KEYS}
+    slugs: list[str] = []
+    ops: list[str] = []
+    revisions: list[str] = []
     for line in message.decode("utf-8", "replace").splitlines():
+        if not line.startswith("Gitmem-"):
+            continue
         key, sep, value = line.partition(": ")
-        if sep and key.startswith("Gitmem-"):
-            if key in edit_values:
-                edit_values[key].append(value)
-            else:
-                trailers[key] = value
-    slugs, ops, revisions = (edit_values[key] for key in EDIT_KEYS)
+        if not sep:
+            continue
+        if key == "Gitmem-Slug":
+            slugs.append(value)
+        elif key == "Gitmem-Op":
+            ops.append(value)
+        elif key == "Gitmem-Revision":
+            revisions.append(value)
+        else:
+            trailers[key] = value
     if not slugs or not len(slugs) == len(ops) == len(revisions) or len(set(slugs)) < len(slugs):
         return None
     try:
-        edits = tuple(
-            Edited(check_slug(slug), check_op(op), _count(revision))
-            for slug, op, revision in zip(slugs, ops, revisions, strict=True)
-        )
-        # a total can go below zero after a head gitmem did not make (it carries none)
-        numbers = [_count(trailers[k], signed=True) for k in _TOTAL_KEYS]
-    except (KeyError, ValueError, GitmemError):
+        edits: list[Edited] = []
+        for slug, op, revision in zip(slugs, ops, revisions, strict=True):
+            # the history index stores these: no spaces, a number it can read back
+            number = int(revision)
+            if number < 0 or not _SLUG_RE.fullmatch(slug) or not _OP_RE.fullmatch(op):
+                return None
+            edits.append(Edited(slug, op, number))
+        numbers = [int(trailers[k]) for k in _TOTAL_KEYS]
+    except (KeyError, ValueError):
         return None
     return Facts(
-        edits=edits,
+        edits=tuple(edits),
         totals=Totals(*numbers[0:3]),
         peaks=Totals(*numbers[3:6]),
-        extra={k: v for k, v in trailers.items() if k not in KEYS},
+        # read-only: readers share one Facts per commit
+        extra=MappingProxyType({k: v for k, v in trailers.items() if k not in KEYS}),
     )
-
-
-def _count(text: str, *, signed: bool = False) -> int:
-    # int() alone would take " 3", "+3", "1_0" and "٣"; a trailer holds ASCII digits
-    negative = signed and text.startswith("-")
-    digits = text[1:] if negative else text
-    if not (digits.isascii() and digits.isdigit()):
-        raise ValueError(f"not a count: {text!r}")
-    return -int(digits) if negative else int(digits)

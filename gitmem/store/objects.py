@@ -76,6 +76,7 @@ class ObjectReader:
         self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
+        self._facts: dict[str, Facts | None] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -111,7 +112,12 @@ class ObjectReader:
         return self.memory(slug, found) if found else None
 
     def facts(self, sha: str) -> Facts | None:
-        return parse_message(self.commit(sha).message)
+        """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
+        if sha in self._facts:
+            return self._facts[sha]
+        found = parse_message(self.commit(sha).message)
+        _bounded(self._facts)[sha] = found
+        return found
 
     def parents(self, sha: str) -> list[str]:
         """A commit's parents, the first parent first."""
@@ -124,7 +130,7 @@ class ObjectReader:
         the text it removed."""
         commit = self.commit(sha)
         parents = [p.decode() for p in commit.parents]
-        facts = parse_message(commit.message)
+        facts = self.facts(sha)
         if facts is None:
             return Step(parents, None, ())
         root = commit.tree.decode()

@@ -36,7 +36,7 @@ from gitmem.store.locking import (
     remove_stale,
     storage_error,
 )
-from gitmem.store.message import KEYS, Edited, Facts, format_message, parse_message
+from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.types import (
     Author,
@@ -510,7 +510,7 @@ class Repository:
 
     def _revision(self, store: str, entry: Entry) -> Revision:
         commit = self._reader.commit(entry.commit)
-        facts = parse_message(commit.message)
+        facts = self._reader.facts(entry.commit)
         assert facts is not None
         md, code, on_use = (None if b == "-" else b.encode() for b in entry.blobs)
         if md is None:
