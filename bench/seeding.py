@@ -15,7 +15,7 @@ from dulwich.repo import Repo
 
 from gitmem import Author, Memory, Repository, Totals
 from gitmem.store import files
-from gitmem.store.message import Facts, format_message
+from gitmem.store.message import Edited, Facts, format_message
 
 AUTHOR = Author.agent("bench")
 DIR_MODE = 0o040000
@@ -62,7 +62,9 @@ def write_store(path: str, store: str, memories: Iterable[Memory]) -> Repository
             objects.append(blob)
             buckets.setdefault(files.bucket(memory.slug), {})[name] = blob.id
     totals = Totals(count, chars, lines)
-    commit, more = gitmem_commit(None, buckets, Facts(first, "create", 1, totals, totals, {}))
+    commit, more = gitmem_commit(
+        None, buckets, Facts((Edited(first, "create", 1),), totals, totals, {})
+    )
     raw = Repo(path)
     raw.object_store.add_objects([(o, None) for o in objects + more])
     raw.refs[Ref(b"refs/heads/" + store.encode())] = commit.id

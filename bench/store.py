@@ -29,7 +29,7 @@ from seeding import AUTHOR, gitmem_commit, write_store
 
 from gitmem import Change, Memory, Repository, Totals
 from gitmem.store import files
-from gitmem.store.message import Facts
+from gitmem.store.message import Edited, Facts
 
 STORE = "profile/bench"
 REF = b"refs/heads/" + STORE.encode()
@@ -214,7 +214,7 @@ def build_history(path: str, commits: int, target: str) -> Repository:
             sum(m.lines for m in memories.values()),
         )
         peaks = peaks.peak(totals)
-        facts = Facts(slug, op, revisions[slug], totals, peaks, {})  # type: ignore[arg-type]
+        facts = Facts((Edited(slug, op, revisions[slug]),), totals, peaks, {})
         commit, more = gitmem_commit(parent, buckets, facts)
         objects.extend(more)
         parent = commit.id

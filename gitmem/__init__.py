@@ -27,7 +27,7 @@ from gitmem.holder import Holder, ToolResult
 from gitmem.repository import Repository
 from gitmem.scope import Agent
 from gitmem.store import Snapshot
-from gitmem.types import Author, Change, Memory, Revision, Totals
+from gitmem.types import Author, Change, Edit, Memory, Revision, Totals
 
 __all__ = [
     "Agent",
@@ -37,6 +37,7 @@ __all__ = [
     "Change",
     "CodeError",
     "DiskFull",
+    "Edit",
     "GitmemError",
     "Holder",
     "InternalError",

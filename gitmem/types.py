@@ -1,6 +1,6 @@
 """The values gitmem passes around: memories, authors, changes, revisions, totals.
 
-Also the input rules every entry point shares (slugs, text, authors), so that the
+Also the input rules every entry point shares (slugs, ops, text, authors), so that the
 library, the holder and the CLI refuse the same things with the same words.
 """
 
@@ -9,28 +9,33 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from gitmem.errors import InvalidAuthor, InvalidSlug, InvalidText
+from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidSlug, InvalidText
 
 __all__ = [
-    "OPS",
     "Author",
     "Change",
+    "Edit",
     "Memory",
     "Op",
     "Revision",
     "Totals",
+    "check_op",
     "check_slug",
     "check_text",
     "count_lines",
 ]
 
-Op = Literal["create", "write", "update", "edit", "delete"]
-OPS: tuple[Op, ...] = ("create", "write", "update", "edit", "delete")
+Op = str
+"""What a change did, as named in its commit: a lowercase word such as ``create``,
+``edit``, ``delete`` or ``rename`` (see ``check_op``). Whether a change removes a memory
+is said by its ``memory`` being ``None``, never by the op's name."""
+
+OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
 
 SLUG_MAX = 64
-_SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def check_slug(slug: object) -> str:
@@ -41,7 +46,7 @@ def check_slug(slug: object) -> str:
         raise InvalidSlug(
             f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
         )
-    if not _SLUG_RE.fullmatch(slug):
+    if not SLUG_RE.fullmatch(slug):
         bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
         shown = " ".join(repr(c) for c in bad[:5])
         raise InvalidSlug(
@@ -53,6 +58,18 @@ def check_slug(slug: object) -> str:
     if slug.endswith(".lock"):
         raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
     return slug
+
+
+def check_op(op: object) -> str:
+    """Return ``op`` if it is a usable op name (``[a-z][a-z-]{0,31}``), else raise
+    ``InvalidArgument``."""
+    if not isinstance(op, str) or not OP_RE.fullmatch(op):
+        shown = repr(op[:40]) if isinstance(op, str) else type(op).__name__
+        raise InvalidArgument(
+            f"op {shown} is not usable; an op is a lowercase word of 1-32 letters and '-' "
+            "that starts with a letter (e.g. edit, rename)"
+        )
+    return op
 
 
 def check_text(value: object, what: str) -> str:
@@ -141,24 +158,41 @@ class Totals:
 
 
 @dataclass(frozen=True)
-class Change:
-    """What a mutation function asks the store to publish: one op on one slug.
+class Edit:
+    """One slug's part of a change: ``memory`` is its new content, ``None`` removes it."""
 
-    ``memory`` is the new content, or ``None`` for a delete. ``trailers`` are extra
-    ``Key: value`` lines for the commit message.
+    op: Op
+    slug: str
+    memory: Memory | None
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a mutation function asks the store to publish as one commit.
+
+    The subject is ``op`` on ``slug``: ``memory`` is the new content, or ``None`` to
+    remove the slug. ``also`` holds further slugs changed in the same commit (a rename
+    removes one slug and adds another); every slug of a change must be distinct.
+    ``trailers`` are extra ``Key: value`` lines for the commit message.
     """
 
     op: Op
     slug: str
     memory: Memory | None
     trailers: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+    also: tuple[Edit, ...] = ()
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        """Every slug's part of the change, the subject first."""
+        return (Edit(self.op, self.slug, self.memory), *self.also)
 
 
 @dataclass(frozen=True)
 class Revision:
-    """One successful mutation of one slug, with the text as of that revision.
+    """One slug's part of a successful mutation, with the text as of that revision.
 
-    A delete carries the text it removed.
+    A removal (a delete, or the old name of a rename) carries the text it removed.
     """
 
     store: str

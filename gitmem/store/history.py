@@ -1,13 +1,31 @@
-"""The per-store history index: every commit of a branch, in order, with its facts.
+"""The per-store history index: every commit reachable from a branch's head, in order.
 
 It is derived data, rebuilt from the commits whenever it is missing or does not match
 the branch, and kept as append-only lines in ``<repo>/gitmem/history/<hash>``::
 
-    <commit> <revision> <op> <slug>
+    <commit> <revision> <op> <slug> <md blob> <code blob> <onUse blob>
+    <commit> 0 - - - - -
+    <commit> <n> ^ - - - -
 
-(``<commit> 0 - -`` for a commit gitmem did not make). It lets a mutation learn a
-slug's last revision number, and ``revisions()`` answer for one slug, without walking
-the history: catching up walks only the commits made since the index last looked.
+A gitmem commit has one line per slug it changed (a removal carries the blob ids of
+the text it removed); a commit gitmem did not make has the ``0 - -`` line; a merge
+commit starts with a ``^`` line saying that the ``n`` lines before its own came in
+through its other parents. One commit's lines are consecutive.
+
+**Order.** Commits come parents first, as a depth-first walk from the head that visits
+a commit's parents in order emits them: a commit's first-parent ancestry, then what
+its other parents add, then the commit. So for a commit on the head's *first-parent
+line* (the head, its first parent, that one's first parent, ...) the lines up to its
+own are exactly its ancestry, and answers about it are slices of the index. For a
+commit off that line (one a merge brought in) they are the slice up to where its own
+first-parent line joins the head's, plus what a walk of its ancestry beyond that
+finds: right, but not free. The ``^`` lines are what let the index tell the two apart
+without reading commits.
+
+The index follows the head it is asked about: a head whose first-parent line meets
+the index on its own first-parent line extends it from there (appending, in the common
+case of new commits on the tip); any other head (a branch rewritten under us) rebuilds
+it from the commits. An index built bit by bit equals one built from scratch.
 """
 
 from __future__ import annotations
@@ -16,49 +34,90 @@ import bisect
 import hashlib
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
+from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
 from gitmem.store.message import Facts
-from gitmem.types import OPS, Op
+from gitmem.store.objects import Step
+from gitmem.types import Op
+
+FOREIGN = "-"
+MERGE = "^"
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One commit on a store's branch; ``op`` is ``None`` for a foreign commit."""
+    """One slug a gitmem commit changed."""
 
     commit: str
     revision: int
-    op: Op | None
+    op: Op
     slug: str
     blobs: tuple[str, str, str]
     """The blob ids of the memory's ``.md``, code and onUse files ("-" where absent) as of
-    this revision; for a delete, the text it removed."""
+    this revision; for a removal, the text it removed."""
 
 
 Row = tuple[str, str, str, str, str, str, str]
 """commit, revision, op, slug, md blob, code blob, onUse blob: one line of the file."""
-Reader = Callable[[str], tuple[str | None, "Facts | None", tuple[str, str, str] | None]]
-_NONE = ("-", "-", "-")
+
+
+class Source(Protocol):
+    """What the index reads of the commits."""
+
+    def parents(self, sha: str) -> list[str]: ...
+
+    def facts(self, sha: str) -> Facts | None: ...
+
+    def step(self, sha: str) -> Step: ...
+
+
+@dataclass
+class _Frame:
+    sha: str
+    step: Step
+    next: int = 0
+    mark: int = 0
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """A commit's ancestry as index positions: every row before ``end``, plus ``extra``
+    (sorted positions after ``end``; empty for a commit on the head's first-parent line)."""
+
+    end: int
+    extra: list[int] = field(default_factory=lambda: list[int]())
+
+    def __contains__(self, position: int) -> bool:
+        if position < self.end:
+            return True
+        i = bisect.bisect_left(self.extra, position)
+        return i < len(self.extra) and self.extra[i] == position
+
+    def positions(self) -> list[int]:
+        return [*range(self.end), *self.extra]
 
 
 class History:
-    """The index of one store's branch.
+    """The index of one store's branch, read from and written to ``path``."""
 
-    ``read`` gives a commit's first parent, its facts and the blob ids of the slug it
-    changed: ``(parent or None, facts or None, (md, code, on_use) or None)``.
-    """
-
-    def __init__(self, path: str, read: Reader) -> None:
+    def __init__(self, path: str, source: Source) -> None:
         self._path = path
-        self._read = read
+        self._source = source
         self._mutex = threading.Lock()
         # rows as stored; Entry objects are made on demand
-        self._entries: list[Row] = []
-        self._pos: dict[str, int] = {}
-        self._by_slug: dict[str, list[int]] = {}
+        self._rows: list[Row] = []
+        self._pos: dict[str, int] = {}  # commit → its last row
+        self._by_slug: dict[str, list[int]] = {}  # slug → positions of its rows
+        # slug → highest revision up to each of its rows, worked out when first asked
+        self._peak: dict[str, list[int]] = {}
+        # disjoint, sorted [start, end) position ranges off the head's first-parent line
+        self._side_start: list[int] = []
+        self._side_end: list[int] = []
         self._offset = 0
+        self._file: tuple[int, int] | None = None
         # derived data: after a disk error the index goes on in memory for this process
         self._persisted = True
 
@@ -66,43 +125,113 @@ class History:
     def file_for(directory: str, store: str) -> str:
         return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest())
 
+    # -- answers ---------------------------------------------------------------------
+
     def entries(self, head: str | None, slug: str | None = None) -> list[Entry]:
-        """Gitmem's commits up to ``head``, oldest first (only ``slug``'s, if given)."""
+        """The gitmem rows of every commit reachable from ``head``, in index order (only
+        ``slug``'s, if given)."""
         with self._mutex:
-            end = self._catch_up(head)
+            reach = self._reach(head)
             if slug is None:
-                return [_entry(row) for row in self._entries[:end] if row[2] in OPS]
-            positions = self._by_slug.get(slug, [])
-            return [
-                _entry(self._entries[p]) for p in positions[: bisect.bisect_left(positions, end)]
-            ]
+                rows = self._rows
+                return [_entry(rows[p]) for p in reach.positions() if rows[p][2] not in _MARKS]
+            return [_entry(self._rows[p]) for p in self._slug_positions(slug, reach)]
 
     def last_revision(self, head: str | None, slug: str) -> int:
-        """The revision number ``slug`` last reached at ``head`` (0 if never written)."""
+        """The highest revision number ``slug`` reached in ``head``'s history (0 if none).
+
+        On a linear history that is its last revision; after a merge it is the larger
+        side's, which is where the numbering continues.
+        """
         with self._mutex:
-            end = self._catch_up(head)
+            reach = self._reach(head)
             positions = self._by_slug.get(slug, [])
-            i = bisect.bisect_left(positions, end)
-            return int(self._entries[positions[i - 1]][1]) if i else 0
+            i = bisect.bisect_left(positions, reach.end)
+            best = self._peaks(slug)[i - 1] if i else 0
+            for p in reach.extra:
+                if self._rows[p][3] == slug and self._rows[p][2] not in _MARKS:
+                    best = max(best, int(self._rows[p][1]))
+            return best
 
     def since(self, base: str | None, head: str | None) -> list[Entry] | None:
-        """Gitmem's commits after ``base`` up to ``head``; ``None`` if ``base`` is not on it."""
+        """The gitmem rows reachable from ``head`` and not from ``base``, in index order;
+        ``None`` if ``base`` is not an ancestor of ``head``."""
         with self._mutex:
-            end = self._catch_up(head)
+            reach = self._reach(head)
             if base is None:
-                start = 0
-            elif base in self._pos and self._pos[base] < end:
-                start = self._pos[base] + 1
+                kept = reach.positions()
+            elif base in self._pos and self._pos[base] in reach:
+                before = self._reach(base)
+                if not reach.extra and not before.extra:
+                    kept = list(range(before.end, reach.end))
+                else:
+                    kept = [p for p in reach.positions() if p not in before]
             else:
                 return None
-            return [_entry(row) for row in self._entries[start:end] if row[2] in OPS]
+            rows = self._rows
+            return [_entry(rows[p]) for p in kept if rows[p][2] not in _MARKS]
+
+    def commits(self, head: str | None) -> list[str]:
+        """Every commit reachable from ``head``, each once, in index order."""
+        with self._mutex:
+            rows, pos = self._rows, self._pos
+            return [rows[p][0] for p in self._reach(head).positions() if pos[rows[p][0]] == p]
+
+    def _peaks(self, slug: str) -> list[int]:
+        positions = self._by_slug[slug]
+        peaks = self._peak.setdefault(slug, [])
+        best = peaks[-1] if peaks else 0
+        for p in positions[len(peaks) :]:
+            best = max(best, int(self._rows[p][1]))
+            peaks.append(best)
+        return peaks
+
+    def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
+        positions = self._by_slug.get(slug, [])
+        found = positions[: bisect.bisect_left(positions, reach.end)]
+        rows = self._rows
+        found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in _MARKS]
+        return found
+
+    def _reach(self, head: str | None) -> _Reach:
+        if head is None:
+            return _Reach(0)
+        self._catch_up(head)
+        pos = self._pos[head]
+        if self._on_line(pos):
+            return _Reach(pos + 1)
+        # off the head's first-parent line: its ancestry is the slice up to where its
+        # own first-parent line joins the head's, plus what lies beyond it
+        join: str | None = head
+        while join is not None and not self._on_line(self._pos[join]):
+            parents = self._source.parents(join)
+            join = parents[0] if parents and parents[0] in self._pos else None
+        end = self._pos[join] + 1 if join is not None else 0
+        found = {head}
+        stack = [head]
+        while stack:
+            for parent in self._source.parents(stack.pop()):
+                # the index holds every ancestor of what it holds; -1 only guards
+                if parent not in found and self._pos.get(parent, -1) >= end:
+                    found.add(parent)
+                    stack.append(parent)
+        extra: list[int] = []
+        for sha in found:
+            last = self._pos[sha]
+            first = last
+            while first > end and self._rows[first - 1][0] == sha:
+                first -= 1
+            extra.extend(range(first, last + 1))
+        return _Reach(end, sorted(extra))
+
+    def _on_line(self, position: int) -> bool:
+        i = bisect.bisect_right(self._side_start, position)
+        return not i or position >= self._side_end[i - 1]
 
     # -- keeping the index in step with the branch --------------------------------
 
-    def _catch_up(self, head: str | None) -> int:
-        """Make the index cover ``head``; return the end of ``head``'s prefix."""
-        if head is None:
-            return 0
+    def _catch_up(self, head: str) -> None:
+        """Make the index cover ``head``."""
         if head not in self._pos and self._persisted:
             try:
                 self._load()
@@ -115,15 +244,16 @@ class History:
                 self._persisted = False
         if head not in self._pos:
             self._extend(head, persist=False)
-        return self._pos[head] + 1
 
     def _load(self) -> None:
-        """Read what other processes appended since we last looked."""
+        """Read what other processes wrote since we last looked."""
         try:
             with open(self._path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size < self._offset:
+                stat = os.fstat(f.fileno())
+                if (stat.st_dev, stat.st_ino) != self._file or stat.st_size < self._offset:
+                    # rewritten by another process since (a rebuild replaces the file)
                     self._reset()
+                    self._file = (stat.st_dev, stat.st_ino)
                 f.seek(self._offset)
                 data = f.read()
         except FileNotFoundError:
@@ -131,81 +261,150 @@ class History:
             return
         complete = data.rfind(b"\n") + 1
         try:
-            rows = [_parse(line) for line in data[:complete].decode().splitlines()]
+            text = data[:complete].decode("ascii")
+            lines = text.split("\n")[:-1]
+            rows = [_parse(line) for line in lines]
+            kept = self._complete(rows)
+            self._add(rows[:kept], check=True)
         except (ValueError, UnicodeDecodeError):
             # a damaged index is rebuilt from the commits, from scratch
             self._reset()
             return
-        for row in rows:
-            self._add(row)
-        self._offset += complete
+        self._offset += complete - sum(len(line) + 1 for line in lines[kept:])
+
+    def _complete(self, rows: list[Row]) -> int:
+        """How many of ``rows`` to take: all but the last commit's, unless that commit
+        has all its rows (a writer may have been killed, or be writing, between them)."""
+        if not rows:
+            return 0
+        last = rows[-1][0]
+        first = len(rows)
+        while first and rows[first - 1][0] == last:
+            first -= 1
+        if not first and self._rows and self._rows[-1][0] == last:
+            raise ValueError(f"commit {last} has rows in two places")
+        try:
+            facts = self._source.facts(last)
+            merge = len(self._source.parents(last)) > 1
+        except GitmemError:
+            return first  # not a commit here: the next writer rewrites this part
+        expected = merge + (len(facts.edits) if facts else 1)
+        return len(rows) if len(rows) - first == expected else first
 
     def _extend(self, head: str, *, persist: bool) -> None:
-        walked: list[tuple[str, Facts | None, tuple[str, str, str] | None]] = []
-        commit: str | None = head
-        while commit is not None and commit not in self._pos:
-            parent, facts, blobs = self._read(commit)
-            walked.append((commit, facts, blobs))
-            commit = parent
-        keep = 0 if commit is None else self._pos[commit] + 1
-        new: list[Row] = []
-        for sha, facts, blobs in reversed(walked):
-            if facts is None:
-                new.append((sha, "0", "-", "-", *_NONE))
-                continue
-            if blobs is None:
-                # a delete carries the text it removed: the slug's previous blobs
-                blobs = self._last_blobs(facts.slug, new, keep)
-            new.append((sha, str(facts.revision), facts.op, facts.slug, *blobs))
-        data = "".join(_format(e) for e in new).encode()
-        rewound = keep < len(self._entries)
-        if rewound:
-            # the branch was rewound or rewritten under us
-            del self._entries[keep:]
-            self._reindex()
+        join: str | None = head if self._rows else None
+        while join is not None and join not in self._pos:
+            parents = self._source.parents(join)
+            join = parents[0] if parents else None
+        # keep the index up to where head's first-parent line joins the head's line;
+        # anywhere else (a rewritten branch) the index is rebuilt from the commits
+        keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
+        new = self._walk(head, keep)
+        data = "".join(_format(row) for row in new).encode()
+        rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
                 # a line a killed writer left half-written would corrupt the next one
                 f.truncate(self._offset)
                 f.write(data)
+                stat = os.fstat(f.fileno())
+            self._file = (stat.st_dev, stat.st_ino)
             self._offset += len(data)
         elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(_format(e) for e in self._entries).encode() + data)
+                f.write("".join(_format(row) for row in self._rows[:keep]).encode() + data)
+                stat = os.fstat(f.fileno())
             os.replace(tmp, self._path)
-            self._offset = os.path.getsize(self._path)
-        for row in new:
-            self._add(row)
+            self._file = (stat.st_dev, stat.st_ino)
+            self._offset = stat.st_size
+        if rewound:
+            kept = self._rows[:keep]
+            self._clear()
+            self._add(kept)
+        self._add(new)
 
-    def _last_blobs(self, slug: str, new: list[Row], keep: int) -> tuple[str, str, str]:
-        for row in reversed(new):
-            if row[3] == slug and row[2] in OPS:
-                return row[4], row[5], row[6]
-        positions = self._by_slug.get(slug, [])
-        i = bisect.bisect_left(positions, keep)
-        if i:
-            row = self._entries[positions[i - 1]]
-            return row[4], row[5], row[6]
-        return _NONE
-
-    def _reindex(self) -> None:
-        kept = list(self._entries)
-        self._reset()
-        for e in kept:
-            self._add(e)
+    def _walk(self, head: str, keep: int) -> list[Row]:
+        """Rows for every commit reachable from ``head`` that the first ``keep`` rows do
+        not hold, parents first (an iterative depth-first walk: histories are deep)."""
+        pos = self._pos
+        new: list[Row] = []
+        seen = {head}
+        stack = [_Frame(head, self._source.step(head))]
+        while stack:
+            frame = stack[-1]
+            parents = frame.step.parents
+            if frame.next < len(parents):
+                if frame.next == 1:
+                    frame.mark = keep + len(new)  # the first parent's ancestry is in
+                parent = parents[frame.next]
+                frame.next += 1
+                if parent not in seen and pos.get(parent, keep) >= keep:
+                    seen.add(parent)
+                    stack.append(_Frame(parent, self._source.step(parent)))
+                continue
+            stack.pop()
+            if len(parents) > 1:
+                new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
+            facts = frame.step.facts
+            if facts is None:
+                new.append((frame.sha, "0", FOREIGN, *_NONE4))
+                continue
+            for edit, blobs in zip(facts.edits, frame.step.blobs, strict=True):
+                new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *blobs))
+        return new
 
     def _reset(self) -> None:
-        self._entries.clear()
-        self._pos.clear()
-        self._by_slug.clear()
+        self._clear()
         self._offset = 0
 
-    def _add(self, row: Row) -> None:
-        self._pos[row[0]] = len(self._entries)
-        if row[2] in OPS:
-            self._by_slug.setdefault(row[3], []).append(len(self._entries))
-        self._entries.append(row)
+    def _clear(self) -> None:
+        self._rows.clear()
+        self._pos.clear()
+        self._by_slug.clear()
+        self._peak.clear()
+        self._side_start.clear()
+        self._side_end.clear()
+
+    def _add(self, rows: list[Row], *, check: bool = False) -> None:
+        """Append ``rows`` to the index in memory; with ``check``, rows read from the file
+        that break the shape of the index raise ``ValueError``. (One loop with locals:
+        a fresh process runs it over every line of the file.)"""
+        entries, pos, by_slug = self._rows, self._pos, self._by_slug
+        starts, ends = self._side_start, self._side_end
+        last, last_op = (entries[-1][0], entries[-1][2]) if entries else ("", "")
+        at = len(entries)
+        for row in rows:
+            commit, number, op = row[0], row[1], row[2]
+            same = commit == last
+            if check and (
+                (not same and commit in pos)
+                or (same and (last_op == FOREIGN or (op == FOREIGN and last_op != MERGE)))
+                or (op == MERGE and (same or int(number) > at))
+            ):
+                raise ValueError(f"index rows of commit {commit} are out of order")
+            if op == MERGE:
+                start = at - int(number)
+                while starts and starts[-1] >= start:
+                    starts.pop()
+                    ends.pop()
+                if start < at:
+                    starts.append(start)
+                    ends.append(at)
+            elif op != FOREIGN:
+                positions = by_slug.get(row[3])
+                if positions is None:
+                    by_slug[row[3]] = [at]
+                else:
+                    positions.append(at)
+            pos[commit] = at
+            entries.append(row)
+            last, last_op = commit, op
+            at += 1
+
+
+_MARKS = (FOREIGN, MERGE)
+_NONE4 = ("-", "-", "-", "-")
 
 
 def _format(row: Row) -> str:
@@ -223,4 +422,4 @@ def _parse(line: str) -> Row:
 
 def _entry(row: Row) -> Entry:
     commit, revision, op, slug, md, code, on_use = row
-    return Entry(commit, int(revision), op if op in OPS else None, slug, (md, code, on_use))
+    return Entry(commit, int(revision), op, slug, (md, code, on_use))

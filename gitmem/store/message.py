@@ -1,49 +1,108 @@
-"""Commit messages: ``<op> <slug>``, a blank line, then ``Gitmem-*`` trailers.
+"""Commit messages: a subject line, a blank line, then ``Gitmem-*`` trailers.
 
-The trailers carry the slug, op, per-slug revision and the running totals and peaks,
-so the head commit alone answers "what is the state and what were the peaks".
+A change of one slug reads::
+
+    edit deploy-runbook
+
+    Gitmem-Slug: deploy-runbook
+    Gitmem-Op: edit
+    Gitmem-Revision: 3
+    Gitmem-Count: 12
+    ... Gitmem-Chars, Gitmem-Lines, Gitmem-Peak-Count, Gitmem-Peak-Chars, Gitmem-Peak-Lines
+    <extra trailers>
+
+A change of several slugs names them all in its subject (``delete old-name, create
+new-name``; ``rename a, b``: an op is repeated only where it changes; past three slugs,
+`` (+N more)``) and repeats the ``Gitmem-Slug``/``Gitmem-Op``/``Gitmem-Revision`` trio
+once per slug, in order, before the totals and peaks, which come once. The trailers
+carry the running totals and peaks, so the head commit alone answers "what is the state
+and what were the peaks".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NamedTuple
 
-from gitmem.types import OPS, Op, Totals
+from gitmem.types import OP_RE as _OP_RE
+from gitmem.types import SLUG_RE as _SLUG_RE
+from gitmem.types import Op, Totals
 
 
-@dataclass(frozen=True)
-class Facts:
-    """What one gitmem commit says about itself."""
+class Edited(NamedTuple):
+    """What a commit says about one slug it changed."""
 
     slug: str
     op: Op
     revision: int
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one gitmem commit says about itself: the slugs it changed (the subject
+    first), the totals and peaks after it, and any extra trailers."""
+
+    edits: tuple[Edited, ...]
     totals: Totals
     peaks: Totals
     extra: Mapping[str, str]
 
+    def __post_init__(self) -> None:
+        if not self.edits:
+            raise ValueError("a gitmem commit changes at least one slug")
 
-_KEYS = {
-    "Gitmem-Slug",
-    "Gitmem-Op",
-    "Gitmem-Revision",
+    @property
+    def slug(self) -> str:
+        """The subject's slug."""
+        return self.edits[0].slug
+
+    @property
+    def op(self) -> Op:
+        """The subject's op."""
+        return self.edits[0].op
+
+    @property
+    def revision(self) -> int:
+        """The subject's revision number."""
+        return self.edits[0].revision
+
+
+EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision")
+_TOTAL_KEYS = (
     "Gitmem-Count",
     "Gitmem-Chars",
     "Gitmem-Lines",
     "Gitmem-Peak-Count",
     "Gitmem-Peak-Chars",
     "Gitmem-Peak-Lines",
-}
+)
+KEYS = frozenset(EDIT_KEYS + _TOTAL_KEYS)
+"""The trailer keys gitmem itself writes; an extra trailer may not use them."""
+_SHOWN = 3
+
+
+def subject(edits: Sequence[tuple[str, Op]]) -> str:
+    """The first line of a commit changing ``edits`` (``(slug, op)`` pairs)."""
+    parts: list[str] = []
+    previous = ""
+    for slug, op in edits[:_SHOWN]:
+        parts.append(slug if op == previous else f"{op} {slug}")
+        previous = op
+    more = len(edits) - _SHOWN
+    return ", ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
 def format_message(facts: Facts) -> bytes:
-    lines = [
-        f"{facts.op} {facts.slug}",
-        "",
-        f"Gitmem-Slug: {facts.slug}",
-        f"Gitmem-Op: {facts.op}",
-        f"Gitmem-Revision: {facts.revision}",
+    lines = [subject([(e.slug, e.op) for e in facts.edits]), ""]
+    for edit in facts.edits:
+        lines += [
+            f"Gitmem-Slug: {edit.slug}",
+            f"Gitmem-Op: {edit.op}",
+            f"Gitmem-Revision: {edit.revision}",
+        ]
+    lines += [
         f"Gitmem-Count: {facts.totals.count}",
         f"Gitmem-Chars: {facts.totals.chars}",
         f"Gitmem-Lines: {facts.totals.lines}",
@@ -59,34 +118,40 @@ def format_message(facts: Facts) -> bytes:
 def parse_message(message: bytes) -> Facts | None:
     """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make."""
     trailers: dict[str, str] = {}
+    slugs: list[str] = []
+    ops: list[str] = []
+    revisions: list[str] = []
     for line in message.decode("utf-8", "replace").splitlines():
+        if not line.startswith("Gitmem-"):
+            continue
         key, sep, value = line.partition(": ")
-        if sep and key.startswith("Gitmem-"):
+        if not sep:
+            continue
+        if key == "Gitmem-Slug":
+            slugs.append(value)
+        elif key == "Gitmem-Op":
+            ops.append(value)
+        elif key == "Gitmem-Revision":
+            revisions.append(value)
+        else:
             trailers[key] = value
+    if not slugs or not len(slugs) == len(ops) == len(revisions) or len(set(slugs)) < len(slugs):
+        return None
     try:
-        op = trailers["Gitmem-Op"]
-        if op not in OPS:
-            return None
-        numbers = [
-            int(trailers[k])
-            for k in (
-                "Gitmem-Revision",
-                "Gitmem-Count",
-                "Gitmem-Chars",
-                "Gitmem-Lines",
-                "Gitmem-Peak-Count",
-                "Gitmem-Peak-Chars",
-                "Gitmem-Peak-Lines",
-            )
-        ]
-        slug = trailers["Gitmem-Slug"]
+        edits: list[Edited] = []
+        for slug, op, revision in zip(slugs, ops, revisions, strict=True):
+            # the history index stores these: no spaces, a number it can read back
+            number = int(revision)
+            if number < 0 or not _SLUG_RE.fullmatch(slug) or not _OP_RE.fullmatch(op):
+                return None
+            edits.append(Edited(slug, op, number))
+        numbers = [int(trailers[k]) for k in _TOTAL_KEYS]
     except (KeyError, ValueError):
         return None
     return Facts(
-        slug=slug,
-        op=op,
-        revision=numbers[0],
-        totals=Totals(*numbers[1:4]),
-        peaks=Totals(*numbers[4:7]),
-        extra={k: v for k, v in trailers.items() if k not in _KEYS},
+        edits=tuple(edits),
+        totals=Totals(*numbers[0:3]),
+        peaks=Totals(*numbers[3:6]),
+        # read-only: readers share one Facts per commit
+        extra=MappingProxyType({k: v for k, v in trailers.items() if k not in KEYS}),
     )

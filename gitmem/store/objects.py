@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.repo import Repo
@@ -35,6 +35,29 @@ class MemoryFiles:
     on_use: bytes | None
 
 
+Blobs = tuple[str, str, str]
+"""The blob ids of a memory's ``.md``, code and onUse files, "-" where absent."""
+
+
+class Step(NamedTuple):
+    """A commit as a walk of the history sees it."""
+
+    parents: list[str]
+    facts: Facts | None
+    blobs: tuple[Blobs, ...]
+    """One entry per edit in ``facts``."""
+
+
+def _blob_ids(found: MemoryFiles | None) -> Blobs:
+    if found is None:
+        return ("-", "-", "-")
+    return (
+        found.md.decode(),
+        found.code.decode() if found.code else "-",
+        found.on_use.decode() if found.on_use else "-",
+    )
+
+
 def memory_files(slug: str, entries: dict[str, bytes]) -> MemoryFiles | None:
     md = entries.get(slug + files.MD)
     if md is None:
@@ -53,6 +76,7 @@ class ObjectReader:
         self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
+        self._facts: dict[str, Facts | None] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -88,29 +112,37 @@ class ObjectReader:
         return self.memory(slug, found) if found else None
 
     def facts(self, sha: str) -> Facts | None:
-        return parse_message(self.commit(sha).message)
+        """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
+        if sha in self._facts:
+            return self._facts[sha]
+        found = parse_message(self.commit(sha).message)
+        _bounded(self._facts)[sha] = found
+        return found
 
-    def step(self, sha: str) -> tuple[str | None, Facts | None, tuple[str, str, str] | None]:
-        """A commit's first parent, its facts, and the blob ids of the memory it changed
-        (``None`` for a delete or a commit gitmem did not make): one step of a walk."""
+    def parents(self, sha: str) -> list[str]:
+        """A commit's parents, the first parent first."""
+        return [p.decode() for p in self.commit(sha).parents]
+
+    def step(self, sha: str) -> Step:
+        """One step of a walk: a commit's parents, its facts, and for each slug it
+        changed the blob ids of that memory's files, ``(md, code, on_use)`` with "-"
+        where absent. A slug the commit removed gets its files in the first parent:
+        the text it removed."""
         commit = self.commit(sha)
-        parent = commit.parents[0].decode() if commit.parents else None
-        facts = parse_message(commit.message)
-        if facts is None or facts.op == "delete":
-            return parent, facts, None
+        parents = [p.decode() for p in commit.parents]
+        facts = self.facts(sha)
+        if facts is None:
+            return Step(parents, None, ())
         root = commit.tree.decode()
-        found = memory_files(facts.slug, self.bucket(root, files.bucket(facts.slug)))
-        if found is None:
-            return parent, facts, None
-        return (
-            parent,
-            facts,
-            (
-                found.md.decode(),
-                found.code.decode() if found.code else "-",
-                found.on_use.decode() if found.on_use else "-",
-            ),
-        )
+        before = self.commit(parents[0]).tree.decode() if parents else None
+        blobs: list[Blobs] = []
+        for edit in facts.edits:
+            bucket = files.bucket(edit.slug)
+            found = memory_files(edit.slug, self.bucket(root, bucket))
+            if found is None and before is not None:
+                found = memory_files(edit.slug, self.bucket(before, bucket))
+            blobs.append(_blob_ids(found))
+        return Step(parents, facts, tuple(blobs))
 
     def tree(self, sha: str) -> TreeEntries:
         found = self._trees.get(sha)

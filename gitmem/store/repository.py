@@ -36,9 +36,19 @@ from gitmem.store.locking import (
     remove_stale,
     storage_error,
 )
-from gitmem.store.message import Facts, format_message, parse_message
+from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
-from gitmem.types import Author, Change, Memory, Revision, Totals, check_slug, check_text
+from gitmem.types import (
+    Author,
+    Change,
+    Edit,
+    Memory,
+    Revision,
+    Totals,
+    check_op,
+    check_slug,
+    check_text,
+)
 
 __all__ = ["Repository", "Snapshot", "check_store", "git_identity"]
 
@@ -48,6 +58,9 @@ _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._
 # sampling the objects/17 fan-out directory (6700 / 256 ≈ 27)
 _GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
+_TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
+# the ops that write a memory, so their edits must carry one (a delete must not)
+_WRITES = frozenset({"create", "write", "update", "edit"})
 
 
 def check_store(store: object) -> str:
@@ -104,7 +117,10 @@ class Snapshot:
         return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
 
     def revision(self, slug: str) -> int:
-        """The revision number ``slug`` last reached here (0 if never written)."""
+        """The highest revision number ``slug`` reached in this commit's history (0 if
+        never written): its last revision on a linear history; after a merge, the larger
+        side's, where the numbering continues. Exact for any commit of the store; cheap
+        for its head and the head's first-parent ancestors."""
         return self._history.last_revision(self.commit, slug)
 
     def _files(self, slug: str) -> MemoryFiles | None:
@@ -234,21 +250,32 @@ class Repository:
         return files.memory_path(check_slug(slug))
 
     def revisions(self, store: str, slug: str | None = None) -> list[Revision]:
-        """Every revision of the store (or of one slug), oldest first, deleted ones too."""
+        """Every revision of the store (or of one slug), deleted ones too, from every
+        commit reachable from the head through all parents, parents before children
+        (see ``gitmem.store.history`` for the order); oldest first on a linear history."""
         if slug is not None:
             check_slug(slug)
         head = self.head(store)
         return [self._revision(store, e) for e in self._history(store).entries(head, slug)]
 
     def revisions_since(self, store: str, base: str | None, head: str | None) -> list[Revision]:
-        """Revisions after commit ``base`` up to ``head``; none if ``base`` is not behind it."""
+        """The revisions reachable from ``head`` and not from ``base``, in the order of
+        ``revisions``; none if ``base`` is not an ancestor of ``head``."""
         entries = self._history(store).since(base, head)
         return [self._revision(store, e) for e in entries or []]
 
     # -- writing -------------------------------------------------------------------
 
     def mutate(self, store: str, author: Author, fn: Callable[[Snapshot], Change]) -> Revision:
-        """Publish the change ``fn`` makes to the store's head, as one commit.
+        """Publish the change ``fn`` makes to the store's head, as one commit; returns
+        the revision of the change's subject (``publish`` returns every slug's)."""
+        return self.publish(store, author, fn)[0]
+
+    def publish(
+        self, store: str, author: Author, fn: Callable[[Snapshot], Change]
+    ) -> list[Revision]:
+        """Publish the change ``fn`` makes to the store's head, as one commit; returns
+        one revision per slug it changed, the subject first.
 
         ``fn`` is a function of the head: it validates and may raise, and it is re-run
         against the new head whenever another writer publishes first, so a change that
@@ -259,12 +286,14 @@ class Repository:
             head = self.head(store)
             snapshot = self.snapshot(store, head)
             change = fn(snapshot)
-            old = snapshot.get(_check_change(change))
-            if change.op == "delete" and old is None:
-                raise NotFound(f"there is no memory named {change.slug!r} to delete")
-            if change.op == "create" and old is not None:
-                raise AlreadyExists(f"a memory named {change.slug!r} already exists")
-            revision, commit, objects = self._build(snapshot, change, old, author)
+            edits = _check_change(change)
+            olds = [snapshot.get(edit.slug) for edit in edits]
+            for edit, old in zip(edits, olds, strict=True):
+                if edit.memory is None and old is None:
+                    raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
+                if edit.op == "create" and old is not None:
+                    raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
+            revisions, commit, objects = self._build(snapshot, change, edits, olds, author)
             try:
                 with self._lock.held():
                     if self.head(store) != head:
@@ -275,7 +304,7 @@ class Repository:
                 raise storage_error(exc, f"writing {change.op} {change.slug}") from exc
             if published:
                 self._maybe_pack()
-                return revision
+                return revisions
         raise StorageError(
             f"the store {store!r} changed {_MAX_ATTEMPTS} times while publishing; try again"
         )
@@ -325,42 +354,51 @@ class Repository:
     # -- building a commit -----------------------------------------------------------
 
     def _build(
-        self, snapshot: Snapshot, change: Change, old: Memory | None, author: Author
-    ) -> tuple[Revision, Commit, list[ShaFile]]:
-        new = change.memory
+        self,
+        snapshot: Snapshot,
+        change: Change,
+        edits: tuple[Edit, ...],
+        olds: list[Memory | None],
+        author: Author,
+    ) -> tuple[list[Revision], Commit, list[ShaFile]]:
         objects: list[ShaFile] = []
-        bucket = files.bucket(change.slug)
-        entries = dict(self._reader.bucket(snapshot.root, bucket)) if snapshot.root else {}
-        for suffix in (files.MD, files.CODE, files.ON_USE):
-            entries.pop(change.slug + suffix, None)
-        if new is not None:
-            for name, data in files.encode(new).items():
-                blob = Blob.from_string(data)
-                objects.append(blob)
-                entries[name] = blob.id
+        buckets: dict[str, dict[str, bytes]] = {}
+        for edit in edits:
+            name = files.bucket(edit.slug)
+            entries = buckets.get(name)
+            if entries is None:
+                entries = dict(self._reader.bucket(snapshot.root, name)) if snapshot.root else {}
+                buckets[name] = entries
+            for suffix in (files.MD, files.CODE, files.ON_USE):
+                entries.pop(edit.slug + suffix, None)
+            if edit.memory is not None:
+                for filename, data in files.encode(edit.memory).items():
+                    blob = Blob.from_string(data)
+                    objects.append(blob)
+                    entries[filename] = blob.id
         root = Tree()
         if snapshot.root:
             for name, mode, sha in self._reader.tree(snapshot.root):
-                if name != bucket:
+                if name not in buckets:
                     root.add(name.encode(), mode, ObjectID(sha))
-        if entries:
-            sub = Tree()
-            for name, sha in entries.items():
-                sub.add(name.encode(), FILE_MODE, ObjectID(sha))
-            objects.append(sub)
-            root.add(bucket.encode(), DIR_MODE, sub.id)
+        for name, entries in buckets.items():
+            if entries:
+                sub = Tree()
+                for filename, sha in entries.items():
+                    sub.add(filename.encode(), FILE_MODE, ObjectID(sha))
+                objects.append(sub)
+                root.add(name.encode(), DIR_MODE, sub.id)
         objects.append(root)
 
-        before = snapshot.totals
-        totals = Totals(
-            before.count + (new is not None) - (old is not None),
-            before.chars + (new.chars if new else 0) - (old.chars if old else 0),
-            before.lines + (new.lines if new else 0) - (old.lines if old else 0),
-        )
+        count, chars, lines = snapshot.totals.count, snapshot.totals.chars, snapshot.totals.lines
+        for edit, old in zip(edits, olds, strict=True):
+            new = edit.memory
+            count += (new is not None) - (old is not None)
+            chars += (new.chars if new else 0) - (old.chars if old else 0)
+            lines += (new.lines if new else 0) - (old.lines if old else 0)
+        totals = Totals(count, chars, lines)
         facts = Facts(
-            slug=change.slug,
-            op=change.op,
-            revision=snapshot.revision(change.slug) + 1,
+            edits=tuple(Edited(e.slug, e.op, snapshot.revision(e.slug) + 1) for e in edits),
             totals=totals,
             peaks=snapshot.peaks.peak(totals),
             extra=change.trailers,
@@ -372,12 +410,17 @@ class Repository:
         commit.author_time = commit.commit_time = int(time.time())
         commit.author_timezone = commit.commit_timezone = 0
         commit.message = format_message(facts)
-        shown = new or old
-        assert shown is not None
-        revision = _revision(
-            snapshot.store, commit.id.decode(), facts, shown, author.name, commit.author_time
-        )
-        return revision, commit, objects
+        sha = commit.id.decode()
+        revisions: list[Revision] = []
+        for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
+            shown = edit.memory or old
+            assert shown is not None
+            revisions.append(
+                _revision(
+                    snapshot.store, sha, edited, facts, shown, author.name, commit.author_time
+                )
+            )
+        return revisions, commit, objects
 
     # -- durable publication ---------------------------------------------------------
 
@@ -462,13 +505,13 @@ class Repository:
         history = self._histories.get(store)
         if history is None:
             path = History.file_for(os.path.join(self._meta, "history"), store)
-            history = self._histories.setdefault(store, History(path, self._reader.step))
+            history = self._histories.setdefault(store, History(path, self._reader))
         return history
 
     def _revision(self, store: str, entry: Entry) -> Revision:
         commit = self._reader.commit(entry.commit)
-        facts = parse_message(commit.message)
-        assert facts is not None and entry.op is not None
+        facts = self._reader.facts(entry.commit)
+        assert facts is not None
         md, code, on_use = (None if b == "-" else b.encode() for b in entry.blobs)
         if md is None:
             raise StorageError(
@@ -477,29 +520,35 @@ class Repository:
             )
         memory = self._reader.memory(entry.slug, MemoryFiles(md, code, on_use))
         author = commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
-        return _revision(store, entry.commit, facts, memory, author, commit.author_time)
+        edited = Edited(entry.slug, entry.op, entry.revision)
+        return _revision(store, entry.commit, edited, facts, memory, author, commit.author_time)
 
     def check(self, progress: Callable[[int], None] | None = None) -> list[str]:
         """Every problem in the repository's objects and memory files; empty if healthy."""
         return check_repository(self.directory, progress)
 
     def iter_commits(self, store: str) -> Iterator[str]:
-        """Every commit on a store's branch, newest first (first parents)."""
-        sha = self.head(store)
-        while sha is not None:
-            yield sha
-            parents = self._reader.commit(sha).parents
-            sha = parents[0].decode() if parents else None
+        """Every commit reachable from a store's head through all parents, each once,
+        newest first: the reverse of the history index's order, so a commit comes before
+        its parents, and a merge is followed by what its later parents brought in, then
+        by its first parent's line. On a linear history: the first-parent chain."""
+        yield from reversed(self._history(store).commits(self.head(store)))
 
 
 def _revision(
-    store: str, commit: str, facts: Facts, memory: Memory, author: str, time: int
+    store: str,
+    commit: str,
+    edited: Edited,
+    facts: Facts,
+    memory: Memory,
+    author: str,
+    time: int,
 ) -> Revision:
     return Revision(
         store=store,
-        slug=facts.slug,
-        revision=facts.revision,
-        op=facts.op,
+        slug=edited.slug,
+        revision=edited.revision,
+        op=edited.op,
         description=memory.description,
         body=memory.body,
         code=memory.code,
@@ -550,16 +599,32 @@ def _marker_ref(name: str) -> Ref:
     return Ref(b"refs/gitmem/" + name.encode())
 
 
-def _check_change(change: Change) -> str:
-    slug = check_slug(change.slug)
-    memory = change.memory
-    if (memory is None) != (change.op == "delete"):
-        raise InvalidArgument("a delete carries no memory, and every other op carries one")
-    if memory is not None:
-        if memory.slug != slug:
-            raise InvalidArgument(f"change for {slug!r} carries memory {memory.slug!r}")
-        check_text(memory.description, "description")
-        check_text(memory.body, "body")
-        check_text(memory.code, "code")
-        check_text(memory.on_use, "onUse script")
-    return slug
+def _check_change(change: Change) -> tuple[Edit, ...]:
+    """The change's edits, if every one obeys the input rules; else raise."""
+    edits = change.edits
+    seen: set[str] = set()
+    for edit in edits:
+        slug = check_slug(edit.slug)
+        op = check_op(edit.op)
+        if slug in seen:
+            raise InvalidArgument(f"a change names {slug!r} twice; name each memory once")
+        seen.add(slug)
+        memory = edit.memory
+        if op == "delete" and memory is not None:
+            raise InvalidArgument(f"a delete of {slug!r} carries no memory")
+        if op in _WRITES and memory is None:
+            raise InvalidArgument(f"a {op} of {slug!r} carries the memory it writes")
+        if memory is not None:
+            if memory.slug != slug:
+                raise InvalidArgument(f"change for {slug!r} carries memory {memory.slug!r}")
+            check_text(memory.description, "description")
+            check_text(memory.body, "body")
+            check_text(memory.code, "code")
+            check_text(memory.on_use, "onUse script")
+    for key in change.trailers:
+        if not _TRAILER_KEY_RE.fullmatch(key) or key in KEYS:
+            raise InvalidArgument(
+                f"trailer key {key[:70]!r} is not usable; use letters, digits and '-', "
+                "and none of gitmem's own Gitmem-Slug, Gitmem-Op, ... keys"
+            )
+    return edits

@@ -1,0 +1,496 @@
+"""The store's history: changes of several slugs in one commit, merges, rewritten branches."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import assert_fsck, git, tree_bytes
+from dulwich.objects import Commit, Tree
+from dulwich.repo import Repo
+
+from gitmem import (
+    AlreadyExists,
+    Author,
+    Change,
+    Edit,
+    InvalidArgument,
+    InvalidSlug,
+    Memory,
+    NotFound,
+    Repository,
+    Revision,
+    Totals,
+)
+from gitmem.store import Snapshot
+from gitmem.store.message import Edited, parse_message
+from gitmem.types import check_op
+
+S = "profile/s"
+T = "profile/t"
+ALICE = Author.agent("alice")
+
+
+def put(repo: Repository, op: str, slug: str, body: str = "", *, store: str = S) -> Revision:
+    """Publish one single-slug change that does not depend on the head."""
+    memory = None if op == "delete" else Memory(slug, f"about {slug}", body)
+    return repo.mutate(store, ALICE, lambda _: Change(op, slug, memory))
+
+
+def rename(repo: Repository, old: str, new: str, *, store: str = S) -> list[Revision]:
+    """Publish ``old`` under the name ``new`` as one two-slug change."""
+
+    def fn(snapshot: Snapshot) -> Change:
+        memory = snapshot.get(old)
+        assert memory is not None
+        moved = Memory(new, memory.description, memory.body)
+        return Change("rename", old, None, also=(Edit("rename", new, moved),))
+
+    return repo.publish(store, ALICE, fn)
+
+
+def message(repo: Repository, commit: str) -> str:
+    return git(repo.directory, "log", "-1", "--format=%B", commit).stdout
+
+
+def key(rev: Revision) -> tuple[str, str, int, str, str]:
+    """A revision without its store: what two stores sharing a commit agree on."""
+    return (rev.commit, rev.slug, rev.revision, rev.op, rev.body)
+
+
+def history_files(repo: Repository) -> dict[str, bytes]:
+    folder = os.path.join(repo.directory, "gitmem", "history")
+    return {
+        name: open(os.path.join(folder, name), "rb").read()
+        for name in sorted(os.listdir(folder))
+        if not name.endswith(".lock")
+    }
+
+
+def drop_history(repo: Repository) -> None:
+    for name in history_files(repo):
+        os.remove(os.path.join(repo.directory, "gitmem", "history", name))
+
+
+# -- a change of several slugs -----------------------------------------------------
+
+
+def test_two_slug_change_is_one_commit_in_both_histories(repo: Repository) -> None:
+    """Removing a and adding b with a's text is one commit that both slugs' histories show."""
+    put(repo, "create", "a", "alpha\n")
+    put(repo, "edit", "a", "alpha two\n")
+    put(repo, "create", "keep", "k")
+    before = repo.head(S)
+    old, new = rename(repo, "a", "b")
+    head = repo.head(S)
+    assert old.commit == new.commit == head
+    assert git(repo.directory, "rev-parse", f"{head}^").stdout.strip() == before
+    assert git(repo.directory, "rev-list", "--count", S).stdout.strip() == "4"
+    assert (old.slug, old.op, old.revision, old.body) == ("a", "rename", 3, "alpha two\n")
+    assert (new.slug, new.op, new.revision, new.body) == ("b", "rename", 1, "alpha two\n")
+    assert [key(r) for r in repo.revisions(S, "a")][-1] == key(old)
+    assert [key(r) for r in repo.revisions(S, "b")] == [key(new)]
+    assert [r.slug for r in repo.revisions(S)] == ["a", "a", "keep", "a", "b"]
+    snapshot = repo.snapshot(S)
+    assert snapshot.slugs() == ["b", "keep"]
+    assert (snapshot.revision("a"), snapshot.revision("b")) == (3, 1)
+    assert old.totals == new.totals == snapshot.totals == Totals(2, 11, 2)
+    assert snapshot.peaks == Totals(2, 11, 2)
+    assert put(repo, "edit", "b", "beta\n").revision == 2
+    assert Repository.open(repo.directory).revisions(S) == repo.revisions(S)
+    assert_fsck(repo.directory)
+
+
+def test_multi_slug_message_format_and_round_trip(repo: Repository) -> None:
+    """A two-slug commit reads as one line in git log, repeats the slug trio, and parses back."""
+    put(repo, "create", "a", "x\n")
+    old, _ = rename(repo, "a", "b")
+    oneline = git(repo.directory, "log", "--oneline", "-1", S).stdout
+    assert oneline == f"{old.commit[:7]} rename a, b\n"
+    text = message(repo, old.commit)
+    assert text == (
+        "rename a, b\n\n"
+        "Gitmem-Slug: a\nGitmem-Op: rename\nGitmem-Revision: 2\n"
+        "Gitmem-Slug: b\nGitmem-Op: rename\nGitmem-Revision: 1\n"
+        "Gitmem-Count: 1\nGitmem-Chars: 2\nGitmem-Lines: 1\n"
+        "Gitmem-Peak-Count: 1\nGitmem-Peak-Chars: 2\nGitmem-Peak-Lines: 1\n\n"
+    )
+    facts = parse_message(text.encode())
+    assert facts is not None
+    assert facts.edits == (Edited("a", "rename", 2), Edited("b", "rename", 1))
+    assert (facts.slug, facts.op, facts.revision) == ("a", "rename", 2)
+    trailers = git(repo.directory, "log", "-1", "--format=%(trailers:key=Gitmem-Slug)", S)
+    assert trailers.stdout.split() == ["Gitmem-Slug:", "a", "Gitmem-Slug:", "b"]
+
+
+def test_single_slug_message_is_unchanged(repo: Repository) -> None:
+    """A one-slug commit's message is byte for byte the format gitmem always wrote."""
+    rev = repo.mutate(
+        S, ALICE, lambda _: Change("create", "a", Memory("a", "d", "xy\n"), {"Gitmem-Why": "t"})
+    )
+    assert message(repo, rev.commit) == (
+        "create a\n\nGitmem-Slug: a\nGitmem-Op: create\nGitmem-Revision: 1\n"
+        "Gitmem-Count: 1\nGitmem-Chars: 3\nGitmem-Lines: 1\n"
+        "Gitmem-Peak-Count: 1\nGitmem-Peak-Chars: 3\nGitmem-Peak-Lines: 1\nGitmem-Why: t\n\n"
+    )
+
+
+def test_subject_names_ops_where_they_change_and_caps_the_list(repo: Repository) -> None:
+    """Mixed ops are each named; past three slugs the subject says how many more."""
+    put(repo, "create", "gone", "g")
+    mixed = repo.publish(
+        S,
+        ALICE,
+        lambda _: Change(
+            "delete", "gone", None, also=(Edit("create", "born", Memory("born", "d", "")),)
+        ),
+    )
+    assert git(repo.directory, "log", "-1", "--format=%s", S).stdout == "delete gone, create born\n"
+    assert [(r.slug, r.op, r.revision) for r in mixed] == [
+        ("gone", "delete", 2),
+        ("born", "create", 1),
+    ]
+    five = tuple(Edit("write", f"w{i}", Memory(f"w{i}", "d", "")) for i in range(1, 5))
+    revs = repo.publish(S, ALICE, lambda _: Change("write", "w0", Memory("w0", "d", ""), also=five))
+    assert len(revs) == 5 and len({r.commit for r in revs}) == 1
+    assert (
+        git(repo.directory, "log", "-1", "--format=%s", S).stdout == "write w0, w1, w2 (+2 more)\n"
+    )
+    assert repo.snapshot(S).totals == Totals(6, 0, 0)
+    assert_fsck(repo.directory)
+
+
+def test_peaks_count_every_edit_of_a_change(repo: Repository) -> None:
+    """Totals after a change of several slugs add up every slug; the peak is the result."""
+    put(repo, "create", "a", "aaaa\n")  # 5 chars, 1 line
+    three = (Edit("create", "b", Memory("b", "d", "bb\nbb\n")), Edit("delete", "a", None))
+    rev = repo.mutate(S, ALICE, lambda _: Change("create", "c", Memory("c", "d", "c"), also=three))
+    assert rev.totals == Totals(2, 7, 3)
+    assert rev.peaks == Totals(2, 7, 3)
+
+
+OPS_OK = ["create", "rename", "merge-in", "a", "x" * 32, "re-"]
+OPS_BAD = ["", "Edit", "EDIT", "ed it", "ed_it", "1up", "-x", "x" * 33, "é", "edit\n", "a:b"]
+
+
+@pytest.mark.parametrize("op", OPS_OK)
+def test_check_op_accepts_lowercase_words(op: str) -> None:
+    """An op of lowercase letters and '-', starting with a letter, up to 32 long, is usable."""
+    assert check_op(op) == op
+
+
+@pytest.mark.parametrize("op", OPS_BAD)
+def test_check_op_refuses_anything_else(op: str) -> None:
+    """Anything but a lowercase word is refused with InvalidArgument."""
+    with pytest.raises(InvalidArgument, match="lowercase word"):
+        check_op(op)
+
+
+def _also(*edits: Edit) -> Callable[[Snapshot], Change]:
+    return lambda _: Change("edit", "kept", Memory("kept", "d", "new"), also=edits)
+
+
+MULTI_REFUSALS: dict[str, tuple[Callable[[Snapshot], Change], type[Exception]]] = {
+    "duplicate slug": (_also(Edit("write", "kept", Memory("kept", "d", "x"))), InvalidArgument),
+    "duplicate removal": (_also(Edit("remove", "kept", None)), InvalidArgument),
+    "bad op on subject": (
+        lambda _: Change("Edit", "kept", Memory("kept", "d", "x")),
+        InvalidArgument,
+    ),
+    "bad op in also": (_also(Edit("move it", "m", Memory("m", "d", "x"))), InvalidArgument),
+    "bad slug in also": (_also(Edit("write", "a b", Memory("a b", "d", "x"))), InvalidSlug),
+    "removal of missing in also": (_also(Edit("rename", "ghost", None)), NotFound),
+    "create of existing in also": (
+        lambda _: Change(
+            "write",
+            "m",
+            Memory("m", "d", ""),
+            also=(Edit("create", "kept", Memory("kept", "d", "")),),
+        ),
+        AlreadyExists,
+    ),
+    "delete with memory in also": (
+        _also(Edit("delete", "m", Memory("m", "d", ""))),
+        InvalidArgument,
+    ),
+    "slug mismatch in also": (_also(Edit("rename", "m", Memory("n", "d", ""))), InvalidArgument),
+    "gitmem's own trailer key": (
+        lambda _: Change("edit", "kept", Memory("kept", "d", "x"), {"Gitmem-Slug": "other"}),
+        InvalidArgument,
+    ),
+    "trailer key with a colon": (
+        lambda _: Change("edit", "kept", Memory("kept", "d", "x"), {"A: b\nGitmem-Op": "x"}),
+        InvalidArgument,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_REFUSALS))
+def test_refused_multi_slug_change_writes_nothing(repo: Repository, name: str) -> None:
+    """A refused change of several slugs leaves refs, objects and the index byte-identical."""
+    put(repo, "create", "kept", "original\n")
+    repo.revisions(S)  # bring the derived history index up to date first
+    fn, error = MULTI_REFUSALS[name]
+    before = tree_bytes(repo.directory)
+    refs = git(repo.directory, "for-each-ref").stdout
+    with pytest.raises(error):
+        repo.publish(S, ALICE, fn)
+    assert git(repo.directory, "for-each-ref").stdout == refs
+    assert tree_bytes(repo.directory) == before
+
+
+def test_open_ops_remove_by_memory_not_by_name(repo: Repository) -> None:
+    """An op gitmem does not know is stored as given; memory=None is what removes a slug."""
+    put(repo, "create", "a", "x")
+    rev = repo.mutate(S, ALICE, lambda _: Change("archive", "a", None))
+    assert (rev.op, rev.revision, rev.body) == ("archive", 2, "x")
+    assert "a" not in repo.snapshot(S)
+    back = repo.mutate(S, ALICE, lambda _: Change("restore", "a", Memory("a", "d", "y")))
+    assert (back.op, back.revision) == ("restore", 3)
+    assert [r.op for r in Repository.open(repo.directory).revisions(S, "a")] == [
+        "create",
+        "archive",
+        "restore",
+    ]
+
+
+# -- merges ------------------------------------------------------------------------
+
+
+IDENTITY = ("-c", "user.name=git", "-c", "user.email=git@example.com")
+
+
+def git_ok(repo: Repository, *args: str) -> str:
+    result = git(repo.directory, *IDENTITY, *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def merge(repo: Repository, first: str, second: str, text: str = "merge") -> str:
+    """A merge commit of ``first`` and ``second`` made by git itself, keeping first's tree."""
+    tree = git_ok(repo, "rev-parse", f"{first}^{{tree}}")
+    return git_ok(repo, "commit-tree", tree, "-p", first, "-p", second, "-m", text)
+
+
+class Forked:
+    """Store S forked to T, both written to, then T merged into S by git."""
+
+    def __init__(self, repo: Repository, *, index_before: bool, merged: bool = True) -> None:
+        self.repo = repo
+        self.base = [put(repo, "create", "a", "a1"), put(repo, "create", "c", "c1")]
+        repo.fork(S, T)
+        self.s_side = [
+            put(repo, "edit", "a", "a2"),
+            put(repo, "edit", "c", "c2 on s"),
+            put(repo, "edit", "c", "c3 on s"),
+        ]
+        self.t_side = [
+            put(repo, "create", "t", "t1", store=T),
+            put(repo, "edit", "c", "c2 on t", store=T),
+            put(repo, "edit", "t", "t2", store=T),
+        ]
+        self.old_s = repo.head(S)
+        self.t_head = repo.head(T)
+        assert self.old_s is not None and self.t_head is not None
+        if index_before:
+            assert len(repo.revisions(S)) == 5
+        self.merge = merge(repo, self.old_s, self.t_head)
+        if merged:
+            git_ok(repo, "update-ref", f"refs/heads/{S}", self.merge, self.old_s)
+
+
+def both_sides(f: Forked) -> list[tuple[str, str, int, str, str]]:
+    return [key(r) for r in f.base + f.s_side + f.t_side]
+
+
+@pytest.mark.parametrize("index_before", [False, True], ids=["cold", "indexed before"])
+def test_history_follows_both_parents_of_a_merge(repo: Repository, index_before: bool) -> None:
+    """After git merges T into S, S's history holds every revision of both sides exactly once."""
+    f = Forked(repo, index_before=index_before)
+    for view in (repo, Repository.open(repo.directory)):
+        revisions = [key(r) for r in view.revisions(S)]
+        assert sorted(revisions) == sorted(both_sides(f))
+        assert revisions[:5] == [key(r) for r in f.base + f.s_side]  # first parent's line first
+        assert [key(r) for r in view.revisions(S, "t")] == [key(r) for r in f.t_side[::2]]
+        assert [r.revision for r in view.revisions(S, "c")] == [1, 2, 3, 2]
+        since = view.revisions_since(S, f.old_s, f.merge)
+        assert [key(r) for r in since] == [key(r) for r in f.t_side]
+        since_t = view.revisions_since(S, f.t_head, f.merge)
+        assert [key(r) for r in since_t] == [key(r) for r in f.s_side]
+        assert view.revisions_since(S, f.merge, f.old_s) == []
+        commits = list(view.iter_commits(S))
+        assert len(commits) == len(set(commits)) == 9
+        assert commits[0] == f.merge
+        for i, sha in enumerate(commits):  # every commit comes before its parents
+            for parent in git_ok(repo, "rev-parse", f"{sha}^@").split():
+                assert commits.index(parent) > i
+    assert_fsck(repo.directory)
+
+
+def test_revision_numbers_continue_after_a_merge(repo: Repository) -> None:
+    """A write after the merge continues each slug's numbers after the larger side."""
+    f = Forked(repo, index_before=True)
+    assert repo.snapshot(S).revision("c") == 3  # s reached 3, t only 2
+    assert put(repo, "edit", "a", "a3").revision == 3  # changed on the first parent only
+    assert put(repo, "edit", "c", "c4").revision == 4
+    assert put(repo, "create", "t", "t3").revision == 3  # changed on the second parent only
+    assert [r.revision for r in Repository.open(repo.directory).revisions(S, "c")] == [
+        1,
+        2,
+        3,
+        2,
+        4,
+    ]
+    assert repo.snapshot(S, f.old_s).revision("c") == 3
+    assert repo.snapshot(S, f.t_head).revision("c") == 2  # a commit off the first-parent line
+    assert repo.snapshot(S, f.t_head).revision("a") == 1
+    assert Repository.open(repo.directory).snapshot(S, f.t_head).revision("t") == 2
+
+
+def test_incremental_index_equals_a_cold_one(repo: Repository) -> None:
+    """An index kept up to date across a merge is byte-identical to one rebuilt from scratch."""
+    Forked(repo, index_before=True)
+    put(repo, "edit", "a", "after")
+    repo.revisions(S)
+    repo.revisions(T)
+    incremental = history_files(repo)
+    drop_history(repo)
+    cold = Repository.open(repo.directory)
+    cold.revisions(S)
+    cold.revisions(T)
+    assert history_files(repo) == incremental
+    assert any(b" ^ " in data for data in incremental.values())
+
+
+def test_a_gitmem_merge_commit_gets_rows_for_its_edits(repo: Repository, tmp_path: Path) -> None:
+    """A merge commit with gitmem trailers is indexed like any other, after both parents."""
+    f = Forked(repo, index_before=True, merged=False)
+    c_path = repo.path(S, "c")
+    t_blob = git_ok(repo, "rev-parse", f"{f.t_head}:{c_path}")
+    # the merge takes c from T and removes a: what a sync could write
+    scratch = ("--work-tree", str(tmp_path))  # git's index is scratch space here
+    git_ok(repo, *scratch, "read-tree", f.old_s)
+    git_ok(repo, *scratch, "update-index", "--cacheinfo", f"100644,{t_blob},{c_path}")
+    git_ok(repo, *scratch, "update-index", "--force-remove", repo.path(S, "a"))
+    tree = git_ok(repo, *scratch, "write-tree")
+    os.remove(os.path.join(repo.directory, "index"))
+    text = (
+        "merge c, a\n\nGitmem-Slug: c\nGitmem-Op: merge\nGitmem-Revision: 4\n"
+        "Gitmem-Slug: a\nGitmem-Op: merge\nGitmem-Revision: 3\n"
+        "Gitmem-Count: 1\nGitmem-Chars: 7\nGitmem-Lines: 1\n"
+        "Gitmem-Peak-Count: 2\nGitmem-Peak-Chars: 9\nGitmem-Peak-Lines: 2\n"
+    )
+    sha = git_ok(repo, "commit-tree", tree, "-p", f.old_s, "-p", f.t_head, "-m", text)
+    git_ok(repo, "update-ref", f"refs/heads/{S}", sha, f.old_s)
+    for view in (repo, Repository.open(repo.directory)):
+        revisions = view.revisions(S)
+        assert len(revisions) == 10
+        assert [(r.slug, r.revision, r.op, r.body) for r in revisions[-2:]] == [
+            ("c", 4, "merge", "c2 on t"),
+            ("a", 3, "merge", "a2"),  # a removal carries the text the first parent held
+        ]
+        assert view.snapshot(S).totals == Totals(1, 7, 1)
+    assert put(repo, "edit", "c", "c5").revision == 5
+    assert put(repo, "create", "a", "back").revision == 4
+    assert_fsck(repo.directory)
+
+
+def test_a_long_history_with_merges_needs_no_recursion(repo: Repository) -> None:
+    """A history far deeper than Python's recursion limit, with merges, indexes and lists."""
+    raw = Repo(repo.directory)
+    tree = Tree()
+    raw.object_store.add_object(tree)
+    parent: bytes | None = None
+    count = 0
+    for i in range(2500):
+        parents = [parent] if parent else []
+        if i % 50 == 49:  # a side commit merged in
+            side = _commit(raw, tree, [parent] if parent else [], f"side {i}")
+            parents.append(side)
+            count += 1
+        parent = _commit(raw, tree, parents, f"c {i}")
+        count += 1
+    assert parent is not None
+    raw.refs[f"refs/heads/{S}".encode()] = parent  # type: ignore[index]
+    raw.close()
+    put(repo, "create", "top", "x")
+    assert [r.slug for r in repo.revisions(S)] == ["top"]
+    assert len(set(repo.iter_commits(S))) == count + 1
+    assert [r.slug for r in Repository.open(repo.directory).revisions(S)] == ["top"]
+
+
+def _commit(raw: Repo, tree: Tree, parents: list[bytes], text: str) -> bytes:
+    commit = Commit()
+    commit.tree = tree.id
+    commit.parents = parents  # type: ignore[assignment]
+    commit.author = commit.committer = b"git <git@example.com>"
+    commit.author_time = commit.commit_time = 1_700_000_000
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = text.encode() + b"\n"
+    raw.object_store.add_object(commit)
+    return commit.id
+
+
+# -- rewritten branches and damaged indexes ------------------------------------------
+
+
+def test_a_rewritten_branch_leaves_no_stale_rows(repo: Repository) -> None:
+    """After a reset to an older commit and new writes, only reachable revisions are listed."""
+    writes = [put(repo, "write", "a", f"w{i}") for i in range(5)]
+    other = Repository.open(repo.directory)
+    assert len(other.revisions(S)) == 5  # another process's view, indexed before the reset
+    git_ok(repo, "update-ref", f"refs/heads/{S}", writes[1].commit)
+    # more rows than before the reset: a reader must notice the file was replaced
+    later = [put(repo, "write", "b", f"b{i}") for i in range(5)] + [put(repo, "write", "a", "w")]
+    expected = [key(r) for r in [*writes[:2], *later]]
+    assert [r.revision for r in later] == [1, 2, 3, 4, 5, 3]
+    for view in (repo, other, Repository.open(repo.directory)):
+        assert [key(r) for r in view.revisions(S)] == expected
+        assert view.revisions_since(S, writes[3].commit, repo.head(S)) == []
+        assert [key(r) for r in view.revisions_since(S, writes[1].commit, repo.head(S))] == [
+            key(r) for r in later
+        ]
+    rewritten = history_files(repo)
+    drop_history(repo)
+    Repository.open(repo.directory).revisions(S)
+    assert history_files(repo) == rewritten
+
+
+def test_a_branch_reset_to_an_unrelated_commit_is_indexed_afresh(repo: Repository) -> None:
+    """A head that shares no history with the index replaces it rather than extending it."""
+    put(repo, "create", "a", "one")
+    put(repo, "create", "b", "two", store=T)
+    repo.revisions(S)
+    git_ok(repo, "update-ref", f"refs/heads/{S}", str(repo.head(T)))
+    assert [r.slug for r in repo.revisions(S)] == ["b"]
+    assert repo.snapshot(S).revision("a") == 0
+
+
+def test_a_branch_reset_to_a_merged_in_side_keeps_only_that_side(repo: Repository) -> None:
+    """Resetting past a merge to its second parent drops the first parent's line from history."""
+    f = Forked(repo, index_before=True)
+    assert len(repo.revisions(S)) == 8  # the index now ends at the merge
+    git_ok(repo, "update-ref", f"refs/heads/{S}", f.t_head, f.merge)
+    after = put(repo, "edit", "c", "c3 on t")
+    assert after.revision == 3
+    expected = [key(r) for r in [*f.base, *f.t_side, after]]
+    for view in (repo, Repository.open(repo.directory)):
+        assert [key(r) for r in view.revisions(S)] == expected
+        assert len(list(view.iter_commits(S))) == 6
+
+
+def test_an_index_missing_part_of_a_commits_rows_is_repaired(repo: Repository) -> None:
+    """An index whose last commit lost one of its rows (a killed writer) is completed again."""
+    put(repo, "create", "a", "x\n")
+    rename(repo, "a", "b")
+    expected = repo.revisions(S)
+    ((name, data),) = history_files(repo).items()
+    lines = data.splitlines(keepends=True)
+    with open(os.path.join(repo.directory, "gitmem", "history", name), "wb") as f:
+        f.write(b"".join(lines[:-1]))
+    fresh = Repository.open(repo.directory)
+    assert fresh.revisions(S) == expected
+    assert fresh.revisions(S, "b") == expected[-1:]
+    assert history_files(repo)[name] == data
