@@ -208,6 +208,8 @@ class Revision:
     time: int
     totals: Totals
     peaks: Totals
+    removed: bool = False
+    """Whether this revision removed the slug (a delete, or a rename's old name)."""
 
     def event(self) -> dict[str, Any]:
         """The ``memory_revision`` telemetry event."""

@@ -40,7 +40,7 @@ from typing import Protocol
 from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
 from gitmem.store.message import Facts
-from gitmem.store.objects import Step
+from gitmem.store.objects import REMOVED, Step
 from gitmem.types import Op
 
 FOREIGN = "-"
@@ -58,6 +58,8 @@ class Entry:
     blobs: tuple[str, str, str]
     """The blob ids of the memory's ``.md``, code and onUse files ("-" where absent) as of
     this revision; for a removal, the text it removed."""
+    removed: bool = False
+    """Whether the commit removed the slug (stored as ``~`` before the ``.md`` blob id)."""
 
 
 Row = tuple[str, str, str, str, str, str, str]
@@ -123,7 +125,8 @@ class History:
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
-        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest())
+        # the suffix names the row format: a file of an older format is rebuilt
+        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".2")
 
     # -- answers ---------------------------------------------------------------------
 
@@ -422,4 +425,5 @@ def _parse(line: str) -> Row:
 
 def _entry(row: Row) -> Entry:
     commit, revision, op, slug, md, code, on_use = row
-    return Entry(commit, int(revision), op, slug, (md, code, on_use))
+    removed = md.startswith(REMOVED)
+    return Entry(commit, int(revision), op, slug, (md.lstrip(REMOVED), code, on_use), removed)

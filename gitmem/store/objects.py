@@ -48,6 +48,10 @@ class Step(NamedTuple):
     """One entry per edit in ``facts``."""
 
 
+REMOVED = "~"
+"""Marks the ``.md`` blob id of a revision that removed its slug."""
+
+
 def _blob_ids(found: MemoryFiles | None) -> Blobs:
     if found is None:
         return ("-", "-", "-")
@@ -140,7 +144,10 @@ class ObjectReader:
             bucket = files.bucket(edit.slug)
             found = memory_files(edit.slug, self.bucket(root, bucket))
             if found is None and before is not None:
-                found = memory_files(edit.slug, self.bucket(before, bucket))
+                # a removal: the text it removed, marked so the index knows it for one
+                md, code, on_use = _blob_ids(memory_files(edit.slug, self.bucket(before, bucket)))
+                blobs.append((REMOVED + md, code, on_use))
+                continue
             blobs.append(_blob_ids(found))
         return Step(parents, facts, tuple(blobs))
 

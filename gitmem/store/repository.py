@@ -417,7 +417,14 @@ class Repository:
             assert shown is not None
             revisions.append(
                 _revision(
-                    snapshot.store, sha, edited, facts, shown, author.name, commit.author_time
+                    snapshot.store,
+                    sha,
+                    edited,
+                    facts,
+                    shown,
+                    author.name,
+                    commit.author_time,
+                    edit.memory is None,
                 )
             )
         return revisions, commit, objects
@@ -521,7 +528,9 @@ class Repository:
         memory = self._reader.memory(entry.slug, MemoryFiles(md, code, on_use))
         author = commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
         edited = Edited(entry.slug, entry.op, entry.revision)
-        return _revision(store, entry.commit, edited, facts, memory, author, commit.author_time)
+        return _revision(
+            store, entry.commit, edited, facts, memory, author, commit.author_time, entry.removed
+        )
 
     def check(self, progress: Callable[[int], None] | None = None) -> list[str]:
         """Every problem in the repository's objects and memory files; empty if healthy."""
@@ -543,6 +552,7 @@ def _revision(
     memory: Memory,
     author: str,
     time: int,
+    removed: bool,
 ) -> Revision:
     return Revision(
         store=store,
@@ -558,6 +568,7 @@ def _revision(
         time=time,
         totals=facts.totals,
         peaks=facts.peaks,
+        removed=removed,
     )
 
 
