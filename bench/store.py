@@ -27,9 +27,10 @@ from dulwich.objects import Blob, ShaFile
 from dulwich.repo import Repo
 from seeding import AUTHOR, gitmem_commit, write_store
 
-from gitmem import Change, Memory, Repository, Totals
+from gitmem import Memory, Repository, Totals
 from gitmem.store import files
 from gitmem.store.message import Edited, Facts
+from gitmem.types import Change
 
 STORE = "profile/bench"
 REF = b"refs/heads/" + STORE.encode()

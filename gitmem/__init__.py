@@ -1,8 +1,13 @@
-"""gitmem: durable, bounded, versioned memory for AI agents, kept in a git repository."""
+"""gitmem: durable, bounded, versioned memory for AI agents, kept in a git repository.
+
+The public API is exactly ``__all__``; every write it offers is held to the limits.
+Operators' work (edits, show, log, run) is in :mod:`gitmem.ops`.
+"""
 
 from __future__ import annotations
 
-from gitmem.capability import Capability, Limits
+from gitmem.binding import Agent
+from gitmem.capability import Capability
 from gitmem.errors import (
     AlreadyExists,
     CodeError,
@@ -24,20 +29,18 @@ from gitmem.errors import (
     Unavailable,
 )
 from gitmem.holder import Holder, ToolResult
+from gitmem.limits import Limits
 from gitmem.repository import Repository
-from gitmem.scope import Agent
-from gitmem.store import Snapshot
-from gitmem.types import Author, Change, Edit, Memory, Revision, Totals
+from gitmem.sandbox import ProgramResult, Sandbox, View
+from gitmem.types import Author, Memory, Revision, Totals
 
 __all__ = [
     "Agent",
     "AlreadyExists",
     "Author",
     "Capability",
-    "Change",
     "CodeError",
     "DiskFull",
-    "Edit",
     "GitmemError",
     "Holder",
     "InternalError",
@@ -52,13 +55,15 @@ __all__ = [
     "NotARepository",
     "NotFound",
     "PathOccupied",
+    "ProgramResult",
     "ReadOnly",
     "Repository",
     "RepositoryError",
     "Revision",
-    "Snapshot",
+    "Sandbox",
     "StorageError",
     "ToolResult",
     "Totals",
     "Unavailable",
+    "View",
 ]

@@ -17,61 +17,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from gitmem import strategies
 from gitmem.errors import LaunchRefused
+from gitmem.limits import LIMITS, Limits
+from gitmem.strategies import Strategy
 
-__all__ = ["IMPLEMENTATIONS", "LIMITS", "SCOPES", "Capability", "Limits"]
+__all__ = ["SCOPES", "Capability", "Scope"]
 
-Implementation = Literal["scratchpad", "markdown", "keyword-search"]
 Scope = Literal["isolated", "shared", "inherited", "read-only"]
-IMPLEMENTATIONS: tuple[Implementation, ...] = ("scratchpad", "markdown", "keyword-search")
 SCOPES: tuple[Scope, ...] = ("isolated", "shared", "inherited", "read-only")
-LIMITS = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
 _FEATURES = {"reviseMemories"}
 _KEYS = {"id", "enabled", "implementation", "params", "features"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The six limits; 0 turns one off."""
-
-    max_count: int = 0
-    max_len_per_memory: int = 0
-    max_total_len: int = 0
-    max_len_index: int = 0
-    max_len_description: int = 0
-    max_results: int = 0
-
-    def as_params(self) -> dict[str, int]:
-        """The limits under their configuration names."""
-        return dict(zip(LIMITS, self.values(), strict=True))
-
-    def values(self) -> tuple[int, ...]:
-        return (
-            self.max_count,
-            self.max_len_per_memory,
-            self.max_total_len,
-            self.max_len_index,
-            self.max_len_description,
-            self.max_results,
-        )
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, int]) -> Limits:
-        return cls(*(params.get(name, 0) for name in LIMITS))
 
 
 @dataclass(frozen=True)
 class Capability:
     """A memories capability as configured for one agent profile."""
 
-    implementation: Implementation
+    implementation: str
+    """The strategy's registered name (``markdown``, ``scratchpad``, ...)."""
     scope: Scope
     limits: Limits
     enabled: bool = True
@@ -104,11 +68,11 @@ class Capability:
             problems.append(f"unknown key {key!r}; the keys are {', '.join(sorted(_KEYS))}")
 
         implementation = config.get("implementation")
-        if implementation not in IMPLEMENTATIONS and enabled:
+        known = strategies.names()
+        if implementation not in known and enabled:
             named = "no implementation" if implementation is None else repr(implementation)
             problems.append(
-                f"{named} is not a memory implementation; name one of "
-                "scratchpad, markdown, keyword-search"
+                f"{named} is not a memory implementation; name one of {', '.join(known)}"
             )
 
         raw_params = config.get("params", {})
@@ -136,8 +100,7 @@ class Capability:
                 problems.append(f"param {name} must not be negative ({count}); 0 turns it off")
             else:
                 counts[name] = count
-        known = {"scope", *LIMITS}
-        for name in sorted(set(params) - known):
+        for name in sorted(set(params) - {"scope", *LIMITS}):
             problems.append(f"unknown param {name!r}; the params are scope and {', '.join(LIMITS)}")
 
         raw_features = config.get("features", {})
@@ -155,13 +118,26 @@ class Capability:
         if problems:
             raise LaunchRefused(problems)
         return cls(
-            implementation=implementation if implementation in IMPLEMENTATIONS else "markdown",
+            implementation=implementation if implementation in known else "markdown",
             scope=scope if scope in SCOPES else "isolated",
             limits=Limits.from_params(counts),
             enabled=enabled,
             revise_memories=revise,
             raw=config,
         )
+
+    @property
+    def strategy(self) -> Strategy:
+        """The registered strategy this capability names."""
+        found = strategies.get(self.implementation)
+        if found is None:
+            raise LaunchRefused(
+                [
+                    f"{self.implementation!r} is not a memory implementation; name one of "
+                    f"{', '.join(strategies.names())}"
+                ]
+            )
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration block, as seed 000 writes it."""

@@ -21,10 +21,8 @@ A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "descript
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,16 +31,14 @@ from typing import Any, TypeVar
 
 import click
 
-from gitmem import operator
-from gitmem.errors import GitmemError, InvalidText, NotFound
+from gitmem import ops
+from gitmem.errors import GitmemError, InvalidText
 from gitmem.repository import Repository
-from gitmem.types import Author, Revision
+from gitmem.types import Revision
 
 __all__ = ["cli", "main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_REPO_DIR = ".gitmem"
 
 
 class _Group(click.Group):
@@ -72,19 +68,6 @@ class _Settings:
     repo: str | None
 
 
-def find_repository(start: str) -> str:
-    """The ``.gitmem`` folder in ``start`` or its nearest ancestor, else ``start/.gitmem``."""
-    here = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(here, _REPO_DIR)
-        if os.path.isdir(candidate):
-            return candidate
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.path.join(os.path.abspath(start), _REPO_DIR)
-        here = parent
-
-
 def _settings() -> _Settings:
     obj = click.get_current_context().find_object(_Settings)
     return obj if obj is not None else _Settings(None)
@@ -92,13 +75,13 @@ def _settings() -> _Settings:
 
 def _open() -> Repository:
     settings = _settings()
-    path = settings.repo if settings.repo is not None else find_repository(os.getcwd())
+    path = settings.repo if settings.repo is not None else ops.find_repository(os.getcwd())
     repo = Repository.open(path)
     return click.get_current_context().with_resource(repo)
 
 
 def _store(repo: Repository, store: str | None, *, may_create: bool = False) -> str:
-    return operator.pick_store(repo, store, may_create=may_create)
+    return ops.pick_store(repo, store, may_create=may_create)
 
 
 def _emit(data: object) -> None:
@@ -130,39 +113,6 @@ def _body(body: str | None, body_file: str | None) -> str | None:
     if body_file is not None:
         return _read_text(body_file)
     return body
-
-
-def _author(value: str | None) -> Author:
-    if value is None:
-        return operator.operator_author()
-    match = re.fullmatch(r"\s*(.*?)\s*<([^<>]*)>\s*", value)
-    if match:
-        return Author(match.group(1), match.group(2))
-    return Author(value.strip(), operator.operator_author().email)
-
-
-def _render(rev: Revision) -> str:
-    text = f"description: {rev.description}\n\n{rev.body}"
-    for title, half in (("code", rev.code), ("onUse", rev.on_use)):
-        if half:
-            text += ("" if text.endswith("\n") else "\n") + f"\n# {title}\n{half}"
-    return text
-
-
-def _diff(before: Revision | None, after: Revision) -> str:
-    """The text change ``after`` made (a delete carries the text it removed)."""
-    deleted = after.op == "delete"
-    old = _render(after) if deleted else _render(before) if before is not None else ""
-    new = "" if deleted else _render(after)
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"{after.slug} r{before.revision}" if before is not None else "/dev/null",
-        tofile="/dev/null" if deleted else f"{after.slug} r{after.revision}",
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
 
 
 def _done(rev: Revision, as_json: bool) -> None:
@@ -237,7 +187,7 @@ def init() -> None:
         gitmem init
         gitmem --repo /srv/agents/.gitmem init
     """
-    path = _settings().repo or os.path.join(os.getcwd(), _REPO_DIR)
+    path = _settings().repo or os.path.join(os.getcwd(), ops.REPOSITORY_DIR)
     with Repository.init(path) as repo:
         click.echo(f"gitmem repository in {repo.directory}")
 
@@ -251,11 +201,7 @@ def stores(as_json: bool) -> None:
     Example:
         gitmem stores --json
     """
-    repo = _open()
-    rows: list[dict[str, Any]] = []
-    for store in repo.stores():
-        snap = repo.snapshot(store)
-        rows.append({"store": store, "head": snap.commit, **snap.totals.as_dict()})
+    rows = ops.store_rows(_open())
     if as_json:
         _emit(rows)
         return
@@ -276,11 +222,7 @@ def ls(store: str | None, as_json: bool) -> None:
         gitmem ls --store profile/researcher
     """
     repo = _open()
-    snap = repo.snapshot(_store(repo, store))
-    rows = [
-        {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-        for m in snap.memories()
-    ]
+    rows = ops.memory_rows(repo, _store(repo, store))
     if as_json:
         _emit(rows)
         return
@@ -303,38 +245,14 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
     """
     repo = _open()
     name = _store(repo, store)
-    history = repo.revisions(name, slug)
-    if not history:
-        raise NotFound(f"there is no memory named {slug!r} in {name}; `gitmem ls` lists them")
-    if rev is None:
-        found = history[-1]
-        if found.op == "delete":
-            raise NotFound(
-                f"{slug!r} was deleted at revision {found.revision}; "
-                f"see its last text with `gitmem show {slug} --rev {found.revision}`"
-            )
-    else:
-        matches = [r for r in history if r.revision == rev]
-        if not matches:
-            raise NotFound(f"{slug!r} has revisions 1 to {history[-1].revision}, not {rev}")
-        found = matches[0]
+    found = ops.show(repo, name, slug, rev)
     if as_json:
-        _emit(
-            {
-                "store": name,
-                "slug": slug,
-                "revision": found.revision,
-                "op": found.op,
-                "description": found.description,
-                "body": found.body,
-                "code": found.code,
-                "on_use": found.on_use,
-            }
-        )
+        _emit(ops.show_json(name, found))
         return
-    note = " (deleted here; the text it removed)" if found.op == "delete" else ""
+    note = " (deleted here; the text it removed)" if found.removed else ""
+    text = ops.render(found)
     click.echo(f"# {slug}  revision {found.revision}{note}")
-    click.echo(_render(found), nl=not _render(found).endswith("\n"))
+    click.echo(text, nl=not text.endswith("\n"))
 
 
 @cli.command()
@@ -350,22 +268,11 @@ def log(slug: str | None, patch: bool, store: str | None, as_json: bool) -> None
         gitmem log deploy-runbook -p
     """
     repo = _open()
-    history = repo.revisions(_store(repo, store), slug)
-    diffs: list[str] = []
-    last: dict[str, Revision] = {}
-    for r in history:
-        diffs.append(_diff(last.get(r.slug), r) if patch else "")
-        last[r.slug] = r
+    rows = ops.log(repo, _store(repo, store), slug, patch=patch)
     if as_json:
-        rows: list[dict[str, Any]] = []
-        for r, d in zip(history, diffs, strict=True):
-            event = r.event()
-            if patch:
-                event["diff"] = d
-            rows.append(event)
-        _emit(rows[::-1])
+        _emit(ops.log_json(rows, patch=patch))
         return
-    for r, d in reversed(list(zip(history, diffs, strict=True))):
+    for r, d in rows:
         click.echo(
             f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {_when(r.time)}"
         )
@@ -393,7 +300,7 @@ def revisions(slug: str | None, store: str | None, as_json: bool) -> None:
         click.echo(
             f"== {r.slug} r{r.revision} {r.op} by {r.author} at {_when(r.time)} ({r.commit[:12]})"
         )
-        text = _render(r)
+        text = ops.render(r)
         click.echo(text, nl=not text.endswith("\n"))
 
 
@@ -449,7 +356,7 @@ def create(
             raise click.UsageError("give the body with --body, --body-file or on stdin")
         text = _read_text("-")
     name = _store(repo, store, may_create=True)
-    _done(operator.create(repo, name, _author(author), slug, description, text), as_json)
+    _done(ops.create(repo, name, ops.parse_author(author), slug, description, text), as_json)
 
 
 @cli.command()
@@ -484,10 +391,10 @@ def edit(
     repo = _open()
     text = _body(body, body_file)
     name = _store(repo, store)
-    rev = operator.edit(
+    rev = ops.edit(
         repo,
         name,
-        _author(author),
+        ops.parse_author(author),
         slug,
         old_text=old_text,
         new_text=new_text,
@@ -510,7 +417,7 @@ def delete(slug: str, store: str | None, author: str | None, as_json: bool) -> N
         gitmem delete stale-notes --store profile/researcher
     """
     repo = _open()
-    _done(operator.delete(repo, _store(repo, store), _author(author), slug), as_json)
+    _done(ops.delete(repo, _store(repo, store), ops.parse_author(author), slug), as_json)
 
 
 @cli.command()
@@ -546,7 +453,7 @@ def check(as_json: bool) -> None:
     """
     repo = _open()
     progress = None if as_json or not sys.stderr.isatty() else _progress
-    problems = operator.check(repo, progress)
+    problems = ops.check(repo, progress)
     if progress is not None:
         click.echo("", err=True)
     if as_json:
@@ -579,24 +486,14 @@ def search(keywords: tuple[str, ...], limit: int, store: str | None, as_json: bo
         gitmem search deploy staging --limit 5
     """
     repo = _open()
-    hits = operator.search(repo, _store(repo, store), list(keywords), limit)
-    lowered = [k.lower() for k in keywords]
+    words = list(keywords)
+    hits = ops.search(repo, _store(repo, store), words, limit)
     if as_json:
-        _emit(
-            [
-                {
-                    "slug": h.memory.slug,
-                    "description": h.memory.description,
-                    "keywords": h.distinct,
-                    "occurrences": h.frequency,
-                    "excerpt": h.excerpt(lowered),
-                }
-                for h in hits
-            ]
-        )
+        _emit([ops.hit_json(h, words) for h in hits])
         return
     if not hits:
         click.echo("no memory mentions " + ", ".join(keywords))
+    lowered = [k.lower() for k in keywords]
     for h in hits:
         click.echo(f"{h.memory.slug}  {h.memory.description}")
         click.echo(f"    {h.excerpt(lowered)}")
@@ -613,7 +510,7 @@ def state(store: str | None, as_json: bool) -> None:
         gitmem state --store profile/ops --json
     """
     repo = _open()
-    event = operator.state(repo, _store(repo, store))
+    event = ops.state(repo, _store(repo, store))
     if as_json:
         _emit(event)
         return
@@ -633,14 +530,22 @@ def state(store: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("program", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--strategy",
+    metavar="NAME",
+    help="The strategy whose calls the program gets (default: the one the store records).",
+)
 @_store_option
 @_author_option
 @_json_option
-def run(program: str, store: str | None, author: str | None, as_json: bool) -> None:
+def run(
+    program: str, strategy: str | None, store: str | None, author: str | None, as_json: bool
+) -> None:
     """Run an agent program (TypeScript) in the sandbox against a store.
 
     The program may import { memories, views } from "gitmem"; its memories calls are
-    the store's strategy's calls, made as the operator. Exits 1 if the program fails.
+    the calls of the store's strategy, made as the operator under the limits the store
+    records. Exits 1 if the program fails.
 
     \b
     Example:
@@ -648,29 +553,16 @@ def run(program: str, store: str | None, author: str | None, as_json: bool) -> N
     """
     repo = _open()
     source = _read_text(program)
-    holder = operator.operator_holder(repo, _store(repo, store), _author(author))
-    try:
-        result = holder.run_program(source)
-        holder.end_turn()
-        views = holder.take_views()
-    finally:
-        holder.close()
+    done = ops.run(repo, _store(repo, store), ops.parse_author(author), source, strategy)
     if as_json:
-        _emit(
-            {
-                "ok": result.ok,
-                "output": result.output,
-                "error": result.error,
-                "views": [{"title": v.title, "text": v.text} for v in views],
-            }
-        )
+        _emit(done.as_json())
     else:
-        click.echo(result.output, nl=False)
-        for view in views:
+        click.echo(done.result.output, nl=False)
+        for view in done.views:
             click.echo(f"[view] {view.title}\n{view.text}")
-    if not result.ok:
+    if not done.result.ok:
         if not as_json:
-            click.echo(f"Error: {_one_line(result.error or 'the program failed')}", err=True)
+            click.echo(f"Error: {_one_line(done.result.error or 'the program failed')}", err=True)
         click.get_current_context().exit(1)
 
 

@@ -11,10 +11,11 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from gitmem.capability import Capability, Limits
+from gitmem.binding import Agent
+from gitmem.capability import Capability
 from gitmem.holder import Holder, ToolResult
+from gitmem.limits import Limits
 from gitmem.repository import Repository
-from gitmem.scope import Agent
 
 __all__ = ["run_demo"]
 

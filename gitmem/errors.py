@@ -7,25 +7,27 @@
     ├── InvalidArgument            the caller's input is wrong      (invalid-argument)
     │   ├── InvalidSlug
     │   ├── InvalidText
-    │   └── InvalidAuthor
+    │   ├── InvalidAuthor
+    │   ├── CodeError              a code half does not compile
+    │   └── LaunchRefused          a capability configuration is refused
     ├── NotFound                   no such memory, store or revision (not-found)
     ├── AlreadyExists              a create over an existing memory  (already-exists)
     ├── LimitExceeded              a mutation would breach a limit   (limit-exceeded)
     ├── Unavailable                the call is not offered here      (unavailable)
     ├── ReadOnly                   the holder may not write          (read-only)
-    ├── LaunchRefused              a capability configuration is refused
     ├── StorageError               the disk failed us                (io-error)
     │   └── DiskFull
-    ├── InternalError              gitmem's own defect               (io-error)
-    └── CodeError                  a code half does not compile      (invalid-argument)
+    └── InternalError              gitmem's own defect               (io-error)
 
-Each class carries the tool-result ``kind`` the holder reports for it. Messages are
-sentences an agent or operator can act on.
+Each class states the tool-result ``kind`` the holder reports for it: a class that
+does not say is refused when it is defined, so no new class inherits a kind by
+accident. Messages are sentences an agent or operator can act on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 __all__ = [
     "AlreadyExists",
@@ -52,7 +54,12 @@ __all__ = [
 class GitmemError(Exception):
     """The root of every error gitmem raises."""
 
-    kind = "io-error"
+    kind: ClassVar[str] = "io-error"
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            raise TypeError(f"{cls.__name__} must state its tool-result kind")
 
     @property
     def message(self) -> str:
@@ -62,13 +69,19 @@ class GitmemError(Exception):
 class RepositoryError(GitmemError):
     """The repository cannot be used."""
 
+    kind = "io-error"
+
 
 class NotARepository(RepositoryError):
     """No gitmem repository at the given path."""
 
+    kind = "io-error"
+
 
 class PathOccupied(RepositoryError):
     """``init`` refused a path that holds something other than a gitmem repository."""
+
+    kind = "io-error"
 
 
 class InvalidArgument(GitmemError):
@@ -80,13 +93,19 @@ class InvalidArgument(GitmemError):
 class InvalidSlug(InvalidArgument):
     """A slug breaks the slug rules."""
 
+    kind = "invalid-argument"
+
 
 class InvalidText(InvalidArgument):
     """A description, body or code half is not storable text."""
 
+    kind = "invalid-argument"
+
 
 class InvalidAuthor(InvalidArgument):
     """An author name or email git would reject."""
+
+    kind = "invalid-argument"
 
 
 class NotFound(GitmemError):
@@ -125,7 +144,7 @@ class ReadOnly(GitmemError):
     kind = "read-only"
 
 
-class LaunchRefused(GitmemError):
+class LaunchRefused(InvalidArgument):
     """A capability configuration is refused; ``problems`` lists every problem at once."""
 
     kind = "invalid-argument"
@@ -139,16 +158,22 @@ class LaunchRefused(GitmemError):
 class StorageError(GitmemError):
     """Reading or writing the repository failed; nothing half-written was published."""
 
+    kind = "io-error"
+
 
 class DiskFull(StorageError):
     """The disk is full; the write was not published and the store is unchanged."""
+
+    kind = "io-error"
 
 
 class InternalError(GitmemError):
     """gitmem's own defect (a transpiler or sandbox crash); the run must stop."""
 
+    kind = "io-error"
 
-class CodeError(GitmemError):
+
+class CodeError(InvalidArgument):
     """A code half does not compile; ``diagnostic`` is ``line:column: message``."""
 
     kind = "invalid-argument"

@@ -1,27 +1,77 @@
-"""The limits, checked in seed 000's order: the description first, then the body, then
-the aggregates. A breach is refused, never truncated, and the refusal names the limit,
-the figure the write would reach and the fix."""
+"""The six limits, and the one place a write is held to them.
+
+They are checked in seed 000's order: the description first, then the body (and the
+code halves), then the aggregates the strategy pins. A breach is refused, never
+truncated, and the refusal names the limit, the figure the write would reach and the
+fix.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
-from gitmem.capability import Limits
 from gitmem.errors import LimitExceeded
 from gitmem.types import Memory
 
-__all__ = ["check_write", "index_line", "render_index"]
+__all__ = ["CODE_MAX", "LIMITS", "Limits", "check_write"]
 
 CODE_MAX = 32_768
+"""Characters a code half may hold, whatever the strategy."""
+LIMITS = (
+    "maxCount",
+    "maxLenPerMemory",
+    "maxTotalLen",
+    "maxLenIndex",
+    "maxLenDescription",
+    "maxResults",
+)
+"""The six limit params, under their configuration names."""
 
 
-def index_line(memory: Memory) -> str:
-    """A memory's line in the markdown index."""
-    return f"- `{memory.slug}` — {memory.description}"
+@dataclass(frozen=True)
+class Limits:
+    """The six limits; 0 turns one off."""
 
+    max_count: int = 0
+    max_len_per_memory: int = 0
+    max_total_len: int = 0
+    max_len_index: int = 0
+    max_len_description: int = 0
+    max_results: int = 0
 
-def render_index(memories: Iterable[Memory]) -> str:
-    return "\n".join(index_line(m) for m in memories)
+    def as_params(self) -> dict[str, int]:
+        """The limits under their configuration names."""
+        return dict(zip(LIMITS, self.values(), strict=True))
+
+    def values(self) -> tuple[int, ...]:
+        return (
+            self.max_count,
+            self.max_len_per_memory,
+            self.max_total_len,
+            self.max_len_index,
+            self.max_len_description,
+            self.max_results,
+        )
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, int]) -> Limits:
+        return cls(*(params.get(name, 0) for name in LIMITS))
+
+    def describe(self, applies: frozenset[str]) -> list[str]:
+        """The limits in force under a strategy, as phrases for a prompt."""
+        bounds: list[str] = []
+        if "maxCount" in applies and self.max_count:
+            bounds.append(f"at most {self.max_count} memories")
+        if self.max_len_per_memory:
+            bounds.append(f"a body at most {self.max_len_per_memory} characters")
+        if "maxTotalLen" in applies and self.max_total_len:
+            bounds.append(f"all bodies together at most {self.max_total_len} characters")
+        if "maxLenIndex" in applies and self.max_len_index:
+            bounds.append(f"the index at most {self.max_len_index} characters")
+        if self.max_len_description:
+            bounds.append(f"a description at most {self.max_len_description} characters")
+        return bounds
 
 
 def _refuse(limit: str, attempted: int, maximum: int, what: str, fix: str) -> LimitExceeded:
@@ -38,15 +88,17 @@ def check_write(
     applies: frozenset[str],
     old: Memory | None,
     new: Memory,
-    everyone: Callable[[], list[Memory]],
+    everyone: Callable[[], Iterable[Memory]],
     *,
     count: int,
     total_chars: int,
+    index_line: Callable[[Memory], str],
 ) -> None:
     """Refuse ``new`` (replacing ``old``) if it breaches a limit in ``applies``.
 
     ``count`` and ``total_chars`` describe the store before the write; ``everyone``
-    lists every memory before the write (called only when the index must be measured).
+    lists every memory before the write (called only when the index must be measured,
+    each memory's line drawn by ``index_line``).
     """
     slug = new.slug
     if limits.max_len_description and len(new.description) > limits.max_len_description:

@@ -6,10 +6,12 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gitmem import Repository
+from gitmem import Capability, Repository
+from gitmem.limits import LIMITS
 
 
 @pytest.fixture
@@ -48,3 +50,24 @@ def assert_fsck(directory: str | os.PathLike[str]) -> None:
     """``git fsck --strict`` accepts the repository."""
     result = git(directory, "fsck", "--strict", "--no-dangling")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def capability(
+    implementation: str = "markdown",
+    scope: str = "isolated",
+    *,
+    revise: bool = True,
+    enabled: bool = True,
+    **limits: int,
+) -> Capability:
+    """A configuration in seed 000's format: every limit off unless given."""
+    params: dict[str, Any] = {"scope": scope, **dict.fromkeys(LIMITS, 0), **limits}
+    return Capability.from_dict(
+        {
+            "id": "memories",
+            "enabled": enabled,
+            "implementation": implementation,
+            "params": params,
+            "features": {"reviseMemories": revise},
+        }
+    )

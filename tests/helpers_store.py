@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import sys
 
-from gitmem import Author, Change, Memory, Repository
+from gitmem import Author, Memory, Repository
 from gitmem.store import Snapshot
+from gitmem.types import Change
 
 SHARED = 4
 

@@ -9,15 +9,9 @@ from typing import Any
 import pytest
 
 from gitmem import Agent, Capability, LaunchRefused, Repository
+from gitmem.limits import LIMITS
 
-SIX = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
+SIX = LIMITS
 
 
 def block(**changes: Any) -> dict[str, Any]:

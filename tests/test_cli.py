@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import git
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from gitmem import Agent, Author, Capability, Change, Memory, Repository
-from gitmem.cli import cli, find_repository
+from gitmem import Agent, Author, Capability, Memory, Repository
+from gitmem.cli import cli
+from gitmem.ops import find_repository
 from gitmem.store import files
+from gitmem.types import Change
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 AGENT = Author.agent("agent-1")
@@ -488,6 +491,15 @@ def test_operator_edit_over_a_bindings_limit_is_refused(repo: Repository) -> Non
     assert repo.head("profile/ops") == before
 
 
+def test_operator_edits_keep_the_bindings_limits_on_record(repo: Repository) -> None:
+    """After an operator edit, the next operator edit still obeys the binding's limits."""
+    _bound(repo, "keyword-search", maxLenPerMemory=30)
+    assert run(repo, "edit", "deploy", "--body", "short").exit_code == 0
+    result = run(repo, "edit", "deploy", "--body", "x" * 31)
+    assert result.exit_code == 1
+    assert "maxLenPerMemory (30)" in error_line(result)
+
+
 def test_search_ranks_and_prints_json(repo: Repository) -> None:
     """search finds by substring and its JSON names slug, description and excerpt."""
     _bound(repo, "keyword-search")
@@ -534,6 +546,37 @@ def test_run_exits_1_when_the_program_fails(repo: Repository, tmp_path: Path) ->
     result = run(repo, "run", str(program))
     assert result.exit_code == 1
     assert error_line(result).startswith("Error: Error: boom")
+
+
+def test_run_leaves_no_ref_behind(repo: Repository, tmp_path: Path) -> None:
+    """A program that only reads leaves the repository's refs as they were."""
+    _bound(repo, "markdown")
+    refs = git(repo.directory, "for-each-ref").stdout
+    program = tmp_path / "p.ts"
+    program.write_text(
+        'import { memories } from "gitmem";\nmemories.readMemory({ name: "api" });\n'
+    )
+    assert run(repo, "run", str(program)).exit_code == 0
+    assert git(repo.directory, "for-each-ref").stdout == refs
+
+
+def test_run_on_a_store_that_records_no_strategy(repo: Repository, tmp_path: Path) -> None:
+    """A store only operators wrote needs --strategy; with one, the program gets its calls."""
+    put(repo, "notes", "a", body="alpha")
+    program = tmp_path / "p.ts"
+    program.write_text(
+        'import { memories } from "gitmem";\nconsole.log(memories.readMemory({ name: "a" }));\n'
+    )
+    refused = run(repo, "run", str(program))
+    assert refused.exit_code == 1
+    assert error_line(refused) == (
+        "Error: store 'notes' records no strategy (no binding has written it); name one "
+        "with --strategy (scratchpad, markdown, keyword-search)"
+    )
+    assert run(repo, "run", "--strategy", "nope", str(program)).exit_code == 1
+    ran = run(repo, "run", "--strategy", "markdown", str(program))
+    assert ran.exit_code == 0, ran.output
+    assert "alpha" in ran.stdout
 
 
 def test_demo_shows_its_key_moments(tmp_path: Path) -> None:

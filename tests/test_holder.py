@@ -10,34 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import tree_bytes
+from conftest import capability, tree_bytes
 
 from gitmem import Agent, Capability, Holder, Repository
+from gitmem.limits import LIMITS
 
 STRATEGIES = ("scratchpad", "markdown", "keyword-search")
-SIX = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
+SIX = LIMITS
 
 
 def cap(
     implementation: str = "markdown", scope: str = "shared", revise: bool = True, **limits: int
 ) -> Capability:
-    params: dict[str, Any] = {"scope": scope, **dict.fromkeys(SIX, 0), **limits}
-    return Capability.from_dict(
-        {
-            "id": "memories",
-            "enabled": True,
-            "implementation": implementation,
-            "params": params,
-            "features": {"reviseMemories": revise},
-        }
-    )
+    return capability(implementation, scope, revise=revise, **limits)
 
 
 def bind(repo: Repository, capability: Capability, instance: str, **agent: Any) -> Holder:

@@ -6,26 +6,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import capability, tree_bytes
 
 from gitmem import Agent, Capability, Holder, Repository
+from gitmem.limits import LIMITS
 
-SIX = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
+SIX = LIMITS
 HEAD = "Another agent sharing your memories has made changes since your last turn:\n\n"
 TAIL = "\n\nRead one with `read_memory` if it bears on what you are doing."
 
 
 def cap(implementation: str = "markdown", scope: str = "shared") -> Capability:
-    params: dict[str, Any] = {"scope": scope, **dict.fromkeys(SIX, 0)}
-    return Capability.from_dict(
-        {"id": "memories", "enabled": True, "implementation": implementation, "params": params}
-    )
+    return capability(implementation, scope)
 
 
 def bind(repo: Repository, instance: str, implementation: str = "markdown", **agent: Any) -> Holder:
@@ -187,10 +179,11 @@ def test_watermark_survives_a_restart_without_repeating(tmp_path: Path) -> None:
 def test_watermark_of_a_holder_that_joined_an_empty_store_survives_a_restart(
     tmp_path: Path,
 ) -> None:
-    """A holder that bound the store while it was empty is told, after a restart, what was written since."""
+    """A holder that took its first (empty) notices while the store was empty is told,
+    after a restart, what was written since."""
     path = str(tmp_path / "r.git")
     with Repository.init(path) as repo:
-        bind(repo, "reader")
+        assert bind(repo, "reader").notices() is None
         create(bind(repo, "writer"), "written-while-reader-was-bound")
     with Repository.open(path) as again:
         text = bind(again, "reader").notices()
@@ -221,3 +214,28 @@ def test_notice_line_of_a_memory_without_description(repo: Repository) -> None:
     reader = bind(repo, "reader", "keyword-search")
     ok(writer, "create_memory", name="bare", body="x")
     assert reader.notices() == HEAD + "- added `bare`" + TAIL
+
+
+def test_binding_writes_nothing_until_notices_are_taken(repo: Repository) -> None:
+    """Binding leaves the repository byte-identical; the first notices() writes the watermark."""
+    writer = bind(repo, "writer")
+    create(writer, "x")
+    before = tree_bytes(repo.directory)
+    reader = bind(repo, "reader")
+    reader.pinned_block()
+    reader.system_prompt()
+    reader.state()
+    assert tree_bytes(repo.directory) == before
+    assert reader.notices() is None
+    assert tree_bytes(repo.directory) != before
+    create(writer, "y")
+    assert reader.notices() == HEAD + "- added `y` — about y" + TAIL
+
+
+def test_a_holder_that_joined_before_a_write_is_told_of_it_without_a_watermark(
+    repo: Repository,
+) -> None:
+    """A holder remembers the head it bound at, so a write between binding and its first turn reaches it."""
+    reader = bind(repo, "reader")
+    create(bind(repo, "writer"), "early")
+    assert reader.notices() == HEAD + "- added `early` — about early" + TAIL

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import conftest
 import pytest
 
 from gitmem import Agent, Capability, Holder, Repository
@@ -14,23 +15,7 @@ SCOPES = ("isolated", "shared", "inherited", "read-only")
 def cap(
     implementation: str = "markdown", scope: str = "isolated", enabled: bool = True
 ) -> Capability:
-    params = {
-        "scope": scope,
-        **dict.fromkeys(
-            (
-                "maxCount",
-                "maxLenPerMemory",
-                "maxTotalLen",
-                "maxLenIndex",
-                "maxLenDescription",
-                "maxResults",
-            ),
-            0,
-        ),
-    }
-    return Capability.from_dict(
-        {"id": "memories", "enabled": enabled, "implementation": implementation, "params": params}
-    )
+    return conftest.capability(implementation, scope, enabled=enabled)
 
 
 def bind(repo: Repository, capability: Capability, agent: Agent) -> Holder:

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from gitmem import (
     AlreadyExists,
     Author,
-    Change,
     GitmemError,
     InvalidArgument,
     InvalidSlug,
@@ -28,6 +27,7 @@ from gitmem import (
     Totals,
 )
 from gitmem.store import Snapshot
+from gitmem.types import Change
 
 STORE = "profile/researcher"
 ALICE = Author.agent("alice")

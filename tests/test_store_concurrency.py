@@ -12,8 +12,9 @@ import helpers_store
 import pytest
 from conftest import assert_fsck, git
 
-from gitmem import AlreadyExists, Author, Change, Memory, Repository, Revision
+from gitmem import AlreadyExists, Author, Memory, Repository, Revision
 from gitmem.store import Snapshot
+from gitmem.types import Change
 
 STORE = "instance/abc"
 HELPER = str(Path(helpers_store.__file__))

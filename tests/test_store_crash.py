@@ -18,8 +18,9 @@ import helpers_store
 import pytest
 from conftest import assert_fsck
 
-from gitmem import Author, Change, DiskFull, Memory, Repository
+from gitmem import Author, DiskFull, Memory, Repository
 from gitmem.store import files
+from gitmem.types import Change
 
 STORE = "instance/abc"
 HELPER = str(Path(helpers_store.__file__))

@@ -14,8 +14,6 @@ from dulwich.repo import Repo
 from gitmem import (
     AlreadyExists,
     Author,
-    Change,
-    Edit,
     InvalidArgument,
     InvalidSlug,
     Memory,
@@ -26,7 +24,7 @@ from gitmem import (
 )
 from gitmem.store import Snapshot
 from gitmem.store.message import Edited, parse_message
-from gitmem.types import check_op
+from gitmem.types import Change, Edit, check_op
 
 S = "profile/s"
 T = "profile/t"

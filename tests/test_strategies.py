@@ -7,8 +7,10 @@ import re
 from typing import Any
 
 import pytest
+from conftest import capability
 
 from gitmem import Agent, Capability, Holder, Repository
+from gitmem.limits import LIMITS
 
 STRATEGIES = ("scratchpad", "markdown", "keyword-search")
 TOOLS = {
@@ -29,29 +31,13 @@ READ_CALLS = {
 }
 REVISE_CALLS = {"update_memory", "edit_memory", "delete_memory"}
 ALL_CALLS = sorted({c for calls in TOOLS.values() for c in calls})
-SIX = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
+SIX = LIMITS
 
 
 def cap(
     implementation: str = "markdown", scope: str = "isolated", revise: bool = True, **limits: int
 ) -> Capability:
-    params: dict[str, Any] = {"scope": scope, **dict.fromkeys(SIX, 0), **limits}
-    return Capability.from_dict(
-        {
-            "id": "memories",
-            "enabled": True,
-            "implementation": implementation,
-            "params": params,
-            "features": {"reviseMemories": revise},
-        }
-    )
+    return capability(implementation, scope, revise=revise, **limits)
 
 
 def bind(repo: Repository, capability: Capability, instance: str = "a") -> Holder:

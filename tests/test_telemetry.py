@@ -5,15 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gitmem import Agent, Capability, Holder, Repository
+from gitmem.limits import LIMITS
 
-SIX = (
-    "maxCount",
-    "maxLenPerMemory",
-    "maxTotalLen",
-    "maxLenIndex",
-    "maxLenDescription",
-    "maxResults",
-)
+SIX = LIMITS
 LIMITS = {
     "maxCount": 10,
     "maxLenPerMemory": 100,

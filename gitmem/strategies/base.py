@@ -1,31 +1,142 @@
-"""The one Protocol every memory strategy implements, and the tool schemas they share."""
+"""What every strategy is made of: the ``Strategy`` protocol, its tools, and the desk
+a tool works at.
+
+A strategy owns its calls (each a :class:`Tool`: schema, handler, hint), what it pins
+in the window, which aggregate limits bound its set, and the words its agent is told.
+The holder supplies the :class:`Desk`: the store, the rules a write is held to, and
+the code hooks. Nothing here knows the holder or the sandbox.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, cast
 
-from gitmem.types import Memory
+from gitmem.edits import Build, Rules
+from gitmem.errors import InvalidArgument
+from gitmem.store import Repository, Snapshot
+from gitmem.types import Memory, Revision
 
-__all__ = ["REVISE_CALLS", "Strategy", "schema"]
+__all__ = ["AgentVoice", "Desk", "Handler", "Strategy", "Tool"]
 
-REVISE_CALLS = frozenset({"update_memory", "edit_memory", "delete_memory"})
+CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
+"""The fields a code-mode call adds to a tool that takes code halves."""
+
+
+class Desk(Protocol):
+    """What a tool call may use, supplied by the holder that dispatches it."""
+
+    repo: Repository
+    store_id: str
+    rules: Rules
+    """The limits, trailers and voice this holder writes under."""
+    code_mode: bool
+    """Whether the call came from an agent program (responses-as-code)."""
+    cache: dict[str, object]
+    """State a strategy keeps per holder (a search index), keyed by its own names."""
+
+    def snapshot(self) -> Snapshot:
+        """The store as of its head."""
+        ...
+
+    def publish(self, build: Build) -> list[Revision]:
+        """Publish one change as one commit; its revisions, subject first."""
+        ...
+
+    def check_code(self, memory: Memory) -> None:
+        """Refuse halves that do not compile, where the strategy loads on write."""
+        ...
+
+    def written(self, memory: Memory) -> None:
+        """A memory was written: load its code, where the strategy loads on write."""
+        ...
+
+    def opened(self, memory: Memory) -> str | None:
+        """A memory was read: load its code where the strategy loads on read, and mark
+        its onUse for the end of the turn; the located diagnostic if it fails."""
+        ...
+
+
+Handler = Callable[[Desk, dict[str, object]], str]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One native call: its schema, its handler, and when it is offered."""
+
+    name: str
+    description: str
+    properties: Mapping[str, Mapping[str, Any]]
+    required: tuple[str, ...]
+    run: Handler = field(compare=False)
+    writes: bool = True
+    """Withheld from a read-only holder."""
+    revises: bool = False
+    """Withheld when ``reviseMemories`` is off."""
+    takes_code: bool = False
+    """Accepts ``code`` and ``on_use`` when a program makes the call."""
+    hint: str = ""
+    """A sentence for the system prompt when the call is offered."""
+
+    def schema(self) -> dict[str, Any]:
+        """The tool definition: ``name``, ``description`` and ``input_schema``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": {
+                "type": "object",
+                "properties": {k: dict(v) for k, v in self.properties.items()},
+                "required": list(self.required),
+                "additionalProperties": False,
+            },
+        }
+
+    def check_arguments(self, args: Mapping[str, object], *, code: bool) -> None:
+        """Refuse arguments the schema does not admit, naming what is wrong."""
+        properties = dict(self.properties)
+        if code and self.takes_code:
+            properties.update(CODE_FIELDS)
+        unknown = sorted(set(args) - set(properties))
+        if unknown:
+            raise InvalidArgument(
+                f"{self.name} does not take {', '.join(unknown)}; "
+                f"its arguments are {', '.join(properties)}"
+            )
+        missing = [r for r in self.required if args.get(r) is None]
+        if missing:
+            raise InvalidArgument(f"{self.name} needs {', '.join(missing)}")
+        for key, value in args.items():
+            if value is None:
+                continue
+            kind = properties[key]["type"]
+            if kind == "string" and not isinstance(value, str):
+                raise InvalidArgument(f"{key} must be a string, not {type(value).__name__}")
+            if kind == "array" and not (
+                isinstance(value, list)
+                and all(isinstance(v, str) for v in cast(list[object], value))
+            ):
+                raise InvalidArgument(f"{key} must be a list of strings")
 
 
 class Strategy(Protocol):
-    """What differs between strategies: what is pinned, which calls and limits apply."""
+    """One way of keeping memory: what is pinned, which calls and limits apply."""
 
     name: str
-    calls: tuple[str, ...]
+    tools: tuple[Tool, ...]
     """Every call the strategy offers, in the order tools are listed."""
-    read_calls: tuple[str, ...]
-    """The calls a read-only holder keeps."""
     aggregate_limits: frozenset[str]
     """Which of maxCount, maxTotalLen, maxLenIndex bound the set."""
-    loads_code_on: str
-    """``"write"`` or ``"read"``: when a memory's code is compiled and loaded."""
-    description_optional: bool
+    loads_code_on: Literal["write", "read"]
+    """When a memory's code is compiled and loaded."""
     notice_bodies: bool
     """Whether a notice carries each memory's body inline."""
+    notice_tail: str
+    """The last line of a notice: where the agent finds the text."""
+    find_hint: str
+    """How the agent finds a memory's name, for a not-found refusal."""
+    revise_call: str
+    """The call that revises a memory, named when a create meets an existing one."""
 
     def pinned(self, memories: list[Memory]) -> str:
         """The block pinned in the window ("" for an empty store)."""
@@ -35,80 +146,41 @@ class Strategy(Protocol):
         """One paragraph for the system prompt: what of the memories is in the window."""
         ...
 
-
-_NAME = {
-    "type": "string",
-    "description": "The memory's name (slug): 1-64 of letters, digits, '-', '_' and '.'.",
-}
-_DESCRIPTION = {"type": "string", "description": "One line saying what the memory is for."}
-_BODY = {"type": "string", "description": "The memory's text."}
+    def index_line(self, memory: Memory) -> str:
+        """A memory's line in the pinned index (measured by maxLenIndex)."""
+        ...
 
 
-def schema(call: str, description_optional: bool) -> dict[str, Any]:
-    """The tool definition (name, description, input_schema) of one native call."""
-    description, properties, required = _CALLS[call]
-    if description_optional and "description" in required:
-        required = [r for r in required if r != "description"]
-    return {
-        "name": call,
-        "description": description,
-        "input_schema": {
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-    }
+@dataclass(frozen=True)
+class AgentVoice:
+    """The write rules' refusals as an agent is told them."""
 
+    strategy: Strategy
+    offered: tuple[str, ...]
 
-_CALLS: dict[str, tuple[str, dict[str, Any], list[str]]] = {
-    "write_memory": (
-        "Write a new memory. It is pinned in your context, body and all, from now on.",
-        {"name": _NAME, "description": _DESCRIPTION, "body": _BODY},
-        ["name", "description", "body"],
-    ),
-    "update_memory": (
-        "Replace a memory's description, body or both.",
-        {"name": _NAME, "description": _DESCRIPTION, "body": _BODY},
-        ["name"],
-    ),
-    "create_memory": (
-        "Create a new memory file.",
-        {"name": _NAME, "description": _DESCRIPTION, "body": _BODY},
-        ["name", "description", "body"],
-    ),
-    "read_memory": (
-        "Read a memory's description and body.",
-        {"name": _NAME},
-        ["name"],
-    ),
-    "edit_memory": (
-        "Revise a memory by search/replace: old_text must appear exactly once in the body. "
-        "To append, quote the last line and replace it with itself plus the new text.",
-        {
-            "name": _NAME,
-            "old_text": {"type": "string", "description": "Text to replace, quoted exactly."},
-            "new_text": {"type": "string", "description": "What replaces it."},
-            "description": {"type": "string", "description": "A new description (optional)."},
-        },
-        ["name", "old_text", "new_text"],
-    ),
-    "delete_memory": (
-        "Delete a memory.",
-        {"name": _NAME},
-        ["name"],
-    ),
-    "search_memories": (
-        "Search memories by keywords (case-insensitive substrings of name, description and "
-        "body); the best matches come first, each with an excerpt.",
-        {
-            "keywords": {
-                "type": "array",
-                "items": {"type": "string"},
-                "minItems": 1,
-                "description": "Keywords to look for.",
-            }
-        },
-        ["keywords"],
-    ),
-}
+    def missing(self, slug: str) -> str:
+        return f"there is no memory named `{slug}`; {self.strategy.find_hint}"
+
+    def exists(self, slug: str) -> str:
+        revise = self.strategy.revise_call
+        if revise in self.offered:
+            return (
+                f"a memory named `{slug}` already exists; revise it with {revise}, "
+                "or choose another name"
+            )
+        return (
+            f"a memory named `{slug}` already exists and memories are append-only here; "
+            "choose another name"
+        )
+
+    def text_missing(self, slug: str) -> str:
+        return f"old_text does not appear in `{slug}`; read it again and quote the text exactly"
+
+    def text_repeated(self, slug: str, times: int) -> str:
+        return (
+            f"old_text appears {times} times in `{slug}`; quote more of the surrounding "
+            "text so it appears exactly once"
+        )
+
+    def would_empty(self, slug: str) -> str:
+        return f"this edit would leave `{slug}` empty; delete it with delete_memory instead"

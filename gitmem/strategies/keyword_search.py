@@ -8,24 +8,34 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
+from typing import Literal, cast
 
-from gitmem.types import Memory
+from gitmem.errors import InvalidArgument
+from gitmem.store import Repository
+from gitmem.strategies import calls
+from gitmem.strategies.base import Desk, Tool
+from gitmem.types import Memory, check_text
+
+__all__ = ["Hit", "KeywordSearch", "SearchIndex", "search_text"]
 
 
 class KeywordSearch:
-    name: str = "keyword-search"
-    calls: tuple[str, ...] = (
-        "create_memory",
-        "read_memory",
-        "edit_memory",
-        "delete_memory",
-        "search_memories",
-    )
-    read_calls: tuple[str, ...] = ("read_memory", "search_memories")
-    aggregate_limits: frozenset[str] = frozenset({"maxCount"})
-    loads_code_on: str = "read"
-    description_optional: bool = True
-    notice_bodies: bool = False
+    name = "keyword-search"
+    aggregate_limits = frozenset({"maxCount"})
+    loads_code_on: Literal["write", "read"] = "read"
+    notice_bodies = False
+    notice_tail = "Read one with `read_memory` if it bears on what you are doing."
+    find_hint = "find one with search_memories"
+    revise_call = "edit_memory"
+
+    def __init__(self) -> None:
+        self.tools: tuple[Tool, ...] = (
+            calls.create_memory(description_optional=True),
+            calls.read_memory(),
+            calls.edit_memory(),
+            calls.delete_memory(),
+            search_memories(),
+        )
 
     def pinned(self, memories: list[Memory]) -> str:
         return ""
@@ -35,6 +45,61 @@ class KeywordSearch:
             "Nothing about your memories is in the window until you look: find them with "
             "search_memories, then read one with read_memory."
         )
+
+    def index_line(self, memory: Memory) -> str:
+        return ""  # nothing is pinned, so maxLenIndex never applies
+
+
+def search_memories() -> Tool:
+    """Ranked keyword search over the holder's store, through an index kept in step."""
+
+    def run(desk: Desk, args: dict[str, object]) -> str:
+        keywords = check_keywords(args["keywords"])
+        index = desk.cache.get("search-index")
+        if not isinstance(index, SearchIndex):
+            index = desk.cache["search-index"] = SearchIndex()
+        index.follow(desk.repo, desk.store_id)
+        return search_text(index.search(keywords, desk.rules.limits.max_results), keywords)
+
+    return Tool(
+        "search_memories",
+        "Search memories by keywords (case-insensitive substrings of name, description and "
+        "body); the best matches come first, each with an excerpt.",
+        {
+            "keywords": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "description": "Keywords to look for.",
+            }
+        },
+        ("keywords",),
+        run,
+        writes=False,
+    )
+
+
+def check_keywords(keywords: object) -> list[str]:
+    """The keywords, if they are text and at least one is not empty."""
+    if not isinstance(keywords, list | tuple):
+        raise InvalidArgument("keywords must be a list of strings")
+    found = [check_text(k, "keyword") for k in cast(list[object], keywords)]
+    if not any(found):
+        raise InvalidArgument("give at least one non-empty keyword")
+    return found
+
+
+def search_text(hits: list[Hit], keywords: list[str]) -> str:
+    """What ``search_memories`` answers for ``hits``."""
+    if not hits:
+        return "No memory mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
+    lowered = [k.lower() for k in keywords if k]
+    lines = [f"{len(hits)} {'memory matches' if len(hits) == 1 else 'memories match'}:"]
+    for hit in hits:
+        m = hit.memory
+        head = f"- `{m.slug}` — {m.description}" if m.description else f"- `{m.slug}`"
+        lines.append(f"{head}\n  {hit.excerpt(lowered)}")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -86,6 +151,23 @@ class SearchIndex:
         for memory in memories:
             self.put(memory)
         self.commit = commit
+
+    def follow(self, repo: Repository, store: str) -> None:
+        """Bring the index up to the store's head, one change at a time."""
+        head = repo.head(store)
+        if self.commit == head:
+            return
+        changes = repo.revisions_since(store, self.commit, head) if self.commit else []
+        if not changes:
+            # first use, or the branch was rewritten: index the head afresh
+            self.reset(repo.snapshot(store, head).memories(), head)
+            return
+        for rev in changes:
+            if rev.removed:
+                self.remove(rev.slug)
+            else:
+                self.put(Memory(rev.slug, rev.description, rev.body, rev.code, rev.on_use))
+        self.commit = head
 
     def put(self, memory: Memory) -> None:
         """Index ``memory``, replacing what its slug held."""

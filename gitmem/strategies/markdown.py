@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
-from gitmem.limits import render_index
+from typing import Literal
+
+from gitmem.strategies import calls
+from gitmem.strategies.base import Tool
 from gitmem.types import Memory
+
+__all__ = ["Markdown"]
 
 
 class Markdown:
-    name: str = "markdown"
-    calls: tuple[str, ...] = ("create_memory", "read_memory", "edit_memory", "delete_memory")
-    read_calls: tuple[str, ...] = ("read_memory",)
-    aggregate_limits: frozenset[str] = frozenset({"maxLenIndex"})
-    loads_code_on: str = "read"
-    description_optional: bool = False
-    notice_bodies: bool = False
+    name = "markdown"
+    aggregate_limits = frozenset({"maxLenIndex"})
+    loads_code_on: Literal["write", "read"] = "read"
+    notice_bodies = False
+    notice_tail = "Read one with `read_memory` if it bears on what you are doing."
+    find_hint = "the index lists the names (it may lag until the next compaction)"
+    revise_call = "edit_memory"
+
+    def __init__(self) -> None:
+        self.tools: tuple[Tool, ...] = (
+            calls.create_memory(
+                confirm=(
+                    "Created `{slug}`. It is stored and readable now; the index lists it "
+                    "from the next compaction."
+                ),
+                description_optional=False,
+            ),
+            calls.read_memory(),
+            calls.edit_memory(),
+            calls.delete_memory(),
+        )
 
     def pinned(self, memories: list[Memory]) -> str:
-        return render_index(memories)
+        return "\n".join(self.index_line(m) for m in memories)
 
     def in_context(self) -> str:
         return (
@@ -25,3 +44,6 @@ class Markdown:
             "The index is rebuilt only at a compaction, so it can lag: a memory created "
             "since then is stored and readable but not listed yet."
         )
+
+    def index_line(self, memory: Memory) -> str:
+        return f"- `{memory.slug}` — {memory.description}"

@@ -1,0 +1,222 @@
+"""A bound agent: a small facade over its tools, what it has in context, its notices,
+its telemetry and its code.
+
+    holder = repo.bind(capability, Agent("researcher", "run-1"))
+    holder.tools()                      # for the model's tool-calling API
+    holder.call("create_memory", {...}) # a ToolResult: .ok, .kind, .text
+    holder.pinned_block(); holder.notices(); holder.compact()
+
+Each part is its own module: ``tools`` (offer and dispatch), ``context`` (prompt and
+pinned block), ``notices``, ``telemetry`` and ``code``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gitmem.binding import Agent, Binding, check_launch, fork_binding, successor_binding
+from gitmem.capability import Capability, Scope
+from gitmem.edits import Rules
+from gitmem.errors import InternalError
+from gitmem.holder import context
+from gitmem.holder.code import Code
+from gitmem.holder.notices import Notices
+from gitmem.holder.telemetry import Event, Hub, Telemetry, state_event
+from gitmem.holder.tools import Toolbox, ToolResult, offered_tools
+from gitmem.sandbox import ProgramResult, Sandbox, View
+from gitmem.store import Repository
+from gitmem.strategies import AgentVoice
+from gitmem.trailers import capability_trailer
+from gitmem.types import Author, Revision
+
+__all__ = ["Event", "Holder", "Hub", "ToolResult"]
+
+_CAMEL = {"oldText": "old_text", "newText": "new_text", "onUse": "on_use"}
+
+
+class Holder:
+    """An agent bound to one memory store through the memories capability."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        capability: Capability,
+        agent: Agent,
+        binding: Binding,
+        *,
+        author: Author | None = None,
+        hub: Hub | None = None,
+    ) -> None:
+        self.repo = repo
+        self.capability = capability
+        self.agent = agent
+        self.store_id = binding.store_id
+        self.scope: Scope = capability.scope
+        self.writable = binding.writable
+        self.strategy = capability.implementation
+        self.transfer_note = binding.note
+        """Why a successor starts on a fresh store, when it does."""
+        self._hub = hub or Hub()
+        self._author = author or Author.agent(agent.instance)
+        strategy = capability.strategy
+        self._code = Code(strategy.loads_code_on)
+        self._telemetry = Telemetry(self.store_id, self.state)
+        self._hub.join(self._telemetry)
+        offered = tuple(t.name for t in offered_tools(capability, self.writable))
+        rules = Rules(
+            voice=AgentVoice(strategy, offered),
+            limits=capability.limits,
+            applies=strategy.aggregate_limits,
+            index_line=strategy.index_line,
+            trailers=capability_trailer(strategy.name, capability.limits),
+        )
+        self._tools = Toolbox(
+            repo,
+            self.store_id,
+            capability,
+            self.writable,
+            rules,
+            self._author,
+            self._code,
+            self._published,
+        )
+        self._block = context.PinnedBlock(repo, self.store_id, strategy)
+        self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
+        self._prompt: str | None = None
+
+    # -- tools -------------------------------------------------------------------------
+
+    def offered(self) -> tuple[str, ...]:
+        """The calls this holder is offered, in order."""
+        return self._tools.names()
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The offered tools, each with ``name``, ``description`` and ``input_schema``."""
+        return self._tools.schemas()
+
+    def call(self, name: str, arguments: Mapping[str, object] | None = None) -> ToolResult:
+        """Dispatch one native tool call."""
+        return self._tools.call(name, dict(arguments or {}), code=False)
+
+    def _published(self, revisions: list[Revision]) -> None:
+        self._hub.published(self._telemetry, revisions)
+
+    # -- in context --------------------------------------------------------------------
+
+    def pinned_block(self) -> str:
+        """What the strategy pins, built on the first turn and at each compaction only."""
+        return self._block.text()
+
+    def system_prompt(self) -> str:
+        """The memory section of the system prompt; the same for the holder's life."""
+        if self._prompt is None:
+            self._prompt = context.system_prompt(
+                self.capability, self.writable, self._tools.offered, self.transfer_note
+            )
+        return self._prompt
+
+    def memory_compaction_prompt(self) -> str:
+        """The request that replaces a summary under memory-compaction."""
+        return context.memory_compaction_prompt(self._tools.offered)
+
+    def compact(self) -> None:
+        """A compaction boundary: rebuild the pinned block, then sweep pending notices."""
+        self._block.rebuild()
+        self._notices.sweep()
+
+    def notices(self) -> str | None:
+        """What other holders changed since this holder's last turn, delivered once."""
+        return self._notices.take()
+
+    # -- telemetry ---------------------------------------------------------------------
+
+    def state(self) -> Event:
+        """The ``memory_state`` event: the set as it stands, limits and peaks."""
+        return state_event(
+            self.repo.snapshot(self.store_id), self.scope, self.writable, self.capability.limits
+        )
+
+    def revisions(self) -> list[Event]:
+        """Every ``memory_revision`` of the store, in order."""
+        return [r.event() for r in self.repo.revisions(self.store_id)]
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Stream events to ``callback``; returns a function that stops the stream."""
+        return self._telemetry.subscribe(callback)
+
+    # -- code memories -----------------------------------------------------------------
+
+    @property
+    def defect(self) -> InternalError | None:
+        """The last sandbox crash met by a call (gitmem's own defect), for the harness."""
+        return self._code.defect
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where this holder's programs and onUse scripts run (started on first use)."""
+        return self._code.sandbox
+
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Run this holder's programs and onUse scripts in ``sandbox`` (a harness's own
+        time and memory limits); the one it had, if any, is closed."""
+        self._code.use_sandbox(sandbox)
+
+    @property
+    def loader(self) -> Sandbox:
+        """Where this holder's code halves compile and load."""
+        return self._code.loader
+
+    def modules(self) -> dict[str, str]:
+        """The loaded code memories: module key → slug."""
+        return self._code.modules()
+
+    def run_program(self, source: str) -> ProgramResult:
+        """Run an agent program in the sandbox, against this holder's grants.
+
+        Raises ``InternalError`` if the sandbox itself fails (gitmem's defect).
+        """
+        return self._code.run_program(source, self._bridge)
+
+    def end_turn(self) -> None:
+        """After the turn's program: run each used code memory's onUse, once each.
+
+        Views they open arrive with the next turn (``take_views``); their output and
+        errors never reach the model.
+        """
+        self._code.end_turn(self._bridge)
+
+    def take_views(self) -> list[View]:
+        """Views opened since the last call: load documentation, program and onUse views."""
+        return self._code.take_views()
+
+    def _bridge(self, name: str, arguments: dict[str, object]) -> tuple[bool, str]:
+        call = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+        args = {_CAMEL.get(k, k): v for k, v in arguments.items()}
+        result = self._tools.call(call, args, code=True)
+        return result.ok, result.text
+
+    def close(self) -> None:
+        """Stop this holder's sandbox processes, if it started any."""
+        self._code.close()
+
+    # -- forks and successors ----------------------------------------------------------
+
+    def fork(self, instance: str) -> Holder:
+        """A fork of this agent: memories follow the scope, not the copy."""
+        agent = Agent(self.agent.profile, instance, self.agent.started_as, self.agent.spawner)
+        binding = fork_binding(self.scope, self.store_id, agent)
+        if binding.copy_from is not None and self.repo.head(binding.copy_from) is not None:
+            self.repo.fork(binding.copy_from, binding.store_id)
+        return Holder(self.repo, self.capability, agent, binding, hub=self._hub)
+
+    def succeed(
+        self, agent: Agent, capability: Capability, compaction: str = "summary"
+    ) -> Holder | None:
+        """The holder a successor takes over (``None`` if it keeps no memories)."""
+        check_launch(capability, agent, compaction, spawner=None)
+        if not capability.enabled:
+            return None
+        binding = successor_binding(self.store_id, self.strategy, agent, capability)
+        return Holder(self.repo, capability, agent, binding, hub=self._hub)

@@ -1,0 +1,84 @@
+"""What a holder puts in the window: the system-prompt section and the pinned block.
+
+The prompt is the same for the holder's life; the block is built on the first turn and
+rebuilt only at a compaction boundary, so between boundaries it stays byte-identical
+and the prompt cache is undisturbed.
+"""
+
+from __future__ import annotations
+
+from gitmem.capability import Capability
+from gitmem.store import Repository
+from gitmem.strategies import Strategy, Tool
+
+__all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]
+
+
+def having(offered: tuple[str, ...]) -> str:
+    """The sentence naming the calls a holder has."""
+    if not offered:
+        return "You have no memory calls; your memories are pinned in your context."
+    return "Your memory calls: " + ", ".join(offered) + "."
+
+
+def system_prompt(
+    capability: Capability, writable: bool, offered: tuple[Tool, ...], note: str | None
+) -> str:
+    """The memory section of the system prompt."""
+    strategy = capability.strategy
+    names = tuple(t.name for t in offered)
+    lines = [
+        "## Memories",
+        "",
+        "You keep durable memories: notes that survive compaction, each a name, a "
+        "one-line description and a body. " + strategy.in_context(),
+    ]
+    if note:
+        lines += ["", note]
+    if not writable:
+        lines += ["", "These memories are another agent's: you may read them but not change them."]
+    if not capability.revise_memories and writable:
+        lines += ["", "Memories are append-only in this run: you cannot revise or delete one."]
+    lines += ["", having(names)]
+    if writable:
+        lines.extend(t.hint for t in offered if t.hint)
+    bounds = capability.limits.describe(strategy.aggregate_limits)
+    if bounds and writable:
+        lines += [
+            "",
+            "Limits: " + "; ".join(bounds) + ". A write that would breach a limit is "
+            "refused, never truncated: revise, evict or delete to make room.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def memory_compaction_prompt(offered: tuple[Tool, ...]) -> str:
+    """The request that replaces a summary under memory-compaction."""
+    calls = [t.name for t in offered if t.writes]
+    named = ", ".join(calls) if calls else "(none: your memories are read-only)"
+    return (
+        "Your context is about to be compacted. Instead of writing a summary, record "
+        "your working state in your memories now, with " + named + ": what you are "
+        "doing, what you have found, what is left to do, and anything you would need "
+        "to pick the work up cold. Revise existing memories rather than duplicating "
+        "them, and stay within your limits."
+    )
+
+
+class PinnedBlock:
+    """The block a strategy pins, as of the last boundary."""
+
+    def __init__(self, repo: Repository, store: str, strategy: Strategy) -> None:
+        self._repo = repo
+        self._store = store
+        self._strategy = strategy
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self.rebuild()
+        assert self._text is not None
+        return self._text
+
+    def rebuild(self) -> None:
+        self._text = self._strategy.pinned(self._repo.snapshot(self._store).memories())

@@ -1,0 +1,73 @@
+"""Notices: what other holders of a store changed since this holder's last turn.
+
+Each holder keeps its own watermark, persisted as a marker ref so a restarted harness
+keeps it. Binding writes nothing: a holder remembers the head it joined at, and the
+watermark is written the first time notices are taken (or swept by a compaction).
+"""
+
+from __future__ import annotations
+
+from gitmem.store import Repository
+from gitmem.strategies import Strategy
+
+__all__ = ["Notices"]
+
+HEAD = "Another agent sharing your memories has made changes since your last turn:"
+
+
+class Notices:
+    """The notices of one holder: ``author`` is the name its own writes carry."""
+
+    def __init__(
+        self, repo: Repository, store: str, instance: str, author: str, strategy: Strategy
+    ) -> None:
+        self._repo = repo
+        self._store = store
+        self._author = author
+        self._strategy = strategy
+        self._marker = f"notices/{instance}/{store}"
+        found = repo.marker(self._marker)
+        # a holder that joins late starts at the head, not with a backlog; "" stands for
+        # "before the store's first commit"
+        self._seen: str | None = found if found is not None else (repo.head(store) or "")
+        self._persisted = found is not None
+
+    def take(self) -> str | None:
+        """The notice text (or ``None``), delivered once: the watermark moves to the head."""
+        head = self._repo.head(self._store)
+        base = self._seen or None
+        self._mark(head)
+        if head is None or base == head:
+            return None
+        revisions = self._repo.revisions_since(self._store, base, head)
+        theirs = [r for r in revisions if r.author != self._author]
+        if not theirs:
+            return None
+        before = self._repo.snapshot(self._store, base) if base else None
+        now = self._repo.snapshot(self._store, head)
+        order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
+        lines = [HEAD, ""]
+        for slug in order:
+            memory = now.get(slug)
+            if memory is None:
+                lines.append(f"- deleted `{slug}`")
+                continue
+            verb = "updated" if before is not None and slug in before else "added"
+            about = f" — {memory.description}" if memory.description else ""
+            lines.append(f"- {verb} `{slug}`{about}")
+            if self._strategy.notice_bodies:
+                lines.extend(f"  {line}" for line in memory.body.splitlines())
+        lines += ["", self._strategy.notice_tail]
+        return "\n".join(lines)
+
+    def sweep(self) -> None:
+        """A compaction boundary: pending notices are dropped, not re-issued."""
+        head = self._repo.head(self._store)
+        if head is not None:
+            self._mark(head)
+
+    def _mark(self, head: str | None) -> None:
+        if self._persisted and (head or "") == self._seen:
+            return
+        self._repo.set_marker(self._marker, head)
+        self._seen, self._persisted = head or "", True

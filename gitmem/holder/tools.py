@@ -1,0 +1,146 @@
+"""A holder's tools: which calls it is offered, and one call's dispatch.
+
+Only here do gitmem's errors become tool-result text: a refusal carries its kind and
+its message; a sandbox crash is gitmem's own defect and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem.capability import Capability
+from gitmem.edits import Build, Rules
+from gitmem.errors import GitmemError, InternalError, ReadOnly, Unavailable
+from gitmem.holder.code import Code
+from gitmem.holder.context import having
+from gitmem.store import Repository, Snapshot
+from gitmem.strategies import Tool
+from gitmem.types import Author, Memory, Revision
+
+__all__ = ["ToolResult", "Toolbox", "offered_tools"]
+
+DEFECT = (
+    "gitmem failed to compile or load code (its own defect, not your argument); "
+    "the call did nothing, and you may try again"
+)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call returns: text for the model, a kind for the harness."""
+
+    ok: bool
+    kind: str
+    text: str
+
+    @classmethod
+    def refusal(cls, error: GitmemError) -> ToolResult:
+        return cls(False, error.kind, str(error))
+
+
+def offered_tools(capability: Capability, writable: bool) -> tuple[Tool, ...]:
+    """The tools a holder is offered, in order."""
+    tools = capability.strategy.tools
+    if not writable:
+        tools = tuple(t for t in tools if not t.writes)
+    if not capability.revise_memories:
+        tools = tuple(t for t in tools if not t.revises)
+    return tools
+
+
+@dataclass
+class _Desk:
+    """The desk a call works at (see :class:`gitmem.strategies.Desk`)."""
+
+    repo: Repository
+    store_id: str
+    rules: Rules
+    code_mode: bool
+    cache: dict[str, object]
+    author: Author
+    code: Code
+    published: Callable[[list[Revision]], None]
+
+    def snapshot(self) -> Snapshot:
+        return self.repo.snapshot(self.store_id)
+
+    def publish(self, build: Build) -> list[Revision]:
+        revisions = self.repo.publish(self.store_id, self.author, build)
+        self.published(revisions)
+        return revisions
+
+    def check_code(self, memory: Memory) -> None:
+        self.code.check(memory)
+
+    def written(self, memory: Memory) -> None:
+        self.code.written(memory)
+
+    def opened(self, memory: Memory) -> str | None:
+        return self.code.opened(memory)
+
+
+@dataclass
+class Toolbox:
+    """The calls of one holder, dispatched against its store."""
+
+    repo: Repository
+    store_id: str
+    capability: Capability
+    writable: bool
+    rules: Rules
+    author: Author
+    code: Code
+    published: Callable[[list[Revision]], None]
+    cache: dict[str, object] = field(default_factory=lambda: dict[str, object]())
+
+    def __post_init__(self) -> None:
+        self.offered = offered_tools(self.capability, self.writable)
+        self._by_name = {t.name: t for t in self.offered}
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.offered)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self.offered]
+
+    def call(self, name: str, args: Mapping[str, object], *, code: bool) -> ToolResult:
+        """Dispatch one call; every refusal and defect becomes a result, never a raise."""
+        try:
+            tool = self._tool(name)
+            tool.check_arguments(args, code=code)
+            desk = _Desk(
+                self.repo,
+                self.store_id,
+                self.rules,
+                code,
+                self.cache,
+                self.author,
+                self.code,
+                self.published,
+            )
+            return ToolResult(True, "ok", tool.run(desk, dict(args)))
+        except InternalError as defect:
+            self.code.defect = defect
+            return ToolResult(False, "io-error", DEFECT)
+        except GitmemError as error:
+            return ToolResult.refusal(error)
+
+    def _tool(self, name: str) -> Tool:
+        found = self._by_name.get(name)
+        if found is not None:
+            return found
+        strategy = self.capability.strategy
+        own = {t.name: t for t in strategy.tools}.get(name)
+        have = having(self.names())
+        if own is not None and own.writes and not self.writable:
+            raise ReadOnly(
+                f"these memories are another agent's: you may read them but not change "
+                f"them, so `{name}` is refused. {have}"
+            )
+        if own is not None and own.revises:
+            raise Unavailable(
+                f"memories are append-only in this run, so `{name}` is not available. {have}"
+            )
+        raise Unavailable(f"`{name}` is not available under {strategy.name}. {have}")
