@@ -185,7 +185,7 @@ class _OperatorVoice:
 def _rules(repo: Repository, store: str) -> Rules:
     """The rules an operator's edit obeys: the recorded binding's, recorded again so
     the next edit finds them; none for a store no binding wrote."""
-    found = record(repo, store) if store in repo.stores() else None
+    found = record(repo, store)
     if found is None:
         return Rules(_OperatorVoice())
     return Rules(
@@ -408,7 +408,7 @@ def run(
     """Run an agent program against ``store`` as the operator, under the store's
     recorded strategy and limits (or ``strategy``, unbounded, for a store that records
     none), then its turn's onUse scripts; the holder's sandboxes are closed after."""
-    found = record(repo, store) if store in repo.stores() else None
+    found = record(repo, store)
     if strategy is not None:
         named = strategies.get(strategy)
         if named is None:
