@@ -258,23 +258,31 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
 @cli.command()
 @click.argument("slug", required=False)
 @click.option("-p", "--patch", is_flag=True, help="Show each revision's text change as a diff.")
+@click.option("--stat", is_flag=True, help="Count the lines each revision added and removed.")
 @_store_option
 @_json_option
-def log(slug: str | None, patch: bool, store: str | None, as_json: bool) -> None:
+def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: bool) -> None:
     """Show the revisions of a store (or one memory), newest first.
 
     \b
     Example:
         gitmem log deploy-runbook -p
+        gitmem log memory --stat --store instance/nb-1
     """
     repo = _open()
-    rows = ops.log(repo, _store(repo, store), slug, patch=patch)
+    rows = ops.log(repo, _store(repo, store), slug, patch=patch or stat)
     if as_json:
-        _emit(ops.log_json(rows, patch=patch))
+        events = ops.log_json(rows, patch=patch)
+        if stat:
+            for event, (_, d) in zip(events, rows, strict=True):
+                event["added"], event["removed"] = ops.diff_stat(d)
+        _emit(events)
         return
     for r, d in rows:
+        counts = "  +{} -{}".format(*ops.diff_stat(d)) if stat else ""
         click.echo(
             f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {_when(r.time)}"
+            + counts
         )
         if patch:
             click.echo(d, nl=False)
@@ -564,6 +572,93 @@ def run(
         if not as_json:
             click.echo(f"Error: {_one_line(done.result.error or 'the program failed')}", err=True)
         click.get_current_context().exit(1)
+
+
+@cli.group()
+def notebook() -> None:
+    """A notebook store's one file (seed 001): show, save as the operator, timeline.
+
+    \b
+    Example:
+        gitmem notebook timeline --store instance/nb-1
+    """
+
+
+@notebook.command("show")
+@_store_option
+@_json_option
+def notebook_show(store: str | None, as_json: bool) -> None:
+    """Print the live text of a notebook (an unwritten one reads as empty).
+
+    \b
+    Example:
+        gitmem notebook show --store instance/nb-1 > memory.md
+    """
+    repo = _open()
+    name = _store(repo, store)
+    text, version = ops.notebook_text(repo, name)
+    if as_json:
+        _emit({"store": name, "path": "memory.md", "version": version, "content": text})
+    else:
+        click.echo(text, nl=False)
+
+
+@notebook.command("save")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--expect",
+    type=click.IntRange(min=0),
+    metavar="VERSION",
+    help="The version your text is based on; refused if a newer one is held.",
+)
+@_store_option
+@_author_option
+@_json_option
+def notebook_save(
+    file: str, expect: int | None, store: str | None, author: str | None, as_json: bool
+) -> None:
+    """Save FILE as the notebook's text, as the operator (at most 256 KB).
+
+    The version it replaces stays in the history; the same text writes nothing.
+
+    \b
+    Example:
+        gitmem notebook save memory.md --expect 3 --store instance/nb-1
+    """
+    repo = _open()
+    name = _store(repo, store)
+    rev = ops.notebook_save(repo, name, ops.parse_author(author), _read_text(file), expect)
+    if rev is None:
+        if as_json:
+            _emit(None)
+        else:
+            click.echo("unchanged: the notebook already holds exactly this text")
+        return
+    _done(rev, as_json)
+
+
+@notebook.command("timeline")
+@_store_option
+@_json_option
+def notebook_timeline(store: str | None, as_json: bool) -> None:
+    """List every version of a notebook, newest first, with author, time and lines
+    added and removed.
+
+    \b
+    Example:
+        gitmem notebook timeline --store instance/nb-1
+    """
+    repo = _open()
+    rows = ops.timeline(repo, _store(repo, store))
+    if as_json:
+        _emit(rows)
+        return
+    for r in rows:
+        live = "  (live)" if r["live"] else ""
+        click.echo(
+            f"v{r['version']:<4} {_when(r['time'])}  {r['author']:<20} "
+            f"+{r['added']} -{r['removed']}  {r['op']}{live}"
+        )
 
 
 @cli.command()

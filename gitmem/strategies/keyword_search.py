@@ -13,7 +13,7 @@ from typing import Literal, cast
 from gitmem.errors import InvalidArgument
 from gitmem.store import Repository
 from gitmem.strategies import calls
-from gitmem.strategies.base import Desk, Tool
+from gitmem.strategies.base import Desk, PromptContext, Tool
 from gitmem.types import Memory, check_text
 
 __all__ = ["Hit", "KeywordSearch", "SearchIndex", "search_text"]
@@ -26,6 +26,7 @@ class KeywordSearch:
     notice_bodies = False
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "find one with search_memories"
+    pinned_in_prompt = False
     revise_call = "edit_memory"
 
     def __init__(self) -> None:
@@ -48,6 +49,12 @@ class KeywordSearch:
 
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is pinned, so maxLenIndex never applies
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        return None
 
 
 def search_memories() -> Tool:

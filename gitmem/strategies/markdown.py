@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from gitmem.strategies import calls
-from gitmem.strategies.base import Tool
+from gitmem.strategies.base import PromptContext, Tool
 from gitmem.types import Memory
 
 __all__ = ["Markdown"]
@@ -18,6 +18,7 @@ class Markdown:
     notice_bodies = False
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "the index lists the names (it may lag until the next compaction)"
+    pinned_in_prompt = False
     revise_call = "edit_memory"
 
     def __init__(self) -> None:
@@ -47,3 +48,9 @@ class Markdown:
 
     def index_line(self, memory: Memory) -> str:
         return f"- `{memory.slug}` — {memory.description}"
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        return None
