@@ -571,7 +571,7 @@ def test_run_on_a_store_that_records_no_strategy(repo: Repository, tmp_path: Pat
     assert refused.exit_code == 1
     assert error_line(refused) == (
         "Error: store 'notes' records no strategy (no binding has written it); name one "
-        "with --strategy (scratchpad, markdown, keyword-search, notebook)"
+        "with --strategy (scratchpad, markdown, keyword-search, notebook, curated)"
     )
     assert run(repo, "run", "--strategy", "nope", str(program)).exit_code == 1
     ran = run(repo, "run", "--strategy", "markdown", str(program))

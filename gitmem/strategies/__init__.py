@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gitmem.errors import InvalidArgument
 from gitmem.strategies.base import AgentVoice, Desk, PromptContext, Strategy, Tool
+from gitmem.strategies.curated import Curated
 from gitmem.strategies.keyword_search import KeywordSearch
 from gitmem.strategies.markdown import Markdown
 from gitmem.strategies.notebook import Notebook
@@ -21,6 +22,7 @@ _BUILT_IN: tuple[Strategy, ...] = (
     Markdown(),
     KeywordSearch(),
     Notebook(),
+    Curated(),
 )
 _REGISTRY: dict[str, Strategy] = {s.name: s for s in _BUILT_IN}
 
