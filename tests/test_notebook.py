@@ -3,10 +3,15 @@ the operator, the agent shown only the live text."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner, Result
 from conftest import capability
 
 from gitmem import Agent, Author, InvalidArgument, LimitExceeded, Repository, Stale, ops
+from gitmem.cli import cli
 from gitmem.holder import Holder
 from gitmem.strategies.notebook import SLUG
 
@@ -207,3 +212,29 @@ def test_a_program_writes_the_notebook(repo: Repository) -> None:
     assert result.ok, result.error
     assert result.output == "memory.md\n"
     assert ops.notebook_text(repo, holder.store_id)[0] == "from a program\n"
+
+
+def test_the_operator_commands(repo: Repository, tmp_path: Path) -> None:
+    """gitmem notebook show/save/timeline and log --stat, as thin skins over ops."""
+    holder = bind(repo)
+    holder.call("memory_write", {"content": "a\nb\n"})
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(cli, ["--repo", repo.directory, *args])
+
+    assert run("notebook", "show").stdout == "a\nb\n"
+    saved = tmp_path / "memory.md"
+    saved.write_text("a\nc\n")
+    me = "Ada Operator <ada@example.org>"
+    stale = run("notebook", "save", str(saved), "--expect", "0", "--author", me)
+    assert stale.exit_code == 1 and "at version 1, not 0" in stale.stderr
+    assert run("notebook", "save", str(saved), "--expect", "1", "--author", me).exit_code == 0
+    assert run("notebook", "save", str(saved)).stdout.startswith("unchanged")
+    rows = json.loads(run("notebook", "timeline", "--json").stdout)
+    assert [(r["author"], r["added"], r["removed"]) for r in rows] == [
+        ("Ada Operator", 1, 1),
+        ("nb-1", 2, 0),
+    ]
+    assert "+1 -1" in run("log", "--stat").stdout.splitlines()[0]
+    refused = run("delete", SLUG)
+    assert refused.exit_code == 1 and "cannot delete this file" in refused.stderr
