@@ -14,6 +14,14 @@ usage error exits 2; nothing ever prints a traceback.
 - ``create``/``edit``/``delete``: the ``memory_revision`` it made
 - ``path``: ``{"store", "slug", "path"}``; ``fork``: ``{"source", "target", "commit"}``
 - ``check``: ``{"healthy", "problems": [str]}``
+- ``log --stat``: each ``memory_revision`` also has ``"added"`` and ``"removed"`` (lines)
+- ``notebook show``: ``{"store", "path", "version", "content"}``; ``notebook save``: the
+  ``memory_revision`` it made, or ``null`` when the text was unchanged; ``notebook
+  timeline``: ``[{"version", "op", "author", "time", "commit", "chars", "added",
+  "removed", "live"}]`` newest first
+- ``rows show``: a row (``ops.row_json``); ``rows ls``: ``[row]``; ``rows add``/``append``/
+  ``reclassify``: the ``memory_revision``; ``rows link``/``unlink``: ``[memory_revision]``
+  (both rows); ``rows conflicts``: ``[{"owner", "rows": [a, b], "shared": [word]}]``
 
 A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
 "body", "code", "on_use", "author", "commit", "time"}`` (``Revision.event()``).
