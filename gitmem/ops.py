@@ -743,6 +743,25 @@ def _readable_memories(repo: Repository, store: str) -> Iterator[Memory]:
             yield memory
 
 
+def row_problems(repo: Repository) -> list[str]:
+    """Every memory of a curated store whose header does not read as a row's."""
+    problems: list[str] = []
+    for store in repo.stores():
+        try:
+            found = record(repo, store)
+        except GitmemError:
+            continue
+        if found is None or found.strategy.name != curated.Curated.name:
+            continue
+        for memory in _readable_memories(repo, store):
+            try:
+                curated.parse_row(memory)
+            except curated.NotARow as exc:
+                problems.append(f"{store}: {exc}")
+    return problems
+
+
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
-    """Every problem found in the repository (objects, memory files, code); empty if healthy."""
-    return repo.check(progress) + code_problems(repo)
+    """Every problem found in the repository (objects, memory files, rows, code); empty
+    if healthy."""
+    return repo.check(progress) + row_problems(repo) + code_problems(repo)

@@ -16,6 +16,7 @@ from gitmem import Agent, Author, InvalidArgument, Memory, Repository, ops
 from gitmem.cli import cli
 from gitmem.holder import Holder
 from gitmem.strategies.curated import NotARow, RowIndex, parse_row
+from gitmem.types import Change
 
 OPERATOR = Author("Ada Operator", "ada@example.org")
 STORE = "profile/orch"
@@ -221,11 +222,14 @@ def test_search_is_scoped(repo: Repository) -> None:
     """User and host rows, plus the project named; nothing else."""
     holder = seeded(repo)
     bare = holder.call("search_rows", {"keywords": ["deploys"]}).text
-    assert "No memory mentions" in bare and "Searched user and host rows only" in bare
+    assert "No row mentions" in bare and "Searched user and host rows only" in bare
     scoped = holder.call("search_rows", {"keywords": ["deploys"], "project": "alpha"}).text
     assert "`hang`" in scoped and "(Searched project alpha, user and host rows.)" in scoped
     host = holder.call("search_rows", {"keywords": ["disk"]}).text
-    assert "`disk`" in host
+    assert host.startswith("1 row matches:\n- `disk` — Symptom: the host disk fills at night")
+    assert "No row mentions" in holder.call("search_rows", {"keywords": ["owner"]}).text
+    holder.call("append_row", {"name": "disk", "text": "owner unknown"})
+    assert "`disk`" in holder.call("search_rows", {"keywords": ["owner"]}).text
 
 
 def test_conflicts_lists_candidate_pairs(repo: Repository) -> None:
@@ -329,3 +333,15 @@ def test_two_processes_appending_to_one_live_thread_lose_nothing(repo: Repositor
     lines = parse_row(repo.snapshot(STORE).get("live")).content.splitlines()  # type: ignore[arg-type]
     assert sorted(lines[1:]) == sorted(f"{who} {i}" for who in ("p1", "p2") for i in range(n))
     assert len(repo.revisions(STORE, "live")) == 1 + 2 * n
+
+
+def test_check_reports_a_memory_that_is_not_a_row(repo: Repository) -> None:
+    """`gitmem check` reads every row of a curated store's head."""
+    seeded(repo)
+    assert ops.row_problems(repo) == []
+    bad = Memory("stray", "Fact: x", "no header\n")
+    snapshot = repo.snapshot(STORE)
+    repo.mutate(STORE, OPERATOR, lambda s: Change("create", "stray", bad, snapshot.trailers))
+    assert ops.row_problems(repo) == [
+        "profile/orch: `stray` is not a row: line 1 of its header should be `owner: ...`"
+    ]

@@ -35,7 +35,7 @@ from gitmem.edits import Build, Rules
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound
 from gitmem.store import Repository, Snapshot
 from gitmem.strategies.base import Desk, PromptContext, Tool
-from gitmem.strategies.keyword_search import SearchIndex, check_keywords, search_text
+from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords, search_text
 from gitmem.types import Change, Edit, Memory, check_slug, check_text
 
 __all__ = [
@@ -579,6 +579,8 @@ class RowIndex:
         self._owned: dict[str, set[str]] = {}
         """Names by owner (``user``, ``host``, ``project <key>``)."""
         self._pending: dict[str, set[str]] = {}
+        self._search: SearchIndex | None = None
+        """Names, claims and contents (not headers), built on the first search."""
 
     def follow(self, repo: Repository, store: str) -> RowIndex:
         head = repo.head(store)
@@ -589,6 +591,7 @@ class RowIndex:
             self.rows.clear()
             self._owned.clear()
             self._pending.clear()
+            self._search = None
             if head is not None:
                 for row in rows_of(repo.snapshot(store, head).memories()):
                     self._put(row)
@@ -602,15 +605,30 @@ class RowIndex:
 
     def _put(self, row: Row) -> None:
         self.rows[row.name] = row
+        if self._search is not None:
+            self._search.put(Memory(row.name, row.description, row.content))
         self._owned.setdefault(row.whose, set()).add(row.name)
         if row.pending:
             self._pending.setdefault(row.whose, set()).add(row.name)
 
     def _remove(self, name: str) -> None:
         row = self.rows.pop(name, None)
+        if self._search is not None:
+            self._search.remove(name)
         if row is not None:
             self._owned[row.whose].discard(name)
             self._pending.get(row.whose, set()).discard(name)
+
+    def search(self, keywords: list[str]) -> list[Hit]:
+        """Every row that mentions a keyword, ranked as ``search_memories`` ranks; a
+        hit's memory holds the row's content, not its header."""
+        if self._search is None:
+            self._search = SearchIndex()
+            self._search.reset(
+                [Memory(r.name, r.description, r.content) for r in self.rows.values()],
+                self.commit,
+            )
+        return self._search.search(keywords, 0)
 
     def birth_block(self) -> str:
         projects = {
@@ -719,22 +737,13 @@ def _read(desk: Desk, args: dict[str, object]) -> str:
 def _search(desk: Desk, args: dict[str, object]) -> str:
     keywords = check_keywords(args["keywords"])
     project = _project(args)
-    rows = _index(desk).rows
-    index = desk.cache.get("row-search")
-    if not isinstance(index, SearchIndex):
-        index = desk.cache["row-search"] = SearchIndex()
-    index.follow(desk.repo, desk.store_id)
+    index = _index(desk)
     scope = {"user", "host"}
     if project:
         scope.add(f"project {project}")
-    # the excerpt is drawn from a row's content, not its header
-    hits = [
-        replace(h, memory=replace(h.memory, body=rows[h.memory.slug].content))
-        for h in index.search(keywords, 0)
-        if h.memory.slug in rows and rows[h.memory.slug].whose in scope
-    ]
+    hits = [h for h in index.search(keywords) if index.rows[h.memory.slug].whose in scope]
     limit = desk.rules.limits.max_results
-    text = search_text(hits[:limit] if limit else hits, keywords)
+    text = search_text(hits[:limit] if limit else hits, keywords, noun=("row", "rows"))
     where = f"project {project}, user and host rows" if project else "user and host rows only"
     note = f"(Searched {where}."
     if not hits:

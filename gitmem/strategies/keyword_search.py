@@ -96,12 +96,14 @@ def check_keywords(keywords: object) -> list[str]:
     return found
 
 
-def search_text(hits: list[Hit], keywords: list[str]) -> str:
-    """What ``search_memories`` answers for ``hits``."""
+def search_text(
+    hits: list[Hit], keywords: list[str], noun: tuple[str, str] = ("memory", "memories")
+) -> str:
+    """What ``search_memories`` answers for ``hits`` (``noun``: singular and plural)."""
     if not hits:
-        return "No memory mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
+        return f"No {noun[0]} mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
     lowered = [k.lower() for k in keywords if k]
-    lines = [f"{len(hits)} {'memory matches' if len(hits) == 1 else 'memories match'}:"]
+    lines = [f"{len(hits)} {noun[0] + ' matches' if len(hits) == 1 else noun[1] + ' match'}:"]
     for hit in hits:
         m = hit.memory
         head = f"- `{m.slug}` — {m.description}" if m.description else f"- `{m.slug}`"
