@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import capability
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitmem import Agent, Author, InvalidArgument, Memory, Repository, ops
 from gitmem.cli import cli
 from gitmem.holder import Holder
-from gitmem.strategies.curated import NotARow, RowIndex, parse_row
+from gitmem.strategies.curated import NotARow, Row, RowIndex, parse_row
 from gitmem.types import Change
 
 OPERATOR = Author("Ada Operator", "ada@example.org")
@@ -345,3 +347,32 @@ def test_check_reports_a_memory_that_is_not_a_row(repo: Repository) -> None:
     assert ops.row_problems(repo) == [
         "profile/orch: `stray` is not a row: line 1 of its header should be `owner: ...`"
     ]
+
+
+@settings(derandomize=True, max_examples=80, deadline=None)
+@given(
+    owner=st.sampled_from([("user", ""), ("host", ""), ("project", "alpha")]),
+    role=st.sampled_from(["knowledge", "thread", "log"]),
+    status=st.sampled_from(["live", "closed", "graduated"]),
+    links=st.dictionaries(
+        st.sampled_from(["supersedes", "superseded_by", "graduated_to", "graduated_from"]),
+        st.lists(st.sampled_from(["a", "b-1", "c.d"]), min_size=1, max_size=3, unique=True).map(
+            tuple
+        ),
+    ),
+    content=st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        max_size=120,
+    )
+    | st.sampled_from(["", "\n", "owner: user\n\nx", "status: live\n"]),
+)
+def test_a_row_round_trips(
+    owner: tuple[str, str],
+    role: str,
+    status: str,
+    links: dict[str, tuple[str, ...]],
+    content: str,
+) -> None:
+    """Whatever a row holds, its body reads back as the same row."""
+    row = Row("r", "Fact: x", owner[0], owner[1], role, status, content, links)
+    assert parse_row(row.memory()) == row
