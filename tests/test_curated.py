@@ -376,3 +376,23 @@ def test_a_row_round_trips(
     """Whatever a row holds, its body reads back as the same row."""
     row = Row("r", "Fact: x", owner[0], owner[1], role, status, content, links)
     assert parse_row(row.memory()) == row
+
+
+def test_notices_telemetry_and_successors(repo: Repository) -> None:
+    """Another holder is told of both rows a link changed; revisions carry the row ops;
+    a successor under another strategy starts fresh and is told why, in its prompt."""
+    one, two = bind(repo, "o-1"), bind(repo, "o-2")
+    assert two.notices() is None
+    add(one, "tz", "Fact: UTC+2")
+    add(one, "tz-2", "Fact: UTC+1")
+    one.call("link_rows", {"source": "tz-2", "kind": "supersedes", "target": "tz"})
+    notice = two.notices()
+    assert notice is not None
+    assert "- added `tz` — Fact: UTC+2" in notice and "- added `tz-2` — Fact: UTC+1" in notice
+    assert notice.endswith("Read one with `read_row` if it bears on what you are doing.")
+    assert [e["op"] for e in two.revisions()] == ["add", "add", "link", "link"]
+    assert two.state()["totals"]["count"] == 2
+    successor = one.succeed(Agent("next", "n-1"), capability("notebook", "isolated"))
+    assert successor is not None and successor.store_id != one.store_id
+    assert successor.transfer_note and "curated" in successor.transfer_note
+    assert successor.transfer_note in successor.system_prompt()
