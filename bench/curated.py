@@ -3,11 +3,12 @@
 Over 10,000 rows (20 projects, user and host rows, threads, knowledge and logs) joined
 by 2,000 links (1,500 supersedes, 500 graduated_to, each kept in both rows):
 
-1. the birth block, and ``get_relevant`` of one project (goal: each <= 20 ms), on a
-   holder whose row index follows the head, measured after a new commit lands;
+1. the birth block a compaction rebuilds, and ``get_relevant`` of one project (goal:
+   each <= 20 ms), on a holder whose row index follows the head, each measured after a
+   new commit lands;
 2. the same reads with ``git grep`` over a checkout of the same tree, in the same run;
-3. what a first read costs: indexing every row of a head, and the holder's pinned block
-   at its first turn (which parses every row).
+3. what a first read costs: indexing every row of a head (a holder's first turn does
+   it once; later reads follow the new commits only).
 
 The store is written directly in gitmem's layout as one commit (see ``seeding.py``).
 """
@@ -119,7 +120,6 @@ def main() -> None:
             lambda: repo.bind(capability(), Agent("orch", "first")).pinned_block(),  # type: ignore[union-attr]
             3,
         )
-        index = RowIndex().follow(repo, STORE)
         assert holder.call("get_relevant", {"project": "p07"}).ok  # the holder's index is built
 
         counter = iter(range(1_000_000))
@@ -132,11 +132,15 @@ def main() -> None:
                 add |= {"owner": "host", "role": "thread", "body": "opened\n"}
                 assert holder.call("add_row", add).ok
 
+        def birth() -> None:
+            holder.compact()  # a boundary: the birth block is built again
+            holder.pinned_block()
+
         births: list[float] = []
         relevants: list[float] = []
         for _ in range(30):
             new_commit()
-            births += samples(lambda: index.follow(repo, STORE).birth_block(), 1)
+            births += samples(birth, 1)
             new_commit()
             relevants += samples(lambda: holder.call("get_relevant", {"project": "p07"}), 1)
         birth_ms, relevant_ms = statistics.median(births), statistics.median(relevants)
@@ -167,7 +171,7 @@ def main() -> None:
         grep_relevant_ms = statistics.median(samples(grep_relevant, 10))
         print("1. on a holder whose row index follows the head (one new commit before each read)")
         print(
-            f"   birth block                 median {birth_ms:7.2f} ms   goal <= 20 ms: "
+            f"   birth block at a compaction median {birth_ms:7.2f} ms   goal <= 20 ms: "
             f"{verdict(birth_ms <= 20)}"
         )
         print(

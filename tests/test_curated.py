@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gitmem import Agent, Author, InvalidArgument, Memory, Repository, ops
 from gitmem.cli import cli
 from gitmem.holder import Holder
-from gitmem.strategies.curated import NotARow, Row, RowIndex, parse_row
+from gitmem.strategies.curated import Curated, NotARow, Row, RowIndex, parse_row
 from gitmem.types import Change
 
 OPERATOR = Author("Ada Operator", "ada@example.org")
@@ -159,6 +159,8 @@ def test_the_birth_block(repo: Repository) -> None:
         "\n## Preferences\n- `terse` — Preference: short replies without preamble\n  about terse"
     )
     assert RowIndex().follow(repo, STORE).birth_block() == bind(repo, "o-3").pinned_block()
+    memories = repo.snapshot(STORE).memories()
+    assert Curated().pinned(memories) == bind(repo, "o-4").pinned_block()
     assert holder.pinned_block().startswith("## Projects")
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from gitmem import Agent, Capability, Repository, edits, strategies
 from gitmem.cli import cli
+from gitmem.store import Repository as Store
 from gitmem.strategies import Desk, PromptContext, Tool
 from gitmem.strategies.calls import NAME, read_memory
 from gitmem.types import Memory, check_slug, check_text
@@ -54,6 +55,9 @@ class Jottings:
 
     def index_line(self, memory: Memory) -> str:
         return ""
+
+    def pinned_from(self, repo: Store, store: str, cache: dict[str, object]) -> str | None:
+        return None
 
     def prompt_section(self, context: PromptContext) -> str | None:
         return None

@@ -82,7 +82,7 @@ class Holder:
             self._code,
             self._published,
         )
-        self._block = context.PinnedBlock(repo, self.store_id, strategy)
+        self._block = context.PinnedBlock(repo, self.store_id, strategy, self._tools.cache)
         self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
         self._prompt: str | None = None
 

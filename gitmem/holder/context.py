@@ -80,10 +80,14 @@ def memory_compaction_prompt(offered: tuple[Tool, ...]) -> str:
 class PinnedBlock:
     """The block a strategy pins, as of the last boundary."""
 
-    def __init__(self, repo: Repository, store: str, strategy: Strategy) -> None:
+    def __init__(
+        self, repo: Repository, store: str, strategy: Strategy, cache: dict[str, object]
+    ) -> None:
         self._repo = repo
         self._store = store
         self._strategy = strategy
+        self._cache = cache
+        """The holder's strategy cache, shared with its tool calls."""
         self._text: str | None = None
 
     def text(self) -> str:
@@ -99,4 +103,7 @@ class PinnedBlock:
         return "" if self._strategy.pinned_in_prompt else self.text()
 
     def rebuild(self) -> None:
-        self._text = self._strategy.pinned(self._repo.snapshot(self._store).memories())
+        text = self._strategy.pinned_from(self._repo, self._store, self._cache)
+        if text is None:
+            text = self._strategy.pinned(self._repo.snapshot(self._store).memories())
+        self._text = text

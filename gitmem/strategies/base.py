@@ -162,6 +162,11 @@ class Strategy(Protocol):
         """The block pinned in the window ("" for an empty store)."""
         ...
 
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        """The pinned block read through the holder's ``cache`` (an index the strategy
+        keeps in step with the head), or ``None`` to have ``pinned`` given every memory."""
+        ...
+
     def prompt_section(self, context: PromptContext) -> str | None:
         """The whole memory section of the system prompt, or ``None`` for the holder's
         standard one (built from ``in_context`` and the tools' hints)."""

@@ -670,10 +670,14 @@ def _project(args: Mapping[str, object]) -> str | None:
 
 
 def _index(desk: Desk) -> RowIndex:
-    found = desk.cache.get("row-index")
+    return _cached_index(desk.repo, desk.store_id, desk.cache)
+
+
+def _cached_index(repo: Repository, store: str, cache: dict[str, object]) -> RowIndex:
+    found = cache.get("row-index")
     if not isinstance(found, RowIndex):
-        found = desk.cache["row-index"] = RowIndex()
-    return found.follow(desk.repo, desk.store_id)
+        found = cache["row-index"] = RowIndex()
+    return found.follow(repo, store)
 
 
 def _add(desk: Desk, args: dict[str, object]) -> str:
@@ -900,6 +904,10 @@ class Curated:
 
     def index_line(self, memory: Memory) -> str:
         return ""
+
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        # the index a holder's row reads keep: a compaction follows the new commits only
+        return _cached_index(repo, store, cache).birth_block()
 
     def prompt_section(self, context: PromptContext) -> str | None:
         return None

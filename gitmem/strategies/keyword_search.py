@@ -50,6 +50,9 @@ class KeywordSearch:
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is pinned, so maxLenIndex never applies
 
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        return None
+
     def prompt_section(self, context: PromptContext) -> str | None:
         return None
 
