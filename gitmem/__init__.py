@@ -25,8 +25,10 @@ from gitmem.errors import (
     PathOccupied,
     ReadOnly,
     RepositoryError,
+    Stale,
     StorageError,
     Unavailable,
+    Unchanged,
 )
 from gitmem.holder import Holder, ToolResult
 from gitmem.limits import Limits
@@ -61,9 +63,11 @@ __all__ = [
     "RepositoryError",
     "Revision",
     "Sandbox",
+    "Stale",
     "StorageError",
     "ToolResult",
     "Totals",
     "Unavailable",
+    "Unchanged",
     "View",
 ]

@@ -14,6 +14,14 @@ usage error exits 2; nothing ever prints a traceback.
 - ``create``/``edit``/``delete``: the ``memory_revision`` it made
 - ``path``: ``{"store", "slug", "path"}``; ``fork``: ``{"source", "target", "commit"}``
 - ``check``: ``{"healthy", "problems": [str]}``
+- ``log --stat``: each ``memory_revision`` also has ``"added"`` and ``"removed"`` (lines)
+- ``notebook show``: ``{"store", "path", "version", "content"}``; ``notebook save``: the
+  ``memory_revision`` it made, or ``null`` when the text was unchanged; ``notebook
+  timeline``: ``[{"version", "op", "author", "time", "commit", "chars", "added",
+  "removed", "live"}]`` newest first
+- ``rows show``: a row (``ops.row_json``); ``rows ls``: ``[row]``; ``rows add``/``append``/
+  ``reclassify``: the ``memory_revision``; ``rows link``/``unlink``: ``[memory_revision]``
+  (both rows); ``rows conflicts``: ``[{"owner", "rows": [a, b], "shared": [word]}]``
 
 A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
 "body", "code", "on_use", "author", "commit", "time"}`` (``Revision.event()``).
@@ -34,6 +42,7 @@ import click
 from gitmem import ops
 from gitmem.errors import GitmemError, InvalidText
 from gitmem.repository import Repository
+from gitmem.strategies.curated import Row, conflicts_text, row_text
 from gitmem.types import Revision
 
 __all__ = ["cli", "main"]
@@ -258,23 +267,31 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
 @cli.command()
 @click.argument("slug", required=False)
 @click.option("-p", "--patch", is_flag=True, help="Show each revision's text change as a diff.")
+@click.option("--stat", is_flag=True, help="Count the lines each revision added and removed.")
 @_store_option
 @_json_option
-def log(slug: str | None, patch: bool, store: str | None, as_json: bool) -> None:
+def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: bool) -> None:
     """Show the revisions of a store (or one memory), newest first.
 
     \b
     Example:
         gitmem log deploy-runbook -p
+        gitmem log memory --stat --store instance/nb-1
     """
     repo = _open()
-    rows = ops.log(repo, _store(repo, store), slug, patch=patch)
+    rows = ops.log(repo, _store(repo, store), slug, patch=patch or stat)
     if as_json:
-        _emit(ops.log_json(rows, patch=patch))
+        events = ops.log_json(rows, patch=patch)
+        if stat:
+            for event, (_, d) in zip(events, rows, strict=True):
+                event["added"], event["removed"] = ops.diff_stat(d)
+        _emit(events)
         return
     for r, d in rows:
+        counts = "  +{} -{}".format(*ops.diff_stat(d)) if stat else ""
         click.echo(
             f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {_when(r.time)}"
+            + counts
         )
         if patch:
             click.echo(d, nl=False)
@@ -564,6 +581,344 @@ def run(
         if not as_json:
             click.echo(f"Error: {_one_line(done.result.error or 'the program failed')}", err=True)
         click.get_current_context().exit(1)
+
+
+@cli.group()
+def notebook() -> None:
+    """A notebook store's one file (seed 001): show, save as the operator, timeline.
+
+    \b
+    Example:
+        gitmem notebook timeline --store instance/nb-1
+    """
+
+
+@notebook.command("show")
+@_store_option
+@_json_option
+def notebook_show(store: str | None, as_json: bool) -> None:
+    """Print the live text of a notebook (an unwritten one reads as empty).
+
+    \b
+    Example:
+        gitmem notebook show --store instance/nb-1 > memory.md
+    """
+    repo = _open()
+    name = _store(repo, store)
+    text, version = ops.notebook_text(repo, name)
+    if as_json:
+        _emit({"store": name, "path": "memory.md", "version": version, "content": text})
+    else:
+        click.echo(text, nl=False)
+
+
+@notebook.command("save")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--expect",
+    type=click.IntRange(min=0),
+    metavar="VERSION",
+    help="The version your text is based on; refused if a newer one is held.",
+)
+@_store_option
+@_author_option
+@_json_option
+def notebook_save(
+    file: str, expect: int | None, store: str | None, author: str | None, as_json: bool
+) -> None:
+    """Save FILE as the notebook's text, as the operator (at most 256 KB).
+
+    The version it replaces stays in the history; the same text writes nothing.
+
+    \b
+    Example:
+        gitmem notebook save memory.md --expect 3 --store instance/nb-1
+    """
+    repo = _open()
+    name = _store(repo, store)
+    rev = ops.notebook_save(repo, name, ops.parse_author(author), _read_text(file), expect)
+    if rev is None:
+        if as_json:
+            _emit(None)
+        else:
+            click.echo("unchanged: the notebook already holds exactly this text")
+        return
+    _done(rev, as_json)
+
+
+@notebook.command("timeline")
+@_store_option
+@_json_option
+def notebook_timeline(store: str | None, as_json: bool) -> None:
+    """List every version of a notebook, newest first, with author, time and lines
+    added and removed.
+
+    \b
+    Example:
+        gitmem notebook timeline --store instance/nb-1
+    """
+    repo = _open()
+    rows = ops.timeline(repo, _store(repo, store))
+    if as_json:
+        _emit(rows)
+        return
+    for r in rows:
+        live = "  (live)" if r["live"] else ""
+        click.echo(
+            f"v{r['version']:<4} {_when(r['time'])}  {r['author']:<20} "
+            f"+{r['added']} -{r['removed']}  {r['op']}{live}"
+        )
+
+
+@cli.group()
+def rows() -> None:
+    """Curated rows (seed 002): add, append, link, reclassify, and read them.
+
+    \b
+    Example:
+        gitmem rows add tz --owner user -d "Fact: the user works in UTC+2" --body "said 11-01"
+        gitmem rows birth --store profile/orchestrator
+    """
+
+
+def _row_line(row: Row) -> str:
+    flags = " superseded" if row.superseded else ""
+    return f"{row.name}\t{row.whose}\t{row.role}\t{row.status}{flags}\t{row.description}"
+
+
+def _row_revisions(revs: list[Revision], as_json: bool) -> None:
+    if as_json:
+        _emit([r.event() for r in revs])
+        return
+    for rev in revs:
+        _done(rev, False)
+
+
+@rows.command("add")
+@click.argument("name")
+@click.option("--description", "-d", required=True, help="The claim; its first word is its kind.")
+@click.option("--owner", required=True, type=click.Choice(["user", "project", "host"]))
+@click.option("--project", "-P", metavar="KEY", help="The project's key (owner project only).")
+@click.option("--role", default="knowledge", type=click.Choice(["knowledge", "thread", "log"]))
+@click.option("--replace", is_flag=True, help="Correct an error in an existing row (marked).")
+@_body_options
+@_store_option
+@_author_option
+@_json_option
+def rows_add(
+    name: str,
+    description: str,
+    owner: str,
+    project: str | None,
+    role: str,
+    replace: bool,
+    body: str | None,
+    body_file: str | None,
+    store: str | None,
+    author: str | None,
+    as_json: bool,
+) -> None:
+    """Add a row, as the operator; an existing name is refused unless --replace.
+
+    \b
+    Example:
+        gitmem rows add deploy-hang --owner project -P alpha --role thread \\
+            -d "Pending: deploys hang at step 3" --body "seen twice"
+    """
+    repo = _open()
+    text = _body(body, body_file)
+    if text is None:
+        raise click.UsageError("give the content with --body or --body-file")
+    rev = ops.rows_add(
+        repo,
+        _store(repo, store, may_create=True),
+        ops.parse_author(author),
+        name,
+        description,
+        owner,
+        text,
+        role=role,
+        project=project,
+        replace=replace,
+    )
+    _done(rev, as_json)
+
+
+@rows.command("append")
+@click.argument("name")
+@click.argument("text")
+@_store_option
+@_author_option
+@_json_option
+def rows_append(name: str, text: str, store: str | None, author: str | None, as_json: bool) -> None:
+    """Append TEXT to a log or a live thread.
+
+    \b
+    Example:
+        gitmem rows append deploy-hang "third time, 2026-11-02"
+    """
+    repo = _open()
+    _done(ops.rows_append(repo, _store(repo, store), ops.parse_author(author), name, text), as_json)
+
+
+@rows.command("link")
+@click.argument("source")
+@click.argument("kind", type=click.Choice(["supersedes", "graduated_to"]))
+@click.argument("target")
+@_store_option
+@_author_option
+@_json_option
+def rows_link(
+    source: str, kind: str, target: str, store: str | None, author: str | None, as_json: bool
+) -> None:
+    """Link SOURCE to TARGET (supersedes: from the new row to the old), in one commit.
+
+    \b
+    Example:
+        gitmem rows link tz-2 supersedes tz
+    """
+    repo = _open()
+    author_ = ops.parse_author(author)
+    _row_revisions(ops.rows_link(repo, _store(repo, store), author_, source, kind, target), as_json)
+
+
+@rows.command("unlink")
+@click.argument("source")
+@click.argument("kind", type=click.Choice(["supersedes", "graduated_to"]))
+@click.argument("target")
+@_store_option
+@_author_option
+@_json_option
+def rows_unlink(
+    source: str, kind: str, target: str, store: str | None, author: str | None, as_json: bool
+) -> None:
+    """Remove a link, in one commit; the edge stays in the history.
+
+    \b
+    Example:
+        gitmem rows unlink tz-2 supersedes tz
+    """
+    repo = _open()
+    author_ = ops.parse_author(author)
+    revs = ops.rows_unlink(repo, _store(repo, store), author_, source, kind, target)
+    _row_revisions(revs, as_json)
+
+
+@rows.command("reclassify")
+@click.argument("name")
+@click.option("--status", type=click.Choice(["live", "closed", "graduated"]))
+@click.option("--role", type=click.Choice(["knowledge", "thread", "log"]))
+@_store_option
+@_author_option
+@_json_option
+def rows_reclassify(
+    name: str,
+    status: str | None,
+    role: str | None,
+    store: str | None,
+    author: str | None,
+    as_json: bool,
+) -> None:
+    """Set a row's status and/or role; nothing is deleted.
+
+    \b
+    Example:
+        gitmem rows reclassify deploy-hang --status closed
+    """
+    repo = _open()
+    rev = ops.rows_reclassify(
+        repo, _store(repo, store), ops.parse_author(author), name, status=status, role=role
+    )
+    _done(rev, as_json)
+
+
+@rows.command("show")
+@click.argument("name")
+@_store_option
+@_json_option
+def rows_show(name: str, store: str | None, as_json: bool) -> None:
+    """Show one row whole, whatever its lifecycle.
+
+    \b
+    Example:
+        gitmem rows show tz
+    """
+    repo = _open()
+    row = ops.rows_show(repo, _store(repo, store), name)
+    if as_json:
+        _emit(ops.row_json(row))
+    else:
+        click.echo(row_text(row))
+
+
+@rows.command("ls")
+@click.option("--owner", metavar="OWNER", help="user, host, or 'project KEY'.")
+@click.option("--live", is_flag=True, help="Only live rows that nothing supersedes.")
+@_store_option
+@_json_option
+def rows_ls(owner: str | None, live: bool, store: str | None, as_json: bool) -> None:
+    """List rows: name, owner, role, status, description.
+
+    \b
+    Example:
+        gitmem rows ls --owner "project alpha" --live
+    """
+    repo = _open()
+    found = ops.rows_list(repo, _store(repo, store), owner=owner, live=live)
+    if as_json:
+        _emit([ops.row_json(r) for r in found])
+        return
+    for row in found:
+        click.echo(_row_line(row))
+
+
+@rows.command("relevant")
+@click.argument("project")
+@click.option("--knowledge", is_flag=True, help="Add the project's standing knowledge rows.")
+@_store_option
+def rows_relevant(project: str, knowledge: bool, store: str | None) -> None:
+    """Print a project's whole live-pending set, with bodies.
+
+    \b
+    Example:
+        gitmem rows relevant alpha --knowledge
+    """
+    repo = _open()
+    click.echo(ops.rows_relevant(repo, _store(repo, store), project, knowledge=knowledge))
+
+
+@rows.command("birth")
+@_store_option
+def rows_birth(store: str | None) -> None:
+    """Preview the birth block a session opens with (records nothing).
+
+    \b
+    Example:
+        gitmem rows birth --store profile/orchestrator
+    """
+    repo = _open()
+    click.echo(ops.rows_birth(repo, _store(repo, store)) or "(nothing: the store holds no rows)")
+
+
+@rows.command("conflicts")
+@click.option("--owner", metavar="OWNER", help="user, host, or 'project KEY'.")
+@_store_option
+@_json_option
+def rows_conflicts(owner: str | None, store: str | None, as_json: bool) -> None:
+    """List live pairs of one owner that share wording: candidates, never a verdict.
+
+    \b
+    Example:
+        gitmem rows conflicts --owner user
+    """
+    repo = _open()
+    found = ops.rows_conflicts(repo, _store(repo, store), owner)
+    if as_json:
+        _emit(
+            [{"owner": a.whose, "rows": [a.name, b.name], "shared": words} for a, b, words in found]
+        )
+        return
+    click.echo(conflicts_text(found))
 
 
 @cli.command()

@@ -1,7 +1,8 @@
 """``gitmem demo``: a scripted session that shows what gitmem does, in a few screens.
 
 Two agents of one profile share a markdown store; a scratchpad subagent keeps its own
-notebook with a code memory. Every step is a real call on a real repository.
+notebook with a code memory; a routine agent keeps a whole-file notebook (seed 001); an
+orchestrator curates rows with a lifecycle (seed 002). Every step is a real call on a real repository.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from gitmem import ops
 from gitmem.binding import Agent
 from gitmem.capability import Capability
 from gitmem.holder import Holder, ToolResult
 from gitmem.limits import Limits
 from gitmem.repository import Repository
+from gitmem.types import Author
 
 __all__ = ["run_demo"]
 
@@ -169,6 +172,9 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
         f"{_memories(state['peaks']['count'])}, {state['peaks']['chars']} characters"
     )
 
+    _notebook_scene(repo, say, show, echo)
+    _curated_scene(repo, say, show, echo)
+
     say(f"git log {alice.store_id}")
     for rev in reversed(repo.revisions(alice.store_id)):
         when = datetime.fromtimestamp(rev.time, UTC).strftime("%H:%M:%S")
@@ -179,6 +185,63 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
     else:
         echo("That repository was temporary; `gitmem --repo DIR demo` keeps one to inspect.")
     repo.close()
+
+
+Show = Callable[[str, str, dict[str, object], Holder], ToolResult]
+
+
+def _notebook_scene(
+    repo: Repository, say: Callable[[str], None], show: Show, echo: Callable[[str], None]
+) -> None:
+    say("A routine agent keeps one notebook file (seed 001), rewritten whole")
+    notebook = Capability("notebook", "isolated", Limits(max_len_per_memory=200))
+    monday = repo.bind(notebook, Agent("digest", "digest-mon", "root"))
+    assert monday is not None
+    text = "- resume: the March invoices, from #41\n- the vendor API rate-limits at 10/s\n"
+    show("digest-mon", "memory_write", {"content": text}, monday)
+    show("digest-mon", "memory_write", {"content": text}, monday)
+    show("digest-mon", "memory_write", {"content": "x" * 201}, monday)
+    operator = Author("Ada Operator", "ada@example.org")
+    ops.notebook_save(repo, monday.store_id, operator, text + "- never email the CFO directly\n", 1)
+    echo("the operator saves a line of her own; the agent's version stays in the history")
+    monday.compact()
+    echo("the <memory> section, renewed at the boundary, ends with the live text:")
+    echo("   " + "\n   ".join(monday.system_prompt().splitlines()[-4:]))
+    for row in ops.timeline(repo, monday.store_id):
+        echo(f"   v{row['version']} by {row['author']}: +{row['added']} -{row['removed']} lines")
+
+
+def _curated_scene(
+    repo: Repository, say: Callable[[str], None], show: Show, echo: Callable[[str], None]
+) -> None:
+    say("An orchestrator curates rows with a lifecycle (seed 002)")
+    rows = Capability("curated", "shared", Limits(max_len_description=120))
+    orch = repo.bind(rows, Agent("orchestrator", "orch-1", "root"))
+    assert orch is not None
+    for args in (
+        {"name": "tz", "description": "Fact: the user works in UTC+2", "owner": "user"},
+        {
+            "name": "tz-nov",
+            "description": "Fact: the user works in UTC+1 since November",
+            "owner": "user",
+        },
+        {
+            "name": "deploy-hang",
+            "description": "Pending: staging deploys hang at step 3",
+            "owner": "project",
+            "project": "alpha",
+            "role": "thread",
+        },
+        {"name": "tz-nov", "description": "Note: a duplicate", "owner": "user"},
+    ):
+        show("orch-1", "add_row", {**args, "body": "Said in the 11-02 session."}, orch)
+    show("orch-1", "link_rows", {"source": "tz-nov", "kind": "supersedes", "target": "tz"}, orch)
+    show("orch-1", "append_row", {"name": "deploy-hang", "text": "Third time on 11-03."}, orch)
+    later = repo.bind(rows, Agent("orchestrator", "orch-2", "root"))
+    assert later is not None
+    echo("the next session is born with (`tz` was superseded and left it):")
+    echo("   " + "\n   ".join(later.pinned_block().splitlines()))
+    show("orch-2", "reclassify_row", {"name": "deploy-hang", "status": "closed"}, later)
 
 
 def _memories(count: int) -> str:

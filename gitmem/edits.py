@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from gitmem.errors import AlreadyExists, InvalidArgument, NotFound
+from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, Unchanged
 from gitmem.limits import Limits, check_write
 from gitmem.store import Snapshot
 from gitmem.types import Change, Edit, Memory, check_slug, check_text
@@ -31,6 +31,7 @@ __all__ = [
     "create",
     "delete",
     "existing",
+    "overwrite",
     "rename",
     "replace_once",
     "revise",
@@ -141,6 +142,24 @@ def create(rules: Rules, memory: Memory, op: str = "create") -> Build:
     def build(snapshot: Snapshot) -> Change:
         if slug in snapshot:
             raise AlreadyExists(rules.voice.exists(slug))
+        return rules.change(snapshot, op, slug, memory)
+
+    return build
+
+
+def overwrite(rules: Rules, memory: Memory, op: str = "write") -> Build:
+    """Write ``memory`` whole, creating it or replacing what its slug holds; content
+    byte-identical to the held memory (a missing one holds nothing) raises
+    ``Unchanged`` and publishes nothing."""
+    slug = check_slug(memory.slug)
+    for value, what in ((memory.description, "description"), (memory.body, "body")):
+        check_text(value, what)
+
+    def build(snapshot: Snapshot) -> Change:
+        old = snapshot.get(slug)
+        held = old if old is not None else Memory(slug, memory.description, "")
+        if held == memory:
+            raise Unchanged(f"`{slug}` already holds exactly this text; nothing was written")
         return rules.change(snapshot, op, slug, memory)
 
     return build

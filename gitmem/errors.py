@@ -9,6 +9,7 @@
     │   ├── InvalidText
     │   ├── InvalidAuthor
     │   ├── CodeError              a code half does not compile
+    │   ├── Stale                  an operator's save was based on an older version
     │   └── LaunchRefused          a capability configuration is refused
     ├── NotFound                   no such memory, store or revision (not-found)
     ├── AlreadyExists              a create over an existing memory  (already-exists)
@@ -17,7 +18,8 @@
     ├── ReadOnly                   the holder may not write          (read-only)
     ├── StorageError               the disk failed us                (io-error)
     │   └── DiskFull
-    └── InternalError              gitmem's own defect               (io-error)
+    ├── InternalError              gitmem's own defect               (io-error)
+    └── Unchanged                  a write identical to what is held (ok: not a refusal)
 
 Each class states the tool-result ``kind`` the holder reports for it: a class that
 does not say is refused when it is defined, so no new class inherits a kind by
@@ -46,8 +48,10 @@ __all__ = [
     "PathOccupied",
     "ReadOnly",
     "RepositoryError",
+    "Stale",
     "StorageError",
     "Unavailable",
+    "Unchanged",
 ]
 
 
@@ -181,3 +185,17 @@ class CodeError(InvalidArgument):
     def __init__(self, message: str, *, diagnostic: str) -> None:
         super().__init__(message)
         self.diagnostic = diagnostic
+
+
+class Unchanged(GitmemError):
+    """A write whose content is byte-identical to what is held: nothing was written and
+    no version was made. Not a refusal; the caller answers it as done."""
+
+    kind = "ok"
+
+
+class Stale(InvalidArgument):
+    """An operator's save named the version it replaces, and a newer one is held:
+    saving would silently discard it, so nothing was written."""
+
+    kind = "invalid-argument"

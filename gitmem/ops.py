@@ -22,24 +22,32 @@ import os
 import re
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitmem import edits, strategies
 from gitmem.binding import Agent, Binding
 from gitmem.capability import Capability
 from gitmem.edits import Rules
-from gitmem.errors import GitmemError, InvalidArgument, InvalidAuthor, NotFound
+from gitmem.errors import (
+    GitmemError,
+    InvalidArgument,
+    InvalidAuthor,
+    LimitExceeded,
+    NotFound,
+    Stale,
+    Unchanged,
+)
 from gitmem.holder import Holder
 from gitmem.holder.telemetry import Event, state_event
 from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.store import git_identity
-from gitmem.strategies import Strategy
+from gitmem.store import Snapshot, git_identity
+from gitmem.strategies import Strategy, curated, notebook
 from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
 from gitmem.trailers import capability_trailer, read_capability_trailer
-from gitmem.types import Author, Memory, Revision, check_slug
+from gitmem.types import Author, Change, Memory, Revision, check_slug
 
 __all__ = [
     "REPOSITORY_DIR",
@@ -51,15 +59,28 @@ __all__ = [
     "edit",
     "find_repository",
     "log",
+    "notebook_save",
+    "notebook_text",
     "operator_author",
     "parse_author",
     "pick_store",
     "record",
+    "rows_add",
+    "rows_append",
+    "rows_birth",
+    "rows_conflicts",
+    "rows_link",
+    "rows_list",
+    "rows_reclassify",
+    "rows_relevant",
+    "rows_show",
+    "rows_unlink",
     "run",
     "search",
     "show",
     "state",
     "store_rows",
+    "timeline",
 ]
 
 REPOSITORY_DIR = ".gitmem"
@@ -182,12 +203,16 @@ class _OperatorVoice:
         return f"the edit would leave {slug!r} empty; delete it instead with `gitmem delete {slug}`"
 
 
-def _rules(repo: Repository, store: str) -> Rules:
-    """The rules an operator's edit obeys: the recorded binding's, recorded again so
-    the next edit finds them; none for a store no binding wrote."""
+def _rules(repo: Repository, store: str, op: str = "", slug: str = "") -> Rules:
+    """The rules an operator's ``op`` of ``slug`` obeys: the recorded binding's,
+    recorded again so the next edit finds them; none for a store no binding wrote. A
+    strategy may refuse the plain op (a notebook is saved whole), naming what to use."""
     found = record(repo, store)
     if found is None:
         return Rules(_OperatorVoice())
+    refusal = found.strategy.operator_refusal(op, slug) if op else None
+    if refusal is not None:
+        raise InvalidArgument(refusal)
     return Rules(
         _OperatorVoice(),
         found.limits,
@@ -212,7 +237,7 @@ def create(
 ) -> Revision:
     """Create memory ``slug``; refused if it exists."""
     memory = Memory(check_slug(slug), description, body, code, on_use)
-    return repo.mutate(store, author, edits.create(_rules(repo, store), memory))
+    return repo.mutate(store, author, edits.create(_rules(repo, store, "create", slug), memory))
 
 
 def edit(
@@ -235,7 +260,7 @@ def edit(
         raise InvalidArgument("give either a replacement (--old/--new) or a whole body, not both")
     if old_text is None and body is None and description is None:
         raise InvalidArgument("nothing to change; give --old/--new, --body or --description")
-    rules = _rules(repo, store)
+    rules = _rules(repo, store, "edit", slug)
     if old_text is not None and new_text is not None:
         build = edits.replace_once(rules, slug, old_text, new_text, description=description)
     else:
@@ -245,7 +270,247 @@ def edit(
 
 def delete(repo: Repository, store: str, author: Author, slug: str) -> Revision:
     """Delete memory ``slug`` (its history stays)."""
-    return repo.mutate(store, author, edits.delete(_rules(repo, store), slug))
+    return repo.mutate(store, author, edits.delete(_rules(repo, store, "delete", slug), slug))
+
+
+# -- the notebook (seed 001) ------------------------------------------------------------
+
+OPERATOR_SAVE_BYTES = 256 * 1024
+"""The most an operator's save of a notebook may hold (seed 001: 256 KB)."""
+
+
+def _notebook_rules(repo: Repository, store: str) -> Rules:
+    found = record(repo, store)
+    if found is not None and found.strategy.name != notebook.Notebook.name:
+        raise InvalidArgument(
+            f"store {store!r} keeps {found.strategy.name} memories, not a notebook; "
+            "edit it with `gitmem edit`"
+        )
+    if found is None:
+        return Rules(_OperatorVoice())
+    # the agent's 12,000-character cap is the agent's: an operator's save has its own
+    limits = replace(found.limits, max_len_per_memory=0)
+    return Rules(
+        _OperatorVoice(),
+        limits,
+        found.strategy.aggregate_limits,
+        found.strategy.index_line,
+        capability_trailer(found.strategy.name, found.limits),
+    )
+
+
+def notebook_text(repo: Repository, store: str) -> tuple[str, int]:
+    """A notebook's live text and its version (0: never written; it reads as empty)."""
+    snapshot = repo.snapshot(store)
+    memory = snapshot.get(notebook.SLUG)
+    return (memory.body if memory else ""), snapshot.revision(notebook.SLUG)
+
+
+def notebook_save(
+    repo: Repository, store: str, author: Author, content: str, expected: int | None = None
+) -> Revision | None:
+    """Save a notebook's text as the operator (op ``save``): the version it replaces
+    stays in the history, authored as it was. ``expected`` is the version the text was
+    based on: if a newer one is held (an agent wrote since), nothing is written and
+    ``Stale`` says so, so an agent's version is never silently discarded. A text
+    byte-identical to the live one writes nothing and returns ``None``."""
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if size > OPERATOR_SAVE_BYTES:
+        raise LimitExceeded(
+            f"refused: the saved text would be {size:,} bytes, over the operator's cap "
+            f"(256 KB, {OPERATOR_SAVE_BYTES:,} bytes). Shorten it.",
+            limit="operator save",
+            attempted=size,
+            maximum=OPERATOR_SAVE_BYTES,
+        )
+    rules = _notebook_rules(repo, store)
+    write = edits.overwrite(rules, notebook.notebook_memory(content), op="save")
+
+    def build(snapshot: Snapshot) -> Change:
+        held = snapshot.revision(notebook.SLUG)
+        if expected is not None and held != expected:
+            raise Stale(
+                f"the notebook is at version {held}, not {expected} as your text assumes: "
+                "someone wrote it since you read it. Read it again (`gitmem notebook show`) "
+                "and save over that version; nothing was written"
+            )
+        return write(snapshot)
+
+    try:
+        return repo.mutate(store, author, build)
+    except Unchanged:
+        return None
+
+
+def line_changes(before: str, after: str) -> tuple[int, int]:
+    """Lines ``after`` adds to and removes from ``before``."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return diff_stat("\n".join(lines))
+
+
+def timeline(repo: Repository, store: str, slug: str = notebook.SLUG) -> list[dict[str, Any]]:
+    """Every version of a notebook (or of one memory), newest first: ``{"version",
+    "op", "author", "time", "commit", "chars", "added", "removed", "live"}``; lines
+    added and removed are counted against the version before."""
+    rows: list[dict[str, Any]] = []
+    before = ""
+    history = repo.revisions(store, check_slug(slug))
+    for r in history:
+        after = "" if r.removed else r.body
+        added, removed = line_changes(before, after)
+        rows.append(
+            {
+                "version": r.revision,
+                "op": r.op,
+                "author": r.author,
+                "time": r.time,
+                "commit": r.commit,
+                "chars": len(after),
+                "added": added,
+                "removed": removed,
+                "live": False,
+            }
+        )
+        before = after
+    if rows and not history[-1].removed:
+        rows[-1]["live"] = True
+    return rows[::-1]
+
+
+# -- curated rows (seed 002) -----------------------------------------------------------
+
+
+def _curated_rules(repo: Repository, store: str) -> Rules:
+    found = record(repo, store)
+    if found is not None and found.strategy.name != curated.Curated.name:
+        raise InvalidArgument(
+            f"store {store!r} keeps {found.strategy.name} memories, not curated rows"
+        )
+    return _rules(repo, store)
+
+
+def rows_add(
+    repo: Repository,
+    store: str,
+    author: Author,
+    name: str,
+    description: str,
+    owner: str,
+    body: str,
+    *,
+    role: str = "knowledge",
+    project: str | None = None,
+    replace: bool = False,
+) -> Revision:
+    """Add a row (``replace``: correct an existing one, marked so in its commit)."""
+    owner, key = curated.check_owner(owner, project)
+    row = curated.Row(check_slug(name), description, owner, key, role, "live", body)
+    return repo.mutate(
+        store, author, curated.add(_curated_rules(repo, store), row, correct=replace)
+    )
+
+
+def rows_append(
+    repo: Repository, store: str, author: Author, name: str, text: str, project: str | None = None
+) -> Revision:
+    """Grow a log or a live thread."""
+    return repo.mutate(
+        store, author, curated.append(_curated_rules(repo, store), name, text, project)
+    )
+
+
+def rows_link(
+    repo: Repository, store: str, author: Author, source: str, kind: str, target: str
+) -> list[Revision]:
+    """Link two rows in one commit (both rows' revisions)."""
+    return repo.publish(
+        store, author, curated.link(_curated_rules(repo, store), source, kind, target)
+    )
+
+
+def rows_unlink(
+    repo: Repository, store: str, author: Author, source: str, kind: str, target: str
+) -> list[Revision]:
+    """Remove a link in one commit; the edge stays in the history."""
+    return repo.publish(
+        store, author, curated.unlink(_curated_rules(repo, store), source, kind, target)
+    )
+
+
+def rows_reclassify(
+    repo: Repository,
+    store: str,
+    author: Author,
+    name: str,
+    *,
+    status: str | None = None,
+    role: str | None = None,
+) -> Revision:
+    """Set a row's status and/or role."""
+    build = curated.reclassify(_curated_rules(repo, store), name, status=status, role=role)
+    return repo.mutate(store, author, build)
+
+
+def _row_index(repo: Repository, store: str) -> curated.RowIndex:
+    return curated.RowIndex().follow(repo, store)
+
+
+def rows_show(repo: Repository, store: str, name: str) -> curated.Row:
+    """One row, whatever its lifecycle."""
+    memory = repo.snapshot(store).get(check_slug(name))
+    if memory is None:
+        raise NotFound(f"there is no row named {name!r} in {store}; `gitmem rows ls` lists them")
+    return curated.parse_row(memory)
+
+
+def rows_list(
+    repo: Repository, store: str, *, owner: str | None = None, live: bool = False
+) -> list[curated.Row]:
+    """Every row (``owner``: only ``user``, ``host`` or ``project <key>``; ``live``: only
+    live rows nothing supersedes), by name."""
+    rows = _row_index(repo, store).rows.values()
+    return sorted(
+        (r for r in rows if (owner is None or r.whose == owner) and (r.live or not live)),
+        key=lambda r: r.name,
+    )
+
+
+def rows_relevant(repo: Repository, store: str, project: str, *, knowledge: bool = False) -> str:
+    """What ``get_relevant`` answers for ``project``."""
+    index = _row_index(repo, store)
+    key = curated.check_project(project)
+    return curated.relevant_text(
+        key, index.pending(key), index.knowledge(key) if knowledge else None
+    )
+
+
+def rows_birth(repo: Repository, store: str) -> str:
+    """The birth block a session of this store opens with, recording nothing."""
+    return _row_index(repo, store).birth_block()
+
+
+def rows_conflicts(
+    repo: Repository, store: str, owner: str | None = None
+) -> list[tuple[curated.Row, curated.Row, list[str]]]:
+    """Live pairs of one owner that share wording: candidates, never a verdict."""
+    return curated.conflicts(_row_index(repo, store).rows.values(), owner)
+
+
+def row_json(row: curated.Row) -> dict[str, Any]:
+    """A row's JSON: ``{"name", "description", "kind", "owner", "project", "role",
+    "status", "superseded", "links", "content"}``."""
+    return {
+        "name": row.name,
+        "description": row.description,
+        "kind": row.kind,
+        "owner": row.owner,
+        "project": row.project or None,
+        "role": row.role,
+        "status": row.status,
+        "superseded": row.superseded,
+        "links": {k: list(v) for k, v in row.links.items()},
+        "content": row.content,
+    }
 
 
 # -- reading -------------------------------------------------------------------------
@@ -338,6 +603,17 @@ def log(
         rows.append((r, diff(last.get(r.slug), r) if patch else ""))
         last[r.slug] = r
     return rows[::-1]
+
+
+def diff_stat(diff_text: str) -> tuple[int, int]:
+    """Lines a unified diff adds and removes."""
+    added = removed = 0
+    for line in diff_text.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
 
 
 def log_json(rows: list[tuple[Revision, str]], *, patch: bool) -> list[Event]:
@@ -467,6 +743,25 @@ def _readable_memories(repo: Repository, store: str) -> Iterator[Memory]:
             yield memory
 
 
+def row_problems(repo: Repository) -> list[str]:
+    """Every memory of a curated store whose header does not read as a row's."""
+    problems: list[str] = []
+    for store in repo.stores():
+        try:
+            found = record(repo, store)
+        except GitmemError:
+            continue
+        if found is None or found.strategy.name != curated.Curated.name:
+            continue
+        for memory in _readable_memories(repo, store):
+            try:
+                curated.parse_row(memory)
+            except curated.NotARow as exc:
+                problems.append(f"{store}: {exc}")
+    return problems
+
+
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
-    """Every problem found in the repository (objects, memory files, code); empty if healthy."""
-    return repo.check(progress) + code_problems(repo)
+    """Every problem found in the repository (objects, memory files, rows, code); empty
+    if healthy."""
+    return repo.check(progress) + row_problems(repo) + code_problems(repo)

@@ -571,7 +571,7 @@ def test_run_on_a_store_that_records_no_strategy(repo: Repository, tmp_path: Pat
     assert refused.exit_code == 1
     assert error_line(refused) == (
         "Error: store 'notes' records no strategy (no binding has written it); name one "
-        "with --strategy (scratchpad, markdown, keyword-search)"
+        "with --strategy (scratchpad, markdown, keyword-search, notebook, curated)"
     )
     assert run(repo, "run", "--strategy", "nope", str(program)).exit_code == 1
     ran = run(repo, "run", "--strategy", "markdown", str(program))
@@ -580,7 +580,8 @@ def test_run_on_a_store_that_records_no_strategy(repo: Repository, tmp_path: Pat
 
 
 def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
-    """The demo shows a refusal, a notice, a compaction, a code memory and its onUse view."""
+    """The demo shows a refusal, a notice, a compaction, a code memory and its onUse view,
+    then a notebook scene and a curated scene."""
     result = run(str(tmp_path / "demo.git"), "demo")
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -592,11 +593,18 @@ def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
         "next turn, the onUse view: csv-notes: Row 1 is a header on exports after March.",
         "peaks: 2 memories",
         "delete deploy-runbook (r2)",
+        "[limit-exceeded] ERROR: memory exceeds 200 characters",
+        "(unchanged: it already holds exactly this text; no version made)",
+        "v2 by Ada Operator: +1 -0 lines",
+        "`tz-nov` supersedes `tz`",
+        "- `alpha`: 1 live pending thread",
     ):
         assert moment in out, moment
     assert Repository.open(str(tmp_path / "demo.git")).stores() == [
         "instance/carol",
+        "instance/digest-mon",
         "profile/ops",
+        "profile/orchestrator",
     ]
 
 

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from gitmem import Agent, Capability, Repository, edits, strategies
 from gitmem.cli import cli
-from gitmem.strategies import Desk, Tool
+from gitmem.store import Repository as Store
+from gitmem.strategies import Desk, PromptContext, Tool
 from gitmem.strategies.calls import NAME, read_memory
 from gitmem.types import Memory, check_slug, check_text
 
@@ -35,6 +36,7 @@ class Jottings:
     notice_tail = "Read one with `read_memory`."
     find_hint = "the pinned block shows the newest jottings"
     revise_call = "jot"
+    pinned_in_prompt = False
 
     def __init__(self) -> None:
         text = {"type": "string", "description": "What to jot down."}
@@ -53,6 +55,15 @@ class Jottings:
 
     def index_line(self, memory: Memory) -> str:
         return ""
+
+    def pinned_from(self, repo: Store, store: str, cache: dict[str, object]) -> str | None:
+        return None
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        return None
 
 
 @pytest.fixture

@@ -82,7 +82,7 @@ class Holder:
             self._code,
             self._published,
         )
-        self._block = context.PinnedBlock(repo, self.store_id, strategy)
+        self._block = context.PinnedBlock(repo, self.store_id, strategy, self._tools.cache)
         self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
         self._prompt: str | None = None
 
@@ -107,13 +107,19 @@ class Holder:
 
     def pinned_block(self) -> str:
         """What the strategy pins, built on the first turn and at each compaction only."""
-        return self._block.text()
+        return self._block.shown()
 
     def system_prompt(self) -> str:
-        """The memory section of the system prompt; the same for the holder's life."""
+        """The memory section of the system prompt; the same for the holder's life,
+        unless the strategy puts its pinned text in it (then the same until the next
+        compaction)."""
         if self._prompt is None:
             self._prompt = context.system_prompt(
-                self.capability, self.writable, self._tools.offered, self.transfer_note
+                self.capability,
+                self.writable,
+                self._tools.offered,
+                self.transfer_note,
+                self._block.text() if self.capability.strategy.pinned_in_prompt else "",
             )
         return self._prompt
 
@@ -124,6 +130,8 @@ class Holder:
     def compact(self) -> None:
         """A compaction boundary: rebuild the pinned block, then sweep pending notices."""
         self._block.rebuild()
+        if self.capability.strategy.pinned_in_prompt:
+            self._prompt = None
         self._notices.sweep()
 
     def notices(self) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gitmem.capability import Capability
 from gitmem.store import Repository
-from gitmem.strategies import Strategy, Tool
+from gitmem.strategies import PromptContext, Strategy, Tool
 
 __all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]
 
@@ -22,10 +22,22 @@ def having(offered: tuple[str, ...]) -> str:
 
 
 def system_prompt(
-    capability: Capability, writable: bool, offered: tuple[Tool, ...], note: str | None
+    capability: Capability,
+    writable: bool,
+    offered: tuple[Tool, ...],
+    note: str | None,
+    pinned: str = "",
 ) -> str:
-    """The memory section of the system prompt."""
+    """The memory section of the system prompt: the strategy's own, if it words one,
+    else the standard section. ``pinned`` is the pinned text as of the last boundary."""
     strategy = capability.strategy
+    own = strategy.prompt_section(
+        PromptContext(
+            offered, writable, capability.revise_memories, capability.limits, note, pinned
+        )
+    )
+    if own is not None:
+        return own
     names = tuple(t.name for t in offered)
     lines = [
         "## Memories",
@@ -68,17 +80,30 @@ def memory_compaction_prompt(offered: tuple[Tool, ...]) -> str:
 class PinnedBlock:
     """The block a strategy pins, as of the last boundary."""
 
-    def __init__(self, repo: Repository, store: str, strategy: Strategy) -> None:
+    def __init__(
+        self, repo: Repository, store: str, strategy: Strategy, cache: dict[str, object]
+    ) -> None:
         self._repo = repo
         self._store = store
         self._strategy = strategy
+        self._cache = cache
+        """The holder's strategy cache, shared with its tool calls."""
         self._text: str | None = None
 
     def text(self) -> str:
+        """The pinned text as of the last boundary."""
         if self._text is None:
             self.rebuild()
         assert self._text is not None
         return self._text
 
+    def shown(self) -> str:
+        """What the window pins apart from the prompt ("" when the strategy puts its
+        pinned text inside the prompt section)."""
+        return "" if self._strategy.pinned_in_prompt else self.text()
+
     def rebuild(self) -> None:
-        self._text = self._strategy.pinned(self._repo.snapshot(self._store).memories())
+        text = self._strategy.pinned_from(self._repo, self._store, self._cache)
+        if text is None:
+            text = self._strategy.pinned(self._repo.snapshot(self._store).memories())
+        self._text = text

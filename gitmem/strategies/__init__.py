@@ -8,14 +8,22 @@ holder, the CLI and telemetry find it here and nowhere else.
 from __future__ import annotations
 
 from gitmem.errors import InvalidArgument
-from gitmem.strategies.base import AgentVoice, Desk, Strategy, Tool
+from gitmem.strategies.base import AgentVoice, Desk, PromptContext, Strategy, Tool
+from gitmem.strategies.curated import Curated
 from gitmem.strategies.keyword_search import KeywordSearch
 from gitmem.strategies.markdown import Markdown
+from gitmem.strategies.notebook import Notebook
 from gitmem.strategies.scratchpad import Scratchpad
 
-__all__ = ["AgentVoice", "Desk", "Strategy", "Tool", "get", "names", "register"]
+__all__ = ["AgentVoice", "Desk", "PromptContext", "Strategy", "Tool", "get", "names", "register"]
 
-_BUILT_IN: tuple[Strategy, ...] = (Scratchpad(), Markdown(), KeywordSearch())
+_BUILT_IN: tuple[Strategy, ...] = (
+    Scratchpad(),
+    Markdown(),
+    KeywordSearch(),
+    Notebook(),
+    Curated(),
+)
 _REGISTRY: dict[str, Strategy] = {s.name: s for s in _BUILT_IN}
 
 

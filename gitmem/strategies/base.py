@@ -15,10 +15,11 @@ from typing import Any, Literal, Protocol, cast
 
 from gitmem.edits import Build, Rules
 from gitmem.errors import InvalidArgument
+from gitmem.limits import Limits
 from gitmem.store import Repository, Snapshot
 from gitmem.types import Memory, Revision
 
-__all__ = ["AgentVoice", "Desk", "Handler", "Strategy", "Tool"]
+__all__ = ["AgentVoice", "Desk", "Handler", "PromptContext", "Strategy", "Tool"]
 
 CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
 """The fields a code-mode call adds to a tool that takes code halves."""
@@ -119,6 +120,21 @@ class Tool:
                 raise InvalidArgument(f"{key} must be a list of strings")
 
 
+@dataclass(frozen=True)
+class PromptContext:
+    """What a strategy may say in the memory section of a holder's system prompt."""
+
+    offered: tuple[Tool, ...]
+    """The calls the holder is offered."""
+    writable: bool
+    revise_memories: bool
+    limits: Limits
+    note: str | None
+    """Why a successor starts on a fresh store, when it does."""
+    pinned: str
+    """The pinned text as of the last boundary (see ``Strategy.pinned_in_prompt``)."""
+
+
 class Strategy(Protocol):
     """One way of keeping memory: what is pinned, which calls and limits apply."""
 
@@ -138,8 +154,27 @@ class Strategy(Protocol):
     revise_call: str
     """The call that revises a memory, named when a create meets an existing one."""
 
+    pinned_in_prompt: bool
+    """Whether the pinned text is part of the prompt section itself: the holder's
+    pinned block is then empty, and a compaction renders the prompt again."""
+
     def pinned(self, memories: list[Memory]) -> str:
         """The block pinned in the window ("" for an empty store)."""
+        ...
+
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        """The pinned block read through the holder's ``cache`` (an index the strategy
+        keeps in step with the head), or ``None`` to have ``pinned`` given every memory."""
+        ...
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        """The whole memory section of the system prompt, or ``None`` for the holder's
+        standard one (built from ``in_context`` and the tools' hints)."""
+        ...
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        """Why an operator's plain ``create``/``edit``/``delete`` of ``slug`` is refused
+        under this strategy (naming what to use instead), or ``None`` if it is not."""
         ...
 
     def in_context(self) -> str:

@@ -13,7 +13,7 @@ from typing import Literal, cast
 from gitmem.errors import InvalidArgument
 from gitmem.store import Repository
 from gitmem.strategies import calls
-from gitmem.strategies.base import Desk, Tool
+from gitmem.strategies.base import Desk, PromptContext, Tool
 from gitmem.types import Memory, check_text
 
 __all__ = ["Hit", "KeywordSearch", "SearchIndex", "search_text"]
@@ -26,6 +26,7 @@ class KeywordSearch:
     notice_bodies = False
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "find one with search_memories"
+    pinned_in_prompt = False
     revise_call = "edit_memory"
 
     def __init__(self) -> None:
@@ -48,6 +49,15 @@ class KeywordSearch:
 
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is pinned, so maxLenIndex never applies
+
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        return None
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        return None
 
 
 def search_memories() -> Tool:
@@ -89,12 +99,14 @@ def check_keywords(keywords: object) -> list[str]:
     return found
 
 
-def search_text(hits: list[Hit], keywords: list[str]) -> str:
-    """What ``search_memories`` answers for ``hits``."""
+def search_text(
+    hits: list[Hit], keywords: list[str], noun: tuple[str, str] = ("memory", "memories")
+) -> str:
+    """What ``search_memories`` answers for ``hits`` (``noun``: singular and plural)."""
     if not hits:
-        return "No memory mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
+        return f"No {noun[0]} mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
     lowered = [k.lower() for k in keywords if k]
-    lines = [f"{len(hits)} {'memory matches' if len(hits) == 1 else 'memories match'}:"]
+    lines = [f"{len(hits)} {noun[0] + ' matches' if len(hits) == 1 else noun[1] + ' match'}:"]
     for hit in hits:
         m = hit.memory
         head = f"- `{m.slug}` — {m.description}" if m.description else f"- `{m.slug}`"

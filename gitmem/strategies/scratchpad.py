@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gitmem.store import Repository
 from gitmem.strategies import calls
-from gitmem.strategies.base import Tool
+from gitmem.strategies.base import PromptContext, Tool
 from gitmem.types import Memory
 
 __all__ = ["Scratchpad"]
@@ -18,6 +19,7 @@ class Scratchpad:
     notice_bodies = True
     notice_tail = "Their text is shown above; the pinned block shows it from the next compaction."
     find_hint = "your memories are pinned in your context"
+    pinned_in_prompt = False
     revise_call = "update_memory"
 
     def __init__(self) -> None:
@@ -38,3 +40,12 @@ class Scratchpad:
 
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is indexed, so maxLenIndex never applies
+
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        return None
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        return None
