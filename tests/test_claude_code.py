@@ -19,6 +19,7 @@ nothing. Every hook exits 0.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -249,3 +250,55 @@ def test_no_repository_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr.startswith("gitmem hook: no gitmem repository at ")
     assert len(done.stderr.splitlines()) == 1
+
+
+# -- the plugin ------------------------------------------------------------------------
+
+PLUGIN = Path(__file__).resolve().parent.parent / "hooks" / "claude-code"
+
+
+def _plugin_command(command: str) -> list[str]:
+    return shlex.split(command.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN)))
+
+
+def test_plugin_maps_each_event_to_its_hook() -> None:
+    """hooks.json runs `gitmem hook claude-code <event>` for the four events, with the
+    same identity options the MCP server gets, within a timeout."""
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "gitmem"
+    server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["gitmem"]
+    assert server["command"] == "gitmem" and server["args"][0] == "mcp"
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    expected = {
+        "SessionStart": "session-start",
+        "UserPromptSubmit": "user-prompt-submit",
+        "PreCompact": "pre-compact",
+        "Stop": "stop",
+    }
+    assert set(hooks) == set(expected)
+    for name, event in expected.items():
+        (entry,) = hooks[name]
+        (command,) = entry["hooks"]
+        assert command["type"] == "command" and command["timeout"] > 20
+        argv = _plugin_command(command["command"])
+        assert argv[:4] == ["gitmem", "hook", "claude-code", event]
+        assert argv[4:] == [
+            a.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN)) for a in server["args"][1:]
+        ]
+
+
+def test_plugin_commands_run(repo: Repository, tmp_path: Path) -> None:
+    """The plugin's own SessionStart command works on a fresh repository."""
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    argv = _plugin_command(hooks["SessionStart"][0]["hooks"][0]["command"])
+    done = subprocess.run(
+        [GITMEM, "--repo", repo.directory, *argv[1:]],
+        input=json.dumps({"session_id": "s", "source": "startup", "cwd": str(tmp_path)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Your memory calls: create_memory, read_memory, edit_memory, delete_memory." in context

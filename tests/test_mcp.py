@@ -87,7 +87,12 @@ def test_instructions_are_the_prompt_then_the_block(repo: Repository) -> None:
 @pytest.mark.parametrize(
     ("implementation", "scope", "revise", "names"),
     [
-        ("markdown", "shared", True, ["create_memory", "read_memory", "edit_memory", "delete_memory"]),
+        (
+            "markdown",
+            "shared",
+            True,
+            ["create_memory", "read_memory", "edit_memory", "delete_memory"],
+        ),
         ("markdown", "shared", False, ["create_memory", "read_memory"]),
         ("scratchpad", "shared", True, ["write_memory", "update_memory", "delete_memory"]),
         (
@@ -225,7 +230,7 @@ def test_notices_between_two_servers_arrive_once(repo: Repository) -> None:
 # -- resources and prompts -------------------------------------------------------------
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 def test_resources_read_and_update_notifications(repo: Repository) -> None:
     """Memories and the state are resources; a write by another process raises
     list_changed and, for a subscribed resource, updated."""
@@ -300,7 +305,7 @@ def test_programs_run_with_views_and_on_use(repo: Repository) -> None:
         'import { memories } from "gitmem";\n'
         "memories.createMemory({name: 'tool', description: 'a tool', body: 'b', "
         "code: 'export function two(): number { return 2; }', "
-        "onUse: 'views.openText(\"used\", \"tool was used\");'});\n"
+        'onUse: \'views.openText("used", "tool was used");\'});\n'
         "console.log('made');\n"
     )
 
