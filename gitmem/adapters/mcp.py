@@ -20,7 +20,9 @@ The SDK is imported here and nowhere else (``pip install 'gitmem[mcp]'``).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -58,6 +60,7 @@ PROGRAM_TOOL: dict[str, Any] = {
     },
 }
 _POLL_SECONDS = 0.2
+_LINE_MAX = 64 << 20
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -103,6 +106,9 @@ class MemoryServer:
             on_list_prompts=self._seen(self._list_prompts),
             on_get_prompt=self._seen(self._get_prompt),
         )
+        # a tracing span per message costs a stdio round trip about a fifth of its time,
+        # and nothing here exports traces
+        self.server.middleware.clear()
 
     # -- the connection ----------------------------------------------------------------
 
@@ -289,10 +295,83 @@ class MemoryServer:
         options = self.server.create_initialization_options(
             NotificationOptions(resources_changed=True)
         )
-        async with stdio_server() as (read, write), anyio.create_task_group() as group:
+        async with (
+            _Wire() as (lines_in, lines_out),
+            stdio_server(lines_in, lines_out) as (read, write),
+            anyio.create_task_group() as group,
+        ):
             group.start_soon(self.watch)
             await self.server.run(read, write, options)
             group.cancel_scope.cancel()
+
+
+class _Wire:
+    """This process's stdin and stdout as the line streams the SDK's stdio transport
+    reads and writes, without a worker thread per line (the SDK's own files cost a
+    thread hop per read, write and flush: most of a round trip).
+
+    As the SDK does, fd 0 and fd 1 are moved aside while serving (to the null device
+    and to stderr), so nothing else in the process can read the client's messages or
+    write into the wire; they are put back after.
+    """
+
+    def __init__(self) -> None:
+        self._saved = (-1, -1)
+        self._out = -1
+        self._transport: asyncio.BaseTransport | None = None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        wire_in, self._out = os.dup(0), os.dup(1)
+        self._saved = (os.dup(0), os.dup(1))
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)
+        reader = asyncio.StreamReader(limit=_LINE_MAX)
+        self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
+        )
+        return _Lines(reader), _Out(self._out)
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        os.dup2(self._saved[0], 0)
+        os.dup2(self._saved[1], 1)
+        for fd in (self._out, *self._saved):
+            os.close(fd)
+
+
+class _Lines:
+    """``async for line in ...`` over a stream reader, as text."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _Out:
+    """Writes whole lines to the wire; a blocking write, as a pipe's buffer is large
+    and the client is reading it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(self._fd, data) :]
+
+    async def flush(self) -> None:
+        return None
 
 
 def serve(holder: Holder, *, programs: bool = False) -> None:
