@@ -34,16 +34,20 @@ def cap_json(implementation: str = "markdown", scope: str = "shared", **extra: A
 
 @asynccontextmanager
 async def server(
-    repo: Repository, *args: str, on_message: Callable[[Any], None] | None = None
+    repo: Repository,
+    *args: str,
+    on_message: Callable[[Any], None] | None = None,
+    errors: str = os.devnull,
 ) -> AsyncIterator[tuple[ClientSession, types.InitializeResult]]:
-    """A ``gitmem mcp`` subprocess and an initialized client session on it."""
+    """A ``gitmem mcp`` subprocess and an initialized client session on it (its stderr
+    goes to the file ``errors``)."""
 
     async def handler(message: Any) -> None:
         if on_message is not None:
             on_message(message)
 
     params = StdioServerParameters(command=GITMEM, args=["--repo", repo.directory, "mcp", *args])
-    with open(os.devnull, "w") as errlog:
+    with open(errors, "w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write, message_handler=handler) as session,
@@ -330,11 +334,16 @@ def test_defaults_serve_the_only_store(repo: Repository) -> None:
     assert holder is not None
     holder.call("create_memory", {"name": "a", "description": "d", "body": "x"})
 
-    async def main() -> list[str]:
+    async def main() -> tuple[list[str], types.CallToolResult]:
         async with server(repo) as (session, _):
-            return [t.name for t in (await session.list_tools()).tools]
+            names = [t.name for t in (await session.list_tools()).tools]
+            program = await session.call_tool("run_program", {"source": "1"})
+        return names, program
 
-    assert run(main)[-1] == "search_memories"
+    names, program = run(main)
+    assert names[-1] == "search_memories" and "run_program" not in names
+    assert program.is_error  # programs are off unless --programs is given
+    assert texts(program)[0].startswith("`run_program` is not available under keyword-search")
 
 
 def _children() -> set[int]:
@@ -352,16 +361,17 @@ def _children() -> set[int]:
     return found
 
 
-def test_thousand_calls_leak_nothing(repo: Repository) -> None:
+def test_thousand_calls_leak_nothing(repo: Repository, tmp_path: Path) -> None:
     """1,000 calls over one connection, then a clean shutdown: no process or file
-    descriptor is left behind, and the server exits cleanly."""
+    descriptor is left behind, and the server says nothing on stderr."""
+    errors = tmp_path / "stderr.txt"
     before_fds = len(os.listdir("/proc/self/fd"))
     before_children = _children()
 
     async def main() -> int:
         ok = 0
         args = ["--capability", cap_json(), "--profile", "p"]
-        async with server(repo, *args) as (session, _):
+        async with server(repo, *args, errors=str(errors)) as (session, _):
             await session.call_tool("create_memory", WRITE["create_memory"])
             for _ in range(1000):
                 result = await session.call_tool("read_memory", {"name": "runbook"})
@@ -369,6 +379,7 @@ def test_thousand_calls_leak_nothing(repo: Repository) -> None:
         return ok
 
     assert run(main) == 1000
+    assert errors.read_text() == ""
     assert _children() <= before_children
     assert len(os.listdir("/proc/self/fd")) <= before_fds
 
