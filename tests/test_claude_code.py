@@ -302,3 +302,24 @@ def test_plugin_commands_run(repo: Repository, tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stderr == ""
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Your memory calls: create_memory, read_memory, edit_memory, delete_memory." in context
+
+
+def test_a_hook_that_cannot_finish_gives_up_in_time(repo: Repository) -> None:
+    """A hook whose input never ends gives up after --timeout: one line, exit 0."""
+    process = subprocess.Popen(
+        [GITMEM, "--repo", repo.directory, "hook", "claude-code", "stop", "--timeout", "0.5"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.wait(timeout=120)  # stdin stays open until it has exited
+    finally:
+        process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    assert process.returncode == 0 and out == ""
+    assert err == "gitmem hook: gave up after 0.5 s; the session goes on\n"

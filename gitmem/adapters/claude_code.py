@@ -100,9 +100,9 @@ class Session:
             if isinstance(raw_launch, dict)
             else launch,
             views,
-            bool(kept.get("started")),
-            int(kept.get("offset") or 0),
-            bool(kept.get("compacting")),
+            kept.get("started") is True,
+            offset if isinstance(offset := kept.get("offset"), int) else 0,
+            kept.get("compacting") is True,
         )
 
     def save(self, repo: Repository) -> None:

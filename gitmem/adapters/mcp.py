@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -155,12 +156,16 @@ class MemoryServer:
                 result = self.holder.call(name, arguments)
                 ok, text = result.ok, result.text
             texts.append(text)
-            if self.programs:
-                self.holder.end_turn()
-                texts.extend(f"[view] {v.title}\n{v.text}" for v in self.holder.take_views())
-        except GitmemError as error:  # a sandbox defect, or a program the runtime refused
+        except GitmemError as error:  # a program the runtime refused outright
             texts.append(str(error))
             ok = False
+        if self.programs:
+            try:
+                self.holder.end_turn()
+            except InternalError as defect:
+                # onUse output and errors never reach the model; the operator's log does
+                print(f"gitmem mcp: an onUse script could not run: {defect}", file=sys.stderr)
+            texts.extend(f"[view] {v.title}\n{v.text}" for v in self.holder.take_views())
         return texts, ok
 
     def _run_program(self, arguments: dict[str, Any]) -> tuple[bool, str]:
@@ -238,7 +243,12 @@ class MemoryServer:
         """Follow the store's head (other processes write it too) and notify the client."""
         while True:
             await anyio.sleep(_POLL_SECONDS)
-            await self.changed()
+            try:
+                await self.changed()
+            except (GitmemError, OSError) as exc:
+                # a notification is advisory: a store that cannot be read this time is
+                # looked at again, and the server goes on serving
+                print(f"gitmem mcp: watching the store: {exc}", file=sys.stderr)
 
     async def changed(self) -> None:
         """Send the notifications the store's changes since the last look call for."""
