@@ -231,6 +231,30 @@ def test_notices_between_two_servers_arrive_once(repo: Repository) -> None:
     assert len(second) == 1
 
 
+def test_concurrent_servers_lose_no_update(repo: Repository) -> None:
+    """Two servers writing one store at once: every write lands, as for two holders."""
+    cap = cap_json()
+
+    async def main() -> None:
+        a_args = ["--capability", cap, "--profile", "team", "--instance", "a"]
+        b_args = ["--capability", cap, "--profile", "team", "--instance", "b"]
+        async with server(repo, *a_args) as (a, _), server(repo, *b_args) as (b, _):
+
+            async def write(session: ClientSession, who: str) -> None:
+                for n in range(15):
+                    body = {"name": f"{who}-{n}", "description": "d", "body": "x"}
+                    result = await session.call_tool("create_memory", body)
+                    assert not result.is_error, texts(result)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(write, a, "a")
+                group.start_soon(write, b, "b")
+
+    run(main)
+    assert len(repo.snapshot("profile/team")) == 30
+    assert len(repo.revisions("profile/team")) == 30
+
+
 # -- resources and prompts -------------------------------------------------------------
 
 
