@@ -41,6 +41,7 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 
+from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError, InternalError
 from gitmem.holder import Holder
 
@@ -134,9 +135,9 @@ class MemoryServer:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
-                    name=t["name"], description=t["description"], input_schema=t["input_schema"]
+                    name=t["name"], description=t["description"], input_schema=t["inputSchema"]
                 )
-                for t in self.tool_list()
+                for t in tool_definitions(self.tool_list(), "mcp")
             ]
         )
 
