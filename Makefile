@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(PY) bench/capability.py
 	$(PY) bench/sandbox.py
 	$(PY) bench/curated.py
+	$(PY) bench/mcp.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -22,6 +22,7 @@ usage error exits 2; nothing ever prints a traceback.
 - ``rows show``: a row (``ops.row_json``); ``rows ls``: ``[row]``; ``rows add``/``append``/
   ``reclassify``: the ``memory_revision``; ``rows link``/``unlink``: ``[memory_revision]``
   (both rows); ``rows conflicts``: ``[{"owner", "rows": [a, b], "shared": [word]}]``
+- ``tools``: the offered tools in the ``--format`` API's shape (a JSON list)
 
 A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
 "body", "code", "on_use", "author", "commit", "time"}`` (``Revision.event()``).
@@ -31,16 +32,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
 from gitmem import ops
-from gitmem.errors import GitmemError, InvalidText
+from gitmem.adapters import claude_code, schemas
+from gitmem.adapters.launch import Launch, open_holder
+from gitmem.binding import COMPACTIONS, STARTS
+from gitmem.errors import GitmemError, InvalidArgument, InvalidText
 from gitmem.repository import Repository
 from gitmem.strategies.curated import Row, conflicts_text, row_text
 from gitmem.types import Revision
@@ -167,6 +172,54 @@ def _body_options(f: F) -> F:
         help="Read the body from a file ('-' for stdin).",
     )(f)
     return click.option("--body", help="The body text.")(f)
+
+
+def _launch_options(f: F) -> F:
+    """The agent options ``mcp``, ``hook``, ``tools`` and ``call`` share (one home:
+    :class:`gitmem.adapters.launch.Launch`)."""
+    f = click.option(
+        "--compaction",
+        type=click.Choice(COMPACTIONS),
+        default="summary",
+        show_default=True,
+        help="How the profile answers a compaction (memory: with memory calls).",
+    )(f)
+    f = click.option(
+        "--store",
+        "-s",
+        metavar="ID",
+        help="An operator-chosen store (default: the binding table's with --capability, "
+        "else the repository's only store).",
+    )(f)
+    f = click.option(
+        "--started-as",
+        type=click.Choice(STARTS),
+        default="root",
+        show_default=True,
+        help="How the agent was started.",
+    )(f)
+    f = click.option(
+        "--instance", metavar="I", help="The agent instance (default: the profile's name)."
+    )(f)
+    f = click.option(
+        "--profile", metavar="P", default="agent", show_default=True, help="The agent profile."
+    )(f)
+    return click.option(
+        "--capability",
+        metavar="FILE|JSON",
+        help="The memories capability (default: the strategy and limits the store records).",
+    )(f)
+
+
+def _launch(
+    capability: str | None,
+    profile: str,
+    instance: str | None,
+    started_as: str,
+    store: str | None,
+    compaction: str,
+) -> Launch:
+    return Launch(capability, profile, instance, started_as, store, compaction)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -933,6 +986,160 @@ def demo() -> None:
     from gitmem.demo import run_demo
 
     run_demo(_settings().repo, click.echo)
+
+
+@cli.command()
+@_launch_options
+@click.option(
+    "--format",
+    "shape",
+    type=click.Choice(schemas.FORMATS),
+    default="anthropic",
+    show_default=True,
+    help="Whose tool-calling API the definitions are shaped for.",
+)
+def tools(shape: str, **options: Any) -> None:
+    """Print the holder's tool definitions as JSON, shaped for an API.
+
+    anthropic: input_schema; openai: function.parameters, strict; mcp: inputSchema.
+
+    \b
+    Example:
+        gitmem tools --format openai --capability memories.json --profile researcher
+    """
+    holder = open_holder(_open(), _launch(**options))
+    try:
+        _emit(schemas.tool_definitions(holder.tools(), shape))
+    finally:
+        holder.close()
+
+
+@cli.command()
+@click.argument("name")
+@click.argument("arguments", default="{}")
+@_launch_options
+@_json_option
+def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
+    """Make one tool call as the agent and print the result text (exit 1 on refusal).
+
+    ARGUMENTS is a JSON object ('-' reads it from stdin); a null argument counts as not
+    given, as OpenAI's strict mode sends one.
+
+    \b
+    Example:
+        gitmem call create_memory '{"name": "todo", "description": "open tasks", "body": "- ship"}'
+    """
+    text = _read_text("-") if arguments == "-" else arguments
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        raise InvalidArgument("ARGUMENTS is not JSON; give a JSON object such as '{}'") from None
+    if not isinstance(parsed, dict):
+        raise InvalidArgument("ARGUMENTS must be a JSON object such as '{}'")
+    holder = open_holder(_open(), _launch(**options))
+    try:
+        result = holder.call(name, schemas.drop_nulls(cast(dict[str, object], parsed)))
+    finally:
+        holder.close()
+    if as_json:
+        _emit({"ok": result.ok, "kind": result.kind, "text": result.text})
+    else:
+        click.echo(result.text)
+    if not result.ok:
+        if not as_json:
+            click.echo(f"Error: {result.kind}", err=True)
+        click.get_current_context().exit(1)
+
+
+@cli.command()
+@_launch_options
+@click.option("--programs", is_flag=True, help="Offer run_program: agent programs in the sandbox.")
+def mcp(programs: bool, **options: Any) -> None:
+    """Serve the agent's memories over MCP on stdin and stdout.
+
+    Tools are the holder's; instructions are its system-prompt section and pinned block;
+    resources are gitmem://memory/<store>/<slug> and gitmem://state/<store>; the prompt
+    is memory-compaction. Needs the mcp extra: pip install 'gitmem[mcp]'.
+
+    \b
+    Example:
+        gitmem mcp --capability memories.json --profile researcher --instance r-1
+    """
+    try:
+        from gitmem.adapters.mcp import serve
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs the mcp package ({exc}); install gitmem[mcp]"
+        ) from None
+    holder = open_holder(_open(), _launch(**options))
+    serve(holder, programs=programs)
+
+
+@cli.group()
+def hook() -> None:
+    """Hooks that put gitmem into an agent client's life cycle.
+
+    \b
+    Example:
+        echo '{"session_id": "s1", "source": "startup"}' | gitmem hook claude-code session-start
+    """
+
+
+class _HookTimeout(Exception):
+    pass
+
+
+def _alarm(*_: object) -> None:
+    raise _HookTimeout
+
+
+@hook.command("claude-code")
+@click.argument("event", type=click.Choice(list(claude_code.EVENTS)))
+@_launch_options
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=20.0,
+    show_default=True,
+    help="Give up (silently, exit 0) after this many seconds.",
+)
+def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
+    """Run one Claude Code hook: event JSON on stdin, Claude Code's JSON on stdout.
+
+    Events: session-start, user-prompt-submit, pre-compact, stop. It always exits 0 so
+    the session goes on; a problem is one line on stderr.
+
+    \b
+    Example:
+        gitmem hook claude-code user-prompt-submit --profile claude-code < event.json
+    """
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        text = sys.stdin.read(1 << 20 | 1)
+        try:
+            data: object = json.loads(text)
+        except ValueError:
+            data = None  # the hook says what is wrong with it
+        cwd = cast(dict[str, object], data).get("cwd") if isinstance(data, dict) else None
+        settings = _settings()
+        path = settings.repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
+        with Repository.open(path) as repo:
+            out = claude_code.hook(event, text, repo, _launch(**options))
+    except _HookTimeout:
+        click.echo(f"gitmem hook: gave up after {timeout:g} s; the session goes on", err=True)
+        return
+    except GitmemError as exc:
+        click.echo(f"gitmem hook: {_one_line(str(exc))}", err=True)
+        return
+    except Exception as exc:
+        click.echo(f"gitmem hook: {_unexpected(exc)}", err=True)
+        return
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if out:
+        click.echo(out, nl=not out.endswith("\n"))
 
 
 def main() -> None:

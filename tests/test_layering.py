@@ -25,8 +25,8 @@ LAYERS = [
     "gitmem.repository",
     "gitmem.ops",
     "gitmem.demo",
-    "gitmem.cli",
     "gitmem.adapters",
+    "gitmem.cli",
 ]
 
 
@@ -118,3 +118,11 @@ def test_no_sandbox_below_the_holder(low: str) -> None:
     for module in MODULES:
         if module == low or module.startswith(low + "."):
             assert not any(i.startswith("gitmem.sandbox") for i in _imports(module)), module
+
+
+def test_the_mcp_sdk_only_in_its_adapter() -> None:
+    """Only ``gitmem.adapters.mcp`` imports the optional ``mcp`` SDK."""
+    for module in MODULES:
+        if module != "gitmem.adapters.mcp":
+            roots = {i.split(".")[0] for i in _imports(module)}
+            assert not roots & {"mcp", "mcp_types"}, module

@@ -239,3 +239,20 @@ def test_a_holder_that_joined_before_a_write_is_told_of_it_without_a_watermark(
     reader = bind(repo, "reader")
     create(bind(repo, "writer"), "early")
     assert reader.notices() == HEAD + "- added `early` — about early" + TAIL
+
+
+def test_one_instance_in_two_processes_is_told_once(repo: Repository) -> None:
+    """Holders of one instance opened separately (an MCP server and its client's hooks)
+    share the watermark: a notice reaches whichever takes it first, and not the other."""
+    writer = bind(repo, "writer")
+    server = bind(repo, "agent")
+    with Repository.open(repo.directory) as elsewhere:
+        hooks = elsewhere.bind(cap(), Agent("team", "agent"))
+        assert hooks is not None
+        assert server.notices() is None and hooks.notices() is None
+        create(writer, "deploy", "how staging rolls")
+        assert hooks.notices() == HEAD + "- added `deploy` — how staging rolls" + TAIL
+        assert server.notices() is None
+        create(writer, "api", "conventions")
+        assert server.notices() == HEAD + "- added `api` — conventions" + TAIL
+        assert hooks.notices() is None

@@ -1,7 +1,8 @@
 """Notices: what other holders of a store changed since this holder's last turn.
 
 Each holder keeps its own watermark, persisted as a marker ref so a restarted harness
-keeps it. Binding writes nothing: a holder remembers the head it joined at, and the
+keeps it, and re-read at each take so holders of one instance in several processes
+deliver each notice once between them. Binding writes nothing: a holder remembers the head it joined at, and the
 watermark is written the first time notices are taken (or swept by a compaction).
 """
 
@@ -35,6 +36,11 @@ class Notices:
     def take(self) -> str | None:
         """The notice text (or ``None``), delivered once: the watermark moves to the head."""
         head = self._repo.head(self._store)
+        # the watermark is the instance's, not this object's: another process holding
+        # the same instance (an MCP server beside its client's hooks) may have moved it
+        found = self._repo.marker(self._marker)
+        if found is not None:
+            self._seen, self._persisted = found, True
         base = self._seen or None
         self._mark(head)
         if head is None or base == head:

@@ -1,0 +1,298 @@
+"""``gitmem hook claude-code <event>``: seed 000's moments in Claude Code's life cycle.
+
+Each hook is a short process: it reads Claude Code's event JSON on stdin and writes
+what the event takes on stdout. The fields relied on (Claude Code's hook input):
+``session_id``, ``hook_event_name``, ``cwd``, ``transcript_path``; ``source``
+(``startup``, ``resume``, ``clear``, ``compact``) for SessionStart, ``prompt`` for
+UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
+
+- ``session-start``: the first turn, or (source ``compact``) the compaction boundary:
+  the pinned block is (re)built, pending notices are swept, and the system-prompt
+  section, the block and the names of the memory tools go out as ``additionalContext``
+  (views waiting from the last turn too, and, after a memory compaction, the request).
+- ``user-prompt-submit``: views waiting since the last Stop, then pending notices,
+  once, as ``additionalContext``.
+- ``pre-compact``: when the profile is configured for memory compaction, the seed's
+  request as plain stdout, which Claude Code hands the compaction as its instructions
+  (PreCompact accepts no ``hookSpecificOutput``); it is said again after the boundary.
+- ``stop``: the end of the turn: the code memories the turn read (found in the
+  transcript since the prompt) have their onUse run; the views wait for the next turn.
+
+State kept between hook processes lives in the repository, one small JSON file per
+session under ``gitmem/claude-code/`` (see :class:`Session`). The notice watermark is
+the holder's own marker ref, shared with the MCP server of the same instance, so a
+notice reaches the model once, through whichever comes first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from gitmem.adapters.launch import Launch, open_holder
+from gitmem.errors import InvalidArgument
+from gitmem.holder import Holder
+from gitmem.repository import Repository
+
+__all__ = ["EVENTS", "Session", "hook"]
+
+EVENTS = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "stop": "Stop",
+}
+_INPUT_MAX = 1 << 20
+_TRANSCRIPT_MAX = 8 << 20
+_LINE_MAX = 1 << 20
+_FOLDER = "claude-code"
+
+
+@dataclass
+class Session:
+    """What one Claude Code session's hooks hand each other, kept in
+    ``<repository>/gitmem/claude-code/<sha256(session_id)>.json``.
+
+    ``launch``: the options the session bound with (so every hook binds the same
+    holder); ``views``: views opened at the last Stop, for the next prompt;
+    ``started``: whether the pinned block has been emitted; ``offset``: where the
+    transcript stood when the turn's prompt arrived; ``compacting``: a memory
+    compaction was asked for and the boundary has not been crossed yet.
+    """
+
+    session_id: str
+    launch: Launch
+    views: list[tuple[str, str]] = field(default_factory=lambda: list[tuple[str, str]]())
+    started: bool = False
+    offset: int = 0
+    compacting: bool = False
+
+    @staticmethod
+    def path(repo: Repository, session_id: str) -> str:
+        digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
+        return os.path.join(repo.directory, "gitmem", _FOLDER, digest + ".json")
+
+    @classmethod
+    def load(cls, repo: Repository, session_id: str, launch: Launch) -> Session:
+        """The session's state, or a fresh one bound with ``launch``."""
+        try:
+            with open(cls.path(repo, session_id), "rb") as handle:
+                data = json.loads(handle.read(_INPUT_MAX))
+        except (OSError, ValueError):
+            return cls(session_id, launch)
+        if not isinstance(data, dict):
+            return cls(session_id, launch)
+        kept = cast(dict[str, Any], data)
+        views: list[tuple[str, str]] = []
+        for item in cast(list[Any], kept.get("views") or []):
+            pair = cast(list[Any], item) if isinstance(item, list) else []
+            if len(pair) == 2:
+                views.append((str(pair[0]), str(pair[1])))
+        raw_launch = kept.get("launch")
+        return cls(
+            session_id,
+            Launch.from_dict(cast(dict[str, Any], raw_launch))
+            if isinstance(raw_launch, dict)
+            else launch,
+            views,
+            kept.get("started") is True,
+            offset if isinstance(offset := kept.get("offset"), int) else 0,
+            kept.get("compacting") is True,
+        )
+
+    def save(self, repo: Repository) -> None:
+        """Write the state atomically (a hook killed mid-write leaves the old one)."""
+        path = self.path(repo, self.session_id)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        data = {
+            "session_id": self.session_id,
+            "launch": self.launch.as_dict(),
+            "views": [list(v) for v in self.views],
+            "started": self.started,
+            "offset": self.offset,
+            "compacting": self.compacting,
+        }
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, ensure_ascii=False)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def parse_input(text: str) -> dict[str, Any]:
+    """Claude Code's event JSON."""
+    if len(text) > _INPUT_MAX:
+        raise InvalidArgument("the hook input is larger than 1 MB")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise InvalidArgument("the hook input is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidArgument("the hook input is not a JSON object")
+    event = cast(dict[str, Any], data)
+    if not isinstance(event.get("session_id"), str) or not event["session_id"]:
+        raise InvalidArgument("the hook input has no session_id")
+    return event
+
+
+def _context(event_name: str, text: str) -> str:
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def _tools_line(holder: Holder) -> str:
+    offered = holder.offered()
+    if not offered:
+        return ""
+    # Claude Code may defer an MCP server's tools until the agent searches for them
+    return (
+        "Your memory tools come from the gitmem MCP server: "
+        + ", ".join(offered)
+        + " (search your tools for these names if they are not listed)."
+    )
+
+
+def _views_text(views: list[tuple[str, str]]) -> str:
+    return "\n\n".join(f"[view] {title}\n{text}" for title, text in views)
+
+
+def _start_text(holder: Holder, session: Session) -> str:
+    """The first turn's (or a boundary's) context: prompt section, block, tools."""
+    holder.compact()  # build the block, then sweep: what notices announced is in it
+    parts = [holder.system_prompt().rstrip("\n")]
+    block = holder.pinned_block()
+    if block:
+        parts.append(block.rstrip("\n"))
+    tools = _tools_line(holder)
+    if tools:
+        parts.append(tools)
+    if session.views:
+        parts.append(_views_text(session.views))
+        session.views = []
+    session.started = True
+    return "\n\n".join(parts)
+
+
+def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
+    """Run one hook: ``text`` is its stdin; returns its stdout ("" for nothing)."""
+    name = EVENTS.get(event)
+    if name is None:
+        raise InvalidArgument(f"unknown event {event!r}; use one of {', '.join(EVENTS)}")
+    data = parse_input(text)
+    session = Session.load(repo, data["session_id"], launch)
+    if event == "session-start" and data.get("source") in ("startup", "clear", None):
+        session = Session(session.session_id, launch)
+    holder = open_holder(repo, session.launch)
+    try:
+        out = _run(event, name, data, session, holder)
+    finally:
+        holder.close()
+    session.save(repo)
+    return out
+
+
+def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: Holder) -> str:
+    if event == "session-start":
+        text = _start_text(holder, session)
+        if session.compacting and data.get("source") == "compact":
+            text += "\n\n" + holder.memory_compaction_prompt()
+        session.compacting = False
+        return _context(name, text)
+    if event == "user-prompt-submit":
+        parts: list[str] = []
+        if not session.started:  # installed mid-session: this is its first turn
+            parts.append(_start_text(holder, session))
+        if session.views:
+            parts.append(_views_text(session.views))
+            session.views = []
+        notice = holder.notices()
+        if notice:
+            parts.append(notice)
+        session.offset = _size(data.get("transcript_path"))
+        return _context(name, "\n\n".join(parts)) if parts else ""
+    if event == "pre-compact":
+        if session.launch.compaction != "memory":
+            return ""
+        session.compacting = True
+        return holder.memory_compaction_prompt() + "\n"
+    # stop: the end of the turn
+    for slug in _read_slugs(data.get("transcript_path"), session.offset):
+        if "read_memory" in holder.offered():
+            holder.call("read_memory", {"name": slug})
+    holder.take_views()  # load documentation: the agent saw the memory when it read it
+    holder.end_turn()
+    session.views.extend((v.title, v.text) for v in holder.take_views())
+    session.offset = _size(data.get("transcript_path"))
+    return ""
+
+
+def _size(path: object) -> int:
+    if not isinstance(path, str) or not path:
+        return 0
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _read_slugs(path: object, offset: int) -> list[str]:
+    """The memories the turn read: ``read_memory`` calls in the transcript since
+    ``offset`` (tool names end in ``read_memory``, MCP-prefixed or not)."""
+    slugs: dict[str, None] = {}
+    for entry in _entries(path, offset):
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = cast(dict[str, Any], message).get("content")
+        if not isinstance(content, list):
+            continue
+        for item in cast(list[Any], content):
+            if not isinstance(item, dict):
+                continue
+            use = cast(dict[str, Any], item)
+            tool = use.get("name")
+            args = use.get("input")
+            if (
+                use.get("type") == "tool_use"
+                and isinstance(tool, str)
+                and (tool == "read_memory" or tool.endswith("__read_memory"))
+                and isinstance(args, dict)
+            ):
+                slug = cast(dict[str, Any], args).get("name")
+                if isinstance(slug, str):
+                    slugs[slug] = None
+    return list(slugs)
+
+
+def _entries(path: object, offset: int) -> Iterator[dict[str, Any]]:
+    if not isinstance(path, str) or not path:
+        return
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(offset if 0 <= offset <= size else 0)
+            if size - handle.tell() > _TRANSCRIPT_MAX:
+                handle.seek(size - _TRANSCRIPT_MAX)
+                handle.readline()  # a partial line
+            for line in handle:
+                if len(line) > _LINE_MAX:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    yield cast(dict[str, Any], entry)
+    except OSError:
+        return

@@ -1,0 +1,402 @@
+"""``gitmem mcp``: one holder served over MCP stdio, with the official ``mcp`` SDK.
+
+- **tools**: exactly ``holder.tools()`` (names, descriptions, schemas as ``inputSchema``);
+  a refusal is a result with ``isError: true`` and the refusal text. With
+  ``programs``, a ``run_program`` tool runs an agent program, and every call ends the
+  turn: the onUse scripts of the code memories it used run, and the views they (and
+  the program) opened follow the result.
+- **instructions**: the holder's system-prompt section, then its pinned block as
+  built at the first turn (byte-identical while the store is unchanged).
+- **notices**: an MCP client cannot be handed a message of its own, so pending notices
+  are the first text block of the next tool result, once, in the seed's form.
+- **resources**: ``gitmem://memory/<store>/<slug>`` (text/markdown) and
+  ``gitmem://state/<store>`` (``memory_state`` JSON). The store's head is watched, so
+  writes by other processes raise ``resources/list_changed`` and, for subscribed
+  resources, ``resources/updated``.
+- **prompts**: ``memory-compaction``, the seed's request with the strategy's calls.
+
+The SDK is imported here and nowhere else (``pip install 'gitmem[mcp]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
+from mcp.shared.exceptions import MCPError
+
+from gitmem.adapters.schemas import tool_definitions
+from gitmem.errors import GitmemError, InternalError
+from gitmem.holder import Holder
+
+__all__ = ["PROGRAM_TOOL", "MemoryServer", "memory_uri", "serve", "state_uri"]
+
+PROGRAM_TOOL: dict[str, Any] = {
+    "name": "run_program",
+    "description": (
+        "Run a TypeScript program in gitmem's sandbox. It may "
+        'import { memories, views } from "gitmem" and any loaded code memory; '
+        "memories offers your memory calls in camel case. Returns what it printed."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"source": {"type": "string", "description": "The program's source."}},
+        "required": ["source"],
+        "additionalProperties": False,
+    },
+}
+_POLL_SECONDS = 0.2
+_LINE_MAX = 64 << 20
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+def memory_uri(store: str, slug: str) -> str:
+    """The resource URI of one memory."""
+    return f"gitmem://memory/{store}/{slug}"
+
+
+def state_uri(store: str) -> str:
+    """The resource URI of a store's ``memory_state``."""
+    return f"gitmem://state/{store}"
+
+
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+class MemoryServer:
+    """The MCP face of one holder."""
+
+    def __init__(self, holder: Holder, *, programs: bool = False) -> None:
+        self.holder = holder
+        self.programs = programs
+        block = holder.pinned_block()
+        self.instructions = holder.system_prompt() + (f"\n{block}" if block else "")
+        self._bus = InMemorySubscriptionBus()
+        self._session: ServerSession | None = None
+        self._subscribed: set[str] = set()
+        self._head = holder.repo.head(holder.store_id)
+        self._slugs = set(holder.repo.snapshot(holder.store_id).slugs())
+        self.server: Server[Any] = Server(
+            "gitmem",
+            version=_version(),
+            instructions=self.instructions,
+            on_list_tools=self._seen(self._list_tools),
+            on_call_tool=self._seen(self._call_tool),
+            on_list_resources=self._seen(self._list_resources),
+            on_read_resource=self._seen(self._read_resource),
+            on_subscribe_resource=self._seen(self._subscribe),
+            on_unsubscribe_resource=self._seen(self._unsubscribe),
+            on_subscriptions_listen=ListenHandler(self._bus),
+            on_list_prompts=self._seen(self._list_prompts),
+            on_get_prompt=self._seen(self._get_prompt),
+        )
+        # a tracing span per message costs a stdio round trip about a fifth of its time,
+        # and nothing here exports traces
+        self.server.middleware.clear()
+
+    # -- the connection ----------------------------------------------------------------
+
+    def _seen(
+        self, handler: Callable[[P], Awaitable[R]]
+    ) -> Callable[[ServerRequestContext[Any], P], Awaitable[R]]:
+        """Wrap a handler so the connection it arrived on is kept for notifications."""
+
+        async def wrapped(ctx: ServerRequestContext[Any], params: P) -> R:
+            self._session = ctx.session
+            return await handler(params)
+
+        return wrapped
+
+    # -- tools -------------------------------------------------------------------------
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        """The offered tools as ``holder.tools()`` lists them (plus ``run_program``)."""
+        return self.holder.tools() + ([PROGRAM_TOOL] if self.programs else [])
+
+    async def _list_tools(self, _: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t["name"], description=t["description"], input_schema=t["inputSchema"]
+                )
+                for t in tool_definitions(self.tool_list(), "mcp")
+            ]
+        )
+
+    async def _call_tool(self, params: types.CallToolRequestParams) -> types.CallToolResult:
+        texts, ok = self.call(params.name, dict(params.arguments or {}))
+        return types.CallToolResult(content=[_text(t) for t in texts], is_error=not ok)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[list[str], bool]:
+        """One tool call: the text blocks of its result (pending notices first) and
+        whether it succeeded."""
+        notice = self.holder.notices()
+        texts = [notice] if notice else []
+        try:
+            if name == "run_program" and self.programs:
+                ok, text = self._run_program(arguments)
+            else:
+                result = self.holder.call(name, arguments)
+                ok, text = result.ok, result.text
+            texts.append(text)
+        except GitmemError as error:  # a program the runtime refused outright
+            texts.append(str(error))
+            ok = False
+        if self.programs:
+            try:
+                self.holder.end_turn()
+            except InternalError as defect:
+                # onUse output and errors never reach the model; the operator's log does
+                print(f"gitmem mcp: an onUse script could not run: {defect}", file=sys.stderr)
+            texts.extend(f"[view] {v.title}\n{v.text}" for v in self.holder.take_views())
+        return texts, ok
+
+    def _run_program(self, arguments: dict[str, Any]) -> tuple[bool, str]:
+        source = arguments.get("source")
+        if not isinstance(source, str) or set(arguments) - {"source"}:
+            return False, "run_program takes one argument, `source`: the program's text"
+        try:
+            result = self.holder.run_program(source)
+        except InternalError as defect:
+            return False, f"gitmem's sandbox failed (its own defect, not your program): {defect}"
+        text = result.output
+        if result.error:
+            text += ("" if not text or text.endswith("\n") else "\n") + f"Error: {result.error}"
+        return result.ok, text or "(the program printed nothing)"
+
+    # -- resources ---------------------------------------------------------------------
+
+    async def _list_resources(
+        self, _: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        store = self.holder.store_id
+        memories = self.holder.repo.snapshot(store).memories()
+        resources = [
+            types.Resource(
+                name=m.slug,
+                uri=memory_uri(store, m.slug),
+                description=m.description or None,
+                mime_type="text/markdown",
+            )
+            for m in memories
+        ]
+        resources.append(
+            types.Resource(
+                name="memory_state",
+                uri=state_uri(store),
+                description=f"The memory_state of {store}: memories, totals, limits, peaks.",
+                mime_type="application/json",
+            )
+        )
+        return types.ListResourcesResult(resources=resources)
+
+    def read(self, uri: str) -> tuple[str, str]:
+        """The MIME type and text of one resource."""
+        store = self.holder.store_id
+        if uri == state_uri(store):
+            return "application/json", json.dumps(self.holder.state(), ensure_ascii=False)
+        prefix = memory_uri(store, "")
+        memory = None
+        if uri.startswith(prefix):
+            memory = self.holder.repo.snapshot(store).get(uri[len(prefix) :])
+        if memory is None:
+            raise MCPError(
+                types.INVALID_PARAMS, f"there is no resource {uri}; resources/list names them"
+            )
+        text = f"---\ndescription: {json.dumps(memory.description, ensure_ascii=False)}\n---\n"
+        return "text/markdown", text + memory.body
+
+    async def _read_resource(
+        self, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        mime, text = self.read(str(params.uri))
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=text)]
+        )
+
+    async def _subscribe(self, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._subscribed.add(str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self._subscribed.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def watch(self) -> None:
+        """Follow the store's head (other processes write it too) and notify the client."""
+        while True:
+            await anyio.sleep(_POLL_SECONDS)
+            try:
+                await self.changed()
+            except (GitmemError, OSError) as exc:
+                # a notification is advisory: a store that cannot be read this time is
+                # looked at again, and the server goes on serving
+                print(f"gitmem mcp: watching the store: {exc}", file=sys.stderr)
+
+    async def changed(self) -> None:
+        """Send the notifications the store's changes since the last look call for."""
+        repo, store = self.holder.repo, self.holder.store_id
+        head = repo.head(store)
+        if head == self._head:
+            return
+        revisions = repo.revisions_since(store, self._head, head)
+        self._head = head
+        slugs = set(repo.snapshot(store).slugs())
+        uris = [memory_uri(store, s) for s in dict.fromkeys(r.slug for r in revisions)]
+        uris.append(state_uri(store))
+        if slugs != self._slugs:
+            self._slugs = slugs
+            await self._bus.publish(ResourcesListChanged())
+            if self._session is not None:
+                await self._session.send_resource_list_changed()
+        for uri in uris:
+            if uri in self._subscribed:
+                await self._bus.publish(ResourceUpdated(uri=uri))
+                if self._session is not None:
+                    await self._session.send_resource_updated(uri)
+
+    # -- prompts -----------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, _: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name="memory-compaction",
+                    description="Record your working state in your memories instead of a summary.",
+                )
+            ]
+        )
+
+    async def _get_prompt(self, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != "memory-compaction":
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"there is no prompt {params.name!r}; the one prompt is memory-compaction",
+            )
+        text = self.holder.memory_compaction_prompt()
+        return types.GetPromptResult(
+            description="Record your working state in your memories instead of a summary.",
+            messages=[types.PromptMessage(role="user", content=_text(text))],
+        )
+
+    # -- running -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve over this process's stdin and stdout until the client closes them."""
+        options = self.server.create_initialization_options(
+            NotificationOptions(resources_changed=True)
+        )
+        async with (
+            _Wire() as (lines_in, lines_out),
+            stdio_server(lines_in, lines_out) as (read, write),
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(self.watch)
+            await self.server.run(read, write, options)
+            group.cancel_scope.cancel()
+
+
+class _Wire:
+    """This process's stdin and stdout as the line streams the SDK's stdio transport
+    reads and writes, without a worker thread per line (the SDK's own files cost a
+    thread hop per read, write and flush: most of a round trip).
+
+    As the SDK does, fd 0 and fd 1 are moved aside while serving (to the null device
+    and to stderr), so nothing else in the process can read the client's messages or
+    write into the wire; they are put back after.
+    """
+
+    def __init__(self) -> None:
+        self._saved = (-1, -1)
+        self._out = -1
+        self._transport: asyncio.BaseTransport | None = None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        wire_in, self._out = os.dup(0), os.dup(1)
+        self._saved = (os.dup(0), os.dup(1))
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)
+        reader = asyncio.StreamReader(limit=_LINE_MAX)
+        self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
+        )
+        return _Lines(reader), _Out(self._out)
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        os.dup2(self._saved[0], 0)
+        os.dup2(self._saved[1], 1)
+        for fd in (self._out, *self._saved):
+            os.close(fd)
+
+
+class _Lines:
+    """``async for line in ...`` over a stream reader, as text."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _Out:
+    """Writes whole lines to the wire; a blocking write, as a pipe's buffer is large
+    and the client is reading it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(self._fd, data) :]
+
+    async def flush(self) -> None:
+        return None
+
+
+def serve(holder: Holder, *, programs: bool = False) -> None:
+    """Serve ``holder`` over stdio until the client goes away; close it after."""
+    try:
+        anyio.run(MemoryServer(holder, programs=programs).run)
+    finally:
+        holder.close()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gitmem")
+    except PackageNotFoundError:
+        return "0"
