@@ -27,6 +27,7 @@ LAYERS = [
     "gitmem.demo",
     "gitmem.cli",
     "gitmem.adapters",
+    "gitmem.anthropic",
 ]
 
 
