@@ -56,6 +56,12 @@ class MemoryToolError(ToolError, GitmemError):
     kind: ClassVar[str] = "invalid-argument"
 
 
+def _limit(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgument(f"{name} must be a whole number >= 0 (0: no limit)")
+    return value
+
+
 def _size(n: int) -> str:
     """A byte count as the reference's listing shows it (``0B``, ``512B``, ``1.5K``)."""
     if n == 0:
@@ -105,17 +111,9 @@ class _Backend:
         self.repo = repo
         self.store = check_store(store)
         self.author = author if isinstance(author, Author) else Author.agent(author)
-        limits: tuple[tuple[str, object], ...] = (
-            ("max_file_chars", max_file_chars),
-            ("max_total_chars", max_total_chars),
-            ("max_files", max_files),
-        )
-        for name, value in limits:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidArgument(f"{name} must be a whole number >= 0 (0: no limit)")
-        self.max_file_chars = max_file_chars
-        self.max_total_chars = max_total_chars
-        self.max_files = max_files
+        self.max_file_chars = _limit("max_file_chars", max_file_chars)
+        self.max_total_chars = _limit("max_total_chars", max_total_chars)
+        self.max_files = _limit("max_files", max_files)
         if repo.layout(self.store) == "memories":
             raise InvalidArgument(
                 f"store {store!r} holds memories, not files; give the memory tool a "
