@@ -454,3 +454,48 @@ def _text(block: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(part["text"] for part in content)
+
+
+# -- the command line reads a file store -------------------------------------------------
+
+
+def _cli(repo: Repository, *args: str) -> Any:
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    return CliRunner().invoke(cli, ["--repo", repo.directory, *args])
+
+
+def test_the_cli_shows_a_file_stores_history(repo: Repository) -> None:
+    """gitmem ls, log, show --rev and revisions read the files the tool wrote; the
+    memory-only commands refuse a file store in one line."""
+    ours = tool(repo)
+    ours.call(create("/memories/notes.md", "- tea\n"))
+    ours.call(replace("/memories/notes.md", "tea", "coffee"))
+    ours.call(rename("/memories/notes.md", "/memories/prefs.md"))
+    listed = _cli(repo, "ls", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output) == [{"path": "memories/prefs.md", "chars": 9, "lines": 1}]
+    log = _cli(repo, "log", "memories/notes.md", "-p")
+    assert log.exit_code == 0, log.output
+    assert [line.split()[1:3] for line in log.output.splitlines() if line[:1].isalnum()] == [
+        ["rename", "memories/notes.md"],
+        ["str-replace", "memories/notes.md"],
+        ["create", "memories/notes.md"],
+    ]
+    assert "-- tea\n+- coffee\n" in log.output
+    shown = _cli(repo, "show", "memories/notes.md", "--rev", "1")
+    assert shown.output == "# memories/notes.md  revision 1\n- tea\n"
+    gone = _cli(repo, "show", "memories/notes.md")
+    assert gone.exit_code == 1 and "was removed at revision 3" in gone.output
+    events = json.loads(_cli(repo, "revisions", "memories/prefs.md", "--json").output)
+    assert [(e["type"], e["op"], e["text"]) for e in events] == [
+        ("file_revision", "rename", "- coffee\n")
+    ]
+    stores = json.loads(_cli(repo, "stores", "--json").output)
+    assert stores[0]["layout"] == "files" and stores[0]["count"] == 1
+    state = _cli(repo, "state")
+    assert state.exit_code == 1
+    assert state.output.strip().endswith("`gitmem ls`, `gitmem log` and `gitmem show PATH`")
+    assert _cli(repo, "check").output == "healthy\n"

@@ -82,13 +82,12 @@ class FileSnapshot:
         found = self._entry(path) if path else None
         if found is None or found[0] == DIR_MODE:
             return None
-        data = self._reader.blob(found[1])
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
+        text = self._reader.text(found[1])
+        if text is None:
             raise StorageError(
                 f"file {path} in store {self.store!r} is not UTF-8 text; run `gitmem check`"
-            ) from None
+            )
+        return text
 
     def size(self, path: str) -> int | None:
         """The size in bytes of the file at ``path`` (``None`` if there is none)."""

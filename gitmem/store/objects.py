@@ -79,6 +79,7 @@ class ObjectReader:
         self._trees: dict[str, TreeEntries] = {}
         self._names: dict[str, dict[str, tuple[int, bytes]]] = {}
         self._sizes: dict[bytes, int] = {}
+        self._texts: dict[bytes, str | None] = {}
         self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
@@ -223,6 +224,17 @@ class ObjectReader:
             )
             _bounded(self._memories)[key] = memory
         return memory
+
+    def text(self, sha: bytes) -> str | None:
+        """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
+        if sha in self._texts:
+            return self._texts[sha]
+        try:
+            found: str | None = self.blob(sha).decode("utf-8")
+        except UnicodeDecodeError:
+            found = None
+        _bounded(self._texts)[sha] = found
+        return found
 
     def blob(self, sha: bytes) -> bytes:
         return cast(Blob, self.object(sha)).as_raw_string()
