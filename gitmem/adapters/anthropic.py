@@ -36,7 +36,7 @@ from anthropic.types.beta import (
 
 from gitmem.errors import GitmemError, InvalidArgument, InvalidPath
 from gitmem.store import FileSnapshot, Repository, check_store
-from gitmem.types import Author, FileChange, FileEdit, check_path
+from gitmem.types import PATH_MAX, Author, FileChange, FileEdit, check_path
 
 __all__ = ["AsyncGitMemoryTool", "GitMemoryTool", "MemoryToolError"]
 
@@ -96,6 +96,17 @@ def _occurrence_lines(text: str, needle: str) -> list[int]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
+def _tree_path(rest: str) -> str:
+    """The tree path under ``memories/`` for ``rest``, or why it is refused (a model
+    names the same few paths again and again, so the answer is kept)."""
+    tree = f"{FOLDER}/{rest}"
+    try:
+        return check_path(tree)
+    except InvalidPath as exc:
+        return str(exc).replace(f"file path {tree!r}", "it", 1)
+
+
 class _Backend:
     """The commands over one file store, shared by the sync and async tools."""
 
@@ -135,15 +146,14 @@ class _Backend:
             return FOLDER
         if ".." in rest.split("/"):
             raise MemoryToolError(f"Path {path} would escape /memories directory")
-        tree = f"{FOLDER}/{rest}"
-        try:
-            return check_path(tree)
-        except InvalidPath as exc:
-            reason = str(exc).replace(f"file path {tree!r}", "it", 1)
-            raise MemoryToolError(
-                f"The path {path} is not a valid memory path: {reason}. Use names of ASCII "
-                "letters, digits, '-', '_' and '.' separated by single '/'"
-            ) from None
+        # only paths that can be valid are kept: a huge one would pin its memory
+        found = _tree_path(rest) if len(rest) <= PATH_MAX else _tree_path.__wrapped__(rest)
+        if found.startswith(FOLDER):
+            return found
+        raise MemoryToolError(
+            f"The path {path} is not a valid memory path: {found}. Use names of ASCII "
+            "letters, digits, '-', '_' and '.' separated by single '/'"
+        )
 
     # -- commands --------------------------------------------------------------------
 

@@ -105,6 +105,19 @@ class ObjectReader:
                     f"object {key.decode()} does not read ({exc}); run `gitmem check`"
                 ) from exc
 
+    def remember(self, objects: list[ShaFile]) -> None:
+        """Keep objects this process just wrote, so reading them back costs nothing."""
+        for obj in objects:
+            sha = obj.id
+            if isinstance(obj, Commit):
+                _bounded(self._commits)[sha.decode()] = obj
+            elif isinstance(obj, Tree):
+                entries = [(e.path.decode(), e.mode, bytes(e.sha)) for e in obj.iteritems()]
+                _bounded(self._trees)[sha.decode()] = entries
+                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
+            elif isinstance(obj, Blob):
+                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
+
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
         if found is None:

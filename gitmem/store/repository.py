@@ -68,6 +68,7 @@ _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._
 _GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
 _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
+_HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
 _WRITES = frozenset({"create", "write", "update", "edit"})
 
@@ -242,6 +243,16 @@ class Repository:
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
         ref = _ref(check_store(store))
+        # the common case, a loose ref, read directly: a ref moves by an atomic rename,
+        # so a read sees the old commit or the new one (symbolic and packed refs, or
+        # anything odd, go through dulwich)
+        try:
+            with open(os.path.join(self.directory, os.fsdecode(ref)), "rb") as f:
+                data = f.read(42)
+            if len(data) == 41 and data[40:] == b"\n" and _HEX_RE.fullmatch(data[:40]):
+                return data[:40].decode()
+        except OSError:
+            pass
         with self._read_lock:
             try:
                 return self._repo.refs[ref].decode()
@@ -328,6 +339,7 @@ class Repository:
             except OSError as exc:
                 raise storage_error(exc, f"writing {built.what}") from exc
             if published:
+                self._reader.remember([*built.objects, built.commit])
                 self._maybe_pack()
                 return built.result
         raise StorageError(
