@@ -225,3 +225,6 @@ def test_memory_commit_messages_are_unchanged(repo: Repository) -> None:
         repo.files("mem")
     with pytest.raises(InvalidArgument, match="holds memories"):
         put(repo, ("create", "x", "y"), store="mem")
+    put(repo, ("create", "x", "y"))
+    with pytest.raises(InvalidArgument, match="is a file store"):
+        repo.revisions(STORE)

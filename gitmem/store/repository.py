@@ -276,6 +276,10 @@ class Repository:
         if slug is not None:
             check_slug(slug)
         head = self.head(store)
+        if _is_file_store(self._reader, head):
+            raise InvalidArgument(
+                f"store {store!r} is a file store; its history is `file_revisions`"
+            )
         return [self._revision(store, e) for e in self._history(store).entries(head, slug)]
 
     def revisions_since(self, store: str, base: str | None, head: str | None) -> list[Revision]:
