@@ -15,6 +15,8 @@ from anthropic import Anthropic
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 from conftest import assert_fsck, git, tree_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_anthropic_differential import (
     answer,
     prune_empty_directories,
@@ -499,3 +501,17 @@ def test_the_cli_shows_a_file_stores_history(repo: Repository) -> None:
     assert state.exit_code == 1
     assert state.output.strip().endswith("`gitmem ls`, `gitmem log` and `gitmem show PATH`")
     assert _cli(repo, "check").output == "healthy\n"
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(text=st.text("ab\n", max_size=30), needle=st.text("ab\n", max_size=4))
+def test_occurrence_lines_match_a_naive_search(text: str, needle: str) -> None:
+    """Every occurrence, overlapping ones too, with the line it starts on."""
+    from gitmem.adapters.anthropic import _occurrence_lines  # pyright: ignore[reportPrivateUsage]
+
+    naive: list[int] = []
+    start = 0
+    while (pos := text.find(needle, start)) != -1:
+        naive.append(text[:pos].count("\n") + 1)
+        start = pos + 1
+    assert _occurrence_lines(text, needle) == naive

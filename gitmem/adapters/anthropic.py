@@ -85,14 +85,41 @@ def _lines_keeping_cr(text: str) -> list[str]:
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:
     """The line of every occurrence of ``needle``, overlapping ones too, as the
-    reference lists them; newlines are counted once, front to back."""
+    reference lists them. One Knuth-Morris-Pratt pass: a search restarted one character
+    after each match would be quadratic on a needle that overlaps itself."""
     found: list[int] = []
-    line, counted, start = 1, 0, 0
-    while (pos := text.find(needle, start)) != -1:
-        line += text.count("\n", counted, pos)
-        counted = pos
+    line = 1
+    if not needle:
+        # the empty string occurs at every position, the end included
+        for char in text:
+            found.append(line)
+            line += char == "\n"
         found.append(line)
-        start = pos + 1
+        return found
+    border = [0] * len(needle)
+    k = 0
+    for i in range(1, len(needle)):
+        while k and needle[i] != needle[k]:
+            k = border[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        border[i] = k
+    # the line of the match's first character: newlines seen up to it, tracked behind
+    starts: list[int] = []
+    k = 0
+    for i, char in enumerate(text):
+        while k and char != needle[k]:
+            k = border[k - 1]
+        if char == needle[k]:
+            k += 1
+        if k == len(needle):
+            starts.append(i - k + 1)
+            k = border[k - 1]
+    counted = 0
+    for start in starts:
+        line += text.count("\n", counted, start)
+        counted = start
+        found.append(line)
     return found
 
 
