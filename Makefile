@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(PY) bench/sandbox.py
 	$(PY) bench/curated.py
 	$(PY) bench/mcp.py
+	$(PY) bench/anthropic.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -16,6 +16,7 @@ from gitmem.errors import (
     InternalError,
     InvalidArgument,
     InvalidAuthor,
+    InvalidPath,
     InvalidSlug,
     InvalidText,
     LaunchRefused,
@@ -34,7 +35,7 @@ from gitmem.holder import Holder, ToolResult
 from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.types import Author, Memory, Revision, Totals
+from gitmem.types import Author, FileRevision, Memory, Revision, Totals
 
 __all__ = [
     "Agent",
@@ -43,11 +44,13 @@ __all__ = [
     "Capability",
     "CodeError",
     "DiskFull",
+    "FileRevision",
     "GitmemError",
     "Holder",
     "InternalError",
     "InvalidArgument",
     "InvalidAuthor",
+    "InvalidPath",
     "InvalidSlug",
     "InvalidText",
     "LaunchRefused",

@@ -6,11 +6,18 @@ usage error exits 2; nothing ever prints a traceback.
 
 ``--json`` shapes (stable; more keys may be added, these are kept):
 
-- ``stores``: ``[{"store", "head", "count", "chars", "lines"}]``
+- ``stores``: ``[{"store", "head", "count", "chars", "lines"}]``, plus ``"layout": "files"``
+  for a file store
 - ``ls``: ``[{"slug", "description", "chars", "lines"}]``
 - ``show``: ``{"store", "slug", "revision", "op", "description", "body", "code", "on_use"}``
 - ``log``: ``[memory_revision]`` newest first, each with ``"diff"`` under ``-p``
 - ``revisions``: ``[memory_revision]`` oldest first
+
+On a file store (the memory tool's; see ``gitmem.anthropic``) ``ls``, ``show``, ``log``
+and ``revisions`` take and print paths: ``ls``: ``[{"path", "chars", "lines"}]``;
+``show``: ``{"store", "path", "revision", "op", "text"}``; ``log`` and ``revisions``:
+``[file_revision]`` (``FileRevision.event()``: ``{"type", "store", "path", "revision",
+"op", "text", "removed", "author", "commit", "time"}``).
 - ``create``/``edit``/``delete``: the ``memory_revision`` it made
 - ``path``: ``{"store", "slug", "path"}``; ``fork``: ``{"source", "target", "commit"}``
 - ``check``: ``{"healthy", "problems": [str]}``
@@ -269,7 +276,8 @@ def stores(as_json: bool) -> None:
         return
     for row in rows:
         click.echo(
-            f"{row['store']}\t{row['count']} memories, {row['chars']} chars, {row['lines']} lines"
+            f"{row['store']}\t{row['count']} {row.get('layout', 'memories')}, {row['chars']} chars, "
+            f"{row['lines']} lines"
         )
 
 
@@ -277,14 +285,23 @@ def stores(as_json: bool) -> None:
 @_store_option
 @_json_option
 def ls(store: str | None, as_json: bool) -> None:
-    """List the memories in a store: slug, size and description.
+    """List the memories in a store: slug, size and description (a file store: its files).
 
     \b
     Example:
         gitmem ls --store profile/researcher
     """
     repo = _open()
-    rows = ops.memory_rows(repo, _store(repo, store))
+    name = _store(repo, store)
+    if ops.is_file_store(repo, name):
+        files = ops.file_rows(repo, name)
+        if as_json:
+            _emit(files)
+            return
+        for f in files:
+            click.echo(f"{f['path']}  {f['chars']} chars  {f['lines']} lines")
+        return
+    rows = ops.memory_rows(repo, name)
     if as_json:
         _emit(rows)
         return
@@ -299,14 +316,32 @@ def ls(store: str | None, as_json: bool) -> None:
 @_store_option
 @_json_option
 def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
-    """Show a memory (or one of its past revisions).
+    """Show a memory (or one of its past revisions); in a file store, SLUG is a path.
 
     \b
     Example:
         gitmem show deploy-runbook --rev 2
+        gitmem show memories/notes.md --store claude
     """
     repo = _open()
     name = _store(repo, store)
+    if ops.is_file_store(repo, name):
+        shown = ops.show_file(repo, name, slug, rev)
+        if as_json:
+            _emit(
+                {
+                    "store": name,
+                    "path": shown.path,
+                    "revision": shown.revision,
+                    "op": shown.op,
+                    "text": shown.text,
+                }
+            )
+            return
+        gone = " (removed here; the text it removed)" if shown.removed else ""
+        click.echo(f"# {slug}  revision {shown.revision}{gone}")
+        click.echo(shown.text, nl=not shown.text.endswith("\n"))
+        return
     found = ops.show(repo, name, slug, rev)
     if as_json:
         _emit(ops.show_json(name, found))
@@ -324,7 +359,8 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
 @_store_option
 @_json_option
 def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: bool) -> None:
-    """Show the revisions of a store (or one memory), newest first.
+    """Show the revisions of a store (or one memory, or in a file store one path),
+    newest first.
 
     \b
     Example:
@@ -332,7 +368,20 @@ def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: b
         gitmem log memory --stat --store instance/nb-1
     """
     repo = _open()
-    rows = ops.log(repo, _store(repo, store), slug, patch=patch or stat)
+    name = _store(repo, store)
+    if ops.is_file_store(repo, name):
+        changes = ops.file_log(repo, name, slug, patch=patch)
+        if as_json:
+            _emit([{**r.event(), **({"diff": d} if patch else {})} for r, d in changes])
+            return
+        for r, d in changes:
+            click.echo(
+                f"{r.commit[:12]}  {r.op:<6} {r.path} r{r.revision}  {r.author}  {_when(r.time)}"
+            )
+            if patch:
+                click.echo(d, nl=False)
+        return
+    rows = ops.log(repo, name, slug, patch=patch or stat)
     if as_json:
         events = ops.log_json(rows, patch=patch)
         if stat:
@@ -362,7 +411,20 @@ def revisions(slug: str | None, store: str | None, as_json: bool) -> None:
         gitmem revisions deploy-runbook --json
     """
     repo = _open()
-    history = repo.revisions(_store(repo, store), slug)
+    name = _store(repo, store)
+    if ops.is_file_store(repo, name):
+        changes = repo.file_revisions(name, slug)
+        if as_json:
+            _emit([r.event() for r in changes])
+            return
+        for r in changes:
+            click.echo(
+                f"== {r.path} r{r.revision} {r.op} by {r.author} at {_when(r.time)} "
+                f"({r.commit[:12]})"
+            )
+            click.echo(r.text, nl=not r.text.endswith("\n"))
+        return
+    history = repo.revisions(name, slug)
     if as_json:
         _emit([r.event() for r in history])
         return

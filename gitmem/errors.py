@@ -6,6 +6,7 @@
     │   └── PathOccupied           init refused: the path holds something else
     ├── InvalidArgument            the caller's input is wrong      (invalid-argument)
     │   ├── InvalidSlug
+    │   ├── InvalidPath            a file store's path breaks the path rules
     │   ├── InvalidText
     │   ├── InvalidAuthor
     │   ├── CodeError              a code half does not compile
@@ -39,6 +40,7 @@ __all__ = [
     "InternalError",
     "InvalidArgument",
     "InvalidAuthor",
+    "InvalidPath",
     "InvalidSlug",
     "InvalidText",
     "LaunchRefused",
@@ -96,6 +98,12 @@ class InvalidArgument(GitmemError):
 
 class InvalidSlug(InvalidArgument):
     """A slug breaks the slug rules."""
+
+    kind = "invalid-argument"
+
+
+class InvalidPath(InvalidArgument):
+    """A file store's path breaks the path rules."""
 
     kind = "invalid-argument"
 

@@ -47,7 +47,7 @@ from gitmem.store import Snapshot, git_identity
 from gitmem.strategies import Strategy, curated, notebook
 from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
 from gitmem.trailers import capability_trailer, read_capability_trailer
-from gitmem.types import Author, Change, Memory, Revision, check_slug
+from gitmem.types import Author, Change, FileRevision, Memory, Revision, check_slug, count_lines
 
 __all__ = [
     "REPOSITORY_DIR",
@@ -57,7 +57,10 @@ __all__ = [
     "create",
     "delete",
     "edit",
+    "file_log",
+    "file_rows",
     "find_repository",
+    "is_file_store",
     "log",
     "notebook_save",
     "notebook_text",
@@ -78,6 +81,7 @@ __all__ = [
     "run",
     "search",
     "show",
+    "show_file",
     "state",
     "store_rows",
     "timeline",
@@ -516,17 +520,90 @@ def row_json(row: curated.Row) -> dict[str, Any]:
 # -- reading -------------------------------------------------------------------------
 
 
+def is_file_store(repo: Repository, store: str) -> bool:
+    """Whether ``store`` is a file store (plain files at paths, as the memory tool
+    writes them) rather than a store of memories."""
+    return repo.layout(store) == "files"
+
+
+def _memories_only(repo: Repository, store: str, command: str) -> None:
+    if is_file_store(repo, store):
+        raise InvalidArgument(
+            f"store {store!r} is a file store, which has no memories to {command}; "
+            "read it with `gitmem ls`, `gitmem log` and `gitmem show PATH`"
+        )
+
+
+def file_rows(repo: Repository, store: str) -> list[dict[str, Any]]:
+    """Each file of a file store: ``{"path", "chars", "lines"}``."""
+    snapshot = repo.files(store)
+    rows: list[dict[str, Any]] = []
+    for path in snapshot.files():
+        text = snapshot.read(path) or ""
+        rows.append({"path": path, "chars": len(text), "lines": count_lines(text)})
+    return rows
+
+
+def show_file(repo: Repository, store: str, path: str, rev: int | None = None) -> FileRevision:
+    """The revision ``rev`` of a file store's ``path`` (default: the live one; a removed
+    file's last text needs its revision named)."""
+    history = repo.file_revisions(store, path)
+    if not history:
+        raise NotFound(f"there is no file {path!r} in {store}; `gitmem ls` lists them")
+    if rev is None:
+        found = history[-1]
+        if found.removed:
+            raise NotFound(
+                f"{path!r} was removed at revision {found.revision}; "
+                f"see its last text with `gitmem show {path} --rev {found.revision}`"
+            )
+        return found
+    for candidate in history:
+        if candidate.revision == rev:
+            return candidate
+    raise NotFound(f"{path!r} has revisions 1 to {history[-1].revision}, not {rev}")
+
+
+def file_log(
+    repo: Repository, store: str, path: str | None = None, *, patch: bool = False
+) -> list[tuple[FileRevision, str]]:
+    """The revisions of a file store (or one path), newest first, each with its diff
+    (``""`` unless ``patch``)."""
+    rows: list[tuple[FileRevision, str]] = []
+    last: dict[str, FileRevision] = {}
+    for r in repo.file_revisions(store, path):
+        rows.append((r, _file_diff(last.get(r.path), r) if patch else ""))
+        last[r.path] = r
+    return rows[::-1]
+
+
+def _file_diff(before: FileRevision | None, after: FileRevision) -> str:
+    old = after.text if after.removed else before.text if before is not None else ""
+    new = "" if after.removed else after.text
+    return _unified(
+        old,
+        new,
+        f"{after.path} r{before.revision}" if before is not None else "/dev/null",
+        "/dev/null" if after.removed else f"{after.path} r{after.revision}",
+    )
+
+
 def store_rows(repo: Repository) -> list[dict[str, Any]]:
-    """Each store with its head and totals: ``{"store", "head", "count", "chars", "lines"}``."""
+    """Each store with its head and totals: ``{"store", "head", "count", "chars", "lines"}``;
+    a file store's row adds ``"layout": "files"`` (its count is of files)."""
     rows: list[dict[str, Any]] = []
     for store in repo.stores():
         snap = repo.snapshot(store)
-        rows.append({"store": store, "head": snap.commit, **snap.totals.as_dict()})
+        row = {"store": store, "head": snap.commit, **snap.totals.as_dict()}
+        if is_file_store(repo, store):
+            row["layout"] = "files"
+        rows.append(row)
     return rows
 
 
 def memory_rows(repo: Repository, store: str) -> list[dict[str, Any]]:
     """Each memory of a store: ``{"slug", "description", "chars", "lines"}``."""
+    _memories_only(repo, store, "list")
     return [
         {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
         for m in repo.snapshot(store).memories()
@@ -581,11 +658,18 @@ def diff(before: Revision | None, after: Revision) -> str:
     """The text change ``after`` made (a removal carries the text it removed)."""
     old = render(after) if after.removed else render(before) if before is not None else ""
     new = "" if after.removed else render(after)
+    return _unified(
+        old,
+        new,
+        f"{after.slug} r{before.revision}" if before is not None else "/dev/null",
+        "/dev/null" if after.removed else f"{after.slug} r{after.revision}",
+    )
+
+
+def _unified(old: str, new: str, fromfile: str, tofile: str) -> str:
+    """A unified diff that marks a last line without newline as ``diff`` does."""
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"{after.slug} r{before.revision}" if before is not None else "/dev/null",
-        tofile="/dev/null" if after.removed else f"{after.slug} r{after.revision}",
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile, tofile
     )
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
@@ -630,6 +714,7 @@ def log_json(rows: list[tuple[Revision, str]], *, patch: bool) -> list[Event]:
 def state(repo: Repository, store: str) -> Event:
     """The store's ``memory_state`` as an operator sees it (scope ``operator``), with the
     limits it records (all off for a store no binding wrote)."""
+    _memories_only(repo, store, "report")
     found = record(repo, store)
     limits = found.limits if found else Limits()
     return state_event(repo.snapshot(store), "operator", True, limits)
@@ -639,6 +724,7 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
     """Rank the store's memories as ``search_memories`` does (``limit`` 0: the store's
     maxResults, or every hit where it records none)."""
     keywords = check_keywords(keywords)
+    _memories_only(repo, store, "search")
     if not limit:
         found = record(repo, store)
         limit = found.limits.max_results if found else 0
@@ -717,6 +803,8 @@ def code_problems(repo: Repository) -> list[str]:
     problems: list[str] = []
     with Sandbox() as sandbox:
         for store in repo.stores():
+            if is_file_store(repo, store):
+                continue
             for memory in _readable_memories(repo, store):
                 for half, source in (("code", memory.code), ("onUse script", memory.on_use)):
                     diagnostic = sandbox.compile(source) if source else None

@@ -11,17 +11,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidSlug, InvalidText
+from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug, InvalidText
 
 __all__ = [
     "Author",
     "Change",
     "Edit",
+    "FileChange",
+    "FileEdit",
+    "FileRevision",
     "Memory",
     "Op",
     "Revision",
     "Totals",
     "check_op",
+    "check_path",
     "check_slug",
     "check_text",
     "count_lines",
@@ -58,6 +62,41 @@ def check_slug(slug: object) -> str:
     if slug.endswith(".lock"):
         raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
     return slug
+
+
+PATH_MAX = 1024
+PATH_DEPTH = 16
+
+
+def check_path(path: object) -> str:
+    """Return ``path`` if it is a usable file-store path, else raise ``InvalidPath``.
+
+    A path is relative, 1-16 ``/``-separated segments, each obeying the slug rules
+    (so no ``..``, no ``.git`` and no empty segment), at most 1,024 characters.
+    """
+    if not isinstance(path, str) or not path:
+        raise InvalidPath("a file path must be a non-empty string such as notes/todo.md")
+    if len(path) > PATH_MAX:
+        raise InvalidPath(
+            f"file path {path[:40]!r}... is {len(path)} characters; use at most {PATH_MAX}"
+        )
+    segments = path.split("/")
+    if len(segments) > PATH_DEPTH:
+        raise InvalidPath(
+            f"file path {path!r} is {len(segments)} folders deep; use at most {PATH_DEPTH}"
+        )
+    for segment in segments:
+        if not segment:
+            raise InvalidPath(
+                f"file path {path!r} has an empty segment; write it relative, "
+                "with single '/' between names (e.g. notes/todo.md)"
+            )
+        try:
+            check_slug(segment)
+        except InvalidSlug as exc:
+            reason = str(exc).replace("memory name", "name", 1)
+            raise InvalidPath(f"file path {path!r} is not usable: {reason}") from None
+    return path
 
 
 def check_op(op: object) -> str:
@@ -186,6 +225,61 @@ class Change:
     def edits(self) -> tuple[Edit, ...]:
         """Every slug's part of the change, the subject first."""
         return (Edit(self.op, self.slug, self.memory), *self.also)
+
+
+@dataclass(frozen=True)
+class FileEdit:
+    """One path's part of a file-store change: ``text`` is the file's new content,
+    ``None`` removes the file."""
+
+    op: Op
+    path: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """What a file-store mutation function asks the store to publish as one commit.
+
+    ``edits`` name distinct paths, the subject first; a change of no path publishes
+    nothing. ``trailers`` are extra ``Key: value`` lines for the commit message.
+    """
+
+    edits: tuple[FileEdit, ...]
+    trailers: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+
+
+@dataclass(frozen=True)
+class FileRevision:
+    """One path's part of a successful file-store mutation, with the file's text as of
+    that revision (a removal carries the text it removed)."""
+
+    store: str
+    path: str
+    revision: int
+    op: Op
+    text: str
+    author: str
+    commit: str
+    time: int
+    totals: Totals
+    peaks: Totals
+    removed: bool = False
+
+    def event(self) -> dict[str, Any]:
+        """The ``file_revision`` telemetry event."""
+        return {
+            "type": "file_revision",
+            "store": self.store,
+            "path": self.path,
+            "revision": self.revision,
+            "op": self.op,
+            "text": self.text,
+            "removed": self.removed,
+            "author": self.author,
+            "commit": self.commit,
+            "time": self.time,
+        }
 
 
 @dataclass(frozen=True)

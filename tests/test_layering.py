@@ -26,6 +26,7 @@ LAYERS = [
     "gitmem.ops",
     "gitmem.demo",
     "gitmem.adapters",
+    "gitmem.anthropic",
     "gitmem.cli",
 ]
 

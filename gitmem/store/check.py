@@ -1,5 +1,6 @@
 """Repository health: every reachable object reads and hashes to its name, every store
-commit carries gitmem's trailers, every memory file parses."""
+commit carries gitmem's trailers, every memory file parses, and every file of a file
+store is UTF-8 text at a usable path."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from dulwich.repo import Repo
 from gitmem.errors import GitmemError
 from gitmem.store import files
 from gitmem.store.message import parse_message
+from gitmem.types import check_path
 
 __all__ = ["check"]
 
 _GITLINK_MODE = 0o160000
+_DIR_MODE = 0o040000
 
 
 def check(directory: str, progress: Callable[[int], None] | None = None) -> list[str]:
@@ -32,8 +35,10 @@ def check(directory: str, progress: Callable[[int], None] | None = None) -> list
     except Exception as exc:  # dulwich raises several types for a broken repository
         return [f"the repository cannot be opened: {exc}"]
     try:
-        seen: set[ObjectID] = set()
+        # an object is judged once per layout: a tree may appear in both kinds of store
+        seen: set[tuple[ObjectID, bool]] = set()
         md_blobs: dict[ObjectID, tuple[str, str]] = {}
+        text_blobs: dict[ObjectID, str] = {}
         for ref in sorted(git.refs.allkeys()):
             name = ref.decode("utf-8", "replace")
             if ref == b"HEAD":
@@ -44,12 +49,12 @@ def check(directory: str, progress: Callable[[int], None] | None = None) -> list
                 problems.append(f"ref {name} points nowhere")
                 continue
             is_store = ref.startswith(b"refs/heads/")
-            stack: list[tuple[ObjectID, str, str]] = [(start, name, "")]
+            stack: list[tuple[ObjectID, str, str, bool]] = [(start, name, "", False)]
             while stack:
-                sha, where, path = stack.pop()
-                if sha in seen:
+                sha, where, path, plain = stack.pop()
+                if (sha, plain) in seen:
                     continue
-                seen.add(sha)
+                seen.add((sha, plain))
                 if progress is not None:
                     progress(len(seen))
                 obj = _read(git, sha, where, problems)
@@ -57,21 +62,30 @@ def check(directory: str, progress: Callable[[int], None] | None = None) -> list
                     continue
                 short = sha.decode()[:12]
                 if isinstance(obj, Commit):
-                    if is_store and parse_message(obj.message) is None:
+                    facts = parse_message(obj.message)
+                    if is_store and facts is None:
                         problems.append(f"commit {short} on {where} has no gitmem trailers")
-                    stack.append((obj.tree, f"{where} (commit {short})", ""))
-                    stack.extend((p, where, "") for p in obj.parents)
+                    paths = facts is not None and facts.paths
+                    stack.append((obj.tree, f"{where} (commit {short})", "", paths))
+                    stack.extend((p, where, "", False) for p in obj.parents)
                 elif isinstance(obj, Tree):
                     for entry in obj.items():
                         if entry.mode == _GITLINK_MODE:
                             continue
                         child = entry.path.decode("utf-8", "replace")
                         full = f"{path}/{child}" if path else child
-                        if child.endswith(files.MD) and not child.endswith(
+                        if plain:
+                            try:
+                                check_path(full)
+                            except GitmemError as exc:
+                                problems.append(f"{where}: {exc}")
+                            if entry.mode != _DIR_MODE:
+                                text_blobs.setdefault(entry.sha, f"{where}: {full}")
+                        elif child.endswith(files.MD) and not child.endswith(
                             (files.CODE, files.ON_USE)
                         ):
                             md_blobs.setdefault(entry.sha, (f"{where}: {full}", child))
-                        stack.append((entry.sha, where, full))
+                        stack.append((entry.sha, where, full, plain))
         for sha, (where, filename) in md_blobs.items():
             try:
                 obj = git.object_store[sha]
@@ -85,6 +99,18 @@ def check(directory: str, progress: Callable[[int], None] | None = None) -> list
                 files.decode_md(slug, obj.as_raw_string())
             except GitmemError as exc:
                 problems.append(f"{where}: {exc}")
+        for sha, where in text_blobs.items():
+            try:
+                obj = git.object_store[sha]
+            except Exception:
+                continue  # already reported as unreadable
+            if not isinstance(obj, Blob):
+                problems.append(f"{where} is not a file")
+                continue
+            try:
+                obj.as_raw_string().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(f"{where} is not UTF-8 text (byte {exc.start})")
     finally:
         git.close()
     return problems

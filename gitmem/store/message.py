@@ -17,6 +17,12 @@ new-name``; ``rename a, b``: an op is repeated only where it changes; past three
 once per slug, in order, before the totals and peaks, which come once. The trailers
 carry the running totals and peaks, so the head commit alone answers "what is the state
 and what were the peaks".
+
+A file store's commit names paths instead of slugs: its trio is ``Gitmem-Path``,
+``Gitmem-Op``, ``Gitmem-Revision`` (``create notes/todo.md`` ... ``Gitmem-Path:
+notes/todo.md``), and its totals count files and their characters and lines. That key
+is how a store says it is a file store: its head commit names paths. A message naming
+both slugs and paths is not gitmem's.
 """
 
 from __future__ import annotations
@@ -26,13 +32,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
+from gitmem.errors import InvalidPath
 from gitmem.types import OP_RE as _OP_RE
 from gitmem.types import SLUG_RE as _SLUG_RE
-from gitmem.types import Op, Totals
+from gitmem.types import Op, Totals, check_path
 
 
 class Edited(NamedTuple):
-    """What a commit says about one slug it changed."""
+    """What a commit says about one slug (or, in a file store, one path) it changed."""
 
     slug: str
     op: Op
@@ -48,6 +55,8 @@ class Facts:
     totals: Totals
     peaks: Totals
     extra: Mapping[str, str]
+    paths: bool = False
+    """Whether the commit is a file store's: its edits name paths, not slugs."""
 
     def __post_init__(self) -> None:
         if not self.edits:
@@ -70,6 +79,7 @@ class Facts:
 
 
 EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision")
+PATH_KEY = "Gitmem-Path"
 _TOTAL_KEYS = (
     "Gitmem-Count",
     "Gitmem-Chars",
@@ -78,7 +88,7 @@ _TOTAL_KEYS = (
     "Gitmem-Peak-Chars",
     "Gitmem-Peak-Lines",
 )
-KEYS = frozenset(EDIT_KEYS + _TOTAL_KEYS)
+KEYS = frozenset((*EDIT_KEYS, PATH_KEY, *_TOTAL_KEYS))
 """The trailer keys gitmem itself writes; an extra trailer may not use them."""
 _SHOWN = 3
 
@@ -96,9 +106,10 @@ def subject(edits: Sequence[tuple[str, Op]]) -> str:
 
 def format_message(facts: Facts) -> bytes:
     lines = [subject([(e.slug, e.op) for e in facts.edits]), ""]
+    key = PATH_KEY if facts.paths else "Gitmem-Slug"
     for edit in facts.edits:
         lines += [
-            f"Gitmem-Slug: {edit.slug}",
+            f"{key}: {edit.slug}",
             f"Gitmem-Op: {edit.op}",
             f"Gitmem-Revision: {edit.revision}",
         ]
@@ -119,6 +130,7 @@ def parse_message(message: bytes) -> Facts | None:
     """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make."""
     trailers: dict[str, str] = {}
     slugs: list[str] = []
+    paths: list[str] = []
     ops: list[str] = []
     revisions: list[str] = []
     for line in message.decode("utf-8", "replace").splitlines():
@@ -129,24 +141,33 @@ def parse_message(message: bytes) -> Facts | None:
             continue
         if key == "Gitmem-Slug":
             slugs.append(value)
+        elif key == PATH_KEY:
+            paths.append(value)
         elif key == "Gitmem-Op":
             ops.append(value)
         elif key == "Gitmem-Revision":
             revisions.append(value)
         else:
             trailers[key] = value
-    if not slugs or not len(slugs) == len(ops) == len(revisions) or len(set(slugs)) < len(slugs):
+    if slugs and paths:
+        return None
+    named = slugs or paths
+    if not named or not len(named) == len(ops) == len(revisions) or len(set(named)) < len(named):
         return None
     try:
         edits: list[Edited] = []
-        for slug, op, revision in zip(slugs, ops, revisions, strict=True):
+        for slug, op, revision in zip(named, ops, revisions, strict=True):
             # the history index stores these: no spaces, a number it can read back
             number = int(revision)
-            if number < 0 or not _SLUG_RE.fullmatch(slug) or not _OP_RE.fullmatch(op):
+            if number < 0 or not _OP_RE.fullmatch(op):
+                return None
+            if paths:
+                check_path(slug)
+            elif not _SLUG_RE.fullmatch(slug):
                 return None
             edits.append(Edited(slug, op, number))
         numbers = [int(trailers[k]) for k in _TOTAL_KEYS]
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, InvalidPath):
         return None
     return Facts(
         edits=tuple(edits),
@@ -154,4 +175,5 @@ def parse_message(message: bytes) -> Facts | None:
         peaks=Totals(*numbers[3:6]),
         # read-only: readers share one Facts per commit
         extra=MappingProxyType({k: v for k, v in trailers.items() if k not in KEYS}),
+        paths=bool(paths),
     )

@@ -77,6 +77,9 @@ class ObjectReader:
         # dulwich reads packs through shared file objects: one reader at a time
         self.lock = threading.RLock()
         self._trees: dict[str, TreeEntries] = {}
+        self._names: dict[str, dict[str, tuple[int, bytes]]] = {}
+        self._sizes: dict[bytes, int] = {}
+        self._texts: dict[bytes, str | None] = {}
         self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
@@ -101,6 +104,19 @@ class ObjectReader:
                 raise StorageError(
                     f"object {key.decode()} does not read ({exc}); run `gitmem check`"
                 ) from exc
+
+    def remember(self, objects: list[ShaFile]) -> None:
+        """Keep objects this process just wrote, so reading them back costs nothing."""
+        for obj in objects:
+            sha = obj.id
+            if isinstance(obj, Commit):
+                _bounded(self._commits)[sha.decode()] = obj
+            elif isinstance(obj, Tree):
+                entries = [(e.path.decode(), e.mode, bytes(e.sha)) for e in obj.iteritems()]
+                _bounded(self._trees)[sha.decode()] = entries
+                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
+            elif isinstance(obj, Blob):
+                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
 
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
@@ -140,6 +156,16 @@ class ObjectReader:
         root = commit.tree.decode()
         before = self.commit(parents[0]).tree.decode() if parents else None
         blobs: list[Blobs] = []
+        if facts.paths:
+            for edit in facts.edits:
+                found = self.entry_at(root, edit.slug)
+                if found is not None and found[0] != DIR_MODE:
+                    blobs.append((found[1].decode(), "-", "-"))
+                    continue
+                old = self.entry_at(before, edit.slug) if before is not None else None
+                # a removal: the text it removed, marked as for a memory
+                blobs.append((REMOVED + (old[1].decode() if old else "-"), "-", "-"))
+            return Step(parents, facts, tuple(blobs))
         for edit in facts.edits:
             bucket = files.bucket(edit.slug)
             found = memory_files(edit.slug, self.bucket(root, bucket))
@@ -157,6 +183,31 @@ class ObjectReader:
             tree = cast(Tree, self.object(sha))
             found = [(e.path.decode(), e.mode, bytes(e.sha)) for e in tree.iteritems()]
             _bounded(self._trees)[sha] = found
+        return found
+
+    def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
+        """A tree's entries by name: ``name → (mode, sha)``."""
+        found = self._names.get(sha)
+        if found is None:
+            found = {name: (mode, entry) for name, mode, entry in self.tree(sha)}
+            _bounded(self._names)[sha] = found
+        return found
+
+    def entry_at(self, root: str, path: str) -> tuple[int, bytes] | None:
+        """The ``(mode, sha)`` at ``path`` (``/``-separated) under tree ``root``, or ``None``."""
+        found: tuple[int, bytes] | None = (DIR_MODE, root.encode())
+        for name in path.split("/"):
+            if found is None or found[0] != DIR_MODE:
+                return None
+            found = self.names(found[1].decode()).get(name)
+        return found
+
+    def size(self, sha: bytes) -> int:
+        """The size of an object's content in bytes (a blob's text, a tree's entry table)."""
+        found = self._sizes.get(sha)
+        if found is None:
+            found = len(self.object(sha).as_raw_string())
+            _bounded(self._sizes)[sha] = found
         return found
 
     def bucket(self, root: str, name: str) -> dict[str, bytes]:
@@ -186,6 +237,17 @@ class ObjectReader:
             )
             _bounded(self._memories)[key] = memory
         return memory
+
+    def text(self, sha: bytes) -> str | None:
+        """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
+        if sha in self._texts:
+            return self._texts[sha]
+        try:
+            found: str | None = self.blob(sha).decode("utf-8")
+        except UnicodeDecodeError:
+            found = None
+        _bounded(self._texts)[sha] = found
+        return found
 
     def blob(self, sha: bytes) -> bytes:
         return cast(Blob, self.object(sha)).as_raw_string()

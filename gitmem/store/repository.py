@@ -9,7 +9,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Self
+from dataclasses import dataclass
+from typing import Generic, Self, TypeVar
 
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
@@ -28,6 +29,7 @@ from gitmem.errors import (
 )
 from gitmem.store import files
 from gitmem.store.check import check as check_repository
+from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
 from gitmem.store.history import Entry, History
 from gitmem.store.locking import (
     WriteLock,
@@ -42,15 +44,22 @@ from gitmem.types import (
     Author,
     Change,
     Edit,
+    FileChange,
+    FileEdit,
+    FileRevision,
     Memory,
     Revision,
     Totals,
     check_op,
+    check_path,
     check_slug,
     check_text,
+    count_lines,
 )
 
-__all__ = ["Repository", "Snapshot", "check_store", "git_identity"]
+__all__ = ["FileSnapshot", "Repository", "Snapshot", "check_store", "git_identity"]
+
+T = TypeVar("T")
 
 STORE_MAX = 200
 _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
@@ -59,6 +68,7 @@ _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._
 _GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
 _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
+_HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
 _WRITES = frozenset({"create", "write", "update", "edit"})
 
@@ -233,6 +243,16 @@ class Repository:
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
         ref = _ref(check_store(store))
+        # the common case, a loose ref, read directly: a ref moves by an atomic rename,
+        # so a read sees the old commit or the new one (symbolic and packed refs, or
+        # anything odd, go through dulwich)
+        try:
+            with open(os.path.join(self.directory, os.fsdecode(ref)), "rb") as f:
+                data = f.read(42)
+            if len(data) == 41 and data[40:] == b"\n" and _HEX_RE.fullmatch(data[:40]):
+                return data[:40].decode()
+        except OSError:
+            pass
         with self._read_lock:
             try:
                 return self._repo.refs[ref].decode()
@@ -256,6 +276,10 @@ class Repository:
         if slug is not None:
             check_slug(slug)
         head = self.head(store)
+        if _is_file_store(self._reader, head):
+            raise InvalidArgument(
+                f"store {store!r} is a file store; its history is `file_revisions`"
+            )
         return [self._revision(store, e) for e in self._history(store).entries(head, slug)]
 
     def revisions_since(self, store: str, base: str | None, head: str | None) -> list[Revision]:
@@ -282,9 +306,13 @@ class Repository:
         is no longer valid is refused rather than forced. A refusal writes nothing.
         """
         check_store(store)
-        for _ in range(_MAX_ATTEMPTS):
-            head = self.head(store)
+
+        def attempt(head: str | None) -> _Attempt[list[Revision]]:
             snapshot = self.snapshot(store, head)
+            if _is_file_store(self._reader, head):
+                raise InvalidArgument(
+                    f"store {store!r} is a file store; write its files, not memories"
+                )
             change = fn(snapshot)
             edits = _check_change(change)
             olds = [snapshot.get(edit.slug) for edit in edits]
@@ -294,20 +322,185 @@ class Repository:
                 if edit.op == "create" and old is not None:
                     raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
             revisions, commit, objects = self._build(snapshot, change, edits, olds, author)
+            return _Attempt(revisions, commit, objects, f"{change.op} {change.slug}")
+
+        return self._commit(store, attempt)
+
+    def _commit(self, store: str, attempt: Callable[[str | None], _Attempt[T]]) -> T:
+        """Publish what ``attempt`` builds on the store's head by compare-and-swap,
+        building it again on the new head whenever another writer publishes first."""
+        for _ in range(_MAX_ATTEMPTS):
+            head = self.head(store)
+            built = attempt(head)
+            if built.commit is None:
+                return built.result
             try:
                 with self._lock.held():
                     if self.head(store) != head:
                         continue
-                    self._write_objects([*objects, commit])
-                    published = self._publish(_ref(store), head, commit.id.decode())
+                    self._write_objects([*built.objects, built.commit])
+                    published = self._publish(_ref(store), head, built.commit.id.decode())
             except OSError as exc:
-                raise storage_error(exc, f"writing {change.op} {change.slug}") from exc
+                raise storage_error(exc, f"writing {built.what}") from exc
             if published:
+                self._reader.remember([*built.objects, built.commit])
                 self._maybe_pack()
-                return revisions
+                return built.result
         raise StorageError(
             f"the store {store!r} changed {_MAX_ATTEMPTS} times while publishing; try again"
         )
+
+    # -- file stores -----------------------------------------------------------------
+
+    def layout(self, store: str) -> str | None:
+        """What a store holds: ``"files"`` for a file store, ``"memories"`` for a memory
+        store, ``None`` for a store with no commit yet (its first write decides)."""
+        head = self.head(store)
+        if head is None:
+            return None
+        return "files" if _is_file_store(self._reader, head) else "memories"
+
+    def files(self, store: str, commit: str | None = None) -> FileSnapshot:
+        """A file store as of ``commit`` (default: its head); ``InvalidArgument`` for a
+        memory store."""
+        at = commit if commit is not None else self.head(store)
+        if at is not None and not _is_file_store(self._reader, at):
+            raise InvalidArgument(
+                f"store {store!r} holds memories, not files; choose a file store "
+                "or a store id that does not exist yet"
+            )
+        return FileSnapshot(self._reader, self._history(store), store, at)
+
+    def publish_files(
+        self, store: str, author: Author, fn: Callable[[FileSnapshot], FileChange]
+    ) -> list[FileRevision]:
+        """Publish the change ``fn`` makes to a file store's head as one commit; returns
+        one revision per path it changed, the subject first (none, and no commit, for a
+        change of no path).
+
+        As with ``publish``, ``fn`` is a function of the head, re-run on the new head
+        after a lost race; a refusal writes nothing.
+        """
+        check_store(store)
+
+        def attempt(head: str | None) -> _Attempt[list[FileRevision]]:
+            snapshot = self.files(store, head)
+            change = fn(snapshot)
+            edits = _check_file_change(change)
+            if not edits:
+                return _Attempt([], None, [], "")
+            olds: list[str | None] = []
+            for edit in edits:
+                old = snapshot.read(edit.path)
+                if edit.text is None and old is None:
+                    raise NotFound(f"there is no file {edit.path!r} to {edit.op}")
+                if edit.op == "create" and (old is not None or snapshot.is_dir(edit.path)):
+                    raise AlreadyExists(f"{edit.path!r} already exists")
+                olds.append(old)
+            revisions, commit, objects = self._build_files(snapshot, change, edits, olds, author)
+            subject = f"{change.edits[0].op} {change.edits[0].path}"
+            return _Attempt(revisions, commit, objects, subject)
+
+        return self._commit(store, attempt)
+
+    def file_revisions(self, store: str, path: str | None = None) -> list[FileRevision]:
+        """Every revision of a file store (or of one path), removals too, in the order of
+        ``revisions``."""
+        if path is not None:
+            check_path(path)
+        head = self.head(store)
+        if head is not None and not _is_file_store(self._reader, head):
+            raise InvalidArgument(f"store {store!r} holds memories, not files")
+        return [self._file_revision(store, e) for e in self._history(store).entries(head, path)]
+
+    def _file_revision(self, store: str, entry: Entry) -> FileRevision:
+        commit = self._reader.commit(entry.commit)
+        facts = self._reader.facts(entry.commit)
+        assert facts is not None
+        blob = entry.blobs[0]
+        if blob == "-":
+            raise StorageError(
+                f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "
+                "file is not in its tree; run `gitmem check`"
+            )
+        text = self._reader.blob(blob.encode()).decode("utf-8", "replace")
+        return FileRevision(
+            store=store,
+            path=entry.slug,
+            revision=entry.revision,
+            op=entry.op,
+            text=text,
+            author=commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0],
+            commit=entry.commit,
+            time=commit.author_time,
+            totals=facts.totals,
+            peaks=facts.peaks,
+            removed=entry.removed,
+        )
+
+    def _build_files(
+        self,
+        snapshot: FileSnapshot,
+        change: FileChange,
+        edits: tuple[FileEdit, ...],
+        olds: list[str | None],
+        author: Author,
+    ) -> tuple[list[FileRevision], Commit, list[ShaFile]]:
+        objects: list[ShaFile] = []
+        blobs: dict[str, bytes | None] = {}
+        for edit in edits:
+            if edit.text is None:
+                blobs[edit.path] = None
+            else:
+                blob = blob_of(edit.text)
+                objects.append(blob)
+                blobs[edit.path] = blob.id
+        root, trees = build_tree(self._reader, snapshot.root, blobs)
+        objects.extend(trees)
+        count, chars, lines = snapshot.totals.count, snapshot.totals.chars, snapshot.totals.lines
+        for edit, old in zip(edits, olds, strict=True):
+            new = edit.text
+            count += (new is not None) - (old is not None)
+            chars += (len(new) if new is not None else 0) - (len(old) if old is not None else 0)
+            lines += count_lines(new or "") - count_lines(old or "")
+        totals = Totals(count, chars, lines)
+        facts = Facts(
+            edits=tuple(Edited(e.path, e.op, snapshot.revision(e.path) + 1) for e in edits),
+            totals=totals,
+            peaks=snapshot.peaks.peak(totals),
+            extra=change.trailers,
+            paths=True,
+        )
+        commit = self._new_commit(root, snapshot.commit, author, facts)
+        sha = commit.id.decode()
+        revisions = [
+            FileRevision(
+                store=snapshot.store,
+                path=edit.path,
+                revision=edited.revision,
+                op=edit.op,
+                text=edit.text if edit.text is not None else old or "",
+                author=author.name,
+                commit=sha,
+                time=commit.author_time,
+                totals=totals,
+                peaks=facts.peaks,
+                removed=edit.text is None,
+            )
+            for edit, old, edited in zip(edits, olds, facts.edits, strict=True)
+        ]
+        return revisions, commit, objects
+
+    @staticmethod
+    def _new_commit(root: bytes, parent: str | None, author: Author, facts: Facts) -> Commit:
+        commit = Commit()
+        commit.tree = ObjectID(root)
+        commit.parents = [ObjectID(parent.encode())] if parent else []
+        commit.author = commit.committer = author.ident()
+        commit.author_time = commit.commit_time = int(time.time())
+        commit.author_timezone = commit.commit_timezone = 0
+        commit.message = format_message(facts)
+        return commit
 
     def fork(self, source: str, target: str) -> str:
         """Start store ``target`` at ``source``'s head; returns that commit."""
@@ -403,13 +596,7 @@ class Repository:
             peaks=snapshot.peaks.peak(totals),
             extra=change.trailers,
         )
-        commit = Commit()
-        commit.tree = root.id
-        commit.parents = [ObjectID(snapshot.commit.encode())] if snapshot.commit else []
-        commit.author = commit.committer = author.ident()
-        commit.author_time = commit.commit_time = int(time.time())
-        commit.author_timezone = commit.commit_timezone = 0
-        commit.message = format_message(facts)
+        commit = self._new_commit(root.id, snapshot.commit, author, facts)
         sha = commit.id.decode()
         revisions: list[Revision] = []
         for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
@@ -610,6 +797,52 @@ def _marker_ref(name: str) -> Ref:
     return Ref(b"refs/gitmem/" + name.encode())
 
 
+@dataclass(frozen=True)
+class _Attempt(Generic[T]):
+    """What one attempt at a mutation built: the result to return, and the commit and
+    objects to publish (no commit: nothing to publish)."""
+
+    result: T
+    commit: Commit | None
+    objects: list[ShaFile]
+    what: str
+
+
+def _is_file_store(reader: ObjectReader, head: str | None) -> bool:
+    if head is None:
+        return False
+    facts = reader.facts(head)
+    return facts is not None and facts.paths
+
+
+def _check_file_change(change: FileChange) -> tuple[FileEdit, ...]:
+    """The change's edits, if every one obeys the input rules; else raise."""
+    seen: set[str] = set()
+    for edit in change.edits:
+        path = check_path(edit.path)
+        op = check_op(edit.op)
+        if path in seen:
+            raise InvalidArgument(f"a change names {path!r} twice; name each file once")
+        seen.add(path)
+        if op == "delete" and edit.text is not None:
+            raise InvalidArgument(f"a delete of {path!r} carries no text")
+        if op in _WRITES and edit.text is None:
+            raise InvalidArgument(f"a {op} of {path!r} carries the text it writes")
+        if edit.text is not None:
+            check_text(edit.text, f"text of {path}")
+    _check_trailers(change.trailers)
+    return change.edits
+
+
+def _check_trailers(trailers: Mapping[str, str]) -> None:
+    for key in trailers:
+        if not _TRAILER_KEY_RE.fullmatch(key) or key in KEYS:
+            raise InvalidArgument(
+                f"trailer key {key[:70]!r} is not usable; use letters, digits and '-', "
+                "and none of gitmem's own Gitmem-Slug, Gitmem-Op, ... keys"
+            )
+
+
 def _check_change(change: Change) -> tuple[Edit, ...]:
     """The change's edits, if every one obeys the input rules; else raise."""
     edits = change.edits
@@ -632,10 +865,5 @@ def _check_change(change: Change) -> tuple[Edit, ...]:
             check_text(memory.body, "body")
             check_text(memory.code, "code")
             check_text(memory.on_use, "onUse script")
-    for key in change.trailers:
-        if not _TRAILER_KEY_RE.fullmatch(key) or key in KEYS:
-            raise InvalidArgument(
-                f"trailer key {key[:70]!r} is not usable; use letters, digits and '-', "
-                "and none of gitmem's own Gitmem-Slug, Gitmem-Op, ... keys"
-            )
+    _check_trailers(change.trailers)
     return edits
