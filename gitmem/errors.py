@@ -17,6 +17,7 @@
     ├── ReadOnly                   the holder may not write          (read-only)
     ├── StorageError               the disk failed us                (io-error)
     │   └── DiskFull
+    ├── RemoteError                a remote cannot be reached or refuses (io-error)
     └── InternalError              gitmem's own defect               (io-error)
 
 Each class states the tool-result ``kind`` the holder reports for it: a class that
@@ -45,6 +46,7 @@ __all__ = [
     "NotFound",
     "PathOccupied",
     "ReadOnly",
+    "RemoteError",
     "RepositoryError",
     "StorageError",
     "Unavailable",
@@ -163,6 +165,13 @@ class StorageError(GitmemError):
 
 class DiskFull(StorageError):
     """The disk is full; the write was not published and the store is unchanged."""
+
+    kind = "io-error"
+
+
+class RemoteError(GitmemError):
+    """A remote cannot be reached, or refused a fetch or push; the local stores are as
+    the last completed step left them."""
 
     kind = "io-error"
 

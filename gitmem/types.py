@@ -20,6 +20,7 @@ __all__ = [
     "Memory",
     "Op",
     "Revision",
+    "SYNC_AUTHOR",
     "Totals",
     "check_op",
     "check_slug",
@@ -118,6 +119,10 @@ class Author:
 
     def ident(self) -> bytes:
         return f"{self.name} <{self.email}>".encode()
+
+
+SYNC_AUTHOR = Author("gitmem sync", "sync@gitmem.invalid")
+"""The author of the merge commits ``gitmem sync`` makes."""
 
 
 @dataclass(frozen=True)

@@ -42,16 +42,13 @@ class Edited(NamedTuple):
 @dataclass(frozen=True)
 class Facts:
     """What one gitmem commit says about itself: the slugs it changed (the subject
-    first), the totals and peaks after it, and any extra trailers."""
+    first), the totals and peaks after it, and any extra trailers. Only a merge made by
+    a sync may change no slug (its tree is its first parent's)."""
 
     edits: tuple[Edited, ...]
     totals: Totals
     peaks: Totals
     extra: Mapping[str, str]
-
-    def __post_init__(self) -> None:
-        if not self.edits:
-            raise ValueError("a gitmem commit changes at least one slug")
 
     @property
     def slug(self) -> str:
@@ -95,7 +92,7 @@ def subject(edits: Sequence[tuple[str, Op]]) -> str:
 
 
 def format_message(facts: Facts) -> bytes:
-    lines = [subject([(e.slug, e.op) for e in facts.edits]), ""]
+    lines = [subject([(e.slug, e.op) for e in facts.edits]) or "merge", ""]
     for edit in facts.edits:
         lines += [
             f"Gitmem-Slug: {edit.slug}",
@@ -135,7 +132,8 @@ def parse_message(message: bytes) -> Facts | None:
             revisions.append(value)
         else:
             trailers[key] = value
-    if not slugs or not len(slugs) == len(ops) == len(revisions) or len(set(slugs)) < len(slugs):
+    # no slug at all is a merge that changed nothing; the totals below still must be there
+    if not len(slugs) == len(ops) == len(revisions) or len(set(slugs)) < len(slugs):
         return None
     try:
         edits: list[Edited] = []
