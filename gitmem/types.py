@@ -14,13 +14,13 @@ from typing import Any
 from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidSlug, InvalidText
 
 __all__ = [
+    "SYNC_AUTHOR",
     "Author",
     "Change",
     "Edit",
     "Memory",
     "Op",
     "Revision",
-    "SYNC_AUTHOR",
     "Totals",
     "check_op",
     "check_slug",

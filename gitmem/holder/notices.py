@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from gitmem.store import Repository
 from gitmem.strategies import Strategy
+from gitmem.types import SYNC_AUTHOR
 
 __all__ = ["Notices"]
 
 HEAD = "Another agent sharing your memories has made changes since your last turn:"
+SYNCED = (
+    "Another agent sharing your memories has made changes since your last turn, some of "
+    "them on another replica of this repository, brought here by `gitmem sync`:"
+)
 
 
 class Notices:
@@ -46,7 +51,9 @@ class Notices:
         before = self._repo.snapshot(self._store, base) if base else None
         now = self._repo.snapshot(self._store, head)
         order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
-        lines = [HEAD, ""]
+        # a sync's merge commit is the sign that changes came from another replica
+        synced = any(r.author == SYNC_AUTHOR.name for r in theirs)
+        lines = [SYNCED if synced else HEAD, ""]
         for slug in order:
             memory = now.get(slug)
             if memory is None:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from gitmem.store.layout import PROJECT_PREFIX, in_use, project_dir
 from gitmem.store.repository import Repository, Snapshot, check_store, git_identity
 
-__all__ = ["Repository", "Snapshot", "check_store", "git_identity"]
+__all__ = [
+    "PROJECT_PREFIX",
+    "Repository",
+    "Snapshot",
+    "check_store",
+    "git_identity",
+    "in_use",
+    "project_dir",
+]

@@ -25,6 +25,7 @@ __all__ = [
     "PROJECT_PREFIX",
     "STANDALONE_PREFIX",
     "holds_stores",
+    "in_use",
     "is_standalone",
     "project_dir",
     "start_project",
@@ -57,6 +58,22 @@ def holds_stores(repo: Repo, common: str) -> bool:
         if remote and rest.startswith(b"gitmem/"):
             return True
     return False
+
+
+def in_use(path: str) -> bool:
+    """Whether the project whose work tree (or ``.git`` directory) is ``path`` holds
+    gitmem stores (see ``holds_stores``)."""
+    common = project_dir(path)
+    if common is None:
+        return False
+    try:
+        repo = Repo(path)
+    except (NotGitRepository, OSError, ValueError):
+        return False
+    try:
+        return holds_stores(repo, common)
+    finally:
+        repo.close()
 
 
 def project_dir(path: str) -> str | None:

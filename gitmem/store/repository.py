@@ -14,8 +14,8 @@ from typing import Self
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.graph import find_merge_base
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 from dulwich.walk import Walker
@@ -39,8 +39,8 @@ from gitmem.store.locking import (
     storage_error,
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
-from gitmem.store.remote import Remote, resolve
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.remote import Remote, resolve
 from gitmem.types import (
     Author,
     Change,
@@ -191,18 +191,19 @@ class Repository:
     # -- opening -------------------------------------------------------------------
 
     @classmethod
-    def init(cls, path: str) -> Self:
+    def init(cls, path: str, *, bare: bool = False) -> Self:
         """Create a gitmem repository at ``path`` (an existing one is opened as is).
 
         A git work tree (or its ``.git`` directory) gets its stores in the project's own
-        repository; an empty or new folder becomes a standalone bare repository.
+        repository, unless ``bare``; an empty or new folder becomes a standalone bare
+        repository.
         """
         path = os.path.abspath(path)
         if os.path.isdir(os.path.join(path, "gitmem")) and os.path.isfile(
             os.path.join(path, "HEAD")
         ):
             return cls.open(path)
-        project = layout.project_dir(path)
+        project = None if bare else layout.project_dir(path)
         if project is not None:
             try:
                 layout.start_project(project)
