@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
 from dulwich.client import GitClient, get_transport_and_path
+from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject
 from dulwich.refs import Ref
@@ -21,7 +23,7 @@ from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
 
-__all__ = ["Remote", "resolve"]
+__all__ = ["Pushed", "Remote", "resolve"]
 
 
 class Remote:
@@ -69,10 +71,9 @@ class Remote:
             raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
         return heads
 
-    def push(self, ref: str, old: str | None, new: str) -> str | None:
+    def push(self, ref: str, old: str | None, new: str) -> Pushed:
         """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending
-        what it lacks. Returns ``None`` on success, else why it did not move (the remote
-        had moved from ``old``, or refused)."""
+        what it lacks; never forced."""
         client, path = self._client("push")
         name = Ref(ref.encode())
         moved: list[str] = []
@@ -97,14 +98,33 @@ class Remote:
 
         try:
             result = client.send_pack(path.encode(), update_refs, generate_pack_data)
+        except FileLocked:
+            # another push holds the remote's ref: it is moving, so fetch and try again
+            return Pushed(False, True, "another push was updating the remote")
         except GitmemError:
             raise
         except Exception as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         if moved:
-            return moved[0]
+            return Pushed(False, True, moved[0])
         status = (result.ref_status or {}).get(name)
-        return None if status is None else str(status)
+        if status is None:
+            return Pushed(True, False, "")
+        text = str(status)
+        # a ref the remote could not lock or set is one another push is moving
+        busy = any(
+            word in text.lower() for word in ("lock", "unable to set", "fetch first", "stale")
+        )
+        return Pushed(False, busy, text)
+
+
+class Pushed(NamedTuple):
+    """How a push went: ``ok``; else whether the remote was ``moving`` (another push got
+    there first: fetch and reconcile again) or refused, and ``reason``."""
+
+    ok: bool
+    moving: bool
+    reason: str
 
 
 def resolve(repo: Repo, remote: str, base: str) -> Remote:

@@ -40,7 +40,7 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
-from gitmem.store.remote import Remote, resolve
+from gitmem.store.remote import Pushed, Remote, resolve
 from gitmem.types import (
     Author,
     Change,
@@ -431,19 +431,18 @@ class Repository:
                 raise storage_error(exc, f"recording what {remote.url} holds") from exc
         return {store: head for store, head in heads.items() if _usable_store(store)}
 
-    def push(self, remote: Remote, store: str, old: str | None, new: str) -> str | None:
-        """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced);
-        ``None`` when it moved, else why not."""
+    def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
+        """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced)."""
         with self._read_lock:
-            why = remote.push(self._ref(store).decode(), old, new)
-        if why is None and remote.name is not None:
+            pushed = remote.push(self._ref(store).decode(), old, new)
+        if pushed.ok and remote.name is not None:
             tracking = f"refs/remotes/{remote.name}/{self._prefix[len('refs/heads/') :]}"
             try:
                 with self._lock.held():
                     self._set_ref(Ref((tracking + store).encode()), new)
             except OSError as exc:
                 raise storage_error(exc, f"recording what {remote.url} holds") from exc
-        return why
+        return pushed
 
     def _set_ref(self, ref: Ref, commit: str) -> None:
         with self._read_lock:

@@ -13,6 +13,8 @@ reconciled is :mod:`gitmem.sync.reconcile`'s.
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +98,7 @@ def _sync_store(
 ) -> StoreSync:
     report = StoreSync(store, before=repo.head(store), remote=theirs)
     changed: set[str] = set()
-    for _ in range(ATTEMPTS):
+    for attempt in range(ATTEMPTS):
         ours = repo.head(store)
         if ours == theirs:
             report.head = ours
@@ -128,13 +130,15 @@ def _sync_store(
                 changed |= {e.slug for e in done.edits}
                 report.conflicts += [c for c in done.conflicts if c not in report.conflicts]
         assert new is not None
-        why = repo.push(target, store, theirs, new)
-        if why is None:
+        pushed = repo.push(target, store, theirs, new)
+        if pushed.ok:
             report.pushed, report.head = True, new
             break
         again = repo.fetch(target).get(store)
+        if again == theirs and not pushed.moving:
+            raise RemoteError(f"{target.url} refused the push of store {store!r}: {pushed.reason}")
         if again == theirs:
-            raise RemoteError(f"{target.url} refused the push of store {store!r}: {why}")
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))  # another push is mid-way
         theirs = again
     else:
         raise RemoteError(
