@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
 from dulwich.client import GitClient, get_transport_and_path
+from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject
@@ -22,6 +23,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
+from gitmem.store.transfer import copy_history
 
 __all__ = ["Pushed", "Remote", "resolve"]
 
@@ -43,9 +45,33 @@ class Remote:
         except Exception as exc:  # dulwich raises many types for a URL it cannot use
             raise RemoteError(f"cannot use the remote {self.url}: {_reason(exc)}") from None
 
+    def _local(self) -> Repo | None:
+        """The remote's repository, when it is a path on this machine."""
+        path = self.url[len("file://") :] if self.url.startswith("file://") else self.url
+        if "://" in path or not os.path.isabs(path):
+            return None
+        try:
+            return Repo(path)
+        except NotGitRepository:
+            raise RemoteError(f"cannot fetch from {self.url}: it is not a git repository") from None
+        except OSError as exc:
+            raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
+
     def fetch(self, prefix: str) -> dict[str, str]:
         """Fetch every branch under ``prefix`` into the object store; returns the remote's
         heads (store id → commit)."""
+        local = self._local()
+        if local is not None:
+            with local:
+                heads = {
+                    name.decode("utf-8", "replace"): sha.decode()
+                    for name, sha in local.refs.as_dict(Ref(prefix.encode()[:-1])).items()
+                }
+                try:
+                    copy_history(local, self._repo, sorted(set(heads.values())))
+                except (KeyError, OSError, ValueError) as exc:
+                    raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
+            return heads
         client, path = self._client("pull")
         heads: dict[str, str] = {}
         have = self._repo.object_store
@@ -74,8 +100,12 @@ class Remote:
     def push(self, ref: str, old: str | None, new: str) -> Pushed:
         """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending
         what it lacks; never forced."""
-        client, path = self._client("push")
         name = Ref(ref.encode())
+        local = self._local()
+        if local is not None:
+            with local:
+                return self._push_local(local, name, old, new)
+        client, path = self._client("push")
         moved: list[str] = []
 
         def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
@@ -116,6 +146,25 @@ class Remote:
             word in text.lower() for word in ("lock", "unable to set", "fetch first", "stale")
         )
         return Pushed(False, busy, text)
+
+    def _push_local(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
+        current = target.refs.get_peeled(name)
+        if (current.decode() if current else None) != old:
+            return Pushed(False, True, "the remote moved since it was fetched")
+        # the remote's objects reach its disk before its ref names them
+        target.object_store.fsync_object_files = True
+        try:
+            copy_history(self._repo, target, [new])
+            sha = ObjectID(new.encode())
+            if old is None:
+                moved = target.refs.add_if_new(name, sha)
+            else:
+                moved = target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
+        except FileLocked:
+            return Pushed(False, True, "another push was updating the remote")
+        except (KeyError, OSError, ValueError) as exc:
+            raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
+        return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
 
 
 class Pushed(NamedTuple):

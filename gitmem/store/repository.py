@@ -527,7 +527,9 @@ class Repository:
             with self._lock.held():
                 if self.head(store) != ours:
                     return None
-                self._write_objects([*objects, commit])
+                # one pack, fsynced once: a merge may bring hundreds of objects
+                with self._read_lock:
+                    self._repo.object_store.add_objects([(o, None) for o in [*objects, commit]])
                 if not self._publish(self._ref(store), ours, commit.id.decode()):
                     return None
         except OSError as exc:
