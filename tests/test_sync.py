@@ -379,6 +379,8 @@ def test_a_push_race_loses_nothing(replicas: Replicas, tmp_path: Path) -> None:
     slugs = replicas.b.snapshot(STORE).slugs()
     assert {f"{p}-{i}" for p in ("pa", "pb") for i in range(4)} <= set(slugs)
     sh(replicas.origin, "fsck", "--strict", "--no-dangling")
+    with Repository.open(str(replicas.origin)) as origin:  # a project's bare repository
+        assert origin.project and origin.head(STORE) == head
 
 
 def test_plain_git_push_and_fetch_carry_stores(replicas: Replicas, tmp_path: Path) -> None:
