@@ -429,3 +429,19 @@ def test_the_author_of_a_merge_is_gitmem_sync(replicas: Replicas) -> None:
     replicas.sync_all()
     author = sh(replicas.origin, "log", "-1", "--format=%an <%ae>", f"gitmem/{STORE}").strip()
     assert author == "gitmem sync <sync@gitmem.invalid>"
+
+
+def test_the_pack_protocol_path_reconciles_too(
+    replicas: Replicas, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the local shortcut off, dulwich's client (the path ssh:// and https://
+    remotes take) fetches, and pushes never forced, to the same result."""
+    from gitmem.store import remote
+
+    monkeypatch.setattr(remote.Remote, "_local", lambda self: None)
+    ops.create(replicas.a, STORE, ME, "from-a", "a", "a\n")
+    ops.edit(replicas.b, STORE, ME, "shared", old_text="five", new_text="FIVE")
+    replicas.sync_all()
+    _assert_converged(replicas)
+    assert "from-a" in replicas.b.snapshot(STORE)
+    assert "Gitmem-Sync: origin" in sh(replicas.origin, "log", "-1", f"gitmem/{STORE}")

@@ -17,11 +17,12 @@ import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from gitmem import strategies
 from gitmem.errors import NotFound, RemoteError
 from gitmem.limits import Excess, Limits, exceeded
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Remote, Repository, Snapshot
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -94,7 +95,7 @@ def sync(
 
 
 def _sync_store(
-    repo: Repository, target: Any, store: str, theirs: str | None, author: Author
+    repo: Repository, target: Remote, store: str, theirs: str | None, author: Author
 ) -> StoreSync:
     report = StoreSync(store, before=repo.head(store), remote=theirs)
     changed: set[str] = set()
@@ -122,7 +123,7 @@ def _sync_store(
                 report.fetched, report.head = True, theirs
                 break
             else:
-                merged = _merge(repo, store, base, ours, theirs, target.url, author)
+                merged = _merge(repo, store, base, ours, theirs, _where(target), author)
                 if merged is None:
                     continue  # a local write moved the head: reconcile again
                 new, done = merged
@@ -149,6 +150,17 @@ def _sync_store(
     if report.head is not None:
         report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
     return report
+
+
+def _where(target: Remote) -> str:
+    """The remote as a merge commit names it: its name, else its URL without any
+    user or password (a commit is pushed and read by everyone)."""
+    if target.name is not None:
+        return target.name
+    parts = urlsplit(target.url)
+    if parts.scheme and "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+    return urlunsplit(parts) if parts.scheme else target.url
 
 
 def _merge(
