@@ -23,6 +23,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
+from gitmem.store.locking import fsync_dir
 from gitmem.store.transfer import copy_history
 
 __all__ = ["Pushed", "Remote", "resolve"]
@@ -154,7 +155,8 @@ class Remote:
         # the remote's objects reach its disk before its ref names them
         target.object_store.fsync_object_files = True
         try:
-            copy_history(self._repo, target, [new])
+            if copy_history(self._repo, target, [new]):
+                fsync_dir(os.path.join(target.commondir(), "objects", "pack"))
             sha = ObjectID(new.encode())
             if old is None:
                 moved = target.refs.add_if_new(name, sha)

@@ -420,6 +420,14 @@ class Repository:
         records them, so they stay reachable."""
         with self._read_lock:
             heads = remote.fetch(self._prefix)
+        try:
+            # the fetched pack is fsynced by dulwich; its name in the folder must be too
+            # before a ref (the tracking ref, a fast-forward) names what it holds
+            fsync_dir(os.path.join(self.directory, "objects", "pack"))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise storage_error(exc, f"fetching from {remote.url}") from exc
         if remote.name is not None:
             tracking = f"refs/remotes/{remote.name}/{self._prefix[len('refs/heads/') :]}"
             try:
@@ -530,6 +538,7 @@ class Repository:
                 # one pack, fsynced once: a merge may bring hundreds of objects
                 with self._read_lock:
                     self._repo.object_store.add_objects([(o, None) for o in [*objects, commit]])
+                fsync_dir(os.path.join(self.directory, "objects", "pack"))
                 if not self._publish(self._ref(store), ours, commit.id.decode()):
                     return None
         except OSError as exc:
