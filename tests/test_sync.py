@@ -445,3 +445,26 @@ def test_the_pack_protocol_path_reconciles_too(
     _assert_converged(replicas)
     assert "from-a" in replicas.b.snapshot(STORE)
     assert "Gitmem-Sync: origin" in sh(replicas.origin, "log", "-1", f"gitmem/{STORE}")
+
+
+def test_two_projects_with_unrelated_stores_reconcile(tmp_path: Path) -> None:
+    """Stores started apart (no common commit) merge from nothing: a slug both created
+    with different texts is a conflict; the tracking ref follows the remote."""
+    first = make_project(tmp_path / "first")
+    sh(tmp_path, "init", "-q", "--bare", "origin.git")
+    sh(first, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    sh(tmp_path, "clone", "-q", "origin.git", "second")
+    with Repository.init(str(first)) as a, Repository.init(str(tmp_path / "second")) as b:
+        ops.create(a, STORE, ME, "same", "d", "from a\n")
+        ops.create(a, STORE, ME, "only-a", "d", "a\n")
+        ops.create(b, STORE, ME, "same", "d", "from b\n")
+        a.sync()
+        [report] = b.sync()
+        assert report.merged and report.conflicts == ["same"]
+        a.sync()
+        assert a.head(STORE) == b.head(STORE)
+        slugs = a.snapshot(STORE).slugs()
+        assert slugs[:2] == ["only-a", "same"] and slugs[2].startswith("same.conflict-")
+        tracking = sh(first, "rev-parse", f"refs/remotes/origin/gitmem/{STORE}").strip()
+        assert tracking == a.head(STORE)
+        assert b.check() == []

@@ -149,8 +149,11 @@ class Remote:
         return Pushed(False, busy, text)
 
     def _push_local(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
-        current = target.refs.get_peeled(name)
-        if (current.decode() if current else None) != old:
+        try:
+            current: str | None = target.refs[name].decode()
+        except KeyError:
+            current = None
+        if current != old:
             return Pushed(False, True, "the remote moved since it was fetched")
         # the remote's objects reach its disk before its ref names them
         target.object_store.fsync_object_files = True

@@ -454,9 +454,12 @@ class Repository:
 
     def _set_ref(self, ref: Ref, commit: str) -> None:
         with self._read_lock:
-            current = self._repo.refs.get_peeled(ref)
-        if current is None or current.decode() != commit:
-            self._publish(ref, current.decode() if current else None, commit)
+            try:
+                current: str | None = self._repo.refs[ref].decode()
+            except KeyError:
+                current = None
+        if current != commit:
+            self._publish(ref, current, commit)
 
     def merge_base(self, ours: str, theirs: str) -> str | None:
         """A best common ancestor of two commits (``None`` if they share no history)."""
