@@ -14,7 +14,6 @@ from typing import Self
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
-from dulwich.graph import find_merge_base
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -461,16 +460,29 @@ class Repository:
         if current != commit:
             self._publish(ref, current, commit)
 
-    def merge_base(self, ours: str, theirs: str) -> str | None:
-        """A best common ancestor of two commits (``None`` if they share no history)."""
-        with self._read_lock:
-            try:
-                bases = find_merge_base(
-                    self._repo, [ObjectID(ours.encode()), ObjectID(theirs.encode())]
-                )
-            except KeyError as exc:
-                raise StorageError(f"a commit is missing: {exc}; run `gitmem check`") from None
-        return sorted(b.decode() for b in bases)[0] if bases else None
+    def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
+        """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
+        itself when it is an ancestor of ``ours``; ``None`` if they share no history).
+
+        Exact, whatever the commit times say: the walk goes back from ``theirs`` only
+        until it meets ``ours``'s history, which the history index answers."""
+        history = self._history(check_store(store))
+        if history.contains(ours, theirs):
+            return theirs
+        met: set[str] = set()
+        seen: set[str] = set()
+        stack = [theirs]
+        while stack:
+            commit = stack.pop()
+            if commit in seen:
+                continue
+            seen.add(commit)
+            if history.contains(ours, commit):
+                met.add(commit)
+                continue
+            stack.extend(self._reader.parents(commit))
+        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
+        return sorted(best)[0] if best else None
 
     def revisions_between(self, ours: str, theirs: str) -> dict[str, int]:
         """The highest revision each slug reached in commits of ``theirs`` that are not

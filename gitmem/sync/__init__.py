@@ -113,7 +113,7 @@ def _sync_store(
             report.fetched, report.head = True, theirs
             break
         else:
-            base = repo.merge_base(ours, theirs)
+            base = repo.merge_base(store, ours, theirs)
             if base == theirs:
                 new = ours
             elif base == ours:
