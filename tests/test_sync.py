@@ -337,6 +337,9 @@ def test_a_merged_set_over_a_limit_is_kept_reported_and_held(replicas: Replicas)
         {"limit": "maxCount", "value": 7, "maximum": 5, "over": 2, "slug": None}
     ]
     assert on_b.state()["exceeded"][0]["over"] == 2
+    shown = CliRunner().invoke(cli, ["--repo", replicas.b.directory, "state"])
+    assert shown.exit_code == 0, shown.output
+    assert "exceeded: maxCount 7 > 5, over by 2;" in shown.stdout
     refused = on_b.call("create_memory", {"name": "more", "description": "d", "body": "x\n"})
     assert not refused.ok and refused.kind == "limit-exceeded"
     assert "maxCount" in refused.text
