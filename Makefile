@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) bench/curated.py
 	$(PY) bench/mcp.py
 	$(PY) bench/anthropic.py
+	$(PY) bench/sync.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -30,6 +30,10 @@ and ``revisions`` take and print paths: ``ls``: ``[{"path", "chars", "lines"}]``
   ``reclassify``: the ``memory_revision``; ``rows link``/``unlink``: ``[memory_revision]``
   (both rows); ``rows conflicts``: ``[{"owner", "rows": [a, b], "shared": [word]}]``
 - ``tools``: the offered tools in the ``--format`` API's shape (a JSON list)
+- ``sync``: ``[{"store", "before", "remote", "head", "fetched", "merged", "pushed",
+  "up_to_date", "conflicts": [slug], "changed": [slug], "exceeded": [excess]}]``
+- ``state``: ``memory_state``, with ``"exceeded": [{"limit", "value", "maximum", "over",
+  "slug"}]`` (``slug`` null for a limit of the whole set)
 
 A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "description",
 "body", "code", "on_use", "author", "commit", "time"}`` (``Revision.event()``).
@@ -234,7 +238,8 @@ def _launch(
     "--repo",
     envvar="GITMEM_REPO",
     metavar="PATH",
-    help="The gitmem repository (default: .gitmem here or in the nearest parent folder).",
+    help="The gitmem repository: a standalone one, or a project's work tree or .git "
+    "(default: found as git finds .git: the nearest .gitmem, or project holding stores).",
 )
 @click.pass_context
 def cli(ctx: click.Context, repo: str | None) -> None:
@@ -248,17 +253,35 @@ def cli(ctx: click.Context, repo: str | None) -> None:
 
 
 @cli.command()
-def init() -> None:
-    """Create a gitmem repository (default: ./.gitmem).
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option(
+    "--bare",
+    is_flag=True,
+    help="Make a standalone bare repository at PATH, even inside a project.",
+)
+def init(path: str | None, bare: bool) -> None:
+    """Create a gitmem repository.
+
+    Inside a git project the stores go in the project's own repository (branches
+    refs/heads/gitmem/<store>, shared with `gitmem sync`); elsewhere, or with --bare,
+    a standalone bare repository (default: ./.gitmem).
 
     \b
     Example:
-        gitmem init
-        gitmem --repo /srv/agents/.gitmem init
+        cd my-project && gitmem init
+        gitmem init --bare /srv/agents/memories.git
     """
-    path = _settings().repo or os.path.join(os.getcwd(), ops.REPOSITORY_DIR)
-    with Repository.init(path) as repo:
-        click.echo(f"gitmem repository in {repo.directory}")
+    if bare and path is None:
+        raise click.UsageError("--bare needs the PATH of the repository to make")
+    target = path or _settings().repo or ops.init_target(os.getcwd())
+    with Repository.init(target, bare=bare) as repo:
+        if repo.project:
+            click.echo(
+                f"gitmem stores in the project's repository {repo.directory}, as branches "
+                "refs/heads/gitmem/<store>; share them with `gitmem sync`"
+            )
+        else:
+            click.echo(f"gitmem repository in {repo.directory}")
 
 
 @cli.command()
@@ -658,6 +681,12 @@ def state(store: str | None, as_json: bool) -> None:
     click.echo(f"peaks:  {peaks['count']} memories, {peaks['chars']} chars, {peaks['lines']} lines")
     shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
     click.echo(f"limits: {shown}")
+    for e in event["exceeded"]:
+        where = f" ({e['slug']})" if e["slug"] else ""
+        click.echo(
+            f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by {e['over']}; "
+            "writes that do not bring it down are refused"
+        )
 
 
 @cli.command()
@@ -1034,6 +1063,35 @@ def rows_conflicts(owner: str | None, store: str | None, as_json: bool) -> None:
         )
         return
     click.echo(conflicts_text(found))
+
+
+@cli.command()
+@click.argument("remote", default="origin")
+@_store_option
+@_json_option
+def sync(remote: str, store: str | None, as_json: bool) -> None:
+    """Share the stores with a remote: fetch, reconcile what diverged, push.
+
+    REMOTE is a remote of the project (default: origin), a URL or a path. A push never
+    forces: a remote that moved is fetched and reconciled again. Memories changed on
+    both sides are merged line by line; where the changes overlap, the remote's text
+    is kept beside yours as SLUG.conflict-<commit> and listed as a conflict. Exits 0
+    when every store is reconciled and pushed, conflicts or not.
+
+    \b
+    Example:
+        gitmem sync
+        gitmem sync upstream --store profile/ops --json
+    """
+    repo = _open()
+    reports = ops.sync(repo, remote, store)
+    if as_json:
+        _emit([r.as_json() for r in reports])
+        return
+    if not reports:
+        click.echo(f"no stores here or at {remote}")
+    for report in reports:
+        click.echo(ops.sync_line(report))
 
 
 @cli.command()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, Unchanged
-from gitmem.limits import Limits, check_write
+from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.store import Snapshot
 from gitmem.types import Change, Edit, Memory, check_slug, check_text
 
@@ -83,8 +83,14 @@ class Rules:
     trailers: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
 
     def check(self, before: Snapshot, change: Change) -> None:
-        """Refuse ``change`` if the set it leaves breaches a limit."""
+        """Refuse ``change`` if the set it leaves breaches a limit (a set already over
+        an aggregate limit, as a merge may leave it, must be brought down by the change)."""
         count, chars = before.totals.count, before.totals.chars
+
+        def index_before() -> int:
+            return index_size(self.index_line(m) for m in before.memories())
+
+        baseline = Baseline(count, chars, index_before)
         now: dict[str, Memory | None] = {}
         # removals first: the limits judge the set the change leaves, not a midpoint
         for edit in sorted(change.edits, key=lambda e: e.memory is not None):
@@ -106,6 +112,7 @@ class Rules:
                     count=count,
                     total_chars=chars,
                     index_line=self.index_line,
+                    baseline=baseline,
                 )
             count += (edit.memory is not None) - (old is not None)
             chars += (edit.memory.chars if edit.memory else 0) - (old.chars if old else 0)

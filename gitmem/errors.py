@@ -19,6 +19,7 @@
     ├── ReadOnly                   the holder may not write          (read-only)
     ├── StorageError               the disk failed us                (io-error)
     │   └── DiskFull
+    ├── RemoteError                a remote cannot be reached or refuses (io-error)
     ├── InternalError              gitmem's own defect               (io-error)
     └── Unchanged                  a write identical to what is held (ok: not a refusal)
 
@@ -49,6 +50,7 @@ __all__ = [
     "NotFound",
     "PathOccupied",
     "ReadOnly",
+    "RemoteError",
     "RepositoryError",
     "Stale",
     "StorageError",
@@ -175,6 +177,13 @@ class StorageError(GitmemError):
 
 class DiskFull(StorageError):
     """The disk is full; the write was not published and the store is unchanged."""
+
+    kind = "io-error"
+
+
+class RemoteError(GitmemError):
+    """A remote cannot be reached, or refused a fetch or push; the local stores are as
+    the last completed step left them."""
 
     kind = "io-error"
 

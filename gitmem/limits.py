@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gitmem.errors import LimitExceeded
-from gitmem.types import Memory
+from gitmem.types import Memory, Totals
 
-__all__ = ["CODE_MAX", "LIMITS", "Limits", "check_write"]
+__all__ = ["CODE_MAX", "LIMITS", "Baseline", "Excess", "Limits", "check_write", "exceeded"]
 
 CODE_MAX = 32_768
 """Characters a code half may hold, whatever the strategy."""
@@ -74,6 +74,80 @@ class Limits:
         return bounds
 
 
+@dataclass(frozen=True)
+class Excess:
+    """A limit a store is over (a merge of two replicas can leave it so): ``value``
+    against ``maximum``, for one memory (``slug``) or the whole set."""
+
+    limit: str
+    value: int
+    maximum: int
+    slug: str | None = None
+
+    @property
+    def over(self) -> int:
+        return self.value - self.maximum
+
+    def as_dict(self) -> dict[str, object]:
+        """``{"limit", "value", "maximum", "over", "slug"}`` (slug ``None`` for the set)."""
+        return {
+            "limit": self.limit,
+            "value": self.value,
+            "maximum": self.maximum,
+            "over": self.over,
+            "slug": self.slug,
+        }
+
+    def describe(self) -> str:
+        where = f" (`{self.slug}`)" if self.slug else ""
+        return f"{self.limit}{where} {self.value:,} > {self.maximum:,}, over by {self.over:,}"
+
+
+def index_size(lines: Iterable[str]) -> int:
+    """The length of an index of ``lines``: the lines plus the newlines between them."""
+    shown = list(lines)
+    return sum(len(line) for line in shown) + max(len(shown) - 1, 0)
+
+
+def exceeded(
+    limits: Limits,
+    applies: frozenset[str],
+    totals: Totals,
+    memories: Iterable[Memory],
+    index: Callable[[], Iterable[str]] | None = None,
+) -> list[Excess]:
+    """Every limit the set is over: the aggregates in ``applies`` (from ``totals``; the
+    index from ``index``'s lines, when given), and the per-memory limits of ``memories``."""
+    found: list[Excess] = []
+    if "maxCount" in applies and limits.max_count and totals.count > limits.max_count:
+        found.append(Excess("maxCount", totals.count, limits.max_count))
+    if "maxTotalLen" in applies and limits.max_total_len and totals.chars > limits.max_total_len:
+        found.append(Excess("maxTotalLen", totals.chars, limits.max_total_len))
+    if "maxLenIndex" in applies and limits.max_len_index and index is not None:
+        size = index_size(index())
+        if size > limits.max_len_index:
+            found.append(Excess("maxLenIndex", size, limits.max_len_index))
+    for m in memories:
+        if limits.max_len_per_memory and m.chars > limits.max_len_per_memory:
+            found.append(Excess("maxLenPerMemory", m.chars, limits.max_len_per_memory, m.slug))
+        if limits.max_len_description and len(m.description) > limits.max_len_description:
+            found.append(
+                Excess("maxLenDescription", len(m.description), limits.max_len_description, m.slug)
+            )
+    return found
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The set's figures before a change: a store already over an aggregate limit (after
+    a merge) takes only changes that bring that figure down."""
+
+    count: int
+    chars: int
+    index: Callable[[], int] | None = None
+    """The index length before the change, measured only if needed."""
+
+
 def _refuse(limit: str, attempted: int, maximum: int, what: str, fix: str) -> LimitExceeded:
     return LimitExceeded(
         f"refused: {what} would be {attempted:,}, over {limit} ({maximum:,}). {fix}",
@@ -93,13 +167,17 @@ def check_write(
     count: int,
     total_chars: int,
     index_line: Callable[[Memory], str],
+    baseline: Baseline | None = None,
 ) -> None:
     """Refuse ``new`` (replacing ``old``) if it breaches a limit in ``applies``.
 
     ``count`` and ``total_chars`` describe the store before the write; ``everyone``
     lists every memory before the write (called only when the index must be measured,
-    each memory's line drawn by ``index_line``).
+    each memory's line drawn by ``index_line``). An aggregate already over its limit
+    before the whole change (``baseline``, default the figures before this write) is
+    kept, but a write that leaves it over must bring it down.
     """
+    base = baseline or Baseline(count, total_chars)
     slug = new.slug
     if limits.max_len_description and len(new.description) > limits.max_len_description:
         raise _refuse(
@@ -126,17 +204,23 @@ def check_write(
                 f"the {half} of `{slug}` in characters",
                 f"Shorten the {half}.",
             )
-    if "maxCount" in applies and limits.max_count and old is None and count + 1 > limits.max_count:
+    after = count + (old is None)
+    if (
+        "maxCount" in applies
+        and limits.max_count
+        and after > limits.max_count
+        and after >= base.count
+    ):
         raise _refuse(
             "maxCount",
-            count + 1,
+            after,
             limits.max_count,
             "the number of memories",
             "Delete or merge a memory you no longer need, then try again.",
         )
     if "maxTotalLen" in applies and limits.max_total_len:
         total = total_chars - (old.chars if old else 0) + new.chars
-        if total > limits.max_total_len:
+        if total > limits.max_total_len and total >= base.chars:
             raise _refuse(
                 "maxTotalLen",
                 total,
@@ -147,8 +231,8 @@ def check_write(
     if "maxLenIndex" in applies and limits.max_len_index:
         lines = [index_line(m) for m in everyone() if m.slug != slug]
         lines.append(index_line(new))
-        size = sum(len(line) for line in lines) + len(lines) - 1
-        if size > limits.max_len_index:
+        size = index_size(lines)
+        if size > limits.max_len_index and (base.index is None or size >= base.index()):
             raise _refuse(
                 "maxLenIndex",
                 size,

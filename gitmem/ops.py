@@ -43,9 +43,10 @@ from gitmem.holder.telemetry import Event, state_event
 from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.store import Snapshot, git_identity
+from gitmem.store import Snapshot, git_identity, in_use, project_dir
 from gitmem.strategies import Strategy, curated, notebook
 from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
+from gitmem.sync import CONFLICT, StoreSync
 from gitmem.trailers import capability_trailer, read_capability_trailer
 from gitmem.types import Author, Change, FileRevision, Memory, Revision, check_slug, count_lines
 
@@ -60,6 +61,7 @@ __all__ = [
     "file_log",
     "file_rows",
     "find_repository",
+    "init_target",
     "is_file_store",
     "log",
     "notebook_save",
@@ -84,6 +86,8 @@ __all__ = [
     "show_file",
     "state",
     "store_rows",
+    "sync",
+    "sync_line",
     "timeline",
 ]
 
@@ -94,16 +98,70 @@ REPOSITORY_DIR = ".gitmem"
 
 
 def find_repository(start: str) -> str:
-    """The ``.gitmem`` folder in ``start`` or its nearest ancestor, else ``start/.gitmem``."""
+    """The repository for ``start``, found as git finds ``.git``: walking up from
+    ``start``, the nearest folder holding a ``.gitmem`` repository or a git project whose
+    repository holds gitmem stores (in one folder, ``.gitmem`` first). A project that
+    holds no stores is passed over for an enclosing ``.gitmem``; if there is none, the
+    nearest project is the answer (so the error says to run ``gitmem init`` in it), else
+    ``start/.gitmem``."""
     here = os.path.abspath(start)
+    project: str | None = None
     while True:
         candidate = os.path.join(here, REPOSITORY_DIR)
         if os.path.isdir(candidate):
             return candidate
+        if os.path.exists(os.path.join(here, ".git")):
+            if in_use(here):
+                return here
+            project = project or here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return project or os.path.join(os.path.abspath(start), REPOSITORY_DIR)
+        here = parent
+
+
+def init_target(start: str) -> str:
+    """Where ``gitmem init`` without a path makes the repository: an existing ``.gitmem``
+    here, else the git project ``start`` is in (its stores go in the project's own
+    repository), else ``start/.gitmem``."""
+    here = os.path.abspath(start)
+    if os.path.isdir(os.path.join(here, REPOSITORY_DIR)):
+        return os.path.join(here, REPOSITORY_DIR)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")) and project_dir(here) is not None:
+            return here
         parent = os.path.dirname(here)
         if parent == here:
             return os.path.join(os.path.abspath(start), REPOSITORY_DIR)
         here = parent
+
+
+def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
+    """``repo.sync``: fetch, reconcile, push; one report per store."""
+    return repo.sync(remote, store)
+
+
+def sync_line(report: StoreSync) -> str:
+    """A store's sync as one line: what happened, the conflicts and any limit exceeded."""
+    done: list[str] = []
+    if report.fetched and not report.merged:
+        done.append(f"fetched {len(report.changed)} changed memories")
+    if report.merged:
+        done.append(f"merged ({len(report.changed)} memories changed here)")
+    if report.pushed:
+        done.append("pushed")
+    if not done:
+        done.append("up to date")
+    line = f"{report.store}: {', '.join(done)}"
+    if report.head:
+        line += f" at {report.head[:12]}"
+    if report.conflicts:
+        line += f"; {len(report.conflicts)} conflict(s): " + ", ".join(
+            f"{c} (theirs kept as {c}{CONFLICT}...)" for c in report.conflicts
+        )
+    if report.exceeded:
+        line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
+    return line
 
 
 def pick_store(repo: Repository, store: str | None, *, may_create: bool = False) -> str:
@@ -716,8 +774,16 @@ def state(repo: Repository, store: str) -> Event:
     limits it records (all off for a store no binding wrote)."""
     _memories_only(repo, store, "report")
     found = record(repo, store)
-    limits = found.limits if found else Limits()
-    return state_event(repo.snapshot(store), "operator", True, limits)
+    if found is None:
+        return state_event(repo.snapshot(store), "operator", True, Limits())
+    return state_event(
+        repo.snapshot(store),
+        "operator",
+        True,
+        found.limits,
+        found.strategy.aggregate_limits,
+        found.strategy.index_line,
+    )
 
 
 def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:

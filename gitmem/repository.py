@@ -8,12 +8,20 @@ from gitmem.binding import Agent, check_launch, resolve
 from gitmem.capability import Capability
 from gitmem.holder import Holder, Hub
 from gitmem.store import repository as store
+from gitmem.sync import StoreSync
+from gitmem.sync import sync as sync_stores
 
 __all__ = ["Repository"]
 
 
 class Repository(store.Repository):
-    """A gitmem repository: stores of memories as branches of a bare git repository."""
+    """A gitmem repository: stores of memories as branches of a bare git repository, or
+    of a project's own repository (``refs/heads/gitmem/<store>``)."""
+
+    def sync(self, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
+        """Fetch the remote's stores, reconcile each that diverged, push the result (never
+        forced); one report per store. See :mod:`gitmem.sync`."""
+        return sync_stores(self, remote, store)
 
     @functools.cached_property
     def hub(self) -> Hub:

@@ -14,6 +14,7 @@ from typing import Any
 from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug, InvalidText
 
 __all__ = [
+    "SYNC_AUTHOR",
     "Author",
     "Change",
     "Edit",
@@ -157,6 +158,10 @@ class Author:
 
     def ident(self) -> bytes:
         return f"{self.name} <{self.email}>".encode()
+
+
+SYNC_AUTHOR = Author("gitmem sync", "sync@gitmem.invalid")
+"""The author of the merge commits ``gitmem sync`` makes."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ LAYERS = [
     "gitmem.binding",
     "gitmem.sandbox",
     "gitmem.holder",
+    "gitmem.sync",
     "gitmem.repository",
     "gitmem.ops",
     "gitmem.demo",

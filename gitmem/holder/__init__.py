@@ -142,8 +142,14 @@ class Holder:
 
     def state(self) -> Event:
         """The ``memory_state`` event: the set as it stands, limits and peaks."""
+        strategy = self.capability.strategy
         return state_event(
-            self.repo.snapshot(self.store_id), self.scope, self.writable, self.capability.limits
+            self.repo.snapshot(self.store_id),
+            self.scope,
+            self.writable,
+            self.capability.limits,
+            strategy.aggregate_limits,
+            strategy.index_line,
         )
 
     def revisions(self) -> list[Event]:

@@ -8,12 +8,17 @@ watermark is written the first time notices are taken (or swept by a compaction)
 
 from __future__ import annotations
 
-from gitmem.store import Repository
+from gitmem.store import Repository, Snapshot
 from gitmem.strategies import Strategy
+from gitmem.types import SYNC_AUTHOR, Memory, Revision
 
 __all__ = ["Notices"]
 
 HEAD = "Another agent sharing your memories has made changes since your last turn:"
+SYNCED = (
+    "Another agent sharing your memories has made changes since your last turn, some of "
+    "them on another replica of this repository, brought here by `gitmem sync`:"
+)
 
 
 class Notices:
@@ -47,12 +52,15 @@ class Notices:
             return None
         revisions = self._repo.revisions_since(self._store, base, head)
         theirs = [r for r in revisions if r.author != self._author]
+        now = self._repo.snapshot(self._store, head)
+        theirs = self._not_echoes(revisions, theirs, now)
         if not theirs:
             return None
         before = self._repo.snapshot(self._store, base) if base else None
-        now = self._repo.snapshot(self._store, head)
         order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
-        lines = [HEAD, ""]
+        # a sync's merge commit is the sign that changes came from another replica
+        synced = any(r.author == SYNC_AUTHOR.name for r in revisions)
+        lines = [SYNCED if synced else HEAD, ""]
         for slug in order:
             memory = now.get(slug)
             if memory is None:
@@ -66,6 +74,24 @@ class Notices:
         lines += ["", self._strategy.notice_tail]
         return "\n".join(lines)
 
+    def _not_echoes(
+        self, revisions: list[Revision], theirs: list[Revision], now: Snapshot
+    ) -> list[Revision]:
+        """``theirs`` without a sync merge's echo of this holder's own write: a merge
+        made on another replica names the slugs it took from this one, and a slug that
+        only such a merge touched and that still reads as this holder wrote it is news
+        to no one."""
+        own: dict[str, Revision] = {r.slug: r for r in revisions if r.author == self._author}
+        others = {r.slug for r in theirs if r.author != SYNC_AUTHOR.name}
+        echoes: set[str] = set()
+        for slug, mine in own.items():
+            if slug in others:
+                continue
+            memory = now.get(slug)
+            if (memory is None) if mine.removed else memory == _as_memory(mine):
+                echoes.add(slug)
+        return [r for r in theirs if r.slug not in echoes]
+
     def sweep(self) -> None:
         """A compaction boundary: pending notices are dropped, not re-issued."""
         head = self._repo.head(self._store)
@@ -77,3 +103,9 @@ class Notices:
             return
         self._repo.set_marker(self._marker, head)
         self._seen, self._persisted = head or "", True
+
+
+def _as_memory(revision: Revision) -> Memory:
+    return Memory(
+        revision.slug, revision.description, revision.body, revision.code, revision.on_use
+    )

@@ -21,14 +21,22 @@ _GITLINK_MODE = 0o160000
 _DIR_MODE = 0o040000
 
 
-def check(directory: str, progress: Callable[[int], None] | None = None) -> list[str]:
+def check(
+    directory: str,
+    progress: Callable[[int], None] | None = None,
+    prefix: str = "refs/heads/",
+) -> list[str]:
     """Every problem found in the repository; empty when it is healthy.
 
     Every object reachable from every ref must read and hash to its name, every store
     commit must carry gitmem's trailers, and every memory file must parse: what
     ``git fsck`` checks of objects, plus gitmem's own rules. ``progress`` is called with
-    the number of objects read so far.
+    the number of objects read so far. The stores are the branches under ``prefix``;
+    inside a project only they and gitmem's markers are walked, never the project's own
+    refs.
     """
+    stores = prefix.encode()
+    own = stores == b"refs/heads/"
     problems: list[str] = []
     try:
         git = Repo(directory)
@@ -41,14 +49,16 @@ def check(directory: str, progress: Callable[[int], None] | None = None) -> list
         text_blobs: dict[ObjectID, str] = {}
         for ref in sorted(git.refs.allkeys()):
             name = ref.decode("utf-8", "replace")
-            if ref == b"HEAD":
+            if ref == b"HEAD" or not (
+                own or ref.startswith(stores) or ref.startswith(b"refs/gitmem/")
+            ):
                 continue
             try:
                 start = git.refs[ref]
             except KeyError:
                 problems.append(f"ref {name} points nowhere")
                 continue
-            is_store = ref.startswith(b"refs/heads/")
+            is_store = ref.startswith(stores)
             stack: list[tuple[ObjectID, str, str, bool]] = [(start, name, "", False)]
             while stack:
                 sha, where, path, plain = stack.pop()

@@ -174,6 +174,13 @@ class History:
             rows = self._rows
             return [_entry(rows[p]) for p in kept if rows[p][2] not in _MARKS]
 
+    def contains(self, head: str | None, commit: str) -> bool:
+        """Whether ``commit`` is ``head`` or one of its ancestors."""
+        with self._mutex:
+            reach = self._reach(head)
+            position = self._pos.get(commit)
+            return position is not None and position in reach
+
     def commits(self, head: str | None) -> list[str]:
         """Every commit reachable from ``head``, each once, in index order."""
         with self._mutex:

@@ -49,7 +49,8 @@ class Edited(NamedTuple):
 @dataclass(frozen=True)
 class Facts:
     """What one gitmem commit says about itself: the slugs it changed (the subject
-    first), the totals and peaks after it, and any extra trailers."""
+    first), the totals and peaks after it, and any extra trailers. Only a merge made by
+    a sync may change no slug (its tree is its first parent's)."""
 
     edits: tuple[Edited, ...]
     totals: Totals
@@ -57,10 +58,6 @@ class Facts:
     extra: Mapping[str, str]
     paths: bool = False
     """Whether the commit is a file store's: its edits name paths, not slugs."""
-
-    def __post_init__(self) -> None:
-        if not self.edits:
-            raise ValueError("a gitmem commit changes at least one slug")
 
     @property
     def slug(self) -> str:
@@ -105,7 +102,7 @@ def subject(edits: Sequence[tuple[str, Op]]) -> str:
 
 
 def format_message(facts: Facts) -> bytes:
-    lines = [subject([(e.slug, e.op) for e in facts.edits]), ""]
+    lines = [subject([(e.slug, e.op) for e in facts.edits]) or "merge", ""]
     key = PATH_KEY if facts.paths else "Gitmem-Slug"
     for edit in facts.edits:
         lines += [
@@ -152,7 +149,8 @@ def parse_message(message: bytes) -> Facts | None:
     if slugs and paths:
         return None
     named = slugs or paths
-    if not named or not len(named) == len(ops) == len(revisions) or len(set(named)) < len(named):
+    # no slug at all is a merge that changed nothing; the totals below still must be there
+    if not len(named) == len(ops) == len(revisions) or len(set(named)) < len(named):
         return None
     try:
         edits: list[Edited] = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Self, TypeVar
 
@@ -18,6 +18,7 @@ from dulwich.file import FileLocked
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
+from dulwich.walk import Walker
 
 from gitmem.errors import (
     AlreadyExists,
@@ -27,7 +28,7 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
-from gitmem.store import files
+from gitmem.store import files, layout
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
 from gitmem.store.history import Entry, History
@@ -40,6 +41,7 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.remote import Pushed, Remote, resolve
 from gitmem.types import (
     Author,
     Change,
@@ -133,6 +135,28 @@ class Snapshot:
         for its head and the head's first-parent ancestors."""
         return self._history.last_revision(self.commit, slug)
 
+    def changed_since(self, other: Snapshot | None) -> set[str]:
+        """The slugs whose files differ between ``other`` (``None``: an empty store) and
+        this snapshot: fan-out folders whose trees are equal are skipped, so the cost
+        follows the change, not the store."""
+        before = other.root if other is not None else None
+        if before == self.root:
+            return set()
+        mine = {name: sha for name, _, sha in self._reader.tree(self.root)} if self.root else {}
+        theirs = {name: sha for name, _, sha in self._reader.tree(before)} if before else {}
+        found: set[str] = set()
+        for name in mine.keys() | theirs.keys():
+            if mine.get(name) == theirs.get(name):
+                continue
+            now = self._reader.bucket(self.root, name) if self.root else {}
+            then = self._reader.bucket(before, name) if before else {}
+            for entry in now.keys() | then.keys():
+                if now.get(entry) != then.get(entry):
+                    split = files.split_name(entry)
+                    if split:
+                        found.add(split[0])
+        return found
+
     def _files(self, slug: str) -> MemoryFiles | None:
         if self._all is not None:
             return self._all.get(slug)
@@ -160,8 +184,12 @@ class Snapshot:
 class Repository:
     """A gitmem repository on disk."""
 
-    def __init__(self, path: str, repo: Repo) -> None:
+    def __init__(self, path: str, repo: Repo, *, project: bool = False) -> None:
         self.directory = path
+        """The git directory that holds the objects and refs (a project's ``.git``)."""
+        self.project = project
+        """Whether the stores live in a project's own repository (``refs/heads/gitmem/``)."""
+        self._prefix = layout.PROJECT_PREFIX if project else layout.STANDALONE_PREFIX
         self._repo = repo
         self._meta = os.path.join(path, "gitmem")
         self._lock = WriteLock(os.path.join(self._meta, "write.lock"))
@@ -172,12 +200,24 @@ class Repository:
     # -- opening -------------------------------------------------------------------
 
     @classmethod
-    def init(cls, path: str) -> Self:
-        """Create a gitmem repository at ``path`` (an existing one is opened as is)."""
+    def init(cls, path: str, *, bare: bool = False) -> Self:
+        """Create a gitmem repository at ``path`` (an existing one is opened as is).
+
+        A git work tree (or its ``.git`` directory) gets its stores in the project's own
+        repository, unless ``bare``; an empty or new folder becomes a standalone bare
+        repository.
+        """
         path = os.path.abspath(path)
         if os.path.isdir(os.path.join(path, "gitmem")) and os.path.isfile(
             os.path.join(path, "HEAD")
         ):
+            return cls.open(path)
+        project = None if bare else layout.project_dir(path)
+        if project is not None:
+            try:
+                layout.start_project(project)
+            except OSError as exc:
+                raise storage_error(exc, f"starting gitmem in the project at {path}") from exc
             return cls.open(path)
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise PathOccupied(
@@ -203,7 +243,8 @@ class Repository:
 
     @classmethod
     def open(cls, path: str) -> Self:
-        """Open the gitmem repository at ``path``."""
+        """Open the gitmem repository at ``path``: a standalone bare repository, or a
+        project's work tree, ``.git`` directory or bare repository holding stores."""
         path = os.path.abspath(path)
         try:
             repo = Repo(path)
@@ -211,17 +252,30 @@ class Repository:
             raise NotARepository(
                 f"no gitmem repository at {path}; create one with `gitmem init`"
             ) from None
-        if not repo.bare or not os.path.isdir(os.path.join(path, "gitmem")):
+        common = os.path.abspath(repo.commondir())
+        standalone = layout.is_standalone(repo)
+        if standalone and (not repo.bare or not os.path.isdir(os.path.join(common, "gitmem"))):
+            standalone = False
+        if not standalone and not layout.holds_stores(repo, common):
             repo.close()
+            if layout.project_dir(path) is not None:
+                raise NotARepository(
+                    f"the git project at {path} keeps no gitmem stores yet; "
+                    "run `gitmem init` in it (or `gitmem sync` in a clone of a project that has some)"
+                )
             raise NotARepository(
                 f"{path} is a git repository but not a gitmem one; "
                 "create one with `gitmem init` in an empty folder"
             )
-        os.makedirs(os.path.join(path, "gitmem", "history"), exist_ok=True)
+        try:
+            os.makedirs(os.path.join(common, "gitmem", "history"), exist_ok=True)
+        except OSError as exc:
+            repo.close()
+            raise storage_error(exc, f"opening the repository at {path}") from exc
         # objects reach the disk before a ref names them (set here rather than as
         # core.fsyncObjectFiles, which git itself warns about on every command)
         repo.object_store.fsync_object_files = True
-        return cls(path, repo)
+        return cls(common, repo, project=not standalone)
 
     def close(self) -> None:
         self._repo.close()
@@ -237,12 +291,12 @@ class Repository:
     def stores(self) -> list[str]:
         """Every store id, sorted."""
         with self._read_lock:
-            keys = self._repo.refs.keys(base=Ref(b"refs/heads/"))
+            keys = self._repo.refs.keys(base=Ref(self._prefix.encode()))
         return sorted(k.decode() for k in keys)
 
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
-        ref = _ref(check_store(store))
+        ref = self._ref(check_store(store))
         # the common case, a loose ref, read directly: a ref moves by an atomic rename,
         # so a read sees the old commit or the new one (symbolic and packed refs, or
         # anything odd, go through dulwich)
@@ -339,7 +393,7 @@ class Repository:
                     if self.head(store) != head:
                         continue
                     self._write_objects([*built.objects, built.commit])
-                    published = self._publish(_ref(store), head, built.commit.id.decode())
+                    published = self._publish(self._ref(store), head, built.commit.id.decode())
             except OSError as exc:
                 raise storage_error(exc, f"writing {built.what}") from exc
             if published:
@@ -510,7 +564,7 @@ class Repository:
         check_store(target)
         try:
             with self._lock.held():
-                if not self._publish(_ref(target), None, head):
+                if not self._publish(self._ref(target), None, head):
                     raise AlreadyExists(f"store {target!r} already exists; choose another id")
         except OSError as exc:
             raise storage_error(exc, f"forking {source} to {target}") from exc
@@ -544,6 +598,162 @@ class Repository:
         except OSError as exc:
             raise storage_error(exc, f"recording marker {name}") from exc
 
+    # -- replicas: fetch, merge, push (the rules of reconciling are gitmem.sync's) -------
+
+    def remote(self, name: str) -> Remote:
+        """The remote ``name`` (as the repository's config names it) or a URL or path."""
+        top = os.path.dirname(self.directory) if self.project else self.directory
+        with self._read_lock:
+            return resolve(self._repo, name, top)
+
+    def fetch(self, remote: Remote) -> dict[str, str]:
+        """Fetch the remote's store branches; returns their heads (store id → commit). A
+        named remote's heads are recorded as ``refs/remotes/<name>/...``, as ``git fetch``
+        records them, so they stay reachable."""
+        with self._read_lock:
+            heads = remote.fetch(self._prefix)
+        try:
+            # the fetched pack is fsynced by dulwich; its name in the folder must be too
+            # before a ref (the tracking ref, a fast-forward) names what it holds
+            fsync_dir(os.path.join(self.directory, "objects", "pack"))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise storage_error(exc, f"fetching from {remote.url}") from exc
+        if remote.name is not None:
+            tracking = f"refs/remotes/{remote.name}/{self._prefix[len('refs/heads/') :]}"
+            try:
+                with self._lock.held():
+                    for store, commit in heads.items():
+                        if _usable_store(store):
+                            self._set_ref(Ref((tracking + store).encode()), commit)
+            except OSError as exc:
+                raise storage_error(exc, f"recording what {remote.url} holds") from exc
+        return {store: head for store, head in heads.items() if _usable_store(store)}
+
+    def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
+        """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced)."""
+        with self._read_lock:
+            pushed = remote.push(self._ref(store).decode(), old, new)
+        if pushed.ok and remote.name is not None:
+            tracking = f"refs/remotes/{remote.name}/{self._prefix[len('refs/heads/') :]}"
+            try:
+                with self._lock.held():
+                    self._set_ref(Ref((tracking + store).encode()), new)
+            except OSError as exc:
+                raise storage_error(exc, f"recording what {remote.url} holds") from exc
+        return pushed
+
+    def _set_ref(self, ref: Ref, commit: str) -> None:
+        with self._read_lock:
+            try:
+                current: str | None = self._repo.refs[ref].decode()
+            except KeyError:
+                current = None
+        if current != commit:
+            self._publish(ref, current, commit)
+
+    def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
+        """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
+        itself when it is an ancestor of ``ours``; ``None`` if they share no history).
+
+        Exact, whatever the commit times say: the walk goes back from ``theirs`` only
+        until it meets ``ours``'s history, which the history index answers."""
+        history = self._history(check_store(store))
+        if history.contains(ours, theirs):
+            return theirs
+        met: set[str] = set()
+        seen: set[str] = set()
+        stack = [theirs]
+        while stack:
+            commit = stack.pop()
+            if commit in seen:
+                continue
+            seen.add(commit)
+            if history.contains(ours, commit):
+                met.add(commit)
+                continue
+            stack.extend(self._reader.parents(commit))
+        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
+        return sorted(best)[0] if best else None
+
+    def revisions_between(self, ours: str, theirs: str) -> dict[str, int]:
+        """The highest revision each slug reached in commits of ``theirs`` that are not
+        in ``ours`` (a walk of only those commits)."""
+        found: dict[str, int] = {}
+        with self._read_lock:
+            walker = Walker(
+                self._repo.object_store,
+                include=[ObjectID(theirs.encode())],
+                exclude=[ObjectID(ours.encode())],
+            )
+            shas = [entry.commit.id.decode() for entry in walker]
+        for sha in shas:
+            facts = self._reader.facts(sha)
+            for edited in facts.edits if facts else ():
+                found[edited.slug] = max(found.get(edited.slug, 0), edited.revision)
+        return found
+
+    def advance(self, store: str, old: str | None, new: str) -> bool:
+        """Move a store's branch from ``old`` to ``new`` (a commit that descends from it)
+        by compare-and-swap; ``False`` if another writer moved it first."""
+        try:
+            with self._lock.held():
+                return self._publish(self._ref(check_store(store)), old, new)
+        except OSError as exc:
+            raise storage_error(exc, f"updating {store}") from exc
+
+    def merge(
+        self,
+        store: str,
+        author: Author,
+        ours: str,
+        theirs: str,
+        edits: Sequence[Edit],
+        trailers: Mapping[str, str],
+    ) -> str | None:
+        """Publish one merge commit of ``ours`` (the branch's head, first parent) and
+        ``theirs``: ``ours``'s tree with ``edits`` applied, a trailer trio per slug it
+        changes (numbered after the larger side), the merged totals and peaks at least
+        both sides'. Returns the commit, or ``None`` if the branch moved off ``ours``."""
+        check_store(store)
+        snapshot = self.snapshot(store, ours)
+        other = self.snapshot(store, theirs)
+        olds = [snapshot.get(edit.slug) for edit in edits]
+        beyond = self.revisions_between(ours, theirs) if edits else {}
+        root, objects = self._tree(snapshot, edits)
+        totals = _totals(snapshot.totals, edits, olds)
+        facts = Facts(
+            edits=tuple(
+                Edited(e.slug, e.op, max(snapshot.revision(e.slug), beyond.get(e.slug, 0)) + 1)
+                for e in edits
+            ),
+            totals=totals,
+            peaks=snapshot.peaks.peak(other.peaks).peak(totals),
+            extra=trailers,
+        )
+        commit = Commit()
+        commit.tree = root.id
+        commit.parents = [ObjectID(ours.encode()), ObjectID(theirs.encode())]
+        commit.author = commit.committer = author.ident()
+        commit.author_time = commit.commit_time = int(time.time())
+        commit.author_timezone = commit.commit_timezone = 0
+        commit.message = format_message(facts)
+        try:
+            with self._lock.held():
+                if self.head(store) != ours:
+                    return None
+                # one pack, fsynced once: a merge may bring hundreds of objects
+                with self._read_lock:
+                    self._repo.object_store.add_objects([(o, None) for o in [*objects, commit]])
+                fsync_dir(os.path.join(self.directory, "objects", "pack"))
+                if not self._publish(self._ref(store), ours, commit.id.decode()):
+                    return None
+        except OSError as exc:
+            raise storage_error(exc, f"merging {store}") from exc
+        self._maybe_pack()
+        return commit.id.decode()
+
     # -- building a commit -----------------------------------------------------------
 
     def _build(
@@ -554,6 +764,36 @@ class Repository:
         olds: list[Memory | None],
         author: Author,
     ) -> tuple[list[Revision], Commit, list[ShaFile]]:
+        root, objects = self._tree(snapshot, edits)
+        totals = _totals(snapshot.totals, edits, olds)
+        facts = Facts(
+            edits=tuple(Edited(e.slug, e.op, snapshot.revision(e.slug) + 1) for e in edits),
+            totals=totals,
+            peaks=snapshot.peaks.peak(totals),
+            extra=change.trailers,
+        )
+        commit = self._new_commit(root.id, snapshot.commit, author, facts)
+        sha = commit.id.decode()
+        revisions: list[Revision] = []
+        for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
+            shown = edit.memory or old
+            assert shown is not None
+            revisions.append(
+                _revision(
+                    snapshot.store,
+                    sha,
+                    edited,
+                    facts,
+                    shown,
+                    author.name,
+                    commit.author_time,
+                    edit.memory is None,
+                )
+            )
+        return revisions, commit, objects
+
+    def _tree(self, snapshot: Snapshot, edits: Sequence[Edit]) -> tuple[Tree, list[ShaFile]]:
+        """The root tree of ``snapshot`` with ``edits`` applied, and every new object."""
         objects: list[ShaFile] = []
         buckets: dict[str, dict[str, bytes]] = {}
         for edit in edits:
@@ -582,39 +822,7 @@ class Repository:
                 objects.append(sub)
                 root.add(name.encode(), DIR_MODE, sub.id)
         objects.append(root)
-
-        count, chars, lines = snapshot.totals.count, snapshot.totals.chars, snapshot.totals.lines
-        for edit, old in zip(edits, olds, strict=True):
-            new = edit.memory
-            count += (new is not None) - (old is not None)
-            chars += (new.chars if new else 0) - (old.chars if old else 0)
-            lines += (new.lines if new else 0) - (old.lines if old else 0)
-        totals = Totals(count, chars, lines)
-        facts = Facts(
-            edits=tuple(Edited(e.slug, e.op, snapshot.revision(e.slug) + 1) for e in edits),
-            totals=totals,
-            peaks=snapshot.peaks.peak(totals),
-            extra=change.trailers,
-        )
-        commit = self._new_commit(root.id, snapshot.commit, author, facts)
-        sha = commit.id.decode()
-        revisions: list[Revision] = []
-        for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
-            shown = edit.memory or old
-            assert shown is not None
-            revisions.append(
-                _revision(
-                    snapshot.store,
-                    sha,
-                    edited,
-                    facts,
-                    shown,
-                    author.name,
-                    commit.author_time,
-                    edit.memory is None,
-                )
-            )
-        return revisions, commit, objects
+        return root, objects
 
     # -- durable publication ---------------------------------------------------------
 
@@ -695,6 +903,9 @@ class Repository:
                 raise storage_error(exc, "packing loose objects") from exc
             return count
 
+    def _ref(self, store: str) -> Ref:
+        return Ref((self._prefix + store).encode())
+
     def _history(self, store: str) -> History:
         history = self._histories.get(store)
         if history is None:
@@ -721,7 +932,7 @@ class Repository:
 
     def check(self, progress: Callable[[int], None] | None = None) -> list[str]:
         """Every problem in the repository's objects and memory files; empty if healthy."""
-        return check_repository(self.directory, progress)
+        return check_repository(self.directory, progress, self._prefix)
 
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit reachable from a store's head through all parents, each once,
@@ -759,6 +970,16 @@ def _revision(
     )
 
 
+def _totals(before: Totals, edits: Sequence[Edit], olds: Sequence[Memory | None]) -> Totals:
+    count, chars, lines = before.count, before.chars, before.lines
+    for edit, old in zip(edits, olds, strict=True):
+        new = edit.memory
+        count += (new is not None) - (old is not None)
+        chars += (new.chars if new else 0) - (old.chars if old else 0)
+        lines += (new.lines if new else 0) - (old.lines if old else 0)
+    return Totals(count, chars, lines)
+
+
 def _origin() -> tuple[Tree, Commit]:
     tree = Tree()
     commit = Commit()
@@ -786,10 +1007,6 @@ def git_identity() -> tuple[str | None, str | None]:
         except KeyError:
             found.append(None)
     return found[0], found[1]
-
-
-def _ref(store: str) -> Ref:
-    return Ref(b"refs/heads/" + store.encode())
 
 
 def _marker_ref(name: str) -> Ref:
@@ -841,6 +1058,14 @@ def _check_trailers(trailers: Mapping[str, str]) -> None:
                 f"trailer key {key[:70]!r} is not usable; use letters, digits and '-', "
                 "and none of gitmem's own Gitmem-Slug, Gitmem-Op, ... keys"
             )
+
+
+def _usable_store(store: str) -> bool:
+    try:
+        check_store(store)
+    except InvalidArgument:
+        return False
+    return True
 
 
 def _check_change(change: Change) -> tuple[Edit, ...]:

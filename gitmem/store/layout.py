@@ -1,0 +1,111 @@
+"""Where a gitmem repository keeps its stores: a standalone bare repository, or a
+project's own git repository.
+
+A **standalone** repository is a bare repository gitmem made (its config says
+``gitmem.version``); a store is ``refs/heads/<store-id>``. Inside a **project**, the
+stores share the project's object database under ``refs/heads/gitmem/<store-id>``, so a
+plain ``git clone`` or ``git push`` carries them; gitmem's own files (the history index,
+the write lock) sit in ``<git dir>/gitmem/``, and its markers (notice watermarks) are
+refs under ``refs/gitmem/``. The project's ``HEAD``, index, work tree, config and own
+branches are never read or written.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dulwich.errors import NotGitRepository
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitmem.store.locking import fsync_dir
+
+__all__ = [
+    "MARKER_PREFIX",
+    "PROJECT_PREFIX",
+    "STANDALONE_PREFIX",
+    "holds_stores",
+    "in_use",
+    "is_standalone",
+    "project_dir",
+    "start_project",
+]
+
+STANDALONE_PREFIX = "refs/heads/"
+PROJECT_PREFIX = "refs/heads/gitmem/"
+MARKER_PREFIX = "refs/gitmem/"
+_META = "gitmem"
+
+
+def is_standalone(repo: Repo) -> bool:
+    """Whether ``repo`` is a standalone gitmem repository (``gitmem init`` wrote its config)."""
+    try:
+        repo.get_config().get((b"gitmem",), b"version")
+    except KeyError:
+        return False
+    return True
+
+
+def holds_stores(repo: Repo, common: str) -> bool:
+    """Whether a project's repository is in gitmem's use: started with ``gitmem init``, or
+    holding store branches (its own, or a clone's remote-tracking ones)."""
+    if os.path.isdir(os.path.join(common, _META)):
+        return True
+    if repo.refs.keys(base=Ref(PROJECT_PREFIX.encode()[:-1])):
+        return True
+    for name in repo.refs.keys(base=Ref(b"refs/remotes")):
+        remote, _, rest = name.partition(b"/")
+        if remote and rest.startswith(b"gitmem/"):
+            return True
+    return False
+
+
+def in_use(path: str) -> bool:
+    """Whether the project whose work tree (or ``.git`` directory) is ``path`` holds
+    gitmem stores (see ``holds_stores``)."""
+    common = project_dir(path)
+    if common is None:
+        return False
+    try:
+        repo = Repo(path)
+    except (NotGitRepository, OSError, ValueError):
+        return False
+    try:
+        return holds_stores(repo, common)
+    finally:
+        repo.close()
+
+
+def project_dir(path: str) -> str | None:
+    """The common git directory of the project at ``path`` (a work tree's top folder or
+    a non-bare repository's ``.git`` directory); ``None`` for anything else, a bare
+    repository included."""
+    if not os.path.isdir(path):
+        return None
+    is_tree = os.path.exists(os.path.join(path, ".git"))
+    if not is_tree and not os.path.isfile(os.path.join(path, "HEAD")):
+        return None
+    try:
+        repo = Repo(path)
+    except (NotGitRepository, OSError, ValueError):
+        return None
+    try:
+        if not is_tree:
+            try:
+                if repo.get_config().get_boolean((b"core",), b"bare", True):
+                    return None
+            except (KeyError, ValueError):
+                return None
+        if is_standalone(repo):
+            return None
+        return os.path.abspath(repo.commondir())
+    finally:
+        repo.close()
+
+
+def start_project(common: str) -> None:
+    """Make gitmem's folder inside a project's git directory (and nothing else)."""
+    meta = os.path.join(common, _META)
+    os.makedirs(os.path.join(meta, "history"), exist_ok=True)
+    fsync_dir(meta)
+    fsync_dir(common)

@@ -1,0 +1,205 @@
+"""Talking to a remote through dulwich's client: fetch the store branches, push one.
+
+A remote is named as git names it (``remote.<name>.url`` in the repository's config) or
+given as a URL or path: local paths, ``file://``, ``ssh://`` and ``https://`` all go
+through ``dulwich.client``; the ``git`` binary is never run. A push is a compare-and-swap
+at the remote: it names the head it expects to replace, and a remote that moved since
+is reported as moved (``False``), never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from typing import NamedTuple
+
+from dulwich.client import GitClient, get_transport_and_path
+from dulwich.errors import NotGitRepository
+from dulwich.file import FileLocked
+from dulwich.objects import ObjectID
+from dulwich.pack import UnpackedObject
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitmem.errors import GitmemError, RemoteError
+from gitmem.store.locking import fsync_dir
+from gitmem.store.transfer import copy_history
+
+__all__ = ["Pushed", "Remote", "resolve"]
+
+
+class Remote:
+    """One remote of a repository: where it is, and the store branches it holds."""
+
+    def __init__(self, repo: Repo, url: str, name: str | None) -> None:
+        self.url = url
+        self.name = name
+        """The remote's name in the repository's config (``None`` for a bare URL)."""
+        self._repo = repo
+
+    def _client(self, operation: str) -> tuple[GitClient, str]:
+        try:
+            return get_transport_and_path(
+                self.url, config=self._repo.get_config_stack(), operation=operation, quiet=True
+            )
+        except Exception as exc:  # dulwich raises many types for a URL it cannot use
+            raise RemoteError(f"cannot use the remote {self.url}: {_reason(exc)}") from None
+
+    def _local(self) -> Repo | None:
+        """The remote's repository, when it is a path on this machine."""
+        path = self.url[len("file://") :] if self.url.startswith("file://") else self.url
+        if "://" in path or not os.path.isabs(path):
+            return None
+        try:
+            return Repo(path)
+        except NotGitRepository:
+            raise RemoteError(f"cannot fetch from {self.url}: it is not a git repository") from None
+        except OSError as exc:
+            raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
+
+    def fetch(self, prefix: str) -> dict[str, str]:
+        """Fetch every branch under ``prefix`` into the object store; returns the remote's
+        heads (store id → commit)."""
+        local = self._local()
+        if local is not None:
+            with local:
+                heads = {
+                    name.decode("utf-8", "replace"): sha.decode()
+                    for name, sha in local.refs.as_dict(Ref(prefix.encode()[:-1])).items()
+                }
+                try:
+                    copy_history(local, self._repo, sorted(set(heads.values())))
+                except (KeyError, OSError, ValueError) as exc:
+                    raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
+            return heads
+        client, path = self._client("pull")
+        heads: dict[str, str] = {}
+        have = self._repo.object_store
+        start = prefix.encode()
+
+        def determine_wants(
+            refs: Mapping[Ref, ObjectID], depth: int | None = None
+        ) -> list[ObjectID]:
+            wants: list[ObjectID] = []
+            for ref, sha in refs.items():
+                if not sha or not ref.startswith(start) or ref.endswith(b"^{}"):
+                    continue
+                heads[ref[len(start) :].decode("utf-8", "replace")] = sha.decode()
+                if sha not in have and sha not in wants:
+                    wants.append(sha)
+            return wants
+
+        try:
+            client.fetch(path, self._repo, determine_wants=determine_wants, ref_prefix=[start])
+        except GitmemError:
+            raise
+        except Exception as exc:  # network, protocol and repository errors alike
+            raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
+        return heads
+
+    def push(self, ref: str, old: str | None, new: str) -> Pushed:
+        """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending
+        what it lacks; never forced."""
+        name = Ref(ref.encode())
+        local = self._local()
+        if local is not None:
+            with local:
+                return self._push_local(local, name, old, new)
+        client, path = self._client("push")
+        moved: list[str] = []
+
+        def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+            current = refs.get(name)
+            if (current.decode() if current else None) != old:
+                moved.append("the remote moved since it was fetched")
+                return {}
+            return {name: ObjectID(new.encode())}
+
+        def generate_pack_data(
+            have: AbstractSet[ObjectID],
+            want: AbstractSet[ObjectID],
+            *,
+            ofs_delta: bool = False,
+            progress: Callable[[bytes], None] | None = None,
+        ) -> tuple[int, Iterator[UnpackedObject]]:
+            # the remote's other branches name commits we never fetched
+            known = {sha for sha in have if sha in self._repo.object_store}
+            return self._repo.generate_pack_data(known, set(want), ofs_delta=ofs_delta)
+
+        try:
+            result = client.send_pack(path.encode(), update_refs, generate_pack_data)
+        except FileLocked:
+            # another push holds the remote's ref: it is moving, so fetch and try again
+            return Pushed(False, True, "another push was updating the remote")
+        except GitmemError:
+            raise
+        except Exception as exc:
+            raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
+        if moved:
+            return Pushed(False, True, moved[0])
+        status = (result.ref_status or {}).get(name)
+        if status is None:
+            return Pushed(True, False, "")
+        text = str(status)
+        # a ref the remote could not lock or set is one another push is moving
+        busy = any(
+            word in text.lower() for word in ("lock", "unable to set", "fetch first", "stale")
+        )
+        return Pushed(False, busy, text)
+
+    def _push_local(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
+        try:
+            current: str | None = target.refs[name].decode()
+        except KeyError:
+            current = None
+        if current != old:
+            return Pushed(False, True, "the remote moved since it was fetched")
+        # the remote's objects reach its disk before its ref names them
+        target.object_store.fsync_object_files = True
+        try:
+            if copy_history(self._repo, target, [new]):
+                fsync_dir(os.path.join(target.commondir(), "objects", "pack"))
+            sha = ObjectID(new.encode())
+            if old is None:
+                moved = target.refs.add_if_new(name, sha)
+            else:
+                moved = target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
+        except FileLocked:
+            return Pushed(False, True, "another push was updating the remote")
+        except (KeyError, OSError, ValueError) as exc:
+            raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
+        return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
+
+
+class Pushed(NamedTuple):
+    """How a push went: ``ok``; else whether the remote was ``moving`` (another push got
+    there first: fetch and reconcile again) or refused, and ``reason``."""
+
+    ok: bool
+    moving: bool
+    reason: str
+
+
+def resolve(repo: Repo, remote: str, base: str) -> Remote:
+    """The remote named ``remote`` in the repository's config, or ``remote`` as a URL or
+    path (a relative path is taken from ``base``)."""
+    try:
+        url = repo.get_config().get((b"remote", remote.encode()), b"url").decode()
+    except KeyError:
+        if "://" in remote or remote.startswith("git@"):
+            return Remote(repo, remote, None)
+        if os.path.exists(remote):
+            return Remote(repo, os.path.abspath(remote), None)
+        raise RemoteError(
+            f"there is no remote named {remote!r}; add one with `git remote add {remote} URL`, "
+            "or give a URL or a path"
+        ) from None
+    if "://" not in url and ":" not in url.split("/")[0] and not os.path.isabs(url):
+        url = os.path.normpath(os.path.join(base, url))
+    return Remote(repo, url, remote)
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

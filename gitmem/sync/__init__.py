@@ -1,0 +1,197 @@
+"""Sync: fetch a remote's stores, reconcile each that diverged, push the result.
+
+    reports = sync(repo, "origin")          # one StoreSync per store
+    [r.as_json() for r in reports]
+
+Never forced: a push names the head it replaces, and a remote that moved meanwhile is
+fetched and reconciled again (at most ``ATTEMPTS`` rounds). A merge is one commit with
+this replica's head as first parent and the remote's as second, authored
+``gitmem sync``; its trailers name every slug it changed relative to the first parent,
+numbered after the larger side, with the merged totals and peaks. How memories are
+reconciled is :mod:`gitmem.sync.reconcile`'s.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from gitmem import strategies
+from gitmem.errors import NotFound, RemoteError
+from gitmem.limits import Excess, Limits, exceeded
+from gitmem.store import Remote, Repository, Snapshot
+from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
+from gitmem.trailers import read_capability_trailer
+from gitmem.types import SYNC_AUTHOR, Author
+
+__all__ = ["ATTEMPTS", "CONFLICT", "StoreSync", "sync", "sync_exceeded"]
+
+ATTEMPTS = 8
+SYNC_TRAILER = "Gitmem-Sync"
+CONFLICTS_TRAILER = "Gitmem-Conflicts"
+
+
+@dataclass
+class StoreSync:
+    """What a sync did to one store."""
+
+    store: str
+    before: str | None = None
+    """This replica's head before the sync."""
+    remote: str | None = None
+    """The remote's head as first fetched."""
+    head: str | None = None
+    """The head both replicas hold after the sync."""
+    fetched: bool = False
+    """This replica took commits from the remote (a fast-forward or a merge)."""
+    merged: bool = False
+    pushed: bool = False
+    """The remote's branch was moved to ``head``."""
+    conflicts: list[str] = field(default_factory=lambda: list[str]())
+    changed: list[str] = field(default_factory=lambda: list[str]())
+    """The slugs the merge (or fast-forward) changed here."""
+    exceeded: list[Excess] = field(default_factory=lambda: list[Excess]())
+
+    @property
+    def up_to_date(self) -> bool:
+        return not (self.fetched or self.merged or self.pushed)
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
+        "up_to_date", "conflicts", "changed", "exceeded"}``."""
+        return {
+            "store": self.store,
+            "before": self.before,
+            "remote": self.remote,
+            "head": self.head,
+            "fetched": self.fetched,
+            "merged": self.merged,
+            "pushed": self.pushed,
+            "up_to_date": self.up_to_date,
+            "conflicts": list(self.conflicts),
+            "changed": list(self.changed),
+            "exceeded": [e.as_dict() for e in self.exceeded],
+        }
+
+
+def sync(
+    repo: Repository, remote: str = "origin", store: str | None = None, author: Author = SYNC_AUTHOR
+) -> list[StoreSync]:
+    """Sync every store (or only ``store``) with ``remote``; one report per store."""
+    target = repo.remote(remote)
+    heads = repo.fetch(target)
+    names = sorted(set(repo.stores()) | set(heads))
+    if store is not None:
+        if store not in names:
+            raise NotFound(
+                f"there is no store named {store!r} here or at {target.url}; "
+                f"the stores are: {', '.join(names) or 'none'}"
+            )
+        names = [store]
+    return [_sync_store(repo, target, name, heads.get(name), author) for name in names]
+
+
+def _sync_store(
+    repo: Repository, target: Remote, store: str, theirs: str | None, author: Author
+) -> StoreSync:
+    report = StoreSync(store, before=repo.head(store), remote=theirs)
+    changed: set[str] = set()
+    for attempt in range(ATTEMPTS):
+        ours = repo.head(store)
+        if ours == theirs:
+            report.head = ours
+            break
+        if theirs is None:
+            new = ours
+        elif ours is None:
+            if not repo.advance(store, None, theirs):
+                continue
+            changed |= repo.snapshot(store, theirs).changed_since(None)
+            report.fetched, report.head = True, theirs
+            break
+        else:
+            base = repo.merge_base(store, ours, theirs)
+            if base == theirs:
+                new = ours
+            elif base == ours:
+                if not repo.advance(store, ours, theirs):
+                    continue
+                changed |= repo.snapshot(store, theirs).changed_since(repo.snapshot(store, ours))
+                report.fetched, report.head = True, theirs
+                break
+            else:
+                merged = _merge(repo, store, base, ours, theirs, _where(target), author)
+                if merged is None:
+                    continue  # a local write moved the head: reconcile again
+                new, done = merged
+                report.fetched = report.merged = True
+                changed |= {e.slug for e in done.edits}
+                report.conflicts += [c for c in done.conflicts if c not in report.conflicts]
+        assert new is not None
+        pushed = repo.push(target, store, theirs, new)
+        if pushed.ok:
+            report.pushed, report.head = True, new
+            break
+        again = repo.fetch(target).get(store)
+        if again == theirs and not pushed.moving:
+            raise RemoteError(f"{target.url} refused the push of store {store!r}: {pushed.reason}")
+        if again == theirs:
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))  # another push is mid-way
+        theirs = again
+    else:
+        raise RemoteError(
+            f"store {store!r} kept changing at {target.url} while syncing "
+            f"({ATTEMPTS} rounds); run `gitmem sync` again"
+        )
+    report.changed = sorted(changed)
+    if report.head is not None:
+        report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
+    return report
+
+
+def _where(target: Remote) -> str:
+    """The remote as a merge commit names it: its name, else its URL without any
+    user or password (a commit is pushed and read by everyone)."""
+    if target.name is not None:
+        return target.name
+    parts = urlsplit(target.url)
+    if parts.scheme and "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+    return urlunsplit(parts) if parts.scheme else target.url
+
+
+def _merge(
+    repo: Repository, store: str, base: str | None, ours: str, theirs: str, url: str, author: Author
+) -> tuple[str, Reconciled] | None:
+    mine = repo.snapshot(store, ours)
+    other = repo.snapshot(store, theirs)
+    done = reconcile(repo.snapshot(store, base) if base else None, mine, other)
+    trailers = dict(mine.trailers) or dict(other.trailers)
+    trailers.pop(SYNC_TRAILER, None)
+    trailers.pop(CONFLICTS_TRAILER, None)
+    trailers[SYNC_TRAILER] = url
+    if done.conflicts:
+        trailers[CONFLICTS_TRAILER] = " ".join(done.conflicts)
+    commit = repo.merge(store, author, ours, theirs, done.edits, trailers)
+    return None if commit is None else (commit, done)
+
+
+def sync_exceeded(snapshot: Snapshot, changed: set[str]) -> list[Excess]:
+    """The limits the store records that its head exceeds: the aggregates from its
+    totals (and the index, when it is bounded), per-memory limits for ``changed``."""
+    found = read_capability_trailer(snapshot.trailers)
+    if found is None:
+        return []
+    strategy = strategies.get(found[0])
+    limits: Limits = found[1]
+    applies = strategy.aggregate_limits if strategy else frozenset[str]()
+    memories = [m for m in (snapshot.get(slug) for slug in sorted(changed)) if m is not None]
+
+    def index() -> list[str]:
+        assert strategy is not None
+        return [strategy.index_line(m) for m in snapshot.memories()]
+
+    return exceeded(limits, applies, snapshot.totals, memories, index if strategy else None)
