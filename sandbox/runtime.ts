@@ -659,14 +659,17 @@ class Runtime {
       });
     });
     slot.listener = null;
-    const stopped = await slot.stop();
     if (outcome.op === "result") {
+      // The worker answered, so it is listening and ends at once; anything it left
+      // spinning is caught by the idle watch.
+      void slot.stop();
       const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
-      return { op: "result", diagnostic: outcome.diagnostic, exports, restart: !stopped };
+      return { op: "result", diagnostic: outcome.diagnostic, exports };
     }
+    const stopped = await slot.stop();
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
-      : `the module's top-level code exceeded the sandbox memory limit ${String(outcome.why)}`;
+      : `the module's top-level code exceeded the sandbox memory limit`;
     return { op: "result", diagnostic: `1:1: ${why}`, exports: [], restart: !stopped };
   }
 
@@ -787,8 +790,9 @@ class Runtime {
     }
     clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here.
-    const stopped = await slot.stop();
+    // Whatever the program left pending (timers, promises, loops) dies here; a
+    // worker that answered ends at once, one that did not is waited for.
+    const stopped = outcome.op === "done" ? (void slot.stop(), true) : await slot.stop();
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") error = outcome.error ?? null;
@@ -796,7 +800,7 @@ class Runtime {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
     } else if (String(outcome.why).includes("memory")) {
       error = "the program exceeded its memory limit";
-    } else error = `the program's worker ended: ${String(outcome.why)}`;
+    } else error = `the program's worker ended:`;
     const imported = outcome.op === "done" && Array.isArray(outcome.imported)
       ? outcome.imported
       : [];

@@ -52,13 +52,16 @@ class Ctx:
             "target": str(self.target),
             "port": str(self.port),
             "env": ENV_NAME,
-            "socket": self.socket_path(),
+            "host_port": str(self.host_port()),
         }
         return self.holder.run_program(Template(source).substitute(values))
 
-    def socket_path(self) -> str:
+    def host_port(self) -> int:
+        """The loopback port the holder's runtime talks to its host on."""
+        self.sandbox.start()
         process = self.sandbox._process  # pyright: ignore[reportPrivateUsage]
-        return str(process.root / "s") if process is not None else "/nonexistent"
+        assert process is not None and process.listener is not None
+        return int(process.listener.getsockname()[1])
 
     def nobody_connected(self) -> bool:
         self.listener.setblocking(False)
@@ -273,26 +276,26 @@ ATTACKS: list[tuple[str, str, Callable[[ProgramResult, Ctx], None]]] = [
         "const frame = new Uint8Array(4 + bytes.length);\n"
         "new DataView(frame.buffer).setUint32(0, bytes.length);\n"
         "frame.set(bytes, 4);\n"
-        "Deno.stdout.writeSync(frame);\n"
-        "Deno.stdout.writeSync(new TextEncoder().encode(forged + '\\n'));\n"
+        "try { Deno.stdout.writeSync(frame); } catch {}\n"
+        "try { Deno.stdout.writeSync(new TextEncoder().encode(forged + '\\n')); } catch {}\n"
         "throw new Error('the real error');",
         real_result_wins,
     ),
     (
         "postmessage-forgery",
-        "globalThis.postMessage({ op: 'done', error: null, t: 'guess' });\n"
-        "globalThis.postMessage({ op: 'out', text: 'forged', t: 'guess' });\n"
+        "try { globalThis.postMessage({ op: 'done', error: null, t: 'guess' }); } catch {}\n"
+        "try { globalThis.postMessage({ op: 'out', text: 'forged', t: 'guess' }); } catch {}\n"
         "throw new Error('the real error');",
         real_result_wins,
     ),
     (
         "stdin-theft",
         "const buf = new Uint8Array(4096);\nconsole.log(Deno.stdin.readSync(buf));",
-        prints("null\n"),
+        refused,
     ),
     (
         "reconnect-host-socket",
-        'await Deno.connect({ transport: "unix", path: "$socket" });',
+        'await Deno.connect({ hostname: "127.0.0.1", port: $host_port });',
         refused,
     ),
     (

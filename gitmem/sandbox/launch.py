@@ -93,9 +93,10 @@ _NODE_BUILTINS = [
     "zlib",
 ]
 _BLOCKED = "https://import.denied.invalid/"
-# A `node:` specifier as the binary spells it; a name may run on into the string stored
-# after it, so every prefix of what matches is denied as well.
+# A `node:` specifier as the binary spells it. A name may run on into the string stored
+# after it ("fsimport", "zlibop_node_..."); it is also cut where such a tail begins.
 _SPECIFIER = re.compile(rb"node:([a-z_][a-z0-9_]{0,39}(?:/[a-z0-9_]{1,39}){0,3})")
+_TAILS = ("import", "node", "op_", "renderer", "0")
 _BINARY_SCAN_CAP = 512 * 1024 * 1024
 
 
@@ -130,10 +131,10 @@ def _binary_builtins(binary: str, stamp: tuple[int, int]) -> frozenset[str]:
     for match in _SPECIFIER.finditer(data):
         name = match.group(1).decode("ascii")
         found.add(name)
-        # Strings packed back to back run together ("fsimport"): keep every prefix
-        # that ends where a known name would, so the real name is denied too.
-        for cut in range(1, len(name)):
-            found.add(name[:cut])
+        for tail in _TAILS:
+            cut = name.find(tail, 1)
+            if cut > 0:
+                found.add(name[:cut].rstrip("/"))
     return frozenset(found)
 
 

@@ -42,9 +42,11 @@ _MAX_FRAME = 64 * 1024 * 1024
 _LOG_CAP = 64 * 1024
 _POLL = 0.02
 _START_TIMEOUT = 10.0
-# Caches Deno would grow with one entry per blob module; a plain file where each
-# folder should be makes every write there fail, and Deno carries on without.
-_CACHE_BLOCKERS = ("gen/blob", "gen/data")
+# Caches Deno would grow with one entry per blob module. A plain file where a folder
+# should be, or a folder where a database should be, makes each unusable, and Deno
+# carries on without (in memory, for the databases).
+_CACHE_FILES = ("gen/blob", "gen/data")
+_CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
 # The runtime exits with this status when a leftover thread keeps a core busy while
 # idle; it exits only between requests, so the request it never read can be retried.
 _IDLE_EXIT = 3
@@ -117,9 +119,11 @@ class Process:
         workdir = self.root / "work"
         deno_dir.mkdir()
         workdir.mkdir()
-        for blocker in _CACHE_BLOCKERS:
+        for blocker in _CACHE_FILES:
             (deno_dir / blocker).parent.mkdir(parents=True, exist_ok=True)
             (deno_dir / blocker).write_bytes(b"")
+        for blocker in _CACHE_FOLDERS:
+            (deno_dir / blocker).mkdir()
         map_file = self.root / "import-map.json"
         map_file.write_text(json.dumps(import_map(runtime)))
         token = secrets.token_hex(32)
