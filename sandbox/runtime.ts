@@ -659,14 +659,13 @@ class Runtime {
       });
     });
     slot.listener = null;
-    if (outcome.op === "result") {
-      // The worker answered, so it is listening and ends at once; anything it left
-      // spinning is caught by the idle watch.
-      void slot.stop();
-      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
-      return { op: "result", diagnostic: outcome.diagnostic, exports };
-    }
+    // A worker that cannot be stopped (top-level code left a microtask loop) spends
+    // the process: the host replaces it after this reply.
     const stopped = await slot.stop();
+    if (outcome.op === "result") {
+      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
+      return { op: "result", diagnostic: outcome.diagnostic, exports, restart: !stopped };
+    }
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
       : `the module's top-level code exceeded the sandbox memory limit`;
@@ -790,9 +789,8 @@ class Runtime {
     }
     clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here; a
-    // worker that answered ends at once, one that did not is waited for.
-    const stopped = outcome.op === "done" ? (void slot.stop(), true) : await slot.stop();
+    // Whatever the program left pending (timers, promises, loops) dies here.
+    const stopped = await slot.stop();
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") error = outcome.error ?? null;

@@ -61,7 +61,9 @@ class Code:
         if self._loader is not None:
             self._loader.close()
         self._loader = Sandbox(
-            time_limit=sandbox.time_limit, memory_mb=sandbox.memory_mb, output_cap=sandbox.output_cap
+            time_limit=sandbox.time_limit,
+            memory_mb=sandbox.memory_mb,
+            output_cap=sandbox.output_cap,
         )
 
     @property

@@ -20,7 +20,6 @@ import re
 import secrets
 import select
 import socket
-import stat
 import struct
 import subprocess
 import tempfile
@@ -267,41 +266,65 @@ class Process:
 
 
 def remove_tree(root: Path) -> None:
-    """Remove ``root`` and everything under it, iteratively; never follows a link.
+    """Remove ``root`` and everything under it; never follows a link out of it.
 
-    Depth costs memory in a list, not stack, so a folder nested thousands deep goes
-    like any other; entries that cannot be removed are left and the rest still go.
+    Iterative and relative to one open folder at a time, so a tree nested thousands
+    deep (deeper than a path may be long) goes like any other, holding one descriptor.
+    Entries that cannot be removed are left, and the rest still go.
     """
-    pending: list[tuple[str, bool]] = [(str(root), False)]
-    while pending:
-        path, emptied = pending.pop()
-        if emptied:
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
-            continue
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            continue
+    try:
+        fd = os.open(root, _DIRECTORY)
+    except OSError:
         with contextlib.suppress(OSError):
-            # A folder its owner cannot list or write would keep its entries.
-            os.chmod(path, 0o700)
-        pending.append((path, True))
-        try:
-            with os.scandir(path) as entries:
-                for entry in entries:
-                    pending.append((entry.path, False))
-        except OSError:
+            os.unlink(root)
+        return
+    # Per open level: its name in its parent, and its subfolders still to visit.
+    levels: list[tuple[str, list[str]]] = [("", _empty(fd))]
+    while levels:
+        _, pending = levels[-1]
+        if pending:
+            name = pending.pop()
+            try:
+                child = os.open(name, _DIRECTORY, dir_fd=fd)
+            except OSError:
+                continue
+            os.close(fd)
+            fd = child
+            levels.append((name, _empty(fd)))
             continue
+        name, _ = levels.pop()
+        if not levels:
+            break
+        try:
+            parent = os.open("..", _DIRECTORY, dir_fd=fd)
+        except OSError:
+            break
+        os.close(fd)
+        fd = parent
+        with contextlib.suppress(OSError):
+            os.rmdir(name, dir_fd=fd)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
 
 
-@atexit.register
-def _kill_all() -> None:
-    # Runtimes exit on their own when the socket closes; this also removes their
-    # private directories, which __del__ cannot do at interpreter shutdown.
-    for process in list(Process.live):
-        process.kill()
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _empty(fd: int) -> list[str]:
+    """Unlink every non-folder in the open folder ``fd``; the names of its subfolders."""
+    with contextlib.suppress(OSError):
+        # A folder its owner may not write or search would keep its entries.
+        os.fchmod(fd, 0o700)
+    folders: list[str] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=fd)
+    except OSError:
+        pass
+    return folders

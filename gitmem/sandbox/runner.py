@@ -61,6 +61,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _CALL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,63}")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SLICE = 32_768
 
 
 def _refusal(what: str, attempted: int, limit: str, maximum: int, fix: str) -> str:
@@ -68,14 +69,23 @@ def _refusal(what: str, attempted: int, limit: str, maximum: int, fix: str) -> s
 
 
 def _depth(text: str) -> int:
-    """How deep the JSON ``text`` nests, in time linear in its length."""
+    """How deep the JSON ``text`` nests.
+
+    Linear in the length, and in slices, so no single step holds the interpreter long.
+    """
     # Escapes first, so that what is left of each string holds no quote; then the
     # even parts between quotes are everything outside strings.
     bare = text.replace("\\\\", "").replace('\\"', "")
     outside = _NOT_BRACKET.sub("", "".join(bare.split('"')[::2]))
-    if outside.count("[") + outside.count("{") <= ARGS_DEPTH_MAX:
-        return outside.count("[") + outside.count("{")
-    return max(itertools.accumulate(map(_DELTA.__getitem__, outside)), default=0)
+    opened = outside.count("[") + outside.count("{")
+    if opened <= ARGS_DEPTH_MAX:
+        return opened
+    depth = deepest = 0
+    for at in range(0, len(outside), _SLICE):
+        steps = list(itertools.accumulate(map(_DELTA.__getitem__, outside[at : at + _SLICE])))
+        deepest = max(deepest, depth + max(steps))
+        depth += steps[-1]
+    return deepest
 
 
 def _check_call(name: str, raw: str) -> dict[str, object] | str:
@@ -84,14 +94,20 @@ def _check_call(name: str, raw: str) -> dict[str, object] | str:
         return "a memories call's name must be 1-64 letters and digits, starting with a letter"
     if len(raw) > ARGS_MAX:
         return _refusal(
-            f"the argument to memories.{name}", len(raw), "the argument limit", ARGS_MAX,
+            f"the argument to memories.{name}",
+            len(raw),
+            "the argument limit",
+            ARGS_MAX,
             "Send less in one call.",
         )
     depth = _depth(raw)
     if depth > ARGS_DEPTH_MAX:
         return _refusal(
-            f"the nesting of the argument to memories.{name}", depth, "the nesting limit",
-            ARGS_DEPTH_MAX, "Pass a flat object.",
+            f"the nesting of the argument to memories.{name}",
+            depth,
+            "the nesting limit",
+            ARGS_DEPTH_MAX,
+            "Pass a flat object.",
         )
     try:
         args = json.loads(raw)
@@ -326,6 +342,11 @@ class Sandbox:
                     f"{key!r} cannot be a module key: a key must be a JavaScript identifier "
                     "other than memories and views; derive one with module_key"
                 )
+        if len(source) > PROGRAM_MAX:
+            what = "the program" if kind == "program" else "the onUse script"
+            fix = "Make it shorter: move reusable parts into code memories."
+            refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
+            return ProgramResult(False, "", refusal)
         return self._retrying(lambda: self._run_once(source, modules, bridge, kind))
 
     def _run_once(
@@ -390,7 +411,9 @@ class Sandbox:
                 error=str(error) if error is not None else None,
                 views=_views(message.get("views")),
                 imported=tuple(
-                    str(k) for k in cast(list[object], message.get("imported") or []) if k in modules
+                    str(k)
+                    for k in cast(list[object], message.get("imported") or [])
+                    if k in modules
                 ),
             )
 
