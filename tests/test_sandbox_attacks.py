@@ -109,7 +109,7 @@ def holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Holder]:
     bound = repo.bind(cap, Agent("attacker", "mallory"))
     assert bound is not None
     assert bound.call("create_memory", {"name": "a", "description": "d", "body": "b"}).ok
-    bound.use_sandbox(Sandbox(time_limit=1.0, memory_mb=64, output_cap=OUTPUT_CAP))
+    bound.use_sandbox(Sandbox(time_limit=3.0, memory_mb=64, output_cap=OUTPUT_CAP))
     yield bound
     bound.close()
     repo.close()
@@ -423,7 +423,7 @@ def test_attack_is_contained(
         "const n: number = 6 * 7;\n"
         'console.log(n, memories.readMemory({ name: "a" }));'
     )
-    assert normal == ProgramResult(True, "42 `a` — d\n\nb\n", None)
+    assert normal == ProgramResult(True, "42 `a` — d\n\nb\n", None), normal
     assert ctx.calls == ["readMemory"]
     assert ctx.holder.call("read_memory", {"name": "a"}).ok
 
@@ -434,7 +434,7 @@ def test_attack_is_contained(
 # followed by `still_works`: a normal program, a `memories` write and a native call on
 # the same holder. Cross-holder cases bind two agents of one profile to a shared store.
 
-LIMIT = 1.0
+LIMIT = 3.0  # generous: on a busy machine a normal program must never meet it
 _names = itertools.count()
 
 
@@ -1034,9 +1034,9 @@ def test_a_read_that_finds_a_module_gone_unloads_it(pair: Pair) -> None:
 
 
 def test_a_timed_out_load_inside_a_program_never_kills_the_next_one(pair: Pair) -> None:
-    """A write whose load outlives the limit, then at once an innocent program, four times."""
+    """A write whose load outlives the limit, then at once an innocent program, thrice."""
     pad = pair.pad
-    for n in range(4):
+    for n in range(3):
         slow = pad.run_program(
             'import { memories } from "gitmem";\n'
             "try {\n"
@@ -1052,10 +1052,10 @@ def test_a_timed_out_load_inside_a_program_never_kills_the_next_one(pair: Pair) 
 
 def test_bridge_time_does_not_count_against_the_program() -> None:
     """Host calls taking longer in total than the limit leave the program within it."""
-    with Sandbox(time_limit=0.5) as box:
+    with Sandbox(time_limit=2.0) as box:
 
         def slow(name: str, args: dict[str, object]) -> tuple[bool, str]:
-            time.sleep(0.3)
+            time.sleep(0.6)
             return True, "ok"
 
         result = box.run(
@@ -1071,7 +1071,7 @@ def test_bridge_time_does_not_count_against_the_program() -> None:
 def test_a_program_killed_at_its_limit_never_kills_the_next_one(pair: Pair) -> None:
     """A program past its limit, a bridge call left waiting, then an innocent one."""
     a = pair.a
-    for _ in range(3):
+    for _ in range(2):
         looping = a.run_program(
             'import { memories } from "gitmem";\n'
             "try { memories.readMemory({ name: 'none' }); } catch {}\nwhile (true) {}"

@@ -11,7 +11,6 @@ whatever shape it has.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hmac
 import json

@@ -217,8 +217,9 @@ class Sandbox:
         # A process that died between calls, or still holds a past run's memory
         # (a terminated worker frees it lazily), is replaced before it can fail
         # an innocent call.
+        # Half the cap, because the next run must have room to reach its own limits.
         if self._process is not None and (
-            not self._process.alive() or self._process.rss_kb() > self._process.rss_cap_kb
+            not self._process.alive() or 2 * self._process.rss_kb() > self._process.rss_cap_kb
         ):
             self._discard()
         if self._process is None:

@@ -109,9 +109,7 @@ def _declarations(source: str) -> dict[str, tuple[int, bool]]:
                         depth += 1
                     elif t in ")]}>" and t and depth:
                         depth -= 1
-                    elif t == "=" and depth == 0 and word(k + 1) != ">":
-                        break
-                    elif t == ";" and depth == 0:
+                    elif depth == 0 and (t == ";" or (t == "=" and word(k + 1) != ">")):
                         break
                     k += 1
             if word(k) != "=" or word(k + 1) == ">":
