@@ -573,18 +573,27 @@ class Queue {
 class Runtime {
   private spare: Slot | null = null;
   private busy = true;
+  private booting = false;
 
   constructor(private host: Host, private settings: Settings) {}
 
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
   private warm(): void {
-    if (this.spare === null) this.spare = new Slot(this.settings);
+    if (this.spare !== null) return;
+    const spare = new Slot(this.settings);
+    this.spare = spare;
+    // The spare boots on its own thread after the reply; that is work, not idling.
+    this.booting = true;
+    void spare.ready.then(() => {
+      if (this.spare === spare) this.booting = false;
+    });
   }
 
   private take(): Slot {
     const slot = this.spare ?? new Slot(this.settings);
     this.spare = null;
+    this.booting = false;
     return slot;
   }
 
@@ -603,11 +612,13 @@ class Runtime {
       const share = used / Math.max(1, at - lastAt);
       last = now;
       lastAt = at;
-      if (this.busy) {
+      if (this.busy || this.booting) {
         strikes = 0;
         return;
       }
-      strikes = share > 0.5 ? strikes + 1 : 0;
+      // An idle runtime uses next to nothing; a share this small still means a thread
+      // left spinning, even on a machine too busy to give it a whole core.
+      strikes = share > 0.05 ? strikes + 1 : 0;
       if (strikes >= 3) exitNow(IDLE_EXIT);
     }, 250);
     Deno.unrefTimer(timer);
