@@ -670,13 +670,16 @@ class Runtime {
       });
     });
     slot.listener = null;
-    // A worker that cannot be stopped (top-level code left a microtask loop) spends
-    // the process: the host replaces it after this reply.
-    const stopped = await slot.stop();
     if (outcome.op === "result") {
+      // The worker answered, so the reply need not wait for it to end; one that
+      // will not (it left a thread spinning) is caught by the idle watch.
+      void slot.stop();
       const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
-      return { op: "result", diagnostic: outcome.diagnostic, exports, restart: !stopped };
+      return { op: "result", diagnostic: outcome.diagnostic, exports };
     }
+    // A worker that did not answer and cannot be stopped spends the process: the
+    // host replaces it after this reply.
+    const stopped = await slot.stop();
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
       : `the module's top-level code exceeded the sandbox memory limit`;
@@ -800,8 +803,10 @@ class Runtime {
     }
     clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here.
-    const stopped = await slot.stop();
+    // Whatever the program left pending (timers, promises, loops) dies here. A worker
+    // that reported done is not waited for: one that will not end (it left a thread
+    // spinning) is caught by the idle watch.
+    const stopped = outcome.op === "done" ? (void slot.stop(), true) : await slot.stop();
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") error = outcome.error ?? null;
