@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test soak lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,6 +22,10 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest -n 2
+
+# The sandbox stress test at full size (make test runs it at 100).
+soak: $(STAMP)
+	GITMEM_SOAK_RUNS=500 $(VENV)/bin/pytest -q tests/test_sandbox_attacks.py -k stress
 
 bench: $(STAMP)
 	$(PY) bench/store.py

@@ -1,15 +1,19 @@
 // The gitmem sandbox runtime: the main module Deno runs for one holder.
 //
-// It connects back to the Python host over the one Unix socket it may touch
-// (path in Deno.args[0]) and serves framed JSON requests: compile, load, run.
-// User code never runs on this thread: every module and program is evaluated
-// inside a `node:worker_threads` worker, which can be terminated and whose
-// heap is capped. Frames are a 4-byte big-endian length and UTF-8 JSON.
+// It connects back to the Python host over loopback TCP, to the one port the
+// process may reach (Deno.args[0]), proves itself with the per-launch token
+// (Deno.args[1]) and serves framed JSON requests: compile, load, run. The
+// process has no file permission at all. User code never runs on this thread:
+// every request is evaluated inside a fresh `node:worker_threads` worker,
+// which is terminated afterwards and whose heap is capped, so nothing a module
+// or program does outlives its request. Frames are a 4-byte big-endian length
+// and UTF-8 JSON.
 //
 // Security rests on Deno's permissions and the import map the host writes
-// (which turns `file:` and `node:` imports into denied remote imports); the
-// hardening below removes what is left (exit, kill, internals, storage) as
-// defence in depth.
+// (which turns every `file:`, `node:` and bare import into a denied remote
+// one); inside a worker only an allowlist of globals survives, so the web APIs
+// that reach native allocators or devices (OffscreenCanvas, WebGPU, Deno.*,
+// process) are gone before user code runs.
 
 import { isMainThread, Worker } from "node:worker_threads";
 import process from "node:process";
@@ -20,7 +24,11 @@ type Message = { [key: string]: Json };
 interface Settings {
   memoryMb: number;
   outputCap: number;
-  loaderRecycle: number;
+  maxViews: number;
+  maxViewChars: number;
+  maxTitleChars: number;
+  maxArgsChars: number;
+  maxArgsDepth: number;
 }
 
 const encoder = new TextEncoder();
@@ -28,119 +36,87 @@ const decoder = new TextDecoder();
 
 // Runs inside every worker, serialised with Function.prototype.toString, so it
 // may use nothing from this module's scope. `require` exists only in an eval
-// worker's global scope: the bootstrap takes what it needs and deletes it
-// before any user code runs.
+// worker's global scope: the bootstrap takes what it needs, then removes every
+// global that is not on the allowlist before any user code runs.
 function workerMain(): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const wt = g.require("node:worker_threads");
+  const denoInspect = g.Deno.inspect;
   const inspect: (value: unknown) => string = (value) =>
-    g.Deno.inspect(value, { depth: 4, colors: false });
+    denoInspect(value, { depth: 4, colors: false });
   const parentPort = wt.parentPort;
   const post: (message: unknown) => void = parentPort.postMessage.bind(parentPort);
   const Atom = Atomics;
   const decoder = new TextDecoder();
+  const BlobOf = Blob;
+  const createUrl = URL.createObjectURL.bind(URL);
+  const revokeUrl = URL.revokeObjectURL.bind(URL);
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const addListener = g.addEventListener.bind(g);
+  const defineProperty = Object.defineProperty;
+  const SyntaxErrorOf = SyntaxError;
+  const number = (n: number) => n.toLocaleString("en-US");
 
-  for (
-    const name of [
-      "require",
-      "module",
-      "exports",
-      "__filename",
-      "__dirname",
-      "Worker",
-      "caches",
-      "CacheStorage",
-      "Cache",
-      "BroadcastChannel",
-      "localStorage",
-      "sessionStorage",
-      "nodeBootstrap",
-      "alert",
-      "confirm",
-      "prompt",
-      "close",
-    ]
-  ) {
+  // What user code may see: the language itself and the web APIs that compute
+  // without reaching the host. Anything else a Deno release adds stays out.
+  const allowed = new Set([
+    "Object", "Function", "Array", "Number", "parseFloat", "parseInt", "Infinity", "NaN",
+    "undefined", "Boolean", "String", "Symbol", "Date", "Promise", "RegExp", "Error",
+    "AggregateError", "EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError",
+    "URIError", "SuppressedError", "globalThis", "JSON", "Math", "Intl", "ArrayBuffer",
+    "SharedArrayBuffer", "Atomics", "Uint8Array", "Int8Array", "Uint16Array", "Int16Array",
+    "Uint32Array", "Int32Array", "BigUint64Array", "BigInt64Array", "Uint8ClampedArray",
+    "Float16Array", "Float32Array", "Float64Array", "DataView", "Map", "BigInt", "Set",
+    "Iterator", "WeakMap", "WeakSet", "Proxy", "Reflect", "FinalizationRegistry", "WeakRef",
+    "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "unescape",
+    "eval", "isFinite", "isNaN", "WebAssembly", "Temporal", "DisposableStack",
+    "AsyncDisposableStack", "console", "queueMicrotask", "setTimeout", "clearTimeout",
+    "setInterval", "clearInterval", "structuredClone", "atob", "btoa", "TextEncoder",
+    "TextDecoder", "URL", "URLSearchParams", "URLPattern", "AbortController", "AbortSignal",
+    "DOMException", "Event", "EventTarget", "CustomEvent", "ErrorEvent",
+    "PromiseRejectionEvent", "crypto", "Crypto", "SubtleCrypto", "CryptoKey", "performance",
+    "Performance", "PerformanceEntry", "PerformanceMark", "PerformanceMeasure",
+  ]);
+  for (const name of Object.getOwnPropertyNames(g)) {
+    if (allowed.has(name)) continue;
     try {
       delete g[name];
     } catch {
-      // A non-configurable global stays; the permissions still hold.
+      // Non-configurable: overwritten below if it can be.
     }
-  }
-  const deno = g.Deno;
-  for (
-    const name of [
-      "exit",
-      "kill",
-      "dlopen",
-      "Command",
-      "run",
-      "spawn",
-      "spawnAndWait",
-      "spawnAndWaitSync",
-    ]
-  ) {
-    try {
-      delete deno[name];
-    } catch {
-      // As above.
-    }
-  }
-  try {
-    delete deno[deno.internal];
-    delete deno.internal;
-  } catch {
-    // As above.
-  }
-  const proc = g.process;
-  for (
-    const name of [
-      "exit",
-      "reallyExit",
-      "abort",
-      "kill",
-      "_kill",
-      "binding",
-      "_linkedBinding",
-      "dlopen",
-      "getBuiltinModule",
-      "_debugProcess",
-      "_debugEnd",
-      "_rawDebug",
-      "openStdin",
-      "loadEnvFile",
-      "chdir",
-      "setuid",
-      "setgid",
-      "seteuid",
-      "setegid",
-      "mainModule",
-    ]
-  ) {
-    try {
-      delete proc[name];
-      if (name in proc) proc[name] = undefined;
-    } catch {
-      // As above.
+    if (name in g) {
+      try {
+        defineProperty(g, name, { value: undefined, writable: false, configurable: false });
+      } catch {
+        try {
+          g[name] = undefined;
+        } catch {
+          // Left as it is: the permissions still hold.
+        }
+      }
     }
   }
 
   parentPort.once(
     "message",
-    (init: { token: string; sab: SharedArrayBuffer; outputCap: number }) => {
+    (init: { token: string; sab: SharedArrayBuffer; settings: Settings }) => {
       const token = init.token;
+      const settings = init.settings;
       const flag = new Int32Array(init.sab, 0, 2);
       const data = new Uint8Array(init.sab, 8);
       let written = 0;
       let outputFull = false;
+      let viewsOpened = 0;
       const send = (message: Record<string, unknown>) => post({ ...message, t: token });
 
       const write = (args: unknown[]) => {
         if (outputFull) return;
-        const text = args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
+        let text = args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
+        if (text.length > settings.outputCap) text = text.slice(0, settings.outputCap + 1);
         written += text.length;
-        if (written > init.outputCap) outputFull = true;
+        if (written > settings.outputCap) outputFull = true;
         send({ op: "out", text });
       };
       const capture = {
@@ -156,9 +132,16 @@ function workerMain(): void {
           if (!ok) write(["Assertion failed", ...a]);
         },
       };
-      Object.defineProperty(g, "console", { value: capture, writable: true, configurable: true });
+      defineProperty(g, "console", { value: capture, writable: true, configurable: true });
+
+      // Refusals in the limit-exceeded voice the rest of gitmem uses.
+      const refuse = (what: string, attempted: number, limit: string, max: number, fix: string) =>
+        new RangeError(
+          `refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`,
+        );
 
       let loading = true;
+      let callId = 0;
       const call = (name: string, args: unknown): string => {
         if (loading) throw new Error(`memories.${name} cannot be called while a module loads`);
         if (args === undefined) args = {};
@@ -167,12 +150,44 @@ function workerMain(): void {
         }
         let json: string;
         try {
-          json = JSON.stringify(args);
+          json = stringify(args);
         } catch (e) {
           throw new TypeError(`memories.${name}: the argument is not JSON: ${e}`);
         }
+        if (json.length > settings.maxArgsChars) {
+          throw refuse(
+            `the argument to memories.${name}`,
+            json.length,
+            "the argument limit",
+            settings.maxArgsChars,
+            "Send less in one call.",
+          );
+        }
+        // Bounded here as well as in the host, which must not parse it otherwise.
+        let depth = 0;
+        let deepest = 0;
+        let quoted = false;
+        for (let i = 0; i < json.length; i++) {
+          const c = json.charCodeAt(i);
+          if (quoted) {
+            if (c === 92) i++;
+            else if (c === 34) quoted = false;
+          } else if (c === 34) quoted = true;
+          else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
+          else if (c === 93 || c === 125) depth--;
+        }
+        if (deepest > settings.maxArgsDepth) {
+          throw refuse(
+            `the nesting of the argument to memories.${name}`,
+            deepest,
+            "the nesting limit",
+            settings.maxArgsDepth,
+            "Pass a flat object.",
+          );
+        }
+        const id = ++callId;
         Atom.store(flag, 0, 0);
-        send({ op: "call", name, args: json });
+        send({ op: "call", id, name, args: json });
         const chunks: Uint8Array[] = [];
         for (;;) {
           Atom.wait(flag, 0, 0);
@@ -183,20 +198,26 @@ function workerMain(): void {
           if (state !== 2) break;
           send({ op: "more" });
         }
-        const total = chunks.reduce((n, c) => n + c.length, 0);
+        let total = 0;
+        for (const c of chunks) total += c.length;
         const bytes = new Uint8Array(total);
         let at = 0;
         for (const c of chunks) {
           bytes.set(c, at);
           at += c.length;
         }
-        const reply = JSON.parse(decoder.decode(bytes)) as { ok: boolean; text: string };
+        const reply = parse(decoder.decode(bytes)) as { ok: boolean; text: string };
         if (!reply.ok) throw new Error(reply.text);
         return reply.text;
       };
       const memories = new Proxy(Object.create(null), {
         get: (_target, name) => {
           if (typeof name !== "string" || name === "then") return undefined;
+          if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+            return () => {
+              throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
+            };
+          }
           return (args?: unknown) => call(name, args);
         },
         set: () => false,
@@ -207,20 +228,47 @@ function workerMain(): void {
           if (typeof title !== "string" || typeof text !== "string") {
             throw new TypeError("views.openText(title, text) takes two strings");
           }
+          if (viewsOpened >= settings.maxViews) {
+            throw refuse(
+              "the views opened in one run",
+              viewsOpened + 1,
+              "the view limit",
+              settings.maxViews,
+              "Put more in each view.",
+            );
+          }
+          if (title.length > settings.maxTitleChars) {
+            throw refuse(
+              "the view's title",
+              title.length,
+              "the title limit",
+              settings.maxTitleChars,
+              "Use a shorter title.",
+            );
+          }
+          if (text.length > settings.maxViewChars) {
+            throw refuse(
+              "the view's text",
+              text.length,
+              "the view text limit",
+              settings.maxViewChars,
+              "Open a shorter text, or split it across views.",
+            );
+          }
+          viewsOpened += 1;
           send({ op: "view", title, text });
         },
       });
-      Object.defineProperty(g, Symbol.for("gitmem.runtime"), { value: { memories, views } });
+      let linked = false;
+      const runtime = Object.freeze({ memories, views, started: () => (linked = true) });
+      defineProperty(g, Symbol.for("gitmem.runtime"), { value: runtime });
 
       let unhandled: string | null = null;
-      g.addEventListener(
-        "unhandledrejection",
-        (event: { preventDefault(): void; reason: unknown }) => {
-          event.preventDefault();
-          if (unhandled === null) unhandled = describe(event.reason);
-        },
-      );
-      g.addEventListener("error", (event: { preventDefault(): void; error: unknown }) => {
+      addListener("unhandledrejection", (event: { preventDefault(): void; reason: unknown }) => {
+        event.preventDefault();
+        if (unhandled === null) unhandled = describe(event.reason);
+      });
+      addListener("error", (event: { preventDefault(): void; error: unknown }) => {
         event.preventDefault();
         if (unhandled === null) unhandled = describe(event.error);
       });
@@ -248,7 +296,7 @@ function workerMain(): void {
         }
       };
       // A module that does not parse fails its import with a message that names
-      // the data URL it came from; turn that into "line:column: message".
+      // the URL it came from; turn that into "line:column: message".
       const diagnose = (
         error: unknown,
         shift = 0,
@@ -275,99 +323,125 @@ function workerMain(): void {
           where: labels.length ? labels[labels.length - 1][1] : "",
         };
       };
-      // Blob URLs skip the base64 round trip a data URL costs; each is revoked
-      // once its import settles, so nothing outlives the request.
+      // Blob URLs skip the base64 round trip a data URL costs; the worker ends
+      // with its request, and every URL with it.
       const toUrl = (source: string, media = "application/typescript") =>
-        URL.createObjectURL(new Blob([source], { type: media }));
+        createUrl(new BlobOf([source], { type: media }));
       const rewrite = (source: string, target: string) =>
         source.replace(
           /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g,
-          (_m, head) => `${head}${JSON.stringify(target)}`,
+          (_m, head) => `${head}${stringify(target)}`,
         );
       const baseUrl = toUrl(
         'const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n',
         "application/javascript",
       );
+      // Imported first by the generated "gitmem" module: once it runs, linking
+      // is over and any later error is the program's own.
+      const linkedUrl = toUrl(
+        'globalThis[Symbol.for("gitmem.runtime")].started();\n',
+        "application/javascript",
+      );
+
+      const load = async (request: { op: string; source: string; key: string }) => {
+        loading = true;
+        // Compiling must not run the code: a throw ahead of it on line 1 stops
+        // evaluation once parsing and linking have succeeded.
+        const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
+        const url = toUrl(rewrite(stop + String(request.source), baseUrl));
+        labels.push([url, request.op === "load" ? String(request.key) : "module"]);
+        try {
+          const namespace = await import(url);
+          const exports: string[] = [];
+          for (const name of Object.keys(namespace)) {
+            if (typeof namespace[name] === "function") exports.push(name);
+          }
+          send({ op: "result", diagnostic: null, exports });
+        } catch (error) {
+          if (stop && error === token) {
+            send({ op: "result", diagnostic: null, exports: [] });
+            return;
+          }
+          const found = diagnose(error, stop.length);
+          const diagnostic = found ? found.diagnostic : `1:1: ${describe(error).split("\n")[0]}`;
+          send({ op: "result", diagnostic, exports: [] });
+        }
+      };
+
+      // The name a link error says the generated module lacks, if it is one.
+      const missingExport = (error: unknown, gitmemUrl: string): string | null => {
+        if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
+        const message = String(error.message);
+        if (!message.startsWith(head)) return null;
+        const end = message.indexOf("'", head.length);
+        return end < 0 ? null : message.slice(head.length, end);
+      };
+
+      const run = async (
+        request: { source: string; modules: Record<string, string>; kind: string },
+      ) => {
+        loading = false;
+        const modules = request.modules;
+        const kind = String(request.kind);
+        if (kind === "onuse") {
+          defineProperty(g, "memories", { value: memories, writable: true, configurable: true });
+          defineProperty(g, "views", { value: views, writable: true, configurable: true });
+        }
+        // A module's code runs only in a program that imports it by name: the
+        // generated module starts with none, and each link error naming a loaded
+        // module adds that one before anything has run.
+        const urls = new Map<string, string>();
+        let error: string | null = null;
+        for (;;) {
+          let head = `import ${stringify(linkedUrl)};\nexport * from ${stringify(baseUrl)};\n`;
+          for (const [key, url] of urls) head += `export * as ${key} from ${stringify(url)};\n`;
+          const gitmemUrl = toUrl(head, "application/javascript");
+          labels.push([gitmemUrl, "gitmem"]);
+          const programUrl = toUrl(rewrite(String(request.source), gitmemUrl));
+          labels.push([programUrl, kind]);
+          try {
+            await import(programUrl);
+            break;
+          } catch (e) {
+            const missing = missingExport(e, gitmemUrl);
+            if (
+              missing !== null && !urls.has(missing) &&
+              Object.prototype.hasOwnProperty.call(modules, missing)
+            ) {
+              const url = toUrl(rewrite(String(modules[missing]), baseUrl));
+              labels.push([url, missing]);
+              urls.set(missing, url);
+              continue;
+            }
+            const found = diagnose(e);
+            if (found) {
+              const where = found.where === kind ? "" : ` in module ${found.where}`;
+              error = `SyntaxError${where}: ${found.diagnostic}`;
+            } else {
+              error = describe(e);
+            }
+            break;
+          }
+        }
+        if (error === null && unhandled !== null) error = unhandled;
+        send({ op: "done", error, imported: [...urls.keys()] });
+      };
 
       parentPort.on(
         "message",
-        async (request: { t: string; op: string; [key: string]: unknown }) => {
+        (request: { t: string; op: string; [key: string]: unknown }) => {
           if (request.t !== token) return;
           if (request.op === "compile" || request.op === "load") {
-            loading = true;
-            // Compiling must not run the code: a throw ahead of it on line 1
-            // stops evaluation once parsing and linking have succeeded.
-            const stop = request.op === "compile" ? `throw ${JSON.stringify(token)};` : "";
-            const source = stop + String(request.source);
-            const url = toUrl(rewrite(source, baseUrl));
-            const label = request.op === "load" ? String(request.key) : "module";
-            labels.push([url, label]);
-            try {
-              const namespace = await import(url);
-              const exports: string[] = [];
-              for (const name of Object.keys(namespace)) {
-                if (typeof namespace[name] === "function") {
-                  exports.push(name);
-                }
-              }
-              send({ op: "result", id: request.id, diagnostic: null, exports });
-            } catch (error) {
-              if (stop && error === token) {
-                send({ op: "result", id: request.id, diagnostic: null, exports: [] });
-                return;
-              }
-              const found = diagnose(error, stop.length);
-              const diagnostic = found
-                ? found.diagnostic
-                : `1:1: ${describe(error).split("\n")[0]}`;
-              send({ op: "result", id: request.id, diagnostic, exports: [] });
-            } finally {
-              labels.pop();
-              URL.revokeObjectURL(url);
-            }
-            return;
-          }
-          if (request.op === "run") {
-            loading = false;
-            const modules = request.modules as Record<string, string>;
-            let head = `export * from ${JSON.stringify(baseUrl)};\n`;
-            for (const [key, source] of Object.entries(modules)) {
-              const url = toUrl(rewrite(source, baseUrl));
-              labels.push([url, key]);
-              head += `export * as ${key} from ${JSON.stringify(url)};\n`;
-            }
-            const gitmemUrl = toUrl(head, "application/javascript");
-            labels.push([gitmemUrl, "gitmem"]);
-            const programUrl = toUrl(rewrite(String(request.source), gitmemUrl));
-            const kind = String(request.kind);
-            labels.push([programUrl, kind]);
-            if (kind === "onuse") {
-              Object.defineProperty(g, "memories", {
-                value: memories,
-                writable: true,
-                configurable: true,
-              });
-              Object.defineProperty(g, "views", {
-                value: views,
-                writable: true,
-                configurable: true,
-              });
-            }
-            let error: string | null = null;
-            try {
-              await import(programUrl);
-            } catch (e) {
-              const found = diagnose(e);
-              if (found) {
-                const where = found.where === kind ? "" : ` in module ${found.where}`;
-                error = `SyntaxError${where}: ${found.diagnostic}`;
-              } else {
-                error = describe(e);
-              }
-            }
-            for (const [url] of labels) URL.revokeObjectURL(url);
-            if (error === null && unhandled !== null) error = unhandled;
-            send({ op: "done", error });
+            void load(request as unknown as { op: string; source: string; key: string });
+          } else if (request.op === "run") {
+            void run(
+              request as unknown as {
+                source: string;
+                modules: Record<string, string>;
+                kind: string;
+              },
+            );
           }
         },
       );
@@ -376,13 +450,13 @@ function workerMain(): void {
   );
 }
 
+// The one reader and writer of the host connection. Requests are served one
+// at a time, and a bridge reply is read by the run that asked for it, so no two
+// reads ever race on the socket.
 class Host {
-  private conn: Deno.UnixConn;
   private buffer = new Uint8Array(0);
 
-  constructor(conn: Deno.UnixConn) {
-    this.conn = conn;
-  }
+  constructor(private conn: Deno.TcpConn) {}
 
   async send(message: Message): Promise<void> {
     const body = encoder.encode(JSON.stringify(message));
@@ -419,8 +493,8 @@ const CHUNK = 1 << 16;
 // The exit status that tells the host this process retired itself while idle.
 const IDLE_EXIT = 3;
 
-// One worker, booted and waiting for work. Every message it sends must carry
-// its token: user code in the worker can reach postMessage but not the token.
+// One worker, booted and waiting for exactly one request. Every message it
+// sends must carry its token: user code can reach postMessage but not the token.
 class Slot {
   readonly worker: Worker;
   readonly token = crypto.randomUUID();
@@ -459,7 +533,7 @@ class Slot {
     };
     this.worker.on("error", (error: unknown) => gone(String(error)));
     this.worker.on("exit", () => gone("exit"));
-    this.worker.postMessage({ token: this.token, sab: this.sab, outputCap: settings.outputCap });
+    this.worker.postMessage({ token: this.token, sab: this.sab, settings });
   }
 
   request(message: Message): void {
@@ -476,19 +550,51 @@ class Slot {
   }
 }
 
+// Events of one request, in the order they happened, read by one loop.
+class Queue {
+  private items: Message[] = [];
+  private waiter: ((message: Message) => void) | null = null;
+
+  push(message: Message): void {
+    if (this.waiter !== null) {
+      const waiter = this.waiter;
+      this.waiter = null;
+      waiter(message);
+    } else this.items.push(message);
+  }
+
+  next(): Promise<Message> {
+    const item = this.items.shift();
+    if (item !== undefined) return Promise.resolve(item);
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+}
+
 class Runtime {
   private spare: Slot | null = null;
-  private loader: Slot | null = null;
-  private loads = 0;
-  private nextId = 0;
   private busy = true;
+  private booting = false;
 
   constructor(private host: Host, private settings: Settings) {}
 
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
   private warm(): void {
-    if (this.spare === null) this.spare = new Slot(this.settings);
+    if (this.spare !== null) return;
+    const spare = new Slot(this.settings);
+    this.spare = spare;
+    // The spare boots on its own thread after the reply; that is work, not idling.
+    this.booting = true;
+    void spare.ready.then(() => {
+      if (this.spare === spare) this.booting = false;
+    });
+  }
+
+  private take(): Slot {
+    const slot = this.spare ?? new Slot(this.settings);
+    this.spare = null;
+    this.booting = false;
+    return slot;
   }
 
   // A terminated worker caught in a microtask loop keeps its thread spinning
@@ -506,19 +612,21 @@ class Runtime {
       const share = used / Math.max(1, at - lastAt);
       last = now;
       lastAt = at;
-      if (this.busy) {
+      if (this.busy || this.booting) {
         strikes = 0;
         return;
       }
-      strikes = share > 0.5 ? strikes + 1 : 0;
+      // An idle runtime uses next to nothing; a share this small still means a thread
+      // left spinning, even on a machine too busy to give it a whole core.
+      strikes = share > 0.05 ? strikes + 1 : 0;
       if (strikes >= 3) exitNow(IDLE_EXIT);
     }, 250);
     Deno.unrefTimer(timer);
   }
 
-  async serve(): Promise<void> {
+  async serve(token: string): Promise<void> {
     this.watchIdle();
-    await this.host.send({ op: "ready" });
+    await this.host.send({ op: "ready", token });
     this.warm();
     for (;;) {
       this.busy = false;
@@ -528,23 +636,21 @@ class Runtime {
       const op = request.op;
       if (op === "ping") await this.host.send({ op: "pong" });
       else if (op === "compile" || op === "load") await this.host.send(await this.load(request));
-      else if (op === "run") await this.host.send(await this.run(request));
-      else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
+      else if (op === "run") {
+        const result = await this.run(request);
+        if (result === null) return;
+        await this.host.send(result);
+      } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.warm();
     }
   }
 
+  // Each load gets a fresh worker: nothing one module's top-level code does can
+  // reach the next load's result.
   private async load(request: Message): Promise<Message> {
     const limitMs = Number(request.timeLimit) * 1000;
-    if (this.loader === null || this.loader.exited || this.loads >= this.settings.loaderRecycle) {
-      void this.loader?.stop();
-      this.loader = new Slot(this.settings);
-      this.loads = 0;
-    }
-    const slot = this.loader;
+    const slot = this.take();
     await slot.ready;
-    this.loads += 1;
-    const id = this.nextId++;
     const started = performance.now();
     const outcome = await new Promise<Message>((resolve) => {
       const timer = setTimeout(
@@ -552,131 +658,155 @@ class Runtime {
         Math.max(0, limitMs - (performance.now() - started)),
       );
       slot.listener = (message) => {
-        if (message.op === "result" && message.id === id) {
-          clearTimeout(timer);
-          resolve(message);
-        } else if (message.op === "gone") {
+        if (message.op === "result" || message.op === "gone") {
           clearTimeout(timer);
           resolve(message);
         }
       };
       slot.request({
         op: request.op as string,
-        id,
         source: request.source as string,
         key: (request.key as string) ?? "module",
       });
     });
     slot.listener = null;
     if (outcome.op === "result") {
-      return { op: "result", diagnostic: outcome.diagnostic, exports: outcome.exports };
+      // The worker answered, so the reply need not wait for it to end; one that
+      // will not (it left a thread spinning) is caught by the idle watch.
+      void slot.stop();
+      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
+      return { op: "result", diagnostic: outcome.diagnostic, exports };
     }
-    // The module's top-level code did not finish, or blew the heap: this
-    // loader is spent whatever state it is in.
+    // A worker that did not answer and cannot be stopped spends the process: the
+    // host replaces it after this reply.
     const stopped = await slot.stop();
-    this.loader = null;
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
-      : "the module's top-level code exceeded the sandbox memory limit";
+      : `the module's top-level code exceeded the sandbox memory limit`;
     return { op: "result", diagnostic: `1:1: ${why}`, exports: [], restart: !stopped };
   }
 
-  private async run(request: Message): Promise<Message> {
+  // Returns null when the host hung up mid-run.
+  private async run(request: Message): Promise<Message | null> {
     const limitMs = Number(request.timeLimit) * 1000;
-    const cap = this.settings.outputCap;
-    const slot = this.spare ?? new Slot(this.settings);
-    this.spare = null;
+    const settings = this.settings;
+    const slot = this.take();
     await slot.ready;
     let output = "";
     let truncated = false;
     const views: Json[] = [];
-    let bridgeMs = 0;
-    const started = performance.now();
-    const pending: Uint8Array[] = [];
+    const events = new Queue();
+    slot.listener = (message) => events.push(message);
 
-    const push = () => {
-      const chunk = pending.shift();
-      if (chunk === undefined) return;
-      new Uint8Array(slot.sab, 8).set(chunk);
-      Atomics.store(slot.flag, 1, chunk.length);
-      Atomics.store(slot.flag, 0, pending.length > 0 ? 2 : 1);
-      Atomics.notify(slot.flag, 0);
+    // Only time the program itself spends counts: the clock stops while the
+    // host answers a memories call.
+    let spent = 0;
+    let since = performance.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      timer = setTimeout(() => events.push({ op: "tick" }), Math.max(0, limitMs - spent));
     };
-
-    const outcome = await new Promise<Message>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const arm = () => {
-        const left = limitMs - (performance.now() - started - bridgeMs);
-        timer = setTimeout(() => {
-          if (performance.now() - started - bridgeMs >= limitMs) resolve({ op: "timeout" });
-          else arm();
-        }, Math.max(0, left));
-      };
+    const pause = () => {
+      clearTimeout(timer);
+      spent += performance.now() - since;
+    };
+    const resume = () => {
+      since = performance.now();
       arm();
-      const finish = (message: Message) => {
-        clearTimeout(timer);
-        resolve(message);
-      };
-      slot.listener = (message) => {
-        switch (message.op) {
-          case "out": {
-            if (truncated) return;
-            output += String(message.text);
-            if (output.length > cap) {
-              output = output.slice(0, cap);
-              truncated = true;
-            }
-            return;
-          }
-          case "view":
-            views.push([String(message.title), String(message.text)]);
-            return;
-          case "call": {
-            const asked = performance.now();
-            void (async () => {
-              await this.host.send({
-                op: "call",
-                name: String(message.name),
-                args: String(message.args),
-              });
-              const reply = await this.host.receive();
-              bridgeMs += performance.now() - asked;
-              if (reply === null) {
-                finish({ op: "gone", why: "host closed" });
-                return;
-              }
-              const bytes = encoder.encode(
-                JSON.stringify({ ok: reply.ok === true, text: String(reply.text) }),
-              );
-              for (let at = 0; at < bytes.length || at === 0; at += CHUNK) {
-                pending.push(bytes.subarray(at, at + CHUNK));
-                if (bytes.length === 0) break;
-              }
-              push();
-            })();
-            return;
-          }
-          case "more":
-            push();
-            return;
-          case "done":
-            finish(message);
-            return;
-          case "gone":
-            finish(message);
-            return;
-        }
-      };
-      slot.request({
-        op: "run",
-        source: request.source as string,
-        modules: request.modules as Json,
-        kind: request.kind as string,
-      });
+    };
+    arm();
+    slot.request({
+      op: "run",
+      source: request.source as string,
+      modules: request.modules as Json,
+      kind: request.kind as string,
     });
+    let outcome: Message;
+    for (;;) {
+      const message = await events.next();
+      if (message.op === "tick") {
+        if (spent + (performance.now() - since) >= limitMs) {
+          outcome = { op: "timeout" };
+          break;
+        }
+        pause();
+        resume();
+        continue;
+      }
+      if (message.op === "out") {
+        if (truncated) continue;
+        output += String(message.text);
+        if (output.length > settings.outputCap) {
+          output = output.slice(0, settings.outputCap);
+          truncated = true;
+        }
+        continue;
+      }
+      if (message.op === "view") {
+        const title = String(message.title);
+        const text = String(message.text);
+        // The worker refuses these first; this keeps the frame bounded whatever it sent.
+        if (
+          views.length < settings.maxViews && title.length <= settings.maxTitleChars &&
+          text.length <= settings.maxViewChars
+        ) {
+          views.push([title, text]);
+        }
+        continue;
+      }
+      if (message.op === "call") {
+        pause();
+        const args = String(message.args);
+        await this.host.send({
+          op: "call",
+          id: Number(message.id),
+          name: String(message.name).slice(0, 64),
+          args: args.length > settings.maxArgsChars ? "" : args,
+        });
+        const reply = await this.host.receive();
+        if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
+          clearTimeout(timer);
+          await slot.stop();
+          return null;
+        }
+        const bytes = encoder.encode(
+          JSON.stringify({ ok: reply.ok === true, text: String(reply.text) }),
+        );
+        const pending: Uint8Array[] = [];
+        for (let at = 0; at < bytes.length || at === 0; at += CHUNK) {
+          pending.push(bytes.subarray(at, at + CHUNK));
+          if (bytes.length === 0) break;
+        }
+        // The worker is parked on Atomics.wait; it takes one chunk at a time
+        // and asks for the next with "more".
+        for (let i = 0; i < pending.length; i++) {
+          if (i > 0) {
+            const more = await events.next();
+            if (more.op !== "more") {
+              events.push(more);
+              break;
+            }
+          }
+          const chunk = pending[i];
+          new Uint8Array(slot.sab, 8).set(chunk);
+          Atomics.store(slot.flag, 1, chunk.length);
+          Atomics.store(slot.flag, 0, i < pending.length - 1 ? 2 : 1);
+          Atomics.notify(slot.flag, 0);
+        }
+        resume();
+        continue;
+      }
+      if (message.op === "done" || message.op === "gone") {
+        outcome = message;
+        break;
+      }
+    }
+    clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here.
-    const stopped = await slot.stop();
+    // Whatever the program left pending (timers, promises, loops) dies here. A worker
+    // that reported done is not waited for: one that will not end (it left a thread
+    // spinning) is caught by the idle watch.
+    const stopped = outcome.op === "done" ? (void slot.stop(), true) : await slot.stop();
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") error = outcome.error ?? null;
@@ -684,8 +814,19 @@ class Runtime {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
     } else if (String(outcome.why).includes("memory")) {
       error = "the program exceeded its memory limit";
-    } else error = `the program's worker ended: ${String(outcome.why)}`;
-    return { op: "result", ok: error === null, output, error, views, restart: !stopped };
+    } else error = `the program's worker ended:`;
+    const imported = outcome.op === "done" && Array.isArray(outcome.imported)
+      ? outcome.imported
+      : [];
+    return {
+      op: "result",
+      ok: error === null,
+      output,
+      error,
+      views,
+      imported,
+      restart: !stopped,
+    };
   }
 }
 
@@ -728,9 +869,10 @@ function harden(): void {
 }
 
 async function main(): Promise<void> {
-  const [path, config] = Deno.args;
+  const [port, token, config] = Deno.args;
   const settings = JSON.parse(config) as Settings;
-  const conn = await Deno.connect({ transport: "unix", path });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+  conn.setNoDelay(true);
   // Nothing on this thread needs Deno's internals after connecting; drop them
   // before the first worker exists.
   // deno-lint-ignore no-explicit-any
@@ -741,7 +883,7 @@ async function main(): Promise<void> {
     // As above.
   }
   harden();
-  await new Runtime(new Host(conn), settings).serve();
+  await new Runtime(new Host(conn), settings).serve(token);
   conn.close();
   // Deno.exit was kept for exactly this: the host hung up, so stop everything.
   exitNow(0);

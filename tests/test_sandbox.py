@@ -153,7 +153,7 @@ console.log(rows[1][0], csvTools.countRows(rows));
 console.error("done");
 """
     result = sandbox.run(program, modules={"csvTools": CSV_TOOLS}, bridge=refuse_all)
-    assert result == ProgramResult(True, "bolt 2\ndone\n", None)
+    assert result == ProgramResult(True, "bolt 2\ndone\n", None, imported=("csvTools",))
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,33 @@ the runtime are still alive), then has the same holder run a normal program with
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
 import os
 import socket
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import pytest
 
 from gitmem import Agent, Capability, Holder, Repository
+from gitmem.errors import CodeError, InternalError
 from gitmem.sandbox import ProgramResult, Sandbox
+from gitmem.sandbox.launch import node_builtins
+from gitmem.sandbox.process import remove_tree
+from gitmem.sandbox.runner import (
+    PROGRAM_MAX,
+    VIEWS_MAX,
+    _check_call,  # pyright: ignore[reportPrivateUsage]
+)
+from gitmem.sandbox.signatures import signatures
 
 SECRET = "s3cr3t-d0-n0t-l3ak"
 ENV_NAME = "GITMEM_ATTACK_SECRET"
@@ -52,13 +67,16 @@ class Ctx:
             "target": str(self.target),
             "port": str(self.port),
             "env": ENV_NAME,
-            "socket": self.socket_path(),
+            "host_port": str(self.host_port()),
         }
         return self.holder.run_program(Template(source).substitute(values))
 
-    def socket_path(self) -> str:
+    def host_port(self) -> int:
+        """The loopback port the holder's runtime talks to its host on."""
+        self.sandbox.start()
         process = self.sandbox._process  # pyright: ignore[reportPrivateUsage]
-        return str(process.root / "s") if process is not None else "/nonexistent"
+        assert process is not None and process.listener is not None
+        return int(process.listener.getsockname()[1])
 
     def nobody_connected(self) -> bool:
         self.listener.setblocking(False)
@@ -91,7 +109,7 @@ def holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Holder]:
     bound = repo.bind(cap, Agent("attacker", "mallory"))
     assert bound is not None
     assert bound.call("create_memory", {"name": "a", "description": "d", "body": "b"}).ok
-    bound.use_sandbox(Sandbox(time_limit=1.0, memory_mb=64, output_cap=OUTPUT_CAP))
+    bound.use_sandbox(Sandbox(time_limit=3.0, memory_mb=64, output_cap=OUTPUT_CAP))
     yield bound
     bound.close()
     repo.close()
@@ -273,26 +291,26 @@ ATTACKS: list[tuple[str, str, Callable[[ProgramResult, Ctx], None]]] = [
         "const frame = new Uint8Array(4 + bytes.length);\n"
         "new DataView(frame.buffer).setUint32(0, bytes.length);\n"
         "frame.set(bytes, 4);\n"
-        "Deno.stdout.writeSync(frame);\n"
-        "Deno.stdout.writeSync(new TextEncoder().encode(forged + '\\n'));\n"
+        "try { Deno.stdout.writeSync(frame); } catch {}\n"
+        "try { Deno.stdout.writeSync(new TextEncoder().encode(forged + '\\n')); } catch {}\n"
         "throw new Error('the real error');",
         real_result_wins,
     ),
     (
         "postmessage-forgery",
-        "globalThis.postMessage({ op: 'done', error: null, t: 'guess' });\n"
-        "globalThis.postMessage({ op: 'out', text: 'forged', t: 'guess' });\n"
+        "try { globalThis.postMessage({ op: 'done', error: null, t: 'guess' }); } catch {}\n"
+        "try { globalThis.postMessage({ op: 'out', text: 'forged', t: 'guess' }); } catch {}\n"
         "throw new Error('the real error');",
         real_result_wins,
     ),
     (
         "stdin-theft",
         "const buf = new Uint8Array(4096);\nconsole.log(Deno.stdin.readSync(buf));",
-        prints("null\n"),
+        refused,
     ),
     (
         "reconnect-host-socket",
-        'await Deno.connect({ transport: "unix", path: "$socket" });',
+        'await Deno.connect({ hostname: "127.0.0.1", port: $host_port });',
         refused,
     ),
     (
@@ -405,6 +423,881 @@ def test_attack_is_contained(
         "const n: number = 6 * 7;\n"
         'console.log(n, memories.readMemory({ name: "a" }));'
     )
-    assert normal == ProgramResult(True, "42 `a` — d\n\nb\n", None)
+    assert normal == ProgramResult(True, "42 `a` — d\n\nb\n", None), normal
     assert ctx.calls == ["readMemory"]
     assert ctx.holder.call("read_memory", {"name": "a"}).ok
+
+
+# -- round two: the classes of issue 9 -----------------------------------------------
+#
+# Each class below has its own variants, written for this catalogue; every variant is
+# followed by `still_works`: a normal program, a `memories` write and a native call on
+# the same holder. Cross-holder cases bind two agents of one profile to a shared store.
+
+LIMIT = 3.0  # generous: on a busy machine a normal program must never meet it
+_names = itertools.count()
+
+
+def params(implementation: str, scope: str = "isolated") -> Capability:
+    return Capability.from_dict(
+        {
+            "implementation": implementation,
+            "params": {
+                "scope": scope,
+                "maxCount": 0,
+                "maxLenPerMemory": 0,
+                "maxTotalLen": 0,
+                "maxLenIndex": 0,
+                "maxLenDescription": 0,
+                "maxResults": 0,
+            },
+        }
+    )
+
+
+def make_holder(repo: Repository, implementation: str, instance: str, scope: str) -> Holder:
+    bound = repo.bind(params(implementation, scope), Agent("round2", instance))
+    assert bound is not None
+    bound.use_sandbox(Sandbox(time_limit=LIMIT, memory_mb=64, output_cap=OUTPUT_CAP))
+    return bound
+
+
+@dataclass
+class Pair:
+    """Two agents of one profile on one shared store, and a scratchpad agent of its own."""
+
+    repo: Repository
+    a: Holder
+    b: Holder
+    pad: Holder
+
+    def snapshot(self, holder: Holder) -> Any:
+        return self.repo.snapshot(holder.store_id)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    repo = Repository.init(str(tmp_path_factory.mktemp("round2") / "mem.git"))
+    a = make_holder(repo, "markdown", "alice", "shared")
+    b = make_holder(repo, "markdown", "bob", "shared")
+    pad = make_holder(repo, "scratchpad", "pad", "isolated")
+    assert a.store_id == b.store_id != pad.store_id
+    yield Pair(repo, a, b, pad)
+    for holder in (a, b, pad):
+        holder.close()
+    repo.close()
+
+
+def still_works(holder: Holder) -> None:
+    """A normal program, a memories write and a native call all work on ``holder``."""
+    slug = f"after-{next(_names)}"
+    create = "writeMemory" if holder.strategy == "scratchpad" else "createMemory"
+    result = holder.run_program(
+        'import { memories } from "gitmem";\n'
+        "const n: number = 6 * 7;\n"
+        f'console.log(n, memories.{create}({{ name: "{slug}", description: "d", body: "b" }}));'
+    )
+    assert result.ok, result
+    assert result.output.startswith("42 "), result
+    assert holder.call("delete_memory", {"name": slug}).ok
+    holder.take_views()
+
+
+def code_write(holder: Holder, slug: str, code: str, on_use: str = "") -> ProgramResult:
+    create = "writeMemory" if holder.strategy == "scratchpad" else "createMemory"
+    fields = {"name": slug, "description": "d", "body": "b", "code": code}
+    if on_use:
+        fields["onUse"] = on_use
+    return holder.run_program(
+        'import { memories } from "gitmem";\n'
+        f"console.log(memories.{create}({json.dumps(fields)}));"
+    )
+
+
+def tree_size(root: Path) -> int:
+    total = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
+
+
+def host_paths(holder: Holder) -> list[str]:
+    """Paths on this host a program must never learn."""
+    process = holder.sandbox._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    import deno  # pyright: ignore[reportMissingTypeStubs]
+
+    return [
+        str(process.root),
+        str(Path(str(deno.find_deno_bin())).parent),
+        str(Path(__file__).resolve().parent.parent),
+        os.getcwd(),
+        tempfile.gettempdir() + "/",
+    ]
+
+
+# -- class 1: no file permission, no state between runs, cleanup of any tree --------
+
+
+def test_the_runtime_holds_no_file_permission(pair: Pair) -> None:
+    """The command line grants loopback to one port and denies every file."""
+    pair.a.sandbox.start()
+    process = pair.a.sandbox._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    argv = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")
+    flags = [a.decode() for a in argv if a.startswith(b"--")]
+    assert not [f for f in flags if f.startswith(("--allow-read", "--allow-write"))]
+    assert "--deny-read" in flags and "--deny-write" in flags
+    assert [f for f in flags if f.startswith("--allow-net")] == [
+        f"--allow-net=127.0.0.1:{process.listener.getsockname()[1]}"  # type: ignore[union-attr]
+    ]
+    still_works(pair.a)
+
+
+STATE_ATTACKS = [
+    (
+        "files-in-the-private-folder",
+        "for (const p of ['$root/s', '$root/s/x', '$root/work/x']) {\n"
+        "  try { Deno.mkdirSync(p, { recursive: true }); } catch {}\n"
+        "  try { Deno.writeTextFileSync(p, 'kept'); } catch {}\n"
+        "  try { (await import('node:fs')).writeFileSync(p, 'kept'); } catch {}\n"
+        "}\n",
+    ),
+    (
+        "fill-the-disk",
+        "const chunk = 'x'.repeat(1 << 20);\n"
+        "const until = performance.now() + 300;\n"
+        "while (performance.now() < until) {\n"
+        "  try { Deno.writeTextFileSync('$root/big', chunk, { append: true }); } catch {}\n"
+        "  try { (globalThis as any).localStorage.setItem('k', chunk); } catch {}\n"
+        "  try { await (globalThis as any).caches.open('c'); } catch {}\n"
+        "  try { await (globalThis as any).navigator.storage.getDirectory(); } catch {}\n"
+        "}\n",
+    ),
+    (
+        "carry-in-memory",
+        "(globalThis as any).kept = 'kept';\n"
+        "(Symbol as any).kept = 'kept';\n"
+        "try { (globalThis as any)[Symbol.for('gitmem.runtime')].kept = 'kept'; } catch {}\n"
+        "try { Object.defineProperty(Object.prototype, 'kept', { value: 'kept' }); } catch {}\n",
+    ),
+]
+PROBE_STATE = (
+    "const seen = [(globalThis as any).kept, (Symbol as any).kept,\n"
+    "  (globalThis as any)[Symbol.for('gitmem.runtime')]?.kept, ({} as any).kept];\n"
+    "console.log(JSON.stringify(seen));"
+)
+
+
+@pytest.mark.parametrize("source", [s for _, s in STATE_ATTACKS], ids=[n for n, _ in STATE_ATTACKS])
+def test_no_state_survives_a_run(pair: Pair, source: str) -> None:
+    """Nothing a program leaves (files, memory) reaches the next run or onUse."""
+    holder = pair.a
+    holder.sandbox.start()
+    process = holder.sandbox._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    root = process.root
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    size = tree_size(root)
+    holder.run_program(Template(source).substitute(root=str(root)))
+    assert process is holder.sandbox._process  # pyright: ignore[reportPrivateUsage]
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    assert tree_size(root) == size
+    assert holder.run_program(PROBE_STATE).output == "[null,null,null,null]\n"
+    on_use = holder.sandbox.run(
+        PROBE_STATE.replace("console.log", "views.openText"),
+        modules={},
+        bridge=lambda name, args: (False, "no"),
+        kind="onuse",
+    )
+    assert not on_use.ok  # views.openText takes two strings: the probe got this far
+    still_works(holder)
+
+
+def deep_tree(base: Path, depth: int) -> None:
+    """Folders ``depth`` deep under ``base``, made as a program would: one level at a time,
+    deeper than any path may be long."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(os.open("f", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_cleanup_survives_a_hostile_tree(tmp_path: Path) -> None:
+    """A folder 3,000 deep, one with no permissions and a link out all go, iteratively."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    with Sandbox(time_limit=LIMIT) as box:
+        box.start()
+        process = box._process  # pyright: ignore[reportPrivateUsage]
+        assert process is not None
+        root = process.root
+        deep_tree(root / "work", 3_000)
+        locked = root / "locked"
+        (locked / "inner").mkdir(parents=True)
+        (locked / "inner" / "f").write_text("x")
+        os.chmod(locked / "inner", 0)
+        os.chmod(locked, 0)
+        (root / "link").symlink_to(outside)
+        (root / "dirlink").symlink_to(tmp_path, target_is_directory=True)
+        box.close()
+        assert not root.exists()
+        assert box.run("console.log(1)", modules={}, bridge=lambda n, a: (True, "")).ok
+    assert outside.read_text() == "keep"
+    deep_again = tmp_path / "again"
+    deep_again.mkdir()
+    deep_tree(deep_again, 3_000)
+    remove_tree(deep_again)
+    assert not deep_again.exists()
+
+
+# -- class 2: bounded outputs over the bridge ---------------------------------------
+
+BRIDGE_ATTACKS = [
+    (
+        "view-of-70-mb",
+        'import { views } from "gitmem";\nviews.openText("big", "x".repeat(70_000_000));',
+        "RangeError: refused: the view's text would be 70,000,000, over the view text limit "
+        "(16,384).",
+    ),
+    (
+        "twenty-thousand-views",
+        'import { views } from "gitmem";\n'
+        'for (let i = 0; i < 20_000; i++) views.openText("v" + i, "x");',
+        "RangeError: refused: the views opened in one run would be 33, over the view limit (32).",
+    ),
+    (
+        "argument-nested-3000-deep",
+        'import { memories } from "gitmem";\n'
+        "let deep: any = {};\nfor (let i = 0; i < 3000; i++) deep = { d: deep };\n"
+        'memories.createMemory({ name: "n", description: "d", body: "b", extra: deep });',
+        "RangeError: refused: the nesting of the argument to memories.createMemory would be "
+        "3,002, over the nesting limit (32). Pass a flat object.",
+    ),
+    (
+        "argument-of-3-mb",
+        'import { memories } from "gitmem";\n'
+        'memories.createMemory({ name: "n", description: "d", body: "y".repeat(3 << 20) });',
+        "RangeError: refused: the argument to memories.createMemory would be 3,145,768, over "
+        "the argument limit (1,048,576). Send less in one call.",
+    ),
+    (
+        "title-of-1-mb",
+        'import { views } from "gitmem";\nviews.openText("t".repeat(1 << 20), "x");',
+        "RangeError: refused: the view's title would be 1,048,576, over the title limit (256).",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "refusal"),
+    [(s, r) for _, s, r in BRIDGE_ATTACKS],
+    ids=[n for n, _, _ in BRIDGE_ATTACKS],
+)
+def test_bridge_outputs_are_capped(pair: Pair, source: str, refusal: str) -> None:
+    """Views, titles and arguments over their caps are refused in the limit voice."""
+    result = pair.a.run_program(source)
+    assert not result.ok
+    assert result.error is not None and result.error.startswith(refusal), result.error
+    assert len(result.views) <= VIEWS_MAX
+    assert "n" not in pair.snapshot(pair.a)
+    pair.a.take_views()
+    still_works(pair.a)
+
+
+def test_onuse_floods_are_capped_at_the_end_of_a_turn(pair: Pair) -> None:
+    """An onUse script that floods views or sends a 70 MB one leaves the turn working."""
+    for n, on_use in enumerate(
+        [
+            'for (let i = 0; i < 20_000; i++) views.openText("v" + i, "x");',
+            'views.openText("big", "x".repeat(70_000_000));',
+            "let d: any = {};\nfor (let i = 0; i < 3000; i++) d = { d };\n"
+            'memories.createMemory({ name: "deep", description: "d", body: "b", d });',
+        ]
+    ):
+        slug = f"flood-{n}"
+        assert code_write(pair.a, slug, "export const x = 1;", on_use).ok
+        assert pair.a.call("read_memory", {"name": slug}).ok
+        pair.a.take_views()
+        pair.a.end_turn()
+        assert len(pair.a.take_views()) <= VIEWS_MAX
+        assert "deep" not in pair.snapshot(pair.a)
+        assert pair.a.call("delete_memory", {"name": slug}).ok
+        still_works(pair.a)
+
+
+def test_the_host_bounds_what_it_parses() -> None:
+    """Whatever reaches the host, nesting and size are checked before json.loads."""
+    deep = "[" * 100_000 + "]" * 100_000
+    refusal = _check_call("createMemory", '{"a":' + deep + "}")
+    assert isinstance(refusal, str) and "over the nesting limit (32)" in refusal
+    quoted = json.dumps({"body": "[{" * 50_000 + '\\"\\\\'})
+    assert _check_call("createMemory", quoted) == {"body": "[{" * 50_000 + '\\"\\\\'}
+    assert isinstance(_check_call("x" * 65, "{}"), str)
+    assert "argument limit" in str(_check_call("createMemory", '"' + "x" * (2 << 20) + '"'))
+
+
+# -- class 3: allowlists: built-ins, globals, native allocators and devices ----------
+
+NATIVE_ATTACKS = [
+    ("offscreen-canvas", "new OffscreenCanvas(100000, 100000).getContext('2d');"),
+    (
+        "webgpu",
+        "const adapter = await (navigator as any).gpu.requestAdapter();\n"
+        "const device = await adapter.requestDevice();\n"
+        "device.createBuffer({ size: 1 << 30, usage: 8 });",
+    ),
+    ("node-http-client", 'const m = await import("node:_http_client");\nconsole.log(m);'),
+    ("node-http-incoming", 'import m from "node:_http_incoming";\nconsole.log(m);'),
+    ("image-bitmap", "await createImageBitmap(new ImageData(30000, 30000));"),
+    ("decompression", "new DecompressionStream('gzip');"),
+]
+
+
+@pytest.mark.parametrize(
+    "source", [s for _, s in NATIVE_ATTACKS], ids=[n for n, _ in NATIVE_ATTACKS]
+)
+def test_native_devices_and_builtins_are_out_of_reach(pair: Pair, source: str) -> None:
+    """The API is simply absent: the runtime does not abort, and the holder goes on."""
+    pair.a.sandbox.start()
+    pid = pair.a.sandbox.pid
+    result = pair.a.run_program(source)
+    assert not result.ok
+    assert pair.a.sandbox.pid == pid  # the same process: nothing aborted it
+    still_works(pair.a)
+
+
+def test_every_node_builtin_the_binary_carries_is_denied(pair: Pair) -> None:
+    """Each node: name in the Deno binary, and each bare one, fails to import."""
+    names = sorted(node_builtins())
+    program = (
+        f"const names: string[] = {json.dumps(names)};\n"
+        "let loaded = [];\n"
+        "for (const n of names) {\n"
+        "  for (const s of ['node:' + n, n]) {\n"
+        "    try { await import(s); loaded.push(s); } catch {}\n"
+        "  }\n"
+        "}\n"
+        "console.log(JSON.stringify(loaded));"
+    )
+    holder = pair.a
+    holder.use_sandbox(Sandbox(time_limit=20.0, memory_mb=64, output_cap=OUTPUT_CAP))
+    try:
+        result = holder.run_program(program)
+    finally:
+        holder.use_sandbox(Sandbox(time_limit=LIMIT, memory_mb=64, output_cap=OUTPUT_CAP))
+    assert result.output == "[]\n", result
+    assert {"_http_client", "_http_incoming", "fs", "v8", "worker_threads"} <= set(names)
+    still_works(holder)
+
+
+FORBIDDEN_GLOBALS = [
+    "Deno", "process", "navigator", "OffscreenCanvas", "GPU", "GPUDevice", "fetch",
+    "WebSocket", "Worker", "require", "Buffer", "createImageBitmap", "ImageData", "caches",
+    "localStorage", "indexedDB", "location", "close", "postMessage", "Blob", "FileReader",
+    "CompressionStream", "DecompressionStream", "EventSource", "BroadcastChannel",
+    "MessageChannel", "__filename", "__dirname", "module", "exports", "global",
+]  # fmt: skip
+
+
+def test_globals_are_an_allowlist(pair: Pair) -> None:
+    """A program sees the language and computing web APIs, nothing that reaches the host."""
+    result = pair.a.run_program(
+        "const seen: string[] = [];\n"
+        f"for (const n of {json.dumps(FORBIDDEN_GLOBALS)}) {{\n"
+        "  if ((globalThis as any)[n] !== undefined) seen.push(n);\n"
+        "}\n"
+        "console.log(JSON.stringify(seen), typeof URL, typeof TextEncoder, typeof setTimeout);"
+    )
+    assert result.output == "[] function function function\n", result
+    still_works(pair.a)
+
+
+# -- class 4: a write commits only when its load succeeds; the report is true --------
+
+FAILING_LOADS = [
+    ("throws-at-top-level", 'throw new Error("boom");\nexport function f() {}', "boom"),
+    ("outlives-the-limit", "while (true) {}\nexport function f() {}", "did not finish"),
+    (
+        "blows-the-heap",
+        "const keep: unknown[] = [];\nfor (;;) keep.push(new Array(100000).fill(1.5));\n"
+        "export function f() {}",
+        "",
+    ),
+    (
+        "calls-memories-while-loading",
+        'import { memories } from "gitmem";\n'
+        'memories.writeMemory({ name: "sneak", description: "d", body: "b" });\n'
+        "export function f() {}",
+        "cannot be called while a module loads",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "said"), [(c, s) for _, c, s in FAILING_LOADS], ids=[n for n, _, _ in FAILING_LOADS]
+)
+def test_a_write_whose_load_fails_commits_nothing(pair: Pair, code: str, said: str) -> None:
+    """Refused as not compiling, nothing committed, and a retry with good code creates it."""
+    pad = pair.pad
+    slug = f"failing-{next(_names)}"
+    head = pair.repo.head(pad.store_id)
+    result = code_write(pad, slug, code)
+    assert not result.ok
+    assert result.error is not None and "does not compile" in result.error, result
+    assert said in result.error
+    assert "nothing was written" in result.error
+    assert pair.repo.head(pad.store_id) == head
+    assert slug not in pad.modules().values()
+    assert "sneak" not in pair.snapshot(pad)
+    retry = code_write(pad, slug, "export function f(): number { return 1; }")
+    assert retry.ok, retry
+    assert slug in pad.modules().values()
+    assert pad.call("delete_memory", {"name": slug}).ok
+    assert slug not in pad.modules().values()
+    still_works(pad)
+
+
+def test_a_loader_crash_before_publishing_says_nothing_was_done(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash while loading ahead of the write: io-error, "did nothing", and it is true."""
+    pad = pair.pad
+    head = pair.repo.head(pad.store_id)
+
+    def crash(key: str, source: str) -> list[object]:
+        raise InternalError("the loader died")
+
+    monkeypatch.setattr(pad.loader, "load", crash)
+    result = pad.run_program(
+        'import { memories } from "gitmem";\n'
+        'try { memories.writeMemory({ name: "crashy", description: "d", body: "b", '
+        'code: "export const f = () => 1;" }); } catch (e) { console.log((e as Error).message); }'
+    )
+    assert "did nothing" in result.output
+    assert pair.repo.head(pad.store_id) == head
+    monkeypatch.undo()
+    still_works(pad)
+
+
+def test_a_defect_after_publishing_never_says_nothing_was_done(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If anything fails once the commit is made, the agent is told it was saved."""
+    pad = pair.pad
+    code = pad._code  # pyright: ignore[reportPrivateUsage]
+
+    def broken(memory: object) -> None:
+        raise InternalError("after the commit")
+
+    monkeypatch.setattr(code, "written", broken)
+    result = pad.run_program(
+        'import { memories } from "gitmem";\n'
+        'try { memories.writeMemory({ name: "saved", description: "d", body: "b", '
+        'code: "export const f = () => 1;" }); } catch (e) { console.log((e as Error).message); }'
+    )
+    assert "was saved" in result.output and "did nothing" not in result.output
+    assert "saved" in pair.snapshot(pad)
+    monkeypatch.undo()
+    assert pad.call("delete_memory", {"name": "saved"}).ok
+    still_works(pad)
+
+
+def test_an_update_whose_load_fails_keeps_the_old_code(pair: Pair) -> None:
+    """Under scratchpad a failing update is refused whole: the store and module stay."""
+    pad = pair.pad
+    assert code_write(pad, "kept", "export function f(): number { return 1; }").ok
+    result = pad.run_program(
+        'import { memories } from "gitmem";\n'
+        'memories.updateMemory({ name: "kept", body: "b2", code: "throw 1;" });'
+    )
+    assert not result.ok and result.error is not None and "nothing was written" in result.error
+    assert pair.snapshot(pad).get("kept").body == "b"
+    assert pad.run_program('import { kept } from "gitmem";\nconsole.log(kept.f());').output == "1\n"
+    assert pad.call("delete_memory", {"name": "kept"}).ok
+    still_works(pad)
+
+
+# -- class 5: a module runs only where it is imported; loads are fresh ---------------
+
+SPY = """\
+import { memories } from "gitmem";
+try {
+  memories.createMemory({ name: "pwned", description: "d", body: "written by a module" });
+} catch {
+  // refused while loading; in a program it would run with that program's grants
+}
+export function helper(): number { return 1; }
+"""
+
+
+def test_another_agents_module_does_not_run_in_my_programs(pair: Pair) -> None:
+    """Alice's module, loaded by Bob's read, never runs in a Bob program that does not import it."""
+    a, b = pair.a, pair.b
+    assert code_write(a, "spy", SPY).ok
+    assert b.call("read_memory", {"name": "spy"}).ok
+    assert b.modules() == {"spy": "spy"}
+    plain = b.run_program('import { memories } from "gitmem";\nconsole.log(typeof memories);')
+    assert plain.ok and plain.imported == ()
+    every = b.run_program('import * as all from "gitmem";\nconsole.log(Object.keys(all).join());')
+    assert every.output == "memories,views\n"
+    dynamic = b.run_program('const g = await import("gitmem");\nconsole.log("spy" in g);')
+    assert dynamic.output == "false\n"
+    assert "pwned" not in pair.snapshot(b)
+    assert a.call("delete_memory", {"name": "spy"}).ok
+    b.take_views()
+    still_works(b)
+    still_works(a)
+
+
+def test_a_module_that_throws_breaks_only_its_importers_and_deletion_unloads_it(
+    pair: Pair,
+) -> None:
+    """A module throwing in programs leaves other programs alone; deleting it unloads it."""
+    a = pair.a
+    thrower = (
+        'import { memories } from "gitmem";\n'
+        "try { memories.nope({}); } catch (e) {\n"
+        '  if (!String(e).includes("while a module loads")) throw new Error("module broke");\n'
+        "}\n"
+        "export function f(): number { return 1; }\n"
+    )
+    assert code_write(a, "thrower", thrower).ok
+    assert a.call("read_memory", {"name": "thrower"}).ok
+    assert "thrower" in a.modules()
+    assert a.run_program("console.log('unrelated')").output == "unrelated\n"
+    importer = a.run_program('import { thrower } from "gitmem";\nconsole.log(thrower.f());')
+    assert not importer.ok and importer.error is not None and "module broke" in importer.error
+    assert a.call("delete_memory", {"name": "thrower"}).ok
+    assert "thrower" not in a.modules()
+    gone = a.run_program('import { thrower } from "gitmem";\nconsole.log(thrower.f());')
+    assert not gone.ok and gone.error is not None and "thrower" in gone.error
+    a.take_views()
+    still_works(a)
+
+
+FORGER = """\
+const g: any = globalThis;
+URL.createObjectURL = () => "data:application/javascript,export%20function%20forged(){}";
+Object.keys = () => ["forged"];
+JSON.stringify = () => '{"op":"result","diagnostic":null,"exports":["forged"]}';
+Array.prototype.push = function () { return 0; };
+g.addEventListener = () => {};
+export function forger(): number { return 1; }
+"""
+
+
+def test_a_load_cannot_forge_the_next_one(pair: Pair) -> None:
+    """Top-level code that patches globals changes nothing for the next load, any holder's."""
+    a, b = pair.a, pair.b
+    assert code_write(a, "forger", FORGER).ok
+    assert a.call("read_memory", {"name": "forger"}).ok
+    assert b.call("read_memory", {"name": "forger"}).ok
+    for holder, slug in ((a, "mine-a"), (b, "mine-b")):
+        assert code_write(holder, slug, "export function f( {").ok
+        broken = holder.call("read_memory", {"name": slug})
+        assert "does not compile: 1:21: Unexpected token" in broken.text, broken.text
+        assert "forged" not in broken.text
+        assert slug not in holder.modules().values()
+        good = f"{slug}-ok"
+        assert code_write(holder, good, "export function real(x: number): number { return x; }").ok
+        assert holder.call("read_memory", {"name": good}).ok
+        assert [v.title for v in holder.take_views()][-1].endswith(".real")
+    for slug in ("forger", "mine-a", "mine-b", "mine-a-ok", "mine-b-ok"):
+        assert a.call("delete_memory", {"name": slug}).ok
+    still_works(a)
+    still_works(b)
+
+
+def test_a_read_that_finds_a_module_gone_unloads_it(pair: Pair) -> None:
+    """Bob loaded Alice's module; Alice deletes the memory; Bob's next read unloads it."""
+    a, b = pair.a, pair.b
+    assert code_write(a, "fleeting", "export function f(): number { return 7; }").ok
+    assert b.call("read_memory", {"name": "fleeting"}).ok
+    assert b.run_program('import { fleeting } from "gitmem";\nconsole.log(fleeting.f());').ok
+    assert a.call("delete_memory", {"name": "fleeting"}).ok
+    assert b.call("read_memory", {"name": "fleeting"}).kind == "not-found"
+    assert "fleeting" not in b.modules()
+    b.take_views()
+    still_works(b)
+
+
+# -- class 6: no race on the socket; bridge time is the host's -----------------------
+
+
+def test_a_timed_out_load_inside_a_program_never_kills_the_next_one(pair: Pair) -> None:
+    """A write whose load outlives the limit, then at once an innocent program, thrice."""
+    pad = pair.pad
+    for n in range(3):
+        slow = pad.run_program(
+            'import { memories } from "gitmem";\n'
+            "try {\n"
+            f'  memories.writeMemory({{ name: "slow-{n}", description: "d", body: "b", '
+            'code: "while (true) {}" });\n'
+            '} catch (e) { console.log("refused"); }\n'
+        )
+        assert slow.ok and slow.output == "refused\n", slow
+        innocent = pad.run_program("console.log('innocent')")
+        assert innocent.ok and innocent.output == "innocent\n", innocent
+    still_works(pad)
+
+
+def test_bridge_time_does_not_count_against_the_program() -> None:
+    """Host calls taking longer in total than the limit leave the program within it."""
+    with Sandbox(time_limit=2.0) as box:
+
+        def slow(name: str, args: dict[str, object]) -> tuple[bool, str]:
+            time.sleep(0.6)
+            return True, "ok"
+
+        result = box.run(
+            'import { memories } from "gitmem";\n'
+            "for (let i = 0; i < 5; i++) memories.ping({});\nconsole.log('done');",
+            modules={},
+            bridge=slow,
+        )
+        assert result.ok and result.output == "done\n", result
+        assert box.run("console.log(1)", modules={}, bridge=slow).output == "1\n"
+
+
+def test_a_program_killed_at_its_limit_never_kills_the_next_one(pair: Pair) -> None:
+    """A program past its limit, a bridge call left waiting, then an innocent one."""
+    a = pair.a
+    for _ in range(2):
+        looping = a.run_program(
+            'import { memories } from "gitmem";\n'
+            "try { memories.readMemory({ name: 'none' }); } catch {}\nwhile (true) {}"
+        )
+        assert not looping.ok and looping.error is not None and "time limit" in looping.error
+        assert a.run_program("console.log('innocent')").output == "innocent\n"
+    still_works(a)
+
+
+# -- class 7: linear scans of agent text; programs capped ----------------------------
+
+# Texts that the former regular expressions took seconds or minutes over.
+HOSTILE_SIGNATURES = "export function f(a: number): number { return a; }\n" + "".join(
+    f"let v{i}: T\n" for i in range(3_000)
+)
+HOSTILE_IMPORTS = "import {" * 10_000 + "\nconsole.log('x');"
+
+
+def test_hostile_code_is_documented_in_one_pass(pair: Pair) -> None:
+    """A 32 KB code half built against the former scanner loads and is documented."""
+    pad = pair.pad
+    code = HOSTILE_SIGNATURES[:32_000]
+    assert code_write(pad, "hostile-sig", code).ok
+    docs = pad.take_views()
+    assert [v.title for v in docs] == ["hostileSig.f"]
+    assert "f(a: number): number" in docs[0].text
+    assert pad.call("delete_memory", {"name": "hostile-sig"}).ok
+    assert signatures("const f: " + "(" * 30_000, ("f",)) == {"f": "f(...)"}
+    assert signatures("function f(" * 10_000, ("f",)) == {"f": "f(...)"}
+    still_works(pad)
+
+
+def test_a_program_built_against_the_import_scan_runs(pair: Pair) -> None:
+    """An 80 KB program of open import braces is a syntax error, found by the runtime."""
+    result = pair.a.run_program(HOSTILE_IMPORTS)
+    assert not result.ok and result.error is not None and result.error.startswith("SyntaxError")
+    still_works(pair.a)
+
+
+def test_programs_over_the_cap_are_refused_before_anything_runs(pair: Pair) -> None:
+    """A program over 262,144 characters is refused in the limit voice; onUse likewise."""
+    result = pair.a.run_program("//" + "x" * PROGRAM_MAX)
+    assert result == ProgramResult(
+        False,
+        "",
+        f"refused: the program would be {PROGRAM_MAX + 2:,}, over the program limit "
+        f"({PROGRAM_MAX:,}). Make it shorter: move reusable parts into code memories.",
+    )
+    on_use = pair.a.sandbox.run(
+        " " * (PROGRAM_MAX + 1), modules={}, bridge=lambda n, a: (True, ""), kind="onuse"
+    )
+    assert on_use.error is not None and on_use.error.startswith("refused: the onUse script")
+    still_works(pair.a)
+
+
+# -- class 8: no growth, no host path ------------------------------------------------
+
+
+def test_the_private_folder_does_not_grow_with_runs(pair: Pair) -> None:
+    """Forty runs of fresh blob modules leave the private DENO_DIR as it was."""
+    holder = pair.a
+    module = "".join(
+        f"export function f{i}(x: number): number {{ return x + {i}; }}\n" for i in range(300)
+    )
+    holder.sandbox.run("1", modules={}, bridge=lambda n, a: (True, ""))
+    process = holder.sandbox._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    size = tree_size(process.root)
+    roots = {process.root}
+    for n in range(40):
+        result = holder.sandbox.run(
+            f'import {{ m }} from "gitmem";\nconsole.log(m.f{n}(1));',
+            modules={"m": f"// {n}\n{module}"},
+            bridge=lambda name, args: (True, ""),
+        )
+        assert result.output == f"{n + 1}\n", result
+        process = holder.sandbox._process  # pyright: ignore[reportPrivateUsage]
+        assert process is not None
+        roots.add(process.root)
+    # A process may be replaced on a busy machine; none that is left has grown.
+    assert [r for r in roots if r.exists() and tree_size(r) > size] == []
+    still_works(holder)
+
+
+PATH_PROBE = """\
+const seen: string[] = [];
+const g: any = globalThis;
+const tries: (() => unknown)[] = [
+  () => g.Deno.execPath(), () => g.Deno.cwd(), () => g.Deno.mainModule, () => g.__filename,
+  () => g.__dirname, () => import.meta.url, () => (import.meta as any).filename,
+  () => (import.meta as any).dirname, () => import.meta.resolve("./x"), () => g.process.argv,
+  () => g.process.execPath, () => g.process.cwd(), () => String(g.location),
+  () => new Error("where").stack, () => g.Deno.args, () => g.require.main,
+];
+for (const t of tries) {
+  try { seen.push(String(t())); } catch (e) { seen.push(String((e as Error)?.stack ?? e)); }
+}
+"""
+
+
+def test_no_host_path_reaches_a_program_an_onuse_or_a_load(pair: Pair) -> None:
+    """execPath, cwd, __filename, import.meta, process and stacks name no host path."""
+    holder = pair.a
+    program = holder.run_program(PATH_PROBE + "console.log(JSON.stringify(seen));")
+    assert program.ok, program
+    on_use = holder.sandbox.run(
+        PATH_PROBE + 'views.openText("seen", JSON.stringify(seen).slice(0, 16000));',
+        modules={},
+        bridge=lambda n, a: (True, ""),
+        kind="onuse",
+    )
+    assert on_use.ok, on_use
+    loaded = holder.loader.compile(PATH_PROBE + "throw new Error(JSON.stringify(seen));") or ""
+    with pytest.raises(CodeError) as thrown:
+        holder.loader.load("probe", PATH_PROBE + "throw new Error(JSON.stringify(seen));")
+    texts = [program.output, *(v.text for v in on_use.views), loaded, str(thrown.value)]
+    for text in texts:
+        for path in host_paths(holder):
+            assert path not in text, (path, text)
+    still_works(holder)
+
+
+# -- the harness never stalls on hostile text ----------------------------------------
+
+
+def test_hostile_work_never_stalls_another_thread(pair: Pair) -> None:
+    """A ticking thread never waits over 100 ms for the interpreter while hostile text is
+    written, loaded and scanned. A gap is charged to the code only for the CPU time this
+    thread used inside it (a busy machine can delay any thread; only code holding the
+    interpreter delays it while running), and a step over the bound runs again: a stall
+    the code causes comes back every time."""
+    pad, a = pair.pad, pair.a
+    main = time.pthread_getcpuclockid(threading.get_ident())
+    ticks: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks.append((time.perf_counter(), time.clock_gettime(main)))
+            time.sleep(0.002)
+
+    steps: list[Callable[[], object]] = [
+        lambda: code_write(pad, f"hostile-{next(_names)}", HOSTILE_SIGNATURES[:32_000]),
+        lambda: signatures(HOSTILE_SIGNATURES[:32_000] + str(next(_names)), ("a", "f")),
+        lambda: a.run_program(HOSTILE_IMPORTS),
+        lambda: a.run_program("import {" * 28_000),
+        lambda: a.run_program("//" + "x" * 5_000_000),
+        lambda: a.run_program(BRIDGE_ATTACKS[0][1]),
+        lambda: a.run_program(BRIDGE_ATTACKS[2][1]),
+        lambda: a.run_program(BRIDGE_ATTACKS[1][1]),
+        lambda: _check_call("createMemory", '{"a":' + "[" * 500_000 + "]" * 500_000 + "}"),
+    ]
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        while len(ticks) < 2:
+            time.sleep(0.01)
+        for number, step in enumerate(steps):
+            worst = 0.0
+            for _ in range(3):
+                start = len(ticks)
+                step()
+                window = [*ticks[start - 1 :], (time.perf_counter(), time.clock_gettime(main))]
+                worst = max(
+                    min(t2 - t1, c2 - c1) for (t1, c1), (t2, c2) in itertools.pairwise(window)
+                )
+                if worst <= 0.1:
+                    break
+            assert worst <= 0.1, f"step {number} held the interpreter {worst * 1000:.0f} ms"
+    finally:
+        stop.set()
+        thread.join()
+    for slug in [m for m in pad.modules().values() if m.startswith("hostile-")]:
+        assert pad.call("delete_memory", {"name": slug}).ok
+    still_works(pad)
+    still_works(a)
+
+
+# -- stress: many runs, then nothing left behind -------------------------------------
+
+SOAK_RUNS = int(os.environ.get("GITMEM_SOAK_RUNS", "100"))
+MIXED = [
+    "console.log(6 * 7);",
+    'import { memories } from "gitmem";\nmemories.createMemory({ name: "s", description: "d", '
+    'body: "b" });\nmemories.deleteMemory({ name: "s" });',
+    "while (true) {}",
+    'views.openText("x", "y".repeat(70_000_000));',
+    "new OffscreenCanvas(100000, 100000);",
+    'await import("node:_http_client");',
+    "const a = [];\nfor (;;) a.push(new Array(100000).fill(1.5));",
+    'Deno.writeTextFileSync("/tmp/x", "y");',
+    'import { spy2 } from "gitmem";\nconsole.log(spy2.helper());',
+    "(globalThis as any).kept = 1;\nconsole.log(typeof (globalThis as any).kept);",
+    "const f = () => queueMicrotask(f);\nf();",
+]
+
+
+def test_stress_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Runs mixing attacks and normal programs on several holders, then close: no Deno
+    process, file descriptor or private folder is left, and their disk use is gone."""
+    fds_before = len(os.listdir("/proc/self/fd"))
+    repo = Repository.init(str(tmp_path / "mem.git"))
+    holders = [make_holder(repo, "markdown", f"soak-{n}", "shared") for n in range(2)]
+    assert code_write(holders[0], "spy2", SPY).ok
+    pids: set[int] = set()
+    roots: set[Path] = set()
+    for n in range(SOAK_RUNS):
+        holder = holders[n % 2]
+        if n % 25 == 0:
+            assert holder.call("read_memory", {"name": "spy2"}).ok
+        result = holder.run_program(MIXED[n % len(MIXED)])
+        if n % len(MIXED) == 0:
+            assert result.output == "42\n", result
+        for box in (holder.sandbox, holder.loader):
+            process = box._process  # pyright: ignore[reportPrivateUsage]
+            if process is not None:
+                pids.add(process.pid)
+                roots.add(process.root)
+        holder.take_views()
+    for holder in holders:
+        still_works(holder)
+        holder.close()
+    repo.close()
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert [r for r in roots if r.exists()] == []
+    assert sum(tree_size(r) for r in roots if r.exists()) == 0
+    assert len(os.listdir("/proc/self/fd")) == fds_before

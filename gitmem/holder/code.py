@@ -1,21 +1,24 @@
 """A holder's code memories: the modules it loaded, its two sandboxes, agent programs,
-onUse at the end of a turn, and the views they open."""
+onUse at the end of a turn, and the views they open.
+
+Where code loads on write, the load happens before the write is published, in a fresh
+worker: a write commits only when its load succeeds, so what the agent is told is true.
+A memory that is deleted, renamed away or found gone is unloaded at once.
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gitmem.errors import CodeError, InternalError
 from gitmem.limits import CODE_MAX
-from gitmem.sandbox import ProgramResult, Sandbox, View, module_key
+from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 from gitmem.types import Memory, check_text
 
 __all__ = ["Code"]
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
-_IMPORT_RE = re.compile(r"import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*[\"']gitmem[\"']")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class Code:
         self._sandbox: Sandbox | None = None
         self._loader: Sandbox | None = None
         self._modules: dict[str, _Module] = {}
+        # Loaded ahead of a write, kept until the write is published (or replaced).
+        self._pending: tuple[_Module, list[ExportDoc]] | None = None
         self._used: dict[str, None] = {}
         self._views: list[View] = []
         self.defect: InternalError | None = None
@@ -52,6 +57,14 @@ class Code:
         if self._sandbox is not None and self._sandbox is not sandbox:
             self._sandbox.close()
         self._sandbox = sandbox
+        # Code loads under the limits the harness chose for its programs.
+        if self._loader is not None:
+            self._loader.close()
+        self._loader = Sandbox(
+            time_limit=sandbox.time_limit,
+            memory_mb=sandbox.memory_mb,
+            output_cap=sandbox.output_cap,
+        )
 
     @property
     def loader(self) -> Sandbox:
@@ -67,23 +80,37 @@ class Code:
     # -- the desk's hooks ------------------------------------------------------------
 
     def check(self, memory: Memory) -> None:
-        """Where code loads on write, refuse halves that do not compile."""
+        """Where code loads on write, load it now, before anything is published.
+
+        Refuses halves that do not compile or whose top-level code fails (throws, or
+        outlives the time or memory limit); a sandbox crash raises ``InternalError``.
+        Either way nothing has been written yet.
+        """
+        self._pending = None
         if self._loads_on != "write" or not (memory.code or memory.on_use):
             return
-        for half, text in (("code", memory.code), ("onUse script", memory.on_use)):
-            if len(text) > CODE_MAX:
-                return  # refused by the limits, before anything parses it
-            diagnostic = self.loader.compile(text) if text else None
-            if diagnostic:
-                raise CodeError(
-                    f"the {half} of `{memory.slug}` does not compile: {diagnostic}; "
-                    "nothing was written",
-                    diagnostic=diagnostic,
-                )
+        if len(memory.code) > CODE_MAX or len(memory.on_use) > CODE_MAX:
+            return  # refused by the limits, before anything parses it
+        try:
+            self._pending = self._prepare(memory)
+        except CodeError as error:
+            raise CodeError(f"{error}; nothing was written", diagnostic=error.diagnostic) from None
 
     def written(self, memory: Memory) -> None:
-        if self._loads_on == "write":
-            self._load(memory)
+        """A write was published: its module, loaded by :meth:`check`, is now in use."""
+        pending, self._pending = self._pending, None
+        if self._loads_on != "write":
+            return
+        if not memory.code and not memory.on_use:
+            self.unload(memory.slug)
+            return
+        if pending is None:
+            return
+        module, docs = pending
+        if (module.slug, module.code, module.on_use) != (memory.slug, memory.code, memory.on_use):
+            return
+        self._modules[module.slug] = module
+        self._views.extend(doc.view() for doc in docs)
 
     def opened(self, memory: Memory) -> str | None:
         """Where code loads on read, load it; the located diagnostic if it fails."""
@@ -91,24 +118,43 @@ class Code:
             return None
         if memory.on_use:
             self._used[memory.slug] = None
+        if not memory.code and not memory.on_use:
+            self.unload(memory.slug)
+            return None
+        loaded = self._modules.get(memory.slug)
+        if loaded and (loaded.code, loaded.on_use) == (memory.code, memory.on_use):
+            return None
         try:
-            self._load(memory)
+            module, docs = self._prepare(memory)
         except CodeError as error:
+            # What is loaded must be what was read: a failed load leaves nothing.
+            self.unload(memory.slug)
             return error.diagnostic
+        self._modules[memory.slug] = module
+        self._views.extend(doc.view() for doc in docs)
         return None
 
-    def _load(self, memory: Memory) -> None:
+    def unload(self, slug: str) -> None:
+        """Forget ``slug``'s module: it was deleted, renamed away or found gone."""
+        self._modules.pop(slug, None)
+        self._used.pop(slug, None)
+
+    def _prepare(self, memory: Memory) -> tuple[_Module, list[ExportDoc]]:
+        """Load ``memory``'s halves in fresh workers; its module and documentation."""
         loaded = self._modules.get(memory.slug)
-        if not memory.code and not memory.on_use:
-            self._modules.pop(memory.slug, None)
-            return
-        if loaded and (loaded.code, loaded.on_use) == (memory.code, memory.on_use):
-            return
         if loaded:
             key = loaded.key
         else:
-            key = module_key(memory.slug, {m.key for m in self._modules.values()})
-        docs = self.loader.load(key, memory.code) if memory.code else []
+            key = module_key(
+                memory.slug, {m.key for m in self._modules.values() if m.slug != memory.slug}
+            )
+        try:
+            docs = self.loader.load(key, memory.code) if memory.code else []
+        except CodeError as error:
+            raise CodeError(
+                f"the code of `{memory.slug}` does not compile: {error.diagnostic}",
+                diagnostic=error.diagnostic,
+            ) from None
         if memory.on_use:
             diagnostic = self.loader.compile(memory.on_use)
             if diagnostic:
@@ -116,8 +162,7 @@ class Code:
                     f"the onUse script of `{memory.slug}` does not compile: {diagnostic}",
                     diagnostic=diagnostic,
                 )
-        self._modules[memory.slug] = _Module(memory.slug, key, memory.code, memory.on_use)
-        self._views.extend(doc.view() for doc in docs)
+        return _Module(memory.slug, key, memory.code, memory.on_use), docs
 
     # -- programs and turns ------------------------------------------------------------
 
@@ -127,13 +172,13 @@ class Code:
 
     def run_program(self, source: str, bridge: Bridge) -> ProgramResult:
         check_text(source, "program")
-        keys = {m.key: m for m in self._modules.values() if m.code}
-        for match in _IMPORT_RE.finditer(source):
-            for name in match.group(1).split(","):
-                imported = keys.get(name.split(" as ")[0].strip())
-                if imported is not None and imported.on_use:
-                    self._used[imported.slug] = None
         result = self._run(source, "program", bridge)
+        # The runtime says which modules the program imported: no scan of its text.
+        by_key = {m.key: m for m in self._modules.values() if m.code}
+        for key in result.imported:
+            module = by_key.get(key)
+            if module is not None and module.on_use:
+                self._used[module.slug] = None
         self._views.extend(result.views)
         return result
 

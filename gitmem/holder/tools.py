@@ -25,6 +25,10 @@ DEFECT = (
     "gitmem failed to compile or load code (its own defect, not your argument); "
     "the call did nothing, and you may try again"
 )
+DEFECT_AFTER_WRITE = (
+    "the change was saved, but gitmem then failed on its code (its own defect, not your "
+    "argument); read the memory to see it as it stands"
+)
 
 
 @dataclass(frozen=True)
@@ -62,12 +66,18 @@ class _Desk:
     author: Author
     code: Code
     published: Callable[[list[Revision]], None]
+    committed: bool = False
+    """Whether this call has published a change: what a later failure must admit."""
 
     def snapshot(self) -> Snapshot:
         return self.repo.snapshot(self.store_id)
 
     def publish(self, build: Build) -> list[Revision]:
         revisions = self.repo.publish(self.store_id, self.author, build)
+        self.committed = True
+        for revision in revisions:
+            if revision.removed:
+                self.code.unload(revision.slug)
         self.published(revisions)
         return revisions
 
@@ -79,6 +89,9 @@ class _Desk:
 
     def opened(self, memory: Memory) -> str | None:
         return self.code.opened(memory)
+
+    def gone(self, slug: str) -> None:
+        self.code.unload(slug)
 
 
 @dataclass
@@ -107,6 +120,7 @@ class Toolbox:
 
     def call(self, name: str, args: Mapping[str, object], *, code: bool) -> ToolResult:
         """Dispatch one call; every refusal and defect becomes a result, never a raise."""
+        desk: _Desk | None = None
         try:
             tool = self._tool(name)
             tool.check_arguments(args, code=code)
@@ -123,7 +137,9 @@ class Toolbox:
             return ToolResult(True, "ok", tool.run(desk, dict(args)))
         except InternalError as defect:
             self.code.defect = defect
-            return ToolResult(False, "io-error", DEFECT)
+            # Never "did nothing" once something was committed.
+            text = DEFECT_AFTER_WRITE if desk is not None and desk.committed else DEFECT
+            return ToolResult(False, "io-error", text)
         except GitmemError as error:
             return ToolResult.refusal(error)
 

@@ -2,12 +2,14 @@
 
 One Deno process per :class:`Sandbox` (one per holder), started lazily on the first use.
 The process runs ``sandbox/runtime.ts`` (shipped as ``gitmem._runtime``), which connects
-back over a private Unix socket and evaluates every module and program in a fresh
-``node:worker_threads`` worker with a capped heap. The process may touch nothing but
-that socket: no files, network, environment, subprocesses or FFI, and an import map
-turns every ``file:`` and ``node:`` import into a denied remote one. The protocol never
-runs over stdin or stdout, which user code can reach; they are drained into small logs
-that nothing parses.
+back over loopback TCP to one port, proves itself with a per-launch token, and evaluates
+every load and run in a fresh ``node:worker_threads`` worker with a capped heap, where
+only an allowlist of globals survives. The process holds no file permission at all, no
+other network, environment, subprocesses or FFI, and an import map turns every
+``file:``, bare and ``node:`` import into a denied remote one. A program's modules run
+only if it imports them by name. The protocol never runs over stdin or stdout; they are
+drained into small logs that nothing parses. Whatever crosses the bridge is capped
+before it is parsed (see :mod:`gitmem.sandbox.runner`).
 
 A watchdog kills the whole process when a run outlives twice its time budget or its
 resident memory passes the cap (V8's limits miss off-heap memory); the next call starts a
@@ -18,9 +20,9 @@ One module per concept, imports pointing down:
 
 - ``keys``: the name a memory's code is imported under (:func:`module_key`);
 - ``launch``: the runtime file, the Deno binary, its permissions and the import map;
-- ``signatures``: typed signatures read from the TypeScript source;
-- ``process``: the Deno process, its socket, log drains and watchdog;
-- ``runner``: :class:`Sandbox` and the values it returns.
+- ``signatures``: typed signatures read from the TypeScript source, in one linear pass;
+- ``process``: the Deno process, its connection, log drains, watchdog and cleanup;
+- ``runner``: :class:`Sandbox`, its caps and the values it returns.
 """
 
 from __future__ import annotations

@@ -1,23 +1,30 @@
 """How Deno is launched: the runtime file, the binary, the import map and the permissions.
 
-The process may touch nothing but its private socket: no files, network, environment,
-subprocesses or FFI, and the import map turns every ``file:`` and ``node:`` import into a
-denied remote one.
+The process may reach one loopback port, its host's, and nothing else: no file at all,
+no other network, environment, subprocesses or FFI. Imports are allowed by allowlist:
+the runtime's own blob modules resolve, and the import map sends every ``file:`` URL,
+every bare name and every ``node:`` module the installed Deno binary carries (read from
+the binary itself, beside the list below) to a denied remote URL.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
+import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["deno_command", "import_map", "runtime_file"]
+__all__ = ["deno_command", "import_map", "node_builtins", "runtime_file"]
 
-# Every Node built-in Deno offers; the import map sends each to a denied remote URL.
+# Node built-ins Deno is known to offer; the binary's own list is added to these.
 _NODE_BUILTINS = [
     "_http_agent",
+    "_http_client",
     "_http_common",
+    "_http_incoming",
     "_http_outgoing",
     "_http_server",
     "_stream_duplex",
@@ -86,6 +93,11 @@ _NODE_BUILTINS = [
     "zlib",
 ]
 _BLOCKED = "https://import.denied.invalid/"
+# A `node:` specifier as the binary spells it. A name may run on into the string stored
+# after it ("fsimport", "zlibop_node_..."); it is also cut where such a tail begins.
+_SPECIFIER = re.compile(rb"node:([a-z_][a-z0-9_]{0,39}(?:/[a-z0-9_]{1,39}){0,3})")
+_TAILS = ("import", "node", "op_", "renderer", "0")
+_BINARY_SCAN_CAP = 512 * 1024 * 1024
 
 
 def runtime_file() -> Path:
@@ -107,11 +119,41 @@ def _deno_binary() -> str:
     return str(find_deno_bin())
 
 
+@functools.lru_cache(maxsize=4)
+def _binary_builtins(binary: str, stamp: tuple[int, int]) -> frozenset[str]:
+    """Every ``node:`` name the Deno binary at ``binary`` spells out (``stamp``: size, mtime)."""
+    found: set[str] = set()
+    try:
+        with open(binary, "rb") as f:
+            data = f.read(_BINARY_SCAN_CAP)
+    except OSError:
+        return frozenset()
+    for match in _SPECIFIER.finditer(data):
+        name = match.group(1).decode("ascii")
+        found.add(name)
+        for tail in _TAILS:
+            cut = name.find(tail, 1)
+            if cut > 0:
+                found.add(name[:cut].rstrip("/"))
+    return frozenset(found)
+
+
+def node_builtins() -> frozenset[str]:
+    """The ``node:`` names to deny: the known list and all the binary carries."""
+    binary = _deno_binary()
+    try:
+        info = os.stat(binary)
+        stamp = (info.st_size, info.st_mtime_ns)
+    except OSError:
+        stamp = (0, 0)
+    return frozenset(_NODE_BUILTINS) | _binary_builtins(binary, stamp)
+
+
 def import_map(runtime: Path) -> dict[str, object]:
     """The import map: only the runtime itself may reach the two built-ins it needs."""
     own = runtime.as_uri()
     imports: dict[str, str] = {"file:///": _BLOCKED + "file/", own: own}
-    for name in _NODE_BUILTINS:
+    for name in sorted(node_builtins()):
         imports[f"node:{name}"] = f"{_BLOCKED}node/{name}"
         imports[name] = f"{_BLOCKED}node/{name}"
     return {
@@ -121,9 +163,9 @@ def import_map(runtime: Path) -> dict[str, object]:
 
 
 def deno_command(
-    runtime: Path, socket_path: str, map_file: Path, settings: Mapping[str, object]
+    runtime: Path, port: int, token: str, map_file: Path, settings: Mapping[str, object]
 ) -> list[str]:
-    """The command line that runs ``runtime`` with no permission beyond ``socket_path``."""
+    """The command line that runs ``runtime`` with no permission beyond loopback ``port``."""
     return [
         _deno_binary(),
         "run",
@@ -139,11 +181,14 @@ def deno_command(
         "--deny-sys",
         "--deny-run",
         "--deny-ffi",
-        f"--allow-net=unix:{socket_path}",
-        f"--allow-read={socket_path}",
-        f"--allow-write={socket_path}",
+        "--deny-read",
+        "--deny-write",
+        # Blob modules would each leave a compiled copy in the private DENO_DIR.
+        "--no-code-cache",
+        f"--allow-net=127.0.0.1:{port}",
         f"--import-map={map_file}",
         str(runtime),
-        socket_path,
+        str(port),
+        token,
         json.dumps(settings),
     ]

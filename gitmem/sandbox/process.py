@@ -1,20 +1,23 @@
-"""The Deno process: its socket, the log drains, the watchdog, and kill-all at exit.
+"""The Deno process: its connection, the log drains, the watchdog, and kill-all at exit.
 
-The protocol runs over a private Unix socket, never over stdin or stdout, which user code
-can reach; they are drained into small logs that nothing parses. A watchdog kills the
-whole process when a run outlives its deadline or its resident memory passes the cap
-(V8's limits miss off-heap memory).
+The protocol runs over loopback TCP to a port this process listens on for the runtime's
+whole life (so nothing else can take it), never over stdin or stdout; they are drained
+into small logs that nothing parses. The runtime proves itself with a per-launch token
+before anything else is read; the process holds no file permission at all. A watchdog
+kills the whole process when a run outlives its deadline or its resident memory passes
+the cap (V8's limits miss off-heap memory). The private folder is removed iteratively,
+whatever shape it has.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
+import hmac
 import json
 import os
 import re
+import secrets
 import select
-import shutil
 import socket
 import struct
 import subprocess
@@ -30,14 +33,18 @@ from typing import IO, ClassVar, cast
 from gitmem.errors import InternalError
 from gitmem.sandbox.launch import deno_command, import_map, runtime_file
 
-__all__ = ["Killed", "Process", "Retired"]
+__all__ = ["Killed", "Process", "Retired", "remove_tree"]
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
 _LOG_CAP = 64 * 1024
 _POLL = 0.02
 _START_TIMEOUT = 10.0
-_LOADER_RECYCLE = 200
+# Caches Deno would grow with one entry per blob module. A plain file where a folder
+# should be, or a folder where a database should be, makes each unusable, and Deno
+# carries on without (in memory, for the databases).
+_CACHE_FILES = ("gen/blob", "gen/data")
+_CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
 # The runtime exits with this status when a leftover thread keeps a core busy while
 # idle; it exits only between requests, so the request it never read can be retried.
 _IDLE_EXIT = 3
@@ -88,71 +95,77 @@ class Process:
 
     live: ClassVar[weakref.WeakSet[Process]] = weakref.WeakSet()
 
-    def __init__(self, *, memory_mb: int, output_cap: int, rss_cap_mb: int) -> None:
+    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int) -> None:
         Process.live.add(self)
         self.rss_cap_kb = rss_cap_mb * 1024
         self.root = Path(tempfile.mkdtemp(prefix="gitmem-sbx-"))
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: socket.socket | None = None
+        self.listener: socket.socket | None = None
         self.stdout: _Log | None = None
         self.stderr: _Log | None = None
+        self.buffer = bytearray()
         try:
-            self._start(memory_mb, output_cap)
+            self._start(settings)
         except BaseException:
             self.kill()
             raise
 
-    def _start(self, memory_mb: int, output_cap: int) -> None:
+    def _start(self, settings: Mapping[str, object]) -> None:
         runtime = runtime_file()
         deno_dir = self.root / "deno"
         workdir = self.root / "work"
         deno_dir.mkdir()
         workdir.mkdir()
+        for blocker in _CACHE_FILES:
+            (deno_dir / blocker).parent.mkdir(parents=True, exist_ok=True)
+            (deno_dir / blocker).write_bytes(b"")
+        for blocker in _CACHE_FOLDERS:
+            (deno_dir / blocker).mkdir()
         map_file = self.root / "import-map.json"
         map_file.write_text(json.dumps(import_map(runtime)))
-        path = str(self.root / "s")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(path)
-            listener.listen(1)
-            listener.settimeout(_POLL)
-            settings = {
-                "memoryMb": memory_mb,
-                "outputCap": output_cap,
-                "loaderRecycle": _LOADER_RECYCLE,
-            }
-            self.proc = subprocess.Popen(
-                deno_command(runtime, path, map_file, settings),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=workdir,
-                env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1"},
-                start_new_session=True,
-            )
-            self.stdout = _Log(self.proc.stdout)
-            self.stderr = _Log(self.proc.stderr)
-            give_up = time.monotonic() + _START_TIMEOUT
-            while self.conn is None:
-                try:
-                    self.conn, _ = listener.accept()
-                except TimeoutError:
-                    if self.proc.poll() is not None or time.monotonic() > give_up:
-                        time.sleep(_POLL)
-                        raise InternalError(
-                            f"the sandbox did not start: {self.stderr.text()}"
-                        ) from None
-        finally:
-            listener.close()
-            # The runtime holds its connection; with the path gone, code that reaches
-            # Deno.connect has nothing to reconnect to.
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        self.conn.setblocking(True)
-        self.buffer = bytearray()
-        ready = self.receive(time.monotonic() + _START_TIMEOUT)
-        if ready.get("op") != "ready":
-            raise InternalError("the sandbox runtime sent no greeting")
+        token = secrets.token_hex(32)
+        # The listener stays open for the process's life: the port stays ours, and a
+        # program that reaches it finds nobody answering.
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.listener.settimeout(_POLL)
+        port = int(self.listener.getsockname()[1])
+        self.proc = subprocess.Popen(
+            deno_command(runtime, port, token, map_file, settings),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=workdir,
+            env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1"},
+            start_new_session=True,
+        )
+        self.stdout = _Log(self.proc.stdout)
+        self.stderr = _Log(self.proc.stderr)
+        give_up = time.monotonic() + _START_TIMEOUT
+        while self.conn is None:
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                if self.proc.poll() is not None or time.monotonic() > give_up:
+                    time.sleep(_POLL)
+                    raise InternalError(
+                        f"the sandbox did not start: {self.stderr.text()}"
+                    ) from None
+                continue
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.setblocking(True)
+            self.conn = conn
+            try:
+                ready = self.receive(time.monotonic() + _START_TIMEOUT)
+            except (InternalError, Killed):
+                raise InternalError("the sandbox runtime sent no greeting") from None
+            if ready.get("op") != "ready" or not hmac.compare_digest(
+                str(ready.get("token", "")), token
+            ):
+                # Not our runtime: whoever it is gets nothing.
+                raise InternalError("the sandbox runtime did not prove itself")
 
     @property
     def pid(self) -> int:
@@ -193,7 +206,13 @@ class Process:
                 if len(self.buffer) >= 4 + length:
                     body = bytes(self.buffer[4 : 4 + length])
                     del self.buffer[: 4 + length]
-                    return cast(dict[str, object], json.loads(body))
+                    try:
+                        message = json.loads(body)
+                    except (ValueError, RecursionError):
+                        raise self._crashed("the sandbox sent a malformed frame") from None
+                    if not isinstance(message, dict):
+                        raise self._crashed("the sandbox sent a malformed frame")
+                    return cast(dict[str, object], message)
             readable, _, _ = select.select([self.conn], [], [], _POLL)
             if readable:
                 try:
@@ -228,9 +247,10 @@ class Process:
 
     def kill(self) -> None:
         """Kill the process group and remove the private directory; idempotent."""
-        if self.conn is not None:
-            with contextlib.suppress(OSError):
-                self.conn.close()
+        for sock in (self.conn, self.listener):
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.close()
         if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, 9)
@@ -241,12 +261,69 @@ class Process:
                 log.thread.join(timeout=1.0)
                 with contextlib.suppress(OSError):
                     log.stream.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
 
 
-@atexit.register
-def _kill_all() -> None:
-    # Runtimes exit on their own when the socket closes; this also removes their
-    # private directories, which __del__ cannot do at interpreter shutdown.
-    for process in list(Process.live):
-        process.kill()
+def remove_tree(root: Path) -> None:
+    """Remove ``root`` and everything under it; never follows a link out of it.
+
+    Iterative and relative to one open folder at a time, so a tree nested thousands
+    deep (deeper than a path may be long) goes like any other, holding one descriptor.
+    Entries that cannot be removed are left, and the rest still go.
+    """
+    try:
+        fd = os.open(root, _DIRECTORY)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(root)
+        return
+    # Per open level: its name in its parent, and its subfolders still to visit.
+    levels: list[tuple[str, list[str]]] = [("", _empty(fd))]
+    while levels:
+        _, pending = levels[-1]
+        if pending:
+            name = pending.pop()
+            try:
+                child = os.open(name, _DIRECTORY, dir_fd=fd)
+            except OSError:
+                continue
+            os.close(fd)
+            fd = child
+            levels.append((name, _empty(fd)))
+            continue
+        name, _ = levels.pop()
+        if not levels:
+            break
+        try:
+            parent = os.open("..", _DIRECTORY, dir_fd=fd)
+        except OSError:
+            break
+        os.close(fd)
+        fd = parent
+        with contextlib.suppress(OSError):
+            os.rmdir(name, dir_fd=fd)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _empty(fd: int) -> list[str]:
+    """Unlink every non-folder in the open folder ``fd``; the names of its subfolders."""
+    with contextlib.suppress(OSError):
+        # A folder its owner may not write or search would keep its entries.
+        os.fchmod(fd, 0o700)
+    folders: list[str] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=fd)
+    except OSError:
+        pass
+    return folders

@@ -2,11 +2,17 @@
 
 A :class:`Sandbox` owns one Deno :class:`~gitmem.sandbox.process.Process`, started
 lazily and replaced after the watchdog kills it or it dies between calls.
+
+Everything that crosses the bridge is bounded before it is parsed: a program's size,
+the views a run opens (count, title and text), a ``memories`` call's argument (size and
+nesting depth) and every frame. A bound that is passed is refused in the
+limit-exceeded voice, never truncated silently.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import sys
@@ -16,17 +22,100 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from gitmem.errors import CodeError, InternalError, InvalidArgument
+from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
 from gitmem.sandbox.process import Killed, Process, Retired
 from gitmem.sandbox.signatures import signatures
 
-__all__ = ["Bridge", "ExportDoc", "ProgramResult", "Sandbox", "View"]
+__all__ = [
+    "ARGS_DEPTH_MAX",
+    "ARGS_MAX",
+    "PROGRAM_MAX",
+    "VIEWS_MAX",
+    "VIEW_TEXT_MAX",
+    "VIEW_TITLE_MAX",
+    "Bridge",
+    "ExportDoc",
+    "ProgramResult",
+    "Sandbox",
+    "View",
+]
+
+PROGRAM_MAX = 262_144
+"""Characters a program or onUse script may hold."""
+VIEWS_MAX = 32
+"""Views one run may open; also the exported functions one load documents."""
+VIEW_TEXT_MAX = 16_384
+"""Characters of one view's text."""
+VIEW_TITLE_MAX = 256
+"""Characters of one view's title."""
+ARGS_MAX = 1_048_576
+"""Characters of one ``memories`` call's argument, as JSON."""
+ARGS_DEPTH_MAX = 32
+"""How deep one ``memories`` call's argument may nest."""
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 """Answers one ``memories.<name>(args)`` call: ``(True, text)`` or ``(False, refusal)``."""
 
 _T = TypeVar("_T")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_CALL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,63}")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SLICE = 32_768
+
+
+def _refusal(what: str, attempted: int, limit: str, maximum: int, fix: str) -> str:
+    return f"refused: {what} would be {attempted:,}, over {limit} ({maximum:,}). {fix}"
+
+
+def _depth(text: str) -> int:
+    """How deep the JSON ``text`` nests.
+
+    Linear in the length, and in slices, so no single step holds the interpreter long.
+    """
+    # Escapes first, so that what is left of each string holds no quote; then the
+    # even parts between quotes are everything outside strings.
+    bare = text.replace("\\\\", "").replace('\\"', "")
+    outside = _NOT_BRACKET.sub("", "".join(bare.split('"')[::2]))
+    opened = outside.count("[") + outside.count("{")
+    if opened <= ARGS_DEPTH_MAX:
+        return opened
+    depth = deepest = 0
+    for at in range(0, len(outside), _SLICE):
+        steps = list(itertools.accumulate(map(_DELTA.__getitem__, outside[at : at + _SLICE])))
+        deepest = max(deepest, depth + max(steps))
+        depth += steps[-1]
+    return deepest
+
+
+def _check_call(name: str, raw: str) -> dict[str, object] | str:
+    """The call's argument as an object, or the refusal to throw in the program."""
+    if not _CALL_NAME.fullmatch(name):
+        return "a memories call's name must be 1-64 letters and digits, starting with a letter"
+    if len(raw) > ARGS_MAX:
+        return _refusal(
+            f"the argument to memories.{name}",
+            len(raw),
+            "the argument limit",
+            ARGS_MAX,
+            "Send less in one call.",
+        )
+    depth = _depth(raw)
+    if depth > ARGS_DEPTH_MAX:
+        return _refusal(
+            f"the nesting of the argument to memories.{name}",
+            depth,
+            "the nesting limit",
+            ARGS_DEPTH_MAX,
+            "Pass a flat object.",
+        )
+    try:
+        args = json.loads(raw)
+    except (ValueError, RecursionError):
+        return f"the argument to memories.{name} is not JSON"
+    if not isinstance(args, dict):
+        return f"memories.{name} takes one object argument"
+    return cast(dict[str, object], args)
 
 
 @dataclass(frozen=True)
@@ -76,6 +165,22 @@ class ProgramResult:
     output: str
     error: str | None
     views: tuple[View, ...] = ()
+    imported: tuple[str, ...] = ()
+    """The module keys the program imported, whose code therefore ran."""
+
+
+def _views(raw: object) -> tuple[View, ...]:
+    """The views a run sent, held to the caps whatever the runtime let through."""
+    views: list[View] = []
+    if not isinstance(raw, list):
+        return ()
+    for item in cast(list[object], raw)[:VIEWS_MAX]:
+        if isinstance(item, list) and len(cast(list[object], item)) == 2:
+            title, text = cast(list[object], item)
+            title, text = str(title), str(text)
+            if len(title) <= VIEW_TITLE_MAX and len(text) <= VIEW_TEXT_MAX:
+                views.append(View(title, text))
+    return tuple(views)
 
 
 class Sandbox:
@@ -83,7 +188,8 @@ class Sandbox:
 
     ``time_limit`` bounds each load and run in seconds (time spent in bridge calls does
     not count); ``memory_mb`` caps each worker's heap; ``output_cap`` caps a run's
-    captured output in characters. Thread-safe: calls are serialised by a lock.
+    captured output in characters. Every load and run gets a fresh worker. Thread-safe:
+    calls are serialised by a lock.
     """
 
     def __init__(
@@ -111,14 +217,22 @@ class Sandbox:
         # A process that died between calls, or still holds a past run's memory
         # (a terminated worker frees it lazily), is replaced before it can fail
         # an innocent call.
+        # Half the cap, because the next run must have room to reach its own limits.
         if self._process is not None and (
-            not self._process.alive() or self._process.rss_kb() > self._process.rss_cap_kb
+            not self._process.alive() or 2 * self._process.rss_kb() > self._process.rss_cap_kb
         ):
             self._discard()
         if self._process is None:
-            self._process = Process(
-                memory_mb=self.memory_mb, output_cap=self.output_cap, rss_cap_mb=self.rss_cap_mb
-            )
+            settings = {
+                "memoryMb": self.memory_mb,
+                "outputCap": self.output_cap,
+                "maxViews": VIEWS_MAX,
+                "maxViewChars": VIEW_TEXT_MAX,
+                "maxTitleChars": VIEW_TITLE_MAX,
+                "maxArgsChars": ARGS_MAX,
+                "maxArgsDepth": ARGS_DEPTH_MAX,
+            }
+            self._process = Process(settings=settings, rss_cap_mb=self.rss_cap_mb)
         return self._process
 
     def _discard(self) -> None:
@@ -126,20 +240,30 @@ class Sandbox:
             self._process.kill()
             self._process = None
 
-    def _deadline(self) -> float:
-        return time.monotonic() + 2 * self.time_limit + 1.0
+    def _budget(self) -> float:
+        # The runtime keeps the real limit; this backstop only catches a runtime that
+        # stopped answering.
+        return 2 * self.time_limit + 1.0
 
     def _retrying(self, attempt: Callable[[], _T]) -> _T:
         with self._lock:
             try:
-                return attempt()
-            except Retired:
+                try:
+                    return attempt()
+                except Retired:
+                    self._discard()
+                try:
+                    return attempt()
+                except Retired:
+                    self._discard()
+                    raise InternalError("the sandbox runtime kept retiring itself") from None
+            except GitmemError:
+                raise
+            except Exception as exc:
+                # Nothing foreign leaves the sandbox: whatever broke, the process is
+                # not worth keeping and the caller gets gitmem's own error.
                 self._discard()
-            try:
-                return attempt()
-            except Retired:
-                self._discard()
-                raise InternalError("the sandbox runtime kept retiring itself") from None
+                raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
 
     def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
         return self._retrying(lambda: self._load_once(op, source, key))
@@ -149,7 +273,7 @@ class Sandbox:
             process = self._ensure()
             try:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
-                reply = process.receive(self._deadline())
+                reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
                 self._discard()
                 what = "time limit" if killed.reason == "time" else "memory limit"
@@ -160,7 +284,8 @@ class Sandbox:
             if reply.get("restart"):
                 self._discard()
             diagnostic = reply.get("diagnostic")
-            exports = cast(list[str], reply.get("exports") or [])
+            raw = reply.get("exports")
+            exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
             return (str(diagnostic) if diagnostic is not None else None), exports
 
     def compile(self, source: str) -> str | None:
@@ -172,16 +297,19 @@ class Sandbox:
         return diagnostic
 
     def load(self, key: str, source: str) -> list[ExportDoc]:
-        """Compile and evaluate a code memory; one :class:`ExportDoc` per exported function.
+        """Compile and evaluate a code memory in a fresh worker; one :class:`ExportDoc`
+        per exported function, the first :data:`VIEWS_MAX` of them.
 
         Raises :class:`CodeError` with a located diagnostic if it does not compile or
-        load.
+        load (its top-level code throws, or outlives the time or memory limit).
         """
         diagnostic, exports = self._load("load", source, key)
         if diagnostic is not None:
             raise CodeError(
                 f"the code of {key} does not compile: {diagnostic}", diagnostic=diagnostic
             )
+        exports = [e for e in exports if _IDENTIFIER.fullmatch(e) or e == "default"]
+        exports = exports[:VIEWS_MAX]
         typed = signatures(source, tuple(exports))
         return [ExportDoc(key, name, typed[name]) for name in exports]
 
@@ -199,8 +327,13 @@ class Sandbox:
         an onUse script also sees ``memories`` and ``views`` as globals. Each
         ``memories.<name>(args)`` call is answered by ``bridge(name, args)``.
 
+        A module's code runs only if the program imports it by name; the keys it did
+        are in the result's ``imported``. A source over :data:`PROGRAM_MAX` characters
+        is refused without starting anything.
+
         Raises :class:`InvalidArgument` for an unknown ``kind`` or a key in ``modules``
-        that is not a usable module key.
+        that is not a usable module key, and :class:`InternalError` if the sandbox
+        itself fails.
         """
         if kind not in ("program", "onuse"):
             raise InvalidArgument(f'the run kind {kind!r} is unknown; use "program" or "onuse"')
@@ -210,6 +343,11 @@ class Sandbox:
                     f"{key!r} cannot be a module key: a key must be a JavaScript identifier "
                     "other than memories and views; derive one with module_key"
                 )
+        if len(source) > PROGRAM_MAX:
+            what = "the program" if kind == "program" else "the onUse script"
+            fix = "Make it shorter: move reusable parts into code memories."
+            refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
+            return ProgramResult(False, "", refusal)
         return self._retrying(lambda: self._run_once(source, modules, bridge, kind))
 
     def _run_once(
@@ -217,6 +355,7 @@ class Sandbox:
     ) -> ProgramResult:
         with self._lock:
             process = self._ensure()
+            started = time.monotonic()
             bridge_time = 0.0
             try:
                 process.send(
@@ -229,23 +368,26 @@ class Sandbox:
                     }
                 )
                 while True:
-                    message = process.receive(self._deadline() + bridge_time)
+                    message = process.receive(started + bridge_time + self._budget())
                     if message.get("op") != "call":
                         break
                     asked = time.monotonic()
-                    try:
-                        args = json.loads(str(message.get("args")))
-                        ok, text = bridge(
-                            str(message.get("name")),
-                            cast(dict[str, object], args) if isinstance(args, dict) else {},
-                        )
-                    except BaseException:
-                        # The worker is blocked on this answer; a holder that cannot
-                        # give one leaves nothing worth keeping.
-                        self._discard()
-                        raise
+                    name = str(message.get("name"))
+                    checked = _check_call(name, str(message.get("args")))
+                    if isinstance(checked, str):
+                        ok, text = False, checked
+                    else:
+                        try:
+                            ok, text = bridge(name, checked)
+                        except BaseException:
+                            # The worker is blocked on this answer; a holder that
+                            # cannot give one leaves nothing worth keeping.
+                            self._discard()
+                            raise
                     bridge_time += time.monotonic() - asked
-                    process.send({"op": "reply", "ok": bool(ok), "text": str(text)})
+                    process.send(
+                        {"op": "reply", "id": message.get("id"), "ok": bool(ok), "text": str(text)}
+                    )
             except Killed as killed:
                 self._discard()
                 if killed.reason == "time":
@@ -264,12 +406,16 @@ class Sandbox:
             if message.get("restart"):
                 self._discard()
             error = message.get("error")
-            raw_views = cast(list[list[str]], message.get("views") or [])
             return ProgramResult(
                 ok=bool(message.get("ok")),
-                output=str(message.get("output", "")),
+                output=str(message.get("output", ""))[: self.output_cap + 40],
                 error=str(error) if error is not None else None,
-                views=tuple(View(str(t), str(x)) for t, x in raw_views),
+                views=_views(message.get("views")),
+                imported=tuple(
+                    str(k)
+                    for k in cast(list[object], message.get("imported") or [])
+                    if k in modules
+                ),
             )
 
     def close(self) -> None:

@@ -46,16 +46,21 @@ class Desk(Protocol):
         ...
 
     def check_code(self, memory: Memory) -> None:
-        """Refuse halves that do not compile, where the strategy loads on write."""
+        """Where the strategy loads on write, load the halves now, before publishing;
+        refuse halves that do not compile or load."""
         ...
 
     def written(self, memory: Memory) -> None:
-        """A memory was written: load its code, where the strategy loads on write."""
+        """A memory was written: its code, loaded by ``check_code``, is now in use."""
         ...
 
     def opened(self, memory: Memory) -> str | None:
         """A memory was read: load its code where the strategy loads on read, and mark
         its onUse for the end of the turn; the located diagnostic if it fails."""
+        ...
+
+    def gone(self, slug: str) -> None:
+        """A read found ``slug`` missing: its code, if it was loaded, is unloaded."""
         ...
 
 

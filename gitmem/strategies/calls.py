@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitmem import edits
-from gitmem.errors import InvalidArgument
+from gitmem.errors import InvalidArgument, NotFound
 from gitmem.strategies.base import Desk, Tool
 from gitmem.types import Memory, check_slug, check_text
 
@@ -178,7 +178,11 @@ def read_memory() -> Tool:
 
     def run(desk: Desk, args: dict[str, object]) -> str:
         slug = check_slug(args["name"])
-        memory = edits.existing(desk.snapshot(), slug, desk.rules.voice)
+        try:
+            memory = edits.existing(desk.snapshot(), slug, desk.rules.voice)
+        except NotFound:
+            desk.gone(slug)
+            raise
         text = f"`{memory.slug}` — {memory.description}\n\n{memory.body}"
         diagnostic = desk.opened(memory)
         if diagnostic:
