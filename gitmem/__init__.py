@@ -25,6 +25,7 @@ from gitmem.errors import (
     PathOccupied,
     ReadOnly,
     RepositoryError,
+    StaleRevision,
     StorageError,
     Unavailable,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "RepositoryError",
     "Revision",
     "Sandbox",
+    "StaleRevision",
     "StorageError",
     "ToolResult",
     "Totals",

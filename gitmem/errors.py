@@ -12,6 +12,7 @@
     │   └── LaunchRefused          a capability configuration is refused
     ├── NotFound                   no such memory, store or revision (not-found)
     ├── AlreadyExists              a create over an existing memory  (already-exists)
+    ├── StaleRevision              a save whose base revision moved  (stale)
     ├── LimitExceeded              a mutation would breach a limit   (limit-exceeded)
     ├── Unavailable                the call is not offered here      (unavailable)
     ├── ReadOnly                   the holder may not write          (read-only)
@@ -46,6 +47,7 @@ __all__ = [
     "PathOccupied",
     "ReadOnly",
     "RepositoryError",
+    "StaleRevision",
     "StorageError",
     "Unavailable",
 ]
@@ -118,6 +120,18 @@ class AlreadyExists(GitmemError):
     """A create named a memory that exists."""
 
     kind = "already-exists"
+
+
+class StaleRevision(GitmemError):
+    """An operator's save named the revision it was based on, and the memory has moved
+    on since; nothing was written. ``current`` is the memory's latest revision number."""
+
+    kind = "stale"
+
+    def __init__(self, message: str, *, expected: int, current: int) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.current = current
 
 
 class LimitExceeded(GitmemError):

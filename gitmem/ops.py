@@ -43,6 +43,7 @@ from gitmem.types import Author, Memory, Revision, check_slug
 
 __all__ = [
     "REPOSITORY_DIR",
+    "Ledger",
     "Record",
     "Run",
     "check",
@@ -50,16 +51,22 @@ __all__ = [
     "delete",
     "edit",
     "find_repository",
+    "holders",
+    "line_changes",
     "log",
+    "memory_history",
     "operator_author",
     "parse_author",
     "pick_store",
     "record",
     "run",
+    "save",
     "search",
     "show",
     "state",
+    "store_overview",
     "store_rows",
+    "timeline",
 ]
 
 REPOSITORY_DIR = ".gitmem"
@@ -209,10 +216,19 @@ def create(
     body: str,
     code: str = "",
     on_use: str = "",
+    *,
+    expected: int | None = None,
 ) -> Revision:
-    """Create memory ``slug``; refused if it exists."""
+    """Create memory ``slug``; refused if it exists (or, with ``expected``, if its latest
+    revision is not ``expected``: see :func:`gitmem.edits.based_on`)."""
     memory = Memory(check_slug(slug), description, body, code, on_use)
-    return repo.mutate(store, author, edits.create(_rules(repo, store), memory))
+    return repo.mutate(
+        store, author, _based_on(edits.create(_rules(repo, store), memory), slug, expected)
+    )
+
+
+def _based_on(build: edits.Build, slug: str, expected: int | None) -> edits.Build:
+    return build if expected is None else edits.based_on(build, slug, expected)
 
 
 def edit(
@@ -225,9 +241,11 @@ def edit(
     new_text: str | None = None,
     description: str | None = None,
     body: str | None = None,
+    expected: int | None = None,
 ) -> Revision:
     """Change memory ``slug``: replace ``old_text`` (found exactly once) by ``new_text``,
-    or the whole ``body``, and/or the ``description``. An empty result is refused."""
+    or the whole ``body``, and/or the ``description``. An empty result is refused; so is
+    any edit when ``expected`` is given and ``slug``'s latest revision is another."""
     check_slug(slug)
     if (old_text is None) != (new_text is None):
         raise InvalidArgument("give both the text to replace and its replacement (--old and --new)")
@@ -240,12 +258,37 @@ def edit(
         build = edits.replace_once(rules, slug, old_text, new_text, description=description)
     else:
         build = edits.revise(rules, slug, op="edit", description=description, body=body)
-    return repo.mutate(store, author, build)
+    return repo.mutate(store, author, _based_on(build, slug, expected))
 
 
-def delete(repo: Repository, store: str, author: Author, slug: str) -> Revision:
-    """Delete memory ``slug`` (its history stays)."""
-    return repo.mutate(store, author, edits.delete(_rules(repo, store), slug))
+def delete(
+    repo: Repository, store: str, author: Author, slug: str, *, expected: int | None = None
+) -> Revision:
+    """Delete memory ``slug`` (its history stays); with ``expected``, only if its latest
+    revision is still that one."""
+    build = edits.delete(_rules(repo, store), slug)
+    return repo.mutate(store, author, _based_on(build, slug, expected))
+
+
+def save(
+    repo: Repository,
+    store: str,
+    author: Author,
+    slug: str,
+    description: str,
+    body: str,
+    *,
+    expected: int,
+) -> Revision:
+    """Write ``slug``'s whole description and body as an editor saves a file: an edit of
+    the live memory, or a create when there is none (never written, or deleted), in
+    either case only if its latest revision is still ``expected`` (0: never written)."""
+    check_slug(slug)
+    if slug in repo.snapshot(store):
+        return edit(
+            repo, store, author, slug, description=description, body=body, expected=expected
+        )
+    return create(repo, store, author, slug, description, body, expected=expected)
 
 
 # -- reading -------------------------------------------------------------------------
@@ -380,6 +423,192 @@ def hit_json(hit: Hit, keywords: list[str]) -> dict[str, Any]:
         "occurrences": hit.frequency,
         "excerpt": hit.excerpt([k.lower() for k in keywords]),
     }
+
+
+# -- what the console shows ------------------------------------------------------------
+
+
+def line_changes(before: Revision | None, after: Revision) -> tuple[int, int]:
+    """How many lines ``after`` added and removed against ``before`` (as ``diff`` counts)."""
+    return _counted(diff(before, after))
+
+
+def _counted(unified: str) -> tuple[int, int]:
+    added = removed = 0
+    # the first two lines name the files; a body line may itself start with "--"
+    for line in unified.splitlines()[2:]:
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+@dataclass
+class _Held:
+    """One memory a store has ever held, as the ledger folds its revisions."""
+
+    slug: str
+    description: str = ""
+    live: bool = False
+    chars: int = 0
+    peak_chars: int = 0
+    revisions: int = 0
+    revision: int = 0
+    author: str = ""
+    time: int = 0
+
+
+class Ledger:
+    """Every memory a store ever held (deleted ones too), with its size and peak: what
+    the console's treemap draws. It follows the store's head one change at a time, so a
+    long-lived reader pays for each revision once."""
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.head: str | None = None
+        self._held: dict[str, _Held] = {}
+        self._authors: dict[str, int] = {}
+
+    def follow(self, repo: Repository) -> None:
+        """Bring the ledger up to the store's head."""
+        head = repo.head(self.store)
+        if head == self.head:
+            return
+        news = repo.revisions_since(self.store, self.head, head) if self.head else []
+        if not news or head is None:
+            # a first look, or a branch rewritten under us: fold it all again
+            self._held, self._authors = {}, {}
+            news = repo.revisions(self.store) if head is not None else []
+        for r in news:
+            held = self._held.get(r.slug) or self._held.setdefault(r.slug, _Held(r.slug))
+            held.description = r.description
+            held.live = not r.removed
+            held.chars = len(r.body)
+            held.peak_chars = max(held.peak_chars, held.chars)
+            held.revisions += 1
+            held.revision = max(held.revision, r.revision)
+            held.author, held.time = r.author, r.time
+            self._authors[r.author] = self._authors.get(r.author, 0) + 1
+        self.head = head
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
+        "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
+        the size of the text its deletion removed."""
+        return [vars(self._held[slug]).copy() for slug in sorted(self._held)]
+
+    def authors(self) -> dict[str, int]:
+        """Each commit author's name with how many revisions they made."""
+        return dict(sorted(self._authors.items()))
+
+
+def holders(repo: Repository) -> dict[str, list[str]]:
+    """Each store with the instances whose notice watermark names it (``notices/<instance>/
+    <store>`` markers), sorted."""
+    stores = sorted(repo.stores(), key=len, reverse=True)
+    found: dict[str, list[str]] = {store: [] for store in repo.stores()}
+    for name in repo.markers("notices"):
+        rest = name.removeprefix("notices/")
+        for store in stores:
+            if rest.endswith("/" + store):
+                found[store].append(rest[: -len(store) - 1])
+                break
+    return found
+
+
+def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict[str, Any]:
+    """A store as the console's Stores page shows it: ``{"store", "head", "strategy",
+    "limits", "totals", "peaks", "holders", "authors", "instances", "shared",
+    "memories_ever"}``; ``instances`` is every watermark holder and commit author, and
+    ``shared`` says whether more than one of them holds the store."""
+    ledger.follow(repo)
+    snap = repo.snapshot(ledger.store)
+    found = record(repo, ledger.store)
+    authors = ledger.authors()
+    instances = sorted(set(held_by) | set(authors))
+    return {
+        "store": ledger.store,
+        "head": snap.commit,
+        "strategy": found.strategy.name if found else None,
+        "limits": (found.limits if found else Limits()).as_params(),
+        "totals": snap.totals.as_dict(),
+        "peaks": snap.peaks.as_dict(),
+        "holders": held_by,
+        "authors": authors,
+        "instances": instances,
+        "shared": len(instances) > 1,
+        "memories_ever": len(ledger.rows()),
+    }
+
+
+def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
+    """One memory with its revisions newest first, each with its text, its diff against
+    the one before and the lines it added and removed: ``{"store", "slug", "live",
+    "revision", "memory": {"description", "body", "code", "on_use"} | None,
+    "revisions": [memory_revision + {"removed", "diff", "lines_added", "lines_removed"}]}``."""
+    rows = log(repo, store, slug, patch=True)
+    if not rows:
+        raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+    latest = rows[0][0]
+    revisions: list[dict[str, Any]] = []
+    for r, d in rows:
+        event = r.event()
+        added, gone = _counted(d)
+        event.update(removed=r.removed, diff=d, lines_added=added, lines_removed=gone)
+        revisions.append(event)
+    memory = None
+    if not latest.removed:
+        memory = {
+            "description": latest.description,
+            "body": latest.body,
+            "code": latest.code,
+            "on_use": latest.on_use,
+        }
+    return {
+        "store": store,
+        "slug": slug,
+        "live": not latest.removed,
+        "revision": latest.revision,
+        "memory": memory,
+        "revisions": revisions,
+    }
+
+
+def timeline(
+    repo: Repository, store: str, author: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Every version the store went through, newest first, optionally only ``author``'s,
+    at most ``limit`` (0: all): ``[{"commit", "slug", "revision", "op", "removed",
+    "author", "time", "description", "lines_added", "lines_removed"}]``."""
+    history = repo.revisions(store)
+    before: list[Revision | None] = []
+    last: dict[str, Revision] = {}
+    for r in history:
+        before.append(last.get(r.slug))
+        last[r.slug] = r
+    rows: list[dict[str, Any]] = []
+    for r, prior in zip(reversed(history), reversed(before), strict=True):
+        if author is not None and r.author != author:
+            continue
+        added, gone = line_changes(prior, r)
+        rows.append(
+            {
+                "commit": r.commit,
+                "slug": r.slug,
+                "revision": r.revision,
+                "op": r.op,
+                "removed": r.removed,
+                "author": r.author,
+                "time": r.time,
+                "description": r.description,
+                "lines_added": added,
+                "lines_removed": gone,
+            }
+        )
+        if limit and len(rows) >= limit:
+            break
+    return rows
 
 
 # -- running a program -----------------------------------------------------------------

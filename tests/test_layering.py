@@ -25,8 +25,8 @@ LAYERS = [
     "gitmem.repository",
     "gitmem.ops",
     "gitmem.demo",
-    "gitmem.cli",
     "gitmem.adapters",
+    "gitmem.cli",
 ]
 
 
