@@ -42,7 +42,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gitmem import ops
-from gitmem.errors import GitmemError, InvalidArgument, NotFound, StaleRevision
+from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision
 from gitmem.repository import Repository
 from gitmem.types import Author
 
@@ -300,9 +300,9 @@ class Console:
             return await self._answer(lambda: self._ledger(self._existing(store)).rows())
         if tail == "timeline":
             author = request.query_params.get("author") or None
-            limit = _count(request.query_params.get("limit"), 500)
+            limit = request.query_params.get("limit")
             return await self._answer(
-                lambda: ops.timeline(self.repo, self._existing(store), author, limit)
+                lambda: ops.timeline(self.repo, self._existing(store), author, _count(limit, 500))
             )
         return _error(
             NotFound(
@@ -314,12 +314,14 @@ class Console:
     def _memory(self, store: str, slug: str) -> dict[str, Any]:
         return ops.memory_history(self.repo, self._existing(store), slug)
 
-    async def _answer(self, fn: Callable[[], Any], status: int = 200) -> Response:
+    async def _answer(self, fn: Callable[[], Any]) -> Response:
         try:
             data = await self._call(fn)
         except GitmemError as exc:
             return _error(exc)
-        return JSONResponse(data, status_code=status, headers=_HEADERS)
+        except Exception as exc:
+            return _error(_unexpected(exc))
+        return JSONResponse(data, headers=_HEADERS)
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
         try:
@@ -354,6 +356,8 @@ class Console:
             return _error(exc, current=current)
         except GitmemError as exc:
             return _error(exc)
+        except Exception as exc:
+            return _error(_unexpected(exc))
 
     def _current(self, store: str, slug: str) -> dict[str, Any] | None:
         try:
@@ -386,6 +390,11 @@ class Console:
 
     def _heads(self) -> dict[str, str | None]:
         return {store: self.repo.head(store) for store in self.repo.stores()}
+
+
+def _unexpected(exc: Exception) -> GitmemError:
+    """A defect of gitmem's, said in one line: the operator sees no traceback."""
+    return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
 
 
 def _count(value: str | None, default: int) -> int:

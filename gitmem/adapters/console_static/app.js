@@ -14,7 +14,7 @@
     history.replaceState(null, "", location.pathname + location.hash);
   }
 
-  const state = { dirty: false, view: null, heads: {} };
+  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false };
 
   // -- small helpers ------------------------------------------------------------------
 
@@ -87,7 +87,8 @@
       const kinds = ["memories", "timeline", "memory"];
       // store ids hold "/": the view name is the last known word from the right
       for (let i = parts.length - 1; i >= 2; i--) {
-        if (kinds.includes(parts[i])) {
+        const after = parts.length - 1 - i;
+        if (kinds.includes(parts[i]) && (parts[i] === "memory" ? after === 1 || after === 2 : after === 0)) {
           return { name: parts[i], store: parts.slice(1, i).join("/"), rest: parts.slice(i + 1) };
         }
       }
@@ -120,15 +121,19 @@
   async function render(fresh) {
     const view = route();
     state.view = view;
+    // renders overlap (a live update, a navigation): only the latest may draw
+    const mine = ++state.renders;
+    state.stale = () => mine !== state.renders;
     drawTabs(view);
-    if (fresh) say("");
+    if (fresh) say(...(state.flash || [""]));
+    state.flash = null;
     try {
       if (view.name === "memories") await memoriesPage(view.store, fresh);
       else if (view.name === "timeline") await timelinePage(view.store, fresh);
       else if (view.name === "memory") await memoryPage(view.store, view.rest[0], fresh, view.rest[1]);
       else await storesPage();
     } catch (error) {
-      say(error.message, "error");
+      if (mine === state.renders) say(error.message, "error");
     }
   }
 
@@ -147,7 +152,9 @@
   // -- Stores -------------------------------------------------------------------------
 
   async function storesPage() {
+    const stale = state.stale;
     const stores = await get("/api/stores");
+    if (stale()) return;
     if (!stores.length) {
       main.replaceChildren(h("p", { class: "muted" }, "This repository has no stores yet."));
       return;
@@ -206,10 +213,12 @@
   // -- Memories panel -----------------------------------------------------------------
 
   async function memoriesPage(store, fresh) {
+    const stale = state.stale;
     const [st, memories] = await Promise.all([
       get(`/api/stores/${storePath(store)}/state`),
       get(`/api/stores/${storePath(store)}/memories`),
     ]);
+    if (stale()) return;
     const keep = !fresh && document.getElementById("new-memory");
     const form = keep ? document.getElementById("new-memory") : newMemoryForm(store);
     main.replaceChildren(
@@ -364,7 +373,7 @@
           );
           if (!answer.ok) return say(message(answer), "error");
           state.dirty = false;
-          say(`created ${answer.data.slug} (revision ${answer.data.revision})`, "ok");
+          state.flash = [`created ${answer.data.slug} (revision ${answer.data.revision})`, "ok"];
           location.hash = link("memory", store, encodeURIComponent(answer.data.slug));
         },
       },
@@ -380,7 +389,9 @@
   // -- one memory -----------------------------------------------------------------------
 
   async function memoryPage(store, slug, fresh, opened) {
+    const stale = state.stale;
     const found = await get(`/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug)}`);
+    if (stale()) return;
     const editor = document.getElementById("editor");
     const keepEditor = !fresh && state.dirty && editor && editor.dataset.slug === slug;
     const header = h(
@@ -420,7 +431,7 @@
       if (!answer.ok) return say(message(answer), "error");
       state.dirty = false;
       say(`saved ${found.slug} as revision ${answer.data.revision}, authored as ${answer.data.author}`, "ok");
-      render(true);
+      render(false);
     }
 
     async function remove() {
@@ -430,7 +441,7 @@
       if (!answer.ok) return say(message(answer), "error");
       state.dirty = false;
       say(`deleted ${found.slug} (revision ${answer.data.revision})`, "ok");
-      render(true);
+      render(false);
     }
 
     function stale(answer) {
@@ -546,6 +557,7 @@
   // -- Timeline -------------------------------------------------------------------------
 
   async function timelinePage(store, fresh) {
+    const stale = state.stale;
     const select = document.getElementById("author");
     const author = !fresh && select ? select.value : new URLSearchParams(location.hash.split("?")[1] || "").get("author") || "";
     const query = author ? `?author=${encodeURIComponent(author)}` : "";
@@ -553,6 +565,7 @@
       get(`/api/stores/${storePath(store)}/timeline${query}`),
       get("/api/stores"),
     ]);
+    if (stale()) return;
     const here = stores.find((s) => s.store === store);
     const everyone = here ? Object.keys(here.authors) : [];
     const picker = h(
