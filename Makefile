@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) bench/store.py
 	$(PY) bench/capability.py
 	$(PY) bench/sandbox.py
+	$(PY) bench/console.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -307,6 +307,7 @@ def test_a_hostile_memory_does_not_execute(page: Page, demo: Repository) -> None
     first.locator("summary").click()
     first.get_by_role("button", name="whole text").click()
     expect(first.locator("pre.text")).to_have_text(HOSTILE)
+    expect(first.locator(".shown")).not_to_contain_text("null")
     shot(page, "hostile")
     page.locator("nav").get_by_role("link", name="Timeline").click()
     expect(page.locator("#timeline")).to_contain_text("mallory")

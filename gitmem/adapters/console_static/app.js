@@ -34,6 +34,11 @@
     return node;
   }
 
+  // replaceChildren would write a null as the text "null"
+  function fill(node, ...children) {
+    node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  }
+
   function when(epoch) {
     return new Date(epoch * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC";
   }
@@ -146,7 +151,7 @@
         h("a", { href: link("timeline", view.store), class: view.name === "timeline" ? "on" : "" }, "Timeline"),
       );
     }
-    tabs.replaceChildren(...items);
+    fill(tabs, ...items);
   }
 
   // -- Stores -------------------------------------------------------------------------
@@ -156,7 +161,7 @@
     const stores = await get("/api/stores");
     if (stale()) return;
     if (!stores.length) {
-      main.replaceChildren(h("p", { class: "muted" }, "This repository has no stores yet."));
+      fill(main, h("p", { class: "muted" }, "This repository has no stores yet."));
       return;
     }
     const rows = stores.map((s) =>
@@ -179,7 +184,7 @@
         h("td", {}, s.shared ? "shared" : s.instances.length ? "one instance" : "—"),
       ),
     );
-    main.replaceChildren(
+    fill(main, 
       h("h2", {}, "Stores"),
       h(
         "p",
@@ -221,7 +226,7 @@
     if (stale()) return;
     const keep = !fresh && document.getElementById("new-memory");
     const form = keep ? document.getElementById("new-memory") : newMemoryForm(store);
-    main.replaceChildren(
+    fill(main, 
       h("h2", {}, "Memories"),
       totals(st),
       h(
@@ -403,7 +408,7 @@
     if (keepEditor && Number(editor.dataset.revision) !== found.revision) {
       say(`${slug} changed to revision ${found.revision} while you were editing; saving will show you the newer text`, "warn");
     }
-    main.replaceChildren(header, keepEditor ? editor : memoryEditor(store, found), revisionList(found));
+    fill(main, header, keepEditor ? editor : memoryEditor(store, found), revisionList(found));
     // a link from the timeline names the revision to open: r<N>
     const wanted = fresh && opened ? main.querySelector(`details.revision[data-revision="${Number(opened.slice(1))}"]`) : null;
     if (wanted) {
@@ -449,7 +454,7 @@
       const current = answer.data.current;
       const text = current && current.memory ? current.memory : null;
       newer.hidden = false;
-      newer.replaceChildren(
+      fill(newer, 
         h("h3", {}, current ? `The newer text (revision ${current.revision}${current.live ? "" : ", deleted"})` : "The memory is gone"),
         text ? h("p", { class: "muted" }, text.description) : null,
         text ? h("pre", { class: "text" }, text.body) : null,
@@ -512,7 +517,8 @@
     const shown = h("div", { class: "shown" });
     const asDiff = () => shown.replaceChildren(diffView(r.diff));
     const whole = () =>
-      shown.replaceChildren(
+      fill(
+        shown,
         h("p", { class: "muted" }, r.removed ? "the text this revision removed" : "description: " + r.description),
         r.removed ? h("p", { class: "muted" }, "description: " + r.description) : null,
         h("pre", { class: "text" }, r.body),
@@ -574,7 +580,7 @@
       h("option", { value: "" }, "every author"),
       everyone.map((a) => h("option", { value: a, selected: a === author }, a)),
     );
-    main.replaceChildren(
+    fill(main, 
       h("h2", {}, "Timeline"),
       h("p", { class: "muted" }, "Every version of the store, newest first. ", h("label", {}, "Author: ", picker)),
       h(
