@@ -84,6 +84,11 @@ def build(path: str) -> None:
     out.close()
     if importer.wait() != 0:
         raise SystemExit("git fast-import failed")
+    # gitmem's own packing stores objects whole; so does this repack (no delta chains)
+    subprocess.run(
+        ["git", f"--git-dir={path}", "repack", "-a", "-d", "-f", "-q", "--window=0", "--depth=0"],
+        check=True,
+    )
 
 
 def ms(fn: Callable[[], object]) -> float:

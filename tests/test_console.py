@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -544,3 +548,44 @@ def test_console_command_has_help(tmp_path: Path) -> None:
     assert result.exit_code == 0
     for word in ("--host", "--port", "--open", "Example", "gitmem console"):
         assert word in result.output
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_interrupt(repo: Repository) -> None:
+    """`gitmem console` prints http://HOST:PORT/?token=TOKEN, answers it, and a Ctrl-C
+    (SIGINT) ends it cleanly, with no traceback."""
+    ops.create(repo, "notes", ADA, "todo", "d", "b")
+    gitmem = Path(sys.executable).parent / "gitmem"
+    server = subprocess.Popen(
+        [str(gitmem), "--repo", repo.directory, "console"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{20,})", url)
+        assert match, url
+        with httpx2.Client(timeout=10) as http:
+            page = http.get(url)
+            assert page.status_code == 200 and "<title>gitmem console</title>" in page.text
+            stores = http.get(url.replace("/?", "/api/stores?"))
+            assert [row["store"] for row in stores.json()] == ["notes"]
+        assert httpx2.get(url.split("?")[0] + "api/stores").status_code == 401
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=20)
+    assert server.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_the_command_refuses_a_port_in_use(repo: Repository) -> None:
+    """A port that is taken is one error line and exit 1."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["--repo", repo.directory, "console", "--port", str(port)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port} (")
+    assert result.stderr.endswith("choose another --port or --host\n")
