@@ -173,12 +173,10 @@ class Console:
             import webbrowser
 
             webbrowser.open(self.url())
-        try:
+        # uvicorn re-raises the Ctrl-C it caught once it has shut down: that is the
+        # operator's way to stop the console, not an error
+        with contextlib.suppress(KeyboardInterrupt):
             self.server().run(sockets=[sock])
-        except KeyboardInterrupt:
-            # uvicorn re-raises the Ctrl-C it caught once it has shut down: that is the
-            # operator's way to stop the console, not an error
-            pass
 
     @contextlib.contextmanager
     def running(self) -> Generator[str]:
