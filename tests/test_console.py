@@ -275,6 +275,8 @@ def test_unknown_memory_and_route_are_not_found(client: TestClient, repo: Reposi
     seed(repo)
     assert error(client.get("/api/stores/profile/ops/memories/ghost"))[:2] == (404, "not-found")
     assert error(client.get("/api/stores/profile/ops/other"))[:2] == (404, "not-found")
+    wrong = client.put("/api/stores/profile/ops/state", json={}, headers={"If-Match": "0"})
+    assert error(wrong)[:2] == (400, "invalid-argument")
     assert error(client.get("/api/stores/profile/ops/memories/bad%20slug"))[:2] == (
         400,
         "invalid-argument",

@@ -291,10 +291,10 @@ class Console:
                 return await self._answer(lambda: self._memory(store, slug))
             return await self._write(request, store, slug)
         if method != "GET":
-            return JSONResponse(
-                {"error": {"kind": "invalid-argument", "message": "only GET here"}},
-                status_code=405,
-                headers=_HEADERS,
+            return _error(
+                InvalidArgument(
+                    f"{method} changes one memory: send it to /api/stores/<store>/memories/<slug>"
+                )
             )
         store, tail = "/".join(parts[:-1]), parts[-1]
         if tail == "state":
