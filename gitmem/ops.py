@@ -496,7 +496,7 @@ class Ledger:
         """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
         "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
         the size of the text its deletion removed."""
-        return [vars(self._held[slug]).copy() for slug in sorted(self._held)]
+        return [dict(vars(self._held[slug])) for slug in sorted(self._held)]
 
     def authors(self) -> dict[str, int]:
         """Each commit author's name with how many revisions they made."""

@@ -130,6 +130,7 @@ class Console:
         # meant for concurrent writers, and a console is one operator's tool
         self._lock = threading.Lock()
         self._ledgers: dict[str, ops.Ledger] = {}
+        self._panels: dict[str, tuple[str | None, bytes]] = {}
         self._closing = threading.Event()
         self.app = Starlette(routes=self._routes())
 
@@ -300,7 +301,7 @@ class Console:
         if tail == "state":
             return await self._answer(lambda: ops.state(self.repo, self._existing(store)))
         if tail == "memories":
-            return await self._answer(lambda: self._ledger(self._existing(store)).rows())
+            return await self._answer(lambda: self._panel(self._existing(store)), raw=True)
         if tail == "timeline":
             author = request.query_params.get("author") or None
             limit = request.query_params.get("limit")
@@ -314,16 +315,27 @@ class Console:
             )
         )
 
+    def _panel(self, store: str) -> bytes:
+        """The treemap's rows as JSON, kept until the store's head moves: the panel
+        redraws on every live update, mostly of other stores."""
+        ledger = self._ledger(store)
+        cached = self._panels.get(store)
+        if cached is None or cached[0] != ledger.head:
+            cached = self._panels[store] = (ledger.head, _json(ledger.rows()))
+        return cached[1]
+
     def _memory(self, store: str, slug: str) -> dict[str, Any]:
         return ops.memory_history(self.repo, self._existing(store), slug)
 
-    async def _answer(self, fn: Callable[[], Any]) -> Response:
+    async def _answer(self, fn: Callable[[], Any], *, raw: bool = False) -> Response:
         try:
             data = await self._call(fn)
         except GitmemError as exc:
             return _error(exc)
         except Exception as exc:
             return _error(_unexpected(exc))
+        if raw:
+            return Response(data, media_type="application/json", headers=_HEADERS)
         return JSONResponse(data, headers=_HEADERS)
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
@@ -393,6 +405,11 @@ class Console:
 
     def _heads(self) -> dict[str, str | None]:
         return {store: self.repo.head(store) for store in self.repo.stores()}
+
+
+def _json(data: object) -> bytes:
+    """JSON as Starlette's ``JSONResponse`` renders it."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _unexpected(exc: Exception) -> GitmemError:
