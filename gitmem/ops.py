@@ -16,8 +16,10 @@ user's git identity)::
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import getpass
+import json
 import os
 import re
 import socket
@@ -461,13 +463,16 @@ class _Held:
 
 class Ledger:
     """Every memory a store ever held (deleted ones too), with its size and peak: what
-    the console's treemap draws. It follows the store's head one change at a time, so a
-    long-lived reader pays for each revision once."""
+    the console's treemap draws. It follows the store's head one change at a time, and
+    keeps each memory's row as JSON, so a long-lived reader pays for each revision once
+    and for each changed memory once per move."""
 
     def __init__(self, store: str) -> None:
         self.store = store
         self.head: str | None = None
         self._held: dict[str, _Held] = {}
+        self._slugs: list[str] = []
+        self._json: dict[str, str] = {}
         self._authors: dict[str, int] = {}
 
     def follow(self, repo: Repository) -> None:
@@ -478,10 +483,14 @@ class Ledger:
         news = repo.revisions_since(self.store, self.head, head) if self.head else []
         if not news or head is None:
             # a first look, or a branch rewritten under us: fold it all again
-            self._held, self._authors = {}, {}
+            self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
             news = repo.revisions(self.store) if head is not None else []
+        touched: set[str] = set()
         for r in news:
-            held = self._held.get(r.slug) or self._held.setdefault(r.slug, _Held(r.slug))
+            held = self._held.get(r.slug)
+            if held is None:
+                held = self._held[r.slug] = _Held(r.slug)
+                bisect.insort(self._slugs, r.slug)
             held.description = r.description
             held.live = not r.removed
             held.chars = len(r.body)
@@ -490,13 +499,20 @@ class Ledger:
             held.revision = max(held.revision, r.revision)
             held.author, held.time = r.author, r.time
             self._authors[r.author] = self._authors.get(r.author, 0) + 1
+            touched.add(r.slug)
+        for slug in touched:
+            self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
         self.head = head
 
     def rows(self) -> list[dict[str, Any]]:
         """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
         "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
         the size of the text its deletion removed."""
-        return [dict(vars(self._held[slug])) for slug in sorted(self._held)]
+        return [dict(vars(self._held[slug])) for slug in self._slugs]
+
+    def rows_json(self) -> str:
+        """``rows()`` as JSON text, joined from the rows kept since they last changed."""
+        return "[" + ",".join(self._json[slug] for slug in self._slugs) + "]"
 
     def authors(self) -> dict[str, int]:
         """Each commit author's name with how many revisions they made."""

@@ -528,6 +528,7 @@ def test_the_ledger_followed_one_change_at_a_time_equals_a_fresh_one(repo: Repos
     fresh = ops.Ledger("notes")
     fresh.follow(repo)
     assert followed.rows() == fresh.rows()
+    assert json.loads(followed.rows_json()) == fresh.rows()
     rows = {r["slug"]: r for r in fresh.rows()}
     assert rows["a"]["chars"] == 8 and rows["a"]["peak_chars"] == 8
     assert rows["b"]["revisions"] == 4 and rows["b"]["revision"] == 4

@@ -321,7 +321,7 @@ class Console:
         ledger = self._ledger(store)
         cached = self._panels.get(store)
         if cached is None or cached[0] != ledger.head:
-            cached = self._panels[store] = (ledger.head, _json(ledger.rows()))
+            cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
         return cached[1]
 
     def _memory(self, store: str, slug: str) -> dict[str, Any]:
@@ -405,11 +405,6 @@ class Console:
 
     def _heads(self) -> dict[str, str | None]:
         return {store: self.repo.head(store) for store in self.repo.stores()}
-
-
-def _json(data: object) -> bytes:
-    """JSON as Starlette's ``JSONResponse`` renders it."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _unexpected(exc: Exception) -> GitmemError:
