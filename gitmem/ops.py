@@ -596,8 +596,25 @@ def timeline(
 ) -> list[dict[str, Any]]:
     """Every version the store went through, newest first, optionally only ``author``'s,
     at most ``limit`` (0: all): ``[{"commit", "slug", "revision", "op", "removed",
-    "author", "time", "description", "lines_added", "lines_removed"}]``."""
-    history = repo.revisions(store)
+    "author", "time", "description", "lines_added", "lines_removed"}]``.
+
+    Only the newest commits are read, going further back while ``author``'s rows are
+    fewer than ``limit``, so a long history costs what is shown."""
+    head = repo.head(store)
+    commits = list(repo.iter_commits(store))
+    window = limit or len(commits)
+    while True:
+        base = commits[window] if window < len(commits) else None
+        history = repo.revisions_since(store, base, head)
+        rows = _timeline_rows(repo, store, history, author, limit)
+        if base is None or (limit and len(rows) >= limit):
+            return rows
+        window *= 4
+
+
+def _timeline_rows(
+    repo: Repository, store: str, history: list[Revision], author: str | None, limit: int
+) -> list[dict[str, Any]]:
     before: list[Revision | None] = []
     last: dict[str, Revision] = {}
     for r in history:
@@ -607,6 +624,10 @@ def timeline(
     for r, prior in zip(reversed(history), reversed(before), strict=True):
         if author is not None and r.author != author:
             continue
+        if prior is None and r.revision > 1:
+            # the revision before lies beyond the commits read: the slug's own history
+            older = [o for o in repo.revisions(store, r.slug) if o.revision < r.revision]
+            prior = older[-1] if older else None
         added, gone = line_changes(prior, r)
         rows.append(
             {

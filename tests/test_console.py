@@ -248,7 +248,12 @@ def test_the_timeline_is_newest_first_and_filters_by_author(
     assert (rows[1]["lines_added"], rows[1]["lines_removed"]) == (0, 4)
     mine = client.get("/api/stores/profile/ops/timeline", params={"author": "Ada Operator"})
     assert [r["author"] for r in mine.json()] == ["Ada Operator"]
-    assert len(client.get("/api/stores/profile/ops/timeline?limit=2").json()) == 2
+    assert client.get("/api/stores/profile/ops/timeline?limit=2").json() == rows[:2]
+    # the author's rows lie beyond the newest commits: the timeline reads further back
+    for i in range(6):
+        ops.edit(repo, "profile/ops", ADA, "runbook", body=f"{i}\n")
+    alices = client.get("/api/stores/profile/ops/timeline?limit=3&author=alice").json()
+    assert alices == rows[1:4]
     status, kind, _ = error(client.get("/api/stores/profile/ops/timeline?limit=x"))
     assert (status, kind) == (400, "invalid-argument")
 
