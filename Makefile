@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(PY) bench/mcp.py
 	$(PY) bench/anthropic.py
 	$(PY) bench/sync.py
+	$(PY) bench/console.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -802,7 +802,7 @@ def notebook_timeline(store: str | None, as_json: bool) -> None:
         gitmem notebook timeline --store instance/nb-1
     """
     repo = _open()
-    rows = ops.timeline(repo, _store(repo, store))
+    rows = ops.notebook_timeline(repo, _store(repo, store))
     if as_json:
         _emit(rows)
         return
@@ -1092,6 +1092,37 @@ def sync(remote: str, store: str | None, as_json: bool) -> None:
         click.echo(f"no stores here or at {remote}")
     for report in reports:
         click.echo(ops.sync_line(report))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="The port (default: a free one)."
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
+@_author_option
+def console(host: str, port: int, open_browser: bool, author: str | None) -> None:
+    """Serve the console: a local web page to see and correct what agents remember.
+
+    Prints the page's address, with a per-launch token, and serves until interrupted
+    (Ctrl-C). Edits made there are authored as the operator, like `gitmem edit`.
+    Needs the console extra: pip install 'gitmem[console]'.
+
+    \b
+    Example:
+        gitmem console --port 8765 --open
+    """
+    try:
+        from gitmem.adapters.console import Console
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the console needs {exc.name or 'its packages'}; install gitmem[console]"
+        ) from None
+    repo = _open()
+    page = Console(
+        repo, token=Console.new_token(), host=host, port=port, author=ops.parse_author(author)
+    )
+    page.serve(click.echo, open_browser=open_browser)
 
 
 @cli.command()

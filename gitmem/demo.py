@@ -8,6 +8,7 @@ orchestrator curates rows with a lifecycle (seed 002). Every step is a real call
 from __future__ import annotations
 
 import json
+import shlex
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -50,15 +51,13 @@ console.log(`parsed ${rows.length} rows; header: ${rows[0].join(" | ")}`);
 
 
 def run_demo(path: str | None = None, echo: Callable[[str], None] = print) -> None:
-    """Run the scripted session on the repository at ``path`` (default: a temporary one)."""
-    if path is None:
-        with tempfile.TemporaryDirectory(prefix="gitmem-demo-") as tmp:
-            _session(f"{tmp}/memory.git", echo, keep=False)
-    else:
-        _session(path, echo, keep=True)
+    """Run the scripted session on the repository at ``path`` (default: a new temporary
+    folder, left in place for the console to show)."""
+    # the repository stays, so the console can show what the session did
+    _session(path or f"{tempfile.mkdtemp(prefix='gitmem-demo-')}/memory.git", echo)
 
 
-def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
+def _session(path: str, echo: Callable[[str], None]) -> None:
     def say(title: str) -> None:
         echo("")
         echo(f"== {title} ==")
@@ -180,10 +179,9 @@ def _session(path: str, echo: Callable[[str], None], *, keep: bool) -> None:
         when = datetime.fromtimestamp(rev.time, UTC).strftime("%H:%M:%S")
         echo(f"{rev.commit[:10]} {when} {rev.author:<6} {rev.op} {rev.slug} (r{rev.revision})")
     echo("")
-    if keep:
-        echo(f"Inspect it yourself: git --git-dir={repo.directory} log --all")
-    else:
-        echo("That repository was temporary; `gitmem --repo DIR demo` keeps one to inspect.")
+    echo(f"Inspect it yourself: git --git-dir={repo.directory} log --all")
+    echo("Or see and correct it in the console:")
+    echo(f"    gitmem --repo {shlex.quote(repo.directory)} console --open")
     repo.close()
 
 
@@ -207,7 +205,7 @@ def _notebook_scene(
     monday.compact()
     echo("the <memory> section, renewed at the boundary, ends with the live text:")
     echo("   " + "\n   ".join(monday.system_prompt().splitlines()[-4:]))
-    for row in ops.timeline(repo, monday.store_id):
+    for row in ops.notebook_timeline(repo, monday.store_id):
         echo(f"   v{row['version']} by {row['author']}: +{row['added']} -{row['removed']} lines")
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, Unchanged
+from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StaleRevision, Unchanged
 from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.store import Snapshot
 from gitmem.types import Change, Edit, Memory, check_slug, check_text
@@ -28,6 +28,7 @@ __all__ = [
     "Build",
     "Rules",
     "Voice",
+    "based_on",
     "create",
     "delete",
     "existing",
@@ -268,3 +269,25 @@ def rename(rules: Rules, old: str, new: str, op: str = "rename") -> Build:
         return rules.change(snapshot, op, new, replace(memory, slug=new), Edit(op, old, None))
 
     return build
+
+
+def based_on(build: Build, slug: str, revision: int) -> Build:
+    """``build``, refused unless ``slug``'s latest revision is still ``revision`` (0: it
+    was never written): a compare-and-swap on one memory, so a save made from an old
+    text never overwrites a newer one. Checked against every head the store retries on."""
+    check_slug(slug)
+    if revision < 0:
+        raise InvalidArgument(f"revision {revision} is not a revision number; use 0 or more")
+
+    def build_if_current(snapshot: Snapshot) -> Change:
+        current = snapshot.revision(slug)
+        if current != revision:
+            raise StaleRevision(
+                f"{slug!r} is at revision {current}, not {revision}: someone saved it "
+                "since you read it; read the newer text, then save again",
+                expected=revision,
+                current=current,
+            )
+        return build(snapshot)
+
+    return build_if_current

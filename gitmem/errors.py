@@ -10,10 +10,10 @@
     │   ├── InvalidText
     │   ├── InvalidAuthor
     │   ├── CodeError              a code half does not compile
-    │   ├── Stale                  an operator's save was based on an older version
     │   └── LaunchRefused          a capability configuration is refused
     ├── NotFound                   no such memory, store or revision (not-found)
     ├── AlreadyExists              a create over an existing memory  (already-exists)
+    ├── StaleRevision              a save whose base revision moved  (stale)
     ├── LimitExceeded              a mutation would breach a limit   (limit-exceeded)
     ├── Unavailable                the call is not offered here      (unavailable)
     ├── ReadOnly                   the holder may not write          (read-only)
@@ -52,7 +52,7 @@ __all__ = [
     "ReadOnly",
     "RemoteError",
     "RepositoryError",
-    "Stale",
+    "StaleRevision",
     "StorageError",
     "Unavailable",
     "Unchanged",
@@ -134,6 +134,18 @@ class AlreadyExists(GitmemError):
     kind = "already-exists"
 
 
+class StaleRevision(GitmemError):
+    """An operator's save named the revision it was based on, and the memory has moved
+    on since; nothing was written. ``current`` is the memory's latest revision number."""
+
+    kind = "stale"
+
+    def __init__(self, message: str, *, expected: int, current: int) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.current = current
+
+
 class LimitExceeded(GitmemError):
     """A mutation would breach a limit; nothing was written."""
 
@@ -209,10 +221,3 @@ class Unchanged(GitmemError):
     no version was made. Not a refusal; the caller answers it as done."""
 
     kind = "ok"
-
-
-class Stale(InvalidArgument):
-    """An operator's save named the version it replaces, and a newer one is held:
-    saving would silently discard it, so nothing was written."""
-
-    kind = "invalid-argument"

@@ -16,8 +16,10 @@ user's git identity)::
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import getpass
+import json
 import os
 import re
 import socket
@@ -35,7 +37,6 @@ from gitmem.errors import (
     InvalidAuthor,
     LimitExceeded,
     NotFound,
-    Stale,
     Unchanged,
 )
 from gitmem.holder import Holder
@@ -43,15 +44,16 @@ from gitmem.holder.telemetry import Event, state_event
 from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.store import Snapshot, git_identity, in_use, project_dir
+from gitmem.store import git_identity, in_use, project_dir
 from gitmem.strategies import Strategy, curated, notebook
 from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
 from gitmem.sync import CONFLICT, StoreSync
 from gitmem.trailers import capability_trailer, read_capability_trailer
-from gitmem.types import Author, Change, FileRevision, Memory, Revision, check_slug, count_lines
+from gitmem.types import Author, FileRevision, Memory, Revision, check_slug, count_lines
 
 __all__ = [
     "REPOSITORY_DIR",
+    "Ledger",
     "Record",
     "Run",
     "check",
@@ -61,11 +63,15 @@ __all__ = [
     "file_log",
     "file_rows",
     "find_repository",
+    "holders",
     "init_target",
     "is_file_store",
+    "line_changes",
     "log",
+    "memory_history",
     "notebook_save",
     "notebook_text",
+    "notebook_timeline",
     "operator_author",
     "parse_author",
     "pick_store",
@@ -81,10 +87,12 @@ __all__ = [
     "rows_show",
     "rows_unlink",
     "run",
+    "save",
     "search",
     "show",
     "show_file",
     "state",
+    "store_overview",
     "store_rows",
     "sync",
     "sync_line",
@@ -296,10 +304,18 @@ def create(
     body: str,
     code: str = "",
     on_use: str = "",
+    *,
+    expected: int | None = None,
 ) -> Revision:
-    """Create memory ``slug``; refused if it exists."""
+    """Create memory ``slug``; refused if it exists (or, with ``expected``, if its latest
+    revision is not ``expected``: see :func:`gitmem.edits.based_on`)."""
     memory = Memory(check_slug(slug), description, body, code, on_use)
-    return repo.mutate(store, author, edits.create(_rules(repo, store, "create", slug), memory))
+    build = edits.create(_rules(repo, store, "create", slug), memory)
+    return repo.mutate(store, author, _based_on(build, slug, expected))
+
+
+def _based_on(build: edits.Build, slug: str, expected: int | None) -> edits.Build:
+    return build if expected is None else edits.based_on(build, slug, expected)
 
 
 def edit(
@@ -312,9 +328,11 @@ def edit(
     new_text: str | None = None,
     description: str | None = None,
     body: str | None = None,
+    expected: int | None = None,
 ) -> Revision:
     """Change memory ``slug``: replace ``old_text`` (found exactly once) by ``new_text``,
-    or the whole ``body``, and/or the ``description``. An empty result is refused."""
+    or the whole ``body``, and/or the ``description``. An empty result is refused; so is
+    any edit when ``expected`` is given and ``slug``'s latest revision is another."""
     check_slug(slug)
     if (old_text is None) != (new_text is None):
         raise InvalidArgument("give both the text to replace and its replacement (--old and --new)")
@@ -327,12 +345,37 @@ def edit(
         build = edits.replace_once(rules, slug, old_text, new_text, description=description)
     else:
         build = edits.revise(rules, slug, op="edit", description=description, body=body)
-    return repo.mutate(store, author, build)
+    return repo.mutate(store, author, _based_on(build, slug, expected))
 
 
-def delete(repo: Repository, store: str, author: Author, slug: str) -> Revision:
-    """Delete memory ``slug`` (its history stays)."""
-    return repo.mutate(store, author, edits.delete(_rules(repo, store, "delete", slug), slug))
+def delete(
+    repo: Repository, store: str, author: Author, slug: str, *, expected: int | None = None
+) -> Revision:
+    """Delete memory ``slug`` (its history stays); with ``expected``, only if its latest
+    revision is still that one."""
+    build = edits.delete(_rules(repo, store, "delete", slug), slug)
+    return repo.mutate(store, author, _based_on(build, slug, expected))
+
+
+def save(
+    repo: Repository,
+    store: str,
+    author: Author,
+    slug: str,
+    description: str,
+    body: str,
+    *,
+    expected: int,
+) -> Revision:
+    """Write ``slug``'s whole description and body as an editor saves a file: an edit of
+    the live memory, or a create when there is none (never written, or deleted), in
+    either case only if its latest revision is still ``expected`` (0: never written)."""
+    check_slug(slug)
+    if slug in repo.snapshot(store):
+        return edit(
+            repo, store, author, slug, description=description, body=body, expected=expected
+        )
+    return create(repo, store, author, slug, description, body, expected=expected)
 
 
 # -- the notebook (seed 001) ------------------------------------------------------------
@@ -374,7 +417,7 @@ def notebook_save(
     """Save a notebook's text as the operator (op ``save``): the version it replaces
     stays in the history, authored as it was. ``expected`` is the version the text was
     based on: if a newer one is held (an agent wrote since), nothing is written and
-    ``Stale`` says so, so an agent's version is never silently discarded. A text
+    ``StaleRevision`` says so, so an agent's version is never silently discarded. A text
     byte-identical to the live one writes nothing and returns ``None``."""
     size = len(content.encode("utf-8", "surrogatepass"))
     if size > OPERATOR_SAVE_BYTES:
@@ -387,30 +430,21 @@ def notebook_save(
         )
     rules = _notebook_rules(repo, store)
     write = edits.overwrite(rules, notebook.notebook_memory(content), op="save")
-
-    def build(snapshot: Snapshot) -> Change:
-        held = snapshot.revision(notebook.SLUG)
-        if expected is not None and held != expected:
-            raise Stale(
-                f"the notebook is at version {held}, not {expected} as your text assumes: "
-                "someone wrote it since you read it. Read it again (`gitmem notebook show`) "
-                "and save over that version; nothing was written"
-            )
-        return write(snapshot)
-
     try:
-        return repo.mutate(store, author, build)
+        return repo.mutate(store, author, _based_on(write, notebook.SLUG, expected))
     except Unchanged:
         return None
 
 
-def line_changes(before: str, after: str) -> tuple[int, int]:
+def text_changes(before: str, after: str) -> tuple[int, int]:
     """Lines ``after`` adds to and removes from ``before``."""
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return diff_stat("\n".join(lines))
 
 
-def timeline(repo: Repository, store: str, slug: str = notebook.SLUG) -> list[dict[str, Any]]:
+def notebook_timeline(
+    repo: Repository, store: str, slug: str = notebook.SLUG
+) -> list[dict[str, Any]]:
     """Every version of a notebook (or of one memory), newest first: ``{"version",
     "op", "author", "time", "commit", "chars", "added", "removed", "live"}``; lines
     added and removed are counted against the version before."""
@@ -419,7 +453,7 @@ def timeline(repo: Repository, store: str, slug: str = notebook.SLUG) -> list[di
     history = repo.revisions(store, check_slug(slug))
     for r in history:
         after = "" if r.removed else r.body
-        added, removed = line_changes(before, after)
+        added, removed = text_changes(before, after)
         rows.append(
             {
                 "version": r.revision,
@@ -748,12 +782,18 @@ def log(
 
 
 def diff_stat(diff_text: str) -> tuple[int, int]:
-    """Lines a unified diff adds and removes."""
+    """Lines a unified diff adds and removes (its file header is not counted; a body
+    line may itself start with "--" or "++")."""
     added = removed = 0
+    in_hunk = False
     for line in diff_text.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
+        if line.startswith("@@"):
+            in_hunk = True
+        elif not in_hunk:
+            continue
+        elif line.startswith("+"):
             added += 1
-        elif line.startswith("-") and not line.startswith("---"):
+        elif line.startswith("-"):
             removed += 1
     return added, removed
 
@@ -808,6 +848,216 @@ def hit_json(hit: Hit, keywords: list[str]) -> dict[str, Any]:
         "occurrences": hit.frequency,
         "excerpt": hit.excerpt([k.lower() for k in keywords]),
     }
+
+
+# -- what the console shows ------------------------------------------------------------
+
+
+def line_changes(before: Revision | None, after: Revision) -> tuple[int, int]:
+    """How many lines ``after`` added and removed against ``before`` (as ``diff`` counts)."""
+    return diff_stat(diff(before, after))
+
+
+@dataclass
+class _Held:
+    """One memory a store has ever held, as the ledger folds its revisions."""
+
+    slug: str
+    description: str = ""
+    live: bool = False
+    chars: int = 0
+    peak_chars: int = 0
+    revisions: int = 0
+    revision: int = 0
+    author: str = ""
+    time: int = 0
+
+
+class Ledger:
+    """Every memory a store ever held (deleted ones too), with its size and peak: what
+    the console's treemap draws. It follows the store's head one change at a time, and
+    keeps each memory's row as JSON, so a long-lived reader pays for each revision once
+    and for each changed memory once per move."""
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.head: str | None = None
+        self._held: dict[str, _Held] = {}
+        self._slugs: list[str] = []
+        self._json: dict[str, str] = {}
+        self._authors: dict[str, int] = {}
+
+    def follow(self, repo: Repository) -> None:
+        """Bring the ledger up to the store's head."""
+        head = repo.head(self.store)
+        if head == self.head:
+            return
+        news = repo.revisions_since(self.store, self.head, head) if self.head else []
+        if not news or head is None:
+            # a first look, or a branch rewritten under us: fold it all again
+            self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
+            news = repo.revisions(self.store) if head is not None else []
+        touched: set[str] = set()
+        for r in news:
+            held = self._held.get(r.slug)
+            if held is None:
+                held = self._held[r.slug] = _Held(r.slug)
+                bisect.insort(self._slugs, r.slug)
+            held.description = r.description
+            held.live = not r.removed
+            held.chars = len(r.body)
+            held.peak_chars = max(held.peak_chars, held.chars)
+            held.revisions += 1
+            held.revision = max(held.revision, r.revision)
+            held.author, held.time = r.author, r.time
+            self._authors[r.author] = self._authors.get(r.author, 0) + 1
+            touched.add(r.slug)
+        for slug in touched:
+            self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
+        self.head = head
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
+        "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
+        the size of the text its deletion removed."""
+        return [dict(vars(self._held[slug])) for slug in self._slugs]
+
+    def rows_json(self) -> str:
+        """``rows()`` as JSON text, joined from the rows kept since they last changed."""
+        return "[" + ",".join(self._json[slug] for slug in self._slugs) + "]"
+
+    def authors(self) -> dict[str, int]:
+        """Each commit author's name with how many revisions they made."""
+        return dict(sorted(self._authors.items()))
+
+
+def holders(repo: Repository) -> dict[str, list[str]]:
+    """Each store with the instances whose notice watermark names it (``notices/<instance>/
+    <store>`` markers), sorted."""
+    stores = sorted(repo.stores(), key=len, reverse=True)
+    found: dict[str, list[str]] = {store: [] for store in repo.stores()}
+    for name in repo.markers("notices"):
+        rest = name.removeprefix("notices/")
+        for store in stores:
+            if rest.endswith("/" + store):
+                found[store].append(rest[: -len(store) - 1])
+                break
+    return found
+
+
+def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict[str, Any]:
+    """A store as the console's Stores page shows it: ``{"store", "head", "strategy",
+    "limits", "totals", "peaks", "holders", "authors", "instances", "shared",
+    "memories_ever"}``; ``instances`` is every watermark holder and commit author, and
+    ``shared`` says whether more than one of them holds the store."""
+    ledger.follow(repo)
+    snap = repo.snapshot(ledger.store)
+    found = record(repo, ledger.store)
+    authors = ledger.authors()
+    instances = sorted(set(held_by) | set(authors))
+    return {
+        "store": ledger.store,
+        "head": snap.commit,
+        "strategy": found.strategy.name if found else None,
+        "limits": (found.limits if found else Limits()).as_params(),
+        "totals": snap.totals.as_dict(),
+        "peaks": snap.peaks.as_dict(),
+        "holders": held_by,
+        "authors": authors,
+        "instances": instances,
+        "shared": len(instances) > 1,
+        "memories_ever": len(ledger.rows()),
+    }
+
+
+def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
+    """One memory with its revisions newest first, each with its text, its diff against
+    the one before and the lines it added and removed: ``{"store", "slug", "live",
+    "revision", "memory": {"description", "body", "code", "on_use"} | None,
+    "revisions": [memory_revision + {"removed", "diff", "lines_added", "lines_removed"}]}``."""
+    rows = log(repo, store, slug, patch=True)
+    if not rows:
+        raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+    latest = rows[0][0]
+    revisions: list[dict[str, Any]] = []
+    for r, d in rows:
+        event = r.event()
+        added, gone = diff_stat(d)
+        event.update(removed=r.removed, diff=d, lines_added=added, lines_removed=gone)
+        revisions.append(event)
+    memory = None
+    if not latest.removed:
+        memory = {
+            "description": latest.description,
+            "body": latest.body,
+            "code": latest.code,
+            "on_use": latest.on_use,
+        }
+    return {
+        "store": store,
+        "slug": slug,
+        "live": not latest.removed,
+        "revision": latest.revision,
+        "memory": memory,
+        "revisions": revisions,
+    }
+
+
+def timeline(
+    repo: Repository, store: str, author: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Every version the store went through, newest first, optionally only ``author``'s,
+    at most ``limit`` (0: all): ``[{"commit", "slug", "revision", "op", "removed",
+    "author", "time", "description", "lines_added", "lines_removed"}]``.
+
+    Only the newest commits are read, going further back while ``author``'s rows are
+    fewer than ``limit``, so a long history costs what is shown."""
+    head = repo.head(store)
+    commits = list(repo.iter_commits(store))
+    window = limit or len(commits)
+    while True:
+        base = commits[window] if window < len(commits) else None
+        history = repo.revisions_since(store, base, head)
+        rows = _timeline_rows(repo, store, history, author, limit)
+        if base is None or (limit and len(rows) >= limit):
+            return rows
+        window *= 4
+
+
+def _timeline_rows(
+    repo: Repository, store: str, history: list[Revision], author: str | None, limit: int
+) -> list[dict[str, Any]]:
+    before: list[Revision | None] = []
+    last: dict[str, Revision] = {}
+    for r in history:
+        before.append(last.get(r.slug))
+        last[r.slug] = r
+    rows: list[dict[str, Any]] = []
+    for r, prior in zip(reversed(history), reversed(before), strict=True):
+        if author is not None and r.author != author:
+            continue
+        if prior is None and r.revision > 1:
+            # the revision before lies beyond the commits read: the slug's own history
+            older = [o for o in repo.revisions(store, r.slug) if o.revision < r.revision]
+            prior = older[-1] if older else None
+        added, gone = line_changes(prior, r)
+        rows.append(
+            {
+                "commit": r.commit,
+                "slug": r.slug,
+                "revision": r.revision,
+                "op": r.op,
+                "removed": r.removed,
+                "author": r.author,
+                "time": r.time,
+                "description": r.description,
+                "lines_added": added,
+                "lines_removed": gone,
+            }
+        )
+        if limit and len(rows) >= limit:
+            break
+    return rows
 
 
 # -- running a program -----------------------------------------------------------------

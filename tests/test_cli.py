@@ -606,6 +606,8 @@ def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
         "profile/ops",
         "profile/orchestrator",
     ]
+    last = out.rstrip("\n").splitlines()[-1]
+    assert last == f"    gitmem --repo {tmp_path / 'demo.git'} console --open", last
 
 
 def test_check_finds_code_that_does_not_compile(repo: Repository) -> None:

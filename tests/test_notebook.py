@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import capability
 
-from gitmem import Agent, Author, InvalidArgument, LimitExceeded, Repository, Stale, ops
+from gitmem import Agent, Author, InvalidArgument, LimitExceeded, Repository, StaleRevision, ops
 from gitmem.cli import cli
 from gitmem.holder import Holder
 from gitmem.strategies.notebook import SLUG
@@ -145,7 +145,7 @@ def test_an_operator_save_between_two_agent_writes(repo: Repository) -> None:
     saved = ops.notebook_save(repo, holder.store_id, OPERATOR, "a\nB\nc\n", expected=version)
     assert saved is not None and saved.op == "save"
     holder.call("memory_write", {"content": "a\nB\nc\nd\n"})
-    rows = ops.timeline(repo, holder.store_id)
+    rows = ops.notebook_timeline(repo, holder.store_id)
     assert [(r["version"], r["author"], r["added"], r["removed"]) for r in rows] == [
         (3, "nb-1", 1, 0),
         (2, "Ada Operator", 2, 1),
@@ -161,7 +161,7 @@ def test_an_operator_save_never_silently_discards_the_agents_version(repo: Repos
     holder.call("memory_write", {"content": "one\n"})
     holder.call("memory_write", {"content": "two\n"})
     head = repo.head(holder.store_id)
-    with pytest.raises(Stale, match="at version 2, not 1"):
+    with pytest.raises(StaleRevision, match="at revision 2, not 1"):
         ops.notebook_save(repo, holder.store_id, OPERATOR, "mine\n", expected=1)
     assert repo.head(holder.store_id) == head
     assert ops.notebook_save(repo, holder.store_id, OPERATOR, "two\n") is None  # identical
@@ -227,7 +227,7 @@ def test_the_operator_commands(repo: Repository, tmp_path: Path) -> None:
     saved.write_text("a\nc\n")
     me = "Ada Operator <ada@example.org>"
     stale = run("notebook", "save", str(saved), "--expect", "0", "--author", me)
-    assert stale.exit_code == 1 and "at version 1, not 0" in stale.stderr
+    assert stale.exit_code == 1 and "at revision 1, not 0" in stale.stderr
     assert run("notebook", "save", str(saved), "--expect", "1", "--author", me).exit_code == 0
     assert run("notebook", "save", str(saved)).stdout.startswith("unchanged")
     rows = json.loads(run("notebook", "timeline", "--json").stdout)

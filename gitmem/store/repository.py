@@ -583,6 +583,13 @@ class Repository:
             except KeyError:
                 return None
 
+    def markers(self, prefix: str) -> list[str]:
+        """The names of every marker under ``prefix`` (such as ``notices``), sorted."""
+        check_store(prefix)
+        with self._read_lock:
+            keys = self._repo.refs.keys(base=Ref(b"refs/gitmem/" + prefix.encode() + b"/"))
+        return sorted(f"{prefix}/{k.decode()}" for k in keys)
+
     def set_marker(self, name: str, commit: str | None) -> None:
         """Point a named marker at ``commit`` (``None``: before the first commit), durably."""
         ref = _marker_ref(name)

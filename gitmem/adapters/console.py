@@ -1,0 +1,510 @@
+"""``gitmem console``: a local web page where operators see and correct what agents remember.
+
+One Starlette application serves the page (``console_static/``, hand-written, shipped in
+the package) and a JSON API over :mod:`gitmem.ops`; uvicorn runs it. Every read and
+every write goes through the same library functions as the CLI's, so the console
+refuses what the CLI refuses, in the same words.
+
+Security (see the README's console section):
+
+- it binds loopback unless told otherwise;
+- every request carries the per-launch token: ``?token=``, the cookie the page sets
+  from it, or ``Authorization: Bearer``, compared in constant time;
+- a write (``PUT``, ``DELETE``) also needs an ``Origin`` equal to the console's own;
+- the ``Host`` header must name the bound address, so a DNS-rebound name is refused;
+- the page builds every memory text with ``textContent`` under a strict CSP.
+
+    console = Console(repo, token=Console.new_token(), host="127.0.0.1", port=0)
+    console.serve(print)  # prints http://127.0.0.1:PORT/?token=... and serves
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import secrets
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Generator
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gitmem import ops
+from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision
+from gitmem.repository import Repository
+from gitmem.types import Author
+
+__all__ = ["STATUS", "Console", "Forbidden", "PreconditionRequired", "Unauthorized"]
+
+POLL_SECONDS = 0.25
+"""How often the event stream looks at the store heads."""
+
+STATUS = {
+    "ok": 200,  # Unchanged: a write identical to what is held, which writes nothing
+    "invalid-argument": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "read-only": 403,
+    "unavailable": 403,
+    "not-found": 404,
+    "already-exists": 409,
+    "stale": 412,
+    "limit-exceeded": 422,
+    "precondition-required": 428,
+    "io-error": 500,
+}
+"""The HTTP status of each error kind (the README's table)."""
+
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+_HEADERS = {
+    # the page loads only its own script and style, and nothing may frame it
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    # the first URL carries the token: never send it on to anyone
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
+_BODY_MAX = 4 * 1024 * 1024
+
+
+class Unauthorized(GitmemError):
+    """A request without the console's token."""
+
+    kind = "unauthorized"
+
+
+class Forbidden(GitmemError):
+    """A request from another origin, or addressed to another host."""
+
+    kind = "forbidden"
+
+
+class PreconditionRequired(GitmemError):
+    """A write that does not say which revision it is based on (``If-Match``)."""
+
+    kind = "precondition-required"
+
+
+def _error(exc: GitmemError, **extra: Any) -> JSONResponse:
+    body: dict[str, Any] = {"error": {"kind": exc.kind, "message": str(exc)}, **extra}
+    return JSONResponse(body, status_code=STATUS.get(exc.kind, 500), headers=_HEADERS)
+
+
+class Console:
+    """The console of one repository, as served on ``host:port`` with ``token``."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        token: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        author: Author | None = None,
+    ) -> None:
+        self.repo = repo
+        self.token = token
+        self.host = host
+        self.port = port
+        self.author = author or ops.operator_author()
+        # one repository object serves every request thread: its caches are not
+        # meant for concurrent writers, and a console is one operator's tool
+        self._lock = threading.Lock()
+        self._ledgers: dict[str, ops.Ledger] = {}
+        self._panels: dict[str, tuple[str | None, bytes]] = {}
+        self._closing = threading.Event()
+        self.app = Starlette(routes=self._routes())
+
+    @staticmethod
+    def new_token() -> str:
+        """A fresh per-launch token."""
+        return secrets.token_urlsafe(24)
+
+    @property
+    def cookie(self) -> str:
+        """The cookie holding the token (named per port: cookies ignore ports)."""
+        return f"gitmem_console_{self.port}"
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.netloc(self.host)}"
+
+    def url(self) -> str:
+        """The address the command prints: the page, with the token."""
+        return f"{self.origin}/?token={self.token}"
+
+    def netloc(self, host: str) -> str:
+        """``host:port`` as a ``Host`` header carries it."""
+        shown = f"[{host}]" if ":" in host else host
+        return f"{shown}:{self.port}"
+
+    def hosts(self) -> set[str]:
+        """The ``Host`` values the console answers to."""
+        allowed = {self.netloc(self.host)}
+        if self.host in ("127.0.0.1", "::1"):
+            allowed.add(self.netloc("localhost"))
+        return allowed
+
+    # -- serving -------------------------------------------------------------------
+
+    def serve(self, echo: Callable[[str], None] = print, *, open_browser: bool = False) -> None:
+        """Bind, print the URL and serve until interrupted."""
+        sock = self.bind()
+        echo(self.url())
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(self.url())
+        # uvicorn re-raises the Ctrl-C it caught once it has shut down: that is the
+        # operator's way to stop the console, not an error
+        with contextlib.suppress(KeyboardInterrupt):
+            self.server().run(sockets=[sock])
+
+    @contextlib.contextmanager
+    def running(self) -> Generator[str]:
+        """Serve from a background thread while the block runs; yields the URL."""
+        sock = self.bind()
+        server = self.server()
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        try:
+            if not server.started:
+                raise InvalidArgument(f"the console did not start on {self.host}:{self.port}")
+            yield self.url()
+        finally:
+            self._closing.set()
+            server.should_exit = True
+            thread.join(10)
+            sock.close()
+
+    def bind(self) -> socket.socket:
+        """A listening socket on ``host:port`` (port 0: a free one, recorded in ``port``)."""
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise InvalidArgument(
+                f"cannot listen on {self.host}:{self.port} ({exc.strerror}); "
+                "choose another --port or --host"
+            ) from None
+        sock.listen(64)
+        sock.set_inheritable(True)
+        self.port = sock.getsockname()[1]
+        return sock
+
+    def server(self) -> uvicorn.Server:
+        """A uvicorn server for the console (``run(sockets=[self.bind()])`` starts it)."""
+        config = uvicorn.Config(
+            self.asgi(),
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            lifespan="off",
+        )
+        return uvicorn.Server(config)
+
+    def asgi(self) -> ASGIApp:
+        """The guarded application (what the server runs and tests call)."""
+        return _Guard(self.app, self)
+
+    # -- routes --------------------------------------------------------------------
+
+    def _routes(self) -> list[Route]:
+        return [
+            Route("/", self._static),
+            Route("/app.js", self._static),
+            Route("/app.css", self._static),
+            Route("/favicon.ico", self._no_icon),
+            Route("/api/stores", self._stores),
+            Route("/api/events", self._events),
+            Route("/api/stores/{rest:path}", self._store, methods=["GET", "PUT", "DELETE"]),
+        ]
+
+    async def _static(self, request: Request) -> Response:
+        name, media = _STATIC[request.url.path]
+        text = resources.files("gitmem.adapters").joinpath("console_static", name).read_bytes()
+        response = Response(text, media_type=media, headers=_HEADERS)
+        if request.url.path == "/":
+            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+        return response
+
+    async def _no_icon(self, request: Request) -> Response:
+        return Response(status_code=204, headers=_HEADERS)
+
+    async def _call(self, fn: Callable[[], Any]) -> Any:
+        def locked() -> Any:
+            with self._lock:
+                return fn()
+
+        return await run_in_threadpool(locked)
+
+    def _ledger(self, store: str) -> ops.Ledger:
+        ledger = self._ledgers.get(store)
+        if ledger is None:
+            ledger = self._ledgers.setdefault(store, ops.Ledger(store))
+        ledger.follow(self.repo)
+        return ledger
+
+    def _existing(self, store: str) -> str:
+        return ops.pick_store(self.repo, store)
+
+    async def _stores(self, request: Request) -> Response:
+        def rows() -> list[dict[str, Any]]:
+            held = ops.holders(self.repo)
+            return [
+                ops.store_overview(self.repo, self._ledger(store), held.get(store, []))
+                for store in self.repo.stores()
+            ]
+
+        return await self._answer(rows)
+
+    async def _store(self, request: Request) -> Response:
+        parts = request.path_params["rest"].split("/")
+        method = request.method
+        if len(parts) >= 3 and parts[-2] == "memories":
+            store, slug = "/".join(parts[:-2]), parts[-1]
+            if method == "GET":
+                return await self._answer(lambda: self._memory(store, slug))
+            return await self._write(request, store, slug)
+        if method != "GET":
+            return _error(
+                InvalidArgument(
+                    f"{method} changes one memory: send it to /api/stores/<store>/memories/<slug>"
+                )
+            )
+        store, tail = "/".join(parts[:-1]), parts[-1]
+        if tail == "state":
+            return await self._answer(lambda: ops.state(self.repo, self._existing(store)))
+        if tail == "memories":
+            return await self._answer(lambda: self._panel(self._existing(store)), raw=True)
+        if tail == "timeline":
+            author = request.query_params.get("author") or None
+            limit = request.query_params.get("limit")
+            return await self._answer(
+                lambda: ops.timeline(self.repo, self._existing(store), author, _count(limit, 500))
+            )
+        return _error(
+            NotFound(
+                "no such route; use /api/stores/<store>/state, /memories, /memories/<slug> "
+                "or /timeline"
+            )
+        )
+
+    def _panel(self, store: str) -> bytes:
+        """The treemap's rows as JSON, kept until the store's head moves: the panel
+        redraws on every live update, mostly of other stores."""
+        ledger = self._ledger(store)
+        cached = self._panels.get(store)
+        if cached is None or cached[0] != ledger.head:
+            cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
+        return cached[1]
+
+    def _memory(self, store: str, slug: str) -> dict[str, Any]:
+        return ops.memory_history(self.repo, self._existing(store), slug)
+
+    async def _answer(self, fn: Callable[[], Any], *, raw: bool = False) -> Response:
+        try:
+            data = await self._call(fn)
+        except GitmemError as exc:
+            return _error(exc)
+        except Exception as exc:
+            return _error(_unexpected(exc))
+        if raw:
+            return Response(data, media_type="application/json", headers=_HEADERS)
+        return JSONResponse(data, headers=_HEADERS)
+
+    async def _write(self, request: Request, store: str, slug: str) -> Response:
+        try:
+            expected = _if_match(request.headers.get("if-match"))
+            if request.method == "PUT":
+                fields = _fields(await request.body())
+
+                def save() -> tuple[dict[str, Any], bool]:
+                    rev = ops.save(
+                        self.repo,
+                        store,
+                        self.author,
+                        slug,
+                        fields["description"],
+                        fields["body"],
+                        expected=expected,
+                    )
+                    return rev.event(), rev.op == "create"
+
+                event, created = await self._call(save)
+                return JSONResponse(event, status_code=201 if created else 200, headers=_HEADERS)
+
+            def delete() -> dict[str, Any]:
+                return ops.delete(
+                    self.repo, self._existing(store), self.author, slug, expected=expected
+                ).event()
+
+            return JSONResponse(await self._call(delete), headers=_HEADERS)
+        except StaleRevision as exc:
+            # the newer text goes back with the refusal, so the editor can show it
+            current = await self._call(lambda: self._current(store, slug))
+            return _error(exc, current=current)
+        except GitmemError as exc:
+            return _error(exc)
+        except Exception as exc:
+            return _error(_unexpected(exc))
+
+    def _current(self, store: str, slug: str) -> dict[str, Any] | None:
+        try:
+            found = ops.memory_history(self.repo, store, slug)
+        except GitmemError:
+            return None
+        return {k: found[k] for k in ("revision", "live", "memory")}
+
+    async def _events(self, request: Request) -> Response:
+        async def stream() -> AsyncIterator[str]:
+            last: dict[str, str | None] | None = None
+            quiet = 0.0
+            yield "retry: 1000\n\n"
+            while not self._closing.is_set() and not await request.is_disconnected():
+                heads = await self._call(self._heads)
+                if heads != last:
+                    yield f"event: heads\ndata: {json.dumps(heads)}\n\n"
+                    last, quiet = heads, 0.0
+                elif quiet >= 15:
+                    yield ": still here\n\n"
+                    quiet = 0.0
+                await asyncio.sleep(POLL_SECONDS)
+                quiet += POLL_SECONDS
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={**_HEADERS, "X-Accel-Buffering": "no"},
+        )
+
+    def _heads(self) -> dict[str, str | None]:
+        return {store: self.repo.head(store) for store in self.repo.stores()}
+
+
+def _unexpected(exc: Exception) -> GitmemError:
+    """A defect of gitmem's, said in one line: the operator sees no traceback."""
+    return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
+
+
+def _count(value: str | None, default: int) -> int:
+    if value is None or value == "":
+        return default
+    if not value.isdigit():
+        raise InvalidArgument(f"limit {value[:20]!r} is not a whole number")
+    return int(value)
+
+
+def _if_match(value: str | None) -> int:
+    if value is None:
+        raise PreconditionRequired(
+            "say which revision your change is based on with an If-Match header "
+            "(the memory's revision number; 0 for a new memory)"
+        )
+    text = value.strip().removeprefix("W/").strip('"')
+    if not text.isdigit() or len(text) > 9:
+        raise InvalidArgument(
+            f"If-Match {value[:20]!r} is not a revision number; send the number, e.g. 3"
+        )
+    return int(text)
+
+
+def _fields(raw: bytes) -> dict[str, str]:
+    if len(raw) > _BODY_MAX:
+        raise InvalidArgument(f"the request is over {_BODY_MAX} bytes; send less text")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InvalidArgument(
+            'the request body is not JSON; send {"description": ..., "body": ...}'
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidArgument('send a JSON object: {"description": ..., "body": ...}')
+    fields: dict[str, str] = {}
+    for key in ("description", "body"):
+        value = data.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(value, str):
+            raise InvalidArgument(f"the {key} must be a string")
+        fields[key] = value
+    return fields
+
+
+class _Guard:
+    """The checks every request passes before it reaches a route: host, token, origin."""
+
+    def __init__(self, app: ASGIApp, console: Console) -> None:
+        self.app = app
+        self.console = console
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await _error(refusal)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> GitmemError | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        console = self.console
+        host = headers.get("host", "")
+        if host not in console.hosts():
+            return Forbidden(
+                f"this console answers only to {console.netloc(console.host)}; "
+                "open the address the command printed"
+            )
+        if not self._token_ok(scope, headers):
+            return Unauthorized(
+                "this console needs its token; open the address `gitmem console` printed"
+            )
+        if scope["method"] in _WRITES and headers.get("origin") not in {
+            f"http://{allowed}" for allowed in console.hosts()
+        }:
+            return Forbidden("a change must come from the console's own page (Origin)")
+        return None
+
+    def _token_ok(self, scope: Scope, headers: dict[str, str]) -> bool:
+        token = self.console.token.encode()
+        offered: list[str] = []
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        offered += query.get("token", [])
+        auth = headers.get("authorization", "")
+        if auth[:7].lower() == "bearer ":
+            offered.append(auth[7:].strip())
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == self.console.cookie:
+                offered.append(value)
+        # every candidate is compared, in constant time, so timing tells nothing
+        ok = False
+        for candidate in offered:
+            ok |= hmac.compare_digest(candidate.encode("utf-8", "replace"), token)
+        return ok

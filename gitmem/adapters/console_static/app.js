@@ -1,0 +1,633 @@
+// gitmem console: one page over the console's JSON API.
+// Every text that comes from a memory is put in the page with textContent (never as
+// HTML), so a memory holding markup shows as the characters it holds.
+"use strict";
+
+(function () {
+  const main = document.getElementById("main");
+  const tabs = document.getElementById("tabs");
+  const banner = document.getElementById("banner");
+  const live = document.getElementById("live");
+
+  // the token came in the address; the cookie the page set carries it from now on
+  if (location.search.includes("token=")) {
+    history.replaceState(null, "", location.pathname + location.hash);
+  }
+
+  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false };
+
+  // -- small helpers ------------------------------------------------------------------
+
+  function h(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "class") node.className = value;
+      else if (key === "style") Object.assign(node.style, value);
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  // replaceChildren would write a null as the text "null"
+  function fill(node, ...children) {
+    node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  }
+
+  function when(epoch) {
+    return new Date(epoch * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+  }
+
+  function number(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  function storePath(store) {
+    return store.split("/").map(encodeURIComponent).join("/");
+  }
+
+  async function api(method, path, body, headers) {
+    const init = { method, headers: Object.assign({}, headers || {}), credentials: "same-origin" };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers["Content-Type"] = "application/json";
+    }
+    const response = await fetch(path, init);
+    const data = await response.json().catch(() => null);
+    return { status: response.status, ok: response.ok, data };
+  }
+
+  async function get(path) {
+    const answer = await api("GET", path);
+    if (!answer.ok) throw new Error(message(answer));
+    return answer.data;
+  }
+
+  function message(answer) {
+    const error = answer.data && answer.data.error;
+    return error ? `${error.message} (${error.kind})` : `the console answered ${answer.status}`;
+  }
+
+  function say(text, kind) {
+    banner.hidden = !text;
+    banner.className = kind || "info";
+    banner.textContent = text || "";
+  }
+
+  function leaveOk() {
+    return !state.dirty || confirm("You have unsaved edits. Leave and discard them?");
+  }
+
+  // -- routing ------------------------------------------------------------------------
+
+  function route() {
+    const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+    const parts = hash.split("/").filter(Boolean);
+    if (parts[0] === "store" && parts.length >= 3) {
+      const kinds = ["memories", "timeline", "memory"];
+      // store ids hold "/": the view name is the last known word from the right
+      for (let i = parts.length - 1; i >= 2; i--) {
+        const after = parts.length - 1 - i;
+        if (kinds.includes(parts[i]) && (parts[i] === "memory" ? after === 1 || after === 2 : after === 0)) {
+          return { name: parts[i], store: parts.slice(1, i).join("/"), rest: parts.slice(i + 1) };
+        }
+      }
+    }
+    return { name: "stores" };
+  }
+
+  function link(view, store, rest) {
+    const tail = rest ? "/" + rest : "";
+    return `#/store/${store}/${view}${tail}`;
+  }
+
+  let lastHash = location.hash;
+  window.addEventListener("hashchange", () => {
+    if (state.dirty && !leaveOk()) {
+      history.replaceState(null, "", lastHash);
+      return;
+    }
+    state.dirty = false;
+    lastHash = location.hash;
+    render(true);
+  });
+  window.addEventListener("beforeunload", (event) => {
+    if (state.dirty) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  async function render(fresh) {
+    const view = route();
+    state.view = view;
+    // renders overlap (a live update, a navigation): only the latest may draw
+    const mine = ++state.renders;
+    state.stale = () => mine !== state.renders;
+    drawTabs(view);
+    if (fresh) say(...(state.flash || [""]));
+    state.flash = null;
+    try {
+      if (view.name === "memories") await memoriesPage(view.store, fresh);
+      else if (view.name === "timeline") await timelinePage(view.store, fresh);
+      else if (view.name === "memory") await memoryPage(view.store, view.rest[0], fresh, view.rest[1]);
+      else await storesPage();
+    } catch (error) {
+      if (mine === state.renders) say(error.message, "error");
+    }
+  }
+
+  function drawTabs(view) {
+    const items = [h("a", { href: "#/stores", class: view.name === "stores" ? "on" : "" }, "Stores")];
+    if (view.store) {
+      items.push(
+        h("span", { class: "crumb" }, view.store),
+        h("a", { href: link("memories", view.store), class: view.name === "memories" ? "on" : "" }, "Memories"),
+        h("a", { href: link("timeline", view.store), class: view.name === "timeline" ? "on" : "" }, "Timeline"),
+      );
+    }
+    fill(tabs, ...items);
+  }
+
+  // -- Stores -------------------------------------------------------------------------
+
+  async function storesPage() {
+    const stale = state.stale;
+    const stores = await get("/api/stores");
+    if (stale()) return;
+    if (!stores.length) {
+      fill(main, h("p", { class: "muted" }, "This repository has no stores yet."));
+      return;
+    }
+    const rows = stores.map((s) =>
+      h(
+        "tr",
+        { "data-store": s.store },
+        h("td", {}, h("a", { href: link("memories", s.store) }, s.store)),
+        h("td", {}, s.strategy || "—"),
+        h("td", {}, limitText(s.limits)),
+        h("td", { class: "num" }, `${number(s.totals.count)} / ${number(s.peaks.count)}`),
+        h("td", { class: "num" }, `${number(s.totals.chars)} / ${number(s.peaks.chars)}`),
+        h("td", { class: "num" }, number(s.memories_ever)),
+        h(
+          "td",
+          {},
+          s.instances.map((i) =>
+            h("span", { class: "pill" + (s.holders.includes(i) ? " holder" : "") }, i),
+          ),
+        ),
+        h("td", {}, s.shared ? "shared" : s.instances.length ? "one instance" : "—"),
+      ),
+    );
+    fill(main, 
+      h("h2", {}, "Stores"),
+      h(
+        "p",
+        { class: "muted" },
+        "Each store once, with every instance that holds it: watermark holders (outlined) and commit authors.",
+      ),
+      h(
+        "table",
+        { class: "grid", id: "stores" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["store", "strategy", "limits", "memories now / peak", "chars now / peak", "ever held", "instances", "held by"].map(
+              (t) => h("th", {}, t),
+            ),
+          ),
+        ),
+        h("tbody", {}, rows),
+      ),
+    );
+  }
+
+  function limitText(limits) {
+    const on = Object.entries(limits).filter(([, v]) => v);
+    return on.length ? on.map(([k, v]) => `${k}=${number(v)}`).join(" ") : "none";
+  }
+
+  // -- Memories panel -----------------------------------------------------------------
+
+  async function memoriesPage(store, fresh) {
+    const stale = state.stale;
+    const [st, memories] = await Promise.all([
+      get(`/api/stores/${storePath(store)}/state`),
+      get(`/api/stores/${storePath(store)}/memories`),
+    ]);
+    if (stale()) return;
+    const keep = !fresh && document.getElementById("new-memory");
+    const form = keep ? document.getElementById("new-memory") : newMemoryForm(store);
+    fill(main, 
+      h("h2", {}, "Memories"),
+      totals(st),
+      h(
+        "p",
+        { class: "muted" },
+        `${memories.length} memories ever held, sized by characters; deleted ones are hatched. Click one for its history.`,
+      ),
+      treemap(store, memories),
+      legendList(store, memories),
+      form,
+    );
+  }
+
+  function totals(st) {
+    const limit = { count: st.limits.maxCount, chars: st.limits.maxTotalLen };
+    const cells = ["count", "chars", "lines"].map((key) =>
+      h(
+        "div",
+        { class: "figure", "data-figure": key },
+        h("div", { class: "big" }, number(st.totals[key])),
+        h("div", {}, key === "count" ? "memories" : key),
+        h("div", { class: "muted" }, `peak ${number(st.peaks[key])}` + (limit[key] ? ` · limit ${number(limit[key])}` : "")),
+        limit[key] ? gauge(st.totals[key], st.peaks[key], limit[key]) : null,
+      ),
+    );
+    return h("div", { class: "figures" }, cells, h("div", { class: "figure limits" }, h("div", {}, "limits"), h("div", { class: "muted" }, limitText(st.limits))));
+  }
+
+  function gauge(now, peak, limit) {
+    const pct = (x) => `${Math.min(100, (100 * x) / limit)}%`;
+    return h("div", { class: "gauge" }, h("div", { class: "peak", style: { width: pct(peak) } }), h("div", { class: "now", style: { width: pct(now) } }));
+  }
+
+  // squarified treemap (Bruls, Huizing, van Wijk): rows laid along the shorter side
+  function squarify(items, x, y, w, hgt) {
+    const out = [];
+    const total = items.reduce((a, b) => a + b.size, 0);
+    if (!total) return out;
+    const scale = (w * hgt) / total;
+    let rest = items.map((it) => ({ item: it, area: it.size * scale }));
+    let box = { x, y, w, h: hgt };
+    while (rest.length) {
+      const side = Math.min(box.w, box.h);
+      let row = [rest[0]];
+      let worst = ratio(row, side);
+      let i = 1;
+      while (i < rest.length) {
+        const next = ratio(row.concat([rest[i]]), side);
+        if (next > worst) break;
+        row.push(rest[i]);
+        worst = next;
+        i++;
+      }
+      rest = rest.slice(i);
+      const sum = row.reduce((a, b) => a + b.area, 0);
+      const thick = sum / side;
+      let at = 0;
+      for (const cell of row) {
+        const len = cell.area / thick;
+        if (box.w >= box.h) out.push({ item: cell.item, x: box.x, y: box.y + at, w: thick, h: len });
+        else out.push({ item: cell.item, x: box.x + at, y: box.y, w: len, h: thick });
+        at += len;
+      }
+      if (box.w >= box.h) box = { x: box.x + thick, y: box.y, w: box.w - thick, h: box.h };
+      else box = { x: box.x, y: box.y + thick, w: box.w, h: box.h - thick };
+    }
+    return out;
+  }
+
+  function ratio(row, side) {
+    const sum = row.reduce((a, b) => a + b.area, 0);
+    const max = Math.max(...row.map((r) => r.area));
+    const min = Math.min(...row.map((r) => r.area));
+    return Math.max((side * side * max) / (sum * sum), (sum * sum) / (side * side * min));
+  }
+
+  function treemap(store, memories) {
+    const width = Math.max(320, Math.min(main.clientWidth || 960, 1200));
+    const height = Math.round(Math.max(240, Math.min(480, width * 0.45)));
+    // a memory of no characters still gets a sliver, so every memory ever held is drawn
+    const items = memories
+      .map((m) => ({ m, size: Math.max(m.chars, 1) }))
+      .sort((a, b) => b.size - a.size);
+    const cells = squarify(items, 0, 0, width, height).map((c) => {
+      const m = c.item.m;
+      const title = `${m.slug} — ${number(m.chars)} chars (peak ${number(m.peak_chars)}), ${m.revisions} revisions${m.live ? "" : ", deleted"}\n${m.description}`;
+      return h(
+        "a",
+        {
+          class: "cell" + (m.live ? "" : " deleted"),
+          href: link("memory", store, encodeURIComponent(m.slug)),
+          "data-slug": m.slug,
+          title,
+          style: { left: `${c.x}px`, top: `${c.y}px`, width: `${Math.max(c.w - 2, 1)}px`, height: `${Math.max(c.h - 2, 1)}px` },
+        },
+        c.w > 40 && c.h > 16 ? h("span", {}, m.slug) : null,
+      );
+    });
+    return h("div", { class: "treemap", id: "treemap", style: { width: `${width}px`, height: `${height}px` } }, cells);
+  }
+
+  function legendList(store, memories) {
+    return h(
+      "details",
+      { class: "listing" },
+      h("summary", {}, "as a list"),
+      h(
+        "table",
+        { class: "grid" },
+        h("thead", {}, h("tr", {}, ["memory", "chars", "peak", "revisions", "last by", "when"].map((t) => h("th", {}, t)))),
+        h(
+          "tbody",
+          {},
+          memories.map((m) =>
+            h(
+              "tr",
+              { class: m.live ? "" : "deleted" },
+              h("td", {}, h("a", { href: link("memory", store, encodeURIComponent(m.slug)) }, m.slug), m.live ? "" : " (deleted)"),
+              h("td", { class: "num" }, number(m.chars)),
+              h("td", { class: "num" }, number(m.peak_chars)),
+              h("td", { class: "num" }, m.revisions),
+              h("td", {}, m.author),
+              h("td", {}, when(m.time)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  function newMemoryForm(store) {
+    const slug = h("input", { name: "slug", placeholder: "name (letters, digits, - _ .)", required: true });
+    const description = h("input", { name: "description", placeholder: "what it is for (one line)" });
+    const body = h("textarea", { name: "body", rows: 5, placeholder: "the text" });
+    const mark = () => (state.dirty = Boolean(slug.value || description.value || body.value));
+    for (const field of [slug, description, body]) field.addEventListener("input", mark);
+    const form = h(
+      "form",
+      {
+        id: "new-memory",
+        class: "editor",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          const answer = await api(
+            "PUT",
+            `/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug.value)}`,
+            { description: description.value, body: body.value },
+            { "If-Match": "0" },
+          );
+          if (!answer.ok) return say(message(answer), "error");
+          state.dirty = false;
+          state.flash = [`created ${answer.data.slug} (revision ${answer.data.revision})`, "ok"];
+          location.hash = link("memory", store, encodeURIComponent(answer.data.slug));
+        },
+      },
+      h("h3", {}, "New memory"),
+      slug,
+      description,
+      body,
+      h("button", { type: "submit" }, "Create"),
+    );
+    return form;
+  }
+
+  // -- one memory -----------------------------------------------------------------------
+
+  async function memoryPage(store, slug, fresh, opened) {
+    const stale = state.stale;
+    const found = await get(`/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug)}`);
+    if (stale()) return;
+    const editor = document.getElementById("editor");
+    const keepEditor = !fresh && state.dirty && editor && editor.dataset.slug === slug;
+    const header = h(
+      "div",
+      { class: "memory-head" },
+      h("h2", {}, found.slug),
+      h("span", { class: "pill" + (found.live ? "" : " gone") }, found.live ? `live · revision ${found.revision}` : `deleted at revision ${found.revision}`),
+    );
+    if (keepEditor && Number(editor.dataset.revision) !== found.revision) {
+      say(`${slug} changed to revision ${found.revision} while you were editing; saving will show you the newer text`, "warn");
+    }
+    fill(main, header, keepEditor ? editor : memoryEditor(store, found), revisionList(found));
+    // a link from the timeline names the revision to open: r<N>
+    const wanted = fresh && opened ? main.querySelector(`details.revision[data-revision="${Number(opened.slice(1))}"]`) : null;
+    if (wanted) {
+      wanted.open = true;
+      wanted.scrollIntoView({ block: "center" });
+    }
+  }
+
+  function memoryEditor(store, found) {
+    const memory = found.memory || { description: "", body: "", code: "", on_use: "" };
+    const description = h("input", { name: "description", value: memory.description });
+    const body = h("textarea", { name: "body", rows: Math.min(24, Math.max(6, memory.body.split("\n").length + 1)) });
+    body.value = memory.body;
+    const mark = () => (state.dirty = description.value !== memory.description || body.value !== memory.body);
+    description.addEventListener("input", mark);
+    body.addEventListener("input", mark);
+    const base = () => Number(form.dataset.revision);
+    const url = `/api/stores/${storePath(store)}/memories/${encodeURIComponent(found.slug)}`;
+    const newer = h("div", { class: "newer", hidden: true });
+
+    async function save(event) {
+      event.preventDefault();
+      const answer = await api("PUT", url, { description: description.value, body: body.value }, { "If-Match": String(base()) });
+      if (answer.status === 412) return stale(answer);
+      if (!answer.ok) return say(message(answer), "error");
+      state.dirty = false;
+      say(`saved ${found.slug} as revision ${answer.data.revision}, authored as ${answer.data.author}`, "ok");
+      render(false);
+    }
+
+    async function remove() {
+      if (!confirm(`Delete ${found.slug}? Its history stays.`)) return;
+      const answer = await api("DELETE", url, undefined, { "If-Match": String(base()) });
+      if (answer.status === 412) return stale(answer);
+      if (!answer.ok) return say(message(answer), "error");
+      state.dirty = false;
+      say(`deleted ${found.slug} (revision ${answer.data.revision})`, "ok");
+      render(false);
+    }
+
+    function stale(answer) {
+      say(message(answer), "error");
+      const current = answer.data.current;
+      const text = current && current.memory ? current.memory : null;
+      newer.hidden = false;
+      fill(newer, 
+        h("h3", {}, current ? `The newer text (revision ${current.revision}${current.live ? "" : ", deleted"})` : "The memory is gone"),
+        text ? h("p", { class: "muted" }, text.description) : null,
+        text ? h("pre", { class: "text" }, text.body) : null,
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: () => {
+              state.dirty = false;
+              render(true);
+            },
+          },
+          "Discard my edits and load it",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: () => {
+              // keep my text, and base the next save on what I have now seen
+              form.dataset.revision = String(current ? current.revision : 0);
+              newer.hidden = true;
+              say("your edits are kept; save again to replace the newer text", "warn");
+            },
+          },
+          "Keep my edits over it",
+        ),
+      );
+    }
+
+    const form = h(
+      "form",
+      { id: "editor", class: "editor", "data-slug": found.slug, "data-revision": found.revision, onsubmit: save },
+      h("label", {}, "description", description),
+      h("label", {}, "body", body),
+      h(
+        "div",
+        { class: "buttons" },
+        h("button", { type: "submit", id: "save" }, found.live ? "Save" : "Save (re-create)"),
+        found.live ? h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete") : null,
+        h("span", { class: "muted" }, "Saved as the operator; the replaced text stays in the history."),
+      ),
+      memory.code ? h("div", {}, h("h3", {}, "code"), h("pre", { class: "code" }, memory.code)) : null,
+      memory.on_use ? h("div", {}, h("h3", {}, "onUse"), h("pre", { class: "code" }, memory.on_use)) : null,
+      newer,
+    );
+    return form;
+  }
+
+  function revisionList(found) {
+    return h(
+      "section",
+      { id: "history" },
+      h("h3", {}, "Revisions, newest first"),
+      found.revisions.map((r) => revision(r)),
+    );
+  }
+
+  function revision(r) {
+    const shown = h("div", { class: "shown" });
+    const asDiff = () => shown.replaceChildren(diffView(r.diff));
+    const whole = () =>
+      fill(
+        shown,
+        h("p", { class: "muted" }, r.removed ? "the text this revision removed" : "description: " + r.description),
+        r.removed ? h("p", { class: "muted" }, "description: " + r.description) : null,
+        h("pre", { class: "text" }, r.body),
+        r.code ? h("div", {}, h("h4", {}, "code"), h("pre", { class: "code" }, r.code)) : null,
+        r.on_use ? h("div", {}, h("h4", {}, "onUse"), h("pre", { class: "code" }, r.on_use)) : null,
+      );
+    const item = h(
+      "details",
+      { class: "revision" + (r.removed ? " deleted" : ""), "data-revision": r.revision },
+      h(
+        "summary",
+        {},
+        h("b", {}, `r${r.revision}`),
+        ` ${r.op} by `,
+        h("span", { class: "author" }, r.author),
+        ` · ${when(r.time)} · `,
+        h("span", { class: "add" }, `+${r.lines_added}`),
+        " ",
+        h("span", { class: "del" }, `−${r.lines_removed}`),
+        h("code", { class: "muted" }, ` ${r.commit.slice(0, 12)}`),
+      ),
+      h("div", { class: "buttons" }, h("button", { type: "button", onclick: asDiff }, "diff"), h("button", { type: "button", onclick: whole }, "whole text")),
+      shown,
+    );
+    item.addEventListener("toggle", () => {
+      if (item.open && !shown.childNodes.length) asDiff();
+    });
+    return item;
+  }
+
+  function diffView(text) {
+    return h(
+      "pre",
+      { class: "diff" },
+      text.split("\n").map((line) => {
+        const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+        return h("span", { class: kind }, line + "\n");
+      }),
+    );
+  }
+
+  // -- Timeline -------------------------------------------------------------------------
+
+  async function timelinePage(store, fresh) {
+    const stale = state.stale;
+    const select = document.getElementById("author");
+    const author = !fresh && select ? select.value : new URLSearchParams(location.hash.split("?")[1] || "").get("author") || "";
+    const query = author ? `?author=${encodeURIComponent(author)}` : "";
+    const [rows, stores] = await Promise.all([
+      get(`/api/stores/${storePath(store)}/timeline${query}`),
+      get("/api/stores"),
+    ]);
+    if (stale()) return;
+    const here = stores.find((s) => s.store === store);
+    const everyone = here ? Object.keys(here.authors) : [];
+    const picker = h(
+      "select",
+      { id: "author", onchange: () => render(false) },
+      h("option", { value: "" }, "every author"),
+      everyone.map((a) => h("option", { value: a, selected: a === author }, a)),
+    );
+    fill(main, 
+      h("h2", {}, "Timeline"),
+      h("p", { class: "muted" }, "Every version of the store, newest first. ", h("label", {}, "Author: ", picker)),
+      h(
+        "table",
+        { class: "grid", id: "timeline" },
+        h("thead", {}, h("tr", {}, ["when", "author", "memory", "op", "lines", "commit"].map((t) => h("th", {}, t)))),
+        h(
+          "tbody",
+          {},
+          rows.map((r) =>
+            h(
+              "tr",
+              { class: r.removed ? "deleted" : "" },
+              h("td", {}, when(r.time)),
+              h("td", {}, r.author),
+              h("td", {}, h("a", { href: link("memory", store, `${encodeURIComponent(r.slug)}/r${r.revision}`) }, r.slug, ` r${r.revision}`)),
+              h("td", {}, r.op),
+              h("td", {}, h("span", { class: "add" }, `+${r.lines_added}`), " ", h("span", { class: "del" }, `−${r.lines_removed}`)),
+              h("td", {}, h("code", {}, r.commit.slice(0, 12))),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  // -- live updates ---------------------------------------------------------------------
+
+  function listen() {
+    const events = new EventSource("/api/events");
+    events.addEventListener("open", () => {
+      live.textContent = "live";
+      live.className = "live on";
+    });
+    events.addEventListener("error", () => {
+      live.textContent = "reconnecting…";
+      live.className = "live";
+    });
+    events.addEventListener("heads", (event) => {
+      const heads = JSON.parse(event.data);
+      // the first event may already carry a write made since the page loaded
+      const moved = JSON.stringify(heads) !== JSON.stringify(state.heads);
+      state.heads = heads;
+      if (moved) render(false);
+    });
+  }
+
+  render(true);
+  listen();
+})();

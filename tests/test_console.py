@@ -1,0 +1,599 @@
+"""The console's JSON API through the ASGI test client: every route, every refusal, the
+token, origin and host checks, compare-and-swap saves; and the ops it stands on."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from click.testing import CliRunner
+from conftest import capability, git
+from starlette.testclient import TestClient
+
+from gitmem import Agent, Author, Repository, StaleRevision, ops
+from gitmem.adapters.console import STATUS, Console
+from gitmem.cli import cli
+
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+TOKEN = "test-token-123"
+ADA = Author("Ada Operator", "ada@example.org")
+AGENT = Author.agent("agent-1")
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+@pytest.fixture
+def console(repo: Repository) -> Console:
+    """A console on ``repo`` as if bound to 127.0.0.1:8765, editing as Ada."""
+    return Console(repo, token=TOKEN, port=PORT, author=ADA)
+
+
+@pytest.fixture
+def client(console: Console) -> Iterator[TestClient]:
+    """A client that carries the token and the console's own origin."""
+    with TestClient(
+        console.asgi(),
+        base_url=BASE,
+        headers={"Authorization": f"Bearer {TOKEN}", "Origin": BASE},
+    ) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def anonymous(console: Console) -> Iterator[TestClient]:
+    """A client that carries nothing."""
+    with TestClient(console.asgi(), base_url=BASE) as test_client:
+        yield test_client
+
+
+def seed(repo: Repository) -> None:
+    """profile/ops: an agent creates two memories, edits one, deletes the other; bob holds it."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("ops", "alice"))
+    assert holder is not None
+    for args in (
+        {"name": "runbook", "description": "how staging is rolled", "body": "1. drain\n"},
+        {"name": "scratch", "description": "notes", "body": "a\nb\n"},
+    ):
+        assert holder.call("create_memory", args).ok
+    assert holder.call(
+        "edit_memory", {"name": "runbook", "old_text": "drain", "new_text": "drain the pool"}
+    ).ok
+    assert holder.call("delete_memory", {"name": "scratch"}).ok
+    bob = repo.bind(capability("markdown", "shared"), Agent("ops", "bob"))
+    assert bob is not None
+    bob.notices()
+
+
+def error(response: httpx2.Response) -> tuple[int, str, str]:
+    body = response.json()
+    return response.status_code, body["error"]["kind"], body["error"]["message"]
+
+
+# -- the token, the host, the origin --------------------------------------------------
+
+
+def test_a_request_without_the_token_is_refused(anonymous: TestClient) -> None:
+    """Every route, the page included, answers 401 without the token."""
+    for path in ("/", "/app.js", "/api/stores", "/api/events", "/api/stores/x/state"):
+        status, kind, message = error(anonymous.get(path))
+        assert (status, kind) == (401, "unauthorized"), path
+        assert "token" in message
+
+
+def test_a_wrong_token_is_refused(anonymous: TestClient) -> None:
+    """A token that is not this launch's is refused, however it is offered."""
+    for headers, query in (
+        ({"Authorization": "Bearer nope"}, ""),
+        ({"Cookie": f"gitmem_console_{PORT}=nope"}, ""),
+        ({}, "?token=nope"),
+        ({}, f"?token={TOKEN}x"),
+    ):
+        assert anonymous.get("/api/stores" + query, headers=headers).status_code == 401
+
+
+def test_the_token_is_accepted_three_ways(anonymous: TestClient) -> None:
+    """``?token=``, the cookie the page sets from it, and a Bearer header all work."""
+    page = anonymous.get(f"/?token={TOKEN}")
+    assert page.status_code == 200
+    assert "text/html" in page.headers["content-type"]
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith(f"gitmem_console_{PORT}={TOKEN};")
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    # the client keeps the cookie: the page's own requests need nothing else
+    assert anonymous.get("/api/stores").status_code == 200
+    fresh = TestClient(anonymous.app, base_url=BASE)
+    assert fresh.get("/api/stores", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert fresh.get(f"/api/stores?token={TOKEN}").status_code == 200
+
+
+def test_another_host_is_refused(client: TestClient) -> None:
+    """A Host other than the bound one (a DNS-rebound name) is refused, token or not."""
+    for host in ("evil.example:8765", f"127.0.0.1:{PORT + 1}", "127.0.0.1", ""):
+        status, kind, message = error(client.get("/api/stores", headers={"Host": host}))
+        assert (status, kind) == (403, "forbidden"), host
+        assert f"127.0.0.1:{PORT}" in message
+    assert client.get("/api/stores", headers={"Host": f"localhost:{PORT}"}).status_code == 200
+
+
+def test_a_write_needs_the_consoles_own_origin(client: TestClient, repo: Repository) -> None:
+    """PUT and DELETE without the same-origin Origin are refused and write nothing."""
+    url = "/api/stores/notes/memories/todo"
+    for origin in (None, "http://evil.example", "null", f"http://127.0.0.1:{PORT + 1}"):
+        for method in ("PUT", "DELETE"):
+            sent = client.build_request(
+                method, url, json={"description": "d", "body": "b"}, headers={"If-Match": "0"}
+            )
+            del sent.headers["Origin"]
+            if origin is not None:
+                sent.headers["Origin"] = origin
+            status, kind, message = error(client.send(sent))
+            assert (status, kind) == (403, "forbidden"), (method, origin)
+            assert message == "a change must come from the console's own page (Origin)"
+    assert repo.stores() == []
+    ok = client.put(
+        url,
+        json={"description": "d", "body": "b"},
+        headers={"If-Match": "0", "Origin": f"http://localhost:{PORT}"},
+    )
+    assert ok.status_code == 201
+
+
+def test_answers_carry_a_strict_content_security_policy(client: TestClient) -> None:
+    """The page and the API forbid inline script, framing and referrers."""
+    for path in ("/", "/api/stores", "/app.js", "/app.css"):
+        headers = client.get(path).headers
+        assert "script-src 'self'" in headers["content-security-policy"], path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert headers["referrer-policy"] == "no-referrer"
+        assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_page_and_its_assets_ship_in_the_package(client: TestClient) -> None:
+    """The page, its script and its style are served from the package, with no remote URL."""
+    page = client.get("/").text
+    script = client.get("/app.js")
+    style = client.get("/app.css")
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert style.headers["content-type"].startswith("text/css")
+    for text in (page, script.text, style.text):
+        assert not re.search(r"https?://", text)
+    assert "innerHTML" not in script.text
+
+
+# -- reading ------------------------------------------------------------------------
+
+
+def test_stores_lists_each_store_once_with_its_instances(
+    client: TestClient, repo: Repository
+) -> None:
+    """Each store once: strategy and limits as recorded, holders, authors, shared or not."""
+    seed(repo)
+    ops.create(repo, "instance/solo", AGENT, "one", "d", "b")
+    rows = {row["store"]: row for row in client.get("/api/stores").json()}
+    assert list(rows) == ["instance/solo", "profile/ops"]
+    ops_row = rows["profile/ops"]
+    assert ops_row["strategy"] == "markdown"
+    assert ops_row["limits"]["maxCount"] == 0
+    assert ops_row["holders"] == ["bob"]
+    assert ops_row["authors"] == {"alice": 4}
+    assert ops_row["instances"] == ["alice", "bob"]
+    assert ops_row["shared"] is True
+    assert ops_row["memories_ever"] == 2
+    assert ops_row["totals"]["count"] == 1 and ops_row["peaks"]["count"] == 2
+    solo = rows["instance/solo"]
+    assert solo["strategy"] is None and solo["shared"] is False
+    assert solo["instances"] == ["agent-1"]
+
+
+def test_state_is_the_operators_memory_state(client: TestClient, repo: Repository) -> None:
+    """``/state`` is ``gitmem state --json``, store ids with '/' in the path as they are."""
+    seed(repo)
+    assert client.get("/api/stores/profile/ops/state").json() == ops.state(repo, "profile/ops")
+
+
+def test_memories_lists_every_memory_ever_held(client: TestClient, repo: Repository) -> None:
+    """Deleted memories are listed too, with their size, peak and revision count."""
+    seed(repo)
+    rows = {row["slug"]: row for row in client.get("/api/stores/profile/ops/memories").json()}
+    assert set(rows) == {"runbook", "scratch"}
+    assert rows["runbook"]["live"] is True
+    assert rows["runbook"]["chars"] == len("1. drain the pool\n")
+    assert rows["runbook"]["peak_chars"] == len("1. drain the pool\n")
+    assert rows["runbook"]["revisions"] == 2
+    assert rows["scratch"]["live"] is False
+    assert rows["scratch"]["chars"] == 4 and rows["scratch"]["revision"] == 2
+
+
+def test_one_memory_has_its_revisions_with_diffs(client: TestClient, repo: Repository) -> None:
+    """A memory's revisions come newest first, each with its text, diff and +/- lines."""
+    seed(repo)
+    found = client.get("/api/stores/profile/ops/memories/runbook").json()
+    assert found["live"] is True and found["revision"] == 2
+    assert found["memory"]["body"] == "1. drain the pool\n"
+    newest, oldest = found["revisions"]
+    assert (newest["revision"], newest["op"], newest["author"]) == (2, "edit", "alice")
+    assert "-1. drain\n+1. drain the pool\n" in newest["diff"]
+    assert (newest["lines_added"], newest["lines_removed"]) == (1, 1)
+    assert oldest["revision"] == 1 and oldest["body"] == "1. drain\n"
+    gone = client.get("/api/stores/profile/ops/memories/scratch").json()
+    assert gone["live"] is False and gone["memory"] is None
+    assert gone["revisions"][0]["removed"] is True
+    assert gone["revisions"][0]["body"] == "a\nb\n"  # the text the delete removed
+
+
+def test_the_timeline_is_newest_first_and_filters_by_author(
+    client: TestClient, repo: Repository
+) -> None:
+    """Every version, newest first, with +/- lines; ``?author=`` keeps one author's."""
+    seed(repo)
+    ops.edit(repo, "profile/ops", ADA, "runbook", body="1. drain\n2. roll\n")
+    rows = client.get("/api/stores/profile/ops/timeline").json()
+    assert [(r["slug"], r["op"], r["author"]) for r in rows] == [
+        ("runbook", "edit", "Ada Operator"),
+        ("scratch", "delete", "alice"),
+        ("runbook", "edit", "alice"),
+        ("scratch", "create", "alice"),
+        ("runbook", "create", "alice"),
+    ]
+    assert (rows[0]["lines_added"], rows[0]["lines_removed"]) == (2, 1)
+    assert (rows[1]["lines_added"], rows[1]["lines_removed"]) == (0, 4)
+    mine = client.get("/api/stores/profile/ops/timeline", params={"author": "Ada Operator"})
+    assert [r["author"] for r in mine.json()] == ["Ada Operator"]
+    assert client.get("/api/stores/profile/ops/timeline?limit=2").json() == rows[:2]
+    # the author's rows lie beyond the newest commits: the timeline reads further back
+    for i in range(6):
+        ops.edit(repo, "profile/ops", ADA, "runbook", body=f"{i}\n")
+    alices = client.get("/api/stores/profile/ops/timeline?limit=3&author=alice").json()
+    assert alices == rows[1:4]
+    status, kind, _ = error(client.get("/api/stores/profile/ops/timeline?limit=x"))
+    assert (status, kind) == (400, "invalid-argument")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/stores/nope/state",
+        "/api/stores/nope/memories",
+        "/api/stores/nope/timeline",
+        "/api/stores/nope/memories/x",
+    ],
+)
+def test_an_unknown_store_is_not_found(client: TestClient, repo: Repository, path: str) -> None:
+    """A store that does not exist is 404 with the CLI's words, listing the stores."""
+    seed(repo)
+    status, kind, message = error(client.get(path))
+    assert (status, kind) == (404, "not-found")
+    assert message == "there is no store named 'nope'; the stores are: profile/ops"
+
+
+def test_unknown_memory_and_route_are_not_found(client: TestClient, repo: Repository) -> None:
+    """A memory never written, or a path that names no view, is 404."""
+    seed(repo)
+    assert error(client.get("/api/stores/profile/ops/memories/ghost"))[:2] == (404, "not-found")
+    assert error(client.get("/api/stores/profile/ops/other"))[:2] == (404, "not-found")
+    wrong = client.put("/api/stores/profile/ops/state", json={}, headers={"If-Match": "0"})
+    assert error(wrong)[:2] == (400, "invalid-argument")
+    assert error(client.get("/api/stores/profile/ops/memories/bad%20slug"))[:2] == (
+        400,
+        "invalid-argument",
+    )
+
+
+# -- writing ------------------------------------------------------------------------
+
+
+def test_put_creates_a_memory_authored_as_the_operator(
+    client: TestClient, repo: Repository
+) -> None:
+    """A PUT of a new memory with ``If-Match: 0`` is 201, one commit by the operator."""
+    made = client.put(
+        "/api/stores/notes/memories/todo",
+        json={"description": "open tasks", "body": "- ship\n"},
+        headers={"If-Match": "0"},
+    )
+    assert made.status_code == 201
+    assert made.json()["op"] == "create" and made.json()["author"] == "Ada Operator"
+    log = git(repo.directory, "log", "--format=%an <%ae>|%s", "notes").stdout
+    assert log == "Ada Operator <ada@example.org>|create todo\n"
+
+
+def test_put_edits_when_the_base_is_current(client: TestClient, repo: Repository) -> None:
+    """A PUT based on the latest revision replaces description and body: 200, an edit."""
+    seed(repo)
+    saved = client.put(
+        "/api/stores/profile/ops/memories/runbook",
+        json={"description": "how prod is rolled", "body": "1. canary\n"},
+        headers={"If-Match": "2"},
+    )
+    assert saved.status_code == 200
+    assert (saved.json()["revision"], saved.json()["op"]) == (3, "edit")
+    now = ops.show(repo, "profile/ops", "runbook")
+    assert (now.description, now.body, now.author) == (
+        "how prod is rolled",
+        "1. canary\n",
+        ADA.name,
+    )
+
+
+def test_a_stale_put_is_refused_with_the_newer_text(client: TestClient, repo: Repository) -> None:
+    """A save based on an old revision is 412, writes nothing and carries the newer text."""
+    seed(repo)
+    head = repo.head("profile/ops")
+    stale = client.put(
+        "/api/stores/profile/ops/memories/runbook",
+        json={"description": "d", "body": "mine\n"},
+        headers={"If-Match": "1"},
+    )
+    assert stale.status_code == 412
+    body = stale.json()
+    assert body["error"]["kind"] == "stale"
+    assert body["error"]["message"] == (
+        "'runbook' is at revision 2, not 1: someone saved it since you read it; "
+        "read the newer text, then save again"
+    )
+    assert body["current"]["revision"] == 2
+    assert body["current"]["memory"]["body"] == "1. drain the pool\n"
+    assert repo.head("profile/ops") == head
+
+
+def test_a_put_on_a_deleted_memory_recreates_it(client: TestClient, repo: Repository) -> None:
+    """A deleted memory is saved again from its last revision, numbering continuing."""
+    seed(repo)
+    url = "/api/stores/profile/ops/memories/scratch"
+    assert (
+        client.put(
+            url, json={"description": "d", "body": "x"}, headers={"If-Match": "0"}
+        ).status_code
+        == 412
+    )
+    again = client.put(url, json={"description": "d", "body": "x"}, headers={"If-Match": "2"})
+    assert again.status_code == 201 and again.json()["revision"] == 3
+
+
+def test_delete_needs_the_current_revision(client: TestClient, repo: Repository) -> None:
+    """DELETE with a stale If-Match is 412; with the current one it deletes."""
+    seed(repo)
+    url = "/api/stores/profile/ops/memories/runbook"
+    assert client.delete(url, headers={"If-Match": "1"}).status_code == 412
+    done = client.delete(url, headers={"If-Match": "2"})
+    assert done.status_code == 200 and done.json()["op"] == "delete"
+    assert "runbook" not in repo.snapshot("profile/ops")
+    assert error(client.delete(url.replace("runbook", "ghost"), headers={"If-Match": "0"}))[:2] == (
+        404,
+        "not-found",
+    )
+
+
+def test_a_write_without_if_match_is_refused(client: TestClient, repo: Repository) -> None:
+    """PUT and DELETE must name their base revision: 428, nothing written."""
+    url = "/api/stores/notes/memories/todo"
+    status, kind, message = error(client.put(url, json={"description": "d", "body": "b"}))
+    assert (status, kind) == (428, "precondition-required")
+    assert "If-Match" in message
+    assert client.delete(url).status_code == 428
+    assert error(
+        client.put(url, json={"description": "d", "body": "b"}, headers={"If-Match": "x"})
+    )[:2] == (
+        400,
+        "invalid-argument",
+    )
+    assert repo.stores() == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "says"),
+    [
+        (b"not json", "not JSON"),
+        (b"[1, 2]", "JSON object"),
+        (json.dumps({"description": "d"}).encode(), "the body must be a string"),
+        (json.dumps({"description": 3, "body": "b"}).encode(), "the description must be a string"),
+    ],
+)
+def test_a_malformed_put_is_refused(client: TestClient, payload: bytes, says: str) -> None:
+    """A body that is not ``{description, body}`` strings is 400, saying what is wrong."""
+    response = client.put(
+        "/api/stores/notes/memories/todo", content=payload, headers={"If-Match": "0"}
+    )
+    status, kind, message = error(response)
+    assert (status, kind) == (400, "invalid-argument")
+    assert says in message
+
+
+def test_refusals_have_the_clis_words(client: TestClient, repo: Repository) -> None:
+    """A limit breach is 422 with the text `gitmem edit` prints, and writes nothing."""
+    holder = repo.bind(capability("markdown", "shared", maxLenPerMemory=10), Agent("ops", "a"))
+    assert holder is not None
+    assert holder.call("create_memory", {"name": "m", "description": "d", "body": "short"}).ok
+    head = repo.head("profile/ops")
+    response = client.put(
+        "/api/stores/profile/ops/memories/m",
+        json={"description": "d", "body": "far too long for ten"},
+        headers={"If-Match": "1"},
+    )
+    status, kind, message = error(response)
+    assert (status, kind) == (422, "limit-exceeded")
+    cli_said = CliRunner().invoke(
+        cli,
+        [
+            "--repo",
+            repo.directory,
+            "edit",
+            "m",
+            "--store",
+            "profile/ops",
+            "--body",
+            "far too long for ten",
+        ],
+    )
+    assert cli_said.stderr == f"Error: {message}\n"
+    assert repo.head("profile/ops") == head
+    empty = client.put(
+        "/api/stores/profile/ops/memories/m",
+        json={"description": "d", "body": ""},
+        headers={"If-Match": "1"},
+    )
+    assert error(empty)[:2] == (400, "invalid-argument")
+
+
+def test_hostile_html_comes_back_as_json_text(client: TestClient, repo: Repository) -> None:
+    """A memory holding markup is stored and served exactly, as JSON, never as HTML."""
+    made = client.put(
+        "/api/stores/notes/memories/xss",
+        json={"description": HOSTILE, "body": HOSTILE},
+        headers={"If-Match": "0"},
+    )
+    assert made.status_code == 201
+    found = client.get("/api/stores/notes/memories/xss")
+    assert found.headers["content-type"] == "application/json"
+    assert found.json()["memory"]["body"] == HOSTILE
+
+
+def test_every_error_kind_has_a_status() -> None:
+    """Each kind a GitmemError can state maps to an HTTP status."""
+    import gitmem
+    from gitmem import errors
+    from gitmem.adapters import console as module
+
+    classes = [getattr(errors, name) for name in errors.__all__]
+    classes += [module.Unauthorized, module.Forbidden, module.PreconditionRequired]
+    for cls in classes:
+        assert cls.kind in STATUS, cls
+    assert STATUS[gitmem.StaleRevision.kind] == 412
+
+
+# -- live updates ---------------------------------------------------------------------
+
+
+def test_the_event_stream_reports_a_write_by_another_process(repo: Repository) -> None:
+    """``/api/events`` sends the heads, then again when another writer moves one."""
+    console = Console(repo, token=TOKEN, port=0, author=ADA)
+    seed(repo)
+    other = Repository.open(repo.directory)
+    with console.running() as url, httpx2.Client(timeout=10) as http:
+        base = url.split("/?")[0]
+        events: list[dict[str, str | None]] = []
+        moved = threading.Event()
+        with http.stream(
+            "GET", f"{base}/api/events", headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            for line in stream.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                events.append(json.loads(line.removeprefix("data: ")))
+                if len(events) == 1:
+                    ops.create(other, "profile/ops", AGENT, "later", "d", "b")
+                    moved.set()
+                else:
+                    break
+    assert moved.is_set()
+    assert events[0]["profile/ops"] != events[1]["profile/ops"]
+    assert events[1]["profile/ops"] == repo.head("profile/ops")
+    other.close()
+
+
+# -- the library underneath -------------------------------------------------------------
+
+
+def test_based_on_refuses_a_moved_memory(repo: Repository) -> None:
+    """``expected`` is a compare-and-swap on one memory, for create, edit and delete."""
+    ops.create(repo, "notes", ADA, "a", "d", "one", expected=0)
+    with pytest.raises(StaleRevision) as caught:
+        ops.create(repo, "notes", ADA, "b", "d", "two", expected=3)
+    assert (caught.value.expected, caught.value.current) == (3, 0)
+    with pytest.raises(StaleRevision):
+        ops.edit(repo, "notes", ADA, "a", body="new", expected=0)
+    ops.edit(repo, "notes", ADA, "a", body="new", expected=1)
+    with pytest.raises(StaleRevision):
+        ops.delete(repo, "notes", ADA, "a", expected=1)
+    assert ops.delete(repo, "notes", ADA, "a", expected=2).removed
+
+
+def test_the_ledger_followed_one_change_at_a_time_equals_a_fresh_one(repo: Repository) -> None:
+    """A ledger brought up to date write by write folds to the same rows as a new one."""
+    followed = ops.Ledger("notes")
+    for i, step in enumerate(["create a", "create b", "edit a", "delete b", "create b", "edit b"]):
+        op, slug = step.split()
+        if op == "create":
+            ops.create(repo, "notes", ADA, slug, f"d{i}", "x" * (i + 1))
+        elif op == "edit":
+            ops.edit(repo, "notes", ADA, slug, body="y" * (10 - i))
+        else:
+            ops.delete(repo, "notes", ADA, slug)
+        followed.follow(repo)
+    fresh = ops.Ledger("notes")
+    fresh.follow(repo)
+    assert followed.rows() == fresh.rows()
+    assert json.loads(followed.rows_json()) == fresh.rows()
+    rows = {r["slug"]: r for r in fresh.rows()}
+    assert rows["a"]["chars"] == 8 and rows["a"]["peak_chars"] == 8
+    assert rows["b"]["revisions"] == 4 and rows["b"]["revision"] == 4
+    assert rows["b"]["peak_chars"] == 5 and rows["b"]["live"]
+
+
+def test_holders_reads_the_notice_watermarks(repo: Repository) -> None:
+    """Each store maps to the instances whose watermark names it, store ids with '/'."""
+    repo.set_marker("notices/alice/profile/ops", None)
+    repo.set_marker("notices/bob/profile/ops", None)
+    repo.set_marker("notices/carol/instance/carol", None)
+    ops.create(repo, "profile/ops", ADA, "a", "d", "b")
+    ops.create(repo, "instance/carol", ADA, "a", "d", "b")
+    assert ops.holders(repo) == {"instance/carol": ["carol"], "profile/ops": ["alice", "bob"]}
+
+
+def test_console_command_has_help(tmp_path: Path) -> None:
+    """``gitmem console --help`` names its options and an example."""
+    result = CliRunner().invoke(cli, ["console", "--help"])
+    assert result.exit_code == 0
+    for word in ("--host", "--port", "--open", "Example", "gitmem console"):
+        assert word in result.output
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_interrupt(repo: Repository) -> None:
+    """`gitmem console` prints http://HOST:PORT/?token=TOKEN, answers it, and a Ctrl-C
+    (SIGINT) ends it cleanly, with no traceback."""
+    ops.create(repo, "notes", ADA, "todo", "d", "b")
+    gitmem = Path(sys.executable).parent / "gitmem"
+    server = subprocess.Popen(
+        [str(gitmem), "--repo", repo.directory, "console"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{20,})", url)
+        assert match, url
+        with httpx2.Client(timeout=10) as http:
+            page = http.get(url)
+            assert page.status_code == 200 and "<title>gitmem console</title>" in page.text
+            stores = http.get(url.replace("/?", "/api/stores?"))
+            assert [row["store"] for row in stores.json()] == ["notes"]
+        assert httpx2.get(url.split("?")[0] + "api/stores").status_code == 401
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=20)
+    assert server.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_the_command_refuses_a_port_in_use(repo: Repository) -> None:
+    """A port that is taken is one error line and exit 1."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["--repo", repo.directory, "console", "--port", str(port)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port} (")
+    assert result.stderr.endswith("choose another --port or --host\n")
