@@ -25,7 +25,7 @@ import re
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from gitmem import edits, strategies
 from gitmem.binding import Agent, Binding
@@ -640,20 +640,7 @@ def show_file(repo: Repository, store: str, path: str, rev: int | None = None) -
     """The revision ``rev`` of a file store's ``path`` (default: the live one; a removed
     file's last text needs its revision named)."""
     history = repo.file_revisions(store, path)
-    if not history:
-        raise NotFound(f"there is no file {path!r} in {store}; `gitmem ls` lists them")
-    if rev is None:
-        found = history[-1]
-        if found.removed:
-            raise NotFound(
-                f"{path!r} was removed at revision {found.revision}; "
-                f"see its last text with `gitmem show {path} --rev {found.revision}`"
-            )
-        return found
-    for candidate in history:
-        if candidate.revision == rev:
-            return candidate
-    raise NotFound(f"{path!r} has revisions 1 to {history[-1].revision}, not {rev}")
+    return _pick(history, rev, path, f"there is no file {path!r} in {store}", "removed")
 
 
 def file_log(
@@ -706,20 +693,30 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rev
     """The revision ``rev`` of ``slug`` (default: the live one; a deleted memory's last
     text needs its revision named)."""
     history = repo.revisions(store, slug)
+    missing = f"there is no memory named {slug!r} in {store}"
+    return _pick(history, rev, slug, missing, "deleted")
+
+
+_Picked = TypeVar("_Picked", Revision, FileRevision)
+
+
+def _pick(history: list[_Picked], rev: int | None, name: str, missing: str, gone: str) -> _Picked:
+    """Revision ``rev`` of ``history`` (default: the live one; the last text of one
+    that is gone needs its revision named)."""
     if not history:
-        raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+        raise NotFound(f"{missing}; `gitmem ls` lists them")
     if rev is None:
         found = history[-1]
         if found.removed:
             raise NotFound(
-                f"{slug!r} was deleted at revision {found.revision}; "
-                f"see its last text with `gitmem show {slug} --rev {found.revision}`"
+                f"{name!r} was {gone} at revision {found.revision}; "
+                f"see its last text with `gitmem show {name} --rev {found.revision}`"
             )
         return found
     for candidate in history:
         if candidate.revision == rev:
             return candidate
-    raise NotFound(f"{slug!r} has revisions 1 to {history[-1].revision}, not {rev}")
+    raise NotFound(f"{name!r} has revisions 1 to {history[-1].revision}, not {rev}")
 
 
 def show_json(store: str, found: Revision) -> dict[str, Any]:

@@ -109,9 +109,7 @@ def open_store(page: Page, store: str) -> None:
     expect(page.locator("#treemap")).to_be_visible()
 
 
-def test_the_stores_page_lists_each_store_with_its_instances(
-    page: Page, demo: Repository
-) -> None:
+def test_the_stores_page_lists_each_store_with_its_instances(page: Page, demo: Repository) -> None:
     """Each store once, strategy and limits, who holds it, shared or one instance's."""
     rows = page.locator("#stores tbody tr")
     expect(rows).to_have_count(len(demo.stores()))

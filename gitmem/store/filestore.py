@@ -21,9 +21,8 @@ from typing import NamedTuple
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
 from gitmem.errors import InvalidArgument, StorageError
-from gitmem.store.history import History
 from gitmem.store.objects import DIR_MODE, FILE_MODE, ObjectReader
-from gitmem.types import Totals
+from gitmem.store.view import StoreView
 
 __all__ = ["Child", "FileSnapshot", "build_tree"]
 
@@ -38,21 +37,8 @@ class Child(NamedTuple):
     as a filesystem gives a directory's own size rather than its contents'."""
 
 
-class FileSnapshot:
+class FileSnapshot(StoreView):
     """A file store as of one commit (``commit`` is ``None`` before its first write)."""
-
-    def __init__(
-        self, reader: ObjectReader, history: History, store: str, commit: str | None
-    ) -> None:
-        self.store = store
-        self.commit = commit
-        self._reader = reader
-        self._history = history
-        facts = reader.facts(commit) if commit else None
-        self.totals = facts.totals if facts else Totals()
-        self.peaks = facts.peaks if facts else Totals()
-        self.trailers: Mapping[str, str] = facts.extra if facts else {}
-        self.root: str | None = reader.commit(commit).tree.decode() if commit else None
 
     def _entry(self, path: str) -> tuple[int, bytes] | None:
         if self.root is None:

@@ -42,6 +42,7 @@ from gitmem.store.locking import (
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.store.remote import Pushed, Remote, resolve
+from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
     Change,
@@ -91,21 +92,13 @@ def check_store(store: object) -> str:
     return store
 
 
-class Snapshot:
+class Snapshot(StoreView):
     """A store as of one commit (``commit`` is ``None`` for a store not yet written)."""
 
     def __init__(
         self, reader: ObjectReader, history: History, store: str, commit: str | None
     ) -> None:
-        self.store = store
-        self.commit = commit
-        self._reader = reader
-        self._history = history
-        facts = reader.facts(commit) if commit else None
-        self.totals = facts.totals if facts else Totals()
-        self.peaks = facts.peaks if facts else Totals()
-        self.trailers: Mapping[str, str] = facts.extra if facts else {}
-        self.root: str | None = reader.commit(commit).tree.decode() if commit else None
+        super().__init__(reader, history, store, commit)
         self._all: dict[str, MemoryFiles] | None = None
 
     def __contains__(self, slug: object) -> bool:
