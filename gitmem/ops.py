@@ -101,6 +101,9 @@ __all__ = [
 
 REPOSITORY_DIR = ".gitmem"
 
+_Picked = TypeVar("_Picked", Revision, FileRevision)
+"""A memory's or a file's revision: what show and log pick and diff alike."""
+
 
 # -- finding things ------------------------------------------------------------------
 
@@ -648,23 +651,8 @@ def file_log(
 ) -> list[tuple[FileRevision, str]]:
     """The revisions of a file store (or one path), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    rows: list[tuple[FileRevision, str]] = []
-    last: dict[str, FileRevision] = {}
-    for r in repo.file_revisions(store, path):
-        rows.append((r, _file_diff(last.get(r.path), r) if patch else ""))
-        last[r.path] = r
-    return rows[::-1]
-
-
-def _file_diff(before: FileRevision | None, after: FileRevision) -> str:
-    old = after.text if after.removed else before.text if before is not None else ""
-    new = "" if after.removed else after.text
-    return _unified(
-        old,
-        new,
-        f"{after.path} r{before.revision}" if before is not None else "/dev/null",
-        "/dev/null" if after.removed else f"{after.path} r{after.revision}",
-    )
+    history = repo.file_revisions(store, path)
+    return _logged(history, lambda r: r.path, lambda r: r.text, patch)
 
 
 def store_rows(repo: Repository) -> list[dict[str, Any]]:
@@ -695,9 +683,6 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rev
     history = repo.revisions(store, slug)
     missing = f"there is no memory named {slug!r} in {store}"
     return _pick(history, rev, slug, missing, "deleted")
-
-
-_Picked = TypeVar("_Picked", Revision, FileRevision)
 
 
 def _pick(history: list[_Picked], rev: int | None, name: str, missing: str, gone: str) -> _Picked:
@@ -745,13 +730,19 @@ def render(rev: Revision) -> str:
 
 def diff(before: Revision | None, after: Revision) -> str:
     """The text change ``after`` made (a removal carries the text it removed)."""
-    old = render(after) if after.removed else render(before) if before is not None else ""
-    new = "" if after.removed else render(after)
+    return _revision_diff(after.slug, before, after, render)
+
+
+def _revision_diff(
+    name: str, before: _Picked | None, after: _Picked, text: Callable[[_Picked], str]
+) -> str:
+    old = text(after) if after.removed else text(before) if before is not None else ""
+    new = "" if after.removed else text(after)
     return _unified(
         old,
         new,
-        f"{after.slug} r{before.revision}" if before is not None else "/dev/null",
-        "/dev/null" if after.removed else f"{after.slug} r{after.revision}",
+        f"{name} r{before.revision}" if before is not None else "/dev/null",
+        "/dev/null" if after.removed else f"{name} r{after.revision}",
     )
 
 
@@ -770,11 +761,22 @@ def log(
 ) -> list[tuple[Revision, str]]:
     """The revisions of a store (or one memory), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    rows: list[tuple[Revision, str]] = []
-    last: dict[str, Revision] = {}
-    for r in repo.revisions(store, slug):
-        rows.append((r, diff(last.get(r.slug), r) if patch else ""))
-        last[r.slug] = r
+    return _logged(repo.revisions(store, slug), lambda r: r.slug, render, patch)
+
+
+def _logged(
+    history: list[_Picked],
+    name: Callable[[_Picked], str],
+    text: Callable[[_Picked], str],
+    patch: bool,
+) -> list[tuple[_Picked, str]]:
+    """``history`` newest first, each revision with its diff against the one before of
+    the same name (``""`` unless ``patch``)."""
+    rows: list[tuple[_Picked, str]] = []
+    last: dict[str, _Picked] = {}
+    for r in history:
+        rows.append((r, _revision_diff(name(r), last.get(name(r)), r, text) if patch else ""))
+        last[name(r)] = r
     return rows[::-1]
 
 
