@@ -2,8 +2,9 @@
 
 Each holder keeps its own watermark, persisted as a marker ref so a restarted harness
 keeps it, and re-read at each take so holders of one instance in several processes
-deliver each notice once between them. Binding writes nothing: a holder remembers the head it joined at, and the
-watermark is written the first time notices are taken (or swept by a compaction).
+deliver each notice once between them. Binding writes nothing: a holder remembers the
+head it joined at, and the watermark is written the first time notices are taken (or
+swept by a compaction).
 """
 
 from __future__ import annotations
