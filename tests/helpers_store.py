@@ -42,14 +42,16 @@ def main(argv: list[str]) -> None:
     if mode == "shared":
         for i in range(int(argv[4])):
             write(repo, store, author, "write", shared_slug(i), body_of(name, i))
-    elif mode == "forever":
+    elif mode in ("forever", "packing"):
+        # packing: combine every pack after each write, so a kill often lands in it
+        every = 1 if mode == "packing" else 7
         print("ready", flush=True)
         i = 0
         while True:
             slug = f"{name}-{i}"
             write(repo, store, author, "create", slug, body_of(name, i))
             print(slug, flush=True)
-            if i % 7 == 6:
+            if i % every == every - 1:
                 repo.pack()
             i += 1
     else:

@@ -572,16 +572,16 @@ def _loose(directory: str) -> list[str]:
     ]
 
 
-def test_pack_packs_loose_objects(repo: Repository) -> None:
-    """pack() moves every loose object into a pack; everything stays readable and valid."""
+def test_pack_combines_every_pack(repo: Repository) -> None:
+    """pack() combines the packs writes left into one; everything stays readable and valid."""
     for i in range(20):
         put(repo, "write", f"m{i % 6}", f"body {i}\n")
     expected = repo.revisions(STORE)
-    assert _loose(repo.directory)
+    pack_dir = os.path.join(repo.directory, "objects", "pack")
+    assert len([n for n in os.listdir(pack_dir) if n.endswith(".pack")]) == 20
     assert repo.pack() > 0
+    assert len([n for n in os.listdir(pack_dir) if n.endswith(".pack")]) == 1
     assert _loose(repo.directory) == []
-    packs = os.listdir(os.path.join(repo.directory, "objects", "pack"))
-    assert any(n.endswith(".pack") for n in packs)
     for path in _history_files(repo):
         os.remove(path)
     fresh = Repository.open(repo.directory)

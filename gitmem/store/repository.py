@@ -28,7 +28,7 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
-from gitmem.store import files, layout
+from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
 from gitmem.store.history import Entry, History
@@ -743,10 +743,7 @@ class Repository:
             with self._lock.held():
                 if self.head(store) != ours:
                     return None
-                # one pack, fsynced once: a merge may bring hundreds of objects
-                with self._read_lock:
-                    self._repo.object_store.add_objects([(o, None) for o in [*objects, commit]])
-                fsync_dir(os.path.join(self.directory, "objects", "pack"))
+                self._write_objects([*objects, commit])
                 if not self._publish(self._ref(store), ours, commit.id.decode()):
                     return None
         except OSError as exc:
@@ -827,30 +824,8 @@ class Repository:
     # -- durable publication ---------------------------------------------------------
 
     def _write_objects(self, objects: list[ShaFile]) -> None:
-        store = self._repo.object_store
-        objects_dir = os.path.join(self.directory, "objects")
-        dirs: set[str] = set()
-        new_dir = False
-        with self._read_lock:
-            for obj in objects:
-                fanout = os.path.join(objects_dir, obj.id.decode()[:2])
-                new_dir = new_dir or not os.path.isdir(fanout)
-                for _ in range(2):
-                    try:
-                        store.add_object(obj)
-                        break
-                    except FileLocked as exc:
-                        remove_stale(os.fsdecode(exc.lockfilename))
-                else:
-                    raise StorageError(
-                        f"object {obj.id.decode()} stays locked by another program; "
-                        "stop it and try again"
-                    )
-                dirs.add(fanout)
-        for d in dirs:
-            fsync_dir(d)
-        if new_dir:
-            fsync_dir(objects_dir)
+        """Put new objects on disk durably, as one pack (must hold the write lock)."""
+        packing.write_objects(os.path.join(self.directory, "objects"), objects)
 
     def _publish(self, ref: Ref, old: str | None, new: str) -> bool:
         """Compare-and-swap ``ref`` from ``old`` to ``new`` (must hold the write lock)."""
@@ -881,27 +856,37 @@ class Repository:
         return ok
 
     def _maybe_pack(self) -> None:
-        """Pack loose objects once enough have piled up, as ``git gc --auto`` would."""
-        sample = os.path.join(self.directory, "objects", "17")
-        try:
-            if len(os.listdir(sample)) <= _GC_SAMPLE_LIMIT:
+        """Combine packs once enough have piled up, or pack loose objects (which other
+        tools write) once enough of those have, as ``git gc --auto`` would."""
+        objects = os.path.join(self.directory, "objects")
+        if packing.pack_count(objects) <= packing.PACK_LIMIT:
+            try:
+                if len(os.listdir(os.path.join(objects, "17"))) <= _GC_SAMPLE_LIMIT:
+                    return
+            except FileNotFoundError:
                 return
-        except FileNotFoundError:
-            return
-        self.pack()
+        self._pack(everything=False)
 
     def pack(self) -> int:
-        """Pack every loose object; returns how many. Skips if another process is at it."""
+        """Combine every pack and loose object into one pack; returns how many objects
+        it wrote. Skips (returning 0) if another process is at it."""
+        return self._pack(everything=True)
+
+    def _pack(self, *, everything: bool) -> int:
+        # writers need not wait: they only add packs, and a pack is deleted only once
+        # the one that replaces it is durable
         with flocked(os.path.join(self._meta, "pack.lock"), blocking=False) as mine:
             if not mine:
                 return 0
             try:
-                with self._read_lock:
-                    count = self._repo.object_store.pack_loose_objects()
-                fsync_dir(os.path.join(self.directory, "objects", "pack"))
+                count = packing.consolidate(
+                    os.path.join(self.directory, "objects"), everything=everything
+                )
             except OSError as exc:
-                raise storage_error(exc, "packing loose objects") from exc
-            return count
+                raise storage_error(exc, "packing objects") from exc
+        with self._read_lock:
+            _ = self._repo.object_store.packs  # forget the packs that went
+        return count
 
     def _ref(self, store: str) -> Ref:
         return Ref((self._prefix + store).encode())

@@ -1,0 +1,281 @@
+"""Writing new objects durably as one small pack, and keeping the number of packs small.
+
+Every write path (a commit, a merge, a marker's origin commit) hands its new objects to
+``write_objects``, which puts them on disk as ONE pack and its index: both written to
+temporary files in ``objects/pack``, each fsynced, renamed into place (the pack first,
+as git does, so no reader ever finds an index without its pack), then made durable by
+one fsync of the folder. Three fsyncs, whatever the number of objects; a loose object
+costs a file fsync and a folder fsync each, and a lock-file dance.
+
+Each write adds a pack, and a reader looks an object up pack by pack, so
+``consolidate`` combines them once more than ``PACK_LIMIT`` have piled up: the small
+packs (and any loose objects another tool wrote) are rolled into one, chosen so that the
+packs left form a geometric progression by object count, as ``git repack --geometric=2``
+does: rewriting stays proportional to what was written, not to the repository. The
+combined pack is durable before any pack it replaces is deleted, so a kill at any
+instant leaves every object readable; a duplicate left by a kill is harmless and the
+next consolidation folds it in.
+
+Readers in other processes find new packs by themselves: dulwich rescans the pack
+folder when an object is in none of the packs it knows, and rescans when a pack it
+knew disappears.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import suppress
+from io import BufferedWriter
+
+from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+from dulwich.objects import RawObjectID, ShaFile, hex_to_sha, valid_hexsha
+from dulwich.pack import (
+    Pack,
+    UnpackedObject,
+    full_unpacked_object,
+    write_pack_data,
+    write_pack_index,
+)
+
+from gitmem.store.locking import fsync_dir
+
+__all__ = ["PACK_LIMIT", "consolidate", "pack_count", "write_objects"]
+
+PACK_LIMIT = 32
+"""Packs allowed to pile up before ``consolidate`` combines them (``git gc --auto``
+allows 50; fewer keeps a lookup, which tries pack after pack, cheap)."""
+STALE_SECONDS = 3600
+"""Age after which a temporary file or an index-less pack is a killed writer's leftover:
+no writer takes that long between creating it and renaming it into place."""
+_TEMP = "tmp_gitmem_"
+# git's own temporary names in objects/pack, which `git gc` prunes once old
+_FOREIGN_TEMPS = ("tmp_pack_", "tmp_idx_")
+_KEEP_SUFFIXES = (".keep", ".promisor")
+_SIBLINGS = (".idx", ".rev", ".bitmap", ".mtimes", ".pack")
+
+
+def write_objects(objects_dir: str, objects: Iterable[ShaFile]) -> str | None:
+    """Write ``objects`` durably as one pack; returns its name (``None`` for no object).
+
+    Raises ``OSError``; a failure leaves no pack that a reader would see.
+    """
+    unique = {obj.id: obj for obj in objects}
+    if not unique:
+        return None
+    records = (full_unpacked_object(obj) for obj in unique.values())
+    return _write_pack(_pack_dir(objects_dir), records, len(unique))
+
+
+def pack_count(objects_dir: str) -> int:
+    """How many packs (with their index) ``objects/pack`` holds."""
+    try:
+        names = os.listdir(os.path.join(objects_dir, "pack"))
+    except FileNotFoundError:
+        return 0
+    return sum(1 for n in names if n.endswith(".idx"))
+
+
+def consolidate(objects_dir: str, *, everything: bool = False) -> int:
+    """Roll small packs and loose objects into one pack; returns how many objects it wrote.
+
+    ``everything`` combines every pack (but those git is told to keep); otherwise only
+    those the geometric rule picks. The caller holds the packing lock: two runs at once
+    would each delete what the other just combined.
+    """
+    pack_dir = _pack_dir(objects_dir)
+    _remove_leftovers(pack_dir)
+    packs = _packs(pack_dir)
+    chosen = packs if everything else _roll_up(packs)
+    loose = _loose(objects_dir)
+    if len(chosen) < 2 and not loose:
+        return 0
+    opened = [
+        Pack(os.path.join(pack_dir, name), object_format=DEFAULT_OBJECT_FORMAT) for name in chosen
+    ]
+    try:
+        sources: dict[RawObjectID, Pack | str] = {}
+        for pack in opened:
+            for hexsha in pack:
+                sources.setdefault(hex_to_sha(hexsha), pack)
+        for hexsha, path in loose.items():
+            sources.setdefault(hex_to_sha(hexsha), path)
+        written = _write_pack(pack_dir, _records(sources), len(sources))
+    finally:
+        for pack in opened:
+            pack.close()
+    # only now that the combined pack is durable may what it replaces go
+    for name in chosen:
+        if name != written:
+            _remove_pack(pack_dir, name)
+    for path in loose.values():
+        with suppress(FileNotFoundError):
+            os.unlink(path)
+    fsync_dir(pack_dir)
+    return len(sources)
+
+
+# -- writing a pack -----------------------------------------------------------------
+
+
+def _write_pack(pack_dir: str, records: Iterator[UnpackedObject], count: int) -> str:
+    token = secrets.token_hex(8)
+    # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
+    temp_pack = os.path.join(pack_dir, f"{_TEMP}pack_{token}")
+    temp_idx = os.path.join(pack_dir, f"{_TEMP}idx_{token}")
+    try:
+        with _new_file(temp_pack) as pack, _new_file(temp_idx) as idx:
+            entries, checksum = write_pack_data(
+                pack.write, records, DEFAULT_OBJECT_FORMAT, num_records=count
+            )
+            write_pack_index(idx, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+            pack.flush()
+            idx.flush()
+            _fsync_both(pack.fileno(), idx.fileno())
+        name = "pack-" + checksum.hex()
+        os.rename(temp_pack, os.path.join(pack_dir, name + ".pack"))
+        os.rename(temp_idx, os.path.join(pack_dir, name + ".idx"))
+    except BaseException:
+        for path in (temp_pack, temp_idx):
+            with suppress(OSError):
+                os.unlink(path)
+        raise
+    fsync_dir(pack_dir)
+    return name
+
+
+def _fsync_both(first: int, second: int) -> None:
+    """fsync two files at once: the filesystem's journal commits both in one flush,
+    where one after the other costs two."""
+    failed: list[OSError] = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def other() -> None:
+        try:
+            os.fsync(second)
+        except OSError as exc:
+            failed.append(exc)
+        finally:
+            done.release()
+
+    # a bare thread per call: threading.Thread.start waits until the thread runs, which
+    # on a loaded machine costs a scheduling round; and a pool's workers would not
+    # survive a fork
+    _thread.start_new_thread(other, ())
+    try:
+        os.fsync(first)
+    finally:
+        done.acquire()
+    if failed:
+        raise failed[0]
+
+
+def _new_file(path: str) -> BufferedWriter:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    return os.fdopen(fd, "wb")
+
+
+def _records(sources: dict[RawObjectID, Pack | str]) -> Iterator[UnpackedObject]:
+    for sha, source in sources.items():
+        if isinstance(source, str):
+            obj = ShaFile.from_path(source)
+            type_num, raw = obj.type_num, obj.as_raw_string()
+        else:
+            type_num, raw = source.get_raw(sha)
+        yield UnpackedObject(type_num, sha=sha, decomp_chunks=[raw])
+
+
+def _pack_dir(objects_dir: str) -> str:
+    pack_dir = os.path.join(objects_dir, "pack")
+    if not os.path.isdir(pack_dir):
+        os.makedirs(pack_dir, exist_ok=True)
+        fsync_dir(objects_dir)
+    return pack_dir
+
+
+# -- choosing and removing packs ----------------------------------------------------------
+
+
+def _packs(pack_dir: str) -> dict[str, int]:
+    """Every pack that may be combined (name → object count): indexed, not kept."""
+    names = set(os.listdir(pack_dir))
+    found: dict[str, int] = {}
+    for name in names:
+        if not name.endswith(".idx"):
+            continue
+        base = name[: -len(".idx")]
+        if base + ".pack" not in names or any(base + s in names for s in _KEEP_SUFFIXES):
+            continue
+        with suppress(OSError):
+            found[base] = _idx_count(os.path.join(pack_dir, name))
+    return found
+
+
+def _idx_count(path: str) -> int:
+    """The object count of a version-2 pack index (its fan-out table's last entry)."""
+    with open(path, "rb") as f:
+        head = f.read(8 + 256 * 4)
+    if head[:4] == b"\xfftOc":
+        return int.from_bytes(head[8 + 255 * 4 : 8 + 256 * 4], "big")
+    return int.from_bytes(head[255 * 4 : 256 * 4], "big")  # version 1: no header
+
+
+def _roll_up(packs: dict[str, int]) -> list[str]:
+    """The packs to combine so that the rest, with the combined one, grow at least
+    twofold from one to the next (``git repack --geometric=2``)."""
+    if len(packs) <= PACK_LIMIT:
+        return []
+    order = sorted(packs, key=lambda n: (packs[n], n))
+    counts = [packs[n] for n in order]
+    # the largest split below which the packs above already form the progression
+    split = 0
+    for i in range(len(counts) - 1, 0, -1):
+        if counts[i] < 2 * counts[i - 1]:
+            split = i
+            break
+    rolled = sum(counts[:split])
+    while split < len(counts) and counts[split] < 2 * rolled:
+        rolled += counts[split]
+        split += 1
+    return order[: max(split, 2)]
+
+
+def _remove_pack(pack_dir: str, name: str) -> None:
+    # the index first: a reader never finds an index whose pack is gone
+    for suffix in _SIBLINGS:
+        with suppress(FileNotFoundError):
+            os.unlink(os.path.join(pack_dir, name + suffix))
+
+
+def _remove_leftovers(pack_dir: str) -> None:
+    """Remove what a killed writer left in ``objects/pack``: temporary files, and a pack
+    renamed into place whose index never followed (it was never acknowledged)."""
+    names = set(os.listdir(pack_dir))
+    now = time.time()
+    for name in names:
+        temp = name.startswith(_TEMP) or name.startswith(_FOREIGN_TEMPS)
+        orphan = name.endswith(".pack") and name[: -len(".pack")] + ".idx" not in names
+        if not (temp or orphan):
+            continue
+        path = os.path.join(pack_dir, name)
+        with suppress(FileNotFoundError):
+            if now - os.stat(path).st_mtime > STALE_SECONDS:
+                os.unlink(path)
+
+
+def _loose(objects_dir: str) -> dict[str, str]:
+    """Every loose object (hex id → path)."""
+    found: dict[str, str] = {}
+    for fanout in os.listdir(objects_dir):
+        if len(fanout) != 2:
+            continue
+        folder = os.path.join(objects_dir, fanout)
+        with suppress(NotADirectoryError, FileNotFoundError):
+            for rest in os.listdir(folder):
+                if len(rest) == 38 and valid_hexsha(fanout + rest):
+                    found[fanout + rest] = os.path.join(folder, rest)
+    return found

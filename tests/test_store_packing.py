@@ -1,0 +1,189 @@
+"""The write path: a commit's new objects as one fsynced pack, and packs combined past a limit."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import assert_fsck, git
+
+from gitmem import Author, Memory, Repository
+from gitmem.store import packing
+from gitmem.types import Change, Edit
+
+STORE = "profile/packing"
+ALICE = Author.agent("alice")
+
+
+def _write(repo: Repository, slug: str, body: str, **extra: str) -> None:
+    memory = Memory(slug, "d", body, **extra)
+    repo.mutate(STORE, ALICE, lambda _: Change("write", slug, memory))
+
+
+def _pack_dir(repo: Repository) -> str:
+    return os.path.join(repo.directory, "objects", "pack")
+
+
+def _packs(repo: Repository) -> list[str]:
+    return sorted(n for n in os.listdir(_pack_dir(repo)) if n.endswith(".pack"))
+
+
+def _loose(repo: Repository) -> list[str]:
+    objects = os.path.join(repo.directory, "objects")
+    return [
+        d + n
+        for d in os.listdir(objects)
+        if len(d) == 2
+        for n in os.listdir(os.path.join(objects, d))
+    ]
+
+
+def test_a_write_adds_one_pack_and_no_loose_object(repo: Repository) -> None:
+    """Each commit's blobs, trees and commit land in one new pack with its index."""
+    _write(repo, "a", "one")
+    before = _packs(repo)
+    _write(repo, "b", "two", code="export default 1", on_use="run()")
+    after = _packs(repo)
+    assert len(after) == len(before) + 1
+    new = os.path.join(_pack_dir(repo), next(n for n in after if n not in before))
+    assert os.path.exists(new[: -len(".pack")] + ".idx")
+    listed = git(repo.directory, "verify-pack", "-v", new[: -len(".pack")] + ".idx").stdout
+    rows = [line.split() for line in listed.splitlines()]
+    kinds = [row[1] for row in rows if row and len(row[0]) == 40]
+    assert sorted(kinds) == ["blob", "blob", "blob", "commit", "tree", "tree"]
+    assert _loose(repo) == []
+    assert not [n for n in os.listdir(_pack_dir(repo)) if n.startswith("tmp_")]
+    assert_fsck(repo.directory)
+
+
+def test_the_fsyncs_of_a_write_do_not_grow_with_its_objects(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit of one blob and one of many cost the same fsyncs: pack, index, pack
+    folder, ref lock file, ref folder."""
+    _write(repo, "seed", "x")
+    calls: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    _write(repo, "small", "one blob")
+    small = len(calls)
+    calls.clear()
+    memories = [Memory(f"many-{i}", "d", f"body {i}", "code()", "use()") for i in range(8)]
+    also = tuple(Edit("create", m.slug, m) for m in memories[1:])
+    repo.mutate(STORE, ALICE, lambda _: Change("create", "many-0", memories[0], also=also))
+    assert small == len(calls) == 5
+    assert repo.snapshot(STORE).get("many-7") == memories[7]
+
+
+def test_packs_past_the_limit_are_combined(repo: Repository) -> None:
+    """Writes never leave more than PACK_LIMIT packs; combining keeps every revision."""
+    most = 0
+    for i in range(packing.PACK_LIMIT + 6):
+        _write(repo, f"m{i % 5}", f"body {i}")
+        most = max(most, len(_packs(repo)))
+    assert most == packing.PACK_LIMIT
+    assert len(_packs(repo)) < packing.PACK_LIMIT // 2
+    fresh = Repository.open(repo.directory)
+    assert [r.body for r in fresh.revisions(STORE)] == [
+        f"body {i}" for i in range(packing.PACK_LIMIT + 6)
+    ]
+    assert_fsck(repo.directory)
+
+
+@pytest.mark.parametrize(
+    ("counts", "kept"),
+    [
+        ([5] * packing.PACK_LIMIT, [5] * packing.PACK_LIMIT),  # at the limit: nothing to do
+        ([5] * (packing.PACK_LIMIT + 1) + [10_000], [10_000]),  # the small ones roll up
+        ([5] * (packing.PACK_LIMIT + 1) + [100, 10_000], [10_000]),
+        ([5] * (packing.PACK_LIMIT + 1) + [1_000, 10_000], [1_000, 10_000]),
+        ([5] * (packing.PACK_LIMIT + 1) + [150], []),  # 165 + 150: all of it
+    ],
+)
+def test_roll_up_leaves_a_geometric_progression(counts: list[int], kept: list[int]) -> None:
+    """The packs left uncombined each hold at least twice the objects of the one below,
+    and twice what was combined, as git repack --geometric=2 leaves them."""
+    packs = {f"pack-{i:03d}": n for i, n in enumerate(counts)}
+    chosen = set(packing._roll_up(packs))  # pyright: ignore[reportPrivateUsage]
+    assert sorted(n for name, n in packs.items() if name not in chosen) == kept
+
+
+def test_another_reader_sees_new_packs_and_outlives_combining(repo: Repository) -> None:
+    """A Repository opened before others wrote and combined packs reads everything."""
+    _write(repo, "a", "first")
+    reader = Repository.open(repo.directory)
+    assert reader.snapshot(STORE).get("a") is not None  # its pack list is now cached
+    writer = Repository.open(repo.directory)
+    for i in range(6):
+        _write(writer, "a", f"body {i}")
+    assert reader.snapshot(STORE).get("a").body == "body 5"  # type: ignore[union-attr]
+    assert writer.pack() > 0
+    assert len(_packs(repo)) == 1
+    assert [r.body for r in reader.revisions(STORE, "a")] == ["first"] + [
+        f"body {i}" for i in range(6)
+    ]
+    _write(reader, "b", "written by the reader")
+    assert writer.snapshot(STORE).get("b") is not None
+    assert_fsck(repo.directory)
+
+
+def test_git_gc_accepts_the_packs_and_gitmem_reads_after_it(repo: Repository) -> None:
+    """A user's git gc repacks gitmem's packs; gitmem reads and writes on afterwards."""
+    for i in range(5):
+        _write(repo, f"m{i}", f"body {i}")
+    result = git(repo.directory, "gc", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert len(_packs(repo)) == 1
+    fresh = Repository.open(repo.directory)
+    assert len(fresh.revisions(STORE)) == 5
+    _write(fresh, "m0", "after gc")
+    assert Repository.open(repo.directory).snapshot(STORE).get("m0").body == "after gc"  # type: ignore[union-attr]
+    assert_fsck(repo.directory)
+
+
+def test_a_killed_writers_leftovers_go_once_old(repo: Repository) -> None:
+    """Temporary files and an index-less pack are removed by packing once an hour old,
+    never while young (a live writer may be between writing and renaming them)."""
+    _write(repo, "a", "x")
+    _write(repo, "b", "y")
+    pack_dir = Path(_pack_dir(repo))
+    old = [
+        pack_dir / "tmp_gitmem_pack_0123456789abcdef",
+        pack_dir / "tmp_gitmem_idx_0123456789abcdef",
+        pack_dir / "tmp_pack_AbCdEf",
+        pack_dir / ("pack-" + "ab" * 20 + ".pack"),
+    ]
+    young = pack_dir / "tmp_gitmem_pack_fedcba9876543210"
+    for path in [*old, young]:
+        path.write_bytes(b"half written")
+    stale = time.time() - packing.STALE_SECONDS - 60
+    for path in old:
+        os.utime(path, (stale, stale))
+    assert repo.pack() > 0
+    assert [p for p in old if p.exists()] == []
+    assert young.exists()
+    assert Repository.open(repo.directory).snapshot(STORE).get("b").body == "y"  # type: ignore[union-attr]
+    assert_fsck(repo.directory)
+
+
+def test_a_failed_write_leaves_no_pack(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while the pack is written leaves neither a pack nor a temporary file."""
+    _write(repo, "a", "x")
+    before = sorted(os.listdir(_pack_dir(repo)))
+
+    def broken(src: str, dst: str) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "rename", broken)
+    with pytest.raises(Exception, match="Input/output error"):
+        _write(repo, "b", "y")
+    monkeypatch.undo()
+    assert sorted(os.listdir(_pack_dir(repo))) == before
+    assert repo.snapshot(STORE).get("b") is None
