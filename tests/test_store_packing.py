@@ -187,3 +187,48 @@ def test_a_failed_write_leaves_no_pack(repo: Repository, monkeypatch: pytest.Mon
     monkeypatch.undo()
     assert sorted(os.listdir(_pack_dir(repo))) == before
     assert repo.snapshot(STORE).get("b") is None
+
+
+def test_a_branch_in_packed_refs_still_moves(repo: Repository) -> None:
+    """After git pack-refs moves the branch into packed-refs, writes still compare and swap it."""
+    _write(repo, "a", "one")
+    _write(repo, "a", "two")
+    result = git(repo.directory, "pack-refs", "--all")
+    assert result.returncode == 0, result.stderr
+    assert not Path(repo.directory, "refs", "heads", *STORE.split("/")).exists()
+    _write(repo, "a", "three")
+    _write(repo, "b", "four")
+    fresh = Repository.open(repo.directory)
+    assert [r.body for r in fresh.revisions(STORE)] == ["one", "two", "three", "four"]
+    assert_fsck(repo.directory)
+
+
+def test_the_swap_refuses_a_head_moved_by_another_program(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git moving the branch while gitmem writes its pack makes the swap fail; the
+    change is built again on git's commit, so neither update is lost."""
+    _write(repo, "a", "one")
+    ref = "refs/heads/" + STORE
+    real = repo._write_objects  # pyright: ignore[reportPrivateUsage]
+    moved: list[str] = []
+
+    def racing(objects: list[object], **kwargs: bool) -> str:
+        if not moved:  # git does not take gitmem's flock: it can move the ref right now
+            head = git(repo.directory, "rev-parse", ref).stdout.strip()
+            tree = f"{head}^{{tree}}"
+            who = ("-c", "user.name=git", "-c", "user.email=git@example.invalid")
+            made = git(repo.directory, *who, "commit-tree", tree, "-p", head, "-m", "by git")
+            assert made.returncode == 0, made.stderr
+            commit = made.stdout.strip()
+            assert git(repo.directory, "update-ref", ref, commit, head).returncode == 0
+            moved.append(commit)
+        return real(objects, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repo, "_write_objects", racing)
+    _write(repo, "a", "two")
+    head = git(repo.directory, "rev-parse", ref).stdout.strip()
+    parent = git(repo.directory, "rev-parse", f"{head}^").stdout.strip()
+    assert parent == moved[0]
+    assert repo.snapshot(STORE).get("a").body == "two"  # type: ignore[union-attr]
+    assert_fsck(repo.directory)

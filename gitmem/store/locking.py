@@ -10,6 +10,7 @@ and renaming such a file, so any we meet is stale and is removed.
 
 from __future__ import annotations
 
+import _thread
 import errno
 import fcntl
 import os
@@ -79,6 +80,40 @@ def fsync_dir(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def fsync_together(*fds: int) -> None:
+    """fsync several files (or folders) at once: the filesystem's journal commits them in
+    one flush, where one after the other costs a flush each."""
+    failed: list[OSError] = []
+    done: list[_thread.LockType] = []
+
+    def other(fd: int, lock: _thread.LockType) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            failed.append(exc)
+        finally:
+            lock.release()
+
+    try:
+        for fd in fds[1:]:
+            lock = _thread.allocate_lock()
+            lock.acquire()
+            # a bare thread per call: threading.Thread.start waits until the thread
+            # runs, a scheduling round on a loaded machine; a pool's workers would not
+            # survive a fork
+            try:
+                _thread.start_new_thread(other, (fd, lock))
+            except RuntimeError:  # no thread to be had: do it here
+                other(fd, lock)
+            done.append(lock)
+        os.fsync(fds[0])
+    finally:
+        for lock in done:
+            lock.acquire()
+    if failed:
+        raise failed[0]
 
 
 def storage_error(exc: OSError, doing: str) -> StorageError:

@@ -23,7 +23,6 @@ knew disappears.
 
 from __future__ import annotations
 
-import _thread
 import os
 import secrets
 import time
@@ -41,7 +40,7 @@ from dulwich.pack import (
     write_pack_index,
 )
 
-from gitmem.store.locking import fsync_dir
+from gitmem.store.locking import fsync_dir, fsync_together
 
 __all__ = ["PACK_LIMIT", "consolidate", "pack_count", "write_objects"]
 
@@ -58,16 +57,19 @@ _KEEP_SUFFIXES = (".keep", ".promisor")
 _SIBLINGS = (".idx", ".rev", ".bitmap", ".mtimes", ".pack")
 
 
-def write_objects(objects_dir: str, objects: Iterable[ShaFile]) -> str | None:
-    """Write ``objects`` durably as one pack; returns its name (``None`` for no object).
+def write_objects(objects_dir: str, objects: Iterable[ShaFile], *, sync_folder: bool = True) -> str:
+    """Write ``objects`` durably as one pack; returns the folder it went into.
 
+    With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
+    the folder it returns before anything (a ref) names what the pack holds.
     Raises ``OSError``; a failure leaves no pack that a reader would see.
     """
+    pack_dir = _pack_dir(objects_dir)
     unique = {obj.id: obj for obj in objects}
-    if not unique:
-        return None
-    records = (full_unpacked_object(obj) for obj in unique.values())
-    return _write_pack(_pack_dir(objects_dir), records, len(unique))
+    if unique:
+        records = (full_unpacked_object(obj) for obj in unique.values())
+        _write_pack(pack_dir, records, len(unique), sync_folder=sync_folder)
+    return pack_dir
 
 
 def pack_count(objects_dir: str) -> int:
@@ -121,7 +123,9 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
 # -- writing a pack -----------------------------------------------------------------
 
 
-def _write_pack(pack_dir: str, records: Iterator[UnpackedObject], count: int) -> str:
+def _write_pack(
+    pack_dir: str, records: Iterator[UnpackedObject], count: int, *, sync_folder: bool = True
+) -> str:
     token = secrets.token_hex(8)
     # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
     temp_pack = os.path.join(pack_dir, f"{_TEMP}pack_{token}")
@@ -134,7 +138,7 @@ def _write_pack(pack_dir: str, records: Iterator[UnpackedObject], count: int) ->
             write_pack_index(idx, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
             pack.flush()
             idx.flush()
-            _fsync_both(pack.fileno(), idx.fileno())
+            fsync_together(pack.fileno(), idx.fileno())
         name = "pack-" + checksum.hex()
         os.rename(temp_pack, os.path.join(pack_dir, name + ".pack"))
         os.rename(temp_idx, os.path.join(pack_dir, name + ".idx"))
@@ -143,35 +147,9 @@ def _write_pack(pack_dir: str, records: Iterator[UnpackedObject], count: int) ->
             with suppress(OSError):
                 os.unlink(path)
         raise
-    fsync_dir(pack_dir)
+    if sync_folder:
+        fsync_dir(pack_dir)
     return name
-
-
-def _fsync_both(first: int, second: int) -> None:
-    """fsync two files at once: the filesystem's journal commits both in one flush,
-    where one after the other costs two."""
-    failed: list[OSError] = []
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def other() -> None:
-        try:
-            os.fsync(second)
-        except OSError as exc:
-            failed.append(exc)
-        finally:
-            done.release()
-
-    # a bare thread per call: threading.Thread.start waits until the thread runs, which
-    # on a loaded machine costs a scheduling round; and a pool's workers would not
-    # survive a fork
-    _thread.start_new_thread(other, ())
-    try:
-        os.fsync(first)
-    finally:
-        done.acquire()
-    if failed:
-        raise failed[0]
 
 
 def _new_file(path: str) -> BufferedWriter:

@@ -9,6 +9,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Generic, Self, TypeVar
 
@@ -36,6 +37,7 @@ from gitmem.store.locking import (
     WriteLock,
     flocked,
     fsync_dir,
+    fsync_together,
     remove_stale,
     storage_error,
 )
@@ -385,8 +387,15 @@ class Repository:
                 with self._lock.held():
                     if self.head(store) != head:
                         continue
-                    self._write_objects([*built.objects, built.commit])
-                    published = self._publish(self._ref(store), head, built.commit.id.decode())
+                    new = built.commit.id.decode()
+                    if head is None:
+                        self._write_objects([*built.objects, built.commit])
+                        published = self._publish(self._ref(store), head, new)
+                    else:
+                        pending = self._write_objects(
+                            [*built.objects, built.commit], sync_folder=False
+                        )
+                        published = self._swap(self._ref(store), head, new, pending)
             except OSError as exc:
                 raise storage_error(exc, f"writing {built.what}") from exc
             if published:
@@ -823,9 +832,61 @@ class Repository:
 
     # -- durable publication ---------------------------------------------------------
 
-    def _write_objects(self, objects: list[ShaFile]) -> None:
-        """Put new objects on disk durably, as one pack (must hold the write lock)."""
-        packing.write_objects(os.path.join(self.directory, "objects"), objects)
+    def _write_objects(self, objects: list[ShaFile], *, sync_folder: bool = True) -> str:
+        """Put new objects on disk durably, as one pack (must hold the write lock);
+        returns the pack folder, which ``sync_folder=False`` leaves to the caller to fsync
+        before a ref names what it holds."""
+        objects_dir = os.path.join(self.directory, "objects")
+        return packing.write_objects(objects_dir, objects, sync_folder=sync_folder)
+
+    def _swap(self, ref: Ref, old: str, new: str, pending: str) -> bool:
+        """Compare-and-swap the existing branch ``ref`` from ``old`` to ``new`` (must hold
+        the write lock), as ``_publish`` does, with the folder ``pending`` made durable
+        in the same flush as the ref's lock file: both must be on disk before the ref
+        moves, and one journal commit for the two costs half of two in a row."""
+        path = os.path.join(self.directory, os.fsdecode(ref))
+        lock = path + ".lock"
+        if not os.path.isdir(os.path.dirname(path)):  # a packed ref only: the slow road
+            fsync_dir(pending)
+            return self._publish(ref, old, new)
+        fd = -1
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                # we hold the write lock: a lock file left by a killed writer
+                remove_stale(lock)
+        if fd < 0:
+            return False
+        try:
+            with self._read_lock:
+                current = self._repo.refs.read_ref(ref)  # loose, else packed
+            if current != old.encode():
+                os.close(fd)
+                fd = -1
+                os.unlink(lock)
+                return False
+            os.write(fd, new.encode() + b"\n")
+            folder = os.open(pending, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fsync_together(fd, folder)
+            finally:
+                os.close(folder)
+            os.close(fd)
+            fd = -1
+            os.rename(lock, path)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with suppress(FileNotFoundError):
+                os.unlink(lock)
+            raise
+        with suppress(OSError):
+            # the ref has moved and readers see the write: it is published, and refusing
+            # it now would invite a retry that publishes it twice
+            fsync_dir(os.path.dirname(path))
+        return True
 
     def _publish(self, ref: Ref, old: str | None, new: str) -> bool:
         """Compare-and-swap ``ref`` from ``old`` to ``new`` (must hold the write lock)."""
