@@ -232,3 +232,26 @@ def test_the_swap_refuses_a_head_moved_by_another_program(
     assert parent == moved[0]
     assert repo.snapshot(STORE).get("a").body == "two"  # type: ignore[union-attr]
     assert_fsck(repo.directory)
+
+
+def test_the_index_dulwich_reads_back_with_offsets_past_2_gib(tmp_path: Path) -> None:
+    """The pack index gitmem writes reads back in dulwich, 8-byte offsets included."""
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+    from dulwich.pack import load_pack_index
+
+    entries = [(bytes([i]) * 20, offset, 7 * i) for i, offset in enumerate([12, 2**31, 2**33 + 5])]
+    path = tmp_path / "x.idx"
+    path.write_bytes(packing._index(entries, b"\x01" * 20))  # pyright: ignore[reportPrivateUsage]
+    index = load_pack_index(str(path), DEFAULT_OBJECT_FORMAT)
+    index.check()
+    assert [index.object_offset(sha) for sha, _, _ in entries] == [12, 2**31, 2**33 + 5]
+    assert index.get_pack_checksum() == b"\x01" * 20
+
+
+@pytest.mark.parametrize("size", [0, 15, 16, 2047, 2048, 300_000])
+def test_objects_of_every_header_length_read_back(repo: Repository, size: int) -> None:
+    """Object sizes whose packed header takes one to three bytes read back exactly."""
+    body = "x" * size
+    _write(repo, "sized", body)
+    assert Repository.open(repo.directory).snapshot(STORE).get("sized").body == body  # type: ignore[union-attr]
+    assert_fsck(repo.directory)
