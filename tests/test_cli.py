@@ -374,13 +374,31 @@ def test_check_healthy(repo: Repository) -> None:
 
 
 def test_check_finds_a_corrupt_blob(repo: Repository) -> None:
-    """A garbage loose object file for a memory blob is reported and exits 1."""
+    """A memory blob whose packed bytes are garbage is reported and exits 1."""
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+    from dulwich.pack import load_pack_index
+
     put(repo, "notes", "a", body="precious\n")
     data = files.encode(Memory("a", "d", "precious\n"))["a.md"]
     sha = Blob.from_string(data).id.decode()
-    loose = Path(repo.directory, "objects", sha[:2], sha[2:])
-    os.chmod(loose, 0o644)
-    loose.write_bytes(b"garbage, not zlib")
+    damaged = 0
+    for idx in Path(repo.directory, "objects", "pack").glob("*.idx"):
+        index = load_pack_index(str(idx), DEFAULT_OBJECT_FORMAT)
+        try:
+            start = index.object_offset(bytes.fromhex(sha))
+        except KeyError:
+            continue
+        finally:
+            index.close()
+        pack = idx.with_suffix(".pack")
+        raw = bytearray(pack.read_bytes())
+        while raw[start] & 0x80:  # past the object's type-and-size header
+            start += 1
+        raw[start + 1 : start + 11] = b"garbage!!!"  # its zlib stream
+        os.chmod(pack, 0o644)
+        pack.write_bytes(bytes(raw))
+        damaged += 1
+    assert damaged == 1
     result = run(repo, "check")
     assert result.exit_code == 1
     assert f"object {sha[:12]}" in result.stdout

@@ -24,6 +24,7 @@ knew disappears.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import secrets
 import struct
@@ -51,6 +52,7 @@ _TEMP = "tmp_gitmem_"
 # git's own temporary names in objects/pack, which `git gc` prunes once old
 _FOREIGN_TEMPS = ("tmp_pack_", "tmp_idx_")
 _KEEP_SUFFIXES = (".keep", ".promisor")
+_WHOLE = frozenset({1, 2, 3, 4})  # commit, tree, blob, tag: the other types are deltas
 _SIBLINGS = (".idx", ".rev", ".bitmap", ".mtimes", ".pack")
 
 
@@ -65,7 +67,7 @@ def write_objects(objects_dir: str, objects: Iterable[ShaFile], *, sync_folder: 
     unique = {obj.id: obj for obj in objects}
     if unique:
         records = (
-            (obj.type_num, obj.sha().digest(), obj.as_raw_string()) for obj in unique.values()
+            _packed(o.type_num, o.sha().digest(), o.as_raw_string()) for o in unique.values()
         )
         _write_pack(pack_dir, records, len(unique), sync_folder=sync_folder)
     return pack_dir
@@ -94,19 +96,25 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
     loose = _loose(objects_dir)
     if len(chosen) < 2 and not loose:
         return 0
-    opened = [
-        Pack(os.path.join(pack_dir, name), object_format=DEFAULT_OBJECT_FORMAT) for name in chosen
-    ]
+    opened: list[tuple[Pack, mmap.mmap]] = []
     try:
-        sources: dict[RawObjectID, Pack | str] = {}
-        for pack in opened:
-            for hexsha in pack:
-                sources.setdefault(hex_to_sha(hexsha), pack)
+        sources: dict[bytes, Source] = {}
+        for name in chosen:
+            base = os.path.join(pack_dir, name)
+            pack = Pack(base, object_format=DEFAULT_OBJECT_FORMAT)
+            with open(base + ".pack", "rb") as f:
+                opened.append((pack, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
+            data = opened[-1][1]
+            spans = sorted(pack.index.iterentries(), key=lambda e: e[1])
+            ends = [e[1] for e in spans[1:]] + [len(data) - 20]
+            for (sha, start, crc), end in zip(spans, ends, strict=True):
+                sources.setdefault(sha, (len(opened) - 1, start, end, crc))
         for hexsha, path in loose.items():
             sources.setdefault(hex_to_sha(hexsha), path)
-        written = _write_pack(pack_dir, _records(sources), len(sources))
+        written = _write_pack(pack_dir, _records(sources, opened), len(sources))
     finally:
-        for pack in opened:
+        for pack, data in opened:
+            data.close()
             pack.close()
     # only now that the combined pack is durable may what it replaces go
     for name in chosen:
@@ -122,8 +130,12 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
 # -- writing a pack -----------------------------------------------------------------
 
 
-Record = tuple[int, bytes, bytes]
-"""An object to pack: its type number, binary id and content."""
+Record = tuple[bytes, bytes, int]
+"""An object as it goes into a pack: binary id, packed bytes (header and zlib stream),
+CRC-32 of those bytes."""
+Source = str | tuple[int, int, int, int | None]
+"""Where an object to combine is: a loose object's path, or (which pack, start, end,
+CRC-32 if its index records one)."""
 Entry = tuple[bytes, int, int]
 """An index entry: binary id, offset in the pack, CRC-32 of the packed object."""
 
@@ -163,28 +175,30 @@ def _write_pack(
 def _pack_data(
     f: BufferedWriter, records: Iterator[Record], count: int
 ) -> tuple[list[Entry], bytes]:
-    """Write a version-2 pack of ``count`` whole (undeltified) objects; returns the index
-    entries and the pack's checksum."""
+    """Write a version-2 pack of ``count`` packed objects; returns the index entries and
+    the pack's checksum."""
     digest = hashlib.sha1()
     head = b"PACK" + struct.pack(">LL", 2, count)
     f.write(head)
     digest.update(head)
     offset = len(head)
     entries: list[Entry] = []
-    for type_num, sha, raw in records:
-        header = _object_header(type_num, len(raw))
-        body = zlib.compress(raw)
-        f.write(header)
-        f.write(body)
-        digest.update(header)
-        digest.update(body)
-        entries.append((sha, offset, zlib.crc32(body, zlib.crc32(header))))
-        offset += len(header) + len(body)
+    for sha, packed, crc in records:
+        f.write(packed)
+        digest.update(packed)
+        entries.append((sha, offset, crc))
+        offset += len(packed)
     if len(entries) != count:
         raise AssertionError(f"packed {len(entries)} objects, announced {count}")
     checksum = digest.digest()
     f.write(checksum)
     return entries, checksum
+
+
+def _packed(type_num: int, sha: bytes, raw: bytes) -> Record:
+    """A whole (undeltified) object as it goes into a pack."""
+    packed = _object_header(type_num, len(raw)) + zlib.compress(raw)
+    return sha, packed, zlib.crc32(packed)
 
 
 def _object_header(type_num: int, size: int) -> bytes:
@@ -240,14 +254,25 @@ def _new_file(path: str) -> BufferedWriter:
     return os.fdopen(fd, "wb")
 
 
-def _records(sources: dict[RawObjectID, Pack | str]) -> Iterator[Record]:
+def _records(
+    sources: dict[bytes, Source], opened: list[tuple[Pack, mmap.mmap]]
+) -> Iterator[Record]:
     for sha, source in sources.items():
         if isinstance(source, str):
             obj = ShaFile.from_path(source)
-            yield obj.type_num, sha, obj.as_raw_string()
+            yield _packed(obj.type_num, sha, obj.as_raw_string())
+            continue
+        which, start, end, crc = source
+        pack, data = opened[which]
+        packed = data[start:end]
+        found = zlib.crc32(packed)
+        # a whole object is copied as it is packed, with no zlib round trip; a delta (a
+        # pack git or a fetch wrote) is resolved and packed whole
+        if (packed[0] >> 4) & 7 in _WHOLE and crc in (None, found):
+            yield sha, packed, found
         else:
-            type_num, raw = source.get_raw(sha)
-            yield type_num, sha, raw
+            type_num, raw = pack.get_raw(RawObjectID(sha))
+            yield _packed(type_num, sha, raw)
 
 
 def _pack_dir(objects_dir: str) -> str:
