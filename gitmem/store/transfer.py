@@ -5,92 +5,228 @@ found by walking back from the wanted heads until a commit the target holds (a
 repository holds every object of every commit it holds, as git's connectivity rule
 says), and of each new commit's tree only the entries that differ from its parents'
 trees are visited. With gitmem's fan-out layout that is a few folders per change,
-however many memories the store holds. The objects arrive as one pack, fsynced once
-when the target asks for durable object files.
+however many memories the store holds.
+
+Objects travel as raw bytes: read from a loose file or a pack, never parsed into
+dulwich objects (a tree is split into entries by dulwich's native parser only to be
+compared with its parents'). They arrive as one pack whose index is written from what
+was written, not by reading the pack back; each object's id is computed again from its
+content, so a damaged source object is refused rather than copied. The pack and its
+index are fsynced when the target asks for durable object files, and renamed into
+place pack first, so a reader never finds an index without its pack; the caller makes
+the folder durable before a ref names what arrived.
 """
 
 from __future__ import annotations
 
-from typing import cast
+import os
+import secrets
+import zlib
+from collections.abc import Iterator
+from contextlib import suppress
+from io import BufferedWriter
 
-from dulwich.objects import Commit, ObjectID, ShaFile, Tree
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ObjectID, object_class, parse_tree
+from dulwich.pack import UnpackedObject, write_pack_data, write_pack_index
 from dulwich.repo import Repo
 
 __all__ = ["copy_history"]
 
 _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
+_COMMIT, _TREE = 1, 2
+_SHA_LENGTH = 20
+_TEMP = "tmp_gitmem_copy_"
+
+Entries = frozenset[tuple[bytes, int, bytes]]
 
 
 def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
-    ``target`` lacks; returns how many objects were copied."""
-    have = target.object_store
-    src = source.object_store
-    order: list[Commit] = []
-    seen: set[bytes] = set()
-    stack: list[tuple[bytes, bool]] = [(h.encode(), False) for h in heads]
-    while stack:
-        sha, done = stack.pop()
-        if done:
-            order.append(cast(Commit, src[ObjectID(sha)]))
-            continue
-        if sha in seen or ObjectID(sha) in have:
-            continue
-        seen.add(sha)
-        commit = cast(Commit, src[ObjectID(sha)])
-        stack.append((sha, True))
-        stack.extend((p, False) for p in commit.parents if p not in seen)
-    objects: dict[bytes, ShaFile] = {}
-    trees: dict[bytes, dict[bytes, bytes]] = {}
-    for commit in order:
-        objects[commit.id] = commit
-        parents = [cast(Commit, src[p]).tree for p in commit.parents]
-        _copy_tree(source, target, commit.tree, parents, objects, trees)
+    ``target`` lacks, as one pack; returns how many objects were copied.
+
+    Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
+    whose content does not match its id, ``OSError`` for a failed read or write."""
+    reader = _RawReader(source.object_store)
+    commits = _new_commits(reader, target, heads)
+    objects: dict[str, tuple[int, bytes]] = {}
+    trees = _TreeCache(reader)
+    for sha in commits:
+        tree, parents = reader.links(sha)
+        objects[sha] = (_COMMIT, reader.raw(sha)[1])
+        _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
     if objects:
-        have.add_objects([(obj, None) for obj in objects.values()])
+        _write_pack(target.object_store, objects)
     return len(objects)
 
 
-def _entries(
-    source: Repo, sha: bytes, trees: dict[bytes, dict[bytes, bytes]]
-) -> dict[bytes, bytes]:
-    found = trees.get(sha)
-    if found is None:
-        tree = cast(Tree, source.object_store[ObjectID(sha)])
-        found = {bytes(e.path): bytes(e.sha) for e in tree.iteritems()}
-        if len(trees) > 4096:
-            trees.clear()
-        trees[sha] = found
+class _RawReader:
+    """Raw reads of a repository's objects, a commit's tree and parents cached."""
+
+    def __init__(self, store: DiskObjectStore) -> None:
+        self.store = store
+        self._links: dict[str, tuple[str, list[str]]] = {}
+
+    def raw(self, sha: str) -> tuple[int, bytes]:
+        """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
+        # a repository's newest objects may be loose: read the file directly (dulwich
+        # would parse it, after missing it in every pack and rescanning the pack folder)
+        try:
+            with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
+                data = zlib.decompress(f.read())
+        except FileNotFoundError:
+            return self.store.get_raw(ObjectID(sha.encode()))
+        except zlib.error as exc:
+            raise ValueError(f"object {sha} does not inflate: {exc}") from None
+        header, _, content = data.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        found = object_class(kind)
+        if found is None or not size.isdigit() or int(size) != len(content):
+            raise ValueError(f"object {sha} has a damaged header")
+        return found.type_num, content
+
+    def links(self, sha: str) -> tuple[str, list[str]]:
+        """A commit's tree and parents, from its header lines."""
+        found = self._links.get(sha)
+        if found is None:
+            kind, content = self.raw(sha)
+            if kind != _COMMIT:
+                raise ValueError(f"object {sha} is not a commit")
+            tree = ""
+            parents: list[str] = []
+            for line in content.split(b"\n\n", 1)[0].split(b"\n"):
+                if line.startswith(b"tree "):
+                    tree = line[5:].decode("ascii")
+                elif line.startswith(b"parent "):
+                    parents.append(line[7:].decode("ascii"))
+            if len(tree) != 40:
+                raise ValueError(f"commit {sha} names no tree")
+            found = (tree, parents)
+            self._links[sha] = found
+        return found
+
+
+def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
+    """The commits reachable from ``heads`` that ``target`` lacks."""
+    have = target.object_store
+    found: list[str] = []
+    seen: set[str] = set()
+    stack = list(heads)
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        if ObjectID(sha.encode()) in have:
+            continue
+        found.append(sha)
+        stack.extend(reader.links(sha)[1])
     return found
 
 
+class _TreeCache:
+    """Trees split into entries, by id (bounded: a long history passes many)."""
+
+    def __init__(self, reader: _RawReader) -> None:
+        self._reader = reader
+        self._sets: dict[str, Entries] = {}
+        self._names: dict[str, dict[bytes, tuple[int, str]]] = {}
+
+    def entries(self, sha: str, content: bytes | None = None) -> Entries:
+        found = self._sets.get(sha)
+        if found is None:
+            if content is None:
+                kind, content = self._reader.raw(sha)
+                if kind != _TREE:
+                    raise ValueError(f"object {sha} is not a tree")
+            found = frozenset(parse_tree(content, _SHA_LENGTH))
+            if len(self._sets) > 4096:
+                self._sets.clear()
+                self._names.clear()
+            self._sets[sha] = found
+        return found
+
+    def names(self, sha: str) -> dict[bytes, tuple[int, str]]:
+        found = self._names.get(sha)
+        if found is None:
+            found = {name: (mode, entry.decode()) for name, mode, entry in self.entries(sha)}
+            self._names[sha] = found
+        return found
+
+
 def _copy_tree(
-    source: Repo,
-    target: Repo,
-    sha: bytes,
-    parents: list[bytes],
-    objects: dict[bytes, ShaFile],
-    trees: dict[bytes, dict[bytes, bytes]],
+    reader: _RawReader,
+    trees: _TreeCache,
+    sha: str,
+    parents: list[str],
+    objects: dict[str, tuple[int, bytes]],
 ) -> None:
-    # a tree equal to a parent's is held by the target already, or arrives with that parent
+    # a tree equal to a parent's is held by the target already, or arrives with that
+    # parent; no lookup in the target for trees and blobs: what differs from every
+    # parent is new almost always (an object sent twice is harmless)
     stack = [(sha, parents)]
     while stack:
         tree_sha, before = stack.pop()
-        # no lookup in the target for trees and blobs: a miss costs dulwich a rescan of
-        # its pack folder, and what differs from every parent is new almost always (an
-        # object sent twice is harmless)
         if tree_sha in before or tree_sha in objects:
             continue
-        tree = cast(Tree, source.object_store[ObjectID(tree_sha)])
-        objects[tree_sha] = tree
-        trees.setdefault(tree_sha, {bytes(e.path): bytes(e.sha) for e in tree.iteritems()})
-        earlier = [_entries(source, b, trees) for b in before]
-        for entry in tree.iteritems():
-            olds: list[bytes] = [e[entry.path] for e in earlier if entry.path in e]
-            if entry.sha in olds or entry.mode == _GITLINK_MODE:
+        kind, content = reader.raw(tree_sha)
+        if kind != _TREE:
+            raise ValueError(f"object {tree_sha} is not a tree")
+        objects[tree_sha] = (kind, content)
+        earlier = [trees.entries(b) for b in before]
+        for name, mode, entry in trees.entries(tree_sha, content):
+            if mode == _GITLINK_MODE or any((name, mode, entry) in e for e in earlier):
                 continue
-            if entry.mode == _DIR_MODE:
-                stack.append((entry.sha, olds))
-            elif entry.sha not in objects:
-                objects[entry.sha] = source.object_store[ObjectID(entry.sha)]
+            new = entry.decode()
+            if mode == _DIR_MODE:
+                olds = [trees.names(b).get(name) for b in before]
+                stack.append((new, [o[1] for o in olds if o is not None and o[0] == mode]))
+            elif new not in objects:
+                objects[new] = reader.raw(new)
+
+
+def _write_pack(store: DiskObjectStore, objects: dict[str, tuple[int, bytes]]) -> None:
+    """Write ``objects`` into ``store`` as one pack and its index."""
+    pack_dir = store.pack_dir
+    os.makedirs(pack_dir, exist_ok=True)
+    durable = store.fsync_object_files
+    token = secrets.token_hex(8)
+    temp_pack = os.path.join(pack_dir, f"{_TEMP}{token}.pack")
+    temp_idx = os.path.join(pack_dir, f"{_TEMP}{token}.idx")
+
+    def records() -> Iterator[UnpackedObject]:
+        for type_num, content in objects.values():
+            yield UnpackedObject(type_num, decomp_chunks=[content])
+
+    try:
+        with _new_file(temp_pack) as f:
+            # the ids are computed from the contents, then checked against the ids asked for
+            entries, checksum = write_pack_data(
+                f.write, records(), store.object_format, num_records=len(objects)
+            )
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        wrong = {k.hex() for k in entries} ^ objects.keys()
+        if wrong:
+            raise ValueError(f"object {min(wrong)} does not match its content")
+        with _new_file(temp_idx) as f:
+            write_pack_index(f, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        name = os.path.join(pack_dir, "pack-" + checksum.hex())
+        os.rename(temp_pack, name + ".pack")
+        os.rename(temp_idx, name + ".idx")
+    except BaseException:
+        for path in (temp_pack, temp_idx):
+            with suppress(OSError):
+                os.unlink(path)
+        raise
+    _ = store.packs  # the store takes up the new pack now
+
+
+def _new_file(path: str) -> BufferedWriter:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    return os.fdopen(fd, "wb")
