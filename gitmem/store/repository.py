@@ -18,7 +18,6 @@ from dulwich.file import FileLocked
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
-from dulwich.walk import Walker
 
 from gitmem.errors import (
     AlreadyExists,
@@ -662,8 +661,16 @@ class Repository:
         history = self._history(check_store(store))
         if history.contains(ours, theirs):
             return theirs
+        met = self._beyond(history, ours, theirs)[1]
+        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
+        return sorted(best)[0] if best else None
+
+    def _beyond(self, history: History, ours: str, theirs: str) -> tuple[list[str], set[str]]:
+        """The commits reachable from ``theirs`` and not from ``ours`` (``ours`` indexed
+        in ``history``), and the commits of ``ours``'s history where that walk stopped."""
         met: set[str] = set()
         seen: set[str] = set()
+        beyond: list[str] = []
         stack = [theirs]
         while stack:
             commit = stack.pop()
@@ -673,22 +680,15 @@ class Repository:
             if history.contains(ours, commit):
                 met.add(commit)
                 continue
+            beyond.append(commit)
             stack.extend(self._reader.parents(commit))
-        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
-        return sorted(best)[0] if best else None
+        return beyond, met
 
-    def revisions_between(self, ours: str, theirs: str) -> dict[str, int]:
+    def revisions_between(self, store: str, ours: str, theirs: str) -> dict[str, int]:
         """The highest revision each slug reached in commits of ``theirs`` that are not
-        in ``ours`` (a walk of only those commits)."""
+        in ``ours`` (a walk of only those commits, stopping at ``ours``'s history)."""
         found: dict[str, int] = {}
-        with self._read_lock:
-            walker = Walker(
-                self._repo.object_store,
-                include=[ObjectID(theirs.encode())],
-                exclude=[ObjectID(ours.encode())],
-            )
-            shas = [entry.commit.id.decode() for entry in walker]
-        for sha in shas:
+        for sha in self._beyond(self._history(check_store(store)), ours, theirs)[0]:
             facts = self._reader.facts(sha)
             for edited in facts.edits if facts else ():
                 found[edited.slug] = max(found.get(edited.slug, 0), edited.revision)
@@ -720,7 +720,7 @@ class Repository:
         snapshot = self.snapshot(store, ours)
         other = self.snapshot(store, theirs)
         olds = [snapshot.get(edit.slug) for edit in edits]
-        beyond = self.revisions_between(ours, theirs) if edits else {}
+        beyond = self.revisions_between(store, ours, theirs) if edits else {}
         root, objects = self._tree(snapshot, edits)
         totals = _totals(snapshot.totals, edits, olds)
         facts = Facts(

@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import suppress
 from io import BufferedWriter
+from operator import itemgetter
 
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, parse_tree
@@ -38,8 +39,12 @@ _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
 _TEMP = "tmp_gitmem_copy_"
+# a fetched pack is written once and read a few times before packing combines it:
+# zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
+_COMPRESSION = 1
 
-Entries = frozenset[tuple[bytes, int, bytes]]
+Entry = tuple[bytes, int, bytes]
+Entries = frozenset[Entry]
 
 
 def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
@@ -131,7 +136,7 @@ class _TreeCache:
     def __init__(self, reader: _RawReader) -> None:
         self._reader = reader
         self._sets: dict[str, Entries] = {}
-        self._names: dict[str, dict[bytes, tuple[int, str]]] = {}
+        self._names: dict[str, dict[bytes, Entry]] = {}
 
     def entries(self, sha: str, content: bytes | None = None) -> Entries:
         found = self._sets.get(sha)
@@ -147,10 +152,11 @@ class _TreeCache:
             self._sets[sha] = found
         return found
 
-    def names(self, sha: str) -> dict[bytes, tuple[int, str]]:
+    def names(self, sha: str) -> dict[bytes, Entry]:
         found = self._names.get(sha)
         if found is None:
-            found = {name: (mode, entry.decode()) for name, mode, entry in self.entries(sha)}
+            entries = self.entries(sha)
+            found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
             self._names[sha] = found
         return found
 
@@ -174,15 +180,13 @@ def _copy_tree(
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
         objects[tree_sha] = (kind, content)
-        earlier = [trees.entries(b) for b in before]
-        for name, mode, entry in trees.entries(tree_sha, content):
-            if mode == _GITLINK_MODE or any((name, mode, entry) in e for e in earlier):
-                continue
+        fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
+        for name, mode, entry in fresh:
             new = entry.decode()
             if mode == _DIR_MODE:
-                olds = [trees.names(b).get(name) for b in before]
-                stack.append((new, [o[1] for o in olds if o is not None and o[0] == mode]))
-            elif new not in objects:
+                olds = (trees.names(b).get(name) for b in before)
+                stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
+            elif mode != _GITLINK_MODE and new not in objects:
                 objects[new] = reader.raw(new)
 
 
@@ -203,7 +207,11 @@ def _write_pack(store: DiskObjectStore, objects: dict[str, tuple[int, bytes]]) -
         with _new_file(temp_pack) as f:
             # the ids are computed from the contents, then checked against the ids asked for
             entries, checksum = write_pack_data(
-                f.write, records(), store.object_format, num_records=len(objects)
+                f.write,
+                records(),
+                store.object_format,
+                num_records=len(objects),
+                compression_level=_COMPRESSION,
             )
             f.flush()
             if durable:
