@@ -22,14 +22,16 @@ from __future__ import annotations
 import os
 import secrets
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
+from hashlib import sha1
 from io import BufferedWriter
 from operator import itemgetter
+from typing import NamedTuple
 
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, object_class, parse_tree
-from dulwich.pack import UnpackedObject, write_pack_data, write_pack_index
+from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.pack import REF_DELTA, UnpackedObject, write_pack_data, write_pack_index
 from dulwich.repo import Repo
 
 __all__ = ["copy_history"]
@@ -42,6 +44,8 @@ _TEMP = "tmp_gitmem_copy_"
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
 _COMPRESSION = 1
+_DELTA_DEPTH = 10
+"""The longest delta chain written (git allows 50): reading a tree resolves its chain."""
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -55,11 +59,11 @@ def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
     whose content does not match its id, ``OSError`` for a failed read or write."""
     reader = _RawReader(source.object_store)
     commits = _new_commits(reader, target, heads)
-    objects: dict[str, tuple[int, bytes]] = {}
+    objects: dict[str, _Object] = {}
     trees = _TreeCache(reader)
-    for sha in commits:
+    for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
         tree, parents = reader.links(sha)
-        objects[sha] = (_COMMIT, reader.raw(sha)[1])
+        objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
         _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
     if objects:
         _write_pack(target.object_store, objects)
@@ -113,7 +117,8 @@ class _RawReader:
 
 
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
-    """The commits reachable from ``heads`` that ``target`` lacks."""
+    """The commits reachable from ``heads`` that ``target`` lacks, each before its
+    parents."""
     have = target.object_store
     found: list[str] = []
     seen: set[str] = set()
@@ -166,7 +171,7 @@ def _copy_tree(
     trees: _TreeCache,
     sha: str,
     parents: list[str],
-    objects: dict[str, tuple[int, bytes]],
+    objects: dict[str, _Object],
 ) -> None:
     # a tree equal to a parent's is held by the target already, or arrives with that
     # parent; no lookup in the target for trees and blobs: what differs from every
@@ -179,7 +184,7 @@ def _copy_tree(
         kind, content = reader.raw(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        objects[tree_sha] = (kind, content)
+        objects[tree_sha] = _as_delta(content, before, objects)
         fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
         for name, mode, entry in fresh:
             new = entry.decode()
@@ -187,10 +192,95 @@ def _copy_tree(
                 olds = (trees.names(b).get(name) for b in before)
                 stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
-                objects[new] = reader.raw(new)
+                objects[new] = _Object(*reader.raw(new))
 
 
-def _write_pack(store: DiskObjectStore, objects: dict[str, tuple[int, bytes]]) -> None:
+class _Object(NamedTuple):
+    """An object to write: its type and content, and the object (already in the pack)
+    its content is written as a delta against, with that delta and the chain's depth."""
+
+    kind: int
+    content: bytes
+    base: str | None = None
+    delta: bytes = b""
+    depth: int = 0
+
+
+def _as_delta(content: bytes, before: list[str], objects: dict[str, _Object]) -> _Object:
+    """A tree as a delta against its first parent's version of it when that one is in
+    the pack already: a change rewrites an entry or two of a tree, so the delta is the
+    common head and tail copied and the middle inserted (git writes root trees so)."""
+    base = objects.get(before[0]) if before else None
+    if base is None or base.kind != _TREE or base.depth >= _DELTA_DEPTH:
+        return _Object(_TREE, content)
+    delta = _delta(base.content, content)
+    if delta is None:
+        return _Object(_TREE, content)
+    return _Object(_TREE, content, before[0], delta, base.depth + 1)
+
+
+def _delta(source: bytes, target: bytes) -> bytes | None:
+    """A git delta that makes ``target`` from ``source`` by copying their common head
+    and tail and inserting the rest; ``None`` when it would not save half."""
+    a, b = memoryview(source), memoryview(target)
+    most = min(len(a), len(b))
+    head = _common(lambda n: a[:n] == b[:n], most)
+    tail = _common(lambda n: a[len(a) - n :] == b[len(b) - n :], most - head)
+    middle = target[head : len(b) - tail]
+    if len(middle) * 2 > len(target):
+        return None
+    out = bytearray(_size(len(a)) + _size(len(b)))
+    _copy(out, 0, head)
+    for i in range(0, len(middle), 0x7F):
+        chunk = middle[i : i + 0x7F]
+        out.append(len(chunk))
+        out += chunk
+    _copy(out, len(a) - tail, tail)
+    return bytes(out)
+
+
+def _common(equal: Callable[[int], bool], most: int) -> int:
+    """The largest ``n <= most`` with ``equal(n)`` (which holds for every smaller n)."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if equal(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _size(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _copy(out: bytearray, offset: int, length: int) -> None:
+    """Append copy instructions for ``length`` bytes of the source from ``offset``."""
+    while length > 0:
+        size = min(length, 0xFFFF)
+        op, args = 0x80, bytearray()
+        for i in range(4):
+            byte = (offset >> (8 * i)) & 0xFF
+            if byte:
+                op |= 1 << i
+                args.append(byte)
+        for i in range(2):
+            byte = (size >> (8 * i)) & 0xFF
+            if byte:
+                op |= 0x10 << i
+                args.append(byte)
+        out.append(op)
+        out += args
+        offset, length = offset + size, length - size
+
+
+def _write_pack(store: DiskObjectStore, objects: dict[str, _Object]) -> None:
     """Write ``objects`` into ``store`` as one pack and its index."""
     pack_dir = store.pack_dir
     os.makedirs(pack_dir, exist_ok=True)
@@ -199,13 +289,26 @@ def _write_pack(store: DiskObjectStore, objects: dict[str, tuple[int, bytes]]) -
     temp_pack = os.path.join(pack_dir, f"{_TEMP}{token}.pack")
     temp_idx = os.path.join(pack_dir, f"{_TEMP}{token}.idx")
 
+    # each id is computed again from the content: a damaged source object is refused
+    for sha, obj in objects.items():
+        if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
+            raise ValueError(f"object {sha} does not match its content")
+
     def records() -> Iterator[UnpackedObject]:
-        for type_num, content in objects.values():
-            yield UnpackedObject(type_num, decomp_chunks=[content])
+        for sha, obj in objects.items():
+            if obj.base is None:
+                yield UnpackedObject(obj.kind, sha=bytes.fromhex(sha), decomp_chunks=[obj.content])
+            else:
+                yield UnpackedObject(
+                    REF_DELTA,
+                    sha=bytes.fromhex(sha),
+                    delta_base=bytes.fromhex(obj.base),
+                    decomp_chunks=[obj.delta],
+                )
 
     try:
         with _new_file(temp_pack) as f:
-            # the ids are computed from the contents, then checked against the ids asked for
+            # a delta's base is written before it, so it is an offset into this pack
             entries, checksum = write_pack_data(
                 f.write,
                 records(),
@@ -216,9 +319,6 @@ def _write_pack(store: DiskObjectStore, objects: dict[str, tuple[int, bytes]]) -
             f.flush()
             if durable:
                 os.fsync(f.fileno())
-        wrong = {k.hex() for k in entries} ^ objects.keys()
-        if wrong:
-            raise ValueError(f"object {min(wrong)} does not match its content")
         with _new_file(temp_idx) as f:
             write_pack_index(f, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
             f.flush()
