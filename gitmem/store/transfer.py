@@ -222,20 +222,20 @@ def _as_delta(content: bytes, before: list[str], objects: dict[str, _Object]) ->
 def _delta(source: bytes, target: bytes) -> bytes | None:
     """A git delta that makes ``target`` from ``source`` by copying their common head
     and tail and inserting the rest; ``None`` when it would not save half."""
-    a, b = memoryview(source), memoryview(target)
-    most = min(len(a), len(b))
-    head = _common(lambda n: a[:n] == b[:n], most)
-    tail = _common(lambda n: a[len(a) - n :] == b[len(b) - n :], most - head)
-    middle = target[head : len(b) - tail]
+    most = min(len(source), len(target))
+    # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
+    head = _common(lambda n: target.startswith(source[:n]), most)
+    tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    middle = target[head : len(target) - tail]
     if len(middle) * 2 > len(target):
         return None
-    out = bytearray(_size(len(a)) + _size(len(b)))
+    out = bytearray(_size(len(source)) + _size(len(target)))
     _copy(out, 0, head)
     for i in range(0, len(middle), 0x7F):
         chunk = middle[i : i + 0x7F]
         out.append(len(chunk))
         out += chunk
-    _copy(out, len(a) - tail, tail)
+    _copy(out, len(source) - tail, tail)
     return bytes(out)
 
 
