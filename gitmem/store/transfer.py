@@ -30,7 +30,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
 from dulwich.pack import REF_DELTA, UnpackedObject, write_pack_data, write_pack_index
 from dulwich.repo import Repo
 
@@ -119,7 +119,10 @@ class _RawReader:
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
     """The commits reachable from ``heads`` that ``target`` lacks, each before its
     parents."""
-    have = target.object_store
+    store = target.object_store
+    # the pack folder read once: dulwich reads it again after every miss, and every new
+    # commit is one (a pack landing meanwhile at worst makes a commit travel twice)
+    packs = store.packs
     found: list[str] = []
     seen: set[str] = set()
     stack = list(heads)
@@ -128,7 +131,10 @@ def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str
         if sha in seen:
             continue
         seen.add(sha)
-        if ObjectID(sha.encode()) in have:
+        raw = RawObjectID(bytes.fromhex(sha))
+        if any(raw in pack for pack in packs) or os.path.exists(
+            os.path.join(store.path, sha[:2], sha[2:])
+        ):
             continue
         found.append(sha)
         stack.extend(reader.links(sha)[1])
