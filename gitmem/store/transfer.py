@@ -29,6 +29,12 @@ from io import BufferedWriter
 from operator import itemgetter
 from typing import NamedTuple
 
+from dulwich.errors import (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    ObjectFormatException,
+)
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
 from dulwich.pack import REF_DELTA, UnpackedObject, write_pack_data, write_pack_index
@@ -85,7 +91,12 @@ class _RawReader:
             with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
                 data = zlib.decompress(f.read())
         except FileNotFoundError:
-            return self.store.get_raw(ObjectID(sha.encode()))
+            try:
+                return self.store.get_raw(ObjectID(sha.encode()))
+            except KeyError:
+                raise
+            except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
+                raise ValueError(f"object {sha} does not read: {exc}") from None
         except zlib.error as exc:
             raise ValueError(f"object {sha} does not inflate: {exc}") from None
         header, _, content = data.partition(b"\0")
@@ -156,7 +167,10 @@ class _TreeCache:
                 kind, content = self._reader.raw(sha)
                 if kind != _TREE:
                     raise ValueError(f"object {sha} is not a tree")
-            found = frozenset(parse_tree(content, _SHA_LENGTH))
+            try:
+                found = frozenset(parse_tree(content, _SHA_LENGTH))
+            except ObjectFormatException as exc:
+                raise ValueError(f"tree {sha} does not parse: {exc}") from None
             if len(self._sets) > 4096:
                 self._sets.clear()
                 self._names.clear()
