@@ -5,6 +5,7 @@ All dulwich contact lives in ``gitmem.store``; no dulwich type or exception leav
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -644,13 +645,36 @@ class Repository:
         return pushed
 
     def _set_ref(self, ref: Ref, commit: str) -> None:
+        """Point a remote-tracking ref at ``commit`` (must hold the write lock), as ``git
+        fetch`` does: through its ``.lock`` file renamed over it, without fsync. It only
+        records where the remote was: a crash that loses it costs the next fetch, and
+        what it names is in a durable pack already."""
         with self._read_lock:
             try:
                 current: str | None = self._repo.refs[ref].decode()
             except KeyError:
                 current = None
-        if current != commit:
-            self._publish(ref, current, commit)
+        if current == commit:
+            return
+        path = os.path.join(self.directory, os.fsdecode(ref))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lock = path + ".lock"
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                remove_stale(lock)  # no gitmem writer is mid-way: a dead one's leftover
+        else:
+            return  # another program is setting it: where the remote was, either way
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(commit + "\n")
+            os.replace(lock, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            raise
 
     def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
         """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
