@@ -166,7 +166,7 @@ def main() -> None:
     print(f"gitmem sync benchmark ({git_version.stdout.strip()}, median of {RUNS} runs)")
     print(f"{CHANGES} changed memories on each side, 100 commits a side; load average ", end="")
     print(" ".join(f"{x:.1f}" for x in os.getloadavg()), "\n")
-    totals: dict[int, float] = {}
+    totals: dict[int, tuple[float, float]] = {}
     for count in (1_000, 10_000):
         mine: list[Run] = []
         theirs: list[Run] = []
@@ -184,7 +184,7 @@ def main() -> None:
                 shutil.rmtree(work + "-twin", ignore_errors=True)
         m, g = median(mine, "wall"), median(theirs, "wall")
         part = statistics.median(r.wall - r.push for r in mine)
-        totals[count] = m
+        totals[count] = (m, median(mine, "cpu"))
         print(f"{count:,} memories")
         print(
             f"  sync total            gitmem {m:7.1f} ms   git fetch + merge {g:7.1f} ms"
@@ -204,8 +204,12 @@ def main() -> None:
             f"  as processes          `gitmem sync` {pm:7.1f} ms   `git fetch && git merge` {pg:7.1f} ms"
             f"   {pm / pg:.2f}x"
         )
-    growth = totals[10_000] / totals[1_000]
-    print(f"\n10,000 / 1,000 memories: {growth:.2f}x ({verdict(growth, 1.5)})")
+    growth = totals[10_000][0] / totals[1_000][0]
+    cpu_growth = totals[10_000][1] / totals[1_000][1]
+    print(
+        f"\n10,000 / 1,000 memories: {growth:.2f}x wall ({verdict(growth, 1.5)}), "
+        f"{cpu_growth:.2f}x CPU ({verdict(cpu_growth, 1.5)})"
+    )
 
 
 if __name__ == "__main__":

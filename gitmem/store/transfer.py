@@ -37,7 +37,14 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
-from dulwich.pack import REF_DELTA, UnpackedObject, write_pack_data, write_pack_index
+from dulwich.pack import (
+    REF_DELTA,
+    Pack,
+    PackFileDisappeared,
+    UnpackedObject,
+    write_pack_data,
+    write_pack_index,
+)
 from dulwich.repo import Repo
 
 __all__ = ["copy_history"]
@@ -82,6 +89,7 @@ class _RawReader:
     def __init__(self, store: DiskObjectStore) -> None:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
+        self._packs: list[Pack] | None = None
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
@@ -92,7 +100,7 @@ class _RawReader:
                 data = zlib.decompress(f.read())
         except FileNotFoundError:
             try:
-                return self.store.get_raw(ObjectID(sha.encode()))
+                return self._packed(sha)
             except KeyError:
                 raise
             except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
@@ -105,6 +113,24 @@ class _RawReader:
         if found is None or not size.isdigit() or int(size) != len(content):
             raise ValueError(f"object {sha} has a damaged header")
         return found.type_num, content
+
+    def _packed(self, sha: str) -> tuple[int, bytes]:
+        # the packs asked directly, the one that answered last first: a commit's objects
+        # sit together, and a repository may hold dozens of small packs
+        raw = RawObjectID(bytes.fromhex(sha))
+        if self._packs is None:
+            self._packs = list(self.store.packs)
+        for i, pack in enumerate(self._packs):
+            try:
+                found = pack.get_raw(raw)
+            except KeyError:
+                continue
+            except PackFileDisappeared:
+                break  # a repack took it away: the store looks afresh
+            if i:
+                self._packs.insert(0, self._packs.pop(i))
+            return found
+        return self.store.get_raw(ObjectID(sha.encode()))
 
     def links(self, sha: str) -> tuple[str, list[str]]:
         """A commit's tree and parents, from its header lines."""
