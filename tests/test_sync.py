@@ -471,3 +471,21 @@ def test_two_projects_with_unrelated_stores_reconcile(tmp_path: Path) -> None:
         tracking = sh(first, "rev-parse", f"refs/remotes/origin/gitmem/{STORE}").strip()
         assert tracking == a.head(STORE)
         assert b.check() == []
+
+
+def test_tracking_refs_follow_over_a_stale_lock_and_packed_refs(replicas: Replicas) -> None:
+    """A remote-tracking ref packed by `git pack-refs`, and a `.lock` file a killed
+    writer left on it, do not stop a sync from recording where the remote is."""
+    tracking = f"refs/remotes/origin/gitmem/{STORE}"
+    clone = Path(replicas.a.directory).parent
+    sh(clone, "pack-refs", "--all")
+    lock = Path(replicas.a.directory, *tracking.split("/")).with_suffix(".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("0" * 40 + "\n")
+    ops.create(replicas.b, STORE, ME, "from-b", "d", "b\n")
+    [pushed] = replicas.b.sync()
+    [fetched] = replicas.a.sync()
+    assert pushed.pushed and fetched.fetched and fetched.head == pushed.head
+    assert sh(clone, "rev-parse", tracking).strip() == pushed.head
+    assert not lock.exists()
+    sh(clone, "fsck", "--strict", "--no-dangling")

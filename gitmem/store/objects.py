@@ -9,7 +9,8 @@ import threading
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar, cast
 
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.errors import ObjectFormatException
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
@@ -180,10 +181,41 @@ class ObjectReader:
     def tree(self, sha: str) -> TreeEntries:
         found = self._trees.get(sha)
         if found is None:
-            tree = cast(Tree, self.object(sha))
-            found = [(e.path.decode(), e.mode, bytes(e.sha)) for e in tree.iteritems()]
+            # the entries straight from the raw tree, in its stored order (git's), without
+            # building a Tree object and sorting its entries again
+            content = self.raw(sha, Tree.type_num)
+            try:
+                found = [
+                    (name.decode(), mode, entry) for name, mode, entry in parse_tree(content, 20)
+                ]
+            except (ObjectFormatException, ValueError) as exc:
+                raise StorageError(
+                    f"tree {sha} does not parse ({exc}); run `gitmem check`"
+                ) from exc
             _bounded(self._trees)[sha] = found
         return found
+
+    def raw(self, sha: str, kind: int) -> bytes:
+        """The content of the object ``sha``, which must be of type ``kind``."""
+        key = ObjectID(sha.encode())
+        store = self.repo.object_store
+        with self.lock:
+            try:
+                try:
+                    found, content = store.get_raw(key)
+                except KeyError:
+                    # a concurrent pack may have moved it: look at the packs afresh
+                    _ = store.packs
+                    found, content = store.get_raw(key)
+            except KeyError:
+                raise StorageError(f"object {sha} is missing; run `gitmem check`") from None
+            except Exception as exc:  # zlib, format and I/O errors: a damaged object
+                raise StorageError(
+                    f"object {sha} does not read ({exc}); run `gitmem check`"
+                ) from exc
+        if found != kind:
+            raise StorageError(f"object {sha} is not of the type expected; run `gitmem check`")
+        return content
 
     def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
         """A tree's entries by name: ``name → (mode, sha)``."""

@@ -5,6 +5,7 @@ All dulwich contact lives in ``gitmem.store``; no dulwich type or exception leav
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -19,7 +20,6 @@ from dulwich.file import FileLocked
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
-from dulwich.walk import Walker
 
 from gitmem.errors import (
     AlreadyExists,
@@ -654,13 +654,36 @@ class Repository:
         return pushed
 
     def _set_ref(self, ref: Ref, commit: str) -> None:
+        """Point a remote-tracking ref at ``commit`` (must hold the write lock), as ``git
+        fetch`` does: through its ``.lock`` file renamed over it, without fsync. It only
+        records where the remote was: a crash that loses it costs the next fetch, and
+        what it names is in a durable pack already."""
         with self._read_lock:
             try:
                 current: str | None = self._repo.refs[ref].decode()
             except KeyError:
                 current = None
-        if current != commit:
-            self._publish(ref, current, commit)
+        if current == commit:
+            return
+        path = os.path.join(self.directory, os.fsdecode(ref))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lock = path + ".lock"
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                remove_stale(lock)  # no gitmem writer is mid-way: a dead one's leftover
+        else:
+            return  # another program is setting it: where the remote was, either way
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(commit + "\n")
+            os.replace(lock, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            raise
 
     def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
         """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
@@ -671,8 +694,16 @@ class Repository:
         history = self._history(check_store(store))
         if history.contains(ours, theirs):
             return theirs
+        met = self._beyond(history, ours, theirs)[1]
+        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
+        return sorted(best)[0] if best else None
+
+    def _beyond(self, history: History, ours: str, theirs: str) -> tuple[list[str], set[str]]:
+        """The commits reachable from ``theirs`` and not from ``ours`` (``ours`` indexed
+        in ``history``), and the commits of ``ours``'s history where that walk stopped."""
         met: set[str] = set()
         seen: set[str] = set()
+        beyond: list[str] = []
         stack = [theirs]
         while stack:
             commit = stack.pop()
@@ -682,22 +713,15 @@ class Repository:
             if history.contains(ours, commit):
                 met.add(commit)
                 continue
+            beyond.append(commit)
             stack.extend(self._reader.parents(commit))
-        best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
-        return sorted(best)[0] if best else None
+        return beyond, met
 
-    def revisions_between(self, ours: str, theirs: str) -> dict[str, int]:
+    def revisions_between(self, store: str, ours: str, theirs: str) -> dict[str, int]:
         """The highest revision each slug reached in commits of ``theirs`` that are not
-        in ``ours`` (a walk of only those commits)."""
+        in ``ours`` (a walk of only those commits, stopping at ``ours``'s history)."""
         found: dict[str, int] = {}
-        with self._read_lock:
-            walker = Walker(
-                self._repo.object_store,
-                include=[ObjectID(theirs.encode())],
-                exclude=[ObjectID(ours.encode())],
-            )
-            shas = [entry.commit.id.decode() for entry in walker]
-        for sha in shas:
+        for sha in self._beyond(self._history(check_store(store)), ours, theirs)[0]:
             facts = self._reader.facts(sha)
             for edited in facts.edits if facts else ():
                 found[edited.slug] = max(found.get(edited.slug, 0), edited.revision)
@@ -729,7 +753,7 @@ class Repository:
         snapshot = self.snapshot(store, ours)
         other = self.snapshot(store, theirs)
         olds = [snapshot.get(edit.slug) for edit in edits]
-        beyond = self.revisions_between(ours, theirs) if edits else {}
+        beyond = self.revisions_between(store, ours, theirs) if edits else {}
         root, objects = self._tree(snapshot, edits)
         totals = _totals(snapshot.totals, edits, olds)
         facts = Facts(

@@ -5,92 +5,382 @@ found by walking back from the wanted heads until a commit the target holds (a
 repository holds every object of every commit it holds, as git's connectivity rule
 says), and of each new commit's tree only the entries that differ from its parents'
 trees are visited. With gitmem's fan-out layout that is a few folders per change,
-however many memories the store holds. The objects arrive as one pack, fsynced once
-when the target asks for durable object files.
+however many memories the store holds.
+
+Objects travel as raw bytes: read from a loose file or a pack, never parsed into
+dulwich objects (a tree is split into entries by dulwich's native parser only to be
+compared with its parents'). They arrive as one pack whose index is written from what
+was written, not by reading the pack back; each object's id is computed again from its
+content, so a damaged source object is refused rather than copied. The pack and its
+index are fsynced when the target asks for durable object files, and renamed into
+place pack first, so a reader never finds an index without its pack; the caller makes
+the folder durable before a ref names what arrived.
 """
 
 from __future__ import annotations
 
-from typing import cast
+import os
+import secrets
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from hashlib import sha1
+from io import BufferedWriter
+from operator import itemgetter
+from typing import NamedTuple
 
-from dulwich.objects import Commit, ObjectID, ShaFile, Tree
+from dulwich.errors import (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    ObjectFormatException,
+)
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
+from dulwich.pack import (
+    REF_DELTA,
+    Pack,
+    PackFileDisappeared,
+    UnpackedObject,
+    write_pack_data,
+    write_pack_index,
+)
 from dulwich.repo import Repo
 
 __all__ = ["copy_history"]
 
 _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
+_COMMIT, _TREE = 1, 2
+_SHA_LENGTH = 20
+_TEMP = "tmp_gitmem_copy_"
+# a fetched pack is written once and read a few times before packing combines it:
+# zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
+_COMPRESSION = 1
+_DELTA_DEPTH = 10
+"""The longest delta chain written (git allows 50): reading a tree resolves its chain."""
+
+Entry = tuple[bytes, int, bytes]
+Entries = frozenset[Entry]
 
 
 def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
-    ``target`` lacks; returns how many objects were copied."""
-    have = target.object_store
-    src = source.object_store
-    order: list[Commit] = []
-    seen: set[bytes] = set()
-    stack: list[tuple[bytes, bool]] = [(h.encode(), False) for h in heads]
-    while stack:
-        sha, done = stack.pop()
-        if done:
-            order.append(cast(Commit, src[ObjectID(sha)]))
-            continue
-        if sha in seen or ObjectID(sha) in have:
-            continue
-        seen.add(sha)
-        commit = cast(Commit, src[ObjectID(sha)])
-        stack.append((sha, True))
-        stack.extend((p, False) for p in commit.parents if p not in seen)
-    objects: dict[bytes, ShaFile] = {}
-    trees: dict[bytes, dict[bytes, bytes]] = {}
-    for commit in order:
-        objects[commit.id] = commit
-        parents = [cast(Commit, src[p]).tree for p in commit.parents]
-        _copy_tree(source, target, commit.tree, parents, objects, trees)
+    ``target`` lacks, as one pack; returns how many objects were copied.
+
+    Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
+    whose content does not match its id, ``OSError`` for a failed read or write."""
+    reader = _RawReader(source.object_store)
+    commits = _new_commits(reader, target, heads)
+    objects: dict[str, _Object] = {}
+    trees = _TreeCache(reader)
+    for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
+        tree, parents = reader.links(sha)
+        objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
+        _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
     if objects:
-        have.add_objects([(obj, None) for obj in objects.values()])
+        _write_pack(target.object_store, objects)
     return len(objects)
 
 
-def _entries(
-    source: Repo, sha: bytes, trees: dict[bytes, dict[bytes, bytes]]
-) -> dict[bytes, bytes]:
-    found = trees.get(sha)
-    if found is None:
-        tree = cast(Tree, source.object_store[ObjectID(sha)])
-        found = {bytes(e.path): bytes(e.sha) for e in tree.iteritems()}
-        if len(trees) > 4096:
-            trees.clear()
-        trees[sha] = found
+class _RawReader:
+    """Raw reads of a repository's objects, a commit's tree and parents cached."""
+
+    def __init__(self, store: DiskObjectStore) -> None:
+        self.store = store
+        self._links: dict[str, tuple[str, list[str]]] = {}
+        self._packs: list[Pack] | None = None
+
+    def raw(self, sha: str) -> tuple[int, bytes]:
+        """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
+        # a repository's newest objects may be loose: read the file directly (dulwich
+        # would parse it, after missing it in every pack and rescanning the pack folder)
+        try:
+            with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
+                data = zlib.decompress(f.read())
+        except FileNotFoundError:
+            try:
+                return self._packed(sha)
+            except KeyError:
+                raise
+            except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
+                raise ValueError(f"object {sha} does not read: {exc}") from None
+        except zlib.error as exc:
+            raise ValueError(f"object {sha} does not inflate: {exc}") from None
+        header, _, content = data.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        found = object_class(kind)
+        if found is None or not size.isdigit() or int(size) != len(content):
+            raise ValueError(f"object {sha} has a damaged header")
+        return found.type_num, content
+
+    def _packed(self, sha: str) -> tuple[int, bytes]:
+        # the packs asked directly, the one that answered last first: a commit's objects
+        # sit together, and a repository may hold dozens of small packs
+        raw = RawObjectID(bytes.fromhex(sha))
+        if self._packs is None:
+            self._packs = list(self.store.packs)
+        for i, pack in enumerate(self._packs):
+            try:
+                found = pack.get_raw(raw)
+            except KeyError:
+                continue
+            except PackFileDisappeared:
+                break  # a repack took it away: the store looks afresh
+            if i:
+                self._packs.insert(0, self._packs.pop(i))
+            return found
+        return self.store.get_raw(ObjectID(sha.encode()))
+
+    def links(self, sha: str) -> tuple[str, list[str]]:
+        """A commit's tree and parents, from its header lines."""
+        found = self._links.get(sha)
+        if found is None:
+            kind, content = self.raw(sha)
+            if kind != _COMMIT:
+                raise ValueError(f"object {sha} is not a commit")
+            tree = ""
+            parents: list[str] = []
+            for line in content.split(b"\n\n", 1)[0].split(b"\n"):
+                if line.startswith(b"tree "):
+                    tree = line[5:].decode("ascii")
+                elif line.startswith(b"parent "):
+                    parents.append(line[7:].decode("ascii"))
+            if len(tree) != 40:
+                raise ValueError(f"commit {sha} names no tree")
+            found = (tree, parents)
+            self._links[sha] = found
+        return found
+
+
+def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
+    """The commits reachable from ``heads`` that ``target`` lacks, each before its
+    parents."""
+    store = target.object_store
+    # the pack folder read once: dulwich reads it again after every miss, and every new
+    # commit is one (a pack landing meanwhile at worst makes a commit travel twice)
+    packs = store.packs
+    found: list[str] = []
+    seen: set[str] = set()
+    stack = list(heads)
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        raw = RawObjectID(bytes.fromhex(sha))
+        if any(raw in pack for pack in packs) or os.path.exists(
+            os.path.join(store.path, sha[:2], sha[2:])
+        ):
+            continue
+        found.append(sha)
+        stack.extend(reader.links(sha)[1])
     return found
 
 
+class _TreeCache:
+    """Trees split into entries, by id (bounded: a long history passes many)."""
+
+    def __init__(self, reader: _RawReader) -> None:
+        self._reader = reader
+        self._sets: dict[str, Entries] = {}
+        self._names: dict[str, dict[bytes, Entry]] = {}
+
+    def entries(self, sha: str, content: bytes | None = None) -> Entries:
+        found = self._sets.get(sha)
+        if found is None:
+            if content is None:
+                kind, content = self._reader.raw(sha)
+                if kind != _TREE:
+                    raise ValueError(f"object {sha} is not a tree")
+            try:
+                found = frozenset(parse_tree(content, _SHA_LENGTH))
+            except ObjectFormatException as exc:
+                raise ValueError(f"tree {sha} does not parse: {exc}") from None
+            if len(self._sets) > 4096:
+                self._sets.clear()
+                self._names.clear()
+            self._sets[sha] = found
+        return found
+
+    def names(self, sha: str) -> dict[bytes, Entry]:
+        found = self._names.get(sha)
+        if found is None:
+            entries = self.entries(sha)
+            found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
+            self._names[sha] = found
+        return found
+
+
 def _copy_tree(
-    source: Repo,
-    target: Repo,
-    sha: bytes,
-    parents: list[bytes],
-    objects: dict[bytes, ShaFile],
-    trees: dict[bytes, dict[bytes, bytes]],
+    reader: _RawReader,
+    trees: _TreeCache,
+    sha: str,
+    parents: list[str],
+    objects: dict[str, _Object],
 ) -> None:
-    # a tree equal to a parent's is held by the target already, or arrives with that parent
+    # a tree equal to a parent's is held by the target already, or arrives with that
+    # parent; no lookup in the target for trees and blobs: what differs from every
+    # parent is new almost always (an object sent twice is harmless)
     stack = [(sha, parents)]
     while stack:
         tree_sha, before = stack.pop()
-        # no lookup in the target for trees and blobs: a miss costs dulwich a rescan of
-        # its pack folder, and what differs from every parent is new almost always (an
-        # object sent twice is harmless)
         if tree_sha in before or tree_sha in objects:
             continue
-        tree = cast(Tree, source.object_store[ObjectID(tree_sha)])
-        objects[tree_sha] = tree
-        trees.setdefault(tree_sha, {bytes(e.path): bytes(e.sha) for e in tree.iteritems()})
-        earlier = [_entries(source, b, trees) for b in before]
-        for entry in tree.iteritems():
-            olds: list[bytes] = [e[entry.path] for e in earlier if entry.path in e]
-            if entry.sha in olds or entry.mode == _GITLINK_MODE:
-                continue
-            if entry.mode == _DIR_MODE:
-                stack.append((entry.sha, olds))
-            elif entry.sha not in objects:
-                objects[entry.sha] = source.object_store[ObjectID(entry.sha)]
+        kind, content = reader.raw(tree_sha)
+        if kind != _TREE:
+            raise ValueError(f"object {tree_sha} is not a tree")
+        objects[tree_sha] = _as_delta(content, before, objects)
+        fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
+        for name, mode, entry in fresh:
+            new = entry.decode()
+            if mode == _DIR_MODE:
+                olds = (trees.names(b).get(name) for b in before)
+                stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
+            elif mode != _GITLINK_MODE and new not in objects:
+                objects[new] = _Object(*reader.raw(new))
+
+
+class _Object(NamedTuple):
+    """An object to write: its type and content, and the object (already in the pack)
+    its content is written as a delta against, with that delta and the chain's depth."""
+
+    kind: int
+    content: bytes
+    base: str | None = None
+    delta: bytes = b""
+    depth: int = 0
+
+
+def _as_delta(content: bytes, before: list[str], objects: dict[str, _Object]) -> _Object:
+    """A tree as a delta against its first parent's version of it when that one is in
+    the pack already: a change rewrites an entry or two of a tree, so the delta is the
+    common head and tail copied and the middle inserted (git writes root trees so)."""
+    base = objects.get(before[0]) if before else None
+    if base is None or base.kind != _TREE or base.depth >= _DELTA_DEPTH:
+        return _Object(_TREE, content)
+    delta = _delta(base.content, content)
+    if delta is None:
+        return _Object(_TREE, content)
+    return _Object(_TREE, content, before[0], delta, base.depth + 1)
+
+
+def _delta(source: bytes, target: bytes) -> bytes | None:
+    """A git delta that makes ``target`` from ``source`` by copying their common head
+    and tail and inserting the rest; ``None`` when it would not save half."""
+    most = min(len(source), len(target))
+    # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
+    head = _common(lambda n: target.startswith(source[:n]), most)
+    tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    middle = target[head : len(target) - tail]
+    if len(middle) * 2 > len(target):
+        return None
+    out = bytearray(_size(len(source)) + _size(len(target)))
+    _copy(out, 0, head)
+    for i in range(0, len(middle), 0x7F):
+        chunk = middle[i : i + 0x7F]
+        out.append(len(chunk))
+        out += chunk
+    _copy(out, len(source) - tail, tail)
+    return bytes(out)
+
+
+def _common(equal: Callable[[int], bool], most: int) -> int:
+    """The largest ``n <= most`` with ``equal(n)`` (which holds for every smaller n)."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if equal(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _size(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _copy(out: bytearray, offset: int, length: int) -> None:
+    """Append copy instructions for ``length`` bytes of the source from ``offset``."""
+    while length > 0:
+        size = min(length, 0xFFFF)
+        op, args = 0x80, bytearray()
+        for i in range(4):
+            byte = (offset >> (8 * i)) & 0xFF
+            if byte:
+                op |= 1 << i
+                args.append(byte)
+        for i in range(2):
+            byte = (size >> (8 * i)) & 0xFF
+            if byte:
+                op |= 0x10 << i
+                args.append(byte)
+        out.append(op)
+        out += args
+        offset, length = offset + size, length - size
+
+
+def _write_pack(store: DiskObjectStore, objects: dict[str, _Object]) -> None:
+    """Write ``objects`` into ``store`` as one pack and its index."""
+    pack_dir = store.pack_dir
+    os.makedirs(pack_dir, exist_ok=True)
+    durable = store.fsync_object_files
+    token = secrets.token_hex(8)
+    temp_pack = os.path.join(pack_dir, f"{_TEMP}{token}.pack")
+    temp_idx = os.path.join(pack_dir, f"{_TEMP}{token}.idx")
+
+    # each id is computed again from the content: a damaged source object is refused
+    for sha, obj in objects.items():
+        if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
+            raise ValueError(f"object {sha} does not match its content")
+
+    def records() -> Iterator[UnpackedObject]:
+        for sha, obj in objects.items():
+            if obj.base is None:
+                yield UnpackedObject(obj.kind, sha=bytes.fromhex(sha), decomp_chunks=[obj.content])
+            else:
+                yield UnpackedObject(
+                    REF_DELTA,
+                    sha=bytes.fromhex(sha),
+                    delta_base=bytes.fromhex(obj.base),
+                    decomp_chunks=[obj.delta],
+                )
+
+    try:
+        with _new_file(temp_pack) as f:
+            # a delta's base is written before it, so it is an offset into this pack
+            entries, checksum = write_pack_data(
+                f.write,
+                records(),
+                store.object_format,
+                num_records=len(objects),
+                compression_level=_COMPRESSION,
+            )
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        with _new_file(temp_idx) as f:
+            write_pack_index(f, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        name = os.path.join(pack_dir, "pack-" + checksum.hex())
+        os.rename(temp_pack, name + ".pack")
+        os.rename(temp_idx, name + ".idx")
+    except BaseException:
+        for path in (temp_pack, temp_idx):
+            with suppress(OSError):
+                os.unlink(path)
+        raise
+    _ = store.packs  # the store takes up the new pack now
+
+
+def _new_file(path: str) -> BufferedWriter:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    return os.fdopen(fd, "wb")

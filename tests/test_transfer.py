@@ -1,0 +1,184 @@
+"""Copying history between repositories on this machine (``gitmem.store.transfer``):
+raw objects, one pack whose index is written as it is written, trees as deltas."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from conftest import assert_fsck
+from dulwich.pack import apply_delta
+from dulwich.repo import Repo
+from helpers_sync import ME, STORE, sh
+
+from gitmem import Memory, RemoteError, Repository
+from gitmem.store.transfer import _delta, copy_history  # pyright: ignore[reportPrivateUsage]
+from gitmem.types import Change
+
+BRANCH = f"refs/heads/{STORE}"
+
+
+def _write(repo: Repository, slug: str, body: str) -> str:
+    memory = Memory(slug, f"about {slug}", body)
+    op = "edit" if repo.snapshot(STORE).get(slug) else "create"
+    return repo.mutate(STORE, ME, lambda _: Change(op, slug, memory)).commit
+
+
+def _head(path: Path) -> str:
+    return sh(path, "rev-parse", BRANCH).strip()
+
+
+def _deltas(path: Path) -> int:
+    """How many objects the packs of ``path`` hold as deltas (git's own count)."""
+    found = 0
+    for idx in (path / "objects" / "pack").glob("*.idx"):
+        out = sh(path, "verify-pack", "-v", str(idx))
+        found += sum(1 for line in out.splitlines() if line.count(" ") >= 6 and "tree" in line)
+    return found
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    """A standalone store with 40 memories, and an empty bare repository."""
+    source = tmp_path / "source"
+    with Repository.init(str(source)) as repo:
+        for i in range(40):
+            _write(repo, f"m{i:02d}", f"memory {i}\n")
+    target = tmp_path / "target.git"
+    sh(tmp_path, "init", "-q", "--bare", str(target))
+    return source, target
+
+
+def test_copies_the_whole_history_once_then_nothing(pair: tuple[Path, Path]) -> None:
+    """Everything reachable arrives in one pack git accepts; a second copy copies nothing."""
+    source, target = pair
+    head = _head(source)
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copied = copy_history(src, dst, [head])
+        assert copy_history(src, dst, [head]) == 0
+    assert copied == len(sh(source, "rev-list", "--objects", BRANCH).splitlines())
+    assert len(list((target / "objects" / "pack").glob("*.idx"))) == 1
+    sh(target, "update-ref", BRANCH, head)
+    assert_fsck(target)
+    sh(target, "verify-pack", str(next((target / "objects" / "pack").glob("*.idx"))))
+
+
+def test_sends_only_what_is_new_with_trees_as_deltas(pair: tuple[Path, Path]) -> None:
+    """After a first copy, ten more commits send their own objects only; their root and
+    fan-out trees travel as deltas against their parents' (git reads them back)."""
+    source, target = pair
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copy_history(src, dst, [_head(source)])
+    before = _head(source)
+    with Repository.open(str(source)) as repo:
+        for i in range(10):
+            _write(repo, f"m{i * 3:02d}", f"memory {i} changed\n")
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copied = copy_history(src, dst, [_head(source)])
+    new = sh(source, "rev-list", "--objects", BRANCH, f"^{before}").splitlines()
+    assert copied == len(new)  # a commit, its root tree, its fan-out tree, its blob
+    assert _deltas(target) >= 9  # every root tree after the first of the pack
+    sh(target, "update-ref", BRANCH, _head(source))
+    assert_fsck(target)
+    with Repository.open(str(source)) as repo:
+        memories = {m.slug: m.body for m in repo.snapshot(STORE).memories()}
+    listed = sh(target, "ls-tree", "-r", BRANCH).splitlines()
+    assert len(listed) == len(memories) == 40
+
+
+def test_a_merge_commit_brings_both_parents(pair: tuple[Path, Path]) -> None:
+    """A history with a merge (both sides unknown to the target) arrives whole."""
+    source, target = pair
+    clone = source.parent / "clone"
+    shutil.copytree(source, clone)
+    with Repository.open(str(source)) as repo:
+        _write(repo, "m01", "ours\n")
+    with Repository.open(str(clone)) as other:
+        _write(other, "m02", "theirs\n")
+    with Repository.open(str(source)) as repo:
+        sh(source, "remote", "add", "other", str(clone))
+        [report] = repo.sync("other")
+        assert report.merged
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copy_history(src, dst, [_head(source)])
+    sh(target, "update-ref", BRANCH, _head(source))
+    assert_fsck(target)
+
+
+def test_a_damaged_object_is_refused_and_nothing_lands(pair: tuple[Path, Path]) -> None:
+    """A loose object whose content is not what its name says stops the copy with a
+    clear error; the target gets no pack."""
+    source, target = pair
+    with Repository.open(str(source)) as repo:
+        head = _write(repo, "m00", "to be damaged\n")
+        path = repo.path(STORE, "m00")
+    sha = sh(source, "rev-parse", f"{BRANCH}:{path}").strip()
+    sh(source, "repack", "-q", "-a", "-d")  # everything packed, then one loose impostor
+    loose = source / "objects" / sha[:2] / sha[2:]
+    loose.parent.mkdir(exist_ok=True)
+    loose.write_bytes(zlib.compress(b"blob 5\x00wrong"))
+    with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
+        copy_history(src, dst, [head])
+    assert not list((target / "objects" / "pack").glob("*"))
+    # through a sync the same is one clear remote error
+    with Repository.init(str(source.parent / "fresh")) as fresh:
+        with pytest.raises(RemoteError, match=f"cannot fetch from .*{sha}"):
+            fresh.sync(str(source))
+        assert fresh.stores() == []
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_delta_rebuilds_its_target(seed: int) -> None:
+    """Copying the common head and tail and inserting the rest makes the target again,
+    whatever the edit (at the start, the end, the middle, growing or shrinking)."""
+    rng = random.Random(seed)
+    source = rng.randbytes(rng.randrange(0, 140_000 if seed % 10 == 0 else 3_000))
+    start = rng.randrange(0, len(source) + 1)
+    end = rng.randrange(start, min(len(source), start + 500) + 1)
+    inserted = rng.randbytes(rng.randrange(0, 300))
+    target = source[:start] + inserted + source[end:]
+    delta = _delta(source, target)
+    if delta is None:  # refused only when the part to insert is over half the target
+        assert 2 * len(inserted) > len(target)
+        return
+    assert b"".join(apply_delta(source, delta)) == target
+    assert len(delta) <= len(inserted) + 40 + 8 * (len(target) // 0xFFFF + 1)
+
+
+def test_sync_through_a_local_path_leaves_both_sides_valid(tmp_path: Path) -> None:
+    """Two replicas syncing through a bare origin on a local path: both heads equal,
+    every repository passes ``git fsck --strict`` and ``git verify-pack``."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    with Repository.init(str(a)) as ra:
+        for i in range(30):
+            _write(ra, f"s{i:02d}", "base\n")
+    origin = tmp_path / "origin.git"
+    sh(tmp_path, "clone", "-q", "--bare", str(a), str(origin))
+    shutil.copytree(a, b)
+    for path in (a, b):
+        sh(path, "remote", "add", "origin", str(origin))
+    with Repository.open(str(a)) as ra, Repository.open(str(b)) as rb:
+        for i in range(12):
+            _write(ra, f"s{i:02d}", f"a {i}\n")
+            _write(rb, f"s{29 - i:02d}", f"b {i}\n")
+        ra.sync("origin")
+        [report] = rb.sync("origin")
+        assert report.merged and report.pushed and not report.conflicts
+        [again] = ra.sync("origin")
+        assert again.head == report.head
+        snapshot = ra.snapshot(STORE)
+        assert {m.slug: m.body for m in snapshot.memories()} == {
+            f"s{i:02d}": (f"a {i}\n" if i < 12 else f"b {29 - i}\n" if i >= 18 else "base\n")
+            for i in range(30)
+        }
+    for path in (a, b, origin):
+        assert_fsck(path)
+        for idx in (path / "objects" / "pack").glob("*.idx"):
+            result = subprocess.run(
+                ["git", "verify-pack", str(idx)], capture_output=True, text=True, check=False
+            )
+            assert result.returncode == 0, result.stderr
