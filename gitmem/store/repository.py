@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, Self, TypeVar
 
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
@@ -41,7 +41,6 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
-from gitmem.store.remote import Pushed, Remote, resolve
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
@@ -59,6 +58,11 @@ from gitmem.types import (
     check_text,
     count_lines,
 )
+
+if TYPE_CHECKING:
+    # imported where used: the remote brings dulwich's network client, which a read
+    # never needs
+    from gitmem.store.remote import Pushed, Remote
 
 __all__ = ["FileSnapshot", "Repository", "Snapshot", "check_store", "git_identity"]
 
@@ -602,6 +606,8 @@ class Repository:
 
     def remote(self, name: str) -> Remote:
         """The remote ``name`` (as the repository's config names it) or a URL or path."""
+        from gitmem.store.remote import resolve
+
         top = os.path.dirname(self.directory) if self.project else self.directory
         with self._read_lock:
             return resolve(self._repo, name, top)
