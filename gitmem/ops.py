@@ -43,7 +43,7 @@ from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.store import git_identity, in_use, project_dir
 from gitmem.strategies import Strategy, curated, notebook
-from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
+from gitmem.strategies.keyword_search import Hit, check_keywords, stored_index
 from gitmem.trailers import capability_trailer, read_capability_trailer
 from gitmem.types import Author, FileRevision, Memory, Revision, check_slug, count_lines
 
@@ -839,9 +839,7 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
     if not limit:
         found = record(repo, store)
         limit = found.limits.max_results if found else 0
-    index = SearchIndex()
-    index.follow(repo, store)
-    return index.search(keywords, limit)
+    return stored_index(repo, store).search(keywords, limit)
 
 
 def hit_json(hit: Hit, keywords: list[str]) -> dict[str, Any]:
