@@ -676,8 +676,8 @@ def memory_rows(repo: Repository, store: str) -> list[dict[str, Any]]:
     """Each memory of a store: ``{"slug", "description", "chars", "lines"}``."""
     _memories_only(repo, store, "list")
     return [
-        {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-        for m in repo.snapshot(store).memories()
+        {"slug": slug, "description": description, "chars": chars, "lines": lines}
+        for slug, (description, chars, lines) in repo.summaries(store)
     ]
 
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import gitmem
-from gitmem import cli
+from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
+from gitmem.store.objects import MemoryFiles
+from gitmem.types import Change
+
+AUTHOR = Author.agent("alice")
 
 HEAVY = ("gitmem.sandbox", "gitmem.holder", "gitmem.adapters", "gitmem.sync", "dulwich.client")
 
@@ -65,3 +70,56 @@ def test_the_cli_choices_match_the_adapters() -> None:
     """The choices the CLI names without importing the adapters are theirs."""
     assert cli.TOOL_FORMATS == schemas.FORMATS
     assert tuple(claude_code.EVENTS) == cli.HOOK_EVENTS
+
+
+# -- listing a store: summaries kept by blob id --------------------------------------
+
+S = "profile/s"
+
+
+def _listing(repo: Repository) -> list[tuple[str, tuple[str, int, int]]]:
+    return [(m.slug, (m.description, m.chars, m.lines)) for m in repo.snapshot(S).memories()]
+
+
+def _count_reads(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    reader = repo._reader  # pyright: ignore[reportPrivateUsage]
+    original = reader.memory
+
+    def memory(slug: str, found: MemoryFiles) -> Memory:
+        read.append(slug)
+        return original(slug, found)
+
+    monkeypatch.setattr(reader, "memory", memory)
+    return read
+
+
+def test_a_listing_reads_each_blob_once_across_processes(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first listing reads every memory; a fresh repository object then reads only
+    the memory that changed, and both answer what reading every memory answers."""
+    for i in range(5):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "x\n" * i))
+        )
+    assert repo.summaries(S) == _listing(repo)
+    repo.mutate(S, AUTHOR, lambda _: Change("edit", "m2", Memory("m2", "new", "longer\nbody\n")))
+    fresh = Repository.open(repo.directory)
+    read = _count_reads(fresh, monkeypatch)
+    assert fresh.summaries(S) == _listing(repo)
+    assert read == ["m2"]
+
+
+def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
+    """Torn or garbled records are not used: their memories are read again."""
+    for i in range(3):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "y\n"))
+        )
+    repo.summaries(S)
+    path = Path(repo.directory, "gitmem", "summaries")
+    data = path.read_bytes()
+    for damaged in (data[:-3], data.replace(b"d1", b"X1"), b"junk" + data[5:], b"\x00" * 50):
+        path.write_bytes(damaged)
+        assert Repository.open(repo.directory).summaries(S) == _listing(repo)

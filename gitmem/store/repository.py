@@ -41,6 +41,7 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.summaries import Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
@@ -125,6 +126,23 @@ class Snapshot(StoreView):
         listing = self._listing()
         return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
 
+    def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
+        """Every memory's slug and summary (description, characters, lines), sorted by
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it."""
+        listing = self._listing()
+        known = kept.known()
+        found: dict[str, Summary] = {}
+        out: list[tuple[str, Summary]] = []
+        for slug in sorted(listing):
+            key = f"{listing[slug].md.decode()} {slug}"
+            summary = known.get(key) or found.get(key)
+            if summary is None:
+                memory = self._reader.memory(slug, listing[slug])
+                summary = found[key] = (memory.description, memory.chars, memory.lines)
+            out.append((slug, summary))
+        kept.add(found)
+        return out
+
     def revision(self, slug: str) -> int:
         """The highest revision number ``slug`` reached in this commit's history (0 if
         never written): its last revision on a linear history; after a merge, the larger
@@ -193,6 +211,7 @@ class Repository:
         self._reader = ObjectReader(repo)
         self._read_lock = self._reader.lock
         self._histories: dict[str, History] = {}
+        self._summaries = Summaries(os.path.join(self._meta, "summaries"))
 
     # -- opening -------------------------------------------------------------------
 
@@ -314,6 +333,12 @@ class Repository:
         """The store as of ``commit`` (default: its head)."""
         at = commit if commit is not None else self.head(store)
         return Snapshot(self._reader, self._history(store), store, at)
+
+    def summaries(self, store: str, commit: str | None = None) -> list[tuple[str, Summary]]:
+        """Every memory of the store as of ``commit`` (default: its head): slug and
+        (description, characters, lines), sorted by slug, without reading the blobs
+        an earlier listing read (see :mod:`gitmem.store.summaries`)."""
+        return self.snapshot(store, commit).summaries(self._summaries)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""

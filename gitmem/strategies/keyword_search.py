@@ -238,15 +238,11 @@ class SearchIndex:
         found = [f for f in found if f]
         if not found:
             return []
-        if len(found) == 1:
-            distinct: dict[str, int] = dict.fromkeys(found[0], 1)
-            frequency = found[0]
-        else:
-            distinct = Counter(chain.from_iterable(found))
-            frequency = dict(found[0])
-            for more in found[1:]:
-                for slug, n in more.items():
-                    frequency[slug] = frequency.get(slug, 0) + n
+        distinct = Counter(chain.from_iterable(found))
+        frequency = dict(found[0])
+        for more in found[1:]:
+            for slug, n in more.items():
+                frequency[slug] = frequency.get(slug, 0) + n
         ranked = heapq.nsmallest(
             limit or len(distinct), ((-n, -frequency[slug], slug) for slug, n in distinct.items())
         )
