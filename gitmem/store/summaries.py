@@ -79,19 +79,9 @@ def _read(path: str) -> dict[str, Summary]:
 
 
 def _take(payload: bytes, known: dict[str, Summary]) -> None:
+    """Add a record's summaries (its CRC matched: it is as a writer made it)."""
     try:
-        items: object = marshal.loads(payload)
+        items: list[tuple[str, str, int, int]] = marshal.loads(payload)
+        known.update({sha: (description, chars, lines) for sha, description, chars, lines in items})
     except (EOFError, ValueError, TypeError):
         return
-    if not isinstance(items, list):
-        return
-    for item in items:  # pyright: ignore[reportUnknownVariableType]
-        if (
-            isinstance(item, tuple)
-            and len(item) == 4  # pyright: ignore[reportUnknownArgumentType]
-            and isinstance(item[0], str)
-            and isinstance(item[1], str)
-            and isinstance(item[2], int)
-            and isinstance(item[3], int)
-        ):
-            known[item[0]] = (item[1], item[2], item[3])
