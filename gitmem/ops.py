@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import getpass
 import json
 import os
 import re
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -205,6 +203,9 @@ def pick_store(repo: Repository, store: str | None, *, may_create: bool = False)
 
 def operator_author() -> Author:
     """The user's git identity (``user.name``/``user.email``), else the login name."""
+    import getpass
+    import socket  # here: a command that writes nothing needs neither
+
     try:
         login = getpass.getuser()
     except (OSError, KeyError):
