@@ -515,6 +515,9 @@ class _Counting:
     def facts(self, sha: str) -> Facts | None:
         return self.reader.facts(sha)
 
+    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
+        return self.reader.heading(sha)
+
     def step(self, sha: str) -> Step:
         self.stepped.append(sha)
         return self.reader.step(sha)

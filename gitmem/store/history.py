@@ -84,6 +84,8 @@ class Source(Protocol):
 
     def step(self, sha: str) -> Step: ...
 
+    def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+
 
 @dataclass
 class _Frame:
@@ -454,8 +456,8 @@ class History:
         pos = self._pos
         new: list[Row] = []
         seen = {head}
-        source = self._source
-        stack = [_Frame(head, source.parents(head), source.facts(head))]
+        heading = self._source.heading
+        stack = [_Frame(head, *heading(head))]
         while stack:
             frame = stack[-1]
             parents = frame.parents
@@ -466,7 +468,7 @@ class History:
                 frame.next += 1
                 if parent not in seen and pos.get(parent, keep) >= keep:
                     seen.add(parent)
-                    stack.append(_Frame(parent, source.parents(parent), source.facts(parent)))
+                    stack.append(_Frame(parent, *heading(parent)))
                 continue
             stack.pop()
             if len(parents) > 1:
