@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -212,3 +213,39 @@ def test_the_cli_search_uses_the_stored_index(repo: Repository) -> None:
         "m0"
     ]
     assert os.path.exists(index_file(repo, S))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_best_few_of_a_broad_search_are_the_best_of_all(seed: int) -> None:
+    """With a limit, the ranking stops reading early; it gives what ranking every
+    matching memory gives, ties (broken by slug) included, also after changes."""
+    rng = random.Random(seed)
+    words = ["rollout", "envelope", "roll", "canary", "ship"]
+
+    def memory(i: int) -> Memory:
+        body = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 12)))
+        return Memory(f"m{i:04d}", "", body)
+
+    memories = {m.slug: m for m in (memory(i) for i in range(600))}
+    index = _index(*memories.values())
+    for round_ in range(3):
+        for keywords in (["rollout", "envelope"], ["ship"], ["canary", "ship", "rollout"]):
+            for limit in (1, 5, 25):
+                expected = sorted(
+                    (
+                        -sum(1 for k in keywords if m.body.count(k)),
+                        -sum(m.body.count(k) for k in keywords),
+                        m.slug,
+                    )
+                    for m in memories.values()
+                    if any(k in m.body for k in keywords)
+                )[:limit]
+                got = [
+                    (-h.distinct, -h.frequency, h.memory.slug)
+                    for h in index.search(keywords, limit)
+                ]
+                assert got == expected, (round_, keywords, limit)
+        for i in rng.sample(range(600), 40):  # changes between rounds
+            changed = memory(i)
+            memories[changed.slug] = changed
+            index.put(changed)

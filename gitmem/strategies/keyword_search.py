@@ -170,6 +170,10 @@ class SearchIndex:
         self._vocab: list[str] = []
         self._vocab_text = ""
         self._vocab_starts: list[int] = []
+        # postings lists in most-occurrences-first order, for as long as nothing changes
+        self._version = 0
+        self._orders: dict[int, tuple[dict[str, int], int, list[tuple[int, str]]]] = {}
+        self._stable: set[int] = set()  # ids of this search's lists that are postings
 
     def reset(self, memories: list[Memory], commit: str | None) -> None:
         """Index exactly ``memories``, as of ``commit``."""
@@ -215,6 +219,7 @@ class SearchIndex:
     def put(self, memory: Memory) -> None:
         """Index ``memory``, replacing what its slug held."""
         self.remove(memory.slug)
+        self._version += 1
         text = f"{memory.slug}\0{memory.description}\0{memory.body}".lower()
         self._docs[memory.slug] = (memory, text)
         for word, count in Counter(_WORD.findall(text)).items():
@@ -225,6 +230,8 @@ class SearchIndex:
             slugs[memory.slug] = count
 
     def remove(self, slug: str) -> None:
+        self._version += 1
+        self._orders.clear()
         old = self._docs.pop(slug, None)
         if old is not None:
             for word in set(_WORD.findall(old[1])):
@@ -234,24 +241,65 @@ class SearchIndex:
 
     def search(self, keywords: list[str], limit: int) -> list[Hit]:
         """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
+        self._stable.clear()
         found = [self._occurrences(k) for k in dict.fromkeys(k.lower() for k in keywords if k)]
         found = [f for f in found if f]
         if not found:
             return []
-        distinct = Counter(chain.from_iterable(found))
-        frequency = dict(found[0])
-        for more in found[1:]:
-            for slug, n in more.items():
-                frequency[slug] = frequency.get(slug, 0) + n
-        ranked = heapq.nsmallest(
-            limit or len(distinct), ((-n, -frequency[slug], slug) for slug, n in distinct.items())
-        )
+        if limit and sum(map(len, found)) > 8 * limit and all(id(f) in self._stable for f in found):
+            ranked = self._top(found, limit)
+        else:
+            distinct = Counter(chain.from_iterable(found))
+            frequency = dict(found[0])
+            for more in found[1:]:
+                for slug, n in more.items():
+                    frequency[slug] = frequency.get(slug, 0) + n
+            ranked = heapq.nsmallest(
+                limit or len(distinct),
+                ((-n, -frequency[slug], slug) for slug, n in distinct.items()),
+            )
         hits: list[Hit] = []
         for n, f, slug in ranked:
             memory = self._memory(slug)
             if memory is not None:
                 hits.append(Hit(memory, -n, -f))
         return hits
+
+    def _top(self, found: list[dict[str, int]], limit: int) -> list[tuple[int, int, str]]:
+        """The ``limit`` best-ranked memories, without scoring every one: each keyword's
+        memories are read most occurrences first (an order kept per postings list), and
+        the reading stops once the ``limit``-th best seen ranks strictly above the best
+        any memory not yet seen could reach (it is in at most the lists not yet read to
+        the end, with at most the occurrences where each list has got to)."""
+        lists = [self._descending(f) for f in found]
+        seen: dict[str, tuple[int, int, str]] = {}
+        longest = max(map(len, lists))
+        depth = 0
+        while depth < longest:
+            for order in lists:
+                if depth < len(order):
+                    slug = order[depth][1]
+                    if slug not in seen:
+                        counts = [c for c in (f.get(slug) for f in found) if c]
+                        seen[slug] = (-len(counts), -sum(counts), slug)
+            depth += 1
+            if depth % limit == 0 and len(seen) >= limit:
+                live = [order for order in lists if depth < len(order)]
+                bound = (-len(live), sum(order[depth][0] for order in live))
+                kth = heapq.nsmallest(limit, seen.values())[-1]
+                if (kth[0], kth[1]) < bound:
+                    break
+        return heapq.nsmallest(limit, seen.values())
+
+    def _descending(self, postings: dict[str, int]) -> list[tuple[int, str]]:
+        """``postings`` as ``(-count, slug)``, most occurrences first; kept until the
+        index changes."""
+        key = id(postings)
+        cached = self._orders.get(key)
+        if cached is None or cached[0] is not postings or cached[1] != self._version:
+            order = sorted((-n, slug) for slug, n in postings.items())
+            cached = self._orders[key] = (postings, self._version, order)
+        return cached[2]
 
     def _memory(self, slug: str) -> Memory | None:
         doc = self._docs.get(slug)
@@ -280,6 +328,7 @@ class SearchIndex:
             stored = _containing(keyword, base.vocab, base.starts, base.vocab_text)
             lists += [(word, base.postings(word), True) for word in stored]
         if len(lists) == 1 and lists[0][0].count(keyword) == 1 and not (lists[0][2] and hidden):
+            self._stable.add(id(lists[0][1]))
             return lists[0][1]  # the common case: read, never changed
         counts: dict[str, int] = {}
         for word, postings, stale in lists:
