@@ -2,12 +2,17 @@
 
 The public API is exactly ``__all__``; every write it offers is held to the limits.
 Operators' work (edits, show, log, run) is in :mod:`gitmem.ops`.
+
+Names are imported when first used (module ``__getattr__``), so ``import gitmem`` or
+a submodule such as :mod:`gitmem.cli` does not load the holder, the sandbox or the
+adapters until something asks for them.
 """
 
 from __future__ import annotations
 
-from gitmem.binding import Agent
-from gitmem.capability import Capability
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from gitmem.errors import (
     AlreadyExists,
     CodeError,
@@ -32,11 +37,47 @@ from gitmem.errors import (
     Unavailable,
     Unchanged,
 )
-from gitmem.holder import Holder, ToolResult
-from gitmem.limits import Limits
-from gitmem.repository import Repository
-from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.types import Author, FileRevision, Memory, Revision, Totals
+
+if TYPE_CHECKING:
+    from gitmem.binding import Agent
+    from gitmem.capability import Capability
+    from gitmem.holder import Holder, ToolResult
+    from gitmem.limits import Limits
+    from gitmem.repository import Repository
+    from gitmem.sandbox import ProgramResult, Sandbox, View
+    from gitmem.types import Author, FileRevision, Memory, Revision, Totals
+
+# name → the module that defines it, imported on first use
+_LAZY = {
+    "Agent": "gitmem.binding",
+    "Capability": "gitmem.capability",
+    "Holder": "gitmem.holder",
+    "ToolResult": "gitmem.holder",
+    "Limits": "gitmem.limits",
+    "Repository": "gitmem.repository",
+    "ProgramResult": "gitmem.sandbox",
+    "Sandbox": "gitmem.sandbox",
+    "View": "gitmem.sandbox",
+    "Author": "gitmem.types",
+    "FileRevision": "gitmem.types",
+    "Memory": "gitmem.types",
+    "Revision": "gitmem.types",
+    "Totals": "gitmem.types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Agent",

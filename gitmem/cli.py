@@ -48,18 +48,26 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from gitmem import ops
-from gitmem.adapters import claude_code, schemas
-from gitmem.adapters.launch import Launch, open_holder
 from gitmem.binding import COMPACTIONS, STARTS
 from gitmem.errors import GitmemError, InvalidArgument, InvalidText
 from gitmem.repository import Repository
-from gitmem.strategies.curated import Row, conflicts_text, row_text
 from gitmem.types import Revision
+
+if TYPE_CHECKING:
+    # imported by the commands that use them: `ls`, `show` or `log` load no adapter,
+    # holder or sandbox (tests/test_cold.py holds this)
+    from gitmem.adapters.launch import Launch
+    from gitmem.strategies.curated import Row
+
+# the choices of `tools --format` and `hook claude-code EVENT`, named here so the help
+# needs no adapter imported (tests/test_cold.py checks them against the adapters)
+TOOL_FORMATS = ("anthropic", "openai", "mcp")
+HOOK_EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop")
 
 __all__ = ["cli", "main"]
 
@@ -230,6 +238,8 @@ def _launch(
     store: str | None,
     compaction: str,
 ) -> Launch:
+    from gitmem.adapters.launch import Launch
+
     return Launch(capability, profile, instance, started_as, store, compaction)
 
 
@@ -329,8 +339,12 @@ def ls(store: str | None, as_json: bool) -> None:
         _emit(rows)
         return
     width = max((len(str(r["slug"])) for r in rows), default=0)
-    for r in rows:
-        click.echo(f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}")
+    if rows:  # one write: 10,000 lines echoed one by one cost more than reading them
+        click.echo(
+            "\n".join(
+                f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}" for r in rows
+            )
+        )
 
 
 @cli.command()
@@ -992,6 +1006,8 @@ def rows_show(name: str, store: str | None, as_json: bool) -> None:
     if as_json:
         _emit(ops.row_json(row))
     else:
+        from gitmem.strategies.curated import row_text
+
         click.echo(row_text(row))
 
 
@@ -1062,6 +1078,8 @@ def rows_conflicts(owner: str | None, store: str | None, as_json: bool) -> None:
             [{"owner": a.whose, "rows": [a.name, b.name], "shared": words} for a, b, words in found]
         )
         return
+    from gitmem.strategies.curated import conflicts_text
+
     click.echo(conflicts_text(found))
 
 
@@ -1144,7 +1162,7 @@ def demo() -> None:
 @click.option(
     "--format",
     "shape",
-    type=click.Choice(schemas.FORMATS),
+    type=click.Choice(TOOL_FORMATS),
     default="anthropic",
     show_default=True,
     help="Whose tool-calling API the definitions are shaped for.",
@@ -1158,6 +1176,9 @@ def tools(shape: str, **options: Any) -> None:
     Example:
         gitmem tools --format openai --capability memories.json --profile researcher
     """
+    from gitmem.adapters import schemas
+    from gitmem.adapters.launch import open_holder
+
     holder = open_holder(_open(), _launch(**options))
     try:
         _emit(schemas.tool_definitions(holder.tools(), shape))
@@ -1187,6 +1208,9 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
         raise InvalidArgument("ARGUMENTS is not JSON; give a JSON object such as '{}'") from None
     if not isinstance(parsed, dict):
         raise InvalidArgument("ARGUMENTS must be a JSON object such as '{}'")
+    from gitmem.adapters import schemas
+    from gitmem.adapters.launch import open_holder
+
     holder = open_holder(_open(), _launch(**options))
     try:
         result = holder.call(name, schemas.drop_nulls(cast(dict[str, object], parsed)))
@@ -1222,6 +1246,8 @@ def mcp(programs: bool, **options: Any) -> None:
         raise click.ClickException(
             f"the MCP server needs the mcp package ({exc}); install gitmem[mcp]"
         ) from None
+    from gitmem.adapters.launch import open_holder
+
     holder = open_holder(_open(), _launch(**options))
     serve(holder, programs=programs)
 
@@ -1245,7 +1271,7 @@ def _alarm(*_: object) -> None:
 
 
 @hook.command("claude-code")
-@click.argument("event", type=click.Choice(list(claude_code.EVENTS)))
+@click.argument("event", type=click.Choice(HOOK_EVENTS))
 @_launch_options
 @click.option(
     "--timeout",
@@ -1275,6 +1301,8 @@ def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
         cwd = cast(dict[str, object], data).get("cwd") if isinstance(data, dict) else None
         settings = _settings()
         path = settings.repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
+        from gitmem.adapters import claude_code
+
         with Repository.open(path) as repo:
             out = claude_code.hook(event, text, repo, _launch(**options))
     except _HookTimeout:

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import getpass
 import json
 import os
 import re
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitmem import edits, strategies
 from gitmem.binding import Agent, Binding
@@ -39,17 +37,19 @@ from gitmem.errors import (
     NotFound,
     Unchanged,
 )
-from gitmem.holder import Holder
-from gitmem.holder.telemetry import Event, state_event
 from gitmem.limits import Limits
 from gitmem.repository import Repository
-from gitmem.sandbox import ProgramResult, Sandbox, View
 from gitmem.store import git_identity, in_use, project_dir
 from gitmem.strategies import Strategy, curated, notebook
-from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords
-from gitmem.sync import CONFLICT, StoreSync
+from gitmem.strategies.keyword_search import Hit, check_keywords, stored_index
 from gitmem.trailers import capability_trailer, read_capability_trailer
 from gitmem.types import Author, FileRevision, Memory, Revision, check_slug, count_lines
+
+if TYPE_CHECKING:
+    # imported where used: a command that reads memories loads no holder, sandbox or sync
+    from gitmem.holder.telemetry import Event
+    from gitmem.sandbox import ProgramResult, View
+    from gitmem.sync import StoreSync
 
 __all__ = [
     "REPOSITORY_DIR",
@@ -154,6 +154,8 @@ def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> 
 
 def sync_line(report: StoreSync) -> str:
     """A store's sync as one line: what happened, the conflicts and any limit exceeded."""
+    from gitmem.sync import CONFLICT
+
     done: list[str] = []
     if report.fetched and not report.merged:
         done.append(f"fetched {len(report.changed)} changed memories")
@@ -201,6 +203,9 @@ def pick_store(repo: Repository, store: str | None, *, may_create: bool = False)
 
 def operator_author() -> Author:
     """The user's git identity (``user.name``/``user.email``), else the login name."""
+    import getpass
+    import socket  # here: a command that writes nothing needs neither
+
     try:
         login = getpass.getuser()
     except (OSError, KeyError):
@@ -672,8 +677,8 @@ def memory_rows(repo: Repository, store: str) -> list[dict[str, Any]]:
     """Each memory of a store: ``{"slug", "description", "chars", "lines"}``."""
     _memories_only(repo, store, "list")
     return [
-        {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-        for m in repo.snapshot(store).memories()
+        {"slug": slug, "description": description, "chars": chars, "lines": lines}
+        for slug, (description, chars, lines) in repo.summaries(store)
     ]
 
 
@@ -811,6 +816,8 @@ def log_json(rows: list[tuple[Revision, str]], *, patch: bool) -> list[Event]:
 def state(repo: Repository, store: str) -> Event:
     """The store's ``memory_state`` as an operator sees it (scope ``operator``), with the
     limits it records (all off for a store no binding wrote)."""
+    from gitmem.holder.telemetry import state_event
+
     _memories_only(repo, store, "report")
     found = record(repo, store)
     if found is None:
@@ -833,9 +840,7 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
     if not limit:
         found = record(repo, store)
         limit = found.limits.max_results if found else 0
-    index = SearchIndex()
-    index.follow(repo, store)
-    return index.search(keywords, limit)
+    return stored_index(repo, store).search(keywords, limit)
 
 
 def hit_json(hit: Hit, keywords: list[str]) -> dict[str, Any]:
@@ -1101,6 +1106,8 @@ def run(
         )
     instance = re.sub(r"[^A-Za-z0-9._-]", "-", author.name).strip(".-") or "operator"
     agent = Agent("operator", instance[:100])
+    from gitmem.holder import Holder
+
     holder = Holder(repo, found.capability(), agent, Binding(store, True), author=author)
     try:
         result = holder.run_program(source)
@@ -1115,6 +1122,8 @@ def run(
 
 def code_problems(repo: Repository) -> list[str]:
     """Every stored code half, in every store's head, that does not compile."""
+    from gitmem.sandbox import Sandbox
+
     problems: list[str] = []
     with Sandbox() as sandbox:
         for store in repo.stores():

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from gitmem.binding import Agent, check_launch, resolve
 from gitmem.capability import Capability
-from gitmem.holder import Holder, Hub
 from gitmem.store import repository as store
-from gitmem.sync import StoreSync
-from gitmem.sync import sync as sync_stores
+
+if TYPE_CHECKING:
+    # imported where used: opening a repository loads neither the holder nor sync
+    from gitmem.holder import Holder, Hub
+    from gitmem.sync import StoreSync
 
 __all__ = ["Repository"]
 
@@ -21,11 +24,15 @@ class Repository(store.Repository):
     def sync(self, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
         """Fetch the remote's stores, reconcile each that diverged, push the result (never
         forced); one report per store. See :mod:`gitmem.sync`."""
-        return sync_stores(self, remote, store)
+        from gitmem.sync import sync
+
+        return sync(self, remote, store)
 
     @functools.cached_property
     def hub(self) -> Hub:
         """The telemetry hub of the holders bound through this repository object."""
+        from gitmem.holder import Hub
+
         return Hub()
 
     def bind(
@@ -38,4 +45,6 @@ class Repository(store.Repository):
         check_launch(capability, agent, compaction, spawner=agent.spawner)
         if not capability.enabled:
             return None
+        from gitmem.holder import Holder
+
         return Holder(self, capability, agent, resolve(capability.scope, agent), hub=self.hub)

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from gitmem import Memory
-from gitmem.strategies.keyword_search import SearchIndex
+import os
+import random
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import assert_fsck
+
+from gitmem import Author, Memory, Repository, ops
+from gitmem.strategies.keyword_search import BEHIND, SearchIndex, index_file, stored_index
+from gitmem.types import Change
 
 
 def _index(*memories: Memory) -> SearchIndex:
@@ -61,3 +71,181 @@ def test_ranking_distinct_then_frequency_then_slug() -> None:
         ("one", 1, 3),
         ("four", 1, 2),
     ]
+
+
+# -- the index kept on disk: derived data in the git directory ----------------------
+
+S = "profile/s"
+ALICE = Author.agent("alice")
+QUERIES = [["ploy"], ["roll", "drain"], ["out, then"], ["alpha"], ["zeta", "m1"], ["-"]]
+
+
+def _put(repo: Repository, op: str, slug: str, body: str = "") -> None:
+    memory = None if op == "delete" else Memory(slug, f"about {slug}", body)
+    repo.mutate(S, ALICE, lambda _: Change(op, slug, memory))
+
+
+def _seed(repo: Repository, count: int) -> None:
+    words = ["deployment", "roll out, then drain", "alpha", "zeta", "rollback"]
+    for i in range(count):
+        _put(repo, "create", f"m{i}", f"{words[i % 5]} {words[(i * 3) % 5]} n{i}\n")
+
+
+def _answers(index: SearchIndex) -> list[list[tuple[str, int, int, str]]]:
+    return [
+        [(h.memory.slug, h.distinct, h.frequency, h.memory.body) for h in index.search(q, 0)]
+        for q in QUERIES
+    ]
+
+
+def _built(repo: Repository) -> SearchIndex:
+    """An index built in memory from the head: what a stored one must answer."""
+    index = SearchIndex()
+    index.follow(repo, S)
+    return index
+
+
+def test_the_first_search_writes_the_index_and_the_next_process_reads_it(
+    repo: Repository,
+) -> None:
+    """The index lands in the git directory (in no branch); a fresh repository object
+    stands on it and answers as an index built from the memories does."""
+    _seed(repo, 12)
+    path = index_file(repo, S)
+    assert not os.path.exists(path)
+    first = stored_index(repo, S)
+    assert not first.stored and os.path.exists(path)
+    assert path.startswith(os.path.join(repo.directory, "gitmem", "search"))
+    fresh = Repository.open(repo.directory)
+    again = stored_index(fresh, S)
+    assert again.stored and again.commit == repo.head(S)
+    assert _answers(again) == _answers(_built(repo)) == _answers(first)
+    assert_fsck(repo.directory)
+
+
+def test_a_stored_index_is_caught_up_from_its_commit(repo: Repository) -> None:
+    """Edits, removals and new memories after the index was written are applied on top
+    of it, and the answers are those of an index built afresh."""
+    _seed(repo, 10)
+    stored_index(repo, S)
+    written = Path(index_file(repo, S)).read_bytes()
+    _put(repo, "edit", "m1", "now only zeta zeta\n")
+    _put(repo, "delete", "m2")
+    _put(repo, "create", "new", "deployment of alpha\n")
+    caught = stored_index(Repository.open(repo.directory), S)
+    assert caught.stored and caught.changed == 3
+    assert Path(index_file(repo, S)).read_bytes() == written  # a few changes: not rewritten
+    assert caught.commit == repo.head(S)
+    assert _answers(caught) == _answers(_built(repo))
+
+
+def test_a_stored_index_far_behind_is_written_again(repo: Repository) -> None:
+    """Once ``BEHIND`` memories changed since, the caught-up index replaces the file."""
+    _seed(repo, 3)
+    stored_index(repo, S)
+    for i in range(BEHIND):
+        _put(repo, "create", f"x{i}", "alpha\n")
+    stored_index(Repository.open(repo.directory), S)
+    reread = SearchIndex.load(index_file(repo, S))
+    assert reread is not None and reread.commit == repo.head(S)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],
+        lambda data: data[:-1] + bytes([data[-1] ^ 1]),
+        lambda data: b"garbage\n" + data,
+        lambda data: data.replace(b"gitmem-search-1", b"gitmem-search-9", 1),
+        lambda data: b"",
+    ],
+    ids=["torn", "flipped-bit", "garbage", "other-format", "empty"],
+)
+def test_a_damaged_index_is_rebuilt_never_trusted(
+    repo: Repository, damage: Callable[[bytes], bytes]
+) -> None:
+    """An index file that does not read whole is not used: the next search builds the
+    index again from the store, answers right, and writes a good file."""
+    _seed(repo, 8)
+    stored_index(repo, S)
+    path = index_file(repo, S)
+    good = Path(path).read_bytes()
+    with open(path, "wb") as f:
+        f.write(damage(good))
+    assert SearchIndex.load(path) is None
+    rebuilt = stored_index(Repository.open(repo.directory), S)
+    assert not rebuilt.stored
+    assert _answers(rebuilt) == _answers(_built(repo))
+    assert Path(path).read_bytes() == good
+
+
+def test_a_reader_never_sees_half_an_index(repo: Repository) -> None:
+    """While other threads keep rewriting the file, every load reads a whole index."""
+    _seed(repo, 20)
+    index = stored_index(repo, S)
+    path = index_file(repo, S)
+    stop = threading.Event()
+
+    def write() -> None:
+        while not stop.is_set():
+            index.save(path)
+
+    writers = [threading.Thread(target=write) for _ in range(2)]
+    for w in writers:
+        w.start()
+    try:
+        for _ in range(200):
+            loaded = SearchIndex.load(path)
+            assert loaded is not None and loaded.commit == repo.head(S)
+    finally:
+        stop.set()
+        for w in writers:
+            w.join()
+    assert not [n for n in os.listdir(os.path.dirname(path)) if n.endswith(".tmp")]
+
+
+def test_the_cli_search_uses_the_stored_index(repo: Repository) -> None:
+    """`gitmem search` answers from the stored index, caught up after an edit."""
+    _seed(repo, 6)
+    assert [h.memory.slug for h in ops.search(repo, S, ["kumquat"])] == []
+    _put(repo, "edit", "m0", "a kumquat here\n")
+    assert [h.memory.slug for h in ops.search(Repository.open(repo.directory), S, ["kumquat"])] == [
+        "m0"
+    ]
+    assert os.path.exists(index_file(repo, S))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_best_few_of_a_broad_search_are_the_best_of_all(seed: int) -> None:
+    """With a limit, the ranking stops reading early; it gives what ranking every
+    matching memory gives, ties (broken by slug) included, also after changes."""
+    rng = random.Random(seed)
+    words = ["rollout", "envelope", "roll", "canary", "ship"]
+
+    def memory(i: int) -> Memory:
+        body = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 12)))
+        return Memory(f"m{i:04d}", "", body)
+
+    memories = {m.slug: m for m in (memory(i) for i in range(600))}
+    index = _index(*memories.values())
+    for round_ in range(3):
+        for keywords in (["rollout", "envelope"], ["ship"], ["canary", "ship", "rollout"]):
+            for limit in (1, 5, 25):
+                expected = sorted(
+                    (
+                        -sum(1 for k in keywords if m.body.count(k)),
+                        -sum(m.body.count(k) for k in keywords),
+                        m.slug,
+                    )
+                    for m in memories.values()
+                    if any(k in m.body for k in keywords)
+                )[:limit]
+                got = [
+                    (-h.distinct, -h.frequency, h.memory.slug)
+                    for h in index.search(keywords, limit)
+                ]
+                assert got == expected, (round_, keywords, limit)
+        for i in rng.sample(range(600), 40):  # changes between rounds
+            changed = memory(i)
+            memories[changed.slug] = changed
+            index.put(changed)

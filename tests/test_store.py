@@ -325,7 +325,9 @@ def test_revisions_since(repo: Repository) -> None:
 
 def _history_files(repo: Repository) -> list[str]:
     folder = os.path.join(repo.directory, "gitmem", "history")
-    return [os.path.join(folder, n) for n in os.listdir(folder) if not n.endswith(".lock")]
+    return [
+        os.path.join(folder, n) for n in os.listdir(folder) if not n.endswith((".lock", ".blobs"))
+    ]
 
 
 def test_history_index_is_rebuilt_when_deleted(repo: Repository) -> None:

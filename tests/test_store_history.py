@@ -23,7 +23,9 @@ from gitmem import (
     Totals,
 )
 from gitmem.store import Snapshot
-from gitmem.store.message import Edited, parse_message
+from gitmem.store.history import History
+from gitmem.store.message import Edited, Facts, parse_message
+from gitmem.store.objects import ObjectReader, Step
 from gitmem.types import Change, Edit, check_op
 
 S = "profile/s"
@@ -63,13 +65,16 @@ def history_files(repo: Repository) -> dict[str, bytes]:
     return {
         name: open(os.path.join(folder, name), "rb").read()
         for name in sorted(os.listdir(folder))
-        if not name.endswith(".lock")
+        if not name.endswith((".lock", ".blobs"))
     }
 
 
 def drop_history(repo: Repository) -> None:
-    for name in history_files(repo):
-        os.remove(os.path.join(repo.directory, "gitmem", "history", name))
+    """Remove the derived index and its side file of blob ids."""
+    folder = os.path.join(repo.directory, "gitmem", "history")
+    for name in os.listdir(folder):
+        if not name.endswith(".lock"):
+            os.remove(os.path.join(folder, name))
 
 
 # -- a change of several slugs -----------------------------------------------------
@@ -492,3 +497,82 @@ def test_an_index_missing_part_of_a_commits_rows_is_repaired(repo: Repository) -
     assert fresh.revisions(S) == expected
     assert fresh.revisions(S, "b") == expected[-1:]
     assert history_files(repo)[name] == data
+
+
+# -- what a cold read costs: the walk reads commits, a slug's rows are found alone ------
+
+
+class _Counting:
+    """A history ``Source`` that counts the tree lookups (``step``) it is asked for."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.reader = ObjectReader(Repo(repo.directory))
+        self.stepped: list[str] = []
+
+    def parents(self, sha: str) -> list[str]:
+        return self.reader.parents(sha)
+
+    def facts(self, sha: str) -> Facts | None:
+        return self.reader.facts(sha)
+
+    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
+        return self.reader.heading(sha)
+
+    def step(self, sha: str) -> Step:
+        self.stepped.append(sha)
+        return self.reader.step(sha)
+
+
+def _fresh_history(repo: Repository) -> tuple[History, _Counting]:
+    source = _Counting(repo)
+    path = History.file_for(os.path.join(repo.directory, "gitmem", "history"), S)
+    return History(path, source), source
+
+
+def test_building_the_index_reads_no_tree_and_a_read_looks_up_only_its_rows(
+    repo: Repository,
+) -> None:
+    """From scratch, the walk reads commits only; one slug's history then looks up the
+    blobs of that slug's commits and no other, and keeps them for the next process."""
+    for i in range(6):
+        put(repo, "create" if i < 3 else "edit", f"m{i % 3}", f"v{i}\n")
+    expected = repo.revisions(S, "m1")
+    drop_history(repo)
+    history, source = _fresh_history(repo)
+    head = repo.head(S)
+    entries = history.entries(head, "m1")
+    assert [e.commit for e in entries] == [r.commit for r in expected]
+    assert sorted(source.stepped) == sorted(r.commit for r in expected)
+    again, source2 = _fresh_history(repo)
+    assert again.entries(head, "m1") == entries
+    assert source2.stepped == []  # the side file knew them
+
+
+def test_a_cold_read_of_one_slug_parses_only_its_rows(repo: Repository) -> None:
+    """With the index file up to the head, a fresh reader answers one slug's history and
+    last revision without taking the other rows into memory, and as the full path does."""
+    for i in range(5):
+        put(repo, "create", f"c{i}", "x\n")
+    put(repo, "edit", "c2", "y\n")
+    full = repo.revisions(S, "c2")
+    history, _ = _fresh_history(repo)
+    head = repo.head(S)
+    cold = history.entries(head, "c2")
+    assert history.last_revision(head, "c2") == 2
+    assert history._rows == []
+    assert [e.commit for e in cold] == [r.commit for r in full]
+    assert history.entries(head) != []
+    assert history._rows != []
+    assert history.entries(head, "c2") == cold
+
+
+def test_a_damaged_blob_side_file_is_passed_over(repo: Repository) -> None:
+    """Garbage in the side file of blob ids changes no answer."""
+    put(repo, "create", "a", "one\n")
+    put(repo, "edit", "a", "two\n")
+    expected = repo.revisions(S, "a")
+    folder = os.path.join(repo.directory, "gitmem", "history")
+    (side,) = [n for n in os.listdir(folder) if n.endswith(".blobs")]
+    with open(os.path.join(folder, side), "wb") as f:
+        f.write(b"\x00garbage a \xff\nnot a line\n" + b"z" * 40 + b" a 1 2\n")
+    assert Repository.open(repo.directory).revisions(S, "a") == expected

@@ -3,9 +3,23 @@ memory store) and ``FileSnapshot`` (a file store)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from gitmem.store.layout import PROJECT_PREFIX, in_use, project_dir
-from gitmem.store.remote import Remote
 from gitmem.store.repository import FileSnapshot, Repository, Snapshot, check_store, git_identity
+
+if TYPE_CHECKING:
+    from gitmem.store.remote import Remote
+
+
+def __getattr__(name: str) -> Any:
+    # ``Remote`` brings dulwich's network client: loaded by sync, not by every read
+    if name == "Remote":
+        from gitmem.store.remote import Remote
+
+        return Remote
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PROJECT_PREFIX",

@@ -12,6 +12,15 @@ the text it removed); a commit gitmem did not make has the ``0 - -`` line; a mer
 commit starts with a ``^`` line saying that the ``n`` lines before its own came in
 through its other parents. One commit's lines are consecutive.
 
+**Cost.** Building the index reads commits only: the slugs, ops and revisions come from
+the commit's trailers (``gitmem.store.message``), and the blob ids are written as ``?``.
+They are looked up in the commit's tree when a row is first read, and kept in a side
+file ``<index>.blobs`` (``<commit> <slug> <md> <code> <onUse>`` lines, appended; a line
+that does not read is passed over and looked up again), so a slug's history costs its
+own rows' lookups once, in any process. A fresh process whose index file ends with the
+head's rows answers one slug's history by searching the file's bytes for that slug's
+lines, without parsing the others (``_cold_rows``); anything else reads the whole file.
+
 **Order.** Commits come parents first, as a depth-first walk from the head that visits
 a commit's parents in order emits them: a commit's first-parent ancestry, then what
 its other parents add, then the commit. So for a commit on the head's *first-parent
@@ -75,11 +84,14 @@ class Source(Protocol):
 
     def step(self, sha: str) -> Step: ...
 
+    def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+
 
 @dataclass
 class _Frame:
     sha: str
-    step: Step
+    parents: list[str]
+    facts: Facts | None
     next: int = 0
     mark: int = 0
 
@@ -120,13 +132,17 @@ class History:
         self._side_end: list[int] = []
         self._offset = 0
         self._file: tuple[int, int] | None = None
+        # (commit, slug) → blob ids, for rows the walk wrote as LATER; kept in a side
+        # file ``<index>.blobs`` of ``commit slug md code onUse`` lines as they are found
+        self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
         # derived data: after a disk error the index goes on in memory for this process
         self._persisted = True
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
         # the suffix names the row format: a file of an older format is rebuilt
-        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".2")
+        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".3")
 
     # -- answers ---------------------------------------------------------------------
 
@@ -134,11 +150,17 @@ class History:
         """The gitmem rows of every commit reachable from ``head``, in index order (only
         ``slug``'s, if given)."""
         with self._mutex:
+            if slug is not None:
+                cold = self._cold_rows(head, slug)
+                if cold is not None:
+                    return self._entries(cold, slug)
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
-                return [_entry(rows[p]) for p in reach.positions() if rows[p][2] not in _MARKS]
-            return [_entry(self._rows[p]) for p in self._slug_positions(slug, reach)]
+                return self._entries(
+                    [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
+                )
+            return self._entries([self._rows[p] for p in self._slug_positions(slug, reach)], slug)
 
     def last_revision(self, head: str | None, slug: str) -> int:
         """The highest revision number ``slug`` reached in ``head``'s history (0 if none).
@@ -147,6 +169,9 @@ class History:
         side's, which is where the numbering continues.
         """
         with self._mutex:
+            cold = self._cold_rows(head, slug)
+            if cold is not None:
+                return max((int(row[1]) for row in cold), default=0)
             reach = self._reach(head)
             positions = self._by_slug.get(slug, [])
             i = bisect.bisect_left(positions, reach.end)
@@ -172,7 +197,7 @@ class History:
             else:
                 return None
             rows = self._rows
-            return [_entry(rows[p]) for p in kept if rows[p][2] not in _MARKS]
+            return self._entries([rows[p] for p in kept if rows[p][2] not in _MARKS])
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""
@@ -237,6 +262,97 @@ class History:
     def _on_line(self, position: int) -> bool:
         i = bisect.bisect_right(self._side_start, position)
         return not i or position >= self._side_end[i - 1]
+
+    # -- a cold read: one slug's rows, without reading the whole index ----------------
+
+    def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
+        """``slug``'s rows at ``head`` read straight from the file, when nothing is in
+        memory yet and the file ends with ``head``'s rows, complete: then ``head``'s
+        ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
+        rows without parsing the others. ``None``: take the full path (which also
+        repairs or rebuilds a file that does not read)."""
+        if head is None or self._rows or not self._persisted:
+            return None
+        try:
+            with open(self._path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        end = data.rfind(b"\n") + 1
+        key = head.encode()
+        start = end - 1
+        rows = 0
+        while start > 0:
+            before = data.rfind(b"\n", 0, start - 1) + 1
+            if data[before : before + 40] != key:
+                break
+            start, rows = before, rows + 1
+        try:
+            facts = self._source.facts(head)
+            merge = len(self._source.parents(head)) > 1
+            if rows != merge + (len(facts.edits) if facts else 1):
+                return None
+            found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
+        except (GitmemError, ValueError, UnicodeDecodeError):
+            return None
+        return [row for row in found if row[2] not in _MARKS]
+
+    # -- blob ids, looked up when first read --------------------------------------------
+
+    def _entries(self, rows: list[Row], slug: str | None = None) -> list[Entry]:
+        """Entries for ``rows`` (all of ``slug``'s if given), their blob ids found."""
+        blobs = self._blobs
+        missing = [r for r in rows if r[4] == LATER and (r[0], r[3]) not in blobs]
+        if missing and slug not in self._blobs_read and None not in self._blobs_read:
+            self._read_blobs(slug)
+            missing = [r for r in missing if (r[0], r[3]) not in blobs]
+        if missing:
+            self._resolve(list(dict.fromkeys(r[0] for r in missing)))
+        return [_entry(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
+
+    def _read_blobs(self, slug: str | None) -> None:
+        """Take what the side file knows (``slug``'s lines only, if given). A line that
+        does not read is passed over: its row is looked up again."""
+        try:
+            with open(self._path + ".blobs", "rb") as f:
+                data = f.read()
+        except OSError:
+            data = b""
+        data = data[: data.rfind(b"\n") + 1]
+        lines = _lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
+        for line in lines:
+            fields = line.split(b" ")
+            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
+                try:
+                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
+                except UnicodeDecodeError:
+                    continue
+                self._blobs[commit, name] = (md, code, on_use)
+        self._blobs_read.add(slug)
+
+    def _resolve(self, commits: list[str]) -> None:
+        """Look up the blob ids of every slug ``commits`` changed, in their trees, and
+        keep them in the side file for the next process."""
+        lines: list[str] = []
+        for commit in commits:
+            step = self._source.step(commit)
+            if step.facts is None:
+                continue
+            for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
+                self._blobs[commit, edit.slug] = blobs
+                lines.append(f"{commit} {edit.slug} {' '.join(blobs)}\n")
+        if not lines or not self._persisted:
+            return
+        try:
+            # one write, after a newline: a line a killed writer left half-written
+            # stays a line of its own, which the reader passes over
+            fd = os.open(self._path + ".blobs", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, ("\n" + "".join(lines)).encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # derived data: found again by the next reader that needs it
 
     # -- keeping the index in step with the branch --------------------------------
 
@@ -340,10 +456,11 @@ class History:
         pos = self._pos
         new: list[Row] = []
         seen = {head}
-        stack = [_Frame(head, self._source.step(head))]
+        heading = self._source.heading
+        stack = [_Frame(head, *heading(head))]
         while stack:
             frame = stack[-1]
-            parents = frame.step.parents
+            parents = frame.parents
             if frame.next < len(parents):
                 if frame.next == 1:
                     frame.mark = keep + len(new)  # the first parent's ancestry is in
@@ -351,17 +468,19 @@ class History:
                 frame.next += 1
                 if parent not in seen and pos.get(parent, keep) >= keep:
                     seen.add(parent)
-                    stack.append(_Frame(parent, self._source.step(parent)))
+                    stack.append(_Frame(parent, *heading(parent)))
                 continue
             stack.pop()
             if len(parents) > 1:
                 new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-            facts = frame.step.facts
+            facts = frame.facts
             if facts is None:
                 new.append((frame.sha, "0", FOREIGN, *_NONE4))
                 continue
-            for edit, blobs in zip(facts.edits, frame.step.blobs, strict=True):
-                new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *blobs))
+            # the blob ids are looked up when a row is first read (see _resolve): the
+            # walk reads commits only, never a tree
+            for edit in facts.edits:
+                new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
         return new
 
     def _reset(self) -> None:
@@ -415,6 +534,9 @@ class History:
 
 _MARKS = (FOREIGN, MERGE)
 _NONE4 = ("-", "-", "-", "-")
+LATER = "?"
+"""Stands for the blob ids of a row the walk wrote without reading trees."""
+_LATER3 = (LATER, LATER, LATER)
 
 
 def _format(row: Row) -> str:
@@ -428,6 +550,25 @@ def _parse(line: str) -> Row:
     if len(row) != 7 or len(row[0]) != 40 or not row[1].isdigit():
         raise ValueError(f"not an index line: {line!r}")
     return row[0], row[1], row[2], row[3], row[4], row[5], row[6]
+
+
+def _lines_with(data: bytes, word: str, field: int) -> list[bytes]:
+    """The complete lines of ``data`` whose ``field``-th space-separated field is
+    ``word`` (found by searching the bytes, not by splitting every line)."""
+    needle = b" " + word.encode() + b" "
+    found: list[bytes] = []
+    at = data.find(needle)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        line = data[start:end]
+        fields = line.split(b" ", field + 1)
+        if len(fields) > field + 1 and fields[field] == needle[1:-1]:
+            found.append(line)
+        at = data.find(needle, end)
+    return found
 
 
 def _entry(row: Row) -> Entry:

@@ -284,6 +284,26 @@ class ObjectReader:
     def blob(self, sha: bytes) -> bytes:
         return cast(Blob, self.object(sha)).as_raw_string()
 
+    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
+        """A commit's parents and facts, read from its raw text without making a commit
+        object: a walk of the whole history (the history index's build) reads every
+        commit once. Anything unusual takes the ordinary path, with its errors."""
+        cached = self._commits.get(sha)
+        if cached is None:
+            try:
+                with self.lock:
+                    kind, raw = self.repo.object_store.get_raw(ObjectID(sha.encode()))
+            except Exception:  # missing, moved by a concurrent pack, damaged
+                kind, raw = -1, b""
+            if kind == Commit.type_num:
+                header, _, message = raw.partition(b"\n\n")
+                lines = header.split(b"\n")
+                parents = [line[7:].decode() for line in lines if line.startswith(b"parent ")]
+                if sha not in self._facts:
+                    _bounded(self._facts)[sha] = parse_message(message)
+                return parents, self._facts[sha]
+        return self.parents(sha), self.facts(sha)
+
 
 def _bounded(cache: dict[K, V]) -> dict[K, V]:
     if len(cache) >= _CACHE_MAX:

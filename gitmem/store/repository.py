@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, Self, TypeVar
 
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
@@ -43,7 +43,7 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
-from gitmem.store.remote import Pushed, Remote, resolve
+from gitmem.store.summaries import Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
@@ -61,6 +61,11 @@ from gitmem.types import (
     check_text,
     count_lines,
 )
+
+if TYPE_CHECKING:
+    # imported where used: the remote brings dulwich's network client, which a read
+    # never needs
+    from gitmem.store.remote import Pushed, Remote
 
 __all__ = ["FileSnapshot", "Repository", "Snapshot", "check_store", "git_identity"]
 
@@ -122,6 +127,23 @@ class Snapshot(StoreView):
         """Every memory, sorted by slug."""
         listing = self._listing()
         return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
+
+    def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
+        """Every memory's slug and summary (description, characters, lines), sorted by
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it."""
+        listing = self._listing()
+        known = kept.known()
+        found: dict[str, Summary] = {}
+        out: list[tuple[str, Summary]] = []
+        for slug in sorted(listing):
+            key = f"{listing[slug].md.decode()} {slug}"
+            summary = known.get(key) or found.get(key)
+            if summary is None:
+                memory = self._reader.memory(slug, listing[slug])
+                summary = found[key] = (memory.description, memory.chars, memory.lines)
+            out.append((slug, summary))
+        kept.add(found)
+        return out
 
     def revision(self, slug: str) -> int:
         """The highest revision number ``slug`` reached in this commit's history (0 if
@@ -191,6 +213,7 @@ class Repository:
         self._reader = ObjectReader(repo)
         self._read_lock = self._reader.lock
         self._histories: dict[str, History] = {}
+        self._summaries = Summaries(os.path.join(self._meta, "summaries"))
 
     # -- opening -------------------------------------------------------------------
 
@@ -312,6 +335,12 @@ class Repository:
         """The store as of ``commit`` (default: its head)."""
         at = commit if commit is not None else self.head(store)
         return Snapshot(self._reader, self._history(store), store, at)
+
+    def summaries(self, store: str, commit: str | None = None) -> list[tuple[str, Summary]]:
+        """Every memory of the store as of ``commit`` (default: its head): slug and
+        (description, characters, lines), sorted by slug, without reading the blobs
+        an earlier listing read (see :mod:`gitmem.store.summaries`)."""
+        return self.snapshot(store, commit).summaries(self._summaries)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
@@ -611,6 +640,8 @@ class Repository:
 
     def remote(self, name: str) -> Remote:
         """The remote ``name`` (as the repository's config names it) or a URL or path."""
+        from gitmem.store.remote import resolve
+
         top = os.path.dirname(self.directory) if self.project else self.directory
         with self._read_lock:
             return resolve(self._repo, name, top)

@@ -1,0 +1,224 @@
+"""The cold process: what a fresh ``gitmem`` costs, beside ``git`` in the same run.
+
+1. ``gitmem ls`` / ``show`` / ``log SLUG`` on a 10,000-memory store, each a whole process
+   (goal: <= 120 ms each), beside ``git ls-tree -r``, ``git show BRANCH:PATH`` and
+   ``git log -- PATH``.
+2. ``gitmem search`` on the same store as a process (goal: <= 150 ms), beside
+   ``git grep -i -c`` over the branch.
+3. A cold ``Repository.open`` + one slug's history at 10,000 commits, in this process
+   after its imports (goal: <= 20 ms), beside ``git log --format=%H -- PATH``.
+4. Building the derived indexes (history and search) from scratch at 10,000 commits
+   (goal: <= 1 s), beside ``git rev-list --count`` and ``git log --name-only``.
+
+Each line prints gitmem's figure, the peer's, their ratio, the goal and met/missed.
+Medians; the processes alternate so that load on the machine falls on both alike. Each
+figure is wall-clock time with the CPU time (user + system) beside it: on a machine
+shared with other work the wall time can be many times the CPU time, for git too.
+"""
+
+from __future__ import annotations
+
+import compileall
+import glob
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from capability import build_store
+from seeding import AUTHOR
+from store import build_history
+
+import gitmem
+from gitmem import Repository
+from gitmem.strategies.keyword_search import stored_index
+from gitmem.types import Change, Memory
+
+STORE = "profile/bench"
+GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
+RUNS = 9
+GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+Figure = tuple[float, float]
+"""Wall-clock and CPU (user + system) milliseconds."""
+
+
+def run(args: list[str]) -> Figure:
+    """One process, start to exit (it must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=GIT_ENV)
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def median(figures: list[Figure]) -> Figure:
+    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
+
+
+def pair(ours: list[str], peer: list[str], runs: int = RUNS) -> tuple[Figure, Figure]:
+    """Medians of ``ours`` and ``peer`` run alternately, after one warm-up run each."""
+    run(ours)
+    run(peer)
+    a: list[Figure] = []
+    b: list[Figure] = []
+    for _ in range(runs):
+        a.append(run(ours))
+        b.append(run(peer))
+    return median(a), median(b)
+
+
+def line(label: str, ours: Figure, peer: Figure, peer_name: str, goal: float) -> None:
+    """The figures, the ratio of wall times, and the goal judged on the wall time (and,
+    for a machine under load, on CPU time too)."""
+    print(
+        f"   {label:<34} {ours[0]:8.1f} ms (cpu {ours[1]:7.1f})   {peer_name:<28} "
+        f"{peer[0]:8.1f} ms (cpu {peer[1]:7.1f})   ratio {ours[0] / peer[0]:6.2f}x   "
+        f"goal <= {goal:g} ms: {'met' if ours[0] <= goal else 'MISSED'}"
+        f" (on cpu: {'met' if ours[1] <= goal else 'MISSED'})"
+    )
+
+
+def note(label: str, figure: Figure) -> None:
+    print(f"   {label:<58} {figure[0]:8.1f} ms (cpu {figure[1]:7.1f})")
+
+
+def timed(fn: Callable[[], object]) -> Figure:
+    start, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+
+
+def bench_commands(work: str) -> None:
+    path = os.path.join(work, "cold.git")
+    t = time.perf_counter()
+    repo = build_store(path, 10_000, 500)
+    slug = "note-04242"
+    for i in range(10):  # a few revisions for `log SLUG` to list
+        memory = Memory(slug, "a memory with a history", f"revision {i}\n")
+        repo.mutate(STORE, AUTHOR, lambda _, m=memory: Change("edit", slug, m))
+    memory_path = repo.path(STORE, slug)
+    repo.close()
+    print(
+        f"1. commands as processes on a 10,000-memory store (built in {time.perf_counter() - t:.1f} s)"
+    )
+    gitmem = [GITMEM, "--repo", path]
+    git = ["git", f"--git-dir={path}"]
+    branch = f"refs/heads/{STORE}"
+    cases = [
+        (
+            "gitmem ls",
+            [*gitmem, "ls", "-s", STORE],
+            [*git, "ls-tree", "-r", "--name-only", branch],
+            "git ls-tree -r",
+        ),
+        (
+            "gitmem show SLUG",
+            [*gitmem, "show", "-s", STORE, slug],
+            [*git, "show", f"{branch}:{memory_path}"],
+            "git show BRANCH:PATH",
+        ),
+        (
+            "gitmem log SLUG",
+            [*gitmem, "log", "-s", STORE, slug],
+            [*git, "log", branch, "--", memory_path],
+            "git log -- PATH",
+        ),
+    ]
+    note("first gitmem ls (reads every memory, keeps the summaries)", run(cases[0][1]))
+    for label, ours, peer, peer_name in cases:
+        a, b = pair(ours, peer)
+        line(label, a, b, peer_name, 120)
+
+    print("2. search as a process on the same store (25 hits)")
+    search = [*gitmem, "search", "-s", STORE, "--limit", "25"]
+    note("first search (builds and writes the stored index)", run([*search, "rollout"]))
+    grep = [*git, "grep", "-i", "-c"]
+    for label, keywords in (
+        ("selective", ["canary", "pagination"]),
+        ("broad", ["rollout", "envelope"]),
+    ):
+        a, b = pair(
+            [*search, *keywords], [*grep, *(x for k in keywords for x in ("-e", k)), branch]
+        )
+        line(f"gitmem search ({label})", a, b, "git grep -i -c BRANCH", 150)
+
+
+def bench_history(work: str) -> None:
+    path = os.path.join(work, "history.git")
+    t = time.perf_counter()
+    target = "target"
+    build_history(path, 10_000, target)
+    print(
+        f"3. cold open + one slug's history at 10,000 commits (built in {time.perf_counter() - t:.1f} s)"
+    )
+    with Repository.open(path) as repo:
+        count = len(repo.revisions(STORE, target))  # the index, built once
+        memory_path = repo.path(STORE, target)
+    samples: list[Figure] = []
+    for _ in range(RUNS):
+
+        def cold() -> None:
+            with Repository.open(path) as fresh:
+                fresh.revisions(STORE, target)
+
+        samples.append(timed(cold))
+    git = ["git", f"--git-dir={path}"]
+    branch = f"refs/heads/{STORE}"
+    peer = median(
+        [run([*git, "log", "--format=%H", branch, "--", memory_path]) for _ in range(RUNS)]
+    )
+    print(f"   ({count} revisions)")
+    line(
+        "Repository.open + revisions(slug)",
+        median(samples),
+        peer,
+        "git log --format=%H -- PATH",
+        20,
+    )
+
+    print("4. building the derived indexes from scratch at 10,000 commits")
+    builds: list[Figure] = []
+    searches: list[Figure] = []
+    for _ in range(3):
+        for name in glob.glob(os.path.join(path, "gitmem", "history", "*")):
+            os.remove(name)
+        shutil.rmtree(os.path.join(path, "gitmem", "search"), ignore_errors=True)
+        with Repository.open(path) as fresh:
+            builds.append(timed(lambda fresh=fresh: fresh.revisions(STORE, target)))
+            searches.append(timed(lambda fresh=fresh: stored_index(fresh, STORE)))
+    history = median(builds)
+    search = median(searches)
+    rev_list = median([run([*git, "rev-list", "--count", branch]) for _ in range(3)])
+    names = median([run([*git, "log", "--name-only", branch]) for _ in range(3)])
+    note("history index (walk of 10,000 commits + one slug's blobs)", history)
+    note("search index (the head's memories, written to disk)", search)
+    both = (history[0] + search[0], history[1] + search[1])
+    line("both, from scratch", both, rev_list, "git rev-list --count", 1000)
+    line("both, from scratch", both, names, "git log --name-only", 1000)
+
+
+def main() -> None:
+    started = time.perf_counter()
+    # as an installed package is: its modules compiled once (PYTHONDONTWRITEBYTECODE
+    # would otherwise make every process compile the edited ones again)
+    compileall.compile_dir(os.path.dirname(gitmem.__file__), quiet=1)
+    work = tempfile.mkdtemp(prefix="gitmem-cold-")
+    try:
+        bench_commands(work)
+        bench_history(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\ntotal bench time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

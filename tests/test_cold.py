@@ -1,0 +1,125 @@
+"""The cold process: what a command's imports load (never a timing; bench/cold.py times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gitmem
+from gitmem import Author, Memory, Repository, cli
+from gitmem.adapters import claude_code, schemas
+from gitmem.store.objects import MemoryFiles
+from gitmem.types import Change
+
+AUTHOR = Author.agent("alice")
+
+HEAVY = ("gitmem.sandbox", "gitmem.holder", "gitmem.adapters", "gitmem.sync", "dulwich.client")
+
+
+def _loaded(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", ["import gitmem.cli", "import gitmem", "import gitmem.store"])
+def test_reading_loads_no_holder_sandbox_adapter_or_sync(code: str) -> None:
+    """The CLI, the package and the store import none of what only agents and sync use."""
+    loaded = _loaded(code)
+    assert "gitmem" in loaded
+    heavy = [m for m in loaded if m.startswith(HEAVY)]
+    assert heavy == []
+
+
+def test_a_repository_opens_without_them(tmp_path: object) -> None:
+    """Opening a repository and reading a store's history loads none of them either."""
+    loaded = _loaded(
+        "from gitmem import Repository\n"
+        "from gitmem.types import Author\n"
+        f"r = Repository.init({str(tmp_path)!r})\n"
+        "print(r.stores())\n"
+    )
+    assert "gitmem.repository" in loaded
+    assert [m for m in loaded if m.startswith(HEAVY)] == []
+
+
+def test_the_package_names_resolve_when_used() -> None:
+    """Every name of ``__all__`` resolves, to the object its module defines."""
+    from gitmem.holder import Holder
+    from gitmem.sandbox import Sandbox
+
+    for name in gitmem.__all__:
+        assert getattr(gitmem, name) is not None, name
+    assert gitmem.Holder is Holder
+    assert gitmem.Sandbox is Sandbox
+    assert set(gitmem.__all__) <= set(dir(gitmem))
+    with pytest.raises(AttributeError):
+        _ = gitmem.NoSuchName  # type: ignore[attr-defined]
+
+
+def test_the_cli_choices_match_the_adapters() -> None:
+    """The choices the CLI names without importing the adapters are theirs."""
+    assert cli.TOOL_FORMATS == schemas.FORMATS
+    assert tuple(claude_code.EVENTS) == cli.HOOK_EVENTS
+
+
+# -- listing a store: summaries kept by blob id --------------------------------------
+
+S = "profile/s"
+
+
+def _listing(repo: Repository) -> list[tuple[str, tuple[str, int, int]]]:
+    return [(m.slug, (m.description, m.chars, m.lines)) for m in repo.snapshot(S).memories()]
+
+
+def _count_reads(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    reader = repo._reader  # pyright: ignore[reportPrivateUsage]
+    original = reader.memory
+
+    def memory(slug: str, found: MemoryFiles) -> Memory:
+        read.append(slug)
+        return original(slug, found)
+
+    monkeypatch.setattr(reader, "memory", memory)
+    return read
+
+
+def test_a_listing_reads_each_blob_once_across_processes(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first listing reads every memory; a fresh repository object then reads only
+    the memory that changed, and both answer what reading every memory answers."""
+    for i in range(5):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "x\n" * i))
+        )
+    assert repo.summaries(S) == _listing(repo)
+    repo.mutate(S, AUTHOR, lambda _: Change("edit", "m2", Memory("m2", "new", "longer\nbody\n")))
+    fresh = Repository.open(repo.directory)
+    read = _count_reads(fresh, monkeypatch)
+    assert fresh.summaries(S) == _listing(repo)
+    assert read == ["m2"]
+
+
+def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
+    """Torn or garbled records are not used: their memories are read again."""
+    for i in range(3):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "y\n"))
+        )
+    repo.summaries(S)
+    path = Path(repo.directory, "gitmem", "summaries")
+    data = path.read_bytes()
+    for damaged in (data[:-3], data.replace(b"d1", b"X1"), b"junk" + data[5:], b"\x00" * 50):
+        path.write_bytes(damaged)
+        assert Repository.open(repo.directory).summaries(S) == _listing(repo)
