@@ -101,15 +101,19 @@ _BINARY_SCAN_CAP = 512 * 1024 * 1024
 
 
 def runtime_file() -> Path:
-    """``runtime.ts``: installed as ``gitmem._runtime``, else the checkout's ``sandbox/``."""
+    """``runtime.js``: installed as ``gitmem._runtime``, else the checkout's ``sandbox/``.
+
+    The JavaScript built from ``runtime.ts`` by ``make runtime``, so that no process
+    spends its start transpiling the runtime.
+    """
     try:
         root = importlib.resources.files("gitmem._runtime")
-        candidate = Path(str(root)) / "runtime.ts"
+        candidate = Path(str(root)) / "runtime.js"
         if candidate.is_file():
             return candidate
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parents[2] / "sandbox" / "runtime.ts"
+    return Path(__file__).resolve().parents[2] / "sandbox" / "runtime.js"
 
 
 def _deno_binary() -> str:

@@ -95,8 +95,10 @@ class Process:
 
     live: ClassVar[weakref.WeakSet[Process]] = weakref.WeakSet()
 
-    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int) -> None:
+    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int, kind: str = "") -> None:
         Process.live.add(self)
+        self.kind = kind
+        """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
         self.root = Path(tempfile.mkdtemp(prefix="gitmem-sbx-"))
         self.proc: subprocess.Popen[bytes] | None = None
