@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 af681e1ae9790451b8ee52843e2413bacfda05db49c018003108e16e564f31f3) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 81da3c204ab1c906be99878862b8006ea4ec7554c93b15e5d58a32b4680aac89) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 import process from "node:process";
@@ -612,12 +612,14 @@ var Runtime = class {
   spare;
   busy;
   booting;
+  retiring;
   constructor(host, settings) {
     this.host = host;
     this.settings = settings;
     this.spare = null;
     this.busy = true;
     this.booting = false;
+    this.retiring = false;
   }
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
@@ -638,8 +640,17 @@ var Runtime = class {
   }
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
-  // process that does is spent: it exits, and the host starts a fresh one at
-  // the next call (a process found dead between calls is not a crash).
+  // process that does is spent: it says so in a "retire" frame, serves nothing
+  // more, and exits. The frame goes out before any reply could, so the host
+  // reads it first whenever it next asks, and never mistakes the exit for a
+  // crash, however slow the exit is (a spinning thread can hold it up).
+  retire() {
+    if (this.retiring) return;
+    this.retiring = true;
+    void this.host.send({
+      op: "retire"
+    }).finally(() => exitNow(IDLE_EXIT));
+  }
   watchIdle() {
     let last = process.cpuUsage();
     let lastAt = performance.now();
@@ -656,7 +667,7 @@ var Runtime = class {
         return;
       }
       strikes = share > 0.05 ? strikes + 1 : 0;
-      if (strikes >= 3) exitNow(IDLE_EXIT);
+      if (strikes >= 3) this.retire();
     }, 250);
     Deno.unrefTimer(timer);
   }
@@ -670,6 +681,8 @@ var Runtime = class {
     for (; ; ) {
       this.busy = false;
       const request = await this.host.receive();
+      if (this.retiring) await new Promise(() => {
+      });
       this.busy = true;
       if (request === null) return;
       const op = request.op;

@@ -180,10 +180,7 @@ def test_idle_processes_of_one_kind_are_bounded(clock: Clock) -> None:
     settings = box._settings  # pyright: ignore[reportPrivateUsage]
     try:
         with contextlib.ExitStack() as stack:
-            lent = [
-                stack.enter_context(pool.lend(settings, box.rss_cap_mb, lambda p: True))
-                for _ in range(3)
-            ]
+            lent = [stack.enter_context(pool.lend(settings, box.rss_cap_mb)) for _ in range(3)]
             assert len({p.pid for p in lent}) == 3
             assert len(pool.processes()) == 3
         assert len(pool.processes()) == 2

@@ -63,19 +63,16 @@ class Pool:
         self._closed = False
 
     @contextmanager
-    def lend(
-        self, settings: Mapping[str, object], rss_cap_mb: int, keep: Callable[[Process], bool]
-    ) -> Generator[Process]:
-        """A process with ``settings`` for one call; returned after it unless ``keep`` says no.
+    def lend(self, settings: Mapping[str, object], rss_cap_mb: int) -> Generator[Process]:
+        """A process with ``settings`` for one call, taken back after it.
 
-        The borrower kills a process it will not return (``keep`` is then asked about a
-        dead process, which is never kept).
+        A borrower that found the process unfit kills it; a dead process is never kept.
         """
         process = self._take(settings, rss_cap_mb)
         try:
             yield process
         finally:
-            self._give_back(process, keep)
+            self._give_back(process)
 
     def _take(self, settings: Mapping[str, object], rss_cap_mb: int) -> Process:
         key = _key(settings, rss_cap_mb)
@@ -97,11 +94,11 @@ class Pool:
             self._lent.add(process)
         return process
 
-    def _give_back(self, process: Process, keep: Callable[[Process], bool]) -> None:
+    def _give_back(self, process: Process) -> None:
         spent: list[Process] = []
         with self._cond:
             self._lent.discard(process)
-            if self._closed or not process.alive() or not keep(process):
+            if self._closed or not process.alive():
                 spent.append(process)
             else:
                 waiting = self._idle.setdefault(process.kind, [])
@@ -187,10 +184,10 @@ def _key(settings: Mapping[str, object], rss_cap_mb: int) -> str:
 
 
 def _healthy(process: Process) -> bool:
-    # A process that still holds a past run's memory (a terminated worker frees it
-    # lazily) would fail an innocent call: half the cap, so the next run has room to
-    # reach its own limits.
-    return process.alive() and 2 * process.rss_kb() <= process.rss_cap_kb
+    # A process that said something while idle is retiring. One that still holds a
+    # past run's memory (a terminated worker frees it lazily) would fail an innocent
+    # call: half the cap, so the next run has room to reach its own limits.
+    return process.quiet() and 2 * process.rss_kb() <= process.rss_cap_kb
 
 
 _shared: Pool | None = None

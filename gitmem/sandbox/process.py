@@ -45,9 +45,11 @@ _START_TIMEOUT = 10.0
 # carries on without (in memory, for the databases).
 _CACHE_FILES = ("gen/blob", "gen/data")
 _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
-# The runtime exits with this status when a leftover thread keeps a core busy while
-# idle; it exits only between requests, so the request it never read can be retried.
+# The runtime retires (a "retire" frame, then this exit status) when a leftover thread
+# keeps a core busy while idle; only between requests, so the request it never read
+# can be retried.
 _IDLE_EXIT = 3
+_EXIT_WAIT = 5.0
 
 
 class _Log:
@@ -214,7 +216,12 @@ class Process:
                         raise self._crashed("the sandbox sent a malformed frame") from None
                     if not isinstance(message, dict):
                         raise self._crashed("the sandbox sent a malformed frame")
-                    return cast(dict[str, object], message)
+                    frame = cast(dict[str, object], message)
+                    if frame.get("op") == "retire":
+                        # Sent while idle, before any reply: the request went unread.
+                        self.kill()
+                        raise Retired
+                    return frame
             readable, _, _ = select.select([self.conn], [], [], _POLL)
             if readable:
                 try:
@@ -234,10 +241,22 @@ class Process:
             if not self.alive():
                 raise self._crashed("the sandbox process ended")
 
+    def quiet(self) -> bool:
+        """Alive, with nothing unread: a process that spoke between calls is retiring."""
+        if not self.alive() or self.conn is None or self.buffer:
+            return False
+        try:
+            readable, _, _ = select.select([self.conn], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
     def _crashed(self, what: str) -> InternalError:
         if self.proc is not None:
+            # The connection ends as the process exits; on a busy machine the exit
+            # status can follow well after.
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=0.5)
+                self.proc.wait(timeout=_EXIT_WAIT)
             if self.proc.returncode == _IDLE_EXIT:
                 self.kill()
                 raise Retired

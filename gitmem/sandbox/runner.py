@@ -234,17 +234,14 @@ class Sandbox:
 
     @contextlib.contextmanager
     def _lent(self) -> Generator[Process]:
-        with self.pool.lend(self._settings, self.rss_cap_mb, self._keeps) as process:
+        with self.pool.lend(self._settings, self.rss_cap_mb) as process:
             self._process = process
             yield process
 
-    def _keeps(self, process: Process) -> bool:
-        # A process this sandbox discarded mid-call is dead and never goes back.
-        return process is self._process
-
-    def _discard(self) -> None:
-        if self._process is not None:
-            self._process.kill()
+    def _discard(self, process: Process) -> None:
+        # Killed, it never goes back to the pool.
+        process.kill()
+        if self._process is process:
             self._process = None
 
     def _budget(self) -> float:
@@ -254,25 +251,25 @@ class Sandbox:
 
     def _retrying(self, attempt: Callable[[Process], _T]) -> _T:
         with self._lock:
-            try:
+            for _ in range(2):
                 try:
                     with self._lent() as process:
-                        return attempt(process)
-                except Retired:
-                    self._discard()
-                try:
-                    with self._lent() as process:
-                        return attempt(process)
-                except Retired:
-                    self._discard()
-                    raise InternalError("the sandbox runtime kept retiring itself") from None
-            except GitmemError:
-                raise
-            except Exception as exc:
-                # Nothing foreign leaves the sandbox: whatever broke, the process is
-                # not worth keeping and the caller gets gitmem's own error.
-                self._discard()
-                raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
+                        try:
+                            return attempt(process)
+                        except Retired:
+                            self._discard(process)
+                        except GitmemError:
+                            raise
+                        except Exception:
+                            # Killed before it goes back: nobody else may be lent it.
+                            self._discard(process)
+                            raise
+                except GitmemError:
+                    raise
+                except Exception as exc:
+                    # Nothing foreign leaves the sandbox: the caller gets gitmem's own error.
+                    raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
+            raise InternalError("the sandbox runtime kept retiring itself")
 
     def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
         return self._retrying(lambda process: self._load_once(process, op, source, key))
@@ -285,14 +282,14 @@ class Sandbox:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
                 reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
-                self._discard()
+                self._discard(process)
                 what = "time limit" if killed.reason == "time" else "memory limit"
                 return f"1:1: the module's top-level code exceeded the sandbox {what}", []
             except InternalError:
-                self._discard()
+                self._discard(process)
                 raise
             if reply.get("restart"):
-                self._discard()
+                self._discard(process)
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
@@ -393,14 +390,14 @@ class Sandbox:
                         except BaseException:
                             # The worker is blocked on this answer; a holder that
                             # cannot give one leaves nothing worth keeping.
-                            self._discard()
+                            self._discard(process)
                             raise
                     bridge_time += time.monotonic() - asked
                     process.send(
                         {"op": "reply", "id": message.get("id"), "ok": bool(ok), "text": str(text)}
                     )
             except Killed as killed:
-                self._discard()
+                self._discard(process)
                 if killed.reason == "time":
                     error = (
                         f"the program did not finish within its time limit of {self.time_limit:g} s"
@@ -409,13 +406,13 @@ class Sandbox:
                     error = "the program exceeded the sandbox memory limit"
                 return ProgramResult(False, "", error)
             except InternalError:
-                self._discard()
+                self._discard(process)
                 raise
             if message.get("op") != "result":
-                self._discard()
+                self._discard(process)
                 raise InternalError(f"the sandbox runtime answered {message.get('op')!r}")
             if message.get("restart"):
-                self._discard()
+                self._discard(process)
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
