@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 81da3c204ab1c906be99878862b8006ea4ec7554c93b15e5d58a32b4680aac89) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 f19e0f86e004315d274ce3ce7b16f805a4adbac1aaa3d17569f4542a7c94fc40) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 import process from "node:process";
@@ -482,8 +482,13 @@ export * from ${stringify(baseUrl)};
         void run(request);
       }
     });
-    send({
-      op: "ready"
+    const warmUrl = toUrl("export const warm: number = 1;\n");
+    import(warmUrl).catch(() => {
+    }).finally(() => {
+      revokeUrl(warmUrl);
+      send({
+        op: "ready"
+      });
     });
   });
 }

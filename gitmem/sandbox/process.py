@@ -64,17 +64,24 @@ class _Log:
         self.thread.start()
 
     def _drain(self, fd: int) -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.chunks.append(chunk)
-            self.size += len(chunk)
-            while self.size > _LOG_CAP and len(self.chunks) > 1:
-                self.size -= len(self.chunks.popleft())
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                while self.size > _LOG_CAP and len(self.chunks) > 1:
+                    self.size -= len(self.chunks.popleft())
+        finally:
+            # Only the thread that reads the descriptor closes it. Closed by another
+            # thread while this one is between reads, the number is free for the next
+            # process's connection, and this loop would go on to read its frames.
+            with contextlib.suppress(OSError):
+                self.stream.close()
 
     def text(self) -> str:
         return b"".join(self.chunks)[-_LOG_CAP:].decode("utf-8", "replace")
@@ -278,10 +285,9 @@ class Process:
             self.proc.wait()
         for log in (self.stdout, self.stderr):
             if log is not None:
-                # The process is gone, so the drain meets end of file at once.
-                log.thread.join(timeout=1.0)
-                with contextlib.suppress(OSError):
-                    log.stream.close()
+                # The process is gone, so the drain meets end of file at once, however
+                # long a busy machine takes to run it; it closes its own pipe.
+                log.thread.join(timeout=_EXIT_WAIT)
         remove_tree(self.root)
 
 
