@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 f19e0f86e004315d274ce3ce7b16f805a4adbac1aaa3d17569f4542a7c94fc40) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0b71ab1c8b016e48c7cc8927b08b23431b2ee8d9d1b9b762023997488014c309) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 import process from "node:process";

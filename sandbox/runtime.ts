@@ -447,9 +447,9 @@ function workerMain(): void {
       );
       // The first TypeScript module a process imports pays for setting up its
       // transpiler and loader, some ten times a trivial program's cost. Paid here,
-      // while the worker boots, it never counts against a program's time limit
-      // (the first program in a fresh process, right after an attack that got the
-      // last one killed, used to). The module is private to this worker.
+      // while the worker boots, no program waits for it: not even the first one in
+      // a fresh process, as after an attack that got the last one killed. The
+      // module is private to this worker.
       const warmUrl = toUrl("export const warm: number = 1;\n");
       import(warmUrl).catch(() => {}).finally(() => {
         revokeUrl(warmUrl);
