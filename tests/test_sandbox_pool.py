@@ -6,6 +6,8 @@ import contextlib
 import hashlib
 import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -199,3 +201,22 @@ def test_close_releases_the_idle_process(pool: Pool) -> None:
     box.close()
     assert gone(pid)
     assert pool.processes() == []
+
+
+def test_a_host_that_exits_leaves_no_process_folder(tmp_path: Path) -> None:
+    """Idle processes of every pool are killed at exit, their private folders removed."""
+    script = (
+        "from gitmem.sandbox import Sandbox\n"
+        "box = Sandbox(time_limit=3.0, memory_mb=64)\n"
+        "print(box.run('console.log(5)', modules={}, bridge=lambda n, a: (True, '')).output)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "5\n\n"
+    assert [p.name for p in tmp_path.iterdir()] == []

@@ -16,9 +16,11 @@ against the pool's clock, so tests can drive it without waiting.
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,6 +63,7 @@ class Pool:
         self._dying: set[Process] = set()
         self._thread: threading.Thread | None = None
         self._closed = False
+        _pools.add(self)
 
     @contextmanager
     def lend(self, settings: Mapping[str, object], rss_cap_mb: int) -> Generator[Process]:
@@ -192,6 +195,15 @@ def _healthy(process: Process) -> bool:
 
 _shared: Pool | None = None
 _shared_lock = threading.Lock()
+_pools: weakref.WeakSet[Pool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Idle processes would outlive the host by a moment and leave their private folders
+    # behind; a process lent at exit is its borrower's to end.
+    for pool in list(_pools):
+        pool.close()
 
 
 def shared_pool() -> Pool:
