@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, ClassVar, cast
 
 from gitmem.errors import InternalError
-from gitmem.sandbox.launch import deno_command, import_map, runtime_file
+from gitmem.sandbox.launch import deno_command, import_map_text, runtime_file
 
 __all__ = ["Killed", "Process", "Retired", "remove_tree"]
 
@@ -134,7 +134,7 @@ class Process:
         for blocker in _CACHE_FOLDERS:
             (deno_dir / blocker).mkdir()
         map_file = self.root / "import-map.json"
-        map_file.write_text(json.dumps(import_map(runtime)))
+        map_file.write_text(import_map_text(runtime))
         token = secrets.token_hex(32)
         # The listener stays open for the process's life: the port stays ours, and a
         # program that reaches it finds nobody answering.
