@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test soak lint bench clean
+.PHONY: install demo test soak lint bench clean runtime
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,15 @@ bench: $(STAMP)
 	$(PY) bench/sync.py
 	$(PY) bench/console.py
 	$(PY) bench/cold.py
+
+# The sandbox runtime ships as JavaScript, so no Deno process transpiles it at start.
+# Rebuild it after editing sandbox/runtime.ts (`deno bundle` fetches esbuild once);
+# tests/test_sandbox.py checks that runtime.js was built from the runtime.ts beside it.
+runtime: $(STAMP)
+	{ printf '// Built from runtime.ts (sha256 %s) by `make runtime`: edit runtime.ts, not this.\n' \
+		"$$(sha256sum sandbox/runtime.ts | cut -d' ' -f1)"; \
+	  $(VENV)/bin/deno bundle --quiet --platform deno sandbox/runtime.ts; } > sandbox/runtime.js.tmp
+	mv sandbox/runtime.js.tmp sandbox/runtime.js
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -445,7 +445,16 @@ function workerMain(): void {
           }
         },
       );
-      send({ op: "ready" });
+      // The first TypeScript module a process imports pays for setting up its
+      // transpiler and loader, some ten times a trivial program's cost. Paid here,
+      // while the worker boots, no program waits for it: not even the first one in
+      // a fresh process, as after an attack that got the last one killed. The
+      // module is private to this worker.
+      const warmUrl = toUrl("export const warm: number = 1;\n");
+      import(warmUrl).catch(() => {}).finally(() => {
+        revokeUrl(warmUrl);
+        send({ op: "ready" });
+      });
     },
   );
 }
@@ -490,7 +499,7 @@ class Host {
 }
 
 const CHUNK = 1 << 16;
-// The exit status that tells the host this process retired itself while idle.
+// The exit status of a process that retired itself while idle.
 const IDLE_EXIT = 3;
 
 // One worker, booted and waiting for exactly one request. Every message it
@@ -574,6 +583,7 @@ class Runtime {
   private spare: Slot | null = null;
   private busy = true;
   private booting = false;
+  private retiring = false;
 
   constructor(private host: Host, private settings: Settings) {}
 
@@ -599,8 +609,16 @@ class Runtime {
 
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
-  // process that does is spent: it exits, and the host starts a fresh one at
-  // the next call (a process found dead between calls is not a crash).
+  // process that does is spent: it says so in a "retire" frame, serves nothing
+  // more, and exits. The frame goes out before any reply could, so the host
+  // reads it first whenever it next asks, and never mistakes the exit for a
+  // crash, however slow the exit is (a spinning thread can hold it up).
+  private retire(): void {
+    if (this.retiring) return;
+    this.retiring = true;
+    void this.host.send({ op: "retire" }).finally(() => exitNow(IDLE_EXIT));
+  }
+
   private watchIdle(): void {
     let last = process.cpuUsage();
     let lastAt = performance.now();
@@ -619,7 +637,7 @@ class Runtime {
       // An idle runtime uses next to nothing; a share this small still means a thread
       // left spinning, even on a machine too busy to give it a whole core.
       strikes = share > 0.05 ? strikes + 1 : 0;
-      if (strikes >= 3) exitNow(IDLE_EXIT);
+      if (strikes >= 3) this.retire();
     }, 250);
     Deno.unrefTimer(timer);
   }
@@ -631,6 +649,7 @@ class Runtime {
     for (;;) {
       this.busy = false;
       const request = await this.host.receive();
+      if (this.retiring) await new Promise(() => {});
       this.busy = true;
       if (request === null) return;
       const op = request.op;

@@ -1300,4 +1300,5 @@ def test_stress_leaves_nothing_behind(tmp_path: Path) -> None:
             os.kill(pid, 0)
     assert [r for r in roots if r.exists()] == []
     assert sum(tree_size(r) for r in roots if r.exists()) == 0
-    assert len(os.listdir("/proc/self/fd")) == fds_before
+    # Idle processes other tests left in the shared pool may have gone meanwhile.
+    assert len(os.listdir("/proc/self/fd")) <= fds_before

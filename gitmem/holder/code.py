@@ -1,6 +1,9 @@
 """A holder's code memories: the modules it loaded, its two sandboxes, agent programs,
 onUse at the end of a turn, and the views they open.
 
+Both sandboxes draw processes from one pool (the shared one, or the harness's sandbox's),
+so a holder holds a Deno process only during a call, and an idle holder holds none.
+
 Where code loads on write, the load happens before the write is published, in a fresh
 worker: a write commits only when its load succeeds, so what the agent is told is true.
 A memory that is deleted, renamed away or found gone is unloaded at once.
@@ -64,14 +67,16 @@ class Code:
             time_limit=sandbox.time_limit,
             memory_mb=sandbox.memory_mb,
             output_cap=sandbox.output_cap,
+            pool=sandbox.pool,
         )
 
     @property
     def loader(self) -> Sandbox:
         """Where code halves compile and load.
 
-        A second process, because a program's ``memories`` call can load code while the
-        program's own sandbox is waiting on that very call.
+        A second sandbox, because a program's ``memories`` call can load code while the
+        program's own call is waiting on that very call; it is lent another process only
+        then, and otherwise the same idle process the program's sandbox would be.
         """
         if self._loader is None:
             self._loader = Sandbox()

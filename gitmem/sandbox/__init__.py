@@ -1,7 +1,9 @@
 """The sandbox: TypeScript code memories and agent programs, run by Deno with no permissions.
 
-One Deno process per :class:`Sandbox` (one per holder), started lazily on the first use.
-The process runs ``sandbox/runtime.ts`` (shipped as ``gitmem._runtime``), which connects
+Deno processes are lent to a :class:`Sandbox` by a :class:`Pool` for one call at a time,
+shared by every sandbox with the same settings, and killed once idle for a while (a
+minute by default), so an idle holder holds none. A process runs ``sandbox/runtime.js``
+(built from ``runtime.ts`` by ``make runtime``, shipped as ``gitmem._runtime``), which connects
 back over loopback TCP to one port, proves itself with a per-launch token, and evaluates
 every load and run in a fresh ``node:worker_threads`` worker with a capped heap, where
 only an allowlist of globals survives. The process holds no file permission at all, no
@@ -22,17 +24,20 @@ One module per concept, imports pointing down:
 - ``launch``: the runtime file, the Deno binary, its permissions and the import map;
 - ``signatures``: typed signatures read from the TypeScript source, in one linear pass;
 - ``process``: the Deno process, its connection, log drains, watchdog and cleanup;
+- ``pool``: :class:`Pool`, which lends processes one call at a time and reaps idle ones;
 - ``runner``: :class:`Sandbox`, its caps and the values it returns.
 """
 
 from __future__ import annotations
 
 from gitmem.sandbox.keys import module_key
+from gitmem.sandbox.pool import Pool
 from gitmem.sandbox.runner import Bridge, ExportDoc, ProgramResult, Sandbox, View
 
 __all__ = [
     "Bridge",
     "ExportDoc",
+    "Pool",
     "ProgramResult",
     "Sandbox",
     "View",

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["deno_command", "import_map", "node_builtins", "runtime_file"]
+__all__ = ["deno_command", "import_map", "import_map_text", "node_builtins", "runtime_file"]
 
 # Node built-ins Deno is known to offer; the binary's own list is added to these.
 _NODE_BUILTINS = [
@@ -101,17 +101,22 @@ _BINARY_SCAN_CAP = 512 * 1024 * 1024
 
 
 def runtime_file() -> Path:
-    """``runtime.ts``: installed as ``gitmem._runtime``, else the checkout's ``sandbox/``."""
+    """``runtime.js``: installed as ``gitmem._runtime``, else the checkout's ``sandbox/``.
+
+    The JavaScript built from ``runtime.ts`` by ``make runtime``, so that no process
+    spends its start transpiling the runtime.
+    """
     try:
         root = importlib.resources.files("gitmem._runtime")
-        candidate = Path(str(root)) / "runtime.ts"
+        candidate = Path(str(root)) / "runtime.js"
         if candidate.is_file():
             return candidate
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parents[2] / "sandbox" / "runtime.ts"
+    return Path(__file__).resolve().parents[2] / "sandbox" / "runtime.js"
 
 
+@functools.cache
 def _deno_binary() -> str:
     # The binary ships in the `deno` wheel from PyPI, which carries no type stubs.
     from deno import find_deno_bin  # pyright: ignore[reportMissingTypeStubs]
@@ -138,15 +143,18 @@ def _binary_builtins(binary: str, stamp: tuple[int, int]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _stamp(binary: str) -> tuple[int, int]:
+    try:
+        info = os.stat(binary)
+    except OSError:
+        return (0, 0)
+    return (info.st_size, info.st_mtime_ns)
+
+
 def node_builtins() -> frozenset[str]:
     """The ``node:`` names to deny: the known list and all the binary carries."""
     binary = _deno_binary()
-    try:
-        info = os.stat(binary)
-        stamp = (info.st_size, info.st_mtime_ns)
-    except OSError:
-        stamp = (0, 0)
-    return frozenset(_NODE_BUILTINS) | _binary_builtins(binary, stamp)
+    return frozenset(_NODE_BUILTINS) | _binary_builtins(binary, _stamp(binary))
 
 
 def import_map(runtime: Path) -> dict[str, object]:
@@ -160,6 +168,18 @@ def import_map(runtime: Path) -> dict[str, object]:
         "imports": imports,
         "scopes": {own: {n: n for n in ("node:worker_threads", "node:process")}},
     }
+
+
+def import_map_text(runtime: Path) -> str:
+    """:func:`import_map` as JSON, built once per runtime file and Deno binary."""
+    binary = _deno_binary()
+    return _map_text(runtime, binary, _stamp(binary))
+
+
+@functools.lru_cache(maxsize=4)
+def _map_text(runtime: Path, binary: str, stamp: tuple[int, int]) -> str:
+    # Every process start writes this; building it costs more than the write.
+    return json.dumps(import_map(runtime))
 
 
 def deno_command(

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, ClassVar, cast
 
 from gitmem.errors import InternalError
-from gitmem.sandbox.launch import deno_command, import_map, runtime_file
+from gitmem.sandbox.launch import deno_command, import_map_text, runtime_file
 
 __all__ = ["Killed", "Process", "Retired", "remove_tree"]
 
@@ -45,9 +45,11 @@ _START_TIMEOUT = 10.0
 # carries on without (in memory, for the databases).
 _CACHE_FILES = ("gen/blob", "gen/data")
 _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
-# The runtime exits with this status when a leftover thread keeps a core busy while
-# idle; it exits only between requests, so the request it never read can be retried.
+# The runtime retires (a "retire" frame, then this exit status) when a leftover thread
+# keeps a core busy while idle; only between requests, so the request it never read
+# can be retried.
 _IDLE_EXIT = 3
+_EXIT_WAIT = 5.0
 
 
 class _Log:
@@ -62,17 +64,24 @@ class _Log:
         self.thread.start()
 
     def _drain(self, fd: int) -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.chunks.append(chunk)
-            self.size += len(chunk)
-            while self.size > _LOG_CAP and len(self.chunks) > 1:
-                self.size -= len(self.chunks.popleft())
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                while self.size > _LOG_CAP and len(self.chunks) > 1:
+                    self.size -= len(self.chunks.popleft())
+        finally:
+            # Only the thread that reads the descriptor closes it. Closed by another
+            # thread while this one is between reads, the number is free for the next
+            # process's connection, and this loop would go on to read its frames.
+            with contextlib.suppress(OSError):
+                self.stream.close()
 
     def text(self) -> str:
         return b"".join(self.chunks)[-_LOG_CAP:].decode("utf-8", "replace")
@@ -95,8 +104,10 @@ class Process:
 
     live: ClassVar[weakref.WeakSet[Process]] = weakref.WeakSet()
 
-    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int) -> None:
+    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int, kind: str = "") -> None:
         Process.live.add(self)
+        self.kind = kind
+        """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
         self.root = Path(tempfile.mkdtemp(prefix="gitmem-sbx-"))
         self.proc: subprocess.Popen[bytes] | None = None
@@ -123,7 +134,7 @@ class Process:
         for blocker in _CACHE_FOLDERS:
             (deno_dir / blocker).mkdir()
         map_file = self.root / "import-map.json"
-        map_file.write_text(json.dumps(import_map(runtime)))
+        map_file.write_text(import_map_text(runtime))
         token = secrets.token_hex(32)
         # The listener stays open for the process's life: the port stays ours, and a
         # program that reaches it finds nobody answering.
@@ -212,7 +223,12 @@ class Process:
                         raise self._crashed("the sandbox sent a malformed frame") from None
                     if not isinstance(message, dict):
                         raise self._crashed("the sandbox sent a malformed frame")
-                    return cast(dict[str, object], message)
+                    frame = cast(dict[str, object], message)
+                    if frame.get("op") == "retire":
+                        # Sent while idle, before any reply: the request went unread.
+                        self.kill()
+                        raise Retired
+                    return frame
             readable, _, _ = select.select([self.conn], [], [], _POLL)
             if readable:
                 try:
@@ -232,10 +248,22 @@ class Process:
             if not self.alive():
                 raise self._crashed("the sandbox process ended")
 
+    def quiet(self) -> bool:
+        """Alive, with nothing unread: a process that spoke between calls is retiring."""
+        if not self.alive() or self.conn is None or self.buffer:
+            return False
+        try:
+            readable, _, _ = select.select([self.conn], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
     def _crashed(self, what: str) -> InternalError:
         if self.proc is not None:
+            # The connection ends as the process exits; on a busy machine the exit
+            # status can follow well after.
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=0.5)
+                self.proc.wait(timeout=_EXIT_WAIT)
             if self.proc.returncode == _IDLE_EXIT:
                 self.kill()
                 raise Retired
@@ -257,10 +285,9 @@ class Process:
             self.proc.wait()
         for log in (self.stdout, self.stderr):
             if log is not None:
-                # The process is gone, so the drain meets end of file at once.
-                log.thread.join(timeout=1.0)
-                with contextlib.suppress(OSError):
-                    log.stream.close()
+                # The process is gone, so the drain meets end of file at once, however
+                # long a busy machine takes to run it; it closes its own pipe.
+                log.thread.join(timeout=_EXIT_WAIT)
         remove_tree(self.root)
 
 

@@ -15,14 +15,14 @@ import contextlib
 import itertools
 import json
 import re
-import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
+from gitmem.sandbox.pool import Pool, shared_pool
 from gitmem.sandbox.process import Killed, Process, Retired
 from gitmem.sandbox.signatures import signatures
 
@@ -184,60 +184,64 @@ def _views(raw: object) -> tuple[View, ...]:
 
 
 class Sandbox:
-    """One Deno process per holder, started lazily on first use.
+    """Runs code memories and programs in Deno processes lent by a :class:`Pool`.
 
     ``time_limit`` bounds each load and run in seconds (time spent in bridge calls does
     not count); ``memory_mb`` caps each worker's heap; ``output_cap`` caps a run's
-    captured output in characters. Every load and run gets a fresh worker. Thread-safe:
+    captured output in characters. Every load and run gets a fresh worker, in a process
+    lent for that call alone; between calls the sandbox holds no process, and an idle
+    process is released by the pool (``pool``: the shared one unless given). Thread-safe:
     calls are serialised by a lock.
     """
 
     def __init__(
-        self, *, time_limit: float = 5.0, memory_mb: int = 256, output_cap: int = 64_000
+        self,
+        *,
+        time_limit: float = 5.0,
+        memory_mb: int = 256,
+        output_cap: int = 64_000,
+        pool: Pool | None = None,
     ) -> None:
         self.time_limit = time_limit
         self.memory_mb = memory_mb
         self.output_cap = output_cap
         self.rss_cap_mb = 256 + 3 * memory_mb
+        self.pool = pool if pool is not None else shared_pool()
         self._lock = threading.RLock()
+        # The process this sandbox used last: lent to it during a call, idle in the
+        # pool (or lent to another sandbox, or gone) between calls.
         self._process: Process | None = None
+        self._settings: dict[str, object] = {
+            "memoryMb": self.memory_mb,
+            "outputCap": self.output_cap,
+            "maxViews": VIEWS_MAX,
+            "maxViewChars": VIEW_TEXT_MAX,
+            "maxTitleChars": VIEW_TITLE_MAX,
+            "maxArgsChars": ARGS_MAX,
+            "maxArgsDepth": ARGS_DEPTH_MAX,
+        }
 
     @property
     def pid(self) -> int | None:
-        """The Deno process id, or ``None`` before the first use."""
+        """The id of the Deno process this sandbox used last, or ``None`` if it has none."""
         with self._lock:
             return self._process.pid if self._process is not None else None
 
     def start(self) -> None:
-        """Start the process now rather than on the first call."""
-        with self._lock:
-            self._ensure()
+        """Have a process ready now rather than on the first call."""
+        with self._lock, self._lent():
+            pass
 
-    def _ensure(self) -> Process:
-        # A process that died between calls, or still holds a past run's memory
-        # (a terminated worker frees it lazily), is replaced before it can fail
-        # an innocent call.
-        # Half the cap, because the next run must have room to reach its own limits.
-        if self._process is not None and (
-            not self._process.alive() or 2 * self._process.rss_kb() > self._process.rss_cap_kb
-        ):
-            self._discard()
-        if self._process is None:
-            settings = {
-                "memoryMb": self.memory_mb,
-                "outputCap": self.output_cap,
-                "maxViews": VIEWS_MAX,
-                "maxViewChars": VIEW_TEXT_MAX,
-                "maxTitleChars": VIEW_TITLE_MAX,
-                "maxArgsChars": ARGS_MAX,
-                "maxArgsDepth": ARGS_DEPTH_MAX,
-            }
-            self._process = Process(settings=settings, rss_cap_mb=self.rss_cap_mb)
-        return self._process
+    @contextlib.contextmanager
+    def _lent(self) -> Generator[Process]:
+        with self.pool.lend(self._settings, self.rss_cap_mb) as process:
+            self._process = process
+            yield process
 
-    def _discard(self) -> None:
-        if self._process is not None:
-            self._process.kill()
+    def _discard(self, process: Process) -> None:
+        # Killed, it never goes back to the pool.
+        process.kill()
+        if self._process is process:
             self._process = None
 
     def _budget(self) -> float:
@@ -245,44 +249,47 @@ class Sandbox:
         # stopped answering.
         return 2 * self.time_limit + 1.0
 
-    def _retrying(self, attempt: Callable[[], _T]) -> _T:
+    def _retrying(self, attempt: Callable[[Process], _T]) -> _T:
         with self._lock:
-            try:
+            for _ in range(2):
                 try:
-                    return attempt()
-                except Retired:
-                    self._discard()
-                try:
-                    return attempt()
-                except Retired:
-                    self._discard()
-                    raise InternalError("the sandbox runtime kept retiring itself") from None
-            except GitmemError:
-                raise
-            except Exception as exc:
-                # Nothing foreign leaves the sandbox: whatever broke, the process is
-                # not worth keeping and the caller gets gitmem's own error.
-                self._discard()
-                raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
+                    with self._lent() as process:
+                        try:
+                            return attempt(process)
+                        except Retired:
+                            self._discard(process)
+                        except GitmemError:
+                            raise
+                        except Exception:
+                            # Killed before it goes back: nobody else may be lent it.
+                            self._discard(process)
+                            raise
+                except GitmemError:
+                    raise
+                except Exception as exc:
+                    # Nothing foreign leaves the sandbox: the caller gets gitmem's own error.
+                    raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
+            raise InternalError("the sandbox runtime kept retiring itself")
 
     def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
-        return self._retrying(lambda: self._load_once(op, source, key))
+        return self._retrying(lambda process: self._load_once(process, op, source, key))
 
-    def _load_once(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
+    def _load_once(
+        self, process: Process, op: str, source: str, key: str
+    ) -> tuple[str | None, list[str]]:
         with self._lock:
-            process = self._ensure()
             try:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
                 reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
-                self._discard()
+                self._discard(process)
                 what = "time limit" if killed.reason == "time" else "memory limit"
                 return f"1:1: the module's top-level code exceeded the sandbox {what}", []
             except InternalError:
-                self._discard()
+                self._discard(process)
                 raise
             if reply.get("restart"):
-                self._discard()
+                self._discard(process)
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
@@ -348,13 +355,14 @@ class Sandbox:
             fix = "Make it shorter: move reusable parts into code memories."
             refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
             return ProgramResult(False, "", refusal)
-        return self._retrying(lambda: self._run_once(source, modules, bridge, kind))
+        return self._retrying(
+            lambda process: self._run_once(process, source, modules, bridge, kind)
+        )
 
     def _run_once(
-        self, source: str, modules: Mapping[str, str], bridge: Bridge, kind: str
+        self, process: Process, source: str, modules: Mapping[str, str], bridge: Bridge, kind: str
     ) -> ProgramResult:
         with self._lock:
-            process = self._ensure()
             started = time.monotonic()
             bridge_time = 0.0
             try:
@@ -382,14 +390,14 @@ class Sandbox:
                         except BaseException:
                             # The worker is blocked on this answer; a holder that
                             # cannot give one leaves nothing worth keeping.
-                            self._discard()
+                            self._discard(process)
                             raise
                     bridge_time += time.monotonic() - asked
                     process.send(
                         {"op": "reply", "id": message.get("id"), "ok": bool(ok), "text": str(text)}
                     )
             except Killed as killed:
-                self._discard()
+                self._discard(process)
                 if killed.reason == "time":
                     error = (
                         f"the program did not finish within its time limit of {self.time_limit:g} s"
@@ -398,13 +406,13 @@ class Sandbox:
                     error = "the program exceeded the sandbox memory limit"
                 return ProgramResult(False, "", error)
             except InternalError:
-                self._discard()
+                self._discard(process)
                 raise
             if message.get("op") != "result":
-                self._discard()
+                self._discard(process)
                 raise InternalError(f"the sandbox runtime answered {message.get('op')!r}")
             if message.get("restart"):
-                self._discard()
+                self._discard(process)
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
@@ -419,17 +427,15 @@ class Sandbox:
             )
 
     def close(self) -> None:
-        """Stop the Deno process; the next call would start a new one."""
+        """Stop the process this sandbox used last if nobody is using it; the next call
+        would be lent another."""
         with self._lock:
-            self._discard()
+            if self._process is not None:
+                self.pool.forget(self._process)
+                self._process = None
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        if not sys.is_finalizing():
-            with contextlib.suppress(Exception):
-                self.close()

@@ -1,0 +1,944 @@
+// Built from runtime.ts (sha256 0b71ab1c8b016e48c7cc8927b08b23431b2ee8d9d1b9b762023997488014c309) by `make runtime`: edit runtime.ts, not this.
+// sandbox/runtime.ts
+import { isMainThread, Worker } from "node:worker_threads";
+import process from "node:process";
+var encoder = new TextEncoder();
+var decoder = new TextDecoder();
+function workerMain() {
+  const g = globalThis;
+  const wt = g.require("node:worker_threads");
+  const denoInspect = g.Deno.inspect;
+  const inspect = (value) => denoInspect(value, {
+    depth: 4,
+    colors: false
+  });
+  const parentPort = wt.parentPort;
+  const post = parentPort.postMessage.bind(parentPort);
+  const Atom = Atomics;
+  const decoder2 = new TextDecoder();
+  const BlobOf = Blob;
+  const createUrl = URL.createObjectURL.bind(URL);
+  const revokeUrl = URL.revokeObjectURL.bind(URL);
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const addListener = g.addEventListener.bind(g);
+  const defineProperty = Object.defineProperty;
+  const SyntaxErrorOf = SyntaxError;
+  const number = (n) => n.toLocaleString("en-US");
+  const allowed = /* @__PURE__ */ new Set([
+    "Object",
+    "Function",
+    "Array",
+    "Number",
+    "parseFloat",
+    "parseInt",
+    "Infinity",
+    "NaN",
+    "undefined",
+    "Boolean",
+    "String",
+    "Symbol",
+    "Date",
+    "Promise",
+    "RegExp",
+    "Error",
+    "AggregateError",
+    "EvalError",
+    "RangeError",
+    "ReferenceError",
+    "SyntaxError",
+    "TypeError",
+    "URIError",
+    "SuppressedError",
+    "globalThis",
+    "JSON",
+    "Math",
+    "Intl",
+    "ArrayBuffer",
+    "SharedArrayBuffer",
+    "Atomics",
+    "Uint8Array",
+    "Int8Array",
+    "Uint16Array",
+    "Int16Array",
+    "Uint32Array",
+    "Int32Array",
+    "BigUint64Array",
+    "BigInt64Array",
+    "Uint8ClampedArray",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "DataView",
+    "Map",
+    "BigInt",
+    "Set",
+    "Iterator",
+    "WeakMap",
+    "WeakSet",
+    "Proxy",
+    "Reflect",
+    "FinalizationRegistry",
+    "WeakRef",
+    "decodeURI",
+    "decodeURIComponent",
+    "encodeURI",
+    "encodeURIComponent",
+    "escape",
+    "unescape",
+    "eval",
+    "isFinite",
+    "isNaN",
+    "WebAssembly",
+    "Temporal",
+    "DisposableStack",
+    "AsyncDisposableStack",
+    "console",
+    "queueMicrotask",
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "structuredClone",
+    "atob",
+    "btoa",
+    "TextEncoder",
+    "TextDecoder",
+    "URL",
+    "URLSearchParams",
+    "URLPattern",
+    "AbortController",
+    "AbortSignal",
+    "DOMException",
+    "Event",
+    "EventTarget",
+    "CustomEvent",
+    "ErrorEvent",
+    "PromiseRejectionEvent",
+    "crypto",
+    "Crypto",
+    "SubtleCrypto",
+    "CryptoKey",
+    "performance",
+    "Performance",
+    "PerformanceEntry",
+    "PerformanceMark",
+    "PerformanceMeasure"
+  ]);
+  for (const name of Object.getOwnPropertyNames(g)) {
+    if (allowed.has(name)) continue;
+    try {
+      delete g[name];
+    } catch {
+    }
+    if (name in g) {
+      try {
+        defineProperty(g, name, {
+          value: void 0,
+          writable: false,
+          configurable: false
+        });
+      } catch {
+        try {
+          g[name] = void 0;
+        } catch {
+        }
+      }
+    }
+  }
+  parentPort.once("message", (init) => {
+    const token = init.token;
+    const settings = init.settings;
+    const flag = new Int32Array(init.sab, 0, 2);
+    const data = new Uint8Array(init.sab, 8);
+    let written = 0;
+    let outputFull = false;
+    let viewsOpened = 0;
+    const send = (message) => post({
+      ...message,
+      t: token
+    });
+    const write = (args) => {
+      if (outputFull) return;
+      let text = args.map((a) => typeof a === "string" ? a : inspect(a)).join(" ") + "\n";
+      if (text.length > settings.outputCap) text = text.slice(0, settings.outputCap + 1);
+      written += text.length;
+      if (written > settings.outputCap) outputFull = true;
+      send({
+        op: "out",
+        text
+      });
+    };
+    const capture = {
+      log: (...a) => write(a),
+      info: (...a) => write(a),
+      debug: (...a) => write(a),
+      warn: (...a) => write(a),
+      error: (...a) => write(a),
+      trace: (...a) => write(a),
+      dir: (a) => write([
+        a
+      ]),
+      table: (a) => write([
+        a
+      ]),
+      assert: (ok, ...a) => {
+        if (!ok) write([
+          "Assertion failed",
+          ...a
+        ]);
+      }
+    };
+    defineProperty(g, "console", {
+      value: capture,
+      writable: true,
+      configurable: true
+    });
+    const refuse = (what, attempted, limit, max, fix) => new RangeError(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
+    let loading = true;
+    let callId = 0;
+    const call = (name, args) => {
+      if (loading) throw new Error(`memories.${name} cannot be called while a module loads`);
+      if (args === void 0) args = {};
+      if (args === null || typeof args !== "object" || Array.isArray(args)) {
+        throw new TypeError(`memories.${name} takes one object argument`);
+      }
+      let json;
+      try {
+        json = stringify(args);
+      } catch (e) {
+        throw new TypeError(`memories.${name}: the argument is not JSON: ${e}`);
+      }
+      if (json.length > settings.maxArgsChars) {
+        throw refuse(`the argument to memories.${name}`, json.length, "the argument limit", settings.maxArgsChars, "Send less in one call.");
+      }
+      let depth = 0;
+      let deepest = 0;
+      let quoted = false;
+      for (let i = 0; i < json.length; i++) {
+        const c = json.charCodeAt(i);
+        if (quoted) {
+          if (c === 92) i++;
+          else if (c === 34) quoted = false;
+        } else if (c === 34) quoted = true;
+        else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
+        else if (c === 93 || c === 125) depth--;
+      }
+      if (deepest > settings.maxArgsDepth) {
+        throw refuse(`the nesting of the argument to memories.${name}`, deepest, "the nesting limit", settings.maxArgsDepth, "Pass a flat object.");
+      }
+      const id = ++callId;
+      Atom.store(flag, 0, 0);
+      send({
+        op: "call",
+        id,
+        name,
+        args: json
+      });
+      const chunks = [];
+      for (; ; ) {
+        Atom.wait(flag, 0, 0);
+        const length = Atom.load(flag, 1);
+        const state = Atom.load(flag, 0);
+        chunks.push(data.slice(0, length));
+        Atom.store(flag, 0, 0);
+        if (state !== 2) break;
+        send({
+          op: "more"
+        });
+      }
+      let total = 0;
+      for (const c of chunks) total += c.length;
+      const bytes = new Uint8Array(total);
+      let at = 0;
+      for (const c of chunks) {
+        bytes.set(c, at);
+        at += c.length;
+      }
+      const reply = parse(decoder2.decode(bytes));
+      if (!reply.ok) throw new Error(reply.text);
+      return reply.text;
+    };
+    const memories = new Proxy(/* @__PURE__ */ Object.create(null), {
+      get: (_target, name) => {
+        if (typeof name !== "string" || name === "then") return void 0;
+        if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+          return () => {
+            throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
+          };
+        }
+        return (args) => call(name, args);
+      },
+      set: () => false,
+      defineProperty: () => false
+    });
+    const views = Object.freeze({
+      openText(title, text) {
+        if (typeof title !== "string" || typeof text !== "string") {
+          throw new TypeError("views.openText(title, text) takes two strings");
+        }
+        if (viewsOpened >= settings.maxViews) {
+          throw refuse("the views opened in one run", viewsOpened + 1, "the view limit", settings.maxViews, "Put more in each view.");
+        }
+        if (title.length > settings.maxTitleChars) {
+          throw refuse("the view's title", title.length, "the title limit", settings.maxTitleChars, "Use a shorter title.");
+        }
+        if (text.length > settings.maxViewChars) {
+          throw refuse("the view's text", text.length, "the view text limit", settings.maxViewChars, "Open a shorter text, or split it across views.");
+        }
+        viewsOpened += 1;
+        send({
+          op: "view",
+          title,
+          text
+        });
+      }
+    });
+    let linked = false;
+    const runtime = Object.freeze({
+      memories,
+      views,
+      started: () => linked = true
+    });
+    defineProperty(g, Symbol.for("gitmem.runtime"), {
+      value: runtime
+    });
+    let unhandled = null;
+    addListener("unhandledrejection", (event) => {
+      event.preventDefault();
+      if (unhandled === null) unhandled = describe(event.reason);
+    });
+    addListener("error", (event) => {
+      event.preventDefault();
+      if (unhandled === null) unhandled = describe(event.error);
+    });
+    const labels = [];
+    const relabel = (text) => {
+      for (const [url, label] of labels) text = text.split(url).join(label);
+      return text;
+    };
+    const describe = (error) => {
+      if (error instanceof Error) {
+        const stack = typeof error.stack === "string" ? error.stack : "";
+        const frames = relabel(stack).split("\n").filter((line) => /^\s+at /.test(line) && labels.some(([, l]) => line.includes(l + ":")));
+        return relabel(`${error.name}: ${error.message}`) + (frames.length ? "\n" + frames.join("\n") : "");
+      }
+      try {
+        return "Uncaught " + relabel(inspect(error));
+      } catch {
+        return "Uncaught error";
+      }
+    };
+    const diagnose = (error, shift = 0) => {
+      const text = error instanceof Error ? `${error.name}: ${error.message}
+${error.stack ?? ""}` : String(error);
+      const match = /SyntaxError: ([^\n]*)/.exec(text);
+      if (!match) return null;
+      let message = match[1];
+      for (const [url, label] of labels) {
+        const at = text.lastIndexOf(url + ":");
+        if (at < 0) continue;
+        const loc = /^:(\d+):(\d+)/.exec(text.slice(at + url.length));
+        if (loc) {
+          message = relabel(message);
+          const line = Number(loc[1]);
+          const column = line === 1 ? Math.max(1, Number(loc[2]) - shift) : Number(loc[2]);
+          return {
+            diagnostic: `${line}:${column}: ${message}`,
+            where: label
+          };
+        }
+      }
+      return {
+        diagnostic: `1:1: ${relabel(message)}`,
+        where: labels.length ? labels[labels.length - 1][1] : ""
+      };
+    };
+    const toUrl = (source, media = "application/typescript") => createUrl(new BlobOf([
+      source
+    ], {
+      type: media
+    }));
+    const rewrite = (source, target) => source.replace(/(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g, (_m, head) => `${head}${stringify(target)}`);
+    const baseUrl = toUrl('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n', "application/javascript");
+    const linkedUrl = toUrl('globalThis[Symbol.for("gitmem.runtime")].started();\n', "application/javascript");
+    const load = async (request) => {
+      loading = true;
+      const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
+      const url = toUrl(rewrite(stop + String(request.source), baseUrl));
+      labels.push([
+        url,
+        request.op === "load" ? String(request.key) : "module"
+      ]);
+      try {
+        const namespace = await import(url);
+        const exports = [];
+        for (const name of Object.keys(namespace)) {
+          if (typeof namespace[name] === "function") exports.push(name);
+        }
+        send({
+          op: "result",
+          diagnostic: null,
+          exports
+        });
+      } catch (error) {
+        if (stop && error === token) {
+          send({
+            op: "result",
+            diagnostic: null,
+            exports: []
+          });
+          return;
+        }
+        const found = diagnose(error, stop.length);
+        const diagnostic = found ? found.diagnostic : `1:1: ${describe(error).split("\n")[0]}`;
+        send({
+          op: "result",
+          diagnostic,
+          exports: []
+        });
+      }
+    };
+    const missingExport = (error, gitmemUrl) => {
+      if (linked || !(error instanceof SyntaxErrorOf)) return null;
+      const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
+      const message = String(error.message);
+      if (!message.startsWith(head)) return null;
+      const end = message.indexOf("'", head.length);
+      return end < 0 ? null : message.slice(head.length, end);
+    };
+    const run = async (request) => {
+      loading = false;
+      const modules = request.modules;
+      const kind = String(request.kind);
+      if (kind === "onuse") {
+        defineProperty(g, "memories", {
+          value: memories,
+          writable: true,
+          configurable: true
+        });
+        defineProperty(g, "views", {
+          value: views,
+          writable: true,
+          configurable: true
+        });
+      }
+      const urls = /* @__PURE__ */ new Map();
+      let error = null;
+      for (; ; ) {
+        let head = `import ${stringify(linkedUrl)};
+export * from ${stringify(baseUrl)};
+`;
+        for (const [key, url] of urls) head += `export * as ${key} from ${stringify(url)};
+`;
+        const gitmemUrl = toUrl(head, "application/javascript");
+        labels.push([
+          gitmemUrl,
+          "gitmem"
+        ]);
+        const programUrl = toUrl(rewrite(String(request.source), gitmemUrl));
+        labels.push([
+          programUrl,
+          kind
+        ]);
+        try {
+          await import(programUrl);
+          break;
+        } catch (e) {
+          const missing = missingExport(e, gitmemUrl);
+          if (missing !== null && !urls.has(missing) && Object.prototype.hasOwnProperty.call(modules, missing)) {
+            const url = toUrl(rewrite(String(modules[missing]), baseUrl));
+            labels.push([
+              url,
+              missing
+            ]);
+            urls.set(missing, url);
+            continue;
+          }
+          const found = diagnose(e);
+          if (found) {
+            const where = found.where === kind ? "" : ` in module ${found.where}`;
+            error = `SyntaxError${where}: ${found.diagnostic}`;
+          } else {
+            error = describe(e);
+          }
+          break;
+        }
+      }
+      if (error === null && unhandled !== null) error = unhandled;
+      send({
+        op: "done",
+        error,
+        imported: [
+          ...urls.keys()
+        ]
+      });
+    };
+    parentPort.on("message", (request) => {
+      if (request.t !== token) return;
+      if (request.op === "compile" || request.op === "load") {
+        void load(request);
+      } else if (request.op === "run") {
+        void run(request);
+      }
+    });
+    const warmUrl = toUrl("export const warm: number = 1;\n");
+    import(warmUrl).catch(() => {
+    }).finally(() => {
+      revokeUrl(warmUrl);
+      send({
+        op: "ready"
+      });
+    });
+  });
+}
+var Host = class {
+  conn;
+  buffer;
+  constructor(conn) {
+    this.conn = conn;
+    this.buffer = new Uint8Array(0);
+  }
+  async send(message) {
+    const body = encoder.encode(JSON.stringify(message));
+    const frame = new Uint8Array(4 + body.length);
+    new DataView(frame.buffer).setUint32(0, body.length);
+    frame.set(body, 4);
+    let at = 0;
+    while (at < frame.length) at += await this.conn.write(frame.subarray(at));
+  }
+  async receive() {
+    for (; ; ) {
+      if (this.buffer.length >= 4) {
+        const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
+        if (this.buffer.length >= 4 + length) {
+          const body = this.buffer.subarray(4, 4 + length);
+          const message = JSON.parse(decoder.decode(body));
+          this.buffer = this.buffer.slice(4 + length);
+          return message;
+        }
+      }
+      const chunk = new Uint8Array(1 << 16);
+      const n = await this.conn.read(chunk);
+      if (n === null) return null;
+      const grown = new Uint8Array(this.buffer.length + n);
+      grown.set(this.buffer);
+      grown.set(chunk.subarray(0, n), this.buffer.length);
+      this.buffer = grown;
+    }
+  }
+};
+var CHUNK = 1 << 16;
+var IDLE_EXIT = 3;
+var Slot = class {
+  worker;
+  token = crypto.randomUUID();
+  sab = new SharedArrayBuffer(8 + CHUNK);
+  flag = new Int32Array(this.sab, 0, 2);
+  ready;
+  listener = null;
+  exited = false;
+  exitWaiters = [];
+  constructor(settings) {
+    this.worker = new Worker(`(${workerMain.toString()})()`, {
+      eval: true,
+      resourceLimits: {
+        maxOldGenerationSizeMb: settings.memoryMb,
+        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
+        stackSizeMb: 4
+      }
+    });
+    let markReady = () => {
+    };
+    this.ready = new Promise((resolve) => markReady = resolve);
+    this.worker.on("message", (message) => {
+      if (message === null || typeof message !== "object" || message.t !== this.token) return;
+      if (message.op === "ready") {
+        markReady();
+        return;
+      }
+      this.listener?.(message);
+    });
+    const gone = (why) => {
+      this.exited = true;
+      markReady();
+      for (const waiter of this.exitWaiters) waiter();
+      this.exitWaiters = [];
+      this.listener?.({
+        op: "gone",
+        why
+      });
+    };
+    this.worker.on("error", (error) => gone(String(error)));
+    this.worker.on("exit", () => gone("exit"));
+    this.worker.postMessage({
+      token: this.token,
+      sab: this.sab,
+      settings
+    });
+  }
+  request(message) {
+    this.worker.postMessage({
+      ...message,
+      t: this.token
+    });
+  }
+  // Resolves true once the thread is gone, false if it outlives the grace.
+  async stop(graceMs = 1e3) {
+    if (this.exited) return true;
+    const gone = new Promise((resolve) => this.exitWaiters.push(() => resolve(true)));
+    this.worker.terminate();
+    const timeout = new Promise((resolve) => setTimeout(() => resolve(false), graceMs));
+    return await Promise.race([
+      gone,
+      timeout
+    ]);
+  }
+};
+var Queue = class {
+  items = [];
+  waiter = null;
+  push(message) {
+    if (this.waiter !== null) {
+      const waiter = this.waiter;
+      this.waiter = null;
+      waiter(message);
+    } else this.items.push(message);
+  }
+  next() {
+    const item = this.items.shift();
+    if (item !== void 0) return Promise.resolve(item);
+    return new Promise((resolve) => this.waiter = resolve);
+  }
+};
+var Runtime = class {
+  host;
+  settings;
+  spare;
+  busy;
+  booting;
+  retiring;
+  constructor(host, settings) {
+    this.host = host;
+    this.settings = settings;
+    this.spare = null;
+    this.busy = true;
+    this.booting = false;
+    this.retiring = false;
+  }
+  // Booting a worker blocks this thread for some 30 ms, so the spare is
+  // booted after a reply has gone out rather than while a request waits.
+  warm() {
+    if (this.spare !== null) return;
+    const spare = new Slot(this.settings);
+    this.spare = spare;
+    this.booting = true;
+    void spare.ready.then(() => {
+      if (this.spare === spare) this.booting = false;
+    });
+  }
+  take() {
+    const slot = this.spare ?? new Slot(this.settings);
+    this.spare = null;
+    this.booting = false;
+    return slot;
+  }
+  // A terminated worker caught in a microtask loop keeps its thread spinning
+  // (a Deno defect). While idle, nothing of ours should use a core, so a
+  // process that does is spent: it says so in a "retire" frame, serves nothing
+  // more, and exits. The frame goes out before any reply could, so the host
+  // reads it first whenever it next asks, and never mistakes the exit for a
+  // crash, however slow the exit is (a spinning thread can hold it up).
+  retire() {
+    if (this.retiring) return;
+    this.retiring = true;
+    void this.host.send({
+      op: "retire"
+    }).finally(() => exitNow(IDLE_EXIT));
+  }
+  watchIdle() {
+    let last = process.cpuUsage();
+    let lastAt = performance.now();
+    let strikes = 0;
+    const timer = setInterval(() => {
+      const now = process.cpuUsage();
+      const at = performance.now();
+      const used = (now.user + now.system - last.user - last.system) / 1e3;
+      const share = used / Math.max(1, at - lastAt);
+      last = now;
+      lastAt = at;
+      if (this.busy || this.booting) {
+        strikes = 0;
+        return;
+      }
+      strikes = share > 0.05 ? strikes + 1 : 0;
+      if (strikes >= 3) this.retire();
+    }, 250);
+    Deno.unrefTimer(timer);
+  }
+  async serve(token) {
+    this.watchIdle();
+    await this.host.send({
+      op: "ready",
+      token
+    });
+    this.warm();
+    for (; ; ) {
+      this.busy = false;
+      const request = await this.host.receive();
+      if (this.retiring) await new Promise(() => {
+      });
+      this.busy = true;
+      if (request === null) return;
+      const op = request.op;
+      if (op === "ping") await this.host.send({
+        op: "pong"
+      });
+      else if (op === "compile" || op === "load") await this.host.send(await this.load(request));
+      else if (op === "run") {
+        const result = await this.run(request);
+        if (result === null) return;
+        await this.host.send(result);
+      } else await this.host.send({
+        op: "error",
+        message: `unknown op ${String(op)}`
+      });
+      this.warm();
+    }
+  }
+  // Each load gets a fresh worker: nothing one module's top-level code does can
+  // reach the next load's result.
+  async load(request) {
+    const limitMs = Number(request.timeLimit) * 1e3;
+    const slot = this.take();
+    await slot.ready;
+    const started = performance.now();
+    const outcome = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({
+        op: "timeout"
+      }), Math.max(0, limitMs - (performance.now() - started)));
+      slot.listener = (message) => {
+        if (message.op === "result" || message.op === "gone") {
+          clearTimeout(timer);
+          resolve(message);
+        }
+      };
+      slot.request({
+        op: request.op,
+        source: request.source,
+        key: request.key ?? "module"
+      });
+    });
+    slot.listener = null;
+    if (outcome.op === "result") {
+      void slot.stop();
+      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
+      return {
+        op: "result",
+        diagnostic: outcome.diagnostic,
+        exports
+      };
+    }
+    const stopped = await slot.stop();
+    const why = outcome.op === "timeout" ? `the module's top-level code did not finish within ${request.timeLimit} s` : `the module's top-level code exceeded the sandbox memory limit`;
+    return {
+      op: "result",
+      diagnostic: `1:1: ${why}`,
+      exports: [],
+      restart: !stopped
+    };
+  }
+  // Returns null when the host hung up mid-run.
+  async run(request) {
+    const limitMs = Number(request.timeLimit) * 1e3;
+    const settings = this.settings;
+    const slot = this.take();
+    await slot.ready;
+    let output = "";
+    let truncated = false;
+    const views = [];
+    const events = new Queue();
+    slot.listener = (message) => events.push(message);
+    let spent = 0;
+    let since = performance.now();
+    let timer;
+    const arm = () => {
+      timer = setTimeout(() => events.push({
+        op: "tick"
+      }), Math.max(0, limitMs - spent));
+    };
+    const pause = () => {
+      clearTimeout(timer);
+      spent += performance.now() - since;
+    };
+    const resume = () => {
+      since = performance.now();
+      arm();
+    };
+    arm();
+    slot.request({
+      op: "run",
+      source: request.source,
+      modules: request.modules,
+      kind: request.kind
+    });
+    let outcome;
+    for (; ; ) {
+      const message = await events.next();
+      if (message.op === "tick") {
+        if (spent + (performance.now() - since) >= limitMs) {
+          outcome = {
+            op: "timeout"
+          };
+          break;
+        }
+        pause();
+        resume();
+        continue;
+      }
+      if (message.op === "out") {
+        if (truncated) continue;
+        output += String(message.text);
+        if (output.length > settings.outputCap) {
+          output = output.slice(0, settings.outputCap);
+          truncated = true;
+        }
+        continue;
+      }
+      if (message.op === "view") {
+        const title = String(message.title);
+        const text = String(message.text);
+        if (views.length < settings.maxViews && title.length <= settings.maxTitleChars && text.length <= settings.maxViewChars) {
+          views.push([
+            title,
+            text
+          ]);
+        }
+        continue;
+      }
+      if (message.op === "call") {
+        pause();
+        const args = String(message.args);
+        await this.host.send({
+          op: "call",
+          id: Number(message.id),
+          name: String(message.name).slice(0, 64),
+          args: args.length > settings.maxArgsChars ? "" : args
+        });
+        const reply = await this.host.receive();
+        if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
+          clearTimeout(timer);
+          await slot.stop();
+          return null;
+        }
+        const bytes = encoder.encode(JSON.stringify({
+          ok: reply.ok === true,
+          text: String(reply.text)
+        }));
+        const pending = [];
+        for (let at = 0; at < bytes.length || at === 0; at += CHUNK) {
+          pending.push(bytes.subarray(at, at + CHUNK));
+          if (bytes.length === 0) break;
+        }
+        for (let i = 0; i < pending.length; i++) {
+          if (i > 0) {
+            const more = await events.next();
+            if (more.op !== "more") {
+              events.push(more);
+              break;
+            }
+          }
+          const chunk = pending[i];
+          new Uint8Array(slot.sab, 8).set(chunk);
+          Atomics.store(slot.flag, 1, chunk.length);
+          Atomics.store(slot.flag, 0, i < pending.length - 1 ? 2 : 1);
+          Atomics.notify(slot.flag, 0);
+        }
+        resume();
+        continue;
+      }
+      if (message.op === "done" || message.op === "gone") {
+        outcome = message;
+        break;
+      }
+    }
+    clearTimeout(timer);
+    slot.listener = null;
+    const stopped = outcome.op === "done" ? (slot.stop(), true) : await slot.stop();
+    if (truncated) output += "\n[output truncated]";
+    let error;
+    if (outcome.op === "done") error = outcome.error ?? null;
+    else if (outcome.op === "timeout") {
+      error = `the program did not finish within its time limit of ${request.timeLimit} s`;
+    } else if (String(outcome.why).includes("memory")) {
+      error = "the program exceeded its memory limit";
+    } else error = `the program's worker ended:`;
+    const imported = outcome.op === "done" && Array.isArray(outcome.imported) ? outcome.imported : [];
+    return {
+      op: "result",
+      ok: error === null,
+      output,
+      error,
+      views,
+      imported,
+      restart: !stopped
+    };
+  }
+};
+function harden() {
+  const g = globalThis;
+  for (const name of [
+    "caches",
+    "BroadcastChannel",
+    "localStorage",
+    "sessionStorage",
+    "nodeBootstrap"
+  ]) {
+    try {
+      delete g[name];
+    } catch {
+    }
+  }
+  for (const name of [
+    "exit",
+    "kill",
+    "abort",
+    "reallyExit",
+    "_kill",
+    "binding",
+    "dlopen",
+    "getBuiltinModule"
+  ]) {
+    try {
+      delete g.process[name];
+    } catch {
+    }
+  }
+  try {
+    delete g.Deno.kill;
+    delete g.Deno.exit;
+  } catch {
+  }
+}
+async function main() {
+  const [port, token, config] = Deno.args;
+  const settings = JSON.parse(config);
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(port)
+  });
+  conn.setNoDelay(true);
+  const d = Deno;
+  try {
+    delete d[d.internal];
+  } catch {
+  }
+  harden();
+  await new Runtime(new Host(conn), settings).serve(token);
+  conn.close();
+  exitNow(0);
+}
+var exitNow = Deno.exit;
+if (isMainThread && import.meta.main) {
+  await main();
+}

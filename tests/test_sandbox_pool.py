@@ -1,0 +1,222 @@
+"""The process pool: sharing between sandboxes, release when idle, and the shipped runtime."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitmem.sandbox import Pool, Sandbox
+from gitmem.sandbox.launch import runtime_file
+
+SANDBOX = Path(__file__).resolve().parent.parent / "sandbox"
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def echo(name: str, args: dict[str, object]) -> tuple[bool, str]:
+    return True, f"{name}:{args.get('n')}"
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def pool(clock: Clock) -> Iterator[Pool]:
+    manual = Pool(idle_timeout=10.0, clock=clock, reaper=False)
+    yield manual
+    manual.close()
+
+
+def test_the_shipped_runtime_is_built_from_the_source_beside_it() -> None:
+    """runtime.js names the sha256 of the runtime.ts it was built from, and it is this one."""
+    assert runtime_file() == SANDBOX / "runtime.js"
+    header = (SANDBOX / "runtime.js").read_text().splitlines()[0]
+    found = re.search(r"sha256 ([0-9a-f]{64})", header)
+    assert found is not None, header
+    source = hashlib.sha256((SANDBOX / "runtime.ts").read_bytes()).hexdigest()
+    assert found.group(1) == source, "runtime.ts changed: run `make runtime`"
+
+
+def test_an_idle_process_is_released_after_the_timeout(pool: Pool, clock: Clock) -> None:
+    """Idle past the timeout, the process is killed; the next call starts another."""
+    box = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    assert box.run("console.log(1)", modules={}, bridge=echo).output == "1\n"
+    pid = box.pid
+    assert pid is not None
+    clock.now += 9.9
+    assert pool.reap() == 0
+    assert not gone(pid)
+    clock.now += 0.2
+    assert pool.reap() == 1
+    assert gone(pid)
+    assert pool.processes() == []
+    assert box.run("console.log(2)", modules={}, bridge=echo).output == "2\n"
+    assert box.pid not in (None, pid)
+
+
+def test_a_lent_process_is_never_reaped(pool: Pool, clock: Clock) -> None:
+    """However long a call lasts, the reaper leaves its process alone."""
+    box = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    reaped: list[int] = []
+
+    def slow(name: str, args: dict[str, object]) -> tuple[bool, str]:
+        clock.now += 3600
+        reaped.append(pool.reap())
+        return True, "answer"
+
+    result = box.run(
+        'import { memories } from "gitmem";\nconsole.log(memories.wait({}));',
+        modules={},
+        bridge=slow,
+    )
+    assert result.output == "answer\n", result
+    assert reaped == [0]
+
+
+def test_the_reaper_thread_releases_idle_processes() -> None:
+    """With the thread on, an idle holder soon holds no process at all."""
+    pool = Pool(idle_timeout=0.2)
+    try:
+        box = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+        assert box.run("console.log(1)", modules={}, bridge=echo).ok
+        pid = box.pid
+        assert pid is not None
+        give_up = time.monotonic() + 30
+        while pool.processes() and time.monotonic() < give_up:
+            time.sleep(0.05)
+        assert pool.processes() == []
+        assert gone(pid)
+        assert box.run("console.log(3)", modules={}, bridge=echo).output == "3\n"
+    finally:
+        pool.close()
+
+
+def test_sandboxes_with_the_same_settings_share_one_process(pool: Pool) -> None:
+    """Calls one after another, from five sandboxes, are served by one process."""
+    boxes = [Sandbox(time_limit=3.0, memory_mb=64, pool=pool) for _ in range(5)]
+    for n, box in enumerate(boxes):
+        assert box.run(f"console.log({n})", modules={}, bridge=echo).output == f"{n}\n"
+    assert len({box.pid for box in boxes}) == 1
+    assert len(pool.processes()) == 1
+    other = Sandbox(time_limit=3.0, memory_mb=96, pool=pool)
+    assert other.compile("export const a = 1;") is None
+    assert other.pid != boxes[0].pid
+    assert len(pool.processes()) == 2
+
+
+def test_nothing_crosses_between_sandboxes_sharing_a_process(pool: Pool) -> None:
+    """What one sandbox's program leaves in its worker, the next sandbox's never sees."""
+    a = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    b = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    left = a.run(
+        "(globalThis as any).leak = 'L';\n"
+        "Object.defineProperty(Object.prototype, 'polluted', { value: 'P' });\n"
+        "setTimeout(() => console.log('late'), 50);\n"
+        "console.log('set');",
+        modules={"secret": "export const s = 'S';"},
+        bridge=echo,
+    )
+    assert left.output == "set\n"
+    seen = b.run(
+        "console.log(typeof (globalThis as any).leak, ({} as any).polluted);\n"
+        "await new Promise((r) => setTimeout(r, 100));\n"
+        'import * as all from "gitmem";\nconsole.log(Object.keys(all).sort().join());',
+        modules={},
+        bridge=echo,
+    )
+    assert seen.output == "undefined undefined\nmemories,views\n", seen
+    assert a.pid == b.pid
+
+
+def test_a_call_in_progress_has_its_process_to_itself(pool: Pool) -> None:
+    """A call made while another sandbox's call is in progress gets another process."""
+    outer = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    inner = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    pids: list[int | None] = []
+
+    def nested(name: str, args: dict[str, object]) -> tuple[bool, str]:
+        result = inner.run("console.log('inner')", modules={}, bridge=echo)
+        pids.append(inner.pid)
+        return True, result.output.strip()
+
+    result = outer.run(
+        'import { memories } from "gitmem";\nconsole.log(memories.go({}));',
+        modules={},
+        bridge=nested,
+    )
+    assert result.output == "inner\n", result
+    assert pids and pids[0] not in (None, outer.pid)
+
+
+def test_idle_processes_of_one_kind_are_bounded(clock: Clock) -> None:
+    """Three processes lent at once; when they come back, only ``keep_idle`` stay."""
+    pool = Pool(idle_timeout=10.0, keep_idle=2, clock=clock, reaper=False)
+    box = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    settings = box._settings  # pyright: ignore[reportPrivateUsage]
+    try:
+        with contextlib.ExitStack() as stack:
+            lent = [stack.enter_context(pool.lend(settings, box.rss_cap_mb)) for _ in range(3)]
+            assert len({p.pid for p in lent}) == 3
+            assert len(pool.processes()) == 3
+        assert len(pool.processes()) == 2
+        assert sum(not p.alive() for p in lent) == 1
+    finally:
+        pool.close()
+    assert all(not p.alive() for p in lent)
+
+
+def test_close_releases_the_idle_process(pool: Pool) -> None:
+    """Closing a sandbox kills the process it used if nobody else is using it."""
+    box = Sandbox(time_limit=3.0, memory_mb=64, pool=pool)
+    box.start()
+    pid = box.pid
+    assert pid is not None
+    box.close()
+    assert gone(pid)
+    assert pool.processes() == []
+
+
+def test_a_host_that_exits_leaves_no_process_folder(tmp_path: Path) -> None:
+    """Idle processes of every pool are killed at exit, their private folders removed."""
+    script = (
+        "from gitmem.sandbox import Sandbox\n"
+        "box = Sandbox(time_limit=3.0, memory_mb=64)\n"
+        "print(box.run('console.log(5)', modules={}, bridge=lambda n, a: (True, '')).output)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "5\n\n"
+    assert [p.name for p in tmp_path.iterdir()] == []
