@@ -4,6 +4,7 @@ write (and the next sync) works."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -184,3 +185,22 @@ def test_kill_9_across_writers_packing_and_sync(tmp_path: Path) -> None:
         f"0 lost; fsck --strict clean after every kill; replicas converged; "
         f"{time.monotonic() - started:.1f} s"
     )
+
+
+def test_a_ref_lock_a_killed_pusher_left_at_the_remote_does_not_block_sync(
+    tmp_path: Path,
+) -> None:
+    """The origin's ref lock from a pusher killed mid-push is removed by the next push."""
+    origin, a, _ = _replicas(tmp_path)
+    lock = Path(origin, "refs", "heads", "gitmem", STORE + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"0" * 40 + b"\n")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    with Repository.open(a) as repo:
+        ops.create(repo, STORE, ME, "after", "after a dead pusher", "x\n")
+        (report_,) = repo.sync("origin")
+        assert report_.pushed
+        assert sh(origin, "rev-parse", f"refs/heads/gitmem/{STORE}").strip() == repo.head(STORE)
+    assert not lock.exists()
+    assert_fsck(origin)
