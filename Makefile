@@ -19,6 +19,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check gitmem tests bench
 	$(VENV)/bin/ruff format --check gitmem tests bench
 	$(VENV)/bin/pyright
+	$(VENV)/bin/pyright --pythonversion 3.13 gitmem
 
 test: lint
 	$(VENV)/bin/pytest -n 2

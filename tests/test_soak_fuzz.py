@@ -218,7 +218,8 @@ def test_fuzzed_tool_calls_never_raise_and_refusals_change_nothing(strategy: str
                 repo.close()
 
     run()
-    assert tally["calls"] == examples * CALLS_PER_EXAMPLE
+    # hypothesis may also run examples it then discards (their calls ran all the same)
+    assert tally["calls"] >= examples * CALLS_PER_EXAMPLE
     assert tally["ok"] > 0 and tally["refused"] > 0
     report(
         f"fuzz {strategy}: {tally['calls']} calls, {tally['ok']} ok, {tally['refused']} "
