@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -217,13 +218,15 @@ def test_fuzzed_tool_calls_never_raise_and_refusals_change_nothing(strategy: str
                 holder.close()
                 repo.close()
 
+    started = time.monotonic()
     run()
     # hypothesis may also run examples it then discards (their calls ran all the same)
     assert tally["calls"] >= examples * CALLS_PER_EXAMPLE
     assert tally["ok"] > 0 and tally["refused"] > 0
     report(
         f"fuzz {strategy}: {tally['calls']} calls, {tally['ok']} ok, {tally['refused']} "
-        "refused, 0 raised, every refusal and read byte-identical"
+        f"refused, 0 raised, every refusal and read byte-identical; "
+        f"{time.monotonic() - started:.1f} s"
     )
 
 
