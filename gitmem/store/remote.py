@@ -32,7 +32,7 @@ __all__ = ["Pushed", "Remote", "resolve"]
 STALE_AFTER = 1.0
 """Seconds after which a ref's ``.lock`` at a local remote is a dead pusher's: a live
 git or dulwich holds one for milliseconds, between creating and renaming it. (A sync
-retries a busy push for at least 1.8 s in all, so one sync gets past a dead pusher.)"""
+retries a busy push for at least 1.4 s in all, so one sync gets past a dead pusher.)"""
 
 
 class Remote:
