@@ -1,6 +1,6 @@
 """Claude's memory tool backed by git: ``GitMemoryTool`` and ``AsyncGitMemoryTool``.
 
-Needs the optional ``anthropic`` SDK (``pip install 'gitmem[anthropic]'``); the
+Needs the optional ``anthropic`` SDK (``pip install 'gitmem-agent[anthropic]'``); the
 implementation is :mod:`gitmem.adapters.anthropic`.
 """
 

@@ -1124,7 +1124,7 @@ def console(host: str, port: int, open_browser: bool, author: str | None) -> Non
 
     Prints the page's address, with a per-launch token, and serves until interrupted
     (Ctrl-C). Edits made there are authored as the operator, like `gitmem edit`.
-    Needs the console extra: pip install 'gitmem[console]'.
+    Needs the console extra: pip install 'gitmem-agent[console]'.
 
     \b
     Example:
@@ -1134,7 +1134,7 @@ def console(host: str, port: int, open_browser: bool, author: str | None) -> Non
         from gitmem.adapters.console import Console
     except ImportError as exc:
         raise click.ClickException(
-            f"the console needs {exc.name or 'its packages'}; install gitmem[console]"
+            f"the console needs {exc.name or 'its packages'}; install gitmem-agent[console]"
         ) from None
     repo = _open()
     page = Console(
@@ -1234,7 +1234,7 @@ def mcp(programs: bool, **options: Any) -> None:
 
     Tools are the holder's; instructions are its system-prompt section and pinned block;
     resources are gitmem://memory/<store>/<slug> and gitmem://state/<store>; the prompt
-    is memory-compaction. Needs the mcp extra: pip install 'gitmem[mcp]'.
+    is memory-compaction. Needs the mcp extra: pip install 'gitmem-agent[mcp]'.
 
     \b
     Example:
@@ -1244,7 +1244,7 @@ def mcp(programs: bool, **options: Any) -> None:
         from gitmem.adapters.mcp import serve
     except ImportError as exc:
         raise click.ClickException(
-            f"the MCP server needs the mcp package ({exc}); install gitmem[mcp]"
+            f"the MCP server needs the mcp package ({exc}); install gitmem-agent[mcp]"
         ) from None
     from gitmem.adapters.launch import open_holder
 

@@ -15,7 +15,7 @@
   resources, ``resources/updated``.
 - **prompts**: ``memory-compaction``, the seed's request with the strategy's calls.
 
-The SDK is imported here and nowhere else (``pip install 'gitmem[mcp]'``).
+The SDK is imported here and nowhere else (``pip install 'gitmem-agent[mcp]'``).
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ class Holder:
 
     def call(self, name: str, arguments: Mapping[str, object] | None = None) -> ToolResult:
         """Dispatch one native tool call."""
-        return self._tools.call(name, dict(arguments or {}), code=False)
+        return self._tools.call(name, {} if arguments is None else arguments, code=False)
 
     def _published(self, revisions: list[Revision]) -> None:
         self._hub.published(self._telemetry, revisions)

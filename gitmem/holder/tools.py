@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from gitmem.capability import Capability
 from gitmem.edits import Build, Rules
-from gitmem.errors import GitmemError, InternalError, ReadOnly, Unavailable
+from gitmem.errors import GitmemError, InternalError, InvalidArgument, ReadOnly, Unavailable
 from gitmem.holder.code import Code
 from gitmem.holder.context import having
 from gitmem.store import Repository, Snapshot
@@ -118,11 +118,18 @@ class Toolbox:
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self.offered]
 
-    def call(self, name: str, args: Mapping[str, object], *, code: bool) -> ToolResult:
+    def call(self, name: str, args: object, *, code: bool) -> ToolResult:
         """Dispatch one call; every refusal and defect becomes a result, never a raise."""
         desk: _Desk | None = None
         try:
             tool = self._tool(name)
+            if not isinstance(args, Mapping):
+                # a harness may hand over whatever JSON the model wrote
+                raise InvalidArgument(
+                    f"`{name}` takes its arguments as one object of named values, such as "
+                    f'{{"name": "todo"}}, not {type(args).__name__}; call it again with one'
+                )
+            args = cast(Mapping[str, object], args)
             tool.check_arguments(args, code=code)
             desk = _Desk(
                 self.repo,

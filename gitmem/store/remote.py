@@ -10,6 +10,7 @@ is reported as moved (``False``), never overwritten.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
@@ -23,10 +24,15 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
-from gitmem.store.locking import fsync_dir
+from gitmem.store.locking import flocked, fsync_dir, remove_stale
 from gitmem.store.transfer import copy_history
 
 __all__ = ["Pushed", "Remote", "resolve"]
+
+STALE_AFTER = 1.0
+"""Seconds after which a ref's ``.lock`` at a local remote is a dead pusher's: a live
+git or dulwich holds one for milliseconds, between creating and renaming it. (A sync
+retries a busy push for at least 1.4 s in all, so one sync gets past a dead pusher.)"""
 
 
 class Remote:
@@ -149,6 +155,19 @@ class Remote:
         return Pushed(False, busy, text)
 
     def _push_local(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
+        # Pushers through gitmem take turns on the remote's write lock, as its writers
+        # do; a ref lock file met while holding it is either a plain git's, live for
+        # milliseconds, or one a pusher killed mid-push left behind, which would refuse
+        # every later push of that store forever: it is removed once it is old enough.
+        meta = os.path.join(target.commondir(), "gitmem")
+        try:
+            os.makedirs(meta, exist_ok=True)
+            with flocked(os.path.join(meta, "write.lock")):
+                return self._push_locked(target, name, old, new)
+        except OSError as exc:
+            raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
+
+    def _push_locked(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
         try:
             current: str | None = target.refs[name].decode()
         except KeyError:
@@ -165,11 +184,21 @@ class Remote:
                 moved = target.refs.add_if_new(name, sha)
             else:
                 moved = target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
-        except FileLocked:
+        except FileLocked as exc:
+            _remove_if_stale(os.fsdecode(exc.lockfilename))
             return Pushed(False, True, "another push was updating the remote")
         except (KeyError, OSError, ValueError) as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
+
+
+def _remove_if_stale(lockfile: str) -> None:
+    try:
+        age = time.time() - os.stat(lockfile).st_mtime
+    except FileNotFoundError:
+        return
+    if age > STALE_AFTER:
+        remove_stale(lockfile)
 
 
 class Pushed(NamedTuple):
