@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitmem"
 LAYERS = [
     "gitmem.errors",
     "gitmem.types",
+    "gitmem.secrets",
     "gitmem.store",
     "gitmem.limits",
     "gitmem.edits",
@@ -21,6 +22,7 @@ LAYERS = [
     "gitmem.capability",
     "gitmem.binding",
     "gitmem.sandbox",
+    "gitmem.guard",
     "gitmem.holder",
     "gitmem.sync",
     "gitmem.repository",
