@@ -12,9 +12,9 @@ from gitmem.guard import Guards, change_of
 from gitmem.holder import Holder, Hub
 from gitmem.secrets import Allowlist
 from gitmem.store import repository as store
-from gitmem.types import Author, Edit
 from gitmem.sync import StoreSync
 from gitmem.sync import sync as sync_stores
+from gitmem.types import Author, Edit
 
 __all__ = ["Repository"]
 

@@ -26,6 +26,7 @@ LAYERS = [
     "gitmem.holder",
     "gitmem.sync",
     "gitmem.repository",
+    "gitmem.hooks",
     "gitmem.ops",
     "gitmem.demo",
     "gitmem.adapters",
