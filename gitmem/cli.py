@@ -1298,7 +1298,12 @@ def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
 
 @cli.group()
 def hooks() -> None:
-    """Install gitmem's git hooks, which hold a plain `git push` to gitmem's rules."""
+    """Install gitmem's git hooks, which hold a plain `git push` to gitmem's rules.
+
+    \b
+    Example:
+        gitmem hooks install --server /srv/project.git
+    """
 
 
 @hooks.command("install")
@@ -1335,7 +1340,13 @@ def hooks_install(server: str | None, as_json: bool) -> None:
 
 @cli.group()
 def guard() -> None:
-    """A store's guard code (check(change) in TypeScript) and its secret allowlist."""
+    """A store's guard code (check(change) in TypeScript) and its secret allowlist.
+
+    \b
+    Example:
+        gitmem guard set --store notes no-todo.ts
+        gitmem guard allow 3f5a0c9e1b2d4e6f --note "the SDK docs' sample key"
+    """
 
 
 @guard.command("set")
@@ -1347,6 +1358,10 @@ def guard_set(file: str, store: str | None, author: str | None) -> None:
 
     Returning a string refuses the write with that message; returning nothing
     accepts it. The guard is versioned in the store (see `gitmem log`).
+
+    \b
+    Example:
+        gitmem guard set --store notes no-todo.ts
     """
     repo = _open()
     name = _store(repo, store, may_create=True)
@@ -1358,7 +1373,12 @@ def guard_set(file: str, store: str | None, author: str | None) -> None:
 @_store_option
 @_author_option
 def guard_clear(store: str | None, author: str | None) -> None:
-    """Remove the store's guard (one commit; revert it like any other)."""
+    """Remove the store's guard (one commit; revert it like any other).
+
+    \b
+    Example:
+        gitmem guard clear --store notes
+    """
     repo = _open()
     name = _store(repo, store)
     commit = repo.set_guard(name, None, ops.parse_author(author))
@@ -1368,7 +1388,12 @@ def guard_clear(store: str | None, author: str | None) -> None:
 @guard.command("show")
 @_store_option
 def guard_show(store: str | None) -> None:
-    """Print the store's guard source."""
+    """Print the store's guard source.
+
+    \b
+    Example:
+        gitmem guard show --store notes
+    """
     repo = _open()
     name = _store(repo, store)
     source = repo.guard(name)
@@ -1386,6 +1411,10 @@ def guard_allow(fingerprint: str, note: str, store: str | None, author: str | No
     """Admit a reviewed false positive: FINGERPRINT is what the refusal named.
 
     The store's allowlist (`@allowlist` in its tree) gains one line, in one commit.
+
+    \b
+    Example:
+        gitmem guard allow 3f5a0c9e1b2d4e6f --store notes --note "docs' sample key"
     """
     repo = _open()
     name = _store(repo, store)
@@ -1397,7 +1426,12 @@ def guard_allow(fingerprint: str, note: str, store: str | None, author: str | No
 @_store_option
 @_json_option
 def guard_allowlist(store: str | None, as_json: bool) -> None:
-    """List the fingerprints the store's allowlist admits."""
+    """List the fingerprints the store's allowlist admits.
+
+    \b
+    Example:
+        gitmem guard allowlist --store notes
+    """
     repo = _open()
     name = _store(repo, store)
     found = sorted(repo.allowed(name).fingerprints)

@@ -120,6 +120,7 @@ _GENERIC = re.compile(
 _AWS_SECRET = re.compile(r"(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)")
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _CONFIRM = [(anchors, kind, re.compile(pattern)) for anchors, kind, pattern in _DETECTORS]
+_WORDS = re.compile(r"[-_./:]")
 _PLACEHOLDERS = frozenset(
     ("password", "passwd", "pass", "secret", "token", "changeme", "example", "user", "pwd")
 )
@@ -132,6 +133,8 @@ def _looks_random(value: str) -> bool:
         return False
     if any(c in value for c in "(){}<>") or value.lower().strip("*x") in _PLACEHOLDERS:
         return False
+    if all(p.isalpha() or (p.isdigit() and len(p) <= 8) for p in _WORDS.split(value) if p):
+        return False  # words and small numbers joined up: a name, not a key
     classes = (
         any(c.islower() for c in value)
         + any(c.isupper() for c in value)
@@ -215,9 +218,18 @@ def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     if at and text[at - 1].isalpha() and text[at - 1].islower() and text[at].islower():
         return None
     rest = _GENERIC.match(text, end)
-    if rest is None or not _looks_random(rest.group(1)):
+    if rest is None:
         return None
-    return _GENERIC_KIND, rest.start(1), rest.group(1)
+    value = rest.start(1)
+    for number, (anchors, _, _) in enumerate(_CONFIRM):
+        # a known credential assigned to a key is named as itself
+        if any(text.startswith(anchor, value) for anchor in anchors):
+            found = _confirm(text, value, number)
+            if found is not None:
+                return found
+    if not _looks_random(rest.group(1)):
+        return None
+    return _GENERIC_KIND, value, rest.group(1)
 
 
 @dataclass(frozen=True)
