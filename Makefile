@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) bench/anthropic.py
 	$(PY) bench/sync.py
 	$(PY) bench/console.py
+	$(PY) bench/guards.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -255,12 +255,13 @@ def pre_push(git_dir: str, remote: str, lines: Iterable[str]) -> list[str]:
         reader.close()
 
 
-def main(hook: str, argv: list[str] | None = None) -> int:
-    """Run ``hook`` as git calls it (in the repository, updates on stdin); exit status."""
+def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> int:
+    """Run ``hook`` as git calls it (in the repository, updates on stdin, or ``stdin``
+    when the script has read them); the exit status."""
     args = sys.argv[1:] if argv is None else argv
     git_dir = os.environ.get("GIT_DIR") or "."
     try:
-        lines = sys.stdin.read().splitlines()
+        lines = (sys.stdin.read() if stdin is None else stdin).splitlines()
         if hook == "pre-receive":
             refused = pre_receive(git_dir, lines)
         else:
