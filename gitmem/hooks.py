@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 from gitmem import strategies
 from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
@@ -171,15 +172,29 @@ def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | No
     """The capability the commit's binding recorded (its own trailer, else the nearest
     first-parent ancestor's)."""
     found = read_capability_trailer(commit.facts.extra)
-    at = commit.parent
-    steps = 0
-    while found is None and at is not None and steps < 10_000:
+    return found if found is not None else _recorded_at(reader, commit.parent)
+
+
+def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:
+    """The nearest capability recorded on ``sha``'s first-parent line, remembered per
+    commit so a long push walks its history once."""
+    cache = reader.memo
+    line: list[str] = []
+    found: tuple[str, Limits] | None = None
+    at = sha
+    while at is not None:
+        if at in cache:
+            found = cast("tuple[str, Limits] | None", cache[at])
+            break
+        line.append(at)
         facts = reader.facts(at)
-        if facts is not None:
-            found = read_capability_trailer(facts.extra)
+        found = read_capability_trailer(facts.extra) if facts is not None else None
+        if found is not None:
+            break
         parents = reader.parents(at)
         at = parents[0] if parents else None
-        steps += 1
+    for step in line:
+        cache[step] = found
     return found
 
 

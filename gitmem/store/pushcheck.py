@@ -35,6 +35,7 @@ _ZERO = "0" * 40
 _DIR_MODE = 0o040000
 _HEX = frozenset("0123456789abcdef")
 _ANCESTRY_MAX = 1_000_000
+_CACHE_MAX = 20_000
 
 
 class Refused(Exception):
@@ -76,6 +77,13 @@ class PushReader:
             self._objects = OverlayObjectStore([DiskObjectStore(quarantine), self.main])
         self.standalone = layout.is_standalone(self._repo)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
+        # a push reads each commit and root tree several times (as a commit, as a
+        # parent, for its files): read each once
+        self._cache: dict[bytes, ShaFile] = {}
+        self._facts: dict[str, Facts | None] = {}
+        self._trees: dict[bytes, dict[str, tuple[int, bytes]]] = {}
+        self.memo: dict[str, object] = {}
+        """Per-commit answers a checker above the store remembers for this push."""
 
     def close(self) -> None:
         self._repo.close()
@@ -112,8 +120,16 @@ class PushReader:
 
     def _object(self, sha: str | bytes, commit: str) -> ShaFile:
         key = sha.encode() if isinstance(sha, str) else sha
+        found = self._cache.get(key)
+        if found is not None:
+            return found
         try:
-            return self._objects[ObjectID(key)]
+            found = self._objects[ObjectID(key)]
+            if isinstance(found, Commit):
+                if len(self._cache) >= _CACHE_MAX:
+                    self._cache.clear()
+                self._cache[key] = found
+            return found
         except KeyError:
             raise Refused("parse", commit, f"object {key.decode()[:12]} is missing") from None
         except Exception as exc:  # a damaged object reads as many kinds of error
@@ -139,7 +155,11 @@ class PushReader:
         return [p.decode() for p in self._commit(sha).parents]
 
     def facts(self, sha: str) -> Facts | None:
-        return parse_message(self._commit(sha).message)
+        if sha not in self._facts:
+            if len(self._facts) >= _CACHE_MAX:
+                self._facts.clear()
+            self._facts[sha] = parse_message(self._commit(sha).message)
+        return self._facts[sha]
 
     # -- walking ---------------------------------------------------------------------
 
@@ -181,13 +201,11 @@ class PushReader:
         """The store file ``name`` (``@allowlist``, ``@guard.ts``) as of commit ``sha``."""
         if sha is None:
             return None
-        tree = self._tree(self._commit(sha).tree, sha)
-        for entry in tree.items():
-            if entry.path.decode("utf-8", "replace") == name and entry.mode != _DIR_MODE:
-                blob = self._object(entry.sha, sha)
-                if isinstance(blob, Blob):
-                    return blob.as_raw_string().decode("utf-8", "replace")
-        return None
+        entry = self._entries(self._commit(sha).tree, sha).get(name)
+        if entry is None or entry[0] == _DIR_MODE:
+            return None
+        blob = self._object(entry[1], sha)
+        return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
 
     def _tree(self, sha: bytes, commit: str) -> Tree:
         found = self._object(sha, commit)
@@ -198,15 +216,21 @@ class PushReader:
     def _entries(self, sha: bytes | None, commit: str) -> dict[str, tuple[int, bytes]]:
         if sha is None:
             return {}
-        return {
-            e.path.decode("utf-8", "replace"): (e.mode, bytes(e.sha))
-            for e in self._tree(sha, commit).items()
-        }
+        found = self._trees.get(sha)
+        if found is None:
+            found = {
+                e.path.decode("utf-8", "replace"): (e.mode, bytes(e.sha))
+                for e in self._tree(sha, commit).items()
+            }
+            if len(self._trees) >= _CACHE_MAX:
+                self._trees.clear()
+            self._trees[sha] = found
+        return found
 
     def commit(self, sha: str) -> PushCommit:
         """Read one new commit, holding the structural rules; ``Refused`` if it breaks one."""
         commit = self._commit(sha)
-        facts = parse_message(commit.message)
+        facts = self.facts(sha)
         if facts is None:
             raise Refused("trailers", sha, "it has no gitmem trailers (not written by gitmem)")
         parents = [p.decode() for p in commit.parents]
@@ -410,7 +434,7 @@ class PushReader:
         last, exact = (dict(self._revisions[at][0]), self._revisions[at][1]) if at else ({}, True)
         for step in reversed(line):
             commit = self._commit(step)
-            facts = parse_message(commit.message)
+            facts = self.facts(step)
             exact = exact and len(commit.parents) < 2
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
