@@ -246,3 +246,38 @@ def test_a_change_made_outside_the_builders_is_scanned(repo: Repository) -> None
     with pytest.raises(SecretFound):
         repo.publish("notes", ME, lambda _: Change("create", "x", memory))
     assert repo.stores() == []
+
+
+def test_onuse_scripts_are_scanned(repo: Repository) -> None:
+    """memories.* from an onUse script meets the same scan (run at the end of a turn)."""
+    bound = repo.bind(capability("scratchpad"), Agent("p", "u", started_as="root"))
+    assert bound is not None
+    bound.use_sandbox(Sandbox(time_limit=5.0))
+    try:
+        text = next(t for _, t in SECRETS if "ghp_" in t)
+        cut = text.index("ghp_") + 8  # the script assembles the token when it runs
+        on_use = (
+            f"const body = {json.dumps(text[:cut])} + {json.dumps(text[cut:])};\n"
+            "try { memories.writeMemory({name: 'leak', description: 'd', body}); }\n"
+            "catch (e) { views.openText('onuse', String(e)); }\n"
+        )
+        fields = {
+            "name": "tool",
+            "description": "d",
+            "body": "b",
+            "code": "export function one(): number { return 1; }\n",
+            "onUse": on_use,
+        }
+        wrote = bound.run_program(
+            f'import {{ memories }} from "gitmem";\nmemories.writeMemory({json.dumps(fields)});\n'
+        )
+        assert wrote.ok, wrote.error
+        used = bound.run_program('import { tool } from "gitmem";\nconsole.log(tool.one());\n')
+        assert used.output == "1\n"
+        bound.end_turn()
+        views = [v for v in bound.take_views() if v.title == "onuse"]
+        assert len(views) == 1 and "holds a secret (GitHub token)" in views[0].text
+        assert _secret_of(text) not in views[0].text
+        assert repo.snapshot(bound.store_id).get("leak") is None
+    finally:
+        bound.close()
