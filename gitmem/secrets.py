@@ -221,6 +221,9 @@ def _confirm(text: str, at: int, number: int) -> tuple[str, int, str] | None:
 
 def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     end = at + size
+    # an assignment puts = or : within a few characters of its key; prose does not
+    if text.find("=", end, end + 30) < 0 and text.find(":", end, end + 30) < 0:
+        return None
     word = text[at:end].lower()
     if word in ("secret", "access_key", "access-key"):
         # aws_secret_access_key = <40 characters>: the one AWS secret with no prefix
