@@ -100,13 +100,13 @@ def _check_commit(
     reader: PushReader, store: str, commit: PushCommit, guards: Guards | None
 ) -> None:
     sha = commit.sha
-    allow = _allowlist(reader, commit.parent)
     if commit.files is not None:
         try:
-            check_texts(((f"file {p}", t) for p, t in commit.files.items()), allow)
+            check_texts(((f"file {p}", t) for p, t in commit.files.items()), None)
         except GitmemError as exc:
             raise Refused("secret", sha, str(exc)) from None
         return
+    allow = _allowlist(reader, commit.parent)
     recorded = _recorded(reader, commit)
     guard = reader.meta(commit.parent, GUARD) if guards is not None else None
     count = commit.parent_totals.count if commit.parent_totals else 0

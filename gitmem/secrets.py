@@ -293,21 +293,27 @@ class Allowlist:
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 
 
-def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist = Allowlist()) -> None:
+def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist | None = Allowlist()) -> None:
     """Refuse (``SecretFound``) the first credential in ``fields`` (``(what, text)``
-    pairs such as ``("body of `notes`", body)``) that ``allow`` does not admit."""
+    pairs such as ``("body of `notes`", body)``) that ``allow`` does not admit
+    (``None``: a store that keeps no allowlist)."""
     for what, text in fields:
         if not text:
             continue
         for finding in scan(text):
-            if allow.admits(finding):
+            if allow is not None and allow.admits(finding):
                 continue
+            hint = (
+                "If it is not a credential, an operator can allow it after review: "
+                f"gitmem guard allow {finding.fingerprint}"
+                if allow is not None
+                else "(a file store keeps no allowlist)"
+            )
             raise SecretFound(
                 f"refused: the {what} holds a secret ({finding.kind}) starting at "
                 f"{finding.line}:{finding.column}; nothing was written. Remove the "
                 "credential (keep it in a secret manager and note only where it lives), "
-                "then write again. If it is not a credential, an operator can allow it "
-                f"after review: gitmem guard allow {finding.fingerprint}",
+                f"then write again. {hint}",
                 kind=finding.kind,
                 line=finding.line,
                 column=finding.column,

@@ -168,6 +168,7 @@ def test_every_secret_refused_in_a_file_store(repo: Repository) -> None:
         with pytest.raises(SecretFound) as caught:
             repo.publish_files("files", ME, lambda _, c=change: c)
         assert caught.value.kind_of_secret == kind
+        assert "a file store keeps no allowlist" in str(caught.value)
     assert repo.stores() == []
 
 

@@ -520,7 +520,7 @@ class Repository:
             edits = _check_file_change(change)
             if not edits:
                 return _Attempt([], None, [], "")
-            check_texts((f"file {e.path}", e.text) for e in edits if e.text)
+            check_texts(((f"file {e.path}", e.text) for e in edits if e.text), None)
             olds: list[str | None] = []
             for edit in edits:
                 old = snapshot.read(edit.path)
