@@ -10,11 +10,14 @@
     │   ├── InvalidText
     │   ├── InvalidAuthor
     │   ├── CodeError              a code half does not compile
+    │   ├── SecretFound            a write holds a credential
     │   └── LaunchRefused          a capability configuration is refused
     ├── NotFound                   no such memory, store or revision (not-found)
     ├── AlreadyExists              a create over an existing memory  (already-exists)
     ├── StaleRevision              a save whose base revision moved  (stale)
     ├── LimitExceeded              a mutation would breach a limit   (limit-exceeded)
+    ├── GuardRefused               the store's guard refused a write (limit-exceeded)
+    ├── GuardFailed                the store's guard crashed or timed out (io-error)
     ├── Unavailable                the call is not offered here      (unavailable)
     ├── ReadOnly                   the holder may not write          (read-only)
     ├── StorageError               the disk failed us                (io-error)
@@ -38,6 +41,8 @@ __all__ = [
     "CodeError",
     "DiskFull",
     "GitmemError",
+    "GuardFailed",
+    "GuardRefused",
     "InternalError",
     "InvalidArgument",
     "InvalidAuthor",
@@ -52,6 +57,7 @@ __all__ = [
     "ReadOnly",
     "RemoteError",
     "RepositoryError",
+    "SecretFound",
     "StaleRevision",
     "StorageError",
     "Unavailable",
@@ -158,6 +164,20 @@ class LimitExceeded(GitmemError):
         self.maximum = maximum
 
 
+class GuardRefused(GitmemError):
+    """The store's guard (``check(change)`` in the store's ``@guard.ts``) refused a
+    write with its own message; nothing was written."""
+
+    kind = "limit-exceeded"
+
+
+class GuardFailed(GitmemError):
+    """The store's guard threw, timed out or answered nonsense: a defect of the guard,
+    for the operator to fix; the write was refused, never accepted."""
+
+    kind = "io-error"
+
+
 class Unavailable(GitmemError):
     """The call is not offered to this holder."""
 
@@ -214,6 +234,22 @@ class CodeError(InvalidArgument):
     def __init__(self, message: str, *, diagnostic: str) -> None:
         super().__init__(message)
         self.diagnostic = diagnostic
+
+
+class SecretFound(InvalidArgument):
+    """A write holds a credential; ``kind_of_secret``, ``line`` and ``column`` say which
+    and where, ``fingerprint`` is what an allowlist names. The secret is never kept."""
+
+    kind = "invalid-argument"
+
+    def __init__(
+        self, message: str, *, kind: str, line: int, column: int, fingerprint: str
+    ) -> None:
+        super().__init__(message)
+        self.kind_of_secret = kind
+        self.line = line
+        self.column = column
+        self.fingerprint = fingerprint
 
 
 class Unchanged(GitmemError):

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.binding import Agent, check_launch, resolve
 from gitmem.capability import Capability
+from gitmem.errors import InvalidArgument
+from gitmem.secrets import Allowlist
 from gitmem.store import repository as store
+from gitmem.types import Author, Edit
 
 if TYPE_CHECKING:
-    # imported where used: opening a repository loads neither the holder nor sync
+    # imported where used: opening a repository loads neither the holder, sync nor the
+    # sandbox that runs guards
+    from gitmem.guard import Guards
     from gitmem.holder import Holder, Hub
     from gitmem.sync import StoreSync
 
@@ -27,6 +33,59 @@ class Repository(store.Repository):
         from gitmem.sync import sync
 
         return sync(self, remote, store)
+
+    @functools.cached_property
+    def guards(self) -> Guards:
+        """The sandbox that runs this repository's store guards (started when needed)."""
+        from gitmem.guard import Guards
+
+        return Guards()
+
+    def _screen(self, snapshot: store.Snapshot, edits: Sequence[Edit], author: Author) -> None:
+        """Secrets first (in the store), then the store's guard code, per memory."""
+        super()._screen(snapshot, edits, author)
+        source = snapshot.meta(store.GUARD)
+        if source:
+            from gitmem.guard import change_of
+
+            for edit in edits:
+                self.guards.check(source, change_of(snapshot.store, edit, author.name))
+
+    def guard(self, store_id: str) -> str | None:
+        """The store's guard source, or ``None``."""
+        return self.snapshot(store_id).meta(store.GUARD)
+
+    def set_guard(self, store_id: str, source: str | None, author: Author) -> str | None:
+        """Keep ``source`` (a TypeScript module exporting ``check(change)``) as the store's
+        guard, or remove it (``None``); one commit. The guard must compile."""
+        if source is not None:
+            if not source.strip():
+                raise InvalidArgument("the guard is empty; give a module exporting check(change)")
+            diagnostic = self.guards.compile(source)
+            if diagnostic is not None:
+                raise InvalidArgument(f"the guard does not compile: {diagnostic}")
+        return self.set_meta(store_id, store.GUARD, source, author)
+
+    def allowed(self, store_id: str) -> Allowlist:
+        """The secrets the store admits (its allowlist)."""
+        return self.snapshot(store_id).allowlist()
+
+    def allow(self, store_id: str, fingerprint: str, note: str, author: Author) -> str | None:
+        """Add a reviewed false positive (its fingerprint, as a refusal names it) to the
+        store's allowlist, with ``note`` saying why; one commit (``None`` if present)."""
+        text = self.snapshot(store_id).meta(store.ALLOWLIST) or ""
+        line = f"{fingerprint}  # {' '.join(note.split())}" if note.strip() else fingerprint
+        Allowlist.parse(line)
+        if fingerprint in Allowlist.parse(text).fingerprints:
+            return None
+        joined = (text if not text or text.endswith("\n") else text + "\n") + line + "\n"
+        return self.set_meta(store_id, store.ALLOWLIST, joined, author)
+
+    def close(self) -> None:
+        """Stop the guard sandbox, then close the repository."""
+        if "guards" in self.__dict__:
+            self.guards.close()
+        super().close()
 
     @functools.cached_property
     def hub(self) -> Hub:

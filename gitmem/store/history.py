@@ -414,7 +414,7 @@ class History:
             merge = len(self._source.parents(last)) > 1
         except GitmemError:
             return first  # not a commit here: the next writer rewrites this part
-        expected = merge + (len(facts.edits) if facts else 1)
+        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
         return len(rows) if len(rows) - first == expected else first
 
     def _extend(self, head: str, *, persist: bool) -> None:
@@ -474,7 +474,9 @@ class History:
             if len(parents) > 1:
                 new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
             facts = frame.facts
-            if facts is None:
+            # a commit that changes no memory (not gitmem's, or one setting a store's
+            # guard or allowlist) still holds a place in the order
+            if facts is None or (not facts.edits and len(parents) < 2):
                 new.append((frame.sha, "0", FOREIGN, *_NONE4))
                 continue
             # the blob ids are looked up when a row is first read (see _resolve): the

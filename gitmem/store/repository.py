@@ -29,6 +29,7 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
+from gitmem.secrets import Allowlist, check_texts
 from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
@@ -67,7 +68,22 @@ if TYPE_CHECKING:
     # never needs
     from gitmem.store.remote import Pushed, Remote
 
-__all__ = ["FileSnapshot", "Repository", "Snapshot", "check_store", "git_identity"]
+__all__ = [
+    "ALLOWLIST",
+    "GUARD",
+    "FileSnapshot",
+    "Repository",
+    "Snapshot",
+    "check_store",
+    "git_identity",
+]
+
+ALLOWLIST = "@allowlist"
+"""The root-tree file of a memory store that lists the secrets it admits (see
+:mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""
+GUARD = "@guard.ts"
+"""The root-tree file of a memory store holding its guard, a TypeScript module."""
+META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 
 T = TypeVar("T")
 
@@ -173,6 +189,27 @@ class Snapshot(StoreView):
                     if split:
                         found.add(split[0])
         return found
+
+    def meta(self, name: str) -> str | None:
+        """The text of the store's root file ``name`` (:data:`ALLOWLIST`, :data:`GUARD`),
+        or ``None`` if the store holds none."""
+        if self.root is None:
+            return None
+        entry = self._reader.names(self.root).get(name)
+        if entry is None or entry[0] == DIR_MODE:
+            return None
+        return self._reader.text(entry[1])
+
+    def allowlist(self) -> Allowlist:
+        """The secrets this store admits (none if its allowlist is missing or broken:
+        a broken list admits nothing, so it never widens what passes)."""
+        text = self.meta(ALLOWLIST)
+        if not text:
+            return Allowlist()
+        try:
+            return Allowlist.parse(text)
+        except InvalidArgument:
+            return Allowlist()
 
     def _files(self, slug: str) -> MemoryFiles | None:
         if self._all is not None:
@@ -393,6 +430,7 @@ class Repository:
                 )
             change = fn(snapshot)
             edits = _check_change(change)
+            self._screen(snapshot, edits, author)
             olds = [snapshot.get(edit.slug) for edit in edits]
             for edit, old in zip(edits, olds, strict=True):
                 if edit.memory is None and old is None:
@@ -435,6 +473,52 @@ class Repository:
             f"the store {store!r} changed {_MAX_ATTEMPTS} times while publishing; try again"
         )
 
+    def _screen(self, snapshot: Snapshot, edits: Sequence[Edit], author: Author) -> None:
+        """The guards every memory write passes, on the head it applies to: no secret in
+        any part of a memory it writes, unless the store's allowlist admits it. The
+        public repository adds the store's guard code."""
+        allow = snapshot.allowlist()
+        for edit in edits:
+            memory = edit.memory
+            if memory is not None:
+                check_texts(_fields(memory), allow)
+
+    def set_meta(self, store: str, name: str, text: str | None, author: Author) -> str | None:
+        """Write (``None``: remove) the store's root file ``name`` (:data:`ALLOWLIST` or
+        :data:`GUARD`) as one commit that changes no memory; returns the commit, or
+        ``None`` when the file already held exactly that."""
+        check_store(store)
+        if name not in META:
+            raise InvalidArgument(f"{name!r} is not a store file; use {' or '.join(META)}")
+        if text is not None:
+            check_text(text, name)
+
+        def attempt(head: str | None) -> _Attempt[str | None]:
+            snapshot = self.snapshot(store, head)
+            if _is_file_store(self._reader, head):
+                raise InvalidArgument(f"store {store!r} is a file store; guards are for memories")
+            if snapshot.meta(name) == text:
+                return _Attempt(None, None, [], "")
+            root = Tree()
+            if snapshot.root:
+                for entry, mode, sha in self._reader.tree(snapshot.root):
+                    if entry != name:
+                        root.add(entry.encode(), mode, ObjectID(sha))
+            objects: list[ShaFile] = []
+            if text is not None:
+                blob = Blob.from_string(text.encode())
+                objects.append(blob)
+                root.add(name.encode(), FILE_MODE, blob.id)
+            objects.append(root)
+            verb = "remove" if text is None else "set"
+            facts = Facts((), snapshot.totals, snapshot.peaks, {META[name]: verb})
+            commit = self._new_commit(root.id, snapshot.commit, author, facts)
+            subject = f"{verb} {name}"
+            commit.message = subject.encode() + commit.message[len(b"merge") :]
+            return _Attempt(commit.id.decode(), commit, objects, subject)
+
+        return self._commit(store, attempt)
+
     # -- file stores -----------------------------------------------------------------
 
     def layout(self, store: str) -> str | None:
@@ -474,6 +558,7 @@ class Repository:
             edits = _check_file_change(change)
             if not edits:
                 return _Attempt([], None, [], "")
+            check_texts(((f"file {e.path}", e.text) for e in edits if e.text), None)
             olds: list[str | None] = []
             for edit in edits:
                 old = snapshot.read(edit.path)
@@ -783,6 +868,7 @@ class Repository:
         check_store(store)
         snapshot = self.snapshot(store, ours)
         other = self.snapshot(store, theirs)
+        self._screen(snapshot, edits, author)
         olds = [snapshot.get(edit.slug) for edit in edits]
         beyond = self.revisions_between(store, ours, theirs) if edits else {}
         root, objects = self._tree(snapshot, edits)
@@ -1167,6 +1253,17 @@ def _usable_store(store: str) -> bool:
     except InvalidArgument:
         return False
     return True
+
+
+def _fields(memory: Memory) -> list[tuple[str, str]]:
+    """The parts of a memory a secret may hide in, each named for a refusal."""
+    slug = memory.slug
+    return [
+        (f"description of `{slug}`", memory.description),
+        (f"body of `{slug}`", memory.body),
+        (f"code of `{slug}`", memory.code),
+        (f"onUse script of `{slug}`", memory.on_use),
+    ]
 
 
 def _check_change(change: Change) -> tuple[Edit, ...]:

@@ -1,0 +1,222 @@
+"""Benchmark of the write guards (``make bench``), each beside its peer in the same run.
+
+1. Secret scanning: the scan of a 4 KB note (``gitmem.secrets.scan``) beside the
+   write it guards (``repo.mutate`` of that note, fsynced). Goal: the scan <= 0.5 ms.
+   A note made only of words the detectors start at shows the slow path.
+2. The pre-receive hook: ``git push`` of 1,000 store commits to a bare repository
+   with gitmem's hook installed, beside the same push to one without (``git
+   receive-pack`` alone). Goal: the hook adds at most as much as receive-pack takes
+   (ratio <= 2.0x). A push of the project's own ``main`` shows what the hook costs a
+   ref that is not a store's (it does not load gitmem).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from click.testing import CliRunner
+from seeding import AUTHOR
+
+from gitmem import Memory, Repository
+from gitmem.cli import cli
+from gitmem.secrets import scan
+from gitmem.types import Change
+
+COMMITS = 1_000
+RUNS = 3
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": AUTHOR.name,
+    "GIT_AUTHOR_EMAIL": AUTHOR.email,
+    "GIT_COMMITTER_NAME": AUTHOR.name,
+    "GIT_COMMITTER_EMAIL": AUTHOR.email,
+}
+PLAIN = [
+    *[
+        "the",
+        "deploy",
+        "staging",
+        "cluster",
+        "rolls",
+        "nodes",
+        "one",
+        "at",
+        "a",
+        "time",
+        "drain",
+        "pool",
+        "check",
+        "health",
+    ],
+    *[
+        "then",
+        "restore",
+        "traffic",
+        "rotation",
+        "happens",
+        "monthly",
+        "see",
+        "runbook",
+        "commit",
+        "3f5a0c9e",
+    ],
+    "123e4567-e89b-12d3-a456-426614174000",
+    "`x=foo(bar)`",
+    "def parse(rows): return rows[1:]",
+    "sha256 9b2a7c4d3e1f0a8b6c5d4e3f2a1b0c9d",
+    "release-1.2.3",
+    "handleAccountRenewalEvent",
+]
+# every word an anchor or keyword of a detector: the scanner's slow path on every word
+DENSE = [
+    *[
+        "password",
+        "token",
+        "secret",
+        "api_key",
+        "access_key",
+        "credential",
+        "ghost",
+        "glass",
+        "xoxo",
+    ],
+    "https://example.com/docs",
+    "sk-learn",
+    "AKIA-prefix",
+    "eyJ-less",
+    "npm_",
+    "pypi-",
+]
+
+
+def body_4k(seed: int, words: list[str]) -> str:
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    while sum(len(w) + 1 for w in chosen) < 4096:
+        chosen.append(rng.choice(words))
+    return " ".join(chosen)[:4096]
+
+
+def git(cwd: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
+    )
+
+
+def scan_ms(bodies: list[str]) -> float:
+    """Median ms of one scan of one of ``bodies``."""
+    runs: list[float] = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for text in bodies:
+            if list(scan(text)):
+                raise AssertionError("the benchmark bodies must hold no secret")
+        runs.append((time.perf_counter() - start) / len(bodies))
+    return statistics.median(runs) * 1000
+
+
+def bench_scan(work: str) -> tuple[float, float, float]:
+    """Median ms of one scan of a 4 KB note (typical, and dense with the detectors'
+    anchors), and of one write of such a note."""
+    plain = [body_4k(i, PLAIN) for i in range(200)]
+    dense = [body_4k(i, DENSE) for i in range(200)]
+    writes: list[float] = []
+    with Repository.init(os.path.join(work, "scan.git")) as repo:
+        for i, text in enumerate(plain[:100]):
+            memory = Memory(f"m{i:03d}", "a note", text)
+            start = time.perf_counter()
+            repo.mutate("notes", AUTHOR, lambda _, m=memory: Change("create", m.slug, m))
+            writes.append(time.perf_counter() - start)
+    return scan_ms(plain), scan_ms(dense), statistics.median(writes) * 1000
+
+
+def setup_push(work: str) -> str:
+    """A project whose store ``notes`` has 1,000 commits, none pushed yet."""
+    project = os.path.join(work, "project")
+    git(work, "init", "-q", "-b", "main", "project")
+    with open(os.path.join(project, "README.md"), "w") as f:
+        f.write("# project\n")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "first")
+    with Repository.init(project) as repo:
+        for i in range(COMMITS):
+            slug = f"m{i % 200:03d}"
+            memory = Memory(slug, f"memory {i % 200}", f"revision {i}\n" + "lorem ipsum\n" * 8)
+            repo.mutate("notes", AUTHOR, lambda _, m=memory: Change("write", m.slug, m))
+    return project
+
+
+def timed_push(project: str, server: str, *refs: str) -> float:
+    start = time.perf_counter()
+    git(project, "push", "-q", server, *refs)
+    return time.perf_counter() - start
+
+
+def bench_hook(work: str, project: str) -> tuple[float, float, float, float]:
+    """Median seconds: store push with the hook / without; main push with / without."""
+    hooked: list[float] = []
+    plain: list[float] = []
+    main_hooked: list[float] = []
+    main_plain: list[float] = []
+    for run in range(RUNS):
+        for kind in ("plain", "hooked"):
+            server = os.path.join(work, f"{kind}-{run}.git")
+            git(work, "init", "-q", "--bare", server)
+            if kind == "hooked":
+                result = CliRunner().invoke(cli, ["hooks", "install", "--server", server])
+                assert result.exit_code == 0, result.output
+            took = timed_push(project, server, "gitmem/notes")
+            main = timed_push(project, server, "main")
+            (hooked if kind == "hooked" else plain).append(took)
+            (main_hooked if kind == "hooked" else main_plain).append(main)
+            shutil.rmtree(server, ignore_errors=True)
+    return (
+        statistics.median(hooked),
+        statistics.median(plain),
+        statistics.median(main_hooked),
+        statistics.median(main_plain),
+    )
+
+
+def main() -> None:
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True)
+    print(f"gitmem guards benchmark ({git_version.stdout.strip()})\n")
+    work = tempfile.mkdtemp(prefix="gitmem-bench-guards-")
+    try:
+        plain_ms, dense_ms, write_ms = bench_scan(work)
+        print(
+            f"secret scan of a 4 KB note {plain_ms:6.3f} ms   the write itself {write_ms:6.2f} ms"
+            f"   scan / write {plain_ms / write_ms:.3f}x"
+            f"   (goal scan <= 0.5 ms: {'met' if plain_ms <= 0.5 else 'MISSED'})"
+        )
+        print(
+            f"the same, every word an anchor or keyword {dense_ms:6.3f} ms"
+            f"   scan / write {dense_ms / write_ms:.3f}x"
+        )
+        project = setup_push(work)
+        hooked, plain, main_hooked, main_plain = bench_hook(work, project)
+        ratio = hooked / plain
+        print(
+            f"push of {COMMITS:,} store commits: with pre-receive {hooked * 1000:7.0f} ms   "
+            f"git receive-pack alone {plain * 1000:7.0f} ms   ratio {ratio:.2f}x "
+            f"(goal <= 2.0x: {'met' if ratio <= 2.0 else 'MISSED'})"
+        )
+        print(
+            f"push of the project's main: with pre-receive {main_hooked * 1000:7.0f} ms   "
+            f"without {main_plain * 1000:7.0f} ms   ratio {main_hooked / main_plain:.2f}x"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

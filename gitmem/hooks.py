@@ -1,0 +1,351 @@
+"""The git hooks that hold a plain ``git push`` to the rules the tools enforce.
+
+``pre-receive`` (on a shared remote, ``gitmem hooks install --server PATH``) and
+``pre-push`` (in a project, ``gitmem hooks install``) run :func:`check_updates` on every
+ref a push would move. A store branch must move forward (a fast-forward, or a merge
+that keeps the old head), and each new commit must parse, name valid slugs in their
+fan-out directories, carry trailers that agree with its tree (ops, revisions, totals,
+peaks), keep the limits the store's binding recorded in its ``Gitmem-Capability``
+trailer (or not make an existing over-run worse), hold no secret the store's allowlist
+does not admit, and pass the store's guard code. Other refs (the project's own
+branches) pass untouched: they are not even read.
+
+The hooks read objects with dulwich (no ``git`` binary at run time). A refused push
+prints one line per refused ref, ``refused REF: commit SHA breaks rule RULE: why``, and
+exits 1; git then changes nothing on the server.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import cast
+
+from gitmem import strategies
+from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
+from gitmem.guard import Guards, change_of
+from gitmem.limits import Limits, check_write
+from gitmem.secrets import Allowlist, check_texts
+from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
+from gitmem.store.repository import ALLOWLIST, GUARD
+from gitmem.trailers import read_capability_trailer
+from gitmem.types import Edit, Memory
+
+__all__ = ["HOOKS", "Update", "check_updates", "install", "install_server", "main"]
+
+HOOKS = ("pre-receive", "pre-push")
+"""The hooks gitmem ships (top-level ``hooks/``, and inside the package)."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """One ref a push would move from ``old`` to ``new`` (all-zero: absent)."""
+
+    ref: str
+    old: str
+    new: str
+
+
+def check_updates(
+    reader: PushReader,
+    updates: Iterable[Update],
+    known: Callable[[str], bool],
+    guards: Guards | None = None,
+) -> list[str]:
+    """One line per refused update (empty: the push may land). ``known(sha)`` says
+    whether a commit was already accepted (its history is not checked again)."""
+    lines: list[str] = []
+    for update in updates:
+        store = reader.store_of(update.ref)
+        if store is None:
+            continue
+        try:
+            _check_update(reader, store, update, known, guards)
+        except Refused as refused:
+            short = refused.commit[:12]
+            lines.append(
+                f"refused {update.ref}: commit {short} breaks rule {refused.rule}: {refused.message}"
+            )
+    return lines
+
+
+def _check_update(
+    reader: PushReader,
+    store: str,
+    update: Update,
+    known: Callable[[str], bool],
+    guards: Guards | None,
+) -> None:
+    if is_zero(update.new):
+        raise Refused("history", update.old, "deleting a store branch drops published memory")
+    if not is_zero(update.old) and not reader.is_ancestor(update.old, update.new):
+        raise Refused(
+            "history",
+            update.new,
+            f"it does not descend from the published head {update.old[:12]}: published "
+            "memory history is never rewritten (merge with `gitmem sync` instead)",
+        )
+    stop = {update.old}
+    for sha in reader.new_commits(update.new, lambda s: s in stop or known(s)):
+        commit = reader.commit(sha)
+        _check_commit(reader, store, commit, guards)
+
+
+def _check_commit(
+    reader: PushReader, store: str, commit: PushCommit, guards: Guards | None
+) -> None:
+    sha = commit.sha
+    if commit.files is not None:
+        try:
+            check_texts(((f"file {p}", t) for p, t in commit.files.items()), None)
+        except GitmemError as exc:
+            raise Refused("secret", sha, str(exc)) from None
+        return
+    allow = _allowlist(reader, commit.parent)
+    recorded = _recorded(reader, commit)
+    guard = reader.meta(commit.parent, GUARD) if guards is not None else None
+    count = commit.parent_totals.count if commit.parent_totals else 0
+    chars = commit.parent_totals.chars if commit.parent_totals else 0
+    for slug, (before, after) in commit.changed.items():
+        if after is not None:
+            try:
+                check_texts(_fields(after), allow)
+            except GitmemError as exc:
+                raise Refused("secret", sha, str(exc)) from None
+            if recorded is not None:
+                _hold_limits(sha, recorded, before, after, count, chars)
+        if guard and guards is not None:
+            edit = next((e for e in commit.facts.edits if e.slug == slug), None)
+            op = edit.op if edit else ("delete" if after is None else "write")
+            try:
+                guards.check(guard, change_of(store, Edit(op, slug, after), commit.author))
+            except (GuardRefused, GuardFailed) as exc:
+                raise Refused("guard", sha, str(exc)) from None
+        count += (after is not None) - (before is not None)
+        chars += (after.chars if after else 0) - (before.chars if before else 0)
+
+
+def _hold_limits(
+    sha: str,
+    recorded: tuple[str, Limits],
+    before: Memory | None,
+    after: Memory,
+    count: int,
+    chars: int,
+) -> None:
+    name, limits = recorded
+    strategy = strategies.get(name)
+    # the index limit needs every memory's index line: judged by the tools, not here
+    aggregate: frozenset[str] = strategy.aggregate_limits if strategy else frozenset()
+    applies = aggregate - {"maxLenIndex"}
+    try:
+        check_write(
+            limits,
+            applies,
+            before,
+            after,
+            list,
+            count=count,
+            total_chars=chars,
+            index_line=lambda _: "",
+        )
+    except LimitExceeded as exc:
+        grown = before is None or _size(after, exc.limit) > _size(before, exc.limit)
+        if grown:
+            raise Refused("limit", sha, str(exc)) from None
+
+
+def _size(memory: Memory, limit: str) -> int:
+    if limit == "maxLenDescription":
+        return len(memory.description)
+    if limit in ("code", "onUse") or "code" in limit.lower():
+        return max(len(memory.code), len(memory.on_use))
+    return memory.chars
+
+
+def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
+    """The capability the commit's binding recorded (its own trailer, else the nearest
+    first-parent ancestor's)."""
+    found = read_capability_trailer(commit.facts.extra)
+    return found if found is not None else _recorded_at(reader, commit.parent)
+
+
+def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:
+    """The nearest capability recorded on ``sha``'s first-parent line, remembered per
+    commit so a long push walks its history once."""
+    cache = reader.memo
+    line: list[str] = []
+    found: tuple[str, Limits] | None = None
+    at = sha
+    while at is not None:
+        if at in cache:
+            found = cast("tuple[str, Limits] | None", cache[at])
+            break
+        line.append(at)
+        facts = reader.facts(at)
+        found = read_capability_trailer(facts.extra) if facts is not None else None
+        if found is not None:
+            break
+        parents = reader.parents(at)
+        at = parents[0] if parents else None
+    for step in line:
+        cache[step] = found
+    return found
+
+
+def _allowlist(reader: PushReader, parent: str | None) -> Allowlist:
+    text = reader.meta(parent, ALLOWLIST)
+    if not text:
+        return Allowlist()
+    try:
+        return Allowlist.parse(text)
+    except InvalidArgument:
+        return Allowlist()
+
+
+def _fields(memory: Memory) -> list[tuple[str, str]]:
+    slug = memory.slug
+    return [
+        (f"description of `{slug}`", memory.description),
+        (f"body of `{slug}`", memory.body),
+        (f"code of `{slug}`", memory.code),
+        (f"onUse script of `{slug}`", memory.on_use),
+    ]
+
+
+# -- the hooks themselves ------------------------------------------------------------
+
+
+def _read_updates(lines: Iterable[str], pre_push: bool) -> list[Update]:
+    updates: list[Update] = []
+    for line in lines:
+        parts = line.split()
+        if pre_push and len(parts) == 4:
+            # <local ref> <local sha> <remote ref> <remote sha>
+            updates.append(Update(parts[2], parts[3], parts[1]))
+        elif not pre_push and len(parts) == 3:
+            updates.append(Update(parts[2], parts[0], parts[1]))
+    return updates
+
+
+def pre_receive(git_dir: str, lines: Iterable[str]) -> list[str]:
+    """The server-side check: the pushed objects wait in git's quarantine directory."""
+    quarantine = os.environ.get("GIT_QUARANTINE_PATH") or os.environ.get("GIT_OBJECT_DIRECTORY")
+    updates = _read_updates(lines, pre_push=False)
+    reader = PushReader(git_dir, quarantine)
+    try:
+        if not any(reader.store_of(u.ref) for u in updates):
+            return []
+        guards = Guards()
+        try:
+            return check_updates(reader, updates, reader.in_main, guards)
+        finally:
+            guards.close()
+    finally:
+        reader.close()
+
+
+def pre_push(git_dir: str, remote: str, lines: Iterable[str]) -> list[str]:
+    """The client-side check, before anything leaves the machine: what the remote is
+    known to hold (its remote-tracking store branches) is not checked again."""
+    updates = _read_updates(lines, pre_push=True)
+    reader = PushReader(git_dir)
+    try:
+        if not any(reader.store_of(u.ref) for u in updates):
+            return []
+        known: set[str] = set()
+        if remote:
+            known.update(reader.refs(f"refs/remotes/{remote}/").values())
+        guards = Guards()
+        try:
+            return check_updates(reader, updates, known.__contains__, guards)
+        finally:
+            guards.close()
+    finally:
+        reader.close()
+
+
+def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> int:
+    """Run ``hook`` as git calls it (in the repository, updates on stdin, or ``stdin``
+    when the script has read them); the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    git_dir = os.environ.get("GIT_DIR") or "."
+    try:
+        lines = (sys.stdin.read() if stdin is None else stdin).splitlines()
+        if hook == "pre-receive":
+            refused = pre_receive(git_dir, lines)
+        else:
+            refused = pre_push(git_dir, args[0] if args else "", lines)
+    except Exception as exc:  # a hook that breaks must refuse, saying so, not trace back
+        print(
+            f"gitmem {hook}: the check itself failed ({exc}); nothing was accepted", file=sys.stderr
+        )
+        return 1
+    for line in refused:
+        print(line, file=sys.stderr)
+    return 1 if refused else 0
+
+
+def source(hook: str) -> str:
+    """The text of a hook script shipped with gitmem."""
+    if hook not in HOOKS:
+        raise InvalidArgument(f"there is no gitmem hook {hook!r}; there are {', '.join(HOOKS)}")
+    try:
+        shipped = resources.files("gitmem._hooks").joinpath(hook)
+        if shipped.is_file():
+            return shipped.read_text()
+    except (ModuleNotFoundError, TypeError):
+        pass
+    # a source checkout run without installing: the top-level hooks/ folder
+    return (Path(__file__).resolve().parents[1] / "hooks" / hook).read_text()
+
+
+def install(git_dir: str, hooks: Iterable[str], python: str | None = None) -> list[str]:
+    """Write ``hooks`` into ``git_dir``/hooks, run by ``python`` (default: this
+    interpreter, so the hook finds this gitmem); returns the paths written. An existing
+    hook gitmem did not write is refused, never overwritten."""
+    folder = os.path.join(git_dir, "hooks")
+    interpreter = python or sys.executable
+    written: list[str] = []
+    planned: list[tuple[str, str]] = []
+    for hook in hooks:
+        text = source(hook)
+        lines = text.splitlines(keepends=True)
+        text = f"#!{interpreter}\n" + "".join(lines[1:])
+        path = os.path.join(folder, hook)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if _MARK not in f.read():
+                    raise InvalidArgument(
+                        f"{path} already holds a hook gitmem did not write; "
+                        "move it aside (or call it from gitmem's), then install again"
+                    )
+        planned.append((path, text))
+    os.makedirs(folder, exist_ok=True)
+    for path, text in planned:
+        tmp = f"{path}.gitmem-tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        mode = os.stat(tmp).st_mode
+        os.chmod(tmp, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
+def install_server(path: str) -> list[str]:
+    """Install ``pre-receive`` into the bare repository at ``path``."""
+    if not PushReader.is_bare(path):
+        raise InvalidArgument(
+            f"{path} is not a bare git repository; give the shared remote's path "
+            "(e.g. /srv/project.git), or run `gitmem hooks install` in a project"
+        )
+    return install(path, ["pre-receive"])
+
+
+_MARK = "gitmem.hooks"

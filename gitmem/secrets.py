@@ -1,0 +1,321 @@
+"""Secret scanning: the credentials a write must not carry, found in one linear pass.
+
+:func:`scan` finds credentials in a text; :func:`check_texts` refuses a write whose
+fields hold one (:class:`~gitmem.errors.SecretFound`, naming the kind and the
+``line:column`` where it starts, never the secret). A reviewed false positive is
+admitted by an :class:`Allowlist`, a file kept in the store itself (see the README,
+"Secret scanning").
+
+Every detector starts at a literal anchor (``AKIA``, ``ghp_``, ``-----BEGIN`` ...): one
+pass of a literal alternation finds the candidates, and each is confirmed by a pattern
+anchored where it was found, with bounded repetitions only, so the cost is linear in
+the text (everything an agent writes is hostile input). The formats are the providers'
+documented ones; the generic ``password=``/``secret=``/``token=`` rule also asks the
+value to look random (length, character classes and entropy), so prose and code that
+merely mention a password pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from gitmem.errors import InvalidArgument, SecretFound
+
+__all__ = ["ALLOWLIST_MAX", "Allowlist", "Finding", "check_texts", "fingerprint", "scan"]
+
+ALLOWLIST_MAX = 65_536
+"""Characters an allowlist file may hold."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One credential in a text: its kind, where it starts (1-based line and column, in
+    characters) and its fingerprint (what an allowlist names; never the secret)."""
+
+    kind: str
+    line: int
+    column: int
+    fingerprint: str
+
+
+def fingerprint(secret: str) -> str:
+    """The allowlist name of ``secret``: 16 hex digits of its SHA-256."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+# (anchors, kind, confirming pattern matched at an anchor; group 1 is the secret when
+# present, else the whole match). Anchors are literals: ``str.find`` is the fast pass.
+_B32 = "A-Z2-7"
+_DETECTORS: list[tuple[tuple[str, ...], str, str]] = [
+    (
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        "AWS access key id",
+        rf"A(?:KIA|SIA|BIA|CCA)[{_B32}]{{16}}(?![A-Za-z0-9])",
+    ),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        "GitHub token",
+        r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9])",
+    ),
+    (("github_pat_",), "GitHub fine-grained token", r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}"),
+    (
+        tuple(f"gl{p}-" for p in ("pat", "dt", "rt", "cbt", "ptt", "ft", "imt", "soat", "oas")),
+        "GitLab token",
+        r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|soat|oas)-[A-Za-z0-9_.-]{20,200}",
+    ),
+    (tuple(f"xox{c}-" for c in "abposre"), "Slack token", r"xox[abposre]-[0-9A-Za-z-]{10,250}"),
+    (("xapp-",), "Slack token", r"xapp-[0-9]-[A-Z0-9]{6,20}-[0-9]{6,20}-[a-z0-9]{32,80}"),
+    (
+        ("hooks.slack.com/",),
+        "Slack webhook URL",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,200}",
+    ),
+    (("sk_live_", "rk_live_"), "Stripe live key", r"[sr]k_live_[0-9A-Za-z]{24,247}"),
+    (("AIza",), "Google API key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    (("sk-ant-",), "Anthropic API key", r"sk-ant-[a-z]{2,10}[0-9]{0,3}-[A-Za-z0-9_-]{32,200}"),
+    (
+        ("sk-",),
+        "OpenAI API key",
+        r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}"
+        r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}(?![A-Za-z0-9]))",
+    ),
+    (("npm_",), "npm token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    (("pypi-AgE",), "PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,400}"),
+    (
+        ("eyJ",),
+        "JSON Web Token",
+        r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{0,2000}",
+    ),
+    (
+        ("-----BEGIN ",),
+        "private key",
+        r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----",
+    ),
+    (("://",), "password in a URL", r"://[^\s:/@?#]{1,128}:([^\s/@?#]{1,128})@[A-Za-z0-9.\[\]-]"),
+]
+_URL = "password in a URL"
+_GENERIC_WORDS = (
+    "passwd",
+    "password",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "auth_key",
+    "credential",
+)
+_GENERIC_KIND = "password/secret/token assignment"
+_GENERIC = re.compile(
+    r"[A-Za-z0-9_]{0,24}[\"']?\s{0,3}(?::=|=|:)\s{0,3}[\"'`]?([^\s\"'`,;]{1,200})"
+)
+_AWS_SECRET = re.compile(r"(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)")
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_CONFIRM = [(anchors, kind, re.compile(pattern)) for anchors, kind, pattern in _DETECTORS]
+_WORDS = re.compile(r"[-_./:]")
+_PLACEHOLDERS = frozenset(
+    ("password", "passwd", "pass", "secret", "token", "changeme", "example", "user", "pwd")
+)
+
+
+def _looks_random(value: str) -> bool:
+    """Whether an assigned value is credential-like: long, mixed and high-entropy, not
+    a name, a call, a placeholder or a reference to something else."""
+    if len(value) < 12 or value[0] in "$<{%([" or "..." in value:
+        return False
+    if any(c in value for c in "(){}<>") or value.lower().strip("*x") in _PLACEHOLDERS:
+        return False
+    if all(p.isalpha() or (p.isdigit() and len(p) <= 8) for p in _WORDS.split(value) if p):
+        return False  # words and small numbers joined up: a name, not a key
+    classes = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+    if classes < 2 or not any(c.isdigit() for c in value):
+        return False
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= 3.3
+
+
+def _placeholder_password(value: str) -> bool:
+    low = value.lower()
+    return (
+        low.strip("*x") in _PLACEHOLDERS
+        or low.strip("*x.") == ""
+        or value[0] in "$<{%["
+        or low in ("password123", "hunter2")
+    )
+
+
+def _probes(anchors: list[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
+    """Anchors grouped under the shortest shared start (``gh`` for ``ghp_`` and
+    ``github_pat_``), so one ``str.find`` serves a group: fewer passes over the text."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for anchor, tag in anchors:
+        probe = next((p for p in _PROBES if anchor.startswith(p)), anchor)
+        groups.setdefault(probe, []).append((anchor, tag))
+    return groups
+
+
+_PROBES = ("A", "gh", "gl", "xox", "sk", "pass", "api", "access")
+_BY_PROBE = _probes([(a, n) for n, (anchors, _, _) in enumerate(_CONFIRM) for a in anchors])
+_GENERIC_BY_PROBE = _probes([(w, -len(w)) for w in _GENERIC_WORDS])
+
+
+def _find(text: str, groups: dict[str, list[tuple[str, int]]], into: list[tuple[int, int]]) -> None:
+    for probe, members in groups.items():
+        at = text.find(probe)
+        while at >= 0:
+            for anchor, tag in members:
+                if text.startswith(anchor, at):
+                    into.append((at, tag))
+            at = text.find(probe, at + 1)
+
+
+def scan(text: str) -> Iterator[Finding]:
+    """Every credential in ``text``, in order of where it starts."""
+    candidates: list[tuple[int, int]] = []
+    _find(text, _BY_PROBE, candidates)
+    _find(text.lower(), _GENERIC_BY_PROBE, candidates)
+    candidates.sort()
+    done = 0
+    for at, number in candidates:
+        if at < done:
+            continue
+        found = _generic(text, at, -number) if number < 0 else _confirm(text, at, number)
+        if found is not None:
+            kind, where, secret = found
+            line = text.count("\n", 0, where) + 1
+            column = where - text.rfind("\n", 0, where)
+            yield Finding(kind, line, column, fingerprint(secret))
+            done = where + len(secret)
+
+
+def _confirm(text: str, at: int, number: int) -> tuple[str, int, str] | None:
+    _, kind, pattern = _CONFIRM[number]
+    if kind == "OpenAI API key" and text.startswith("sk-ant-", at):
+        return None  # the Anthropic detector owns it
+    match = pattern.match(text, at)
+    if match is None:
+        return None
+    if match.re.groups:
+        secret = match.group(1)
+        if kind == _URL and _placeholder_password(secret):
+            return None
+        return kind, match.start(1), secret
+    return kind, at, match.group(0)
+
+
+def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
+    end = at + size
+    # an assignment puts = or : within a few characters of its key; prose does not
+    if text.find("=", end, end + 30) < 0 and text.find(":", end, end + 30) < 0:
+        return None
+    word = text[at:end].lower()
+    if word in ("secret", "access_key", "access-key"):
+        # aws_secret_access_key = <40 characters>: the one AWS secret with no prefix
+        line_start = text.rfind("\n", 0, at) + 1
+        if _AWS_SECRET.search(text, max(line_start, at - 34), end + 16):
+            rest = _GENERIC.match(text, end)
+            if rest is not None and _AWS_SECRET_VALUE.fullmatch(rest.group(1)):
+                return "AWS secret access key", rest.start(1), rest.group(1)
+    # a keyword inside a longer lower-case word (tokenizer, secretary) names no secret
+    if at and text[at - 1].isalpha() and text[at - 1].islower() and text[at].islower():
+        return None
+    rest = _GENERIC.match(text, end)
+    if rest is None:
+        return None
+    value = rest.start(1)
+    for number, (anchors, _, _) in enumerate(_CONFIRM):
+        # a known credential assigned to a key is named as itself
+        if any(text.startswith(anchor, value) for anchor in anchors):
+            found = _confirm(text, value, number)
+            if found is not None:
+                return found
+    if not _looks_random(rest.group(1)):
+        return None
+    return _GENERIC_KIND, value, rest.group(1)
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """The fingerprints a store admits: reviewed false positives.
+
+    The file (``@allowlist`` at the root of the store's tree) holds one fingerprint per
+    line, optionally followed by a comment after ``#``; blank lines and lines starting
+    with ``#`` are ignored::
+
+        # reviewed 2026-11-30 by ana: the sample key in the SDK docs
+        3f5a0c9e1b2d4e6f  # example JWT in auth-notes
+    """
+
+    fingerprints: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> Allowlist:
+        """The allowlist a file holds; ``InvalidArgument`` naming the line that is not
+        a fingerprint."""
+        if len(text) > ALLOWLIST_MAX:
+            raise InvalidArgument(
+                f"the allowlist is {len(text):,} characters; keep it under {ALLOWLIST_MAX:,}"
+            )
+        found: set[str] = set()
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if not _FINGERPRINT.fullmatch(line):
+                raise InvalidArgument(
+                    f"allowlist line {number} is not a fingerprint: write the 16 hex digits "
+                    "a refusal names, optionally followed by '# why'"
+                )
+            found.add(line)
+        return cls(frozenset(found))
+
+    def admits(self, finding: Finding) -> bool:
+        """Whether ``finding`` was reviewed and allowed."""
+        return finding.fingerprint in self.fingerprints
+
+
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+
+
+def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist | None = Allowlist()) -> None:
+    """Refuse (``SecretFound``) the first credential in ``fields`` (``(what, text)``
+    pairs such as ``("body of `notes`", body)``) that ``allow`` does not admit
+    (``None``: a store that keeps no allowlist)."""
+    for what, text in fields:
+        if not text:
+            continue
+        for finding in scan(text):
+            if allow is not None and allow.admits(finding):
+                continue
+            hint = (
+                "If it is not a credential, an operator can allow it after review: "
+                f"gitmem guard allow {finding.fingerprint}"
+                if allow is not None
+                else "(a file store keeps no allowlist)"
+            )
+            raise SecretFound(
+                f"refused: the {what} holds a secret ({finding.kind}) starting at "
+                f"{finding.line}:{finding.column}; nothing was written. Remove the "
+                "credential (keep it in a secret manager and note only where it lives), "
+                f"then write again. {hint}",
+                kind=finding.kind,
+                line=finding.line,
+                column=finding.column,
+                fingerprint=finding.fingerprint,
+            )

@@ -1,0 +1,114 @@
+"""Ways to make commits that gitmem's own tools would refuse, for the hook tests.
+
+:class:`Unguarded` is a store writer with the write guards switched off (what an old
+gitmem, or a script, could publish with correct trailers); :func:`craft` writes a
+commit by hand with dulwich, so a test can break one structural rule at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.repo import Repo
+
+from gitmem.store import repository as store
+from gitmem.types import Author, Edit
+
+DIR_MODE = 0o040000
+FILE_MODE = 0o100644
+
+
+class Unguarded(store.Repository):
+    """A store writer that skips secret scanning and guard code: test-only."""
+
+    def _screen(self, snapshot: store.Snapshot, edits: Sequence[Edit], author: Author) -> None:
+        return None
+
+
+def craft(
+    git_dir: str,
+    ref: str,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    parents: Sequence[str] | None = None,
+) -> str:
+    """Commit ``changes`` (path → content, ``None`` removes) on top of ``ref``'s head
+    (or ``parents``) and move ``ref`` there; returns the new commit."""
+    repo = Repo(git_dir)
+    try:
+        head = repo.refs[ref.encode()].decode() if ref.encode() in repo.refs else None
+        chosen = list(parents) if parents is not None else ([head] if head else [])
+        root: Tree | None = None
+        if chosen:
+            parent = repo[chosen[0].encode()]
+            assert isinstance(parent, Commit)
+            found = repo[parent.tree]
+            assert isinstance(found, Tree)
+            root = found
+        new_root = _apply(repo, root, changes)
+        commit = Commit()
+        commit.tree = new_root.id
+        commit.parents = [ObjectID(p.encode()) for p in chosen]
+        commit.author = commit.committer = b"Script <script@example.com>"
+        commit.author_time = commit.commit_time = 1_800_000_000
+        commit.author_timezone = commit.commit_timezone = 0
+        commit.message = message.encode()
+        repo.object_store.add_object(commit)
+        repo.refs[ref.encode()] = commit.id
+        return commit.id.decode()
+    finally:
+        repo.close()
+
+
+def _apply(repo: Repo, root: Tree | None, changes: Mapping[str, bytes | None]) -> Tree:
+    entries: dict[bytes, tuple[int, bytes]] = {}
+    if root is not None:
+        entries = {e.path: (e.mode, bytes(e.sha)) for e in root.items()}
+    nested: dict[str, dict[str, bytes | None]] = {}
+    for path, data in changes.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = data
+        elif data is None:
+            entries.pop(head.encode(), None)
+        else:
+            blob = Blob.from_string(data)
+            repo.object_store.add_object(blob)
+            entries[head.encode()] = (FILE_MODE, bytes(blob.id))
+    for name, sub in nested.items():
+        current = entries.get(name.encode())
+        child: Tree | None = None
+        if current is not None and current[0] == DIR_MODE:
+            found = repo[ObjectID(current[1])]
+            assert isinstance(found, Tree)
+            child = found
+        new = _apply(repo, child, sub)
+        if len(new):
+            entries[name.encode()] = (DIR_MODE, bytes(new.id))
+        else:
+            entries.pop(name.encode(), None)
+    tree = Tree()
+    for name, (mode, sha) in entries.items():
+        tree.add(name, mode, ObjectID(sha))
+    repo.object_store.add_object(tree)
+    return tree
+
+
+def trailers(
+    slug: str, op: str, revision: int, count: int, chars: int, lines: int, extra: str = ""
+) -> str:
+    """A commit message in gitmem's format for one slug (peaks equal to the totals)."""
+    return (
+        f"{op} {slug}\n\nGitmem-Slug: {slug}\nGitmem-Op: {op}\nGitmem-Revision: {revision}\n"
+        f"Gitmem-Count: {count}\nGitmem-Chars: {chars}\nGitmem-Lines: {lines}\n"
+        f"Gitmem-Peak-Count: {count}\nGitmem-Peak-Chars: {chars}\nGitmem-Peak-Lines: {lines}\n"
+        + extra
+    )
+
+
+def md(description: str, body: str) -> bytes:
+    """A memory file as gitmem writes it."""
+    import json
+
+    return f"---\ndescription: {json.dumps(description)}\n---\n{body}".encode()

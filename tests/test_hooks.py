@@ -1,0 +1,273 @@
+"""The git hooks, through a real ``git push`` (the git CLI is the client, test-only):
+pre-receive on a shared bare repository, pre-push in a project."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers_hooks import Unguarded, craft, md, trailers
+from helpers_secrets import SECRETS
+from helpers_sync import ENV, ME, make_project, sh
+
+from gitmem import Repository, ops
+from gitmem.cli import cli
+from gitmem.hooks import HOOKS, source
+from gitmem.limits import Limits
+from gitmem.store import files
+from gitmem.trailers import capability_trailer
+from gitmem.types import Change, Memory
+
+REF = "refs/heads/gitmem/notes"
+
+
+def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "push", "origin", *refspecs],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
+
+
+def server_state(server: Path) -> tuple[str, str]:
+    """The server's refs and its object counts: what a refused push must not change."""
+    refs = sh(server, "for-each-ref")
+    counts = sh(server, "count-objects", "-v")
+    kept = "\n".join(line for line in counts.splitlines() if not line.startswith("size"))
+    return refs, kept
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> tuple[Path, Path]:
+    """A shared bare server with gitmem's pre-receive, and a project holding store
+    ``notes`` (one memory) pushed to it along with ``main``."""
+    sh(tmp_path, "init", "-q", "--bare", "server.git")
+    server = tmp_path / "server.git"
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"installed {server}/hooks/pre-receive\n"
+    project = make_project(tmp_path / "project")
+    sh(project, "remote", "add", "origin", str(server))
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+    done = push(project, "main", "gitmem/notes")
+    assert done.returncode == 0, done.stderr
+    return server, project
+
+
+def _refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
+    assert result.returncode != 0
+    lines = [
+        line.removeprefix("remote: ").rstrip()
+        for line in result.stderr.splitlines()
+        if "breaks rule" in line
+    ]
+    assert len(lines) == 1, result.stderr
+    assert re.fullmatch(rf"refused {ref}: commit [0-9a-f]{{12}} breaks rule {rule}: .+", lines[0])
+    return lines[0]
+
+
+def test_hooks_ship_inside_the_package() -> None:
+    """Both hooks are package data (a wheel install has them) and equal the top level's."""
+    top = Path(__file__).resolve().parent.parent / "hooks"
+    for hook in HOOKS:
+        assert source(hook) == (top / hook).read_text()
+        assert "gitmem.hooks" in source(hook)
+
+
+def test_valid_pushes_land(world: tuple[Path, Path]) -> None:
+    """A fast-forward of a store written by gitmem lands; so does the project's main."""
+    server, project = world
+    with Repository.open(str(project)) as repo:
+        ops.create(repo, "notes", ME, "runbook", "how staging is rolled", "1. drain\n")
+        ops.edit(repo, "notes", ME, "todo", old_text="ship", new_text="ship it")
+        head = repo.head("notes")
+    (project / "code.py").write_text("print('hi')\n")
+    sh(project, "add", "code.py")
+    sh(project, "commit", "-q", "-m", "code")
+    result = push(project, "main", "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == head
+    assert sh(server, "rev-parse", "main").strip() == sh(project, "rev-parse", "main").strip()
+
+
+def _secret(project: Path) -> None:
+    with Unguarded.open(str(project)) as u:
+        memory = Memory("creds", "db", f"key {SECRETS[0][1]}\n")
+        u.publish("notes", ME, lambda _: Change("create", "creds", memory))
+
+
+def _limit(project: Path) -> None:
+    # the binding recorded maxLenPerMemory=20 on the last commit; a script then writes 40
+    limits = Limits(max_len_per_memory=20)
+    with Unguarded.open(str(project)) as u:
+        small = Memory("small", "s", "fits\n")
+        u.publish(
+            "notes",
+            ME,
+            lambda _: Change("create", "small", small, capability_trailer("markdown", limits)),
+        )
+    sh(project, "push", "-q", "origin", "gitmem/notes")
+    with Unguarded.open(str(project)) as u:
+        big = Memory("big", "b", "x" * 40)
+        u.publish("notes", ME, lambda _: Change("create", "big", big))
+
+
+def _parse(project: Path) -> None:
+    path = files.memory_path("todo")
+    craft(
+        str(project / ".git"), REF, {path: b"no front matter"}, trailers("todo", "edit", 2, 1, 7, 1)
+    )
+
+
+def _slug(project: Path) -> None:
+    craft(
+        str(project / ".git"),
+        REF,
+        {"ab/bad slug!.md": md("x", "y")},
+        trailers("todo", "edit", 2, 1, 7, 1),
+    )
+
+
+def _trailers(project: Path) -> None:
+    path = files.memory_path("todo")
+    # the body is 12 characters, the trailers say 99
+    craft(
+        str(project / ".git"),
+        REF,
+        {path: md("open tasks", "- ship now\n")},
+        trailers("todo", "edit", 2, 1, 99, 1),
+    )
+
+
+def _history(project: Path) -> None:
+    with Repository.open(str(project)) as repo:
+        head = repo.head("notes")
+        assert head is not None
+    path = files.memory_path("other")
+    # a sibling of the published head: pushing it (forced) would drop `todo`'s history
+    craft(
+        str(project / ".git"),
+        REF,
+        {path: md("o", "other\n")},
+        trailers("other", "create", 1, 1, 6, 1),
+        parents=[],
+    )
+
+
+BREAKERS: dict[str, Callable[[Path], None]] = {
+    "secret": _secret,
+    "limit": _limit,
+    "parse": _parse,
+    "slug": _slug,
+    "trailers": _trailers,
+    "history": _history,
+}
+
+
+@pytest.mark.parametrize("rule", sorted(BREAKERS))
+def test_each_rule_refuses_with_its_line_and_changes_nothing(
+    world: tuple[Path, Path], rule: str
+) -> None:
+    """A push breaking one rule is refused with one line naming the commit and rule;
+    the server's refs and objects are as they were; main still pushes."""
+    server, project = world
+    BREAKERS[rule](project)
+    before = server_state(server)
+    result = push(project, "+gitmem/notes")
+    line = _refusal(result, REF, rule)
+    assert "AKIA" not in line  # a secret is never echoed
+    assert server_state(server) == before
+    (project / "more.txt").write_text("more\n")
+    sh(project, "add", "more.txt")
+    sh(project, "commit", "-q", "-m", "more")
+    assert push(project, "main").returncode == 0
+
+
+def test_guard_refuses_a_push(world: tuple[Path, Path]) -> None:
+    """The store's guard (pushed with the store) judges pushed commits too."""
+    server, project = world
+    with Repository.open(str(project)) as repo:
+        repo.set_guard("notes", NO_TODO, ME)
+    assert push(project, "gitmem/notes").returncode == 0
+    with Unguarded.open(str(project)) as u:
+        memory = Memory("later", "l", "TODO: write this\n")
+        u.publish("notes", ME, lambda _: Change("create", "later", memory))
+    before = server_state(server)
+    line = _refusal(push(project, "gitmem/notes"), REF, "guard")
+    assert "no TODO in bodies" in line
+    assert server_state(server) == before
+
+
+NO_TODO = """
+export function check(change: { body: string | null }): string | undefined {
+  if (change.body !== null && change.body.includes("TODO")) return "no TODO in bodies";
+}
+"""
+
+
+def test_every_corpus_secret_is_refused_by_the_server(world: tuple[Path, Path]) -> None:
+    """One push of one store per corpus secret: every ref refused, one line each."""
+    server, project = world
+    with Unguarded.open(str(project)) as u:
+        for i, (_, text) in enumerate(SECRETS):
+            memory = Memory("note", "a note", text)
+            u.publish(f"s{i}", ME, lambda _, m=memory: Change("create", "note", m))
+    before = server_state(server)
+    result = push(project, *(f"gitmem/s{i}" for i in range(len(SECRETS))))
+    assert result.returncode != 0
+    refused = [line for line in result.stderr.splitlines() if "breaks rule secret" in line]
+    assert len(refused) == len(SECRETS)
+    for (kind, text), line in zip(SECRETS, sorted(refused, key=_store_number), strict=True):
+        assert f"({kind})" in line
+        assert text.split()[-1] not in line
+    assert server_state(server) == before
+
+
+def _store_number(line: str) -> int:
+    found = re.search(r"refs/heads/gitmem/s(\d+):", line)
+    assert found is not None
+    return int(found.group(1))
+
+
+def test_pre_push_refuses_before_anything_leaves(world: tuple[Path, Path]) -> None:
+    """`gitmem hooks install` in a project: the same checks, locally, same line."""
+    server, project = world
+    result = CliRunner().invoke(cli, ["--repo", str(project), "hooks", "install"])
+    assert result.exit_code == 0, result.output
+    hook = project / ".git" / "hooks" / "pre-push"
+    assert os.access(hook, os.X_OK)
+    _secret(project)
+    before = server_state(server)
+    pushed = push(project, "gitmem/notes")
+    line = _refusal(pushed, REF, "secret")
+    assert "remote: refused" not in pushed.stderr  # refused here, not by the server
+    assert line in pushed.stderr
+    assert server_state(server) == before
+    # the project's own branches pass the local hook untouched
+    (project / "x.txt").write_text("x\n")
+    sh(project, "add", "x.txt")
+    sh(project, "commit", "-q", "-m", "x")
+    assert push(project, "main").returncode == 0
+
+
+def test_install_refuses_what_it_did_not_write(tmp_path: Path) -> None:
+    """A foreign hook is never overwritten; a path that is no bare repository is refused."""
+    sh(tmp_path, "init", "-q", "--bare", "server.git")
+    server = tmp_path / "server.git"
+    (server / "hooks" / "pre-receive").write_text("#!/bin/sh\nexit 0\n")
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
+    assert result.exit_code == 1
+    assert "already holds a hook gitmem did not write" in result.output
+    assert (server / "hooks" / "pre-receive").read_text() == "#!/bin/sh\nexit 0\n"
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert "is not a bare git repository" in result.output

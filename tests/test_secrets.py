@@ -1,0 +1,284 @@
+"""Secret scanning: the detectors on the corpus, and every write path refusing a
+credential (tool call, program, CLI, file store, sync merge; the push is in
+``test_hooks``), with the allowlist admitting a reviewed false positive."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import assert_fsck, capability, tree_bytes
+from helpers_secrets import ORDINARY, SECRETS
+
+from gitmem import Agent, Holder, Repository, ops
+from gitmem.cli import cli
+from gitmem.errors import InvalidArgument, SecretFound
+from gitmem.sandbox import Sandbox
+from gitmem.secrets import Allowlist, fingerprint, scan
+from gitmem.types import Author, Change, Edit, FileChange, FileEdit, Memory
+
+ME = Author("Operator", "op@example.com")
+
+
+def _secret_of(text: str) -> str:
+    """The credential itself inside a corpus note (its longest token)."""
+    return max(text.replace("=", " ").replace('"', " ").split(), key=len)
+
+
+@pytest.fixture
+def holder(repo: Repository) -> Iterator[Holder]:
+    bound = repo.bind(capability("markdown"), Agent("p", "i", started_as="root"))
+    assert bound is not None
+    bound.use_sandbox(Sandbox(time_limit=5.0))
+    yield bound
+    bound.close()
+
+
+def test_corpus_is_large_enough() -> None:
+    """At least 40 secrets across every kind the issue names, and 200 ordinary notes."""
+    assert len(SECRETS) >= 40
+    assert len(ORDINARY) >= 200
+    kinds = {kind for kind, _ in SECRETS}
+    assert len(kinds) == 17
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), SECRETS, ids=[f"{i}-{k}" for i, (k, _) in enumerate(SECRETS)]
+)
+def test_every_corpus_secret_is_found_with_its_kind(kind: str, text: str) -> None:
+    """Each secret is found once, named by its kind."""
+    found = list(scan(text))
+    assert [f.kind for f in found] == [kind]
+
+
+def test_no_ordinary_note_is_flagged() -> None:
+    """Code, hashes, UUIDs, image data, commit ids, prose about passwords: all pass."""
+    flagged = [note for note in ORDINARY if list(scan(note))]
+    assert flagged == []
+
+
+def test_a_finding_names_line_and_column_in_characters() -> None:
+    """line:column is where the secret starts, counted in characters (1-based)."""
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    text = f"first line\nété: {key}\n"
+    (found,) = scan(text)
+    assert (found.line, found.column) == (2, 6)
+    assert found.fingerprint == fingerprint(key)
+
+
+def test_refusal_says_secret_kind_and_place_never_the_secret(
+    repo: Repository, holder: Holder
+) -> None:
+    """A tool call holding a secret is refused as invalid-argument; nothing is written."""
+    kind, text = SECRETS[6]
+    before = tree_bytes(repo.directory)
+    result = holder.call("create_memory", {"name": "n", "description": "d", "body": text})
+    assert (result.ok, result.kind) == (False, "invalid-argument")
+    assert "secret" in result.text
+    assert f"({kind}) starting at 1:" in result.text
+    assert _secret_of(text) not in result.text
+    assert tree_bytes(repo.directory) == before
+
+
+@pytest.mark.parametrize("field", ["description", "body"])
+def test_every_secret_refused_by_tool_calls(repo: Repository, holder: Holder, field: str) -> None:
+    """Each corpus secret, in the description or the body, is refused; none lands."""
+    for i, (kind, text) in enumerate(SECRETS):
+        args = {"name": f"n{i}", "description": "d", "body": "b"}
+        args[field] = text if field == "body" else text.replace("\n", " ")
+        result = holder.call("create_memory", args)
+        assert result.kind == "invalid-argument", (kind, result.text)
+        assert f"({kind})" in result.text
+        assert _secret_of(text) not in result.text
+    assert repo.stores() == []
+
+
+def test_edit_that_adds_a_secret_is_refused(repo: Repository, holder: Holder) -> None:
+    """An edit is judged on the text it leaves: adding a key is refused."""
+    assert holder.call("create_memory", {"name": "n", "description": "d", "body": "key: TBD"}).ok
+    _, text = SECRETS[0]
+    result = holder.call("edit_memory", {"name": "n", "old_text": "TBD", "new_text": text})
+    assert result.kind == "invalid-argument"
+    assert repo.snapshot(holder.store_id).get("n") == Memory("n", "d", "key: TBD")
+
+
+def test_every_secret_refused_in_programs(repo: Repository, holder: Holder) -> None:
+    """memories.* from a program: each call throws the refusal; none lands."""
+    texts = json.dumps([text for _, text in SECRETS])
+    program = (
+        'import { memories } from "gitmem";\n'
+        f"const texts: string[] = {texts};\n"
+        "let refused = 0;\n"
+        "texts.forEach((body, i) => {\n"
+        "  try { memories.createMemory({name: `n${i}`, description: 'd', body}); }\n"
+        "  catch (e) { if (String(e).includes('holds a secret')) refused++; }\n"
+        "});\n"
+        "console.log(refused);\n"
+    )
+    result = holder.run_program(program)
+    assert result.ok, result.error
+    assert result.output == f"{len(SECRETS)}\n"
+    assert repo.stores() == []
+
+
+def test_code_halves_are_scanned(repo: Repository) -> None:
+    """A secret in the code or the onUse script is refused like one in the body."""
+    bound = repo.bind(capability("scratchpad"), Agent("p", "c", started_as="root"))
+    assert bound is not None
+    bound.use_sandbox(Sandbox(time_limit=5.0))
+    try:
+        _, text = SECRETS[20]
+        for half in ("code", "onUse"):
+            fields = {"name": "tool", "description": "d", "body": "b", half: f"// {text}\n"}
+            program = (
+                'import { memories } from "gitmem";\n'
+                f"try {{ memories.writeMemory({json.dumps(fields)}); }}\n"
+                "catch (e) { console.log(String(e)); }\n"
+            )
+            result = bound.run_program(program)
+            half_name = "code" if half == "code" else "onUse script"
+            assert f"the {half_name} of `tool` holds a secret" in result.output
+        assert repo.stores() == []
+    finally:
+        bound.close()
+
+
+def test_every_secret_refused_by_the_cli(repo: Repository) -> None:
+    """`gitmem create` (operator edits) refuses each: exit 1, one line, nothing written."""
+    runner = CliRunner()
+    for kind, text in SECRETS:
+        result = runner.invoke(
+            cli,
+            ["--repo", repo.directory, "create", "--store", "notes", "n", "-d", "d"],
+            input=text,
+        )
+        assert result.exit_code == 1
+        assert f"({kind})" in result.output
+        assert _secret_of(text) not in result.output
+    assert repo.stores() == []
+
+
+def test_every_secret_refused_in_a_file_store(repo: Repository) -> None:
+    """File stores (the memory-tool backend, observation logs) are scanned too."""
+    for i, (kind, text) in enumerate(SECRETS):
+        change = FileChange((FileEdit("create", f"notes/n{i}.md", text),))
+        with pytest.raises(SecretFound) as caught:
+            repo.publish_files("files", ME, lambda _, c=change: c)
+        assert caught.value.kind_of_secret == kind
+        assert "a file store keeps no allowlist" in str(caught.value)
+    assert repo.stores() == []
+
+
+def test_every_secret_refused_in_a_sync_merge(repo: Repository) -> None:
+    """A merge (as sync makes it) that would bring a secret in is refused."""
+    ours = ops.create(repo, "notes", ME, "a", "d", "ours\n").commit
+    repo.fork("notes", "side")
+    theirs = ops.create(repo, "side", ME, "b", "d", "theirs\n").commit
+    for kind, text in SECRETS:
+        edit = Edit("create", "b", Memory("b", "d", text))
+        with pytest.raises(SecretFound) as caught:
+            repo.merge("notes", ME, ours, theirs, [edit], {})
+        assert caught.value.kind_of_secret == kind
+    assert repo.head("notes") == ours
+
+
+def test_allowlist_admits_a_reviewed_false_positive(repo: Repository, tmp_path: Path) -> None:
+    """The operator allows a fingerprint (one commit, in the store); then it passes,
+    and other secrets are still refused."""
+    ops.create(repo, "notes", ME, "a", "d", "first\n")
+    sample = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example key id
+    with pytest.raises(SecretFound) as caught:
+        ops.create(repo, "notes", ME, "aws-docs", "d", f"the docs use {sample}\n")
+    print_fp = caught.value.fingerprint
+    runner = CliRunner()
+    result = runner.invoke(
+        cli,
+        [
+            "--repo",
+            repo.directory,
+            "guard",
+            "allow",
+            print_fp,
+            "--store",
+            "notes",
+            "--note",
+            "AWS docs' sample",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{print_fp} allowed in notes\n"
+    listed = runner.invoke(
+        cli, ["--repo", repo.directory, "guard", "allowlist", "--store", "notes", "--json"]
+    )
+    assert json.loads(listed.output) == [print_fp]
+    ops.create(repo, "notes", ME, "aws-docs", "d", f"the docs use {sample}\n")
+    with pytest.raises(SecretFound):
+        ops.create(repo, "notes", ME, "real", "d", SECRETS[5][1])
+    # the allowlist is versioned in the store, and the store's telemetry is unmoved by it
+    assert repo.snapshot("notes").meta("@allowlist") == f"{print_fp}  # AWS docs' sample\n"
+    assert [r.slug for r in repo.revisions("notes")] == ["a", "aws-docs"]
+    assert repo.check() == []
+    assert_fsck(repo.directory)
+
+
+def test_allowlist_format_is_checked() -> None:
+    """A line that is not a fingerprint is refused, naming the line."""
+    assert Allowlist.parse("# note\n\n0123456789abcdef  # why\n").fingerprints == {
+        "0123456789abcdef"
+    }
+    with pytest.raises(InvalidArgument, match="allowlist line 2 is not a fingerprint"):
+        Allowlist.parse("0123456789abcdef\nAKIAIOSFODNN7EXAMPLE\n")
+
+
+def test_scan_is_linear_on_hostile_text() -> None:
+    """Text packed with anchors is scanned in one pass (no backtracking blow-up)."""
+    hostile = ("eyJ" + "a" * 50 + " ") * 2000 + ("password=" * 5000) + ("://a:" * 5000)
+    assert list(scan(hostile)) == []
+    jwts = ("eyJ" + "a" * 20 + ".") * 3000
+    assert len(list(scan(jwts))) == 1000  # header.payload.signature, three segments each
+
+
+def test_a_change_made_outside_the_builders_is_scanned(repo: Repository) -> None:
+    """The store refuses whatever its caller built: the scan sits at publish itself."""
+    memory = Memory("x", "d", SECRETS[3][1])
+    with pytest.raises(SecretFound):
+        repo.publish("notes", ME, lambda _: Change("create", "x", memory))
+    assert repo.stores() == []
+
+
+def test_onuse_scripts_are_scanned(repo: Repository) -> None:
+    """memories.* from an onUse script meets the same scan (run at the end of a turn)."""
+    bound = repo.bind(capability("scratchpad"), Agent("p", "u", started_as="root"))
+    assert bound is not None
+    bound.use_sandbox(Sandbox(time_limit=5.0))
+    try:
+        text = next(t for _, t in SECRETS if "ghp_" in t)
+        cut = text.index("ghp_") + 8  # the script assembles the token when it runs
+        on_use = (
+            f"const body = {json.dumps(text[:cut])} + {json.dumps(text[cut:])};\n"
+            "try { memories.writeMemory({name: 'leak', description: 'd', body}); }\n"
+            "catch (e) { views.openText('onuse', String(e)); }\n"
+        )
+        fields = {
+            "name": "tool",
+            "description": "d",
+            "body": "b",
+            "code": "export function one(): number { return 1; }\n",
+            "onUse": on_use,
+        }
+        wrote = bound.run_program(
+            f'import {{ memories }} from "gitmem";\nmemories.writeMemory({json.dumps(fields)});\n'
+        )
+        assert wrote.ok, wrote.error
+        used = bound.run_program('import { tool } from "gitmem";\nconsole.log(tool.one());\n')
+        assert used.output == "1\n"
+        bound.end_turn()
+        views = [v for v in bound.take_views() if v.title == "onuse"]
+        assert len(views) == 1 and "holds a secret (GitHub token)" in views[0].text
+        assert _secret_of(text) not in views[0].text
+        assert repo.snapshot(bound.store_id).get("leak") is None
+    finally:
+        bound.close()
