@@ -30,7 +30,7 @@ from gitmem import strategies
 from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
 from gitmem.guard import Guards, change_of
 from gitmem.limits import Limits, check_write
-from gitmem.secrets import Allowlist, check_texts
+from gitmem.secrets import Allowlist, check_texts, memory_fields
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.repository import ALLOWLIST, GUARD
 from gitmem.trailers import read_capability_trailer
@@ -114,7 +114,7 @@ def _check_commit(
     for slug, (before, after) in commit.changed.items():
         if after is not None:
             try:
-                check_texts(_fields(after), allow)
+                check_texts(memory_fields(after), allow)
             except GitmemError as exc:
                 raise Refused("secret", sha, str(exc)) from None
             if recorded is not None:
@@ -208,16 +208,6 @@ def _allowlist(reader: PushReader, parent: str | None) -> Allowlist:
         return Allowlist()
 
 
-def _fields(memory: Memory) -> list[tuple[str, str]]:
-    slug = memory.slug
-    return [
-        (f"description of `{slug}`", memory.description),
-        (f"body of `{slug}`", memory.body),
-        (f"code of `{slug}`", memory.code),
-        (f"onUse script of `{slug}`", memory.on_use),
-    ]
-
-
 # -- the hooks themselves ------------------------------------------------------------
 
 
@@ -238,16 +228,7 @@ def pre_receive(git_dir: str, lines: Iterable[str]) -> list[str]:
     quarantine = os.environ.get("GIT_QUARANTINE_PATH") or os.environ.get("GIT_OBJECT_DIRECTORY")
     updates = _read_updates(lines, pre_push=False)
     reader = PushReader(git_dir, quarantine)
-    try:
-        if not any(reader.store_of(u.ref) for u in updates):
-            return []
-        guards = Guards()
-        try:
-            return check_updates(reader, updates, reader.in_main, guards)
-        finally:
-            guards.close()
-    finally:
-        reader.close()
+    return _checked(reader, updates, lambda: reader.in_main)
 
 
 def pre_push(git_dir: str, remote: str, lines: Iterable[str]) -> list[str]:
@@ -255,15 +236,25 @@ def pre_push(git_dir: str, remote: str, lines: Iterable[str]) -> list[str]:
     known to hold (its remote-tracking store branches) is not checked again."""
     updates = _read_updates(lines, pre_push=True)
     reader = PushReader(git_dir)
+
+    def known() -> Callable[[str], bool]:
+        tracked = reader.refs(f"refs/remotes/{remote}/").values() if remote else ()
+        return set(tracked).__contains__
+
+    return _checked(reader, updates, known)
+
+
+def _checked(
+    reader: PushReader, updates: list[Update], known: Callable[[], Callable[[str], bool]]
+) -> list[str]:
+    """``check_updates`` with a guard sandbox, when any update is to a store branch;
+    ``known()`` says which commits need no check. The reader is closed after."""
     try:
         if not any(reader.store_of(u.ref) for u in updates):
             return []
-        known: set[str] = set()
-        if remote:
-            known.update(reader.refs(f"refs/remotes/{remote}/").values())
         guards = Guards()
         try:
-            return check_updates(reader, updates, known.__contains__, guards)
+            return check_updates(reader, updates, known(), guards)
         finally:
             guards.close()
     finally:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from gitmem.errors import InvalidArgument, SecretFound
+from gitmem.types import Memory
 
 __all__ = ["ALLOWLIST_MAX", "Allowlist", "Finding", "check_texts", "fingerprint", "scan"]
 
@@ -291,6 +292,18 @@ class Allowlist:
 
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+
+
+def memory_fields(memory: Memory) -> list[tuple[str, str]]:
+    """The parts of a memory a secret may hide in, each named for a refusal: the
+    description, the body and both code halves."""
+    slug = memory.slug
+    return [
+        (f"description of `{slug}`", memory.description),
+        (f"body of `{slug}`", memory.body),
+        (f"code of `{slug}`", memory.code),
+        (f"onUse script of `{slug}`", memory.on_use),
+    ]
 
 
 def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist | None = Allowlist()) -> None:

@@ -29,7 +29,7 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
-from gitmem.secrets import Allowlist, check_texts
+from gitmem.secrets import Allowlist, check_texts, memory_fields
 from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
@@ -481,7 +481,7 @@ class Repository:
         for edit in edits:
             memory = edit.memory
             if memory is not None:
-                check_texts(_fields(memory), allow)
+                check_texts(memory_fields(memory), allow)
 
     def set_meta(self, store: str, name: str, text: str | None, author: Author) -> str | None:
         """Write (``None``: remove) the store's root file ``name`` (:data:`ALLOWLIST` or
@@ -1253,17 +1253,6 @@ def _usable_store(store: str) -> bool:
     except InvalidArgument:
         return False
     return True
-
-
-def _fields(memory: Memory) -> list[tuple[str, str]]:
-    """The parts of a memory a secret may hide in, each named for a refusal."""
-    slug = memory.slug
-    return [
-        (f"description of `{slug}`", memory.description),
-        (f"body of `{slug}`", memory.body),
-        (f"code of `{slug}`", memory.code),
-        (f"onUse script of `{slug}`", memory.on_use),
-    ]
 
 
 def _check_change(change: Change) -> tuple[Edit, ...]:
