@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from click.testing import CliRunner
-from seeding import AUTHOR
+from seeding import AUTHOR, GIT_ENV
 
 from gitmem import Memory, Repository
 from gitmem.cli import cli
@@ -31,15 +31,6 @@ from gitmem.types import Change
 
 COMMITS = 1_000
 RUNS = 3
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": AUTHOR.name,
-    "GIT_AUTHOR_EMAIL": AUTHOR.email,
-    "GIT_COMMITTER_NAME": AUTHOR.name,
-    "GIT_COMMITTER_EMAIL": AUTHOR.email,
-}
 PLAIN = [
     *[
         "the",

@@ -6,6 +6,7 @@ longer than measuring them; this writes the same tree and trailers directly.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 
@@ -18,6 +19,16 @@ from gitmem.store import files
 from gitmem.store.message import Edited, Facts, format_message
 
 AUTHOR = Author.agent("bench")
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": AUTHOR.name,
+    "GIT_AUTHOR_EMAIL": AUTHOR.email,
+    "GIT_COMMITTER_NAME": AUTHOR.name,
+    "GIT_COMMITTER_EMAIL": AUTHOR.email,
+}
+"""The git CLI peers' environment: no user or system config, the bench's author."""
 DIR_MODE = 0o040000
 FILE_MODE = 0o100644
 

@@ -26,7 +26,7 @@ from typing import Any
 import pygit2
 from dulwich.objects import Blob, ShaFile
 from dulwich.repo import Repo
-from seeding import AUTHOR, gitmem_commit, write_store
+from seeding import AUTHOR, GIT_ENV, gitmem_commit, write_store
 
 from gitmem import Memory, Repository, Totals
 from gitmem.store import files
@@ -36,15 +36,6 @@ from gitmem.types import Change
 STORE = "profile/bench"
 REF = b"refs/heads/" + STORE.encode()
 WRITES = 40
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": AUTHOR.name,
-    "GIT_AUTHOR_EMAIL": AUTHOR.email,
-    "GIT_COMMITTER_NAME": AUTHOR.name,
-    "GIT_COMMITTER_EMAIL": AUTHOR.email,
-}
 
 
 def body(i: int, salt: str = "") -> str:

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from seeding import AUTHOR, write_store
+from seeding import AUTHOR, GIT_ENV, write_store
 
 from gitmem import Memory, Repository
 from gitmem.store.repository import Repository as StoreRepository
@@ -39,15 +39,6 @@ STORE = "profile/bench"
 CHANGES = 100
 RUNS = 3
 GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": AUTHOR.name,
-    "GIT_AUTHOR_EMAIL": AUTHOR.email,
-    "GIT_COMMITTER_NAME": AUTHOR.name,
-    "GIT_COMMITTER_EMAIL": AUTHOR.email,
-}
 
 
 def body(i: int, salt: str = "") -> str:
