@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,58 @@ def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
     for damaged in (data[:-3], data.replace(b"d1", b"X1"), b"junk" + data[5:], b"\x00" * 50):
         path.write_bytes(damaged)
         assert Repository.open(repo.directory).summaries(S) == _listing(repo)
+
+
+# -- the sandbox's list of `node:` names, kept on disk --------------------------------
+
+
+def _builtins_in_fresh_process(binary: Path, cache_home: Path) -> tuple[int, list[str]]:
+    """(how many times a fresh process read ``binary``, the names it found there)."""
+    code = (
+        "import json\n"
+        "from gitmem.sandbox import launch\n"
+        f"b = {str(binary)!r}\n"
+        "names = launch._binary_builtins(b, launch._stamp(b))\n"
+        "print(json.dumps([launch.scans, sorted(names)]))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    scans, names = json.loads(out.splitlines()[-1])
+    return scans, names
+
+
+def test_the_binary_scan_is_kept_across_processes(tmp_path: Path) -> None:
+    """A second process reads the list from the cache; a binary whose size or mtime
+    changed is read again; a damaged cache file is read again, never trusted."""
+    binary = tmp_path / "deno"
+    binary.write_bytes(b"\x00node:fs\x00junk node:zlibimport\x00node:alpha/beta\x00")
+    cache_home = tmp_path / "cache"
+    expected = ["alpha/beta", "fs", "zlib", "zlibimport"]
+    assert _builtins_in_fresh_process(binary, cache_home) == (1, expected)
+    cache = cache_home / "gitmem" / "deno-node-builtins.json"
+    assert cache.is_file()
+    assert _builtins_in_fresh_process(binary, cache_home) == (0, expected)
+
+    binary.write_bytes(binary.read_bytes() + b"node:gamma\x00")
+    assert _builtins_in_fresh_process(binary, cache_home) == (
+        1,
+        [*expected[:2], "gamma", *expected[2:]],
+    )
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 0
+
+    stat = binary.stat()
+    os.utime(binary, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 1
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 0
+
+    good = cache.read_text()
+    record = json.loads(good)
+    record["names"].append("evil")
+    for damaged in (good[:-5], "[]", "\x00" * 20, json.dumps(record)):
+        cache.write_text(damaged)
+        scans, names = _builtins_in_fresh_process(binary, cache_home)
+        assert scans == 1
+        assert "evil" not in names and "gamma" in names
+        assert json.loads(cache.read_text()) == json.loads(good)
