@@ -41,6 +41,46 @@ def test_reading_loads_no_holder_sandbox_adapter_or_sync(code: str) -> None:
     assert heavy == []
 
 
+# What a reading command (ls, show, log) does not use: the strategies and the write rules
+# are imported by the functions that write or search.
+WRITE_ONLY = ("gitmem.strategies", "gitmem.edits")
+
+
+def test_reading_commands_load_no_strategy_or_write_rules() -> None:
+    """``gitmem.cli`` and ``gitmem.ops`` load no strategy and no write rules."""
+    loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
+    assert "gitmem.ops" in loaded
+    assert [m for m in loaded if m.startswith(WRITE_ONLY)] == []
+
+
+def test_secret_patterns_are_compiled_at_first_scan() -> None:
+    """Importing the store compiles no secret pattern; the first scan compiles them."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gitmem import secrets\n"
+            "before = secrets._re.cache_info().currsize\n"
+            "found = list(secrets.scan('token = ghp_' + 'a1B2' * 9))\n"
+            "print(before, secrets._re.cache_info().currsize > 0, len(found))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == ["0", "True", "1"]
+
+
+def test_the_lazy_default_is_the_notebooks_slug() -> None:
+    """``ops.notebook_timeline`` names the notebook's slug without importing it."""
+    import inspect
+
+    from gitmem import ops
+    from gitmem.strategies import notebook
+
+    assert inspect.signature(ops.notebook_timeline).parameters["slug"].default == notebook.SLUG
+
+
 def test_a_repository_opens_without_them(tmp_path: object) -> None:
     """Opening a repository and reading a store's history loads none of them either."""
     loaded = _loaded(
