@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from gitmem import strategies
 from gitmem.errors import LaunchRefused
 from gitmem.limits import LIMITS, Limits
-from gitmem.strategies import Strategy
+
+if TYPE_CHECKING:
+    # the strategies are imported where a capability is checked or used: a command that
+    # only reads memories loads none of them (tests/test_cold.py holds this)
+    from gitmem.strategies import Strategy
 
 __all__ = ["SCOPES", "Capability", "Scope"]
 
@@ -66,6 +69,8 @@ class Capability:
             problems.append(f'id must be "memories", not {config.get("id")!r}')
         for key in sorted(set(config) - _KEYS):
             problems.append(f"unknown key {key!r}; the keys are {', '.join(sorted(_KEYS))}")
+
+        from gitmem import strategies
 
         implementation = config.get("implementation")
         known = strategies.names()
@@ -129,6 +134,8 @@ class Capability:
     @property
     def strategy(self) -> Strategy:
         """The registered strategy this capability names."""
+        from gitmem import strategies
+
         found = strategies.get(self.implementation)
         if found is None:
             raise LaunchRefused(

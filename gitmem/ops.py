@@ -17,7 +17,6 @@ user's git identity)::
 from __future__ import annotations
 
 import bisect
-import difflib
 import json
 import os
 import re
@@ -25,10 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem import edits, strategies
 from gitmem.binding import Agent, Binding
 from gitmem.capability import Capability
-from gitmem.edits import Rules
 from gitmem.errors import (
     GitmemError,
     InvalidArgument,
@@ -40,15 +37,17 @@ from gitmem.errors import (
 from gitmem.limits import Limits
 from gitmem.repository import Repository
 from gitmem.store import git_identity, in_use, project_dir
-from gitmem.strategies import Strategy, curated, notebook
-from gitmem.strategies.keyword_search import Hit, check_keywords, stored_index
 from gitmem.trailers import capability_trailer, read_capability_trailer
 from gitmem.types import Author, FileRevision, Memory, Revision, check_slug, count_lines
 
 if TYPE_CHECKING:
     # imported where used: a command that reads memories loads no holder, sandbox or sync
+    from gitmem import edits
+    from gitmem.edits import Rules
     from gitmem.holder.telemetry import Event
     from gitmem.sandbox import ProgramResult, View
+    from gitmem.strategies import Strategy, curated
+    from gitmem.strategies.keyword_search import Hit
     from gitmem.sync import StoreSync
 
 __all__ = [
@@ -248,6 +247,8 @@ class Record:
 def record(repo: Repository, store: str) -> Record | None:
     """What the store's head records, or ``None`` for a store only operators have
     written (or one written under a strategy this process has not registered)."""
+    from gitmem import strategies
+
     found = read_capability_trailer(repo.snapshot(store).trailers)
     if found is None:
         return None
@@ -285,6 +286,8 @@ def _rules(repo: Repository, store: str, op: str = "", slug: str = "") -> Rules:
     """The rules an operator's ``op`` of ``slug`` obeys: the recorded binding's,
     recorded again so the next edit finds them; none for a store no binding wrote. A
     strategy may refuse the plain op (a notebook is saved whole), naming what to use."""
+    from gitmem.edits import Rules
+
     found = record(repo, store)
     if found is None:
         return Rules(_OperatorVoice())
@@ -317,12 +320,16 @@ def create(
 ) -> Revision:
     """Create memory ``slug``; refused if it exists (or, with ``expected``, if its latest
     revision is not ``expected``: see :func:`gitmem.edits.based_on`)."""
+    from gitmem import edits
+
     memory = Memory(check_slug(slug), description, body, code, on_use)
     build = edits.create(_rules(repo, store, "create", slug), memory)
     return repo.mutate(store, author, _based_on(build, slug, expected))
 
 
 def _based_on(build: edits.Build, slug: str, expected: int | None) -> edits.Build:
+    from gitmem import edits
+
     return build if expected is None else edits.based_on(build, slug, expected)
 
 
@@ -341,6 +348,8 @@ def edit(
     """Change memory ``slug``: replace ``old_text`` (found exactly once) by ``new_text``,
     or the whole ``body``, and/or the ``description``. An empty result is refused; so is
     any edit when ``expected`` is given and ``slug``'s latest revision is another."""
+    from gitmem import edits
+
     check_slug(slug)
     if (old_text is None) != (new_text is None):
         raise InvalidArgument("give both the text to replace and its replacement (--old and --new)")
@@ -361,6 +370,8 @@ def delete(
 ) -> Revision:
     """Delete memory ``slug`` (its history stays); with ``expected``, only if its latest
     revision is still that one."""
+    from gitmem import edits
+
     build = edits.delete(_rules(repo, store, "delete", slug), slug)
     return repo.mutate(store, author, _based_on(build, slug, expected))
 
@@ -393,6 +404,9 @@ OPERATOR_SAVE_BYTES = 256 * 1024
 
 
 def _notebook_rules(repo: Repository, store: str) -> Rules:
+    from gitmem.edits import Rules
+    from gitmem.strategies import notebook
+
     found = record(repo, store)
     if found is not None and found.strategy.name != notebook.Notebook.name:
         raise InvalidArgument(
@@ -414,6 +428,8 @@ def _notebook_rules(repo: Repository, store: str) -> Rules:
 
 def notebook_text(repo: Repository, store: str) -> tuple[str, int]:
     """A notebook's live text and its version (0: never written; it reads as empty)."""
+    from gitmem.strategies import notebook
+
     snapshot = repo.snapshot(store)
     memory = snapshot.get(notebook.SLUG)
     return (memory.body if memory else ""), snapshot.revision(notebook.SLUG)
@@ -427,6 +443,9 @@ def notebook_save(
     based on: if a newer one is held (an agent wrote since), nothing is written and
     ``StaleRevision`` says so, so an agent's version is never silently discarded. A text
     byte-identical to the live one writes nothing and returns ``None``."""
+    from gitmem import edits
+    from gitmem.strategies import notebook
+
     size = len(content.encode("utf-8", "surrogatepass"))
     if size > OPERATOR_SAVE_BYTES:
         raise LimitExceeded(
@@ -446,13 +465,13 @@ def notebook_save(
 
 def text_changes(before: str, after: str) -> tuple[int, int]:
     """Lines ``after`` adds to and removes from ``before``."""
+    import difflib
+
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return diff_stat("\n".join(lines))
 
 
-def notebook_timeline(
-    repo: Repository, store: str, slug: str = notebook.SLUG
-) -> list[dict[str, Any]]:
+def notebook_timeline(repo: Repository, store: str, slug: str = "memory") -> list[dict[str, Any]]:
     """Every version of a notebook (or of one memory), newest first: ``{"version",
     "op", "author", "time", "commit", "chars", "added", "removed", "live"}``; lines
     added and removed are counted against the version before."""
@@ -485,6 +504,8 @@ def notebook_timeline(
 
 
 def _curated_rules(repo: Repository, store: str) -> Rules:
+    from gitmem.strategies import curated
+
     found = record(repo, store)
     if found is not None and found.strategy.name != curated.Curated.name:
         raise InvalidArgument(
@@ -507,6 +528,8 @@ def rows_add(
     replace: bool = False,
 ) -> Revision:
     """Add a row (``replace``: correct an existing one, marked so in its commit)."""
+    from gitmem.strategies import curated
+
     owner, key = curated.check_owner(owner, project)
     row = curated.Row(check_slug(name), description, owner, key, role, "live", body)
     return repo.mutate(
@@ -518,6 +541,8 @@ def rows_append(
     repo: Repository, store: str, author: Author, name: str, text: str, project: str | None = None
 ) -> Revision:
     """Grow a log or a live thread."""
+    from gitmem.strategies import curated
+
     return repo.mutate(
         store, author, curated.append(_curated_rules(repo, store), name, text, project)
     )
@@ -527,6 +552,8 @@ def rows_link(
     repo: Repository, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Link two rows in one commit (both rows' revisions)."""
+    from gitmem.strategies import curated
+
     return repo.publish(
         store, author, curated.link(_curated_rules(repo, store), source, kind, target)
     )
@@ -536,6 +563,8 @@ def rows_unlink(
     repo: Repository, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Remove a link in one commit; the edge stays in the history."""
+    from gitmem.strategies import curated
+
     return repo.publish(
         store, author, curated.unlink(_curated_rules(repo, store), source, kind, target)
     )
@@ -551,16 +580,22 @@ def rows_reclassify(
     role: str | None = None,
 ) -> Revision:
     """Set a row's status and/or role."""
+    from gitmem.strategies import curated
+
     build = curated.reclassify(_curated_rules(repo, store), name, status=status, role=role)
     return repo.mutate(store, author, build)
 
 
 def _row_index(repo: Repository, store: str) -> curated.RowIndex:
+    from gitmem.strategies import curated
+
     return curated.RowIndex().follow(repo, store)
 
 
 def rows_show(repo: Repository, store: str, name: str) -> curated.Row:
     """One row, whatever its lifecycle."""
+    from gitmem.strategies import curated
+
     memory = repo.snapshot(store).get(check_slug(name))
     if memory is None:
         raise NotFound(f"there is no row named {name!r} in {store}; `gitmem rows ls` lists them")
@@ -581,6 +616,8 @@ def rows_list(
 
 def rows_relevant(repo: Repository, store: str, project: str, *, knowledge: bool = False) -> str:
     """What ``get_relevant`` answers for ``project``."""
+    from gitmem.strategies import curated
+
     index = _row_index(repo, store)
     key = curated.check_project(project)
     return curated.relevant_text(
@@ -597,6 +634,8 @@ def rows_conflicts(
     repo: Repository, store: str, owner: str | None = None
 ) -> list[tuple[curated.Row, curated.Row, list[str]]]:
     """Live pairs of one owner that share wording: candidates, never a verdict."""
+    from gitmem.strategies import curated
+
     return curated.conflicts(_row_index(repo, store).rows.values(), owner)
 
 
@@ -753,6 +792,8 @@ def _revision_diff(
 
 def _unified(old: str, new: str, fromfile: str, tofile: str) -> str:
     """A unified diff that marks a last line without newline as ``diff`` does."""
+    import difflib
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile, tofile
     )
@@ -835,6 +876,8 @@ def state(repo: Repository, store: str) -> Event:
 def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:
     """Rank the store's memories as ``search_memories`` does (``limit`` 0: the store's
     maxResults, or every hit where it records none)."""
+    from gitmem.strategies.keyword_search import check_keywords, stored_index
+
     keywords = check_keywords(keywords)
     _memories_only(repo, store, "search")
     if not limit:
@@ -1090,6 +1133,8 @@ def run(
     """Run an agent program against ``store`` as the operator, under the store's
     recorded strategy and limits (or ``strategy``, unbounded, for a store that records
     none), then its turn's onUse scripts; the holder's sandboxes are closed after."""
+    from gitmem import strategies
+
     found = record(repo, store)
     if strategy is not None:
         named = strategies.get(strategy)
@@ -1157,6 +1202,8 @@ def _readable_memories(repo: Repository, store: str) -> Iterator[Memory]:
 
 def row_problems(repo: Repository) -> list[str]:
     """Every memory of a curated store whose header does not read as a row's."""
+    from gitmem.strategies import curated
+
     problems: list[str] = []
     for store in repo.stores():
         try:

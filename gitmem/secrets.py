@@ -17,6 +17,7 @@ merely mention a password pass.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -115,16 +116,21 @@ _GENERIC_WORDS = (
     "credential",
 )
 _GENERIC_KIND = "password/secret/token assignment"
-_GENERIC = re.compile(
-    r"[A-Za-z0-9_]{0,24}[\"']?\s{0,3}(?::=|=|:)\s{0,3}[\"'`]?([^\s\"'`,;]{1,200})"
-)
-_AWS_SECRET = re.compile(r"(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)")
-_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_CONFIRM = [(anchors, kind, re.compile(pattern)) for anchors, kind, pattern in _DETECTORS]
-_WORDS = re.compile(r"[-_./:]")
+# Patterns are kept as text and compiled at their first use (`_re`): a process that
+# never writes (`gitmem ls`, `show`, `log`) pays nothing for them.
+_GENERIC = r"[A-Za-z0-9_]{0,24}[\"']?\s{0,3}(?::=|=|:)\s{0,3}[\"'`]?([^\s\"'`,;]{1,200})"
+_AWS_SECRET = r"(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)"
+_AWS_SECRET_VALUE = r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+_WORDS = r"[-_./:]"
 _PLACEHOLDERS = frozenset(
     ("password", "passwd", "pass", "secret", "token", "changeme", "example", "user", "pwd")
 )
+
+
+@functools.cache
+def _re(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled, once per process, at its first use."""
+    return re.compile(pattern)
 
 
 def _looks_random(value: str) -> bool:
@@ -134,7 +140,7 @@ def _looks_random(value: str) -> bool:
         return False
     if any(c in value for c in "(){}<>") or value.lower().strip("*x") in _PLACEHOLDERS:
         return False
-    if all(p.isalpha() or (p.isdigit() and len(p) <= 8) for p in _WORDS.split(value) if p):
+    if all(p.isalpha() or (p.isdigit() and len(p) <= 8) for p in _re(_WORDS).split(value) if p):
         return False  # words and small numbers joined up: a name, not a key
     classes = (
         any(c.islower() for c in value)
@@ -172,7 +178,7 @@ def _probes(anchors: list[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
 
 
 _PROBES = ("A", "gh", "gl", "xox", "sk", "pass", "api", "access")
-_BY_PROBE = _probes([(a, n) for n, (anchors, _, _) in enumerate(_CONFIRM) for a in anchors])
+_BY_PROBE = _probes([(a, n) for n, (anchors, _, _) in enumerate(_DETECTORS) for a in anchors])
 _GENERIC_BY_PROBE = _probes([(w, -len(w)) for w in _GENERIC_WORDS])
 
 
@@ -206,10 +212,10 @@ def scan(text: str) -> Iterator[Finding]:
 
 
 def _confirm(text: str, at: int, number: int) -> tuple[str, int, str] | None:
-    _, kind, pattern = _CONFIRM[number]
+    _, kind, pattern = _DETECTORS[number]
     if kind == "OpenAI API key" and text.startswith("sk-ant-", at):
         return None  # the Anthropic detector owns it
-    match = pattern.match(text, at)
+    match = _re(pattern).match(text, at)
     if match is None:
         return None
     if match.re.groups:
@@ -229,18 +235,18 @@ def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     if word in ("secret", "access_key", "access-key"):
         # aws_secret_access_key = <40 characters>: the one AWS secret with no prefix
         line_start = text.rfind("\n", 0, at) + 1
-        if _AWS_SECRET.search(text, max(line_start, at - 34), end + 16):
-            rest = _GENERIC.match(text, end)
-            if rest is not None and _AWS_SECRET_VALUE.fullmatch(rest.group(1)):
+        if _re(_AWS_SECRET).search(text, max(line_start, at - 34), end + 16):
+            rest = _re(_GENERIC).match(text, end)
+            if rest is not None and _re(_AWS_SECRET_VALUE).fullmatch(rest.group(1)):
                 return "AWS secret access key", rest.start(1), rest.group(1)
     # a keyword inside a longer lower-case word (tokenizer, secretary) names no secret
     if at and text[at - 1].isalpha() and text[at - 1].islower() and text[at].islower():
         return None
-    rest = _GENERIC.match(text, end)
+    rest = _re(_GENERIC).match(text, end)
     if rest is None:
         return None
     value = rest.start(1)
-    for number, (anchors, _, _) in enumerate(_CONFIRM):
+    for number, (anchors, _, _) in enumerate(_DETECTORS):
         # a known credential assigned to a key is named as itself
         if any(text.startswith(anchor, value) for anchor in anchors):
             found = _confirm(text, value, number)
@@ -278,7 +284,7 @@ class Allowlist:
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
-            if not _FINGERPRINT.fullmatch(line):
+            if not _re(_FINGERPRINT).fullmatch(line):
                 raise InvalidArgument(
                     f"allowlist line {number} is not a fingerprint: write the 16 hex digits "
                     "a refusal names, optionally followed by '# why'"
@@ -291,7 +297,7 @@ class Allowlist:
         return finding.fingerprint in self.fingerprints
 
 
-_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_FINGERPRINT = r"[0-9a-f]{16}"
 
 
 def memory_fields(memory: Memory) -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,46 @@ def test_reading_loads_no_holder_sandbox_adapter_or_sync(code: str) -> None:
     assert "gitmem" in loaded
     heavy = [m for m in loaded if m.startswith(HEAVY)]
     assert heavy == []
+
+
+# What a reading command (ls, show, log) does not use: the strategies and the write rules
+# are imported by the functions that write or search.
+WRITE_ONLY = ("gitmem.strategies", "gitmem.edits")
+
+
+def test_reading_commands_load_no_strategy_or_write_rules() -> None:
+    """``gitmem.cli`` and ``gitmem.ops`` load no strategy and no write rules."""
+    loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
+    assert "gitmem.ops" in loaded
+    assert [m for m in loaded if m.startswith(WRITE_ONLY)] == []
+
+
+def test_secret_patterns_are_compiled_at_first_scan() -> None:
+    """Importing the store compiles no secret pattern; the first scan compiles them."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gitmem import secrets\n"
+            "before = secrets._re.cache_info().currsize\n"
+            "found = list(secrets.scan('token = ghp_' + 'a1B2' * 9))\n"
+            "print(before, secrets._re.cache_info().currsize > 0, len(found))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == ["0", "True", "1"]
+
+
+def test_the_lazy_default_is_the_notebooks_slug() -> None:
+    """``ops.notebook_timeline`` names the notebook's slug without importing it."""
+    import inspect
+
+    from gitmem import ops
+    from gitmem.strategies import notebook
+
+    assert inspect.signature(ops.notebook_timeline).parameters["slug"].default == notebook.SLUG
 
 
 def test_a_repository_opens_without_them(tmp_path: object) -> None:
@@ -123,3 +164,58 @@ def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
     for damaged in (data[:-3], data.replace(b"d1", b"X1"), b"junk" + data[5:], b"\x00" * 50):
         path.write_bytes(damaged)
         assert Repository.open(repo.directory).summaries(S) == _listing(repo)
+
+
+# -- the sandbox's list of `node:` names, kept on disk --------------------------------
+
+
+def _builtins_in_fresh_process(binary: Path, cache_home: Path) -> tuple[int, list[str]]:
+    """(how many times a fresh process read ``binary``, the names it found there)."""
+    code = (
+        "import json\n"
+        "from gitmem.sandbox import launch\n"
+        f"b = {str(binary)!r}\n"
+        "names = launch._binary_builtins(b, launch._stamp(b))\n"
+        "print(json.dumps([launch.scans, sorted(names)]))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    scans, names = json.loads(out.splitlines()[-1])
+    return scans, names
+
+
+def test_the_binary_scan_is_kept_across_processes(tmp_path: Path) -> None:
+    """A second process reads the list from the cache; a binary whose size or mtime
+    changed is read again; a damaged cache file is read again, never trusted."""
+    binary = tmp_path / "deno"
+    binary.write_bytes(b"\x00node:fs\x00junk node:zlibimport\x00node:alpha/beta\x00")
+    cache_home = tmp_path / "cache"
+    expected = ["alpha/beta", "fs", "zlib", "zlibimport"]
+    assert _builtins_in_fresh_process(binary, cache_home) == (1, expected)
+    cache = cache_home / "gitmem" / "deno-node-builtins.json"
+    assert cache.is_file()
+    assert _builtins_in_fresh_process(binary, cache_home) == (0, expected)
+
+    binary.write_bytes(binary.read_bytes() + b"node:gamma\x00")
+    assert _builtins_in_fresh_process(binary, cache_home) == (
+        1,
+        [*expected[:2], "gamma", *expected[2:]],
+    )
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 0
+
+    stat = binary.stat()
+    os.utime(binary, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 1
+    assert _builtins_in_fresh_process(binary, cache_home)[0] == 0
+
+    good = cache.read_text()
+    record = json.loads(good)
+    record["names"].append("evil")
+    for damaged in (good[:-5], "[]", "\x00" * 20, json.dumps(record)):
+        cache.write_text(damaged)
+        scans, names = _builtins_in_fresh_process(binary, cache_home)
+        assert scans == 1
+        assert "evil" not in names and "gamma" in names
+        assert json.loads(cache.read_text()) == json.loads(good)

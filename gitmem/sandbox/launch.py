@@ -5,17 +5,27 @@ no other network, environment, subprocesses or FFI. Imports are allowed by allow
 the runtime's own blob modules resolve, and the import map sends every ``file:`` URL,
 every bare name and every ``node:`` module the installed Deno binary carries (read from
 the binary itself, beside the list below) to a denied remote URL.
+
+Reading the binary (about 96 MB) costs 0.5-2.4 s, so its list is kept on disk in the
+user's cache directory (``$XDG_CACHE_HOME/gitmem``, else ``~/.cache/gitmem``), keyed by
+the binary's path, size and mtime and written atomically. A file that does not parse,
+names another binary or fails its digest is read again from the binary, never trusted.
+It holds only module names: nothing of any holder's state.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import importlib.resources
 import json
 import os
 import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 __all__ = ["deno_command", "import_map", "import_map_text", "node_builtins", "runtime_file"]
 
@@ -98,6 +108,10 @@ _BLOCKED = "https://import.denied.invalid/"
 _SPECIFIER = re.compile(rb"node:([a-z_][a-z0-9_]{0,39}(?:/[a-z0-9_]{1,39}){0,3})")
 _TAILS = ("import", "node", "op_", "renderer", "0")
 _BINARY_SCAN_CAP = 512 * 1024 * 1024
+_CACHE_VERSION = 1
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}(?:/[a-z0-9_]{1,39}){0,3}")
+# How many times this process read a Deno binary (tests/test_cold.py counts them).
+scans = 0
 
 
 def runtime_file() -> Path:
@@ -126,7 +140,23 @@ def _deno_binary() -> str:
 
 @functools.lru_cache(maxsize=4)
 def _binary_builtins(binary: str, stamp: tuple[int, int]) -> frozenset[str]:
-    """Every ``node:`` name the Deno binary at ``binary`` spells out (``stamp``: size, mtime)."""
+    """Every ``node:`` name the Deno binary at ``binary`` spells out (``stamp``: size, mtime).
+
+    Read from the disk cache when it holds this binary's list, else from the binary.
+    """
+    cache = _cache_file()
+    cached = _read_cache(cache, binary, stamp) if cache is not None else None
+    if cached is not None:
+        return cached
+    found = _scan(binary)
+    if cache is not None and found and _stamp(binary) == stamp:
+        _write_cache(cache, binary, stamp, found)
+    return found
+
+
+def _scan(binary: str) -> frozenset[str]:
+    global scans
+    scans += 1
     found: set[str] = set()
     try:
         with open(binary, "rb") as f:
@@ -141,6 +171,73 @@ def _binary_builtins(binary: str, stamp: tuple[int, int]) -> frozenset[str]:
             if cut > 0:
                 found.add(name[:cut].rstrip("/"))
     return frozenset(found)
+
+
+def _cache_file() -> Path | None:
+    """Where the scan's result is kept, or None when the user has no cache directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base, "gitmem", "deno-node-builtins.json")
+
+
+def _digest(binary: str, stamp: tuple[int, int], names: list[str]) -> str:
+    text = json.dumps([_CACHE_VERSION, binary, list(stamp), names])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_cache(path: Path, binary: str, stamp: tuple[int, int]) -> frozenset[str] | None:
+    """The cached list for this binary and stamp; None when missing, stale or damaged."""
+    try:
+        record = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    fields = cast("dict[str, object]", record)
+    names = fields.get("names")
+    if (
+        fields.get("version") != _CACHE_VERSION
+        or fields.get("binary") != binary
+        or fields.get("stamp") != list(stamp)
+        or not isinstance(names, list)
+    ):
+        return None
+    checked = [n for n in cast("list[object]", names) if isinstance(n, str) and _NAME.fullmatch(n)]
+    if len(checked) != len(cast("list[object]", names)) or not checked:
+        return None
+    if fields.get("digest") != _digest(binary, stamp, checked):
+        return None
+    return frozenset(checked)
+
+
+def _write_cache(path: Path, binary: str, stamp: tuple[int, int], found: frozenset[str]) -> None:
+    """Write the list atomically (a temporary file renamed over); a failure is ignored."""
+    names = sorted(found)
+    record = {
+        "version": _CACHE_VERSION,
+        "binary": binary,
+        "stamp": list(stamp),
+        "names": names,
+        "digest": _digest(binary, stamp, names),
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".deno-node-builtins.", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 def _stamp(binary: str) -> tuple[int, int]:
