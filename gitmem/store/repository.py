@@ -738,8 +738,9 @@ class Repository:
         with self._read_lock:
             heads = remote.fetch(self._prefix)
         try:
-            # the fetched pack is fsynced by dulwich; its name in the folder must be too
-            # before a ref (the tracking ref, a fast-forward) names what it holds
+            # the fetched pack is fsynced (by packing's writer from a local path, by
+            # dulwich over a transport); its name in the folder must be too before a ref
+            # (the tracking ref, a fast-forward) names what it holds
             fsync_dir(os.path.join(self.directory, "objects", "pack"))
         except FileNotFoundError:
             pass
