@@ -96,7 +96,7 @@ def write_pack(
     """
     pack_dir = _pack_dir(objects_dir)
     if count:
-        _write_pack(pack_dir, iter(records), count, level=level, sync_folder=sync_folder)
+        _write_pack(pack_dir, iter(records), count, level, sync_folder)
     return pack_dir
 
 
@@ -138,7 +138,7 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
                 sources.setdefault(sha, (len(opened) - 1, start, end, crc))
         for hexsha, path in loose.items():
             sources.setdefault(hex_to_sha(hexsha), path)
-        written = _write_pack(pack_dir, _records(sources, opened), len(sources))
+        written = _write_pack(pack_dir, _records(sources, opened), len(sources), -1, True)
     finally:
         for pack, data in opened:
             data.close()
@@ -173,12 +173,7 @@ Entry = tuple[bytes, int, int]
 
 
 def _write_pack(
-    pack_dir: str,
-    records: Iterator[Record],
-    count: int,
-    *,
-    level: int = -1,
-    sync_folder: bool = True,
+    pack_dir: str, records: Iterator[Record], count: int, level: int, sync: bool
 ) -> str:
     token = secrets.token_hex(8)
     # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
@@ -199,7 +194,7 @@ def _write_pack(
             with suppress(OSError):
                 os.unlink(path)
         raise
-    if sync_folder:
+    if sync:
         fsync_dir(pack_dir)
     return name
 

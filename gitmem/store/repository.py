@@ -76,6 +76,8 @@ __all__ = [
     "Snapshot",
     "check_store",
     "git_identity",
+    "read_allowlist",
+    "scanned_fields",
 ]
 
 ALLOWLIST = "@allowlist"
@@ -201,15 +203,8 @@ class Snapshot(StoreView):
         return self._reader.text(entry[1])
 
     def allowlist(self) -> Allowlist:
-        """The secrets this store admits (none if its allowlist is missing or broken:
-        a broken list admits nothing, so it never widens what passes)."""
-        text = self.meta(ALLOWLIST)
-        if not text:
-            return Allowlist()
-        try:
-            return Allowlist.parse(text)
-        except InvalidArgument:
-            return Allowlist()
+        """The secrets this store admits (see ``read_allowlist``)."""
+        return read_allowlist(self.meta(ALLOWLIST))
 
     def _files(self, slug: str) -> MemoryFiles | None:
         if self._all is not None:
@@ -481,7 +476,7 @@ class Repository:
         for edit in edits:
             memory = edit.memory
             if memory is not None:
-                check_texts(_fields(memory), allow)
+                check_texts(scanned_fields(memory), allow)
 
     def set_meta(self, store: str, name: str, text: str | None, author: Author) -> str | None:
         """Write (``None``: remove) the store's root file ``name`` (:data:`ALLOWLIST` or
@@ -1256,8 +1251,20 @@ def _usable_store(store: str) -> bool:
     return True
 
 
-def _fields(memory: Memory) -> list[tuple[str, str]]:
-    """The parts of a memory a secret may hide in, each named for a refusal."""
+def read_allowlist(text: str | None) -> Allowlist:
+    """The secrets a store's ``@allowlist`` text admits: none if it is missing or broken
+    (a broken list admits nothing, so it never widens what passes)."""
+    if not text:
+        return Allowlist()
+    try:
+        return Allowlist.parse(text)
+    except InvalidArgument:
+        return Allowlist()
+
+
+def scanned_fields(memory: Memory) -> list[tuple[str, str]]:
+    """The parts of a memory a secret may hide in, each named for a refusal (the store's
+    write path and the push hooks scan the same ones)."""
     slug = memory.slug
     return [
         (f"description of `{slug}`", memory.description),
