@@ -30,7 +30,7 @@ from gitmem import strategies
 from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
 from gitmem.guard import Guards, change_of
 from gitmem.limits import Limits, check_write
-from gitmem.secrets import Allowlist, check_texts, memory_fields
+from gitmem.secrets import check_texts, memory_fields, read_allowlist
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.repository import ALLOWLIST, GUARD
 from gitmem.trailers import read_capability_trailer
@@ -106,7 +106,7 @@ def _check_commit(
         except GitmemError as exc:
             raise Refused("secret", sha, str(exc)) from None
         return
-    allow = _allowlist(reader, commit.parent)
+    allow = read_allowlist(reader.meta(commit.parent, ALLOWLIST))
     recorded = _recorded(reader, commit)
     guard = reader.meta(commit.parent, GUARD) if guards is not None else None
     count = commit.parent_totals.count if commit.parent_totals else 0
@@ -196,16 +196,6 @@ def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | No
     for step in line:
         cache[step] = found
     return found
-
-
-def _allowlist(reader: PushReader, parent: str | None) -> Allowlist:
-    text = reader.meta(parent, ALLOWLIST)
-    if not text:
-        return Allowlist()
-    try:
-        return Allowlist.parse(text)
-    except InvalidArgument:
-        return Allowlist()
 
 
 # -- the hooks themselves ------------------------------------------------------------

@@ -300,9 +300,21 @@ class Allowlist:
 _FINGERPRINT = r"[0-9a-f]{16}"
 
 
+def read_allowlist(text: str | None) -> Allowlist:
+    """The secrets a store's ``@allowlist`` text admits: none if it is missing or broken
+    (a broken list admits nothing, so it never widens what passes)."""
+    if not text:
+        return Allowlist()
+    try:
+        return Allowlist.parse(text)
+    except InvalidArgument:
+        return Allowlist()
+
+
 def memory_fields(memory: Memory) -> list[tuple[str, str]]:
     """The parts of a memory a secret may hide in, each named for a refusal: the
-    description, the body and both code halves."""
+    description, the body and both code halves (the store's write path and the push
+    hooks scan the same ones)."""
     slug = memory.slug
     return [
         (f"description of `{slug}`", memory.description),

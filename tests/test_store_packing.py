@@ -267,3 +267,45 @@ def test_objects_of_every_header_length_read_back(repo: Repository, size: int) -
     _write(repo, "sized", body)
     assert Repository.open(repo.directory).snapshot(STORE).get("sized").body == body  # type: ignore[union-attr]
     assert_fsck(repo.directory)
+
+
+def test_the_one_writer_packs_offset_and_ref_deltas_git_reads(tmp_path: Path) -> None:
+    """``write_pack`` writes whole objects, a delta whose base comes earlier (an offset
+    delta) and one whose base comes later (a ref delta); git and dulwich read all back."""
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+    from dulwich.objects import Blob
+    from dulwich.pack import Pack
+
+    from gitmem.store.transfer import _delta  # pyright: ignore[reportPrivateUsage]
+
+    repo = tmp_path / "r.git"
+    git(repo, "init", "-q", "--bare")
+    objects_dir = str(repo / "objects")
+    base = Blob.from_string(b"line one\n" * 50)
+    edited = Blob.from_string(b"line one\n" * 49 + b"line two\n")
+    before = Blob.from_string(b"line zero\n" + b"line one\n" * 49)
+    to_edited = _delta(base.data, edited.data)
+    to_before = _delta(base.data, before.data)
+    assert to_edited is not None and to_before is not None
+    records: list[packing.Record] = [
+        (3, to_before, before.sha().digest(), base.sha().digest()),  # base not yet written
+        (3, base.data, base.sha().digest(), None),
+        (3, to_edited, edited.sha().digest(), base.sha().digest()),  # base earlier
+    ]
+    pack_dir = packing.write_pack(objects_dir, records, len(records))
+    (idx,) = [n for n in os.listdir(pack_dir) if n.endswith(".idx")]
+    listed = git(repo, "verify-pack", "-v", os.path.join(pack_dir, idx)).stdout
+    assert "chain length = 1: 2 objects" in listed
+    pack = Pack(os.path.join(pack_dir, idx[: -len(".idx")]), object_format=DEFAULT_OBJECT_FORMAT)
+    try:
+        kinds = {
+            sha: pack.data.get_unpacked_object_at(off).pack_type_num
+            for sha, off, _ in pack.index.iterentries()
+        }
+        assert kinds[before.sha().digest()] == 7  # REF_DELTA
+        assert kinds[edited.sha().digest()] == 6  # OFS_DELTA
+        for blob in (base, edited, before):
+            assert pack[blob.id].as_raw_string() == blob.data
+    finally:
+        pack.close()
+    assert not [n for n in os.listdir(pack_dir) if n.startswith("tmp_")]

@@ -3,6 +3,7 @@ raw objects, one pack whose index is written as it is written, trees as deltas."
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
@@ -182,3 +183,34 @@ def test_sync_through_a_local_path_leaves_both_sides_valid(tmp_path: Path) -> No
                 ["git", "verify-pack", str(idx)], capture_output=True, text=True, check=False
             )
             assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("sync_folder", [True, False])
+def test_a_copy_is_as_durable_as_a_commit(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, sync_folder: bool
+) -> None:
+    """The copy goes through packing's one writer: pack and index fsynced, the pack
+    renamed into place first, then the folder fsynced unless the caller does it."""
+    source, target = pair
+    synced: list[str] = []
+    renamed: list[str] = []
+    real_fsync, real_rename = os.fsync, os.rename
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def rename(old: str, new: str) -> None:
+        renamed.append(new)
+        real_rename(old, new)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "rename", rename)
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copy_history(src, dst, [_head(source)], sync_folder=sync_folder)
+    pack_dir = str(target / "objects" / "pack")
+    assert [os.path.splitext(n)[1] for n in renamed] == [".pack", ".idx"]
+    files = sorted(os.path.basename(p) for p in synced if p != pack_dir)
+    assert len(files) == 2 and all(n.startswith("tmp_gitmem_") for n in files)
+    assert synced.count(pack_dir) == (1 if sync_folder else 0)
+    assert not [n for n in os.listdir(pack_dir) if n.startswith("tmp_")]

@@ -1,8 +1,10 @@
 """Writing new objects durably as one small pack, and keeping the number of packs small.
 
 Every write path (a commit, a merge, a marker's origin commit) hands its new objects to
-``write_objects``, which puts them on disk as ONE pack and its index: both written to
-temporary files in ``objects/pack``, each fsynced, renamed into place (the pack first,
+``write_objects``, a copy between repositories (``transfer``) its raw objects and deltas
+to ``write_pack``, and ``consolidate`` the packs it combines: all three end in one
+writer, which puts the objects on disk as ONE pack and its index: both written to
+temporary files in ``objects/pack``, fsynced together, renamed into place (the pack first,
 as git does, so no reader ever finds an index without its pack), then made durable by
 one fsync of the folder. Three fsyncs, whatever the number of objects; a loose object
 costs a file fsync and a folder fsync each, and a lock-file dance.
@@ -40,7 +42,15 @@ from dulwich.pack import Pack
 
 from gitmem.store.locking import fsync_dir, fsync_together
 
-__all__ = ["PACK_LIMIT", "consolidate", "pack_count", "write_objects"]
+__all__ = [
+    "PACKED",
+    "PACK_LIMIT",
+    "Record",
+    "consolidate",
+    "pack_count",
+    "write_objects",
+    "write_pack",
+]
 
 PACK_LIMIT = 32
 """Packs allowed to pile up before ``consolidate`` combines them (``git gc --auto``
@@ -63,13 +73,30 @@ def write_objects(objects_dir: str, objects: Iterable[ShaFile], *, sync_folder: 
     the folder it returns before anything (a ref) names what the pack holds.
     Raises ``OSError``; a failure leaves no pack that a reader would see.
     """
-    pack_dir = _pack_dir(objects_dir)
     unique = {obj.id: obj for obj in objects}
-    if unique:
-        records = (
-            _packed(o.type_num, o.sha().digest(), o.as_raw_string()) for o in unique.values()
-        )
-        _write_pack(pack_dir, records, len(unique), sync_folder=sync_folder)
+    records = ((o.type_num, o.as_raw_string(), o.sha().digest(), None) for o in unique.values())
+    return write_pack(objects_dir, records, len(unique), sync_folder=sync_folder)
+
+
+def write_pack(
+    objects_dir: str,
+    records: Iterable[Record],
+    count: int,
+    *,
+    level: int = -1,
+    sync_folder: bool = True,
+) -> str:
+    """Write ``count`` records durably as one pack and its index; returns the pack folder.
+
+    The one way gitmem puts a pack on disk (a commit, a consolidation, a copy between
+    repositories): pack and index written to temporary names, fsynced together, renamed
+    pack first, then the folder fsynced (left to the caller with ``sync_folder=False``,
+    who must do it before a ref names what the pack holds). ``level`` is zlib's.
+    Raises ``OSError``; a failure leaves no pack that a reader would see.
+    """
+    pack_dir = _pack_dir(objects_dir)
+    if count:
+        _write_pack(pack_dir, iter(records), count, level, sync_folder)
     return pack_dir
 
 
@@ -111,7 +138,7 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
                 sources.setdefault(sha, (len(opened) - 1, start, end, crc))
         for hexsha, path in loose.items():
             sources.setdefault(hex_to_sha(hexsha), path)
-        written = _write_pack(pack_dir, _records(sources, opened), len(sources))
+        written = _write_pack(pack_dir, _records(sources, opened), len(sources), -1, True)
     finally:
         for pack, data in opened:
             data.close()
@@ -130,9 +157,14 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
 # -- writing a pack -----------------------------------------------------------------
 
 
-Record = tuple[bytes, bytes, int]
-"""An object as it goes into a pack: binary id, packed bytes (header and zlib stream),
-CRC-32 of those bytes."""
+Record = tuple[int, bytes, bytes, bytes | None]
+"""An object to write: ``(type, payload, binary id, delta base's binary id)``. With no
+base, the payload is the object's content (type 1 to 4: commit, tree, blob, tag); with
+a base, it is a git delta that makes the object from the base, written as an offset
+delta when the base is earlier in the same pack, else as a ref delta. Type ``PACKED``:
+the payload is the object already packed (header and zlib stream), copied as it is."""
+PACKED = 0
+_OFS_DELTA, _REF_DELTA = 6, 7
 Source = str | tuple[int, int, int, int | None]
 """Where an object to combine is: a loose object's path, or (which pack, start, end,
 CRC-32 if its index records one)."""
@@ -141,7 +173,7 @@ Entry = tuple[bytes, int, int]
 
 
 def _write_pack(
-    pack_dir: str, records: Iterator[Record], count: int, *, sync_folder: bool = True
+    pack_dir: str, records: Iterator[Record], count: int, level: int, sync: bool
 ) -> str:
     token = secrets.token_hex(8)
     # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
@@ -149,7 +181,7 @@ def _write_pack(
     temp_idx = os.path.join(pack_dir, f"{_TEMP}idx_{token}")
     try:
         with _new_file(temp_pack) as pack, _new_file(temp_idx) as idx:
-            entries, checksum = _pack_data(pack, records, count)
+            entries, checksum = _pack_data(pack, records, count, level)
             idx.write(_index(entries, checksum))
             pack.flush()
             idx.flush()
@@ -162,7 +194,7 @@ def _write_pack(
             with suppress(OSError):
                 os.unlink(path)
         raise
-    if sync_folder:
+    if sync:
         fsync_dir(pack_dir)
     return name
 
@@ -173,32 +205,39 @@ def _write_pack(
 
 
 def _pack_data(
-    f: BufferedWriter, records: Iterator[Record], count: int
+    f: BufferedWriter, records: Iterator[Record], count: int, level: int
 ) -> tuple[list[Entry], bytes]:
-    """Write a version-2 pack of ``count`` packed objects; returns the index entries and
-    the pack's checksum."""
+    """Write a version-2 pack of ``count`` records; returns the index entries and the
+    pack's checksum."""
     digest = hashlib.sha1()
     head = b"PACK" + struct.pack(">LL", 2, count)
     f.write(head)
     digest.update(head)
     offset = len(head)
     entries: list[Entry] = []
-    for sha, packed, crc in records:
+    offsets: dict[bytes, int] = {}
+    for type_num, payload, sha, base in records:
+        if type_num == PACKED:
+            packed = payload
+        elif base is None:
+            packed = _object_header(type_num, len(payload)) + zlib.compress(payload, level)
+        elif (at := offsets.get(base)) is not None:
+            prefix = _object_header(_OFS_DELTA, len(payload)) + _distance(offset - at)
+            packed = prefix + zlib.compress(payload, level)
+        else:
+            prefix = _object_header(_REF_DELTA, len(payload)) + base
+            packed = prefix + zlib.compress(payload, level)
+        crc = zlib.crc32(packed)
         f.write(packed)
         digest.update(packed)
         entries.append((sha, offset, crc))
+        offsets[sha] = offset
         offset += len(packed)
     if len(entries) != count:
         raise AssertionError(f"packed {len(entries)} objects, announced {count}")
     checksum = digest.digest()
     f.write(checksum)
     return entries, checksum
-
-
-def _packed(type_num: int, sha: bytes, raw: bytes) -> Record:
-    """A whole (undeltified) object as it goes into a pack."""
-    packed = _object_header(type_num, len(raw)) + zlib.compress(raw)
-    return sha, packed, zlib.crc32(packed)
 
 
 def _object_header(type_num: int, size: int) -> bytes:
@@ -211,6 +250,19 @@ def _object_header(type_num: int, size: int) -> bytes:
         byte = size & 0x7F
         size >>= 7
     out.append(byte)
+    return bytes(out)
+
+
+def _distance(n: int) -> bytes:
+    """An offset delta's distance back to its base: 7 bits a byte, high first, each
+    continued byte's value one less (so no two encodings mean the same distance)."""
+    out = bytearray([n & 0x7F])
+    n >>= 7
+    while n:
+        n -= 1
+        out.append(0x80 | (n & 0x7F))
+        n >>= 7
+    out.reverse()
     return bytes(out)
 
 
@@ -260,19 +312,18 @@ def _records(
     for sha, source in sources.items():
         if isinstance(source, str):
             obj = ShaFile.from_path(source)
-            yield _packed(obj.type_num, sha, obj.as_raw_string())
+            yield obj.type_num, obj.as_raw_string(), sha, None
             continue
         which, start, end, crc = source
         pack, data = opened[which]
         packed = data[start:end]
-        found = zlib.crc32(packed)
         # a whole object is copied as it is packed, with no zlib round trip; a delta (a
         # pack git or a fetch wrote) is resolved and packed whole
-        if (packed[0] >> 4) & 7 in _WHOLE and crc in (None, found):
-            yield sha, packed, found
+        if (packed[0] >> 4) & 7 in _WHOLE and crc in (None, zlib.crc32(packed)):
+            yield PACKED, packed, sha, None
         else:
             type_num, raw = pack.get_raw(RawObjectID(sha))
-            yield _packed(type_num, sha, raw)
+            yield type_num, raw, sha, None
 
 
 def _pack_dir(objects_dir: str) -> str:

@@ -24,7 +24,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
-from gitmem.store.locking import flocked, fsync_dir, remove_stale
+from gitmem.store.locking import flocked, remove_stale
 from gitmem.store.transfer import copy_history
 
 __all__ = ["Pushed", "Remote", "resolve"]
@@ -66,7 +66,8 @@ class Remote:
 
     def fetch(self, prefix: str) -> dict[str, str]:
         """Fetch every branch under ``prefix`` into the object store; returns the remote's
-        heads (store id → commit)."""
+        heads (store id → commit). The pack arrives fsynced; the caller must fsync the
+        pack folder before a ref names what it holds."""
         local = self._local()
         if local is not None:
             with local:
@@ -75,7 +76,9 @@ class Remote:
                     for name, sha in local.refs.as_dict(Ref(prefix.encode()[:-1])).items()
                 }
                 try:
-                    copy_history(local, self._repo, sorted(set(heads.values())))
+                    # the pack folder is fsynced by the caller, for either road
+                    wanted = sorted(set(heads.values()))
+                    copy_history(local, self._repo, wanted, sync_folder=False)
                 except (KeyError, OSError, ValueError) as exc:
                     raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
             return heads
@@ -174,11 +177,10 @@ class Remote:
             current = None
         if current != old:
             return Pushed(False, True, "the remote moved since it was fetched")
-        # the remote's objects reach its disk before its ref names them
-        target.object_store.fsync_object_files = True
         try:
-            if copy_history(self._repo, target, [new]):
-                fsync_dir(os.path.join(target.commondir(), "objects", "pack"))
+            # the remote's objects reach its disk (pack, index and folder fsynced)
+            # before its ref names them
+            copy_history(self._repo, target, [new])
             sha = ObjectID(new.encode())
             if old is None:
                 moved = target.refs.add_if_new(name, sha)

@@ -29,7 +29,7 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
-from gitmem.secrets import Allowlist, check_texts, memory_fields
+from gitmem.secrets import Allowlist, check_texts, memory_fields, read_allowlist
 from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
@@ -201,15 +201,8 @@ class Snapshot(StoreView):
         return self._reader.text(entry[1])
 
     def allowlist(self) -> Allowlist:
-        """The secrets this store admits (none if its allowlist is missing or broken:
-        a broken list admits nothing, so it never widens what passes)."""
-        text = self.meta(ALLOWLIST)
-        if not text:
-            return Allowlist()
-        try:
-            return Allowlist.parse(text)
-        except InvalidArgument:
-            return Allowlist()
+        """The secrets this store admits (see ``read_allowlist``)."""
+        return read_allowlist(self.meta(ALLOWLIST))
 
     def _files(self, slug: str) -> MemoryFiles | None:
         if self._all is not None:
@@ -738,8 +731,9 @@ class Repository:
         with self._read_lock:
             heads = remote.fetch(self._prefix)
         try:
-            # the fetched pack is fsynced by dulwich; its name in the folder must be too
-            # before a ref (the tracking ref, a fast-forward) names what it holds
+            # the fetched pack is fsynced (by packing's writer from a local path, by
+            # dulwich over a transport); its name in the folder must be too before a ref
+            # (the tracking ref, a fast-forward) names what it holds
             fsync_dir(os.path.join(self.directory, "objects", "pack"))
         except FileNotFoundError:
             pass

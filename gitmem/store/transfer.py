@@ -9,23 +9,19 @@ however many memories the store holds.
 
 Objects travel as raw bytes: read from a loose file or a pack, never parsed into
 dulwich objects (a tree is split into entries by dulwich's native parser only to be
-compared with its parents'). They arrive as one pack whose index is written from what
-was written, not by reading the pack back; each object's id is computed again from its
-content, so a damaged source object is refused rather than copied. The pack and its
-index are fsynced when the target asks for durable object files, and renamed into
-place pack first, so a reader never finds an index without its pack; the caller makes
-the folder durable before a ref names what arrived.
+compared with its parents'). Each object's id is computed again from its content, so a
+damaged source object is refused rather than copied. They arrive as one pack written by
+``packing.write_pack``, the one pack writer: its index written from what was written,
+not by reading the pack back, both fsynced and renamed into place pack first, and the
+folder fsynced (by the caller, when it asks so, before a ref names what arrived).
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import suppress
 from hashlib import sha1
-from io import BufferedWriter
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -37,15 +33,10 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
-from dulwich.pack import (
-    REF_DELTA,
-    Pack,
-    PackFileDisappeared,
-    UnpackedObject,
-    write_pack_data,
-    write_pack_index,
-)
+from dulwich.pack import Pack, PackFileDisappeared
 from dulwich.repo import Repo
+
+from gitmem.store.packing import Record, write_pack
 
 __all__ = ["copy_history"]
 
@@ -53,7 +44,6 @@ _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
-_TEMP = "tmp_gitmem_copy_"
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
 _COMPRESSION = 1
@@ -64,9 +54,12 @@ Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
 
 
-def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
+def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: bool = True) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
-    ``target`` lacks, as one pack; returns how many objects were copied.
+    ``target`` lacks, as one durable pack; returns how many objects were copied.
+
+    With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
+    ``target``'s pack folder before a ref names what arrived.
 
     Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
     whose content does not match its id, ``OSError`` for a failed read or write."""
@@ -79,7 +72,7 @@ def copy_history(source: Repo, target: Repo, heads: list[str]) -> int:
         objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
         _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
     if objects:
-        _write_pack(target.object_store, objects)
+        _write_pack(target.object_store, objects, sync_folder=sync_folder)
     return len(objects)
 
 
@@ -326,61 +319,22 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
         offset, length = offset + size, length - size
 
 
-def _write_pack(store: DiskObjectStore, objects: dict[str, _Object]) -> None:
-    """Write ``objects`` into ``store`` as one pack and its index."""
-    pack_dir = store.pack_dir
-    os.makedirs(pack_dir, exist_ok=True)
-    durable = store.fsync_object_files
-    token = secrets.token_hex(8)
-    temp_pack = os.path.join(pack_dir, f"{_TEMP}{token}.pack")
-    temp_idx = os.path.join(pack_dir, f"{_TEMP}{token}.idx")
-
+def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_folder: bool) -> None:
+    """Write ``objects`` into ``store`` as one pack and its index, by packing's writer."""
     # each id is computed again from the content: a damaged source object is refused
     for sha, obj in objects.items():
         if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
             raise ValueError(f"object {sha} does not match its content")
-
-    def records() -> Iterator[UnpackedObject]:
-        for sha, obj in objects.items():
-            if obj.base is None:
-                yield UnpackedObject(obj.kind, sha=bytes.fromhex(sha), decomp_chunks=[obj.content])
-            else:
-                yield UnpackedObject(
-                    REF_DELTA,
-                    sha=bytes.fromhex(sha),
-                    delta_base=bytes.fromhex(obj.base),
-                    decomp_chunks=[obj.delta],
-                )
-
-    try:
-        with _new_file(temp_pack) as f:
-            # a delta's base is written before it, so it is an offset into this pack
-            entries, checksum = write_pack_data(
-                f.write,
-                records(),
-                store.object_format,
-                num_records=len(objects),
-                compression_level=_COMPRESSION,
-            )
-            f.flush()
-            if durable:
-                os.fsync(f.fileno())
-        with _new_file(temp_idx) as f:
-            write_pack_index(f, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
-            f.flush()
-            if durable:
-                os.fsync(f.fileno())
-        name = os.path.join(pack_dir, "pack-" + checksum.hex())
-        os.rename(temp_pack, name + ".pack")
-        os.rename(temp_idx, name + ".idx")
-    except BaseException:
-        for path in (temp_pack, temp_idx):
-            with suppress(OSError):
-                os.unlink(path)
-        raise
+    records: Iterator[Record] = (
+        (
+            obj.kind,
+            obj.content if obj.base is None else obj.delta,
+            bytes.fromhex(sha),
+            None if obj.base is None else bytes.fromhex(obj.base),
+        )
+        for sha, obj in objects.items()
+    )
+    # a delta's base is written before it, so it is an offset into this pack
+    objects_dir = os.fspath(store.path)
+    write_pack(objects_dir, records, len(objects), level=_COMPRESSION, sync_folder=sync_folder)
     _ = store.packs  # the store takes up the new pack now
-
-
-def _new_file(path: str) -> BufferedWriter:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    return os.fdopen(fd, "wb")
