@@ -188,6 +188,25 @@ def test_the_timeline_filters_by_author_and_opens_a_version(page: Page, demo: Re
     )
 
 
+def test_a_live_update_keeps_the_open_revision(page: Page, demo: Repository) -> None:
+    """Writes elsewhere and to the open memory arrive live without closing or redrawing
+    the revision the operator is reading: the same nodes stay, the new revision is added."""
+    open_store(page, "profile/ops")
+    page.locator('#treemap .cell[data-slug="api-conventions"]').click()
+    reading = page.locator('#history details.revision[data-revision="2"]')
+    reading.locator("summary").click()
+    reading.get_by_role("button", name="whole text").click()
+    expect(reading.locator("pre.text")).to_contain_text("Pages use ?cursor=")
+    reading.get_by_role("button", name="whole text").evaluate("button => { button.mine = 1; }")
+    ops.create(demo, "instance/carol", Author.agent("carol"), "elsewhere", "another store", "x\n")
+    ops.edit(demo, "profile/ops", Author.agent("alice"), "api-conventions", description="later")
+    expect(page.locator("#history details.revision")).to_have_count(3)
+    expect(page.locator(".memory-head")).to_contain_text("live · revision 3")
+    expect(reading).to_have_attribute("open", "")
+    expect(reading.locator("pre.text")).to_contain_text("Pages use ?cursor=")
+    assert reading.get_by_role("button", name="whole text").evaluate("button => button.mine") == 1
+
+
 def test_an_edit_saved_in_the_page_is_an_operator_commit(page: Page, demo: Repository) -> None:
     """Save writes one commit authored as the operator, through the CLI's write path."""
     open_store(page, "profile/ops")

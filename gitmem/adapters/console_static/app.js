@@ -14,7 +14,7 @@
     history.replaceState(null, "", location.pathname + location.hash);
   }
 
-  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false };
+  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null };
 
   // -- small helpers ------------------------------------------------------------------
 
@@ -37,6 +37,16 @@
   // replaceChildren would write a null as the text "null"
   function fill(node, ...children) {
     node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  }
+
+  // A live update re-asks the page's data; when the answer is what is already drawn,
+  // nothing is redrawn, so an open revision, a scrolled list or a button under the
+  // pointer stays put while other stores (or other memories) are written.
+  function same(fresh, ...data) {
+    const drawn = location.hash + "\n" + JSON.stringify(data);
+    if (!fresh && state.drawn === drawn) return true;
+    state.drawn = drawn;
+    return false;
   }
 
   function when(epoch) {
@@ -136,7 +146,7 @@
       if (view.name === "memories") await memoriesPage(view.store, fresh);
       else if (view.name === "timeline") await timelinePage(view.store, fresh);
       else if (view.name === "memory") await memoryPage(view.store, view.rest[0], fresh, view.rest[1]);
-      else await storesPage();
+      else await storesPage(fresh);
     } catch (error) {
       if (mine === state.renders) say(error.message, "error");
     }
@@ -156,10 +166,10 @@
 
   // -- Stores -------------------------------------------------------------------------
 
-  async function storesPage() {
+  async function storesPage(fresh) {
     const stale = state.stale;
     const stores = await get("/api/stores");
-    if (stale()) return;
+    if (stale() || same(fresh, stores)) return;
     if (!stores.length) {
       fill(main, h("p", { class: "muted" }, "This repository has no stores yet."));
       return;
@@ -223,8 +233,10 @@
       get(`/api/stores/${storePath(store)}/state`),
       get(`/api/stores/${storePath(store)}/memories`),
     ]);
-    if (stale()) return;
+    if (stale() || same(fresh, st, memories)) return;
     const keep = !fresh && document.getElementById("new-memory");
+    const listing = main.querySelector("details.listing");
+    const listed = !fresh && listing !== null && listing.open;
     const form = keep ? document.getElementById("new-memory") : newMemoryForm(store);
     fill(main, 
       h("h2", {}, "Memories"),
@@ -235,7 +247,7 @@
         `${memories.length} memories ever held, sized by characters; deleted ones are hatched. Click one for its history.`,
       ),
       treemap(store, memories),
-      legendList(store, memories),
+      legendList(store, memories, listed),
       form,
     );
   }
@@ -328,10 +340,10 @@
     return h("div", { class: "treemap", id: "treemap", style: { width: `${width}px`, height: `${height}px` } }, cells);
   }
 
-  function legendList(store, memories) {
+  function legendList(store, memories, open) {
     return h(
       "details",
-      { class: "listing" },
+      { class: "listing", open },
       h("summary", {}, "as a list"),
       h(
         "table",
@@ -396,7 +408,7 @@
   async function memoryPage(store, slug, fresh, opened) {
     const stale = state.stale;
     const found = await get(`/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug)}`);
-    if (stale()) return;
+    if (stale() || same(fresh, found)) return;
     const editor = document.getElementById("editor");
     const keepEditor = !fresh && state.dirty && editor && editor.dataset.slug === slug;
     const header = h(
@@ -408,7 +420,15 @@
     if (keepEditor && Number(editor.dataset.revision) !== found.revision) {
       say(`${slug} changed to revision ${found.revision} while you were editing; saving will show you the newer text`, "warn");
     }
-    fill(main, header, keepEditor ? editor : memoryEditor(store, found), revisionList(found));
+    // a revision is a commit and never changes: a live update keeps the drawn ones (open
+    // or closed, diff or whole text) and adds only the new
+    const drawn = new Map();
+    if (!fresh) {
+      for (const node of main.querySelectorAll("#history details.revision[data-commit]")) {
+        drawn.set(node.dataset.commit, node);
+      }
+    }
+    fill(main, header, keepEditor ? editor : memoryEditor(store, found), revisionList(found, drawn));
     // a link from the timeline names the revision to open: r<N>
     const wanted = fresh && opened ? main.querySelector(`details.revision[data-revision="${Number(opened.slice(1))}"]`) : null;
     if (wanted) {
@@ -504,12 +524,12 @@
     return form;
   }
 
-  function revisionList(found) {
+  function revisionList(found, drawn) {
     return h(
       "section",
       { id: "history" },
       h("h3", {}, "Revisions, newest first"),
-      found.revisions.map((r) => revision(r)),
+      found.revisions.map((r) => drawn.get(r.commit) || revision(r)),
     );
   }
 
@@ -527,7 +547,7 @@
       );
     const item = h(
       "details",
-      { class: "revision" + (r.removed ? " deleted" : ""), "data-revision": r.revision },
+      { class: "revision" + (r.removed ? " deleted" : ""), "data-revision": r.revision, "data-commit": r.commit },
       h(
         "summary",
         {},
@@ -571,7 +591,7 @@
       get(`/api/stores/${storePath(store)}/timeline${query}`),
       get("/api/stores"),
     ]);
-    if (stale()) return;
+    if (stale() || same(fresh, query, rows, stores)) return;
     const here = stores.find((s) => s.store === store);
     const everyone = here ? Object.keys(here.authors) : [];
     const picker = h(
