@@ -17,6 +17,7 @@ from helpers_sync import ENV, ME, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
+from gitmem.errors import RemoteError
 from gitmem.hooks import HOOKS, source
 from gitmem.limits import Limits
 from gitmem.store import files
@@ -271,3 +272,43 @@ def test_install_refuses_what_it_did_not_write(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(tmp_path / "none")])
     assert result.exit_code == 1
     assert "is not a bare git repository" in result.output
+
+
+def test_sync_to_a_local_remote_runs_its_pre_receive(world: tuple[Path, Path]) -> None:
+    """`gitmem sync` writes a local-path remote directly, so it runs that remote's
+    pre-receive as git would: a refused store commit reaches neither its refs nor its
+    objects, and the refusal names the commit and the rule."""
+    server, project = world
+    _secret(project)
+    before = server_state(server)
+    with Repository.open(str(project)) as repo, pytest.raises(RemoteError) as refused:
+        repo.sync("origin")
+    assert re.search(
+        r"refused refs/heads/gitmem/notes: commit [0-9a-f]{12} breaks rule secret",
+        str(refused.value),
+    )
+    assert server_state(server) == before
+    # a store commit the hook accepts goes through the same path and lands
+    sh(project, "update-ref", REF, sh(server, "rev-parse", REF).strip())
+    with Repository.open(str(project)) as repo:
+        ops.create(repo, "notes", ME, "runbook", "how staging is rolled", "1. drain\n")
+        head = repo.head("notes")
+        repo.sync("origin")
+    assert sh(server, "rev-parse", REF).strip() == head
+
+
+def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
+    """A push over git's unpack limit waits in quarantine as a pack, not loose objects;
+    the hook reads it there (a valid push lands, a secret in it is still refused)."""
+    server, project = world
+    sh(server, "config", "receive.unpackLimit", "1")
+    with Repository.open(str(project)) as repo:
+        ops.create(repo, "notes", ME, "runbook", "how staging is rolled", "1. drain\n")
+        head = repo.head("notes")
+    result = push(project, "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == head
+    _secret(project)
+    before = server_state(server)
+    _refusal(push(project, "gitmem/notes"), REF, "secret")
+    assert server_state(server) == before

@@ -73,8 +73,11 @@ class PushReader:
         self._repo = Repo(git_dir)
         self.main: BaseObjectStore = self._repo.object_store
         self._objects: BaseObjectStore = self.main
+        self._stores: list[BaseObjectStore] = [self.main]
         if quarantine:
-            self._objects = OverlayObjectStore([DiskObjectStore(quarantine), self.main])
+            pushed = DiskObjectStore(quarantine)
+            self._objects = OverlayObjectStore([pushed, self.main])
+            self._stores = [pushed, self.main]
         self.standalone = layout.is_standalone(self._repo)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         # a push reads each commit and root tree several times (as a commit, as a
@@ -145,7 +148,10 @@ class PushReader:
 
     def has(self, sha: str) -> bool:
         """Whether the repository (pushed objects included) holds ``sha``."""
-        return ObjectID(sha.encode()) in self._objects
+        # each store asked in turn: dulwich's overlay answers `in` from loose objects
+        # only, and a push of more than git's unpack limit (100 objects) stays a pack
+        oid = ObjectID(sha.encode())
+        return any(oid in store for store in self._stores)
 
     def in_main(self, sha: str) -> bool:
         """Whether ``sha`` was in the repository before the push (not quarantined)."""

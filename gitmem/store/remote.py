@@ -10,6 +10,7 @@ is reported as moved (``False``), never overwritten.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -28,6 +29,9 @@ from gitmem.store.locking import flocked, remove_stale
 from gitmem.store.transfer import copy_history
 
 __all__ = ["Pushed", "Remote", "resolve"]
+
+_HOOK_TIMEOUT = 600
+"""Seconds a local remote's pre-receive hook may take before the push is refused."""
 
 STALE_AFTER = 1.0
 """Seconds after which a ref's ``.lock`` at a local remote is a dead pusher's: a live
@@ -177,6 +181,9 @@ class Remote:
             current = None
         if current != old:
             return Pushed(False, True, "the remote moved since it was fetched")
+        refused = self._pre_receive(target, name, old, new)
+        if refused is not None:
+            return Pushed(False, False, refused)
         try:
             # the remote's objects reach its disk (pack, index and folder fsynced)
             # before its ref names them
@@ -192,6 +199,47 @@ class Remote:
         except (KeyError, OSError, ValueError) as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
+
+    def _pre_receive(self, target: Repo, name: Ref, old: str | None, new: str) -> str | None:
+        """Run the remote's ``pre-receive`` hook, as ``git receive-pack`` would, before
+        anything is written there: what it printed if it refuses, else ``None``.
+
+        Writing a local remote directly must not be a way around the hook a shared
+        repository keeps (gitmem's own, or any other). The pushed objects are still only
+        here, so this repository's object folder plays git's quarantine directory:
+        the hook reads the remote's objects and ours, and nothing reaches the remote
+        unless the hook accepts."""
+        hook = os.path.join(target.controldir(), "hooks", "pre-receive")
+        if not os.access(hook, os.X_OK) or os.path.isdir(hook):
+            return None
+        ours = self._repo.object_store.path  # type: ignore[attr-defined]
+        env = {
+            **os.environ,
+            "GIT_DIR": target.controldir(),
+            "GIT_QUARANTINE_PATH": ours,
+            "GIT_OBJECT_DIRECTORY": ours,
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(target.commondir(), "objects"),
+        }
+        update = f"{old or '0' * 40} {new} {name.decode()}\n"
+        try:
+            done = subprocess.run(
+                [hook],
+                input=update,
+                env=env,
+                cwd=target.controldir() if target.bare else target.path,
+                capture_output=True,
+                text=True,
+                timeout=_HOOK_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"its pre-receive hook took longer than {_HOOK_TIMEOUT} s"
+        except OSError as exc:
+            return f"its pre-receive hook could not run: {_reason(exc)}"
+        if done.returncode == 0:
+            return None
+        said = " ".join((done.stdout + done.stderr).split())
+        return said or f"its pre-receive hook exited with status {done.returncode}"
 
 
 def _remove_if_stale(lockfile: str) -> None:
