@@ -167,19 +167,19 @@ def test_full_disk_publishes_nothing_and_recovers(
 def test_full_disk_while_the_history_index_is_first_written(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """ENOSPC creating the derived history index gives DiskFull or a good write, never a raw OSError."""
-    _write(repo, "first", "x")
+    """ENOSPC creating the derived history index (the first write records its rows) gives DiskFull or a good write, never a raw OSError."""
     history = os.path.join(repo.directory, "gitmem", "history")
-    head = repo.head(STORE)
     fault = Fault(os.open, 1, lambda p, f, *_, **__: _creates(p, f) and str(p).startswith(history))
     with monkeypatch.context() as m:
         m.setattr(os, "open", fault)
         try:
-            _write(repo, "second", "y")
+            _write(repo, "first", "x")
             failed = False
         except DiskFull:
             failed = True
     assert fault.calls >= 1
-    _outcome_matches_state(repo, head, "second", failed)
+    _outcome_matches_state(repo, None, "first", failed)
+    _write(repo, "second", "y")
     _write(repo, "third", "z")
     assert [r.slug for r in Repository.open(repo.directory).revisions(STORE)][-1] == "third"
+    assert [r.slug for r in repo.revisions(STORE)][-2:] == ["second", "third"]

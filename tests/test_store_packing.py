@@ -218,14 +218,16 @@ def test_a_branch_in_packed_refs_still_moves(repo: Repository) -> None:
 def test_the_swap_refuses_a_head_moved_by_another_program(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """git moving the branch while gitmem writes its pack makes the swap fail; the
-    change is built again on git's commit, so neither update is lost."""
+    """git moving the branch after gitmem checked it and before gitmem takes the ref's
+    lock file makes the swap fail, leaving no pack behind; the change is built again on
+    git's commit, so neither update is lost."""
     _write(repo, "a", "one")
     ref = "refs/heads/" + STORE
-    real = repo._write_objects  # pyright: ignore[reportPrivateUsage]
+    real = repo._swap  # pyright: ignore[reportPrivateUsage]
     moved: list[str] = []
+    packs: list[list[str]] = []
 
-    def racing(objects: list[object], **kwargs: bool) -> str:
+    def racing(*args: object) -> bool:
         if not moved:  # git does not take gitmem's flock: it can move the ref right now
             head = git(repo.directory, "rev-parse", ref).stdout.strip()
             tree = f"{head}^{{tree}}"
@@ -235,9 +237,14 @@ def test_the_swap_refuses_a_head_moved_by_another_program(
             commit = made.stdout.strip()
             assert git(repo.directory, "update-ref", ref, commit, head).returncode == 0
             moved.append(commit)
-        return real(objects, **kwargs)  # type: ignore[arg-type]
+            packs.append(sorted(os.listdir(_pack_dir(repo))))
+            swapped = real(*args)  # type: ignore[arg-type]
+            assert not swapped
+            assert sorted(os.listdir(_pack_dir(repo))) == packs[0]  # nothing written
+            return swapped
+        return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(repo, "_write_objects", racing)
+    monkeypatch.setattr(repo, "_swap", racing)
     _write(repo, "a", "two")
     head = git(repo.directory, "rev-parse", ref).stdout.strip()
     parent = git(repo.directory, "rev-parse", f"{head}^").stdout.strip()

@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from dulwich.objects import Blob, ObjectID, ShaFile, Tree
-
 from gitmem.errors import InvalidArgument, StorageError
-from gitmem.store.objects import DIR_MODE, FILE_MODE, ObjectReader
+from gitmem.store.objects import DIR_MODE, EMPTY_TREE, FILE_MODE, NewObjects, ObjectReader
 from gitmem.store.view import StoreView
 
 __all__ = ["Child", "FileSnapshot", "build_tree"]
@@ -126,29 +124,29 @@ class FileSnapshot(StoreView):
 
 
 def build_tree(
-    reader: ObjectReader, root: str | None, changes: Mapping[str, bytes | None]
-) -> tuple[bytes, list[ShaFile]]:
-    """The root tree after ``changes`` (path → blob id, ``None`` removes) and every new
-    tree object. Removals apply first; a write where a directory stands, or below a
-    file, raises ``InvalidArgument``."""
-    objects: list[ShaFile] = []
-    found = _rewrite(reader, root, changes, objects, "")
-    if found is None:
-        empty = Tree()
-        objects.append(empty)
-        found = empty.id
-    return found, objects
+    reader: ObjectReader,
+    root: str | None,
+    changes: Mapping[str, bytes | None],
+    new: NewObjects,
+) -> bytes:
+    """The root tree after ``changes`` (path → blob id, ``None`` removes), its new trees
+    added to ``new``; returns the root's id. Removals apply first; a write where a
+    directory stands, or below a file, raises ``InvalidArgument``. Only the directories
+    on a changed path are encoded again, each from its stored entries."""
+    found = _rewrite(reader, root, changes, new, "")
+    return found if found is not None else new.add_tree(EMPTY_TREE)
 
 
 def _rewrite(
     reader: ObjectReader,
     tree: str | None,
     changes: Mapping[str, bytes | None],
-    objects: list[ShaFile],
+    new: NewObjects,
     where: str,
 ) -> bytes | None:
     # recursion is bounded: check_path allows at most 16 segments
-    entries: dict[str, tuple[int, bytes]] = dict(reader.names(tree)) if tree else {}
+    base = reader.raw_tree(tree) if tree else EMPTY_TREE
+    out: dict[str, tuple[int, bytes] | None] = {}
     nested: dict[str, dict[str, bytes | None]] = {}
     writes: dict[str, bytes] = {}
     for path, blob in changes.items():
@@ -156,37 +154,28 @@ def _rewrite(
         if sep:
             nested.setdefault(head, {})[rest] = blob
         elif blob is None:
-            entries.pop(head, None)
+            if head in base.index:
+                out[head] = None
         else:
             writes[head] = blob
     for name, sub in nested.items():
-        old = entries.get(name)
+        old = None if name in out else base.get(name)
         if old is not None and old[0] != DIR_MODE:
             raise InvalidArgument(
                 f"{where}{name} is a file, so no file can live below it; choose another path"
             )
-        new = _rewrite(reader, old[1].decode() if old else None, sub, objects, f"{where}{name}/")
-        if new is None:
-            entries.pop(name, None)
-        else:
-            entries[name] = (DIR_MODE, new)
+        made = _rewrite(reader, old[1].decode() if old else None, sub, new, f"{where}{name}/")
+        if made is not None:
+            out[name] = (DIR_MODE, made)
+        elif old is not None:
+            out[name] = None
     for name, blob in writes.items():
-        old = entries.get(name)
+        old = out[name] if name in out else base.get(name)
         if old is not None and old[0] == DIR_MODE:
             raise InvalidArgument(
                 f"{where}{name} is a directory, so it cannot be written as a file; "
                 "choose another path"
             )
-        entries[name] = (FILE_MODE, blob)
-    if not entries:
-        return None
-    out = Tree()
-    for name, (mode, sha) in entries.items():
-        out.add(name.encode(), mode, ObjectID(sha))
-    objects.append(out)
-    return out.id
-
-
-def blob_of(text: str) -> Blob:
-    """The blob holding ``text`` as UTF-8."""
-    return Blob.from_string(text.encode("utf-8"))
+        out[name] = (FILE_MODE, blob)
+    changed = base.replaced(out)
+    return new.add_tree(changed) if changed.chunks else None

@@ -333,16 +333,21 @@ class History:
     def _resolve(self, commits: list[str]) -> None:
         """Look up the blob ids of every slug ``commits`` changed, in their trees, and
         keep them in the side file for the next process."""
-        lines: list[str] = []
+        found: dict[tuple[str, str], tuple[str, str, str]] = {}
         for commit in commits:
             step = self._source.step(commit)
             if step.facts is None:
                 continue
             for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
-                self._blobs[commit, edit.slug] = blobs
-                lines.append(f"{commit} {edit.slug} {' '.join(blobs)}\n")
-        if not lines or not self._persisted:
+                found[commit, edit.slug] = blobs
+        self._keep_blobs(found)
+
+    def _keep_blobs(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
+        """Keep blob ids in memory and in the side file, for the next process."""
+        self._blobs.update(found)
+        if not found or not self._persisted:
             return
+        lines = [f"{commit} {slug} {' '.join(blobs)}\n" for (commit, slug), blobs in found.items()]
         try:
             # one write, after a newline: a line a killed writer left half-written
             # stays a line of its own, which the reader passes over
@@ -355,6 +360,41 @@ class History:
             pass  # derived data: found again by the next reader that needs it
 
     # -- keeping the index in step with the branch --------------------------------
+
+    def record(self, parent: str | None, rows: list[Row]) -> None:
+        """Add the rows of a commit this process just published on ``parent`` (the head
+        it replaced), so that no later read walks to it; their blob ids are kept in
+        memory, and the file gets the rows a walk would write (an index built bit by
+        bit equals one built from scratch). Passed over when the index does not end
+        at ``parent`` or another process wrote to the file meanwhile: the next read
+        catches up as ever."""
+        with self._mutex:
+            if not self._persisted:
+                return
+            written: list[Row] = [(*row[:4], *_LATER3) for row in rows]
+            data = "".join(_format(row) for row in written).encode()
+            try:
+                if parent is not None:
+                    self._catch_up(parent)
+                if (self._rows[-1][0] if self._rows else None) != parent:
+                    return
+                with flocked(self._path + ".lock"):
+                    fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    try:
+                        stat = os.fstat(fd)
+                        here = (stat.st_dev, stat.st_ino)
+                        if stat.st_size != self._offset or self._file not in (None, here):
+                            return
+                        if os.write(fd, data) != len(data):
+                            return  # a short write: the next load reads what landed
+                    finally:
+                        os.close(fd)
+            except (OSError, GitmemError):
+                return  # derived data: the next read catches up from the commits
+            self._file = here
+            self._offset += len(data)
+            self._add(written)
+            self._keep_blobs({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
 
     def _catch_up(self, head: str) -> None:
         """Make the index cover ``head``."""

@@ -10,7 +10,6 @@ and renaming such a file, so any we meet is stale and is removed.
 
 from __future__ import annotations
 
-import _thread
 import errno
 import fcntl
 import os
@@ -21,6 +20,8 @@ from contextlib import contextmanager, suppress
 from gitmem.errors import DiskFull, StorageError
 
 _FULL = {errno.ENOSPC, errno.EDQUOT}
+_ADVISE = getattr(os, "posix_fadvise", None)
+_DONTNEED: int = getattr(os, "POSIX_FADV_DONTNEED", 4)
 
 
 @contextmanager
@@ -83,37 +84,18 @@ def fsync_dir(path: str) -> None:
 
 
 def fsync_together(*fds: int) -> None:
-    """fsync several files (or folders) at once: the filesystem's journal commits them in
-    one flush, where one after the other costs a flush each."""
-    failed: list[OSError] = []
-    done: list[_thread.LockType] = []
-
-    def other(fd: int, lock: _thread.LockType) -> None:
-        try:
-            os.fsync(fd)
-        except OSError as exc:
-            failed.append(exc)
-        finally:
-            lock.release()
-
-    try:
-        for fd in fds[1:]:
-            lock = _thread.allocate_lock()
-            lock.acquire()
-            # a bare thread per call: threading.Thread.start waits until the thread
-            # runs, a scheduling round on a loaded machine; a pool's workers would not
-            # survive a fork
-            try:
-                _thread.start_new_thread(other, (fd, lock))
-            except RuntimeError:  # no thread to be had: do it here
-                other(fd, lock)
-            done.append(lock)
-        os.fsync(fds[0])
-    finally:
-        for lock in done:
-            lock.acquire()
-    if failed:
-        raise failed[0]
+    """fsync several files (or folders) so that the filesystem's journal can commit
+    them in one flush: the writeback of every file is started first, then each is
+    fsynced, and the fsyncs after the first find their data on its way or written.
+    (fsyncs from threads at once were measured and did not share a flush.)"""
+    if _ADVISE is not None:
+        for fd in fds:
+            with suppress(OSError):  # advice only: a folder, or a filesystem that declines
+                # on Linux, DONTNEED starts writing a file's dirty pages back at once
+                # (pages under writeback stay cached)
+                _ADVISE(fd, 0, 0, _DONTNEED)
+    for fd in fds:
+        os.fsync(fd)
 
 
 def storage_error(exc: OSError, doing: str) -> StorageError:

@@ -5,7 +5,10 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from binascii import unhexlify
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar, cast
 
@@ -21,6 +24,10 @@ from gitmem.types import Memory
 DIR_MODE = 0o040000
 FILE_MODE = 0o100644
 _CACHE_MAX = 50_000
+# a root tree's entry list costs a few KB: fewer of those are kept
+_RAW_TREES_MAX = 4_096
+BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
+_TYPE_NAMES = {BLOB: b"blob", TREE: b"tree", COMMIT: b"commit"}
 
 TreeEntries = list[tuple[str, int, bytes]]
 K = TypeVar("K")
@@ -53,7 +60,172 @@ REMOVED = "~"
 """Marks the ``.md`` blob id of a revision that removed its slug."""
 
 
-def _blob_ids(found: MemoryFiles | None) -> Blobs:
+def object_id(type_num: int, content: bytes) -> bytes:
+    """The binary id git gives an object of type ``type_num`` (blob, tree or commit)
+    holding ``content``."""
+    digest = hashlib.sha1(b"%s %d\0" % (_TYPE_NAMES[type_num], len(content)))
+    digest.update(content)
+    return digest.digest()
+
+
+class RawTree:
+    """A tree as git stores it: one encoded entry per name, in git's order.
+
+    A commit changes one or two entries of a root tree of 256: the new tree is the old
+    one's entries with those swapped, joined, rather than 256 entries encoded and sorted
+    again. Instances are never changed in place, so two trees may share their index.
+    """
+
+    __slots__ = ("chunks", "index")
+
+    def __init__(self, chunks: list[bytes], index: dict[str, int]) -> None:
+        self.chunks = chunks
+        """Each entry as stored: ``<octal mode> <name>\\0<20-byte id>``."""
+        self.index = index
+        """name → position in ``chunks``."""
+
+    @classmethod
+    def parse(cls, content: bytes) -> RawTree:
+        """The entries of a tree object's content; ``ValueError`` if it does not parse."""
+        chunks: list[bytes] = []
+        index: dict[str, int] = {}
+        at, size = 0, len(content)
+        while at < size:
+            nul = content.index(b"\0", at)
+            space = content.index(b" ", at, nul)
+            end = nul + 21
+            if end > size or not content[at:space].isdigit():
+                raise ValueError("a tree entry is cut short or has no mode")
+            int(content[at:space], 8)
+            index[content[space + 1 : nul].decode()] = len(chunks)
+            chunks.append(content[at:end])
+            at = end
+        return cls(chunks, index)
+
+    def content(self) -> bytes:
+        return b"".join(self.chunks)
+
+    def get(self, name: str) -> tuple[int, bytes] | None:
+        """The ``(mode, hex id)`` of entry ``name``, or ``None``."""
+        i = self.index.get(name)
+        if i is None:
+            return None
+        chunk = self.chunks[i]
+        return int(chunk[: chunk.index(b" ")], 8), chunk[-20:].hex().encode()
+
+    def entries(self) -> TreeEntries:
+        """Every entry as ``(name, mode, hex id)``, in the tree's order."""
+        out: TreeEntries = []
+        for chunk in self.chunks:
+            space = chunk.index(b" ")
+            out.append(
+                (chunk[space + 1 : -21].decode(), int(chunk[:space], 8), chunk[-20:].hex().encode())
+            )
+        return out
+
+    def replaced(self, changes: Mapping[str, tuple[int, bytes] | None]) -> RawTree:
+        """This tree with ``changes`` applied: name → ``(mode, hex id)``, ``None`` removes."""
+        chunks = self.chunks.copy()
+        index = self.index
+        reorder = False
+        for name, new in changes.items():
+            i = index.get(name)
+            if new is None or i is None or (new[0] == DIR_MODE) != _is_dir(chunks[i]):
+                reorder = True  # a name comes or goes, or sorts anew (git sorts a tree as "name/")
+                continue
+            chunks[i] = _tree_entry(name, *new)
+        if not reorder:
+            return RawTree(chunks, index)
+        by_name = {name: chunks[i] for name, i in index.items()}
+        for name, new in changes.items():
+            if new is None:
+                by_name.pop(name, None)
+            else:
+                by_name[name] = _tree_entry(name, *new)
+        names = sorted(by_name, key=lambda n: _sort_key(n, by_name[n]))
+        return RawTree([by_name[n] for n in names], {n: i for i, n in enumerate(names)})
+
+
+EMPTY_TREE = RawTree([], {})
+
+Record = tuple[int, bytes, bytes, None]
+"""A new object for the pack writer: type, content, binary id, no delta base (see
+``gitmem.store.packing.Record``)."""
+
+
+class NewObjects:
+    """The objects one commit adds, as the pack writer takes them, with what the reader
+    keeps of them once they are published (see ``ObjectReader.remember``)."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.commit = ""
+        """The commit's hex id, once ``add_commit`` made it."""
+        self.commit_raw = b""
+        self.trees: dict[str, RawTree] = {}
+        self.sizes: dict[bytes, int] = {}
+        self.texts: dict[bytes, str] = {}
+        self.memories: list[tuple[MemoryFiles, Memory]] = []
+        self._seen: set[bytes] = set()
+
+    def _add(self, type_num: int, content: bytes) -> bytes:
+        sha = object_id(type_num, content)
+        hexid = sha.hex().encode()
+        if sha not in self._seen:  # one object twice in a pack would make a bad index
+            self._seen.add(sha)
+            self.records.append((type_num, content, sha, None))
+            self.sizes[hexid] = len(content)
+        return hexid
+
+    def add_blob(self, content: bytes, text: str | None = None) -> bytes:
+        """Add a blob; returns its hex id. ``text``: the content as text, if it is."""
+        hexid = self._add(BLOB, content)
+        if text is not None:
+            self.texts[hexid] = text
+        return hexid
+
+    def add_tree(self, tree: RawTree) -> bytes:
+        """Add a tree; returns its hex id."""
+        hexid = self._add(TREE, tree.content())
+        self.trees[hexid.decode()] = tree
+        return hexid
+
+    def add_commit(
+        self, tree: bytes, parents: list[str], ident: bytes, when: int, message: bytes
+    ) -> str:
+        """Add the commit (one per commit's objects), as dulwich would write it; returns its hex id."""
+        stamp = b"%s %d +0000\n" % (ident, when)
+        raw = b"".join(
+            [
+                b"tree %s\n" % tree,
+                *(b"parent %s\n" % p.encode() for p in parents),
+                b"author ",
+                stamp,
+                b"committer ",
+                stamp,
+                b"\n",
+                message,
+            ]
+        )
+        self.commit = self._add(COMMIT, raw).decode()
+        self.commit_raw = raw
+        return self.commit
+
+
+def _tree_entry(name: str, mode: int, sha: bytes) -> bytes:
+    return b"%o %s\0" % (mode, name.encode()) + unhexlify(sha)
+
+
+def _is_dir(chunk: bytes) -> bool:
+    return int(chunk[: chunk.index(b" ")], 8) == DIR_MODE
+
+
+def _sort_key(name: str, chunk: bytes) -> bytes:
+    return name.encode() + b"/" if _is_dir(chunk) else name.encode()
+
+
+def blob_ids(found: MemoryFiles | None) -> Blobs:
+    """The hex ids of a memory's files as the history index keeps them ("-" where absent)."""
     if found is None:
         return ("-", "-", "-")
     return (
@@ -85,6 +257,7 @@ class ObjectReader:
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
         self._facts: dict[str, Facts | None] = {}
+        self._raw_trees: dict[str, RawTree] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -106,18 +279,29 @@ class ObjectReader:
                     f"object {key.decode()} does not read ({exc}); run `gitmem check`"
                 ) from exc
 
-    def remember(self, objects: list[ShaFile]) -> None:
-        """Keep objects this process just wrote, so reading them back costs nothing."""
-        for obj in objects:
-            sha = obj.id
-            if isinstance(obj, Commit):
-                _bounded(self._commits)[sha.decode()] = obj
-            elif isinstance(obj, Tree):
-                entries = [(e.path.decode(), e.mode, bytes(e.sha)) for e in obj.iteritems()]
-                _bounded(self._trees)[sha.decode()] = entries
-                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
-            elif isinstance(obj, Blob):
-                _bounded(self._sizes)[bytes(sha)] = obj.raw_length()
+    def remember(self, new: NewObjects, facts: Facts | None) -> None:
+        """Keep what this process just published, so reading it back costs nothing and
+        the next commit builds on its trees without parsing them. ``facts``: the
+        commit's, exactly as ``parse_message`` reads them (``None``: left to it)."""
+        sha = new.commit
+        commit = cast(
+            Commit, Commit.from_raw_string(COMMIT, new.commit_raw, ObjectID(sha.encode()))
+        )
+        _bounded(self._commits)[sha] = commit
+        if facts is not None:
+            _bounded(self._facts)[sha] = facts
+        raw_trees = _bounded(self._raw_trees, _RAW_TREES_MAX)
+        for hexid, tree in new.trees.items():
+            raw_trees[hexid] = tree
+        sizes = _bounded(self._sizes)
+        for hexid, size in new.sizes.items():
+            sizes[hexid] = size
+        texts = _bounded(self._texts)
+        for hexid, text in new.texts.items():
+            texts[hexid] = text
+        memories = _bounded(self._memories)
+        for found, memory in new.memories:
+            memories[found, memory.slug] = memory
 
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
@@ -172,14 +356,16 @@ class ObjectReader:
             found = memory_files(edit.slug, self.bucket(root, bucket))
             if found is None and before is not None:
                 # a removal: the text it removed, marked so the index knows it for one
-                md, code, on_use = _blob_ids(memory_files(edit.slug, self.bucket(before, bucket)))
+                md, code, on_use = blob_ids(memory_files(edit.slug, self.bucket(before, bucket)))
                 blobs.append((REMOVED + md, code, on_use))
                 continue
-            blobs.append(_blob_ids(found))
+            blobs.append(blob_ids(found))
         return Step(parents, facts, tuple(blobs))
 
     def tree(self, sha: str) -> TreeEntries:
         found = self._trees.get(sha)
+        if found is None and sha in self._raw_trees:
+            found = _bounded(self._trees)[sha] = self._raw_trees[sha].entries()
         if found is None:
             # the entries straight from the raw tree, in its stored order (git's), without
             # building a Tree object and sorting its entries again
@@ -217,6 +403,26 @@ class ObjectReader:
             raise StorageError(f"object {sha} is not of the type expected; run `gitmem check`")
         return content
 
+    def raw_tree(self, sha: str) -> RawTree:
+        """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
+        found = self._raw_trees.get(sha)
+        if found is None:
+            try:
+                found = RawTree.parse(self.raw(sha, TREE))
+            except ValueError as exc:
+                raise StorageError(
+                    f"tree {sha} does not parse ({exc}); run `gitmem check`"
+                ) from exc
+            _bounded(self._raw_trees, _RAW_TREES_MAX)[sha] = found
+        return found
+
+    def entry(self, tree: str, name: str) -> tuple[int, bytes] | None:
+        """The ``(mode, sha)`` of the entry ``name`` of ``tree``, or ``None``."""
+        known = self._raw_trees.get(tree)
+        if known is not None:
+            return known.get(name)
+        return self.names(tree).get(name)
+
     def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
         """A tree's entries by name: ``name → (mode, sha)``."""
         found = self._names.get(sha)
@@ -231,7 +437,7 @@ class ObjectReader:
         for name in path.split("/"):
             if found is None or found[0] != DIR_MODE:
                 return None
-            found = self.names(found[1].decode()).get(name)
+            found = self.entry(found[1].decode(), name)
         return found
 
     def size(self, sha: bytes) -> int:
@@ -247,11 +453,10 @@ class ObjectReader:
         key = (root, name)
         found = self._buckets.get(key)
         if found is None:
+            entry = self.entry(root, name)
             found = {}
-            for entry, mode, sha in self.tree(root):
-                if entry == name and mode == DIR_MODE:
-                    found = {n: s for n, _, s in self.tree(sha.decode())}
-                    break
+            if entry is not None and entry[0] == DIR_MODE:
+                found = {n: s for n, _, s in self.tree(entry[1].decode())}
             _bounded(self._buckets)[key] = found
         return found
 
@@ -305,7 +510,7 @@ class ObjectReader:
         return self.parents(sha), self.facts(sha)
 
 
-def _bounded(cache: dict[K, V]) -> dict[K, V]:
-    if len(cache) >= _CACHE_MAX:
+def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:
+    if len(cache) >= most:
         cache.clear()
     return cache

@@ -34,11 +34,11 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
-from io import BufferedWriter
+from io import BufferedWriter, BytesIO
 
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import RawObjectID, ShaFile, hex_to_sha, valid_hexsha
-from dulwich.pack import Pack
+from dulwich.pack import Pack, load_pack_index_file
 
 from gitmem.store.locking import fsync_dir, fsync_together
 
@@ -46,8 +46,11 @@ __all__ = [
     "PACKED",
     "PACK_LIMIT",
     "Record",
+    "Staged",
     "consolidate",
     "pack_count",
+    "pack_folder",
+    "stage",
     "write_objects",
     "write_pack",
 ]
@@ -63,6 +66,8 @@ _TEMP = "tmp_gitmem_"
 _FOREIGN_TEMPS = ("tmp_pack_", "tmp_idx_")
 _KEEP_SUFFIXES = (".keep", ".promisor")
 _WHOLE = frozenset({1, 2, 3, 4})  # commit, tree, blob, tag: the other types are deltas
+_TREE = 2
+_SMALL = 4096  # bytes: up to this, an object is deflated with a 4 KiB window
 _SIBLINGS = (".idx", ".rev", ".bitmap", ".mtimes", ".pack")
 
 
@@ -83,7 +88,7 @@ def write_pack(
     records: Iterable[Record],
     count: int,
     *,
-    level: int = -1,
+    level: int | None = -1,
     sync_folder: bool = True,
 ) -> str:
     """Write ``count`` records durably as one pack and its index; returns the pack folder.
@@ -91,10 +96,11 @@ def write_pack(
     The one way gitmem puts a pack on disk (a commit, a consolidation, a copy between
     repositories): pack and index written to temporary names, fsynced together, renamed
     pack first, then the folder fsynced (left to the caller with ``sync_folder=False``,
-    who must do it before a ref names what the pack holds). ``level`` is zlib's.
+    who must do it before a ref names what the pack holds). ``level`` is zlib's
+    (``None``: chosen per object, see ``stage``).
     Raises ``OSError``; a failure leaves no pack that a reader would see.
     """
-    pack_dir = _pack_dir(objects_dir)
+    pack_dir = pack_folder(objects_dir)
     if count:
         _write_pack(pack_dir, iter(records), count, level, sync_folder)
     return pack_dir
@@ -116,23 +122,23 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
     those the geometric rule picks. The caller holds the packing lock: two runs at once
     would each delete what the other just combined.
     """
-    pack_dir = _pack_dir(objects_dir)
+    pack_dir = pack_folder(objects_dir)
     _remove_leftovers(pack_dir)
-    packs = _packs(pack_dir)
+    listing = set(os.listdir(pack_dir))
+    packs = _packs(pack_dir, listing)
     chosen = packs if everything else _roll_up(packs)
     loose = _loose(objects_dir)
     if len(chosen) < 2 and not loose:
         return 0
-    opened: list[tuple[Pack, mmap.mmap]] = []
+    opened: list[_Opened] = []
     try:
         sources: dict[bytes, Source] = {}
         for name in chosen:
             base = os.path.join(pack_dir, name)
-            pack = Pack(base, object_format=DEFAULT_OBJECT_FORMAT)
             with open(base + ".pack", "rb") as f:
-                opened.append((pack, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
-            data = opened[-1][1]
-            spans = sorted(pack.index.iterentries(), key=lambda e: e[1])
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            opened.append(_Opened(base, data))
+            spans = sorted(_index_entries(base + ".idx"), key=lambda e: e[1])
             ends = [e[1] for e in spans[1:]] + [len(data) - 20]
             for (sha, start, crc), end in zip(spans, ends, strict=True):
                 sources.setdefault(sha, (len(opened) - 1, start, end, crc))
@@ -140,13 +146,12 @@ def consolidate(objects_dir: str, *, everything: bool = False) -> int:
             sources.setdefault(hex_to_sha(hexsha), path)
         written = _write_pack(pack_dir, _records(sources, opened), len(sources), -1, True)
     finally:
-        for pack, data in opened:
-            data.close()
+        for pack in opened:
             pack.close()
     # only now that the combined pack is durable may what it replaces go
     for name in chosen:
         if name != written:
-            _remove_pack(pack_dir, name)
+            _remove_pack(pack_dir, name, listing)
     for path in loose.values():
         with suppress(FileNotFoundError):
             os.unlink(path)
@@ -173,30 +178,94 @@ Entry = tuple[bytes, int, int]
 
 
 def _write_pack(
-    pack_dir: str, records: Iterator[Record], count: int, level: int, sync: bool
+    pack_dir: str, records: Iterator[Record], count: int, level: int | None, sync: bool
 ) -> str:
-    token = secrets.token_hex(8)
-    # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
-    temp_pack = os.path.join(pack_dir, f"{_TEMP}pack_{token}")
-    temp_idx = os.path.join(pack_dir, f"{_TEMP}idx_{token}")
+    staged = stage(pack_dir, records, count, level=level)
     try:
-        with _new_file(temp_pack) as pack, _new_file(temp_idx) as idx:
-            entries, checksum = _pack_data(pack, records, count, level)
-            idx.write(_index(entries, checksum))
-            pack.flush()
-            idx.flush()
-            fsync_together(pack.fileno(), idx.fileno())
-        name = "pack-" + checksum.hex()
-        os.rename(temp_pack, os.path.join(pack_dir, name + ".pack"))
-        os.rename(temp_idx, os.path.join(pack_dir, name + ".idx"))
+        fsync_together(*staged.fds)
+        name = staged.install()
     except BaseException:
-        for path in (temp_pack, temp_idx):
-            with suppress(OSError):
-                os.unlink(path)
+        staged.discard()
         raise
     if sync:
         fsync_dir(pack_dir)
     return name
+
+
+class Staged:
+    """A pack and its index written to temporary files in ``objects/pack``: neither
+    durable nor seen by any reader until the caller fsyncs ``fds`` and calls
+    ``install``; ``discard`` removes them. (A commit fsyncs them in one flush with its
+    ref's lock file.)"""
+
+    def __init__(
+        self, pack_dir: str, name: str, temps: tuple[str, str], fds: tuple[int, int]
+    ) -> None:
+        self.pack_dir = pack_dir
+        self.name = name
+        """``pack-<checksum>``, the name ``install`` gives the pair."""
+        self._temps = temps
+        self.fds = fds
+        """The open temporary pack and index, to fsync."""
+        self._open = True
+
+    def _close(self) -> None:
+        if self._open:
+            self._open = False
+            for fd in self.fds:
+                os.close(fd)
+
+    def install(self) -> str:
+        """Rename the pack and then its index into place (so no reader ever finds an
+        index without its pack); returns the pack's name. Its name in the folder is not
+        yet durable: fsync ``pack_dir`` before a ref names what it holds."""
+        self._close()
+        temp_pack, temp_idx = self._temps
+        base = os.path.join(self.pack_dir, self.name)
+        os.rename(temp_pack, base + ".pack")
+        os.rename(temp_idx, base + ".idx")
+        return self.name
+
+    def discard(self) -> None:
+        """Remove the temporary files (after a failure, or when nothing is published)."""
+        self._close()
+        for path in self._temps:
+            with suppress(OSError):
+                os.unlink(path)
+
+
+def stage(
+    pack_dir: str, records: Iterable[Record], count: int, *, level: int | None = None
+) -> Staged:
+    """Write ``count`` records as a pack and its index to temporary files in
+    ``pack_dir`` (see ``Staged``). ``level`` is zlib's; ``None`` chooses per object: a
+    tree is stored as it is (its object ids, most of it, do not shrink, and deflating it
+    costs more than the rest of a commit), anything small is deflated with a small
+    window. Raises ``OSError`` and leaves nothing behind."""
+    token = secrets.token_hex(8)
+    # no .pack/.idx suffix: a reader scanning the folder must not take them for a pack
+    temps = (
+        os.path.join(pack_dir, f"{_TEMP}pack_{token}"),
+        os.path.join(pack_dir, f"{_TEMP}idx_{token}"),
+    )
+    fds: list[int] = []
+    try:
+        for path in temps:
+            fds.append(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+        with os.fdopen(fds[0], "wb", closefd=False) as pack:
+            entries, checksum = _pack_data(pack, iter(records), count, level)
+        index = _index(entries, checksum)
+        written = 0
+        while written < len(index):
+            written += os.write(fds[1], index[written:])
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        for path in temps[: len(fds)]:
+            with suppress(OSError):
+                os.unlink(path)
+        raise
+    return Staged(pack_dir, "pack-" + checksum.hex(), temps, (fds[0], fds[1]))
 
 
 # The pack and index formats are git's (gitformat-pack): written here rather than by
@@ -205,7 +274,7 @@ def _write_pack(
 
 
 def _pack_data(
-    f: BufferedWriter, records: Iterator[Record], count: int, level: int
+    f: BufferedWriter, records: Iterator[Record], count: int, level: int | None
 ) -> tuple[list[Entry], bytes]:
     """Write a version-2 pack of ``count`` records; returns the index entries and the
     pack's checksum."""
@@ -220,13 +289,13 @@ def _pack_data(
         if type_num == PACKED:
             packed = payload
         elif base is None:
-            packed = _object_header(type_num, len(payload)) + zlib.compress(payload, level)
+            packed = _object_header(type_num, len(payload)) + _deflate(type_num, payload, level)
         elif (at := offsets.get(base)) is not None:
             prefix = _object_header(_OFS_DELTA, len(payload)) + _distance(offset - at)
-            packed = prefix + zlib.compress(payload, level)
+            packed = prefix + _deflate(type_num, payload, level)
         else:
             prefix = _object_header(_REF_DELTA, len(payload)) + base
-            packed = prefix + zlib.compress(payload, level)
+            packed = prefix + _deflate(type_num, payload, level)
         crc = zlib.crc32(packed)
         f.write(packed)
         digest.update(packed)
@@ -238,6 +307,20 @@ def _pack_data(
     checksum = digest.digest()
     f.write(checksum)
     return entries, checksum
+
+
+def _deflate(type_num: int, payload: bytes, level: int | None) -> bytes:
+    """``payload`` as a zlib stream (git reads any level, stored included)."""
+    if level is not None:
+        return zlib.compress(payload, level)
+    if type_num == _TREE:
+        return zlib.compress(payload, 0)
+    if len(payload) <= _SMALL:
+        # zlib's default window and hash table take longer to set up than a small
+        # object takes to deflate
+        deflate = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
+        return deflate.compress(payload) + deflate.flush()
+    return zlib.compress(payload)
 
 
 def _object_header(type_num: int, size: int) -> bytes:
@@ -301,32 +384,71 @@ def _index(entries: list[Entry], checksum: bytes) -> bytes:
     return body + hashlib.sha1(body).digest()
 
 
-def _new_file(path: str) -> BufferedWriter:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    return os.fdopen(fd, "wb")
+class _Opened:
+    """A pack being combined: its data mapped, and dulwich's reader of it, made only
+    if a delta (a pack git or a fetch wrote) has to be resolved."""
+
+    def __init__(self, base: str, data: mmap.mmap) -> None:
+        self.base = base
+        self.data = data
+        self._pack: Pack | None = None
+
+    def get_raw(self, sha: bytes) -> tuple[int, bytes]:
+        if self._pack is None:
+            self._pack = Pack(self.base, object_format=DEFAULT_OBJECT_FORMAT)
+        return self._pack.get_raw(RawObjectID(sha))
+
+    def close(self) -> None:
+        self.data.close()
+        if self._pack is not None:
+            self._pack.close()
 
 
-def _records(
-    sources: dict[bytes, Source], opened: list[tuple[Pack, mmap.mmap]]
-) -> Iterator[Record]:
+def _index_entries(path: str) -> list[tuple[bytes, int, int | None]]:
+    """Every entry of a pack index (binary id, offset, CRC-32, ``None`` if a version-1
+    index records none), read with a few slices rather than an object per entry."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\xfftOc\x00\x00\x00\x02":
+        index = load_pack_index_file(path, BytesIO(data), DEFAULT_OBJECT_FORMAT)
+        return [(bytes(sha), offset, crc) for sha, offset, crc in index.iterentries()]
+    n = struct.unpack_from(">L", data, 8 + 255 * 4)[0]
+    names_at = 8 + 256 * 4
+    crcs_at = names_at + 20 * n
+    offsets_at = crcs_at + 4 * n
+    large_at = offsets_at + 4 * n
+    if len(data) < large_at + 40:
+        raise OSError(f"pack index {path} is cut short")
+    crcs = struct.unpack_from(f">{n}L", data, crcs_at)
+    offsets = list(struct.unpack_from(f">{n}L", data, offsets_at))
+    for i, offset in enumerate(offsets):
+        if offset & 0x80000000:  # an entry in the table of 8-byte offsets
+            offsets[i] = struct.unpack_from(">Q", data, large_at + 8 * (offset & 0x7FFFFFFF))[0]
+    return [
+        (data[names_at + 20 * i : names_at + 20 * i + 20], offsets[i], crcs[i]) for i in range(n)
+    ]
+
+
+def _records(sources: dict[bytes, Source], opened: list[_Opened]) -> Iterator[Record]:
     for sha, source in sources.items():
         if isinstance(source, str):
             obj = ShaFile.from_path(source)
             yield obj.type_num, obj.as_raw_string(), sha, None
             continue
         which, start, end, crc = source
-        pack, data = opened[which]
-        packed = data[start:end]
+        pack = opened[which]
+        packed = pack.data[start:end]
         # a whole object is copied as it is packed, with no zlib round trip; a delta (a
         # pack git or a fetch wrote) is resolved and packed whole
         if (packed[0] >> 4) & 7 in _WHOLE and crc in (None, zlib.crc32(packed)):
             yield PACKED, packed, sha, None
         else:
-            type_num, raw = pack.get_raw(RawObjectID(sha))
+            type_num, raw = pack.get_raw(sha)
             yield type_num, raw, sha, None
 
 
-def _pack_dir(objects_dir: str) -> str:
+def pack_folder(objects_dir: str) -> str:
+    """``objects/pack``, made (and made durable) if it is missing."""
     pack_dir = os.path.join(objects_dir, "pack")
     if not os.path.isdir(pack_dir):
         os.makedirs(pack_dir, exist_ok=True)
@@ -337,9 +459,9 @@ def _pack_dir(objects_dir: str) -> str:
 # -- choosing and removing packs ----------------------------------------------------------
 
 
-def _packs(pack_dir: str) -> dict[str, int]:
-    """Every pack that may be combined (name → object count): indexed, not kept."""
-    names = set(os.listdir(pack_dir))
+def _packs(pack_dir: str, names: set[str]) -> dict[str, int]:
+    """Every pack that may be combined (name → object count): indexed, not kept.
+    ``names``: what the folder holds."""
     found: dict[str, int] = {}
     for name in names:
         if not name.endswith(".idx"):
@@ -381,11 +503,12 @@ def _roll_up(packs: dict[str, int]) -> list[str]:
     return order[: max(split, 2)]
 
 
-def _remove_pack(pack_dir: str, name: str) -> None:
+def _remove_pack(pack_dir: str, name: str, names: set[str]) -> None:
     # the index first: a reader never finds an index whose pack is gone
     for suffix in _SIBLINGS:
-        with suppress(FileNotFoundError):
-            os.unlink(os.path.join(pack_dir, name + suffix))
+        if name + suffix in names:
+            with suppress(FileNotFoundError):
+                os.unlink(os.path.join(pack_dir, name + suffix))
 
 
 def _remove_leftovers(pack_dir: str) -> None:

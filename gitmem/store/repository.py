@@ -32,8 +32,8 @@ from gitmem.errors import (
 from gitmem.secrets import Allowlist, check_texts, memory_fields, read_allowlist
 from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
-from gitmem.store.filestore import FileSnapshot, blob_of, build_tree
-from gitmem.store.history import Entry, History
+from gitmem.store.filestore import FileSnapshot, build_tree
+from gitmem.store.history import Entry, History, Row
 from gitmem.store.locking import (
     WriteLock,
     flocked,
@@ -42,8 +42,21 @@ from gitmem.store.locking import (
     remove_stale,
     storage_error,
 )
-from gitmem.store.message import KEYS, Edited, Facts, format_message
-from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.message import KEYS, Edited, Facts, format_message, parse_message
+from gitmem.store.objects import (
+    DIR_MODE,
+    EMPTY_TREE,
+    FILE_MODE,
+    REMOVED,
+    Blobs,
+    MemoryFiles,
+    NewObjects,
+    ObjectReader,
+    RawTree,
+    Record,
+    blob_ids,
+    memory_files,
+)
 from gitmem.store.summaries import Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import (
@@ -97,6 +110,7 @@ _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 _HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
 _WRITES = frozenset({"create", "write", "update", "edit"})
+_SUFFIXES = (files.MD, files.CODE, files.ON_USE)
 
 
 def check_store(store: object) -> str:
@@ -195,7 +209,7 @@ class Snapshot(StoreView):
         or ``None`` if the store holds none."""
         if self.root is None:
             return None
-        entry = self._reader.names(self.root).get(name)
+        entry = self._reader.entry(self.root, name)
         if entry is None or entry[0] == DIR_MODE:
             return None
         return self._reader.text(entry[1])
@@ -344,13 +358,18 @@ class Repository:
 
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
-        ref = self._ref(check_store(store))
+        return self._read_ref(self._ref(check_store(store)))
+
+    def _read_ref(self, ref: Ref) -> str | None:
         # the common case, a loose ref, read directly: a ref moves by an atomic rename,
         # so a read sees the old commit or the new one (symbolic and packed refs, or
         # anything odd, go through dulwich)
         try:
-            with open(os.path.join(self.directory, os.fsdecode(ref)), "rb") as f:
-                data = f.read(42)
+            fd = os.open(os.path.join(self.directory, os.fsdecode(ref)), os.O_RDONLY)
+            try:
+                data = os.read(fd, 42)
+            finally:
+                os.close(fd)
             if len(data) == 41 and data[40:] == b"\n" and _HEX_RE.fullmatch(data[:40]):
                 return data[:40].decode()
         except OSError:
@@ -430,36 +449,31 @@ class Repository:
                     raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
                 if edit.op == "create" and old is not None:
                     raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
-            revisions, commit, objects = self._build(snapshot, change, edits, olds, author)
-            return _Attempt(revisions, commit, objects, f"{change.op} {change.slug}")
+            return self._build(snapshot, change, edits, olds, author)
 
         return self._commit(store, attempt)
 
     def _commit(self, store: str, attempt: Callable[[str | None], _Attempt[T]]) -> T:
         """Publish what ``attempt`` builds on the store's head by compare-and-swap,
         building it again on the new head whenever another writer publishes first."""
+        ref = self._ref(store)
         for _ in range(_MAX_ATTEMPTS):
-            head = self.head(store)
+            head = self._read_ref(ref)
             built = attempt(head)
-            if built.commit is None:
+            new = built.new
+            if new is None:
                 return built.result
             try:
                 with self._lock.held():
-                    if self.head(store) != head:
+                    if self._read_ref(ref) != head:
                         continue
-                    new = built.commit.id.decode()
-                    if head is None:
-                        self._write_objects([*built.objects, built.commit])
-                        published = self._publish(self._ref(store), head, new)
-                    else:
-                        pending = self._write_objects(
-                            [*built.objects, built.commit], sync_folder=False
-                        )
-                        published = self._swap(self._ref(store), head, new, pending)
+                    published = self._publish_new(ref, head, new)
             except OSError as exc:
                 raise storage_error(exc, f"writing {built.what}") from exc
             if published:
-                self._reader.remember([*built.objects, built.commit])
+                self._reader.remember(new, built.facts)
+                if built.rows:
+                    self._history(store).record(head, built.rows)
                 self._maybe_pack()
                 return built.result
         raise StorageError(
@@ -491,24 +505,17 @@ class Repository:
             if _is_file_store(self._reader, head):
                 raise InvalidArgument(f"store {store!r} is a file store; guards are for memories")
             if snapshot.meta(name) == text:
-                return _Attempt(None, None, [], "")
-            root = Tree()
-            if snapshot.root:
-                for entry, mode, sha in self._reader.tree(snapshot.root):
-                    if entry != name:
-                        root.add(entry.encode(), mode, ObjectID(sha))
-            objects: list[ShaFile] = []
-            if text is not None:
-                blob = Blob.from_string(text.encode())
-                objects.append(blob)
-                root.add(name.encode(), FILE_MODE, blob.id)
-            objects.append(root)
+                return _Attempt(None, None, "")
+            new = NewObjects()
+            base = self._reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE
+            entry = None if text is None else (FILE_MODE, new.add_blob(text.encode(), text))
+            root = new.add_tree(base.replaced({name: entry}))
             verb = "remove" if text is None else "set"
             facts = Facts((), snapshot.totals, snapshot.peaks, {META[name]: verb})
-            commit = self._new_commit(root.id, snapshot.commit, author, facts)
             subject = f"{verb} {name}"
-            commit.message = subject.encode() + commit.message[len(b"merge") :]
-            return _Attempt(commit.id.decode(), commit, objects, subject)
+            message = subject.encode() + format_message(facts)[len(b"merge") :]
+            sha = self._add_commit(new, root, snapshot.commit, author, int(time.time()), message)
+            return _Attempt(sha, new, subject)
 
         return self._commit(store, attempt)
 
@@ -550,7 +557,7 @@ class Repository:
             change = fn(snapshot)
             edits = _check_file_change(change)
             if not edits:
-                return _Attempt([], None, [], "")
+                return _Attempt([], None, "")
             check_texts(((f"file {e.path}", e.text) for e in edits if e.text), None)
             olds: list[str | None] = []
             for edit in edits:
@@ -560,9 +567,7 @@ class Repository:
                 if edit.op == "create" and (old is not None or snapshot.is_dir(edit.path)):
                     raise AlreadyExists(f"{edit.path!r} already exists")
                 olds.append(old)
-            revisions, commit, objects = self._build_files(snapshot, change, edits, olds, author)
-            subject = f"{change.edits[0].op} {change.edits[0].path}"
-            return _Attempt(revisions, commit, objects, subject)
+            return self._build_files(snapshot, change, edits, olds, author)
 
         return self._commit(store, attempt)
 
@@ -608,24 +613,19 @@ class Repository:
         edits: tuple[FileEdit, ...],
         olds: list[str | None],
         author: Author,
-    ) -> tuple[list[FileRevision], Commit, list[ShaFile]]:
-        objects: list[ShaFile] = []
+    ) -> _Attempt[list[FileRevision]]:
+        new = NewObjects()
         blobs: dict[str, bytes | None] = {}
         for edit in edits:
-            if edit.text is None:
-                blobs[edit.path] = None
-            else:
-                blob = blob_of(edit.text)
-                objects.append(blob)
-                blobs[edit.path] = blob.id
-        root, trees = build_tree(self._reader, snapshot.root, blobs)
-        objects.extend(trees)
+            text = edit.text
+            blobs[edit.path] = None if text is None else new.add_blob(text.encode(), text)
+        root = build_tree(self._reader, snapshot.root, blobs, new)
         count, chars, lines = snapshot.totals.count, snapshot.totals.chars, snapshot.totals.lines
         for edit, old in zip(edits, olds, strict=True):
-            new = edit.text
-            count += (new is not None) - (old is not None)
-            chars += (len(new) if new is not None else 0) - (len(old) if old is not None else 0)
-            lines += count_lines(new or "") - count_lines(old or "")
+            text = edit.text
+            count += (text is not None) - (old is not None)
+            chars += (len(text) if text is not None else 0) - (len(old) if old is not None else 0)
+            lines += count_lines(text or "") - count_lines(old or "")
         totals = Totals(count, chars, lines)
         facts = Facts(
             edits=tuple(Edited(e.path, e.op, snapshot.revision(e.path) + 1) for e in edits),
@@ -634,25 +634,42 @@ class Repository:
             extra=change.trailers,
             paths=True,
         )
-        commit = self._new_commit(root, snapshot.commit, author, facts)
-        sha = commit.id.decode()
-        revisions = [
-            FileRevision(
-                store=snapshot.store,
-                path=edit.path,
-                revision=edited.revision,
-                op=edit.op,
-                text=edit.text if edit.text is not None else old or "",
-                author=author.name,
-                commit=sha,
-                time=commit.author_time,
-                totals=totals,
-                peaks=facts.peaks,
-                removed=edit.text is None,
+        message = format_message(facts)
+        when = int(time.time())
+        sha = self._add_commit(new, root, snapshot.commit, author, when, message)
+        revisions: list[FileRevision] = []
+        rows: list[Row] = []
+        for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
+            blob = blobs[edit.path]
+            if blob is None:
+                gone = self._reader.entry_at(snapshot.root, edit.path) if snapshot.root else None
+                blob_id = REMOVED + (gone[1].decode() if gone else "-")
+            else:
+                blob_id = blob.decode()
+            rows.append((sha, str(edited.revision), edited.op, edited.slug, blob_id, "-", "-"))
+            revisions.append(
+                FileRevision(
+                    store=snapshot.store,
+                    path=edit.path,
+                    revision=edited.revision,
+                    op=edit.op,
+                    text=edit.text if edit.text is not None else old or "",
+                    author=author.name,
+                    commit=sha,
+                    time=when,
+                    totals=totals,
+                    peaks=facts.peaks,
+                    removed=edit.text is None,
+                )
             )
-            for edit, old, edited in zip(edits, olds, facts.edits, strict=True)
-        ]
-        return revisions, commit, objects
+        subject = f"{change.edits[0].op} {change.edits[0].path}"
+        return _Attempt(revisions, new, subject, parse_message(message), rows)
+
+    @staticmethod
+    def _add_commit(
+        new: NewObjects, root: bytes, parent: str | None, author: Author, when: int, message: bytes
+    ) -> str:
+        return new.add_commit(root, [parent] if parent else [], author.ident(), when, message)
 
     @staticmethod
     def _new_commit(root: bytes, parent: str | None, author: Author, facts: Facts) -> Commit:
@@ -904,8 +921,9 @@ class Repository:
         edits: tuple[Edit, ...],
         olds: list[Memory | None],
         author: Author,
-    ) -> tuple[list[Revision], Commit, list[ShaFile]]:
-        root, objects = self._tree(snapshot, edits)
+    ) -> _Attempt[list[Revision]]:
+        new = NewObjects()
+        root, blobs = self._new_tree(snapshot, edits, new)
         totals = _totals(snapshot.totals, edits, olds)
         facts = Facts(
             edits=tuple(Edited(e.slug, e.op, snapshot.revision(e.slug) + 1) for e in edits),
@@ -913,12 +931,15 @@ class Repository:
             peaks=snapshot.peaks.peak(totals),
             extra=change.trailers,
         )
-        commit = self._new_commit(root.id, snapshot.commit, author, facts)
-        sha = commit.id.decode()
+        message = format_message(facts)
+        when = int(time.time())
+        sha = self._add_commit(new, root, snapshot.commit, author, when, message)
         revisions: list[Revision] = []
-        for edit, old, edited in zip(edits, olds, facts.edits, strict=True):
+        rows: list[Row] = []
+        for edit, old, edited, ids in zip(edits, olds, facts.edits, blobs, strict=True):
             shown = edit.memory or old
             assert shown is not None
+            rows.append((sha, str(edited.revision), edited.op, edited.slug, *ids))
             revisions.append(
                 _revision(
                     snapshot.store,
@@ -927,11 +948,59 @@ class Repository:
                     facts,
                     shown,
                     author.name,
-                    commit.author_time,
+                    when,
                     edit.memory is None,
                 )
             )
-        return revisions, commit, objects
+        return _Attempt(revisions, new, f"{change.op} {change.slug}", parse_message(message), rows)
+
+    def _new_tree(
+        self, snapshot: Snapshot, edits: Sequence[Edit], new: NewObjects
+    ) -> tuple[bytes, list[Blobs]]:
+        """The root tree of ``snapshot`` with ``edits`` applied, every new object added
+        to ``new``, and for each edit the blob ids the history index keeps (for a
+        removal, the files it removed). Only the changed fan-out trees and the root are
+        encoded again, each from its stored entries (see ``RawTree``)."""
+        reader = self._reader
+        root = snapshot.root
+        base_root = reader.raw_tree(root) if root else EMPTY_TREE
+        buckets: dict[str, tuple[RawTree, dict[str, tuple[int, bytes] | None]]] = {}
+        blobs: list[Blobs] = []
+        for edit in edits:
+            slug = edit.slug
+            name = files.bucket(slug)
+            if name not in buckets:
+                entry = base_root.get(name)
+                tree = (
+                    reader.raw_tree(entry[1].decode()) if entry and entry[0] == DIR_MODE else None
+                )
+                buckets[name] = (tree or EMPTY_TREE, {})
+            base, changes = buckets[name]
+            before = [base.get(slug + suffix) for suffix in _SUFFIXES]
+            for suffix, found in zip(_SUFFIXES, before, strict=True):
+                if found is not None:
+                    changes[slug + suffix] = None
+            memory = edit.memory
+            if memory is None:
+                ids = [f[1].decode() if f else "-" for f in before]
+                blobs.append((REMOVED + ids[0], ids[1], ids[2]))
+                continue
+            written: dict[str, bytes] = {}
+            for filename, data in files.encode(memory).items():
+                written[filename] = new.add_blob(data)
+                changes[filename] = (FILE_MODE, written[filename])
+            kept = MemoryFiles(
+                written[slug + files.MD],
+                written.get(slug + files.CODE),
+                written.get(slug + files.ON_USE),
+            )
+            new.memories.append((kept, memory))
+            blobs.append(blob_ids(kept))
+        root_changes: dict[str, tuple[int, bytes] | None] = {}
+        for name, (base, changes) in buckets.items():
+            tree = base.replaced(changes)
+            root_changes[name] = (DIR_MODE, new.add_tree(tree)) if tree.chunks else None
+        return new.add_tree(base_root.replaced(root_changes)), blobs
 
     def _tree(self, snapshot: Snapshot, edits: Sequence[Edit]) -> tuple[Tree, list[ShaFile]]:
         """The root tree of ``snapshot`` with ``edits`` applied, and every new object."""
@@ -974,16 +1043,31 @@ class Repository:
         objects_dir = os.path.join(self.directory, "objects")
         return packing.write_objects(objects_dir, objects, sync_folder=sync_folder)
 
-    def _swap(self, ref: Ref, old: str, new: str, pending: str) -> bool:
-        """Compare-and-swap the existing branch ``ref`` from ``old`` to ``new`` (must hold
-        the write lock), as ``_publish`` does, with the folder ``pending`` made durable
-        in the same flush as the ref's lock file: both must be on disk before the ref
-        moves, and one journal commit for the two costs half of two in a row."""
+    def _publish_new(self, ref: Ref, old: str | None, new: NewObjects) -> bool:
+        """Write a commit's objects durably as one pack and move ``ref`` from ``old`` to
+        the commit by compare-and-swap (must hold the write lock)."""
+        objects = os.path.join(self.directory, "objects")
+        path = os.path.join(self.directory, os.fsdecode(ref))
+        if old is None or not os.path.isdir(os.path.dirname(path)):
+            # a new branch, or one only packed-refs holds: the slow road, through dulwich
+            packing.write_pack(objects, new.records, len(new.records), level=None)
+            return self._publish(ref, old, new.commit)
+        return self._swap(ref, old, new.commit, new.records)
+
+    def _swap(self, ref: Ref, old: str, new: str, records: list[Record]) -> bool:
+        """Compare-and-swap the existing branch ``ref`` from ``old`` to ``new`` with the
+        new objects ``records`` (must hold the write lock), each step durable before the
+        next, in three flushes of the filesystem's journal:
+
+        1. the ref's lock file (``<ref>.lock``, git's) is created, the ref re-read under
+           it, ``new`` written to it; the pack and its index are written to temporary
+           files; the three are fsynced together;
+        2. pack and index are renamed into place (the pack first) and the pack folder
+           is fsynced: their names are durable before any ref names what they hold;
+        3. the lock file is renamed over the ref and the ref's folder fsynced.
+        """
         path = os.path.join(self.directory, os.fsdecode(ref))
         lock = path + ".lock"
-        if not os.path.isdir(os.path.dirname(path)):  # a packed ref only: the slow road
-            fsync_dir(pending)
-            return self._publish(ref, old, new)
         fd = -1
         for _ in range(2):
             try:
@@ -994,26 +1078,27 @@ class Repository:
                 remove_stale(lock)
         if fd < 0:
             return False
+        staged: packing.Staged | None = None
         try:
-            with self._read_lock:
-                current = self._repo.refs.read_ref(ref)  # loose, else packed
-            if current != old.encode():
+            if self._read_ref(ref) != old:
                 os.close(fd)
                 fd = -1
                 os.unlink(lock)
                 return False
             os.write(fd, new.encode() + b"\n")
-            folder = os.open(pending, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                fsync_together(fd, folder)
-            finally:
-                os.close(folder)
+            pack_dir = packing.pack_folder(os.path.join(self.directory, "objects"))
+            staged = packing.stage(pack_dir, records, len(records))
+            fsync_together(*staged.fds, fd)
             os.close(fd)
             fd = -1
+            staged.install()
+            fsync_dir(pack_dir)
             os.rename(lock, path)
         except BaseException:
             if fd >= 0:
                 os.close(fd)
+            if staged is not None:
+                staged.discard()
             with suppress(FileNotFoundError):
                 os.unlink(lock)
             raise
@@ -1197,13 +1282,17 @@ def _marker_ref(name: str) -> Ref:
 
 @dataclass(frozen=True)
 class _Attempt(Generic[T]):
-    """What one attempt at a mutation built: the result to return, and the commit and
-    objects to publish (no commit: nothing to publish)."""
+    """What one attempt at a mutation built: the result to return, the commit and its
+    objects to publish (``new`` ``None``: nothing to publish), and what the reader and
+    the history index keep of it once published."""
 
     result: T
-    commit: Commit | None
-    objects: list[ShaFile]
+    new: NewObjects | None
     what: str
+    facts: Facts | None = None
+    """The commit's facts, as a reader parses them from its message."""
+    rows: list[Row] | None = None
+    """The commit's rows in the history index, blob ids included."""
 
 
 def _is_file_store(reader: ObjectReader, head: str | None) -> bool:
