@@ -35,6 +35,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from io import BufferedWriter, BytesIO
+from itertools import accumulate
 
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import RawObjectID, ShaFile, hex_to_sha, valid_hexsha
@@ -355,11 +356,7 @@ def _index(entries: list[Entry], checksum: bytes) -> bytes:
     counts = [0] * 256
     for sha, _, _ in entries:
         counts[sha[0]] += 1
-    fanout: list[int] = []
-    total = 0
-    for n in counts:
-        total += n
-        fanout.append(total)
+    fanout = accumulate(counts)
     small: list[int] = []
     large: list[int] = []
     for _, offset, _ in entries:

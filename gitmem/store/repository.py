@@ -253,6 +253,7 @@ class Repository:
         self._prefix = layout.PROJECT_PREFIX if project else layout.STANDALONE_PREFIX
         self._repo = repo
         self._meta = os.path.join(path, "gitmem")
+        self._objects = os.path.join(path, "objects")
         self._lock = WriteLock(os.path.join(self._meta, "write.lock"))
         self._reader = ObjectReader(repo)
         self._read_lock = self._reader.lock
@@ -465,8 +466,6 @@ class Repository:
                 return built.result
             try:
                 with self._lock.held():
-                    if self._read_ref(ref) != head:
-                        continue
                     published = self._publish_new(ref, head, new)
             except OSError as exc:
                 raise storage_error(exc, f"writing {built.what}") from exc
@@ -1046,11 +1045,12 @@ class Repository:
     def _publish_new(self, ref: Ref, old: str | None, new: NewObjects) -> bool:
         """Write a commit's objects durably as one pack and move ``ref`` from ``old`` to
         the commit by compare-and-swap (must hold the write lock)."""
-        objects = os.path.join(self.directory, "objects")
         path = os.path.join(self.directory, os.fsdecode(ref))
         if old is None or not os.path.isdir(os.path.dirname(path)):
             # a new branch, or one only packed-refs holds: the slow road, through dulwich
-            packing.write_pack(objects, new.records, len(new.records), level=None)
+            if self._read_ref(ref) != old:
+                return False  # moved already: no pack written for nothing
+            packing.write_pack(self._objects, new.records, len(new.records), level=None)
             return self._publish(ref, old, new.commit)
         return self._swap(ref, old, new.commit, new.records)
 
@@ -1086,7 +1086,7 @@ class Repository:
                 os.unlink(lock)
                 return False
             os.write(fd, new.encode() + b"\n")
-            pack_dir = packing.pack_folder(os.path.join(self.directory, "objects"))
+            pack_dir = packing.pack_folder(self._objects)
             staged = packing.stage(pack_dir, records, len(records))
             fsync_together(*staged.fds, fd)
             os.close(fd)
