@@ -123,6 +123,19 @@ def format_message(facts: Facts) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def as_read(facts: Facts) -> Facts:
+    """The facts ``parse_message`` reads from ``format_message(facts)``, made without
+    formatting and parsing: extra trailers with their whitespace collapsed, and only
+    the ``Gitmem-`` ones (the parser reads no other)."""
+    extra = {
+        key: " ".join(value.split())
+        for key, value in facts.extra.items()
+        if key.startswith("Gitmem-") and key not in KEYS
+    }
+    paths = facts.paths and bool(facts.edits)  # no path named: nothing says it is a file store
+    return Facts(facts.edits, facts.totals, facts.peaks, MappingProxyType(extra), paths)
+
+
 def parse_message(message: bytes) -> Facts | None:
     """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make."""
     trailers: dict[str, str] = {}

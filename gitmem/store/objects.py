@@ -258,6 +258,8 @@ class ObjectReader:
         self._commits: dict[str, Commit] = {}
         self._facts: dict[str, Facts | None] = {}
         self._raw_trees: dict[str, RawTree] = {}
+        self._raw_commits: dict[str, bytes] = {}
+        self._roots: dict[str, str] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -284,10 +286,9 @@ class ObjectReader:
         the next commit builds on its trees without parsing them. ``facts``: the
         commit's, exactly as ``parse_message`` reads them (``None``: left to it)."""
         sha = new.commit
-        commit = cast(
-            Commit, Commit.from_raw_string(COMMIT, new.commit_raw, ObjectID(sha.encode()))
-        )
-        _bounded(self._commits)[sha] = commit
+        # the commit object is made if something asks for more than its tree
+        _bounded(self._raw_commits, _RAW_TREES_MAX)[sha] = new.commit_raw
+        _bounded(self._roots)[sha] = new.commit_raw[5:45].decode()
         if facts is not None:
             _bounded(self._facts)[sha] = facts
         raw_trees = _bounded(self._raw_trees, _RAW_TREES_MAX)
@@ -306,13 +307,24 @@ class ObjectReader:
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
         if found is None:
-            found = cast(Commit, self.object(sha))
+            raw = self._raw_commits.get(sha)
+            if raw is not None:
+                found = cast(Commit, Commit.from_raw_string(COMMIT, raw, ObjectID(sha.encode())))
+            else:
+                found = cast(Commit, self.object(sha))
             _bounded(self._commits)[sha] = found
+        return found
+
+    def root(self, sha: str) -> str:
+        """The id of a commit's root tree."""
+        found = self._roots.get(sha)
+        if found is None:
+            found = _bounded(self._roots)[sha] = self.commit(sha).tree.decode()
         return found
 
     def memory_at(self, commit: str, slug: str) -> Memory | None:
         """The memory ``slug`` as of ``commit``, read through the caches."""
-        root = self.commit(commit).tree.decode()
+        root = self.root(commit)
         found = memory_files(slug, self.bucket(root, files.bucket(slug)))
         return self.memory(slug, found) if found else None
 
@@ -495,9 +507,11 @@ class ObjectReader:
         commit once. Anything unusual takes the ordinary path, with its errors."""
         cached = self._commits.get(sha)
         if cached is None:
+            kind, raw = COMMIT, self._raw_commits.get(sha, b"")
             try:
-                with self.lock:
-                    kind, raw = self.repo.object_store.get_raw(ObjectID(sha.encode()))
+                if not raw:
+                    with self.lock:
+                        kind, raw = self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:

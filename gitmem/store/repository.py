@@ -42,7 +42,7 @@ from gitmem.store.locking import (
     remove_stale,
     storage_error,
 )
-from gitmem.store.message import KEYS, Edited, Facts, format_message, parse_message
+from gitmem.store.message import KEYS, Edited, Facts, as_read, format_message
 from gitmem.store.objects import (
     DIR_MODE,
     EMPTY_TREE,
@@ -662,7 +662,7 @@ class Repository:
                 )
             )
         subject = f"{change.edits[0].op} {change.edits[0].path}"
-        return _Attempt(revisions, new, subject, parse_message(message), rows)
+        return _Attempt(revisions, new, subject, as_read(facts), rows)
 
     @staticmethod
     def _add_commit(
@@ -951,7 +951,7 @@ class Repository:
                     edit.memory is None,
                 )
             )
-        return _Attempt(revisions, new, f"{change.op} {change.slug}", parse_message(message), rows)
+        return _Attempt(revisions, new, f"{change.op} {change.slug}", as_read(facts), rows)
 
     def _new_tree(
         self, snapshot: Snapshot, edits: Sequence[Edit], new: NewObjects

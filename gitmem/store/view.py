@@ -24,4 +24,4 @@ class StoreView:
         self.totals = facts.totals if facts else Totals()
         self.peaks = facts.peaks if facts else Totals()
         self.trailers: Mapping[str, str] = facts.extra if facts else {}
-        self.root: str | None = reader.commit(commit).tree.decode() if commit else None
+        self.root: str | None = reader.root(commit) if commit else None

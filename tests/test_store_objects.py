@@ -1,0 +1,161 @@
+"""The commit path's raw objects: trees swapped entry by entry, commits and facts made
+without a parse, each equal to what dulwich and the message parser make of them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.store.message import Edited, Facts, as_read, format_message, parse_message
+from gitmem.store.objects import (
+    BLOB,
+    DIR_MODE,
+    EMPTY_TREE,
+    FILE_MODE,
+    TREE,
+    NewObjects,
+    RawTree,
+    object_id,
+)
+from gitmem.types import Totals
+
+NAMES = st.text(alphabet="ab.-_/0", min_size=1, max_size=4).filter(
+    lambda n: "/" not in n and n not in (".", "..")
+)
+ENTRY = st.tuples(st.sampled_from([FILE_MODE, DIR_MODE]), st.binary(min_size=20, max_size=20))
+
+
+def _dulwich(entries: dict[str, tuple[int, bytes]]) -> bytes:
+    tree = Tree()
+    for name, (mode, sha) in entries.items():
+        tree.add(name.encode(), mode, ObjectID(sha.hex().encode()))
+    return tree.as_raw_string()
+
+
+def _hex(entries: dict[str, tuple[int, bytes]]) -> dict[str, tuple[int, bytes]]:
+    return {name: (mode, sha.hex().encode()) for name, (mode, sha) in entries.items()}
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(
+    before=st.dictionaries(NAMES, ENTRY, max_size=8),
+    changes=st.dictionaries(NAMES, st.none() | ENTRY, max_size=4),
+)
+def test_a_swapped_tree_is_the_tree_dulwich_writes(
+    before: dict[str, tuple[int, bytes]], changes: dict[str, tuple[int, bytes] | None]
+) -> None:
+    """Replacing, adding and removing entries (a file turned folder sorts anew, as
+    "name/") gives byte for byte the tree dulwich serializes for the same entries."""
+    after = {**before, **{k: v for k, v in changes.items() if v is not None}}
+    for name, change in changes.items():
+        if change is None:
+            after.pop(name, None)
+    tree = RawTree.parse(_dulwich(before)).replaced(
+        {k: None if v is None else (v[0], v[1].hex().encode()) for k, v in changes.items()}
+    )
+    assert tree.content() == _dulwich(after)
+    assert RawTree.parse(tree.content()).entries() == tree.entries()
+    assert {name: tree.get(name) for name in after} == _hex(after)
+    assert object_id(TREE, tree.content()) == bytes.fromhex(
+        Tree.from_string(_dulwich(after)).id.decode()
+    )
+
+
+def test_a_swap_shares_the_unchanged_entries() -> None:
+    """Replacing one entry of 256 copies no other entry and keeps the index."""
+    root = RawTree.parse(_dulwich({f"{i:02x}": (DIR_MODE, bytes([i]) * 20) for i in range(256)}))
+    swapped = root.replaced({"7f": (DIR_MODE, b"ab" * 20)})
+    assert swapped.index is root.index
+    assert sum(a is not b for a, b in zip(root.chunks, swapped.chunks, strict=True)) == 1
+    assert swapped.get("7f") == (DIR_MODE, b"ab" * 20)
+    assert root.get("7f") == (DIR_MODE, b"7f" * 20)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"100644 a\x00" + b"x" * 19, b"100644 a" + b"x" * 21, b"abc a\x00" + b"x" * 20, b"1006"],
+)
+def test_a_damaged_tree_does_not_parse(content: bytes) -> None:
+    """A cut-short entry, a missing name end or a mode that is not octal is refused."""
+    with pytest.raises(ValueError):
+        RawTree.parse(content)
+
+
+def test_new_objects_are_the_objects_dulwich_makes() -> None:
+    """Blob, tree and commit ids and contents equal dulwich's; an object added twice is
+    packed once."""
+    new = NewObjects()
+    blob = new.add_blob(b"hello\n", "hello\n")
+    assert new.add_blob(b"hello\n") == blob == Blob.from_string(b"hello\n").id
+    tree = new.add_tree(EMPTY_TREE.replaced({"a.md": (FILE_MODE, blob)}))
+    parent = "ab" * 20
+    sha = new.add_commit(tree, [parent], b"alice <alice@agents.gitmem>", 1700000000, b"m\n\nx\n")
+    commit = Commit()
+    commit.tree = ObjectID(tree)
+    commit.parents = [ObjectID(parent.encode())]
+    commit.author = commit.committer = b"alice <alice@agents.gitmem>"
+    commit.author_time = commit.commit_time = 1700000000
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"m\n\nx\n"
+    assert new.commit_raw == commit.as_raw_string()
+    assert sha == commit.id.decode()
+    assert [r[2] for r in new.records] == [
+        bytes.fromhex(blob.decode()),
+        bytes.fromhex(tree.decode()),
+        bytes.fromhex(sha),
+    ]
+    assert object_id(BLOB, b"hello\n").hex() == blob.decode()
+
+
+TRAILER_KEYS = st.sampled_from(["Gitmem-Reason", "Gitmem-X", "Reason", "Gitmem-Capability"])
+VALUES = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=30,
+)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(
+    extra=st.dictionaries(TRAILER_KEYS, VALUES, max_size=3),
+    paths=st.booleans(),
+    revisions=st.lists(st.integers(min_value=0, max_value=10**6), min_size=0, max_size=3),
+)
+def test_facts_as_read_are_the_facts_parsed(
+    extra: dict[str, str], paths: bool, revisions: list[int]
+) -> None:
+    """as_read(facts) equals parse_message(format_message(facts)): trailers folded onto
+    one line, only Gitmem- ones kept."""
+    names = [f"d/f{i}.md" if paths else f"s{i}" for i in range(len(revisions))]
+    facts = Facts(
+        tuple(Edited(n, "edit", r) for n, r in zip(names, revisions, strict=True)),
+        Totals(3, 40, 5),
+        Totals(4, 50, 6),
+        extra,
+        paths=paths,
+    )
+    assert as_read(facts) == parse_message(format_message(facts))
+
+
+def test_fsync_together_syncs_every_file(
+    tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file and folder handed to fsync_together is fsynced, a folder included."""
+    from gitmem.store.locking import fsync_together
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    fds = [os.open(os.path.join(tmp_path, n), os.O_WRONLY | os.O_CREAT, 0o644) for n in "ab"]
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for fd in fds:
+            os.write(fd, b"data")
+        fsync_together(*fds, folder)
+    finally:
+        for fd in [*fds, folder]:
+            os.close(fd)
+    assert synced == [*fds, folder]
