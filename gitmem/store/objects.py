@@ -26,6 +26,7 @@ FILE_MODE = 0o100644
 _CACHE_MAX = 50_000
 # a root tree's entry list costs a few KB: fewer of those are kept
 _RAW_TREES_MAX = 4_096
+_RECENT = 64
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
 _TYPE_NAMES = {BLOB: b"blob", TREE: b"tree", COMMIT: b"commit"}
 
@@ -259,6 +260,7 @@ class ObjectReader:
         self._facts: dict[str, Facts | None] = {}
         self._raw_trees: dict[str, RawTree] = {}
         self._raw_commits: dict[str, bytes] = {}
+        self._tree_contents: dict[str, bytes] = {}
         self._roots: dict[str, str] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
@@ -382,6 +384,8 @@ class ObjectReader:
             # the entries straight from the raw tree, in its stored order (git's), without
             # building a Tree object and sorting its entries again
             content = self.raw(sha, Tree.type_num)
+            # a commit that changes this tree next parses it as a RawTree: spare it the read
+            _bounded(self._tree_contents, _RECENT)[sha] = content
             try:
                 found = [
                     (name.decode(), mode, entry) for name, mode, entry in parse_tree(content, 20)
@@ -419,8 +423,9 @@ class ObjectReader:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
         found = self._raw_trees.get(sha)
         if found is None:
+            content = self._tree_contents.pop(sha, None)
             try:
-                found = RawTree.parse(self.raw(sha, TREE))
+                found = RawTree.parse(content if content is not None else self.raw(sha, TREE))
             except ValueError as exc:
                 raise StorageError(
                     f"tree {sha} does not parse ({exc}); run `gitmem check`"
@@ -499,7 +504,7 @@ class ObjectReader:
         return found
 
     def blob(self, sha: bytes) -> bytes:
-        return cast(Blob, self.object(sha)).as_raw_string()
+        return self.raw(sha.decode(), BLOB)
 
     def heading(self, sha: str) -> tuple[list[str], Facts | None]:
         """A commit's parents and facts, read from its raw text without making a commit
