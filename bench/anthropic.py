@@ -95,11 +95,15 @@ def main() -> None:
     reference = measure(lambda folder: BetaLocalFilesystemMemoryTool(folder))
     ours = measure(gitmem_tool)
     bare = without_fsync(gitmem_tool)
-    print(f"memory tool: median of {ROUNDS} commands on a store of {FILES} files")
+    print(
+        f"memory tool: median of {ROUNDS} commands on a store of {FILES} files "
+        f"(load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
     print(
         "(the reference fsyncs a created or edited file once, and a rename or delete not "
-        "at all;\n gitmem fsyncs pack, index, pack folder, ref lock and ref folder in three "
-        "flushes;\n 'no fsync' is gitmem with os.fsync patched out: its cost without the disk)"
+        "at all;\n gitmem fsyncs pack, index and ref lock, then the pack folder, then the "
+        "ref folder: three flushes;\n 'no fsync' is gitmem with os.fsync patched out: its "
+        "cost without the disk)"
     )
     print(f"{'command':<12} {'reference':>10} {'gitmem':>10} {'ratio':>7}  {'goal':<14} no fsync")
     for name in reference:
