@@ -576,3 +576,63 @@ def test_a_damaged_blob_side_file_is_passed_over(repo: Repository) -> None:
     with open(os.path.join(folder, side), "wb") as f:
         f.write(b"\x00garbage a \xff\nnot a line\n" + b"z" * 40 + b" a 1 2\n")
     assert Repository.open(repo.directory).revisions(S, "a") == expected
+
+
+# -- the rows of a commit this process published -------------------------------------
+
+
+def _index_lines(repo: Repository) -> list[str]:
+    return next(iter(history_files(repo).values())).decode().splitlines()
+
+
+def test_a_write_adds_its_rows_to_the_index_at_once(repo: Repository) -> None:
+    """The index ends with a commit's rows as soon as the write returns, no read in
+    between, and equals an index built from scratch; the recorded blob ids answer as
+    the ones looked up in the trees do."""
+    put(repo, "create", "a", "one\n")
+    rename(repo, "a", "b")
+    put(repo, "create", "c", "three\n")
+    put(repo, "delete", "c")
+    head = repo.head(S)
+    assert head is not None
+    assert [line.split()[:4] for line in _index_lines(repo)[-1:]] == [[head, "2", "delete", "c"]]
+    recorded = history_files(repo)
+    answers = [key(r) for r in repo.revisions(S)]
+    drop_history(repo)
+    cold = Repository.open(repo.directory)
+    assert [key(r) for r in cold.revisions(S)] == answers
+    assert history_files(repo) == recorded
+
+
+def test_writes_from_fresh_processes_keep_the_index_whole(repo: Repository) -> None:
+    """A Repository that writes once without reading the index (a command-line write)
+    still appends its commit's rows when the file ends with the old head's, so the
+    next fresh reader answers one slug's history without a walk."""
+    put(repo, "create", "a", "one\n")
+    for i in range(4):
+        put(Repository.open(repo.directory), "edit", "a", f"take {i}\n")
+        head = Repository.open(repo.directory).head(S)
+        assert _index_lines(repo)[-1].split()[:3] == [head, str(i + 2), "edit"]
+    fresh = Repository.open(repo.directory)
+    assert [r.body for r in fresh.revisions(S, "a")] == ["one\n"] + [
+        f"take {i}\n" for i in range(4)
+    ]
+    recorded = history_files(repo)
+    drop_history(repo)
+    Repository.open(repo.directory).revisions(S)
+    assert history_files(repo) == recorded
+
+
+def test_a_write_leaves_an_index_it_does_not_end_alone(repo: Repository) -> None:
+    """When the index file does not end with the old head's rows (another history, a
+    torn line), the write appends nothing and the next read rebuilds or catches up."""
+    put(repo, "create", "a", "one\n")
+    folder = os.path.join(repo.directory, "gitmem", "history")
+    (name,) = [n for n in os.listdir(folder) if not n.endswith((".lock", ".blobs"))]
+    with open(os.path.join(folder, name), "ab") as f:
+        f.write(b"f" * 40 + b" 1 edit zz ? ? ?\n")
+    damaged = history_files(repo)
+    put(Repository.open(repo.directory), "edit", "a", "two\n")
+    assert history_files(repo) == damaged
+    fresh = Repository.open(repo.directory)
+    assert [r.body for r in fresh.revisions(S, "a")] == ["one\n", "two\n"]

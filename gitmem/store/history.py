@@ -364,26 +364,34 @@ class History:
     def record(self, parent: str | None, rows: list[Row]) -> None:
         """Add the rows of a commit this process just published on ``parent`` (the head
         it replaced), so that no later read walks to it; their blob ids are kept in
-        memory, and the file gets the rows a walk would write (an index built bit by
-        bit equals one built from scratch). Passed over when the index does not end
-        at ``parent`` or another process wrote to the file meanwhile: the next read
-        catches up as ever."""
+        memory and in the side file, and the index file gets the rows a walk would
+        write (an index built bit by bit equals one built from scratch). Passed over
+        when the index does not end at ``parent`` or another process wrote to the file
+        meanwhile: the next read catches up as ever. A process that has not read the
+        index (a command-line write) appends when the file ends with ``parent``'s rows,
+        without reading the rest, so the next process's cold read finds them."""
         with self._mutex:
             if not self._persisted:
                 return
             written: list[Row] = [(*row[:4], *_LATER3) for row in rows]
             data = "".join(_format(row) for row in written).encode()
+            loaded = bool(self._rows)
             try:
-                if parent is not None:
+                if loaded:
+                    if parent is None:
+                        return  # the index holds another history: the next read rebuilds it
                     self._catch_up(parent)
-                if (self._rows[-1][0] if self._rows else None) != parent:
-                    return
+                    if self._rows[-1][0] != parent:
+                        return
                 with flocked(self._path + ".lock"):
-                    fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
                     try:
                         stat = os.fstat(fd)
                         here = (stat.st_dev, stat.st_ino)
-                        if stat.st_size != self._offset or self._file not in (None, here):
+                        if loaded:
+                            if stat.st_size != self._offset or self._file not in (None, here):
+                                return
+                        elif not self._ends_with(fd, stat.st_size, parent):
                             return
                         if os.write(fd, data) != len(data):
                             return  # a short write: the next load reads what landed
@@ -391,10 +399,35 @@ class History:
                         os.close(fd)
             except (OSError, GitmemError):
                 return  # derived data: the next read catches up from the commits
-            self._file = here
-            self._offset += len(data)
-            self._add(written)
+            if loaded:
+                self._file = here
+                self._offset += len(data)
+                self._add(written)
             self._keep_blobs({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
+
+    def _ends_with(self, fd: int, size: int, parent: str | None) -> bool:
+        """Whether the index file (open as ``fd``, ``size`` bytes) holds exactly
+        ``parent``'s ancestry: it ends with ``parent``'s rows, all of them (the last
+        64 KB are read). ``None``: whether it is empty."""
+        if parent is None or not size:
+            return parent is None and not size
+        start = max(0, size - _TAIL)
+        tail = os.pread(fd, size - start, start)
+        if not tail.endswith(b"\n"):
+            return False
+        lines = tail[:-1].split(b"\n")
+        if start:
+            lines = lines[1:]  # the first may be cut
+        key = parent.encode()
+        rows = 0
+        while rows < len(lines) and lines[-1 - rows][:40] == key:
+            rows += 1
+        if rows == len(lines) and start:
+            return False  # the window holds nothing but parent's rows: too many to tell
+        facts = self._source.facts(parent)
+        merge = len(self._source.parents(parent)) > 1
+        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
+        return rows == expected
 
     def _catch_up(self, head: str) -> None:
         """Make the index cover ``head``."""
@@ -575,6 +608,7 @@ class History:
 
 
 _MARKS = (FOREIGN, MERGE)
+_TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
 LATER = "?"
 """Stands for the blob ids of a row the walk wrote without reading trees."""
