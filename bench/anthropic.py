@@ -3,7 +3,9 @@
 
 Goals: a write (create, str_replace, insert, rename, delete) at most 3x the reference's
 time (it fsyncs one file; gitmem fsyncs its objects and the ref); a view at most 1.5x.
-Each figure is the median of ROUNDS commands on a store of FILES files.
+Each figure is the median of ROUNDS commands on a store of FILES files; the three
+backends (the reference, gitmem, gitmem with os.fsync patched out) take turns command by
+command.
 """
 
 from __future__ import annotations
@@ -56,24 +58,32 @@ def commands(i: int) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def run(tool: Any, samples: dict[str, list[float]]) -> None:
-    for i in range(FILES):
-        tool.call({"command": "create", "path": f"/memories/seed/{i}.md", "file_text": TEXT})
-    for i in range(ROUNDS):
-        for name, command in commands(i):
+class Runner:
+    """One backend in its own folder; ``fsync=False`` patches os.fsync out around its
+    commands only (gitmem's cost without the disk)."""
+
+    def __init__(self, make: Callable[[str], Any], *, fsync: bool = True) -> None:
+        self.folder = tempfile.mkdtemp(prefix="gitmem-bench-")
+        self.tool = make(self.folder)
+        self.fsync = fsync
+        self.samples: dict[str, list[float]] = {}
+
+    def call(self, command: dict[str, Any]) -> float:
+        real = os.fsync
+        if not self.fsync:
+            os.fsync = lambda fd: None
+        try:
             start = time.perf_counter()
-            tool.call(command)
-            samples.setdefault(name, []).append(time.perf_counter() - start)
+            self.tool.call(command)
+            return time.perf_counter() - start
+        finally:
+            os.fsync = real
 
+    def medians(self) -> dict[str, float]:
+        return {name: statistics.median(v) * 1000 for name, v in self.samples.items()}
 
-def measure(make: Callable[[str], Any]) -> dict[str, float]:
-    folder = tempfile.mkdtemp(prefix="gitmem-bench-")
-    try:
-        samples: dict[str, list[float]] = {}
-        run(make(folder), samples)
-        return {name: statistics.median(values) * 1000 for name, values in samples.items()}
-    finally:
-        shutil.rmtree(folder)
+    def close(self) -> None:
+        shutil.rmtree(self.folder)
 
 
 def gitmem_tool(folder: str) -> GitMemoryTool:
@@ -82,19 +92,33 @@ def gitmem_tool(folder: str) -> GitMemoryTool:
     )
 
 
-def without_fsync(make: Callable[[str], Any]) -> dict[str, float]:
-    real = os.fsync
-    os.fsync = lambda fd: None
+def measure() -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Medians of the reference, gitmem and gitmem without fsync, taking turns command by
+    command, so that the disk's weather hits all three alike."""
+    runners = [
+        Runner(lambda folder: BetaLocalFilesystemMemoryTool(folder)),
+        Runner(gitmem_tool),
+        Runner(gitmem_tool, fsync=False),
+    ]
     try:
-        return measure(make)
+        for i in range(FILES):
+            for runner in runners:
+                runner.call(
+                    {"command": "create", "path": f"/memories/seed/{i}.md", "file_text": TEXT}
+                )
+        for i in range(ROUNDS):
+            for name, command in commands(i):
+                for runner in runners:
+                    runner.samples.setdefault(name, []).append(runner.call(command))
+        reference, ours, bare = (runner.medians() for runner in runners)
+        return reference, ours, bare
     finally:
-        os.fsync = real
+        for runner in runners:
+            runner.close()
 
 
 def main() -> None:
-    reference = measure(lambda folder: BetaLocalFilesystemMemoryTool(folder))
-    ours = measure(gitmem_tool)
-    bare = without_fsync(gitmem_tool)
+    reference, ours, bare = measure()
     print(
         f"memory tool: median of {ROUNDS} commands on a store of {FILES} files "
         f"(load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())})"

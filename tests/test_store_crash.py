@@ -110,8 +110,9 @@ FAULTS: dict[str, tuple[str, Callable[..., bool]]] = {
     "fsync": ("fsync", lambda *_: True),
     "create": ("open", _creates),
 }
-# the calls before the ref moves, each of which must refuse the write: the pack, its
-# index, (fsync only: the pack folder), the ref's lock file
+# the calls before the ref moves, each of which must refuse the write: creating the ref's
+# lock file, the pack and its index; fsyncing the pack, its index, the lock file and the
+# pack folder
 BEFORE_THE_REF = {"fsync": 4, "create": 3}
 
 

@@ -61,8 +61,8 @@ def test_a_write_adds_one_pack_and_no_loose_object(repo: Repository) -> None:
 def test_the_fsyncs_of_a_write_do_not_grow_with_its_objects(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A commit of one blob and one of many cost the same fsyncs: pack, index, pack
-    folder, ref lock file, ref folder."""
+    """A commit of one blob and one of many cost the same fsyncs: pack, index and ref
+    lock file (one flush), pack folder, ref folder."""
     _write(repo, "seed", "x")
     calls: list[int] = []
     real = os.fsync
