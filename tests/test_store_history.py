@@ -636,3 +636,26 @@ def test_a_write_leaves_an_index_it_does_not_end_alone(repo: Repository) -> None
     assert history_files(repo) == damaged
     fresh = Repository.open(repo.directory)
     assert [r.body for r in fresh.revisions(S, "a")] == ["one\n", "two\n"]
+
+
+def test_a_process_that_writes_on_reads_the_index_whole(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a write that appended without reading the index, the next write of the same
+    process loads the index once instead of searching the whole file again per write."""
+    put(repo, "create", "a", "one\n")
+    writer = Repository.open(repo.directory)
+    reads: list[str] = []
+    real = History._cold_rows  # pyright: ignore[reportPrivateUsage]
+
+    def counting(self: History, head: str | None, slug: str) -> object:
+        found = real(self, head, slug)
+        reads.append("cold" if found is not None else "full")
+        return found
+
+    monkeypatch.setattr(History, "_cold_rows", counting)
+    for i in range(4):
+        put(writer, "edit", "a", f"take {i}\n")
+    assert reads[:1] == ["cold"]
+    assert "cold" not in reads[1:]
+    assert [r.body for r in writer.revisions(S, "a")][-1] == "take 3\n"

@@ -138,6 +138,9 @@ class History:
         self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
         # derived data: after a disk error the index goes on in memory for this process
         self._persisted = True
+        # a process that wrote without reading the index reads it whole from then on:
+        # a cold read per commit would read the whole file each time
+        self._wrote_cold = False
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
@@ -271,7 +274,7 @@ class History:
         ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
         rows without parsing the others. ``None``: take the full path (which also
         repairs or rebuilds a file that does not read)."""
-        if head is None or self._rows or not self._persisted:
+        if head is None or self._rows or not self._persisted or self._wrote_cold:
             return None
         try:
             with open(self._path, "rb") as f:
@@ -376,6 +379,7 @@ class History:
             written: list[Row] = [(*row[:4], *_LATER3) for row in rows]
             data = "".join(_format(row) for row in written).encode()
             loaded = bool(self._rows)
+            self._wrote_cold = self._wrote_cold or not loaded
             try:
                 if loaded:
                     if parent is None:
