@@ -1,7 +1,6 @@
-// Built from runtime.ts (sha256 0b71ab1c8b016e48c7cc8927b08b23431b2ee8d9d1b9b762023997488014c309) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 e7ecdc9b5311621a57dd073c44788a3392c8e84a3be3fc8ab6f7e3ef74bb5226) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
-import process from "node:process";
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 function workerMain() {
@@ -657,11 +656,11 @@ var Runtime = class {
     }).finally(() => exitNow(IDLE_EXIT));
   }
   watchIdle() {
-    let last = process.cpuUsage();
+    let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
     const timer = setInterval(() => {
-      const now = process.cpuUsage();
+      const now = cpuUsage();
       const at = performance.now();
       const used = (now.user + now.system - last.user - last.system) / 1e3;
       const share = used / Math.max(1, at - lastAt);
@@ -899,19 +898,26 @@ function harden() {
     } catch {
     }
   }
-  for (const name of [
-    "exit",
-    "kill",
-    "abort",
-    "reallyExit",
-    "_kill",
-    "binding",
-    "dlopen",
-    "getBuiltinModule"
-  ]) {
-    try {
-      delete g.process[name];
-    } catch {
+  let kept = true;
+  try {
+    kept = !delete g.process;
+  } catch {
+  }
+  if (kept) {
+    for (const name of [
+      "exit",
+      "kill",
+      "abort",
+      "reallyExit",
+      "_kill",
+      "binding",
+      "dlopen",
+      "getBuiltinModule"
+    ]) {
+      try {
+        delete g.process[name];
+      } catch {
+      }
     }
   }
   try {
@@ -939,6 +945,7 @@ async function main() {
   exitNow(0);
 }
 var exitNow = Deno.exit;
+var cpuUsage = Deno.cpuUsage;
 if (isMainThread && import.meta.main) {
   await main();
 }

@@ -220,3 +220,40 @@ def test_a_host_that_exits_leaves_no_process_folder(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "5\n\n"
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_the_transpile_cache_is_off_not_only_fenced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the fence files taken away, TypeScript runs still write no transpiled copy."""
+    import gitmem.sandbox.process as process_module
+
+    monkeypatch.setattr(process_module, "_CACHE_FILES", ())
+    pool = Pool(reaper=False)
+    box = Sandbox(pool=pool)
+    try:
+        module = "export function twice(x: number): number { return 2 * x; }\n"
+        for n in range(3):
+            result = box.run(
+                f'import {{ m }} from "gitmem";\nconst n: number = {n};\nconsole.log(m.twice(n));',
+                modules={"m": module},
+                bridge=echo,
+            )
+            assert result.output == f"{2 * n}\n", result
+        assert box.load("m", module)[0].signature == "twice(x: number): number"
+        process = box._process  # pyright: ignore[reportPrivateUsage]
+        assert process is not None
+        gen = process.root / "deno" / "gen"
+        assert [p.name for p in gen.rglob("*") if p.is_file()] == []
+    finally:
+        pool.close()
+
+
+def test_the_runtime_reaches_no_node_builtin_but_worker_threads() -> None:
+    """The import map lets the runtime itself import node:worker_threads and nothing else."""
+    from gitmem.sandbox.launch import import_map
+
+    runtime = runtime_file()
+    mapped = import_map(runtime)
+    assert mapped["scopes"] == {runtime.as_uri(): {"node:worker_threads": "node:worker_threads"}}
+    imports = mapped["imports"]
+    assert isinstance(imports, dict)
+    assert imports["node:process"] == "https://import.denied.invalid/node/process"

@@ -40,9 +40,10 @@ _MAX_FRAME = 64 * 1024 * 1024
 _LOG_CAP = 64 * 1024
 _POLL = 0.02
 _START_TIMEOUT = 10.0
-# Caches Deno would grow with one entry per blob module. A plain file where a folder
-# should be, or a folder where a database should be, makes each unusable, and Deno
-# carries on without (in memory, for the databases).
+# Caches Deno would grow with one entry per blob module. The transpile cache is turned
+# off (_ENV); a plain file where its folders would be stays as a second fence. A folder
+# where a database should be makes each database unusable, and Deno carries on without
+# (in memory).
 _CACHE_FILES = ("gen/blob", "gen/data")
 _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
 # The runtime retires (a "retire" frame, then this exit status) when a leftover thread
@@ -50,6 +51,10 @@ _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_ca
 # can be retried.
 _IDLE_EXIT = 3
 _EXIT_WAIT = 5.0
+# The environment, whole. With the transpile cache merely fenced off, Deno's first
+# attempt to write into it retried for some 150 ms, once per process, before its first
+# TypeScript module ran; turned off, nothing is written and nothing is retried.
+_ENV = {"NO_COLOR": "1", "DENO_EMIT_CACHE_MODE": "disable", "DENO_NO_UPDATE_CHECK": "1"}
 
 
 class _Log:
@@ -149,7 +154,7 @@ class Process:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=workdir,
-            env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1"},
+            env={**_ENV, "DENO_DIR": str(deno_dir)},
             start_new_session=True,
         )
         self.stdout = _Log(self.proc.stdout)

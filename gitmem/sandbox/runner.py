@@ -24,7 +24,7 @@ from typing import TypeVar, cast
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
 from gitmem.sandbox.pool import Pool, shared_pool
 from gitmem.sandbox.process import Killed, Process, Retired
-from gitmem.sandbox.signatures import signatures
+from gitmem.sandbox.signatures import declarations, signatures
 
 __all__ = [
     "ARGS_DEPTH_MAX",
@@ -271,15 +271,25 @@ class Sandbox:
                     raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
             raise InternalError("the sandbox runtime kept retiring itself")
 
-    def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
-        return self._retrying(lambda process: self._load_once(process, op, source, key))
+    def _load(
+        self, op: str, source: str, key: str, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[str | None, list[str]]:
+        return self._retrying(lambda process: self._load_once(process, op, source, key, meanwhile))
 
     def _load_once(
-        self, process: Process, op: str, source: str, key: str
+        self,
+        process: Process,
+        op: str,
+        source: str,
+        key: str,
+        meanwhile: Callable[[], object] | None,
     ) -> tuple[str | None, list[str]]:
         with self._lock:
             try:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
+                if meanwhile is not None:
+                    # Host work that needs no answer runs while the runtime works.
+                    meanwhile()
                 reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
                 self._discard(process)
@@ -310,7 +320,8 @@ class Sandbox:
         Raises :class:`CodeError` with a located diagnostic if it does not compile or
         load (its top-level code throws, or outlives the time or memory limit).
         """
-        diagnostic, exports = self._load("load", source, key)
+        # The signatures are read while the runtime loads: the two run on two cores.
+        diagnostic, exports = self._load("load", source, key, lambda: declarations(source))
         if diagnostic is not None:
             raise CodeError(
                 f"the code of {key} does not compile: {diagnostic}", diagnostic=diagnostic
