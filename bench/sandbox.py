@@ -5,6 +5,10 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
 
 - process start: a new Deno process to a runtime that answers (spawn, connect,
   greeting), beside a new mini-racer context. Goal ≤ 50 ms.
+- first program in a fresh process: from an empty pool to a trivial program's output,
+  so the process start, its first worker and that worker's first TypeScript module,
+  beside a new mini-racer context running the same code. No goal; it is what a holder
+  waits after an idle release or after an attack got its process killed.
 - a 32 KB module load, compiled and evaluated in a fresh worker, with a pause between
   loads as between an agent's turns, beside mini-racer evaluating the same module
   (types removed) in a fresh context. Goal ≤ 8 ms.
@@ -120,6 +124,22 @@ def gitmem_start() -> float:
         pool.close()
         time.sleep(0.1)  # let the last process's teardown leave the cores
     FASTEST["gitmem_start"] = min(times)
+    return statistics.median(times)
+
+
+def gitmem_first_program() -> float:
+    """From a new sandbox on an empty pool to a trivial program's output."""
+    times: list[float] = []
+    for _ in range(ROUNDS):
+        pool = Pool(reaper=False)
+        box = Sandbox(pool=pool)
+        started = time.perf_counter()
+        result = box.run(TRIVIAL, modules={}, bridge=lambda name, args: (True, ""))
+        times.append((time.perf_counter() - started) * 1000)
+        assert result.output == "42\n", result
+        pool.close()
+        time.sleep(0.1)
+    FASTEST["gitmem_first_program"] = min(times)
     return statistics.median(times)
 
 
@@ -242,6 +262,7 @@ def main() -> None:
         pool = Pool(reaper=False)
         holder = bind(repo, 999, pool)
         start = gitmem_start(), racer_start()
+        first = gitmem_first_program()
         load = gitmem_load(typed), racer_load(plain)
         program = gitmem_program(holder), racer_program()
         call = gitmem_call(holder.sandbox), racer_call()
@@ -251,6 +272,7 @@ def main() -> None:
         racer_mb = racer_memory()
         repo.close()
     print(line("sandbox process start", *start, "ms", 50))
+    print(line("first program in a fresh process", first, program[1], "ms", None))
     print(line(f"load a {len(typed) // 1024} KB module", *load, "ms", 8))
     print(line("trivial program via run_program", *program, "ms", 15))
     print(line(f"RSS per active holder ({HOLDERS})", rss, racer_mb, "MB", 30))

@@ -222,29 +222,37 @@ def test_a_host_that_exits_leaves_no_process_folder(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
-def test_the_transpile_cache_is_off_not_only_fenced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the fence files taken away, TypeScript runs still write no transpiled copy."""
-    import gitmem.sandbox.process as process_module
-
-    monkeypatch.setattr(process_module, "_CACHE_FILES", ())
-    pool = Pool(reaper=False)
+def test_a_module_is_transpiled_once_and_nothing_else_is_kept(pool: Pool) -> None:
+    """A module loaded or imported again reuses its transpiled copy (the file is not
+    written again); the copies of programs and of modules the cache let go are deleted."""
     box = Sandbox(pool=pool)
-    try:
-        module = "export function twice(x: number): number { return 2 * x; }\n"
-        for n in range(3):
-            result = box.run(
-                f'import {{ m }} from "gitmem";\nconst n: number = {n};\nconsole.log(m.twice(n));',
-                modules={"m": module},
-                bridge=echo,
-            )
-            assert result.output == f"{2 * n}\n", result
-        assert box.load("m", module)[0].signature == "twice(x: number): number"
-        process = box._process  # pyright: ignore[reportPrivateUsage]
-        assert process is not None
-        gen = process.root / "deno" / "gen"
-        assert [p.name for p in gen.rglob("*") if p.is_file()] == []
-    finally:
-        pool.close()
+    module = "export function twice(x: number): number { return 2 * x; }\n"
+    assert box.load("m", module)[0].signature == "twice(x: number): number"
+    process = box._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    transpiled = process.root / "deno" / "gen" / "blob"
+
+    def stamps() -> dict[str, tuple[int, int]]:
+        return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in transpiled.iterdir()}
+
+    first = stamps()
+    for n in range(3):
+        result = box.run(
+            f'import {{ m }} from "gitmem";\nconst n: number = {n};\nconsole.log(m.twice(n));',
+            modules={"m": module},
+            bridge=echo,
+        )
+        assert result.output == f"{2 * n}\n", result
+        assert box._process is process  # pyright: ignore[reportPrivateUsage]
+    box.load("m", module)
+    kept = stamps()
+    # The module's copy, untouched; at most one other, which the spare worker wrote
+    # after the last call and the next call deletes.
+    assert len(kept) <= 2
+    assert [name for name in first if first[name] == kept.get(name)] != []
+    other = "export const thrice = (x: number): number => 3 * x;\n"
+    box.load("other", other)
+    assert len(stamps()) <= 3
 
 
 def test_the_runtime_reaches_no_node_builtin_but_worker_threads() -> None:
@@ -257,3 +265,20 @@ def test_the_runtime_reaches_no_node_builtin_but_worker_threads() -> None:
     imports = mapped["imports"]
     assert isinstance(imports, dict)
     assert imports["node:process"] == "https://import.denied.invalid/node/process"
+
+
+def test_a_run_with_more_modules_than_the_cache_holds_reaches_them_all(pool: Pool) -> None:
+    """The module cache never lets go of a module the current run was given."""
+    from gitmem.sandbox.runner import CACHED_MODULES
+
+    box = Sandbox(pool=pool)
+    count = CACHED_MODULES + 8
+    modules = {f"m{i}": f"export const n: number = {i};\n" for i in range(count)}
+    names = ", ".join(modules)
+    program = (
+        f'import {{ {names} }} from "gitmem";\n'
+        f"console.log([{', '.join(f'{k}.n' for k in modules)}].join(' '));"
+    )
+    for _ in range(2):
+        result = box.run(program, modules=modules, bridge=echo)
+        assert result.output == " ".join(str(i) for i in range(count)) + "\n", result

@@ -29,6 +29,8 @@ from gitmem.sandbox.signatures import declarations, signatures
 __all__ = [
     "ARGS_DEPTH_MAX",
     "ARGS_MAX",
+    "CACHED_CHARS",
+    "CACHED_MODULES",
     "PROGRAM_MAX",
     "VIEWS_MAX",
     "VIEW_TEXT_MAX",
@@ -52,6 +54,10 @@ ARGS_MAX = 1_048_576
 """Characters of one ``memories`` call's argument, as JSON."""
 ARGS_DEPTH_MAX = 32
 """How deep one ``memories`` call's argument may nest."""
+CACHED_MODULES = 32
+"""Distinct module texts a process keeps transpiled (and at most ``CACHED_CHARS``)."""
+CACHED_CHARS = 1_048_576
+"""Characters of module text a process keeps transpiled."""
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 """Answers one ``memories.<name>(args)`` call: ``(True, text)`` or ``(False, refusal)``."""
@@ -219,6 +225,8 @@ class Sandbox:
             "maxTitleChars": VIEW_TITLE_MAX,
             "maxArgsChars": ARGS_MAX,
             "maxArgsDepth": ARGS_DEPTH_MAX,
+            "cachedModules": CACHED_MODULES,
+            "cachedChars": CACHED_CHARS,
         }
 
     @property
@@ -300,6 +308,8 @@ class Sandbox:
                 raise
             if reply.get("restart"):
                 self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
@@ -424,6 +434,8 @@ class Sandbox:
                 raise InternalError(f"the sandbox runtime answered {message.get('op')!r}")
             if message.get("restart"):
                 self._discard(process)
+            else:
+                process.prune(message.get("keep"))
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
