@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 53319064f801b8d6b850cdd1cab8e02dfe8dbdb9cb87783b366dd431f2edb907) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 9d4cfd16f2ecf5b5b256974c90cb9c8edc8e7e0d49e773769908b435d994a705) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -721,7 +721,8 @@ var Runtime = class {
       op: "retire"
     }).finally(() => exitNow(IDLE_EXIT));
   }
-  watchIdle() {
+  async watchIdle() {
+    const cpuUsage = denoCpuUsage ?? (await import("node:process")).default.cpuUsage;
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
@@ -742,7 +743,7 @@ var Runtime = class {
     Deno.unrefTimer(timer);
   }
   async serve(token) {
-    this.watchIdle();
+    void this.watchIdle();
     await this.host.send({
       op: "ready",
       token
@@ -1027,7 +1028,10 @@ async function main() {
   exitNow(0);
 }
 var exitNow = Deno.exit;
-var cpuUsage = Deno.cpuUsage;
+var denoCpuUsage = (() => {
+  const own = Deno.cpuUsage;
+  return typeof own === "function" ? own.bind(Deno) : null;
+})();
 if (isMainThread && import.meta.main) {
   await main();
 }

@@ -697,7 +697,9 @@ class Runtime {
     void this.host.send({ op: "retire" }).finally(() => exitNow(IDLE_EXIT));
   }
 
-  private watchIdle(): void {
+  private async watchIdle(): Promise<void> {
+    const cpuUsage: CpuUsage = denoCpuUsage ??
+      (await import("node:process")).default.cpuUsage;
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
@@ -721,7 +723,7 @@ class Runtime {
   }
 
   async serve(token: string): Promise<void> {
-    this.watchIdle();
+    void this.watchIdle();
     await this.host.send({ op: "ready", token });
     this.warm();
     for (;;) {
@@ -1008,10 +1010,15 @@ async function main(): Promise<void> {
 }
 
 const exitNow: (code: number) => never = Deno.exit;
-// The whole process's CPU time (every thread), in microseconds. Deno's own call, not
-// node:process, whose polyfill costs a start some 20 ms.
-const cpuUsage: () => { user: number; system: number } =
-  (Deno as unknown as { cpuUsage: () => { user: number; system: number } }).cpuUsage;
+type CpuUsage = () => { user: number; system: number };
+// The whole process's CPU time (every thread), in microseconds: Deno's own call,
+// which the idle watch uses instead of node:process, whose polyfill costs a start
+// some 20 ms. Deno does not document it, so a release without it falls back to
+// node:process, imported after the greeting.
+const denoCpuUsage: CpuUsage | null = (() => {
+  const own = (Deno as unknown as { cpuUsage?: CpuUsage }).cpuUsage;
+  return typeof own === "function" ? own.bind(Deno) : null;
+})();
 
 if (isMainThread && import.meta.main) {
   await main();
