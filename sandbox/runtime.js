@@ -1,10 +1,12 @@
-// Built from runtime.ts (sha256 0b71ab1c8b016e48c7cc8927b08b23431b2ee8d9d1b9b762023997488014c309) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 9d4cfd16f2ecf5b5b256974c90cb9c8edc8e7e0d49e773769908b435d994a705) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
-import process from "node:process";
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
-function workerMain() {
+function rewriteImports(source, target) {
+  return source.replace(/(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g, (_m, head) => `${head}${JSON.stringify(target)}`);
+}
+function workerMain(rewrite) {
   const g = globalThis;
   const wt = g.require("node:worker_threads");
   const denoInspect = g.Deno.inspect;
@@ -359,13 +361,12 @@ ${error.stack ?? ""}` : String(error);
     ], {
       type: media
     }));
-    const rewrite = (source, target) => source.replace(/(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g, (_m, head) => `${head}${stringify(target)}`);
-    const baseUrl = toUrl('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n', "application/javascript");
-    const linkedUrl = toUrl('globalThis[Symbol.for("gitmem.runtime")].started();\n', "application/javascript");
+    const baseUrl = init.baseUrl;
+    const linkedUrl = init.linkedUrl;
     const load = async (request) => {
       loading = true;
       const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
-      const url = toUrl(rewrite(stop + String(request.source), baseUrl));
+      const url = stop ? toUrl(rewrite(stop + String(request.source), baseUrl)) : String(request.url);
       labels.push([
         url,
         request.op === "load" ? String(request.key) : "module"
@@ -447,7 +448,7 @@ export * from ${stringify(baseUrl)};
         } catch (e) {
           const missing = missingExport(e, gitmemUrl);
           if (missing !== null && !urls.has(missing) && Object.prototype.hasOwnProperty.call(modules, missing)) {
-            const url = toUrl(rewrite(String(modules[missing]), baseUrl));
+            const url = String(modules[missing]);
             labels.push([
               url,
               missing
@@ -539,8 +540,8 @@ var Slot = class {
   listener = null;
   exited = false;
   exitWaiters = [];
-  constructor(settings) {
-    this.worker = new Worker(`(${workerMain.toString()})()`, {
+  constructor(settings, urls) {
+    this.worker = new Worker(`(${workerMain.toString()})(${rewriteImports.toString()})`, {
       eval: true,
       resourceLimits: {
         maxOldGenerationSizeMb: settings.memoryMb,
@@ -574,7 +575,8 @@ var Slot = class {
     this.worker.postMessage({
       token: this.token,
       sab: this.sab,
-      settings
+      settings,
+      ...urls
     });
   }
   request(message) {
@@ -611,6 +613,57 @@ var Queue = class {
     return new Promise((resolve) => this.waiter = resolve);
   }
 };
+var Modules = class {
+  base;
+  settings;
+  urls;
+  chars;
+  // The URLs the current request uses: never revoked under it, so a request may
+  // hold more modules than the bounds (until the next request's first new one).
+  pinned;
+  begin() {
+    this.pinned.clear();
+  }
+  constructor(base, settings) {
+    this.base = base;
+    this.settings = settings;
+    this.urls = /* @__PURE__ */ new Map();
+    this.chars = 0;
+    this.pinned = /* @__PURE__ */ new Set();
+  }
+  url(source) {
+    const text = rewriteImports(source, this.base);
+    let url = this.urls.get(text);
+    if (url !== void 0) {
+      this.urls.delete(text);
+      this.urls.set(text, url);
+      this.pinned.add(url);
+      return url;
+    }
+    url = URL.createObjectURL(new Blob([
+      text
+    ], {
+      type: "application/typescript"
+    }));
+    this.urls.set(text, url);
+    this.pinned.add(url);
+    this.chars += text.length;
+    const { cachedModules, cachedChars } = this.settings;
+    while (this.urls.size > cachedModules || this.chars > cachedChars) {
+      const [oldest, oldUrl] = this.urls.entries().next().value;
+      if (this.pinned.has(oldUrl)) break;
+      this.urls.delete(oldest);
+      this.chars -= oldest.length;
+      URL.revokeObjectURL(oldUrl);
+    }
+    return url;
+  }
+  kept() {
+    return [
+      ...this.urls.values()
+    ];
+  }
+};
 var Runtime = class {
   host;
   settings;
@@ -618,6 +671,8 @@ var Runtime = class {
   busy;
   booting;
   retiring;
+  urls;
+  modules;
   constructor(host, settings) {
     this.host = host;
     this.settings = settings;
@@ -625,12 +680,22 @@ var Runtime = class {
     this.busy = true;
     this.booting = false;
     this.retiring = false;
+    const script = (text) => URL.createObjectURL(new Blob([
+      text
+    ], {
+      type: "application/javascript"
+    }));
+    this.urls = {
+      baseUrl: script('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n'),
+      linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n')
+    };
+    this.modules = new Modules(this.urls.baseUrl, settings);
   }
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
   warm() {
     if (this.spare !== null) return;
-    const spare = new Slot(this.settings);
+    const spare = new Slot(this.settings, this.urls);
     this.spare = spare;
     this.booting = true;
     void spare.ready.then(() => {
@@ -638,7 +703,7 @@ var Runtime = class {
     });
   }
   take() {
-    const slot = this.spare ?? new Slot(this.settings);
+    const slot = this.spare ?? new Slot(this.settings, this.urls);
     this.spare = null;
     this.booting = false;
     return slot;
@@ -656,12 +721,13 @@ var Runtime = class {
       op: "retire"
     }).finally(() => exitNow(IDLE_EXIT));
   }
-  watchIdle() {
-    let last = process.cpuUsage();
+  async watchIdle() {
+    const cpuUsage = denoCpuUsage ?? (await import("node:process")).default.cpuUsage;
+    let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
     const timer = setInterval(() => {
-      const now = process.cpuUsage();
+      const now = cpuUsage();
       const at = performance.now();
       const used = (now.user + now.system - last.user - last.system) / 1e3;
       const share = used / Math.max(1, at - lastAt);
@@ -677,7 +743,7 @@ var Runtime = class {
     Deno.unrefTimer(timer);
   }
   async serve(token) {
-    this.watchIdle();
+    void this.watchIdle();
     await this.host.send({
       op: "ready",
       token
@@ -694,11 +760,21 @@ var Runtime = class {
       if (op === "ping") await this.host.send({
         op: "pong"
       });
-      else if (op === "compile" || op === "load") await this.host.send(await this.load(request));
-      else if (op === "run") {
+      else if (op === "compile" || op === "load") {
+        this.modules.begin();
+        const result = await this.load(request);
+        await this.host.send({
+          ...result,
+          keep: this.modules.kept()
+        });
+      } else if (op === "run") {
+        this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.host.send(result);
+        await this.host.send({
+          ...result,
+          keep: this.modules.kept()
+        });
       } else await this.host.send({
         op: "error",
         message: `unknown op ${String(op)}`
@@ -725,7 +801,8 @@ var Runtime = class {
       };
       slot.request({
         op: request.op,
-        source: request.source,
+        source: request.op === "compile" ? String(request.source) : "",
+        url: request.op === "load" ? this.modules.url(String(request.source)) : "",
         key: request.key ?? "module"
       });
     });
@@ -776,10 +853,15 @@ var Runtime = class {
       arm();
     };
     arm();
+    const modules = {};
+    const given = request.modules;
+    if (given !== null && typeof given === "object" && !Array.isArray(given)) {
+      for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
+    }
     slot.request({
       op: "run",
       source: request.source,
-      modules: request.modules,
+      modules,
       kind: request.kind
     });
     let outcome;
@@ -899,19 +981,26 @@ function harden() {
     } catch {
     }
   }
-  for (const name of [
-    "exit",
-    "kill",
-    "abort",
-    "reallyExit",
-    "_kill",
-    "binding",
-    "dlopen",
-    "getBuiltinModule"
-  ]) {
-    try {
-      delete g.process[name];
-    } catch {
+  let kept = true;
+  try {
+    kept = !delete g.process;
+  } catch {
+  }
+  if (kept) {
+    for (const name of [
+      "exit",
+      "kill",
+      "abort",
+      "reallyExit",
+      "_kill",
+      "binding",
+      "dlopen",
+      "getBuiltinModule"
+    ]) {
+      try {
+        delete g.process[name];
+      } catch {
+      }
     }
   }
   try {
@@ -939,6 +1028,10 @@ async function main() {
   exitNow(0);
 }
 var exitNow = Deno.exit;
+var denoCpuUsage = (() => {
+  const own = Deno.cpuUsage;
+  return typeof own === "function" ? own.bind(Deno) : null;
+})();
 if (isMainThread && import.meta.main) {
   await main();
 }

@@ -16,7 +16,6 @@
 // process) are gone before user code runs.
 
 import { isMainThread, Worker } from "node:worker_threads";
-import process from "node:process";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Message = { [key: string]: Json };
@@ -29,16 +28,29 @@ interface Settings {
   maxTitleChars: number;
   maxArgsChars: number;
   maxArgsDepth: number;
+  cachedModules: number;
+  cachedChars: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// Sends each `"gitmem"` import of a module or program to `target`. The one
+// definition: the main thread uses it for cached modules, and every worker gets
+// it as its argument (serialised like workerMain). A worker calls it before any
+// code of its own request has run.
+function rewriteImports(source: string, target: string): string {
+  return source.replace(
+    /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g,
+    (_m, head) => `${head}${JSON.stringify(target)}`,
+  );
+}
+
 // Runs inside every worker, serialised with Function.prototype.toString, so it
 // may use nothing from this module's scope. `require` exists only in an eval
 // worker's global scope: the bootstrap takes what it needs, then removes every
 // global that is not on the allowlist before any user code runs.
-function workerMain(): void {
+function workerMain(rewrite: (source: string, target: string) => string): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const wt = g.require("node:worker_threads");
@@ -101,7 +113,13 @@ function workerMain(): void {
 
   parentPort.once(
     "message",
-    (init: { token: string; sab: SharedArrayBuffer; settings: Settings }) => {
+    (init: {
+      token: string;
+      sab: SharedArrayBuffer;
+      settings: Settings;
+      baseUrl: string;
+      linkedUrl: string;
+    }) => {
       const token = init.token;
       const settings = init.settings;
       const flag = new Int32Array(init.sab, 0, 2);
@@ -327,28 +345,21 @@ function workerMain(): void {
       // with its request, and every URL with it.
       const toUrl = (source: string, media = "application/typescript") =>
         createUrl(new BlobOf([source], { type: media }));
-      const rewrite = (source: string, target: string) =>
-        source.replace(
-          /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g,
-          (_m, head) => `${head}${stringify(target)}`,
-        );
-      const baseUrl = toUrl(
-        'const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n',
-        "application/javascript",
-      );
+      // Made once by the main thread, so that a cached module's text (which
+      // imports baseUrl) is the same in every worker; each worker evaluates
+      // its own instance of both.
+      const baseUrl = init.baseUrl;
       // Imported first by the generated "gitmem" module: once it runs, linking
       // is over and any later error is the program's own.
-      const linkedUrl = toUrl(
-        'globalThis[Symbol.for("gitmem.runtime")].started();\n',
-        "application/javascript",
-      );
+      const linkedUrl = init.linkedUrl;
 
-      const load = async (request: { op: string; source: string; key: string }) => {
+      const load = async (request: { op: string; source: string; key: string; url: string }) => {
         loading = true;
         // Compiling must not run the code: a throw ahead of it on line 1 stops
-        // evaluation once parsing and linking have succeeded.
+        // evaluation once parsing and linking have succeeded. A load imports the
+        // module's cached URL, made by the main thread.
         const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
-        const url = toUrl(rewrite(stop + String(request.source), baseUrl));
+        const url = stop ? toUrl(rewrite(stop + String(request.source), baseUrl)) : String(request.url);
         labels.push([url, request.op === "load" ? String(request.key) : "module"]);
         try {
           const namespace = await import(url);
@@ -409,7 +420,8 @@ function workerMain(): void {
               missing !== null && !urls.has(missing) &&
               Object.prototype.hasOwnProperty.call(modules, missing)
             ) {
-              const url = toUrl(rewrite(String(modules[missing]), baseUrl));
+              // The module's cached URL, made by the main thread.
+              const url = String(modules[missing]);
               labels.push([url, missing]);
               urls.set(missing, url);
               continue;
@@ -433,7 +445,9 @@ function workerMain(): void {
         (request: { t: string; op: string; [key: string]: unknown }) => {
           if (request.t !== token) return;
           if (request.op === "compile" || request.op === "load") {
-            void load(request as unknown as { op: string; source: string; key: string });
+            void load(
+              request as unknown as { op: string; source: string; key: string; url: string },
+            );
           } else if (request.op === "run") {
             void run(
               request as unknown as {
@@ -514,8 +528,8 @@ class Slot {
   exited = false;
   private exitWaiters: (() => void)[] = [];
 
-  constructor(settings: Settings) {
-    this.worker = new Worker(`(${workerMain.toString()})()`, {
+  constructor(settings: Settings, urls: { baseUrl: string; linkedUrl: string }) {
+    this.worker = new Worker(`(${workerMain.toString()})(${rewriteImports.toString()})`, {
       eval: true,
       resourceLimits: {
         maxOldGenerationSizeMb: settings.memoryMb,
@@ -542,7 +556,7 @@ class Slot {
     };
     this.worker.on("error", (error: unknown) => gone(String(error)));
     this.worker.on("exit", () => gone("exit"));
-    this.worker.postMessage({ token: this.token, sab: this.sab, settings });
+    this.worker.postMessage({ token: this.token, sab: this.sab, settings, ...urls });
   }
 
   request(message: Message): void {
@@ -579,19 +593,83 @@ class Queue {
   }
 }
 
+// Code memories' modules, one blob URL per distinct text, made on this thread
+// and imported by workers. A module's transpiled JavaScript is a pure function
+// of its text, and Deno keeps it on disk per URL in the process's private
+// DENO_DIR: a module imported again, in any later worker, is not transpiled
+// again. Each worker still evaluates its own instance, so nothing a module does
+// reaches another run. The host deletes every transpiled file but those of the
+// URLs listed in each reply ("keep"), and an evicted URL is revoked, so the
+// cache is bounded in memory and on disk.
+class Modules {
+  private urls = new Map<string, string>();
+  private chars = 0;
+  // The URLs the current request uses: never revoked under it, so a request may
+  // hold more modules than the bounds (until the next request's first new one).
+  private pinned = new Set<string>();
+
+  begin(): void {
+    this.pinned.clear();
+  }
+
+  constructor(private base: string, private settings: Settings) {}
+
+  url(source: string): string {
+    const text = rewriteImports(source, this.base);
+    let url = this.urls.get(text);
+    if (url !== undefined) {
+      // Most recently used last.
+      this.urls.delete(text);
+      this.urls.set(text, url);
+      this.pinned.add(url);
+      return url;
+    }
+    url = URL.createObjectURL(new Blob([text], { type: "application/typescript" }));
+    this.urls.set(text, url);
+    this.pinned.add(url);
+    this.chars += text.length;
+    const { cachedModules, cachedChars } = this.settings;
+    while (this.urls.size > cachedModules || this.chars > cachedChars) {
+      const [oldest, oldUrl] = this.urls.entries().next().value as [string, string];
+      if (this.pinned.has(oldUrl)) break;
+      this.urls.delete(oldest);
+      this.chars -= oldest.length;
+      URL.revokeObjectURL(oldUrl);
+    }
+    return url;
+  }
+
+  kept(): string[] {
+    return [...this.urls.values()];
+  }
+}
+
 class Runtime {
   private spare: Slot | null = null;
   private busy = true;
   private booting = false;
   private retiring = false;
 
-  constructor(private host: Host, private settings: Settings) {}
+  private urls: { baseUrl: string; linkedUrl: string };
+  private modules: Modules;
+
+  constructor(private host: Host, private settings: Settings) {
+    const script = (text: string) =>
+      URL.createObjectURL(new Blob([text], { type: "application/javascript" }));
+    this.urls = {
+      baseUrl: script(
+        'const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n',
+      ),
+      linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
+    };
+    this.modules = new Modules(this.urls.baseUrl, settings);
+  }
 
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
   private warm(): void {
     if (this.spare !== null) return;
-    const spare = new Slot(this.settings);
+    const spare = new Slot(this.settings, this.urls);
     this.spare = spare;
     // The spare boots on its own thread after the reply; that is work, not idling.
     this.booting = true;
@@ -601,7 +679,7 @@ class Runtime {
   }
 
   private take(): Slot {
-    const slot = this.spare ?? new Slot(this.settings);
+    const slot = this.spare ?? new Slot(this.settings, this.urls);
     this.spare = null;
     this.booting = false;
     return slot;
@@ -619,12 +697,14 @@ class Runtime {
     void this.host.send({ op: "retire" }).finally(() => exitNow(IDLE_EXIT));
   }
 
-  private watchIdle(): void {
-    let last = process.cpuUsage();
+  private async watchIdle(): Promise<void> {
+    const cpuUsage: CpuUsage = denoCpuUsage ??
+      (await import("node:process")).default.cpuUsage;
+    let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
     const timer = setInterval(() => {
-      const now = process.cpuUsage();
+      const now = cpuUsage();
       const at = performance.now();
       const used = (now.user + now.system - last.user - last.system) / 1000;
       const share = used / Math.max(1, at - lastAt);
@@ -643,7 +723,7 @@ class Runtime {
   }
 
   async serve(token: string): Promise<void> {
-    this.watchIdle();
+    void this.watchIdle();
     await this.host.send({ op: "ready", token });
     this.warm();
     for (;;) {
@@ -654,11 +734,15 @@ class Runtime {
       if (request === null) return;
       const op = request.op;
       if (op === "ping") await this.host.send({ op: "pong" });
-      else if (op === "compile" || op === "load") await this.host.send(await this.load(request));
-      else if (op === "run") {
+      else if (op === "compile" || op === "load") {
+        this.modules.begin();
+        const result = await this.load(request);
+        await this.host.send({ ...result, keep: this.modules.kept() });
+      } else if (op === "run") {
+        this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.host.send(result);
+        await this.host.send({ ...result, keep: this.modules.kept() });
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.warm();
     }
@@ -684,7 +768,8 @@ class Runtime {
       };
       slot.request({
         op: request.op as string,
-        source: request.source as string,
+        source: request.op === "compile" ? String(request.source) : "",
+        url: request.op === "load" ? this.modules.url(String(request.source)) : "",
         key: (request.key as string) ?? "module",
       });
     });
@@ -734,10 +819,15 @@ class Runtime {
       arm();
     };
     arm();
+    const modules: { [key: string]: Json } = {};
+    const given = request.modules;
+    if (given !== null && typeof given === "object" && !Array.isArray(given)) {
+      for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
+    }
     slot.request({
       op: "run",
       source: request.source as string,
-      modules: request.modules as Json,
+      modules,
       kind: request.kind as string,
     });
     let outcome: Message;
@@ -861,22 +951,33 @@ function harden(): void {
       // Defence in depth only.
     }
   }
-  for (
-    const name of [
-      "exit",
-      "kill",
-      "abort",
-      "reallyExit",
-      "_kill",
-      "binding",
-      "dlopen",
-      "getBuiltinModule",
-    ]
-  ) {
-    try {
-      delete g.process[name];
-    } catch {
-      // As above.
+  // Nothing here needs the global `process`: removed unread, since reading it sets up
+  // Node's process polyfill (some 20 ms of every start). Only if it cannot be removed
+  // are its dangerous methods taken away instead.
+  let kept = true;
+  try {
+    kept = !delete g.process;
+  } catch {
+    // As above.
+  }
+  if (kept) {
+    for (
+      const name of [
+        "exit",
+        "kill",
+        "abort",
+        "reallyExit",
+        "_kill",
+        "binding",
+        "dlopen",
+        "getBuiltinModule",
+      ]
+    ) {
+      try {
+        delete g.process[name];
+      } catch {
+        // As above.
+      }
     }
   }
   try {
@@ -909,6 +1010,15 @@ async function main(): Promise<void> {
 }
 
 const exitNow: (code: number) => never = Deno.exit;
+type CpuUsage = () => { user: number; system: number };
+// The whole process's CPU time (every thread), in microseconds: Deno's own call,
+// which the idle watch uses instead of node:process, whose polyfill costs a start
+// some 20 ms. Deno does not document it, so a release without it falls back to
+// node:process, imported after the greeting.
+const denoCpuUsage: CpuUsage | null = (() => {
+  const own = (Deno as unknown as { cpuUsage?: CpuUsage }).cpuUsage;
+  return typeof own === "function" ? own.bind(Deno) : null;
+})();
 
 if (isMainThread && import.meta.main) {
   await main();

@@ -327,3 +327,10 @@ def test_watchdog_kills_past_the_resident_memory_cap() -> None:
         assert result == ProgramResult(False, "", "the program exceeded the sandbox memory limit")
         assert box.run("console.log('after')", modules={}, bridge=refuse_all).output == "after\n"
         assert box.pid != first
+
+
+def test_load_documents_a_module_that_ends_in_a_keyword(sandbox: Sandbox) -> None:
+    """A source whose last word is ``function`` (a property name here) is documented; the
+    scanner once read past the end of its tokens there and raised IndexError."""
+    docs = sandbox.load("tail", "export const f = (a: number) => a;\nf.function")
+    assert [(d.name, d.signature) for d in docs] == [("f", "f(a: number)")]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.sandbox import Pool, Sandbox
-from gitmem.sandbox.launch import runtime_file
+from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
 
 SANDBOX = Path(__file__).resolve().parent.parent / "sandbox"
 
@@ -220,3 +220,71 @@ def test_a_host_that_exits_leaves_no_process_folder(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "5\n\n"
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_module_is_transpiled_once_and_nothing_else_is_kept(pool: Pool) -> None:
+    """A module loaded or imported again reuses its transpiled copy (the file is not
+    written again); the copies of programs and of modules the cache let go are deleted."""
+    box = Sandbox(pool=pool)
+    module = "export function twice(x: number): number { return 2 * x; }\n"
+    assert box.load("m", module)[0].signature == "twice(x: number): number"
+    process = box._process  # pyright: ignore[reportPrivateUsage]
+    assert process is not None
+    transpiled = process.root / "deno" / "gen" / "blob"
+
+    def stamps() -> dict[str, tuple[int, int]]:
+        return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in transpiled.iterdir()}
+
+    first = stamps()
+    for n in range(3):
+        result = box.run(
+            f'import {{ m }} from "gitmem";\nconst n: number = {n};\nconsole.log(m.twice(n));',
+            modules={"m": module},
+            bridge=echo,
+        )
+        assert result.output == f"{2 * n}\n", result
+        assert box._process is process  # pyright: ignore[reportPrivateUsage]
+    box.load("m", module)
+    kept = stamps()
+    # The module's copy, untouched; at most one other, which the spare worker wrote
+    # after the last call and the next call deletes.
+    assert len(kept) <= 2
+    assert [name for name in first if first[name] == kept.get(name)] != []
+    other = "export const thrice = (x: number): number => 3 * x;\n"
+    box.load("other", other)
+    assert len(stamps()) <= 3
+
+
+def test_the_runtime_sets_up_no_node_process_polyfill() -> None:
+    """The runtime reads CPU time from Deno itself and removes the global ``process``
+    unread: Node's process polyfill, some 20 ms of every start, is never set up (it is
+    imported only on a Deno without ``Deno.cpuUsage``)."""
+    probe = (
+        "const d = Deno as unknown as { cpuUsage?: () => { user: number } };\n"
+        "console.log(typeof d.cpuUsage === 'function' && d.cpuUsage().user >= 0);\n"
+    )
+    deno = _deno_binary()
+    found = subprocess.run(
+        [deno, "eval", "--quiet", "--no-config", probe], capture_output=True, text=True, timeout=60
+    )
+    assert found.stdout == "true\n", found.stderr
+    source = (SANDBOX / "runtime.ts").read_text()
+    assert 'from "node:process"' not in source
+    assert "delete g.process" in source
+
+
+def test_a_run_with_more_modules_than_the_cache_holds_reaches_them_all(pool: Pool) -> None:
+    """The module cache never lets go of a module the current run was given."""
+    from gitmem.sandbox.runner import CACHED_MODULES
+
+    box = Sandbox(pool=pool)
+    count = CACHED_MODULES + 8
+    modules = {f"m{i}": f"export const n: number = {i};\n" for i in range(count)}
+    names = ", ".join(modules)
+    program = (
+        f'import {{ {names} }} from "gitmem";\n'
+        f"console.log([{', '.join(f'{k}.n' for k in modules)}].join(' '));"
+    )
+    for _ in range(2):
+        result = box.run(program, modules=modules, bridge=echo)
+        assert result.output == " ".join(str(i) for i in range(count)) + "\n", result

@@ -255,7 +255,8 @@ def node_builtins() -> frozenset[str]:
 
 
 def import_map(runtime: Path) -> dict[str, object]:
-    """The import map: only the runtime itself may reach the two built-ins it needs."""
+    """The import map: only the runtime itself may reach the two built-ins it may need
+    (``node:process`` only on a Deno without ``Deno.cpuUsage``)."""
     own = runtime.as_uri()
     imports: dict[str, str] = {"file:///": _BLOCKED + "file/", own: own}
     for name in sorted(node_builtins()):

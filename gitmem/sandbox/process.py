@@ -12,6 +12,7 @@ whatever shape it has.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import json
 import os
@@ -42,14 +43,19 @@ _POLL = 0.02
 _START_TIMEOUT = 10.0
 # Caches Deno would grow with one entry per blob module. A plain file where a folder
 # should be, or a folder where a database should be, makes each unusable, and Deno
-# carries on without (in memory, for the databases).
-_CACHE_FILES = ("gen/blob", "gen/data")
+# carries on without (in memory, for the databases). The transpile cache of blob modules
+# (gen/blob) is kept for the runtime's module cache and pruned after every call
+# (Process.prune); fenced, Deno's first write to it retried for ~150 ms in every process.
+_CACHE_FILES = ("gen/data",)
+_TRANSPILED = "gen/blob"
 _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
 # The runtime retires (a "retire" frame, then this exit status) when a leftover thread
 # keeps a core busy while idle; only between requests, so the request it never read
 # can be retried.
 _IDLE_EXIT = 3
 _EXIT_WAIT = 5.0
+# The environment, whole.
+_ENV = {"NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"}
 
 
 class _Log:
@@ -149,7 +155,7 @@ class Process:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=workdir,
-            env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1"},
+            env={**_ENV, "DENO_DIR": str(deno_dir)},
             start_new_session=True,
         )
         self.stdout = _Log(self.proc.stdout)
@@ -196,6 +202,29 @@ class Process:
             return 0
         found = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
         return int(found.group(1)) if found else 0
+
+    def prune(self, keep: object) -> None:
+        """Delete every transpiled blob module in the private folder but those of the
+        module URLs in ``keep`` (the runtime's cache, listed in each reply).
+
+        Deno names the file for ``blob:<rest>`` by the SHA-256 of ``<rest>``. Were that
+        to change, every file would go: the cache would stop saving time, never grow.
+        """
+        wanted: set[str] = set()
+        if isinstance(keep, list):
+            for url in cast(list[object], keep):
+                if isinstance(url, str) and url.startswith("blob:"):
+                    rest = url[len("blob:") :].encode()
+                    wanted.add(hashlib.sha256(rest).hexdigest() + ".js")
+        folder = self.root / "deno" / _TRANSPILED
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        for name in names:
+            if name not in wanted:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / name)
 
     def send(self, message: Mapping[str, object]) -> None:
         """Send one frame."""

@@ -24,11 +24,13 @@ from typing import TypeVar, cast
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
 from gitmem.sandbox.pool import Pool, shared_pool
 from gitmem.sandbox.process import Killed, Process, Retired
-from gitmem.sandbox.signatures import signatures
+from gitmem.sandbox.signatures import declarations, signatures
 
 __all__ = [
     "ARGS_DEPTH_MAX",
     "ARGS_MAX",
+    "CACHED_CHARS",
+    "CACHED_MODULES",
     "PROGRAM_MAX",
     "VIEWS_MAX",
     "VIEW_TEXT_MAX",
@@ -52,6 +54,10 @@ ARGS_MAX = 1_048_576
 """Characters of one ``memories`` call's argument, as JSON."""
 ARGS_DEPTH_MAX = 32
 """How deep one ``memories`` call's argument may nest."""
+CACHED_MODULES = 32
+"""Distinct module texts a process keeps transpiled (and at most ``CACHED_CHARS``)."""
+CACHED_CHARS = 1_048_576
+"""Characters of module text a process keeps transpiled."""
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 """Answers one ``memories.<name>(args)`` call: ``(True, text)`` or ``(False, refusal)``."""
@@ -219,6 +225,8 @@ class Sandbox:
             "maxTitleChars": VIEW_TITLE_MAX,
             "maxArgsChars": ARGS_MAX,
             "maxArgsDepth": ARGS_DEPTH_MAX,
+            "cachedModules": CACHED_MODULES,
+            "cachedChars": CACHED_CHARS,
         }
 
     @property
@@ -271,15 +279,25 @@ class Sandbox:
                     raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
             raise InternalError("the sandbox runtime kept retiring itself")
 
-    def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str]]:
-        return self._retrying(lambda process: self._load_once(process, op, source, key))
+    def _load(
+        self, op: str, source: str, key: str, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[str | None, list[str]]:
+        return self._retrying(lambda process: self._load_once(process, op, source, key, meanwhile))
 
     def _load_once(
-        self, process: Process, op: str, source: str, key: str
+        self,
+        process: Process,
+        op: str,
+        source: str,
+        key: str,
+        meanwhile: Callable[[], object] | None,
     ) -> tuple[str | None, list[str]]:
         with self._lock:
             try:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
+                if meanwhile is not None:
+                    # Host work that needs no answer runs while the runtime works.
+                    meanwhile()
                 reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
                 self._discard(process)
@@ -290,6 +308,8 @@ class Sandbox:
                 raise
             if reply.get("restart"):
                 self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
@@ -310,7 +330,8 @@ class Sandbox:
         Raises :class:`CodeError` with a located diagnostic if it does not compile or
         load (its top-level code throws, or outlives the time or memory limit).
         """
-        diagnostic, exports = self._load("load", source, key)
+        # The signatures are read while the runtime loads: the two run on two cores.
+        diagnostic, exports = self._load("load", source, key, lambda: declarations(source))
         if diagnostic is not None:
             raise CodeError(
                 f"the code of {key} does not compile: {diagnostic}", diagnostic=diagnostic
@@ -413,6 +434,8 @@ class Sandbox:
                 raise InternalError(f"the sandbox runtime answered {message.get('op')!r}")
             if message.get("restart"):
                 self._discard(process)
+            else:
+                process.prune(message.get("keep"))
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),

@@ -2,8 +2,10 @@
 
 Signatures come from the source text: the runtime knows which exports are functions, the
 source still has the types the transpiler erased. The source is an agent's text, so the
-scan is one forward pass over tokens (no backtracking regular expression), and each
-signature is read from a bounded window after its declaration.
+scan is one forward pass (no backtracking regular expression): a regular expression
+passes over everything but comments, strings and the words a declaration starts with,
+each declaration is read token by token, and each signature is read from a bounded
+window after its declaration.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["signatures"]
+__all__ = ["declarations", "signatures"]
 
 _PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _WINDOW = 2_000
@@ -20,27 +22,69 @@ _WINDOW = 2_000
 # One token: a word, a line comment, the start of a block comment or a string, or any
 # other single character. Each alternative is a plain run, so matching is linear.
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|//[^\n]*|/\*|[\"'`]|[^\s\w$]")
+# What the scan stops at: comments and strings (skipped whole) and the words a
+# declaration starts with. Everything between is passed over by the regular expression
+# engine, not token by token in Python: a 32 KB module has some 8,000 tokens and a few
+# hundred hits. Every alternative starts with a literal, so the engine skips ahead to
+# the next character that can start one.
+_HIT = re.compile(r"//[^\n]*|/\*|\"|'|`|(?:function|const|let|var|export)(?![\w$])")
 
 
-def _tokens(source: str) -> list[tuple[str, int]]:
-    """``(token, index just past it)`` for the code tokens of ``source``, in order."""
-    found: list[tuple[str, int]] = []
-    at = 0
-    while True:
-        match = _TOKEN.search(source, at)
-        if match is None:
-            return found
-        token, at = match.group(), match.end()
-        if token.startswith("//"):
-            continue
-        if token == "/*":
-            close = source.find("*/", at)
-            at = len(source) if close < 0 else close + 2
-            continue
-        if token in "\"'`":
-            at = _string_end(source, at, token)
-            continue
-        found.append((token, at))
+def _starts_token(source: str, at: int) -> bool:
+    """Whether the tokenizer starts a word at ``at``: every word character before it, back
+    to the last other character, is one it passes over (a digit, or a letter outside
+    ASCII)."""
+    i = at - 1
+    while i >= 0 and source[i].isalnum() and not (source[i].isascii() and source[i].isalpha()):
+        i -= 1
+    return i < 0 or not (source[i].isalnum() or source[i] in "_$")
+
+
+class _Tokens:
+    """The code tokens of ``source`` from ``at`` on, ``(token, index just past it)``,
+    read only as far as they are asked for."""
+
+    def __init__(self, source: str, at: int) -> None:
+        self.source = source
+        self.at = at
+        self.read: list[tuple[str, int]] = []
+
+    def _more(self) -> bool:
+        source = self.source
+        while True:
+            match = _TOKEN.search(source, self.at)
+            if match is None:
+                return False
+            token, self.at = match.group(), match.end()
+            if token.startswith("//"):
+                continue
+            if token == "/*":
+                close = source.find("*/", self.at)
+                self.at = len(source) if close < 0 else close + 2
+                continue
+            if token in "\"'`":
+                self.at = _string_end(source, self.at, token)
+                continue
+            self.read.append((token, self.at))
+            return True
+
+    def word(self, k: int) -> str:
+        """Token ``k``, or ``""`` past the end."""
+        while k >= len(self.read):
+            if not self._more():
+                return ""
+        return self.read[k][0]
+
+    def end(self, k: int) -> int:
+        """The index just past token ``k`` (which :meth:`word` has read)."""
+        return self.read[k][1]
+
+    def start(self, k: int) -> int:
+        """Where token ``k`` begins, or the end of the source past the last token."""
+        if not self.word(k):
+            return len(self.source)
+        token, end = self.read[k]
+        return end - len(token)
 
 
 def _string_end(text: str, at: int, quote: str) -> int:
@@ -58,86 +102,110 @@ def _string_end(text: str, at: int, quote: str) -> int:
         at = close + 1
 
 
-def _declarations(source: str) -> dict[str, tuple[int, bool]]:
-    """Each declared function's name → (where its signature starts, whether an arrow)."""
-    tokens = _tokens(source)
+@functools.lru_cache(maxsize=16)
+def declarations(source: str) -> dict[str, tuple[int, bool]]:
+    """Each declared function's name → (where its signature starts, whether an arrow).
+
+    Kept for the last few sources, so a caller can scan while the runtime loads and
+    :func:`signatures` finds the scan done.
+
+    One forward pass: each declaration is read token by token from its first word, and
+    the scan goes on from the first token it did not consume.
+    """
     found: dict[str, tuple[int, bool]] = {}
-    n = len(tokens)
-    i = 0
+    at = 0
+    while True:
+        hit = _HIT.search(source, at)
+        if hit is None:
+            return found
+        token = hit.group()
+        if token.startswith("//"):
+            at = hit.end()
+        elif token == "/*":
+            close = source.find("*/", hit.end())
+            at = len(source) if close < 0 else close + 2
+        elif token in "\"'`":
+            at = _string_end(source, hit.end(), token)
+        elif _starts_token(source, hit.start()):
+            at = _declaration(_Tokens(source, hit.start()), found)
+        else:
+            at = hit.end()
 
-    def word(k: int) -> str:
-        return tokens[k][0] if k < n else ""
 
-    while i < n:
-        token = tokens[i][0]
-        if token == "default" and i > 0 and word(i - 1) == "export":
-            k = i + 1
-            if word(k) == "async":
-                k += 1
-            if word(k) == "function":
-                k += 1
-                if word(k) == "*":
-                    k += 1
-                if word(k) not in ("(", "<"):
-                    k += 1
-                if word(k) in ("(", "<"):
-                    found.setdefault("default", (tokens[k - 1][1], False))
-            i = k
-            continue
-        if token == "function":
-            k = i + 1
+def _is_name(token: str) -> bool:
+    # Not the empty word past the end: a source may stop right after `function`.
+    return token[:1].isalpha() or (token[:1] != "" and token[:1] in "_$")
+
+
+def _declaration(tokens: _Tokens, found: dict[str, tuple[int, bool]]) -> int:
+    """Read the declaration whose first word is token 0 into ``found``; where to go on."""
+    word = tokens.word
+    token = word(0)
+    if token == "export":
+        if word(1) != "default":
+            return tokens.end(0)
+        k = 2
+        if word(k) == "async":
+            k += 1
+        if word(k) == "function":
+            k += 1
             if word(k) == "*":
                 k += 1
-            name = word(k)
-            if name[:1].isalpha() or name[:1] in "_$":
-                found.setdefault(name, (tokens[k][1], False))
-            i = k + 1
-            continue
-        if token in ("const", "let", "var"):
-            k = i + 1
-            name = word(k)
-            if not (name[:1].isalpha() or name[:1] in "_$"):
-                i = k
-                continue
-            k += 1
-            if word(k) == ":":
-                # A type annotation: up to the `=` that is not part of an arrow type.
-                depth = 0
-                while k < n:
-                    t = word(k)
-                    if t in "([{<" and t:
-                        depth += 1
-                    elif t in ")]}>" and t and depth:
-                        depth -= 1
-                    elif depth == 0 and (t == ";" or (t == "=" and word(k + 1) != ">")):
-                        break
-                    k += 1
-            if word(k) != "=" or word(k + 1) == ">":
-                i = k
-                continue
-            k += 1
-            if word(k) == "async":
+            if word(k) not in ("(", "<"):
                 k += 1
-            arrow = True
-            if word(k) == "function":
-                arrow = False
-                k += 1
-                if word(k) == "*":
-                    k += 1
-                if word(k) not in ("(", "<"):
-                    k += 1
             if word(k) in ("(", "<"):
-                found.setdefault(name, (tokens[k - 1][1], arrow))
-            i = k
-            continue
-        i += 1
-    return found
+                found.setdefault("default", (tokens.end(k - 1), False))
+        return tokens.start(k)
+    if token == "function":
+        k = 1
+        if word(k) == "*":
+            k += 1
+        name = word(k)
+        if _is_name(name):
+            found.setdefault(name, (tokens.end(k), False))
+        return tokens.start(k + 1)
+    # const, let or var
+    k = 1
+    name = word(k)
+    if not _is_name(name):
+        return tokens.start(k)
+    k += 1
+    if word(k) == ":":
+        # A type annotation: up to the `=` that is not part of an arrow type.
+        depth = 0
+        while True:
+            t = word(k)
+            if not t:
+                break
+            if t in "([{<":
+                depth += 1
+            elif t in ")]}>" and depth:
+                depth -= 1
+            elif depth == 0 and (t == ";" or (t == "=" and word(k + 1) != ">")):
+                break
+            k += 1
+    if word(k) != "=" or word(k + 1) == ">":
+        return tokens.start(k)
+    k += 1
+    if word(k) == "async":
+        k += 1
+    arrow = True
+    if word(k) == "function":
+        arrow = False
+        k += 1
+        if word(k) == "*":
+            k += 1
+        if word(k) not in ("(", "<"):
+            k += 1
+    if word(k) in ("(", "<"):
+        found.setdefault(name, (tokens.end(k - 1), arrow))
+    return tokens.start(k)
 
 
 @functools.lru_cache(maxsize=64)
 def signatures(source: str, names: tuple[str, ...]) -> dict[str, str]:
     """``name(params): Return`` as written in ``source``, for each name; ``name(...)`` if unseen."""
-    found = _declarations(source)
+    found = declarations(source)
     result: dict[str, str] = {}
     for name in names:
         at, arrow = found.get(name, (-1, False))
