@@ -18,12 +18,14 @@ folder fsynced (by the caller, when it asks so, before a ref names what arrived)
 
 from __future__ import annotations
 
+import mmap
 import os
+import struct
 import zlib
 from collections.abc import Callable, Iterator
 from hashlib import sha1
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -32,8 +34,8 @@ from dulwich.errors import (
     ObjectFormatException,
 )
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
-from dulwich.pack import Pack, PackFileDisappeared
+from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
 from gitmem.store.packing import Record, write_pack
@@ -43,12 +45,16 @@ __all__ = ["copy_history"]
 _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
+_WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
+_OFS_DELTA = 6
 _SHA_LENGTH = 20
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
 _COMPRESSION = 1
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
+
+_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -64,13 +70,16 @@ def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: b
     Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
     whose content does not match its id, ``OSError`` for a failed read or write."""
     reader = _RawReader(source.object_store)
-    commits = _new_commits(reader, target, heads)
-    objects: dict[str, _Object] = {}
-    trees = _TreeCache(reader)
-    for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
-        tree, parents = reader.links(sha)
-        objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
-        _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+    try:
+        commits = _new_commits(reader, target, heads)
+        objects: dict[str, _Object] = {}
+        trees = _TreeCache(reader)
+        for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
+            tree, parents = reader.links(sha)
+            objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
+            _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+    finally:
+        reader.close()
     if objects:
         _write_pack(target.object_store, objects, sync_folder=sync_folder)
     return len(objects)
@@ -82,7 +91,7 @@ class _RawReader:
     def __init__(self, store: DiskObjectStore) -> None:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
-        self._packs: list[Pack] | None = None
+        self._packs: _Packs | None = None
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
@@ -108,22 +117,17 @@ class _RawReader:
         return found.type_num, content
 
     def _packed(self, sha: str) -> tuple[int, bytes]:
-        # the packs asked directly, the one that answered last first: a commit's objects
-        # sit together, and a repository may hold dozens of small packs
-        raw = RawObjectID(bytes.fromhex(sha))
         if self._packs is None:
-            self._packs = list(self.store.packs)
-        for i, pack in enumerate(self._packs):
-            try:
-                found = pack.get_raw(raw)
-            except KeyError:
-                continue
-            except PackFileDisappeared:
-                break  # a repack took it away: the store looks afresh
-            if i:
-                self._packs.insert(0, self._packs.pop(i))
+            self._packs = _Packs(os.path.join(self.store.path, "pack"))
+        found = self._packs.get(bytes.fromhex(sha))
+        if found is not None:
             return found
+        # a pack that arrived since, or one this reader leaves to dulwich
         return self.store.get_raw(ObjectID(sha.encode()))
+
+    def close(self) -> None:
+        if self._packs is not None:
+            self._packs.close()
 
     def links(self, sha: str) -> tuple[str, list[str]]:
         """A commit's tree and parents, from its header lines."""
@@ -146,29 +150,170 @@ class _RawReader:
         return found
 
 
+class _Packs:
+    """The packs of a folder read directly through their mapped files: an object's
+    offset found in its index's sorted names, its content inflated from the pack, a
+    delta applied to its base (dulwich's general reader spends most of a copy's time
+    in its layers). Anything unusual (an index not of version 2, a delta whose base is
+    in another pack, a pack being replaced) is left to dulwich: ``get`` says ``None``.
+    The pack folder is read once: a pack that lands later is dulwich's to find."""
+
+    def __init__(self, folder: str) -> None:
+        self._packs: list[_Pack] = []
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            try:
+                self._packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+            except (OSError, ValueError):
+                continue  # gone meanwhile, or a format this reader leaves to dulwich
+
+    def __contains__(self, sha: bytes) -> bool:
+        return any(pack.offset(sha) is not None for pack in self._packs)
+
+    def get(self, sha: bytes) -> tuple[int, bytes] | None:
+        for i, pack in enumerate(self._packs):
+            at = pack.offset(sha)
+            if at is None:
+                continue
+            if i:  # a commit's objects sit together: the pack that answered asked first
+                self._packs.insert(0, self._packs.pop(i))
+            try:
+                return pack.read(at)
+            except (IndexError, struct.error, RecursionError) as exc:
+                raise ValueError(f"a pack's entry for {sha.hex()} is damaged: {exc!r}") from None
+        return None
+
+    def close(self) -> None:
+        for pack in self._packs:
+            pack.close()
+        self._packs = []
+
+
+class _Pack:
+    """One pack and its version-2 index, mapped."""
+
+    def __init__(self, base: str) -> None:
+        with open(base + ".idx", "rb") as f:
+            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            with open(base + ".pack", "rb") as f:
+                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            self._idx.close()
+            raise
+        idx = self._idx
+        if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2" or self._data[:4] != b"PACK":
+            self.close()
+            raise ValueError(f"{base} is not a version-2 pack")
+        self._fanout = struct.unpack_from(">256L", idx, 8)
+        self._count = self._fanout[255]
+        self._offsets = 8 + 1024 + self._count * 24
+        if len(idx) < self._offsets + self._count * 4 + 40:
+            self.close()
+            raise ValueError(f"{base}.idx is cut short")
+        self._bases: dict[int, tuple[int, bytes]] = {}
+
+    def offset(self, sha: bytes) -> int | None:
+        """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
+        first = sha[0]
+        low = self._fanout[first - 1] if first else 0
+        high = self._fanout[first]
+        idx = self._idx
+        while low < high:
+            middle = (low + high) // 2
+            at = 1032 + middle * 20
+            name = idx[at : at + 20]
+            if name < sha:
+                low = middle + 1
+            elif name > sha:
+                high = middle
+            else:
+                (found,) = struct.unpack_from(">L", idx, self._offsets + middle * 4)
+                if found & 0x80000000:
+                    return None  # past 2 GiB: dulwich reads those
+                return found
+        return None
+
+    def read(self, offset: int) -> tuple[int, bytes] | None:
+        """``(type number, content)`` of the object at ``offset`` (deltas resolved)."""
+        found = self._bases.get(offset)
+        if found is not None:
+            return found
+        data = self._data
+        byte = data[offset]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
+        while byte & 0x80:
+            byte = data[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        if kind == _OFS_DELTA:
+            byte = data[at]
+            distance, at = byte & 0x7F, at + 1
+            while byte & 0x80:
+                byte = data[at]
+                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
+            if not 0 < distance <= offset:
+                raise ValueError(f"a packed delta at {offset} names no earlier base")
+            base = self.read(offset - distance)
+            if base is None:
+                return None
+            delta = _inflate(data, at, size)
+            found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
+        elif kind in _WHOLE:
+            found = (kind, _inflate(data, at, size))
+        else:
+            return None  # a delta against an object named by id: dulwich resolves it
+        if kind in (_TREE, _OFS_DELTA):
+            # trees are the bases of delta chains: a chain is read once, not per link
+            if len(self._bases) > 256:
+                self._bases.clear()
+            self._bases[offset] = found
+        return found
+
+    def close(self) -> None:
+        self._idx.close()
+        self._data.close()
+
+
+def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:
+    """The ``size`` bytes that the zlib stream at ``at`` inflates to."""
+    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
+    end = at + size + 5 * (size >> 14) + 64
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data[at:end], size + 1)
+    if len(out) != size or not inflater.eof:
+        raise ValueError(f"a packed object at {at} does not inflate to its size")
+    return out
+
+
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
     """The commits reachable from ``heads`` that ``target`` lacks, each before its
     parents."""
     store = target.object_store
-    # the pack folder read once: dulwich reads it again after every miss, and every new
-    # commit is one (a pack landing meanwhile at worst makes a commit travel twice)
-    packs = store.packs
-    found: list[str] = []
-    seen: set[str] = set()
-    stack = list(heads)
-    while stack:
-        sha = stack.pop()
-        if sha in seen:
-            continue
-        seen.add(sha)
-        raw = RawObjectID(bytes.fromhex(sha))
-        if any(raw in pack for pack in packs) or os.path.exists(
-            os.path.join(store.path, sha[:2], sha[2:])
-        ):
-            continue
-        found.append(sha)
-        stack.extend(reader.links(sha)[1])
-    return found
+    # the pack folder read once: every new commit is a miss, after which dulwich would
+    # read the folder again (a pack landing meanwhile at worst makes a commit travel twice)
+    packs = _Packs(os.path.join(store.path, "pack"))
+    try:
+        found: list[str] = []
+        seen: set[str] = set()
+        stack = list(heads)
+        while stack:
+            sha = stack.pop()
+            if sha in seen:
+                continue
+            seen.add(sha)
+            if bytes.fromhex(sha) in packs or os.path.exists(
+                os.path.join(store.path, sha[:2], sha[2:])
+            ):
+                continue
+            found.append(sha)
+            stack.extend(reader.links(sha)[1])
+        return found
+    finally:
+        packs.close()
 
 
 class _TreeCache:
