@@ -38,7 +38,7 @@ from dulwich.objects import ObjectID, object_class, object_header, parse_tree
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
-from gitmem.store.packing import Record, write_pack
+from gitmem.store.packing import PACKED, Record, write_pack
 
 __all__ = ["copy_history"]
 
@@ -76,7 +76,8 @@ def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: b
         trees = _TreeCache(reader)
         for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
             tree, parents = reader.links(sha)
-            objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
+            kind, content, packed = reader.entry(sha)
+            objects[sha] = _Object(kind, content, packed=packed)
             _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
     finally:
         reader.close()
@@ -95,6 +96,12 @@ class _RawReader:
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
+        kind, content, _ = self.entry(sha)
+        return kind, content
+
+    def entry(self, sha: str) -> tuple[int, bytes, bytes]:
+        """``(type number, content, packed)``: ``packed`` is the object as its pack
+        holds it (header and zlib stream), when it is held whole there, else empty."""
         # a repository's newest objects may be loose: read the file directly (dulwich
         # would parse it, after missing it in every pack and rescanning the pack folder)
         try:
@@ -114,16 +121,16 @@ class _RawReader:
         found = object_class(kind)
         if found is None or not size.isdigit() or int(size) != len(content):
             raise ValueError(f"object {sha} has a damaged header")
-        return found.type_num, content
+        return found.type_num, content, b""
 
-    def _packed(self, sha: str) -> tuple[int, bytes]:
+    def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
         if self._packs is None:
             self._packs = _Packs(os.path.join(self.store.path, "pack"))
         found = self._packs.get(bytes.fromhex(sha))
         if found is not None:
             return found
         # a pack that arrived since, or one this reader leaves to dulwich
-        return self.store.get_raw(ObjectID(sha.encode()))
+        return (*self.store.get_raw(ObjectID(sha.encode())), b"")
 
     def close(self) -> None:
         if self._packs is not None:
@@ -173,7 +180,8 @@ class _Packs:
     def __contains__(self, sha: bytes) -> bool:
         return any(pack.offset(sha) is not None for pack in self._packs)
 
-    def get(self, sha: bytes) -> tuple[int, bytes] | None:
+    def get(self, sha: bytes) -> tuple[int, bytes, bytes] | None:
+        """``(type number, content, packed)`` as ``_RawReader.entry`` says, or ``None``."""
         for i, pack in enumerate(self._packs):
             at = pack.offset(sha)
             if at is None:
@@ -181,7 +189,7 @@ class _Packs:
             if i:  # a commit's objects sit together: the pack that answered asked first
                 self._packs.insert(0, self._packs.pop(i))
             try:
-                return pack.read(at)
+                return pack.entry(at)
             except (IndexError, struct.error, RecursionError) as exc:
                 raise ValueError(f"a pack's entry for {sha.hex()} is damaged: {exc!r}") from None
         return None
@@ -237,18 +245,24 @@ class _Pack:
                 return found
         return None
 
+    def entry(self, offset: int) -> tuple[int, bytes, bytes] | None:
+        """``(type number, content, packed)`` of the object at ``offset``: ``packed``
+        is its header and zlib stream when it is held whole (empty for a delta)."""
+        data = self._data
+        kind, size, at = self._header(offset)
+        if kind not in _WHOLE:
+            found = self.read(offset)
+            return None if found is None else (*found, b"")
+        content, end = _inflate(data, at, size)
+        return kind, content, data[offset:end]
+
     def read(self, offset: int) -> tuple[int, bytes] | None:
         """``(type number, content)`` of the object at ``offset`` (deltas resolved)."""
         found = self._bases.get(offset)
         if found is not None:
             return found
         data = self._data
-        byte = data[offset]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
+        kind, size, at = self._header(offset)
         if kind == _OFS_DELTA:
             byte = data[at]
             distance, at = byte & 0x7F, at + 1
@@ -260,10 +274,10 @@ class _Pack:
             base = self.read(offset - distance)
             if base is None:
                 return None
-            delta = _inflate(data, at, size)
+            delta = _inflate(data, at, size)[0]
             found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
         elif kind in _WHOLE:
-            found = (kind, _inflate(data, at, size))
+            found = (kind, _inflate(data, at, size)[0])
         else:
             return None  # a delta against an object named by id: dulwich resolves it
         if kind in (_TREE, _OFS_DELTA):
@@ -273,20 +287,32 @@ class _Pack:
             self._bases[offset] = found
         return found
 
+    def _header(self, offset: int) -> tuple[int, int, int]:
+        """A packed object's type, size, and where what follows its header starts."""
+        data = self._data
+        byte = data[offset]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
+        while byte & 0x80:
+            byte = data[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        return kind, size, at
+
     def close(self) -> None:
         self._idx.close()
         self._data.close()
 
 
-def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:
-    """The ``size`` bytes that the zlib stream at ``at`` inflates to."""
+def _inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
+    """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
+    stream ends."""
     # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
-    end = at + size + 5 * (size >> 14) + 64
+    chunk = data[at : at + size + 5 * (size >> 14) + 64]
     inflater = zlib.decompressobj()
-    out = inflater.decompress(data[at:end], size + 1)
+    out = inflater.decompress(chunk, size + 1)
     if len(out) != size or not inflater.eof:
         raise ValueError(f"a packed object at {at} does not inflate to its size")
-    return out
+    return out, at + len(chunk) - len(inflater.unused_data)
 
 
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
@@ -365,10 +391,10 @@ def _copy_tree(
         tree_sha, before = stack.pop()
         if tree_sha in before or tree_sha in objects:
             continue
-        kind, content = reader.raw(tree_sha)
+        kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        objects[tree_sha] = _as_delta(content, before, objects)
+        objects[tree_sha] = _as_delta(content, packed, before, objects)
         fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
         for name, mode, entry in fresh:
             new = entry.decode()
@@ -376,7 +402,8 @@ def _copy_tree(
                 olds = (trees.names(b).get(name) for b in before)
                 stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
-                objects[new] = _Object(*reader.raw(new))
+                kind, content, packed = reader.entry(new)
+                objects[new] = _Object(kind, content, packed=packed)
 
 
 class _Object(NamedTuple):
@@ -388,18 +415,22 @@ class _Object(NamedTuple):
     base: str | None = None
     delta: bytes = b""
     depth: int = 0
+    packed: bytes = b""
+    """The object as the source's pack holds it, copied as it is (no zlib round trip)."""
 
 
-def _as_delta(content: bytes, before: list[str], objects: dict[str, _Object]) -> _Object:
+def _as_delta(
+    content: bytes, packed: bytes, before: list[str], objects: dict[str, _Object]
+) -> _Object:
     """A tree as a delta against its first parent's version of it when that one is in
     the pack already: a change rewrites an entry or two of a tree, so the delta is the
     common head and tail copied and the middle inserted (git writes root trees so)."""
     base = objects.get(before[0]) if before else None
     if base is None or base.kind != _TREE or base.depth >= _DELTA_DEPTH:
-        return _Object(_TREE, content)
+        return _Object(_TREE, content, packed=packed)
     delta = _delta(base.content, content)
     if delta is None:
-        return _Object(_TREE, content)
+        return _Object(_TREE, content, packed=packed)
     return _Object(_TREE, content, before[0], delta, base.depth + 1)
 
 
@@ -471,7 +502,9 @@ def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_fol
         if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
             raise ValueError(f"object {sha} does not match its content")
     records: Iterator[Record] = (
-        (
+        (PACKED, obj.packed, bytes.fromhex(sha), None)
+        if obj.packed and obj.base is None
+        else (
             obj.kind,
             obj.content if obj.base is None else obj.delta,
             bytes.fromhex(sha),
