@@ -883,17 +883,20 @@ class Repository:
         commit.author_time = commit.commit_time = int(time.time())
         commit.author_timezone = commit.commit_timezone = 0
         commit.message = format_message(facts)
+        new = commit.id.decode()
         try:
             with self._lock.held():
                 if self.head(store) != ours:
                     return None
-                self._write_objects([*objects, commit])
-                if not self._publish(self._ref(store), ours, commit.id.decode()):
+                # the pack folder made durable in the same flush as the ref's lock file
+                pending = self._write_objects([*objects, commit], sync_folder=False)
+                if not self._swap(self._ref(store), ours, new, pending):
                     return None
         except OSError as exc:
             raise storage_error(exc, f"merging {store}") from exc
+        self._reader.remember([*objects, commit])
         self._maybe_pack()
-        return commit.id.decode()
+        return new
 
     def _merge_tree(
         self, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
