@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from dulwich.client import GitClient, get_transport_and_path
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
@@ -28,6 +27,9 @@ from dulwich.repo import Repo
 from gitmem.errors import GitmemError, RemoteError
 from gitmem.store.locking import flocked, fsync_dir, fsync_together, remove_stale
 from gitmem.store.transfer import copy_history
+
+if TYPE_CHECKING:
+    from dulwich.client import GitClient
 
 __all__ = ["Pushed", "Remote", "resolve"]
 
@@ -50,6 +52,9 @@ class Remote:
         self._repo = repo
 
     def _client(self, operation: str) -> tuple[GitClient, str]:
+        # dulwich's network client, imported only for a remote that needs it
+        from dulwich.client import get_transport_and_path
+
         try:
             return get_transport_and_path(
                 self.url, config=self._repo.get_config_stack(), operation=operation, quiet=True

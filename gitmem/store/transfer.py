@@ -93,6 +93,7 @@ class _RawReader:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
         self._packs: _Packs | None = None
+        self._loose = _loose_folders(os.fspath(store.path))
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
@@ -104,16 +105,13 @@ class _RawReader:
         holds it (header and zlib stream), when it is held whole there, else empty."""
         # a repository's newest objects may be loose: read the file directly (dulwich
         # would parse it, after missing it in every pack and rescanning the pack folder)
+        if sha[:2] not in self._loose:
+            return self._packed(sha)
         try:
             with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
                 data = zlib.decompress(f.read())
         except FileNotFoundError:
-            try:
-                return self._packed(sha)
-            except KeyError:
-                raise
-            except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
-                raise ValueError(f"object {sha} does not read: {exc}") from None
+            return self._packed(sha)
         except zlib.error as exc:
             raise ValueError(f"object {sha} does not inflate: {exc}") from None
         header, _, content = data.partition(b"\0")
@@ -126,11 +124,17 @@ class _RawReader:
     def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
         if self._packs is None:
             self._packs = _Packs(os.path.join(self.store.path, "pack"))
-        found = self._packs.get(bytes.fromhex(sha))
-        if found is not None:
-            return found
-        # a pack that arrived since, or one this reader leaves to dulwich
-        return (*self.store.get_raw(ObjectID(sha.encode())), b"")
+        try:
+            found = self._packs.get(bytes.fromhex(sha))
+            if found is not None:
+                return found
+            # a pack or a loose object that arrived since, or a pack entry this reader
+            # leaves to dulwich
+            return (*self.store.get_raw(ObjectID(sha.encode())), b"")
+        except KeyError:
+            raise
+        except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
+            raise ValueError(f"object {sha} does not read: {exc}") from None
 
     def close(self) -> None:
         if self._packs is not None:
@@ -315,6 +319,15 @@ def _inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
     return out, at + len(chunk) - len(inflater.unused_data)
 
 
+def _loose_folders(objects: str) -> frozenset[str]:
+    """The fan-out folders of ``objects`` that may hold loose objects, read once: in a
+    repository whose objects are packed, most lookups then skip a failed ``open``."""
+    try:
+        return frozenset(n for n in os.listdir(objects) if len(n) == 2)
+    except FileNotFoundError:
+        return frozenset()
+
+
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
     """The commits reachable from ``heads`` that ``target`` lacks, each before its
     parents."""
@@ -322,6 +335,7 @@ def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str
     # the pack folder read once: every new commit is a miss, after which dulwich would
     # read the folder again (a pack landing meanwhile at worst makes a commit travel twice)
     packs = _Packs(os.path.join(store.path, "pack"))
+    loose = _loose_folders(os.fspath(store.path))
     try:
         found: list[str] = []
         seen: set[str] = set()
@@ -331,8 +345,8 @@ def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str
             if sha in seen:
                 continue
             seen.add(sha)
-            if bytes.fromhex(sha) in packs or os.path.exists(
-                os.path.join(store.path, sha[:2], sha[2:])
+            if bytes.fromhex(sha) in packs or (
+                sha[:2] in loose and os.path.exists(os.path.join(store.path, sha[:2], sha[2:]))
             ):
                 continue
             found.append(sha)
