@@ -17,7 +17,11 @@ from dulwich.repo import Repo
 from helpers_sync import ME, STORE, sh
 
 from gitmem import Memory, RemoteError, Repository
-from gitmem.store.transfer import _delta, copy_history  # pyright: ignore[reportPrivateUsage]
+from gitmem.store.transfer import (  # pyright: ignore[reportPrivateUsage]
+    _delta,
+    _Packs,
+    copy_history,
+)
 from gitmem.types import Change
 
 BRANCH = f"refs/heads/{STORE}"
@@ -214,3 +218,60 @@ def test_a_copy_is_as_durable_as_a_commit(
     assert len(files) == 2 and all(n.startswith("tmp_gitmem_") for n in files)
     assert synced.count(pack_dir) == (1 if sync_folder else 0)
     assert not [n for n in os.listdir(pack_dir) if n.startswith("tmp_")]
+
+
+def test_the_pack_reader_reads_what_dulwich_reads(pair: tuple[Path, Path]) -> None:
+    """Every object of a pack git wrote with deltas (offset deltas, chains) reads the
+    same through the mapped reader as through dulwich; an object it lacks is ``None``."""
+    source, _ = pair
+    with Repository.open(str(source)) as repo:
+        for i in range(20):
+            _write(repo, f"m{i:02d}", f"memory {i}\n" + "the same long line\n" * 40 + f"{i}\n")
+    sh(source, "repack", "-q", "-a", "-d", "-f", "--depth=20", "--window=50")
+    listed = sh(source, "rev-list", "--objects", "--all").split()
+    ids = sorted({line for line in listed if len(line) == 40})
+    assert _deltas(source) > 0
+    packs = _Packs(str(source / "objects" / "pack"))
+    try:
+        with Repo(str(source)) as repo:
+            for sha in ids:
+                found = packs.get(bytes.fromhex(sha))
+                assert found is not None
+                kind, content, packed = found
+                assert (kind, content) == repo.object_store.get_raw(sha.encode())  # type: ignore[arg-type]
+                if packed:  # held whole: its header and zlib stream, as the pack has it
+                    assert zlib.decompressobj().decompress(packed[packed.index(b"x") :]) == content
+        assert packs.get(b"\x00" * 20) is None
+        assert bytes.fromhex(ids[0]) in packs
+    finally:
+        packs.close()
+
+
+def test_a_damaged_pack_entry_is_refused_and_nothing_lands(pair: tuple[Path, Path]) -> None:
+    """A blob whose packed bytes were damaged on disk stops the copy with a clear error
+    naming it (its zlib stream or its id does not check), and the target gets no pack;
+    objects that travel as they are packed are checked all the same."""
+    source, target = pair
+    head = _head(source)
+    sha = sh(source, "rev-parse", f"{BRANCH}:{_path(source, 'm07')}").strip()
+    sh(source, "repack", "-q", "-a", "-d")
+    [idx] = (source / "objects" / "pack").glob("*.idx")
+    offsets = {
+        line.split()[0]: int(line.split()[4])
+        for line in sh(source, "verify-pack", "-v", str(idx)).splitlines()
+        if len(line.split()) >= 5 and len(line.split()[0]) == 40
+    }
+    pack = idx.with_suffix(".pack")
+    data = bytearray(pack.read_bytes())
+    at = offsets[sha] + 6  # inside the zlib stream of a small blob
+    data[at] ^= 0xFF
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
+        copy_history(src, dst, [head])
+    assert not list((target / "objects" / "pack").glob("*"))
+
+
+def _path(source: Path, slug: str) -> str:
+    with Repository.open(str(source)) as repo:
+        return repo.path(STORE, slug)

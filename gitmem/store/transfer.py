@@ -194,8 +194,8 @@ class _Packs:
                 self._packs.insert(0, self._packs.pop(i))
             try:
                 return pack.entry(at)
-            except (IndexError, struct.error, RecursionError) as exc:
-                raise ValueError(f"a pack's entry for {sha.hex()} is damaged: {exc!r}") from None
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
 
     def close(self) -> None:
