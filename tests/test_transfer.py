@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_fsck
+from dulwich.objects import ObjectID, Tree, parse_tree
 from dulwich.pack import apply_delta
 from dulwich.repo import Repo
 from helpers_sync import ME, STORE, sh
@@ -20,6 +21,7 @@ from gitmem import Memory, RemoteError, Repository
 from gitmem.store.transfer import (  # pyright: ignore[reportPrivateUsage]
     _delta,
     _Packs,
+    _TreeCache,
     copy_history,
 )
 from gitmem.types import Change
@@ -275,3 +277,49 @@ def test_a_damaged_pack_entry_is_refused_and_nothing_lands(pair: tuple[Path, Pat
 def _path(source: Path, slug: str) -> str:
     with Repository.open(str(source)) as repo:
         return repo.path(STORE, slug)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_trees_change_is_found_between_its_common_head_and_tail(seed: int) -> None:
+    """Parsing only the entries between a tree's common head and tail with its parent
+    finds exactly what a whole parse finds: the new entries, the parent's entries they
+    replace, and where each of the child's entries starts (so its own child can be
+    compared the same way), whatever entries were added, removed or changed."""
+    rng = random.Random(seed)
+
+    def tree(entries: dict[bytes, tuple[int, bytes]]) -> bytes:
+        made = Tree()
+        for name, (mode, sha) in entries.items():
+            made.add(name, mode, ObjectID(sha))
+        return made.as_raw_string()
+
+    def sha() -> bytes:
+        return rng.randbytes(20).hex().encode()
+
+    names = [f"{n:02x}".encode() if seed % 2 else f"m{n:05d}.md".encode() for n in range(60)]
+    current = {n: (0o040000 if seed % 2 else 0o100644, sha()) for n in rng.sample(names, 40)}
+    cache = _TreeCache(None)  # type: ignore[arg-type]
+    parent_id = "p" * 40
+    parent = tree(current)
+    cache.tree(parent_id, parent)
+    for step in range(6):
+        child = dict(current)
+        for _ in range(rng.randrange(1, 4)):
+            name = rng.choice(names)
+            if name in child and rng.random() < 0.3:
+                del child[name]
+            else:
+                child[name] = (child.get(name, (0o100644, b""))[0], sha())
+        content = tree(child)
+        child_id = f"{step:040d}"
+        fresh, change = cache.changed(child_id, content, parent_id)
+        whole = set(parse_tree(content, 20))
+        before = set(parse_tree(parent, 20))
+        assert set(fresh) == whole - before
+        old_by_name = {e[0]: e for e in before}
+        assert all(change.olds[name] == old_by_name[name] for name in change.olds)
+        for name, _, _ in whole - before:  # a changed entry's parent version is at hand
+            if name in old_by_name:
+                assert change.olds[name] == old_by_name[name]
+        assert cache.tree(child_id).starts == _TreeCache(None).tree(child_id, content).starts  # type: ignore[arg-type]
+        current, parent, parent_id = child, content, child_id

@@ -22,6 +22,7 @@ import mmap
 import os
 import struct
 import zlib
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from hashlib import sha1
 from operator import itemgetter
@@ -357,27 +358,34 @@ def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str
 
 
 class _TreeCache:
-    """Trees split into entries, by id (bounded: a long history passes many)."""
+    """Trees by id (bounded: a long history passes many): their content and where each
+    entry starts, and, when asked, all their entries."""
 
     def __init__(self, reader: _RawReader) -> None:
         self._reader = reader
+        self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self._names: dict[str, dict[bytes, Entry]] = {}
 
-    def entries(self, sha: str, content: bytes | None = None) -> Entries:
-        found = self._sets.get(sha)
+    def tree(self, sha: str, content: bytes | None = None) -> _Tree:
+        found = self._trees.get(sha)
         if found is None:
             if content is None:
                 kind, content = self._reader.raw(sha)
                 if kind != _TREE:
                     raise ValueError(f"object {sha} is not a tree")
+            found = _Tree(content, _starts(sha, content, 0, len(content))[1])
+            self._keep(sha, found)
+        return found
+
+    def entries(self, sha: str, content: bytes | None = None) -> Entries:
+        found = self._sets.get(sha)
+        if found is None:
+            content = self.tree(sha, content).content
             try:
                 found = frozenset(parse_tree(content, _SHA_LENGTH))
             except ObjectFormatException as exc:
                 raise ValueError(f"tree {sha} does not parse: {exc}") from None
-            if len(self._sets) > 4096:
-                self._sets.clear()
-                self._names.clear()
             self._sets[sha] = found
         return found
 
@@ -388,6 +396,88 @@ class _TreeCache:
             found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
             self._names[sha] = found
         return found
+
+    def changed(self, sha: str, content: bytes, parent: str) -> tuple[list[Entry], _Change]:
+        """The entries of tree ``sha`` that its ``parent`` version lacks, and how the
+        two differ. Only the entries between the common head and tail are parsed: a
+        change rewrites an entry or two of a 256-entry root tree, and where each entry
+        starts in the parent says where the child's entries start too (they are equal
+        up to the head, and from a parent's entry start inside the common tail on)."""
+        old = self.tree(parent)
+        before, starts = old.content, old.starts
+        most = min(len(before), len(content))
+        # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
+        head = _common(lambda n: content.startswith(before[:n]), most)
+        tail = _common(lambda n: content.endswith(before[len(before) - n :]), most - head)
+        first = bisect_right(starts, head) - 1
+        shift = len(content) - len(before)
+        mine: list[Entry] = []
+        kept = starts[:first]
+        at = starts[first]
+        while True:
+            if at >= len(content) - tail:
+                last = bisect_left(starts, at - shift)
+                if last < len(starts) and starts[last] == at - shift:
+                    break
+            kept.append(at)
+            entry, at = _entry(sha, content, at)
+            mine.append(entry)
+        theirs = _starts(parent, before, starts[first], at - shift)[0]
+        kept += [n + shift for n in starts[last:]]
+        self._keep(sha, _Tree(content, kept))
+        gone = frozenset(theirs)
+        return [e for e in mine if e not in gone], _Change(head, tail, {e[0]: e for e in theirs})
+
+    def _keep(self, sha: str, tree: _Tree) -> None:
+        if len(self._trees) > 4096:
+            self._trees.clear()
+            self._sets.clear()
+            self._names.clear()
+        self._trees[sha] = tree
+
+
+class _Tree(NamedTuple):
+    content: bytes
+    starts: list[int]
+    """Where each entry starts, and the content's length last."""
+
+
+class _Change(NamedTuple):
+    """How a tree differs from its parent version: the length of their common head
+    and tail, and the parent's entries between them, by name."""
+
+    head: int
+    tail: int
+    olds: dict[bytes, Entry]
+
+
+def _entry(sha: str, content: bytes, at: int) -> tuple[Entry, int]:
+    """The tree entry starting at ``at`` (name, mode, hex id) and where the next starts."""
+    end = content.find(b"\0", at)
+    mode, space, name = content[at : max(end, at)].partition(b" ")
+    if end < 0 or end + 21 > len(content) or not space or not name or not mode.isdigit():
+        raise ValueError(f"tree {sha} does not parse at byte {at}")
+    try:
+        number = int(mode, 8)
+    except ValueError:
+        raise ValueError(f"tree {sha} has a bad mode at byte {at}") from None
+    return (name, number, content[end + 1 : end + 21].hex().encode()), end + 21
+
+
+def _starts(sha: str, content: bytes, at: int, end: int) -> tuple[list[Entry], list[int]]:
+    """The entries of ``content`` from ``at`` to ``end`` and where each starts (with
+    ``end`` last, when ``end`` is the content's length)."""
+    entries: list[Entry] = []
+    starts: list[int] = []
+    while at < end:
+        starts.append(at)
+        entry, at = _entry(sha, content, at)
+        entries.append(entry)
+    if at != end:
+        raise ValueError(f"tree {sha} does not parse at byte {at}")
+    if end == len(content):
+        starts.append(end)
+    return entries, starts
 
 
 def _copy_tree(
@@ -408,13 +498,20 @@ def _copy_tree(
         kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        objects[tree_sha] = _as_delta(content, packed, before, objects)
-        fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
+        if len(before) == 1:
+            fresh, change = trees.changed(tree_sha, content, before[0])
+            olds = [change.olds]
+        else:  # a merge's tree, or a first one: every entry against every parent's
+            entries = trees.entries(tree_sha, content)
+            fresh = list(entries.difference(*(trees.entries(b) for b in before)))
+            change = None
+            olds = [trees.names(b) for b in before]
+        objects[tree_sha] = _as_delta(content, packed, before, objects, change)
         for name, mode, entry in fresh:
             new = entry.decode()
             if mode == _DIR_MODE:
-                olds = (trees.names(b).get(name) for b in before)
-                stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
+                found = (o.get(name) for o in olds)
+                stack.append((new, [o[2].decode() for o in found if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
                 kind, content, packed = reader.entry(new)
                 objects[new] = _Object(kind, content, packed=packed)
@@ -434,15 +531,23 @@ class _Object(NamedTuple):
 
 
 def _as_delta(
-    content: bytes, packed: bytes, before: list[str], objects: dict[str, _Object]
+    content: bytes,
+    packed: bytes,
+    before: list[str],
+    objects: dict[str, _Object],
+    change: _Change | None = None,
 ) -> _Object:
     """A tree as a delta against its first parent's version of it when that one is in
     the pack already: a change rewrites an entry or two of a tree, so the delta is the
-    common head and tail copied and the middle inserted (git writes root trees so)."""
+    common head and tail copied and the middle inserted (git writes root trees so).
+    ``change`` gives the common head and tail when they are known already."""
     base = objects.get(before[0]) if before else None
     if base is None or base.kind != _TREE or base.depth >= _DELTA_DEPTH:
         return _Object(_TREE, content, packed=packed)
-    delta = _delta(base.content, content)
+    if change is None or len(before) != 1:
+        delta = _delta(base.content, content)
+    else:
+        delta = _delta_between(base.content, content, change.head, change.tail)
     if delta is None:
         return _Object(_TREE, content, packed=packed)
     return _Object(_TREE, content, before[0], delta, base.depth + 1)
@@ -455,6 +560,11 @@ def _delta(source: bytes, target: bytes) -> bytes | None:
     # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
     head = _common(lambda n: target.startswith(source[:n]), most)
     tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    return _delta_between(source, target, head, tail)
+
+
+def _delta_between(source: bytes, target: bytes, head: int, tail: int) -> bytes | None:
+    """``_delta`` for a common head and tail known already."""
     middle = target[head : len(target) - tail]
     if len(middle) * 2 > len(target):
         return None
