@@ -323,3 +323,16 @@ def test_a_trees_change_is_found_between_its_common_head_and_tail(seed: int) -> 
                 assert change.olds[name] == old_by_name[name]
         assert cache.tree(child_id).starts == _TreeCache(None).tree(child_id, content).starts  # type: ignore[arg-type]
         current, parent, parent_id = child, content, child_id
+
+
+def test_entry_starts_follow_a_mode_spelled_with_a_leading_zero() -> None:
+    """A tree whose modes are spelled unusually (``040000``, as old git wrote) still
+    gets the right entry starts, so its next version is compared correctly."""
+    sha = bytes(range(20))
+    content = b"040000 ab\0" + sha + b"100644 cd\0" + sha + b"040000 ef\0" + sha
+    cache = _TreeCache(None)  # type: ignore[arg-type]
+    assert cache.tree("t" * 40, content).starts == [0, 30, 60, 90]
+    child = content[:60] + b"040000 ef\0" + bytes(20)
+    fresh, change = cache.changed("c" * 40, child, "t" * 40)
+    assert fresh == [(b"ef", 0o40000, bytes(20).hex().encode())]
+    assert list(change.olds) == [b"ef"]

@@ -44,6 +44,8 @@ from gitmem.store.packing import PACKED, Record, write_pack
 __all__ = ["copy_history"]
 
 _DIR_MODE = 0o040000
+_MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
+"""How many digits git spells each usual mode with, in a tree entry."""
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
@@ -374,7 +376,7 @@ class _TreeCache:
                 kind, content = self._reader.raw(sha)
                 if kind != _TREE:
                     raise ValueError(f"object {sha} is not a tree")
-            found = _Tree(content, _starts(sha, content, 0, len(content))[1])
+            found = _Tree(content, _starts_of(sha, content))
             self._keep(sha, found)
         return found
 
@@ -462,6 +464,25 @@ def _entry(sha: str, content: bytes, at: int) -> tuple[Entry, int]:
     except ValueError:
         raise ValueError(f"tree {sha} has a bad mode at byte {at}") from None
     return (name, number, content[end + 1 : end + 21].hex().encode()), end + 21
+
+
+def _starts_of(sha: str, content: bytes) -> list[int]:
+    """Where each entry of a whole tree starts, and its length last: from dulwich's
+    native parse, each entry's length made from its mode's usual spelling, checked
+    against the tree's length (a mode spelled otherwise, say with a leading zero, is
+    found by reading the entries one by one)."""
+    try:
+        entries = parse_tree(content, _SHA_LENGTH)
+    except ObjectFormatException as exc:
+        raise ValueError(f"tree {sha} does not parse: {exc}") from None
+    starts = [0]
+    at = 0
+    for name, mode, _ in entries:
+        at += len(name) + (_MODE_WIDTH.get(mode) or len(f"{mode:o}")) + 22
+        starts.append(at)
+    if at == len(content):
+        return starts
+    return _starts(sha, content, 0, len(content))[1]
 
 
 def _starts(sha: str, content: bytes, at: int, end: int) -> tuple[list[Entry], list[int]]:
