@@ -489,3 +489,45 @@ def test_tracking_refs_follow_over_a_stale_lock_and_packed_refs(replicas: Replic
     assert sh(clone, "rev-parse", tracking).strip() == pushed.head
     assert not lock.exists()
     sh(clone, "fsck", "--strict", "--no-dangling")
+
+
+def test_a_merge_writes_only_the_objects_it_makes(replicas: Replicas) -> None:
+    """Memories taken from the other side as they are keep its blobs and fan-out trees:
+    the merge's pack holds the merge commit, its root tree and the one fan-out tree both
+    sides changed, nothing else; git reads the result whole."""
+    from gitmem.store.files import bucket
+
+    slugs = [f"note-{i}" for i in range(200)]
+    by_bucket: dict[str, list[str]] = {}
+    for slug in slugs:
+        by_bucket.setdefault(bucket(slug), []).append(slug)
+    both = next(group for group in by_bucket.values() if len(group) >= 2)
+    taken = [s for s in slugs if bucket(s) not in {bucket(both[0]), bucket("shared")}][:3]
+    for slug in taken:
+        ops.create(replicas.a, STORE, ME, slug, "from a", f"{slug} body\n")
+    ops.create(replicas.a, STORE, ME, both[0], "from a", "a side\n")
+    ops.create(replicas.b, STORE, ME, both[1], "from b", "b side\n")
+    replicas.a.sync()
+    [report] = replicas.b.sync()
+    assert report.merged and report.pushed
+    head = replicas.b.head(STORE)
+    assert head is not None and report.head == head
+    clone = replicas.project.parent / "b"
+    packs = list((clone / ".git" / "objects" / "pack").glob("*.idx"))
+    holding = [idx for idx in packs if head in sh(clone, "verify-pack", "-v", str(idx)).split()]
+    [idx] = holding
+    listed = [
+        line.split()[0]
+        for line in sh(clone, "verify-pack", "-v", str(idx)).splitlines()
+        if line.split() and len(line.split()[0]) == 40
+    ]
+    assert len(listed) == 3  # the commit, the root tree, the fan-out tree of `both`
+    ours_side, theirs_side = sh(clone, "rev-parse", f"{head}^1", f"{head}^2").split()
+    for slug in taken:
+        path = replicas.b.path(STORE, slug)
+        folder = path.rsplit("/", 1)[0]
+        merged = sh(clone, "rev-parse", f"{head}:{folder}").strip()
+        assert merged == sh(clone, "rev-parse", f"{theirs_side}:{folder}").strip()
+        assert replicas.b.snapshot(STORE).get(slug) == replicas.a.snapshot(STORE).get(slug)
+    assert ours_side != theirs_side
+    subprocess.run(["git", "fsck", "--strict"], cwd=clone, check=True, capture_output=True)

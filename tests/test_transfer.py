@@ -12,12 +12,18 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_fsck
+from dulwich.objects import ObjectID, Tree, parse_tree
 from dulwich.pack import apply_delta
 from dulwich.repo import Repo
 from helpers_sync import ME, STORE, sh
 
 from gitmem import Memory, RemoteError, Repository
-from gitmem.store.transfer import _delta, copy_history  # pyright: ignore[reportPrivateUsage]
+from gitmem.store.transfer import (  # pyright: ignore[reportPrivateUsage]
+    _delta,
+    _Packs,
+    _TreeCache,
+    copy_history,
+)
 from gitmem.types import Change
 
 BRANCH = f"refs/heads/{STORE}"
@@ -214,3 +220,122 @@ def test_a_copy_is_as_durable_as_a_commit(
     assert len(files) == 2 and all(n.startswith("tmp_gitmem_") for n in files)
     assert synced.count(pack_dir) == (1 if sync_folder else 0)
     assert not [n for n in os.listdir(pack_dir) if n.startswith("tmp_")]
+
+
+def test_the_pack_reader_reads_what_dulwich_reads(pair: tuple[Path, Path]) -> None:
+    """Every object of a pack git wrote with deltas (offset deltas, chains) reads the
+    same through the mapped reader as through dulwich; an object it lacks is ``None``."""
+    source, _ = pair
+    with Repository.open(str(source)) as repo:
+        for i in range(20):
+            _write(repo, f"m{i:02d}", f"memory {i}\n" + "the same long line\n" * 40 + f"{i}\n")
+    sh(source, "repack", "-q", "-a", "-d", "-f", "--depth=20", "--window=50")
+    listed = sh(source, "rev-list", "--objects", "--all").split()
+    ids = sorted({line for line in listed if len(line) == 40})
+    assert _deltas(source) > 0
+    packs = _Packs(str(source / "objects" / "pack"))
+    try:
+        with Repo(str(source)) as repo:
+            for sha in ids:
+                found = packs.get(bytes.fromhex(sha))
+                assert found is not None
+                kind, content, packed = found
+                assert (kind, content) == repo.object_store.get_raw(sha.encode())  # type: ignore[arg-type]
+                if packed:  # held whole: its header and zlib stream, as the pack has it
+                    start = 1
+                    while packed[start - 1] & 0x80:  # the type-and-size header's bytes
+                        start += 1
+                    assert zlib.decompressobj().decompress(packed[start:]) == content
+        assert packs.get(b"\x00" * 20) is None
+        assert bytes.fromhex(ids[0]) in packs
+    finally:
+        packs.close()
+
+
+def test_a_damaged_pack_entry_is_refused_and_nothing_lands(pair: tuple[Path, Path]) -> None:
+    """A blob whose packed bytes were damaged on disk stops the copy with a clear error
+    naming it (its zlib stream or its id does not check), and the target gets no pack;
+    objects that travel as they are packed are checked all the same."""
+    source, target = pair
+    head = _head(source)
+    sha = sh(source, "rev-parse", f"{BRANCH}:{_path(source, 'm07')}").strip()
+    sh(source, "repack", "-q", "-a", "-d")
+    [idx] = (source / "objects" / "pack").glob("*.idx")
+    offsets = {
+        line.split()[0]: int(line.split()[4])
+        for line in sh(source, "verify-pack", "-v", str(idx)).splitlines()
+        if len(line.split()) >= 5 and len(line.split()[0]) == 40
+    }
+    pack = idx.with_suffix(".pack")
+    data = bytearray(pack.read_bytes())
+    at = offsets[sha] + 6  # inside the zlib stream of a small blob
+    data[at] ^= 0xFF
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
+        copy_history(src, dst, [head])
+    assert not list((target / "objects" / "pack").glob("*"))
+
+
+def _path(source: Path, slug: str) -> str:
+    with Repository.open(str(source)) as repo:
+        return repo.path(STORE, slug)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_trees_change_is_found_between_its_common_head_and_tail(seed: int) -> None:
+    """Parsing only the entries between a tree's common head and tail with its parent
+    finds exactly what a whole parse finds: the new entries, the parent's entries they
+    replace, and where each of the child's entries starts (so its own child can be
+    compared the same way), whatever entries were added, removed or changed."""
+    rng = random.Random(seed)
+
+    def tree(entries: dict[bytes, tuple[int, bytes]]) -> bytes:
+        made = Tree()
+        for name, (mode, sha) in entries.items():
+            made.add(name, mode, ObjectID(sha))
+        return made.as_raw_string()
+
+    def sha() -> bytes:
+        return rng.randbytes(20).hex().encode()
+
+    names = [f"{n:02x}".encode() if seed % 2 else f"m{n:05d}.md".encode() for n in range(60)]
+    current = {n: (0o040000 if seed % 2 else 0o100644, sha()) for n in rng.sample(names, 40)}
+    cache = _TreeCache(None)  # type: ignore[arg-type]
+    parent_id = "p" * 40
+    parent = tree(current)
+    cache.tree(parent_id, parent)
+    for step in range(6):
+        child = dict(current)
+        for _ in range(rng.randrange(1, 4)):
+            name = rng.choice(names)
+            if name in child and rng.random() < 0.3:
+                del child[name]
+            else:
+                child[name] = (child.get(name, (0o100644, b""))[0], sha())
+        content = tree(child)
+        child_id = f"{step:040d}"
+        fresh, change = cache.changed(child_id, content, parent_id)
+        whole = set(parse_tree(content, 20))
+        before = set(parse_tree(parent, 20))
+        assert set(fresh) == whole - before
+        old_by_name = {e[0]: e for e in before}
+        assert all(change.olds[name] == old_by_name[name] for name in change.olds)
+        for name, _, _ in whole - before:  # a changed entry's parent version is at hand
+            if name in old_by_name:
+                assert change.olds[name] == old_by_name[name]
+        assert cache.tree(child_id).starts == _TreeCache(None).tree(child_id, content).starts  # type: ignore[arg-type]
+        current, parent, parent_id = child, content, child_id
+
+
+def test_entry_starts_follow_a_mode_spelled_with_a_leading_zero() -> None:
+    """A tree whose modes are spelled unusually (``040000``, as old git wrote) still
+    gets the right entry starts, so its next version is compared correctly."""
+    sha = bytes(range(20))
+    content = b"040000 ab\0" + sha + b"100644 cd\0" + sha + b"040000 ef\0" + sha
+    cache = _TreeCache(None)  # type: ignore[arg-type]
+    assert cache.tree("t" * 40, content).starts == [0, 30, 60, 90]
+    child = content[:60] + b"040000 ef\0" + bytes(20)
+    fresh, change = cache.changed("c" * 40, child, "t" * 40)
+    assert fresh == [(b"ef", 0o40000, bytes(20).hex().encode())]
+    assert list(change.olds) == [b"ef"]

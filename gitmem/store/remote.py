@@ -14,9 +14,9 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import NamedTuple
+from contextlib import suppress
+from typing import TYPE_CHECKING, NamedTuple
 
-from dulwich.client import GitClient, get_transport_and_path
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
@@ -25,8 +25,11 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
-from gitmem.store.locking import flocked, remove_stale
+from gitmem.store.locking import flocked, fsync_dir, fsync_together, remove_stale
 from gitmem.store.transfer import copy_history
+
+if TYPE_CHECKING:
+    from dulwich.client import GitClient
 
 __all__ = ["Pushed", "Remote", "resolve"]
 
@@ -49,6 +52,9 @@ class Remote:
         self._repo = repo
 
     def _client(self, operation: str) -> tuple[GitClient, str]:
+        # dulwich's network client, imported only for a remote that needs it
+        from dulwich.client import get_transport_and_path
+
         try:
             return get_transport_and_path(
                 self.url, config=self._repo.get_config_stack(), operation=operation, quiet=True
@@ -187,12 +193,8 @@ class Remote:
         try:
             # the remote's objects reach its disk (pack, index and folder fsynced)
             # before its ref names them
-            copy_history(self._repo, target, [new])
-            sha = ObjectID(new.encode())
-            if old is None:
-                moved = target.refs.add_if_new(name, sha)
-            else:
-                moved = target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
+            copy_history(self._repo, target, [new], sync_folder=False)
+            moved = _swap(target, name, old, new)
         except FileLocked as exc:
             _remove_if_stale(os.fsdecode(exc.lockfilename))
             return Pushed(False, True, "another push was updating the remote")
@@ -240,6 +242,52 @@ class Remote:
             return None
         said = " ".join((done.stdout + done.stderr).split())
         return said or f"its pre-receive hook exited with status {done.returncode}"
+
+
+def _swap(target: Repo, name: Ref, old: str | None, new: str) -> bool:
+    """Compare-and-swap the local remote's ref ``name`` from ``old`` to ``new``, after
+    making its pack folder durable (a pack just landed there unsynced).
+
+    The usual road is git's lock file, written and fsynced in the same flush as the
+    pack folder (one journal commit for both, where one after the other costs two),
+    then renamed over the ref. A new ref, or one whose folder does not exist (it lives
+    in ``packed-refs`` only), takes dulwich's road after a flush of the folder.
+    Raises ``FileLocked`` when another writer holds the ref's lock."""
+    folder = os.path.join(target.object_store.path, "pack")  # type: ignore[attr-defined]
+    path = os.path.join(target.commondir(), os.fsdecode(name))
+    sha = ObjectID(new.encode())
+    if old is None or not os.path.isdir(os.path.dirname(path)):
+        fsync_dir(folder)
+        if old is None:
+            return target.refs.add_if_new(name, sha)
+        return target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
+    lock = path + ".lock"
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise FileLocked(path, lock) from None
+    try:
+        if target.refs.read_ref(name) != old.encode():
+            os.close(fd)
+            fd = -1
+            os.unlink(lock)
+            return False
+        os.write(fd, new.encode() + b"\n")
+        pack_folder = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fsync_together(fd, pack_folder)
+        finally:
+            os.close(pack_folder)
+        os.close(fd)
+        fd = -1
+        os.rename(lock, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with suppress(FileNotFoundError):
+            os.unlink(lock)
+        raise
+    return True
 
 
 def _remove_if_stale(lockfile: str) -> None:

@@ -881,7 +881,7 @@ class Repository:
         self._screen(snapshot, edits, author)
         olds = [snapshot.get(edit.slug) for edit in edits]
         beyond = self.revisions_between(store, ours, theirs) if edits else {}
-        root, objects = self._tree(snapshot, edits)
+        root, objects = self._merge_tree(snapshot, other, edits)
         totals = _totals(snapshot.totals, edits, olds)
         facts = Facts(
             edits=tuple(
@@ -892,24 +892,81 @@ class Repository:
             peaks=snapshot.peaks.peak(other.peaks).peak(totals),
             extra=trailers,
         )
-        commit = Commit()
-        commit.tree = root.id
-        commit.parents = [ObjectID(ours.encode()), ObjectID(theirs.encode())]
-        commit.author = commit.committer = author.ident()
-        commit.author_time = commit.commit_time = int(time.time())
-        commit.author_timezone = commit.commit_timezone = 0
-        commit.message = format_message(facts)
+        new = NewObjects()
+        for obj in objects:
+            if isinstance(obj, Blob):
+                new.add_blob(obj.as_raw_string())
+            else:
+                new.add_tree(RawTree.parse(obj.as_raw_string()))
+        sha = new.add_commit(
+            root, [ours, theirs], author.ident(), int(time.time()), format_message(facts)
+        )
         try:
             with self._lock.held():
-                if self.head(store) != ours:
+                if self._read_ref(self._ref(store)) != ours:
                     return None
-                self._write_objects([*objects, commit])
-                if not self._publish(self._ref(store), ours, commit.id.decode()):
+                # the pack and the ref's lock file made durable in one flush, as a commit
+                if not self._swap(self._ref(store), ours, sha, new.records):
                     return None
         except OSError as exc:
             raise storage_error(exc, f"merging {store}") from exc
+        self._reader.remember(new, facts)
         self._maybe_pack()
-        return commit.id.decode()
+        return sha
+
+    def _merge_tree(
+        self, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
+    ) -> tuple[ObjectID, list[ShaFile]]:
+        """The root tree of ``ours`` with a merge's ``edits`` applied, and its new
+        objects. A memory taken as ``theirs`` holds it keeps their blobs, and a fan-out
+        folder that comes out as either side has it is that side's tree: neither is
+        encoded, hashed or written again (most of a merge takes one side's memories)."""
+        objects: list[ShaFile] = []
+        buckets: dict[str, dict[str, bytes]] = {}
+        suffixes = (files.MD, files.CODE, files.ON_USE)
+        for edit in edits:
+            name = files.bucket(edit.slug)
+            entries = buckets.get(name)
+            if entries is None:
+                entries = dict(self._reader.bucket(ours.root, name)) if ours.root else {}
+                buckets[name] = entries
+            for suffix in suffixes:
+                entries.pop(edit.slug + suffix, None)
+            if edit.memory is None:
+                continue
+            if theirs.root and theirs.get(edit.slug) == edit.memory:
+                held = self._reader.bucket(theirs.root, name)
+                for filename in (edit.slug + suffix for suffix in suffixes):
+                    if filename in held:
+                        entries[filename] = held[filename]
+                continue
+            for filename, data in files.encode(edit.memory).items():
+                blob = Blob.from_string(data)
+                objects.append(blob)
+                entries[filename] = blob.id
+        root = Tree()
+        if ours.root:
+            for name, mode, sha in self._reader.tree(ours.root):
+                if name not in buckets:
+                    root.add(name.encode(), mode, ObjectID(sha))
+        for name, entries in buckets.items():
+            if not entries:
+                continue
+            for side in (ours, theirs):
+                if side.root and entries == self._reader.bucket(side.root, name):
+                    held = self._reader.names(side.root)[name][1]
+                    root.add(name.encode(), DIR_MODE, ObjectID(held))
+                    break
+            else:
+                sub = Tree()
+                for filename, sha in entries.items():
+                    sub.add(filename.encode(), FILE_MODE, ObjectID(sha))
+                objects.append(sub)
+                root.add(name.encode(), DIR_MODE, sub.id)
+        if ours.root and root.id.decode() == ours.root:
+            return root.id, objects
+        objects.append(root)
+        return root.id, objects
 
     # -- building a commit -----------------------------------------------------------
 

@@ -18,12 +18,15 @@ folder fsynced (by the caller, when it asks so, before a ref names what arrived)
 
 from __future__ import annotations
 
+import mmap
 import os
+import struct
 import zlib
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from hashlib import sha1
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -32,23 +35,29 @@ from dulwich.errors import (
     ObjectFormatException,
 )
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, RawObjectID, object_class, object_header, parse_tree
-from dulwich.pack import Pack, PackFileDisappeared
+from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
-from gitmem.store.packing import Record, write_pack
+from gitmem.store.packing import PACKED, Record, write_pack
 
 __all__ = ["copy_history"]
 
 _DIR_MODE = 0o040000
+_MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
+"""How many digits git spells each usual mode with, in a tree entry."""
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
+_WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
+_OFS_DELTA = 6
 _SHA_LENGTH = 20
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
 _COMPRESSION = 1
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
+
+_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -64,13 +73,17 @@ def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: b
     Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
     whose content does not match its id, ``OSError`` for a failed read or write."""
     reader = _RawReader(source.object_store)
-    commits = _new_commits(reader, target, heads)
-    objects: dict[str, _Object] = {}
-    trees = _TreeCache(reader)
-    for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
-        tree, parents = reader.links(sha)
-        objects[sha] = _Object(_COMMIT, reader.raw(sha)[1])
-        _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+    try:
+        commits = _new_commits(reader, target, heads)
+        objects: dict[str, _Object] = {}
+        trees = _TreeCache(reader)
+        for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
+            tree, parents = reader.links(sha)
+            kind, content, packed = reader.entry(sha)
+            objects[sha] = _Object(kind, content, packed=packed)
+            _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+    finally:
+        reader.close()
     if objects:
         _write_pack(target.object_store, objects, sync_folder=sync_folder)
     return len(objects)
@@ -82,22 +95,26 @@ class _RawReader:
     def __init__(self, store: DiskObjectStore) -> None:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
-        self._packs: list[Pack] | None = None
+        self._packs: _Packs | None = None
+        self._loose = _loose_folders(os.fspath(store.path))
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
+        kind, content, _ = self.entry(sha)
+        return kind, content
+
+    def entry(self, sha: str) -> tuple[int, bytes, bytes]:
+        """``(type number, content, packed)``: ``packed`` is the object as its pack
+        holds it (header and zlib stream), when it is held whole there, else empty."""
         # a repository's newest objects may be loose: read the file directly (dulwich
         # would parse it, after missing it in every pack and rescanning the pack folder)
+        if sha[:2] not in self._loose:
+            return self._packed(sha)
         try:
             with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
                 data = zlib.decompress(f.read())
         except FileNotFoundError:
-            try:
-                return self._packed(sha)
-            except KeyError:
-                raise
-            except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
-                raise ValueError(f"object {sha} does not read: {exc}") from None
+            return self._packed(sha)
         except zlib.error as exc:
             raise ValueError(f"object {sha} does not inflate: {exc}") from None
         header, _, content = data.partition(b"\0")
@@ -105,25 +122,26 @@ class _RawReader:
         found = object_class(kind)
         if found is None or not size.isdigit() or int(size) != len(content):
             raise ValueError(f"object {sha} has a damaged header")
-        return found.type_num, content
+        return found.type_num, content, b""
 
-    def _packed(self, sha: str) -> tuple[int, bytes]:
-        # the packs asked directly, the one that answered last first: a commit's objects
-        # sit together, and a repository may hold dozens of small packs
-        raw = RawObjectID(bytes.fromhex(sha))
+    def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
         if self._packs is None:
-            self._packs = list(self.store.packs)
-        for i, pack in enumerate(self._packs):
-            try:
-                found = pack.get_raw(raw)
-            except KeyError:
-                continue
-            except PackFileDisappeared:
-                break  # a repack took it away: the store looks afresh
-            if i:
-                self._packs.insert(0, self._packs.pop(i))
-            return found
-        return self.store.get_raw(ObjectID(sha.encode()))
+            self._packs = _Packs(os.path.join(self.store.path, "pack"))
+        try:
+            found = self._packs.get(bytes.fromhex(sha))
+            if found is not None:
+                return found
+            # a pack or a loose object that arrived since, or a pack entry this reader
+            # leaves to dulwich
+            return (*self.store.get_raw(ObjectID(sha.encode())), b"")
+        except KeyError:
+            raise
+        except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
+            raise ValueError(f"object {sha} does not read: {exc}") from None
+
+    def close(self) -> None:
+        if self._packs is not None:
+            self._packs.close()
 
     def links(self, sha: str) -> tuple[str, list[str]]:
         """A commit's tree and parents, from its header lines."""
@@ -146,53 +164,230 @@ class _RawReader:
         return found
 
 
+class _Packs:
+    """The packs of a folder read directly through their mapped files: an object's
+    offset found in its index's sorted names, its content inflated from the pack, a
+    delta applied to its base (dulwich's general reader spends most of a copy's time
+    in its layers). Anything unusual (an index not of version 2, a delta whose base is
+    in another pack, a pack being replaced) is left to dulwich: ``get`` says ``None``.
+    The pack folder is read once: a pack that lands later is dulwich's to find."""
+
+    def __init__(self, folder: str) -> None:
+        self._packs: list[_Pack] = []
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            try:
+                self._packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+            except (OSError, ValueError):
+                continue  # gone meanwhile, or a format this reader leaves to dulwich
+
+    def __contains__(self, sha: bytes) -> bool:
+        return any(pack.offset(sha) is not None for pack in self._packs)
+
+    def get(self, sha: bytes) -> tuple[int, bytes, bytes] | None:
+        """``(type number, content, packed)`` as ``_RawReader.entry`` says, or ``None``."""
+        for i, pack in enumerate(self._packs):
+            at = pack.offset(sha)
+            if at is None:
+                continue
+            if i:  # a commit's objects sit together: the pack that answered asked first
+                self._packs.insert(0, self._packs.pop(i))
+            try:
+                return pack.entry(at)
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
+        return None
+
+    def close(self) -> None:
+        for pack in self._packs:
+            pack.close()
+        self._packs = []
+
+
+class _Pack:
+    """One pack and its version-2 index, mapped."""
+
+    def __init__(self, base: str) -> None:
+        with open(base + ".idx", "rb") as f:
+            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            with open(base + ".pack", "rb") as f:
+                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            self._idx.close()
+            raise
+        idx = self._idx
+        if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2" or self._data[:4] != b"PACK":
+            self.close()
+            raise ValueError(f"{base} is not a version-2 pack")
+        self._fanout = struct.unpack_from(">256L", idx, 8)
+        self._count = self._fanout[255]
+        self._offsets = 8 + 1024 + self._count * 24
+        if len(idx) < self._offsets + self._count * 4 + 40:
+            self.close()
+            raise ValueError(f"{base}.idx is cut short")
+        self._bases: dict[int, tuple[int, bytes]] = {}
+
+    def offset(self, sha: bytes) -> int | None:
+        """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
+        first = sha[0]
+        low = self._fanout[first - 1] if first else 0
+        high = self._fanout[first]
+        idx = self._idx
+        while low < high:
+            middle = (low + high) // 2
+            at = 1032 + middle * 20
+            name = idx[at : at + 20]
+            if name < sha:
+                low = middle + 1
+            elif name > sha:
+                high = middle
+            else:
+                (found,) = struct.unpack_from(">L", idx, self._offsets + middle * 4)
+                if found & 0x80000000:
+                    return None  # past 2 GiB: dulwich reads those
+                return found
+        return None
+
+    def entry(self, offset: int) -> tuple[int, bytes, bytes] | None:
+        """``(type number, content, packed)`` of the object at ``offset``: ``packed``
+        is its header and zlib stream when it is held whole (empty for a delta)."""
+        data = self._data
+        kind, size, at = self._header(offset)
+        if kind not in _WHOLE:
+            found = self.read(offset)
+            return None if found is None else (*found, b"")
+        content, end = _inflate(data, at, size)
+        return kind, content, data[offset:end]
+
+    def read(self, offset: int) -> tuple[int, bytes] | None:
+        """``(type number, content)`` of the object at ``offset`` (deltas resolved)."""
+        found = self._bases.get(offset)
+        if found is not None:
+            return found
+        data = self._data
+        kind, size, at = self._header(offset)
+        if kind == _OFS_DELTA:
+            byte = data[at]
+            distance, at = byte & 0x7F, at + 1
+            while byte & 0x80:
+                byte = data[at]
+                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
+            if not 0 < distance <= offset:
+                raise ValueError(f"a packed delta at {offset} names no earlier base")
+            base = self.read(offset - distance)
+            if base is None:
+                return None
+            delta = _inflate(data, at, size)[0]
+            found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
+        elif kind in _WHOLE:
+            found = (kind, _inflate(data, at, size)[0])
+        else:
+            return None  # a delta against an object named by id: dulwich resolves it
+        if kind in (_TREE, _OFS_DELTA):
+            # trees are the bases of delta chains: a chain is read once, not per link
+            if len(self._bases) > 256:
+                self._bases.clear()
+            self._bases[offset] = found
+        return found
+
+    def _header(self, offset: int) -> tuple[int, int, int]:
+        """A packed object's type, size, and where what follows its header starts."""
+        data = self._data
+        byte = data[offset]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
+        while byte & 0x80:
+            byte = data[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        return kind, size, at
+
+    def close(self) -> None:
+        self._idx.close()
+        self._data.close()
+
+
+def _inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
+    """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
+    stream ends."""
+    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
+    chunk = data[at : at + size + 5 * (size >> 14) + 64]
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(chunk, size + 1)
+    if len(out) != size or not inflater.eof:
+        raise ValueError(f"a packed object at {at} does not inflate to its size")
+    return out, at + len(chunk) - len(inflater.unused_data)
+
+
+def _loose_folders(objects: str) -> frozenset[str]:
+    """The fan-out folders of ``objects`` that may hold loose objects, read once: in a
+    repository whose objects are packed, most lookups then skip a failed ``open``."""
+    try:
+        return frozenset(n for n in os.listdir(objects) if len(n) == 2)
+    except FileNotFoundError:
+        return frozenset()
+
+
 def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str]:
     """The commits reachable from ``heads`` that ``target`` lacks, each before its
     parents."""
     store = target.object_store
-    # the pack folder read once: dulwich reads it again after every miss, and every new
-    # commit is one (a pack landing meanwhile at worst makes a commit travel twice)
-    packs = store.packs
-    found: list[str] = []
-    seen: set[str] = set()
-    stack = list(heads)
-    while stack:
-        sha = stack.pop()
-        if sha in seen:
-            continue
-        seen.add(sha)
-        raw = RawObjectID(bytes.fromhex(sha))
-        if any(raw in pack for pack in packs) or os.path.exists(
-            os.path.join(store.path, sha[:2], sha[2:])
-        ):
-            continue
-        found.append(sha)
-        stack.extend(reader.links(sha)[1])
-    return found
+    # the pack folder read once: every new commit is a miss, after which dulwich would
+    # read the folder again (a pack landing meanwhile at worst makes a commit travel twice)
+    packs = _Packs(os.path.join(store.path, "pack"))
+    loose = _loose_folders(os.fspath(store.path))
+    try:
+        found: list[str] = []
+        seen: set[str] = set()
+        stack = list(heads)
+        while stack:
+            sha = stack.pop()
+            if sha in seen:
+                continue
+            seen.add(sha)
+            if bytes.fromhex(sha) in packs or (
+                sha[:2] in loose and os.path.exists(os.path.join(store.path, sha[:2], sha[2:]))
+            ):
+                continue
+            found.append(sha)
+            stack.extend(reader.links(sha)[1])
+        return found
+    finally:
+        packs.close()
 
 
 class _TreeCache:
-    """Trees split into entries, by id (bounded: a long history passes many)."""
+    """Trees by id (bounded: a long history passes many): their content and where each
+    entry starts, and, when asked, all their entries."""
 
     def __init__(self, reader: _RawReader) -> None:
         self._reader = reader
+        self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self._names: dict[str, dict[bytes, Entry]] = {}
 
-    def entries(self, sha: str, content: bytes | None = None) -> Entries:
-        found = self._sets.get(sha)
+    def tree(self, sha: str, content: bytes | None = None) -> _Tree:
+        found = self._trees.get(sha)
         if found is None:
             if content is None:
                 kind, content = self._reader.raw(sha)
                 if kind != _TREE:
                     raise ValueError(f"object {sha} is not a tree")
+            found = _Tree(content, _starts_of(sha, content))
+            self._keep(sha, found)
+        return found
+
+    def entries(self, sha: str, content: bytes | None = None) -> Entries:
+        found = self._sets.get(sha)
+        if found is None:
+            content = self.tree(sha, content).content
             try:
                 found = frozenset(parse_tree(content, _SHA_LENGTH))
             except ObjectFormatException as exc:
                 raise ValueError(f"tree {sha} does not parse: {exc}") from None
-            if len(self._sets) > 4096:
-                self._sets.clear()
-                self._names.clear()
             self._sets[sha] = found
         return found
 
@@ -203,6 +398,107 @@ class _TreeCache:
             found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
             self._names[sha] = found
         return found
+
+    def changed(self, sha: str, content: bytes, parent: str) -> tuple[list[Entry], _Change]:
+        """The entries of tree ``sha`` that its ``parent`` version lacks, and how the
+        two differ. Only the entries between the common head and tail are parsed: a
+        change rewrites an entry or two of a 256-entry root tree, and where each entry
+        starts in the parent says where the child's entries start too (they are equal
+        up to the head, and from a parent's entry start inside the common tail on)."""
+        old = self.tree(parent)
+        before, starts = old.content, old.starts
+        most = min(len(before), len(content))
+        # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
+        head = _common(lambda n: content.startswith(before[:n]), most)
+        tail = _common(lambda n: content.endswith(before[len(before) - n :]), most - head)
+        first = bisect_right(starts, head) - 1
+        shift = len(content) - len(before)
+        mine: list[Entry] = []
+        kept = starts[:first]
+        at = starts[first]
+        while True:
+            if at >= len(content) - tail:
+                last = bisect_left(starts, at - shift)
+                if last < len(starts) and starts[last] == at - shift:
+                    break
+            kept.append(at)
+            entry, at = _entry(sha, content, at)
+            mine.append(entry)
+        theirs = _starts(parent, before, starts[first], at - shift)[0]
+        kept += [n + shift for n in starts[last:]]
+        self._keep(sha, _Tree(content, kept))
+        gone = frozenset(theirs)
+        return [e for e in mine if e not in gone], _Change(head, tail, {e[0]: e for e in theirs})
+
+    def _keep(self, sha: str, tree: _Tree) -> None:
+        if len(self._trees) > 4096:
+            self._trees.clear()
+            self._sets.clear()
+            self._names.clear()
+        self._trees[sha] = tree
+
+
+class _Tree(NamedTuple):
+    content: bytes
+    starts: list[int]
+    """Where each entry starts, and the content's length last."""
+
+
+class _Change(NamedTuple):
+    """How a tree differs from its parent version: the length of their common head
+    and tail, and the parent's entries between them, by name."""
+
+    head: int
+    tail: int
+    olds: dict[bytes, Entry]
+
+
+def _entry(sha: str, content: bytes, at: int) -> tuple[Entry, int]:
+    """The tree entry starting at ``at`` (name, mode, hex id) and where the next starts."""
+    end = content.find(b"\0", at)
+    mode, space, name = content[at : max(end, at)].partition(b" ")
+    if end < 0 or end + 21 > len(content) or not space or not name or not mode.isdigit():
+        raise ValueError(f"tree {sha} does not parse at byte {at}")
+    try:
+        number = int(mode, 8)
+    except ValueError:
+        raise ValueError(f"tree {sha} has a bad mode at byte {at}") from None
+    return (name, number, content[end + 1 : end + 21].hex().encode()), end + 21
+
+
+def _starts_of(sha: str, content: bytes) -> list[int]:
+    """Where each entry of a whole tree starts, and its length last: from dulwich's
+    native parse, each entry's length made from its mode's usual spelling, checked
+    against the tree's length (a mode spelled otherwise, say with a leading zero, is
+    found by reading the entries one by one)."""
+    try:
+        entries = parse_tree(content, _SHA_LENGTH)
+    except ObjectFormatException as exc:
+        raise ValueError(f"tree {sha} does not parse: {exc}") from None
+    starts = [0]
+    at = 0
+    for name, mode, _ in entries:
+        at += len(name) + (_MODE_WIDTH.get(mode) or len(f"{mode:o}")) + 22
+        starts.append(at)
+    if at == len(content):
+        return starts
+    return _starts(sha, content, 0, len(content))[1]
+
+
+def _starts(sha: str, content: bytes, at: int, end: int) -> tuple[list[Entry], list[int]]:
+    """The entries of ``content`` from ``at`` to ``end`` and where each starts (with
+    ``end`` last, when ``end`` is the content's length)."""
+    entries: list[Entry] = []
+    starts: list[int] = []
+    while at < end:
+        starts.append(at)
+        entry, at = _entry(sha, content, at)
+        entries.append(entry)
+    if at != end:
+        raise ValueError(f"tree {sha} does not parse at byte {at}")
+    if end == len(content):
+        starts.append(end)
+    return entries, starts
 
 
 def _copy_tree(
@@ -220,18 +516,26 @@ def _copy_tree(
         tree_sha, before = stack.pop()
         if tree_sha in before or tree_sha in objects:
             continue
-        kind, content = reader.raw(tree_sha)
+        kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        objects[tree_sha] = _as_delta(content, before, objects)
-        fresh = trees.entries(tree_sha, content).difference(*(trees.entries(b) for b in before))
+        if len(before) == 1:
+            fresh, change = trees.changed(tree_sha, content, before[0])
+            olds = [change.olds]
+        else:  # a merge's tree, or a first one: every entry against every parent's
+            entries = trees.entries(tree_sha, content)
+            fresh = list(entries.difference(*(trees.entries(b) for b in before)))
+            change = None
+            olds = [trees.names(b) for b in before]
+        objects[tree_sha] = _as_delta(content, packed, before, objects, change)
         for name, mode, entry in fresh:
             new = entry.decode()
             if mode == _DIR_MODE:
-                olds = (trees.names(b).get(name) for b in before)
-                stack.append((new, [o[2].decode() for o in olds if o and o[1] == mode]))
+                found = (o.get(name) for o in olds)
+                stack.append((new, [o[2].decode() for o in found if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
-                objects[new] = _Object(*reader.raw(new))
+                kind, content, packed = reader.entry(new)
+                objects[new] = _Object(kind, content, packed=packed)
 
 
 class _Object(NamedTuple):
@@ -243,18 +547,30 @@ class _Object(NamedTuple):
     base: str | None = None
     delta: bytes = b""
     depth: int = 0
+    packed: bytes = b""
+    """The object as the source's pack holds it, copied as it is (no zlib round trip)."""
 
 
-def _as_delta(content: bytes, before: list[str], objects: dict[str, _Object]) -> _Object:
+def _as_delta(
+    content: bytes,
+    packed: bytes,
+    before: list[str],
+    objects: dict[str, _Object],
+    change: _Change | None = None,
+) -> _Object:
     """A tree as a delta against its first parent's version of it when that one is in
     the pack already: a change rewrites an entry or two of a tree, so the delta is the
-    common head and tail copied and the middle inserted (git writes root trees so)."""
+    common head and tail copied and the middle inserted (git writes root trees so).
+    ``change`` gives the common head and tail when they are known already."""
     base = objects.get(before[0]) if before else None
     if base is None or base.kind != _TREE or base.depth >= _DELTA_DEPTH:
-        return _Object(_TREE, content)
-    delta = _delta(base.content, content)
+        return _Object(_TREE, content, packed=packed)
+    if change is None or len(before) != 1:
+        delta = _delta(base.content, content)
+    else:
+        delta = _delta_between(base.content, content, change.head, change.tail)
     if delta is None:
-        return _Object(_TREE, content)
+        return _Object(_TREE, content, packed=packed)
     return _Object(_TREE, content, before[0], delta, base.depth + 1)
 
 
@@ -265,6 +581,11 @@ def _delta(source: bytes, target: bytes) -> bytes | None:
     # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
     head = _common(lambda n: target.startswith(source[:n]), most)
     tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    return _delta_between(source, target, head, tail)
+
+
+def _delta_between(source: bytes, target: bytes, head: int, tail: int) -> bytes | None:
+    """``_delta`` for a common head and tail known already."""
     middle = target[head : len(target) - tail]
     if len(middle) * 2 > len(target):
         return None
@@ -326,7 +647,9 @@ def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_fol
         if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
             raise ValueError(f"object {sha} does not match its content")
     records: Iterator[Record] = (
-        (
+        (PACKED, obj.packed, bytes.fromhex(sha), None)
+        if obj.packed and obj.base is None
+        else (
             obj.kind,
             obj.content if obj.base is None else obj.delta,
             bytes.fromhex(sha),
