@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from gitmem import ops
-from gitmem.binding import COMPACTIONS, STARTS
 from gitmem.errors import GitmemError, InvalidArgument, InvalidText
 from gitmem.repository import Repository
 from gitmem.types import Revision
@@ -64,10 +63,13 @@ if TYPE_CHECKING:
     from gitmem.adapters.launch import Launch
     from gitmem.strategies.curated import Row
 
-# the choices of `tools --format` and `hook claude-code EVENT`, named here so the help
-# needs no adapter imported (tests/test_cold.py checks them against the adapters)
+# the choices of `tools --format`, `hook claude-code EVENT`, `--compaction` and
+# `--started-as`, named here so the help needs no adapter or binding rules imported
+# (tests/test_cold.py checks them against the modules that define them)
 TOOL_FORMATS = ("anthropic", "openai", "mcp")
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop")
+COMPACTIONS = ("summary", "memory")
+STARTS = ("root", "implementer", "subagent", "reviewer", "merge")
 
 __all__ = ["cli", "main"]
 
@@ -338,11 +340,11 @@ def ls(store: str | None, as_json: bool) -> None:
     if as_json:
         _emit(rows)
         return
-    width = max((len(str(r["slug"])) for r in rows), default=0)
     if rows:  # one write: 10,000 lines echoed one by one cost more than reading them
+        width = max(len(r["slug"]) for r in rows)
         click.echo(
             "\n".join(
-                f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}" for r in rows
+                [f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}" for r in rows]
             )
         )
 

@@ -14,6 +14,7 @@ import gitmem
 from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
 from gitmem.store.objects import MemoryFiles
+from gitmem.store.summaries import Summaries
 from gitmem.types import Change
 
 AUTHOR = Author.agent("alice")
@@ -108,9 +109,14 @@ def test_the_package_names_resolve_when_used() -> None:
 
 
 def test_the_cli_choices_match_the_adapters() -> None:
-    """The choices the CLI names without importing the adapters are theirs."""
+    """The choices the CLI names without importing the adapters or the binding rules
+    are theirs."""
+    from gitmem import binding
+
     assert cli.TOOL_FORMATS == schemas.FORMATS
     assert tuple(claude_code.EVENTS) == cli.HOOK_EVENTS
+    assert cli.COMPACTIONS == binding.COMPACTIONS
+    assert cli.STARTS == binding.STARTS
 
 
 # -- listing a store: summaries kept by blob id --------------------------------------
@@ -164,6 +170,109 @@ def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
     for damaged in (data[:-3], data.replace(b"d1", b"X1"), b"junk" + data[5:], b"\x00" * 50):
         path.write_bytes(damaged)
         assert Repository.open(repo.directory).summaries(S) == _listing(repo)
+
+
+def _listing_files(repo: Repository) -> list[Path]:
+    return sorted(Path(repo.directory, "gitmem", "listing").iterdir())
+
+
+def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The trees whose fan-out folders a listing walks (read through ``bucket``)."""
+    walked: list[str] = []
+    reader = repo._reader  # pyright: ignore[reportPrivateUsage]
+    original = reader.bucket
+
+    def bucket(root: str, name: str) -> dict[str, tuple[int, str]]:
+        walked.append(root)
+        return original(root, name)
+
+    monkeypatch.setattr(reader, "bucket", bucket)
+    return walked
+
+
+def test_an_unchanged_store_is_listed_from_one_file(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second listing of the same tree, in a fresh repository object, walks no tree
+    and reads no memory; after a write the next listing walks the new tree once."""
+    for i in range(4):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "z\n"))
+        )
+    first = repo.summaries(S)
+    assert first == _listing(repo)
+    assert len(_listing_files(repo)) == 1
+
+    fresh = Repository.open(repo.directory)
+    walked = _count_walks(fresh, monkeypatch)
+    read = _count_reads(fresh, monkeypatch)
+    assert fresh.summaries(S) == first
+    assert walked == [] and read == []
+
+    repo.mutate(S, AUTHOR, lambda _: Change("delete", "m1", None))
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "m9", Memory("m9", "late", "w\n")))
+    again = Repository.open(repo.directory)
+    walked = _count_walks(again, monkeypatch)
+    assert again.summaries(S) == _listing(repo)
+    assert [m for m, _ in again.summaries(S)] == ["m0", "m2", "m3", "m9"]
+    assert walked and set(walked) == {repo.snapshot(S).root}
+    fresh.close()
+    again.close()
+
+
+def test_an_older_commit_is_listed_as_it_was(repo: Repository) -> None:
+    """A listing kept for the head is not used for another commit's tree."""
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "one", "x\n")))
+    old = repo.head(S)
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "b", Memory("b", "two", "y\n")))
+    assert [m for m, _ in repo.summaries(S)] == ["a", "b"]
+    assert [m for m, _ in repo.summaries(S, old)] == ["a"]
+    with Repository.open(repo.directory) as fresh:
+        assert [m for m, _ in fresh.summaries(S)] == ["a", "b"]
+
+
+def test_a_damaged_listing_is_passed_over_and_written_again(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A torn, garbled, foreign or mislabelled listing file is not used: the tree is
+    walked again and a good file takes its place."""
+    for i in range(3):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "v\n"))
+        )
+    expected = _listing(repo)
+    repo.summaries(S)
+    (path,) = _listing_files(repo)
+    good = path.read_bytes()
+    root = repo.snapshot(S).root
+    assert root is not None
+    other_tree = good.replace(root.encode(), b"0" * 40, 1)
+    for damaged in (
+        good[:-2],
+        good.replace(b"d1", b"X1"),
+        b"junk" + good[4:],
+        b"",
+        b"\x00" * 64,
+        other_tree,
+        good.replace(b"-py", b"-py9", 1),
+    ):
+        path.write_bytes(damaged)
+        fresh = Repository.open(repo.directory)
+        walked = _count_walks(fresh, monkeypatch)
+        assert fresh.summaries(S) == expected
+        assert walked, damaged[:60]
+        kept = Summaries(str(Path(repo.directory, "gitmem", "summaries")))
+        assert kept.listing(S, root) == expected
+        fresh.close()
+
+
+def test_a_listing_that_cannot_be_kept_still_answers(repo: Repository) -> None:
+    """Derived data only: where the listing cannot be written, the listing is still right."""
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "one", "x\n")))
+    Path(repo.directory, "gitmem", "listing").write_text("not a folder")
+    assert [m for m, _ in repo.summaries(S)] == ["a"]
+    with Repository.open(repo.directory) as fresh:
+        assert [m for m, _ in fresh.summaries(S)] == ["a"]
 
 
 # -- the sandbox's list of `node:` names, kept on disk --------------------------------

@@ -146,7 +146,13 @@ class Snapshot(StoreView):
 
     def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
-        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it."""
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it,
+        and a listing ``kept`` holds of this very tree is taken whole."""
+        if self.root is None:
+            return []
+        whole = kept.listing(self.store, self.root)
+        if whole is not None:
+            return whole
         listing = self._listing()
         known = kept.known()
         found: dict[str, Summary] = {}
@@ -159,6 +165,7 @@ class Snapshot(StoreView):
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             out.append((slug, summary))
         kept.add(found)
+        kept.keep_listing(self.store, self.root, out)
         return out
 
     def revision(self, slug: str) -> int:

@@ -8,21 +8,37 @@ every blob a listing has read, and the next listing reads only the blobs it does
 know. It is derived data: appended in records of one write each, every record framed
 by a marker line with its length and CRC; a record that does not read whole (a killed
 writer, damage) is passed over, and its blobs are read again when next asked for.
+
+Reading known summaries still walks the store's 256 fan-out trees and 10,000 entries.
+So the whole listing of a tree is kept too, in ``<git dir>/gitmem/listing/`` (one file
+per store, named by the SHA-1 of its id), keyed by the root tree id it lists: a listing
+of an unchanged store reads that one file. It is replaced whole (written aside, then
+renamed over), and read only if its framing, length, CRC and tree id all match; any
+other file is passed over and written again by the next listing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import marshal
 import os
+import sys
 import threading
 import zlib
+from typing import cast
 
-__all__ = ["Summaries", "Summary"]
+__all__ = ["Listing", "Summaries", "Summary"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
 
+Listing = list[tuple[str, Summary]]
+"""Every memory of a tree: slug and summary, sorted by slug."""
+
 _MARK = b"\ngitmem-summaries-1 "
+# marshal's format may change between Python versions: another version writes anew
+_LISTING = b"gitmem-listing-1-py%d.%d" % sys.version_info[:2]
 
 
 class Summaries:
@@ -56,6 +72,57 @@ class Summaries:
                 os.close(fd)
         except OSError:
             pass
+
+    def listing(self, store: str, tree: str) -> Listing | None:
+        """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
+        try:
+            with open(self._listing_path(store), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        return _parse_listing(data, tree)
+
+    def keep_listing(self, store: str, tree: str, listing: Listing) -> None:
+        """Keep ``listing`` as ``store``'s listing of ``tree`` (best effort: derived data,
+        written again by the next listing if it is lost)."""
+        payload = marshal.dumps(listing)
+        head = b" ".join(
+            [_LISTING, tree.encode(), b"%d %d\n" % (len(payload), zlib.crc32(payload))]
+        )
+        path = self._listing_path(store)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(head + payload)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+    def _listing_path(self, store: str) -> str:
+        name = hashlib.sha1(store.encode()).hexdigest()
+        return os.path.join(os.path.dirname(self._path), "listing", name)
+
+
+def _parse_listing(data: bytes, tree: str) -> Listing | None:
+    """The listing ``data`` holds if it reads whole and lists ``tree``."""
+    line, newline, payload = data.partition(b"\n")
+    fields = line.split(b" ")
+    if not newline or len(fields) != 4 or fields[0] != _LISTING or fields[1] != tree.encode():
+        return None
+    if not (fields[2].isdigit() and fields[3].isdigit()):
+        return None
+    if len(payload) != int(fields[2]) or zlib.crc32(payload) != int(fields[3]):
+        return None
+    try:
+        # as written: the CRC matched, so it is the list a listing kept
+        found: object = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return cast(Listing, found) if isinstance(found, list) else None
 
 
 def _read(path: str) -> dict[str, Summary]:
