@@ -36,7 +36,7 @@ from store import build_history
 
 import gitmem
 from gitmem import Repository
-from gitmem.strategies.keyword_search import stored_index
+from gitmem.search import stored_index
 from gitmem.types import Change, Memory
 
 STORE = "profile/bench"

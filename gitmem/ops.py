@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from gitmem.limits import Limits
     from gitmem.repository import Repository
     from gitmem.sandbox import ProgramResult, View
+    from gitmem.search import Hit
     from gitmem.strategies import Strategy, curated
-    from gitmem.strategies.keyword_search import Hit
     from gitmem.sync import StoreSync
 
 __all__ = [
@@ -883,7 +883,7 @@ def state(repo: Repository, store: str) -> Event:
 def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:
     """Rank the store's memories as ``search_memories`` does (``limit`` 0: the store's
     maxResults, or every hit where it records none)."""
-    from gitmem.strategies.keyword_search import check_keywords, stored_index
+    from gitmem.search import check_keywords, stored_index
 
     keywords = check_keywords(keywords)
     _memories_only(repo, store, "search")
