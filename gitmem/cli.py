@@ -41,13 +41,11 @@ A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "descript
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -82,8 +80,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+            raise  # a closed pipe (`gitmem log | head`) ends the command quietly, in main
         except GitmemError as exc:
             raise click.ClickException(_one_line(str(exc))) from exc
         except Exception as exc:
@@ -120,11 +118,13 @@ def _store(repo: Repository, store: str | None, *, may_create: bool = False) -> 
 
 
 def _emit(data: object) -> None:
+    import json  # here, as in the other commands: only --json output needs it
+
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _when(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
 def _read_text(path: str) -> str:
@@ -336,15 +336,19 @@ def ls(store: str | None, as_json: bool) -> None:
         for f in files:
             click.echo(f"{f['path']}  {f['chars']} chars  {f['lines']} lines")
         return
-    rows = ops.memory_rows(repo, name)
     if as_json:
-        _emit(rows)
+        _emit(ops.memory_rows(repo, name))
         return
-    if rows:  # one write: 10,000 lines echoed one by one cost more than reading them
-        width = max(len(r["slug"]) for r in rows)
+    listing = repo.summaries(name)
+    if listing:  # one write: 10,000 lines echoed one by one cost more than reading them
+        width = max(len(slug) for slug, _ in listing)
+        # %-formatting: at 10,000 lines the quickest way Python has to lay them out
         click.echo(
             "\n".join(
-                [f"{r['slug']:<{width}}  {r['chars']:>6} chars  {r['description']}" for r in rows]
+                [
+                    "%-*s  %6d chars  %s" % (width, slug, chars, description)  # noqa: UP031
+                    for slug, (description, chars, _) in listing
+                ]
             )
         )
 
@@ -1203,6 +1207,8 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
     Example:
         gitmem call create_memory '{"name": "todo", "description": "open tasks", "body": "- ship"}'
     """
+    import json
+
     text = _read_text("-") if arguments == "-" else arguments
     try:
         parsed = json.loads(text)
@@ -1292,6 +1298,9 @@ def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
     Example:
         gitmem hook claude-code user-prompt-submit --profile claude-code < event.json
     """
+    import json
+    import signal
+
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
@@ -1479,7 +1488,8 @@ def main() -> None:
     except SystemExit:
         raise
     except BrokenPipeError:
-        sys.stderr.close()
+        # the reader went away: say nothing, and let no flush at exit write again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     except BaseException as exc:
         click.echo(f"Error: {_unexpected(exc)}", err=True)
