@@ -321,3 +321,27 @@ def test_the_best_few_of_a_broad_search_are_the_best_of_all(seed: int) -> None:
             changed = memory(i)
             memories[changed.slug] = changed
             index.put(changed)
+
+
+def test_a_stored_index_ranks_a_broad_search_as_a_built_one(repo: Repository) -> None:
+    """Stored postings are read in the order they were written (most occurrences first):
+    with a limit, a fresh process's ranking is the one an index built in memory gives."""
+    rng = random.Random(7)
+    words = ["rollout", "envelope", "roll", "canary", "ship"]
+    for i in range(150):
+        body = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 12)))
+        _put(repo, "create", f"m{i:03d}", body + "\n")
+    stored_index(repo, S)
+    with Repository.open(repo.directory) as fresh:
+        stored = stored_index(fresh, S)
+        assert stored.stored
+        built = _built(repo)
+        for keywords in (["rollout", "envelope"], ["ship"], ["canary", "ship", "roll"]):
+            for limit in (1, 5, 25, 0):
+                got = [
+                    (h.memory.slug, h.distinct, h.frequency) for h in stored.search(keywords, limit)
+                ]
+                want = [
+                    (h.memory.slug, h.distinct, h.frequency) for h in built.search(keywords, limit)
+                ]
+                assert got == want, (keywords, limit)

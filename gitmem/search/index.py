@@ -114,7 +114,7 @@ class SearchIndex:
         self._vocab_starts: list[int] = []
         # postings lists in most-occurrences-first order, for as long as nothing changes
         self._version = 0
-        self._orders: dict[int, tuple[dict[str, int], int, list[tuple[int, str]]]] = {}
+        self._orders: dict[int, tuple[dict[str, int], int, list[tuple[str, int]]]] = {}
         self._stable: set[int] = set()  # ids of this search's lists that are postings
 
     def reset(self, memories: list[Memory], commit: str | None) -> None:
@@ -243,28 +243,30 @@ class SearchIndex:
         while depth < longest:
             for order in lists:
                 if depth < len(order):
-                    slug = order[depth][1]
+                    slug = order[depth][0]
                     if slug not in seen:
                         counts = [c for c in (f.get(slug) for f in found) if c]
                         seen[slug] = (-len(counts), -sum(counts), slug)
             depth += 1
             if depth % limit == 0 and len(seen) >= limit:
                 live = [order for order in lists if depth < len(order)]
-                bound = (-len(live), sum(order[depth][0] for order in live))
+                bound = (-len(live), -sum(order[depth][1] for order in live))
                 kth = heapq.nsmallest(limit, seen.values())[-1]
                 if (kth[0], kth[1]) < bound:
                     break
         return heapq.nsmallest(limit, seen.values())
 
-    def _descending(self, postings: dict[str, int]) -> list[tuple[int, str]]:
-        """``postings`` as ``(-count, slug)``, most occurrences first; kept until the
-        index changes. A stored word's postings are written in that order already."""
+    def _descending(self, postings: dict[str, int]) -> list[tuple[str, int]]:
+        """``postings`` as ``(slug, count)``, most occurrences first, then by slug; kept
+        until the index changes. A stored word's postings are written in that order."""
         key = id(postings)
         cached = self._orders.get(key)
         if cached is None or cached[0] is not postings or cached[1] != self._version:
-            pairs = ((-n, slug) for slug, n in postings.items())
             base = self._base
-            order = list(pairs) if base is not None and base.ordered(postings) else sorted(pairs)
+            if base is not None and base.ordered(postings):
+                order = list(postings.items())
+            else:
+                order = sorted(postings.items(), key=_most_first)
             cached = self._orders[key] = (postings, self._version, order)
         return cached[2]
 
@@ -434,10 +436,7 @@ class _Stored:
     ) -> bytes:
         """The file for an index as of ``commit``."""
         vocab = sorted(postings)
-        blobs = [
-            marshal.dumps(dict(sorted(postings[w].items(), key=lambda p: (-p[1], p[0]))))
-            for w in vocab
-        ]
+        blobs = [marshal.dumps(dict(sorted(postings[w].items(), key=_most_first))) for w in vocab]
         spans = [0]
         for blob in blobs:
             spans.append(spans[-1] + len(blob))
@@ -545,6 +544,10 @@ class _Stored:
                 raise _Damaged
             self._texts = cast(dict[str, str], part)
         return self._texts
+
+
+def _most_first(posting: tuple[str, int]) -> tuple[int, str]:
+    return -posting[1], posting[0]
 
 
 def _vocabulary(words: list[str]) -> tuple[str, list[int]]:
