@@ -41,11 +41,13 @@ A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "descript
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -118,13 +120,11 @@ def _store(repo: Repository, store: str | None, *, may_create: bool = False) -> 
 
 
 def _emit(data: object) -> None:
-    import json  # here, as in the other commands: only --json output needs it
-
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _when(epoch: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _read_text(path: str) -> str:
@@ -1207,8 +1207,6 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
     Example:
         gitmem call create_memory '{"name": "todo", "description": "open tasks", "body": "- ship"}'
     """
-    import json
-
     text = _read_text("-") if arguments == "-" else arguments
     try:
         parsed = json.loads(text)
@@ -1298,9 +1296,6 @@ def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
     Example:
         gitmem hook claude-code user-prompt-submit --profile claude-code < event.json
     """
-    import json
-    import signal
-
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:

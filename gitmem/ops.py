@@ -16,6 +16,8 @@ user's git identity)::
 
 from __future__ import annotations
 
+import bisect
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -941,9 +943,6 @@ class Ledger:
 
     def follow(self, repo: Repository) -> None:
         """Bring the ledger up to the store's head."""
-        import bisect
-        import json  # here: the console's, not every command's
-
         head = repo.head(self.store)
         if head == self.head:
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -25,12 +26,12 @@ HEAVY = ("gitmem.sandbox", "gitmem.holder", "gitmem.adapters", "gitmem.sync", "d
 def _loaded(code: str) -> list[str]:
     """The modules a fresh interpreter holds after running ``code``."""
     out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(sorted(sys.modules))"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    return json.loads(out.splitlines()[-1])
+    return ast.literal_eval(out.splitlines()[-1])
 
 
 @pytest.mark.parametrize("code", ["import gitmem.cli", "import gitmem", "import gitmem.store"])
@@ -52,6 +53,57 @@ def test_reading_commands_load_no_strategy_or_write_rules() -> None:
     loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
     assert "gitmem.ops" in loaded
     assert [m for m in loaded if m.startswith(WRITE_ONLY)] == []
+
+
+# What a reading command does not use either: the binding rules, the limits and the
+# trailer that records them (an operator's write, `state` or `run` imports them).
+BINDING_ONLY = ("gitmem.binding", "gitmem.capability", "gitmem.limits", "gitmem.trailers")
+
+
+def test_reading_commands_load_no_binding_rules_or_limits() -> None:
+    """The CLI, ``ops`` and the public ``Repository`` load no binding rule or limit."""
+    loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
+    assert [m for m in loaded if m.startswith(BINDING_ONLY)] == []
+
+
+def test_a_search_loads_the_index_and_no_strategy(tmp_path: Path) -> None:
+    """``gitmem search`` ranks through ``gitmem.search``, below the strategies: a fresh
+    process that searches loads no strategy, binding rule, holder or sandbox."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "d", "alpha beta\n")))
+    loaded = _loaded(
+        "from gitmem import ops\n"
+        "from gitmem.repository import Repository\n"
+        f"r = Repository.open({path!r})\n"
+        f"assert [h.memory.slug for h in ops.search(r, {S!r}, ['alpha'], 5)] == ['a']\n"
+        "r.close()\n"
+    )
+    assert "gitmem.search.index" in loaded
+    assert [m for m in loaded if m.startswith((*HEAVY, *WRITE_ONLY, *BINDING_ONLY))] == []
+
+
+def test_a_closed_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
+    """``gitmem log | head -1``: the reader going away is no error to report."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        for i in range(300):
+            repo.mutate(
+                S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", "d", "x"))
+            )
+    gitmem_bin = Path(sys.executable).parent / "gitmem"
+    reader = subprocess.Popen(
+        [str(gitmem_bin), "--repo", path, "log", "-s", S],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    first = reader.stdout.readline()
+    reader.stdout.close()
+    err = reader.stderr.read()
+    assert reader.wait() == 1
+    assert first.split()[1:3] == [b"create", b"m299"]
+    assert err == b""
 
 
 def test_secret_patterns_are_compiled_at_first_scan() -> None:
