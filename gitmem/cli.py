@@ -41,14 +41,16 @@ A ``memory_revision`` is ``{"type", "store", "slug", "revision", "op", "descript
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -1476,16 +1478,44 @@ def guard_allowlist(store: str | None, as_json: bool) -> None:
         click.echo(item)
 
 
-def main() -> None:
-    """The console-script entry: run the CLI, never showing a traceback."""
+def main() -> NoReturn:
+    """The console-script entry: run the CLI, never showing a traceback, then end the
+    process (see ``_end``)."""
     try:
         cli.main(prog_name="gitmem")
-    except SystemExit:
-        raise
+    except SystemExit as exc:
+        _end(exc.code)
     except BrokenPipeError:
-        # the reader went away: say nothing, and let no flush at exit write again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+        _end(1)
     except BaseException as exc:
         click.echo(f"Error: {_unexpected(exc)}", err=True)
-        sys.exit(1)
+        _end(1)
+    _end(0)
+
+
+def _end(code: str | int | None) -> NoReturn:
+    """Exit with ``code`` as ``sys.exit`` does, without the interpreter's teardown.
+
+    When a command returns, every write it acknowledged is on disk (fsynced before its
+    ref moved), its repository is closed and its derived files are whole or absent.
+    What the interpreter would do next is free every module and object one by one,
+    which costs a command about 13 ms of CPU (a tenth of `gitmem show`). So the exit
+    hooks run (the sandbox pool's stops its processes), stdout and stderr are flushed,
+    and the process leaves. A command that left another thread running exits the
+    ordinary way, which waits for it.
+    """
+    if threading.active_count() > 1:
+        sys.exit(code)
+    if code is None or isinstance(code, int):
+        status = code or 0
+    else:
+        print(code, file=sys.stderr)  # as sys.exit prints a message
+        status = 1
+    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            # a reader that went away (`gitmem log | head`), or a closed stream
+            status = status or 1
+    os._exit(status & 0xFF)

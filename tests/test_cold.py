@@ -380,3 +380,51 @@ def test_the_binary_scan_is_kept_across_processes(tmp_path: Path) -> None:
         assert scans == 1
         assert "evil" not in names and "gamma" in names
         assert json.loads(cache.read_text()) == json.loads(good)
+
+
+# -- the end of a command: no interpreter teardown -------------------------------------
+
+
+def _gitmem(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+    gitmem_bin = Path(sys.executable).parent / "gitmem"
+    return subprocess.run([str(gitmem_bin), *args], stdout=stdout, stderr=subprocess.PIPE)
+
+
+def test_a_command_ends_with_its_status_and_whole_output(tmp_path: Path) -> None:
+    """Ending without the interpreter's teardown keeps what ``sys.exit`` gives: the
+    status (0, 1 for a refusal, 2 for a usage error), every byte of output, also into a
+    file, and the error line."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        for i in range(400):
+            repo.mutate(
+                S,
+                AUTHOR,
+                lambda _, i=i: Change("create", f"m{i:04d}", Memory(f"m{i:04d}", "d" * 40, "x")),
+            )
+        expected = [slug for slug, _ in repo.summaries(S)]
+    out = tmp_path / "ls.txt"
+    with open(out, "wb") as f:
+        done = _gitmem("--repo", path, "ls", "-s", S, stdout=f.fileno())
+    assert done.returncode == 0 and done.stderr == b""
+    assert [line.split()[0] for line in out.read_text().splitlines()] == expected
+    refused = _gitmem("--repo", path, "show", "-s", S, "nope")
+    assert refused.returncode == 1 and refused.stdout == b""
+    assert refused.stderr.decode().startswith("Error: there is no memory named 'nope'")
+    usage = _gitmem("--repo", path, "no-such-command")
+    assert usage.returncode == 2 and b"No such command" in usage.stderr
+
+
+def test_the_exit_hooks_still_run() -> None:
+    """An exit hook (the sandbox pool stops its processes in one) runs before the end."""
+    code = (
+        "import atexit, sys\n"
+        "from gitmem import cli\n"
+        "atexit.register(lambda: sys.stderr.write('hook ran\\n'))\n"
+        "sys.argv = ['gitmem', '--help']\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert done.returncode == 0
+    assert b"Usage: gitmem" in done.stdout
+    assert done.stderr == b"hook ran\n"
