@@ -14,6 +14,7 @@ import pytest
 import gitmem
 from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
+from gitmem.store import files
 from gitmem.store.objects import MemoryFiles
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change, Edit
@@ -233,14 +234,14 @@ def _listing_files(repo: Repository) -> list[Path]:
     return sorted(Path(repo.directory, "gitmem", "listing").iterdir())
 
 
-def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The trees whose fan-out folders a listing walks (read through ``bucket``)."""
-    walked: list[str] = []
+def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The (root tree, fan-out folder) pairs a listing reads (through ``bucket``)."""
+    walked: list[tuple[str, str]] = []
     reader = repo._reader  # pyright: ignore[reportPrivateUsage]
     original = reader.bucket
 
-    def bucket(root: str, name: str) -> dict[str, tuple[int, str]]:
-        walked.append(root)
+    def bucket(root: str, name: str) -> dict[str, bytes]:
+        walked.append((root, name))
         return original(root, name)
 
     monkeypatch.setattr(reader, "bucket", bucket)
@@ -272,9 +273,81 @@ def test_an_unchanged_store_is_listed_from_one_file(
     walked = _count_walks(again, monkeypatch)
     assert again.summaries(S) == _listing(repo)
     assert [m for m, _ in again.summaries(S)] == ["m0", "m2", "m3", "m9"]
-    assert walked and set(walked) == {repo.snapshot(S).root}
+    assert walked and {root for root, _ in walked} == {repo.snapshot(S).root}
     fresh.close()
     again.close()
+
+
+def test_a_changed_store_reads_only_the_folders_that_changed(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After writes, the next listing (a fresh process's) reads only the fan-out folders
+    whose tree changed, and lists what a full walk lists: edits, deletions, new
+    memories, a folder emptied and one begun."""
+    made = [Edit("create", f"n{i:03d}", Memory(f"n{i:03d}", f"d{i}", "a\n")) for i in range(300)]
+    repo.mutate(
+        S, AUTHOR, lambda _: Change("create", "first", Memory("first", "f", "b"), also=tuple(made))
+    )
+    repo.summaries(S)
+    repo.mutate(
+        S, AUTHOR, lambda _: Change("edit", "n007", Memory("n007", "now", "longer\nbody\n"))
+    )
+    repo.mutate(S, AUTHOR, lambda _: Change("delete", "n123", None))
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "zz-new", Memory("zz-new", "late", "c")))
+    changed = {files.bucket(slug) for slug in ("n007", "n123", "zz-new")}
+    with Repository.open(repo.directory) as fresh:
+        walked = _count_walks(fresh, monkeypatch)
+        read = _count_reads(fresh, monkeypatch)
+        listed = fresh.summaries(S)
+        assert {name for _, name in walked} == changed
+        assert sorted(read) == ["n007", "zz-new"]
+    assert listed == _listing(repo)
+    assert [m for m, _ in listed if m in ("n007", "n123", "zz-new")] == ["n007", "zz-new"]
+
+
+def test_a_slug_out_of_its_folder_is_listed_by_a_full_walk(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree no gitmem write makes (a memory filed in another fan-out folder, pushed
+    past the hooks): its listing reads every folder, now and after the next write."""
+    from dulwich.objects import Commit, Tree
+    from dulwich.repo import Repo
+
+    for slug in ("a", "b", "c"):
+        repo.mutate(S, AUTHOR, lambda _, s=slug: Change("create", s, Memory(s, s, "x\n")))
+    repo.summaries(S)
+    head = repo.head(S)
+    assert head is not None
+    git = Repo(repo.directory)
+    root = git[git[head.encode()].tree]
+    assert isinstance(root, Tree)
+    wrong = next(n for n in (b"00", b"ff", b"7f") if n.decode() != files.bucket("a"))
+    real = root[files.bucket("a").encode()][1]
+    moved = Tree()
+    for item in git[real].items():  # type: ignore[union-attr]
+        moved.add(item.path, item.mode, item.sha)
+    root.add(wrong, 0o040000, moved.id)
+    commit = Commit()
+    commit.tree, commit.parents = root.id, [head.encode()]
+    commit.author = commit.committer = b"t <t@example.com>"
+    commit.author_time = commit.commit_time = 1_700_000_000
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"moved by hand\n"
+    for obj in (moved, root, commit):
+        git.object_store.add_object(obj)
+    git.refs[f"refs/heads/{S}".encode()] = commit.id
+    git.close()
+    with Repository.open(repo.directory) as fresh:
+        walked = _count_walks(fresh, monkeypatch)
+        assert [m for m, _ in fresh.summaries(S)] == ["a", "b", "c"]
+        assert len({name for _, name in walked}) == 4  # every folder, the new one too
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "d", Memory("d", "d", "y\n")))
+    with Repository.open(repo.directory) as again:
+        walked = _count_walks(again, monkeypatch)
+        assert [m for m, _ in again.summaries(S)] == ["a", "b", "c", "d"]
+        assert len({name for _, name in walked}) == len(
+            {files.bucket(s) for s in "abcd"} | {wrong.decode()}
+        )
 
 
 def test_an_older_commit_is_listed_as_it_was(repo: Repository) -> None:

@@ -146,26 +146,43 @@ class Snapshot(StoreView):
 
     def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
-        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it,
-        and a listing ``kept`` holds of this very tree is taken whole."""
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
+        A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
+        its rows in fan-out folders this tree still has unchanged are taken, and only
+        the other folders are read."""
         if self.root is None:
             return []
-        whole = kept.listing(self.store, self.root)
-        if whole is not None:
-            return whole
-        listing = self._listing()
+        last = kept.last_listing(self.store)
+        if last is not None and last[0] == self.root:
+            return last[2]
+        root = self.root
+        buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
+        read, out = set(buckets), list[tuple[str, Summary]]()
+        if last is not None:
+            before = last[1]
+            read = {n for n in buckets if before.get(n) != buckets[n]}
+            gone = read | (before.keys() - buckets.keys())
+            out = [row for row in last[2] if files.bucket(row[0]) not in gone]
+        listing, placed = self._folders(root, read)
+        if not placed and len(read) < len(buckets):
+            # a slug filed outside its own fan-out folder (no gitmem write or checked
+            # push makes one): the rows of unchanged folders cannot be told apart
+            listing, placed = self._folders(root, set(buckets))
+            out = []
         known = kept.known()
         found: dict[str, Summary] = {}
-        out: list[tuple[str, Summary]] = []
-        for slug in sorted(listing):
-            key = f"{listing[slug].md.decode()} {slug}"
+        for slug, blobs in listing.items():
+            key = f"{blobs.md.decode()} {slug}"
             summary = known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, listing[slug])
+                memory = self._reader.memory(slug, blobs)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             out.append((slug, summary))
+        out.sort()  # slugs are distinct: the order is the slugs'
         kept.add(found)
-        kept.keep_listing(self.store, self.root, out)
+        # a listing of a tree with a slug out of place is kept without its folders, so
+        # that the next listing reads every folder again
+        kept.keep_listing(self.store, root, buckets if placed else {}, out)
         return out
 
     def revision(self, slug: str) -> int:
@@ -223,16 +240,33 @@ class Snapshot(StoreView):
             listing: dict[str, MemoryFiles] = {}
             if self.root is not None:
                 for name, mode, _ in self._reader.tree(self.root):
-                    if mode != DIR_MODE:
-                        continue
-                    entries = self._reader.bucket(self.root, name)
-                    for entry in entries:
-                        split = files.split_name(entry)
-                        found = memory_files(split[0], entries) if split else None
-                        if split and split[1] == files.MD and found:
-                            listing[split[0]] = found
+                    if mode == DIR_MODE:
+                        listing.update(self._folder(name))
             self._all = listing
         return self._all
+
+    def _folder(self, name: str) -> dict[str, MemoryFiles]:
+        """The memories in the root's fan-out folder ``name``."""
+        entries = self._reader.bucket(self.root, name) if self.root is not None else {}
+        found: dict[str, MemoryFiles] = {}
+        for entry in entries:
+            split = files.split_name(entry)
+            memory = memory_files(split[0], entries) if split else None
+            if split and split[1] == files.MD and memory:
+                found[split[0]] = memory
+        return found
+
+    def _folders(self, root: str, names: set[str]) -> tuple[dict[str, MemoryFiles], bool]:
+        """The memories in the fan-out folders ``names`` of ``root`` (in the root's order,
+        as ``_listing`` reads them), and whether each is in its own folder."""
+        listing: dict[str, MemoryFiles] = {}
+        placed = True
+        for name, mode, _ in self._reader.tree(root):
+            if mode == DIR_MODE and name in names:
+                folder = self._folder(name)
+                placed = placed and all(files.bucket(slug) == name for slug in folder)
+                listing.update(folder)
+        return listing, placed
 
 
 class Repository:

@@ -12,9 +12,11 @@ writer, damage) is passed over, and its blobs are read again when next asked for
 Reading known summaries still walks the store's 256 fan-out trees and 10,000 entries.
 So the whole listing of a tree is kept too, in ``<git dir>/gitmem/listing/`` (one file
 per store, named by the SHA-1 of its id), keyed by the root tree id it lists: a listing
-of an unchanged store reads that one file. It is replaced whole (written aside, then
-renamed over), and read only if its framing, length, CRC and tree id all match; any
-other file is passed over and written again by the next listing.
+of an unchanged store reads that one file. With it are the tree ids of the root's
+fan-out folders, so that the listing of a changed tree reads only the folders whose
+tree id changed and takes the other rows from the last listing. It is replaced whole
+(written aside, then renamed over), and read only if its framing, length and CRC
+match; any other file is passed over and written again by the next listing.
 """
 
 from __future__ import annotations
@@ -28,13 +30,16 @@ import threading
 import zlib
 from typing import cast
 
-__all__ = ["Listing", "Summaries", "Summary"]
+__all__ = ["Buckets", "Listing", "Summaries", "Summary"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
 
 Listing = list[tuple[str, Summary]]
 """Every memory of a tree: slug and summary, sorted by slug."""
+
+Buckets = dict[str, str]
+"""A store's root tree's fan-out folders: name → tree id."""
 
 _MARK = b"\ngitmem-summaries-1 "
 # marshal's format may change between Python versions: another version writes anew
@@ -75,20 +80,27 @@ class Summaries:
 
     def listing(self, store: str, tree: str) -> Listing | None:
         """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
+        last = self.last_listing(store)
+        return last[2] if last is not None and last[0] == tree else None
+
+    def last_listing(self, store: str) -> tuple[str, Buckets, Listing] | None:
+        """The last listing kept for ``store``: the root tree it lists, that tree's
+        fan-out folders (name → tree id) and the listing; ``None`` if there is none
+        that reads whole."""
         try:
             with open(self._listing_path(store), "rb") as f:
                 data = f.read()
         except OSError:
             return None
-        return _parse_listing(data, tree)
+        return _parse_listing(data)
 
-    def keep_listing(self, store: str, tree: str, listing: Listing) -> None:
-        """Keep ``listing`` as ``store``'s listing of ``tree`` (best effort: derived data,
-        written again by the next listing if it is lost)."""
-        payload = marshal.dumps(listing)
-        head = b" ".join(
-            [_LISTING, tree.encode(), b"%d %d\n" % (len(payload), zlib.crc32(payload))]
-        )
+    def keep_listing(self, store: str, tree: str, buckets: Buckets, listing: Listing) -> None:
+        """Keep ``listing`` as ``store``'s listing of ``tree``, whose fan-out folders are
+        ``buckets`` (best effort: derived data, written again by the next listing if it
+        is lost)."""
+        payload = marshal.dumps((buckets, listing))
+        crc = zlib.crc32(payload, zlib.crc32(tree.encode()))  # the tree id is checked too
+        head = b" ".join([_LISTING, tree.encode(), b"%d %d\n" % (len(payload), crc)])
         path = self._listing_path(store)
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
@@ -107,22 +119,29 @@ class Summaries:
         return os.path.join(os.path.dirname(self._path), "listing", name)
 
 
-def _parse_listing(data: bytes, tree: str) -> Listing | None:
-    """The listing ``data`` holds if it reads whole and lists ``tree``."""
+def _parse_listing(data: bytes) -> tuple[str, Buckets, Listing] | None:
+    """The tree, fan-out folders and listing ``data`` holds, if it reads whole."""
     line, newline, payload = data.partition(b"\n")
     fields = line.split(b" ")
-    if not newline or len(fields) != 4 or fields[0] != _LISTING or fields[1] != tree.encode():
+    if not newline or len(fields) != 4 or fields[0] != _LISTING or len(fields[1]) != 40:
         return None
     if not (fields[2].isdigit() and fields[3].isdigit()):
         return None
-    if len(payload) != int(fields[2]) or zlib.crc32(payload) != int(fields[3]):
+    if len(payload) != int(fields[2]):
+        return None
+    if zlib.crc32(payload, zlib.crc32(fields[1])) != int(fields[3]):
         return None
     try:
-        # as written: the CRC matched, so it is the list a listing kept
+        # as written: the CRC matched, so it is what a listing kept
         found: object = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
-    return cast(Listing, found) if isinstance(found, list) else None
+    if not (isinstance(found, tuple) and len(cast(tuple[object, ...], found)) == 2):
+        return None
+    buckets, listing = cast(tuple[object, object], found)
+    if not (isinstance(buckets, dict) and isinstance(listing, list)):
+        return None
+    return fields[1].decode(), cast(Buckets, buckets), cast(Listing, listing)
 
 
 def _read(path: str) -> dict[str, Summary]:
