@@ -157,32 +157,38 @@ class Snapshot(StoreView):
             return last[2]
         root = self.root
         buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
-        read, out = set(buckets), list[tuple[str, Summary]]()
+        read, rows = set(buckets), list[tuple[str, Summary, str]]()
         if last is not None:
-            before = last[1]
+            before, kept_rows, kept_folders = last[1], last[2], last[3]
             read = {n for n in buckets if before.get(n) != buckets[n]}
             gone = read | (before.keys() - buckets.keys())
-            out = [row for row in last[2] if files.bucket(row[0]) not in gone]
+            rows = [
+                (slug, summary, folder)
+                for (slug, summary), folder in zip(kept_rows, kept_folders, strict=True)
+                if folder not in gone
+            ]
         listing, placed = self._folders(root, read)
         if not placed and len(read) < len(buckets):
             # a slug filed outside its own fan-out folder (no gitmem write or checked
-            # push makes one): the rows of unchanged folders cannot be told apart
+            # push makes one) may also be in a folder that did not change: read them all
             listing, placed = self._folders(root, set(buckets))
-            out = []
+            rows = []
         known = kept.known()
         found: dict[str, Summary] = {}
-        for slug, blobs in listing.items():
+        for slug, (folder, blobs) in listing.items():
             key = f"{blobs.md.decode()} {slug}"
             summary = known.get(key) or found.get(key)
             if summary is None:
                 memory = self._reader.memory(slug, blobs)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
-            out.append((slug, summary))
-        out.sort()  # slugs are distinct: the order is the slugs'
+            rows.append((slug, summary, folder))
+        rows.sort(key=lambda row: row[0])
+        out = [(slug, summary) for slug, summary, _ in rows]
         kept.add(found)
         # a listing of a tree with a slug out of place is kept without its folders, so
         # that the next listing reads every folder again
-        kept.keep_listing(self.store, root, buckets if placed else {}, out)
+        where = [folder for _, _, folder in rows]
+        kept.keep_listing(self.store, root, buckets if placed else {}, out, where)
         return out
 
     def revision(self, slug: str) -> int:
@@ -256,16 +262,19 @@ class Snapshot(StoreView):
                 found[split[0]] = memory
         return found
 
-    def _folders(self, root: str, names: set[str]) -> tuple[dict[str, MemoryFiles], bool]:
-        """The memories in the fan-out folders ``names`` of ``root`` (in the root's order,
-        as ``_listing`` reads them), and whether each is in its own folder."""
-        listing: dict[str, MemoryFiles] = {}
+    def _folders(
+        self, root: str, names: set[str]
+    ) -> tuple[dict[str, tuple[str, MemoryFiles]], bool]:
+        """The memories in the fan-out folders ``names`` of ``root``, each with its
+        folder (read in the root's order, as ``_listing`` reads them), and whether each
+        is in its own folder."""
+        listing: dict[str, tuple[str, MemoryFiles]] = {}
         placed = True
         for name, mode, _ in self._reader.tree(root):
             if mode == DIR_MODE and name in names:
                 folder = self._folder(name)
                 placed = placed and all(files.bucket(slug) == name for slug in folder)
-                listing.update(folder)
+                listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
         return listing, placed
 
 

@@ -13,8 +13,9 @@ Reading known summaries still walks the store's 256 fan-out trees and 10,000 ent
 So the whole listing of a tree is kept too, in ``<git dir>/gitmem/listing/`` (one file
 per store, named by the SHA-1 of its id), keyed by the root tree id it lists: a listing
 of an unchanged store reads that one file. With it are the tree ids of the root's
-fan-out folders, so that the listing of a changed tree reads only the folders whose
-tree id changed and takes the other rows from the last listing. It is replaced whole
+fan-out folders and the folder each row came from, so that the listing of a changed
+tree reads only the folders whose tree id changed and takes the other rows from the
+last listing. It is replaced whole
 (written aside, then renamed over), and read only if its framing, length and CRC
 match; any other file is passed over and written again by the next listing.
 """
@@ -80,33 +81,38 @@ class Summaries:
 
     def listing(self, store: str, tree: str) -> Listing | None:
         """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
-        last = self.last_listing(store)
+        last = self._last(store, folders=False)
         return last[2] if last is not None and last[0] == tree else None
 
-    def last_listing(self, store: str) -> tuple[str, Buckets, Listing] | None:
+    def last_listing(self, store: str) -> tuple[str, Buckets, Listing, list[str]] | None:
         """The last listing kept for ``store``: the root tree it lists, that tree's
-        fan-out folders (name → tree id) and the listing; ``None`` if there is none
-        that reads whole."""
+        fan-out folders (name → tree id), the listing, and the folder each row was read
+        from; ``None`` if there is none that reads whole."""
+        return self._last(store, folders=True)
+
+    def _last(self, store: str, *, folders: bool) -> tuple[str, Buckets, Listing, list[str]] | None:
         try:
             with open(self._listing_path(store), "rb") as f:
                 data = f.read()
         except OSError:
             return None
-        return _parse_listing(data)
+        return _parse_listing(data, folders=folders)
 
-    def keep_listing(self, store: str, tree: str, buckets: Buckets, listing: Listing) -> None:
+    def keep_listing(
+        self, store: str, tree: str, buckets: Buckets, listing: Listing, where: list[str]
+    ) -> None:
         """Keep ``listing`` as ``store``'s listing of ``tree``, whose fan-out folders are
-        ``buckets`` (best effort: derived data, written again by the next listing if it
-        is lost)."""
-        payload = marshal.dumps((buckets, listing))
-        crc = zlib.crc32(payload, zlib.crc32(tree.encode()))  # the tree id is checked too
-        head = b" ".join([_LISTING, tree.encode(), b"%d %d\n" % (len(payload), crc)])
+        ``buckets``, each row read from the folder ``where`` names (best effort: derived
+        data, written again by the next listing if it is lost)."""
+        rows, folders = marshal.dumps((buckets, listing)), marshal.dumps(where)
+        crc = zlib.crc32(folders, zlib.crc32(rows, zlib.crc32(tree.encode())))
+        head = b" ".join([_LISTING, tree.encode(), b"%d %d %d\n" % (len(rows), len(folders), crc)])
         path = self._listing_path(store)
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(tmp, "wb") as f:
-                f.write(head + payload)
+                f.write(head + rows + folders)
             os.replace(tmp, path)
         except OSError:
             pass
@@ -119,29 +125,39 @@ class Summaries:
         return os.path.join(os.path.dirname(self._path), "listing", name)
 
 
-def _parse_listing(data: bytes) -> tuple[str, Buckets, Listing] | None:
-    """The tree, fan-out folders and listing ``data`` holds, if it reads whole."""
+def _parse_listing(data: bytes, *, folders: bool) -> tuple[str, Buckets, Listing, list[str]] | None:
+    """The tree, fan-out folders and listing ``data`` holds, and (if ``folders``) the
+    folder of each row, all checked by one CRC (the tree id's too); ``None`` if it does
+    not read whole. The folders are unmarshalled only when asked for: a listing of an
+    unchanged store needs none."""
     line, newline, payload = data.partition(b"\n")
     fields = line.split(b" ")
-    if not newline or len(fields) != 4 or fields[0] != _LISTING or len(fields[1]) != 40:
+    if not newline or len(fields) != 5 or fields[0] != _LISTING or len(fields[1]) != 40:
         return None
-    if not (fields[2].isdigit() and fields[3].isdigit()):
+    if not all(f.isdigit() for f in fields[2:]):
         return None
-    if len(payload) != int(fields[2]):
-        return None
-    if zlib.crc32(payload, zlib.crc32(fields[1])) != int(fields[3]):
+    rows_len, folders_len, crc = (int(f) for f in fields[2:])
+    if len(payload) != rows_len + folders_len or zlib.crc32(payload, zlib.crc32(fields[1])) != crc:
         return None
     try:
         # as written: the CRC matched, so it is what a listing kept
-        found: object = marshal.loads(payload)
+        found: object = marshal.loads(payload[:rows_len])
+        where: object = marshal.loads(payload[rows_len:]) if folders else []
     except (EOFError, ValueError, TypeError):
         return None
     if not (isinstance(found, tuple) and len(cast(tuple[object, ...], found)) == 2):
         return None
     buckets, listing = cast(tuple[object, object], found)
-    if not (isinstance(buckets, dict) and isinstance(listing, list)):
+    if not (isinstance(buckets, dict) and isinstance(listing, list) and isinstance(where, list)):
         return None
-    return fields[1].decode(), cast(Buckets, buckets), cast(Listing, listing)
+    if folders and len(cast(list[object], listing)) != len(cast(list[object], where)):
+        return None
+    return (
+        fields[1].decode(),
+        cast(Buckets, buckets),
+        cast(Listing, listing),
+        cast(list[str], where),
+    )
 
 
 def _read(path: str) -> dict[str, Summary]:
