@@ -5,6 +5,7 @@ All dulwich contact lives in ``gitmem.store``; no dulwich type or exception leav
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import re
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Generic, Self, TypeVar
 
 from dulwich.config import StackedConfig
@@ -44,7 +46,7 @@ from gitmem.store.locking import (
 )
 from gitmem.store.message import KEYS, Edited, Facts, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, MemoryFiles, ObjectReader, memory_files
-from gitmem.store.summaries import Summaries, Summary
+from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
@@ -93,6 +95,9 @@ _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._
 # sampling the objects/17 fan-out directory (6700 / 256 ≈ 27)
 _GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
+# how many memories a listing reads and files one by one before it reads every kept
+# summary and sorts instead
+_READ_DIRECTLY = 32
 _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 _HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
@@ -152,43 +157,63 @@ class Snapshot(StoreView):
         the other folders are read."""
         if self.root is None:
             return []
-        last = kept.last_listing(self.store)
-        if last is not None and last[0] == self.root:
-            return last[2]
+        whole = kept.listing(self.store, self.root)
+        if whole is not None:
+            return whole
         root = self.root
         buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
-        read, rows = set(buckets), list[tuple[str, Summary, str]]()
+        read = set(buckets)
+        out: Listing = []
+        folders: list[str] = []
+        blobs: list[str] = []
+        prior: dict[str, Summary] = {}  # the last listing's rows in the folders read again
+        last = kept.last_listing(self.store)
         if last is not None:
-            before, kept_rows, kept_folders = last[1], last[2], last[3]
-            read = {n for n in buckets if before.get(n) != buckets[n]}
-            gone = read | (before.keys() - buckets.keys())
-            rows = [
-                (slug, summary, folder)
-                for (slug, summary), folder in zip(kept_rows, kept_folders, strict=True)
-                if folder not in gone
-            ]
+            read = {n for n in buckets if last.buckets.get(n) != buckets[n]}
+            gone = read | (last.buckets.keys() - buckets.keys())
+            keep = [folder not in gone for folder in last.folders]
+            out = list(compress(last.rows, keep))
+            folders = list(compress(last.folders, keep))
+            blobs = list(compress(last.blobs, keep))
+            prior = {
+                f"{md} {row[0]}": row[1]
+                for row, md, kept_row in zip(last.rows, last.blobs, keep, strict=True)
+                if not kept_row
+            }
         listing, placed = self._folders(root, read)
         if not placed and len(read) < len(buckets):
             # a slug filed outside its own fan-out folder (no gitmem write or checked
             # push makes one) may also be in a folder that did not change: read them all
             listing, placed = self._folders(root, set(buckets))
-            rows = []
-        known = kept.known()
+            out, folders, blobs = [], [], []
+        keys = {slug: f"{files_.md.decode()} {slug}" for slug, (_, files_) in listing.items()}
+        unknown = sum(1 for key in keys.values() if key not in prior)
+        # a few memories are read sooner than every summary ever kept is
+        known = kept.known() if unknown > _READ_DIRECTLY else {}
         found: dict[str, Summary] = {}
-        for slug, (folder, blobs) in listing.items():
-            key = f"{blobs.md.decode()} {slug}"
-            summary = known.get(key) or found.get(key)
+        new: list[tuple[tuple[str, Summary], str, str]] = []
+        for slug, (folder, files_) in listing.items():
+            key = keys[slug]
+            summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, blobs)
+                memory = self._reader.memory(slug, files_)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
-            rows.append((slug, summary, folder))
-        rows.sort(key=lambda row: row[0])
-        out = [(slug, summary) for slug, summary, _ in rows]
+            new.append(((slug, summary), folder, files_.md.decode()))
+        if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
+            for row, folder, md in new:
+                at = bisect.bisect_left(out, (row[0],))
+                out.insert(at, row)
+                folders.insert(at, folder)
+                blobs.insert(at, md)
+        else:  # slugs are distinct: the order is the slugs'
+            merged = sorted([*zip(out, folders, blobs, strict=True), *new])
+            out = [row for row, _, _ in merged]
+            folders = [folder for _, folder, _ in merged]
+            blobs = [md for _, _, md in merged]
         kept.add(found)
         # a listing of a tree with a slug out of place is kept without its folders, so
         # that the next listing reads every folder again
-        where = [folder for _, _, folder in rows]
-        kept.keep_listing(self.store, root, buckets if placed else {}, out, where)
+        kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
         return out
 
     def revision(self, slug: str) -> int:
