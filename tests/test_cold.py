@@ -96,7 +96,7 @@ def test_a_closed_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
     """``gitmem log | head -1``: the reader going away is no error to report."""
     path = str(tmp_path / "mem.git")
     with Repository.init(path) as repo:
-        _many(repo, 300)
+        _many(repo, 3000)  # more than a pipe holds: the writer meets the closed end
     gitmem_bin = Path(sys.executable).parent / "gitmem"
     reader = subprocess.Popen(
         [str(gitmem_bin), "--repo", path, "log", "-s", S],
