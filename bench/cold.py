@@ -2,7 +2,8 @@
 
 1. ``gitmem ls`` / ``show`` / ``log SLUG`` on a 10,000-memory store, each a whole process
    (goal: <= 120 ms each), beside ``git ls-tree -r``, ``git show BRANCH:PATH`` and
-   ``git log -- PATH``.
+   ``git log -- PATH``; with what the interpreter and the imports alone cost, and one
+   ``ls`` of a store changed since its listing was kept.
 2. ``gitmem search`` on the same store as a process (goal: <= 150 ms), beside
    ``git grep -i -c`` over the branch.
 3. A cold ``Repository.open`` + one slug's history at 10,000 commits, in this process
@@ -36,7 +37,7 @@ from store import build_history
 
 import gitmem
 from gitmem import Repository
-from gitmem.strategies.keyword_search import stored_index
+from gitmem.search import stored_index
 from gitmem.types import Change, Memory
 
 STORE = "profile/bench"
@@ -133,10 +134,24 @@ def bench_commands(work: str) -> None:
             "git log -- PATH",
         ),
     ]
-    note("first gitmem ls (reads every memory, keeps the summaries)", run(cases[0][1]))
+    python = [sys.executable, "-c"]
+    note(
+        "python -c pass (the interpreter alone)",
+        median([run([*python, "pass"]) for _ in range(RUNS)]),
+    )
+    note(
+        "python -c 'import gitmem.cli' (the interpreter and the imports)",
+        median([run([*python, "import gitmem.cli"]) for _ in range(RUNS)]),
+    )
+    note("first gitmem ls (reads every memory, keeps summaries and listing)", run(cases[0][1]))
     for label, ours, peer, peer_name in cases:
         a, b = pair(ours, peer)
         line(label, a, b, peer_name, 120)
+    repo = Repository.open(path)
+    memory = Memory("note-00007", "changed since the listing", "a new body\n")
+    repo.mutate(STORE, AUTHOR, lambda _: Change("edit", memory.slug, memory))
+    repo.close()
+    note("gitmem ls after one more write (walks the new tree)", run(cases[0][1]))
 
     print("2. search as a process on the same store (25 hits)")
     search = [*gitmem, "search", "-s", STORE, "--limit", "25"]

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem.binding import Agent, Binding
-from gitmem.capability import Capability
 from gitmem.errors import (
     GitmemError,
     InvalidArgument,
@@ -34,20 +32,21 @@ from gitmem.errors import (
     NotFound,
     Unchanged,
 )
-from gitmem.limits import Limits
-from gitmem.repository import Repository
-from gitmem.store import git_identity, in_use, project_dir
-from gitmem.trailers import capability_trailer, read_capability_trailer
+from gitmem.store.layout import in_use, project_dir
 from gitmem.types import Author, FileRevision, Memory, Revision, check_slug, count_lines
 
 if TYPE_CHECKING:
-    # imported where used: a command that reads memories loads no holder, sandbox or sync
+    # imported where used: a command that reads memories loads no binding, limits,
+    # holder, sandbox or sync (tests/test_cold.py holds this)
     from gitmem import edits
+    from gitmem.capability import Capability
     from gitmem.edits import Rules
     from gitmem.holder.telemetry import Event
+    from gitmem.limits import Limits
+    from gitmem.repository import Repository
     from gitmem.sandbox import ProgramResult, View
+    from gitmem.search import Hit
     from gitmem.strategies import Strategy, curated
-    from gitmem.strategies.keyword_search import Hit
     from gitmem.sync import StoreSync
 
 __all__ = [
@@ -205,6 +204,8 @@ def operator_author() -> Author:
     import getpass
     import socket  # here: a command that writes nothing needs neither
 
+    from gitmem.store import git_identity
+
     try:
         login = getpass.getuser()
     except (OSError, KeyError):
@@ -241,6 +242,8 @@ class Record:
     def capability(self) -> Capability:
         """A capability under the recorded strategy and limits (an operator's binding
         names its store itself, so the scope plays no part)."""
+        from gitmem.capability import Capability
+
         return Capability(self.strategy.name, "shared", self.limits)
 
 
@@ -248,6 +251,7 @@ def record(repo: Repository, store: str) -> Record | None:
     """What the store's head records, or ``None`` for a store only operators have
     written (or one written under a strategy this process has not registered)."""
     from gitmem import strategies
+    from gitmem.trailers import read_capability_trailer
 
     found = read_capability_trailer(repo.snapshot(store).trailers)
     if found is None:
@@ -287,6 +291,7 @@ def _rules(repo: Repository, store: str, op: str = "", slug: str = "") -> Rules:
     recorded again so the next edit finds them; none for a store no binding wrote. A
     strategy may refuse the plain op (a notebook is saved whole), naming what to use."""
     from gitmem.edits import Rules
+    from gitmem.trailers import capability_trailer
 
     found = record(repo, store)
     if found is None:
@@ -406,6 +411,7 @@ OPERATOR_SAVE_BYTES = 256 * 1024
 def _notebook_rules(repo: Repository, store: str) -> Rules:
     from gitmem.edits import Rules
     from gitmem.strategies import notebook
+    from gitmem.trailers import capability_trailer
 
     found = record(repo, store)
     if found is not None and found.strategy.name != notebook.Notebook.name:
@@ -858,6 +864,7 @@ def state(repo: Repository, store: str) -> Event:
     """The store's ``memory_state`` as an operator sees it (scope ``operator``), with the
     limits it records (all off for a store no binding wrote)."""
     from gitmem.holder.telemetry import state_event
+    from gitmem.limits import Limits
 
     _memories_only(repo, store, "report")
     found = record(repo, store)
@@ -876,7 +883,7 @@ def state(repo: Repository, store: str) -> Event:
 def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> list[Hit]:
     """Rank the store's memories as ``search_memories`` does (``limit`` 0: the store's
     maxResults, or every hit where it records none)."""
-    from gitmem.strategies.keyword_search import check_keywords, stored_index
+    from gitmem.search import check_keywords, stored_index
 
     keywords = check_keywords(keywords)
     _memories_only(repo, store, "search")
@@ -997,6 +1004,8 @@ def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict
     "limits", "totals", "peaks", "holders", "authors", "instances", "shared",
     "memories_ever"}``; ``instances`` is every watermark holder and commit author, and
     ``shared`` says whether more than one of them holds the store."""
+    from gitmem.limits import Limits
+
     ledger.follow(repo)
     snap = repo.snapshot(ledger.store)
     found = record(repo, ledger.store)
@@ -1134,6 +1143,8 @@ def run(
     recorded strategy and limits (or ``strategy``, unbounded, for a store that records
     none), then its turn's onUse scripts; the holder's sandboxes are closed after."""
     from gitmem import strategies
+    from gitmem.binding import Agent, Binding
+    from gitmem.limits import Limits
 
     found = record(repo, store)
     if strategy is not None:

@@ -6,16 +6,16 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gitmem.binding import Agent, check_launch, resolve
-from gitmem.capability import Capability
 from gitmem.errors import InvalidArgument
 from gitmem.secrets import Allowlist
 from gitmem.store import repository as store
 from gitmem.types import Author, Edit
 
 if TYPE_CHECKING:
-    # imported where used: opening a repository loads neither the holder, sync nor the
-    # sandbox that runs guards
+    # imported where used: opening a repository loads neither the binding rules, the
+    # holder, sync nor the sandbox that runs guards
+    from gitmem.binding import Agent
+    from gitmem.capability import Capability
     from gitmem.guard import Guards
     from gitmem.holder import Holder, Hub
     from gitmem.sync import StoreSync
@@ -101,6 +101,8 @@ class Repository(store.Repository):
 
         Binding writes nothing: state appears when a write needs it.
         """
+        from gitmem.binding import check_launch, resolve
+
         check_launch(capability, agent, compaction, spawner=agent.spawner)
         if not capability.enabled:
             return None

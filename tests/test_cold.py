@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -13,8 +14,10 @@ import pytest
 import gitmem
 from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
+from gitmem.store import files
 from gitmem.store.objects import MemoryFiles
-from gitmem.types import Change
+from gitmem.store.summaries import Summaries
+from gitmem.types import Change, Edit
 
 AUTHOR = Author.agent("alice")
 
@@ -24,12 +27,12 @@ HEAVY = ("gitmem.sandbox", "gitmem.holder", "gitmem.adapters", "gitmem.sync", "d
 def _loaded(code: str) -> list[str]:
     """The modules a fresh interpreter holds after running ``code``."""
     out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(sorted(sys.modules))"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    return json.loads(out.splitlines()[-1])
+    return ast.literal_eval(out.splitlines()[-1])
 
 
 @pytest.mark.parametrize("code", ["import gitmem.cli", "import gitmem", "import gitmem.store"])
@@ -51,6 +54,62 @@ def test_reading_commands_load_no_strategy_or_write_rules() -> None:
     loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
     assert "gitmem.ops" in loaded
     assert [m for m in loaded if m.startswith(WRITE_ONLY)] == []
+
+
+# What a reading command does not use either: the binding rules, the limits and the
+# trailer that records them (an operator's write, `state` or `run` imports them).
+BINDING_ONLY = ("gitmem.binding", "gitmem.capability", "gitmem.limits", "gitmem.trailers")
+
+
+def test_reading_commands_load_no_binding_rules_or_limits() -> None:
+    """The CLI, ``ops`` and the public ``Repository`` load no binding rule or limit."""
+    loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
+    assert [m for m in loaded if m.startswith(BINDING_ONLY)] == []
+
+
+def test_a_search_loads_the_index_and_no_strategy(tmp_path: Path) -> None:
+    """``gitmem search`` ranks through ``gitmem.search``, below the strategies: a fresh
+    process that searches loads no strategy, binding rule, holder or sandbox."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "d", "alpha beta\n")))
+    loaded = _loaded(
+        "from gitmem import ops\n"
+        "from gitmem.repository import Repository\n"
+        f"r = Repository.open({path!r})\n"
+        f"assert [h.memory.slug for h in ops.search(r, {S!r}, ['alpha'], 5)] == ['a']\n"
+        "r.close()\n"
+    )
+    assert "gitmem.search.index" in loaded
+    assert [m for m in loaded if m.startswith((*HEAVY, *WRITE_ONLY, *BINDING_ONLY))] == []
+
+
+def _many(repo: Repository, count: int) -> None:
+    """``count`` memories created in one commit."""
+    made = [Edit("create", f"m{i:04d}", Memory(f"m{i:04d}", "d" * 40, "x\n")) for i in range(count)]
+    repo.mutate(
+        S, AUTHOR, lambda _: Change("create", made[0].slug, made[0].memory, also=tuple(made[1:]))
+    )
+
+
+def test_a_closed_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
+    """``gitmem log | head -1``: the reader going away is no error to report."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        _many(repo, 3000)  # more than a pipe holds: the writer meets the closed end
+    gitmem_bin = Path(sys.executable).parent / "gitmem"
+    reader = subprocess.Popen(
+        [str(gitmem_bin), "--repo", path, "log", "-s", S],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    first = reader.stdout.readline()
+    reader.stdout.close()
+    err = reader.stderr.read()
+    assert reader.wait() == 1
+    assert first.split()[1] == b"create"
+    assert err == b""
 
 
 def test_secret_patterns_are_compiled_at_first_scan() -> None:
@@ -108,9 +167,14 @@ def test_the_package_names_resolve_when_used() -> None:
 
 
 def test_the_cli_choices_match_the_adapters() -> None:
-    """The choices the CLI names without importing the adapters are theirs."""
+    """The choices the CLI names without importing the adapters or the binding rules
+    are theirs."""
+    from gitmem import binding
+
     assert cli.TOOL_FORMATS == schemas.FORMATS
     assert tuple(claude_code.EVENTS) == cli.HOOK_EVENTS
+    assert cli.COMPACTIONS == binding.COMPACTIONS
+    assert cli.STARTS == binding.STARTS
 
 
 # -- listing a store: summaries kept by blob id --------------------------------------
@@ -166,6 +230,181 @@ def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
         assert Repository.open(repo.directory).summaries(S) == _listing(repo)
 
 
+def _listing_files(repo: Repository) -> list[Path]:
+    return sorted(Path(repo.directory, "gitmem", "listing").iterdir())
+
+
+def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The (root tree, fan-out folder) pairs a listing reads (through ``bucket``)."""
+    walked: list[tuple[str, str]] = []
+    reader = repo._reader  # pyright: ignore[reportPrivateUsage]
+    original = reader.bucket
+
+    def bucket(root: str, name: str) -> dict[str, bytes]:
+        walked.append((root, name))
+        return original(root, name)
+
+    monkeypatch.setattr(reader, "bucket", bucket)
+    return walked
+
+
+def test_an_unchanged_store_is_listed_from_one_file(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second listing of the same tree, in a fresh repository object, walks no tree
+    and reads no memory; after a write the next listing walks the new tree once."""
+    for i in range(4):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "z\n"))
+        )
+    first = repo.summaries(S)
+    assert first == _listing(repo)
+    assert len(_listing_files(repo)) == 1
+
+    fresh = Repository.open(repo.directory)
+    walked = _count_walks(fresh, monkeypatch)
+    read = _count_reads(fresh, monkeypatch)
+    assert fresh.summaries(S) == first
+    assert walked == [] and read == []
+
+    repo.mutate(S, AUTHOR, lambda _: Change("delete", "m1", None))
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "m9", Memory("m9", "late", "w\n")))
+    again = Repository.open(repo.directory)
+    walked = _count_walks(again, monkeypatch)
+    assert again.summaries(S) == _listing(repo)
+    assert [m for m, _ in again.summaries(S)] == ["m0", "m2", "m3", "m9"]
+    assert walked and {root for root, _ in walked} == {repo.snapshot(S).root}
+    fresh.close()
+    again.close()
+
+
+def test_a_changed_store_reads_only_the_folders_that_changed(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After writes, the next listing (a fresh process's) reads only the fan-out folders
+    whose tree changed, and lists what a full walk lists: edits, deletions, new
+    memories, a folder emptied and one begun."""
+    made = [Edit("create", f"n{i:03d}", Memory(f"n{i:03d}", f"d{i}", "a\n")) for i in range(300)]
+    repo.mutate(
+        S, AUTHOR, lambda _: Change("create", "first", Memory("first", "f", "b"), also=tuple(made))
+    )
+    repo.summaries(S)
+    repo.mutate(
+        S, AUTHOR, lambda _: Change("edit", "n007", Memory("n007", "now", "longer\nbody\n"))
+    )
+    repo.mutate(S, AUTHOR, lambda _: Change("delete", "n123", None))
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "zz-new", Memory("zz-new", "late", "c")))
+    changed = {files.bucket(slug) for slug in ("n007", "n123", "zz-new")}
+    with Repository.open(repo.directory) as fresh:
+        walked = _count_walks(fresh, monkeypatch)
+        read = _count_reads(fresh, monkeypatch)
+        listed = fresh.summaries(S)
+        assert {name for _, name in walked} == changed
+        assert sorted(read) == ["n007", "zz-new"]
+    assert listed == _listing(repo)
+    assert [m for m, _ in listed if m in ("n007", "n123", "zz-new")] == ["n007", "zz-new"]
+
+
+def test_a_slug_out_of_its_folder_is_listed_by_a_full_walk(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree no gitmem write makes (a memory filed in another fan-out folder, pushed
+    past the hooks): its listing reads every folder, now and after the next write."""
+    from dulwich.objects import Commit, Tree
+    from dulwich.repo import Repo
+
+    for slug in ("a", "b", "c"):
+        repo.mutate(S, AUTHOR, lambda _, s=slug: Change("create", s, Memory(s, s, "x\n")))
+    repo.summaries(S)
+    head = repo.head(S)
+    assert head is not None
+    git = Repo(repo.directory)
+    root = git[git[head.encode()].tree]
+    assert isinstance(root, Tree)
+    wrong = next(n for n in (b"00", b"ff", b"7f") if n.decode() != files.bucket("a"))
+    real = root[files.bucket("a").encode()][1]
+    moved = Tree()
+    for item in git[real].items():  # type: ignore[union-attr]
+        moved.add(item.path, item.mode, item.sha)
+    root.add(wrong, 0o040000, moved.id)
+    commit = Commit()
+    commit.tree, commit.parents = root.id, [head.encode()]
+    commit.author = commit.committer = b"t <t@example.com>"
+    commit.author_time = commit.commit_time = 1_700_000_000
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"moved by hand\n"
+    for obj in (moved, root, commit):
+        git.object_store.add_object(obj)
+    git.refs[f"refs/heads/{S}".encode()] = commit.id
+    git.close()
+    with Repository.open(repo.directory) as fresh:
+        walked = _count_walks(fresh, monkeypatch)
+        assert [m for m, _ in fresh.summaries(S)] == ["a", "b", "c"]
+        assert len({name for _, name in walked}) == 4  # every folder, the new one too
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "d", Memory("d", "d", "y\n")))
+    with Repository.open(repo.directory) as again:
+        walked = _count_walks(again, monkeypatch)
+        assert [m for m, _ in again.summaries(S)] == ["a", "b", "c", "d"]
+        assert len({name for _, name in walked}) == len(
+            {files.bucket(s) for s in "abcd"} | {wrong.decode()}
+        )
+
+
+def test_an_older_commit_is_listed_as_it_was(repo: Repository) -> None:
+    """A listing kept for the head is not used for another commit's tree."""
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "one", "x\n")))
+    old = repo.head(S)
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "b", Memory("b", "two", "y\n")))
+    assert [m for m, _ in repo.summaries(S)] == ["a", "b"]
+    assert [m for m, _ in repo.summaries(S, old)] == ["a"]
+    with Repository.open(repo.directory) as fresh:
+        assert [m for m, _ in fresh.summaries(S)] == ["a", "b"]
+
+
+def test_a_damaged_listing_is_passed_over_and_written_again(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A torn, garbled, foreign or mislabelled listing file is not used: the tree is
+    walked again and a good file takes its place."""
+    for i in range(3):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "v\n"))
+        )
+    expected = _listing(repo)
+    repo.summaries(S)
+    (path,) = _listing_files(repo)
+    good = path.read_bytes()
+    root = repo.snapshot(S).root
+    assert root is not None
+    other_tree = good.replace(root.encode(), b"0" * 40, 1)
+    for damaged in (
+        good[:-2],
+        good.replace(b"d1", b"X1"),
+        b"junk" + good[4:],
+        b"",
+        b"\x00" * 64,
+        other_tree,
+        good.replace(b"-py", b"-py9", 1),
+    ):
+        path.write_bytes(damaged)
+        fresh = Repository.open(repo.directory)
+        walked = _count_walks(fresh, monkeypatch)
+        assert fresh.summaries(S) == expected
+        assert walked, damaged[:60]
+        kept = Summaries(str(Path(repo.directory, "gitmem", "summaries")))
+        assert kept.listing(S, root) == expected
+        fresh.close()
+
+
+def test_a_listing_that_cannot_be_kept_still_answers(repo: Repository) -> None:
+    """Derived data only: where the listing cannot be written, the listing is still right."""
+    repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "one", "x\n")))
+    Path(repo.directory, "gitmem", "listing").write_text("not a folder")
+    assert [m for m, _ in repo.summaries(S)] == ["a"]
+    with Repository.open(repo.directory) as fresh:
+        assert [m for m, _ in fresh.summaries(S)] == ["a"]
+
+
 # -- the sandbox's list of `node:` names, kept on disk --------------------------------
 
 
@@ -219,3 +458,46 @@ def test_the_binary_scan_is_kept_across_processes(tmp_path: Path) -> None:
         assert scans == 1
         assert "evil" not in names and "gamma" in names
         assert json.loads(cache.read_text()) == json.loads(good)
+
+
+# -- the end of a command: no interpreter teardown -------------------------------------
+
+
+def _gitmem(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+    gitmem_bin = Path(sys.executable).parent / "gitmem"
+    return subprocess.run([str(gitmem_bin), *args], stdout=stdout, stderr=subprocess.PIPE)
+
+
+def test_a_command_ends_with_its_status_and_whole_output(tmp_path: Path) -> None:
+    """Ending without the interpreter's teardown keeps what ``sys.exit`` gives: the
+    status (0, 1 for a refusal, 2 for a usage error), every byte of output, also into a
+    file, and the error line."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        _many(repo, 2000)
+        expected = [slug for slug, _ in repo.summaries(S)]
+    out = tmp_path / "ls.txt"
+    with open(out, "wb") as f:
+        done = _gitmem("--repo", path, "ls", "-s", S, stdout=f.fileno())
+    assert done.returncode == 0 and done.stderr == b""
+    assert [line.split()[0] for line in out.read_text().splitlines()] == expected
+    refused = _gitmem("--repo", path, "show", "-s", S, "nope")
+    assert refused.returncode == 1 and refused.stdout == b""
+    assert refused.stderr.decode().startswith("Error: there is no memory named 'nope'")
+    usage = _gitmem("--repo", path, "no-such-command")
+    assert usage.returncode == 2 and b"No such command" in usage.stderr
+
+
+def test_the_exit_hooks_still_run() -> None:
+    """An exit hook (the sandbox pool stops its processes in one) runs before the end."""
+    code = (
+        "import atexit, sys\n"
+        "from gitmem import cli\n"
+        "atexit.register(lambda: sys.stderr.write('hook ran\\n'))\n"
+        "sys.argv = ['gitmem', '--help']\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert done.returncode == 0
+    assert b"Usage: gitmem" in done.stdout
+    assert done.stderr == b"hook ran\n"

@@ -15,6 +15,7 @@ LAYERS = [
     "gitmem.types",
     "gitmem.secrets",
     "gitmem.store",
+    "gitmem.search",
     "gitmem.limits",
     "gitmem.edits",
     "gitmem.trailers",

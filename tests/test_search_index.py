@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import random
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from conftest import assert_fsck
 
 from gitmem import Author, Memory, Repository, ops
-from gitmem.strategies.keyword_search import BEHIND, SearchIndex, index_file, stored_index
+from gitmem.search import BEHIND, SearchIndex, index_file, stored_index
 from gitmem.types import Change
 
 
@@ -154,18 +156,20 @@ def test_a_stored_index_far_behind_is_written_again(repo: Repository) -> None:
     "damage",
     [
         lambda data: data[: len(data) // 2],
-        lambda data: data[:-1] + bytes([data[-1] ^ 1]),
+        lambda data: data[:-1],
         lambda data: b"garbage\n" + data,
-        lambda data: data.replace(b"gitmem-search-1", b"gitmem-search-9", 1),
+        lambda data: data.replace(b"gitmem-search-2", b"gitmem-search-9", 1),
+        lambda data: data.replace(b" py3.", b" py2.", 1),
+        lambda data: _flip(data, _parts(data)["head"] + 7),
         lambda data: b"",
     ],
-    ids=["torn", "flipped-bit", "garbage", "other-format", "empty"],
+    ids=["torn", "short", "garbage", "other-format", "other-python", "flipped-head", "empty"],
 )
 def test_a_damaged_index_is_rebuilt_never_trusted(
     repo: Repository, damage: Callable[[bytes], bytes]
 ) -> None:
-    """An index file that does not read whole is not used: the next search builds the
-    index again from the store, answers right, and writes a good file."""
+    """An index file whose head does not read whole is not used: the next search builds
+    the index again from the store, answers right, and writes a good file."""
     _seed(repo, 8)
     stored_index(repo, S)
     path = index_file(repo, S)
@@ -177,6 +181,74 @@ def test_a_damaged_index_is_rebuilt_never_trusted(
     assert not rebuilt.stored
     assert _answers(rebuilt) == _answers(_built(repo))
     assert Path(path).read_bytes() == good
+
+
+def _parts(data: bytes) -> dict[str, int]:
+    """Where each part of an index file starts (see ``gitmem.search.index._Stored``)."""
+    line_end = data.index(b"\n") + 1
+    head_len = int(data[:line_end].split()[3])
+    slugs_len, _, postings_len, _, _ = marshal.loads(data[line_end : line_end + head_len])[4:]
+    body = line_end + head_len
+    return {
+        "head": line_end,
+        "slugs": body,
+        "postings": body + slugs_len,
+        "texts": body + slugs_len + postings_len,
+    }
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1 :]
+
+
+def _every_word(repo: Repository) -> list[str]:
+    texts = (f"{m.slug} {m.description} {m.body}" for m in repo.snapshot(S).memories())
+    return sorted({w for t in texts for w in re.findall(r"\w+", t.lower())})
+
+
+@pytest.mark.parametrize("part", ["postings", "texts"])
+def test_a_damaged_part_is_found_when_read_and_rebuilt(repo: Repository, part: str) -> None:
+    """A part past the head is checked when a search first reads it: a damaged one is
+    never used; the index is built again from the store, the answers are right, and the
+    good file replaces the damaged one. (Byte after byte of the part, so that every
+    word's postings are hit; every word is asked for, and ``QUERIES`` holds keywords
+    that are not words, which read the texts.)"""
+    _seed(repo, 8)
+    built = _built(repo)
+    words = _every_word(repo)
+    expected = [built.search([w], 0) for w in words], _answers(built)
+    stored_index(repo, S)
+    path = index_file(repo, S)
+    good = Path(path).read_bytes()
+    end = {"postings": _parts(good)["texts"], "texts": len(good)}[part]
+    for where in range(_parts(good)[part], end, 5):
+        Path(path).write_bytes(_flip(good, where))
+        with Repository.open(repo.directory) as fresh:
+            index = stored_index(fresh, S)
+            assert index.stored  # the head reads whole: the parts are read when needed
+            assert ([index.search([w], 0) for w in words], _answers(index)) == expected, where
+            assert not index.stored
+        assert Path(path).read_bytes() == good, where
+
+
+def test_a_damaged_slug_list_is_found_when_catching_up(repo: Repository) -> None:
+    """The stored slug list is read when a change since the index was written replaces
+    a memory it holds: a damaged one makes the index build itself from the head."""
+    _seed(repo, 8)
+    stored_index(repo, S)
+    path = index_file(repo, S)
+    good = Path(path).read_bytes()
+    for n, where in enumerate(range(_parts(good)["slugs"], _parts(good)["postings"], 3)):
+        Path(path).write_bytes(_flip(good, where))
+        _put(repo, "edit", "m3", f"deployment n3 edit{n}\n")
+        with Repository.open(repo.directory) as fresh:
+            index = stored_index(fresh, S)
+            assert not index.stored and index.commit == repo.head(S)
+            assert _answers(index) == _answers(_built(repo))
+            assert [h.memory.slug for h in index.search([f"edit{n}"], 0)] == ["m3"]
+        reread = SearchIndex.load(path)
+        assert reread is not None and reread.commit == repo.head(S)
+        good = Path(path).read_bytes()
 
 
 def test_a_reader_never_sees_half_an_index(repo: Repository) -> None:
@@ -249,3 +321,27 @@ def test_the_best_few_of_a_broad_search_are_the_best_of_all(seed: int) -> None:
             changed = memory(i)
             memories[changed.slug] = changed
             index.put(changed)
+
+
+def test_a_stored_index_ranks_a_broad_search_as_a_built_one(repo: Repository) -> None:
+    """Stored postings are read in the order they were written (most occurrences first):
+    with a limit, a fresh process's ranking is the one an index built in memory gives."""
+    rng = random.Random(7)
+    words = ["rollout", "envelope", "roll", "canary", "ship"]
+    for i in range(150):
+        body = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 12)))
+        _put(repo, "create", f"m{i:03d}", body + "\n")
+    stored_index(repo, S)
+    with Repository.open(repo.directory) as fresh:
+        stored = stored_index(fresh, S)
+        assert stored.stored
+        built = _built(repo)
+        for keywords in (["rollout", "envelope"], ["ship"], ["canary", "ship", "roll"]):
+            for limit in (1, 5, 25, 0):
+                got = [
+                    (h.memory.slug, h.distinct, h.frequency) for h in stored.search(keywords, limit)
+                ]
+                want = [
+                    (h.memory.slug, h.distinct, h.frequency) for h in built.search(keywords, limit)
+                ]
+                assert got == want, (keywords, limit)

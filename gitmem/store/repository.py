@@ -5,6 +5,7 @@ All dulwich contact lives in ``gitmem.store``; no dulwich type or exception leav
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import re
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Generic, Self, TypeVar
 
 from dulwich.config import StackedConfig
@@ -57,7 +59,7 @@ from gitmem.store.objects import (
     blob_ids,
     memory_files,
 )
-from gitmem.store.summaries import Summaries, Summary
+from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,
@@ -106,6 +108,9 @@ _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._
 # sampling the objects/17 fan-out directory (6700 / 256 ≈ 27)
 _GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
+# how many memories a listing reads and files one by one before it reads every kept
+# summary and sorts instead
+_READ_DIRECTLY = 32
 _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 _HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
@@ -160,19 +165,69 @@ class Snapshot(StoreView):
 
     def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
-        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it."""
-        listing = self._listing()
-        known = kept.known()
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
+        A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
+        its rows in fan-out folders this tree still has unchanged are taken, and only
+        the other folders are read."""
+        if self.root is None:
+            return []
+        whole = kept.listing(self.store, self.root)
+        if whole is not None:
+            return whole
+        root = self.root
+        buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
+        read = set(buckets)
+        out: Listing = []
+        folders: list[str] = []
+        blobs: list[str] = []
+        prior: dict[str, Summary] = {}  # the last listing's rows in the folders read again
+        last = kept.last_listing(self.store)
+        if last is not None:
+            read = {n for n in buckets if last.buckets.get(n) != buckets[n]}
+            gone = read | (last.buckets.keys() - buckets.keys())
+            keep = [folder not in gone for folder in last.folders]
+            out = list(compress(last.rows, keep))
+            folders = list(compress(last.folders, keep))
+            blobs = list(compress(last.blobs, keep))
+            prior = {
+                f"{md} {row[0]}": row[1]
+                for row, md, kept_row in zip(last.rows, last.blobs, keep, strict=True)
+                if not kept_row
+            }
+        listing, placed = self._folders(root, read)
+        if not placed and len(read) < len(buckets):
+            # a slug filed outside its own fan-out folder (no gitmem write or checked
+            # push makes one) may also be in a folder that did not change: read them all
+            listing, placed = self._folders(root, set(buckets))
+            out, folders, blobs = [], [], []
+        keys = {slug: f"{files_.md.decode()} {slug}" for slug, (_, files_) in listing.items()}
+        unknown = sum(1 for key in keys.values() if key not in prior)
+        # a few memories are read sooner than every summary ever kept is
+        known = kept.known() if unknown > _READ_DIRECTLY else {}
         found: dict[str, Summary] = {}
-        out: list[tuple[str, Summary]] = []
-        for slug in sorted(listing):
-            key = f"{listing[slug].md.decode()} {slug}"
-            summary = known.get(key) or found.get(key)
+        new: list[tuple[tuple[str, Summary], str, str]] = []
+        for slug, (folder, files_) in listing.items():
+            key = keys[slug]
+            summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, listing[slug])
+                memory = self._reader.memory(slug, files_)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
-            out.append((slug, summary))
+            new.append(((slug, summary), folder, files_.md.decode()))
+        if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
+            for row, folder, md in new:
+                at = bisect.bisect_left(out, (row[0],))
+                out.insert(at, row)
+                folders.insert(at, folder)
+                blobs.insert(at, md)
+        else:  # slugs are distinct: the order is the slugs'
+            merged = sorted([*zip(out, folders, blobs, strict=True), *new])
+            out = [row for row, _, _ in merged]
+            folders = [folder for _, folder, _ in merged]
+            blobs = [md for _, _, md in merged]
         kept.add(found)
+        # a listing of a tree with a slug out of place is kept without its folders, so
+        # that the next listing reads every folder again
+        kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
         return out
 
     def revision(self, slug: str) -> int:
@@ -230,16 +285,36 @@ class Snapshot(StoreView):
             listing: dict[str, MemoryFiles] = {}
             if self.root is not None:
                 for name, mode, _ in self._reader.tree(self.root):
-                    if mode != DIR_MODE:
-                        continue
-                    entries = self._reader.bucket(self.root, name)
-                    for entry in entries:
-                        split = files.split_name(entry)
-                        found = memory_files(split[0], entries) if split else None
-                        if split and split[1] == files.MD and found:
-                            listing[split[0]] = found
+                    if mode == DIR_MODE:
+                        listing.update(self._folder(name))
             self._all = listing
         return self._all
+
+    def _folder(self, name: str) -> dict[str, MemoryFiles]:
+        """The memories in the root's fan-out folder ``name``."""
+        entries = self._reader.bucket(self.root, name) if self.root is not None else {}
+        found: dict[str, MemoryFiles] = {}
+        for entry in entries:
+            split = files.split_name(entry)
+            memory = memory_files(split[0], entries) if split else None
+            if split and split[1] == files.MD and memory:
+                found[split[0]] = memory
+        return found
+
+    def _folders(
+        self, root: str, names: set[str]
+    ) -> tuple[dict[str, tuple[str, MemoryFiles]], bool]:
+        """The memories in the fan-out folders ``names`` of ``root``, each with its
+        folder (read in the root's order, as ``_listing`` reads them), and whether each
+        is in its own folder."""
+        listing: dict[str, tuple[str, MemoryFiles]] = {}
+        placed = True
+        for name, mode, _ in self._reader.tree(root):
+            if mode == DIR_MODE and name in names:
+                folder = self._folder(name)
+                placed = placed and all(files.bucket(slug) == name for slug in folder)
+                listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
+        return listing, placed
 
 
 class Repository:

@@ -8,21 +8,56 @@ every blob a listing has read, and the next listing reads only the blobs it does
 know. It is derived data: appended in records of one write each, every record framed
 by a marker line with its length and CRC; a record that does not read whole (a killed
 writer, damage) is passed over, and its blobs are read again when next asked for.
+
+Reading known summaries still walks the store's 256 fan-out trees and 10,000 entries.
+So the whole listing of a tree is kept too, in ``<git dir>/gitmem/listing/`` (one file
+per store, named by the SHA-1 of its id), keyed by the root tree id it lists: a listing
+of an unchanged store reads that one file. With it are the tree ids of the root's
+fan-out folders, and the folder and ``.md`` blob id of each row, so that the listing
+of a changed tree reads only the folders whose tree id changed, takes the other rows
+from the last listing, and reads only the memories whose blob changed. It is replaced whole
+(written aside, then renamed over), and read only if its framing, length and CRC
+match; any other file is passed over and written again by the next listing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import marshal
 import os
+import sys
 import threading
 import zlib
+from typing import NamedTuple, cast
 
-__all__ = ["Summaries", "Summary"]
+__all__ = ["Buckets", "KeptListing", "Listing", "Summaries", "Summary"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
 
+Listing = list[tuple[str, Summary]]
+"""Every memory of a tree: slug and summary, sorted by slug."""
+
+Buckets = dict[str, str]
+"""A store's root tree's fan-out folders: name → tree id."""
+
+
+class KeptListing(NamedTuple):
+    """A listing as kept: the root tree it lists, that tree's fan-out folders, the rows,
+    and for each row the folder it was read from and its ``.md`` blob id (these two
+    are empty unless asked for)."""
+
+    tree: str
+    buckets: Buckets
+    rows: Listing
+    folders: list[str]
+    blobs: list[str]
+
+
 _MARK = b"\ngitmem-summaries-1 "
+# marshal's format may change between Python versions: another version writes anew
+_LISTING = b"gitmem-listing-1-py%d.%d" % sys.version_info[:2]
 
 
 class Summaries:
@@ -45,7 +80,9 @@ class Summaries:
         a summary that is not written is read again next time)."""
         if not found:
             return
-        self.known().update(found)
+        with self._mutex:
+            if self._known is not None:  # else the file is read when first asked for
+                self._known.update(found)
         payload = marshal.dumps([(sha, *summary) for sha, summary in found.items()])
         record = _MARK + f"{len(payload)} {zlib.crc32(payload)}\n".encode() + payload
         try:
@@ -56,6 +93,107 @@ class Summaries:
                 os.close(fd)
         except OSError:
             pass
+
+    def listing(self, store: str, tree: str) -> Listing | None:
+        """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
+        last = self._last(store, folders=False, tree=tree)
+        return last.rows if last is not None else None
+
+    def last_listing(self, store: str) -> KeptListing | None:
+        """The last listing kept for ``store`` (of any tree), with what a listing of a
+        changed tree needs; ``None`` if there is none that reads whole."""
+        return self._last(store, folders=True)
+
+    def _last(self, store: str, *, folders: bool, tree: str | None = None) -> KeptListing | None:
+        try:
+            with open(self._listing_path(store), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        return _parse_listing(data, folders=folders, tree=tree)
+
+    def keep_listing(
+        self,
+        store: str,
+        tree: str,
+        buckets: Buckets,
+        listing: Listing,
+        folders: list[str],
+        blobs: list[str],
+    ) -> None:
+        """Keep ``listing`` as ``store``'s listing of ``tree``, whose fan-out folders are
+        ``buckets``, each row read from the folder ``folders`` names and the ``.md``
+        blob ``blobs`` names (best effort: derived data, written again by the next
+        listing if it is lost)."""
+        rows, where = marshal.dumps((buckets, listing)), marshal.dumps((folders, blobs))
+        crc = zlib.crc32(where, zlib.crc32(rows, zlib.crc32(tree.encode())))
+        head = b" ".join([_LISTING, tree.encode(), b"%d %d %d\n" % (len(rows), len(where), crc)])
+        path = self._listing_path(store)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(head + rows + where)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+    def _listing_path(self, store: str) -> str:
+        name = hashlib.sha1(store.encode()).hexdigest()
+        return os.path.join(os.path.dirname(self._path), "listing", name)
+
+
+def _parse_listing(data: bytes, *, folders: bool, tree: str | None) -> KeptListing | None:
+    """The listing ``data`` holds (if ``tree`` is given, only a listing of that tree),
+    all checked by one CRC (the tree id's too); ``None`` if it does not read whole. The
+    folders and blob ids are unmarshalled only when asked for (``folders``): a listing
+    of an unchanged store needs neither."""
+    line, newline, payload = data.partition(b"\n")
+    fields = line.split(b" ")
+    if not newline or len(fields) != 5 or fields[0] != _LISTING or len(fields[1]) != 40:
+        return None
+    if tree is not None and fields[1] != tree.encode():
+        return None
+    if not all(f.isdigit() for f in fields[2:]):
+        return None
+    rows_len, where_len, crc = (int(f) for f in fields[2:])
+    if len(payload) != rows_len + where_len or zlib.crc32(payload, zlib.crc32(fields[1])) != crc:
+        return None
+    try:
+        # as written: the CRC matched, so it is what a listing kept
+        found: object = marshal.loads(payload[:rows_len])
+        none: tuple[list[str], list[str]] = ([], [])
+        where: object = marshal.loads(payload[rows_len:]) if folders else none
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not (_pair(found) and _pair(where)):
+        return None
+    buckets, rows = cast(tuple[object, object], found)
+    kept_folders, blobs = cast(tuple[object, object], where)
+    if not (isinstance(buckets, dict) and isinstance(rows, list)):
+        return None
+    if not (isinstance(kept_folders, list) and isinstance(blobs, list)):
+        return None
+    count = len(cast(list[object], rows))
+    if (
+        folders
+        and not len(cast(list[object], kept_folders)) == len(cast(list[object], blobs)) == count
+    ):
+        return None
+    return KeptListing(
+        fields[1].decode(),
+        cast(Buckets, buckets),
+        cast(Listing, rows),
+        cast(list[str], kept_folders),
+        cast(list[str], blobs),
+    )
+
+
+def _pair(value: object) -> bool:
+    return isinstance(value, tuple) and len(cast(tuple[object, ...], value)) == 2
 
 
 def _read(path: str) -> dict[str, Summary]:

@@ -1,0 +1,578 @@
+"""The search index: an inverted index of one store's memories, kept in step one change
+at a time, and kept on disk as derived data so that a fresh process does not build it.
+
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.2``, in no branch) is
+written whole beside its place and renamed over it, so a reader sees an old index or a
+new one, never part of one. A fresh process maps it and reads only what a search
+needs: a small head (the vocabulary, where each word's postings lie, and each one's
+CRC) checked whole when the file is opened, then the postings of the words a keyword
+falls in, each checked against its own CRC when first read; the memories' lowered texts
+(for a keyword that is not one word) and the list of slugs likewise, checked when first
+read. Nothing is used before its CRC matched: a damaged part found while searching
+makes the index build itself again from the store, and the file is written anew.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import hashlib
+import heapq
+import marshal
+import mmap
+import os
+import re
+import sys
+import threading
+import zlib
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, cast
+
+from gitmem.errors import InvalidArgument
+from gitmem.types import Memory, check_text
+
+if TYPE_CHECKING:
+    from gitmem.store import Repository
+
+__all__ = ["BEHIND", "Hit", "SearchIndex", "check_keywords", "index_file", "stored_index"]
+
+BEHIND = 64
+"""How many memories changed since the stored index was written before it is rewritten."""
+
+# marshal's format and array's item sizes are this interpreter's: another writes anew
+_MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
+_SUFFIX = ".2"
+_WORD = re.compile(r"\w+")
+
+
+def check_keywords(keywords: object) -> list[str]:
+    """The keywords, if they are text and at least one is not empty."""
+    if not isinstance(keywords, list | tuple):
+        raise InvalidArgument("keywords must be a list of strings")
+    found = [check_text(k, "keyword") for k in cast(list[object], keywords)]
+    if not any(found):
+        raise InvalidArgument("give at least one non-empty keyword")
+    return found
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the memory, the distinct keywords it mentions, how often."""
+
+    memory: Memory
+    distinct: int
+    frequency: int
+
+    def excerpt(self, keywords: list[str], width: int = 160) -> str:
+        """A short piece of the body around the first keyword found in it."""
+        body = self.memory.body
+        lowered = body.lower()
+        found = [i for i in (lowered.find(k) for k in keywords) if i >= 0]
+        start = max(0, min(found) - width // 3) if found else 0
+        piece = " ".join(body[start : start + width].split())
+        prefix = "…" if start > 0 else ""
+        suffix = "…" if start + width < len(body) else ""
+        return f"{prefix}{piece}{suffix}"
+
+
+class _Damaged(Exception):
+    """A part of a stored index did not match its CRC (never leaves this module)."""
+
+
+class SearchIndex:
+    """An inverted index of one store's memories, kept in step one change at a time.
+
+    Each memory is lowered to ``slug NUL description NUL body``. A keyword made only of
+    word characters can occur only inside one word of that text, so the words that
+    contain it (found by one scan of the vocabulary, far smaller than the text) name
+    every memory that can match, and only those are counted. Any other keyword is
+    looked for in every memory.
+
+    An index read from disk (:func:`stored_index`) is a *base* that stays as written,
+    read one word's postings at a time, plus the memories changed since it was written
+    (held in memory, as an index built here is); a base memory they replace or remove
+    is hidden. The base holds no ``Memory``: a hit on it is read from the store.
+    """
+
+    def __init__(self) -> None:
+        self.commit: str | None = None
+        """The commit the index reflects."""
+        self._base: _Stored | None = None
+        self._hidden: set[str] = set()
+        self._fetch: Callable[[str], Memory | None] | None = None
+        # the store the index follows: where a damaged base is rebuilt from
+        self._source: tuple[Repository, str] | None = None
+        self._docs: dict[str, tuple[Memory, str]] = {}
+        # word → slug → how often the word occurs in that memory
+        self._postings: dict[str, dict[str, int]] = {}
+        self._vocab: list[str] = []
+        self._vocab_text = ""
+        self._vocab_starts: list[int] = []
+        # postings lists in most-occurrences-first order, for as long as nothing changes
+        self._version = 0
+        self._orders: dict[int, tuple[dict[str, int], int, list[tuple[str, int]]]] = {}
+        self._stable: set[int] = set()  # ids of this search's lists that are postings
+
+    def reset(self, memories: list[Memory], commit: str | None) -> None:
+        """Index exactly ``memories``, as of ``commit``."""
+        self._base = None
+        self._hidden.clear()
+        self._docs.clear()
+        self._postings.clear()
+        self._orders.clear()
+        self._vocab.clear()
+        self._vocab_text, self._vocab_starts = "", []
+        for memory in memories:
+            self.put(memory)
+        self.commit = commit
+
+    def follow(self, repo: Repository, store: str) -> None:
+        """Bring the index up to the store's head, one change at a time."""
+        self._source = (repo, store)
+        head = repo.head(store)
+        if head is not None:
+            self._fetch = repo.snapshot(store, head).get
+        if self.commit == head:
+            return
+        changes = repo.revisions_since(store, self.commit, head) if self.commit else []
+        if not changes:
+            # first use, or the branch was rewritten: index the head afresh
+            self.reset(repo.snapshot(store, head).memories(), head)
+            return
+        try:
+            for rev in changes:
+                if rev.removed:
+                    self.remove(rev.slug)
+                else:
+                    self.put(Memory(rev.slug, rev.description, rev.body, rev.code, rev.on_use))
+        except _Damaged:
+            self.reset(repo.snapshot(store, head).memories(), head)
+            return
+        self.commit = head
+
+    @property
+    def stored(self) -> bool:
+        """Whether the index stands on one read from disk."""
+        return self._base is not None
+
+    @property
+    def changed(self) -> int:
+        """How many memories the index holds beyond its base (all, without a base)."""
+        return len(self._docs) + len(self._hidden.difference(self._docs))
+
+    def put(self, memory: Memory) -> None:
+        """Index ``memory``, replacing what its slug held."""
+        self.remove(memory.slug)
+        self._version += 1
+        text = f"{memory.slug}\0{memory.description}\0{memory.body}".lower()
+        self._docs[memory.slug] = (memory, text)
+        for word, count in Counter(_WORD.findall(text)).items():
+            slugs = self._postings.get(word)
+            if slugs is None:
+                slugs = self._postings[word] = {}
+                self._vocab.append(word)
+            slugs[memory.slug] = count
+
+    def remove(self, slug: str) -> None:
+        self._version += 1
+        self._orders.clear()
+        old = self._docs.pop(slug, None)
+        if old is not None:
+            for word in set(_WORD.findall(old[1])):
+                self._postings[word].pop(slug, None)
+        if self._base is not None and slug in self._base.slugs():
+            self._hidden.add(slug)
+
+    def search(self, keywords: list[str], limit: int) -> list[Hit]:
+        """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
+        try:
+            return self._search(keywords, limit)
+        except _Damaged:
+            self._rebuild()
+            return self._search(keywords, limit)
+
+    def _rebuild(self) -> None:
+        """Index the store's memories at this index's commit afresh (its base was found
+        damaged), and write the file again for the next process."""
+        if self._source is None:
+            raise AssertionError("a stored index is searched only after it follows its store")
+        repo, store = self._source
+        self.reset(repo.snapshot(store, self.commit).memories(), self.commit)
+        with contextlib.suppress(OSError):  # derived data: the next reader builds it again
+            self.save(index_file(repo, store))
+
+    def _search(self, keywords: list[str], limit: int) -> list[Hit]:
+        self._stable.clear()
+        found = [self._occurrences(k) for k in dict.fromkeys(k.lower() for k in keywords if k)]
+        found = [f for f in found if f]
+        if not found:
+            return []
+        if limit and sum(map(len, found)) > 8 * limit and all(id(f) in self._stable for f in found):
+            ranked = self._top(found, limit)
+        else:
+            distinct = Counter(chain.from_iterable(found))
+            frequency = dict(found[0])
+            for more in found[1:]:
+                for slug, n in more.items():
+                    frequency[slug] = frequency.get(slug, 0) + n
+            ranked = heapq.nsmallest(
+                limit or len(distinct),
+                ((-n, -frequency[slug], slug) for slug, n in distinct.items()),
+            )
+        hits: list[Hit] = []
+        for n, f, slug in ranked:
+            memory = self._memory(slug)
+            if memory is not None:
+                hits.append(Hit(memory, -n, -f))
+        return hits
+
+    def _top(self, found: list[dict[str, int]], limit: int) -> list[tuple[int, int, str]]:
+        """The ``limit`` best-ranked memories, without scoring every one: each keyword's
+        memories are read most occurrences first (an order kept per postings list), and
+        the reading stops once the ``limit``-th best seen ranks strictly above the best
+        any memory not yet seen could reach (it is in at most the lists not yet read to
+        the end, with at most the occurrences where each list has got to)."""
+        lists = [self._descending(f) for f in found]
+        seen: dict[str, tuple[int, int, str]] = {}
+        longest = max(map(len, lists))
+        depth = 0
+        while depth < longest:
+            for order in lists:
+                if depth < len(order):
+                    slug = order[depth][0]
+                    if slug not in seen:
+                        counts = [c for c in (f.get(slug) for f in found) if c]
+                        seen[slug] = (-len(counts), -sum(counts), slug)
+            depth += 1
+            if depth % limit == 0 and len(seen) >= limit:
+                live = [order for order in lists if depth < len(order)]
+                bound = (-len(live), -sum(order[depth][1] for order in live))
+                kth = heapq.nsmallest(limit, seen.values())[-1]
+                if (kth[0], kth[1]) < bound:
+                    break
+        return heapq.nsmallest(limit, seen.values())
+
+    def _descending(self, postings: dict[str, int]) -> list[tuple[str, int]]:
+        """``postings`` as ``(slug, count)``, most occurrences first, then by slug; kept
+        until the index changes. A stored word's postings are written in that order."""
+        key = id(postings)
+        cached = self._orders.get(key)
+        if cached is None or cached[0] is not postings or cached[1] != self._version:
+            base = self._base
+            if base is not None and base.ordered(postings):
+                order = list(postings.items())
+            else:
+                order = sorted(postings.items(), key=_most_first)
+            cached = self._orders[key] = (postings, self._version, order)
+        return cached[2]
+
+    def _memory(self, slug: str) -> Memory | None:
+        doc = self._docs.get(slug)
+        if doc is not None:
+            return doc[0]
+        # a hit on the base: read from the store at the index's commit
+        return self._fetch(slug) if self._fetch is not None else None
+
+    def _occurrences(self, keyword: str) -> dict[str, int]:
+        """How often ``keyword`` occurs in each memory that has it."""
+        base, hidden = self._base, self._hidden
+        if not _WORD.fullmatch(keyword):
+            texts = [(slug, text) for slug, (_, text) in self._docs.items()]
+            if base is not None:
+                texts += [(s, t) for s, t in base.texts().items() if s not in hidden]
+            found = {slug: text.count(keyword) for slug, text in texts}
+            return {slug: n for slug, n in found.items() if n}
+        # a word keyword occurs only inside words: its count in a memory is the sum,
+        # over the words that contain it, of the word's count times its count in the word
+        if len(self._vocab_starts) < len(self._vocab):
+            # the vocabulary only grows; a word whose memories are gone matches nothing
+            self._vocab_text, self._vocab_starts = _vocabulary(self._vocab)
+        starts, text = self._vocab_starts, self._vocab_text
+        lists = [(word, self._postings[word], False) for word in _containing(keyword, starts, text)]
+        if base is not None:
+            lists += [
+                (word, base.postings(i), True)
+                for i, word in _numbered(keyword, base.starts, base.vocab_text)
+            ]
+        if len(lists) == 1 and lists[0][0].count(keyword) == 1 and not (lists[0][2] and hidden):
+            self._stable.add(id(lists[0][1]))
+            return lists[0][1]  # the common case: read, never changed
+        counts: dict[str, int] = {}
+        for word, postings, stale in lists:
+            per = word.count(keyword)
+            if not counts and per == 1:
+                counts = dict(postings)  # a copy at C speed, then take out what changed
+                for slug in hidden if stale else ():
+                    counts.pop(slug, None)
+                continue
+            for slug, n in postings.items():
+                if not (stale and slug in hidden):
+                    counts[slug] = counts.get(slug, 0) + n * per
+        return counts
+
+    # -- kept on disk --------------------------------------------------------------------
+
+    def save(self, path: str) -> None:
+        """Write the whole index to ``path``, atomically (a reader sees the old file or
+        the new one, never part of one)."""
+        texts = {slug: text for slug, (_, text) in self._docs.items()}
+        postings = {w: p for w, p in self._postings.items() if p}
+        if self._base is not None:
+            base = self._base
+            for slug, text in base.texts().items():
+                if slug not in self._hidden and slug not in texts:
+                    texts[slug] = text
+            for i, word in enumerate(base.words()):
+                kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
+                if kept:
+                    postings[word] = {**kept, **postings.get(word, {})}
+        data = _Stored.build(self.commit, postings, texts)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)
+
+    @classmethod
+    def load(cls, path: str) -> SearchIndex | None:
+        """The index written at ``path``; ``None`` if there is none, or its head does not
+        read whole (a damaged index is never trusted: the caller builds a new one; a part
+        found damaged later is rebuilt from the store when it is needed)."""
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                # mapped, not read: a search touches the head and a few words' postings
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except (OSError, ValueError):
+            return None
+        stored = _Stored.parse(memoryview(data))
+        if stored is None:
+            return None
+        index = cls()
+        index._base = stored
+        index.commit = stored.commit
+        return index
+
+
+def stored_index(repo: Repository, store: str) -> SearchIndex:
+    """The store's search index at its head: read from the repository's git directory
+    (``gitmem/search/``, derived data, in no branch), caught up from the commit it was
+    written at, and written back when it was missing or damaged or has fallen
+    :data:`BEHIND` changes behind (a few changes are cheaper to catch up again than
+    the whole index is to write)."""
+    path = index_file(repo, store)
+    index = SearchIndex.load(path) or SearchIndex()
+    index.follow(repo, store)
+    # no base: built here (none on disk, a damaged one, or a rewritten branch)
+    if not index.stored or index.changed >= BEHIND:
+        with contextlib.suppress(OSError):  # the first format's file, now never read
+            os.remove(path[: -len(_SUFFIX)] + ".1")
+        try:
+            index.save(path)
+        except _Damaged:
+            index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
+            with contextlib.suppress(OSError):
+                index.save(path)
+        except OSError:  # derived data: the next reader builds it again
+            pass
+    return index
+
+
+def index_file(repo: Repository, store: str) -> str:
+    """Where ``store``'s search index is kept: beside the history index, in no branch."""
+    name = hashlib.sha1(store.encode()).hexdigest() + _SUFFIX
+    return os.path.join(repo.directory, "gitmem", "search", name)
+
+
+def _u64(values: list[int]) -> bytes:
+    return array("Q", values).tobytes()
+
+
+class _Stored:
+    """A search index as written, read a part at a time.
+
+    The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
+    marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs,
+    then the length and CRC of the slug list and of the texts); then the slug list,
+    every word's postings (a dict in most-occurrences-first order, then by slug), and
+    the memories' lowered texts, each part marshalled.
+    """
+
+    def __init__(
+        self,
+        commit: str | None,
+        vocab_text: str,
+        starts: array[int],
+        spans: array[int],
+        crcs: array[int],
+        parts: tuple[int, int, int, int, int],
+        data: memoryview,
+    ) -> None:
+        self.commit = commit
+        self.vocab_text = vocab_text
+        self.starts = starts
+        self._spans = spans
+        self._crcs = crcs
+        self._slugs_len, self._slugs_crc, self._postings_len, self._texts_len, self._texts_crc = (
+            parts
+        )
+        self._data = data
+        self._cache: dict[int, dict[str, int]] = {}
+        self._ordered: set[int] = set()
+        self._slugs: frozenset[str] | None = None
+        self._texts: dict[str, str] | None = None
+
+    @staticmethod
+    def build(
+        commit: str | None, postings: dict[str, dict[str, int]], texts: dict[str, str]
+    ) -> bytes:
+        """The file for an index as of ``commit``."""
+        vocab = sorted(postings)
+        blobs = [marshal.dumps(dict(sorted(postings[w].items(), key=_most_first))) for w in vocab]
+        spans = [0]
+        for blob in blobs:
+            spans.append(spans[-1] + len(blob))
+        vocab_text, starts = _vocabulary(vocab)
+        slugs = marshal.dumps(sorted(texts))
+        text_blob = marshal.dumps(texts)
+        crcs = array("I", [zlib.crc32(b) for b in blobs]).tobytes()
+        parts = (len(slugs), zlib.crc32(slugs), spans[-1], len(text_blob), zlib.crc32(text_blob))
+        head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
+        line = f"{_MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
+        return b"".join([line.encode(), head, slugs, *blobs, text_blob])
+
+    @classmethod
+    def parse(cls, data: memoryview) -> _Stored | None:
+        """The index ``data`` holds, if its first line and head read whole."""
+        end = bytes(data[:200]).find(b"\n")
+        fields = bytes(data[: max(end, 0)]).decode("ascii", "replace").split(" ")
+        if end < 0 or len(fields) != 5 or " ".join(fields[:2]) != _MAGIC:
+            return None
+        commit, head_len, head_crc = fields[2:]
+        if not (head_len.isdigit() and head_crc.isdigit()):
+            return None
+        if commit != "-" and len(commit) != 40:
+            return None
+        head = data[end + 1 : end + 1 + int(head_len)]
+        if len(head) != int(head_len) or zlib.crc32(head) != int(head_crc):
+            return None
+        try:
+            vocab_text, starts_raw, spans_raw, crcs_raw, *parts = marshal.loads(head)
+            starts, spans, crcs = array("Q"), array("Q"), array("I")
+            starts.frombytes(starts_raw)
+            spans.frombytes(spans_raw)
+            crcs.frombytes(crcs_raw)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(vocab_text, str) or len(parts) != 5:
+            return None
+        if not all(isinstance(p, int) and p >= 0 for p in parts):
+            return None
+        sizes = cast(tuple[int, int, int, int, int], tuple(parts))
+        slugs_len, _, postings_len, texts_len, _ = sizes
+        body = data[end + 1 + int(head_len) :]
+        if (
+            len(spans) != len(starts) + 1
+            or len(crcs) != len(starts)
+            or spans[-1] != postings_len
+            or len(body) != slugs_len + postings_len + texts_len
+        ):
+            return None
+        return cls(
+            commit if commit != "-" else None,
+            vocab_text,
+            starts,
+            spans,
+            crcs,
+            sizes,
+            body,
+        )
+
+    def _part(self, at: int, length: int, crc: int) -> object:
+        """The marshalled part at ``at``, if it matches ``crc``."""
+        piece = self._data[at : at + length]
+        if zlib.crc32(piece) != crc:
+            raise _Damaged
+        try:
+            return marshal.loads(piece)
+        except (EOFError, ValueError, TypeError):
+            raise _Damaged from None
+
+    def postings(self, i: int) -> dict[str, int]:
+        """Word ``i``'s postings: slug → occurrences, most first."""
+        found = self._cache.get(i)
+        if found is None:
+            at = self._slugs_len + self._spans[i]
+            part = self._part(at, self._spans[i + 1] - self._spans[i], self._crcs[i])
+            if not isinstance(part, dict):
+                raise _Damaged
+            found = self._cache[i] = cast(dict[str, int], part)
+            self._ordered.add(id(found))
+        return found
+
+    def ordered(self, postings: dict[str, int]) -> bool:
+        """Whether ``postings`` is a stored word's, in most-occurrences-first order."""
+        return id(postings) in self._ordered  # each is held in the cache: ids stay unique
+
+    def words(self) -> list[str]:
+        """Every word, in the order of their numbers."""
+        return self.vocab_text.split("\0")[:-1]
+
+    def slugs(self) -> frozenset[str]:
+        """The slugs of every memory the stored index holds."""
+        if self._slugs is None:
+            part = self._part(0, self._slugs_len, self._slugs_crc)
+            if not isinstance(part, list):
+                raise _Damaged
+            self._slugs = frozenset(cast(list[str], part))
+        return self._slugs
+
+    def texts(self) -> dict[str, str]:
+        """Every memory's lowered text, by slug."""
+        if self._texts is None:
+            at = self._slugs_len + self._postings_len
+            part = self._part(at, self._texts_len, self._texts_crc)
+            if not isinstance(part, dict):
+                raise _Damaged
+            self._texts = cast(dict[str, str], part)
+        return self._texts
+
+
+def _most_first(posting: tuple[str, int]) -> tuple[int, str]:
+    return -posting[1], posting[0]
+
+
+def _vocabulary(words: list[str]) -> tuple[str, list[int]]:
+    """The words as one NUL-separated text, and where each starts in it."""
+    starts: list[int] = []
+    offset = 0
+    for word in words:
+        starts.append(offset)
+        offset += len(word) + 1
+    return "\0".join(words) + "\0", starts
+
+
+def _numbered(keyword: str, starts: list[int] | array[int], text: str) -> list[tuple[int, str]]:
+    """The words (number and word) of a vocabulary (``text``: as :func:`_vocabulary`
+    joins it) that hold ``keyword``."""
+    found: list[tuple[int, str]] = []
+    at = text.find(keyword)
+    while at >= 0:
+        i = bisect.bisect_right(starts, at) - 1
+        end = starts[i + 1] - 1 if i + 1 < len(starts) else len(text) - 1
+        found.append((i, text[starts[i] : end]))
+        at = text.find(keyword, end + 1)
+    return found
+
+
+def _containing(keyword: str, starts: list[int], text: str) -> list[str]:
+    """The words of a vocabulary that hold ``keyword``."""
+    return [word for _, word in _numbered(keyword, starts, text)]
