@@ -84,6 +84,8 @@ class RawTree:
     A commit changes one or two entries of a root tree of 256: the new tree is the old
     one's entries with those swapped, joined, rather than 256 entries encoded and sorted
     again. Instances are never changed in place, so two trees may share their index.
+    Entries are parsed, encoded and put in git's order by dulwich (``parse_tree``,
+    ``serialize_tree``, ``sorted_tree_items``); this class only keeps them as chunks.
     """
 
     __slots__ = ("chunks", "index")
