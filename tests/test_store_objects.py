@@ -85,6 +85,18 @@ def test_a_damaged_tree_does_not_parse(content: bytes) -> None:
         RawTree.parse(content)
 
 
+def test_a_tree_keeps_its_bytes_as_stored() -> None:
+    """Entries are sliced from the content as stored: a mode spelled with a leading zero
+    (as some old tools wrote) is kept, so the unchanged tree keeps its id."""
+    content = b"040000 a\x00" + b"\x01" * 20 + b"100644 b.md\x00" + b"\x02" * 20
+    tree = RawTree.parse(content)
+    assert tree.content() == content
+    assert tree.get("a") == (DIR_MODE, b"01" * 20)
+    assert tree.entries() == [("a", DIR_MODE, b"01" * 20), ("b.md", FILE_MODE, b"02" * 20)]
+    swapped = tree.replaced({"b.md": (FILE_MODE, b"03" * 20)})
+    assert swapped.chunks[0] == content[:29]
+
+
 def test_new_objects_are_the_objects_dulwich_makes() -> None:
     """Blob, tree and commit ids and contents equal dulwich's; an object added twice is
     packed once."""

@@ -6,14 +6,24 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
+import stat
 import threading
-from binascii import unhexlify
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree, parse_tree
+from dulwich.objects import (
+    Blob,
+    Commit,
+    ObjectID,
+    ShaFile,
+    Tree,
+    object_header,
+    parse_tree,
+    serialize_tree,
+    sorted_tree_items,
+)
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
@@ -28,7 +38,6 @@ _CACHE_MAX = 50_000
 _RAW_TREES_MAX = 4_096
 _RECENT = 64
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
-_TYPE_NAMES = {BLOB: b"blob", TREE: b"tree", COMMIT: b"commit"}
 
 TreeEntries = list[tuple[str, int, bytes]]
 K = TypeVar("K")
@@ -64,7 +73,7 @@ REMOVED = "~"
 def object_id(type_num: int, content: bytes) -> bytes:
     """The binary id git gives an object of type ``type_num`` (blob, tree or commit)
     holding ``content``."""
-    digest = hashlib.sha1(b"%s %d\0" % (_TYPE_NAMES[type_num], len(content)))
+    digest = hashlib.sha1(object_header(type_num, len(content)))
     digest.update(content)
     return digest.digest()
 
@@ -75,6 +84,8 @@ class RawTree:
     A commit changes one or two entries of a root tree of 256: the new tree is the old
     one's entries with those swapped, joined, rather than 256 entries encoded and sorted
     again. Instances are never changed in place, so two trees may share their index.
+    Entries are parsed, encoded and put in git's order by dulwich (``parse_tree``,
+    ``serialize_tree``, ``sorted_tree_items``); this class only keeps them as chunks.
     """
 
     __slots__ = ("chunks", "index")
@@ -88,17 +99,17 @@ class RawTree:
     @classmethod
     def parse(cls, content: bytes) -> RawTree:
         """The entries of a tree object's content; ``ValueError`` if it does not parse."""
+        try:
+            entries = parse_tree(content, 20)
+        except ObjectFormatException as exc:
+            raise ValueError(f"a tree does not parse: {exc}") from None
+        # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
         chunks: list[bytes] = []
         index: dict[str, int] = {}
-        at, size = 0, len(content)
-        while at < size:
-            nul = content.index(b"\0", at)
-            space = content.index(b" ", at, nul)
-            end = nul + 21
-            if end > size or not content[at:space].isdigit():
-                raise ValueError("a tree entry is cut short or has no mode")
-            int(content[at:space], 8)
-            index[content[space + 1 : nul].decode()] = len(chunks)
+        at = 0
+        for name, _, _ in entries:
+            end = content.index(b"\0", at) + 21
+            index[name.decode()] = len(chunks)
             chunks.append(content[at:end])
             at = end
         return cls(chunks, index)
@@ -111,18 +122,12 @@ class RawTree:
         i = self.index.get(name)
         if i is None:
             return None
-        chunk = self.chunks[i]
-        return int(chunk[: chunk.index(b" ")], 8), chunk[-20:].hex().encode()
+        _, mode, sha = _entry(self.chunks[i])
+        return mode, sha
 
     def entries(self) -> TreeEntries:
         """Every entry as ``(name, mode, hex id)``, in the tree's order."""
-        out: TreeEntries = []
-        for chunk in self.chunks:
-            space = chunk.index(b" ")
-            out.append(
-                (chunk[space + 1 : -21].decode(), int(chunk[:space], 8), chunk[-20:].hex().encode())
-            )
-        return out
+        return [(name.decode(), mode, sha) for name, mode, sha in parse_tree(self.content(), 20)]
 
     def replaced(self, changes: Mapping[str, tuple[int, bytes] | None]) -> RawTree:
         """This tree with ``changes`` applied: name → ``(mode, hex id)``, ``None`` removes."""
@@ -131,20 +136,37 @@ class RawTree:
         reorder = False
         for name, new in changes.items():
             i = index.get(name)
-            if new is None or i is None or (new[0] == DIR_MODE) != _is_dir(chunks[i]):
+            if (
+                new is None
+                or i is None
+                or stat.S_ISDIR(new[0]) != stat.S_ISDIR(_entry(chunks[i])[1])
+            ):
                 reorder = True  # a name comes or goes, or sorts anew (git sorts a tree as "name/")
                 continue
-            chunks[i] = _tree_entry(name, *new)
+            [chunks[i]] = serialize_tree([(name.encode(), new[0], ObjectID(new[1]))])
         if not reorder:
             return RawTree(chunks, index)
-        by_name = {name: chunks[i] for name, i in index.items()}
+        # entries come or go: dulwich sorts the entries and encodes the changed ones
+        items: dict[bytes, tuple[int, ObjectID]] = {
+            name: (mode, ObjectID(sha)) for name, mode, sha in parse_tree(self.content(), 20)
+        }
         for name, new in changes.items():
             if new is None:
-                by_name.pop(name, None)
+                items.pop(name.encode(), None)
             else:
-                by_name[name] = _tree_entry(name, *new)
-        names = sorted(by_name, key=lambda n: _sort_key(n, by_name[n]))
-        return RawTree([by_name[n] for n in names], {n: i for i, n in enumerate(names)})
+                items[name.encode()] = (new[0], ObjectID(new[1]))
+        kept: list[bytes] = []
+        order: dict[str, int] = {}
+        for entry in sorted_tree_items(items, False):
+            name = entry.path.decode()
+            i = index.get(name)
+            if i is None or name in changes:
+                [chunk] = serialize_tree([entry])
+                kept.append(chunk)
+            else:
+                kept.append(self.chunks[i])
+            order[name] = len(order)
+        return RawTree(kept, order)
 
 
 EMPTY_TREE = RawTree([], {})
@@ -194,35 +216,24 @@ class NewObjects:
     def add_commit(
         self, tree: bytes, parents: list[str], ident: bytes, when: int, message: bytes
     ) -> str:
-        """Add the commit (one per commit's objects), as dulwich would write it; returns its hex id."""
-        stamp = b"%s %d +0000\n" % (ident, when)
-        raw = b"".join(
-            [
-                b"tree %s\n" % tree,
-                *(b"parent %s\n" % p.encode() for p in parents),
-                b"author ",
-                stamp,
-                b"committer ",
-                stamp,
-                b"\n",
-                message,
-            ]
-        )
+        """Add the commit (one per commit's objects), written by dulwich; returns its hex id."""
+        commit = Commit()
+        commit.tree = ObjectID(tree)
+        commit.parents = [ObjectID(p.encode()) for p in parents]
+        commit.author = commit.committer = ident
+        commit.author_time = commit.commit_time = when
+        commit.author_timezone = commit.commit_timezone = 0
+        commit.message = message
+        raw = commit.as_raw_string()
         self.commit = self._add(COMMIT, raw).decode()
         self.commit_raw = raw
         return self.commit
 
 
-def _tree_entry(name: str, mode: int, sha: bytes) -> bytes:
-    return b"%o %s\0" % (mode, name.encode()) + unhexlify(sha)
-
-
-def _is_dir(chunk: bytes) -> bool:
-    return int(chunk[: chunk.index(b" ")], 8) == DIR_MODE
-
-
-def _sort_key(name: str, chunk: bytes) -> bytes:
-    return name.encode() + b"/" if _is_dir(chunk) else name.encode()
+def _entry(chunk: bytes) -> tuple[bytes, int, bytes]:
+    """One encoded tree entry as ``(name, mode, hex id)``."""
+    [found] = parse_tree(chunk, 20)
+    return found
 
 
 def blob_ids(found: MemoryFiles | None) -> Blobs:

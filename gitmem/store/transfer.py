@@ -36,6 +36,13 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.pack import (  # pyright: ignore[reportPrivateUsage]
+    OFS_DELTA,
+    _delta_encode_size,  # pyright: ignore[reportPrivateUsage]
+    _encode_copy_operation,  # pyright: ignore[reportPrivateUsage]
+    bisect_find_sha,
+    read_pack_header_at,
+)
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
@@ -49,7 +56,6 @@ _MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
-_OFS_DELTA = 6
 _SHA_LENGTH = 20
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
@@ -166,11 +172,12 @@ class _RawReader:
 
 class _Packs:
     """The packs of a folder read directly through their mapped files: an object's
-    offset found in its index's sorted names, its content inflated from the pack, a
-    delta applied to its base (dulwich's general reader spends most of a copy's time
-    in its layers). Anything unusual (an index not of version 2, a delta whose base is
-    in another pack, a pack being replaced) is left to dulwich: ``get`` says ``None``.
-    The pack folder is read once: a pack that lands later is dulwich's to find."""
+    offset found in its index's sorted names (by dulwich's ``bisect_find_sha``), its
+    content inflated from the pack, a delta applied to its base (dulwich's
+    ``apply_delta``); dulwich's ``Pack`` layers spend most of a copy's time. Anything
+    unusual (an index not of version 2, a delta whose base is in another pack, a pack
+    being replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
+    once: a pack that lands later is dulwich's to find."""
 
     def __init__(self, folder: str) -> None:
         self._packs: list[_Pack] = []
@@ -181,7 +188,7 @@ class _Packs:
         for name in names:
             try:
                 self._packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
-            except (OSError, ValueError):
+            except (OSError, ValueError, AssertionError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
 
     def __contains__(self, sha: bytes) -> bool:
@@ -208,7 +215,9 @@ class _Packs:
 
 
 class _Pack:
-    """One pack and its version-2 index, mapped."""
+    """One pack and its version-2 index, mapped. Not dulwich's ``load_pack_index``: it
+    reads an index's fan-out table entry by entry, 400 us an index against 40 here (a
+    sync opens each pack of both sides, up to 32 each: 10% of a sync of 100 changes)."""
 
     def __init__(self, base: str) -> None:
         with open(base + ".idx", "rb") as f:
@@ -220,9 +229,13 @@ class _Pack:
             self._idx.close()
             raise
         idx = self._idx
-        if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2" or self._data[:4] != b"PACK":
+        try:
+            read_pack_header_at(self._data)
+            if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2":
+                raise ValueError(f"{base}.idx is not a version-2 index")
+        except BaseException:
             self.close()
-            raise ValueError(f"{base} is not a version-2 pack")
+            raise
         self._fanout = struct.unpack_from(">256L", idx, 8)
         self._count = self._fanout[255]
         self._offsets = 8 + 1024 + self._count * 24
@@ -237,21 +250,17 @@ class _Pack:
         low = self._fanout[first - 1] if first else 0
         high = self._fanout[first]
         idx = self._idx
-        while low < high:
-            middle = (low + high) // 2
-            at = 1032 + middle * 20
-            name = idx[at : at + 20]
-            if name < sha:
-                low = middle + 1
-            elif name > sha:
-                high = middle
-            else:
-                (found,) = struct.unpack_from(">L", idx, self._offsets + middle * 4)
-                if found & 0x80000000:
-                    return None  # past 2 GiB: dulwich reads those
-                return found
-        return None
+        found = (
+            bisect_find_sha(low, high - 1, sha, lambda i: idx[1032 + i * 20 : 1052 + i * 20])
+            if low < high
+            else None
+        )
+        if found is None:
+            return None
+        (at,) = struct.unpack_from(">L", idx, self._offsets + found * 4)
+        return None if at & 0x80000000 else at  # past 2 GiB: dulwich reads those
 
+    # Not dulwich's unpack_object_at: 6.5 us an object against 2.5 here (4% of a sync).
     def entry(self, offset: int) -> tuple[int, bytes, bytes] | None:
         """``(type number, content, packed)`` of the object at ``offset``: ``packed``
         is its header and zlib stream when it is held whole (empty for a delta)."""
@@ -270,7 +279,7 @@ class _Pack:
             return found
         data = self._data
         kind, size, at = self._header(offset)
-        if kind == _OFS_DELTA:
+        if kind == OFS_DELTA:
             byte = data[at]
             distance, at = byte & 0x7F, at + 1
             while byte & 0x80:
@@ -287,7 +296,7 @@ class _Pack:
             found = (kind, _inflate(data, at, size)[0])
         else:
             return None  # a delta against an object named by id: dulwich resolves it
-        if kind in (_TREE, _OFS_DELTA):
+        if kind in (_TREE, OFS_DELTA):
             # trees are the bases of delta chains: a chain is read once, not per link
             if len(self._bases) > 256:
                 self._bases.clear()
@@ -574,6 +583,9 @@ def _as_delta(
     return _Object(_TREE, content, before[0], delta, base.depth + 1)
 
 
+# Not dulwich's create_delta, which searches the source for matches: in a sync of 100
+# changes a side, 46 us a tree against 7 here (head and tail known), and 250 against 24
+# for a merge's trees (head and tail found): 15% of the sync's CPU time in all.
 def _delta(source: bytes, target: bytes) -> bytes | None:
     """A git delta that makes ``target`` from ``source`` by copying their common head
     and tail and inserting the rest; ``None`` when it would not save half."""
@@ -586,17 +598,25 @@ def _delta(source: bytes, target: bytes) -> bytes | None:
 
 def _delta_between(source: bytes, target: bytes, head: int, tail: int) -> bytes | None:
     """``_delta`` for a common head and tail known already."""
-    middle = target[head : len(target) - tail]
-    if len(middle) * 2 > len(target):
+    if (len(target) - head - tail) * 2 > len(target):
         return None
-    out = bytearray(_size(len(source)) + _size(len(target)))
+    out = bytearray(_delta_encode_size(len(source)) + _delta_encode_size(len(target)))
     _copy(out, 0, head)
+    middle = target[head : len(target) - tail]
     for i in range(0, len(middle), 0x7F):
         chunk = middle[i : i + 0x7F]
         out.append(len(chunk))
         out += chunk
     _copy(out, len(source) - tail, tail)
     return bytes(out)
+
+
+def _copy(out: bytearray, offset: int, length: int) -> None:
+    """Append copy instructions for ``length`` bytes of the source from ``offset``."""
+    while length > 0:
+        size = min(length, 0xFFFF)  # a version-2 pack's longest copy
+        out += _encode_copy_operation(offset, size)
+        offset, length = offset + size, length - size
 
 
 def _common(equal: Callable[[int], bool], most: int) -> int:
@@ -609,35 +629,6 @@ def _common(equal: Callable[[int], bool], most: int) -> int:
         else:
             high = middle - 1
     return low
-
-
-def _size(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _copy(out: bytearray, offset: int, length: int) -> None:
-    """Append copy instructions for ``length`` bytes of the source from ``offset``."""
-    while length > 0:
-        size = min(length, 0xFFFF)
-        op, args = 0x80, bytearray()
-        for i in range(4):
-            byte = (offset >> (8 * i)) & 0xFF
-            if byte:
-                op |= 1 << i
-                args.append(byte)
-        for i in range(2):
-            byte = (size >> (8 * i)) & 0xFF
-            if byte:
-                op |= 0x10 << i
-                args.append(byte)
-        out.append(op)
-        out += args
-        offset, length = offset + size, length - size
 
 
 def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_folder: bool) -> None:
