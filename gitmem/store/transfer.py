@@ -36,13 +36,7 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, object_header, parse_tree
-from dulwich.pack import (  # pyright: ignore[reportPrivateUsage]
-    OFS_DELTA,
-    _delta_encode_size,  # pyright: ignore[reportPrivateUsage]
-    _encode_copy_operation,  # pyright: ignore[reportPrivateUsage]
-    bisect_find_sha,
-    read_pack_header_at,
-)
+from dulwich.pack import OFS_DELTA, bisect_find_sha, read_pack_header_at
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
@@ -600,7 +594,7 @@ def _delta_between(source: bytes, target: bytes, head: int, tail: int) -> bytes 
     """``_delta`` for a common head and tail known already."""
     if (len(target) - head - tail) * 2 > len(target):
         return None
-    out = bytearray(_delta_encode_size(len(source)) + _delta_encode_size(len(target)))
+    out = bytearray(_size(len(source)) + _size(len(target)))
     _copy(out, 0, head)
     middle = target[head : len(target) - tail]
     for i in range(0, len(middle), 0x7F):
@@ -611,11 +605,36 @@ def _delta_between(source: bytes, target: bytes, head: int, tail: int) -> bytes 
     return bytes(out)
 
 
+# dulwich's encoders of these two instructions are private (_delta_encode_size,
+# _encode_copy_operation): a later dulwich may rename them, so the format's two
+# instructions are written here
+def _size(n: int) -> bytes:
+    """A delta header's size: seven bits a byte, least significant first."""
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
 def _copy(out: bytearray, offset: int, length: int) -> None:
     """Append copy instructions for ``length`` bytes of the source from ``offset``."""
     while length > 0:
         size = min(length, 0xFFFF)  # a version-2 pack's longest copy
-        out += _encode_copy_operation(offset, size)
+        op, args = 0x80, bytearray()
+        for i in range(4):
+            byte = (offset >> (8 * i)) & 0xFF
+            if byte:
+                op |= 1 << i
+                args.append(byte)
+        for i in range(2):
+            byte = (size >> (8 * i)) & 0xFF
+            if byte:
+                op |= 0x10 << i
+                args.append(byte)
+        out.append(op)
+        out += args
         offset, length = offset + size, length - size
 
 
