@@ -311,7 +311,7 @@ def main() -> None:
         vs_pygit2_fsync = ours / peer_ms["pygit2, fsync on"]
         print(
             f"   ratio gitmem / pygit2 (no fsync)     = {vs_pygit2:5.2f}x   "
-            f"(goal <= 1.5x: {verdict(vs_pygit2 <= 1.5)})"
+            "(a durable commit beside one that is not: no goal)"
         )
         print(
             f"   ratio gitmem / pygit2 (fsync on)     = {vs_pygit2_fsync:5.2f}x   "
