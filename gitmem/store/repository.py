@@ -745,17 +745,6 @@ class Repository:
     ) -> str:
         return new.add_commit(root, [parent] if parent else [], author.ident(), when, message)
 
-    @staticmethod
-    def _new_commit(root: bytes, parent: str | None, author: Author, facts: Facts) -> Commit:
-        commit = Commit()
-        commit.tree = ObjectID(root)
-        commit.parents = [ObjectID(parent.encode())] if parent else []
-        commit.author = commit.committer = author.ident()
-        commit.author_time = commit.commit_time = int(time.time())
-        commit.author_timezone = commit.commit_timezone = 0
-        commit.message = format_message(facts)
-        return commit
-
     def fork(self, source: str, target: str) -> str:
         """Start store ``target`` at ``source``'s head; returns that commit."""
         head = self.head(source)
@@ -1132,38 +1121,6 @@ class Repository:
             tree = base.replaced(changes)
             root_changes[name] = (DIR_MODE, new.add_tree(tree)) if tree.chunks else None
         return new.add_tree(base_root.replaced(root_changes)), blobs
-
-    def _tree(self, snapshot: Snapshot, edits: Sequence[Edit]) -> tuple[Tree, list[ShaFile]]:
-        """The root tree of ``snapshot`` with ``edits`` applied, and every new object."""
-        objects: list[ShaFile] = []
-        buckets: dict[str, dict[str, bytes]] = {}
-        for edit in edits:
-            name = files.bucket(edit.slug)
-            entries = buckets.get(name)
-            if entries is None:
-                entries = dict(self._reader.bucket(snapshot.root, name)) if snapshot.root else {}
-                buckets[name] = entries
-            for suffix in (files.MD, files.CODE, files.ON_USE):
-                entries.pop(edit.slug + suffix, None)
-            if edit.memory is not None:
-                for filename, data in files.encode(edit.memory).items():
-                    blob = Blob.from_string(data)
-                    objects.append(blob)
-                    entries[filename] = blob.id
-        root = Tree()
-        if snapshot.root:
-            for name, mode, sha in self._reader.tree(snapshot.root):
-                if name not in buckets:
-                    root.add(name.encode(), mode, ObjectID(sha))
-        for name, entries in buckets.items():
-            if entries:
-                sub = Tree()
-                for filename, sha in entries.items():
-                    sub.add(filename.encode(), FILE_MODE, ObjectID(sha))
-                objects.append(sub)
-                root.add(name.encode(), DIR_MODE, sub.id)
-        objects.append(root)
-        return root, objects
 
     # -- durable publication ---------------------------------------------------------
 
