@@ -39,7 +39,7 @@ from itertools import accumulate
 
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import RawObjectID, ShaFile, hex_to_sha, valid_hexsha
-from dulwich.pack import Pack, load_pack_index_file
+from dulwich.pack import OFS_DELTA, REF_DELTA, Pack, load_pack_index_file, pack_object_header
 
 from gitmem.store.locking import fsync_dir, fsync_together
 
@@ -170,7 +170,7 @@ a base, it is a git delta that makes the object from the base, written as an off
 delta when the base is earlier in the same pack, else as a ref delta. Type ``PACKED``:
 the payload is the object already packed (header and zlib stream), copied as it is."""
 PACKED = 0
-_OFS_DELTA, _REF_DELTA = 6, 7
+
 Source = str | tuple[int, int, int, int | None]
 """Where an object to combine is: a loose object's path, or (which pack, start, end,
 CRC-32 if its index records one)."""
@@ -269,8 +269,8 @@ def stage(
     return Staged(pack_dir, "pack-" + checksum.hex(), temps, (fds[0], fds[1]))
 
 
-# The pack and index formats are git's (gitformat-pack): written here rather than by
-# dulwich's general writers, which for a commit's four objects cost about ten times as
+# The pack's framing and its index (gitformat-pack) are written here, each object's
+# header by dulwich's pack_object_header, rather than by dulwich's general writers, which for a commit's four objects cost about ten times as
 # much Python (a write call per fan-out entry, a generator per chunk).
 
 
@@ -290,13 +290,14 @@ def _pack_data(
         if type_num == PACKED:
             packed = payload
         elif base is None:
-            packed = _object_header(type_num, len(payload)) + _deflate(type_num, payload, level)
+            header = pack_object_header(type_num, None, len(payload), DEFAULT_OBJECT_FORMAT)
+            packed = bytes(header) + _deflate(type_num, payload, level)
         elif (at := offsets.get(base)) is not None:
-            prefix = _object_header(_OFS_DELTA, len(payload)) + _distance(offset - at)
-            packed = prefix + _deflate(type_num, payload, level)
+            header = pack_object_header(OFS_DELTA, offset - at, len(payload), DEFAULT_OBJECT_FORMAT)
+            packed = bytes(header) + _deflate(type_num, payload, level)
         else:
-            prefix = _object_header(_REF_DELTA, len(payload)) + base
-            packed = prefix + _deflate(type_num, payload, level)
+            header = pack_object_header(REF_DELTA, base, len(payload), DEFAULT_OBJECT_FORMAT)
+            packed = bytes(header) + _deflate(type_num, payload, level)
         crc = zlib.crc32(packed)
         f.write(packed)
         digest.update(packed)
@@ -322,32 +323,6 @@ def _deflate(type_num: int, payload: bytes, level: int | None) -> bytes:
         deflate = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
         return deflate.compress(payload) + deflate.flush()
     return zlib.compress(payload)
-
-
-def _object_header(type_num: int, size: int) -> bytes:
-    """A packed object's header: type and size, 4 bits then 7 bits a byte, low first."""
-    out = bytearray()
-    byte = (type_num << 4) | (size & 0x0F)
-    size >>= 4
-    while size:
-        out.append(byte | 0x80)
-        byte = size & 0x7F
-        size >>= 7
-    out.append(byte)
-    return bytes(out)
-
-
-def _distance(n: int) -> bytes:
-    """An offset delta's distance back to its base: 7 bits a byte, high first, each
-    continued byte's value one less (so no two encodings mean the same distance)."""
-    out = bytearray([n & 0x7F])
-    n >>= 7
-    while n:
-        n -= 1
-        out.append(0x80 | (n & 0x7F))
-        n >>= 7
-    out.reverse()
-    return bytes(out)
 
 
 def _index(entries: list[Entry], checksum: bytes) -> bytes:
