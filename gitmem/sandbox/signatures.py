@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 __all__ = ["declarations", "signatures"]
 
@@ -144,17 +145,9 @@ def _declaration(tokens: _Tokens, found: dict[str, tuple[int, bool]]) -> int:
     if token == "export":
         if word(1) != "default":
             return tokens.end(0)
-        k = 2
-        if word(k) == "async":
-            k += 1
-        if word(k) == "function":
-            k += 1
-            if word(k) == "*":
-                k += 1
-            if word(k) not in ("(", "<"):
-                k += 1
-            if word(k) in ("(", "<"):
-                found.setdefault("default", (tokens.end(k - 1), False))
+        k, arrow = _function_head(word, 2)
+        if not arrow and word(k) in ("(", "<"):
+            found.setdefault("default", (tokens.end(k - 1), False))
         return tokens.start(k)
     if token == "function":
         k = 1
@@ -186,20 +179,25 @@ def _declaration(tokens: _Tokens, found: dict[str, tuple[int, bool]]) -> int:
             k += 1
     if word(k) != "=" or word(k + 1) == ">":
         return tokens.start(k)
-    k += 1
-    if word(k) == "async":
-        k += 1
-    arrow = True
-    if word(k) == "function":
-        arrow = False
-        k += 1
-        if word(k) == "*":
-            k += 1
-        if word(k) not in ("(", "<"):
-            k += 1
+    k, arrow = _function_head(word, k + 1)
     if word(k) in ("(", "<"):
         found.setdefault(name, (tokens.end(k - 1), arrow))
     return tokens.start(k)
+
+
+def _function_head(word: Callable[[int], str], k: int) -> tuple[int, bool]:
+    """Past an optional ``async`` and ``function [*] [name]`` from token ``k``: the token
+    where the parameters would start, and whether no ``function`` was read (an arrow)."""
+    if word(k) == "async":
+        k += 1
+    if word(k) != "function":
+        return k, True
+    k += 1
+    if word(k) == "*":
+        k += 1
+    if word(k) not in ("(", "<"):
+        k += 1
+    return k, False
 
 
 @functools.lru_cache(maxsize=64)
