@@ -967,10 +967,9 @@ class Repository:
         )
         try:
             with self._lock.held():
-                if self._read_ref(self._ref(store)) != ours:
-                    return None
-                # the pack and the ref's lock file made durable in one flush, as a commit
-                if not self._swap(self._ref(store), ours, sha, new.records):
+                # published as a commit is: the ref re-read under its lock file, the pack
+                # and that lock file made durable in one flush
+                if not self._publish_new(self._ref(store), ours, new):
                     return None
         except OSError as exc:
             raise storage_error(exc, f"merging {store}") from exc
