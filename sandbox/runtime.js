@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 9d4cfd16f2ecf5b5b256974c90cb9c8edc8e7e0d49e773769908b435d994a705) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 ac9cde4622f7ccfee30fb7d2318b3e673777dc30823cba8e49312e2cd937118e) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -669,6 +669,8 @@ var Runtime = class {
   settings;
   spare;
   busy;
+  // Bumped as each request ends: a watch window that saw one is not idle time.
+  served;
   booting;
   retiring;
   urls;
@@ -678,6 +680,7 @@ var Runtime = class {
     this.settings = settings;
     this.spare = null;
     this.busy = true;
+    this.served = 0;
     this.booting = false;
     this.retiring = false;
     const script = (text) => URL.createObjectURL(new Blob([
@@ -726,6 +729,7 @@ var Runtime = class {
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
+    let served = this.served;
     const timer = setInterval(() => {
       const now = cpuUsage();
       const at = performance.now();
@@ -733,7 +737,8 @@ var Runtime = class {
       const share = used / Math.max(1, at - lastAt);
       last = now;
       lastAt = at;
-      if (this.busy || this.booting) {
+      if (this.busy || this.booting || served !== this.served) {
+        served = this.served;
         strikes = 0;
         return;
       }
@@ -779,6 +784,7 @@ var Runtime = class {
         op: "error",
         message: `unknown op ${String(op)}`
       });
+      this.served++;
       this.warm();
     }
   }

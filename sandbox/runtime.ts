@@ -647,6 +647,8 @@ class Modules {
 class Runtime {
   private spare: Slot | null = null;
   private busy = true;
+  // Bumped as each request ends: a watch window that saw one is not idle time.
+  private served = 0;
   private booting = false;
   private retiring = false;
 
@@ -703,6 +705,7 @@ class Runtime {
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
+    let served = this.served;
     const timer = setInterval(() => {
       const now = cpuUsage();
       const at = performance.now();
@@ -710,7 +713,12 @@ class Runtime {
       const share = used / Math.max(1, at - lastAt);
       last = now;
       lastAt = at;
-      if (this.busy || this.booting) {
+      // Only a whole window without a request is idle: the CPU a request and its
+      // aftermath use (a worker torn down, the next spare booted) is work, however
+      // briefly the runtime was busy when the tick came. A holder called every few
+      // hundred ms would otherwise see its process retired every second or two.
+      if (this.busy || this.booting || served !== this.served) {
+        served = this.served;
         strikes = 0;
         return;
       }
@@ -744,6 +752,7 @@ class Runtime {
         if (result === null) return;
         await this.host.send({ ...result, keep: this.modules.kept() });
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
+      this.served++;
       this.warm();
     }
   }

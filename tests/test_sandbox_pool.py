@@ -288,3 +288,17 @@ def test_a_run_with_more_modules_than_the_cache_holds_reaches_them_all(pool: Poo
     for _ in range(2):
         result = box.run(program, modules=modules, bridge=echo)
         assert result.output == " ".join(str(i) for i in range(count)) + "\n", result
+
+
+def test_a_process_called_every_few_hundred_ms_is_not_retired(pool: Pool) -> None:
+    """The idle watch counts only windows with no request in them: CPU spent right after a
+    call (a worker torn down, the next spare booted) is not a thread left spinning. It
+    once counted it, and a holder called every 0.3 s lost its process every 2-3 s."""
+    box = Sandbox(pool=pool)
+    pids: list[int | None] = []
+    for _ in range(16):
+        time.sleep(0.3)
+        result = box.run("console.log(6 * 7);", modules={}, bridge=echo)
+        assert result.output == "42\n", result
+        pids.append(box.pid)
+    assert len(set(pids)) == 1, pids
