@@ -13,7 +13,10 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
   loads as between an agent's turns, beside mini-racer evaluating the same module
   (types removed) in a fresh context. Goal ≤ 8 ms. Twice: a text never loaded before
   (transpiled), and a text loaded before (a read that loads the memory again, as
-  markdown and keyword-search do: its transpiled JavaScript is cached).
+  markdown and keyword-search do: its transpiled JavaScript is cached). The new text
+  is also measured in Deno alone, the same binary with no gitmem around it: a booted
+  worker importing the text as a blob module, as the runtime does. That is the floor
+  any Deno sandbox pays, and it shows what gitmem adds.
 - a trivial program end to end through ``Holder.run_program``, with a pause between
   programs as between an agent's turns, beside mini-racer making a fresh context and
   running the same code. Goal ≤ 15 ms.
@@ -26,9 +29,11 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,6 +43,7 @@ from py_mini_racer import MiniRacer  # pyright: ignore[reportMissingTypeStubs]
 
 from gitmem import Agent, Capability, Holder, Repository
 from gitmem.sandbox import Pool, Sandbox
+from gitmem.sandbox.launch import _deno_binary  # pyright: ignore[reportPrivateUsage]
 
 ROUNDS = 15
 CALLS = 2_000
@@ -160,6 +166,54 @@ def gitmem_load(source: str) -> float:
     return figure
 
 
+# Deno alone: for each round a booted worker (its first TypeScript module already
+# imported, as the runtime's spare has), then the timed import of the new text.
+DENO_LOAD = """
+const { source, rounds, pause } = JSON.parse(await new Response(Deno.stdin.readable).text());
+const blob = (text, type) => URL.createObjectURL(new Blob([text], { type }));
+const worker = `self.onmessage = async (e) => {
+  await import(e.data);
+  postMessage(0);
+};`;
+const times = [];
+for (let i = 0; i < rounds; i++) {
+  const w = new Worker(blob(worker, "application/javascript"), { type: "module" });
+  const answered = () => new Promise((resolve) => (w.onmessage = resolve));
+  w.postMessage(blob("export const warm: number = 1;", "application/typescript"));
+  await answered();
+  await new Promise((resolve) => setTimeout(resolve, pause * 1000));
+  const started = performance.now();
+  w.postMessage(blob(`// ${i}\\n` + source, "application/typescript"));
+  await answered();
+  times.push(performance.now() - started);
+  w.terminate();
+}
+times.sort((a, b) => a - b);
+console.log(JSON.stringify(times));
+"""
+
+
+def deno_load(source: str) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "load.js"
+        script.write_text(DENO_LOAD)
+        deno_dir = Path(tmp) / "deno"
+        # As the runtime's private folder has them: in-memory caches, no code cache.
+        for folder in ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2"):
+            (deno_dir / folder).mkdir(parents=True)
+        done = subprocess.run(
+            [_deno_binary(), "run", "--quiet", "--no-config", "--no-code-cache", str(script)],
+            input=json.dumps({"source": source, "rounds": ROUNDS, "pause": 0.3}),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"},
+        )
+    times: list[float] = json.loads(done.stdout)
+    FASTEST["deno_load"] = min(times)
+    return statistics.median(times)
+
+
 def gitmem_reload(source: str) -> float:
     pool = Pool(reaper=False)
     box = Sandbox(pool=pool)
@@ -279,6 +333,7 @@ def main() -> None:
         start = gitmem_start(), racer_start()
         first = gitmem_first_program()
         load = gitmem_load(typed), racer_load(plain)
+        deno = deno_load(typed)
         reload = gitmem_reload(typed), load[1]
         program = gitmem_program(holder), racer_program()
         call = gitmem_call(holder.sandbox), racer_call()
@@ -290,6 +345,10 @@ def main() -> None:
     print(line("sandbox process start", *start, "ms", 50))
     print(line("first program in a fresh process", first, program[1], "ms", None))
     print(line(f"load a {len(typed) // 1024} KB module, new text", *load, "ms", 8))
+    print(
+        f"{'  the same in Deno alone':<36}{deno:9.2f} ms  (a booted worker importing it; "
+        f"gitmem {load[0] / deno:.2f}x)"
+    )
     print(line(f"load a {len(typed) // 1024} KB module again", *reload, "ms", 8))
     print(line("trivial program via run_program", *program, "ms", 15))
     print(line(f"RSS per active holder ({HOLDERS})", rss, racer_mb, "MB", 30))
