@@ -29,7 +29,7 @@ from typing import cast
 from gitmem import strategies
 from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
 from gitmem.guard import Guards, change_of
-from gitmem.limits import Limits, check_write
+from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.secrets import check_texts, memory_fields, read_allowlist
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.repository import ALLOWLIST, GUARD
@@ -91,13 +91,37 @@ def _check_update(
             "memory history is never rewritten (merge with `gitmem sync` instead)",
         )
     stop = {update.old}
+    index = _IndexSet(reader)
     for sha in reader.new_commits(update.new, lambda s: s in stop or known(s)):
         commit = reader.commit(sha)
-        _check_commit(reader, store, commit, guards)
+        _check_commit(reader, store, commit, guards, index)
+
+
+class _IndexSet:
+    """The memories as of the last commit checked, kept for maxLenIndex (whose index
+    has a line for every memory, changed or not): read whole once, at the push's first
+    commit that needs it, then carried from each commit to the next."""
+
+    def __init__(self, reader: PushReader) -> None:
+        self.reader = reader
+        self.at: str | None = None
+        self.memories: dict[str, Memory] = {}
+
+    def before(self, commit: PushCommit) -> dict[str, Memory]:
+        """The set as of ``commit``'s first parent; the caller applies the commit to it."""
+        if self.at is None or self.at != commit.parent:
+            parent = commit.parent
+            self.memories = self.reader.memories(parent) if parent is not None else {}
+        self.at = commit.sha
+        return self.memories
 
 
 def _check_commit(
-    reader: PushReader, store: str, commit: PushCommit, guards: Guards | None
+    reader: PushReader,
+    store: str,
+    commit: PushCommit,
+    guards: Guards | None,
+    index: _IndexSet,
 ) -> None:
     sha = commit.sha
     if commit.files is not None:
@@ -111,6 +135,8 @@ def _check_commit(
     guard = reader.meta(commit.parent, GUARD) if guards is not None else None
     count = commit.parent_totals.count if commit.parent_totals else 0
     chars = commit.parent_totals.chars if commit.parent_totals else 0
+    line = _index_line(recorded)
+    memories = index.before(commit) if line is not None else None
     for slug, (before, after) in commit.changed.items():
         if after is not None:
             try:
@@ -119,6 +145,13 @@ def _check_commit(
                 raise Refused("secret", sha, str(exc)) from None
             if recorded is not None:
                 _hold_limits(sha, recorded, before, after, count, chars)
+            if recorded is not None and line is not None and memories is not None:
+                _hold_index(sha, recorded[1], line, memories, before, after)
+        if memories is not None:
+            if after is None:
+                memories.pop(slug, None)
+            else:
+                memories[slug] = after
         if guard and guards is not None:
             edit = next((e for e in commit.facts.edits if e.slug == slug), None)
             op = edit.op if edit else ("delete" if after is None else "write")
@@ -140,7 +173,7 @@ def _hold_limits(
 ) -> None:
     name, limits = recorded
     strategy = strategies.get(name)
-    # the index limit needs every memory's index line: judged by the tools, not here
+    # the index limit needs every memory's line: held by _hold_index
     aggregate: frozenset[str] = strategy.aggregate_limits if strategy else frozenset()
     applies = aggregate - {"maxLenIndex"}
     try:
@@ -157,6 +190,47 @@ def _hold_limits(
     except LimitExceeded as exc:
         grown = before is None or _size(after, exc.limit) > _size(before, exc.limit)
         if grown:
+            raise Refused("limit", sha, str(exc)) from None
+
+
+def _index_line(recorded: tuple[str, Limits] | None) -> Callable[[Memory], str] | None:
+    """How the recorded strategy draws a memory's index line, if maxLenIndex binds it."""
+    if recorded is None or not recorded[1].max_len_index:
+        return None
+    strategy = strategies.get(recorded[0])
+    if strategy is None or "maxLenIndex" not in strategy.aggregate_limits:
+        return None
+    return strategy.index_line
+
+
+def _hold_index(
+    sha: str,
+    limits: Limits,
+    line: Callable[[Memory], str],
+    memories: dict[str, Memory],
+    before: Memory | None,
+    after: Memory,
+) -> None:
+    """maxLenIndex, measured as the tools measure it, over the set before this change
+    (``memories``) with ``after`` in place of ``before``. As for the other limits, an
+    index already over it (after a merge) may take a change that does not lengthen it."""
+    old = line(before) if before is not None else None
+    if old is not None and len(line(after)) <= len(old):
+        return
+    try:
+        check_write(
+            Limits(max_len_index=limits.max_len_index),
+            frozenset({"maxLenIndex"}),
+            before,
+            after,
+            memories.values,
+            count=len(memories),
+            total_chars=0,
+            index_line=line,
+            baseline=Baseline(len(memories), 0, lambda: index_size(map(line, memories.values()))),
+        )
+    except LimitExceeded as exc:
+        if exc.limit == "maxLenIndex":
             raise Refused("limit", sha, str(exc)) from None
 
 

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from gitmem.errors import LimitExceeded
 from gitmem.types import Memory, Totals
 
-__all__ = ["CODE_MAX", "LIMITS", "Baseline", "Excess", "Limits", "check_write", "exceeded"]
+__all__ = [
+    "CODE_MAX",
+    "LIMITS",
+    "Baseline",
+    "Excess",
+    "Limits",
+    "check_write",
+    "exceeded",
+    "index_size",
+]
 
 CODE_MAX = 32_768
 """Characters a code half may hold, whatever the strategy."""

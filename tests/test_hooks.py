@@ -193,6 +193,31 @@ def test_each_rule_refuses_with_its_line_and_changes_nothing(
     assert push(project, "main").returncode == 0
 
 
+def test_the_index_limit_is_held_over_the_whole_set(world: tuple[Path, Path]) -> None:
+    """maxLenIndex counts a line for every memory, not only the pushed one: a new memory
+    whose own line is short is refused when the set's index passes the limit, and a
+    change that does not lengthen a line still lands."""
+    server, project = world
+    # the index: "- `todo` — open tasks" (21) and "- `small` — s" (13), plus a newline
+    limits = Limits(max_len_index=40)
+    with Unguarded.open(str(project)) as u:
+        small = Memory("small", "s", "fits\n")
+        u.publish(
+            "notes",
+            ME,
+            lambda _: Change("create", "small", small, capability_trailer("markdown", limits)),
+        )
+        u.publish("notes", ME, lambda _: Change("edit", "small", Memory("small", "s", "longer\n")))
+    assert push(project, "gitmem/notes").returncode == 0
+    with Unguarded.open(str(project)) as u:
+        # its line, "- `third` — t" (13), fits alone; the index would be 35 + 1 + 13
+        u.publish("notes", ME, lambda _: Change("create", "third", Memory("third", "t", "x\n")))
+    before = server_state(server)
+    line = _refusal(push(project, "gitmem/notes"), REF, "limit")
+    assert "maxLenIndex" in line and "would be 49" in line, line
+    assert server_state(server) == before
+
+
 def test_guard_refuses_a_push(world: tuple[Path, Path]) -> None:
     """The store's guard (pushed with the store) judges pushed commits too."""
     server, project = world

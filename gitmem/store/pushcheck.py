@@ -325,6 +325,19 @@ class PushReader:
                 )
         return changed
 
+    def memories(self, sha: str) -> dict[str, Memory]:
+        """Every memory of the store as of commit ``sha`` (already accepted), by slug."""
+        found: dict[str, Memory] = {}
+        for name, entry in self._entries(self._commit(sha).tree, sha).items():
+            if entry[0] != _DIR_MODE or len(name) != 2 or not set(name) <= _HEX:
+                continue
+            bucket = self._bucket(entry, sha)
+            for slug in sorted({split[0] for split in map(files.split_name, bucket) if split}):
+                memory = self._memory(slug, bucket, sha)
+                if memory is not None:
+                    found[slug] = memory
+        return found
+
     def _bucket(self, entry: tuple[int, bytes] | None, commit: str) -> dict[str, bytes]:
         if entry is None:
             return {}
