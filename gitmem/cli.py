@@ -2,7 +2,8 @@
 
 Each command opens the repository, calls one library function and prints. A
 ``GitmemError`` becomes one line ``Error: <message>`` on stderr and exit status 1; a
-usage error exits 2; nothing ever prints a traceback.
+usage error exits 2; nothing ever prints a traceback. What agents wrote reaches a
+terminal with its control characters shown, not obeyed (see ``_Shown``).
 
 ``--json`` shapes (stable; more keys may be added, these are kept):
 
@@ -50,7 +51,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, cast
 
 import click
 
@@ -1478,9 +1479,45 @@ def guard_allowlist(store: str | None, as_json: bool) -> None:
         click.echo(item)
 
 
+# Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
+# stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
+# as \u0080-\u009f.
+_CARETS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
+_CARETS |= {0x7F: "^?"} | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+
+
+class _Shown:
+    """A terminal's stream that shows the control characters written to it.
+
+    Memories, revisions, search hits and program output are agents' text. Written raw
+    to an operator's terminal, an escape sequence in them could recolour or hide lines,
+    move the cursor, retitle the window or rewrite the clipboard, and a carriage return
+    could overwrite what came before. Output that is not a terminal is left as click
+    writes it (click drops colour sequences there); ``--json`` carries the exact text.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(text.translate(_CARETS))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _shown(stream: TextIO) -> TextIO:
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return cast(TextIO, _Shown(stream)) if terminal else stream
+
+
 def main() -> NoReturn:
     """The console-script entry: run the CLI, never showing a traceback, then end the
     process (see ``_end``)."""
+    sys.stdout, sys.stderr = _shown(sys.stdout), _shown(sys.stderr)
     try:
         cli.main(prog_name="gitmem")
     except SystemExit as exc:

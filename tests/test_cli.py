@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from conftest import git
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from gitmem import Agent, Author, Capability, Memory, Repository
+from gitmem import Agent, Author, Capability, Memory, Repository, ops
 from gitmem.cli import cli
 from gitmem.ops import find_repository
 from gitmem.store import files
@@ -472,6 +473,44 @@ def test_script_round_trip(tmp_path: Path) -> None:
         {"slug": "todo", "description": "tasks", "chars": 7, "lines": 1}
     ]
     assert script("frobnicate", cwd=tmp_path).returncode == 2
+
+
+def on_a_terminal(*args: str, cwd: Path) -> bytes:
+    """What the installed script writes to a terminal (a pseudo-terminal, read whole)."""
+    env = {k: v for k, v in os.environ.items() if k != "GITMEM_REPO"}
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [str(GITMEM), *args], stdout=follower, stderr=follower, cwd=cwd, env=env, check=False
+    )
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal's other end is closed and drained
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert done.returncode == 0, output
+    return output
+
+
+def test_agent_text_reaches_a_terminal_shown_not_obeyed(tmp_path: Path) -> None:
+    """Escape sequences and carriage returns an agent wrote are shown in caret notation
+    on a terminal (they would recolour, retitle or overwrite it); ``--json`` carries
+    the text exactly as stored."""
+    hostile = "ok\x1b[2J\x1b]0;pwned\x07\rgone\x9b31m\tend\n"
+    with Repository.init(str(tmp_path / "m.git")) as repo:
+        ops.create(repo, "notes", AGENT, "todo", "tasks \x1b[8m", hostile)
+    args = ("--repo", str(tmp_path / "m.git"), "show", "--store", "notes", "todo")
+    shown = on_a_terminal(*args, cwd=tmp_path).decode()
+    assert "ok^[[2J^[]0;pwned^G^Mgone\\u009b31m\tend" in shown
+    assert "tasks ^[[8m" in shown
+    assert not any(c in shown for c in "\x1b\x07\x9b")
+    exact = json.loads(script(*args, "--json", cwd=tmp_path).stdout)
+    assert (exact["body"], exact["description"]) == (hostile, "tasks \x1b[8m")
 
 
 # -- the capability's commands ------------------------------------------------------
