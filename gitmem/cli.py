@@ -1482,8 +1482,11 @@ def guard_allowlist(store: str | None, as_json: bool) -> None:
 # Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
 # stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
 # as \u0080-\u009f.
-_CARETS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
-_CARETS |= {0x7F: "^?"} | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+_CARETS = (
+    {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
+    | {0x7F: "^?"}
+    | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+)
 
 
 class _Shown:
