@@ -4,7 +4,10 @@ Run with gitmem importable: ``python bench/sandbox.py``. Each goal line prints g
 figure, the peer's, the ratio and whether the goal is met. Times are medians.
 
 - process start: a new Deno process to a runtime that answers (spawn, connect,
-  greeting), beside a new mini-racer context. Goal ≤ 50 ms.
+  greeting), beside a new mini-racer context. Goal ≤ 50 ms. Also Deno's own floor in
+  the same run: ``deno run`` of an empty file, and of a file that only imports
+  ``node:worker_threads`` (the runtime's workers come from it, for their heap limits,
+  and it brings up Deno's Node layer).
 - first program in a fresh process: from an empty pool to a trivial program's output,
   so the process start, its first worker and that worker's first TypeScript module,
   beside a new mini-racer context running the same code. No goal; it is what a holder
@@ -270,6 +273,22 @@ def gitmem_memory(repo: Repository) -> tuple[float, float, int, int]:
     return rss, pss, len(pids), idle
 
 
+def deno_run(text: str) -> float:
+    """A whole ``deno run`` of ``text``, to its exit, as the runtime is run (no config,
+    no code cache, a private DENO_DIR)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "start.js"
+        script.write_text(text)
+        command = [_deno_binary(), "run", "--quiet", "--no-config", "--no-code-cache", str(script)]
+        env = {"DENO_DIR": str(Path(tmp) / "deno"), "NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"}
+        subprocess.run(command, env=env, check=True)  # the first run fills the caches
+
+        def run() -> None:
+            subprocess.run(command, env=env, check=True)
+
+        return median_ms(run, pause=0.1)
+
+
 def racer_start() -> float:
     return median_ms(lambda: MiniRacer().eval("1"), pause=0.1)
 
@@ -331,6 +350,10 @@ def main() -> None:
         pool = Pool(reaper=False)
         holder = bind(repo, 999, pool)
         start = gitmem_start(), racer_start()
+        bare = (
+            deno_run(""),
+            deno_run('import { Worker } from "node:worker_threads";\nString(Worker);\n'),
+        )
         first = gitmem_first_program()
         load = gitmem_load(typed), racer_load(plain)
         deno = deno_load(typed)
@@ -343,6 +366,10 @@ def main() -> None:
         racer_mb = racer_memory()
         repo.close()
     print(line("sandbox process start", *start, "ms", 50))
+    print(
+        f"{'  deno run of an empty file':<36}{bare[0]:9.2f} ms  "
+        f"(of one importing node:worker_threads {bare[1]:.2f} ms)"
+    )
     print(line("first program in a fresh process", first, program[1], "ms", None))
     print(line(f"load a {len(typed) // 1024} KB module, new text", *load, "ms", 8))
     print(
