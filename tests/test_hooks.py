@@ -106,9 +106,8 @@ def _secret(project: Path) -> None:
         u.publish("notes", ME, lambda _: Change("create", "creds", memory))
 
 
-def _limit(project: Path) -> None:
-    # the binding recorded maxLenPerMemory=20 on the last commit; a script then writes 40
-    limits = Limits(max_len_per_memory=20)
+def _bind(project: Path, limits: Limits) -> None:
+    """A script creates memory `small`, its commit recording a markdown binding's limits."""
     with Unguarded.open(str(project)) as u:
         small = Memory("small", "s", "fits\n")
         u.publish(
@@ -116,6 +115,11 @@ def _limit(project: Path) -> None:
             ME,
             lambda _: Change("create", "small", small, capability_trailer("markdown", limits)),
         )
+
+
+def _limit(project: Path) -> None:
+    # the binding recorded maxLenPerMemory=20 on the last commit; a script then writes 40
+    _bind(project, Limits(max_len_per_memory=20))
     sh(project, "push", "-q", "origin", "gitmem/notes")
     with Unguarded.open(str(project)) as u:
         big = Memory("big", "b", "x" * 40)
@@ -199,14 +203,8 @@ def test_the_index_limit_is_held_over_the_whole_set(world: tuple[Path, Path]) ->
     change that does not lengthen a line still lands."""
     server, project = world
     # the index: "- `todo` — open tasks" (21) and "- `small` — s" (13), plus a newline
-    limits = Limits(max_len_index=40)
+    _bind(project, Limits(max_len_index=40))
     with Unguarded.open(str(project)) as u:
-        small = Memory("small", "s", "fits\n")
-        u.publish(
-            "notes",
-            ME,
-            lambda _: Change("create", "small", small, capability_trailer("markdown", limits)),
-        )
         u.publish("notes", ME, lambda _: Change("edit", "small", Memory("small", "s", "longer\n")))
     assert push(project, "gitmem/notes").returncode == 0
     with Unguarded.open(str(project)) as u:
