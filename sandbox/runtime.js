@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 ac9cde4622f7ccfee30fb7d2318b3e673777dc30823cba8e49312e2cd937118e) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 2af3e5209749923e654732b80d78d08cfc199ce5866e3ca4c6a5fc7eb24a13de) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -20,7 +20,6 @@ function workerMain(rewrite) {
   const decoder2 = new TextDecoder();
   const BlobOf = Blob;
   const createUrl = URL.createObjectURL.bind(URL);
-  const revokeUrl = URL.revokeObjectURL.bind(URL);
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const addListener = g.addEventListener.bind(g);
@@ -483,14 +482,10 @@ export * from ${stringify(baseUrl)};
         void run(request);
       }
     });
-    const warmUrl = toUrl("export const warm: number = 1;\n");
-    import(warmUrl).catch(() => {
-    }).finally(() => {
-      revokeUrl(warmUrl);
-      send({
-        op: "ready"
-      });
-    });
+    import(init.warmUrl).catch(() => {
+    }).finally(() => send({
+      op: "ready"
+    }));
   });
 }
 var Host = class {
@@ -683,16 +678,24 @@ var Runtime = class {
     this.served = 0;
     this.booting = false;
     this.retiring = false;
-    const script = (text) => URL.createObjectURL(new Blob([
+    const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
     ], {
-      type: "application/javascript"
+      type
     }));
     this.urls = {
       baseUrl: script('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n'),
-      linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n')
+      linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
+      warmUrl: script("export const warm: number = 1;\n", "application/typescript")
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
+  }
+  // The transpiled files the host keeps: the modules' and the warm-up's.
+  kept() {
+    return [
+      ...this.modules.kept(),
+      this.urls.warmUrl
+    ];
   }
   // Booting a worker blocks this thread for some 30 ms, so the spare is
   // booted after a reply has gone out rather than while a request waits.
@@ -770,7 +773,7 @@ var Runtime = class {
         const result = await this.load(request);
         await this.host.send({
           ...result,
-          keep: this.modules.kept()
+          keep: this.kept()
         });
       } else if (op === "run") {
         this.modules.begin();
@@ -778,7 +781,7 @@ var Runtime = class {
         if (result === null) return;
         await this.host.send({
           ...result,
-          keep: this.modules.kept()
+          keep: this.kept()
         });
       } else await this.host.send({
         op: "error",

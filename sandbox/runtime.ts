@@ -63,7 +63,6 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
   const decoder = new TextDecoder();
   const BlobOf = Blob;
   const createUrl = URL.createObjectURL.bind(URL);
-  const revokeUrl = URL.revokeObjectURL.bind(URL);
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const addListener = g.addEventListener.bind(g);
@@ -119,6 +118,7 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       settings: Settings;
       baseUrl: string;
       linkedUrl: string;
+      warmUrl: string;
     }) => {
       const token = init.token;
       const settings = init.settings;
@@ -462,13 +462,10 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       // The first TypeScript module a process imports pays for setting up its
       // transpiler and loader, some ten times a trivial program's cost. Paid here,
       // while the worker boots, no program waits for it: not even the first one in
-      // a fresh process, as after an attack that got the last one killed. The
-      // module is private to this worker.
-      const warmUrl = toUrl("export const warm: number = 1;\n");
-      import(warmUrl).catch(() => {}).finally(() => {
-        revokeUrl(warmUrl);
-        send({ op: "ready" });
-      });
+      // a fresh process, as after an attack that got the last one killed. One URL
+      // for every worker of the process (made by the main thread, kept by the host),
+      // so it is transpiled once and no worker leaves a file behind.
+      import(init.warmUrl).catch(() => {}).finally(() => send({ op: "ready" }));
     },
   );
 }
@@ -516,6 +513,9 @@ const CHUNK = 1 << 16;
 // The exit status of a process that retired itself while idle.
 const IDLE_EXIT = 3;
 
+// Made once by the main thread and given to every worker.
+type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string };
+
 // One worker, booted and waiting for exactly one request. Every message it
 // sends must carry its token: user code can reach postMessage but not the token.
 class Slot {
@@ -528,7 +528,7 @@ class Slot {
   exited = false;
   private exitWaiters: (() => void)[] = [];
 
-  constructor(settings: Settings, urls: { baseUrl: string; linkedUrl: string }) {
+  constructor(settings: Settings, urls: Urls) {
     this.worker = new Worker(`(${workerMain.toString()})(${rewriteImports.toString()})`, {
       eval: true,
       resourceLimits: {
@@ -652,19 +652,25 @@ class Runtime {
   private booting = false;
   private retiring = false;
 
-  private urls: { baseUrl: string; linkedUrl: string };
+  private urls: Urls;
   private modules: Modules;
 
   constructor(private host: Host, private settings: Settings) {
-    const script = (text: string) =>
-      URL.createObjectURL(new Blob([text], { type: "application/javascript" }));
+    const script = (text: string, type = "application/javascript") =>
+      URL.createObjectURL(new Blob([text], { type }));
     this.urls = {
       baseUrl: script(
         'const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n',
       ),
       linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
+      warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
+  }
+
+  // The transpiled files the host keeps: the modules' and the warm-up's.
+  private kept(): string[] {
+    return [...this.modules.kept(), this.urls.warmUrl];
   }
 
   // Booting a worker blocks this thread for some 30 ms, so the spare is
@@ -745,12 +751,12 @@ class Runtime {
       else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
-        await this.host.send({ ...result, keep: this.modules.kept() });
+        await this.host.send({ ...result, keep: this.kept() });
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.host.send({ ...result, keep: this.modules.kept() });
+        await this.host.send({ ...result, keep: this.kept() });
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.served++;
       this.warm();

@@ -246,13 +246,12 @@ def test_a_module_is_transpiled_once_and_nothing_else_is_kept(pool: Pool) -> Non
         assert box._process is process  # pyright: ignore[reportPrivateUsage]
     box.load("m", module)
     kept = stamps()
-    # The module's copy, untouched; at most one other, which the spare worker wrote
-    # after the last call and the next call deletes.
-    assert len(kept) <= 2
-    assert [name for name in first if first[name] == kept.get(name)] != []
+    # The module's copy and the workers' warm-up module's, both untouched since the
+    # first load; the programs' copies are gone.
+    assert kept == first and len(kept) == 2
     other = "export const thrice = (x: number): number => 3 * x;\n"
     box.load("other", other)
-    assert len(stamps()) <= 3
+    assert len(stamps()) == 3
 
 
 def test_the_runtime_sets_up_no_node_process_polyfill() -> None:
