@@ -335,12 +335,6 @@ class ObjectReader:
             found = _bounded(self._roots)[sha] = self.commit(sha).tree.decode()
         return found
 
-    def memory_at(self, commit: str, slug: str) -> Memory | None:
-        """The memory ``slug`` as of ``commit``, read through the caches."""
-        root = self.root(commit)
-        found = memory_files(slug, self.bucket(root, files.bucket(slug)))
-        return self.memory(slug, found) if found else None
-
     def facts(self, sha: str) -> Facts | None:
         """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
         if sha in self._facts:
