@@ -109,7 +109,7 @@ class _IndexSet:
 
     def before(self, commit: PushCommit) -> dict[str, Memory]:
         """The set as of ``commit``'s first parent; the caller applies the commit to it."""
-        if self.at is None or self.at != commit.parent:
+        if self.at != commit.parent:
             parent = commit.parent
             self.memories = self.reader.memories(parent) if parent is not None else {}
         self.at = commit.sha
@@ -230,6 +230,7 @@ def _hold_index(
             baseline=Baseline(len(memories), 0, lambda: index_size(map(line, memories.values()))),
         )
     except LimitExceeded as exc:
+        # the code halves' cap is checked too; _hold_limits has judged it already
         if exc.limit == "maxLenIndex":
             raise Refused("limit", sha, str(exc)) from None
 
