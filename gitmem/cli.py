@@ -49,7 +49,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, cast
 
@@ -101,9 +100,11 @@ def _unexpected(exc: BaseException) -> str:
     return _one_line(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
 
 
-@dataclass
 class _Settings:
-    repo: str | None
+    """What the group's options say to every command: the repository to open."""
+
+    def __init__(self, repo: str | None) -> None:
+        self.repo = repo
 
 
 def _settings() -> _Settings:

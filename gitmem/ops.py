@@ -21,8 +21,8 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from gitmem.errors import (
     GitmemError,
@@ -232,8 +232,7 @@ def parse_author(value: str | None) -> Author:
 # -- what a store records --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """The strategy and limits the binding that last wrote a store recorded."""
 
     strategy: Strategy
@@ -260,7 +259,6 @@ def record(repo: Repository, store: str) -> Record | None:
     return Record(strategy, found[1]) if strategy is not None else None
 
 
-@dataclass(frozen=True)
 class _OperatorVoice:
     """The write rules' refusals as an operator at the command line is told them."""
 
@@ -912,19 +910,20 @@ def line_changes(before: Revision | None, after: Revision) -> tuple[int, int]:
     return diff_stat(diff(before, after))
 
 
-@dataclass
 class _Held:
-    """One memory a store has ever held, as the ledger folds its revisions."""
+    """One memory a store has ever held, as the ledger folds its revisions (its
+    attributes, in this order, are the console's JSON row)."""
 
-    slug: str
-    description: str = ""
-    live: bool = False
-    chars: int = 0
-    peak_chars: int = 0
-    revisions: int = 0
-    revision: int = 0
-    author: str = ""
-    time: int = 0
+    def __init__(self, slug: str) -> None:
+        self.slug = slug
+        self.description = ""
+        self.live = False
+        self.chars = 0
+        self.peak_chars = 0
+        self.revisions = 0
+        self.revision = 0
+        self.author = ""
+        self.time = 0
 
 
 class Ledger:
@@ -1119,8 +1118,7 @@ def _timeline_rows(
 # -- running a program -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """What ``run`` gives back: the program's result and every view opened."""
 
     result: ProgramResult

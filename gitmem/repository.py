@@ -7,17 +7,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument
-from gitmem.secrets import Allowlist
 from gitmem.store import repository as store
 from gitmem.types import Author, Edit
 
 if TYPE_CHECKING:
     # imported where used: opening a repository loads neither the binding rules, the
-    # holder, sync nor the sandbox that runs guards
+    # holder, sync, the secret detectors nor the sandbox that runs guards
     from gitmem.binding import Agent
     from gitmem.capability import Capability
     from gitmem.guard import Guards
     from gitmem.holder import Holder, Hub
+    from gitmem.secrets import Allowlist
     from gitmem.sync import StoreSync
 
 __all__ = ["Repository"]
@@ -74,6 +74,8 @@ class Repository(store.Repository):
         """Add a reviewed false positive (its fingerprint, as a refusal names it) to the
         store's allowlist, with ``note`` saying why; one commit (``None`` if present)."""
         text = self.snapshot(store_id).meta(store.ALLOWLIST) or ""
+        from gitmem.secrets import Allowlist
+
         line = f"{fingerprint}  # {' '.join(note.split())}" if note.strip() else fingerprint
         Allowlist.parse(line)
         if fingerprint in Allowlist.parse(text).fingerprints:

@@ -44,16 +44,39 @@ def test_reading_loads_no_holder_sandbox_adapter_or_sync(code: str) -> None:
     assert heavy == []
 
 
-# What a reading command (ls, show, log) does not use: the strategies and the write rules
-# are imported by the functions that write or search.
-WRITE_ONLY = ("gitmem.strategies", "gitmem.edits")
+# What a reading command (ls, show, log) does not use: the strategies, the write rules
+# and the secret detectors are imported by the functions that write or search.
+WRITE_ONLY = ("gitmem.strategies", "gitmem.edits", "gitmem.secrets")
 
 
 def test_reading_commands_load_no_strategy_or_write_rules() -> None:
-    """``gitmem.cli`` and ``gitmem.ops`` load no strategy and no write rules."""
+    """``gitmem.cli`` and ``gitmem.ops`` load no strategy, write rule or secret detector."""
     loaded = _loaded("import gitmem.cli\nimport gitmem.ops\nimport gitmem.repository")
     assert "gitmem.ops" in loaded
     assert [m for m in loaded if m.startswith(WRITE_ONLY)] == []
+
+
+def test_reading_commands_make_no_dataclass_but_the_value_types() -> None:
+    """Each dataclass costs a fresh process about 0.8 ms to make (Python compiles its
+    generated methods): the modules a command loads keep their own records as named
+    tuples or plain classes, and only ``gitmem.types``' public values are dataclasses."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import dataclasses, sys\n"
+            "import gitmem.cli, gitmem.ops, gitmem.repository, gitmem.search\n"
+            "print(sorted(f'{n}.{k}' for n, m in list(sys.modules.items())"
+            " if n.startswith('gitmem') for k, v in vars(m).items()"
+            " if dataclasses.is_dataclass(v) and getattr(v, '__module__', '') == n))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    made = ast.literal_eval(out.splitlines()[-1])
+    assert "gitmem.types.Memory" in made
+    assert [name for name in made if not name.startswith("gitmem.types.")] == []
 
 
 # What a reading command does not use either: the binding rules, the limits and the

@@ -28,9 +28,8 @@ import zlib
 from array import array
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from gitmem.errors import InvalidArgument
 from gitmem.types import Memory, check_text
@@ -59,8 +58,7 @@ def check_keywords(keywords: object) -> list[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One search result: the memory, the distinct keywords it mentions, how often."""
 
     memory: Memory

@@ -43,8 +43,7 @@ import bisect
 import hashlib
 import os
 import threading
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
@@ -56,8 +55,7 @@ FOREIGN = "-"
 MERGE = "^"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One slug a gitmem commit changed."""
 
     commit: str
@@ -87,22 +85,28 @@ class Source(Protocol):
     def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
 
 
-@dataclass
 class _Frame:
-    sha: str
-    parents: list[str]
-    facts: Facts | None
-    next: int = 0
-    mark: int = 0
+    """A commit on the walk's stack, and how far the walk has gone through its parents."""
+
+    __slots__ = ("facts", "mark", "next", "parents", "sha")
+
+    def __init__(self, sha: str, parents: list[str], facts: Facts | None) -> None:
+        self.sha = sha
+        self.parents = parents
+        self.facts = facts
+        self.next = 0
+        self.mark = 0
 
 
-@dataclass(frozen=True)
 class _Reach:
     """A commit's ancestry as index positions: every row before ``end``, plus ``extra``
     (sorted positions after ``end``; empty for a commit on the head's first-parent line)."""
 
-    end: int
-    extra: list[int] = field(default_factory=lambda: list[int]())
+    __slots__ = ("end", "extra")
+
+    def __init__(self, end: int, extra: list[int] | None = None) -> None:
+        self.end = end
+        self.extra = extra or []
 
     def __contains__(self, position: int) -> bool:
         if position < self.end:

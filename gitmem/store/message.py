@@ -28,7 +28,6 @@ both slugs and paths is not gitmem's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -46,8 +45,7 @@ class Edited(NamedTuple):
     revision: int
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     """What one gitmem commit says about itself: the slugs it changed (the subject
     first), the totals and peaks after it, and any extra trailers. Only a merge made by
     a sync may change no slug (its tree is its first parent's)."""

@@ -9,7 +9,6 @@ import hashlib
 import stat
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
@@ -44,8 +43,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-@dataclass(frozen=True)
-class MemoryFiles:
+class MemoryFiles(NamedTuple):
     """The blob ids of one memory's files."""
 
     md: bytes

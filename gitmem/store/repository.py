@@ -12,9 +12,8 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, Self, TypeVar
 
 from dulwich.config import StackedConfig
 from dulwich.errors import NotGitRepository
@@ -31,7 +30,6 @@ from gitmem.errors import (
     PathOccupied,
     StorageError,
 )
-from gitmem.secrets import Allowlist, check_texts, memory_fields, read_allowlist
 from gitmem.store import files, layout, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.filestore import FileSnapshot, build_tree
@@ -79,8 +77,9 @@ from gitmem.types import (
 )
 
 if TYPE_CHECKING:
-    # imported where used: the remote brings dulwich's network client, which a read
-    # never needs
+    # imported where used: the remote brings dulwich's network client, and the secret
+    # detectors scan writes; a read needs neither
+    from gitmem.secrets import Allowlist
     from gitmem.store.remote import Pushed, Remote
 
 __all__ = [
@@ -271,6 +270,8 @@ class Snapshot(StoreView):
 
     def allowlist(self) -> Allowlist:
         """The secrets this store admits (see ``read_allowlist``)."""
+        from gitmem.secrets import read_allowlist  # writes only: a read scans nothing
+
         return read_allowlist(self.meta(ALLOWLIST))
 
     def _files(self, slug: str) -> MemoryFiles | None:
@@ -558,6 +559,8 @@ class Repository:
         """The guards every memory write passes, on the head it applies to: no secret in
         any part of a memory it writes, unless the store's allowlist admits it. The
         public repository adds the store's guard code."""
+        from gitmem.secrets import check_texts, memory_fields
+
         allow = snapshot.allowlist()
         for edit in edits:
             memory = edit.memory
@@ -632,6 +635,8 @@ class Repository:
             edits = _check_file_change(change)
             if not edits:
                 return _Attempt([], None, "")
+            from gitmem.secrets import check_texts
+
             check_texts(((f"file {e.path}", e.text) for e in edits if e.text), None)
             olds: list[str | None] = []
             for edit in edits:
@@ -1368,8 +1373,7 @@ def _marker_ref(name: str) -> Ref:
     return Ref(b"refs/gitmem/" + name.encode())
 
 
-@dataclass(frozen=True)
-class _Attempt(Generic[T]):
+class _Attempt(NamedTuple, Generic[T]):
     """What one attempt at a mutation built: the result to return, the commit and its
     objects to publish (``new`` ``None``: nothing to publish), and what the reader and
     the history index keep of it once published."""
