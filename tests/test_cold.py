@@ -524,3 +524,26 @@ def test_the_exit_hooks_still_run() -> None:
     assert done.returncode == 0
     assert b"Usage: gitmem" in done.stdout
     assert done.stderr == b"hook ran\n"
+
+
+def test_the_console_script_loads_with_the_collector_off_then_runs_with_it_on() -> None:
+    """``gitmem.__main__`` freezes what the command line's imports made (no collection
+    traverses it again) and runs the command with the collector on: a server command
+    lives long enough to need it."""
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'{gc.isenabled()} {gc.get_freeze_count()}'))\n"
+        "sys.argv = ['gitmem', '--help']\n"
+        "from gitmem.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert "Usage: gitmem" in done.stdout
+    enabled, frozen = done.stderr.split()
+    assert enabled == "True"
+    assert int(frozen) > 10_000  # click's, dulwich's and gitmem's objects
+    usage = subprocess.run(
+        [sys.executable, "-m", "gitmem", "--help"], capture_output=True, text=True
+    )
+    assert usage.returncode == 0 and "Usage: gitmem" in usage.stdout

@@ -33,6 +33,7 @@ LAYERS = [
     "gitmem.adapters",
     "gitmem.anthropic",
     "gitmem.cli",
+    "gitmem.__main__",
 ]
 
 

@@ -91,7 +91,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
         entry_points = archive.read(f"{DISTRIBUTION}-0.1.0.dist-info/entry_points.txt").decode()
     assert "Name: gitmem-agent\n" in metadata
     assert "License-Expression: MIT\n" in metadata
-    assert "gitmem = gitmem.cli:main" in entry_points
+    assert "gitmem = gitmem.__main__:main" in entry_points
 
 
 def test_the_wheel_installs_and_runs_the_demo_without_the_source_tree(

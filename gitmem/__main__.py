@@ -1,0 +1,30 @@
+"""The ``gitmem`` console script, and ``python -m gitmem``.
+
+Every command is a fresh process, and most of what it pays before any work is its
+imports (see "The cold process" in the README). Imports make no garbage worth
+collecting, yet with the cyclic collector on, the objects they make are traversed by
+the collections they trigger and again by the first ones after. So the collector is
+off while ``gitmem.cli`` loads, what loaded is then frozen (left out of every later
+collection: modules live as long as the process), and the collector is back on for the
+command itself, which may be a long-lived server (``mcp``, ``console``).
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import NoReturn
+
+
+def main() -> NoReturn:
+    """Load the command line with the collector off, freeze what loaded, run it."""
+    gc.disable()
+    try:
+        from gitmem.cli import main as run
+    finally:
+        gc.freeze()
+        gc.enable()
+    run()
+
+
+if __name__ == "__main__":
+    main()
