@@ -73,9 +73,9 @@ class Repository(store.Repository):
     def allow(self, store_id: str, fingerprint: str, note: str, author: Author) -> str | None:
         """Add a reviewed false positive (its fingerprint, as a refusal names it) to the
         store's allowlist, with ``note`` saying why; one commit (``None`` if present)."""
-        text = self.snapshot(store_id).meta(store.ALLOWLIST) or ""
         from gitmem.secrets import Allowlist
 
+        text = self.snapshot(store_id).meta(store.ALLOWLIST) or ""
         line = f"{fingerprint}  # {' '.join(note.split())}" if note.strip() else fingerprint
         Allowlist.parse(line)
         if fingerprint in Allowlist.parse(text).fingerprints:
