@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem import (
+    Agent,
     AlreadyExists,
     Author,
+    Capability,
     GitmemError,
     InvalidArgument,
     InvalidSlug,
@@ -25,9 +27,10 @@ from gitmem import (
     PathOccupied,
     Repository,
     Totals,
+    ops,
 )
 from gitmem.store import Snapshot
-from gitmem.types import Change
+from gitmem.types import Change, FileChange, FileEdit
 
 STORE = "profile/researcher"
 ALICE = Author.agent("alice")
@@ -491,6 +494,107 @@ def test_write_then_read_returns_the_text(
         body,
         code,
     )
+
+
+# -- a person's git commit ------------------------------------------------------
+
+
+def _commit_by_hand(
+    repo: Repository, work: Path, change: Callable[[Path], None], store: str = STORE
+) -> str:
+    """What an operator correcting memories with plain git does: clone the store's
+    branch, change files, commit (no gitmem trailers) and push; the new head."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def run(*args: str) -> None:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+
+    run("clone", "-q", "--branch", store, repo.directory, str(work))
+    change(work)
+    run("-C", str(work), "add", "-A")
+    who = ("-c", "user.name=Ana Operator", "-c", "user.email=ana@example.com")
+    run("-C", str(work), *who, "commit", "-qm", "correct by hand")
+    run("-C", str(work), "push", "-q", "origin", store)
+    head = repo.head(store)
+    assert head is not None and _trailers(repo, head) == {}
+    return head
+
+
+def test_a_commit_by_hand_is_counted_and_the_next_write_continues_from_it(
+    repo: Repository, tmp_path: Path
+) -> None:
+    """A commit gitmem did not make records no totals: the store counts its tree, keeps
+    its peaks, and the next write's trailers continue from what the store holds."""
+    put(repo, "create", "a", "one\n")
+    put(repo, "create", "b", "two\n")  # peaks: 2 memories, 8 chars, 2 lines
+    a_path, c_path = repo.path(STORE, "a"), repo.path(STORE, "c")
+
+    def change(work: Path) -> None:
+        (work / a_path).write_text((work / a_path).read_text() + "and more\n")
+        (work / c_path).parent.mkdir(exist_ok=True)
+        (work / c_path).write_text('---\ndescription: "by hand"\n---\nthree\n')
+
+    _commit_by_hand(repo, tmp_path / "work", change)
+    snap = repo.snapshot(STORE)
+    assert snap.slugs() == ["a", "b", "c"]
+    assert snap.totals == Totals(3, 23, 4)  # "one\nand more\n" + "two\n" + "three\n"
+    assert snap.peaks == Totals(3, 23, 4)
+    after = put(repo, "create", "d", "four\n")
+    assert (after.totals, after.peaks) == (Totals(4, 28, 5), Totals(4, 28, 5))
+    assert _trailers(repo, after.commit)["Gitmem-Count"] == "4"
+    assert_fsck(repo.directory)
+
+
+def test_a_commit_by_hand_does_not_lift_the_limits(repo: Repository, tmp_path: Path) -> None:
+    """An agent bound under maxCount is refused past it after an operator's plain git
+    commit as before it, and an operator's own write still finds the recorded binding."""
+    cap = Capability.from_json(
+        '{"id": "memories", "enabled": true, "implementation": "keyword-search", "params": '
+        '{"scope": "shared", "maxCount": 2, "maxLenPerMemory": 0, "maxTotalLen": 0, '
+        '"maxLenIndex": 4096, "maxLenDescription": 256, "maxResults": 25}}'
+    )
+    holder = repo.bind(cap, Agent("researcher", "r-1", started_as="root"))
+    store = holder.store_id
+    for name in ("one", "two"):
+        assert holder.call("create_memory", {"name": name, "body": "x\n"}).ok
+    path = repo.path(store, "one")
+
+    def change(work: Path) -> None:
+        (work / path).write_text((work / path).read_text() + "fixed by the operator\n")
+
+    _commit_by_hand(repo, tmp_path / "work", change, store)
+    refused = holder.call("create_memory", {"name": "three", "body": "x\n"})
+    assert not refused.ok and "over maxCount (2)" in refused.text
+    assert repo.snapshot(store).slugs() == ["one", "two"]
+    recorded = ops.record(repo, store)
+    assert recorded is not None and recorded.limits.max_count == 2
+    holder.close()
+
+
+def test_a_file_store_stays_a_file_store_after_a_commit_by_hand(
+    repo: Repository, tmp_path: Path
+) -> None:
+    """The layout a store's last gitmem commit recorded holds across a person's commit:
+    a file store's files are counted, and the next file write continues from them."""
+
+    def write(path: str, text: str) -> None:
+        change = FileChange((FileEdit("create", path, text),))
+        repo.publish_files(STORE, ALICE, lambda _: change)
+
+    write("notes/a.md", "alpha\n")
+
+    def change(work: Path) -> None:
+        (work / "notes" / "b.md").write_text("beta\nbeta\n")
+
+    _commit_by_hand(repo, tmp_path / "work", change)
+    assert repo.layout(STORE) == "files"
+    files = repo.files(STORE)
+    assert files.files() == ["notes/a.md", "notes/b.md"]
+    assert files.totals == Totals(2, 16, 3)
+    assert len(files) == 2
+    write("notes/c.md", "gamma\n")
+    assert repo.files(STORE).totals == Totals(3, 22, 4)
 
 
 # -- git compatibility -----------------------------------------------------------

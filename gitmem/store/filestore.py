@@ -21,6 +21,7 @@ from typing import NamedTuple
 from gitmem.errors import InvalidArgument, StorageError
 from gitmem.store.objects import DIR_MODE, EMPTY_TREE, FILE_MODE, NewObjects, ObjectReader
 from gitmem.store.view import StoreView
+from gitmem.types import Totals, count_lines
 
 __all__ = ["Child", "FileSnapshot", "build_tree"]
 
@@ -116,6 +117,10 @@ class FileSnapshot(StoreView):
 
     def __len__(self) -> int:
         return self.totals.count
+
+    def _count(self) -> Totals:
+        texts = [self.read(path) or "" for path in self.files()]
+        return Totals(len(texts), sum(map(len, texts)), sum(map(count_lines, texts)))
 
     def revision(self, path: str) -> int:
         """The highest revision number ``path`` reached in this commit's history (0 if

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
@@ -28,7 +28,7 @@ from dulwich.repo import Repo
 from gitmem.errors import StorageError
 from gitmem.store import files
 from gitmem.store.message import Facts, parse_message
-from gitmem.types import Memory
+from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
 FILE_MODE = 0o100644
@@ -271,6 +271,7 @@ class ObjectReader:
         self._raw_commits: dict[str, bytes] = {}
         self._tree_contents: dict[str, bytes] = {}
         self._roots: dict[str, str] = {}
+        self._tallies: dict[tuple[str, str], Totals] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -339,6 +340,28 @@ class ObjectReader:
             return self._facts[sha]
         found = parse_message(self.commit(sha).message)
         _bounded(self._facts)[sha] = found
+        return found
+
+    def standing(self, sha: str) -> Facts | None:
+        """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
+        commit`` on a store's branch, say), those of its nearest first-parent ancestor
+        that gitmem made; ``None`` if it has none. A store keeps the layout and the peaks
+        its last gitmem commit recorded."""
+        while True:
+            facts = self.facts(sha)
+            if facts is not None:
+                return facts
+            parents = self.parents(sha)
+            if not parents:
+                return None
+            sha = parents[0]
+
+    def tally(self, sha: str, kind: str, count: Callable[[], Totals]) -> Totals:
+        """The totals of commit ``sha``'s tree as a store of ``kind`` counts them, by
+        ``count`` once and then kept: a commit gitmem did not make records none."""
+        found = self._tallies.get((sha, kind))
+        if found is None:
+            found = _bounded(self._tallies)[sha, kind] = count()
         return found
 
     def parents(self, sha: str) -> list[str]:

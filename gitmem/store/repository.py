@@ -162,6 +162,10 @@ class Snapshot(StoreView):
         listing = self._listing()
         return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
 
+    def _count(self) -> Totals:
+        found = self.memories()
+        return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
+
     def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
         slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
@@ -1390,7 +1394,8 @@ class _Attempt(NamedTuple, Generic[T]):
 def _is_file_store(reader: ObjectReader, head: str | None) -> bool:
     if head is None:
         return False
-    facts = reader.facts(head)
+    # a commit gitmem did not make keeps the layout of the gitmem commit before it
+    facts = reader.standing(head)
     return facts is not None and facts.paths
 
 
