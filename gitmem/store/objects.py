@@ -272,6 +272,7 @@ class ObjectReader:
         self._tree_contents: dict[str, bytes] = {}
         self._roots: dict[str, str] = {}
         self._tallies: dict[tuple[str, str], Totals] = {}
+        self._standings: dict[str, Facts | None] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -347,14 +348,19 @@ class ObjectReader:
         commit`` on a store's branch, say), those of its nearest first-parent ancestor
         that gitmem made; ``None`` if it has none. A store keeps the layout and the peaks
         its last gitmem commit recorded."""
-        while True:
-            facts = self.facts(sha)
-            if facts is not None:
-                return facts
-            parents = self.parents(sha)
-            if not parents:
-                return None
-            sha = parents[0]
+        facts = self.facts(sha)
+        if facts is not None:
+            return facts
+        if sha not in self._standings:
+            at, found = sha, None
+            while found is None:
+                parents = self.parents(at)
+                if not parents:
+                    break
+                at = parents[0]
+                found = self.facts(at)
+            _bounded(self._standings)[sha] = found
+        return self._standings[sha]
 
     def tally(self, sha: str, kind: str, count: Callable[[], Totals]) -> Totals:
         """The totals of commit ``sha``'s tree as a store of ``kind`` counts them, by
