@@ -35,21 +35,16 @@ class StoreView:
     @property
     def totals(self) -> Totals:
         """How many memories (or files), characters and lines the store holds."""
-        if self._facts is not None:
-            return self._facts.totals
-        if self.commit is None:
-            return Totals()
+        if self._facts is not None or self.commit is None:
+            return self._facts.totals if self._facts else Totals()
         return self._reader.tally(self.commit, type(self).__name__, self._count)
 
     @property
     def peaks(self) -> Totals:
         """The highest totals the store's history recorded, these included."""
-        if self._facts is not None:
-            return self._facts.peaks
-        if self.commit is None:
-            return Totals()
-        before = self._standing
-        return before.peaks.peak(self.totals) if before is not None else self.totals
+        if self._facts is not None or self._standing is None:
+            return self._facts.peaks if self._facts else self.totals
+        return self._standing.peaks.peak(self.totals)
 
     def _count(self) -> Totals:
         """The totals counted from the tree (each kind of store counts its own)."""
