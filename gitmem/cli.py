@@ -10,7 +10,9 @@ terminal with its control characters shown, not obeyed (see ``_Shown``).
 - ``stores``: ``[{"store", "head", "count", "chars", "lines"}]``, plus ``"layout": "files"``
   for a file store
 - ``ls``: ``[{"slug", "description", "chars", "lines"}]``
-- ``show``: ``{"store", "slug", "revision", "op", "description", "body", "code", "on_use"}``
+- ``show``: ``{"store", "slug", "revision", "op", "description", "body", "code", "on_use"}``;
+  ``"op": "outside"`` when a commit gitmem did not make changed the live text after
+  revision ``"revision"`` (0: gitmem never wrote it)
 - ``log``: ``[memory_revision]`` newest first, each with ``"diff"`` under ``-p``
 - ``revisions``: ``[memory_revision]`` oldest first
 
@@ -394,6 +396,12 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
         _emit(ops.show_json(name, found))
         return
     note = " (deleted here; the text it removed)" if found.removed else ""
+    if found.op == ops.OUTSIDE:
+        note = (
+            ", then changed outside gitmem (the live text; `git log` shows who changed it)"
+            if found.revision
+            else " (written outside gitmem; gitmem has no revision of it)"
+        )
     text = ops.render(found)
     click.echo(f"# {slug}  revision {found.revision}{note}")
     click.echo(text, nl=not text.endswith("\n"))

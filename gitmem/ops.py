@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from gitmem.sync import StoreSync
 
 __all__ = [
+    "OUTSIDE",
     "REPOSITORY_DIR",
     "Ledger",
     "Record",
@@ -725,12 +726,51 @@ def memory_rows(repo: Repository, store: str) -> list[dict[str, Any]]:
     ]
 
 
+OUTSIDE = "outside"
+"""The op ``show`` gives the live text of a memory that a commit gitmem did not make (a
+person's ``git commit``) changed or added after gitmem's last revision of it; its
+revision is that last revision's number (0 if gitmem never wrote it)."""
+
+
 def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Revision:
     """The revision ``rev`` of ``slug`` (default: the live one; a deleted memory's last
-    text needs its revision named)."""
+    text needs its revision named). The live one is what the store holds now: if a
+    commit gitmem did not make changed it since gitmem's last revision, its text, with
+    the op :data:`OUTSIDE`."""
     history = repo.revisions(store, slug)
+    if rev is None:
+        snapshot = repo.snapshot(store)
+        live = snapshot.get(slug)
+        last = history[-1] if history else None
+        if live is not None and (last is None or last.removed or _text(last) != live):
+            return Revision(
+                store=store,
+                slug=slug,
+                revision=last.revision if last else 0,
+                op=OUTSIDE,
+                description=live.description,
+                body=live.body,
+                code=live.code,
+                on_use=live.on_use,
+                author="",
+                commit=snapshot.commit or "",
+                time=0,
+                totals=snapshot.totals,
+                peaks=snapshot.peaks,
+            )
+        if live is None and last is not None and not last.removed:
+            raise NotFound(
+                f"{slug!r} was removed outside gitmem after revision {last.revision}; "
+                f"see its last text with `gitmem show {slug} --rev {last.revision}`"
+            )
     missing = f"there is no memory named {slug!r} in {store}"
     return _pick(history, rev, slug, missing, "deleted")
+
+
+def _text(revision: Revision) -> Memory:
+    return Memory(
+        revision.slug, revision.description, revision.body, revision.code, revision.on_use
+    )
 
 
 def _pick(history: list[_Picked], rev: int | None, name: str, missing: str, gone: str) -> _Picked:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,24 @@ def git(directory: str | os.PathLike[str], *args: str) -> subprocess.CompletedPr
         check=False,
         env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
     )
+
+
+def commit_by_hand(directory: str, store: str, work: Path, change: Callable[[Path], None]) -> None:
+    """What an operator correcting memories with plain git does: clone the store's
+    branch of the repository at ``directory`` into ``work``, let ``change`` edit the
+    files, commit (no gitmem trailers) and push."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def run(*args: str) -> None:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+
+    run("clone", "-q", "--branch", store, directory, str(work))
+    change(work)
+    run("-C", str(work), "add", "-A")
+    who = ("-c", "user.name=Ana Operator", "-c", "user.email=ana@example.com")
+    run("-C", str(work), *who, "commit", "-qm", "correct by hand")
+    run("-C", str(work), "push", "-q", "origin", store)
 
 
 def assert_fsck(directory: str | os.PathLike[str]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import git
+from conftest import commit_by_hand, git
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
@@ -239,6 +239,41 @@ def test_show_missing_and_deleted(repo: Repository) -> None:
     deleted = run(repo, "show", "a")
     assert deleted.exit_code == 1
     assert "--rev 2" in error_line(deleted)
+
+
+def test_show_prints_what_the_store_holds_after_a_commit_by_hand(
+    repo: Repository, tmp_path: Path
+) -> None:
+    """After an operator's plain git commit, `show` prints the live text (op
+    `outside`, numbered after gitmem's last revision), a memory added by hand too, and
+    refuses one removed by hand, naming the revision that still has its text."""
+    put(repo, "notes", "kept", body="as gitmem wrote it\n")
+    put(repo, "notes", "gone", body="soon removed\n")
+    kept, gone, added = (repo.path("notes", s) for s in ("kept", "gone", "added"))
+
+    def change(work: Path) -> None:
+        (work / kept).write_text((work / kept).read_text() + "and a line by hand\n")
+        (work / gone).unlink()
+        (work / added).parent.mkdir(exist_ok=True)
+        (work / added).write_text('---\ndescription: "by hand"\n---\nnew\n')
+
+    commit_by_hand(repo.directory, "notes", tmp_path / "work", change)
+    shown = run(repo, "show", "kept")
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines()[0] == (
+        "# kept  revision 1, then changed outside gitmem "
+        "(the live text; `git log` shows who changed it)"
+    )
+    assert shown.output.endswith("as gitmem wrote it\nand a line by hand\n")
+    assert json.loads(run(repo, "show", "kept", "--json").stdout)["op"] == "outside"
+    assert "and a line" not in run(repo, "show", "kept", "--rev", "1").output
+    new = json.loads(run(repo, "show", "added", "--json").stdout)
+    assert (new["revision"], new["op"], new["body"]) == (0, "outside", "new\n")
+    removed = run(repo, "show", "gone")
+    assert error_line(removed) == (
+        "Error: 'gone' was removed outside gitmem after revision 1; "
+        "see its last text with `gitmem show gone --rev 1`"
+    )
 
 
 def test_log_patch_shows_a_diff(repo: Repository) -> None:

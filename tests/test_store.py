@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import assert_fsck, git, tree_bytes
+from conftest import assert_fsck, commit_by_hand, git, tree_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -502,20 +502,9 @@ def test_write_then_read_returns_the_text(
 def _commit_by_hand(
     repo: Repository, work: Path, change: Callable[[Path], None], store: str = STORE
 ) -> str:
-    """What an operator correcting memories with plain git does: clone the store's
-    branch, change files, commit (no gitmem trailers) and push; the new head."""
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-
-    def run(*args: str) -> None:
-        done = subprocess.run(["git", *args], capture_output=True, text=True, env=env)
-        assert done.returncode == 0, done.stderr
-
-    run("clone", "-q", "--branch", store, repo.directory, str(work))
-    change(work)
-    run("-C", str(work), "add", "-A")
-    who = ("-c", "user.name=Ana Operator", "-c", "user.email=ana@example.com")
-    run("-C", str(work), *who, "commit", "-qm", "correct by hand")
-    run("-C", str(work), "push", "-q", "origin", store)
+    """An operator's plain git commit on the store's branch (``commit_by_hand``); the
+    new head, which carries no gitmem trailers."""
+    commit_by_hand(repo.directory, store, work, change)
     head = repo.head(store)
     assert head is not None and _trailers(repo, head) == {}
     return head
