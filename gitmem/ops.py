@@ -737,9 +737,17 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rev
     text needs its revision named). The live one is what the store holds now: if a
     commit gitmem did not make changed it since gitmem's last revision, its text, with
     the op :data:`OUTSIDE`."""
+    head = repo.head(store)
     history = repo.revisions(store, slug)
     if rev is None:
-        snapshot = repo.snapshot(store)
+        # the history and the tree of one head: a write between the two reads would
+        # make gitmem's own text look changed outside it
+        for _ in range(8):
+            now = repo.head(store)
+            if now == head:
+                break
+            head, history = now, repo.revisions(store, slug)
+        snapshot = repo.snapshot(store, head)
         live = snapshot.get(slug)
         last = history[-1] if history else None
         if live is not None and (last is None or last.removed or _text(last) != live):
