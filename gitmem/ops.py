@@ -737,20 +737,16 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rev
     text needs its revision named). The live one is what the store holds now: if a
     commit gitmem did not make changed it since gitmem's last revision, its text, with
     the op :data:`OUTSIDE`."""
-    head = repo.head(store)
-    history = repo.revisions(store, slug)
-    if rev is None:
-        # the history and the tree of one head: a write between the two reads would
-        # make gitmem's own text look changed outside it
-        for _ in range(8):
-            now = repo.head(store)
-            if now == head:
-                break
-            head, history = now, repo.revisions(store, slug)
-        snapshot = repo.snapshot(store, head)
+    if rev is not None:
+        history = repo.revisions(store, slug)
+    else:
+        # the history and the tree of one head: a write between two reads of the head
+        # would make gitmem's own text look changed outside it
+        snapshot = repo.snapshot(store)
+        history = repo.revisions(store, slug, snapshot.commit) if snapshot.commit else []
         live = snapshot.get(slug)
         last = history[-1] if history else None
-        if live is not None and (last is None or last.removed or _text(last) != live):
+        if live is not None and (last is None or last.removed or last.memory() != live):
             return Revision(
                 store=store,
                 slug=slug,
@@ -773,12 +769,6 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rev
             )
     missing = f"there is no memory named {slug!r} in {store}"
     return _pick(history, rev, slug, missing, "deleted")
-
-
-def _text(revision: Revision) -> Memory:
-    return Memory(
-        revision.slug, revision.description, revision.body, revision.code, revision.on_use
-    )
 
 
 def _pick(history: list[_Picked], rev: int | None, name: str, missing: str, gone: str) -> _Picked:

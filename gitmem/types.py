@@ -310,6 +310,10 @@ class Revision:
     removed: bool = False
     """Whether this revision removed the slug (a delete, or a rename's old name)."""
 
+    def memory(self) -> Memory:
+        """The memory as this revision left it (for a removal, as it was removed)."""
+        return Memory(self.slug, self.description, self.body, self.code, self.on_use)
+
     def event(self) -> dict[str, Any]:
         """The ``memory_revision`` telemetry event."""
         return {

@@ -406,6 +406,15 @@ def test_snapshot_at_an_old_commit(repo: Repository) -> None:
     assert (empty.commit, len(empty), empty.slugs(), empty.get("a")) == (None, 0, [], None)
 
 
+def test_revisions_as_of_an_old_commit(repo: Repository) -> None:
+    """``revisions(..., commit)`` is the history as of that commit of the store."""
+    first = put(repo, "create", "a", "old").commit
+    put(repo, "edit", "a", "new")
+    assert [r.body for r in repo.revisions(STORE, "a", first)] == ["old"]
+    assert [r.body for r in repo.revisions(STORE, "a")] == ["old", "new"]
+    assert [r.memory() for r in repo.revisions(STORE, commit=first)] == [Memory("a", "a", "old")]
+
+
 # -- totals and peaks ------------------------------------------------------------
 
 

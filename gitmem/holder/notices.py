@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gitmem.store import Repository, Snapshot
 from gitmem.strategies import Strategy
-from gitmem.types import SYNC_AUTHOR, Memory, Revision
+from gitmem.types import SYNC_AUTHOR, Revision
 
 __all__ = ["Notices"]
 
@@ -89,7 +89,7 @@ class Notices:
             if slug in others:
                 continue
             memory = now.get(slug)
-            if (memory is None) if mine.removed else memory == _as_memory(mine):
+            if (memory is None) if mine.removed else memory == mine.memory():
                 echoes.add(slug)
         return [r for r in theirs if r.slug not in echoes]
 
@@ -104,9 +104,3 @@ class Notices:
             return
         self._repo.set_marker(self._marker, head)
         self._seen, self._persisted = head or "", True
-
-
-def _as_memory(revision: Revision) -> Memory:
-    return Memory(
-        revision.slug, revision.description, revision.body, revision.code, revision.on_use
-    )

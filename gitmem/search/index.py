@@ -146,7 +146,7 @@ class SearchIndex:
                 if rev.removed:
                     self.remove(rev.slug)
                 else:
-                    self.put(Memory(rev.slug, rev.description, rev.body, rev.code, rev.on_use))
+                    self.put(rev.memory())
         except _Damaged:
             self.reset(repo.snapshot(store, head).memories(), head)
             return

@@ -477,13 +477,16 @@ class Repository:
         check_store(store)
         return files.memory_path(check_slug(slug))
 
-    def revisions(self, store: str, slug: str | None = None) -> list[Revision]:
+    def revisions(
+        self, store: str, slug: str | None = None, commit: str | None = None
+    ) -> list[Revision]:
         """Every revision of the store (or of one slug), deleted ones too, from every
-        commit reachable from the head through all parents, parents before children
-        (see ``gitmem.store.history`` for the order); oldest first on a linear history."""
+        commit reachable from the head (or from ``commit``, one of the store's) through
+        all parents, parents before children (see ``gitmem.store.history`` for the
+        order); oldest first on a linear history."""
         if slug is not None:
             check_slug(slug)
-        head = self.head(store)
+        head = commit if commit is not None else self.head(store)
         if _is_file_store(self._reader, head):
             raise InvalidArgument(
                 f"store {store!r} is a file store; its history is `file_revisions`"

@@ -27,8 +27,8 @@ class StoreView:
         self.commit = commit
         self._reader = reader
         self._history = history
-        self._facts = facts = reader.facts(commit) if commit else None
-        self._standing = facts if facts is not None or not commit else reader.standing(commit)
+        self._facts = reader.facts(commit) if commit else None
+        self._standing = reader.standing(commit) if commit else None
         self.trailers: Mapping[str, str] = self._standing.extra if self._standing else {}
         self.root: str | None = reader.root(commit) if commit else None
 

@@ -108,9 +108,7 @@ def update_memory() -> Tool:
             desk.check_code(Memory(slug, "", "", *halves))
         revision = desk.publish(build)[0]
         if halves is not None:
-            desk.written(
-                Memory(slug, revision.description, revision.body, revision.code, revision.on_use)
-            )
+            desk.written(revision.memory())
         return f"Updated `{slug}`."
 
     return Tool(
