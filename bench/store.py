@@ -3,7 +3,8 @@
 1. Mutation latency on stores of 100, 1,000 and 10,000 memories (goal: 10k <= 1.5x 100).
 2. gitmem's commit against pygit2 (libgit2) and the ``git`` CLI making the same commit:
    blob, fan-out subtree, root tree, commit, ref update (goal: <= 1.3x pygit2 with fsync
-   on, issue 16; gitmem writes the objects as one pack, pygit2 as loose objects).
+   on, issue 16; gitmem writes the objects as one pack, pygit2 as loose objects). The
+   content is new to the store, so every peer writes all four objects (checked).
 3. History of one slug at 10,000 commits: ``Repository.revisions(store, slug)`` warm and
    cold against ``git log --format=%H -- <path>`` (goal: <= 20 ms).
 
@@ -75,10 +76,10 @@ def slug_for(k: int, count: int) -> str:
     return f"m{(k * 7919) % count:05d}"
 
 
-def gitmem_writer(repo: Repository, count: int) -> Writer:
+def gitmem_writer(repo: Repository, count: int, salt: str = "w") -> Writer:
     def write(k: int) -> float:
         slug = slug_for(k, count)
-        fn = write_change(slug, body(k, "w"))
+        fn = write_change(slug, body(k, salt))
         start = time.perf_counter()
         repo.mutate(STORE, AUTHOR, fn)
         return time.perf_counter() - start
@@ -86,7 +87,10 @@ def gitmem_writer(repo: Repository, count: int) -> Writer:
     return write
 
 
-def interleaved(writers: dict[str, Writer], writes: int, warmup: int = 5) -> dict[str, float]:
+WARMUP = 5
+
+
+def interleaved(writers: dict[str, Writer], writes: int, warmup: int = WARMUP) -> dict[str, float]:
     """Median milliseconds per writer, taking turns so that disk weather hits all alike."""
     samples: dict[str, list[float]] = {name: [] for name in writers}
     for k in range(warmup + writes):
@@ -100,13 +104,13 @@ def interleaved(writers: dict[str, Writer], writes: int, warmup: int = 5) -> dic
 # -- peers making the same commit ----------------------------------------------------
 
 
-def pygit2_writer(path: str, count: int, fsync: bool) -> Writer:
+def pygit2_writer(path: str, count: int, fsync: bool, salt: str) -> Writer:
     repo = pygit2.Repository(path)
     sig = pygit2.Signature(AUTHOR.name, AUTHOR.email, 0, 0)
 
     def write(k: int) -> float:
         slug = slug_for(k, count)
-        data = files.encode(Memory(slug, "rewritten", body(k, "w")))[slug + files.MD]
+        data = files.encode(Memory(slug, "rewritten", body(k, salt)))[slug + files.MD]
         bucket = files.bucket(slug)
         pygit2.option(pygit2.GIT_OPT_ENABLE_FSYNC_GITDIR, int(fsync))
         start = time.perf_counter()
@@ -136,10 +140,10 @@ def git(path: str, *args: str, data: bytes | None = None, config: tuple[str, ...
     ).stdout.decode()
 
 
-def git_cli_writer(path: str, count: int, config: tuple[str, ...]) -> Writer:
+def git_cli_writer(path: str, count: int, config: tuple[str, ...], salt: str) -> Writer:
     def write(k: int) -> float:
         slug = slug_for(k, count)
-        data = files.encode(Memory(slug, "rewritten", body(k, "w")))[slug + files.MD]
+        data = files.encode(Memory(slug, "rewritten", body(k, salt)))[slug + files.MD]
         bucket = files.bucket(slug)
         start = time.perf_counter()
         head = git(path, "rev-parse", STORE, config=config).strip()
@@ -165,6 +169,14 @@ def git_cli_writer(path: str, count: int, config: tuple[str, ...]) -> Writer:
         return time.perf_counter() - start
 
     return write
+
+
+def loose_objects(path: str) -> int:
+    """How many loose objects ``path`` holds (gitmem writes none: a peer wrote them)."""
+    objects = os.path.join(path, "objects")
+    return sum(
+        len(os.listdir(os.path.join(objects, d))) for d in os.listdir(objects) if len(d) == 2
+    )
 
 
 def without_fsync(write: Writer) -> Writer:
@@ -270,35 +282,42 @@ def main() -> None:
             copies[name] = os.path.join(work, f"peer-{name}.git")
             shutil.copytree(base, copies[name])
         fsync_cfg = ("core.fsync=committed", "core.fsyncMethod=fsync")
+        # Section 1 wrote body(k, "w") to this very store, and a peer that finds an
+        # object already stored does not write it again: with that content pygit2 and
+        # git wrote only the commit, one object where gitmem writes four. A salt no
+        # earlier write used makes every peer write the whole commit.
+        salt = "peer"
         peers: list[tuple[str, Writer, str]] = [
             (
                 "gitmem mutate",
-                gitmem_writer(Repository.open(copies["gitmem"]), 1_000),
+                gitmem_writer(Repository.open(copies["gitmem"]), 1_000, salt),
                 "one pack; fsyncs in 3 flushes: pack+index+ref lock, pack dir, ref dir; flock; CAS",
             ),
             (
                 "gitmem, fsync patched out",
-                without_fsync(gitmem_writer(Repository.open(copies["gitmem-nofsync"]), 1_000)),
+                without_fsync(
+                    gitmem_writer(Repository.open(copies["gitmem-nofsync"]), 1_000, salt)
+                ),
                 "same code, os.fsync a no-op: the Python cost alone",
             ),
             (
                 "pygit2 (libgit2 default)",
-                pygit2_writer(copies["pygit2"], 1_000, fsync=False),
+                pygit2_writer(copies["pygit2"], 1_000, False, salt),
                 "no fsync at all (libgit2 default)",
             ),
             (
                 "pygit2, fsync on",
-                pygit2_writer(copies["pygit2-fsync"], 1_000, fsync=True),
+                pygit2_writer(copies["pygit2-fsync"], 1_000, True, salt),
                 "ENABLE_FSYNC_GITDIR: fsyncs each loose object and its folder, and the ref",
             ),
             (
                 "git CLI (default)",
-                git_cli_writer(copies["git"], 1_000, ()),
+                git_cli_writer(copies["git"], 1_000, (), salt),
                 "7 processes; default fsyncs no loose object, no ref",
             ),
             (
                 "git CLI, core.fsync=committed",
-                git_cli_writer(copies["git-fsync"], 1_000, fsync_cfg),
+                git_cli_writer(copies["git-fsync"], 1_000, fsync_cfg, salt),
                 "fsyncs loose objects and refs, not directories",
             ),
         ]
@@ -306,6 +325,12 @@ def main() -> None:
         pygit2.option(pygit2.GIT_OPT_ENABLE_FSYNC_GITDIR, 0)
         for name, _, note in peers:
             print(f"   {name:<30} {peer_ms[name]:7.2f} ms   {note}")
+        commits = WARMUP + WRITES
+        for name in ("pygit2", "pygit2-fsync", "git", "git-fsync"):
+            # blob, subtree, root tree and commit: each peer wrote the whole commit
+            written = loose_objects(copies[name])
+            assert written == 4 * commits, f"{name} wrote {written} objects for {commits} commits"
+        print(f"   each peer wrote 4 loose objects for each of its {commits} commits")
         ours = peer_ms["gitmem mutate"]
         vs_pygit2 = ours / peer_ms["pygit2 (libgit2 default)"]
         vs_pygit2_fsync = ours / peer_ms["pygit2, fsync on"]
@@ -327,7 +352,8 @@ def main() -> None:
             f"{ours / peer_ms['git CLI, core.fsync=committed']:5.2f}x"
         )
         user, system = cpu_split(
-            without_fsync(gitmem_writer(Repository.open(copies["gitmem-nofsync"]), 1_000)), 320
+            without_fsync(gitmem_writer(Repository.open(copies["gitmem-nofsync"]), 1_000, "cpu")),
+            320,
         )
         print(
             f"   gitmem CPU per commit (fsync patched out, 320 commits, packs combined as due): "
