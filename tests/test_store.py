@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -716,3 +717,22 @@ def test_loose_objects_are_packed_past_the_threshold(repo: Repository) -> None:
     )
     assert Repository.open(repo.directory).snapshot(STORE).get("a").body == "x"  # type: ignore[union-attr]
     assert_fsck(repo.directory)
+
+
+def test_a_repository_left_open_exits_quietly(tmp_path: Path) -> None:
+    # dulwich's finalizers print a traceback apiece if they first run while the
+    # interpreter shuts down; gitmem closes what the program left open at exit
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        put(repo, "create", "a", "body\n")
+    program = (
+        "import sys\n"
+        "from gitmem import Repository\n"
+        "repo = Repository.open(sys.argv[1])\n"
+        f"print(repo.snapshot({STORE!r}).get('a').body, end='')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, path], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "body\n"
+    assert done.stderr == ""

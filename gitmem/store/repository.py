@@ -5,11 +5,13 @@ All dulwich contact lives in ``gitmem.store``; no dulwich type or exception leav
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import contextlib
 import os
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from itertools import compress
@@ -115,6 +117,16 @@ _HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # the ops that write a memory, so their edits must carry one (a delete must not)
 _WRITES = frozenset({"create", "write", "update", "edit"})
 _SUFFIXES = (files.MD, files.CODE, files.ON_USE)
+# every repository not yet closed, closed at exit if the program did not: dulwich's
+# finalizers, run once the interpreter is shutting down, print a traceback apiece
+_open: weakref.WeakSet[Repository] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open() -> None:
+    for repo in list(_open):
+        with suppress(Exception):
+            repo.close()
 
 
 def check_store(store: object) -> str:
@@ -339,6 +351,7 @@ class Repository:
         self._read_lock = self._reader.lock
         self._histories: dict[str, History] = {}
         self._summaries = Summaries(os.path.join(self._meta, "summaries"))
+        _open.add(self)
 
     # -- opening -------------------------------------------------------------------
 
@@ -421,6 +434,7 @@ class Repository:
         return cls(common, repo, project=not standalone)
 
     def close(self) -> None:
+        _open.discard(self)
         self._repo.close()
 
     def __enter__(self) -> Self:
