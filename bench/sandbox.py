@@ -19,7 +19,9 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
   markdown and keyword-search do: its transpiled JavaScript is cached). The new text
   is also measured in Deno alone, the same binary with no gitmem around it: a booted
   worker importing the text as a blob module, as the runtime does. That is the floor
-  any Deno sandbox pays, and it shows what gitmem adds.
+  any Deno sandbox pays, and it shows what gitmem adds. Deno alone also imports the
+  same functions as JavaScript (no types, nothing to transpile): the difference is
+  Deno's transpile, which no Deno option turns off.
 - a trivial program end to end through ``Holder.run_program``, with a pause between
   programs as between an agent's turns, beside mini-racer making a fresh context and
   running the same code. Goal ≤ 15 ms.
@@ -69,14 +71,15 @@ def median_ms(action: Callable[[], object], rounds: int = ROUNDS, pause: float =
     return statistics.median(times)
 
 
-def module_32k(typed: bool = True) -> str:
+def module_32k(typed: bool = True, exported: bool = True) -> str:
     parts: list[str] = []
     n = 0
+    export = "export " if exported else ""
     while sum(map(len, parts)) < 32 * 1024 - 200:
         if typed:
-            head = f"export function helper{n}(rows: string[][], column: number): string[] {{\n"
+            head = f"{export}function helper{n}(rows: string[][], column: number): string[] {{\n"
         else:
-            head = f"function helper{n}(rows, column) {{\n"
+            head = f"{export}function helper{n}(rows, column) {{\n"
         parts.append(
             head
             + f"  return rows.map((row) => row[column] ?? '').filter((cell) => cell.length > {n % 7});\n"
@@ -171,7 +174,7 @@ def gitmem_load(source: str) -> float:
 # Deno alone: for each round a booted worker (its first TypeScript module already
 # imported, as the runtime's spare has), then the timed import of the new text.
 DENO_LOAD = """
-const { source, rounds, pause } = JSON.parse(await new Response(Deno.stdin.readable).text());
+const { source, media, rounds, pause } = JSON.parse(await new Response(Deno.stdin.readable).text());
 const blob = (text, type) => URL.createObjectURL(new Blob([text], { type }));
 const worker = `self.onmessage = async (e) => {
   await import(e.data);
@@ -185,7 +188,7 @@ for (let i = 0; i < rounds; i++) {
   await answered();
   await new Promise((resolve) => setTimeout(resolve, pause * 1000));
   const started = performance.now();
-  w.postMessage(blob(`// ${i}\\n` + source, "application/typescript"));
+  w.postMessage(blob(`// ${i}\\n` + source, media));
   await answered();
   times.push(performance.now() - started);
   w.terminate();
@@ -195,7 +198,7 @@ console.log(JSON.stringify(times));
 """
 
 
-def deno_load(source: str) -> float:
+def deno_load(source: str, media: str = "application/typescript") -> float:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "load.js"
         script.write_text(DENO_LOAD)
@@ -205,14 +208,14 @@ def deno_load(source: str) -> float:
             (deno_dir / folder).mkdir(parents=True)
         done = subprocess.run(
             [_deno_binary(), "run", "--quiet", "--no-config", "--no-code-cache", str(script)],
-            input=json.dumps({"source": source, "rounds": ROUNDS, "pause": 0.3}),
+            input=json.dumps({"source": source, "media": media, "rounds": ROUNDS, "pause": 0.3}),
             capture_output=True,
             text=True,
             check=True,
             env={"DENO_DIR": str(deno_dir), "NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"},
         )
     times: list[float] = json.loads(done.stdout)
-    FASTEST["deno_load"] = min(times)
+    FASTEST["deno_load" if media.endswith("typescript") else "deno_load_js"] = min(times)
     return statistics.median(times)
 
 
@@ -343,7 +346,7 @@ def line(what: str, ours: float, peer: float, unit: str, goal: float | None) -> 
 
 
 def main() -> None:
-    typed, plain = module_32k(), module_32k(typed=False)
+    typed, plain = module_32k(), module_32k(typed=False, exported=False)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Repository.init(str(Path(tmp) / "mem.git"))
         pool = Pool(reaper=False)
@@ -356,6 +359,8 @@ def main() -> None:
         first = gitmem_first_program()
         load = gitmem_load(typed), racer_load(plain)
         deno = deno_load(typed)
+        # the same functions with no types, as JavaScript: all but the transpile
+        deno_js = deno_load(module_32k(typed=False), "application/javascript")
         reload = gitmem_reload(typed), load[1]
         program = gitmem_program(holder), racer_program()
         call = gitmem_call(holder.sandbox), racer_call()
@@ -374,6 +379,10 @@ def main() -> None:
     print(
         f"{'  the same in Deno alone':<36}{deno:9.2f} ms  (a booted worker importing it; "
         f"gitmem {load[0] / deno:.2f}x)"
+    )
+    print(
+        f"{'  the same as JavaScript, Deno alone':<36}{deno_js:9.2f} ms  (no transpile: "
+        f"Deno's transpile of the TypeScript {deno - deno_js:.2f} ms)"
     )
     print(line(f"load a {len(typed) // 1024} KB module again", *reload, "ms", 8))
     print(line("trivial program via run_program", *program, "ms", 15))
