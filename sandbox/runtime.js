@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 2af3e5209749923e654732b80d78d08cfc199ce5866e3ca4c6a5fc7eb24a13de) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 10980e4ef870765c7e12fb75d47672bd2d26d232d8ecb656ee51f8f81a861c90) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -526,6 +526,8 @@ var Host = class {
 };
 var CHUNK = 1 << 16;
 var IDLE_EXIT = 3;
+var SPARES = 2;
+var BOOT_AFTER_MS = 20;
 var Slot = class {
   worker;
   token = crypto.randomUUID();
@@ -533,6 +535,8 @@ var Slot = class {
   flag = new Int32Array(this.sab, 0, 2);
   ready;
   listener = null;
+  // Ready for its request: its thread is up and its warm-up module imported.
+  booted = false;
   exited = false;
   exitWaiters = [];
   constructor(settings, urls) {
@@ -550,6 +554,7 @@ var Slot = class {
     this.worker.on("message", (message) => {
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
+        this.booted = true;
         markReady();
         return;
       }
@@ -662,21 +667,28 @@ var Modules = class {
 var Runtime = class {
   host;
   settings;
-  spare;
+  spares;
+  bootTimer;
   busy;
-  // Bumped as each request ends: a watch window that saw one is not idle time.
-  served;
+  // Bumped as each request ends and as each spare boots: a watch window that saw
+  // either is not idle time.
+  work;
+  // Spares booted and not yet ready.
   booting;
+  // Requests that found no booted spare and waited for a worker to be made.
+  cold;
   retiring;
   urls;
   modules;
   constructor(host, settings) {
     this.host = host;
     this.settings = settings;
-    this.spare = null;
+    this.spares = [];
+    this.bootTimer = null;
     this.busy = true;
-    this.served = 0;
-    this.booting = false;
+    this.work = 0;
+    this.booting = 0;
+    this.cold = 0;
     this.retiring = false;
     const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
@@ -697,22 +709,27 @@ var Runtime = class {
       this.urls.warmUrl
     ];
   }
-  // Booting a worker blocks this thread for some 30 ms, so the spare is
-  // booted after a reply has gone out rather than while a request waits.
-  warm() {
-    if (this.spare !== null) return;
-    const spare = new Slot(this.settings, this.urls);
-    this.spare = spare;
-    this.booting = true;
-    void spare.ready.then(() => {
-      if (this.spare === spare) this.booting = false;
-    });
+  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  // request. A request cancels the plan; its end makes a new one.
+  warm(after = BOOT_AFTER_MS) {
+    if (this.bootTimer !== null) clearTimeout(this.bootTimer);
+    this.bootTimer = null;
+    if (this.spares.length >= SPARES || this.retiring) return;
+    this.bootTimer = setTimeout(() => {
+      this.bootTimer = null;
+      if (this.busy || this.retiring) return;
+      const spare = new Slot(this.settings, this.urls);
+      this.spares.push(spare);
+      this.booting++;
+      this.work++;
+      void spare.ready.then(() => this.booting--);
+      this.warm();
+    }, after);
   }
   take() {
-    const slot = this.spare ?? new Slot(this.settings, this.urls);
-    this.spare = null;
-    this.booting = false;
-    return slot;
+    const spare = this.spares.shift();
+    if (spare === void 0 || !spare.booted) this.cold++;
+    return spare ?? new Slot(this.settings, this.urls);
   }
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
@@ -732,7 +749,7 @@ var Runtime = class {
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
-    let served = this.served;
+    let work = this.work;
     const timer = setInterval(() => {
       const now = cpuUsage();
       const at = performance.now();
@@ -740,8 +757,8 @@ var Runtime = class {
       const share = used / Math.max(1, at - lastAt);
       last = now;
       lastAt = at;
-      if (this.busy || this.booting || served !== this.served) {
-        served = this.served;
+      if (this.busy || this.booting > 0 || work !== this.work) {
+        work = this.work;
         strikes = 0;
         return;
       }
@@ -756,7 +773,7 @@ var Runtime = class {
       op: "ready",
       token
     });
-    this.warm();
+    this.warm(0);
     for (; ; ) {
       this.busy = false;
       const request = await this.host.receive();
@@ -765,10 +782,14 @@ var Runtime = class {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
-      if (op === "ping") await this.host.send({
-        op: "pong"
-      });
-      else if (op === "compile" || op === "load") {
+      if (op === "ping") {
+        const spares = this.spares.filter((spare) => spare.booted).length;
+        await this.host.send({
+          op: "pong",
+          spares,
+          cold: this.cold
+        });
+      } else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
         await this.host.send({
@@ -787,7 +808,7 @@ var Runtime = class {
         op: "error",
         message: `unknown op ${String(op)}`
       });
-      this.served++;
+      this.work++;
       this.warm();
     }
   }

@@ -2,12 +2,13 @@
 //
 // It connects back to the Python host over loopback TCP, to the one port the
 // process may reach (Deno.args[0]), proves itself with the per-launch token
-// (Deno.args[1]) and serves framed JSON requests: compile, load, run. The
-// process has no file permission at all. User code never runs on this thread:
-// every request is evaluated inside a fresh `node:worker_threads` worker,
-// which is terminated afterwards and whose heap is capped, so nothing a module
-// or program does outlives its request. Frames are a 4-byte big-endian length
-// and UTF-8 JSON.
+// (Deno.args[1]) and serves framed JSON requests: compile, load, run (and
+// ping, whose pong tells how many booted spares wait and how many requests
+// found none). The process has no file permission at all. User code never runs
+// on this thread: every request is evaluated inside a fresh
+// `node:worker_threads` worker, which is terminated afterwards and whose heap
+// is capped, so nothing a module or program does outlives its request. Frames
+// are a 4-byte big-endian length and UTF-8 JSON.
 //
 // Security rests on Deno's permissions and the import map the host writes
 // (which turns every `file:`, `node:` and bare import into a denied remote
@@ -512,6 +513,15 @@ class Host {
 const CHUNK = 1 << 16;
 // The exit status of a process that retired itself while idle.
 const IDLE_EXIT = 3;
+// Workers kept booted, each for one request: a program and the onUse script its
+// turn ends with, or a read that loads two code memories, finds each its own
+// without waiting for one to be made. An idle one costs some 2-4 MB.
+const SPARES = 2;
+// Booting a worker blocks this thread for some 30-45 ms (Deno makes a
+// node:worker_threads worker synchronously), so spares are booted only once no
+// request has come for this long: the next request of a burst, sent as soon as
+// a reply arrives, finds a spare rather than a boot in its way.
+const BOOT_AFTER_MS = 20;
 
 // Made once by the main thread and given to every worker.
 type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string };
@@ -525,6 +535,8 @@ class Slot {
   readonly flag = new Int32Array(this.sab, 0, 2);
   readonly ready: Promise<void>;
   listener: ((message: Message) => void) | null = null;
+  // Ready for its request: its thread is up and its warm-up module imported.
+  booted = false;
   exited = false;
   private exitWaiters: (() => void)[] = [];
 
@@ -542,6 +554,7 @@ class Slot {
     this.worker.on("message", (message: Message) => {
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
+        this.booted = true;
         markReady();
         return;
       }
@@ -645,11 +658,16 @@ class Modules {
 }
 
 class Runtime {
-  private spare: Slot | null = null;
+  private spares: Slot[] = [];
+  private bootTimer: ReturnType<typeof setTimeout> | null = null;
   private busy = true;
-  // Bumped as each request ends: a watch window that saw one is not idle time.
-  private served = 0;
-  private booting = false;
+  // Bumped as each request ends and as each spare boots: a watch window that saw
+  // either is not idle time.
+  private work = 0;
+  // Spares booted and not yet ready.
+  private booting = 0;
+  // Requests that found no booted spare and waited for a worker to be made.
+  private cold = 0;
   private retiring = false;
 
   private urls: Urls;
@@ -673,24 +691,29 @@ class Runtime {
     return [...this.modules.kept(), this.urls.warmUrl];
   }
 
-  // Booting a worker blocks this thread for some 30 ms, so the spare is
-  // booted after a reply has gone out rather than while a request waits.
-  private warm(): void {
-    if (this.spare !== null) return;
-    const spare = new Slot(this.settings, this.urls);
-    this.spare = spare;
-    // The spare boots on its own thread after the reply; that is work, not idling.
-    this.booting = true;
-    void spare.ready.then(() => {
-      if (this.spare === spare) this.booting = false;
-    });
+  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  // request. A request cancels the plan; its end makes a new one.
+  private warm(after = BOOT_AFTER_MS): void {
+    if (this.bootTimer !== null) clearTimeout(this.bootTimer);
+    this.bootTimer = null;
+    if (this.spares.length >= SPARES || this.retiring) return;
+    this.bootTimer = setTimeout(() => {
+      this.bootTimer = null;
+      if (this.busy || this.retiring) return;
+      const spare = new Slot(this.settings, this.urls);
+      this.spares.push(spare);
+      // The spare boots on its own thread; that is work, not idling.
+      this.booting++;
+      this.work++;
+      void spare.ready.then(() => this.booting--);
+      this.warm();
+    }, after);
   }
 
   private take(): Slot {
-    const slot = this.spare ?? new Slot(this.settings, this.urls);
-    this.spare = null;
-    this.booting = false;
-    return slot;
+    const spare = this.spares.shift();
+    if (spare === undefined || !spare.booted) this.cold++;
+    return spare ?? new Slot(this.settings, this.urls);
   }
 
   // A terminated worker caught in a microtask loop keeps its thread spinning
@@ -711,7 +734,7 @@ class Runtime {
     let last = cpuUsage();
     let lastAt = performance.now();
     let strikes = 0;
-    let served = this.served;
+    let work = this.work;
     const timer = setInterval(() => {
       const now = cpuUsage();
       const at = performance.now();
@@ -723,8 +746,8 @@ class Runtime {
       // aftermath use (a worker torn down, the next spare booted) is work, however
       // briefly the runtime was busy when the tick came. A holder called every few
       // hundred ms would otherwise see its process retired every second or two.
-      if (this.busy || this.booting || served !== this.served) {
-        served = this.served;
+      if (this.busy || this.booting > 0 || work !== this.work) {
+        work = this.work;
         strikes = 0;
         return;
       }
@@ -739,7 +762,7 @@ class Runtime {
   async serve(token: string): Promise<void> {
     void this.watchIdle();
     await this.host.send({ op: "ready", token });
-    this.warm();
+    this.warm(0);
     for (;;) {
       this.busy = false;
       const request = await this.host.receive();
@@ -747,7 +770,10 @@ class Runtime {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
-      if (op === "ping") await this.host.send({ op: "pong" });
+      if (op === "ping") {
+        const spares = this.spares.filter((spare) => spare.booted).length;
+        await this.host.send({ op: "pong", spares, cold: this.cold });
+      }
       else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
@@ -758,7 +784,7 @@ class Runtime {
         if (result === null) return;
         await this.host.send({ ...result, keep: this.kept() });
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
-      this.served++;
+      this.work++;
       this.warm();
     }
   }

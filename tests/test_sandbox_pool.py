@@ -301,3 +301,33 @@ def test_a_process_called_every_few_hundred_ms_is_not_retired(pool: Pool) -> Non
         assert result.output == "42\n", result
         pids.append(box.pid)
     assert len(set(pids)) == 1, pids
+
+
+def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
+    """A program and the onUse script its turn ends with (or a read that loads two code
+    memories) come back to back. The runtime keeps two booted spares, and boots
+    replacements only once requests pause, so neither waits for a worker to be made;
+    each still runs in a worker of its own. With one spare, the second request found
+    none (its replacement is made after the first reply) and waited 30-60 ms for one."""
+    box = Sandbox(pool=pool)
+    assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
+    (process,) = pool.processes()
+
+    def pong() -> dict[str, object]:
+        process.send({"op": "ping"})
+        return process.receive(time.monotonic() + 10)
+
+    def spares_booted() -> dict[str, object]:
+        deadline = time.monotonic() + 20
+        while (stats := pong())["spares"] != 2:
+            assert time.monotonic() < deadline, stats
+            time.sleep(0.1)
+        return stats
+
+    before = spares_booted()
+    program = "globalThis.leaked = (globalThis.leaked ?? 0) + 1; console.log(globalThis.leaked);"
+    for _ in range(2):  # back to back: each takes a spare booted before the burst
+        assert box.run(program, modules={}, bridge=echo).output == "1\n"
+    assert pong()["cold"] == before["cold"]
+    assert spares_booted()["cold"] == before["cold"]
+    assert pool.processes() == [process]
