@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 10980e4ef870765c7e12fb75d47672bd2d26d232d8ecb656ee51f8f81a861c90) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 932a5eebfce4b1947fc0183132e0f2b60ff14f4883bc0304889a2e3766804d1a) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();

@@ -743,7 +743,7 @@ class Runtime {
       last = now;
       lastAt = at;
       // Only a whole window without a request is idle: the CPU a request and its
-      // aftermath use (a worker torn down, the next spare booted) is work, however
+      // aftermath use (a worker torn down, the next spares booted) is work, however
       // briefly the runtime was busy when the tick came. A holder called every few
       // hundred ms would otherwise see its process retired every second or two.
       if (this.busy || this.booting > 0 || work !== this.work) {
@@ -773,8 +773,7 @@ class Runtime {
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
         await this.host.send({ op: "pong", spares, cold: this.cold });
-      }
-      else if (op === "compile" || op === "load") {
+      } else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
         await this.host.send({ ...result, keep: this.kept() });
