@@ -302,12 +302,12 @@ def main() -> None:
             ),
             (
                 "pygit2 (libgit2 default)",
-                pygit2_writer(copies["pygit2"], 1_000, False, salt),
+                pygit2_writer(copies["pygit2"], 1_000, fsync=False, salt=salt),
                 "no fsync at all (libgit2 default)",
             ),
             (
                 "pygit2, fsync on",
-                pygit2_writer(copies["pygit2-fsync"], 1_000, True, salt),
+                pygit2_writer(copies["pygit2-fsync"], 1_000, fsync=True, salt=salt),
                 "ENABLE_FSYNC_GITDIR: fsyncs each loose object and its folder, and the ref",
             ),
             (
