@@ -29,7 +29,7 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The sandbox stress test at full size (make test runs it at 100), then the load, kill
-# and fuzz runs (tests marked `soak`) at the sizes the README reports; make test runs
+# and fuzz runs (tests marked `soak`) at the sizes docs/reliability.md reports; make test runs
 # them scaled down. The figures are printed and kept in soak-report.txt.
 soak: $(STAMP)
 	GITMEM_SOAK_RUNS=500 $(VENV)/bin/pytest -q tests/test_sandbox_attacks.py -k stress
