@@ -2,12 +2,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test soak lint bench clean runtime
+.PHONY: install demo test soak lint docs bench clean runtime
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet -e '.[test,bench,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,11 +21,15 @@ lint: $(STAMP)
 	$(VENV)/bin/pyright
 	$(VENV)/bin/pyright --pythonversion 3.13 gitmem
 
-test: lint
+test: lint docs
 	$(VENV)/bin/pytest -n 2
 
+# The documentation site (docs/, mkdocs.yml) into site/; any warning fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 # The sandbox stress test at full size (make test runs it at 100), then the load, kill
-# and fuzz runs (tests marked `soak`) at the sizes the README reports; make test runs
+# and fuzz runs (tests marked `soak`) at the sizes docs/reliability.md reports; make test runs
 # them scaled down. The figures are printed and kept in soak-report.txt.
 soak: $(STAMP)
 	GITMEM_SOAK_RUNS=500 $(VENV)/bin/pytest -q tests/test_sandbox_attacks.py -k stress
@@ -55,4 +59,4 @@ runtime: $(STAMP)
 	mv sandbox/runtime.js.tmp sandbox/runtime.js
 
 clean:
-	rm -rf $(VENV) build *.egg-info soak-report.txt
+	rm -rf $(VENV) build site *.egg-info soak-report.txt

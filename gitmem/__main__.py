@@ -1,7 +1,7 @@
 """The ``gitmem`` console script, and ``python -m gitmem``.
 
 Every command is a fresh process, and most of what it pays before any work is its
-imports (see "The cold process" in the README). Imports make no garbage worth
+imports (see "The cold process" in docs/performance.md). Imports make no garbage worth
 collecting, yet with the cyclic collector on, the objects they make are traversed by
 the collections they trigger and again by the first ones after. So the collector is
 off while ``gitmem.cli`` loads, what loaded is then frozen (left out of every later

@@ -3,7 +3,7 @@
 :func:`scan` finds credentials in a text; :func:`check_texts` refuses a write whose
 fields hold one (:class:`~gitmem.errors.SecretFound`, naming the kind and the
 ``line:column`` where it starts, never the secret). A reviewed false positive is
-admitted by an :class:`Allowlist`, a file kept in the store itself (see the README,
+admitted by an :class:`Allowlist`, a file kept in the store itself (see docs/guards.md,
 "Secret scanning").
 
 Every detector starts at a literal anchor (``AKIA``, ``ghp_``, ``-----BEGIN`` ...): one

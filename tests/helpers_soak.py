@@ -31,7 +31,7 @@ from gitmem.limits import LIMITS
 
 PROFILE = "worker"
 FULL = os.environ.get("GITMEM_SOAK") == "full"
-"""``make soak`` sets ``GITMEM_SOAK=full``: the figures the README reports."""
+"""``make soak`` sets ``GITMEM_SOAK=full``: the figures docs/reliability.md reports."""
 
 
 def size(quick: int, full: int) -> int:
@@ -40,7 +40,7 @@ def size(quick: int, full: int) -> int:
 
 
 def report(line: str) -> None:
-    """A figure for the README: printed, and kept in ``$GITMEM_SOAK_REPORT`` if set."""
+    """A figure for docs/reliability.md: printed, and kept in ``$GITMEM_SOAK_REPORT`` if set."""
     print(line)
     target = os.environ.get("GITMEM_SOAK_REPORT")
     if target:

@@ -5,7 +5,7 @@ the package) and a JSON API over :mod:`gitmem.ops`; uvicorn runs it. Every read 
 every write goes through the same library functions as the CLI's, so the console
 refuses what the CLI refuses, in the same words.
 
-Security (see the README's console section):
+Security (see docs/console.md, "Security model"):
 
 - it binds loopback unless told otherwise;
 - every request carries the per-launch token: ``?token=``, the cookie the page sets
@@ -65,7 +65,7 @@ STATUS = {
     "precondition-required": 428,
     "io-error": 500,
 }
-"""The HTTP status of each error kind (the README's table)."""
+"""The HTTP status of each error kind (the table in docs/console-api.md)."""
 
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
