@@ -8,7 +8,6 @@ import sys
 import click
 
 from gitmem import ops
-from gitmem.cli.options import body as given_body
 from gitmem.cli.options import (
     author_option,
     body_options,
@@ -17,6 +16,7 @@ from gitmem.cli.options import (
     read_text,
     store_option,
 )
+from gitmem.cli.options import body as given_body
 from gitmem.cli.output import show as print_report
 from gitmem.ops import reports
 
@@ -180,7 +180,6 @@ def edit(
         body=text,
     )
     print_report(reports.Written.one(rev), as_json)
-
 
 
 @click.command()

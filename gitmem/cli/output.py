@@ -15,7 +15,7 @@ import click
 if TYPE_CHECKING:
     from gitmem.ops.reports import Report
 
-__all__ = ["emit", "end", "fail", "one_line", "shown", "show", "unexpected"]
+__all__ = ["emit", "end", "fail", "one_line", "show", "shown", "unexpected"]
 
 
 def one_line(text: str) -> str:

@@ -140,7 +140,9 @@ _BESIDE_THE_STRATEGY = {
         "rows_unlink",
     ),
 }
-_LOADED_WHEN_USED = {name: module for module, names in _BESIDE_THE_STRATEGY.items() for name in names}
+_LOADED_WHEN_USED = {
+    name: module for module, names in _BESIDE_THE_STRATEGY.items() for name in names
+}
 
 
 def __getattr__(name: str) -> object:

@@ -12,8 +12,8 @@ from gitmem.ops.record import record
 
 if TYPE_CHECKING:
     from gitmem.repository import Repository
-    from gitmem.strategies import Strategy
     from gitmem.store import Repository as StoreRepository
+    from gitmem.strategies import Strategy
 
 __all__ = ["check", "code_problems", "strategy_problems"]
 

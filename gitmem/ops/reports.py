@@ -443,7 +443,9 @@ def saved(revision: Revision | None) -> Report:
 
 def notebook_show(store: str, text: str, version: int) -> Report:
     """``gitmem notebook show``: the live text, exactly as it is held."""
-    return _Fixed([text], {"store": store, "path": "memory.md", "version": version, "content": text})
+    return _Fixed(
+        [text], {"store": store, "path": "memory.md", "version": version, "content": text}
+    )
 
 
 def notebook_timeline(rows: list[dict[str, Any]]) -> Report:

@@ -56,36 +56,28 @@ def rows_add(
     """Add a row (``replace``: correct an existing one, marked so in its commit)."""
     owner, key = curated.check_owner(owner, project)
     row = curated.Row(check_slug(name), description, owner, key, role, "live", body)
-    return repo.mutate(
-        store, author, curated.add(_rules(repo, store), row, correct=replace)
-    )
+    return repo.mutate(store, author, curated.add(_rules(repo, store), row, correct=replace))
 
 
 def rows_append(
     repo: Repository, store: str, author: Author, name: str, text: str, project: str | None = None
 ) -> Revision:
     """Grow a log or a live thread."""
-    return repo.mutate(
-        store, author, curated.append(_rules(repo, store), name, text, project)
-    )
+    return repo.mutate(store, author, curated.append(_rules(repo, store), name, text, project))
 
 
 def rows_link(
     repo: Repository, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Link two rows in one commit (both rows' revisions)."""
-    return repo.publish(
-        store, author, curated.link(_rules(repo, store), source, kind, target)
-    )
+    return repo.publish(store, author, curated.link(_rules(repo, store), source, kind, target))
 
 
 def rows_unlink(
     repo: Repository, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Remove a link in one commit; the edge stays in the history."""
-    return repo.publish(
-        store, author, curated.unlink(_rules(repo, store), source, kind, target)
-    )
+    return repo.publish(store, author, curated.unlink(_rules(repo, store), source, kind, target))
 
 
 def rows_reclassify(
@@ -184,4 +176,3 @@ def store_row_problems(repo: Repository, store: str) -> list[str]:
         except curated.NotARow as exc:
             problems.append(f"{store}: {exc}")
     return problems
-
