@@ -14,12 +14,12 @@ The commands live by group: :mod:`~gitmem.cli.memories` (one store's memories),
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any, NoReturn
 
 import click
 
-from gitmem.cli import agents, console, guards, memories, notebook, rows, stores, sync
 from gitmem.cli.options import COMPACTIONS, HOOK_EVENTS, STARTS, TOOL_FORMATS, Settings
 from gitmem.cli.output import end, one_line, shown, unexpected
 from gitmem.errors import GitmemError
@@ -27,8 +27,49 @@ from gitmem.errors import GitmemError
 __all__ = ["COMPACTIONS", "HOOK_EVENTS", "STARTS", "TOOL_FORMATS", "cli", "main"]
 
 
+# the command groups' modules, the most used first: a command loads its group's module
+# and those before it, not every command's (`gitmem show` loads no agent command)
+_GROUPS = (
+    "gitmem.cli.memories",
+    "gitmem.cli.stores",
+    "gitmem.cli.sync",
+    "gitmem.cli.notebook",
+    "gitmem.cli.rows",
+    "gitmem.cli.guards",
+    "gitmem.cli.console",
+    "gitmem.cli.agents",
+)
+
+
 class _Group(click.Group):
-    """Turns library errors into one-line click errors, and anything else likewise."""
+    """Loads the command groups' modules as far as the command named, and turns library
+    errors into one-line click errors, and anything else likewise."""
+
+    _loaded = 0
+
+    @property
+    def commands(self) -> dict[str, click.Command]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """Every command, every group's module loaded."""
+        self._load_until(None)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._commands = dict(value)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._load_until(cmd_name)
+        return self._commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.commands)
+
+    def _load_until(self, name: str | None) -> None:
+        while name not in self._commands and self._loaded < len(_GROUPS):
+            module = importlib.import_module(_GROUPS[self._loaded])
+            self._loaded += 1
+            commands: tuple[click.Command, ...] = module.COMMANDS
+            self._commands.update((c.name or "", c) for c in commands)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -58,11 +99,6 @@ def cli(ctx: click.Context, repo: str | None) -> None:
         gitmem init && gitmem create --store notes todo --description "open tasks" --body "- ship"
     """
     ctx.obj = Settings(repo)
-
-
-for _group in (stores, memories, notebook, rows, sync, console, agents, guards):
-    for _command in _group.COMMANDS:
-        cli.add_command(_command)
 
 
 def main() -> NoReturn:

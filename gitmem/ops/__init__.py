@@ -15,8 +15,9 @@ user's git identity)::
 
 A strategy's own operator verbs live beside it (a notebook's in
 :mod:`gitmem.strategies.notebook_ops`, curated rows' in
-:mod:`gitmem.strategies.curated_ops`); they are named here too, and loaded when used,
-so a command that only reads loads no strategy.
+:mod:`gitmem.strategies.curated_ops`); they are named here too. What only writes,
+runs or serves the console is loaded when first used, so a command that reads loads
+no strategy.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from gitmem.ops import reports
-from gitmem.ops.console import Ledger, holders, memory_history, store_overview, timeline
 from gitmem.ops.diffs import diff, diff_stat, line_changes, render
 from gitmem.ops.finding import (
     REPOSITORY_DIR,
@@ -35,8 +35,6 @@ from gitmem.ops.finding import (
     parse_author,
     pick_store,
 )
-from gitmem.ops.health import check, code_problems, strategy_problems
-from gitmem.ops.program import run
 from gitmem.ops.reading import (
     OUTSIDE,
     file_log,
@@ -52,10 +50,13 @@ from gitmem.ops.reading import (
 )
 from gitmem.ops.record import Record, record
 from gitmem.ops.reports import Run
-from gitmem.ops.sharing import sync
-from gitmem.ops.writing import create, delete, edit, save
 
 if TYPE_CHECKING:
+    from gitmem.ops.console import Ledger, holders, memory_history, store_overview, timeline
+    from gitmem.ops.health import check, code_problems, strategy_problems
+    from gitmem.ops.program import run
+    from gitmem.ops.sharing import sync
+    from gitmem.ops.writing import create, delete, edit, save
     from gitmem.strategies.curated_ops import (
         rows_add,
         rows_append,
@@ -125,7 +126,14 @@ __all__ = [
     "timeline",
 ]
 
-_BESIDE_THE_STRATEGY = {
+# loaded when first used: a command that reads memories loads no write rule, strategy,
+# console view, sandbox or sync (tests/test_cold.py holds this)
+_WHEN_USED = {
+    "gitmem.ops.console": ("Ledger", "holders", "memory_history", "store_overview", "timeline"),
+    "gitmem.ops.health": ("check", "code_problems", "strategy_problems"),
+    "gitmem.ops.program": ("run",),
+    "gitmem.ops.sharing": ("sync",),
+    "gitmem.ops.writing": ("create", "delete", "edit", "save"),
     "gitmem.strategies.notebook_ops": ("notebook_save", "notebook_text", "notebook_timeline"),
     "gitmem.strategies.curated_ops": (
         "rows_add",
@@ -140,14 +148,12 @@ _BESIDE_THE_STRATEGY = {
         "rows_unlink",
     ),
 }
-_LOADED_WHEN_USED = {
-    name: module for module, names in _BESIDE_THE_STRATEGY.items() for name in names
-}
+_MODULE_OF = {name: module for module, names in _WHEN_USED.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    """A strategy's operator verb, loaded with its strategy when first used."""
-    module = _LOADED_WHEN_USED.get(name)
+    """A name loaded when first used (a strategy's verb with its strategy)."""
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.ops.diffs import diff_stat, render
-from gitmem.ops.health import check as check_repository
 from gitmem.ops.reading import (
     OUTSIDE,
     file_log,
@@ -25,7 +24,6 @@ from gitmem.ops.reading import log as memory_log
 from gitmem.ops.reading import search as search_store
 from gitmem.ops.reading import show as show_memory
 from gitmem.ops.reading import state as store_state
-from gitmem.ops.sharing import sync as sync_stores
 from gitmem.types import FileRevision, Revision
 
 if TYPE_CHECKING:
@@ -92,11 +90,14 @@ def _lines(lines: list[str]) -> list[str]:
     return [line + "\n" for line in lines]
 
 
-class _Fixed(NamedTuple):
+class _Fixed:
     """A report whose text and JSON are known when it is made."""
 
-    shown: Sequence[str]
-    data: object
+    __slots__ = ("data", "shown")
+
+    def __init__(self, shown: Sequence[str], data: object) -> None:
+        self.shown = shown
+        self.data = data
 
     def pieces(self) -> Iterable[str]:
         return self.shown
@@ -138,8 +139,11 @@ def path(repo: Repository, store: str, slug: str) -> Report:
     return _Fixed([where + "\n"], {"store": store, "slug": slug, "path": where})
 
 
-class _Health(NamedTuple):
-    problems: list[str]
+class _Health:
+    __slots__ = ("problems",)
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
 
     def pieces(self) -> Iterable[str]:
         return _lines(self.problems) if self.problems else ["healthy\n"]
@@ -153,14 +157,19 @@ class _Health(NamedTuple):
 
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> Verdict:
     """``gitmem check``: every problem found; its ``refusal()`` is the error line."""
-    return _Health(check_repository(repo, progress))
+    from gitmem.ops.health import check as problems
+
+    return _Health(problems(repo, progress))
 
 
 # -- a store's memories (or files) ---------------------------------------------------
 
 
-class _Memories(NamedTuple):
-    listing: list[tuple[str, tuple[str, int, int]]]
+class _Memories:
+    __slots__ = ("listing",)
+
+    def __init__(self, listing: list[tuple[str, tuple[str, int, int]]]) -> None:
+        self.listing = listing
 
     def pieces(self) -> Iterable[str]:
         if not self.listing:
@@ -194,10 +203,13 @@ def ls(repo: Repository, store: str) -> Report:
     return _Memories(list(repo.summaries(store)))
 
 
-class _ShownMemory(NamedTuple):
-    store: str
-    slug: str
-    found: Revision
+class _ShownMemory:
+    __slots__ = ("found", "slug", "store")
+
+    def __init__(self, store: str, slug: str, found: Revision) -> None:
+        self.store = store
+        self.slug = slug
+        self.found = found
 
     def pieces(self) -> Iterable[str]:
         found = self.found
@@ -224,10 +236,13 @@ class _ShownMemory(NamedTuple):
         }
 
 
-class _ShownFile(NamedTuple):
-    store: str
-    path: str
-    found: FileRevision
+class _ShownFile:
+    __slots__ = ("found", "path", "store")
+
+    def __init__(self, store: str, path: str, found: FileRevision) -> None:
+        self.store = store
+        self.path = path
+        self.found = found
 
     def pieces(self) -> Iterable[str]:
         gone = " (removed here; the text it removed)" if self.found.removed else ""
@@ -251,10 +266,13 @@ def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Rep
     return _ShownMemory(store, slug, show_memory(repo, store, slug, rev))
 
 
-class _MemoryLog(NamedTuple):
-    rows: list[tuple[Revision, str]]
-    patch: bool
-    stat: bool
+class _MemoryLog:
+    __slots__ = ("patch", "rows", "stat")
+
+    def __init__(self, rows: list[tuple[Revision, str]], patch: bool, stat: bool) -> None:
+        self.rows = rows
+        self.patch = patch
+        self.stat = stat
 
     def pieces(self) -> Iterable[str]:
         out: list[str] = []
@@ -280,9 +298,12 @@ class _MemoryLog(NamedTuple):
         return events
 
 
-class _FileLog(NamedTuple):
-    rows: list[tuple[FileRevision, str]]
-    patch: bool
+class _FileLog:
+    __slots__ = ("patch", "rows")
+
+    def __init__(self, rows: list[tuple[FileRevision, str]], patch: bool) -> None:
+        self.rows = rows
+        self.patch = patch
 
     def pieces(self) -> Iterable[str]:
         out: list[str] = []
@@ -336,8 +357,11 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
     )
 
 
-class _State(NamedTuple):
-    event: dict[str, Any]
+class _State:
+    __slots__ = ("event",)
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
 
     def pieces(self) -> Iterable[str]:
         event = self.event
@@ -372,9 +396,12 @@ def state(repo: Repository, store: str) -> Report:
     return _State(dict(store_state(repo, store)))
 
 
-class _Hits(NamedTuple):
-    hits: list[Hit]
-    keywords: list[str]
+class _Hits:
+    __slots__ = ("hits", "keywords")
+
+    def __init__(self, hits: list[Hit], keywords: list[str]) -> None:
+        self.hits = hits
+        self.keywords = keywords
 
     def pieces(self) -> Iterable[str]:
         if not self.hits:
@@ -410,12 +437,14 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
 _PAST = {"create": "created", "edit": "edited", "delete": "deleted"}
 
 
-class Written(NamedTuple):
+class Written:
     """The revisions one write made (a link makes two), as the CLI reports them."""
 
-    revisions: list[Revision]
-    many: bool = False
-    """Whether the JSON is a list (a link's two rows) rather than one revision."""
+    __slots__ = ("many", "revisions")
+
+    def __init__(self, revisions: list[Revision], many: bool = False) -> None:
+        self.revisions = revisions
+        self.many = many  # the JSON is a list (a link's two rows), not one revision
 
     @classmethod
     def one(cls, revision: Revision) -> Written:
@@ -492,16 +521,21 @@ def _sync_line(report: StoreSync) -> str:
 
 def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:
     """``gitmem sync``: one line (one JSON object) per store shared."""
-    done = sync_stores(repo, remote, store)
+    from gitmem.ops.sharing import sync as share
+
+    done = share(repo, remote, store)
     lines = [_sync_line(r) for r in done] or [f"no stores here or at {remote}"]
     return _Fixed(_lines(lines), [r.as_json() for r in done])
 
 
-class Run(NamedTuple):
+class Run:
     """What ``run`` gives back: the program's result and every view opened."""
 
-    result: ProgramResult
-    views: list[View]
+    __slots__ = ("result", "views")
+
+    def __init__(self, result: ProgramResult, views: list[View]) -> None:
+        self.result = result
+        self.views = views
 
     def pieces(self) -> Iterable[str]:
         """The program's output, then each view under its title."""
@@ -521,8 +555,11 @@ class Run(NamedTuple):
         return None if self.result.ok else (self.result.error or "the program failed")
 
 
-class _Called(NamedTuple):
-    result: ToolResult
+class _Called:
+    __slots__ = ("result",)
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
 
     def pieces(self) -> Iterable[str]:
         return [self.result.text + "\n"]
