@@ -149,7 +149,11 @@ class PromptContext:
 
 
 class Strategy(Protocol):
-    """One way of keeping memory: what is pinned, which calls and limits apply."""
+    """One way of keeping memory: what is pinned, which calls and limits apply.
+
+    A strategy may also have the optional hook ``operator_problems(repo, store)``:
+    what ``gitmem check`` reports of a store that breaks the strategy's own form.
+    :class:`StrategyBase` gives a strategy that hook and the defaults below."""
 
     name: str
     tools: tuple[Tool, ...]
