@@ -49,7 +49,7 @@ from gitmem.ops.reading import (
     store_rows,
 )
 from gitmem.ops.record import Record, record
-from gitmem.ops.reports import Run
+from gitmem.ops.reports import Run, sync_line
 
 if TYPE_CHECKING:
     from gitmem.ops.console import Ledger, holders, memory_history, store_overview, timeline
@@ -123,6 +123,7 @@ __all__ = [
     "store_rows",
     "strategy_problems",
     "sync",
+    "sync_line",
     "timeline",
 ]
 

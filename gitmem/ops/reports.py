@@ -53,6 +53,7 @@ __all__ = [
     "state",
     "stores",
     "sync",
+    "sync_line",
     "when",
 ]
 
@@ -494,7 +495,7 @@ def notebook_timeline(rows: list[dict[str, Any]]) -> Report:
 # -- sharing and programs --------------------------------------------------------------
 
 
-def _sync_line(report: StoreSync) -> str:
+def sync_line(report: StoreSync) -> str:
     """A store's sync as one line: what happened, the conflicts and any limit exceeded."""
     from gitmem.sync import CONFLICT
 
@@ -524,7 +525,7 @@ def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> 
     from gitmem.ops.sharing import sync as share
 
     done = share(repo, remote, store)
-    lines = [_sync_line(r) for r in done] or [f"no stores here or at {remote}"]
+    lines = [sync_line(r) for r in done] or [f"no stores here or at {remote}"]
     return _Fixed(_lines(lines), [r.as_json() for r in done])
 
 
