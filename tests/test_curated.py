@@ -342,11 +342,11 @@ def test_two_processes_appending_to_one_live_thread_lose_nothing(repo: Repositor
 def test_check_reports_a_memory_that_is_not_a_row(repo: Repository) -> None:
     """`gitmem check` reads every row of a curated store's head."""
     seeded(repo)
-    assert ops.row_problems(repo) == []
+    assert ops.strategy_problems(repo) == []
     bad = Memory("stray", "Fact: x", "no header\n")
     snapshot = repo.snapshot(STORE)
     repo.mutate(STORE, OPERATOR, lambda s: Change("create", "stray", bad, snapshot.trailers))
-    assert ops.row_problems(repo) == [
+    assert ops.strategy_problems(repo) == [
         "profile/orch: `stray` is not a row: line 1 of its header should be `owner: ...`"
     ]
 

@@ -83,7 +83,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
         for folder, landing in DATA_FOLDERS.items():
             if name.startswith(folder + "/"):
                 wanted.add(landing + name[len(folder) :])
-    assert "gitmem/_runtime/runtime.ts" in wanted and "gitmem/cli.py" in wanted
+    assert "gitmem/_runtime/runtime.ts" in wanted and "gitmem/cli/__init__.py" in wanted
     assert sorted(wanted - shipped) == []
     assert f"{DISTRIBUTION}-0.1.0.dist-info/licenses/LICENSE" in shipped
     with zipfile.ZipFile(wheel) as archive:

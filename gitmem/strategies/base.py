@@ -19,7 +19,15 @@ from gitmem.limits import Limits
 from gitmem.store import Repository, Snapshot
 from gitmem.types import Memory, Revision
 
-__all__ = ["AgentVoice", "Desk", "Handler", "PromptContext", "Strategy", "Tool"]
+__all__ = [
+    "AgentVoice",
+    "Desk",
+    "Handler",
+    "PromptContext",
+    "Strategy",
+    "StrategyBase",
+    "Tool",
+]
 
 CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
 """The fields a code-mode call adds to a tool that takes code halves."""
@@ -141,7 +149,11 @@ class PromptContext:
 
 
 class Strategy(Protocol):
-    """One way of keeping memory: what is pinned, which calls and limits apply."""
+    """One way of keeping memory: what is pinned, which calls and limits apply.
+
+    A strategy may also have the optional hook ``operator_problems(repo, store)``:
+    what ``gitmem check`` reports of a store that breaks the strategy's own form.
+    :class:`StrategyBase` gives a strategy that hook and the defaults below."""
 
     name: str
     tools: tuple[Tool, ...]
@@ -189,6 +201,31 @@ class Strategy(Protocol):
     def index_line(self, memory: Memory) -> str:
         """A memory's line in the pinned index (measured by maxLenIndex)."""
         ...
+
+
+class StrategyBase:
+    """An optional base class giving a strategy the hooks it need not write: no
+    pinned block of its own cache, the holder's standard prompt section, no refusal of
+    an operator's plain edits, and no health checks beyond the repository's own."""
+
+    pinned_in_prompt = False
+
+    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+        """``None``: the holder gives ``pinned`` every memory."""
+        return None
+
+    def prompt_section(self, context: PromptContext) -> str | None:
+        """``None``: the holder's standard section."""
+        return None
+
+    def operator_refusal(self, op: str, slug: str) -> str | None:
+        """``None``: an operator's plain ``create``/``edit``/``delete`` is allowed."""
+        return None
+
+    def operator_problems(self, repo: Repository, store: str) -> list[str]:
+        """What ``gitmem check`` reports of ``store`` beyond objects, files and code:
+        memories that break this strategy's own form (none by default)."""
+        return []
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""notebook (seed 001): one private Markdown file the agent rewrites whole.
+"""notebook: one private Markdown file the agent rewrites whole.
 
 The file is the memory ``memory`` of the store (the memory layout: ``<fanout>/memory.md``
 in the store's tree), with an empty description. ``memory_write(content)`` replaces it
@@ -13,8 +13,7 @@ from typing import Literal
 
 from gitmem import edits
 from gitmem.errors import LimitExceeded, Unchanged
-from gitmem.store import Repository
-from gitmem.strategies.base import Desk, PromptContext, Tool
+from gitmem.strategies.base import Desk, PromptContext, StrategyBase, Tool
 from gitmem.types import Memory, check_text
 
 __all__ = ["CAP", "DISPLAY_PATH", "SLUG", "Notebook", "cap", "notebook_memory"]
@@ -23,7 +22,7 @@ SLUG = "memory"
 """The one memory a notebook store holds."""
 DISPLAY_PATH = "memory.md"
 CAP = 12_000
-"""Characters ``memory_write`` takes when ``maxLenPerMemory`` is 0 (seed 001's cap)."""
+"""Characters ``memory_write`` takes when ``maxLenPerMemory`` is 0 (the notebook's own cap)."""
 
 INTRO = """### Your Memory
 
@@ -57,7 +56,7 @@ required format."""
 
 
 def cap(max_len_per_memory: int) -> int:
-    """The notebook's cap: ``maxLenPerMemory``, or seed 001's 12,000 when that is 0."""
+    """The notebook's cap: ``maxLenPerMemory``, or 12,000 when that is 0."""
     return max_len_per_memory or CAP
 
 
@@ -83,7 +82,7 @@ def _write(desk: Desk, args: dict[str, object]) -> str:
     return DISPLAY_PATH
 
 
-class Notebook:
+class Notebook(StrategyBase):
     """One file per store, rewritten whole; its text is part of the prompt section."""
 
     name = "notebook"
@@ -122,9 +121,6 @@ class Notebook:
 
     def index_line(self, memory: Memory) -> str:
         return ""
-
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
-        return None
 
     def prompt_section(self, context: PromptContext) -> str | None:
         offered = any(t.name == "memory_write" for t in context.offered)

@@ -1,0 +1,71 @@
+"""The repository's health: its objects and memory files, each strategy's own form,
+and the code memories hold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gitmem.errors import GitmemError
+from gitmem.ops.reading import is_file_store
+from gitmem.ops.record import record
+
+if TYPE_CHECKING:
+    from gitmem.repository import Repository
+    from gitmem.store import Repository as StoreRepository
+    from gitmem.strategies import Strategy
+
+__all__ = ["check", "code_problems", "strategy_problems"]
+
+
+def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
+    """Every problem found in the repository (objects, memory files, each strategy's
+    own form, code); empty if healthy."""
+    return repo.check(progress) + strategy_problems(repo) + code_problems(repo)
+
+
+def strategy_problems(repo: Repository) -> list[str]:
+    """What each store's strategy finds wrong with the store (its ``operator_problems``
+    hook), for every store that records a strategy."""
+    problems: list[str] = []
+    for store in repo.stores():
+        try:
+            found = record(repo, store)
+        except GitmemError:
+            continue
+        if found is not None:
+            problems += _problems_hook(found.strategy)(repo, store)
+    return problems
+
+
+def _problems_hook(strategy: Strategy) -> Callable[[StoreRepository, str], list[str]]:
+    hook: Callable[[StoreRepository, str], list[str]] | None = getattr(
+        strategy, "operator_problems", None
+    )
+    if hook is not None:
+        return hook
+    from gitmem.strategies import curated, curated_ops
+
+    if strategy.name == curated.Curated.name:
+        return curated_ops.store_row_problems
+    return lambda repo, store: []
+
+
+def code_problems(repo: Repository) -> list[str]:
+    """Every stored code half, in every store's head, that does not compile."""
+    from gitmem.sandbox import Sandbox
+    from gitmem.strategies.operator import readable_memories
+
+    problems: list[str] = []
+    with Sandbox() as sandbox:
+        for store in repo.stores():
+            if is_file_store(repo, store):
+                continue
+            for memory in readable_memories(repo, store):
+                for half, source in (("code", memory.code), ("onUse script", memory.on_use)):
+                    diagnostic = sandbox.compile(source) if source else None
+                    if diagnostic:
+                        problems.append(
+                            f"{store}: the {half} of {memory.slug} does not compile: {diagnostic}"
+                        )
+    return problems

@@ -1,0 +1,577 @@
+"""What each operator command reports, as a person reads it and as JSON.
+
+Each function here is named after the command it answers and gives back one report:
+``text()`` is what the command prints (ending in a newline, or empty), ``as_json()``
+what ``--json`` prints. The shapes are described in ``docs/cli-json.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gitmem.ops.diffs import diff_stat, render
+from gitmem.ops.reading import (
+    OUTSIDE,
+    file_log,
+    file_rows,
+    is_file_store,
+    show_file,
+    store_rows,
+)
+from gitmem.ops.reading import log as memory_log
+from gitmem.ops.reading import search as search_store
+from gitmem.ops.reading import show as show_memory
+from gitmem.ops.reading import state as store_state
+from gitmem.types import FileRevision, Revision
+
+if TYPE_CHECKING:
+    from gitmem.holder.tools import ToolResult
+    from gitmem.repository import Repository
+    from gitmem.sandbox import ProgramResult, View
+    from gitmem.search import Hit
+    from gitmem.sync import StoreSync
+
+__all__ = [
+    "Report",
+    "Run",
+    "Verdict",
+    "Written",
+    "called",
+    "check",
+    "fork",
+    "log",
+    "ls",
+    "notebook_show",
+    "notebook_timeline",
+    "path",
+    "revisions",
+    "saved",
+    "search",
+    "show",
+    "state",
+    "stores",
+    "sync",
+    "sync_line",
+    "when",
+]
+
+
+class Report(Protocol):
+    """What a command prints: as text, or as JSON."""
+
+    def pieces(self) -> Iterable[str]:
+        """The text, in the pieces it is written in: a reader that goes away (`gitmem
+        log | head`) ends the command at the next piece."""
+        ...
+
+    def as_json(self) -> object: ...
+
+
+class Verdict(Report, Protocol):
+    """A report that may end its command with status 1."""
+
+    def refusal(self) -> str | None:
+        """Why the command fails, or ``None`` if it does not."""
+        ...
+
+
+def when(epoch: int) -> str:
+    """A commit time as the CLI prints it, in UTC."""
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _block(text: str) -> str:
+    """``text`` as a printed block: ending in exactly the newline it has or one more."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _lines(lines: list[str]) -> list[str]:
+    return [line + "\n" for line in lines]
+
+
+class _Fixed:
+    """A report whose text and JSON are known when it is made."""
+
+    __slots__ = ("data", "shown")
+
+    def __init__(self, shown: Sequence[str], data: object) -> None:
+        self.shown = shown
+        self.data = data
+
+    def pieces(self) -> Iterable[str]:
+        return self.shown
+
+    def as_json(self) -> object:
+        return self.data
+
+
+# -- the stores ------------------------------------------------------------------------
+
+
+def stores(repo: Repository) -> Report:
+    """``gitmem stores``: each store with its head and totals."""
+    rows = store_rows(repo)
+    return _Fixed(
+        _lines(
+            [
+                f"{r['store']}\t{r['count']} {r.get('layout', 'memories')}, {r['chars']} chars, "
+                f"{r['lines']} lines"
+                for r in rows
+            ]
+        ),
+        rows,
+    )
+
+
+def fork(repo: Repository, source: str, target: str) -> Report:
+    """``gitmem fork``: start ``target`` as a copy of ``source``."""
+    commit = repo.fork(source, target)
+    return _Fixed(
+        [f"forked {source} to {target} at {commit[:12]}\n"],
+        {"source": source, "target": target, "commit": commit},
+    )
+
+
+def path(repo: Repository, store: str, slug: str) -> Report:
+    """``gitmem path``: where a memory's file lives in its store's tree."""
+    where = repo.path(store, slug)
+    return _Fixed([where + "\n"], {"store": store, "slug": slug, "path": where})
+
+
+class _Health:
+    __slots__ = ("problems",)
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    def pieces(self) -> Iterable[str]:
+        return _lines(self.problems) if self.problems else ["healthy\n"]
+
+    def as_json(self) -> object:
+        return {"healthy": not self.problems, "problems": self.problems}
+
+    def refusal(self) -> str | None:
+        return f"{len(self.problems)} problem(s) found" if self.problems else None
+
+
+def check(repo: Repository, progress: Callable[[int], None] | None = None) -> Verdict:
+    """``gitmem check``: every problem found; its ``refusal()`` is the error line."""
+    from gitmem.ops.health import check as problems
+
+    return _Health(problems(repo, progress))
+
+
+# -- a store's memories (or files) ---------------------------------------------------
+
+
+class _Memories:
+    __slots__ = ("listing",)
+
+    def __init__(self, listing: list[tuple[str, tuple[str, int, int]]]) -> None:
+        self.listing = listing
+
+    def pieces(self) -> Iterable[str]:
+        if not self.listing:
+            return []
+        width = max(len(slug) for slug, _ in self.listing)
+        # one write: 10,000 lines written one by one cost more than reading them; and
+        # %-formatting is the quickest way Python has to lay them out
+        return [
+            "".join(
+                [
+                    "%-*s  %6d chars  %s\n" % (width, slug, chars, description)  # noqa: UP031
+                    for slug, (description, chars, _) in self.listing
+                ]
+            )
+        ]
+
+    def as_json(self) -> object:
+        return [
+            {"slug": slug, "description": description, "chars": chars, "lines": lines}
+            for slug, (description, chars, lines) in self.listing
+        ]
+
+
+def ls(repo: Repository, store: str) -> Report:
+    """``gitmem ls``: each memory's slug, size and description (a file store: its files)."""
+    if is_file_store(repo, store):
+        rows = file_rows(repo, store)
+        return _Fixed(
+            _lines([f"{f['path']}  {f['chars']} chars  {f['lines']} lines" for f in rows]), rows
+        )
+    return _Memories(list(repo.summaries(store)))
+
+
+class _ShownMemory:
+    __slots__ = ("found", "slug", "store")
+
+    def __init__(self, store: str, slug: str, found: Revision) -> None:
+        self.store = store
+        self.slug = slug
+        self.found = found
+
+    def pieces(self) -> Iterable[str]:
+        found = self.found
+        note = " (deleted here; the text it removed)" if found.removed else ""
+        if found.op == OUTSIDE:
+            note = (
+                ", then changed outside gitmem (the live text; `git log` shows who changed it)"
+                if found.revision
+                else " (written outside gitmem; gitmem has no revision of it)"
+            )
+        return [f"# {self.slug}  revision {found.revision}{note}\n", _block(render(found))]
+
+    def as_json(self) -> object:
+        found = self.found
+        return {
+            "store": self.store,
+            "slug": found.slug,
+            "revision": found.revision,
+            "op": found.op,
+            "description": found.description,
+            "body": found.body,
+            "code": found.code,
+            "on_use": found.on_use,
+        }
+
+
+class _ShownFile:
+    __slots__ = ("found", "path", "store")
+
+    def __init__(self, store: str, path: str, found: FileRevision) -> None:
+        self.store = store
+        self.path = path
+        self.found = found
+
+    def pieces(self) -> Iterable[str]:
+        gone = " (removed here; the text it removed)" if self.found.removed else ""
+        return [f"# {self.path}  revision {self.found.revision}{gone}\n", _block(self.found.text)]
+
+    def as_json(self) -> object:
+        found = self.found
+        return {
+            "store": self.store,
+            "path": found.path,
+            "revision": found.revision,
+            "op": found.op,
+            "text": found.text,
+        }
+
+
+def show(repo: Repository, store: str, slug: str, rev: int | None = None) -> Report:
+    """``gitmem show``: a memory's revision (in a file store, a path's)."""
+    if is_file_store(repo, store):
+        return _ShownFile(store, slug, show_file(repo, store, slug, rev))
+    return _ShownMemory(store, slug, show_memory(repo, store, slug, rev))
+
+
+class _MemoryLog:
+    __slots__ = ("patch", "rows", "stat")
+
+    def __init__(self, rows: list[tuple[Revision, str]], patch: bool, stat: bool) -> None:
+        self.rows = rows
+        self.patch = patch
+        self.stat = stat
+
+    def pieces(self) -> Iterable[str]:
+        out: list[str] = []
+        for r, d in self.rows:
+            counts = "  +{} -{}".format(*diff_stat(d)) if self.stat else ""
+            out.append(
+                f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {when(r.time)}"
+                f"{counts}\n"
+            )
+            if self.patch:
+                out.append(d)
+        return out
+
+    def as_json(self) -> object:
+        events: list[dict[str, Any]] = []
+        for r, d in self.rows:
+            event: dict[str, Any] = dict(r.event())
+            if self.patch:
+                event["diff"] = d
+            if self.stat:
+                event["added"], event["removed"] = diff_stat(d)
+            events.append(event)
+        return events
+
+
+class _FileLog:
+    __slots__ = ("patch", "rows")
+
+    def __init__(self, rows: list[tuple[FileRevision, str]], patch: bool) -> None:
+        self.rows = rows
+        self.patch = patch
+
+    def pieces(self) -> Iterable[str]:
+        out: list[str] = []
+        for r, d in self.rows:
+            out.append(
+                f"{r.commit[:12]}  {r.op:<6} {r.path} r{r.revision}  {r.author}  {when(r.time)}\n"
+            )
+            if self.patch:
+                out.append(d)
+        return out
+
+    def as_json(self) -> object:
+        return [{**r.event(), **({"diff": d} if self.patch else {})} for r, d in self.rows]
+
+
+def log(
+    repo: Repository,
+    store: str,
+    slug: str | None = None,
+    *,
+    patch: bool = False,
+    stat: bool = False,
+) -> Report:
+    """``gitmem log``: the revisions of a store (or one memory, or one path), newest
+    first, with their diffs under ``patch`` and their line counts under ``stat``."""
+    if is_file_store(repo, store):
+        return _FileLog(file_log(repo, store, slug, patch=patch), patch)
+    return _MemoryLog(memory_log(repo, store, slug, patch=patch or stat), patch, stat)
+
+
+def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
+    """``gitmem revisions``: every revision with its text, oldest first."""
+    if is_file_store(repo, store):
+        files = repo.file_revisions(store, slug)
+        return _Fixed(
+            [
+                f"== {r.path} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
+                f"({r.commit[:12]})\n" + _block(r.text)
+                for r in files
+            ],
+            [r.event() for r in files],
+        )
+    history = repo.revisions(store, slug)
+    return _Fixed(
+        [
+            f"== {r.slug} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
+            f"({r.commit[:12]})\n" + _block(render(r))
+            for r in history
+        ],
+        [r.event() for r in history],
+    )
+
+
+class _State:
+    __slots__ = ("event",)
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
+
+    def pieces(self) -> Iterable[str]:
+        event = self.event
+        totals, peaks = event["totals"], event["peaks"]
+        out = [f"store {event['store']}"]
+        out += [
+            f"  {m['slug']:<32} {m['chars']:>7} chars {m['lines']:>5} lines  {m['description']}"
+            for m in event["memories"]
+        ]
+        out.append(
+            f"totals: {totals['count']} memories, {totals['chars']} chars, {totals['lines']} lines"
+        )
+        out.append(
+            f"peaks:  {peaks['count']} memories, {peaks['chars']} chars, {peaks['lines']} lines"
+        )
+        shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
+        out.append(f"limits: {shown}")
+        for e in event["exceeded"]:
+            where = f" ({e['slug']})" if e["slug"] else ""
+            out.append(
+                f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by "
+                f"{e['over']}; writes that do not bring it down are refused"
+            )
+        return _lines(out)
+
+    def as_json(self) -> object:
+        return self.event
+
+
+def state(repo: Repository, store: str) -> Report:
+    """``gitmem state``: the store's ``memory_state`` as an operator sees it."""
+    return _State(dict(store_state(repo, store)))
+
+
+class _Hits:
+    __slots__ = ("hits", "keywords")
+
+    def __init__(self, hits: list[Hit], keywords: list[str]) -> None:
+        self.hits = hits
+        self.keywords = keywords
+
+    def pieces(self) -> Iterable[str]:
+        if not self.hits:
+            return ["no memory mentions " + ", ".join(self.keywords) + "\n"]
+        lowered = [k.lower() for k in self.keywords]
+        return [
+            f"{h.memory.slug}  {h.memory.description}\n    {h.excerpt(lowered)}\n"
+            for h in self.hits
+        ]
+
+    def as_json(self) -> object:
+        lowered = [k.lower() for k in self.keywords]
+        return [
+            {
+                "slug": h.memory.slug,
+                "description": h.memory.description,
+                "keywords": h.distinct,
+                "occurrences": h.frequency,
+                "excerpt": h.excerpt(lowered),
+            }
+            for h in self.hits
+        ]
+
+
+def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) -> Report:
+    """``gitmem search``: the store's memories ranked as ``search_memories`` ranks them."""
+    return _Hits(search_store(repo, store, keywords, limit), keywords)
+
+
+# -- writes ----------------------------------------------------------------------------
+
+
+_PAST = {"create": "created", "edit": "edited", "delete": "deleted"}
+
+
+class Written:
+    """The revisions one write made (a link makes two), as the CLI reports them."""
+
+    __slots__ = ("many", "revisions")
+
+    def __init__(self, revisions: list[Revision], many: bool = False) -> None:
+        self.revisions = revisions
+        self.many = many  # the JSON is a list (a link's two rows), not one revision
+
+    @classmethod
+    def one(cls, revision: Revision) -> Written:
+        """The report of a write that made ``revision``."""
+        return cls([revision])
+
+    def pieces(self) -> Iterable[str]:
+        return [
+            f"{_PAST.get(r.op, r.op)} {r.slug} (revision {r.revision}, commit "
+            f"{r.commit[:12]}) in {r.store}\n"
+            for r in self.revisions
+        ]
+
+    def as_json(self) -> object:
+        events = [r.event() for r in self.revisions]
+        return events if self.many else events[0]
+
+
+def saved(revision: Revision | None) -> Report:
+    """``gitmem notebook save``: the revision it made, or word that nothing changed."""
+    if revision is None:
+        return _Fixed(["unchanged: the notebook already holds exactly this text\n"], None)
+    return Written.one(revision)
+
+
+def notebook_show(store: str, text: str, version: int) -> Report:
+    """``gitmem notebook show``: the live text, exactly as it is held."""
+    return _Fixed(
+        [text], {"store": store, "path": "memory.md", "version": version, "content": text}
+    )
+
+
+def notebook_timeline(rows: list[dict[str, Any]]) -> Report:
+    """``gitmem notebook timeline``: every version, newest first."""
+    return _Fixed(
+        _lines(
+            [
+                f"v{r['version']:<4} {when(r['time'])}  {r['author']:<20} "
+                f"+{r['added']} -{r['removed']}  {r['op']}{'  (live)' if r['live'] else ''}"
+                for r in rows
+            ]
+        ),
+        rows,
+    )
+
+
+# -- sharing and programs --------------------------------------------------------------
+
+
+def sync_line(report: StoreSync) -> str:
+    """A store's sync as one line: what happened, the conflicts and any limit exceeded."""
+    from gitmem.sync import CONFLICT
+
+    done: list[str] = []
+    if report.fetched and not report.merged:
+        done.append(f"fetched {len(report.changed)} changed memories")
+    if report.merged:
+        done.append(f"merged ({len(report.changed)} memories changed here)")
+    if report.pushed:
+        done.append("pushed")
+    if not done:
+        done.append("up to date")
+    line = f"{report.store}: {', '.join(done)}"
+    if report.head:
+        line += f" at {report.head[:12]}"
+    if report.conflicts:
+        line += f"; {len(report.conflicts)} conflict(s): " + ", ".join(
+            f"{c} (theirs kept as {c}{CONFLICT}...)" for c in report.conflicts
+        )
+    if report.exceeded:
+        line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
+    return line
+
+
+def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:
+    """``gitmem sync``: one line (one JSON object) per store shared."""
+    from gitmem.ops.sharing import sync as share
+
+    done = share(repo, remote, store)
+    lines = [sync_line(r) for r in done] or [f"no stores here or at {remote}"]
+    return _Fixed(_lines(lines), [r.as_json() for r in done])
+
+
+class Run:
+    """What ``run`` gives back: the program's result and every view opened."""
+
+    __slots__ = ("result", "views")
+
+    def __init__(self, result: ProgramResult, views: list[View]) -> None:
+        self.result = result
+        self.views = views
+
+    def pieces(self) -> Iterable[str]:
+        """The program's output, then each view under its title."""
+        return [self.result.output, *(f"[view] {v.title}\n{v.text}\n" for v in self.views)]
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"ok", "output", "error", "views": [{"title", "text"}]}``."""
+        return {
+            "ok": self.result.ok,
+            "output": self.result.output,
+            "error": self.result.error,
+            "views": [{"title": v.title, "text": v.text} for v in self.views],
+        }
+
+    def refusal(self) -> str | None:
+        """The error line when the program failed."""
+        return None if self.result.ok else (self.result.error or "the program failed")
+
+
+class _Called:
+    __slots__ = ("result",)
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+    def pieces(self) -> Iterable[str]:
+        return [self.result.text + "\n"]
+
+    def as_json(self) -> object:
+        return {"ok": self.result.ok, "kind": self.result.kind, "text": self.result.text}
+
+    def refusal(self) -> str | None:
+        return None if self.result.ok else self.result.kind
+
+
+def called(result: ToolResult) -> Verdict:
+    """``gitmem call``: the tool's result text; its ``refusal()`` names a refusal's kind."""
+    return _Called(result)
