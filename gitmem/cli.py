@@ -64,7 +64,7 @@ from gitmem.types import Revision
 if TYPE_CHECKING:
     # imported by the commands that use them: `ls`, `show` or `log` load no adapter,
     # holder or sandbox (tests/test_cold.py holds this)
-    from gitmem.adapters.launch import Launch
+    from gitmem.adapters.startup import Launch
     from gitmem.strategies.curated import Row
 
 # the choices of `tools --format`, `hook claude-code EVENT`, `--compaction` and
@@ -203,7 +203,7 @@ def _body_options(f: F) -> F:
 
 def _launch_options(f: F) -> F:
     """The agent options ``mcp``, ``hook``, ``tools`` and ``call`` share (one home:
-    :class:`gitmem.adapters.launch.Launch`)."""
+    :class:`gitmem.adapters.startup.Launch`)."""
     f = click.option(
         "--compaction",
         type=click.Choice(COMPACTIONS),
@@ -246,7 +246,7 @@ def _launch(
     store: str | None,
     compaction: str,
 ) -> Launch:
-    from gitmem.adapters.launch import Launch
+    from gitmem.adapters.startup import Launch
 
     return Launch(capability, profile, instance, started_as, store, compaction)
 
@@ -1195,7 +1195,7 @@ def tools(shape: str, **options: Any) -> None:
         gitmem tools --format openai --capability memories.json --profile researcher
     """
     from gitmem.adapters import schemas
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     holder = open_holder(_open(), _launch(**options))
     try:
@@ -1227,7 +1227,7 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
     if not isinstance(parsed, dict):
         raise InvalidArgument("ARGUMENTS must be a JSON object such as '{}'")
     from gitmem.adapters import schemas
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     holder = open_holder(_open(), _launch(**options))
     try:
@@ -1264,7 +1264,7 @@ def mcp(programs: bool, **options: Any) -> None:
         raise click.ClickException(
             f"the MCP server needs the mcp package ({exc}); install gitmem-agent[mcp]"
         ) from None
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     holder = open_holder(_open(), _launch(**options))
     serve(holder, programs=programs)
