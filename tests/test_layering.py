@@ -225,7 +225,7 @@ def layer_problems(tree: Tree) -> list[str]:
     return problems
 
 
-def _package(module: str, tree: Tree) -> str | None:
+def _package(module: str) -> str | None:
     """The package ``module`` is a part of (``None`` for the root)."""
     if "." not in module:
         return None
@@ -244,13 +244,13 @@ def order_problems(tree: Tree) -> list[str]:
             )
             continue
         for module in tree.modules:
-            if _package(module, tree) != package:
+            if _package(module) != package:
                 continue
             part = module.rsplit(".", 1)[1]
             if part not in declared:
                 problems.append(f"{module} is missing from ORDER[{package!r}]")
     for module in sorted(tree.modules):
-        package = _package(module, tree)
+        package = _package(module)
         declared = ORDER.get(package or "")
         if package is None or declared is None:
             continue
