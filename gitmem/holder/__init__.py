@@ -156,31 +156,31 @@ class Holder:
         in the turn.
         """
         taken = self.notices() if notices else None
-        result: ToolResult | None = None
-        program: ProgramResult | None = None
-        error: GitmemError | None = None
         args: Mapping[str, object] = {} if arguments is None else arguments
         if name == PROGRAM_CALL and code:
-            source = args.get("source")
-            if not isinstance(source, str) or set(args) - {"source"}:
-                result = ToolResult(False, "invalid-argument", PROGRAM_ARGUMENTS)
-            else:
-                try:
-                    program = self.run_program(source)
-                    result = program_answer(program)
-                except GitmemError as exc:  # refused outright, or the sandbox failed
-                    error = exc
-                    result = program_failure(exc)
-        elif name is not None:
-            result = self.call(name, args)
+            result, program, error = self._program_call(args)
+        else:
+            result, program, error = (None if name is None else self.call(name, args)), None, None
         if not code:
-            return Turn(taken, result, program=program, error=error)
+            return Turn(taken, result)
         defect: InternalError | None = None
         try:
             self.end_turn()
         except InternalError as exc:
             defect = exc
         return Turn(taken, result, tuple(self.take_views()), program, error, defect)
+
+    def _program_call(
+        self, args: Mapping[str, object]
+    ) -> tuple[ToolResult, ProgramResult | None, GitmemError | None]:
+        source = args.get("source")
+        if not isinstance(source, str) or set(args) - {"source"}:
+            return ToolResult(False, "invalid-argument", PROGRAM_ARGUMENTS), None, None
+        try:
+            program = self.run_program(source)
+        except GitmemError as exc:  # refused outright, or the sandbox failed
+            return program_failure(exc), None, exc
+        return program_answer(program), program, None
 
     def _published(self, revisions: list[Revision]) -> None:
         self._hub.published(self._telemetry, revisions)
