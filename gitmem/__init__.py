@@ -44,10 +44,11 @@ from gitmem.errors import (
 if TYPE_CHECKING:
     from gitmem.binding import Agent
     from gitmem.capability import Capability
-    from gitmem.holder import Holder, ToolResult
-    from gitmem.limits import Limits
+    from gitmem.holder import Holder, ToolResult, Turn
+    from gitmem.limits import FileLimits, Limits
     from gitmem.repository import Repository
     from gitmem.sandbox import ProgramResult, Sandbox, View
+    from gitmem.store import FileSnapshot
     from gitmem.types import Author, FileRevision, Memory, Revision, Totals
 
 # name → the module that defines it, imported on first use
@@ -56,11 +57,14 @@ _LAZY = {
     "Capability": "gitmem.capability",
     "Holder": "gitmem.holder",
     "ToolResult": "gitmem.holder",
+    "Turn": "gitmem.holder",
+    "FileLimits": "gitmem.limits",
     "Limits": "gitmem.limits",
     "Repository": "gitmem.repository",
     "ProgramResult": "gitmem.sandbox",
     "Sandbox": "gitmem.sandbox",
     "View": "gitmem.sandbox",
+    "FileSnapshot": "gitmem.store",
     "Author": "gitmem.types",
     "FileRevision": "gitmem.types",
     "Memory": "gitmem.types",
@@ -89,7 +93,9 @@ __all__ = [
     "Capability",
     "CodeError",
     "DiskFull",
+    "FileLimits",
     "FileRevision",
+    "FileSnapshot",
     "GitmemError",
     "GuardFailed",
     "GuardRefused",
@@ -119,6 +125,7 @@ __all__ = [
     "StorageError",
     "ToolResult",
     "Totals",
+    "Turn",
     "Unavailable",
     "Unchanged",
     "View",

@@ -1,4 +1,4 @@
-"""Which store an agent binds, and whether it may write: seed 000's binding table.
+"""Which store an agent binds, and whether it may write: the binding table.
 
     Started as        isolated       shared         inherited             read-only
     root              its own        profile's      its own               its own, writable
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from gitmem.capability import Capability, Scope
 from gitmem.errors import InvalidArgument, LaunchRefused
@@ -62,6 +62,11 @@ class Agent:
     ``spawner`` is the spawner's memory holder, or ``None`` when nothing spawned the
     agent or the spawner keeps no memories.
     """
+
+    STARTS: ClassVar[tuple[StartedAs, ...]] = STARTS
+    """How an agent may be started."""
+    COMPACTIONS: ClassVar[tuple[str, ...]] = COMPACTIONS
+    """How an agent's profile may answer a compaction: a summary, or memory calls."""
 
     profile: str
     instance: str
@@ -118,7 +123,7 @@ def resolve(scope: Scope, agent: Agent) -> Binding:
 def check_launch(
     capability: Capability, agent: Agent, compaction: str, spawner: Spawner | None
 ) -> None:
-    """Refuse a launch the seed refuses, naming every problem at once."""
+    """Refuse a launch whose configuration cannot work, naming every problem at once."""
     if not capability.enabled:
         return
     problems: list[str] = []

@@ -1,9 +1,9 @@
-"""The six limits, and the one place a write is held to them.
+"""The limits, and the one place a write is held to them: a memory store's six
+(``Limits``, ``check_write``) and a file store's three (``FileLimits``).
 
-They are checked in seed 000's order: the description first, then the body (and the
-code halves), then the aggregates the strategy pins. A breach is refused, never
-truncated, and the refusal names the limit, the figure the write would reach and the
-fix.
+A memory's are checked in order: the description first, then the body (and the code
+halves), then the aggregates the strategy pins. A breach is refused, never truncated,
+and the refusal names the limit, the figure the write would reach and the fix.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from gitmem.errors import LimitExceeded
+from gitmem.errors import InvalidArgument, LimitExceeded
 from gitmem.types import Memory, Totals
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "LIMITS",
     "Baseline",
     "Excess",
+    "FileLimits",
     "Limits",
     "check_write",
     "exceeded",
@@ -248,4 +249,55 @@ def check_write(
                 limits.max_len_index,
                 "the index in characters",
                 "Shorten descriptions, or delete a memory you no longer need.",
+            )
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """A file store's three limits; 0 turns one off. Each is a whole number >= 0."""
+
+    max_file_chars: int = 0
+    max_total_chars: int = 0
+    max_files: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("max_file_chars", "max_total_chars", "max_files"):
+            value: object = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgument(f"{name} must be a whole number >= 0 (0: no limit)")
+
+    def check(self, totals: Totals, writes: Iterable[tuple[str | None, str]]) -> None:
+        """Refuse ``writes`` (each a file's text before, ``None`` for a new file, and
+        after) to a store of ``totals`` if they breach a limit and do not reduce what
+        they replace. The refusal names the limit (``max_file_chars``,
+        ``max_files`` or ``max_total_chars``), the figure reached and the maximum."""
+        count, chars = totals.count, totals.chars
+        for old, text in writes:
+            size = len(text)
+            before = len(old) if old is not None else 0
+            if self.max_file_chars and size > self.max_file_chars and size >= before:
+                raise _refuse(
+                    "max_file_chars",
+                    size,
+                    self.max_file_chars,
+                    "the characters of one file",
+                    "Shorten the text or split it across several files.",
+                )
+            count += old is None
+            chars += size - before
+        if self.max_files and count > self.max_files and count > totals.count:
+            raise _refuse(
+                "max_files",
+                count,
+                self.max_files,
+                "the number of files",
+                "Delete or merge files you no longer need, then try again.",
+            )
+        if self.max_total_chars and chars > self.max_total_chars and chars >= totals.chars:
+            raise _refuse(
+                "max_total_chars",
+                chars,
+                self.max_total_chars,
+                "the characters of all files together",
+                "Shorten or delete files you no longer need, then try again.",
             )

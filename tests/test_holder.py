@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import capability, tree_bytes
 
+import gitmem
 from gitmem import Agent, Capability, Holder, Repository
 from gitmem.limits import LIMITS
 
@@ -399,3 +400,64 @@ def test_two_processes_never_jointly_exceed_max_count(tmp_path: Path, strategy: 
     assert state["peaks"]["count"] == limit
     assert kinds.count("ok") == limit
     assert set(kinds) == {"ok", "limit-exceeded"}
+
+
+# -- a turn, and binding a store the operator names ------------------------------------
+
+
+def test_a_turn_delivers_notices_then_the_answer(repo: Repository) -> None:
+    """A turn takes pending notices once, then answers its call; no program, no views."""
+    mine, other = bind(repo, cap(), "a"), bind(repo, cap(), "b")
+    write(other, "api", "x", "error envelope")
+    turn = mine.turn("read_memory", {"name": "api"}, code=False)
+    assert turn.notices is not None and "- added `api` — error envelope" in turn.notices
+    assert turn.result is not None and turn.result.ok and turn.views == ()
+    assert turn.texts() == [turn.notices, turn.result.text]
+    again = mine.turn("read_memory", {"name": "api"}, code=False)
+    assert again.notices is None and again.texts() == [turn.result.text]
+
+
+def test_a_turn_without_code_refuses_the_program_call(repo: Repository) -> None:
+    """Without code, ``run_program`` is a call like any other: one the holder does not offer."""
+    turn = bind(repo, cap(), "a").turn("run_program", {"source": "1"}, code=False)
+    assert turn.result is not None and not turn.result.ok and turn.program is None
+
+
+@pytest.mark.parametrize("arguments", [{}, {"source": 1}, {"source": "1", "extra": 2}])
+def test_a_program_call_with_wrong_arguments_is_refused(
+    repo: Repository, arguments: dict[str, object]
+) -> None:
+    """The program call takes exactly one text argument, ``source``."""
+    holder = bind(repo, cap(), "a")
+    try:
+        turn = holder.turn("run_program", arguments)
+    finally:
+        holder.close()
+    assert turn.result is not None and not turn.result.ok
+    assert turn.result.text == "run_program takes one argument, `source`: the program's text"
+
+
+def test_a_program_turn_answers_with_its_output_then_its_error(repo: Repository) -> None:
+    """A program's answer is what it printed, then its uncaught error; the full result is kept."""
+    holder = bind(repo, cap(), "a")
+    try:
+        printed = holder.turn("run_program", {"source": 'console.log("hi")'})
+        failed = holder.turn("run_program", {"source": 'console.log("a"); throw new Error("no")'})
+        silent = holder.turn("run_program", {"source": "1"})
+    finally:
+        holder.close()
+    assert printed.result is not None and printed.result.ok
+    assert printed.result.text == "hi\n" and printed.program is not None
+    assert failed.result is not None and not failed.result.ok
+    assert failed.result.text.startswith("a\nError: ") and "no" in failed.result.text
+    assert silent.result is not None and silent.result.text == "(the program printed nothing)"
+
+
+def test_bind_store_binds_the_named_store_after_the_launch_checks(repo: Repository) -> None:
+    """An operator-named store is bound as named, read-only when asked; a launch the
+    binding table refuses is refused here too."""
+    holder = Holder.bind_store(repo, "team/notes", cap(), Agent("p", "a"), writable=False)
+    assert holder.store_id == "team/notes" and not holder.writable
+    assert "create_memory" not in holder.offered()
+    with pytest.raises(gitmem.LaunchRefused, match="compaction 'never' is unknown"):
+        Holder.bind_store(repo, "team/notes", cap(), Agent("p", "a"), compaction="never")

@@ -34,8 +34,8 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from gitmem.errors import GitmemError, InvalidArgument, InvalidPath
-from gitmem.store import FileSnapshot, Repository, check_store
+from gitmem import FileLimits, FileSnapshot, Repository
+from gitmem.errors import GitmemError, InvalidArgument, InvalidPath, LimitExceeded
 from gitmem.types import PATH_MAX, Author, FileChange, FileEdit, check_path
 
 __all__ = ["AsyncGitMemoryTool", "GitMemoryTool", "MemoryToolError"]
@@ -54,12 +54,6 @@ class MemoryToolError(ToolError, GitmemError):
     its text back with ``is_error``) and a ``GitmemError``. Nothing was written."""
 
     kind: ClassVar[str] = "invalid-argument"
-
-
-def _limit(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidArgument(f"{name} must be a whole number >= 0 (0: no limit)")
-    return value
 
 
 def _size(n: int) -> str:
@@ -147,12 +141,11 @@ class _Backend:
         max_files: int,
     ) -> None:
         self.repo = repo
-        self.store = check_store(store)
+        layout = repo.layout(store)  # refuses an unusable store id
+        self.store = store
         self.author = author if isinstance(author, Author) else Author.agent(author)
-        self.max_file_chars = _limit("max_file_chars", max_file_chars)
-        self.max_total_chars = _limit("max_total_chars", max_total_chars)
-        self.max_files = _limit("max_files", max_files)
-        if repo.layout(self.store) == "memories":
+        self.limits = FileLimits(max_file_chars, max_total_chars, max_files)
+        if layout == "memories":
             raise InvalidArgument(
                 f"store {store!r} holds memories, not files; give the memory tool a "
                 "file store or a store id that does not exist yet"
@@ -422,31 +415,34 @@ class _Backend:
 
     def _check_limits(self, snapshot: FileSnapshot, shown: str, writes: dict[str, str]) -> None:
         """Refuse writes that breach a limit and do not reduce what they replace."""
-        count, chars = snapshot.totals.count, snapshot.totals.chars
-        for tree, text in writes.items():
-            old = snapshot.read(tree)
-            size = len(text)
-            before = len(old) if old is not None else 0
-            if self.max_file_chars and size > self.max_file_chars and size >= before:
-                raise MemoryToolError(
-                    f"No change was made: {shown} would hold {size:,} characters, over the "
-                    f"limit of {self.max_file_chars:,} characters per file (max_file_chars). "
-                    "Shorten the text or split it across several files."
-                )
-            count += old is None
-            chars += size - before
-        if self.max_files and count > self.max_files and count > snapshot.totals.count:
-            raise MemoryToolError(
-                f"No change was made: /memories would hold {count:,} files, over the limit of "
-                f"{self.max_files:,} files (max_files). Delete or merge files you no longer "
-                "need, then try again."
+        try:
+            self.limits.check(
+                snapshot.totals, [(snapshot.read(tree), text) for tree, text in writes.items()]
             )
-        if self.max_total_chars and chars > self.max_total_chars and chars >= snapshot.totals.chars:
-            raise MemoryToolError(
-                f"No change was made: /memories would hold {chars:,} characters, over the "
-                f"limit of {self.max_total_chars:,} characters in all (max_total_chars). "
-                "Shorten or delete files you no longer need, then try again."
-            )
+        except LimitExceeded as exc:
+            raise MemoryToolError(_limit_text(exc, shown)) from None
+
+
+def _limit_text(exc: LimitExceeded, shown: str) -> str:
+    """A breached file-store limit in the memory tool's words."""
+    figure, maximum = f"{exc.attempted:,}", f"{exc.maximum:,}"
+    if exc.limit == "max_file_chars":
+        return (
+            f"No change was made: {shown} would hold {figure} characters, over the "
+            f"limit of {maximum} characters per file (max_file_chars). "
+            "Shorten the text or split it across several files."
+        )
+    if exc.limit == "max_files":
+        return (
+            f"No change was made: /memories would hold {figure} files, over the limit of "
+            f"{maximum} files (max_files). Delete or merge files you no longer "
+            "need, then try again."
+        )
+    return (
+        f"No change was made: /memories would hold {figure} characters, over the "
+        f"limit of {maximum} characters in all (max_total_chars). "
+        "Shorten or delete files you no longer need, then try again."
+    )
 
 
 def _field(command: object, name: str) -> Any:

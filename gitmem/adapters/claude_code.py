@@ -1,4 +1,4 @@
-"""``gitmem hook claude-code <event>``: seed 000's moments in Claude Code's life cycle.
+"""``gitmem hook claude-code <event>``: a holder's moments in Claude Code's life cycle.
 
 Each hook is a short process: it reads Claude Code's event JSON on stdin and writes
 what the event takes on stdout. The fields relied on (Claude Code's hook input):
@@ -12,8 +12,8 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
   (views waiting from the last turn too, and, after a memory compaction, the request).
 - ``user-prompt-submit``: views waiting since the last Stop, then pending notices,
   once, as ``additionalContext``.
-- ``pre-compact``: when the profile is configured for memory compaction, the seed's
-  request as plain stdout, which Claude Code hands the compaction as its instructions
+- ``pre-compact``: when the profile is configured for memory compaction, the
+  memory-compaction request as plain stdout, which Claude Code hands the compaction as its instructions
   (PreCompact accepts no ``hookSpecificOutput``); it is said again after the boundary.
 - ``stop``: the end of the turn: the code memories the turn read (found in the
   transcript since the prompt) have their onUse run; the views wait for the next turn.
@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from gitmem.adapters.launch import Launch, open_holder
+from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import InvalidArgument
-from gitmem.holder import Holder
+from gitmem.holder import Holder, view_text
 from gitmem.repository import Repository
 
 __all__ = ["EVENTS", "Session", "hook"]
@@ -164,7 +164,7 @@ def _tools_line(holder: Holder) -> str:
 
 
 def _views_text(views: list[tuple[str, str]]) -> str:
-    return "\n\n".join(f"[view] {title}\n{text}" for title, text in views)
+    return "\n\n".join(view_text(title, text) for title, text in views)
 
 
 def _start_text(holder: Holder, session: Session) -> str:
@@ -231,8 +231,10 @@ def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: 
         if "read_memory" in holder.offered():
             holder.call("read_memory", {"name": slug})
     holder.take_views()  # load documentation: the agent saw the memory when it read it
-    holder.end_turn()
-    session.views.extend((v.title, v.text) for v in holder.take_views())
+    turn = holder.turn(notices=False)  # their notices wait for the next prompt
+    if turn.defect is not None:
+        raise turn.defect
+    session.views.extend((v.title, v.text) for v in turn.views)
     session.offset = _size(data.get("transcript_path"))
     return ""
 

@@ -8,12 +8,12 @@
 - **instructions**: the holder's system-prompt section, then its pinned block as
   built at the first turn (byte-identical while the store is unchanged).
 - **notices**: an MCP client cannot be handed a message of its own, so pending notices
-  are the first text block of the next tool result, once, in the seed's form.
+  are the first text block of the next tool result, once, as the holder words them.
 - **resources**: ``gitmem://memory/<store>/<slug>`` (text/markdown) and
   ``gitmem://state/<store>`` (``memory_state`` JSON). The store's head is watched, so
   writes by other processes raise ``resources/list_changed`` and, for subscribed
   resources, ``resources/updated``.
-- **prompts**: ``memory-compaction``, the seed's request with the strategy's calls.
+- **prompts**: ``memory-compaction``, the request to record working state, with the strategy's calls.
 
 The SDK is imported here and nowhere else (``pip install 'gitmem-agent[mcp]'``).
 """
@@ -42,25 +42,11 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 
 from gitmem.adapters.schemas import tool_definitions
-from gitmem.errors import GitmemError, InternalError
-from gitmem.holder import Holder
+from gitmem.errors import GitmemError
+from gitmem.holder import PROGRAM_TOOL, Holder
 
 __all__ = ["PROGRAM_TOOL", "MemoryServer", "memory_uri", "serve", "state_uri"]
 
-PROGRAM_TOOL: dict[str, Any] = {
-    "name": "run_program",
-    "description": (
-        "Run a TypeScript program in gitmem's sandbox. It may "
-        'import { memories, views } from "gitmem" and any loaded code memory; '
-        "memories offers your memory calls in camel case. Returns what it printed."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {"source": {"type": "string", "description": "The program's source."}},
-        "required": ["source"],
-        "additionalProperties": False,
-    },
-}
 _POLL_SECONDS = 0.2
 _LINE_MAX = 64 << 20
 P = TypeVar("P")
@@ -148,39 +134,12 @@ class MemoryServer:
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[list[str], bool]:
         """One tool call: the text blocks of its result (pending notices first) and
         whether it succeeded."""
-        notice = self.holder.notices()
-        texts = [notice] if notice else []
-        try:
-            if name == "run_program" and self.programs:
-                ok, text = self._run_program(arguments)
-            else:
-                result = self.holder.call(name, arguments)
-                ok, text = result.ok, result.text
-            texts.append(text)
-        except GitmemError as error:  # a program the runtime refused outright
-            texts.append(str(error))
-            ok = False
-        if self.programs:
-            try:
-                self.holder.end_turn()
-            except InternalError as defect:
-                # onUse output and errors never reach the model; the operator's log does
-                print(f"gitmem mcp: an onUse script could not run: {defect}", file=sys.stderr)
-            texts.extend(f"[view] {v.title}\n{v.text}" for v in self.holder.take_views())
-        return texts, ok
-
-    def _run_program(self, arguments: dict[str, Any]) -> tuple[bool, str]:
-        source = arguments.get("source")
-        if not isinstance(source, str) or set(arguments) - {"source"}:
-            return False, "run_program takes one argument, `source`: the program's text"
-        try:
-            result = self.holder.run_program(source)
-        except InternalError as defect:
-            return False, f"gitmem's sandbox failed (its own defect, not your program): {defect}"
-        text = result.output
-        if result.error:
-            text += ("" if not text or text.endswith("\n") else "\n") + f"Error: {result.error}"
-        return result.ok, text or "(the program printed nothing)"
+        turn = self.holder.turn(name, arguments, code=self.programs)
+        if turn.defect is not None:
+            # onUse output and errors never reach the model; the operator's log does
+            print(f"gitmem mcp: an onUse script could not run: {turn.defect}", file=sys.stderr)
+        assert turn.result is not None  # a turn with a call
+        return turn.texts(), turn.result.ok
 
     # -- resources ---------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ def tools(shape: str, **options: Any) -> None:
         gitmem tools --format openai --capability memories.json --profile researcher
     """
     from gitmem.adapters import schemas
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     holder = open_holder(open_repository(), launch(**options))
     try:
@@ -90,7 +90,7 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
         gitmem call create_memory '{"name": "todo", "description": "open tasks", "body": "- ship"}'
     """
     from gitmem.adapters import schemas
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     parsed = schemas.drop_nulls(_arguments(arguments))
     holder = open_holder(open_repository(), launch(**options))
@@ -122,7 +122,7 @@ def mcp(programs: bool, **options: Any) -> None:
         raise click.ClickException(
             f"the MCP server needs the mcp package ({exc}); install gitmem-agent[mcp]"
         ) from None
-    from gitmem.adapters.launch import open_holder
+    from gitmem.adapters.startup import open_holder
 
     holder = open_holder(open_repository(), launch(**options))
     serve(holder, programs=programs)

@@ -18,7 +18,7 @@ from gitmem.repository import Repository
 if TYPE_CHECKING:
     # imported by the commands that use them: `ls`, `show` or `log` load no adapter,
     # holder or sandbox (tests/test_cold.py holds this)
-    from gitmem.adapters.launch import Launch
+    from gitmem.adapters.startup import Launch
 
 __all__ = [
     "COMPACTIONS",
@@ -134,7 +134,7 @@ def body_options(f: F) -> F:
 
 def launch_options(f: F) -> F:
     """The agent options ``mcp``, ``hook``, ``tools`` and ``call`` share (one home:
-    :class:`gitmem.adapters.launch.Launch`)."""
+    :class:`gitmem.adapters.startup.Launch`)."""
     f = click.option(
         "--compaction",
         type=click.Choice(COMPACTIONS),
@@ -178,6 +178,6 @@ def launch(
     compaction: str,
 ) -> Launch:
     """The launch the agent options describe."""
-    from gitmem.adapters.launch import Launch
+    from gitmem.adapters.startup import Launch
 
     return Launch(capability, profile, instance, started_as, store, compaction)

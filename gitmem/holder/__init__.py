@@ -5,9 +5,10 @@ its telemetry and its code.
     holder.tools()                      # for the model's tool-calling API
     holder.call("create_memory", {...}) # a ToolResult: .ok, .kind, .text
     holder.pinned_block(); holder.notices(); holder.compact()
+    turn = holder.turn("read_memory", {"name": "csv-tools"})  # notices, call, end, views
 
 Each part is its own module: ``tools`` (offer and dispatch), ``context`` (prompt and
-pinned block), ``notices``, ``telemetry`` and ``code``.
+pinned block), ``notices``, ``telemetry``, ``code`` and ``turn``.
 """
 
 from __future__ import annotations
@@ -19,19 +20,37 @@ from typing import Any
 from gitmem.binding import Agent, Binding, check_launch, fork_binding, successor_binding
 from gitmem.capability import Capability, Scope
 from gitmem.edits import Rules
-from gitmem.errors import InternalError
+from gitmem.errors import GitmemError, InternalError
 from gitmem.holder import context
 from gitmem.holder.code import Code
 from gitmem.holder.notices import Notices
 from gitmem.holder.telemetry import Event, Hub, Telemetry, state_event
 from gitmem.holder.tools import Toolbox, ToolResult, offered_tools
+from gitmem.holder.turn import (
+    PROGRAM_ARGUMENTS,
+    PROGRAM_CALL,
+    PROGRAM_TOOL,
+    Turn,
+    program_answer,
+    program_failure,
+    view_text,
+)
 from gitmem.sandbox import ProgramResult, Sandbox, View
 from gitmem.store import Repository
 from gitmem.strategies import AgentVoice
 from gitmem.trailers import capability_trailer
 from gitmem.types import Author, Revision
 
-__all__ = ["Event", "Holder", "Hub", "ToolResult"]
+__all__ = [
+    "PROGRAM_CALL",
+    "PROGRAM_TOOL",
+    "Event",
+    "Holder",
+    "Hub",
+    "ToolResult",
+    "Turn",
+    "view_text",
+]
 
 _CAMEL = {"oldText": "old_text", "newText": "new_text", "onUse": "on_use"}
 
@@ -86,6 +105,25 @@ class Holder:
         self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
         self._prompt: str | None = None
 
+    @classmethod
+    def bind_store(
+        cls,
+        repo: Repository,
+        store_id: str,
+        capability: Capability,
+        agent: Agent,
+        *,
+        writable: bool = True,
+        compaction: str = "summary",
+        author: Author | None = None,
+        hub: Hub | None = None,
+    ) -> Holder:
+        """Bind ``agent`` to a store the operator names, rather than the one the binding
+        table picks (``gitmem mcp --store``, an operator's program run), after the
+        checks every launch passes. Binding writes nothing."""
+        check_launch(capability, agent, compaction, spawner=None)
+        return cls(repo, capability, agent, Binding(store_id, writable), author=author, hub=hub)
+
     # -- tools -------------------------------------------------------------------------
 
     def offered(self) -> tuple[str, ...]:
@@ -99,6 +137,50 @@ class Holder:
     def call(self, name: str, arguments: Mapping[str, object] | None = None) -> ToolResult:
         """Dispatch one native tool call."""
         return self._tools.call(name, {} if arguments is None else arguments, code=False)
+
+    def turn(
+        self,
+        name: str | None = None,
+        arguments: Mapping[str, object] | None = None,
+        *,
+        notices: bool = True,
+        code: bool = True,
+    ) -> Turn:
+        """One turn: pending notices (delivered once), then the call ``name`` (none if
+        ``None``), then the end of the turn (each used code memory's onUse), then the
+        views the turn opened.
+
+        With ``code``, the call ``run_program`` runs ``arguments["source"]`` as an agent
+        program; without it, no program runs and the turn ends at the call (no onUse
+        scripts, no views taken). Nothing is raised: refusals and sandbox failures are
+        in the turn.
+        """
+        taken = self.notices() if notices else None
+        args: Mapping[str, object] = {} if arguments is None else arguments
+        if name == PROGRAM_CALL and code:
+            result, program, error = self._program_call(args)
+        else:
+            result, program, error = (None if name is None else self.call(name, args)), None, None
+        if not code:
+            return Turn(taken, result)
+        defect: InternalError | None = None
+        try:
+            self.end_turn()
+        except InternalError as exc:
+            defect = exc
+        return Turn(taken, result, tuple(self.take_views()), program, error, defect)
+
+    def _program_call(
+        self, args: Mapping[str, object]
+    ) -> tuple[ToolResult, ProgramResult | None, GitmemError | None]:
+        source = args.get("source")
+        if not isinstance(source, str) or set(args) - {"source"}:
+            return ToolResult(False, "invalid-argument", PROGRAM_ARGUMENTS), None, None
+        try:
+            program = self.run_program(source)
+        except GitmemError as exc:  # refused outright, or the sandbox failed
+            return program_failure(exc), None, exc
+        return program_answer(program), program, None
 
     def _published(self, revisions: list[Revision]) -> None:
         self._hub.published(self._telemetry, revisions)

@@ -23,7 +23,7 @@ def run(
     recorded strategy and limits (or ``strategy``, unbounded, for a store that records
     none), then its turn's onUse scripts; the holder's sandboxes are closed after."""
     from gitmem import strategies
-    from gitmem.binding import Agent, Binding
+    from gitmem.binding import Agent
     from gitmem.limits import Limits
 
     found = record(repo, store)
@@ -42,12 +42,16 @@ def run(
         )
     instance = re.sub(r"[^A-Za-z0-9._-]", "-", author.name).strip(".-") or "operator"
     agent = Agent("operator", instance[:100])
-    from gitmem.holder import Holder
+    from gitmem.holder import PROGRAM_CALL, Holder
 
-    holder = Holder(repo, found.capability(), agent, Binding(store, True), author=author)
+    holder = Holder.bind_store(repo, store, found.capability(), agent, author=author)
     try:
-        result = holder.run_program(source)
-        holder.end_turn()
-        return Run(result, holder.take_views())
+        turn = holder.turn(PROGRAM_CALL, {"source": source}, notices=False)
     finally:
         holder.close()
+    if turn.error is not None:
+        raise turn.error
+    if turn.defect is not None:
+        raise turn.defect
+    assert turn.program is not None
+    return Run(turn.program, list(turn.views))

@@ -1,4 +1,4 @@
-"""How an adapter binds its one holder: the capability and agent options that
+"""How an adapter starts its one holder: the capability and agent options that
 ``gitmem mcp``, ``gitmem hook claude-code``, ``gitmem tools`` and ``gitmem call`` share.
 
     launch = Launch(capability="cap.json", profile="researcher", instance="r-1")
@@ -9,7 +9,7 @@ Defaults, so that ``gitmem mcp`` alone works in a repository with one store:
 - no ``capability``: the store is ``store`` (or the repository's only store) and the
   holder works under the strategy and limits that store records (markdown, unbounded,
   for a store no binding wrote); the store is chosen by the operator, so it is writable;
-- a ``capability`` (a file, or JSON text): seed 000's binding table picks the store from
+- a ``capability`` (a file, or JSON text): the binding table picks the store from
   the scope and the agent, unless ``store`` names one;
 - ``profile`` ``agent``; ``instance`` the profile's name; ``started_as`` ``root``;
   ``compaction`` ``summary``.
@@ -20,17 +20,11 @@ are never about the holder's own writes, and a write's author is its instance.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from gitmem import ops
-from gitmem.binding import COMPACTIONS, STARTS, Agent, Binding, check_launch
-from gitmem.capability import Capability
+from gitmem import Agent, Capability, Holder, Limits, Repository, ops
 from gitmem.errors import InvalidArgument, LaunchRefused
-from gitmem.holder import Holder
-from gitmem.limits import Limits
-from gitmem.repository import Repository
 
 __all__ = ["DEFAULT_PROFILE", "Launch", "open_holder", "read_capability"]
 
@@ -55,13 +49,14 @@ class Launch:
 
     def agent(self) -> Agent:
         """The agent these options describe."""
-        if self.started_as not in STARTS:
+        if self.started_as not in Agent.STARTS:
             raise InvalidArgument(
-                f"started-as {self.started_as!r} is unknown; use one of {', '.join(STARTS)}"
+                f"started-as {self.started_as!r} is unknown; use one of {', '.join(Agent.STARTS)}"
             )
-        if self.compaction not in COMPACTIONS:
+        if self.compaction not in Agent.COMPACTIONS:
             raise InvalidArgument(
-                f"compaction {self.compaction!r} is unknown; use one of {', '.join(COMPACTIONS)}"
+                f"compaction {self.compaction!r} is unknown; "
+                f"use one of {', '.join(Agent.COMPACTIONS)}"
             )
         started: Any = self.started_as
         return Agent(self.profile, self.instance or self.profile, started)
@@ -121,20 +116,22 @@ def open_holder(repo: Repository, launch: Launch) -> Holder:
         store = ops.pick_store(repo, launch.store, may_create=launch.store is not None)
         found = ops.record(repo, store) if store in repo.stores() else None
         capability = found.capability() if found else Capability("markdown", "shared", Limits())
-        return Holder(repo, capability, agent, Binding(store, True), hub=repo.hub)
+        return Holder.bind_store(repo, store, capability, agent, hub=repo.hub)
     capability = read_capability(launch.capability)
     if not capability.enabled:
         raise LaunchRefused(["the capability is disabled: this agent keeps no memories"])
     if launch.store is not None:
-        check_launch(capability, agent, launch.compaction, spawner=None)
         store = ops.pick_store(repo, launch.store, may_create=True)
         writable = capability.scope != "read-only"
-        return Holder(repo, capability, agent, Binding(store, writable), hub=repo.hub)
+        return Holder.bind_store(
+            repo,
+            store,
+            capability,
+            agent,
+            writable=writable,
+            compaction=launch.compaction,
+            hub=repo.hub,
+        )
     holder = repo.bind(capability, agent, launch.compaction)
     assert holder is not None  # enabled, checked above
     return holder
-
-
-def find_repository(start: str | None = None) -> str:
-    """``GITMEM_REPO``, else the ``.gitmem`` folder in ``start`` (or here) or a parent."""
-    return os.environ.get("GITMEM_REPO") or ops.find_repository(start or os.getcwd())
