@@ -35,7 +35,8 @@ from anthropic.types.beta import (
 )
 
 from gitmem.errors import GitmemError, InvalidArgument, InvalidPath
-from gitmem.store import FileSnapshot, Repository, check_store
+from gitmem.store import FileSnapshot, check_store
+from gitmem.store import Storage as Repository
 from gitmem.types import PATH_MAX, Author, FileChange, FileEdit, check_path
 
 __all__ = ["AsyncGitMemoryTool", "GitMemoryTool", "MemoryToolError"]

@@ -26,7 +26,7 @@ from gitmem.holder.notices import Notices
 from gitmem.holder.telemetry import Event, Hub, Telemetry, state_event
 from gitmem.holder.tools import Toolbox, ToolResult, offered_tools
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.store import Repository
+from gitmem.store import Storage as Repository
 from gitmem.strategies import AgentVoice
 from gitmem.trailers import capability_trailer
 from gitmem.types import Author, Revision

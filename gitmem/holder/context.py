@@ -8,7 +8,7 @@ and the prompt cache is undisturbed.
 from __future__ import annotations
 
 from gitmem.capability import Capability
-from gitmem.store import Repository
+from gitmem.store import Storage as Repository
 from gitmem.strategies import PromptContext, Strategy, Tool
 
 __all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]

@@ -9,7 +9,8 @@ swept by a compaction).
 
 from __future__ import annotations
 
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot
+from gitmem.store import Storage as Repository
 from gitmem.strategies import Strategy
 from gitmem.types import SYNC_AUTHOR, Revision
 

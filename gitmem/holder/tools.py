@@ -15,7 +15,8 @@ from gitmem.edits import Build, Rules
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, ReadOnly, Unavailable
 from gitmem.holder.code import Code
 from gitmem.holder.context import having
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot
+from gitmem.store import Storage as Repository
 from gitmem.strategies import Tool
 from gitmem.types import Author, Memory, Revision
 

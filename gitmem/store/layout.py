@@ -13,28 +13,60 @@ branches are never read or written.
 from __future__ import annotations
 
 import os
+import re
 
 from dulwich.errors import NotGitRepository
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from gitmem.errors import InvalidArgument
 from gitmem.store.locking import fsync_dir
 
 __all__ = [
     "MARKER_PREFIX",
     "PROJECT_PREFIX",
     "STANDALONE_PREFIX",
+    "STORE_MAX",
+    "check_store",
     "holds_stores",
     "in_use",
     "is_standalone",
     "project_dir",
     "start_project",
+    "usable_store",
 ]
 
 STANDALONE_PREFIX = "refs/heads/"
 PROJECT_PREFIX = "refs/heads/gitmem/"
 MARKER_PREFIX = "refs/gitmem/"
 _META = "gitmem"
+STORE_MAX = 200
+_STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+
+
+def check_store(store: object) -> str:
+    """Return ``store`` if it is a usable store id, else raise ``InvalidArgument``."""
+    if (
+        not isinstance(store, str)
+        or len(store) > STORE_MAX
+        or not _STORE_RE.fullmatch(store)
+        or ".." in store
+        or any(part.endswith(".lock") or part.endswith(".") for part in store.split("/"))
+    ):
+        raise InvalidArgument(
+            f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
+            "digits, '-', '_' and '.', in parts separated by '/' (e.g. profile/researcher)"
+        )
+    return store
+
+
+def usable_store(store: str) -> bool:
+    """Whether ``store`` is a usable store id (a remote may hold branches that are not)."""
+    try:
+        check_store(store)
+    except InvalidArgument:
+        return False
+    return True
 
 
 def is_standalone(repo: Repo) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, cast
 from gitmem.edits import Build, Rules
 from gitmem.errors import InvalidArgument
 from gitmem.limits import Limits
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot, Storage
 from gitmem.types import Memory, Revision
 
 __all__ = ["AgentVoice", "Desk", "Handler", "PromptContext", "Strategy", "Tool"]
@@ -28,7 +28,7 @@ CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
 class Desk(Protocol):
     """What a tool call may use, supplied by the holder that dispatches it."""
 
-    repo: Repository
+    repo: Storage
     store_id: str
     rules: Rules
     """The limits, trailers and voice this holder writes under."""
@@ -167,7 +167,7 @@ class Strategy(Protocol):
         """The block pinned in the window ("" for an empty store)."""
         ...
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         """The pinned block read through the holder's ``cache`` (an index the strategy
         keeps in step with the head), or ``None`` to have ``pinned`` given every memory."""
         ...

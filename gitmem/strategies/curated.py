@@ -33,7 +33,8 @@ from typing import Literal
 from gitmem import edits
 from gitmem.edits import Build, Rules
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot
+from gitmem.store import Storage as Repository
 from gitmem.strategies.base import Desk, PromptContext, Tool
 from gitmem.strategies.keyword_search import Hit, SearchIndex, check_keywords, search_text
 from gitmem.types import Change, Edit, Memory, check_slug, check_text

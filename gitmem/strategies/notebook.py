@@ -13,7 +13,7 @@ from typing import Literal
 
 from gitmem import edits
 from gitmem.errors import LimitExceeded, Unchanged
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies.base import Desk, PromptContext, Tool
 from gitmem.types import Memory, check_text
 
@@ -123,7 +123,7 @@ class Notebook:
     def index_line(self, memory: Memory) -> str:
         return ""
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         return None
 
     def prompt_section(self, context: PromptContext) -> str | None:
