@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
-from gitmem.errors import InvalidArgument, StorageError
+from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.history import Entry, Row
@@ -30,6 +30,7 @@ from gitmem.store.objects import (
     RawTree,
     blob_ids,
 )
+from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.view import StoreView
 from gitmem.types import (
@@ -56,7 +57,10 @@ __all__ = [
     "check_change",
     "check_file_change",
     "file_revision",
+    "file_write",
     "memory_revision",
+    "memory_write",
+    "meta_write",
     "revision_of",
     "totals_after",
 ]
@@ -134,6 +138,85 @@ def _check_trailers(trailers: Mapping[str, str]) -> None:
                 f"trailer key {key[:70]!r} is not usable; use letters, digits and '-', "
                 "and none of gitmem's own Gitmem-Slug, Gitmem-Op, ... keys"
             )
+
+
+# -- one attempt at a write, on the head it applies to ------------------------------
+
+
+def memory_write(
+    reader: ObjectReader,
+    snapshot: Snapshot,
+    change: Change,
+    author: Author,
+    screens: Sequence[Screen],
+) -> Attempt[list[Revision]]:
+    """The commit of a memory store's ``change`` on ``snapshot``, once the change obeys
+    the input rules, passes the screens, and names memories that exist (or, for a
+    create, do not)."""
+    edits = check_change(change)
+    run(screens, Write(snapshot.store, author.name, edits, None, snapshot.meta))
+    olds = [snapshot.get(edit.slug) for edit in edits]
+    for edit, old in zip(edits, olds, strict=True):
+        if edit.memory is None and old is None:
+            raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
+        if edit.op == "create" and old is not None:
+            raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
+    return build_memories(reader, snapshot, change, edits, olds, author)
+
+
+def file_write(
+    reader: ObjectReader,
+    snapshot: FileSnapshot,
+    change: FileChange,
+    author: Author,
+    screens: Sequence[Screen],
+) -> Attempt[list[FileRevision]]:
+    """The commit of a file store's ``change`` on ``snapshot`` (none for a change of no
+    path), as ``memory_write`` judges a memory store's."""
+    edits = check_file_change(change)
+    if not edits:
+        return Attempt([], None, "")
+    written = [(e.path, e.text) for e in edits if e.text]
+    run(screens, Write(snapshot.store, author.name, (), written, _no_meta))
+    olds: list[str | None] = []
+    for edit in edits:
+        old = snapshot.read(edit.path)
+        if edit.text is None and old is None:
+            raise NotFound(f"there is no file {edit.path!r} to {edit.op}")
+        if edit.op == "create" and (old is not None or snapshot.is_dir(edit.path)):
+            raise AlreadyExists(f"{edit.path!r} already exists")
+        olds.append(old)
+    return build_files(reader, snapshot, change, edits, olds, author)
+
+
+def _no_meta(name: str) -> str | None:
+    return None  # a file store keeps no root files of its own
+
+
+def meta_write(
+    reader: ObjectReader,
+    snapshot: Snapshot,
+    name: str,
+    trailer: str,
+    text: str | None,
+    author: Author,
+) -> Attempt[str | None]:
+    """The commit that sets (``None``: removes) the store's root file ``name`` and
+    changes no memory, recorded as ``trailer: set`` (or ``remove``); nothing if the
+    file already holds exactly that."""
+    if snapshot.meta(name) == text:
+        return Attempt(None, None, "")
+    new = NewObjects()
+    base = reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE
+    entry = None if text is None else (FILE_MODE, new.add_blob(text.encode(), text))
+    root = new.add_tree(base.replaced({name: entry}))
+    verb = "remove" if text is None else "set"
+    facts = Facts((), snapshot.totals, snapshot.peaks, {trailer: verb})
+    subject = f"{verb} {name}"
+    message = subject.encode() + format_message(facts)[len(b"merge") :]
+    parents = [snapshot.commit] if snapshot.commit else []
+    sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
+    return Attempt(sha, new, subject)
 
 
 # -- building ----------------------------------------------------------------------

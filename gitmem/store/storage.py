@@ -13,23 +13,19 @@ from __future__ import annotations
 
 import atexit
 import os
-import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Self, TypeVar
 
 from dulwich.config import StackedConfig
-from dulwich.errors import NotGitRepository
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import (
     AlreadyExists,
     InvalidArgument,
-    NotARepository,
     NotFound,
-    PathOccupied,
     StorageError,
 )
 from gitmem.store import commit as build
@@ -39,9 +35,8 @@ from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
 from gitmem.store.layout import check_store, usable_store
-from gitmem.store.locking import WriteLock, flocked, fsync_dir, storage_error
-from gitmem.store.message import Facts, format_message
-from gitmem.store.objects import EMPTY_TREE, FILE_MODE, NewObjects, ObjectReader
+from gitmem.store.locking import WriteLock, fsync_dir, storage_error
+from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
@@ -74,9 +69,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-# as `git gc --auto`: pack once about 6,700 loose objects have piled up, judged by
-# sampling the objects/17 fan-out directory (6700 / 256 ≈ 27)
-_GC_SAMPLE_LIMIT = 27
 _MAX_ATTEMPTS = 200
 # every repository not yet closed, closed at exit if the program did not: dulwich's
 # finalizers, run once the interpreter is shutting down, print a traceback apiece
@@ -110,6 +102,7 @@ class Storage:
         self._prefix = layout.PROJECT_PREFIX if project else layout.STANDALONE_PREFIX
         self._repo = repo
         self._meta = os.path.join(path, "gitmem")
+        self._objects = os.path.join(path, "objects")
         self._lock = WriteLock(os.path.join(self._meta, "write.lock"))
         self._reader = ObjectReader(repo)
         self._read_lock = self._reader.lock
@@ -129,74 +122,15 @@ class Storage:
         repository.
         """
         path = os.path.abspath(path)
-        if os.path.isdir(os.path.join(path, "gitmem")) and os.path.isfile(
-            os.path.join(path, "HEAD")
-        ):
-            return cls.open(path)
-        project = None if bare else layout.project_dir(path)
-        if project is not None:
-            try:
-                layout.start_project(project)
-            except OSError as exc:
-                raise storage_error(exc, f"starting gitmem in the project at {path}") from exc
-            return cls.open(path)
-        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-            raise PathOccupied(
-                f"{path} already holds something that is not a gitmem repository; "
-                "choose an empty or new folder"
-            )
-        try:
-            os.makedirs(path, exist_ok=True)
-            repo = Repo.init_bare(path)
-            config = repo.get_config()
-            config.set((b"gc",), b"auto", b"0")  # gitmem packs by itself, under its own lock
-            config.set((b"gitmem",), b"version", b"1")
-            config.write_to_path()
-            repo.close()
-            os.makedirs(os.path.join(path, "gitmem", "history"), exist_ok=True)
-            os.makedirs(os.path.join(path, "refs", "gitmem"), exist_ok=True)
-            for d in ("gitmem", "refs", ""):
-                fsync_dir(os.path.join(path, d))
-            fsync_dir(os.path.dirname(path))
-        except OSError as exc:
-            raise storage_error(exc, f"creating a repository at {path}") from exc
+        layout.create(path, bare=bare)
         return cls.open(path)
 
     @classmethod
     def open(cls, path: str) -> Self:
         """Open the gitmem repository at ``path``: a standalone bare repository, or a
         project's work tree, ``.git`` directory or bare repository holding stores."""
-        path = os.path.abspath(path)
-        try:
-            repo = Repo(path)
-        except (NotGitRepository, OSError):
-            raise NotARepository(
-                f"no gitmem repository at {path}; create one with `gitmem init`"
-            ) from None
-        common = os.path.abspath(repo.commondir())
-        standalone = layout.is_standalone(repo)
-        if standalone and (not repo.bare or not os.path.isdir(os.path.join(common, "gitmem"))):
-            standalone = False
-        if not standalone and not layout.holds_stores(repo, common):
-            repo.close()
-            if layout.project_dir(path) is not None:
-                raise NotARepository(
-                    f"the git project at {path} keeps no gitmem stores yet; "
-                    "run `gitmem init` in it (or `gitmem sync` in a clone of a project that has some)"
-                )
-            raise NotARepository(
-                f"{path} is a git repository but not a gitmem one; "
-                "create one with `gitmem init` in an empty folder"
-            )
-        try:
-            os.makedirs(os.path.join(common, "gitmem", "history"), exist_ok=True)
-        except OSError as exc:
-            repo.close()
-            raise storage_error(exc, f"opening the repository at {path}") from exc
-        # objects reach the disk before a ref names them (set here rather than as
-        # core.fsyncObjectFiles, which git itself warns about on every command)
-        repo.object_store.fsync_object_files = True
-        return cls(common, repo, project=not standalone)
+        common, repo, project = layout.open_git(os.path.abspath(path))
+        return cls(common, repo, project=project)
 
     def close(self) -> None:
         """Close the repository."""
@@ -288,16 +222,7 @@ class Storage:
         def attempt(head: str | None) -> Attempt[list[Revision]]:
             snapshot = self.snapshot(store, head)
             self._expect(store, head, files=False, doing="write its files, not memories")
-            change = fn(snapshot)
-            edits = build.check_change(change)
-            self._screen(snapshot, edits, author)
-            olds = [snapshot.get(edit.slug) for edit in edits]
-            for edit, old in zip(edits, olds, strict=True):
-                if edit.memory is None and old is None:
-                    raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
-                if edit.op == "create" and old is not None:
-                    raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
-            return build.build_memories(self._reader, snapshot, change, edits, olds, author)
+            return build.memory_write(self._reader, snapshot, fn(snapshot), author, self.screens)
 
         return self._commit(store, attempt)
 
@@ -314,25 +239,9 @@ class Storage:
         def attempt(head: str | None) -> Attempt[str | None]:
             snapshot = self.snapshot(store, head)
             self._expect(store, head, files=False, doing="guards are for memories")
-            if snapshot.meta(name) == text:
-                return Attempt(None, None, "")
-            new = NewObjects()
-            base = self._reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE
-            entry = None if text is None else (FILE_MODE, new.add_blob(text.encode(), text))
-            root = new.add_tree(base.replaced({name: entry}))
-            verb = "remove" if text is None else "set"
-            facts = Facts((), snapshot.totals, snapshot.peaks, {META[name]: verb})
-            subject = f"{verb} {name}"
-            message = subject.encode() + format_message(facts)[len(b"merge") :]
-            parents = [snapshot.commit] if snapshot.commit else []
-            sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
-            return Attempt(sha, new, subject)
+            return build.meta_write(self._reader, snapshot, name, META[name], text, author)
 
         return self._commit(store, attempt)
-
-    def _screen(self, snapshot: Snapshot, edits: Sequence[Edit], author: Author) -> None:
-        """Pass a memory write through the screens, on the head it applies to."""
-        run(self.screens, Write(snapshot.store, author.name, edits, None, snapshot.meta))
 
     # -- file stores -----------------------------------------------------------------
 
@@ -367,21 +276,7 @@ class Storage:
 
         def attempt(head: str | None) -> Attempt[list[FileRevision]]:
             snapshot = self.files(store, head)
-            change = fn(snapshot)
-            edits = build.check_file_change(change)
-            if not edits:
-                return Attempt([], None, "")
-            written = [(e.path, e.text) for e in edits if e.text]
-            run(self.screens, Write(store, author.name, (), written, _no_meta))
-            olds: list[str | None] = []
-            for edit in edits:
-                old = snapshot.read(edit.path)
-                if edit.text is None and old is None:
-                    raise NotFound(f"there is no file {edit.path!r} to {edit.op}")
-                if edit.op == "create" and (old is not None or snapshot.is_dir(edit.path)):
-                    raise AlreadyExists(f"{edit.path!r} already exists")
-                olds.append(old)
-            return build.build_files(self._reader, snapshot, change, edits, olds, author)
+            return build.file_write(self._reader, snapshot, fn(snapshot), author, self.screens)
 
         return self._commit(store, attempt)
 
@@ -502,7 +397,7 @@ class Storage:
         Returns the commit, or ``None`` if the branch moved off ``ours``."""
         check_store(store)
         snapshot = self.snapshot(store, ours)
-        self._screen(snapshot, edits, author)
+        run(self.screens, Write(store, author.name, edits, None, snapshot.meta))
         other = self.snapshot(store, theirs)
         history = self._history(store)
         new, facts = merge.build_merge(
@@ -558,29 +453,14 @@ class Storage:
         return self._pack(everything=True)
 
     def _maybe_pack(self) -> None:
-        """Combine packs once enough have piled up, or pack loose objects (which other
-        tools write) once enough of those have, as ``git gc --auto`` would."""
-        objects = os.path.join(self.directory, "objects")
-        if packing.pack_count(objects) <= packing.PACK_LIMIT:
-            try:
-                if len(os.listdir(os.path.join(objects, "17"))) <= _GC_SAMPLE_LIMIT:
-                    return
-            except FileNotFoundError:
-                return
-        self._pack(everything=False)
+        if packing.needs_packing(self._objects):
+            self._pack(everything=False)
 
     def _pack(self, *, everything: bool) -> int:
-        # writers need not wait: they only add packs, and a pack is deleted only once
-        # the one that replaces it is durable
-        with flocked(os.path.join(self._meta, "pack.lock"), blocking=False) as mine:
-            if not mine:
-                return 0
-            try:
-                count = packing.consolidate(
-                    os.path.join(self.directory, "objects"), everything=everything
-                )
-            except OSError as exc:
-                raise storage_error(exc, "packing objects") from exc
+        lock = os.path.join(self._meta, "pack.lock")
+        count = packing.pack_under(lock, self._objects, everything=everything)
+        if count is None:
+            return 0
         with self._read_lock:
             _ = self._repo.object_store.packs  # forget the packs that went
         return count
@@ -613,10 +493,6 @@ class Storage:
         else:
             what = f"store {store!r} is a file store"
         raise InvalidArgument(f"{what}; {doing}" if doing else what)
-
-
-def _no_meta(name: str) -> str | None:
-    return None  # a file store keeps no root files of its own
 
 
 def git_identity() -> tuple[str | None, str | None]:
