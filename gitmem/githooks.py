@@ -126,8 +126,12 @@ def _check_commit(
 ) -> None:
     sha = commit.sha
 
-    def meta(name: str) -> str | None:
-        return reader.meta(commit.parent, name)
+    held: dict[str, str | None] = {}
+
+    def meta(name: str) -> str | None:  # read once per commit, whatever its slugs
+        if name not in held:
+            held[name] = reader.meta(commit.parent, name)
+        return held[name]
 
     if commit.files is not None:
         _screen(screens, sha, Write(store, commit.author, (), list(commit.files.items()), meta))
