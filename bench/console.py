@@ -26,7 +26,7 @@ from starlette.testclient import TestClient
 
 from gitmem import Author, Memory, Repository, Totals, ops
 from gitmem.adapters.console import Console
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, format_message
 
 STORE = "profile/bench"

@@ -15,7 +15,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem import Author, Memory, Repository, Totals
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, format_message
 
 AUTHOR = Author.agent("bench")

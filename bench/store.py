@@ -30,7 +30,7 @@ from dulwich.repo import Repo
 from seeding import AUTHOR, GIT_ENV, gitmem_commit, write_store
 
 from gitmem import Memory, Repository, Totals
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts
 from gitmem.types import Change
 

@@ -32,7 +32,7 @@ from typing import Any
 from seeding import AUTHOR, GIT_ENV, write_store
 
 from gitmem import Memory, Repository
-from gitmem.store.repository import Repository as StoreRepository
+from gitmem.store import Storage as StoreRepository
 from gitmem.types import Change
 
 STORE = "profile/bench"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument
-from gitmem.store import repository as store
-from gitmem.types import Author, Edit
+from gitmem.screens import chain
+from gitmem.store.snapshot import ALLOWLIST, GUARD
+from gitmem.store.storage import Storage
+from gitmem.types import Author
 
 if TYPE_CHECKING:
     # imported where used: opening a repository loads neither the binding rules, the
@@ -23,9 +24,14 @@ if TYPE_CHECKING:
 __all__ = ["Repository"]
 
 
-class Repository(store.Repository):
+class Repository(Storage):
     """A gitmem repository: stores of memories as branches of a bare git repository, or
     of a project's own repository (``refs/heads/gitmem/<store>``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # every write passes the whole chain: secrets, then the store's guard code
+        self.screens = chain(lambda: self.guards)
 
     def sync(self, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
         """Fetch the remote's stores, reconcile each that diverged, push the result (never
@@ -41,19 +47,9 @@ class Repository(store.Repository):
 
         return Guards()
 
-    def _screen(self, snapshot: store.Snapshot, edits: Sequence[Edit], author: Author) -> None:
-        """Secrets first (in the store), then the store's guard code, per memory."""
-        super()._screen(snapshot, edits, author)
-        source = snapshot.meta(store.GUARD)
-        if source:
-            from gitmem.guard import change_of
-
-            for edit in edits:
-                self.guards.check(source, change_of(snapshot.store, edit, author.name))
-
     def guard(self, store_id: str) -> str | None:
         """The store's guard source, or ``None``."""
-        return self.snapshot(store_id).meta(store.GUARD)
+        return self.snapshot(store_id).meta(GUARD)
 
     def set_guard(self, store_id: str, source: str | None, author: Author) -> str | None:
         """Keep ``source`` (a TypeScript module exporting ``check(change)``) as the store's
@@ -64,7 +60,7 @@ class Repository(store.Repository):
             diagnostic = self.guards.compile(source)
             if diagnostic is not None:
                 raise InvalidArgument(f"the guard does not compile: {diagnostic}")
-        return self.set_meta(store_id, store.GUARD, source, author)
+        return self.set_meta(store_id, GUARD, source, author)
 
     def allowed(self, store_id: str) -> Allowlist:
         """The secrets the store admits (its allowlist)."""
@@ -75,13 +71,13 @@ class Repository(store.Repository):
         store's allowlist, with ``note`` saying why; one commit (``None`` if present)."""
         from gitmem.secrets import Allowlist
 
-        text = self.snapshot(store_id).meta(store.ALLOWLIST) or ""
+        text = self.snapshot(store_id).meta(ALLOWLIST) or ""
         line = f"{fingerprint}  # {' '.join(note.split())}" if note.strip() else fingerprint
         Allowlist.parse(line)
         if fingerprint in Allowlist.parse(text).fingerprints:
             return None
         joined = (text if not text or text.endswith("\n") else text + "\n") + line + "\n"
-        return self.set_meta(store_id, store.ALLOWLIST, joined, author)
+        return self.set_meta(store_id, ALLOWLIST, joined, author)
 
     def close(self) -> None:
         """Stop the guard sandbox, then close the repository."""

@@ -1,1 +1,1 @@
-"""gitmem's git hooks, shipped inside the package as ``gitmem._hooks`` (see gitmem.hooks)."""
+"""gitmem's git hooks, shipped inside the package as ``gitmem._hooks`` (see gitmem.githooks)."""

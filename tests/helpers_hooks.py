@@ -8,22 +8,23 @@ commit by hand with dulwich, so a test can break one structural rule at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from gitmem.store import repository as store
-from gitmem.types import Author, Edit
+from gitmem.store import Storage
 
 DIR_MODE = 0o040000
 FILE_MODE = 0o100644
 
 
-class Unguarded(store.Repository):
+class Unguarded(Storage):
     """A store writer that skips secret scanning and guard code: test-only."""
 
-    def _screen(self, snapshot: store.Snapshot, edits: Sequence[Edit], author: Author) -> None:
-        return None
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.screens = []
 
 
 def craft(

@@ -18,7 +18,7 @@ from dulwich.repo import Repo
 from gitmem import Agent, Author, Capability, Memory, Repository, ops
 from gitmem.cli import cli
 from gitmem.ops import find_repository
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.types import Change
 
 GITMEM = Path(sys.executable).parent / "gitmem"

@@ -14,7 +14,7 @@ import pytest
 import gitmem
 from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.objects import MemoryFiles
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change, Edit

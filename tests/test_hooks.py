@@ -18,9 +18,9 @@ from helpers_sync import ENV, ME, make_project, sh
 from gitmem import Repository, ops
 from gitmem.cli import cli
 from gitmem.errors import RemoteError
-from gitmem.hooks import HOOKS, source
+from gitmem.githooks import HOOKS, source
 from gitmem.limits import Limits
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.trailers import capability_trailer
 from gitmem.types import Change, Memory
 
@@ -81,7 +81,7 @@ def test_hooks_ship_inside_the_package() -> None:
     top = Path(__file__).resolve().parent.parent / "hooks"
     for hook in HOOKS:
         assert source(hook) == (top / hook).read_text()
-        assert "gitmem.hooks" in source(hook)
+        assert "gitmem.githooks" in source(hook)
 
 
 def test_valid_pushes_land(world: tuple[Path, Path]) -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from gitmem import Agent, Capability, Repository, edits, strategies
 from gitmem.cli import cli
-from gitmem.store import Repository as Store
+from gitmem.store import Storage as Store
 from gitmem.strategies import Desk, PromptContext, Tool
 from gitmem.strategies.calls import NAME, read_memory
 from gitmem.types import Memory, check_slug, check_text

@@ -223,7 +223,8 @@ def test_the_swap_refuses_a_head_moved_by_another_program(
     git's commit, so neither update is lost."""
     _write(repo, "a", "one")
     ref = "refs/heads/" + STORE
-    real = repo._swap  # pyright: ignore[reportPrivateUsage]
+    refs = repo._refs  # pyright: ignore[reportPrivateUsage]
+    real = refs.swap
     moved: list[str] = []
     packs: list[list[str]] = []
 
@@ -244,7 +245,7 @@ def test_the_swap_refuses_a_head_moved_by_another_program(
             return swapped
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(repo, "_swap", racing)
+    monkeypatch.setattr(refs, "swap", racing)
     _write(repo, "a", "two")
     head = git(repo.directory, "rev-parse", ref).stdout.strip()
     parent = git(repo.directory, "rev-parse", f"{head}^").stdout.strip()

@@ -495,7 +495,7 @@ def test_a_merge_writes_only_the_objects_it_makes(replicas: Replicas) -> None:
     """Memories taken from the other side as they are keep its blobs and fan-out trees:
     the merge's pack holds the merge commit, its root tree and the one fan-out tree both
     sides changed, nothing else; git reads the result whole."""
-    from gitmem.store.files import bucket
+    from gitmem.store.memoryfiles import bucket
 
     slugs = [f"note-{i}" for i in range(200)]
     by_bucket: dict[str, list[str]] = {}

@@ -51,7 +51,7 @@ def hooks_install(server: str | None, as_json: bool) -> None:
         gitmem hooks install --server /srv/project.git
         gitmem hooks install
     """
-    from gitmem import hooks as git_hooks
+    from gitmem import githooks as git_hooks
 
     if server is not None:
         written = git_hooks.install_server(server)

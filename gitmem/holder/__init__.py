@@ -36,7 +36,7 @@ from gitmem.holder.turn import (
     view_text,
 )
 from gitmem.sandbox import ProgramResult, Sandbox, View
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import AgentVoice
 from gitmem.trailers import capability_trailer
 from gitmem.types import Author, Revision
@@ -60,7 +60,7 @@ class Holder:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: Storage,
         capability: Capability,
         agent: Agent,
         binding: Binding,
@@ -108,7 +108,7 @@ class Holder:
     @classmethod
     def bind_store(
         cls,
-        repo: Repository,
+        repo: Storage,
         store_id: str,
         capability: Capability,
         agent: Agent,

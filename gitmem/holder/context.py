@@ -8,7 +8,7 @@ and the prompt cache is undisturbed.
 from __future__ import annotations
 
 from gitmem.capability import Capability
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import PromptContext, Strategy, Tool
 
 __all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]
@@ -81,7 +81,7 @@ class PinnedBlock:
     """The block a strategy pins, as of the last boundary."""
 
     def __init__(
-        self, repo: Repository, store: str, strategy: Strategy, cache: dict[str, object]
+        self, repo: Storage, store: str, strategy: Strategy, cache: dict[str, object]
     ) -> None:
         self._repo = repo
         self._store = store

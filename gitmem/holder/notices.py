@@ -9,7 +9,7 @@ swept by a compaction).
 
 from __future__ import annotations
 
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot, Storage
 from gitmem.strategies import Strategy
 from gitmem.types import SYNC_AUTHOR, Revision
 
@@ -26,7 +26,7 @@ class Notices:
     """The notices of one holder: ``author`` is the name its own writes carry."""
 
     def __init__(
-        self, repo: Repository, store: str, instance: str, author: str, strategy: Strategy
+        self, repo: Storage, store: str, instance: str, author: str, strategy: Strategy
     ) -> None:
         self._repo = repo
         self._store = store

@@ -15,7 +15,7 @@ from gitmem.edits import Build, Rules
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, ReadOnly, Unavailable
 from gitmem.holder.code import Code
 from gitmem.holder.context import having
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot, Storage
 from gitmem.strategies import Tool
 from gitmem.types import Author, Memory, Revision
 
@@ -58,7 +58,7 @@ def offered_tools(capability: Capability, writable: bool) -> tuple[Tool, ...]:
 class _Desk:
     """The desk a call works at (see :class:`gitmem.strategies.Desk`)."""
 
-    repo: Repository
+    repo: Storage
     store_id: str
     rules: Rules
     code_mode: bool
@@ -98,7 +98,7 @@ class _Desk:
 class Toolbox:
     """The calls of one holder, dispatched against its store."""
 
-    repo: Repository
+    repo: Storage
     store_id: str
     capability: Capability
     writable: bool

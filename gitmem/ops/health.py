@@ -12,8 +12,7 @@ from gitmem.ops.record import record
 
 if TYPE_CHECKING:
     from gitmem.repository import Repository
-    from gitmem.store import Repository as StoreRepository
-    from gitmem.strategies import Strategy
+    from gitmem.store import Storage as Storage
 
 __all__ = ["check", "code_problems", "strategy_problems"]
 
@@ -34,27 +33,16 @@ def strategy_problems(repo: Repository) -> list[str]:
         except GitmemError:
             continue
         if found is not None:
-            problems += _problems_hook(found.strategy)(repo, store)
+            hook = getattr(found.strategy, "operator_problems", None)
+            if hook is not None:
+                problems += hook(repo, store)
     return problems
-
-
-def _problems_hook(strategy: Strategy) -> Callable[[StoreRepository, str], list[str]]:
-    hook: Callable[[StoreRepository, str], list[str]] | None = getattr(
-        strategy, "operator_problems", None
-    )
-    if hook is not None:
-        return hook
-    from gitmem.strategies import curated, curated_ops
-
-    if strategy.name == curated.Curated.name:
-        return curated_ops.store_row_problems
-    return lambda repo, store: []
 
 
 def code_problems(repo: Repository) -> list[str]:
     """Every stored code half, in every store's head, that does not compile."""
     from gitmem.sandbox import Sandbox
-    from gitmem.strategies.operator import readable_memories
+    from gitmem.strategies.base import readable_memories
 
     problems: list[str] = []
     with Sandbox() as sandbox:

@@ -35,7 +35,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.types import Memory, check_text
 
 if TYPE_CHECKING:
-    from gitmem.store import Repository
+    from gitmem.store import Storage
 
 __all__ = ["BEHIND", "Hit", "SearchIndex", "check_keywords", "index_file", "stored_index"]
 
@@ -103,7 +103,7 @@ class SearchIndex:
         self._hidden: set[str] = set()
         self._fetch: Callable[[str], Memory | None] | None = None
         # the store the index follows: where a damaged base is rebuilt from
-        self._source: tuple[Repository, str] | None = None
+        self._source: tuple[Storage, str] | None = None
         self._docs: dict[str, tuple[Memory, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
@@ -128,7 +128,7 @@ class SearchIndex:
             self.put(memory)
         self.commit = commit
 
-    def follow(self, repo: Repository, store: str) -> None:
+    def follow(self, repo: Storage, store: str) -> None:
         """Bring the index up to the store's head, one change at a time."""
         self._source = (repo, store)
         head = repo.head(store)
@@ -360,7 +360,7 @@ class SearchIndex:
         return index
 
 
-def stored_index(repo: Repository, store: str) -> SearchIndex:
+def stored_index(repo: Storage, store: str) -> SearchIndex:
     """The store's search index at its head: read from the repository's git directory
     (``gitmem/search/``, derived data, in no branch), caught up from the commit it was
     written at, and written back when it was missing or damaged or has fallen
@@ -384,7 +384,7 @@ def stored_index(repo: Repository, store: str) -> SearchIndex:
     return index
 
 
-def index_file(repo: Repository, store: str) -> str:
+def index_file(repo: Storage, store: str) -> str:
     """Where ``store``'s search index is kept: beside the history index, in no branch."""
     name = hashlib.sha1(store.encode()).hexdigest() + _SUFFIX
     return os.path.join(repo.directory, "gitmem", "search", name)

@@ -1,12 +1,14 @@
-"""The git store: every contact with dulwich, behind ``Repository``, ``Snapshot`` (a
+"""The git store: every contact with dulwich, behind ``Storage``, ``Snapshot`` (a
 memory store) and ``FileSnapshot`` (a file store)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gitmem.store.layout import PROJECT_PREFIX, in_use, project_dir
-from gitmem.store.repository import FileSnapshot, Repository, Snapshot, check_store, git_identity
+from gitmem.store.filestore import FileSnapshot
+from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
+from gitmem.store.snapshot import Snapshot
+from gitmem.store.storage import Storage, git_identity
 
 if TYPE_CHECKING:
     from gitmem.store.remote import Remote
@@ -25,8 +27,8 @@ __all__ = [
     "PROJECT_PREFIX",
     "FileSnapshot",
     "Remote",
-    "Repository",
     "Snapshot",
+    "Storage",
     "check_store",
     "git_identity",
     "in_use",

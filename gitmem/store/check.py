@@ -11,7 +11,7 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import parse_message
 from gitmem.types import check_path
 

@@ -13,28 +13,62 @@ branches are never read or written.
 from __future__ import annotations
 
 import os
+import re
 
 from dulwich.errors import NotGitRepository
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from gitmem.store.locking import fsync_dir
+from gitmem.errors import InvalidArgument, NotARepository, PathOccupied
+from gitmem.store.locking import fsync_dir, storage_error
 
 __all__ = [
     "MARKER_PREFIX",
     "PROJECT_PREFIX",
     "STANDALONE_PREFIX",
+    "STORE_MAX",
+    "check_store",
+    "create",
     "holds_stores",
     "in_use",
     "is_standalone",
+    "open_git",
     "project_dir",
     "start_project",
+    "usable_store",
 ]
 
 STANDALONE_PREFIX = "refs/heads/"
 PROJECT_PREFIX = "refs/heads/gitmem/"
 MARKER_PREFIX = "refs/gitmem/"
 _META = "gitmem"
+STORE_MAX = 200
+_STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+
+
+def check_store(store: object) -> str:
+    """Return ``store`` if it is a usable store id, else raise ``InvalidArgument``."""
+    if (
+        not isinstance(store, str)
+        or len(store) > STORE_MAX
+        or not _STORE_RE.fullmatch(store)
+        or ".." in store
+        or any(part.endswith(".lock") or part.endswith(".") for part in store.split("/"))
+    ):
+        raise InvalidArgument(
+            f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
+            "digits, '-', '_' and '.', in parts separated by '/' (e.g. profile/researcher)"
+        )
+    return store
+
+
+def usable_store(store: str) -> bool:
+    """Whether ``store`` is a usable store id (a remote may hold branches that are not)."""
+    try:
+        check_store(store)
+    except InvalidArgument:
+        return False
+    return True
 
 
 def is_standalone(repo: Repo) -> bool:
@@ -109,3 +143,77 @@ def start_project(common: str) -> None:
     os.makedirs(os.path.join(meta, "history"), exist_ok=True)
     fsync_dir(meta)
     fsync_dir(common)
+
+
+def create(path: str, *, bare: bool = False) -> None:
+    """Make ``path`` (absolute) keep stores; one that already does is left as is.
+
+    A git work tree (or its ``.git`` directory) gets its stores in the project's own
+    repository, unless ``bare``; an empty or new folder becomes a standalone bare
+    repository.
+    """
+    if os.path.isdir(os.path.join(path, _META)) and os.path.isfile(os.path.join(path, "HEAD")):
+        return
+    project = None if bare else project_dir(path)
+    if project is not None:
+        try:
+            start_project(project)
+        except OSError as exc:
+            raise storage_error(exc, f"starting gitmem in the project at {path}") from exc
+        return
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise PathOccupied(
+            f"{path} already holds something that is not a gitmem repository; "
+            "choose an empty or new folder"
+        )
+    try:
+        os.makedirs(path, exist_ok=True)
+        repo = Repo.init_bare(path)
+        config = repo.get_config()
+        config.set((b"gc",), b"auto", b"0")  # gitmem packs by itself, under its own lock
+        config.set((b"gitmem",), b"version", b"1")
+        config.write_to_path()
+        repo.close()
+        os.makedirs(os.path.join(path, _META, "history"), exist_ok=True)
+        os.makedirs(os.path.join(path, "refs", "gitmem"), exist_ok=True)
+        for d in (_META, "refs", ""):
+            fsync_dir(os.path.join(path, d))
+        fsync_dir(os.path.dirname(path))
+    except OSError as exc:
+        raise storage_error(exc, f"creating a repository at {path}") from exc
+
+
+def open_git(path: str) -> tuple[str, Repo, bool]:
+    """The git directory holding the stores at ``path`` (absolute: a standalone bare
+    repository, or a project's work tree, ``.git`` directory or bare repository), the
+    repository opened, and whether it is a project's."""
+    try:
+        repo = Repo(path)
+    except (NotGitRepository, OSError):
+        raise NotARepository(
+            f"no gitmem repository at {path}; create one with `gitmem init`"
+        ) from None
+    common = os.path.abspath(repo.commondir())
+    standalone = is_standalone(repo)
+    if standalone and (not repo.bare or not os.path.isdir(os.path.join(common, _META))):
+        standalone = False
+    if not standalone and not holds_stores(repo, common):
+        repo.close()
+        if project_dir(path) is not None:
+            raise NotARepository(
+                f"the git project at {path} keeps no gitmem stores yet; "
+                "run `gitmem init` in it (or `gitmem sync` in a clone of a project that has some)"
+            )
+        raise NotARepository(
+            f"{path} is a git repository but not a gitmem one; "
+            "create one with `gitmem init` in an empty folder"
+        )
+    try:
+        os.makedirs(os.path.join(common, _META, "history"), exist_ok=True)
+    except OSError as exc:
+        repo.close()
+        raise storage_error(exc, f"opening the repository at {path}") from exc
+    # objects reach the disk before a ref names them (set here rather than as
+    # core.fsyncObjectFiles, which git itself warns about on every command)
+    repo.object_store.fsync_object_files = True
+    return common, repo, not standalone

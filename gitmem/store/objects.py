@@ -26,7 +26,7 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
-from gitmem.store import files
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import Facts, parse_message
 from gitmem.types import Memory, Totals
 

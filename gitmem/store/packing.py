@@ -41,7 +41,7 @@ from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import RawObjectID, ShaFile, hex_to_sha, valid_hexsha
 from dulwich.pack import OFS_DELTA, REF_DELTA, Pack, load_pack_index_file, pack_object_header
 
-from gitmem.store.locking import fsync_dir, fsync_together
+from gitmem.store.locking import flocked, fsync_dir, fsync_together, storage_error
 
 __all__ = [
     "PACKED",
@@ -176,6 +176,35 @@ Source = str | tuple[int, int, int, int | None]
 CRC-32 if its index records one)."""
 Entry = tuple[bytes, int, int]
 """An index entry: binary id, offset in the pack, CRC-32 of the packed object."""
+
+
+# as `git gc --auto`: pack once about 6,700 loose objects have piled up, judged by
+# sampling the objects/17 fan-out directory (6700 / 256 ≈ 27)
+_GC_SAMPLE_LIMIT = 27
+
+
+def needs_packing(objects_dir: str) -> bool:
+    """Whether enough packs have piled up to combine, or loose objects (which other
+    tools write) to pack, as ``git gc --auto`` would judge."""
+    if pack_count(objects_dir) > PACK_LIMIT:
+        return True
+    try:
+        return len(os.listdir(os.path.join(objects_dir, "17"))) > _GC_SAMPLE_LIMIT
+    except FileNotFoundError:
+        return False
+
+
+def pack_under(lock: str, objects_dir: str, *, everything: bool) -> int | None:
+    """``consolidate`` under the pack lock file ``lock``; ``None`` (and nothing done)
+    if another process is at it. Writers need not wait: they only add packs, and a
+    pack is deleted only once the one that replaces it is durable."""
+    with flocked(lock, blocking=False) as mine:
+        if not mine:
+            return None
+        try:
+            return consolidate(objects_dir, everything=everything)
+        except OSError as exc:
+            raise storage_error(exc, "packing objects") from exc
 
 
 def _write_pack(

@@ -10,7 +10,7 @@ changes against its first parent, with the structural rules already held (the fi
 parse, slugs are valid and in their fan-out directory, the trailers name what the tree
 changes with the right ops, revisions and totals). A broken rule raises
 :class:`Refused` naming the rule. Limits, secrets and guard code are judged above the
-store, by :mod:`gitmem.hooks`.
+store, by :mod:`gitmem.githooks`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError
-from gitmem.store import files, layout
+from gitmem.store import layout
+from gitmem.store import memoryfiles as files
 from gitmem.store.message import Facts, parse_message
-from gitmem.store.repository import ALLOWLIST, GUARD
+from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.types import Memory, Totals, check_path, check_slug
 
 __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]

@@ -1,46 +1,13 @@
 """The memory strategies, registered by name.
 
-A strategy is one module that defines a class meeting :class:`Strategy`; one line in
-``_BUILT_IN`` (or a call to :func:`register`) makes it bindable: the capability, the
-holder, the CLI and telemetry find it here and nowhere else.
+A strategy is one module that defines a class meeting :class:`Strategy`; one line in the
+registry's built-in list (or a call to :func:`register`) makes it bindable: the
+capability, the holder, the CLI and telemetry find it here and nowhere else.
 """
 
 from __future__ import annotations
 
-from gitmem.errors import InvalidArgument
 from gitmem.strategies.base import AgentVoice, Desk, PromptContext, Strategy, Tool
-from gitmem.strategies.curated import Curated
-from gitmem.strategies.keyword_search import KeywordSearch
-from gitmem.strategies.markdown import Markdown
-from gitmem.strategies.notebook import Notebook
-from gitmem.strategies.scratchpad import Scratchpad
+from gitmem.strategies.registry import get, names, register
 
 __all__ = ["AgentVoice", "Desk", "PromptContext", "Strategy", "Tool", "get", "names", "register"]
-
-_BUILT_IN: tuple[Strategy, ...] = (
-    Scratchpad(),
-    Markdown(),
-    KeywordSearch(),
-    Notebook(),
-    Curated(),
-)
-_REGISTRY: dict[str, Strategy] = {s.name: s for s in _BUILT_IN}
-
-
-def register(strategy: Strategy) -> None:
-    """Make ``strategy`` bindable under its name (a name may be registered once)."""
-    if strategy.name in _REGISTRY and _REGISTRY[strategy.name] is not strategy:
-        raise InvalidArgument(
-            f"a strategy named {strategy.name!r} is already registered; choose another name"
-        )
-    _REGISTRY[strategy.name] = strategy
-
-
-def get(name: str) -> Strategy | None:
-    """The strategy registered as ``name``, or ``None``."""
-    return _REGISTRY.get(name)
-
-
-def names() -> tuple[str, ...]:
-    """Every registered strategy's name, built-in ones first."""
-    return tuple(_REGISTRY)

@@ -9,14 +9,14 @@ the code hooks. Nothing here knows the holder or the sandbox.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
 from gitmem.edits import Build, Rules
-from gitmem.errors import InvalidArgument
+from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.limits import Limits
-from gitmem.store import Repository, Snapshot
+from gitmem.store import Snapshot, Storage
 from gitmem.types import Memory, Revision
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Strategy",
     "StrategyBase",
     "Tool",
+    "readable_memories",
 ]
 
 CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
@@ -36,7 +37,7 @@ CODE_FIELDS = {"code": {"type": "string"}, "on_use": {"type": "string"}}
 class Desk(Protocol):
     """What a tool call may use, supplied by the holder that dispatches it."""
 
-    repo: Repository
+    repo: Storage
     store_id: str
     rules: Rules
     """The limits, trailers and voice this holder writes under."""
@@ -179,7 +180,7 @@ class Strategy(Protocol):
         """The block pinned in the window ("" for an empty store)."""
         ...
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         """The pinned block read through the holder's ``cache`` (an index the strategy
         keeps in step with the head), or ``None`` to have ``pinned`` given every memory."""
         ...
@@ -210,7 +211,7 @@ class StrategyBase:
 
     pinned_in_prompt = False
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         """``None``: the holder gives ``pinned`` every memory."""
         return None
 
@@ -222,7 +223,7 @@ class StrategyBase:
         """``None``: an operator's plain ``create``/``edit``/``delete`` is allowed."""
         return None
 
-    def operator_problems(self, repo: Repository, store: str) -> list[str]:
+    def operator_problems(self, repo: Storage, store: str) -> list[str]:
         """What ``gitmem check`` reports of ``store`` beyond objects, files and code:
         memories that break this strategy's own form (none by default)."""
         return []
@@ -261,3 +262,19 @@ class AgentVoice:
 
     def would_empty(self, slug: str) -> str:
         return f"this edit would leave `{slug}` empty; delete it with delete_memory instead"
+
+
+def readable_memories(repo: Storage, store: str) -> Iterator[Memory]:
+    """The memories of a store's head that read; the object check reports the rest."""
+    try:
+        snapshot = repo.snapshot(store)
+        slugs = snapshot.slugs()
+    except GitmemError:
+        return
+    for slug in slugs:
+        try:
+            memory = snapshot.get(slug)
+        except GitmemError:
+            continue
+        if memory is not None:
+            yield memory

@@ -7,9 +7,9 @@ from typing import Any
 
 from gitmem.edits import Rules
 from gitmem.errors import NotFound
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import curated
-from gitmem.strategies.operator import kept_as, operator_rules, readable_memories
+from gitmem.strategies.operator import kept_as, operator_rules
 from gitmem.types import Author, Revision, check_slug
 
 __all__ = [
@@ -26,11 +26,10 @@ __all__ = [
     "rows_relevant",
     "rows_show",
     "rows_unlink",
-    "store_row_problems",
 ]
 
 
-def _rules(repo: Repository, store: str) -> Rules:
+def _rules(repo: Storage, store: str) -> Rules:
     found = kept_as(
         repo,
         store,
@@ -41,7 +40,7 @@ def _rules(repo: Repository, store: str) -> Rules:
 
 
 def rows_add(
-    repo: Repository,
+    repo: Storage,
     store: str,
     author: Author,
     name: str,
@@ -60,28 +59,28 @@ def rows_add(
 
 
 def rows_append(
-    repo: Repository, store: str, author: Author, name: str, text: str, project: str | None = None
+    repo: Storage, store: str, author: Author, name: str, text: str, project: str | None = None
 ) -> Revision:
     """Grow a log or a live thread."""
     return repo.mutate(store, author, curated.append(_rules(repo, store), name, text, project))
 
 
 def rows_link(
-    repo: Repository, store: str, author: Author, source: str, kind: str, target: str
+    repo: Storage, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Link two rows in one commit (both rows' revisions)."""
     return repo.publish(store, author, curated.link(_rules(repo, store), source, kind, target))
 
 
 def rows_unlink(
-    repo: Repository, store: str, author: Author, source: str, kind: str, target: str
+    repo: Storage, store: str, author: Author, source: str, kind: str, target: str
 ) -> list[Revision]:
     """Remove a link in one commit; the edge stays in the history."""
     return repo.publish(store, author, curated.unlink(_rules(repo, store), source, kind, target))
 
 
 def rows_reclassify(
-    repo: Repository,
+    repo: Storage,
     store: str,
     author: Author,
     name: str,
@@ -94,11 +93,11 @@ def rows_reclassify(
     return repo.mutate(store, author, build)
 
 
-def _row_index(repo: Repository, store: str) -> curated.RowIndex:
+def _row_index(repo: Storage, store: str) -> curated.RowIndex:
     return curated.RowIndex().follow(repo, store)
 
 
-def rows_show(repo: Repository, store: str, name: str) -> curated.Row:
+def rows_show(repo: Storage, store: str, name: str) -> curated.Row:
     """One row, whatever its lifecycle."""
     memory = repo.snapshot(store).get(check_slug(name))
     if memory is None:
@@ -107,7 +106,7 @@ def rows_show(repo: Repository, store: str, name: str) -> curated.Row:
 
 
 def rows_list(
-    repo: Repository, store: str, *, owner: str | None = None, live: bool = False
+    repo: Storage, store: str, *, owner: str | None = None, live: bool = False
 ) -> list[curated.Row]:
     """Every row (``owner``: only ``user``, ``host`` or ``project <key>``; ``live``: only
     live rows nothing supersedes), by name."""
@@ -118,7 +117,7 @@ def rows_list(
     )
 
 
-def rows_relevant(repo: Repository, store: str, project: str, *, knowledge: bool = False) -> str:
+def rows_relevant(repo: Storage, store: str, project: str, *, knowledge: bool = False) -> str:
     """What ``get_relevant`` answers for ``project``."""
     index = _row_index(repo, store)
     key = curated.check_project(project)
@@ -127,13 +126,13 @@ def rows_relevant(repo: Repository, store: str, project: str, *, knowledge: bool
     )
 
 
-def rows_birth(repo: Repository, store: str) -> str:
+def rows_birth(repo: Storage, store: str) -> str:
     """The birth block a session of this store opens with, recording nothing."""
     return _row_index(repo, store).birth_block()
 
 
 def rows_conflicts(
-    repo: Repository, store: str, owner: str | None = None
+    repo: Storage, store: str, owner: str | None = None
 ) -> list[tuple[curated.Row, curated.Row, list[str]]]:
     """Live pairs of one owner that share wording: candidates, never a verdict."""
     return curated.conflicts(_row_index(repo, store).rows.values(), owner)
@@ -165,14 +164,3 @@ def row_line(row: curated.Row) -> str:
 def conflicts_json(found: list[tuple[curated.Row, curated.Row, list[str]]]) -> list[dict[str, Any]]:
     """Conflict candidates' JSON: ``[{"owner", "rows": [a, b], "shared": [word]}]``."""
     return [{"owner": a.whose, "rows": [a.name, b.name], "shared": words} for a, b, words in found]
-
-
-def store_row_problems(repo: Repository, store: str) -> list[str]:
-    """Every memory of a curated store whose header does not read as a row's."""
-    problems: list[str] = []
-    for memory in readable_memories(repo, store):
-        try:
-            curated.parse_row(memory)
-        except curated.NotARow as exc:
-            problems.append(f"{store}: {exc}")
-    return problems

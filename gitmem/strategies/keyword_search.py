@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from gitmem.search import Hit, SearchIndex, check_keywords, stored_index
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import calls
 from gitmem.strategies.base import Desk, PromptContext, Tool
 from gitmem.types import Memory
@@ -53,7 +53,7 @@ class KeywordSearch:
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is pinned, so maxLenIndex never applies
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         return None
 
     def prompt_section(self, context: PromptContext) -> str | None:

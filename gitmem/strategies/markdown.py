@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import calls
 from gitmem.strategies.base import PromptContext, Tool
 from gitmem.types import Memory
@@ -50,7 +50,7 @@ class Markdown:
     def index_line(self, memory: Memory) -> str:
         return f"- `{memory.slug}` — {memory.description}"
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         return None
 
     def prompt_section(self, context: PromptContext) -> str | None:

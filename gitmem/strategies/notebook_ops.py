@@ -9,7 +9,7 @@ from typing import Any
 
 from gitmem import edits
 from gitmem.errors import LimitExceeded, Unchanged
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import notebook
 from gitmem.strategies.operator import kept_as, operator_rules
 from gitmem.types import Author, Revision, check_slug
@@ -20,7 +20,7 @@ OPERATOR_SAVE_BYTES = 256 * 1024
 """The most an operator's save of a notebook may hold (256 KB)."""
 
 
-def _rules(repo: Repository, store: str) -> edits.Rules:
+def _rules(repo: Storage, store: str) -> edits.Rules:
     found = kept_as(
         repo,
         store,
@@ -31,7 +31,7 @@ def _rules(repo: Repository, store: str) -> edits.Rules:
     return operator_rules(found, replace(found.limits, max_len_per_memory=0) if found else None)
 
 
-def notebook_text(repo: Repository, store: str) -> tuple[str, int]:
+def notebook_text(repo: Storage, store: str) -> tuple[str, int]:
     """A notebook's live text and its version (0: never written; it reads as empty)."""
     snapshot = repo.snapshot(store)
     memory = snapshot.get(notebook.SLUG)
@@ -39,7 +39,7 @@ def notebook_text(repo: Repository, store: str) -> tuple[str, int]:
 
 
 def notebook_save(
-    repo: Repository, store: str, author: Author, content: str, expected: int | None = None
+    repo: Storage, store: str, author: Author, content: str, expected: int | None = None
 ) -> Revision | None:
     """Save a notebook's text as the operator (op ``save``): the version it replaces
     stays in the history, authored as it was. ``expected`` is the version the text was
@@ -74,9 +74,7 @@ def _line_changes(before: str, after: str) -> tuple[int, int]:
     return added, removed
 
 
-def notebook_timeline(
-    repo: Repository, store: str, slug: str = notebook.SLUG
-) -> list[dict[str, Any]]:
+def notebook_timeline(repo: Storage, store: str, slug: str = notebook.SLUG) -> list[dict[str, Any]]:
     """Every version of a notebook (or of one memory), newest first: ``{"version",
     "op", "author", "time", "commit", "chars", "added", "removed", "live"}``; lines
     added and removed are counted against the version before."""

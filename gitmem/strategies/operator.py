@@ -7,24 +7,21 @@ create/edit/delete of :mod:`gitmem.ops` all take their rules from here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import NamedTuple
 
 from gitmem.edits import Rules
-from gitmem.errors import GitmemError, InvalidArgument
+from gitmem.errors import InvalidArgument
 from gitmem.limits import Limits
-from gitmem.store import Repository
-from gitmem.strategies import get
+from gitmem.store import Storage
 from gitmem.strategies.base import Strategy
+from gitmem.strategies.registry import get
 from gitmem.trailers import capability_trailer, read_capability_trailer
-from gitmem.types import Memory
 
 __all__ = [
     "OperatorVoice",
     "Recorded",
     "kept_as",
     "operator_rules",
-    "readable_memories",
     "recorded",
 ]
 
@@ -36,7 +33,7 @@ class Recorded(NamedTuple):
     limits: Limits
 
 
-def recorded(repo: Repository, store: str) -> Recorded | None:
+def recorded(repo: Storage, store: str) -> Recorded | None:
     """What the store's head records, or ``None`` for a store only operators have
     written (or one written under a strategy this process has not registered)."""
     found = read_capability_trailer(repo.snapshot(store).trailers)
@@ -46,7 +43,7 @@ def recorded(repo: Repository, store: str) -> Recorded | None:
     return Recorded(strategy, found[1]) if strategy is not None else None
 
 
-def kept_as(repo: Repository, store: str, strategy: str, refusal: str) -> Recorded | None:
+def kept_as(repo: Storage, store: str, strategy: str, refusal: str) -> Recorded | None:
     """What ``store`` records, refused with ``refusal`` when it keeps memories of
     another strategy than ``strategy`` (a store no binding wrote passes)."""
     found = recorded(repo, store)
@@ -93,19 +90,3 @@ def operator_rules(found: Recorded | None, limits: Limits | None = None) -> Rule
         found.strategy.index_line,
         capability_trailer(found.strategy.name, found.limits),
     )
-
-
-def readable_memories(repo: Repository, store: str) -> Iterator[Memory]:
-    """The memories of a store's head that read; the object check reports the rest."""
-    try:
-        snapshot = repo.snapshot(store)
-        slugs = snapshot.slugs()
-    except GitmemError:
-        return
-    for slug in slugs:
-        try:
-            memory = snapshot.get(slug)
-        except GitmemError:
-            continue
-        if memory is not None:
-            yield memory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies import calls
 from gitmem.strategies.base import PromptContext, Tool
 from gitmem.types import Memory
@@ -41,7 +41,7 @@ class Scratchpad:
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is indexed, so maxLenIndex never applies
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         return None
 
     def prompt_section(self, context: PromptContext) -> str | None:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gitmem import strategies
 from gitmem.errors import NotFound, RemoteError
 from gitmem.limits import Excess, Limits, exceeded
-from gitmem.store import Remote, Repository, Snapshot
+from gitmem.store import Remote, Snapshot, Storage
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -78,7 +78,7 @@ class StoreSync:
 
 
 def sync(
-    repo: Repository, remote: str = "origin", store: str | None = None, author: Author = SYNC_AUTHOR
+    repo: Storage, remote: str = "origin", store: str | None = None, author: Author = SYNC_AUTHOR
 ) -> list[StoreSync]:
     """Sync every store (or only ``store``) with ``remote``; one report per store."""
     target = repo.remote(remote)
@@ -95,7 +95,7 @@ def sync(
 
 
 def _sync_store(
-    repo: Repository, target: Remote, store: str, theirs: str | None, author: Author
+    repo: Storage, target: Remote, store: str, theirs: str | None, author: Author
 ) -> StoreSync:
     report = StoreSync(store, before=repo.head(store), remote=theirs)
     changed: set[str] = set()
@@ -164,7 +164,7 @@ def _where(target: Remote) -> str:
 
 
 def _merge(
-    repo: Repository, store: str, base: str | None, ours: str, theirs: str, url: str, author: Author
+    repo: Storage, store: str, base: str | None, ours: str, theirs: str, url: str, author: Author
 ) -> tuple[str, Reconciled] | None:
     mine = repo.snapshot(store, ours)
     other = repo.snapshot(store, theirs)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store import Repository
-from gitmem.strategies.base import PromptContext, Tool
+from gitmem.store import Storage
+from gitmem.strategies.base import StrategyBase, Tool, readable_memories
 from gitmem.strategies.curated import handlers
 from gitmem.strategies.curated.build import add, append, link, reclassify, unlink
 from gitmem.strategies.curated.checks import check_kind, check_owner, check_project
@@ -66,7 +66,7 @@ _PROJECT = {
 }
 
 
-class Curated:
+class Curated(StrategyBase):
     """Append-only rows with owners, roles, claim kinds and a lifecycle."""
 
     name = "curated"
@@ -202,12 +202,9 @@ class Curated:
     def index_line(self, memory: Memory) -> str:
         return ""
 
-    def pinned_from(self, repo: Repository, store: str, cache: dict[str, object]) -> str | None:
+    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         # the index a holder's row reads keep: a compaction follows the new commits only
         return cached_index(repo, store, cache).birth_block()
-
-    def prompt_section(self, context: PromptContext) -> str | None:
-        return None
 
     def operator_refusal(self, op: str, slug: str) -> str | None:
         if op in ("create", "edit"):
@@ -216,3 +213,13 @@ class Curated:
                 "`rows append`, `rows link` or `rows reclassify`"
             )
         return None
+
+    def operator_problems(self, repo: Storage, store: str) -> list[str]:
+        """Every memory of the store whose header does not read as a row's."""
+        problems: list[str] = []
+        for memory in readable_memories(repo, store):
+            try:
+                parse_row(memory)
+            except NotARow as exc:
+                problems.append(f"{store}: {exc}")
+        return problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gitmem.store import Repository
+from gitmem.store import Storage
 from gitmem.strategies.curated.parse import rows_of
 from gitmem.strategies.curated.render import birth_block
 from gitmem.strategies.curated.rows import Row
@@ -32,7 +32,7 @@ class RowIndex:
         index._fill(memories)
         return index
 
-    def follow(self, repo: Repository, store: str) -> RowIndex:
+    def follow(self, repo: Storage, store: str) -> RowIndex:
         head = repo.head(store)
         if self.commit == head:
             return self
@@ -96,7 +96,7 @@ class RowIndex:
         return [r for r in (self.rows[n] for n in names) if r.live and r.role == "knowledge"]
 
 
-def cached_index(repo: Repository, store: str, cache: dict[str, object]) -> RowIndex:
+def cached_index(repo: Storage, store: str, cache: dict[str, object]) -> RowIndex:
     """The row index kept in ``cache``, brought up to ``store``'s head."""
     found = cache.get("row-index")
     if not isinstance(found, RowIndex):

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import cast
 
 from gitmem import strategies
-from gitmem.errors import GitmemError, GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
-from gitmem.guard import Guards, change_of
+from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
+from gitmem.guard import Guards
 from gitmem.limits import Baseline, Limits, check_write, index_size
-from gitmem.secrets import check_texts, memory_fields, read_allowlist
+from gitmem.screens import chain
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
-from gitmem.store.repository import ALLOWLIST, GUARD
+from gitmem.store.screen import Screen, Write
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import Edit, Memory
 
@@ -60,12 +60,13 @@ def check_updates(
     """One line per refused update (empty: the push may land). ``known(sha)`` says
     whether a commit was already accepted (its history is not checked again)."""
     lines: list[str] = []
+    screens = chain((lambda: guards) if guards is not None else None)
     for update in updates:
         store = reader.store_of(update.ref)
         if store is None:
             continue
         try:
-            _check_update(reader, store, update, known, guards)
+            _check_update(reader, store, update, known, screens)
         except Refused as refused:
             short = refused.commit[:12]
             lines.append(
@@ -79,7 +80,7 @@ def _check_update(
     store: str,
     update: Update,
     known: Callable[[str], bool],
-    guards: Guards | None,
+    screens: list[Screen],
 ) -> None:
     if is_zero(update.new):
         raise Refused("history", update.old, "deleting a store branch drops published memory")
@@ -94,7 +95,7 @@ def _check_update(
     index = _IndexSet(reader)
     for sha in reader.new_commits(update.new, lambda s: s in stop or known(s)):
         commit = reader.commit(sha)
-        _check_commit(reader, store, commit, guards, index)
+        _check_commit(reader, store, commit, screens, index)
 
 
 class _IndexSet:
@@ -120,29 +121,31 @@ def _check_commit(
     reader: PushReader,
     store: str,
     commit: PushCommit,
-    guards: Guards | None,
+    screens: list[Screen],
     index: _IndexSet,
 ) -> None:
     sha = commit.sha
+
+    held: dict[str, str | None] = {}
+
+    def meta(name: str) -> str | None:  # read once per commit, whatever its slugs
+        if name not in held:
+            held[name] = reader.meta(commit.parent, name)
+        return held[name]
+
     if commit.files is not None:
-        try:
-            check_texts(((f"file {p}", t) for p, t in commit.files.items()), None)
-        except GitmemError as exc:
-            raise Refused("secret", sha, str(exc)) from None
+        _screen(screens, sha, Write(store, commit.author, (), list(commit.files.items()), meta))
         return
-    allow = read_allowlist(reader.meta(commit.parent, ALLOWLIST))
     recorded = _recorded(reader, commit)
-    guard = reader.meta(commit.parent, GUARD) if guards is not None else None
     count = commit.parent_totals.count if commit.parent_totals else 0
     chars = commit.parent_totals.chars if commit.parent_totals else 0
     line = _index_line(recorded)
     memories = index.before(commit) if line is not None else None
+    ops = {e.slug: e.op for e in commit.facts.edits}
     for slug, (before, after) in commit.changed.items():
+        op = ops.get(slug) or ("delete" if after is None else "write")
+        _screen(screens, sha, Write(store, commit.author, (Edit(op, slug, after),), None, meta))
         if after is not None:
-            try:
-                check_texts(memory_fields(after), allow)
-            except GitmemError as exc:
-                raise Refused("secret", sha, str(exc)) from None
             if recorded is not None:
                 _hold_limits(sha, recorded, before, after, count, chars)
             if recorded is not None and line is not None and memories is not None:
@@ -152,15 +155,17 @@ def _check_commit(
                 memories.pop(slug, None)
             else:
                 memories[slug] = after
-        if guard and guards is not None:
-            edit = next((e for e in commit.facts.edits if e.slug == slug), None)
-            op = edit.op if edit else ("delete" if after is None else "write")
-            try:
-                guards.check(guard, change_of(store, Edit(op, slug, after), commit.author))
-            except (GuardRefused, GuardFailed) as exc:
-                raise Refused("guard", sha, str(exc)) from None
         count += (after is not None) - (before is not None)
         chars += (after.chars if after else 0) - (before.chars if before else 0)
+
+
+def _screen(screens: list[Screen], sha: str, write: Write) -> None:
+    """The write path's screens, each refusal named by its screen's rule."""
+    for screen in screens:
+        try:
+            screen.check(write)
+        except GitmemError as exc:
+            raise Refused(screen.rule, sha, str(exc)) from None
 
 
 def _hold_limits(
@@ -376,7 +381,8 @@ def install(git_dir: str, hooks: Iterable[str], python: str | None = None) -> li
         path = os.path.join(folder, hook)
         if os.path.exists(path):
             with open(path, encoding="utf-8", errors="replace") as f:
-                if _MARK not in f.read():
+                held = f.read()
+                if not any(mark in held for mark in _MARKS):
                     raise InvalidArgument(
                         f"{path} already holds a hook gitmem did not write; "
                         "move it aside (or call it from gitmem's), then install again"
@@ -404,4 +410,6 @@ def install_server(path: str) -> list[str]:
     return install(path, ["pre-receive"])
 
 
-_MARK = "gitmem.hooks"
+# what a hook gitmem wrote names: this module (and, in hooks written by earlier
+# versions, its former name)
+_MARKS = ("gitmem.githooks", "gitmem.hooks")

@@ -1,0 +1,165 @@
+"""Merging two lines of a store's history: their best common ancestor, what one side
+has that the other has not, and the merge commit of both (the rules of which side a
+memory takes are :mod:`gitmem.sync`'s)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from dulwich.objects import Blob, ObjectID, ShaFile, Tree
+
+from gitmem.store import memoryfiles
+from gitmem.store.commit import memory_sizes, totals_after
+from gitmem.store.history import History
+from gitmem.store.message import Edited, Facts, format_message
+from gitmem.store.objects import DIR_MODE, FILE_MODE, NewObjects, ObjectReader, RawTree
+from gitmem.store.snapshot import Snapshot
+from gitmem.types import Author, Edit
+
+__all__ = ["build_merge", "merge_base", "revisions_between"]
+
+_SUFFIXES = (memoryfiles.MD, memoryfiles.CODE, memoryfiles.ON_USE)
+
+
+def merge_base(reader: ObjectReader, history: History, ours: str, theirs: str) -> str | None:
+    """A best common ancestor of ``ours`` (a head ``history`` indexes) and ``theirs``
+    (``theirs`` itself when it is an ancestor of ``ours``; ``None`` if they share no
+    history). Exact, whatever the commit times say: the walk goes back from ``theirs``
+    only until it meets ``ours``'s history, which the history index answers."""
+    if history.contains(ours, theirs):
+        return theirs
+    met = _beyond(reader, history, ours, theirs)[1]
+    best = [c for c in met if not any(o != c and history.contains(o, c) for o in met)]
+    return sorted(best)[0] if best else None
+
+
+def _beyond(
+    reader: ObjectReader, history: History, ours: str, theirs: str
+) -> tuple[list[str], set[str]]:
+    """The commits reachable from ``theirs`` and not from ``ours`` (``ours`` indexed
+    in ``history``), and the commits of ``ours``'s history where that walk stopped."""
+    met: set[str] = set()
+    seen: set[str] = set()
+    beyond: list[str] = []
+    stack = [theirs]
+    while stack:
+        commit = stack.pop()
+        if commit in seen:
+            continue
+        seen.add(commit)
+        if history.contains(ours, commit):
+            met.add(commit)
+            continue
+        beyond.append(commit)
+        stack.extend(reader.parents(commit))
+    return beyond, met
+
+
+def revisions_between(
+    reader: ObjectReader, history: History, ours: str, theirs: str
+) -> dict[str, int]:
+    """The highest revision each slug reached in commits of ``theirs`` that are not
+    in ``ours`` (a walk of only those commits, stopping at ``ours``'s history)."""
+    found: dict[str, int] = {}
+    for sha in _beyond(reader, history, ours, theirs)[0]:
+        facts = reader.facts(sha)
+        for edited in facts.edits if facts else ():
+            found[edited.slug] = max(found.get(edited.slug, 0), edited.revision)
+    return found
+
+
+def build_merge(
+    reader: ObjectReader,
+    history: History,
+    ours: Snapshot,
+    theirs: Snapshot,
+    author: Author,
+    edits: Sequence[Edit],
+    trailers: Mapping[str, str],
+) -> tuple[NewObjects, Facts]:
+    """The merge commit of ``ours`` (first parent) and ``theirs``: ``ours``'s tree with
+    ``edits`` applied, a trailer trio per slug it changes (numbered after the larger
+    side), the merged totals and peaks at least both sides'."""
+    assert ours.commit is not None and theirs.commit is not None
+    olds = [ours.get(edit.slug) for edit in edits]
+    beyond = revisions_between(reader, history, ours.commit, theirs.commit) if edits else {}
+    root, objects = _merge_tree(reader, ours, theirs, edits)
+    totals = totals_after(ours.totals, memory_sizes(edits, olds))
+    facts = Facts(
+        edits=tuple(
+            Edited(e.slug, e.op, max(ours.revision(e.slug), beyond.get(e.slug, 0)) + 1)
+            for e in edits
+        ),
+        totals=totals,
+        peaks=ours.peaks.peak(theirs.peaks).peak(totals),
+        extra=trailers,
+    )
+    new = NewObjects()
+    for obj in objects:
+        if isinstance(obj, Blob):
+            new.add_blob(obj.as_raw_string())
+        else:
+            new.add_tree(RawTree.parse(obj.as_raw_string()))
+    new.add_commit(
+        root,
+        [ours.commit, theirs.commit],
+        author.ident(),
+        int(time.time()),
+        format_message(facts),
+    )
+    return new, facts
+
+
+def _merge_tree(
+    reader: ObjectReader, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
+) -> tuple[ObjectID, list[ShaFile]]:
+    """The root tree of ``ours`` with a merge's ``edits`` applied, and its new
+    objects. A memory taken as ``theirs`` holds it keeps their blobs, and a fan-out
+    folder that comes out as either side has it is that side's tree: neither is
+    encoded, hashed or written again (most of a merge takes one side's memories)."""
+    objects: list[ShaFile] = []
+    buckets: dict[str, dict[str, bytes]] = {}
+    for edit in edits:
+        name = memoryfiles.bucket(edit.slug)
+        entries = buckets.get(name)
+        if entries is None:
+            entries = dict(reader.bucket(ours.root, name)) if ours.root else {}
+            buckets[name] = entries
+        for suffix in _SUFFIXES:
+            entries.pop(edit.slug + suffix, None)
+        if edit.memory is None:
+            continue
+        if theirs.root and theirs.get(edit.slug) == edit.memory:
+            held = reader.bucket(theirs.root, name)
+            for filename in (edit.slug + suffix for suffix in _SUFFIXES):
+                if filename in held:
+                    entries[filename] = held[filename]
+            continue
+        for filename, data in memoryfiles.encode(edit.memory).items():
+            blob = Blob.from_string(data)
+            objects.append(blob)
+            entries[filename] = blob.id
+    root = Tree()
+    if ours.root:
+        for name, mode, sha in reader.tree(ours.root):
+            if name not in buckets:
+                root.add(name.encode(), mode, ObjectID(sha))
+    for name, entries in buckets.items():
+        if not entries:
+            continue
+        for side in (ours, theirs):
+            if side.root and entries == reader.bucket(side.root, name):
+                held = reader.names(side.root)[name][1]
+                root.add(name.encode(), DIR_MODE, ObjectID(held))
+                break
+        else:
+            sub = Tree()
+            for filename, sha in entries.items():
+                sub.add(filename.encode(), FILE_MODE, ObjectID(sha))
+            objects.append(sub)
+            root.add(name.encode(), DIR_MODE, sub.id)
+    if ours.root and root.id.decode() == ours.root:
+        return root.id, objects
+    objects.append(root)
+    return root.id, objects

@@ -1,0 +1,156 @@
+"""Refs: reading a ref, listing refs under a prefix, and the one compare-and-swap that
+moves a ref, as git does it.
+
+A move is done under the ref's ``.lock`` file (git's own): the lock is created
+exclusively, the ref re-read under it and compared with what the caller expects, the
+new commit written to it, and the lock renamed over the ref. A durable move makes each
+step durable before the next; a commit's new objects ride along, so that the pack, its
+index and the lock file reach the disk in one flush of the filesystem's journal and
+their names before any ref names what they hold. A remote-tracking ref, which only
+records where a remote was, moves without fsync, as ``git fetch`` moves it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from contextlib import suppress
+
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitmem.store import packing
+from gitmem.store.locking import fsync_dir, fsync_together, remove_stale
+from gitmem.store.objects import Record
+
+__all__ = ["Refs"]
+
+_HEX_RE = re.compile(rb"[0-9a-f]{40}")
+
+
+class Refs:
+    """The refs of the repository at ``directory`` (its git directory)."""
+
+    def __init__(self, directory: str, repo: Repo, read_lock: threading.RLock) -> None:
+        self.directory = directory
+        self._repo = repo
+        self._read_lock = read_lock
+        self._objects = os.path.join(directory, "objects")
+
+    def read(self, ref: Ref) -> str | None:
+        """The commit ``ref`` names, or ``None``."""
+        # the common case, a loose ref, read directly: a ref moves by an atomic rename,
+        # so a read sees the old commit or the new one (symbolic and packed refs, or
+        # anything odd, go through dulwich)
+        try:
+            fd = os.open(os.path.join(self.directory, os.fsdecode(ref)), os.O_RDONLY)
+            try:
+                data = os.read(fd, 42)
+            finally:
+                os.close(fd)
+            if len(data) == 41 and data[40:] == b"\n" and _HEX_RE.fullmatch(data[:40]):
+                return data[:40].decode()
+        except OSError:
+            pass
+        with self._read_lock:
+            try:
+                return self._repo.refs[ref].decode()
+            except KeyError:
+                return None
+
+    def names(self, base: str) -> list[str]:
+        """The names (after ``base``) of every ref under ``base``, sorted."""
+        with self._read_lock:
+            keys = self._repo.refs.keys(base=Ref(base.encode()))
+        return sorted(k.decode() for k in keys)
+
+    def swap(
+        self,
+        ref: Ref,
+        old: str | None,
+        new: str,
+        records: Sequence[Record] = (),
+        *,
+        durable: bool = True,
+    ) -> bool:
+        """Move ``ref`` from ``old`` (``None``: absent) to ``new`` by compare-and-swap,
+        writing the new objects ``records`` as one pack on the way; ``False`` if the ref
+        no longer names ``old`` (nothing written). Must hold the write lock.
+
+        Durable, in three flushes: the lock file (``new`` written to it) and the staged
+        pack and index together; the pack folder once they are renamed into place; the
+        ref's folder (and any folder the move created) once the lock is renamed over it.
+        """
+        path = os.path.join(self.directory, os.fsdecode(ref))
+        folder = os.path.dirname(path)
+        created = not os.path.isdir(folder)
+        if created:
+            if self.read(ref) != old:
+                return False  # moved already: no folder made for nothing
+            os.makedirs(folder, exist_ok=True)
+        lock = path + ".lock"
+        fd = -1
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                # we hold the write lock: a lock file left by a killed writer
+                remove_stale(lock)
+        if fd < 0:
+            return False
+        staged: packing.Staged | None = None
+        try:
+            if self.read(ref) != old:
+                os.close(fd)
+                fd = -1
+                os.unlink(lock)
+                return False
+            os.write(fd, new.encode() + b"\n")
+            if records:
+                pack_dir = packing.pack_folder(self._objects)
+                staged = packing.stage(pack_dir, list(records), len(records))
+                fsync_together(*staged.fds, fd)
+                os.close(fd)
+                fd = -1
+                staged.install()
+                fsync_dir(pack_dir)
+            elif durable:
+                os.fsync(fd)
+            if fd >= 0:
+                os.close(fd)
+                fd = -1
+            os.rename(lock, path)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            if staged is not None:
+                staged.discard()
+            with suppress(FileNotFoundError):
+                os.unlink(lock)
+            raise
+        if durable:
+            with suppress(OSError):
+                # the ref has moved and readers see the write: it is published, and
+                # refusing it now would invite a retry that publishes it twice
+                self._sync_folders(ref, deep=created or old is None)
+        return True
+
+    def track(self, ref: Ref, commit: str) -> None:
+        """Point the remote-tracking ``ref`` at ``commit`` (must hold the write lock),
+        without fsync: it only records where the remote was, so a crash that loses it
+        costs the next fetch, and what it names is in a durable pack already."""
+        current = self.read(ref)
+        if current != commit:
+            # another program setting it at once: where the remote was, either way
+            self.swap(ref, current, commit, durable=False)
+
+    def _sync_folders(self, ref: Ref, *, deep: bool) -> None:
+        """Make the ref's rename durable: its folder, and with ``deep`` each folder above
+        it up to ``refs/`` (a new ref may have created them)."""
+        parts = ref.decode().split("/")
+        lowest = 1 if deep else len(parts) - 1
+        for depth in range(len(parts) - 1, lowest - 1, -1):
+            fsync_dir(os.path.join(self.directory, *parts[:depth]))

@@ -1,0 +1,221 @@
+"""A memory store as of one commit: its memories, listings, per-slug revisions and root
+files, read through the object reader without writing anything."""
+
+from __future__ import annotations
+
+import bisect
+from itertools import compress
+from typing import TYPE_CHECKING
+
+from gitmem.store import memoryfiles as files
+from gitmem.store.history import History
+from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.summaries import Listing, Summaries, Summary
+from gitmem.store.view import StoreView
+from gitmem.types import Memory, Totals
+
+if TYPE_CHECKING:
+    # the secret detectors scan writes; a read needs none
+    from gitmem.secrets import Allowlist
+
+__all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot"]
+
+ALLOWLIST = "@allowlist"
+"""The root-tree file of a memory store that lists the secrets it admits (see
+:mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""
+GUARD = "@guard.ts"
+"""The root-tree file of a memory store holding its guard, a TypeScript module."""
+META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
+
+# how many memories a listing reads and files one by one before it reads every kept
+# summary and sorts instead
+_READ_DIRECTLY = 32
+
+
+class Snapshot(StoreView):
+    """A store as of one commit (``commit`` is ``None`` for a store not yet written)."""
+
+    def __init__(
+        self, reader: ObjectReader, history: History, store: str, commit: str | None
+    ) -> None:
+        super().__init__(reader, history, store, commit)
+        self._all: dict[str, MemoryFiles] | None = None
+
+    def __contains__(self, slug: object) -> bool:
+        return isinstance(slug, str) and self._files(slug) is not None
+
+    def __len__(self) -> int:
+        return len(self._listing())
+
+    def slugs(self) -> list[str]:
+        """Every slug in the store, sorted."""
+        return sorted(self._listing())
+
+    def get(self, slug: str) -> Memory | None:
+        """The memory ``slug``, or ``None``."""
+        found = self._files(slug)
+        return self._reader.memory(slug, found) if found else None
+
+    def memories(self) -> list[Memory]:
+        """Every memory, sorted by slug."""
+        listing = self._listing()
+        return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
+
+    def _count(self) -> Totals:
+        found = self.memories()
+        return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
+
+    def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
+        """Every memory's slug and summary (description, characters, lines), sorted by
+        slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
+        A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
+        its rows in fan-out folders this tree still has unchanged are taken, and only
+        the other folders are read."""
+        if self.root is None:
+            return []
+        whole = kept.listing(self.store, self.root)
+        if whole is not None:
+            return whole
+        root = self.root
+        buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
+        read = set(buckets)
+        out: Listing = []
+        folders: list[str] = []
+        blobs: list[str] = []
+        prior: dict[str, Summary] = {}  # the last listing's rows in the folders read again
+        last = kept.last_listing(self.store)
+        if last is not None:
+            read = {n for n in buckets if last.buckets.get(n) != buckets[n]}
+            gone = read | (last.buckets.keys() - buckets.keys())
+            keep = [folder not in gone for folder in last.folders]
+            out = list(compress(last.rows, keep))
+            folders = list(compress(last.folders, keep))
+            blobs = list(compress(last.blobs, keep))
+            prior = {
+                f"{md} {row[0]}": row[1]
+                for row, md, kept_row in zip(last.rows, last.blobs, keep, strict=True)
+                if not kept_row
+            }
+        listing, placed = self._folders(root, read)
+        if not placed and len(read) < len(buckets):
+            # a slug filed outside its own fan-out folder (no gitmem write or checked
+            # push makes one) may also be in a folder that did not change: read them all
+            listing, placed = self._folders(root, set(buckets))
+            out, folders, blobs = [], [], []
+        keys = {slug: f"{files_.md.decode()} {slug}" for slug, (_, files_) in listing.items()}
+        unknown = sum(1 for key in keys.values() if key not in prior)
+        # a few memories are read sooner than every summary ever kept is
+        known = kept.known() if unknown > _READ_DIRECTLY else {}
+        found: dict[str, Summary] = {}
+        new: list[tuple[tuple[str, Summary], str, str]] = []
+        for slug, (folder, files_) in listing.items():
+            key = keys[slug]
+            summary = prior.get(key) or known.get(key) or found.get(key)
+            if summary is None:
+                memory = self._reader.memory(slug, files_)
+                summary = found[key] = (memory.description, memory.chars, memory.lines)
+            new.append(((slug, summary), folder, files_.md.decode()))
+        if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
+            for row, folder, md in new:
+                at = bisect.bisect_left(out, (row[0],))
+                out.insert(at, row)
+                folders.insert(at, folder)
+                blobs.insert(at, md)
+        else:  # slugs are distinct: the order is the slugs'
+            merged = sorted([*zip(out, folders, blobs, strict=True), *new])
+            out = [row for row, _, _ in merged]
+            folders = [folder for _, folder, _ in merged]
+            blobs = [md for _, _, md in merged]
+        kept.add(found)
+        # a listing of a tree with a slug out of place is kept without its folders, so
+        # that the next listing reads every folder again
+        kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
+        return out
+
+    def revision(self, slug: str) -> int:
+        """The highest revision number ``slug`` reached in this commit's history (0 if
+        never written): its last revision on a linear history; after a merge, the larger
+        side's, where the numbering continues. Exact for any commit of the store; cheap
+        for its head and the head's first-parent ancestors."""
+        return self._history.last_revision(self.commit, slug)
+
+    def changed_since(self, other: Snapshot | None) -> set[str]:
+        """The slugs whose files differ between ``other`` (``None``: an empty store) and
+        this snapshot: fan-out folders whose trees are equal are skipped, so the cost
+        follows the change, not the store."""
+        before = other.root if other is not None else None
+        if before == self.root:
+            return set()
+        mine = {name: sha for name, _, sha in self._reader.tree(self.root)} if self.root else {}
+        theirs = {name: sha for name, _, sha in self._reader.tree(before)} if before else {}
+        found: set[str] = set()
+        for name in mine.keys() | theirs.keys():
+            if mine.get(name) == theirs.get(name):
+                continue
+            now = self._reader.bucket(self.root, name) if self.root else {}
+            then = self._reader.bucket(before, name) if before else {}
+            for entry in now.keys() | then.keys():
+                if now.get(entry) != then.get(entry):
+                    split = files.split_name(entry)
+                    if split:
+                        found.add(split[0])
+        return found
+
+    def meta(self, name: str) -> str | None:
+        """The text of the store's root file ``name`` (:data:`ALLOWLIST`, :data:`GUARD`),
+        or ``None`` if the store holds none."""
+        if self.root is None:
+            return None
+        entry = self._reader.entry(self.root, name)
+        if entry is None or entry[0] == DIR_MODE:
+            return None
+        return self._reader.text(entry[1])
+
+    def allowlist(self) -> Allowlist:
+        """The secrets this store admits (see ``read_allowlist``)."""
+        from gitmem.secrets import read_allowlist  # writes only: a read scans nothing
+
+        return read_allowlist(self.meta(ALLOWLIST))
+
+    def _files(self, slug: str) -> MemoryFiles | None:
+        if self._all is not None:
+            return self._all.get(slug)
+        if self.root is None:
+            return None
+        return memory_files(slug, self._reader.bucket(self.root, files.bucket(slug)))
+
+    def _listing(self) -> dict[str, MemoryFiles]:
+        if self._all is None:
+            listing: dict[str, MemoryFiles] = {}
+            if self.root is not None:
+                for name, mode, _ in self._reader.tree(self.root):
+                    if mode == DIR_MODE:
+                        listing.update(self._folder(name))
+            self._all = listing
+        return self._all
+
+    def _folder(self, name: str) -> dict[str, MemoryFiles]:
+        """The memories in the root's fan-out folder ``name``."""
+        entries = self._reader.bucket(self.root, name) if self.root is not None else {}
+        found: dict[str, MemoryFiles] = {}
+        for entry in entries:
+            split = files.split_name(entry)
+            memory = memory_files(split[0], entries) if split else None
+            if split and split[1] == files.MD and memory:
+                found[split[0]] = memory
+        return found
+
+    def _folders(
+        self, root: str, names: set[str]
+    ) -> tuple[dict[str, tuple[str, MemoryFiles]], bool]:
+        """The memories in the fan-out folders ``names`` of ``root``, each with its
+        folder (read in the root's order, as ``_listing`` reads them), and whether each
+        is in its own folder."""
+        listing: dict[str, tuple[str, MemoryFiles]] = {}
+        placed = True
+        for name, mode, _ in self._reader.tree(root):
+            if mode == DIR_MODE and name in names:
+                folder = self._folder(name)
+                placed = placed and all(files.bucket(slug) == name for slug in folder)
+                listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
+        return listing, placed
