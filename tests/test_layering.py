@@ -432,9 +432,9 @@ def test_a_planted_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
         tmp_path,
         {
             "store/layout.py": "from gitmem.errors import GitmemError\n",
-            "store/repository.py": "from .layout import x\nfrom . import layout\n",
+            "store/storage.py": "from .layout import x\nfrom . import layout\n",
             "holder/__init__.py": "from gitmem.holder.tools import ToolResult\n",
-            "holder/tools.py": "from ..store import repository\n",
+            "holder/tools.py": "from ..store import storage\n",
             "adapters/mcp.py": "from gitmem import Holder\nfrom gitmem.holder import Turn\n",
         },
     )
@@ -493,14 +493,14 @@ def test_the_layers_catch_a_planted_import(
     ("files", "expected"),
     [
         pytest.param(
-            {"store/layout.py": "from gitmem.store.repository import Repository\n"},
-            "gitmem.store.layout imports gitmem.store.repository, declared above it in "
+            {"store/layout.py": "from gitmem.store.storage import Storage\n"},
+            "gitmem.store.layout imports gitmem.store.storage, declared above it in "
             "ORDER['gitmem.store']",
             id="absolute import up the order",
         ),
         pytest.param(
-            {"store/layout.py": "from .repository import Repository\n"},
-            "gitmem.store.layout imports gitmem.store.repository, declared above it in "
+            {"store/layout.py": "from .storage import Storage\n"},
+            "gitmem.store.layout imports gitmem.store.storage, declared above it in "
             "ORDER['gitmem.store']",
             id="relative import up the order",
         ),
