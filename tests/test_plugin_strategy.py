@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from gitmem import Agent, Capability, Repository, edits, strategies
 from gitmem.cli import cli
 from gitmem.store import Storage as Store
-from gitmem.strategies import Desk, PromptContext, Tool
+from gitmem.strategies import Desk, PromptContext, Tool, registry
 from gitmem.strategies.calls import NAME, read_memory
 from gitmem.types import Memory, check_slug, check_text
 
@@ -76,7 +76,7 @@ def jottings() -> Iterator[Capability]:
     try:
         yield Capability.from_dict({"implementation": "jottings", "params": params})
     finally:
-        strategies._REGISTRY.pop("jottings")  # pyright: ignore[reportPrivateUsage]
+        registry._REGISTRY.pop("jottings")  # pyright: ignore[reportPrivateUsage]
 
 
 def test_unknown_until_registered(jottings: Capability) -> None:
