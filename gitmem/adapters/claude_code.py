@@ -37,6 +37,7 @@ from typing import Any, cast
 from gitmem.adapters.launch import Launch, open_holder
 from gitmem.errors import InvalidArgument
 from gitmem.holder import Holder
+from gitmem.holder.framing import framed
 from gitmem.repository import Repository
 
 __all__ = ["EVENTS", "Session", "hook"]
@@ -164,7 +165,7 @@ def _tools_line(holder: Holder) -> str:
 
 
 def _views_text(views: list[tuple[str, str]]) -> str:
-    return "\n\n".join(f"[view] {title}\n{text}" for title, text in views)
+    return framed(views)
 
 
 def _start_text(holder: Holder, session: Session) -> str:
@@ -218,7 +219,7 @@ def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: 
             session.views = []
         notice = holder.notices()
         if notice:
-            parts.append(notice)
+            parts.append(framed(notices=[notice]))
         session.offset = _size(data.get("transcript_path"))
         return _context(name, "\n\n".join(parts)) if parts else ""
     if event == "pre-compact":
