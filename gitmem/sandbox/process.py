@@ -60,6 +60,9 @@ _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_ca
 # can be retried.
 _IDLE_EXIT = 3
 _EXIT_WAIT = 5.0
+# CPU a worker may use beyond its request's time limit (its boot, its teardown).
+_SPIN_GRACE = 1.0
+_TICKS = os.sysconf("SC_CLK_TCK")
 # The environment, whole.
 _ENV = {"NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"}
 
@@ -131,6 +134,8 @@ class Process:
         self.kind = kind
         """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
+        self.longest = 0.0
+        """The longest time limit of any request sent: no worker may use more CPU."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
         self._owner = _own(self.root)
@@ -220,6 +225,30 @@ class Process:
             return 0
         found = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
         return int(found.group(1)) if found else 0
+
+    def spinning(self) -> bool:
+        """Whether a worker thread has used more CPU than any request it served may: one
+        that a terminate did not stop (a Deno defect leaves a microtask loop running after
+        the worker says it exited), which would take CPU and memory from later requests,
+        any holder's. Such a process is never lent again."""
+        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+        base = f"/proc/{self.pid}/task"
+        try:
+            threads = os.listdir(base)
+        except OSError:
+            return False
+        for tid in threads:
+            try:
+                with open(f"{base}/{tid}/comm", "rb") as f:
+                    if not f.read().startswith(b"worker-"):
+                        continue
+                with open(f"{base}/{tid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[11]) + int(fields[12]) > allowed:
+                return True
+        return False
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the

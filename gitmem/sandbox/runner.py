@@ -296,6 +296,7 @@ class Sandbox:
             for _ in range(2):
                 try:
                     with self._lent() as process:
+                        process.longest = max(process.longest, self.time_limit)
                         try:
                             return attempt(process)
                         except Retired:
