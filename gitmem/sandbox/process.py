@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -60,6 +61,10 @@ _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_ca
 # can be retried.
 _IDLE_EXIT = 3
 _EXIT_WAIT = 5.0
+# How a process that aborted itself ends (abort, a V8 check's trap, a fault).
+_ABORTED = frozenset(
+    -n for n in (signal.SIGABRT, signal.SIGTRAP, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL)
+)
 # CPU a worker may use beyond its request's time limit (its boot, its teardown).
 _SPIN_GRACE = 1.0
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -349,11 +354,16 @@ class Process:
             f"{what}; it restarts for the next call" + (f": {detail}" if detail else "")
         )
 
-    def _died(self) -> Died:
-        """The process ended mid-request; whether its parser ran out of stack."""
+    def _died(self) -> Died | InternalError:
+        """The process ended mid-request: the request's doing when it aborted itself
+        (out of stack, or a fatal V8 check), gitmem's defect when something else ended it."""
         crashed = self._crashed("the sandbox process ended")
         detail = self.stderr.text() if self.stderr is not None else ""
-        return Died(str(crashed), out_of_stack="stack overflow" in detail)
+        code = self.proc.returncode if self.proc is not None else None
+        out_of_stack = "stack overflow" in detail
+        if out_of_stack or code in _ABORTED:
+            return Died(str(crashed), out_of_stack=out_of_stack)
+        return crashed
 
     def kill(self) -> None:
         """Kill the process group and remove the private directory; idempotent."""

@@ -14,8 +14,8 @@ limit plus a second of host time spent answering them; past either, each further
 is refused. Calls are served only while the run lasts: the runtime forwards none once
 it has ended, and neither does the host.
 
-A process that dies while it serves a request (Deno aborts the whole process when its
-parser runs out of stack on deeply nested code) ends that request alone: a program
+A process that aborts itself while it serves a request (Deno aborts the whole process
+when its parser runs out of stack on deeply nested code) ends that request alone: a program
 gets a failed result, a load a located diagnostic, never gitmem's defect; the next call
 starts a fresh process.
 """
