@@ -57,9 +57,10 @@ from py_mini_racer import MiniRacer  # pyright: ignore[reportMissingTypeStubs]
 from gitmem import Agent, Author, Capability, Holder, Repository
 from gitmem.sandbox import Pool, Sandbox
 from gitmem.sandbox.launch import _deno_binary  # pyright: ignore[reportPrivateUsage]
+from gitmem.sandbox.runner import CALLS_MAX
 
 ROUNDS = 15
-CALLS = 2_000
+CALLS = CALLS_MAX  # the most one run may make
 HOLDERS = 20
 TRIVIAL = "console.log(6 * 7);"
 BACK_TO_BACK = 50
