@@ -298,7 +298,8 @@ def racer_back_to_back() -> tuple[float, float]:
 
 def writes_ms(repo: Repository, n: int, guard: str | None) -> float:
     """WRITES creates back to back by a fresh holder, in ms per write."""
-    holder = bind(repo, n, Pool(reaper=False))
+    pool = Pool(reaper=False)
+    holder = bind(repo, n, pool)
     if guard is not None:
         repo.set_guard(holder.store_id, guard, Author.agent("bench"))
     holder.call("create_memory", {"name": "warm", "description": "d", "body": "b"})
@@ -308,6 +309,8 @@ def writes_ms(repo: Repository, n: int, guard: str | None) -> float:
         assert result.ok, result
     took = (time.perf_counter() - started) * 1000 / WRITES
     holder.close()
+    pool.close()
+    repo.guards.close()  # its process would count among the idle holders' below
     return took
 
 
