@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 c51c4d1d68f9e8d00345efefeda2325ace6043ae30077d16f75894e4184f904f) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 d08761621024050603b7ac3af8402a39ac9c36c047b0048132c51c645c102da1) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -618,15 +618,15 @@ ${StringOf(error.stack ?? "")}` : StringOf(error));
       }
     });
     freeze(runtimeSlot);
+    const reporter = toUrl(`const r = globalThis[Symbol.for("gitmem.runtime")];
+const loaded = r.loaded;
+export const got = (ns) => loaded(${stringify(token)}, ns);
+`, "application/javascript");
     const load = async (request) => {
       loading = true;
       const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
       const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
       label(url, request.op === "load" ? StringOf(request.key) : "module");
-      const reporter = toUrl(`const r = globalThis[Symbol.for("gitmem.runtime")];
-const loaded = r.loaded;
-export const got = (ns) => loaded(${stringify(token)}, ns);
-`, "application/javascript");
       const wrapper = toUrl(`import { got } from ${stringify(reporter)};
 import * as ns from ${stringify(url)};
 got(ns);
@@ -749,7 +749,10 @@ export * from ${stringify(baseUrl)};
         void run(request);
       }
     });
-    import(init.warmUrl).catch(() => {
+    PromiseOf.all([
+      import(init.warmUrl),
+      import(reporter)
+    ]).catch(() => {
     }).finally(() => send({
       op: "ready"
     }));

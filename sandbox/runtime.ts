@@ -632,6 +632,13 @@ function workerMain(split: (source: string) => string[]): void {
         },
       });
       freeze(runtimeSlot);
+      // The module a load's wrapper hands the namespace to: made and evaluated while
+      // the worker boots, before any user code, so it holds the real `loaded`.
+      const reporter = toUrl(
+        `const r = globalThis[Symbol.for("gitmem.runtime")];\n` +
+          `const loaded = r.loaded;\nexport const got = (ns) => loaded(${stringify(token)}, ns);\n`,
+        "application/javascript",
+      );
 
       const load = async (request: { op: string; source: string; key: string; url: string }) => {
         loading = true;
@@ -643,11 +650,6 @@ function workerMain(split: (source: string) => string[]): void {
           ? toUrl(join(split(stop + StringOf(request.source)), baseUrl))
           : StringOf(request.url);
         label(url, request.op === "load" ? StringOf(request.key) : "module");
-        const reporter = toUrl(
-          `const r = globalThis[Symbol.for("gitmem.runtime")];\n` +
-            `const loaded = r.loaded;\nexport const got = (ns) => loaded(${stringify(token)}, ns);\n`,
-          "application/javascript",
-        );
         const wrapper = toUrl(
           `import { got } from ${stringify(reporter)};\n` +
             `import * as ns from ${stringify(url)};\ngot(ns);\n`,
@@ -775,7 +777,9 @@ function workerMain(split: (source: string) => string[]): void {
       // a fresh process, as after an attack that got the last one killed. One URL
       // for every worker of the process (made by the main thread, kept by the host),
       // so it is transpiled once and no worker leaves a file behind.
-      import(init.warmUrl).catch(() => {}).finally(() => send({ op: "ready" }));
+      PromiseOf.all([import(init.warmUrl), import(reporter)]).catch(() => {}).finally(() =>
+        send({ op: "ready" })
+      );
     },
   );
 }
