@@ -1,12 +1,140 @@
-// Built from runtime.ts (sha256 932a5eebfce4b1947fc0183132e0f2b60ff14f4883bc0304889a2e3766804d1a) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 d08761621024050603b7ac3af8402a39ac9c36c047b0048132c51c645c102da1) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
-function rewriteImports(source, target) {
-  return source.replace(/(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g, (_m, head) => `${head}${JSON.stringify(target)}`);
+function splitImports(source) {
+  const parts = [];
+  let part = "";
+  let from = 0;
+  const n = source.length;
+  let i = 0;
+  let prev = "";
+  let before = "";
+  let depth = 0;
+  const templates = [];
+  const keywords = /* @__PURE__ */ new Set([
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await"
+  ]);
+  const word = (c) => c >= 65 && c <= 90 || c >= 97 && c <= 122 || c >= 48 && c <= 57 || c === 36 || c === 95 || c > 127;
+  const token = (t) => {
+    before = prev;
+    prev = t;
+  };
+  const lineEnd = (at) => {
+    while (at < n && source.charCodeAt(at) !== 10 && source.charCodeAt(at) !== 13) at++;
+    return at;
+  };
+  const template = (at) => {
+    while (at < n) {
+      const c = source.charCodeAt(at);
+      if (c === 92) at += 2;
+      else if (c === 96) {
+        token("0");
+        return at + 1;
+      } else if (c === 36 && source.charCodeAt(at + 1) === 123) {
+        templates.push(depth);
+        depth++;
+        token("{");
+        return at + 2;
+      } else at++;
+    }
+    return n;
+  };
+  while (i < n) {
+    const c = source.charCodeAt(i);
+    if (c <= 32) {
+      i++;
+    } else if (c === 47) {
+      const d = source.charCodeAt(i + 1);
+      if (d === 47 || d === 42) {
+        const mark = source.charCodeAt(i + 2);
+        if (mark === 35 || mark === 64) {
+          part += source.slice(from, i + 2) + " ";
+          from = i + 3;
+        }
+        if (d === 47) i = lineEnd(i + 2);
+        else {
+          const end = source.indexOf("*/", i + 2);
+          i = end < 0 ? n : end + 2;
+        }
+      } else if (prev === "" || keywords.has(prev) || !word(prev.charCodeAt(0)) && prev !== ")" && prev !== "]" && prev !== "}") {
+        let at = i + 1;
+        let inClass = false;
+        while (at < n) {
+          const r = source.charCodeAt(at);
+          if (r === 10 || r === 13) break;
+          if (r === 92) at++;
+          else if (r === 91) inClass = true;
+          else if (r === 93) inClass = false;
+          else if (r === 47 && !inClass) break;
+          at++;
+        }
+        i = at + 1;
+        token("0");
+      } else {
+        i++;
+        token("/");
+      }
+    } else if (c === 34 || c === 39) {
+      let at = i + 1;
+      while (at < n) {
+        const s = source.charCodeAt(at);
+        if (s === c || s === 10 || s === 13) break;
+        if (s === 92) at++;
+        at++;
+      }
+      const end = at + 1;
+      if ((prev === "from" || prev === "import" || prev === "(" && before === "import") && end - i === 8 && source.slice(i + 1, i + 7) === "gitmem" && source.charCodeAt(at) === c) {
+        parts.push(part + source.slice(from, i));
+        part = "";
+        from = end;
+      }
+      i = end;
+      token("0");
+    } else if (c === 96) {
+      i = template(i + 1);
+    } else if (word(c)) {
+      const start = i;
+      while (i < n && word(source.charCodeAt(i))) i++;
+      token(source.slice(start, i));
+    } else {
+      if (c === 123) depth++;
+      else if (c === 125) {
+        depth--;
+        if (templates.length > 0 && templates[templates.length - 1] === depth) {
+          templates.pop();
+          i = template(i + 1);
+          continue;
+        }
+      }
+      i++;
+      token(String.fromCharCode(c));
+    }
+  }
+  parts.push(part + source.slice(from));
+  return parts;
 }
-function workerMain(rewrite) {
+function joinImports(parts, target) {
+  const quoted = JSON.stringify(target);
+  let text = parts[0];
+  for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
+  return text;
+}
+function workerMain(split) {
   const g = globalThis;
   const wt = g.require("node:worker_threads");
   const denoInspect = g.Deno.inspect;
@@ -16,16 +144,50 @@ function workerMain(rewrite) {
   });
   const parentPort = wt.parentPort;
   const post = parentPort.postMessage.bind(parentPort);
-  const Atom = Atomics;
+  const apply = Reflect.apply;
+  const uncurry = (f) => (self, ...args) => apply(f, self, args);
+  const wait = Atomics.wait;
+  const atomicStore = Atomics.store;
+  const atomicLoad = Atomics.load;
+  const U8 = Uint8Array;
+  const copyInto = uncurry(Uint8Array.prototype.set);
   const decoder2 = new TextDecoder();
+  const decode = uncurry(TextDecoder.prototype.decode);
   const BlobOf = Blob;
   const createUrl = URL.createObjectURL.bind(URL);
   const parse = JSON.parse;
   const stringify = JSON.stringify;
+  const keysOf = Object.keys;
+  const ArrayIsArray = Array.isArray;
   const addListener = g.addEventListener.bind(g);
   const defineProperty = Object.defineProperty;
   const SyntaxErrorOf = SyntaxError;
-  const number = (n) => n.toLocaleString("en-US");
+  const ErrorOf = Error;
+  const RangeErrorOf = RangeError;
+  const TypeErrorOf = TypeError;
+  const StringOf = String;
+  const ProxyOf = Proxy;
+  const PromiseOf = Promise;
+  const freeze = Object.freeze;
+  const createObject = Object.create;
+  const sliceText = uncurry(String.prototype.slice);
+  const codeAt = uncurry(String.prototype.charCodeAt);
+  const findText = uncurry(String.prototype.indexOf);
+  const lastText = uncurry(String.prototype.lastIndexOf);
+  const splitText = uncurry(String.prototype.split);
+  const joinText = uncurry(Array.prototype.join);
+  const startsWith = uncurry(String.prototype.startsWith);
+  const includes = uncurry(String.prototype.includes);
+  const execRe = uncurry(RegExp.prototype.exec);
+  const testRe = uncurry(RegExp.prototype.test);
+  const toLocale = uncurry(Number.prototype.toLocaleString);
+  const number = (n) => toLocale(n, "en-US");
+  const append = (list, item) => defineProperty(list, list.length, {
+    value: item,
+    writable: true,
+    enumerable: true,
+    configurable: true
+  });
   const allowed = /* @__PURE__ */ new Set([
     "Object",
     "Function",
@@ -151,7 +313,6 @@ function workerMain(rewrite) {
     const token = init.token;
     const settings = init.settings;
     const flag = new Int32Array(init.sab, 0, 2);
-    const data = new Uint8Array(init.sab, 8);
     let written = 0;
     let outputFull = false;
     let viewsOpened = 0;
@@ -161,8 +322,13 @@ function workerMain(rewrite) {
     });
     const write = (args) => {
       if (outputFull) return;
-      let text = args.map((a) => typeof a === "string" ? a : inspect(a)).join(" ") + "\n";
-      if (text.length > settings.outputCap) text = text.slice(0, settings.outputCap + 1);
+      let text = "";
+      for (let k = 0; k < args.length && text.length <= settings.outputCap; k++) {
+        const a = args[k];
+        text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
+      }
+      text += "\n";
+      if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
       written += text.length;
       if (written > settings.outputCap) outputFull = true;
       send({
@@ -195,20 +361,23 @@ function workerMain(rewrite) {
       writable: true,
       configurable: true
     });
-    const refuse = (what, attempted, limit, max, fix) => new RangeError(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
+    const refuse = (what, attempted, limit, max, fix) => new RangeErrorOf(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
     let loading = true;
     let callId = 0;
     const call = (name, args) => {
-      if (loading) throw new Error(`memories.${name} cannot be called while a module loads`);
+      if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
       if (args === void 0) args = {};
-      if (args === null || typeof args !== "object" || Array.isArray(args)) {
-        throw new TypeError(`memories.${name} takes one object argument`);
+      if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
+        throw new TypeErrorOf(`memories.${name} takes one object argument`);
       }
       let json;
       try {
         json = stringify(args);
       } catch (e) {
-        throw new TypeError(`memories.${name}: the argument is not JSON: ${e}`);
+        throw new TypeErrorOf(`memories.${name}: the argument is not JSON: ${e}`);
+      }
+      if (typeof json !== "string") {
+        throw new TypeErrorOf(`memories.${name} takes one object argument`);
       }
       if (json.length > settings.maxArgsChars) {
         throw refuse(`the argument to memories.${name}`, json.length, "the argument limit", settings.maxArgsChars, "Send less in one call.");
@@ -217,55 +386,65 @@ function workerMain(rewrite) {
       let deepest = 0;
       let quoted = false;
       for (let i = 0; i < json.length; i++) {
-        const c = json.charCodeAt(i);
+        const c = codeAt(json, i);
         if (quoted) {
           if (c === 92) i++;
           else if (c === 34) quoted = false;
         } else if (c === 34) quoted = true;
-        else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
-        else if (c === 93 || c === 125) depth--;
+        else if (c === 91 || c === 123) {
+          depth++;
+          if (depth > deepest) deepest = depth;
+        } else if (c === 93 || c === 125) depth--;
       }
       if (deepest > settings.maxArgsDepth) {
         throw refuse(`the nesting of the argument to memories.${name}`, deepest, "the nesting limit", settings.maxArgsDepth, "Pass a flat object.");
       }
       const id = ++callId;
-      Atom.store(flag, 0, 0);
+      atomicStore(flag, 0, 0);
       send({
         op: "call",
         id,
         name,
         args: json
       });
-      const chunks = [];
+      let bytes = new U8(0);
+      let at = 0;
       for (; ; ) {
-        Atom.wait(flag, 0, 0);
-        const length = Atom.load(flag, 1);
-        const state = Atom.load(flag, 0);
-        chunks.push(data.slice(0, length));
-        Atom.store(flag, 0, 0);
-        if (state !== 2) break;
+        wait(flag, 0, 0);
+        const length = atomicLoad(flag, 1);
+        const state = atomicLoad(flag, 0);
+        if (state === 3) {
+          bytes = new U8(length);
+          at = 0;
+        } else {
+          copyInto(bytes, new U8(init.sab, 8, length), at);
+          at += length;
+        }
+        atomicStore(flag, 0, 0);
+        if (state === 1) break;
         send({
           op: "more"
         });
       }
-      let total = 0;
-      for (const c of chunks) total += c.length;
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        bytes.set(c, at);
-        at += c.length;
-      }
-      const reply = parse(decoder2.decode(bytes));
-      if (!reply.ok) throw new Error(reply.text);
-      return reply.text;
+      const reply = parse(decode(decoder2, bytes));
+      if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
+      return StringOf(reply.text);
     };
-    const memories = new Proxy(/* @__PURE__ */ Object.create(null), {
+    const callName = (name) => {
+      if (name.length < 1 || name.length > 64) return false;
+      for (let i = 0; i < name.length; i++) {
+        const c = codeAt(name, i);
+        const letter = c >= 65 && c <= 90 || c >= 97 && c <= 122;
+        if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+      }
+      return true;
+    };
+    const memories = new ProxyOf(createObject(null), {
       get: (_target, name) => {
         if (typeof name !== "string" || name === "then") return void 0;
-        if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+        if (!callName(name)) {
           return () => {
-            throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
+            throw new TypeErrorOf(`memories has no call named ${stringify(sliceText(name, 0, 64))}`);
           };
         }
         return (args) => call(name, args);
@@ -273,10 +452,10 @@ function workerMain(rewrite) {
       set: () => false,
       defineProperty: () => false
     });
-    const views = Object.freeze({
+    const views = freeze({
       openText(title, text) {
         if (typeof title !== "string" || typeof text !== "string") {
-          throw new TypeError("views.openText(title, text) takes two strings");
+          throw new TypeErrorOf("views.openText(title, text) takes two strings");
         }
         if (viewsOpened >= settings.maxViews) {
           throw refuse("the views opened in one run", viewsOpened + 1, "the view limit", settings.maxViews, "Put more in each view.");
@@ -296,13 +475,13 @@ function workerMain(rewrite) {
       }
     });
     let linked = false;
-    const runtime = Object.freeze({
+    const runtimeSlot = {
       memories,
       views,
       started: () => linked = true
-    });
+    };
     defineProperty(g, Symbol.for("gitmem.runtime"), {
-      value: runtime
+      value: runtimeSlot
     });
     let unhandled = null;
     addListener("unhandledrejection", (event) => {
@@ -314,39 +493,86 @@ function workerMain(rewrite) {
       if (unhandled === null) unhandled = describe(event.error);
     });
     const labels = [];
+    const label = (url, name) => append(labels, [
+      url,
+      name
+    ]);
+    const replaceAll = (text, from, to) => {
+      let out = "";
+      let at = 0;
+      for (; ; ) {
+        const found = findText(text, from, at);
+        if (found < 0) break;
+        out += sliceText(text, at, found) + to;
+        at = found + from.length;
+      }
+      return out + sliceText(text, at);
+    };
     const relabel = (text) => {
-      for (const [url, label] of labels) text = text.split(url).join(label);
+      for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
       return text;
     };
+    const capped = (text) => text.length > settings.maxErrorChars ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]" : text;
+    const frameLine = /^\s+at /;
     const describe = (error) => {
-      if (error instanceof Error) {
-        const stack = typeof error.stack === "string" ? error.stack : "";
-        const frames = relabel(stack).split("\n").filter((line) => /^\s+at /.test(line) && labels.some(([, l]) => line.includes(l + ":")));
-        return relabel(`${error.name}: ${error.message}`) + (frames.length ? "\n" + frames.join("\n") : "");
+      if (error instanceof ErrorOf) {
+        const stack = typeof error.stack === "string" ? capped(error.stack) : "";
+        let head = "";
+        try {
+          head = capped(`${StringOf(error.name)}: ${StringOf(error.message)}`);
+        } catch {
+          head = "Error";
+        }
+        let frames = "";
+        const text = relabel(stack);
+        let at = 0;
+        while (at < text.length) {
+          let end = findText(text, "\n", at);
+          if (end < 0) end = text.length;
+          const line = sliceText(text, at, end);
+          at = end + 1;
+          if (!testRe(frameLine, line)) continue;
+          for (let k = 0; k < labels.length; k++) {
+            if (includes(line, labels[k][1] + ":")) {
+              frames += "\n" + line;
+              break;
+            }
+          }
+        }
+        return relabel(head) + frames;
       }
       try {
-        return "Uncaught " + relabel(inspect(error));
+        return "Uncaught " + relabel(capped(inspect(error)));
       } catch {
         return "Uncaught error";
       }
     };
+    const syntax = /SyntaxError: ([^\n]*)/;
+    const position = /^:(\d+):(\d+)/;
     const diagnose = (error, shift = 0) => {
-      const text = error instanceof Error ? `${error.name}: ${error.message}
-${error.stack ?? ""}` : String(error);
-      const match = /SyntaxError: ([^\n]*)/.exec(text);
+      let text;
+      try {
+        text = capped(error instanceof ErrorOf ? `${StringOf(error.name)}: ${StringOf(error.message)}
+${StringOf(error.stack ?? "")}` : StringOf(error));
+      } catch {
+        return null;
+      }
+      const match = execRe(syntax, text);
       if (!match) return null;
       let message = match[1];
-      for (const [url, label] of labels) {
-        const at = text.lastIndexOf(url + ":");
+      for (let k = 0; k < labels.length; k++) {
+        const url = labels[k][0];
+        const name = labels[k][1];
+        const at = lastText(text, url + ":");
         if (at < 0) continue;
-        const loc = /^:(\d+):(\d+)/.exec(text.slice(at + url.length));
+        const loc = execRe(position, sliceText(text, at + url.length));
         if (loc) {
           message = relabel(message);
-          const line = Number(loc[1]);
-          const column = line === 1 ? Math.max(1, Number(loc[2]) - shift) : Number(loc[2]);
+          const line = +loc[1];
+          const column = line === 1 ? +loc[2] - shift : +loc[2];
           return {
-            diagnostic: `${line}:${column}: ${message}`,
-            where: label
+            diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`,
+            where: name
           };
         }
       }
@@ -355,62 +581,109 @@ ${error.stack ?? ""}` : String(error);
         where: labels.length ? labels[labels.length - 1][1] : ""
       };
     };
-    const toUrl = (source, media = "application/typescript") => createUrl(new BlobOf([
-      source
-    ], {
-      type: media
-    }));
+    const toUrl = (source, media = "application/typescript") => {
+      const url = createUrl(new BlobOf([
+        source
+      ], {
+        type: media
+      }));
+      send({
+        op: "url",
+        url
+      });
+      return url;
+    };
+    const join = (parts, target) => {
+      const quoted = stringify(target);
+      let text = parts[0];
+      for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
+      return text;
+    };
     const baseUrl = init.baseUrl;
     const linkedUrl = init.linkedUrl;
+    const promiseThen = uncurry(Promise.prototype.then);
+    const settle = (promise) => new PromiseOf((resolve) => {
+      promiseThen(promise, (value) => resolve({
+        ok: true,
+        value
+      }), (value) => resolve({
+        ok: false,
+        value
+      }));
+    });
+    let namespace = null;
+    defineProperty(runtimeSlot, "loaded", {
+      value: (secret, ns) => {
+        if (secret === token) namespace = ns;
+      }
+    });
+    freeze(runtimeSlot);
+    const reporter = toUrl(`const r = globalThis[Symbol.for("gitmem.runtime")];
+const loaded = r.loaded;
+export const got = (ns) => loaded(${stringify(token)}, ns);
+`, "application/javascript");
     const load = async (request) => {
       loading = true;
       const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
-      const url = stop ? toUrl(rewrite(stop + String(request.source), baseUrl)) : String(request.url);
-      labels.push([
-        url,
-        request.op === "load" ? String(request.key) : "module"
-      ]);
-      try {
-        const namespace = await import(url);
+      const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
+      label(url, request.op === "load" ? StringOf(request.key) : "module");
+      const wrapper = toUrl(`import { got } from ${stringify(reporter)};
+import * as ns from ${stringify(url)};
+got(ns);
+`, "application/javascript");
+      const outcome = await settle(import(wrapper));
+      if (outcome.ok && namespace !== null) {
+        const ns = namespace;
+        const names = keysOf(ns);
         const exports = [];
-        for (const name of Object.keys(namespace)) {
-          if (typeof namespace[name] === "function") exports.push(name);
+        for (let k = 0; k < names.length && exports.length < settings.maxViews; k++) {
+          const name = names[k];
+          if (typeof ns[name] === "function" && name.length <= settings.maxTitleChars) {
+            append(exports, name);
+          }
         }
         send({
           op: "result",
           diagnostic: null,
           exports
         });
-      } catch (error) {
-        if (stop && error === token) {
-          send({
-            op: "result",
-            diagnostic: null,
-            exports: []
-          });
-          return;
-        }
-        const found = diagnose(error, stop.length);
-        const diagnostic = found ? found.diagnostic : `1:1: ${describe(error).split("\n")[0]}`;
+        return;
+      }
+      const error = outcome.value;
+      if (stop && error === token) {
         send({
           op: "result",
-          diagnostic,
+          diagnostic: null,
           exports: []
         });
+        return;
       }
+      const found = diagnose(error, stop.length);
+      let diagnostic;
+      if (found) diagnostic = found.diagnostic;
+      else {
+        const text = describe(error);
+        const end = findText(text, "\n");
+        diagnostic = `1:1: ${end < 0 ? text : sliceText(text, 0, end)}`;
+      }
+      send({
+        op: "result",
+        diagnostic: capped(diagnostic),
+        exports: []
+      });
     };
     const missingExport = (error, gitmemUrl) => {
       if (linked || !(error instanceof SyntaxErrorOf)) return null;
       const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
-      const message = String(error.message);
-      if (!message.startsWith(head)) return null;
-      const end = message.indexOf("'", head.length);
-      return end < 0 ? null : message.slice(head.length, end);
+      const message = StringOf(error.message);
+      if (!startsWith(message, head)) return null;
+      const end = findText(message, "'", head.length);
+      return end < 0 ? null : sliceText(message, head.length, end);
     };
     const run = async (request) => {
       loading = false;
       const modules = request.modules;
-      const kind = String(request.kind);
+      const kind = StringOf(request.kind);
       if (kind === "onuse") {
         defineProperty(g, "memories", {
           value: memories,
@@ -423,55 +696,49 @@ ${error.stack ?? ""}` : String(error);
           configurable: true
         });
       }
-      const urls = /* @__PURE__ */ new Map();
+      const parts = split(StringOf(request.source));
+      const imported = [];
+      const importedUrls = [];
       let error = null;
       for (; ; ) {
         let head = `import ${stringify(linkedUrl)};
 export * from ${stringify(baseUrl)};
 `;
-        for (const [key, url] of urls) head += `export * as ${key} from ${stringify(url)};
+        for (let k = 0; k < imported.length; k++) {
+          head += `export * as ${imported[k]} from ${stringify(importedUrls[k])};
 `;
-        const gitmemUrl = toUrl(head, "application/javascript");
-        labels.push([
-          gitmemUrl,
-          "gitmem"
-        ]);
-        const programUrl = toUrl(rewrite(String(request.source), gitmemUrl));
-        labels.push([
-          programUrl,
-          kind
-        ]);
-        try {
-          await import(programUrl);
-          break;
-        } catch (e) {
-          const missing = missingExport(e, gitmemUrl);
-          if (missing !== null && !urls.has(missing) && Object.prototype.hasOwnProperty.call(modules, missing)) {
-            const url = String(modules[missing]);
-            labels.push([
-              url,
-              missing
-            ]);
-            urls.set(missing, url);
-            continue;
-          }
-          const found = diagnose(e);
-          if (found) {
-            const where = found.where === kind ? "" : ` in module ${found.where}`;
-            error = `SyntaxError${where}: ${found.diagnostic}`;
-          } else {
-            error = describe(e);
-          }
-          break;
         }
+        const gitmemUrl = toUrl(head, "application/javascript");
+        label(gitmemUrl, "gitmem");
+        const programUrl = toUrl(join(parts, gitmemUrl));
+        label(programUrl, kind);
+        const wrapper = toUrl(`import ${stringify(programUrl)};
+`, "application/javascript");
+        const outcome = await settle(import(wrapper));
+        if (outcome.ok) break;
+        const e = outcome.value;
+        const missing = missingExport(e, gitmemUrl);
+        if (missing !== null && imported.indexOf(missing) < 0 && Object.prototype.hasOwnProperty.call(modules, missing)) {
+          const url = StringOf(modules[missing]);
+          label(url, missing);
+          append(imported, missing);
+          append(importedUrls, url);
+          continue;
+        }
+        const found = diagnose(e);
+        if (found) {
+          const where = found.where === kind ? "" : ` in module ${found.where}`;
+          error = `SyntaxError${where}: ${found.diagnostic}`;
+        } else {
+          error = describe(e);
+        }
+        break;
       }
       if (error === null && unhandled !== null) error = unhandled;
       send({
         op: "done",
-        error,
-        imported: [
-          ...urls.keys()
-        ]
+        error: error === null ? null : capped(error),
+        imported
       });
     };
     parentPort.on("message", (request) => {
@@ -482,7 +749,10 @@ export * from ${stringify(baseUrl)};
         void run(request);
       }
     });
-    import(init.warmUrl).catch(() => {
+    PromiseOf.all([
+      import(init.warmUrl),
+      import(reporter)
+    ]).catch(() => {
     }).finally(() => send({
       op: "ready"
     }));
@@ -525,6 +795,9 @@ var Host = class {
   }
 };
 var CHUNK = 1 << 16;
+function capError(text, settings) {
+  return text.length > settings.maxErrorChars + 32 ? text.slice(0, settings.maxErrorChars) + " [error text truncated]" : text;
+}
 var IDLE_EXIT = 3;
 var SPARES = 2;
 var BOOT_AFTER_MS = 20;
@@ -539,8 +812,11 @@ var Slot = class {
   booted = false;
   exited = false;
   exitWaiters = [];
+  // The blob URLs the worker made for its request, revoked when it ends.
+  urls = [];
+  revoked = false;
   constructor(settings, urls) {
-    this.worker = new Worker(`(${workerMain.toString()})(${rewriteImports.toString()})`, {
+    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
       eval: true,
       resourceLimits: {
         maxOldGenerationSizeMb: settings.memoryMb,
@@ -556,6 +832,13 @@ var Slot = class {
       if (message.op === "ready") {
         this.booted = true;
         markReady();
+        return;
+      }
+      if (message.op === "url") {
+        const url = String(message.url);
+        if (!url.startsWith("blob:")) return;
+        if (this.revoked) URL.revokeObjectURL(url);
+        else this.urls.push(url);
         return;
       }
       this.listener?.(message);
@@ -584,6 +867,12 @@ var Slot = class {
       ...message,
       t: this.token
     });
+  }
+  // No later request, any holder's, can import what this one made.
+  revoke() {
+    this.revoked = true;
+    for (const url of this.urls) URL.revokeObjectURL(url);
+    this.urls = [];
   }
   // Resolves true once the thread is gone, false if it outlives the grace.
   async stop(graceMs = 1e3) {
@@ -632,7 +921,7 @@ var Modules = class {
     this.pinned = /* @__PURE__ */ new Set();
   }
   url(source) {
-    const text = rewriteImports(source, this.base);
+    const text = joinImports(splitImports(source), this.base);
     let url = this.urls.get(text);
     if (url !== void 0) {
       this.urls.delete(text);
@@ -678,6 +967,9 @@ var Runtime = class {
   // Requests that found no booted spare and waited for a worker to be made.
   cold;
   retiring;
+  // Settles once the last request's worker is gone: true, or false if it
+  // outlived the grace.
+  stopping;
   urls;
   modules;
   constructor(host, settings) {
@@ -690,6 +982,7 @@ var Runtime = class {
     this.booting = 0;
     this.cold = 0;
     this.retiring = false;
+    this.stopping = Promise.resolve(true);
     const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
     ], {
@@ -782,6 +1075,11 @@ var Runtime = class {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
+      if (op !== "ping" && !await this.stopping) {
+        this.retire();
+        await new Promise(() => {
+        });
+      }
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
         await this.host.send({
@@ -812,6 +1110,12 @@ var Runtime = class {
       this.warm();
     }
   }
+  // Ends a request's worker: its URLs are revoked at once, and the next
+  // request waits until its thread is gone.
+  finish(slot) {
+    slot.revoke();
+    this.stopping = slot.stop();
+  }
   // Each load gets a fresh worker: nothing one module's top-level code does can
   // reach the next load's result.
   async load(request) {
@@ -838,14 +1142,16 @@ var Runtime = class {
     });
     slot.listener = null;
     if (outcome.op === "result") {
-      void slot.stop();
-      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
+      this.finish(slot);
+      const exports = Array.isArray(outcome.exports) ? outcome.exports.slice(0, this.settings.maxViews).map((e) => String(e).slice(0, this.settings.maxTitleChars)) : [];
+      const diagnostic = outcome.diagnostic === null || outcome.diagnostic === void 0 ? null : capError(String(outcome.diagnostic), this.settings);
       return {
         op: "result",
-        diagnostic: outcome.diagnostic,
+        diagnostic,
         exports
       };
     }
+    slot.revoke();
     const stopped = await slot.stop();
     const why = outcome.op === "timeout" ? `the module's top-level code did not finish within ${request.timeLimit} s` : `the module's top-level code exceeded the sandbox memory limit`;
     return {
@@ -940,6 +1246,7 @@ var Runtime = class {
         const reply = await this.host.receive();
         if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
           clearTimeout(timer);
+          slot.revoke();
           await slot.stop();
           return null;
         }
@@ -952,13 +1259,14 @@ var Runtime = class {
           pending.push(bytes.subarray(at, at + CHUNK));
           if (bytes.length === 0) break;
         }
+        Atomics.store(slot.flag, 1, bytes.length);
+        Atomics.store(slot.flag, 0, 3);
+        Atomics.notify(slot.flag, 0);
         for (let i = 0; i < pending.length; i++) {
-          if (i > 0) {
-            const more = await events.next();
-            if (more.op !== "more") {
-              events.push(more);
-              break;
-            }
+          const more = await events.next();
+          if (more.op !== "more") {
+            events.push(more);
+            break;
           }
           const chunk = pending[i];
           new Uint8Array(slot.sab, 8).set(chunk);
@@ -976,11 +1284,17 @@ var Runtime = class {
     }
     clearTimeout(timer);
     slot.listener = null;
-    const stopped = outcome.op === "done" ? (slot.stop(), true) : await slot.stop();
+    let stopped = true;
+    if (outcome.op === "done") this.finish(slot);
+    else {
+      slot.revoke();
+      stopped = await slot.stop();
+    }
     if (truncated) output += "\n[output truncated]";
     let error;
-    if (outcome.op === "done") error = outcome.error ?? null;
-    else if (outcome.op === "timeout") {
+    if (outcome.op === "done") {
+      error = outcome.error === null || outcome.error === void 0 ? null : capError(String(outcome.error), settings);
+    } else if (outcome.op === "timeout") {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
     } else if (String(outcome.why).includes("memory")) {
       error = "the program exceeded its memory limit";

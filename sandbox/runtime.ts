@@ -31,27 +31,162 @@ interface Settings {
   maxArgsDepth: number;
   cachedModules: number;
   cachedChars: number;
+  maxErrorChars: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-// Sends each `"gitmem"` import of a module or program to `target`. The one
-// definition: the main thread uses it for cached modules, and every worker gets
-// it as its argument (serialised like workerMain). A worker calls it before any
-// code of its own request has run.
-function rewriteImports(source: string, target: string): string {
-  return source.replace(
-    /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(["'])gitmem\2/g,
-    (_m, head) => `${head}${JSON.stringify(target)}`,
-  );
+// Splits a module's text around the specifiers of its `"gitmem"` imports, in
+// one linear pass over its tokens, so that a string, template or comment that
+// merely contains `from "gitmem"` is left as it is: the loader joins the parts
+// with the URL the import should reach. Every comment that opens with `#` or
+// `@` (where V8 and Deno read a sourceMappingURL or sourceURL) loses that
+// mark, so no module can make Deno look for a source map. The one definition:
+// the main thread uses it for cached modules, and every worker gets it as its
+// argument (serialised like workerMain), calling it before any code of its own
+// request has run.
+function splitImports(source: string): string[] {
+  const parts: string[] = [];
+  let part = "";
+  let from = 0;
+  const n = source.length;
+  let i = 0;
+  // The last two significant tokens: a word as itself, a value as "0", a
+  // punctuator as its character, "" before the first.
+  let prev = "";
+  let before = "";
+  let depth = 0;
+  const templates: number[] = [];
+  const keywords = new Set([
+    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
+    "do", "else", "yield", "await",
+  ]);
+  const word = (c: number) =>
+    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 36 ||
+    c === 95 || c > 127;
+  const token = (t: string) => {
+    before = prev;
+    prev = t;
+  };
+  const lineEnd = (at: number) => {
+    while (at < n && source.charCodeAt(at) !== 10 && source.charCodeAt(at) !== 13) at++;
+    return at;
+  };
+  // From just after a backtick or a `}` that closes `${`: to just after the
+  // closing backtick, or after the next `${`.
+  const template = (at: number) => {
+    while (at < n) {
+      const c = source.charCodeAt(at);
+      if (c === 92) at += 2;
+      else if (c === 96) {
+        token("0");
+        return at + 1;
+      } else if (c === 36 && source.charCodeAt(at + 1) === 123) {
+        templates.push(depth);
+        depth++;
+        token("{");
+        return at + 2;
+      } else at++;
+    }
+    return n;
+  };
+  while (i < n) {
+    const c = source.charCodeAt(i);
+    if (c <= 32) {
+      i++;
+    } else if (c === 47) {
+      const d = source.charCodeAt(i + 1);
+      if (d === 47 || d === 42) {
+        const mark = source.charCodeAt(i + 2);
+        if (mark === 35 || mark === 64) {
+          part += source.slice(from, i + 2) + " ";
+          from = i + 3;
+        }
+        if (d === 47) i = lineEnd(i + 2);
+        else {
+          const end = source.indexOf("*/", i + 2);
+          i = end < 0 ? n : end + 2;
+        }
+      } else if (
+        prev === "" || keywords.has(prev) ||
+        (!word(prev.charCodeAt(0)) && prev !== ")" && prev !== "]" && prev !== "}")
+      ) {
+        // A regular expression: to its closing slash, outside a class, on this line.
+        let at = i + 1;
+        let inClass = false;
+        while (at < n) {
+          const r = source.charCodeAt(at);
+          if (r === 10 || r === 13) break;
+          if (r === 92) at++;
+          else if (r === 91) inClass = true;
+          else if (r === 93) inClass = false;
+          else if (r === 47 && !inClass) break;
+          at++;
+        }
+        i = at + 1;
+        token("0");
+      } else {
+        i++;
+        token("/");
+      }
+    } else if (c === 34 || c === 39) {
+      let at = i + 1;
+      while (at < n) {
+        const s = source.charCodeAt(at);
+        if (s === c || s === 10 || s === 13) break;
+        if (s === 92) at++;
+        at++;
+      }
+      const end = at + 1;
+      if (
+        (prev === "from" || prev === "import" || (prev === "(" && before === "import")) &&
+        end - i === 8 && source.slice(i + 1, i + 7) === "gitmem" &&
+        source.charCodeAt(at) === c
+      ) {
+        parts.push(part + source.slice(from, i));
+        part = "";
+        from = end;
+      }
+      i = end;
+      token("0");
+    } else if (c === 96) {
+      i = template(i + 1);
+    } else if (word(c)) {
+      const start = i;
+      while (i < n && word(source.charCodeAt(i))) i++;
+      token(source.slice(start, i));
+    } else {
+      if (c === 123) depth++;
+      else if (c === 125) {
+        depth--;
+        if (templates.length > 0 && templates[templates.length - 1] === depth) {
+          templates.pop();
+          i = template(i + 1);
+          continue;
+        }
+      }
+      i++;
+      token(String.fromCharCode(c));
+    }
+  }
+  parts.push(part + source.slice(from));
+  return parts;
+}
+
+// The parts of splitImports joined with `target` in each specifier's place.
+function joinImports(parts: string[], target: string): string {
+  const quoted = JSON.stringify(target);
+  let text = parts[0];
+  for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
+  return text;
 }
 
 // Runs inside every worker, serialised with Function.prototype.toString, so it
 // may use nothing from this module's scope. `require` exists only in an eval
 // worker's global scope: the bootstrap takes what it needs, then removes every
 // global that is not on the allowlist before any user code runs.
-function workerMain(rewrite: (source: string, target: string) => string): void {
+function workerMain(split: (source: string) => string[]): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const wt = g.require("node:worker_threads");
@@ -60,16 +195,60 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
     denoInspect(value, { depth: 4, colors: false });
   const parentPort = wt.parentPort;
   const post: (message: unknown) => void = parentPort.postMessage.bind(parentPort);
-  const Atom = Atomics;
+  // Every built-in used once user code may have run is taken here, before any
+  // has: a program can patch prototypes and globals (Atomics.wait,
+  // Uint8Array.prototype.slice, TextDecoder.prototype.decode, Object.keys,
+  // Array.prototype.push...) but not these copies. Nothing below calls a
+  // method through a prototype, iterates with the iterator protocol or
+  // assigns an array index once user code may have run.
+  const apply = Reflect.apply;
+  const uncurry =
+    <T extends unknown[], R>(f: (...args: T) => R) => (self: unknown, ...args: T): R =>
+      apply(f, self, args) as R;
+  const wait = Atomics.wait;
+  const atomicStore = Atomics.store;
+  const atomicLoad = Atomics.load;
+  const U8 = Uint8Array;
+  const copyInto = uncurry(Uint8Array.prototype.set as (a: ArrayLike<number>, at?: number) => void);
   const decoder = new TextDecoder();
+  const decode = uncurry(TextDecoder.prototype.decode as (b: Uint8Array) => string);
   const BlobOf = Blob;
   const createUrl = URL.createObjectURL.bind(URL);
   const parse = JSON.parse;
   const stringify = JSON.stringify;
+  const keysOf = Object.keys;
+  const ArrayIsArray = Array.isArray;
   const addListener = g.addEventListener.bind(g);
   const defineProperty = Object.defineProperty;
   const SyntaxErrorOf = SyntaxError;
-  const number = (n: number) => n.toLocaleString("en-US");
+  const ErrorOf = Error;
+  const RangeErrorOf = RangeError;
+  const TypeErrorOf = TypeError;
+  const StringOf = String;
+  const ProxyOf = Proxy;
+  const PromiseOf = Promise;
+  const freeze = Object.freeze;
+  const createObject = Object.create;
+  const sliceText = uncurry(String.prototype.slice as (a?: number, b?: number) => string);
+  const codeAt = uncurry(String.prototype.charCodeAt as (at: number) => number);
+  const findText = uncurry(String.prototype.indexOf as (s: string, at?: number) => number);
+  const lastText = uncurry(String.prototype.lastIndexOf as (s: string) => number);
+  const splitText = uncurry(String.prototype.split as (s: string) => string[]);
+  const joinText = uncurry(Array.prototype.join as (s: string) => string);
+  const startsWith = uncurry(String.prototype.startsWith as (s: string) => boolean);
+  const includes = uncurry(String.prototype.includes as (s: string) => boolean);
+  const execRe = uncurry(RegExp.prototype.exec as (s: string) => RegExpExecArray | null);
+  const testRe = uncurry(RegExp.prototype.test as (s: string) => boolean);
+  const toLocale = uncurry(Number.prototype.toLocaleString as (l: string) => string);
+  const number = (n: number) => toLocale(n, "en-US");
+  // Appends without Array.prototype: an index setter there sees nothing.
+  const append = <T>(list: T[], item: T) =>
+    defineProperty(list, list.length, {
+      value: item,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
 
   // What user code may see: the language itself and the web APIs that compute
   // without reaching the host. Anything else a Deno release adds stays out.
@@ -124,7 +303,6 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       const token = init.token;
       const settings = init.settings;
       const flag = new Int32Array(init.sab, 0, 2);
-      const data = new Uint8Array(init.sab, 8);
       let written = 0;
       let outputFull = false;
       let viewsOpened = 0;
@@ -132,8 +310,13 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
 
       const write = (args: unknown[]) => {
         if (outputFull) return;
-        let text = args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
-        if (text.length > settings.outputCap) text = text.slice(0, settings.outputCap + 1);
+        let text = "";
+        for (let k = 0; k < args.length && text.length <= settings.outputCap; k++) {
+          const a = args[k];
+          text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
+        }
+        text += "\n";
+        if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
         written += text.length;
         if (written > settings.outputCap) outputFull = true;
         send({ op: "out", text });
@@ -155,23 +338,26 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
 
       // Refusals in the limit-exceeded voice the rest of gitmem uses.
       const refuse = (what: string, attempted: number, limit: string, max: number, fix: string) =>
-        new RangeError(
+        new RangeErrorOf(
           `refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`,
         );
 
       let loading = true;
       let callId = 0;
       const call = (name: string, args: unknown): string => {
-        if (loading) throw new Error(`memories.${name} cannot be called while a module loads`);
+        if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
         if (args === undefined) args = {};
-        if (args === null || typeof args !== "object" || Array.isArray(args)) {
-          throw new TypeError(`memories.${name} takes one object argument`);
+        if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
+          throw new TypeErrorOf(`memories.${name} takes one object argument`);
         }
         let json: string;
         try {
           json = stringify(args);
         } catch (e) {
-          throw new TypeError(`memories.${name}: the argument is not JSON: ${e}`);
+          throw new TypeErrorOf(`memories.${name}: the argument is not JSON: ${e}`);
+        }
+        if (typeof json !== "string") {
+          throw new TypeErrorOf(`memories.${name} takes one object argument`);
         }
         if (json.length > settings.maxArgsChars) {
           throw refuse(
@@ -187,13 +373,15 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
         let deepest = 0;
         let quoted = false;
         for (let i = 0; i < json.length; i++) {
-          const c = json.charCodeAt(i);
+          const c = codeAt(json, i);
           if (quoted) {
             if (c === 92) i++;
             else if (c === 34) quoted = false;
           } else if (c === 34) quoted = true;
-          else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
-          else if (c === 93 || c === 125) depth--;
+          else if (c === 91 || c === 123) {
+            depth++;
+            if (depth > deepest) deepest = depth;
+          } else if (c === 93 || c === 125) depth--;
         }
         if (deepest > settings.maxArgsDepth) {
           throw refuse(
@@ -205,36 +393,47 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
           );
         }
         const id = ++callId;
-        Atom.store(flag, 0, 0);
+        atomicStore(flag, 0, 0);
         send({ op: "call", id, name, args: json });
-        const chunks: Uint8Array[] = [];
+        // The reply comes in chunks; the first says how long the whole is.
+        let bytes = new U8(0);
+        let at = 0;
         for (;;) {
-          Atom.wait(flag, 0, 0);
-          const length = Atom.load(flag, 1);
-          const state = Atom.load(flag, 0);
-          chunks.push(data.slice(0, length));
-          Atom.store(flag, 0, 0);
-          if (state !== 2) break;
+          wait(flag, 0, 0);
+          const length = atomicLoad(flag, 1);
+          const state = atomicLoad(flag, 0);
+          if (state === 3) {
+            bytes = new U8(length);
+            at = 0;
+          } else {
+            copyInto(bytes, new U8(init.sab, 8, length), at);
+            at += length;
+          }
+          atomicStore(flag, 0, 0);
+          if (state === 1) break;
           send({ op: "more" });
         }
-        let total = 0;
-        for (const c of chunks) total += c.length;
-        const bytes = new Uint8Array(total);
-        let at = 0;
-        for (const c of chunks) {
-          bytes.set(c, at);
-          at += c.length;
-        }
-        const reply = parse(decoder.decode(bytes)) as { ok: boolean; text: string };
-        if (!reply.ok) throw new Error(reply.text);
-        return reply.text;
+        const reply = parse(decode(decoder, bytes)) as { ok: boolean; text: string };
+        if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
+        return StringOf(reply.text);
       };
-      const memories = new Proxy(Object.create(null), {
-        get: (_target, name) => {
+      const callName = (name: string) => {
+        if (name.length < 1 || name.length > 64) return false;
+        for (let i = 0; i < name.length; i++) {
+          const c = codeAt(name, i);
+          const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+          if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+        }
+        return true;
+      };
+      const memories = new ProxyOf(createObject(null), {
+        get: (_target: unknown, name: unknown) => {
           if (typeof name !== "string" || name === "then") return undefined;
-          if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+          if (!callName(name)) {
             return () => {
-              throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
+              throw new TypeErrorOf(
+                `memories has no call named ${stringify(sliceText(name, 0, 64))}`,
+              );
             };
           }
           return (args?: unknown) => call(name, args);
@@ -242,10 +441,10 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
         set: () => false,
         defineProperty: () => false,
       });
-      const views = Object.freeze({
+      const views = freeze({
         openText(title: unknown, text: unknown): void {
           if (typeof title !== "string" || typeof text !== "string") {
-            throw new TypeError("views.openText(title, text) takes two strings");
+            throw new TypeErrorOf("views.openText(title, text) takes two strings");
           }
           if (viewsOpened >= settings.maxViews) {
             throw refuse(
@@ -279,8 +478,8 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
         },
       });
       let linked = false;
-      const runtime = Object.freeze({ memories, views, started: () => (linked = true) });
-      defineProperty(g, Symbol.for("gitmem.runtime"), { value: runtime });
+      const runtimeSlot = { memories, views, started: () => (linked = true) };
+      defineProperty(g, Symbol.for("gitmem.runtime"), { value: runtimeSlot });
 
       let unhandled: string | null = null;
       addListener("unhandledrejection", (event: { preventDefault(): void; reason: unknown }) => {
@@ -292,49 +491,97 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
         if (unhandled === null) unhandled = describe(event.error);
       });
 
+      // Every URL this worker makes is told to the main thread before it is
+      // imported, which revokes them all when the request ends: no later run
+      // can import this one's program.
       const labels: [string, string][] = [];
+      const label = (url: string, name: string) => append(labels, [url, name]);
+      const replaceAll = (text: string, from: string, to: string): string => {
+        let out = "";
+        let at = 0;
+        for (;;) {
+          const found = findText(text, from, at);
+          if (found < 0) break;
+          out += sliceText(text, at, found) + to;
+          at = found + from.length;
+        }
+        return out + sliceText(text, at);
+      };
       const relabel = (text: string): string => {
-        for (const [url, label] of labels) text = text.split(url).join(label);
+        for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
         return text;
       };
+      // Error text is capped here, in the main thread and in the host alike.
+      const capped = (text: string): string =>
+        text.length > settings.maxErrorChars
+          ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]"
+          : text;
+      const frameLine = /^\s+at /;
       const describe = (error: unknown): string => {
-        if (error instanceof Error) {
-          const stack = typeof error.stack === "string" ? error.stack : "";
-          const frames = relabel(stack)
-            .split("\n")
-            .filter((line) =>
-              /^\s+at /.test(line) && labels.some(([, l]) => line.includes(l + ":"))
-            );
-          return relabel(`${error.name}: ${error.message}`) +
-            (frames.length ? "\n" + frames.join("\n") : "");
+        if (error instanceof ErrorOf) {
+          const stack = typeof error.stack === "string" ? capped(error.stack) : "";
+          let head = "";
+          try {
+            head = capped(`${StringOf(error.name)}: ${StringOf(error.message)}`);
+          } catch {
+            head = "Error";
+          }
+          let frames = "";
+          const text = relabel(stack);
+          let at = 0;
+          while (at < text.length) {
+            let end = findText(text, "\n", at);
+            if (end < 0) end = text.length;
+            const line = sliceText(text, at, end);
+            at = end + 1;
+            if (!testRe(frameLine, line)) continue;
+            for (let k = 0; k < labels.length; k++) {
+              if (includes(line, labels[k][1] + ":")) {
+                frames += "\n" + line;
+                break;
+              }
+            }
+          }
+          return relabel(head) + frames;
         }
         try {
-          return "Uncaught " + relabel(inspect(error));
+          return "Uncaught " + relabel(capped(inspect(error)));
         } catch {
           return "Uncaught error";
         }
       };
       // A module that does not parse fails its import with a message that names
       // the URL it came from; turn that into "line:column: message".
+      const syntax = /SyntaxError: ([^\n]*)/;
+      const position = /^:(\d+):(\d+)/;
       const diagnose = (
         error: unknown,
         shift = 0,
       ): { diagnostic: string; where: string } | null => {
-        const text = error instanceof Error
-          ? `${error.name}: ${error.message}\n${error.stack ?? ""}`
-          : String(error);
-        const match = /SyntaxError: ([^\n]*)/.exec(text);
+        let text: string;
+        try {
+          text = capped(
+            error instanceof ErrorOf
+              ? `${StringOf(error.name)}: ${StringOf(error.message)}\n${StringOf(error.stack ?? "")}`
+              : StringOf(error),
+          );
+        } catch {
+          return null;
+        }
+        const match = execRe(syntax, text);
         if (!match) return null;
         let message = match[1];
-        for (const [url, label] of labels) {
-          const at = text.lastIndexOf(url + ":");
+        for (let k = 0; k < labels.length; k++) {
+          const url = labels[k][0];
+          const name = labels[k][1];
+          const at = lastText(text, url + ":");
           if (at < 0) continue;
-          const loc = /^:(\d+):(\d+)/.exec(text.slice(at + url.length));
+          const loc = execRe(position, sliceText(text, at + url.length));
           if (loc) {
             message = relabel(message);
-            const line = Number(loc[1]);
-            const column = line === 1 ? Math.max(1, Number(loc[2]) - shift) : Number(loc[2]);
-            return { diagnostic: `${line}:${column}: ${message}`, where: label };
+            const line = +loc[1];
+            const column = line === 1 ? +loc[2] - shift : +loc[2];
+            return { diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`, where: name };
           }
         }
         return {
@@ -342,10 +589,20 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
           where: labels.length ? labels[labels.length - 1][1] : "",
         };
       };
-      // Blob URLs skip the base64 round trip a data URL costs; the worker ends
-      // with its request, and every URL with it.
-      const toUrl = (source: string, media = "application/typescript") =>
-        createUrl(new BlobOf([source], { type: media }));
+      // Blob URLs skip the base64 round trip a data URL costs. Each is told to
+      // the main thread before anything imports it, and revoked there when the
+      // request ends.
+      const toUrl = (source: string, media = "application/typescript") => {
+        const url = createUrl(new BlobOf([source], { type: media }));
+        send({ op: "url", url });
+        return url;
+      };
+      const join = (parts: string[], target: string) => {
+        const quoted = stringify(target);
+        let text = parts[0];
+        for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
+        return text;
+      };
       // Made once by the main thread, so that a cached module's text (which
       // imports baseUrl) is the same in every worker; each worker evaluates
       // its own instance of both.
@@ -353,6 +610,35 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       // Imported first by the generated "gitmem" module: once it runs, linking
       // is over and any later error is the program's own.
       const linkedUrl = init.linkedUrl;
+      // Settles `promise` through the built-in `then`, whatever user code did
+      // to Promise.prototype meanwhile.
+      const promiseThen = uncurry(
+        Promise.prototype.then as (ok: (v: unknown) => void, no: (e: unknown) => void) => unknown,
+      );
+      const settle = (promise: Promise<unknown>) =>
+        new PromiseOf<{ ok: boolean; value: unknown }>((resolve) => {
+          promiseThen(
+            promise,
+            (value: unknown) => resolve({ ok: true, value }),
+            (value: unknown) => resolve({ ok: false, value }),
+          );
+        });
+      // What a load's wrapper hands over: the module's namespace, never passed
+      // through a promise (a module exporting `then` would be taken for one).
+      let namespace: Record<string, unknown> | null = null;
+      defineProperty(runtimeSlot, "loaded", {
+        value: (secret: unknown, ns: Record<string, unknown>) => {
+          if (secret === token) namespace = ns;
+        },
+      });
+      freeze(runtimeSlot);
+      // The module a load's wrapper hands the namespace to: made and evaluated while
+      // the worker boots, before any user code, so it holds the real `loaded`.
+      const reporter = toUrl(
+        `const r = globalThis[Symbol.for("gitmem.runtime")];\n` +
+          `const loaded = r.loaded;\nexport const got = (ns) => loaded(${stringify(token)}, ns);\n`,
+        "application/javascript",
+      );
 
       const load = async (request: { op: string; source: string; key: string; url: string }) => {
         loading = true;
@@ -360,34 +646,53 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
         // evaluation once parsing and linking have succeeded. A load imports the
         // module's cached URL, made by the main thread.
         const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
-        const url = stop ? toUrl(rewrite(stop + String(request.source), baseUrl)) : String(request.url);
-        labels.push([url, request.op === "load" ? String(request.key) : "module"]);
-        try {
-          const namespace = await import(url);
+        const url = stop
+          ? toUrl(join(split(stop + StringOf(request.source)), baseUrl))
+          : StringOf(request.url);
+        label(url, request.op === "load" ? StringOf(request.key) : "module");
+        const wrapper = toUrl(
+          `import { got } from ${stringify(reporter)};\n` +
+            `import * as ns from ${stringify(url)};\ngot(ns);\n`,
+          "application/javascript",
+        );
+        const outcome = await settle(import(wrapper));
+        if (outcome.ok && namespace !== null) {
+          const ns = namespace as Record<string, unknown>;
+          const names = keysOf(ns);
           const exports: string[] = [];
-          for (const name of Object.keys(namespace)) {
-            if (typeof namespace[name] === "function") exports.push(name);
+          for (let k = 0; k < names.length && exports.length < settings.maxViews; k++) {
+            const name = names[k];
+            if (typeof ns[name] === "function" && name.length <= settings.maxTitleChars) {
+              append(exports, name);
+            }
           }
           send({ op: "result", diagnostic: null, exports });
-        } catch (error) {
-          if (stop && error === token) {
-            send({ op: "result", diagnostic: null, exports: [] });
-            return;
-          }
-          const found = diagnose(error, stop.length);
-          const diagnostic = found ? found.diagnostic : `1:1: ${describe(error).split("\n")[0]}`;
-          send({ op: "result", diagnostic, exports: [] });
+          return;
         }
+        const error = outcome.value;
+        if (stop && error === token) {
+          send({ op: "result", diagnostic: null, exports: [] });
+          return;
+        }
+        const found = diagnose(error, stop.length);
+        let diagnostic: string;
+        if (found) diagnostic = found.diagnostic;
+        else {
+          const text = describe(error);
+          const end = findText(text, "\n");
+          diagnostic = `1:1: ${end < 0 ? text : sliceText(text, 0, end)}`;
+        }
+        send({ op: "result", diagnostic: capped(diagnostic), exports: [] });
       };
 
       // The name a link error says the generated module lacks, if it is one.
       const missingExport = (error: unknown, gitmemUrl: string): string | null => {
         if (linked || !(error instanceof SyntaxErrorOf)) return null;
         const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
-        const message = String(error.message);
-        if (!message.startsWith(head)) return null;
-        const end = message.indexOf("'", head.length);
-        return end < 0 ? null : message.slice(head.length, end);
+        const message = StringOf(error.message);
+        if (!startsWith(message, head)) return null;
+        const end = findText(message, "'", head.length);
+        return end < 0 ? null : sliceText(message, head.length, end);
       };
 
       const run = async (
@@ -395,50 +700,56 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       ) => {
         loading = false;
         const modules = request.modules;
-        const kind = String(request.kind);
+        const kind = StringOf(request.kind);
         if (kind === "onuse") {
           defineProperty(g, "memories", { value: memories, writable: true, configurable: true });
           defineProperty(g, "views", { value: views, writable: true, configurable: true });
         }
+        const parts = split(StringOf(request.source));
         // A module's code runs only in a program that imports it by name: the
         // generated module starts with none, and each link error naming a loaded
         // module adds that one before anything has run.
-        const urls = new Map<string, string>();
+        const imported: string[] = [];
+        const importedUrls: string[] = [];
         let error: string | null = null;
         for (;;) {
           let head = `import ${stringify(linkedUrl)};\nexport * from ${stringify(baseUrl)};\n`;
-          for (const [key, url] of urls) head += `export * as ${key} from ${stringify(url)};\n`;
-          const gitmemUrl = toUrl(head, "application/javascript");
-          labels.push([gitmemUrl, "gitmem"]);
-          const programUrl = toUrl(rewrite(String(request.source), gitmemUrl));
-          labels.push([programUrl, kind]);
-          try {
-            await import(programUrl);
-            break;
-          } catch (e) {
-            const missing = missingExport(e, gitmemUrl);
-            if (
-              missing !== null && !urls.has(missing) &&
-              Object.prototype.hasOwnProperty.call(modules, missing)
-            ) {
-              // The module's cached URL, made by the main thread.
-              const url = String(modules[missing]);
-              labels.push([url, missing]);
-              urls.set(missing, url);
-              continue;
-            }
-            const found = diagnose(e);
-            if (found) {
-              const where = found.where === kind ? "" : ` in module ${found.where}`;
-              error = `SyntaxError${where}: ${found.diagnostic}`;
-            } else {
-              error = describe(e);
-            }
-            break;
+          for (let k = 0; k < imported.length; k++) {
+            head += `export * as ${imported[k]} from ${stringify(importedUrls[k])};\n`;
           }
+          const gitmemUrl = toUrl(head, "application/javascript");
+          label(gitmemUrl, "gitmem");
+          const programUrl = toUrl(join(parts, gitmemUrl));
+          label(programUrl, kind);
+          // Imported through a module of its own, so a program exporting `then`
+          // is not taken for a promise.
+          const wrapper = toUrl(`import ${stringify(programUrl)};\n`, "application/javascript");
+          const outcome = await settle(import(wrapper));
+          if (outcome.ok) break;
+          const e = outcome.value;
+          const missing = missingExport(e, gitmemUrl);
+          if (
+            missing !== null && imported.indexOf(missing) < 0 &&
+            Object.prototype.hasOwnProperty.call(modules, missing)
+          ) {
+            // The module's cached URL, made by the main thread.
+            const url = StringOf(modules[missing]);
+            label(url, missing);
+            append(imported, missing);
+            append(importedUrls, url);
+            continue;
+          }
+          const found = diagnose(e);
+          if (found) {
+            const where = found.where === kind ? "" : ` in module ${found.where}`;
+            error = `SyntaxError${where}: ${found.diagnostic}`;
+          } else {
+            error = describe(e);
+          }
+          break;
         }
         if (error === null && unhandled !== null) error = unhandled;
-        send({ op: "done", error, imported: [...urls.keys()] });
+        send({ op: "done", error: error === null ? null : capped(error), imported });
       };
 
       parentPort.on(
@@ -466,7 +777,9 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       // a fresh process, as after an attack that got the last one killed. One URL
       // for every worker of the process (made by the main thread, kept by the host),
       // so it is transpiled once and no worker leaves a file behind.
-      import(init.warmUrl).catch(() => {}).finally(() => send({ op: "ready" }));
+      PromiseOf.all([import(init.warmUrl), import(reporter)]).catch(() => {}).finally(() =>
+        send({ op: "ready" })
+      );
     },
   );
 }
@@ -511,6 +824,14 @@ class Host {
 }
 
 const CHUNK = 1 << 16;
+
+// Error text and diagnostics are capped in the worker, here and in the host.
+function capError(text: string, settings: Settings): string {
+  // The worker's own cap leaves its mark: room for it.
+  return text.length > settings.maxErrorChars + 32
+    ? text.slice(0, settings.maxErrorChars) + " [error text truncated]"
+    : text;
+}
 // The exit status of a process that retired itself while idle.
 const IDLE_EXIT = 3;
 // Workers kept booted, each for one request: a program and the onUse script its
@@ -539,9 +860,12 @@ class Slot {
   booted = false;
   exited = false;
   private exitWaiters: (() => void)[] = [];
+  // The blob URLs the worker made for its request, revoked when it ends.
+  private urls: string[] = [];
+  private revoked = false;
 
   constructor(settings: Settings, urls: Urls) {
-    this.worker = new Worker(`(${workerMain.toString()})(${rewriteImports.toString()})`, {
+    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
       eval: true,
       resourceLimits: {
         maxOldGenerationSizeMb: settings.memoryMb,
@@ -556,6 +880,13 @@ class Slot {
       if (message.op === "ready") {
         this.booted = true;
         markReady();
+        return;
+      }
+      if (message.op === "url") {
+        const url = String(message.url);
+        if (!url.startsWith("blob:")) return;
+        if (this.revoked) URL.revokeObjectURL(url);
+        else this.urls.push(url);
         return;
       }
       this.listener?.(message);
@@ -574,6 +905,13 @@ class Slot {
 
   request(message: Message): void {
     this.worker.postMessage({ ...message, t: this.token });
+  }
+
+  // No later request, any holder's, can import what this one made.
+  revoke(): void {
+    this.revoked = true;
+    for (const url of this.urls) URL.revokeObjectURL(url);
+    this.urls = [];
   }
 
   // Resolves true once the thread is gone, false if it outlives the grace.
@@ -628,7 +966,7 @@ class Modules {
   constructor(private base: string, private settings: Settings) {}
 
   url(source: string): string {
-    const text = rewriteImports(source, this.base);
+    const text = joinImports(splitImports(source), this.base);
     let url = this.urls.get(text);
     if (url !== undefined) {
       // Most recently used last.
@@ -669,6 +1007,9 @@ class Runtime {
   // Requests that found no booted spare and waited for a worker to be made.
   private cold = 0;
   private retiring = false;
+  // Settles once the last request's worker is gone: true, or false if it
+  // outlived the grace.
+  private stopping: Promise<boolean> = Promise.resolve(true);
 
   private urls: Urls;
   private modules: Modules;
@@ -770,6 +1111,14 @@ class Runtime {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
+      // The last request's worker must be gone before another is served: one
+      // left running (a thread a terminate could not stop) would take CPU and
+      // memory from the next request, any holder's. The process retires
+      // instead, and the host sends this request to a fresh one.
+      if (op !== "ping" && !(await this.stopping)) {
+        this.retire();
+        await new Promise(() => {});
+      }
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
         await this.host.send({ op: "pong", spares, cold: this.cold });
@@ -786,6 +1135,13 @@ class Runtime {
       this.work++;
       this.warm();
     }
+  }
+
+  // Ends a request's worker: its URLs are revoked at once, and the next
+  // request waits until its thread is gone.
+  private finish(slot: Slot): void {
+    slot.revoke();
+    this.stopping = slot.stop();
   }
 
   // Each load gets a fresh worker: nothing one module's top-level code does can
@@ -817,12 +1173,20 @@ class Runtime {
     if (outcome.op === "result") {
       // The worker answered, so the reply need not wait for it to end; one that
       // will not (it left a thread spinning) is caught by the idle watch.
-      void slot.stop();
-      const exports = Array.isArray(outcome.exports) ? outcome.exports : [];
-      return { op: "result", diagnostic: outcome.diagnostic, exports };
+      this.finish(slot);
+      const exports = Array.isArray(outcome.exports)
+        ? outcome.exports.slice(0, this.settings.maxViews).map((e) =>
+          String(e).slice(0, this.settings.maxTitleChars)
+        )
+        : [];
+      const diagnostic = outcome.diagnostic === null || outcome.diagnostic === undefined
+        ? null
+        : capError(String(outcome.diagnostic), this.settings);
+      return { op: "result", diagnostic, exports };
     }
     // A worker that did not answer and cannot be stopped spends the process: the
     // host replaces it after this reply.
+    slot.revoke();
     const stopped = await slot.stop();
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
@@ -915,6 +1279,7 @@ class Runtime {
         const reply = await this.host.receive();
         if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
           clearTimeout(timer);
+          slot.revoke();
           await slot.stop();
           return null;
         }
@@ -926,15 +1291,17 @@ class Runtime {
           pending.push(bytes.subarray(at, at + CHUNK));
           if (bytes.length === 0) break;
         }
-        // The worker is parked on Atomics.wait; it takes one chunk at a time
+        // The worker is parked on Atomics.wait; it is told the whole length
+        // first (state 3), then takes one chunk at a time (state 2, the last 1)
         // and asks for the next with "more".
+        Atomics.store(slot.flag, 1, bytes.length);
+        Atomics.store(slot.flag, 0, 3);
+        Atomics.notify(slot.flag, 0);
         for (let i = 0; i < pending.length; i++) {
-          if (i > 0) {
-            const more = await events.next();
-            if (more.op !== "more") {
-              events.push(more);
-              break;
-            }
+          const more = await events.next();
+          if (more.op !== "more") {
+            events.push(more);
+            break;
           }
           const chunk = pending[i];
           new Uint8Array(slot.sab, 8).set(chunk);
@@ -955,10 +1322,19 @@ class Runtime {
     // Whatever the program left pending (timers, promises, loops) dies here. A worker
     // that reported done is not waited for: one that will not end (it left a thread
     // spinning) is caught by the idle watch.
-    const stopped = outcome.op === "done" ? (void slot.stop(), true) : await slot.stop();
+    let stopped = true;
+    if (outcome.op === "done") this.finish(slot);
+    else {
+      slot.revoke();
+      stopped = await slot.stop();
+    }
     if (truncated) output += "\n[output truncated]";
     let error: Json;
-    if (outcome.op === "done") error = outcome.error ?? null;
+    if (outcome.op === "done") {
+      error = outcome.error === null || outcome.error === undefined
+        ? null
+        : capError(String(outcome.error), settings);
+    }
     else if (outcome.op === "timeout") {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
     } else if (String(outcome.why).includes("memory")) {

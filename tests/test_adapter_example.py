@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from gitmem import Agent, Capability, Holder, Limits, Repository, Turn
+from gitmem.holder import frame_view
 
 CODE = "export function parseCsv(text: string): string[][] {\n  return [text.split(',')];\n}\n"
 ON_USE = 'views.openText("csv-notes", "Row 1 is a header on exports after March.");'
@@ -75,7 +76,7 @@ def test_an_agents_sdk_adapter_runs_a_turn_with_a_notice_a_write_and_a_view(
         views = {v.title: v.text for v in turn.views}
         assert views["csv-notes"] == "Row 1 is a header on exports after March."
         assert "csvTools.parseCsv" in views
-        assert text.endswith("[view] csv-notes\nRow 1 is a header on exports after March.")
+        assert text.endswith(frame_view("csv-notes", "Row 1 is a header on exports after March."))
     finally:
         mine.close()
         other.close()

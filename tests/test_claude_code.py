@@ -29,6 +29,7 @@ import pytest
 from conftest import capability
 
 from gitmem import Agent, Author, Memory, Repository
+from gitmem.holder.framing import frame_notice, frame_view
 from gitmem.types import Change
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
@@ -137,7 +138,7 @@ def test_full_life_cycle(repo: Repository, tmp_path: Path) -> None:
         ),
     )
     notice = session.context("user-prompt-submit", prompt="deploy it")
-    assert notice == (
+    assert notice == frame_notice(
         "Another agent sharing your memories has made changes since your last turn:\n\n"
         "- added `deploy` — how staging rolls\n\n"
         "Read one with `read_memory` if it bears on what you are doing."
@@ -145,8 +146,8 @@ def test_full_life_cycle(repo: Repository, tmp_path: Path) -> None:
     # the agent reads the code memory in this turn; Stop runs its onUse
     session.said(tool_use("mcp__plugin_gitmem_gitmem__read_memory", {"name": "deploy"}))
     assert session.hook("stop", stop_hook_active=False).stdout == ""
-    assert session.context("user-prompt-submit", prompt="next") == (
-        "[view] deploy-notes\nstaging needs the VPN"
+    assert session.context("user-prompt-submit", prompt="next") == frame_view(
+        "deploy-notes", "staging needs the VPN"
     )
     assert session.context("user-prompt-submit", prompt="again") is None
 

@@ -101,7 +101,7 @@ ORDER: dict[str, list[str]] = {
         "handlers",
     ],
     "gitmem.sandbox": ["keys", "signatures", "launch", "process", "pool", "runner"],
-    "gitmem.holder": ["telemetry", "code", "context", "notices", "tools", "turn"],
+    "gitmem.holder": ["framing", "telemetry", "code", "context", "notices", "tools", "turn"],
     "gitmem.sync": ["text", "reconcile"],
     "gitmem.ops": [
         "diffs",

@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitmem import Agent, Repository
 from gitmem.adapters.schemas import tool_definitions
+from gitmem.holder import frame_view
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
 WRITE = {
@@ -349,7 +350,7 @@ def test_programs_run_with_views_and_on_use(repo: Repository) -> None:
     assert names[-1] == "run_program"
     assert made[0] == "made\n"
     assert read[0].startswith("`tool` — a tool")
-    assert "[view] used\ntool was used" in read
+    assert frame_view("used", "tool was used") in read
 
 
 def test_defaults_serve_the_only_store(repo: Repository) -> None:

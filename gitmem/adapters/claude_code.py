@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import InvalidArgument
-from gitmem.holder import Holder, view_text
+from gitmem.holder import Holder, framed
 from gitmem.repository import Repository
 
 __all__ = ["EVENTS", "Session", "hook"]
@@ -164,7 +164,7 @@ def _tools_line(holder: Holder) -> str:
 
 
 def _views_text(views: list[tuple[str, str]]) -> str:
-    return "\n\n".join(view_text(title, text) for title, text in views)
+    return framed(views)
 
 
 def _start_text(holder: Holder, session: Session) -> str:
@@ -218,7 +218,7 @@ def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: 
             session.views = []
         notice = holder.notices()
         if notice:
-            parts.append(notice)
+            parts.append(framed(notices=[notice]))
         session.offset = _size(data.get("transcript_path"))
         return _context(name, "\n\n".join(parts)) if parts else ""
     if event == "pre-compact":

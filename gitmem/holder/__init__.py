@@ -23,6 +23,7 @@ from gitmem.edits import Rules
 from gitmem.errors import GitmemError, InternalError
 from gitmem.holder import context
 from gitmem.holder.code import Code
+from gitmem.holder.framing import frame_notice, frame_view, framed
 from gitmem.holder.notices import Notices
 from gitmem.holder.telemetry import Event, Hub, Telemetry, state_event
 from gitmem.holder.tools import Toolbox, ToolResult, offered_tools
@@ -49,6 +50,9 @@ __all__ = [
     "Hub",
     "ToolResult",
     "Turn",
+    "frame_notice",
+    "frame_view",
+    "framed",
     "view_text",
 ]
 

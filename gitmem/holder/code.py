@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gitmem.errors import CodeError, InternalError
+from gitmem.errors import CodeError, InternalError, LimitExceeded
 from gitmem.limits import CODE_MAX
 from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 from gitmem.types import Memory, check_text
 
-__all__ = ["Code"]
+__all__ = ["RUN_WRITES_MAX", "Code"]
+
+RUN_WRITES_MAX = 100
+"""Changes one program or onUse script may publish; each further write is refused."""
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 
@@ -48,6 +51,8 @@ class Code:
         self._views: list[View] = []
         self.defect: InternalError | None = None
         """The last sandbox crash met (gitmem's own defect), for the harness."""
+        # Changes published by the program or onUse script running now; None between runs.
+        self._run_writes: int | None = None
 
     @property
     def sandbox(self) -> Sandbox:
@@ -202,11 +207,34 @@ class Code:
 
     def _run(self, source: str, kind: str, bridge: Bridge) -> ProgramResult:
         modules = {m.key: m.code for m in self._modules.values() if m.code}
+        outer, self._run_writes = self._run_writes, 0
         try:
             return self.sandbox.run(source, modules=modules, bridge=bridge, kind=kind)
         except InternalError as defect:
             self.defect = defect
             raise
+        finally:
+            self._run_writes = outer
+
+    def publishing(self) -> None:
+        """A change is about to be published: refused past the running program's share.
+
+        A program's time limit stops its own code, not the host's work on its calls;
+        this bounds the commits one run can make, in any holder's name.
+        """
+        if self._run_writes is None:
+            return
+        if self._run_writes >= RUN_WRITES_MAX:
+            attempted = self._run_writes + 1
+            raise LimitExceeded(
+                f"refused: the changes published by one program would be {attempted:,}, "
+                f"over the per-run write limit ({RUN_WRITES_MAX:,}). Nothing was written; "
+                "write more in each call, or split the work across programs.",
+                limit="per-run writes",
+                attempted=attempted,
+                maximum=RUN_WRITES_MAX,
+            )
+        self._run_writes += 1
 
     def close(self) -> None:
         for sandbox in (self._sandbox, self._loader):

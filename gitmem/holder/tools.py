@@ -73,6 +73,7 @@ class _Desk:
         return self.repo.snapshot(self.store_id)
 
     def publish(self, build: Build) -> list[Revision]:
+        self.code.publishing()
         revisions = self.repo.publish(self.store_id, self.author, build)
         self.committed = True
         for revision in revisions:

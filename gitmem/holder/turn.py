@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.errors import GitmemError, InternalError
+from gitmem.holder.framing import frame_view
 from gitmem.holder.tools import ToolResult
 from gitmem.sandbox import ProgramResult, View
 
@@ -63,8 +64,9 @@ class Turn:
 
 
 def view_text(title: str, text: str) -> str:
-    """A view as the model reads it."""
-    return f"[view] {title}\n{text}"
+    """A view as the model reads it: framed, so no text inside can pass for a notice or
+    another view."""
+    return frame_view(title, text)
 
 
 def program_answer(result: ProgramResult) -> ToolResult:

@@ -15,8 +15,12 @@ before it is parsed (see :mod:`gitmem.sandbox.runner`).
 
 A watchdog kills the whole process when a run outlives twice its time budget or its
 resident memory passes the cap (V8's limits miss off-heap memory); the next call starts a
-fresh process. A crash gitmem did not cause that way is gitmem's defect and raises
-:class:`~gitmem.errors.InternalError`.
+fresh process. A process that aborts itself while it serves a request (as Deno does on code nested
+past its parser's stack) fails that request alone, as the program's own error; a
+process ended by anything else, or a runtime that answers nonsense, is gitmem's defect
+(:class:`~gitmem.errors.InternalError`).
+A process is never lent again once a worker it ran outlives its request, and the first
+process a host starts removes the private folders of hosts that were killed outright.
 
 One module per concept, imports pointing down:
 

@@ -189,8 +189,9 @@ def _key(settings: Mapping[str, object], rss_cap_mb: int) -> str:
 def _healthy(process: Process) -> bool:
     # A process that said something while idle is retiring. One that still holds a
     # past run's memory (a terminated worker frees it lazily) would fail an innocent
-    # call: half the cap, so the next run has room to reach its own limits.
-    return process.quiet() and 2 * process.rss_kb() <= process.rss_cap_kb
+    # call: half the cap, so the next run has room to reach its own limits. One with a
+    # worker left spinning would take the next call's CPU.
+    return process.quiet() and 2 * process.rss_kb() <= process.rss_cap_kb and not process.spinning()
 
 
 _shared: Pool | None = None

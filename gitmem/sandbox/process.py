@@ -7,11 +7,17 @@ before anything else is read; the process holds no file permission at all. A wat
 kills the whole process when a run outlives its deadline or its resident memory passes
 the cap (V8's limits miss off-heap memory). The private folder is removed iteratively,
 whatever shape it has.
+
+A host that is killed outright (SIGKILL) cannot remove its folders. Each holds a lock
+file its host keeps locked while it lives; the first process a host starts removes
+every folder whose lock nobody holds any more (:func:`sweep_orphans`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import functools
 import hashlib
 import hmac
 import json
@@ -19,6 +25,7 @@ import os
 import re
 import secrets
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -34,7 +41,7 @@ from typing import IO, ClassVar, cast
 from gitmem.errors import InternalError
 from gitmem.sandbox.launch import deno_command, import_map_text, runtime_file
 
-__all__ = ["Killed", "Process", "Retired", "remove_tree"]
+__all__ = ["Died", "Killed", "Process", "Retired", "remove_tree", "sweep_orphans"]
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
@@ -54,6 +61,13 @@ _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_ca
 # can be retried.
 _IDLE_EXIT = 3
 _EXIT_WAIT = 5.0
+# How a process that aborted itself ends (abort, a V8 check's trap, a fault).
+_ABORTED = frozenset(
+    -n for n in (signal.SIGABRT, signal.SIGTRAP, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL)
+)
+# CPU a worker may use beyond its request's time limit (its boot, its teardown).
+_SPIN_GRACE = 1.0
+_TICKS = os.sysconf("SC_CLK_TCK")
 # The environment, whole.
 _ENV = {"NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"}
 
@@ -101,6 +115,16 @@ class Killed(Exception):
         self.reason = reason
 
 
+class Died(Exception):
+    """The process ended while it served a request: the request's own doing (Deno
+    aborts the whole process when its parser runs out of stack), so the request fails
+    and the next call starts a fresh process."""
+
+    def __init__(self, message: str, *, out_of_stack: bool) -> None:
+        super().__init__(message)
+        self.out_of_stack = out_of_stack
+
+
 class Retired(Exception):
     """The runtime retired itself while idle, before it read the request; try again."""
 
@@ -115,7 +139,11 @@ class Process:
         self.kind = kind
         """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
-        self.root = Path(tempfile.mkdtemp(prefix="gitmem-sbx-"))
+        self.longest = 0.0
+        """The longest time limit of any request sent: no worker may use more CPU."""
+        _sweep_once()
+        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        self._owner = _own(self.root)
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: socket.socket | None = None
         self.listener: socket.socket | None = None
@@ -176,7 +204,7 @@ class Process:
             self.conn = conn
             try:
                 ready = self.receive(time.monotonic() + _START_TIMEOUT)
-            except (InternalError, Killed):
+            except (InternalError, Killed, Died):
                 raise InternalError("the sandbox runtime sent no greeting") from None
             if ready.get("op") != "ready" or not hmac.compare_digest(
                 str(ready.get("token", "")), token
@@ -202,6 +230,30 @@ class Process:
             return 0
         found = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
         return int(found.group(1)) if found else 0
+
+    def spinning(self) -> bool:
+        """Whether a worker thread has used more CPU than any request it served may: one
+        that a terminate did not stop (a Deno defect leaves a microtask loop running after
+        the worker says it exited), which would take CPU and memory from later requests,
+        any holder's. Such a process is never lent again."""
+        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+        base = f"/proc/{self.pid}/task"
+        try:
+            threads = os.listdir(base)
+        except OSError:
+            return False
+        for tid in threads:
+            try:
+                with open(f"{base}/{tid}/comm", "rb") as f:
+                    if not f.read().startswith(b"worker-"):
+                        continue
+                with open(f"{base}/{tid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[11]) + int(fields[12]) > allowed:
+                return True
+        return False
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the
@@ -263,9 +315,9 @@ class Process:
                 try:
                     chunk = self.conn.recv(1 << 16)
                 except OSError as exc:
-                    raise self._crashed(f"the sandbox connection failed: {exc}") from exc
+                    raise self._died() from exc
                 if not chunk:
-                    raise self._crashed("the sandbox process ended")
+                    raise self._died()
                 self.buffer += chunk
                 continue
             if time.monotonic() > deadline:
@@ -275,7 +327,7 @@ class Process:
                 self.kill()
                 raise Killed("memory")
             if not self.alive():
-                raise self._crashed("the sandbox process ended")
+                raise self._died()
 
     def quiet(self) -> bool:
         """Alive, with nothing unread: a process that spoke between calls is retiring."""
@@ -302,6 +354,17 @@ class Process:
             f"{what}; it restarts for the next call" + (f": {detail}" if detail else "")
         )
 
+    def _died(self) -> Died | InternalError:
+        """The process ended mid-request: the request's doing when it aborted itself
+        (out of stack, or a fatal V8 check), gitmem's defect when something else ended it."""
+        crashed = self._crashed("the sandbox process ended")
+        detail = self.stderr.text() if self.stderr is not None else ""
+        code = self.proc.returncode if self.proc is not None else None
+        out_of_stack = "stack overflow" in detail
+        if out_of_stack or code in _ABORTED:
+            return Died(str(crashed), out_of_stack=out_of_stack)
+        return crashed
+
     def kill(self) -> None:
         """Kill the process group and remove the private directory; idempotent."""
         for sock in (self.conn, self.listener):
@@ -318,6 +381,71 @@ class Process:
                 # long a busy machine takes to run it; it closes its own pipe.
                 log.thread.join(timeout=_EXIT_WAIT)
         remove_tree(self.root)
+        if self._owner >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._owner)
+            self._owner = -1
+
+
+_PREFIX = "gitmem-sbx-"
+_LOCK = "owner.lock"
+
+
+def _own(root: Path) -> int:
+    """Lock ``root`` for this host's life: the descriptor of its lock file, or -1.
+
+    The file is locked before it takes its name, so a sweep never finds it unlocked
+    while its host lives.
+    """
+    try:
+        fd = os.open(root / (_LOCK + ".new"), os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(root / (_LOCK + ".new"), root / _LOCK)
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def sweep_orphans(base: str | None = None) -> int:
+    """Remove the private folders in ``base`` (the temporary directory) that no living
+    host holds: those a killed host left. How many went."""
+    base = base if base is not None else tempfile.gettempdir()
+    uid = os.getuid()
+    removed = 0
+    try:
+        entries = [e for e in os.scandir(base) if e.name.startswith(_PREFIX)]
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if (
+                not entry.is_dir(follow_symlinks=False)
+                or entry.stat(follow_symlinks=False).st_uid != uid
+            ):
+                continue
+            fd = os.open(os.path.join(entry.path, _LOCK), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # no lock file: being made, or not ours to judge
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # its host lives
+        try:
+            remove_tree(Path(entry.path))
+            removed += 1
+        finally:
+            os.close(fd)
+    return removed
+
+
+@functools.cache
+def _sweep_once() -> None:
+    sweep_orphans()
 
 
 def remove_tree(root: Path) -> None:

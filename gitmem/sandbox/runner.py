@@ -5,8 +5,19 @@ lazily and replaced after the watchdog kills it or it dies between calls.
 
 Everything that crosses the bridge is bounded before it is parsed: a program's size,
 the views a run opens (count, title and text), a ``memories`` call's argument (size and
-nesting depth) and every frame. A bound that is passed is refused in the
-limit-exceeded voice, never truncated silently.
+nesting depth), error text and every frame. A bound that is passed is refused in the
+limit-exceeded voice, never truncated silently (error text alone is cut, and says so).
+
+A run's ``memories`` calls are bounded too, so that its time limit bounds the host's
+work as well as its own: at most :data:`CALLS_MAX` calls, and at most twice its time
+limit plus a second of host time spent answering them; past either, each further call
+is refused. Calls are served only while the run lasts: the runtime forwards none once
+it has ended, and neither does the host.
+
+A process that aborts itself while it serves a request (Deno aborts the whole process
+when its parser runs out of stack on deeply nested code) ends that request alone: a program
+gets a failed result, a load a located diagnostic, never gitmem's defect; the next call
+starts a fresh process.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from typing import TypeVar, cast
 
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
 from gitmem.sandbox.pool import Pool, shared_pool
-from gitmem.sandbox.process import Killed, Process, Retired
+from gitmem.sandbox.process import Died, Killed, Process, Retired
 from gitmem.sandbox.signatures import declarations, signatures
 
 __all__ = [
@@ -31,6 +42,8 @@ __all__ = [
     "ARGS_MAX",
     "CACHED_CHARS",
     "CACHED_MODULES",
+    "CALLS_MAX",
+    "ERROR_MAX",
     "PROGRAM_MAX",
     "VIEWS_MAX",
     "VIEW_TEXT_MAX",
@@ -58,6 +71,11 @@ CACHED_MODULES = 32
 """Distinct module texts a process keeps transpiled (and at most ``CACHED_CHARS``)."""
 CACHED_CHARS = 1_048_576
 """Characters of module text a process keeps transpiled."""
+CALLS_MAX = 1_000
+"""``memories`` calls one run may make."""
+ERROR_MAX = 2_000
+"""Characters of a run's error or a load's diagnostic; longer text is cut, and says so."""
+_CUT = " [error text truncated]"
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 """Answers one ``memories.<name>(args)`` call: ``(True, text)`` or ``(False, refusal)``."""
@@ -92,6 +110,21 @@ def _depth(text: str) -> int:
         deepest = max(deepest, depth + max(steps))
         depth += steps[-1]
     return deepest
+
+
+def _capped(text: str) -> str:
+    """``text`` held to :data:`ERROR_MAX` characters (with room for the runtime's mark)."""
+    return text if len(text) <= ERROR_MAX + 32 else text[:ERROR_MAX] + _CUT
+
+
+def _died(died: Died, what: str) -> str:
+    """What a request whose process died is told: its own failure, never a defect."""
+    if died.out_of_stack:
+        return (
+            f"{what} ran the sandbox out of stack while it was parsed or run: it nests too "
+            "deeply (brackets, types or one very long expression); nest less"
+        )
+    return f"{what} ended the sandbox process"
 
 
 def _check_call(name: str, raw: str) -> dict[str, object] | str:
@@ -227,6 +260,7 @@ class Sandbox:
             "maxArgsDepth": ARGS_DEPTH_MAX,
             "cachedModules": CACHED_MODULES,
             "cachedChars": CACHED_CHARS,
+            "maxErrorChars": ERROR_MAX,
         }
 
     @property
@@ -262,6 +296,7 @@ class Sandbox:
             for _ in range(2):
                 try:
                     with self._lent() as process:
+                        process.longest = max(process.longest, self.time_limit)
                         try:
                             return attempt(process)
                         except Retired:
@@ -303,6 +338,9 @@ class Sandbox:
                 self._discard(process)
                 what = "time limit" if killed.reason == "time" else "memory limit"
                 return f"1:1: the module's top-level code exceeded the sandbox {what}", []
+            except Died as died:
+                self._discard(process)
+                return f"1:1: {_died(died, 'the code')}", []
             except InternalError:
                 self._discard(process)
                 raise
@@ -313,7 +351,7 @@ class Sandbox:
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
-            return (str(diagnostic) if diagnostic is not None else None), exports
+            return (_capped(str(diagnostic)) if diagnostic is not None else None), exports
 
     def compile(self, source: str) -> str | None:
         """Transpile and syntax-check ``source`` without running it.
@@ -386,6 +424,7 @@ class Sandbox:
         with self._lock:
             started = time.monotonic()
             bridge_time = 0.0
+            calls = 0
             try:
                 process.send(
                     {
@@ -402,7 +441,10 @@ class Sandbox:
                         break
                     asked = time.monotonic()
                     name = str(message.get("name"))
-                    checked = _check_call(name, str(message.get("args")))
+                    calls += 1
+                    checked = self._within(calls, bridge_time, name)
+                    if checked is None:
+                        checked = _check_call(name, str(message.get("args")))
                     if isinstance(checked, str):
                         ok, text = False, checked
                     else:
@@ -426,6 +468,10 @@ class Sandbox:
                 else:
                     error = "the program exceeded the sandbox memory limit"
                 return ProgramResult(False, "", error)
+            except Died as died:
+                self._discard(process)
+                what = "the program" if kind == "program" else "the onUse script"
+                return ProgramResult(False, "", _died(died, what))
             except InternalError:
                 self._discard(process)
                 raise
@@ -440,7 +486,7 @@ class Sandbox:
             return ProgramResult(
                 ok=bool(message.get("ok")),
                 output=str(message.get("output", ""))[: self.output_cap + 40],
-                error=str(error) if error is not None else None,
+                error=_capped(str(error)) if error is not None else None,
                 views=_views(message.get("views")),
                 imported=tuple(
                     str(k)
@@ -448,6 +494,23 @@ class Sandbox:
                     if k in modules
                 ),
             )
+
+    def _within(self, calls: int, bridge_time: float, name: str) -> str | None:
+        """The refusal for a run's next call past its share of the host, else ``None``."""
+        if calls > CALLS_MAX:
+            return _refusal(
+                "the memories calls of this run",
+                calls,
+                "the call limit",
+                CALLS_MAX,
+                "Do more in each call, or split the work across programs.",
+            )
+        if bridge_time > self._budget():
+            return (
+                f"refused: memories.{name} would take the host past the time this run may "
+                f"spend in memories calls ({self._budget():g} s). Do less in one program."
+            )
+        return None
 
     def close(self) -> None:
         """Stop the process this sandbox used last if nobody is using it; the next call

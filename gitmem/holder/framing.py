@@ -1,0 +1,45 @@
+"""Frames for what reaches the model beside its own words: views and notices.
+
+A view's title and text come from programs and code memories (any holder's, in a
+shared store) and a notice quotes what other agents wrote, so neither may pass for the
+other or for a second view. Each is wrapped in a pair of tags whose ``id`` is a digest
+of the kind, title and text it holds: to close its own frame early, or to open one
+that looks like it came from gitmem, a text would have to contain the digest of
+itself. A title is quoted as a JSON string, so it stays on one line whatever it holds.
+
+    <gitmem-view id="3f0c9a1e2b7d4c65" title="deploy-notes">
+    staging needs the VPN
+    </gitmem-view id="3f0c9a1e2b7d4c65">
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+__all__ = ["frame_notice", "frame_view", "framed"]
+
+
+def _id(kind: str, title: str, text: str) -> str:
+    digest = hashlib.sha256("\0".join((kind, title, text)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
+
+
+def frame_view(title: str, text: str) -> str:
+    """One view, framed so that nothing in ``title`` or ``text`` can end the frame."""
+    tag = _id("view", title, text)
+    return f'<gitmem-view id="{tag}" title={json.dumps(title)}>\n{text}\n</gitmem-view id="{tag}">'
+
+
+def frame_notice(text: str) -> str:
+    """One notice, framed like a view."""
+    tag = _id("notice", "", text)
+    return f'<gitmem-notice id="{tag}">\n{text}\n</gitmem-notice id="{tag}">'
+
+
+def framed(views: Iterable[tuple[str, str]] = (), notices: Iterable[str] = ()) -> str:
+    """Views, then notices, each framed, joined by blank lines ("" for none)."""
+    parts = [frame_view(title, text) for title, text in views]
+    parts.extend(frame_notice(text) for text in notices)
+    return "\n\n".join(parts)
