@@ -134,8 +134,11 @@ def _check_commit(
         return held[name]
 
     if commit.files is not None:
-        _screen(screens, sha, Write(store, commit.author, (), list(commit.files.items()), meta))
+        files = list(commit.files.items())
+        _screen(screens, sha, Write(store, commit.author, (), files, meta, commit.message))
         return
+    # the commit's own words once, then each memory it writes
+    _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message))
     recorded = _recorded(reader, commit)
     count = commit.parent_totals.count if commit.parent_totals else 0
     chars = commit.parent_totals.chars if commit.parent_totals else 0

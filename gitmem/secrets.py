@@ -182,6 +182,16 @@ _BY_PROBE = _probes([(a, n) for n, (anchors, _, _) in enumerate(_DETECTORS) for 
 _GENERIC_BY_PROBE = _probes([(w, -len(w)) for w in _GENERIC_WORDS])
 
 
+def _folded(text: str) -> str:
+    """``text`` in lower case character for character: the same length, so an offset
+    found in it is the same offset in ``text`` (``'İ'.lower()`` is two characters; a
+    character whose lower case is longer is kept as it is)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low  # no character grew (none ever shrinks): every offset holds
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
 def _find(text: str, groups: dict[str, list[tuple[str, int]]], into: list[tuple[int, int]]) -> None:
     for probe, members in groups.items():
         at = text.find(probe)
@@ -196,7 +206,7 @@ def scan(text: str) -> Iterator[Finding]:
     """Every credential in ``text``, in order of where it starts."""
     candidates: list[tuple[int, int]] = []
     _find(text, _BY_PROBE, candidates)
-    _find(text.lower(), _GENERIC_BY_PROBE, candidates)
+    _find(_folded(text), _GENERIC_BY_PROBE, candidates)
     candidates.sort()
     done = 0
     for at, number in candidates:
@@ -312,11 +322,13 @@ def read_allowlist(text: str | None) -> Allowlist:
 
 
 def memory_fields(memory: Memory) -> list[tuple[str, str]]:
-    """The parts of a memory a secret may hide in, each named for a refusal: the
-    description, the body and both code halves (the store's write path and the push
-    hooks scan the same ones)."""
+    """The parts of a memory a secret may hide in, each named for a refusal: its name
+    first (named without itself, since a refusal never repeats a secret; the later
+    parts are named by it only once it is clean), then the description, the body and
+    both code halves (the store's write path and the push hooks scan the same ones)."""
     slug = memory.slug
     return [
+        ("name of a memory", slug),
         (f"description of `{slug}`", memory.description),
         (f"body of `{slug}`", memory.body),
         (f"code of `{slug}`", memory.code),

@@ -7,11 +7,13 @@ library, the holder and the CLI refuse the same things with the same words.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug, InvalidText
+from gitmem.names import tree_name_problem
 
 __all__ = [
     "SYNC_AUTHOR",
@@ -44,7 +46,12 @@ SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def check_slug(slug: object) -> str:
-    """Return ``slug`` if it obeys the slug rules, else raise ``InvalidSlug`` saying why."""
+    """Return ``slug`` if it obeys the slug rules, else raise ``InvalidSlug`` saying why.
+
+    A slug is 1-64 ASCII letters, digits, ``-``, ``_`` and ``.``, is a name a git tree
+    may hold (see :mod:`gitmem.names`: not ``.``, ``..``, nor ``.git`` or
+    ``.gitmodules`` in any spelling) and does not end in ``.lock``.
+    """
     if not isinstance(slug, str) or not slug:
         raise InvalidSlug("a memory name must be a non-empty string of 1-64 characters")
     if len(slug) > SLUG_MAX:
@@ -58,8 +65,9 @@ def check_slug(slug: object) -> str:
             f"memory name {slug!r} has characters a name may not hold ({shown}); "
             "use ASCII letters, digits, '-', '_' and '.'"
         )
-    if slug in (".", "..") or slug.lower() == ".git":
-        raise InvalidSlug(f"memory name {slug!r} is reserved; choose another name")
+    problem = tree_name_problem(slug)
+    if problem is not None:
+        raise InvalidSlug(f"memory name {slug!r} {problem}; choose another name")
     if slug.endswith(".lock"):
         raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
     return slug
@@ -72,8 +80,11 @@ PATH_DEPTH = 16
 def check_path(path: object) -> str:
     """Return ``path`` if it is a usable file-store path, else raise ``InvalidPath``.
 
-    A path is relative, 1-16 ``/``-separated segments, each obeying the slug rules
-    (so no ``..``, no ``.git`` and no empty segment), at most 1,024 characters.
+    A path is relative, 1-16 ``/``-separated names, at most 1,024 characters. Each name
+    is one a git tree may hold (see :mod:`gitmem.names`: no ``..``, no ``.git`` in any
+    spelling, no backslash, at most 255 bytes of UTF-8) and holds no control character
+    or line separator (a path is one line of its commit's message); any other character
+    is welcome: spaces, accents, any script.
     """
     if not isinstance(path, str) or not path:
         raise InvalidPath("a file path must be a non-empty string such as notes/todo.md")
@@ -92,12 +103,22 @@ def check_path(path: object) -> str:
                 f"file path {path!r} has an empty segment; write it relative, "
                 "with single '/' between names (e.g. notes/todo.md)"
             )
-        try:
-            check_slug(segment)
-        except InvalidSlug as exc:
-            reason = str(exc).replace("memory name", "name", 1)
-            raise InvalidPath(f"file path {path!r} is not usable: {reason}") from None
+        problem = _file_name_problem(segment)
+        if problem is not None:
+            raise InvalidPath(f"file path {path!r} is not usable: name {segment!r} {problem}")
     return path
+
+
+def _file_name_problem(name: str) -> str | None:
+    """Why ``name`` may not be one name of a file-store path, or ``None``."""
+    control = next((c for c in name if unicodedata.category(c) in _LINE_BREAKING), None)
+    if control is not None:
+        return f"holds the control character {control!r}; use printable characters"
+    return tree_name_problem(name)
+
+
+# control characters and line or paragraph separators: each could end a message line
+_LINE_BREAKING = frozenset(("Cc", "Zl", "Zp"))
 
 
 def check_op(op: object) -> str:

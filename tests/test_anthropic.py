@@ -275,23 +275,84 @@ def test_a_write_that_shrinks_an_oversized_file_is_accepted(repo: Repository) ->
         ("/memories/x/.GIT", "is not a valid memory path"),
         ("/memories/a//b.md", "empty segment"),
         ("/memories/./b.md", "is not a valid memory path"),
-        ("/memories/sp ace.md", "is not a valid memory path"),
-        ("/memories/é.md", "is not a valid memory path"),
         ("/memories/" + "d/" * 16 + "f.md", "folders deep"),
-        ("/memories/" + "x" * 65, "is not a valid memory path"),
-        ("/memories/x.lock", "is not a valid memory path"),
+        # names git reads as .git, .gitmodules or .gitattributes on some file system
+        ("/memories/.git./x.md", "is read as .git"),
+        ("/memories/.git..", "is read as .git"),
+        ("/memories/.Git.", "is read as .git"),
+        ("/memories/.git  ", "is read as .git"),
+        ("/memories/git~1/x.md", "is read as .git"),
+        ("/memories/.git::$INDEX_ALLOCATION/x", "is read as .git"),
+        ("/memories/.g\u200cit/x.md", "is read as .git"),
+        ("/memories/.git\ufeff", "is read as .git"),
+        ("/memories/d/.gitmodules", "is read as .gitmodules"),
+        ("/memories/.GITMODULES. ", "is read as .gitmodules"),
+        ("/memories/gitmod~1", "is read as .gitmodules"),
+        ("/memories/gi7eba~9", "is read as .gitmodules"),
+        ("/memories/.gitattributes", "is read as .gitattributes"),
+        ("/memories/.git\u200dattributes", "is read as .gitattributes"),
+        # what a checkout or a commit message cannot hold
+        ("/memories/a\\b.md", "backslash"),
+        ("/memories/new\nline.md", "control character"),
+        ("/memories/tab\t.md", "control character"),
+        ("/memories/para\u2029.md", "control character"),
+        ("/memories/" + "é" * 128, "bytes of UTF-8"),
     ],
 )
-def test_paths_the_slug_rules_forbid_are_refused(
-    repo: Repository, path: str, fragment: str
-) -> None:
-    """``..``, ``.git``, empty segments and names the slug rules forbid are ToolErrors
-    that write nothing."""
+def test_paths_git_would_not_keep_are_refused(repo: Repository, path: str, fragment: str) -> None:
+    """``..``, ``.git`` in any spelling, empty segments and names a tree or a checkout
+    cannot hold are one-line ToolErrors that write nothing."""
     ours = tool(repo)
     before = tree_bytes(repo.directory)
-    with pytest.raises(ToolError, match=fragment.replace(".", r"\.")):
+    with pytest.raises(ToolError, match=fragment.replace(".", r"\.")) as info:
         ours.call(create(path, "x"))
+    assert "\n" not in str(info.value)
     assert tree_bytes(repo.directory) == before
+
+
+WELCOME = [
+    "sp ace.md",
+    "café.md",
+    "日本語/メモ.md",
+    "x" * 65,
+    "x.lock",
+    "a:b.md",
+    "~tilde",
+    ".gitignore",
+    "git~2",
+    ".gitx",
+    ".git-notes",
+    "- lead",
+    "trail ",
+    "emoji 😀.md",
+    "é" * 127,
+]
+
+
+@pytest.mark.parametrize("name", WELCOME)
+def test_names_the_reference_accepts_are_kept(repo: Repository, tmp_path: Path, name: str) -> None:
+    """A name of any script or with spaces is accepted as the reference accepts it,
+    with its answers; git fsck --strict and a clone of the branch take it."""
+    path = f"/memories/notes/{name}"
+    reference = BetaLocalFilesystemMemoryTool(str(tmp_path / "ref"))
+    ours = tool(repo)
+    for command in (create(path, "x\n"), view(path), view("/memories")):
+        got, expected = ours.call(command), reference.call(command)
+        assert sizes_of_directories_masked(got) == sizes_of_directories_masked(expected)
+    assert repo.files(STORE).read(f"memories/notes/{name}") == "x\n"
+    assert_fsck(repo.directory)
+    clone = tmp_path / "clone"
+    done = subprocess.run(
+        ["git", "clone", "-q", "--branch", STORE, repo.directory, str(clone)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (clone / "memories" / "notes" / name).read_bytes() == b"x\n"
+    renamed = f"/memories/{name}"
+    assert ours.call(rename(path, renamed)) == reference.call(rename(path, renamed))
+    [moved] = repo.file_revisions(STORE, f"memories/{name}")
+    assert (moved.op, moved.text) == ("rename", "x\n")
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ nothing. Every hook exits 0.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -324,3 +325,29 @@ def test_a_hook_that_cannot_finish_gives_up_in_time(repo: Repository) -> None:
     process.stderr.close()
     assert process.returncode == 0 and out == ""
     assert err == "gitmem hook: gave up after 0.5 s; the session goes on\n"
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "one endless line", "a folder"])
+def test_a_transcript_that_never_ends_does_not_hold_the_stop_hook(
+    repo: Repository, tmp_path: Path, kind: str
+) -> None:
+    """The Stop hook reads a regular transcript only, at most its last 8 MB, lines
+    over 1 MB passed over: /dev/zero, a FIFO no one writes, a file of one huge line or
+    a folder end the hook at once, with nothing to say."""
+    session = Session(repo, tmp_path)
+    assert session.context("session-start", source="startup") is not None
+    session.context("user-prompt-submit", prompt="hi")
+    if kind == "/dev/zero":
+        session.transcript = Path("/dev/zero")
+    elif kind == "fifo":
+        session.transcript = tmp_path / "pipe"
+        os.mkfifo(session.transcript)
+    elif kind == "a folder":
+        session.transcript = tmp_path
+    else:
+        with session.transcript.open("ab") as handle:
+            for _ in range(24):
+                handle.write(b"x" * (1 << 20))
+        session.said(tool_use("read_memory", {"name": "api"}))
+    done = session.hook("stop")
+    assert done.stdout == ""

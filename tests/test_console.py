@@ -3,6 +3,7 @@ token, origin and host checks, compare-and-swap saves; and the ops it stands on.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import signal
@@ -408,6 +409,74 @@ def test_a_malformed_put_is_refused(client: TestClient, payload: bytes, says: st
     assert says in message
 
 
+@pytest.mark.parametrize("value", ["²", "١٢", "-1", "1e3", "9" * 5000, " ", "0x10"])
+def test_a_malformed_number_is_a_400_never_a_500(
+    client: TestClient, repo: Repository, value: str
+) -> None:
+    """``?limit=`` and ``If-Match`` take ASCII digits only: anything else is a 400 with
+    the error JSON, and writes nothing."""
+    seed(repo)
+    head = repo.head("profile/ops")
+    timeline = client.get("/api/stores/profile/ops/timeline", params={"limit": value})
+    assert error(timeline)[:2] == (400, "invalid-argument")
+    # a header's bytes read as Latin-1: byte 0xB2 is '²'
+    sent = value.encode("latin-1") if value <= "\xff" * len(value) else value.encode()
+    for method in ("PUT", "DELETE"):
+        response = client.request(
+            method,
+            "/api/stores/profile/ops/memories/runbook",
+            json={"description": "d", "body": "b"},
+            headers={"If-Match": sent},
+        )
+        assert error(response)[:2] == (400, "invalid-argument"), method
+    assert repo.head("profile/ops") == head
+
+
+def test_a_body_over_the_cap_is_refused_as_it_arrives(
+    console: Console, client: TestClient, repo: Repository
+) -> None:
+    """A body past 4 MB is a 413 once the cap is passed: the rest is never read."""
+    received = [0]
+    answer: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        received[0] += 65536
+        return {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+
+    async def send(message: dict[str, object]) -> None:
+        answer.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "PUT",
+        "scheme": "http",
+        "path": "/api/stores/notes/memories/big",
+        "raw_path": b"/api/stores/notes/memories/big",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", f"127.0.0.1:{PORT}".encode()),
+            (b"authorization", f"Bearer {TOKEN}".encode()),
+            (b"origin", BASE.encode()),
+            (b"if-match", b"0"),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", PORT),
+    }
+    asyncio.run(console.asgi()(scope, receive, send))  # type: ignore[arg-type]
+    assert answer[0]["status"] == 413
+    assert received[0] <= 5 * 1024 * 1024
+    declared = client.put(
+        "/api/stores/notes/memories/big",
+        content=b"{}",
+        headers={"If-Match": "0", "Content-Length": str(64 * 1024 * 1024)},
+    )
+    assert error(declared)[:2] == (413, "too-large")
+    assert repo.stores() == []
+
+
 def test_refusals_have_the_clis_words(client: TestClient, repo: Repository) -> None:
     """A limit breach is 422 with the text `gitmem edit` prints, and writes nothing."""
     holder = repo.bind(capability("markdown", "shared", maxLenPerMemory=10), Agent("ops", "a"))
@@ -465,6 +534,7 @@ def test_every_error_kind_has_a_status() -> None:
 
     classes = [getattr(errors, name) for name in errors.__all__]
     classes += [module.Unauthorized, module.Forbidden, module.PreconditionRequired]
+    classes += [module.TooLarge]
     for cls in classes:
         assert cls.kind in STATUS, cls
     assert STATUS[gitmem.StaleRevision.kind] == 412

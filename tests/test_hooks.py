@@ -335,3 +335,31 @@ def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
     before = server_state(server)
     _refusal(push(project, "gitmem/notes"), REF, "secret")
     assert server_state(server) == before
+
+
+_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+
+
+def test_a_secret_as_a_memory_name_is_refused_by_the_server(world: tuple[Path, Path]) -> None:
+    """A credential as a slug reaches no remote: the hook refuses it in one line that
+    does not repeat it."""
+    server, project = world
+    with Unguarded.open(str(project)) as u:
+        memory = Memory(_TOKEN, "d", "b\n")
+        u.publish("notes", ME, lambda _: Change("create", _TOKEN, memory))
+    before = server_state(server)
+    line = _refusal(push(project, "gitmem/notes"), REF, "secret")
+    assert "(GitHub token)" in line and _TOKEN not in line
+    assert server_state(server) == before
+
+
+def test_a_secret_in_a_pushed_commit_message_is_refused(world: tuple[Path, Path]) -> None:
+    """The whole message of a pushed commit is scanned, its free text included."""
+    server, project = world
+    path = files.memory_path("todo")
+    message = trailers("todo", "edit", 2, 1, 10, 1) + f"\nthe deploy token is {_TOKEN}\n"
+    craft(str(project / ".git"), REF, {path: md("open tasks", "- ship it\n")}, message)
+    before = server_state(server)
+    line = _refusal(push(project, "gitmem/notes"), REF, "secret")
+    assert "commit message" in line and _TOKEN not in line
+    assert server_state(server) == before

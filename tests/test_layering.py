@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitmem"
 
 LAYERS = [
     "gitmem.errors",
+    "gitmem.names",
     "gitmem.types",
     "gitmem.secrets",
     "gitmem.store",

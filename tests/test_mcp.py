@@ -16,6 +16,7 @@ import pytest
 from conftest import capability
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from gitmem import Agent, Repository
 from gitmem.adapters.schemas import tool_definitions
@@ -300,6 +301,30 @@ def test_resources_read_and_update_notifications(repo: Repository) -> None:
     assert text.endswith("alpha") and '"first"' in text
     assert state["type"] == "memory_state" and state["totals"]["count"] == 1
     assert "notifications/resources/updated gitmem://memory/profile/p/a" in seen
+
+
+@pytest.mark.parametrize("slug", ["café", "caf%C3%A9", "日本", "%FF", "a%2Fb", "x" * 300])
+def test_reading_a_resource_that_is_no_slug_is_a_proper_error(repo: Repository, slug: str) -> None:
+    """resources/read of a URI whose slug is not valid is an MCP error saying so, and
+    the server keeps serving."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "other"))
+    assert holder is not None
+    holder.call("create_memory", {"name": "a", "description": "first", "body": "alpha"})
+
+    async def main() -> tuple[str, str]:
+        args = ["--capability", cap_json(), "--profile", "p", "--instance", "me"]
+        async with server(repo, *args) as (session, _):
+            with pytest.raises(MCPError) as info:
+                await session.read_resource(f"gitmem://memory/profile/p/{slug}")
+            body = await session.read_resource("gitmem://memory/profile/p/a")
+        first = body.contents[0]
+        assert isinstance(first, types.TextResourceContents)
+        return str(info.value), first.text
+
+    message, text = run(main)
+    assert "names no memory" in message and "Internal" not in message
+    assert "\n" not in message and "Traceback" not in message
+    assert text.endswith("alpha")
 
 
 def test_memory_compaction_prompt(repo: Repository) -> None:

@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import assert_fsck, capability, tree_bytes
 from helpers_secrets import ORDINARY, SECRETS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitmem import Agent, Holder, Repository, ops
 from gitmem.cli import cli
@@ -282,3 +284,121 @@ def test_onuse_scripts_are_scanned(repo: Repository) -> None:
         assert repo.snapshot(bound.store_id).get("leak") is None
     finally:
         bound.close()
+
+
+# -- offsets in the original text, whatever comes before ------------------------------
+
+_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
+_AWS_VALUE = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Ex9mP2a"
+_PLANTED = [
+    ("AWS access key id", f"key {_KEY} here", _KEY),
+    ("AWS secret access key", f"aws_secret_access_key = {_AWS_VALUE}", _AWS_VALUE),
+    ("password/secret/token assignment", "password = 'Xk9#mP2$vL8qR4wZ'", "Xk9#mP2$vL8qR4wZ"),
+    ("password/secret/token assignment", "API_TOKEN: Zq7Lm2Nx9Pw4Rt6Y", "Zq7Lm2Nx9Pw4Rt6Y"),
+]
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    """The character offset a 1-based ``line:column`` names in ``text``."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    return starts[line - 1] + column - 1
+
+
+def test_a_dotted_capital_i_before_a_secret_hides_nothing() -> None:
+    """'İ'.lower() is two characters: offsets still point into the original text."""
+    for kind, line, secret in _PLANTED:
+        text = "İİİ\n" * 5 + "İ " + line
+        found = [f for f in scan(text) if f.kind == kind]
+        assert found, kind
+        assert text[_offset(text, found[0].line, found[0].column) :].startswith(secret)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    # any character, with the ones whose case folding changes length or script well
+    # represented (İ lower-cases to two characters; K, ß and Σ fold in other ways)
+    prefix=st.lists(st.characters() | st.sampled_from("İİ\nKßẞΣ"), max_size=80).map("".join),
+    same_line=st.booleans(),
+    planted=st.sampled_from(_PLANTED),
+)
+def test_text_before_a_secret_never_hides_it(
+    prefix: str, same_line: bool, planted: tuple[str, str, str]
+) -> None:
+    """Any Unicode text before a secret (on earlier lines, or earlier on its line after
+    a space) leaves it found, and line:column points at its first character."""
+    kind, line, secret = planted
+    if same_line:
+        prefix = prefix.replace("\n", " ")
+    text = prefix + (" " if same_line else "\n") + line
+    at = len(text) - len(line) + line.index(secret)
+    spots = {_offset(text, f.line, f.column) for f in scan(text) if f.kind == kind}
+    assert at in spots, (kind, prefix)
+
+
+# -- names and commit text are scanned --------------------------------------------------
+
+_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+
+
+def test_a_secret_as_a_slug_is_refused_without_repeating_it(
+    repo: Repository, holder: Holder
+) -> None:
+    """A credential as a memory's name (a create or a rename target) is refused; the
+    refusal names the kind and never the secret."""
+    for slug in (_TOKEN, _KEY):
+        result = holder.call("create_memory", {"name": slug, "description": "d", "body": "b"})
+        assert (result.ok, result.kind) == (False, "invalid-argument")
+        assert "the name of a memory holds a secret" in result.text
+        assert slug not in result.text
+    assert holder.call("create_memory", {"name": "ok", "description": "d", "body": "b"}).ok
+    head = repo.head("profile/p")
+    with pytest.raises(SecretFound) as caught:
+        repo.mutate(
+            "profile/p",
+            ME,
+            lambda s: Change(
+                "rename",
+                _TOKEN,
+                Memory(_TOKEN, "d", "b"),
+                also=(Edit("rename", "ok", None),),
+            ),
+        )
+    assert _TOKEN not in str(caught.value)
+    assert repo.head("profile/p") == head
+
+
+def test_a_secret_in_a_file_path_or_the_commit_text_is_refused(repo: Repository) -> None:
+    """A file store's path (the memory tool's file names, rename targets), an extra
+    trailer's value and the author's name are scanned; none is repeated."""
+    changes = [
+        (ME, FileChange((FileEdit("create", f"notes/{_TOKEN}.md", ""),))),
+        (ME, FileChange((FileEdit("create", f"{_KEY}/a.md", "x"),))),
+        (ME, FileChange((FileEdit("create", "a.md", "x"),), {"Gitmem-Note": f"key {_KEY}"})),
+        (Author(f"bot {_TOKEN}", "b@example.com"), FileChange((FileEdit("create", "a.md", "x"),))),
+    ]
+    for author, change in changes:
+        with pytest.raises(SecretFound) as caught:
+            repo.publish_files("files", author, lambda _, c=change: c)
+        assert _TOKEN not in str(caught.value) and _KEY not in str(caught.value)
+    assert repo.stores() == []
+
+
+def test_the_memory_tool_refuses_a_secret_file_name(repo: Repository) -> None:
+    """A memory-tool create or rename onto a credential-named path is a ToolError."""
+    from anthropic.lib.tools import ToolError
+
+    from gitmem.anthropic import GitMemoryTool
+
+    tool = GitMemoryTool(repo, "claude/memories", author="claude")
+    for command in (
+        {"command": "create", "path": f"/memories/{_TOKEN}.md", "file_text": "x"},
+        {"command": "create", "path": "/memories/a.md", "file_text": "x"},
+        {"command": "rename", "old_path": "/memories/a.md", "new_path": f"/memories/{_KEY}"},
+    ):
+        if command["path" if "path" in command else "new_path"].endswith("/a.md"):
+            tool.call(command)
+            continue
+        with pytest.raises(ToolError) as caught:
+            tool.call(command)
+        assert "secret" in str(caught.value)
+    assert repo.files("claude/memories").files() == ["memories/a.md"]

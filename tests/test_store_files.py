@@ -33,7 +33,21 @@ def put(repo: Repository, *edits: tuple[str, str, str | None], store: str = STOR
     return repo.publish_files(store, ALICE, lambda _: change)
 
 
-VALID = ["a", "notes.md", "a/b/c.md", ".hidden", "d/.h/x", "/".join(["d"] * 16), "x" * 64]
+VALID = [
+    "a",
+    "notes.md",
+    "a/b/c.md",
+    ".hidden",
+    "d/.h/x",
+    "/".join(["d"] * 16),
+    "x" * 64,
+    "a b",
+    "é.md",
+    "x.lock",
+    "x" * 255,
+    "日本語/メモ.md",
+    "100%.md",
+]
 INVALID = [
     "",
     "/abs.md",
@@ -44,12 +58,15 @@ INVALID = [
     "./a",
     ".git/config",
     "a/.GIT",
-    "a b",
-    "é.md",
-    "x.lock",
     "/".join(["d"] * 17),
-    "x" * 65,
     "a\\b",
+    ".git.",
+    "a/.Git ./b",
+    "git~1/x",
+    "d/.gitmodules",
+    "tab\t",
+    "new\nline",
+    "x" * 256,
     "nul\x00",
     ("a/" * 520) + "b",
 ]
@@ -57,7 +74,7 @@ INVALID = [
 
 @pytest.mark.parametrize("path", VALID)
 def test_valid_paths_are_stored(repo: Repository, path: str) -> None:
-    """A path of slug-valid segments is stored at that very path in the tree."""
+    """A path of names a tree may hold is stored at that very path in the tree."""
     put(repo, ("create", path, "text"))
     assert repo.files(STORE).files() == [path]
     shown = git(repo.directory, "show", f"{STORE}:{path}")

@@ -6,7 +6,7 @@ is the file ``memories/x.md`` of the store's tree; each mutating command is one 
 (``create memories/x.md``, ``str-replace ...``, ``insert``, ``delete``, ``rename``,
 ``clear``) and ``view`` writes nothing. Every answer and every refusal reads as the
 SDK's ``BetaLocalFilesystemMemoryTool`` words it for the same files; what gitmem
-refuses beyond it (a limit, a path the slug rules forbid) is refused in the same voice.
+refuses beyond it (a limit, a name git will not keep in a tree) is refused in the same voice.
 
 Each command is a function of the store's head, re-run if another writer publishes
 first, so many processes can share one store without a lost update.
@@ -170,9 +170,10 @@ class _Backend:
         found = _tree_path(rest) if len(rest) <= PATH_MAX else _tree_path.__wrapped__(rest)
         if found.startswith(FOLDER):
             return found
+        shown = path if path.isprintable() else repr(path)  # a refusal is one line
         raise MemoryToolError(
-            f"The path {path} is not a valid memory path: {found}. Use names of ASCII "
-            "letters, digits, '-', '_' and '.' separated by single '/'"
+            f"The path {shown} is not a valid memory path: {found}. Any other name, in any "
+            "script, with single '/' between names, is welcome"
         )
 
     # -- commands --------------------------------------------------------------------

@@ -29,7 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -50,6 +52,8 @@ EVENTS = {
 _INPUT_MAX = 1 << 20
 _TRANSCRIPT_MAX = 8 << 20
 _LINE_MAX = 1 << 20
+_TRANSCRIPT_SECONDS = 5.0
+"""How long a hook may spend reading the transcript."""
 _FOLDER = "claude-code"
 
 
@@ -278,17 +282,38 @@ def _read_slugs(path: object, offset: int) -> list[str]:
 
 
 def _entries(path: object, offset: int) -> Iterator[dict[str, Any]]:
+    """The JSON objects of the transcript's lines since ``offset``: a regular file only
+    (a FIFO or ``/dev/zero`` never ends), its last 8 MB at most, lines over 1 MB passed
+    over, and no more reading once the hook's time for it is spent."""
     if not isinstance(path, str) or not path:
         return
+    deadline = time.monotonic() + _TRANSCRIPT_SECONDS
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(offset if 0 <= offset <= size else 0)
-            if size - handle.tell() > _TRANSCRIPT_MAX:
-                handle.seek(size - _TRANSCRIPT_MAX)
-                handle.readline()  # a partial line
-            for line in handle:
+        # non-blocking: opening a FIFO with no writer would wait for ever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                return
+            size = status.st_size
+            start = offset if 0 <= offset <= size else 0
+            start = max(start, size - _TRANSCRIPT_MAX)
+            handle.seek(start)
+            if start and start != offset:
+                handle.readline(_LINE_MAX)  # a partial line
+            left = size - handle.tell()
+            while left > 0 and time.monotonic() < deadline:
+                line = handle.readline(min(left, _LINE_MAX + 1))
+                if not line:
+                    return
+                left -= len(line)
                 if len(line) > _LINE_MAX:
+                    while line and not line.endswith(b"\n") and left > 0:
+                        line = handle.readline(min(left, _LINE_MAX + 1))  # the rest of it
+                        left -= len(line)
                     continue
                 try:
                     entry = json.loads(line)

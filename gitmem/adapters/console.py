@@ -46,7 +46,7 @@ from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound,
 from gitmem.repository import Repository
 from gitmem.types import Author
 
-__all__ = ["STATUS", "Console", "Forbidden", "PreconditionRequired", "Unauthorized"]
+__all__ = ["STATUS", "Console", "Forbidden", "PreconditionRequired", "TooLarge", "Unauthorized"]
 
 POLL_SECONDS = 0.25
 """How often the event stream looks at the store heads."""
@@ -63,6 +63,7 @@ STATUS = {
     "stale": 412,
     "limit-exceeded": 422,
     "precondition-required": 428,
+    "too-large": 413,
     "io-error": 500,
 }
 """The HTTP status of each error kind (the table in docs/console-api.md)."""
@@ -85,6 +86,15 @@ _HEADERS = {
 }
 _WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
 _BODY_MAX = 4 * 1024 * 1024
+_BODY_SECONDS = 30.0
+"""How long a request body may take to arrive."""
+_NUMBER_DIGITS = 9
+
+
+class TooLarge(GitmemError):
+    """A request body over the console's cap: refused once the cap is reached."""
+
+    kind = "too-large"
 
 
 class Unauthorized(GitmemError):
@@ -343,7 +353,7 @@ class Console:
         try:
             expected = _if_match(request.headers.get("if-match"))
             if request.method == "PUT":
-                fields = _fields(await request.body())
+                fields = _fields(await _body(request))
 
                 def save() -> tuple[dict[str, Any], bool]:
                     rev = ops.save(
@@ -413,12 +423,21 @@ def _unexpected(exc: Exception) -> GitmemError:
     return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
 
 
+def _number(text: str) -> int | None:
+    """``text`` as a whole number if it is 1-9 ASCII digits, else ``None`` (``int``
+    takes other scripts' digits, and ``str.isdigit`` takes ``²``, which ``int`` does not)."""
+    if not 0 < len(text) <= _NUMBER_DIGITS or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def _count(value: str | None, default: int) -> int:
     if value is None or value == "":
         return default
-    if not value.isdigit():
-        raise InvalidArgument(f"limit {value[:20]!r} is not a whole number")
-    return int(value)
+    number = _number(value)
+    if number is None:
+        raise InvalidArgument(f"limit {value[:20]!r} is not a whole number; send e.g. 100")
+    return number
 
 
 def _if_match(value: str | None) -> int:
@@ -427,17 +446,38 @@ def _if_match(value: str | None) -> int:
             "say which revision your change is based on with an If-Match header "
             "(the memory's revision number; 0 for a new memory)"
         )
-    text = value.strip().removeprefix("W/").strip('"')
-    if not text.isdigit() or len(text) > 9:
+    number = _number(value.strip().removeprefix("W/").strip('"'))
+    if number is None:
         raise InvalidArgument(
             f"If-Match {value[:20]!r} is not a revision number; send the number, e.g. 3"
         )
-    return int(text)
+    return number
+
+
+async def _body(request: Request) -> bytes:
+    """The request's body, read as it arrives and refused (``TooLarge``) as soon as it
+    passes the cap, or ``InvalidArgument`` if it takes over the time allowed: a client
+    never makes the console hold more than the cap, nor wait for ever."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (_number(declared) or 0) > _BODY_MAX:
+        raise TooLarge(f"the request is over {_BODY_MAX:,} bytes; send less text")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(_BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > _BODY_MAX:
+                    raise TooLarge(f"the request is over {_BODY_MAX:,} bytes; send less text")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise InvalidArgument(
+            f"the request body took over {_BODY_SECONDS:.0f} seconds to arrive; send it again"
+        ) from None
+    return b"".join(chunks)
 
 
 def _fields(raw: bytes) -> dict[str, str]:
-    if len(raw) > _BODY_MAX:
-        raise InvalidArgument(f"the request is over {_BODY_MAX} bytes; send less text")
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):

@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import anyio
 import mcp_types as types
@@ -44,6 +45,7 @@ from mcp.shared.exceptions import MCPError
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
 from gitmem.holder import PROGRAM_TOOL, Holder
+from gitmem.types import check_slug
 
 __all__ = ["PROGRAM_TOOL", "MemoryServer", "memory_uri", "serve", "state_uri"]
 
@@ -175,7 +177,15 @@ class MemoryServer:
         prefix = memory_uri(store, "")
         memory = None
         if uri.startswith(prefix):
-            memory = self.holder.repo.snapshot(store).get(uri[len(prefix) :])
+            # a client may send the slug %-escaped; a slug is checked before any lookup
+            slug = unquote(uri[len(prefix) :])
+            try:
+                check_slug(slug)
+            except GitmemError as exc:
+                raise MCPError(
+                    types.INVALID_PARAMS, f"{uri[:200]} names no memory: {exc}"
+                ) from None
+            memory = self.holder.repo.snapshot(store).get(slug)
         if memory is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"there is no resource {uri}; resources/list names them"

@@ -17,7 +17,7 @@ from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.history import Entry, Row
-from gitmem.store.message import KEYS, Edited, Facts, as_read, format_message
+from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
 from gitmem.store.objects import (
     DIR_MODE,
     EMPTY_TREE,
@@ -154,7 +154,8 @@ def memory_write(
     the input rules, passes the screens, and names memories that exist (or, for a
     create, do not)."""
     edits = check_change(change)
-    run(screens, Write(snapshot.store, author.name, edits, None, snapshot.meta))
+    chosen = "\n".join(extra_lines(change.trailers))
+    run(screens, Write(snapshot.store, author.name, edits, None, snapshot.meta, chosen))
     olds = [snapshot.get(edit.slug) for edit in edits]
     for edit, old in zip(edits, olds, strict=True):
         if edit.memory is None and old is None:
@@ -176,8 +177,9 @@ def file_write(
     edits = check_file_change(change)
     if not edits:
         return Attempt([], None, "")
-    written = [(e.path, e.text) for e in edits if e.text]
-    run(screens, Write(snapshot.store, author.name, (), written, _no_meta))
+    written = [(e.path, e.text) for e in edits if e.text is not None]
+    chosen = "\n".join(extra_lines(change.trailers))
+    run(screens, Write(snapshot.store, author.name, (), written, _no_meta, chosen))
     olds: list[str | None] = []
     for edit in edits:
         old = snapshot.read(edit.path)

@@ -44,6 +44,7 @@ import hashlib
 import os
 import threading
 from typing import NamedTuple, Protocol
+from urllib.parse import quote, unquote
 
 from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
@@ -332,6 +333,7 @@ class History:
             if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
                 try:
                     commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
+                    name = _name(name)
                 except UnicodeDecodeError:
                     continue
                 self._blobs[commit, name] = (md, code, on_use)
@@ -354,7 +356,10 @@ class History:
         self._blobs.update(found)
         if not found or not self._persisted:
             return
-        lines = [f"{commit} {slug} {' '.join(blobs)}\n" for (commit, slug), blobs in found.items()]
+        lines = [
+            f"{commit} {_field(slug)} {' '.join(blobs)}\n"
+            for (commit, slug), blobs in found.items()
+        ]
         try:
             # one write, after a newline: a line a killed writer left half-written
             # stays a line of its own, which the reader passes over
@@ -623,23 +628,35 @@ LATER = "?"
 _LATER3 = (LATER, LATER, LATER)
 
 
+def _field(name: str) -> str:
+    """A slug or a file-store path as one field of a line: ASCII with no space, so a
+    path of any characters keeps the line's shape. Names of letters, digits, ``-``,
+    ``_``, ``.`` and ``/`` (every slug) read as themselves; others are %-escaped."""
+    return quote(name, safe="/")
+
+
+def _name(field: str) -> str:
+    """The slug or path a line's field stands for."""
+    return unquote(field, errors="strict") if "%" in field else field
+
+
 def _format(row: Row) -> str:
-    return " ".join(row) + "\n"
+    return " ".join((*row[:3], _field(row[3]), *row[4:])) + "\n"
 
 
 def _parse(line: str) -> Row:
     row = line.split(" ")
     # cheap checks only: a commit id that is wrong anyway never matches the branch,
     # and the walk that follows rewrites the index from the commits
-    if len(row) != 7 or len(row[0]) != 40 or not row[1].isdigit():
+    if len(row) != 7 or len(row[0]) != 40 or not (row[1].isascii() and row[1].isdigit()):
         raise ValueError(f"not an index line: {line!r}")
-    return row[0], row[1], row[2], row[3], row[4], row[5], row[6]
+    return row[0], row[1], row[2], _name(row[3]), row[4], row[5], row[6]
 
 
 def _lines_with(data: bytes, word: str, field: int) -> list[bytes]:
     """The complete lines of ``data`` whose ``field``-th space-separated field is
     ``word`` (found by searching the bytes, not by splitting every line)."""
-    needle = b" " + word.encode() + b" "
+    needle = b" " + _field(word).encode() + b" "
     found: list[bytes] = []
     at = data.find(needle)
     while at >= 0:

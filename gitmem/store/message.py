@@ -116,9 +116,14 @@ def format_message(facts: Facts) -> bytes:
         f"Gitmem-Peak-Chars: {facts.peaks.chars}",
         f"Gitmem-Peak-Lines: {facts.peaks.lines}",
     ]
-    for key, value in facts.extra.items():
-        lines.append(f"{key}: {' '.join(value.split())}")
+    lines += extra_lines(facts.extra)
     return ("\n".join(lines) + "\n").encode()
+
+
+def extra_lines(extra: Mapping[str, str]) -> list[str]:
+    """Extra trailers as a message holds them: one ``Key: value`` line each, a value's
+    whitespace collapsed to single spaces."""
+    return [f"{key}: {' '.join(value.split())}" for key, value in extra.items()]
 
 
 def as_read(facts: Facts) -> Facts:

@@ -64,6 +64,8 @@ class PushCommit:
     parent_totals: Totals | None
     files: dict[str, str] | None = None
     """For a file store's commit: path → new text of every file it writes."""
+    message: str = ""
+    """The commit's whole message."""
 
 
 class PushReader:
@@ -247,13 +249,13 @@ class PushReader:
         parent_totals = parent_facts.totals if parent_facts else (None if parent else Totals())
         author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
         old_root = self._commit(parent).tree if parent else None
+        message = commit.message.decode("utf-8", "replace")
         if facts.paths:
-            return PushCommit(
-                sha, parent, merge, facts, author, {}, parent_totals, self._files(sha, commit)
-            )
+            files = self._files(sha, commit)
+            return PushCommit(sha, parent, merge, facts, author, {}, parent_totals, files, message)
         changed = self._changed(sha, old_root, commit.tree)
         self._hold_trailers(sha, parent, merge, facts, changed, parent_facts)
-        return PushCommit(sha, parent, merge, facts, author, changed, parent_totals)
+        return PushCommit(sha, parent, merge, facts, author, changed, parent_totals, None, message)
 
     def _files(self, sha: str, commit: Commit) -> dict[str, str]:
         """Every file of a file store's commit that differs from its first parent."""

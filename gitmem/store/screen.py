@@ -31,6 +31,9 @@ class Write(NamedTuple):
     """A file store's written files, ``(path, text)``; ``None`` for a memory store."""
     meta: Callable[[str], str | None]
     """The store's root file ``name`` (``@allowlist``, ``@guard.ts``) as of that head."""
+    message: str = ""
+    """What the writer chose of the commit's message: its extra trailers, or a pushed
+    commit's whole message."""
 
 
 class Screen(NamedTuple):
@@ -48,20 +51,21 @@ def run(screens: Iterable[Screen], write: Write) -> None:
 
 
 def _secrets(write: Write) -> None:
-    """No secret in any part of a memory written, unless the store's allowlist admits
-    it; none in a file-store file at all (a file store keeps no allowlist)."""
+    """No secret in any part of a write: the names it writes (a slug, a file's path),
+    a memory's description, body and code halves, a file's text, the commit message it
+    chose and its author's name. A memory store's allowlist may admit a finding; a file
+    store keeps no allowlist, so nothing in its writes is admitted."""
     # imported here: a write scans, a read does not
     from gitmem.secrets import check_texts, memory_fields, read_allowlist
 
-    if write.files is not None:
-        check_texts(((f"file {path}", text) for path, text in write.files), None)
-        return
-    if not any(edit.memory is not None for edit in write.edits):
-        return
-    allow = read_allowlist(write.meta(ALLOWLIST))
-    for edit in write.edits:
-        if edit.memory is not None:
-            check_texts(memory_fields(edit.memory), allow)
+    written = [edit.memory for edit in write.edits if edit.memory is not None]
+    allow = None if write.files is not None else read_allowlist(write.meta(ALLOWLIST))
+    for memory in written:
+        check_texts(memory_fields(memory), allow)
+    for path, text in write.files or ():
+        # the path first, named without itself: a refusal never repeats a secret
+        check_texts((("path of a file", path), (f"file {path}", text)), allow)
+    check_texts((("commit message", write.message), ("author name", write.author)), allow)
 
 
 SECRETS = Screen("secret", _secrets)

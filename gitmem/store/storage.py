@@ -36,6 +36,7 @@ from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
 from gitmem.store.layout import check_store, usable_store
 from gitmem.store.locking import WriteLock, fsync_dir, storage_error
+from gitmem.store.message import extra_lines
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
@@ -397,7 +398,8 @@ class Storage:
         Returns the commit, or ``None`` if the branch moved off ``ours``."""
         check_store(store)
         snapshot = self.snapshot(store, ours)
-        run(self.screens, Write(store, author.name, edits, None, snapshot.meta))
+        chosen = "\n".join(extra_lines(trailers))
+        run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
         other = self.snapshot(store, theirs)
         history = self._history(store)
         new, facts = merge.build_merge(
