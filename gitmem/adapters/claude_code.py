@@ -39,7 +39,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.holder import Holder, view_text
 from gitmem.repository import Repository
 
-__all__ = ["EVENTS", "Session", "hook"]
+__all__ = ["EVENTS", "Session", "hook", "parse_input"]
 
 EVENTS = {
     "session-start": "SessionStart",
