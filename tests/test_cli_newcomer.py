@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from helpers_sync import make_project, sh
@@ -211,3 +212,25 @@ def test_the_mcp_server_reports_its_version_and_template(repo: Repository) -> No
     assert answers[1]["result"]["serverInfo"]["version"] == version("gitmem-agent")
     (template,) = answers[2]["result"]["resourceTemplates"]
     assert template["uriTemplate"] == "gitmem://memory/notes/{slug}"
+
+
+def _commands(group: click.Group, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = [path]
+    for name in group.list_commands(click.Context(group)):
+        command = group.get_command(click.Context(group), name)
+        assert command is not None
+        if isinstance(command, click.Group):
+            found += _commands(command, (*path, name))
+        else:
+            found.append((*path, name))
+    return found
+
+
+def test_every_commands_help_has_an_example() -> None:
+    missing: list[str] = []
+    for path in _commands(cli, ()):
+        result = CliRunner().invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0, result.output
+        if "Example" not in result.stdout and "$ gitmem" not in result.stdout:
+            missing.append(" ".join(["gitmem", *path]))
+    assert missing == []
