@@ -234,3 +234,18 @@ def test_every_commands_help_has_an_example() -> None:
         if "Example" not in result.stdout and "$ gitmem" not in result.stdout:
             missing.append(" ".join(["gitmem", *path]))
     assert missing == []
+
+
+@pytest.mark.parametrize("command", ["mcp", "tools"])
+def test_an_agent_command_on_a_file_store_says_what_it_is(
+    repo: Repository, command: str
+) -> None:
+    edit = FileEdit("create", "memories/f2.md", "plain text, no front matter")
+    repo.publish_files("claude", AGENT, lambda _: FileChange((edit,)))
+    result = run(repo, command)
+    assert result.exit_code == 1
+    assert error_line(result) == (
+        "Error: store 'claude' is a file store (the memory tool's plain files), not a store "
+        "of memories; name a store of memories with --store (a new name starts one)"
+    )
+    assert repo.stores() == ["claude"]

@@ -189,11 +189,21 @@ def read_capability(value: str) -> Capability:
     return Capability.from_json(text)
 
 
+def _memories_store(repo: Repository, store: str) -> None:
+    """An agent holds a store of memories; a file store is the memory tool's."""
+    if store in repo.stores() and ops.is_file_store(repo, store):
+        raise InvalidArgument(
+            f"store {store!r} is a file store (the memory tool's plain files), not a store "
+            "of memories; name a store of memories with --store (a new name starts one)"
+        )
+
+
 def open_holder(repo: Repository, launch: Launch) -> Holder:
     """Bind the one holder ``launch`` describes."""
     agent = launch.agent()
     if launch.capability is None:
         store = ops.pick_store(repo, launch.store, may_create=launch.store is not None)
+        _memories_store(repo, store)
         found = ops.record(repo, store) if store in repo.stores() else None
         capability = found.capability() if found else Capability("markdown", "shared", Limits())
         return Holder.bind_store(repo, store, capability, agent, hub=repo.hub)
@@ -202,6 +212,7 @@ def open_holder(repo: Repository, launch: Launch) -> Holder:
         raise LaunchRefused(["the capability is disabled: this agent keeps no memories"])
     if launch.store is not None:
         store = ops.pick_store(repo, launch.store, may_create=True)
+        _memories_store(repo, store)
         writable = capability.scope != "read-only"
         return Holder.bind_store(
             repo,
