@@ -237,9 +237,7 @@ def test_every_commands_help_has_an_example() -> None:
 
 
 @pytest.mark.parametrize("command", ["mcp", "tools"])
-def test_an_agent_command_on_a_file_store_says_what_it_is(
-    repo: Repository, command: str
-) -> None:
+def test_an_agent_command_on_a_file_store_says_what_it_is(repo: Repository, command: str) -> None:
     edit = FileEdit("create", "memories/f2.md", "plain text, no front matter")
     repo.publish_files("claude", AGENT, lambda _: FileChange((edit,)))
     result = run(repo, command)
@@ -249,3 +247,28 @@ def test_an_agent_command_on_a_file_store_says_what_it_is(
         "of memories; name a store of memories with --store (a new name starts one)"
     )
     assert repo.stores() == ["claude"]
+
+
+def test_the_pre_push_hook_works_in_a_linked_worktree(tmp_path: Path) -> None:
+    from helpers_sync import ENV
+
+    from gitmem import ops
+
+    sh(tmp_path, "init", "-q", "--bare", "server.git")
+    project = make_project(tmp_path / "project")
+    sh(project, "remote", "add", "origin", str(tmp_path / "server.git"))
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", Author("Ada", "ada@example.org"), "todo", "tasks", "- ship\n")
+    installed = run(project, "hooks", "install")
+    assert installed.exit_code == 0, installed.output
+    sh(project, "worktree", "add", "-q", str(tmp_path / "wt"))
+    pushed = subprocess.run(
+        ["git", "push", "origin", "gitmem/notes"],
+        cwd=tmp_path / "wt",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
+    assert pushed.returncode == 0, pushed.stderr
+    assert sh(tmp_path / "server.git", "branch", "--list", "gitmem/notes").strip()
