@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 932a5eebfce4b1947fc0183132e0f2b60ff14f4883bc0304889a2e3766804d1a) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 30266bc0578270538151c962af32c8b3cb521801c6e66f86ebfdb2a04ae8284e) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -263,7 +263,7 @@ function workerMain(rewrite) {
     const memories = new Proxy(/* @__PURE__ */ Object.create(null), {
       get: (_target, name) => {
         if (typeof name !== "string" || name === "then") return void 0;
-        if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+        if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name)) {
           return () => {
             throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
           };

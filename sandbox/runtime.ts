@@ -232,7 +232,7 @@ function workerMain(rewrite: (source: string, target: string) => string): void {
       const memories = new Proxy(Object.create(null), {
         get: (_target, name) => {
           if (typeof name !== "string" || name === "then") return undefined;
-          if (!/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name)) {
+          if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name)) {
             return () => {
               throw new TypeError(`memories has no call named ${stringify(name.slice(0, 64))}`);
             };

@@ -272,3 +272,24 @@ def test_the_pre_push_hook_works_in_a_linked_worktree(tmp_path: Path) -> None:
     )
     assert pushed.returncode == 0, pushed.stderr
     assert sh(tmp_path / "server.git", "branch", "--list", "gitmem/notes").strip()
+
+
+def test_a_program_may_call_in_either_case(repo: Repository, tmp_path: Path) -> None:
+    """memories.read_memory is memories.readMemory, so the names an unknown call's
+    error lists are names a program may call."""
+    put(repo, "notes", "todo")
+    program = tmp_path / "p.ts"
+    program.write_text(
+        'import { memories } from "gitmem";\n'
+        'console.log(await memories.read_memory({ name: "todo" }));\n'
+        'console.log(await memories.readMemory({ name: "todo" }));\n'
+        "try { await memories.nosuch({}); } catch (e) { console.log(String(e)); }\n"
+    )
+    result = run(repo, "run", str(program), "--strategy", "markdown")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines.count("body") == 2
+    assert lines[-1] == (
+        "Error: `nosuch` is not available under markdown. "
+        "Your memory calls: create_memory, read_memory, edit_memory, delete_memory."
+    )
