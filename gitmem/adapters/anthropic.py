@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
 
-from gitmem.adapters import missing_extra
+from gitmem.adapters.extras import missing_extra
 
 try:
     import anyio.to_thread

@@ -33,7 +33,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
-from gitmem.adapters import missing_extra
+from gitmem.adapters.extras import missing_extra
 
 try:
     import uvicorn

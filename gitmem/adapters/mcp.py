@@ -27,7 +27,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from gitmem.adapters import missing_extra
+from gitmem.adapters.extras import missing_extra
 
 try:
     import anyio
