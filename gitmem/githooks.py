@@ -36,7 +36,7 @@ from gitmem.store.screen import Screen, Write
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import Edit, Memory
 
-__all__ = ["HOOKS", "Update", "check_updates", "install", "install_server", "main"]
+__all__ = ["HOOKS", "Update", "check_updates", "common_dir", "install", "install_server", "main"]
 
 HOOKS = ("pre-receive", "pre-push")
 """The hooks gitmem ships (top-level ``hooks/``, and inside the package)."""
@@ -334,11 +334,22 @@ def _checked(
         reader.close()
 
 
+def common_dir(git_dir: str) -> str:
+    """The repository a git directory belongs to: a linked worktree's own directory
+    (``.git/worktrees/<name>``, which git hands its hooks) names it in ``commondir``."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            common = handle.read().strip()
+    except OSError:
+        return git_dir
+    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
+
+
 def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> int:
     """Run ``hook`` as git calls it (in the repository, updates on stdin, or ``stdin``
     when the script has read them); the exit status."""
     args = sys.argv[1:] if argv is None else argv
-    git_dir = os.environ.get("GIT_DIR") or "."
+    git_dir = common_dir(os.environ.get("GIT_DIR") or ".")
     try:
         lines = (sys.stdin.read() if stdin is None else stdin).splitlines()
         if hook == "pre-receive":

@@ -72,7 +72,7 @@ class Limits:
         """The limits in force under a strategy, as phrases for a prompt."""
         bounds: list[str] = []
         if "maxCount" in applies and self.max_count:
-            bounds.append(f"at most {self.max_count} memories")
+            bounds.append(f"at most {self.max_count} memor{'y' if self.max_count == 1 else 'ies'}")
         if self.max_len_per_memory:
             bounds.append(f"a body at most {self.max_len_per_memory} characters")
         if "maxTotalLen" in applies and self.max_total_len:

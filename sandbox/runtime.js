@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 d08761621024050603b7ac3af8402a39ac9c36c047b0048132c51c645c102da1) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 10bf353ef371e5d7ca3dc717310b4df9b42165089c20871c35dd612f6f11a864) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -435,7 +435,8 @@ function workerMain(split) {
       for (let i = 0; i < name.length; i++) {
         const c = codeAt(name, i);
         const letter = c >= 65 && c <= 90 || c >= 97 && c <= 122;
-        if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+        const digitOrUnderscore = c >= 48 && c <= 57 || c === 95;
+        if (!letter && (i === 0 || !digitOrUnderscore)) return false;
       }
       return true;
     };

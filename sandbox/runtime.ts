@@ -422,7 +422,8 @@ function workerMain(split: (source: string) => string[]): void {
         for (let i = 0; i < name.length; i++) {
           const c = codeAt(name, i);
           const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-          if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+          const digitOrUnderscore = (c >= 48 && c <= 57) || c === 95;
+          if (!letter && (i === 0 || !digitOrUnderscore)) return false;
         }
         return true;
       };

@@ -254,6 +254,22 @@ def test_no_repository_is_one_line(tmp_path: Path) -> None:
     assert len(done.stderr.splitlines()) == 1
 
 
+def test_input_that_is_not_json_says_so(tmp_path: Path) -> None:
+    """Input that is not JSON is named as such, before any repository is looked for
+    (the working folder has none)."""
+    done = subprocess.run(
+        [GITMEM, "hook", "claude-code", "session-start"],
+        input="not json",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr == "gitmem hook: the hook input is not JSON\n"
+
+
 # -- the plugin ------------------------------------------------------------------------
 
 PLUGIN = Path(__file__).resolve().parent.parent / "hooks" / "claude-code"

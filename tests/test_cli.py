@@ -111,10 +111,12 @@ def test_gitmem_repo_environment_variable(
     assert result.output.startswith("todo")
 
 
-def test_usage_error_exits_2(repo: Repository) -> None:
-    """A missing argument is a usage error with exit status 2."""
-    assert run(repo, "show").exit_code == 2
-    assert run(repo, "show", "x", "--rev", "0").exit_code == 2
+def test_usage_error_exits_1(repo: Repository) -> None:
+    """A missing argument is a usage error: one line, exit status 1."""
+    assert run(repo, "show").exit_code == 1
+    result = run(repo, "show", "x", "--rev", "0")
+    assert result.exit_code == 1
+    assert error_line(result).startswith("Error: Invalid value for '--rev'")
 
 
 def test_unknown_store_is_one_line_error(repo: Repository) -> None:
@@ -438,7 +440,7 @@ def test_check_finds_a_corrupt_blob(repo: Repository) -> None:
     result = run(repo, "check")
     assert result.exit_code == 1
     assert f"object {sha[:12]}" in result.stdout
-    assert error_line(result) == "Error: 1 problem(s) found"
+    assert error_line(result) == "Error: 1 problem found"
 
 
 def test_check_finds_an_unparsable_memory(repo: Repository) -> None:
@@ -507,7 +509,7 @@ def test_script_round_trip(tmp_path: Path) -> None:
     assert json.loads(listed.stdout) == [
         {"slug": "todo", "description": "tasks", "chars": 7, "lines": 1}
     ]
-    assert script("frobnicate", cwd=tmp_path).returncode == 2
+    assert script("frobnicate", cwd=tmp_path).returncode == 1
 
 
 def on_a_terminal(*args: str, cwd: Path) -> bytes:
@@ -637,7 +639,7 @@ def test_run_exits_1_when_the_program_fails(repo: Repository, tmp_path: Path) ->
     program.write_text('throw new Error("boom");\n')
     result = run(repo, "run", str(program))
     assert result.exit_code == 1
-    assert error_line(result).startswith("Error: Error: boom")
+    assert error_line(result).startswith("Error: boom")
 
 
 def test_run_leaves_no_ref_behind(repo: Repository, tmp_path: Path) -> None:

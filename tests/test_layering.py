@@ -117,6 +117,7 @@ ORDER: dict[str, list[str]] = {
         "program",
     ],
     "gitmem.adapters": [
+        "extras",
         "schemas",
         "startup",
         "anthropic",

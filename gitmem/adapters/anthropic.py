@@ -18,21 +18,26 @@ import functools
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
 
-import anyio.to_thread
-from anthropic.lib.tools import (
-    BetaAbstractMemoryTool,
-    BetaAsyncAbstractMemoryTool,
-    ToolError,
-)
-from anthropic.types.beta import (
-    BetaCacheControlEphemeralParam,
-    BetaMemoryTool20250818CreateCommand,
-    BetaMemoryTool20250818DeleteCommand,
-    BetaMemoryTool20250818InsertCommand,
-    BetaMemoryTool20250818RenameCommand,
-    BetaMemoryTool20250818StrReplaceCommand,
-    BetaMemoryTool20250818ViewCommand,
-)
+from gitmem.adapters.extras import missing_extra
+
+try:
+    import anyio.to_thread
+    from anthropic.lib.tools import (
+        BetaAbstractMemoryTool,
+        BetaAsyncAbstractMemoryTool,
+        ToolError,
+    )
+    from anthropic.types.beta import (
+        BetaCacheControlEphemeralParam,
+        BetaMemoryTool20250818CreateCommand,
+        BetaMemoryTool20250818DeleteCommand,
+        BetaMemoryTool20250818InsertCommand,
+        BetaMemoryTool20250818RenameCommand,
+        BetaMemoryTool20250818StrReplaceCommand,
+        BetaMemoryTool20250818ViewCommand,
+    )
+except ImportError as exc:  # the optional packages
+    raise missing_extra("anthropic", exc) from exc
 
 from gitmem import FileLimits, FileSnapshot, Repository
 from gitmem.errors import GitmemError, InvalidArgument, InvalidPath, LimitExceeded

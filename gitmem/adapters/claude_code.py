@@ -41,7 +41,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.holder import Holder, framed
 from gitmem.repository import Repository
 
-__all__ = ["EVENTS", "Session", "hook"]
+__all__ = ["EVENTS", "Session", "hook", "parse_input"]
 
 EVENTS = {
     "session-start": "SessionStart",

@@ -33,13 +33,18 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
-import uvicorn
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from gitmem.adapters.extras import missing_extra
+
+try:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Receive, Scope, Send
+except ImportError as exc:  # the optional packages
+    raise missing_extra("console", exc) from exc
 
 from gitmem import ops
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision

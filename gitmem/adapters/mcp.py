@@ -28,19 +28,24 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
-import anyio
-import mcp_types as types
-from mcp.server import Server, ServerRequestContext
-from mcp.server.lowlevel import NotificationOptions
-from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
-    ResourcesListChanged,
-    ResourceUpdated,
-)
-from mcp.shared.exceptions import MCPError
+from gitmem.adapters.extras import missing_extra
+
+try:
+    import anyio
+    import mcp_types as types
+    from mcp.server import Server, ServerRequestContext
+    from mcp.server.lowlevel import NotificationOptions
+    from mcp.server.session import ServerSession
+    from mcp.server.stdio import stdio_server
+    from mcp.server.subscriptions import (
+        InMemorySubscriptionBus,
+        ListenHandler,
+        ResourcesListChanged,
+        ResourceUpdated,
+    )
+    from mcp.shared.exceptions import MCPError
+except ImportError as exc:  # the optional packages
+    raise missing_extra("mcp", exc) from exc
 
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
@@ -89,6 +94,7 @@ class MemoryServer:
             on_list_tools=self._seen(self._list_tools),
             on_call_tool=self._seen(self._call_tool),
             on_list_resources=self._seen(self._list_resources),
+            on_list_resource_templates=self._seen(self._list_resource_templates),
             on_read_resource=self._seen(self._read_resource),
             on_subscribe_resource=self._seen(self._subscribe),
             on_unsubscribe_resource=self._seen(self._unsubscribe),
@@ -168,6 +174,18 @@ class MemoryServer:
             )
         )
         return types.ListResourcesResult(resources=resources)
+
+    async def _list_resource_templates(
+        self, _: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        store = self.holder.store_id
+        template = types.ResourceTemplate(
+            name="memory",
+            uri_template=memory_uri(store, "{slug}"),
+            description=f"One memory of {store}, by its name.",
+            mime_type="text/markdown",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
 
     def read(self, uri: str) -> tuple[str, str]:
         """The MIME type and text of one resource."""
@@ -366,6 +384,6 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("gitmem")
+        return version("gitmem-agent")
     except PackageNotFoundError:
         return "0"

@@ -16,17 +16,35 @@ Defaults, so that ``gitmem mcp`` alone works in a repository with one store:
 
 Two clients that should tell each other their changes need distinct instances: notices
 are never about the holder's own writes, and a write's author is its instance.
+
+``per_session``: the instance is the client session's own, ``<profile>-<host>-<pid>``,
+where ``pid`` is the client's process: the nearest ancestor that is not a shell or a
+launcher. A client's hooks and its MCP server are both its child processes, so they
+name the same instance with nothing passed between them; two sessions (two client
+processes) and two machines name different ones. Where the process table cannot be
+read the instance is ``<profile>-<host>``: one per machine.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 from gitmem import Agent, Capability, Holder, Limits, Repository, ops
 from gitmem.errors import InvalidArgument, LaunchRefused
 
-__all__ = ["DEFAULT_PROFILE", "Launch", "open_holder", "read_capability"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "Launch",
+    "client_process",
+    "open_holder",
+    "read_capability",
+    "session_instance",
+]
 
 DEFAULT_PROFILE = "agent"
 _CAPABILITY_MAX = 1 << 20
@@ -46,6 +64,8 @@ class Launch:
     """An operator-chosen store (``None``: the binding table's, or the only store)."""
     compaction: str = "summary"
     """``memory`` when the profile answers a compaction with memory calls."""
+    per_session: bool = False
+    """Without ``instance``: the client session's own instance (see the module's notes)."""
 
     def agent(self) -> Agent:
         """The agent these options describe."""
@@ -59,7 +79,10 @@ class Launch:
                 f"use one of {', '.join(Agent.COMPACTIONS)}"
             )
         started: Any = self.started_as
-        return Agent(self.profile, self.instance or self.profile, started)
+        instance = self.instance or (
+            session_instance(self.profile) if self.per_session else self.profile
+        )
+        return Agent(self.profile, instance, started)
 
     def as_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (kept by hooks between processes)."""
@@ -70,6 +93,7 @@ class Launch:
             "started_as": self.started_as,
             "store": self.store,
             "compaction": self.compaction,
+            "per_session": self.per_session,
         }
 
     @classmethod
@@ -82,11 +106,67 @@ class Launch:
             started_as=str(data.get("started_as") or "root"),
             store=_optional(data.get("store")),
             compaction=str(data.get("compaction") or "summary"),
+            per_session=data.get("per_session") is True,
         )
 
 
 def _optional(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+# what stands between a client and the processes it starts: shells and launchers
+_LAUNCHERS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "env", "nice", "nohup"}
+    | {"timeout", "uv", "uvx", "gitmem"}
+)
+_ANCESTORS_MAX = 16
+
+
+def session_instance(profile: str) -> str:
+    """The instance of the client session this process runs in (see the module's notes)."""
+    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
+    client = client_process()
+    return f"{profile}-{host}" if client is None else f"{profile}-{host}-{client}"
+
+
+def client_process() -> int | None:
+    """The pid of the client that started this process: the nearest ancestor that is
+    not a shell or a launcher (``None``: the process table cannot be read)."""
+    pid = os.getppid()
+    for _ in range(_ANCESTORS_MAX):
+        if pid <= 1:
+            return None
+        found = _process(pid)
+        if found is None:
+            return None
+        name, parent = found
+        if name.lstrip("-") not in _LAUNCHERS:  # "-bash": a login shell
+            return pid
+        pid = parent
+    return None
+
+
+def _process(pid: int) -> tuple[str, int] | None:
+    """A process's command name and parent pid, from /proc or else from ``ps``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read(4096).decode("utf-8", "replace")
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        return name, int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        done = subprocess.run(
+            ["ps", "-o", "ppid=,comm=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        parent, command = done.stdout.split(None, 1)
+        return os.path.basename(command.strip()), int(parent)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
 
 
 def read_capability(value: str) -> Capability:
@@ -109,11 +189,21 @@ def read_capability(value: str) -> Capability:
     return Capability.from_json(text)
 
 
+def _memories_store(repo: Repository, store: str) -> None:
+    """An agent holds a store of memories; a file store is the memory tool's."""
+    if store in repo.stores() and ops.is_file_store(repo, store):
+        raise InvalidArgument(
+            f"store {store!r} is a file store (the memory tool's plain files), not a store "
+            "of memories; name a store of memories with --store (a new name starts one)"
+        )
+
+
 def open_holder(repo: Repository, launch: Launch) -> Holder:
     """Bind the one holder ``launch`` describes."""
     agent = launch.agent()
     if launch.capability is None:
         store = ops.pick_store(repo, launch.store, may_create=launch.store is not None)
+        _memories_store(repo, store)
         found = ops.record(repo, store) if store in repo.stores() else None
         capability = found.capability() if found else Capability("markdown", "shared", Limits())
         return Holder.bind_store(repo, store, capability, agent, hub=repo.hub)
@@ -122,6 +212,7 @@ def open_holder(repo: Repository, launch: Launch) -> Holder:
         raise LaunchRefused(["the capability is disabled: this agent keeps no memories"])
     if launch.store is not None:
         store = ops.pick_store(repo, launch.store, may_create=True)
+        _memories_store(repo, store)
         writable = capability.scope != "read-only"
         return Holder.bind_store(
             repo,

@@ -3,7 +3,7 @@
 Each command opens the repository, calls one library function and prints its report
 (:mod:`gitmem.ops.reports`) as text or, under ``--json``, as JSON (the shapes are in
 ``docs/cli-json.md``). A ``GitmemError`` becomes one line ``Error: <message>`` on
-stderr and exit status 1; a usage error exits 2; nothing ever prints a traceback. What
+stderr and exit status 1, and so does a usage error; nothing ever prints a traceback. What
 agents wrote reaches a terminal with its control characters shown, not obeyed.
 
 The commands live by group: :mod:`~gitmem.cli.memories` (one store's memories),
@@ -71,15 +71,30 @@ class _Group(click.Group):
             commands: tuple[click.Command, ...] = module.COMMANDS
             self._commands.update((c.name or "", c) for c in commands)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise _usage(exc) from exc
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _usage(exc) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
             raise  # a closed pipe (`gitmem log | head`) ends the command quietly, in main
         except GitmemError as exc:
             raise click.ClickException(one_line(str(exc))) from exc
         except Exception as exc:
             raise click.ClickException(unexpected(exc)) from exc
+
+
+def _usage(exc: click.UsageError) -> click.ClickException:
+    """A usage error as one line, exit status 1, naming the help to read."""
+    path = exc.ctx.command_path.split()[1:] if exc.ctx is not None else []
+    command = " ".join(["gitmem", *path])
+    return click.ClickException(one_line(f"{exc.format_message()} (see `{command} --help`)"))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -89,6 +104,9 @@ class _Group(click.Group):
     metavar="PATH",
     help="The gitmem repository: a standalone one, or a project's work tree or .git "
     "(default: found as git finds .git: the nearest .gitmem, or project holding stores).",
+)
+@click.version_option(
+    package_name="gitmem-agent", prog_name="gitmem", message="%(prog)s %(version)s"
 )
 @click.pass_context
 def cli(ctx: click.Context, repo: str | None) -> None:

@@ -119,9 +119,7 @@ def mcp(programs: bool, **options: Any) -> None:
     try:
         from gitmem.adapters.mcp import serve
     except ImportError as exc:
-        raise click.ClickException(
-            f"the MCP server needs the mcp package ({exc}); install gitmem-agent[mcp]"
-        ) from None
+        raise click.ClickException(one_line(str(exc))) from None
     from gitmem.adapters.startup import open_holder
 
     holder = open_holder(open_repository(), launch(**options))
@@ -152,14 +150,11 @@ def _alarm(*_: object) -> None:
 def _claude_code(event: str, options: dict[str, Any]) -> str:
     """Claude Code's answer to ``event``, whose JSON is on stdin; the repository is
     --repo, else the one found from the session's working folder."""
-    text = sys.stdin.read(1 << 20 | 1)
-    try:
-        data: object = json.loads(text)
-    except ValueError:
-        data = None  # the hook says what is wrong with it
-    cwd = cast(dict[str, object], data).get("cwd") if isinstance(data, dict) else None
-    path = settings().repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
     from gitmem.adapters import claude_code
+
+    text = sys.stdin.read(1 << 20 | 1)
+    cwd = claude_code.parse_input(text).get("cwd")
+    path = settings().repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
 
     with Repository.open(path) as repo:
         return claude_code.hook(event, text, repo, launch(**options))
@@ -232,8 +227,14 @@ def run(
     Example:
         gitmem run report.ts --store profile/ops
     """
-    repo, name = picked(store)
-    done = ops.run(repo, name, ops.parse_author(author), read_text(program), strategy)
+    try:
+        repo, name = picked(store)
+        done = ops.run(repo, name, ops.parse_author(author), read_text(program), strategy)
+    except GitmemError as exc:
+        if not as_json:
+            raise
+        emit({"ok": False, "output": "", "error": one_line(str(exc)), "views": []})
+        click.get_current_context().exit(1)
     print_report(done, as_json)
     fail(done.refusal(), quiet=as_json)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gitmem import ops
-from gitmem.errors import InvalidText
+from gitmem.errors import InvalidArgument, InvalidText
 from gitmem.repository import Repository
 
 if TYPE_CHECKING:
@@ -82,8 +82,11 @@ def read_text(path: str) -> str:
     if path == "-":
         data = sys.stdin.buffer.read()
     else:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise InvalidArgument(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -157,6 +160,12 @@ def launch_options(f: F) -> F:
         help="How the agent was started.",
     )(f)
     f = click.option(
+        "--per-session",
+        is_flag=True,
+        help="Without --instance: each client session is its own instance, "
+        "PROFILE-HOST-PID (PID: the client's process).",
+    )(f)
+    f = click.option(
         "--instance", metavar="I", help="The agent instance (default: the profile's name)."
     )(f)
     f = click.option(
@@ -176,8 +185,9 @@ def launch(
     started_as: str,
     store: str | None,
     compaction: str,
+    per_session: bool = False,
 ) -> Launch:
     """The launch the agent options describe."""
     from gitmem.adapters.startup import Launch
 
-    return Launch(capability, profile, instance, started_as, store, compaction)
+    return Launch(capability, profile, instance, started_as, store, compaction, per_session)

@@ -94,10 +94,10 @@ class Notices:
         return [r for r in theirs if r.slug not in echoes]
 
     def sweep(self) -> None:
-        """A compaction boundary: pending notices are dropped, not re-issued."""
-        head = self._repo.head(self._store)
-        if head is not None:
-            self._mark(head)
+        """A compaction boundary: pending notices are dropped, not re-issued. Before
+        the store's first commit the watermark is kept as "before the first commit", so
+        a holder in a later process (a client's next hook) is told of the first writes."""
+        self._mark(self._repo.head(self._store))
 
     def _mark(self, head: str | None) -> None:
         if self._persisted and (head or "") == self._seen:

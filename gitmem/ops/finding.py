@@ -73,12 +73,25 @@ def pick_store(repo: Repository, store: str | None, *, may_create: bool = False)
     if store is not None:
         if store in stores or may_create:
             return store
+        fetched = repo.remote_stores()
+        if store in fetched:
+            raise NotFound(
+                f"store {store!r} is on {fetched[store][0]} but not here yet; "
+                "run `gitmem sync` to fetch it"
+            )
         if not stores:
             raise NotFound(f"there is no store named {store!r}; the repository has no stores yet")
         raise NotFound(f"there is no store named {store!r}; the stores are: {', '.join(stores)}")
     if len(stores) == 1:
         return stores[0]
     if not stores:
+        fetched = repo.remote_stores()
+        if fetched:
+            where = sorted({r for remotes in fetched.values() for r in remotes})
+            raise NotFound(
+                f"no stores here yet, but {', '.join(where)} has {', '.join(sorted(fetched))}; "
+                "run `gitmem sync` to fetch them"
+            )
         raise NotFound(
             "the repository has no stores yet; create one with "
             "`gitmem create --store NAME SLUG --description TEXT`"

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTSIDE",
+    "file_history",
     "file_log",
     "file_rows",
+    "history",
     "is_file_store",
     "log",
     "memory_rows",
@@ -62,18 +64,34 @@ def show_file(repo: Repository, store: str, path: str, rev: int | None = None) -
     return _pick(history, rev, path, f"there is no file {path!r} in {store}", "removed")
 
 
+def file_history(repo: Repository, store: str, path: str | None = None) -> list[FileRevision]:
+    """The revisions of a file store (or of one path, which must have some), oldest first."""
+    found = repo.file_revisions(store, path)
+    if path is not None and not found:
+        raise NotFound(f"there is no file {path!r} in {store}; `gitmem ls` lists them")
+    return found
+
+
+def history(repo: Repository, store: str, slug: str | None = None) -> list[Revision]:
+    """The revisions of a store (or of one memory, which must have some), oldest first."""
+    found = repo.revisions(store, slug)
+    if slug is not None and not found:
+        raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+    return found
+
+
 def file_log(
     repo: Repository, store: str, path: str | None = None, *, patch: bool = False
 ) -> list[tuple[FileRevision, str]]:
     """The revisions of a file store (or one path), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    history = repo.file_revisions(store, path)
-    return _logged(history, lambda r: r.path, lambda r: r.text, patch)
+    return _logged(file_history(repo, store, path), lambda r: r.path, lambda r: r.text, patch)
 
 
 def store_rows(repo: Repository) -> list[dict[str, Any]]:
     """Each store with its head and totals: ``{"store", "head", "count", "chars", "lines"}``;
-    a file store's row adds ``"layout": "files"`` (its count is of files)."""
+    a file store's row adds ``"layout": "files"`` (its count is of files); a store only a
+    remote holds yet (fetched, not synced) comes last, with ``"remote"`` naming it."""
     rows: list[dict[str, Any]] = []
     for store in repo.stores():
         snap = repo.snapshot(store)
@@ -81,6 +99,10 @@ def store_rows(repo: Repository) -> list[dict[str, Any]]:
         if is_file_store(repo, store):
             row["layout"] = "files"
         rows.append(row)
+    for store, remotes in sorted(repo.remote_stores().items()):
+        rows.append(
+            {"store": store, "head": None, "count": 0, "chars": 0, "lines": 0, "remote": remotes[0]}
+        )
     return rows
 
 
@@ -162,7 +184,7 @@ def log(
 ) -> list[tuple[Revision, str]]:
     """The revisions of a store (or one memory), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    return _logged(repo.revisions(store, slug), lambda r: r.slug, render, patch)
+    return _logged(history(repo, store, slug), lambda r: r.slug, render, patch)
 
 
 def _logged(

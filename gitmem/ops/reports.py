@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitmem.ops.diffs import diff_stat, render
 from gitmem.ops.reading import (
     OUTSIDE,
+    file_history,
     file_log,
     file_rows,
     is_file_store,
     show_file,
     store_rows,
 )
+from gitmem.ops.reading import history as memory_history
 from gitmem.ops.reading import log as memory_log
 from gitmem.ops.reading import search as search_store
 from gitmem.ops.reading import show as show_memory
@@ -40,6 +42,7 @@ __all__ = [
     "Written",
     "called",
     "check",
+    "counted",
     "fork",
     "log",
     "ls",
@@ -56,6 +59,17 @@ __all__ = [
     "sync_line",
     "when",
 ]
+
+_UNITS = {"memories": "memory", "files": "file"}
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one: "1 memory", "2 memories"."""
+    if count == 1:
+        return f"{count} {noun}"
+    if noun.endswith("y"):
+        return f"{count} {noun[:-1]}ies"
+    return f"{count} {noun}s"
 
 
 class Report(Protocol):
@@ -116,8 +130,10 @@ def stores(repo: Repository) -> Report:
     return _Fixed(
         _lines(
             [
-                f"{r['store']}\t{r['count']} {r.get('layout', 'memories')}, {r['chars']} chars, "
-                f"{r['lines']} lines"
+                f"{r['store']}\ton {r['remote']} only; `gitmem sync` fetches it"
+                if "remote" in r
+                else f"{r['store']}\t{counted(r['count'], _UNITS[r.get('layout', 'memories')])}, "
+                f"{counted(r['chars'], 'char')}, {counted(r['lines'], 'line')}"
                 for r in rows
             ]
         ),
@@ -153,7 +169,7 @@ class _Health:
         return {"healthy": not self.problems, "problems": self.problems}
 
     def refusal(self) -> str | None:
-        return f"{len(self.problems)} problem(s) found" if self.problems else None
+        return f"{counted(len(self.problems), 'problem')} found" if self.problems else None
 
 
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> Verdict:
@@ -198,8 +214,15 @@ def ls(repo: Repository, store: str) -> Report:
     """``gitmem ls``: each memory's slug, size and description (a file store: its files)."""
     if is_file_store(repo, store):
         rows = file_rows(repo, store)
+        width = max((len(f["path"]) for f in rows), default=0)
         return _Fixed(
-            _lines([f"{f['path']}  {f['chars']} chars  {f['lines']} lines" for f in rows]), rows
+            _lines(
+                [
+                    f"{f['path']:<{width}}  {f['chars']:>6} chars  {f['lines']:>5} lines"
+                    for f in rows
+                ]
+            ),
+            rows,
         )
     return _Memories(list(repo.summaries(store)))
 
@@ -338,7 +361,7 @@ def log(
 def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
     """``gitmem revisions``: every revision with its text, oldest first."""
     if is_file_store(repo, store):
-        files = repo.file_revisions(store, slug)
+        files = file_history(repo, store, slug)
         return _Fixed(
             [
                 f"== {r.path} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
@@ -347,7 +370,7 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
             ],
             [r.event() for r in files],
         )
-    history = repo.revisions(store, slug)
+    history = memory_history(repo, store, slug)
     return _Fixed(
         [
             f"== {r.slug} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
@@ -373,10 +396,12 @@ class _State:
             for m in event["memories"]
         ]
         out.append(
-            f"totals: {totals['count']} memories, {totals['chars']} chars, {totals['lines']} lines"
+            f"totals: {counted(totals['count'], 'memory')}, {counted(totals['chars'], 'char')}, "
+            f"{counted(totals['lines'], 'line')}"
         )
         out.append(
-            f"peaks:  {peaks['count']} memories, {peaks['chars']} chars, {peaks['lines']} lines"
+            f"peaks:  {counted(peaks['count'], 'memory')}, {counted(peaks['chars'], 'char')}, "
+            f"{counted(peaks['lines'], 'line')}"
         )
         shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
         out.append(f"limits: {shown}")
@@ -495,15 +520,28 @@ def notebook_timeline(rows: list[dict[str, Any]]) -> Report:
 # -- sharing and programs --------------------------------------------------------------
 
 
+def _copy(slug: str, changed: list[str], mark: str) -> str:
+    """The name a sync gave the other replica's side of ``slug``'s conflict: the changed
+    slug that is ``slug`` (perhaps shortened) with the conflict mark."""
+    copies = [(name.partition(mark)[0], name) for name in changed if mark in name]
+    for stem, name in copies:
+        if stem == slug:
+            return name
+    for stem, name in copies:  # a long slug is shortened to make room for the mark
+        if stem and slug.startswith(stem):
+            return name
+    return f"{slug}{mark}..."
+
+
 def sync_line(report: StoreSync) -> str:
     """A store's sync as one line: what happened, the conflicts and any limit exceeded."""
     from gitmem.sync import CONFLICT
 
     done: list[str] = []
     if report.fetched and not report.merged:
-        done.append(f"fetched {len(report.changed)} changed memories")
+        done.append(f"fetched {counted(len(report.changed), 'changed memory')}")
     if report.merged:
-        done.append(f"merged ({len(report.changed)} memories changed here)")
+        done.append(f"merged ({counted(len(report.changed), 'memory')} changed here)")
     if report.pushed:
         done.append("pushed")
     if not done:
@@ -512,8 +550,8 @@ def sync_line(report: StoreSync) -> str:
     if report.head:
         line += f" at {report.head[:12]}"
     if report.conflicts:
-        line += f"; {len(report.conflicts)} conflict(s): " + ", ".join(
-            f"{c} (theirs kept as {c}{CONFLICT}...)" for c in report.conflicts
+        line += f"; {counted(len(report.conflicts), 'conflict')}: " + ", ".join(
+            f"{c} (theirs kept as {_copy(c, report.changed, CONFLICT)})" for c in report.conflicts
         )
     if report.exceeded:
         line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
@@ -553,7 +591,10 @@ class Run:
 
     def refusal(self) -> str | None:
         """The error line when the program failed."""
-        return None if self.result.ok else (self.result.error or "the program failed")
+        if self.result.ok:
+            return None
+        # a thrown Error reads "Error: ..."; the error line says "Error:" once
+        return (self.result.error or "the program failed").removeprefix("Error: ")
 
 
 class _Called:

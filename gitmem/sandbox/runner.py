@@ -82,7 +82,7 @@ Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 
 _T = TypeVar("_T")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CALL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,63}")
+_CALL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
 _SLICE = 32_768
@@ -130,7 +130,7 @@ def _died(died: Died, what: str) -> str:
 def _check_call(name: str, raw: str) -> dict[str, object] | str:
     """The call's argument as an object, or the refusal to throw in the program."""
     if not _CALL_NAME.fullmatch(name):
-        return "a memories call's name must be 1-64 letters and digits, starting with a letter"
+        return "a memories call's name must be 1-64 letters, digits and _, starting with a letter"
     if len(raw) > ARGS_MAX:
         return _refusal(
             f"the argument to memories.{name}",

@@ -150,6 +150,20 @@ class Storage:
         """Every store id, sorted."""
         return self._refs.names(self._prefix)
 
+    def remote_stores(self) -> dict[str, list[str]]:
+        """The stores a remote holds, as last fetched (``refs/remotes/<remote>/...``), that
+        this replica does not hold yet: store id -> the remotes holding it (a fresh
+        clone's, before its first ``gitmem sync``)."""
+        inner = self._prefix[len("refs/heads/") :]
+        local = set(self.stores())
+        found: dict[str, list[str]] = {}
+        for name in self._refs.names("refs/remotes/"):
+            remote, _, rest = name.partition("/")
+            store = rest[len(inner) :] if rest.startswith(inner) else ""
+            if store and store != "HEAD" and store not in local:
+                found.setdefault(store, []).append(remote)
+        return found
+
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
         return self._refs.read(self._ref(check_store(store)))
