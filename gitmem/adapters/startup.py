@@ -61,7 +61,7 @@ class Launch:
         started: Any = self.started_as
         return Agent(self.profile, self.instance or self.profile, started)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (kept by hooks between processes)."""
         return {
             "capability": self.capability,
