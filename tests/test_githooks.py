@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_hooks import Unguarded, craft, md, trailers
+from helpers_githooks import Unguarded, craft, md, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
