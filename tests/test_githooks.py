@@ -335,3 +335,24 @@ def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
     before = server_state(server)
     _refusal(push(project, "gitmem/notes"), REF, "secret")
     assert server_state(server) == before
+
+
+def test_a_hook_from_an_earlier_version_is_reported_and_replaced(tmp_path: Path) -> None:
+    """A hook script that imports gitmem's former hook module is named by `gitmem check`
+    with the command that mends it, and `gitmem hooks install` replaces it."""
+    server = tmp_path / "server.git"
+    Repository.init(str(server), bare=True).close()
+    old = source("pre-receive").replace("from gitmem.githooks import", "from gitmem.hooks import")
+    (server / "hooks").mkdir(exist_ok=True)
+    (server / "hooks" / "pre-receive").write_text(old)
+    result = CliRunner().invoke(cli, ["--repo", str(server), "check"])
+    assert result.exit_code == 1
+    assert (
+        f"{server / 'hooks' / 'pre-receive'} imports gitmem.hooks, which this gitmem no longer "
+        f"has; re-run `gitmem hooks install --server {server}`"
+    ) in result.output
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
+    assert result.exit_code == 0, result.output
+    assert "from gitmem.githooks import main" in (server / "hooks" / "pre-receive").read_text()
+    result = CliRunner().invoke(cli, ["--repo", str(server), "check"])
+    assert result.exit_code == 0, result.output
