@@ -3,7 +3,7 @@
 1. Mutation latency on stores of 100, 1,000 and 10,000 memories (goal: 10k <= 1.5x 100).
 2. gitmem's commit against pygit2 (libgit2) and the ``git`` CLI making the same commit:
    blob, fan-out subtree, root tree, commit, ref update (goal: <= 1.3x pygit2 with fsync
-   on, issue 16; gitmem writes the objects as one pack, pygit2 as loose objects). The
+   on; gitmem writes the objects as one pack, pygit2 as loose objects). The
    content is new to the store, so every peer writes all four objects (checked).
 3. History of one slug at 10,000 commits: ``Repository.revisions(store, slug)`` warm and
    cold against ``git log --format=%H -- <path>`` (goal: <= 20 ms).

@@ -1,4 +1,4 @@
-"""The memories capability's launch configuration, read exactly as seed 000 writes it.
+"""The memories capability's launch configuration, read exactly as a launcher writes it.
 
     {"id": "memories", "enabled": true, "implementation": "markdown",
      "params": {"scope": "isolated", "maxCount": 64, "maxLenPerMemory": 0,
@@ -147,7 +147,7 @@ class Capability:
         return found
 
     def to_dict(self) -> dict[str, Any]:
-        """The configuration block, as seed 000 writes it."""
+        """The configuration block, as a launcher writes it."""
         return {
             "id": "memories",
             "enabled": self.enabled,

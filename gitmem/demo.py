@@ -1,8 +1,8 @@
 """``gitmem demo``: a scripted session that shows what gitmem does, in a few screens.
 
 Two agents of one profile share a markdown store; a scratchpad subagent keeps its own
-notebook with a code memory; a routine agent keeps a whole-file notebook (seed 001); an
-orchestrator curates rows with a lifecycle (seed 002). Every step is a real call on a real repository.
+notebook with a code memory; a routine agent keeps a whole-file notebook; an
+orchestrator curates rows with a lifecycle. Every step is a real call on a real repository.
 """
 
 from __future__ import annotations
@@ -191,11 +191,11 @@ Show = Callable[[str, str, dict[str, object], Holder], ToolResult]
 def _notebook_scene(
     repo: Repository, say: Callable[[str], None], show: Show, echo: Callable[[str], None]
 ) -> None:
-    say("A routine agent keeps one notebook file (seed 001), rewritten whole")
+    say("A routine agent keeps one notebook file, rewritten whole")
     notebook = Capability("notebook", "isolated", Limits(max_len_per_memory=200))
     monday = repo.bind(notebook, Agent("digest", "digest-mon", "root"))
     assert monday is not None
-    text = "- resume: the March invoices, from #41\n- the vendor API rate-limits at 10/s\n"
+    text = "- resume: the March invoices, from batch 41\n- the vendor API rate-limits at 10/s\n"
     show("digest-mon", "memory_write", {"content": text}, monday)
     show("digest-mon", "memory_write", {"content": text}, monday)
     show("digest-mon", "memory_write", {"content": "x" * 201}, monday)
@@ -212,7 +212,7 @@ def _notebook_scene(
 def _curated_scene(
     repo: Repository, say: Callable[[str], None], show: Show, echo: Callable[[str], None]
 ) -> None:
-    say("An orchestrator curates rows with a lifecycle (seed 002)")
+    say("An orchestrator curates rows with a lifecycle")
     rows = Capability("curated", "shared", Limits(max_len_description=120))
     orch = repo.bind(rows, Agent("orchestrator", "orch-1", "root"))
     assert orch is not None

@@ -17,6 +17,7 @@ exits 1; git then changes nothing on the server.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
 import sys
@@ -36,7 +37,16 @@ from gitmem.store.screen import Screen, Write
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import Edit, Memory
 
-__all__ = ["HOOKS", "Update", "check_updates", "common_dir", "install", "install_server", "main"]
+__all__ = [
+    "HOOKS",
+    "Update",
+    "check_updates",
+    "common_dir",
+    "install",
+    "install_server",
+    "main",
+    "stale_hooks",
+]
 
 HOOKS = ("pre-receive", "pre-push")
 """The hooks gitmem ships (top-level ``hooks/``, and inside the package)."""
@@ -427,3 +437,36 @@ def install_server(path: str) -> list[str]:
 # what a hook gitmem wrote names: this module (and, in hooks written by earlier
 # versions, its former name)
 _MARKS = ("gitmem.githooks", "gitmem.hooks")
+
+
+def stale_hooks(git_dir: str) -> list[str]:
+    """One line for each gitmem hook script in ``git_dir``/hooks that imports a module
+    this gitmem no longer has (a script an earlier version installed)."""
+    problems: list[str] = []
+    for hook in HOOKS:
+        path = os.path.join(git_dir, "hooks", hook)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                held = f.read(_SCRIPT_MAX)
+        except OSError:
+            continue
+        again = "gitmem hooks install" + (f" --server {git_dir}" if hook == "pre-receive" else "")
+        for line in held.splitlines():
+            words = line.split()
+            if len(words) < 4 or words[0] != "from" or words[2] != "import":
+                continue
+            if words[1].startswith("gitmem.") and not _importable(words[1]):
+                problems.append(
+                    f"{path} imports {words[1]}, which this gitmem no longer has; re-run `{again}`"
+                )
+    return problems
+
+
+_SCRIPT_MAX = 1 << 16  # a hook script gitmem wrote is a page; read no more of any file
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

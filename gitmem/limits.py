@@ -98,7 +98,7 @@ class Excess:
     def over(self) -> int:
         return self.value - self.maximum
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """``{"limit", "value", "maximum", "over", "slug"}`` (slug ``None`` for the set)."""
         return {
             "limit": self.limit,

@@ -218,8 +218,13 @@ class Totals:
             max(self.count, other.count), max(self.chars, other.chars), max(self.lines, other.lines)
         )
 
-    def as_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int]:
+        """``{"count", "chars", "lines"}``."""
         return {"count": self.count, "chars": self.chars, "lines": self.lines}
+
+    def as_dict(self) -> dict[str, int]:
+        """The same as :meth:`to_dict` (the name earlier versions used)."""
+        return self.to_dict()
 
 
 @dataclass(frozen=True)
@@ -292,8 +297,8 @@ class FileRevision:
     peaks: Totals
     removed: bool = False
 
-    def event(self) -> dict[str, Any]:
-        """The ``file_revision`` telemetry event."""
+    def to_dict(self) -> dict[str, Any]:
+        """The ``file_revision`` telemetry event, as JSON-ready data."""
         return {
             "type": "file_revision",
             "store": self.store,
@@ -306,6 +311,10 @@ class FileRevision:
             "commit": self.commit,
             "time": self.time,
         }
+
+    def event(self) -> dict[str, Any]:
+        """The same as :meth:`to_dict` (the name earlier versions used)."""
+        return self.to_dict()
 
 
 @dataclass(frozen=True)
@@ -335,8 +344,8 @@ class Revision:
         """The memory as this revision left it (for a removal, as it was removed)."""
         return Memory(self.slug, self.description, self.body, self.code, self.on_use)
 
-    def event(self) -> dict[str, Any]:
-        """The ``memory_revision`` telemetry event."""
+    def to_dict(self) -> dict[str, Any]:
+        """The ``memory_revision`` telemetry event, as JSON-ready data."""
         return {
             "type": "memory_revision",
             "store": self.store,
@@ -351,3 +360,7 @@ class Revision:
             "commit": self.commit,
             "time": self.time,
         }
+
+    def event(self) -> dict[str, Any]:
+        """The same as :meth:`to_dict` (the name earlier versions used)."""
+        return self.to_dict()

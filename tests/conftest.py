@@ -78,7 +78,7 @@ def capability(
     enabled: bool = True,
     **limits: int,
 ) -> Capability:
-    """A configuration in seed 000's format: every limit off unless given."""
+    """A configuration in the launch format: every limit off unless given."""
     params: dict[str, Any] = {"scope": scope, **dict.fromkeys(LIMITS, 0), **limits}
     return Capability.from_dict(
         {

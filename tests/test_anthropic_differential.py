@@ -89,7 +89,7 @@ def sizes_of_directories_masked(text: str) -> str:
 
 
 def prune_empty_directories(root: Path) -> None:
-    """Directories are implicit in a file store (SPEC §13): one exists while it holds a
+    """Directories are implicit in a file store: one exists while it holds a
     file. The reference keeps a folder its last file left; remove those."""
     for folder, _, _ in sorted(os.walk(root), key=lambda w: -len(w[0])):
         if Path(folder) != root and not os.listdir(folder):

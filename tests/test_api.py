@@ -56,3 +56,12 @@ def test_every_error_is_drawn_in_the_tree() -> None:
     doc = inspect.getdoc(errors) or ""
     for name in errors.__all__:
         assert f" {name}" in doc, name
+
+
+def test_one_serialisation_name_and_its_old_aliases() -> None:
+    """Public values serialise with ``to_dict()``; the names earlier versions used agree."""
+    totals = gitmem.Totals(1, 2, 3)
+    assert totals.to_dict() == totals.as_dict() == {"count": 1, "chars": 2, "lines": 3}
+    for cls in (gitmem.Revision, gitmem.FileRevision):
+        assert cls.event is not cls.to_dict
+        assert "to_dict" in inspect.getsource(cls.event)

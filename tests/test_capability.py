@@ -15,7 +15,7 @@ SIX = LIMITS
 
 
 def block(**changes: Any) -> dict[str, Any]:
-    """Seed 000's example block, with top-level keys or params replaced (None drops one)."""
+    """The documented example block, with top-level keys or params replaced (None drops one)."""
     params: dict[str, Any] = {
         "scope": "isolated",
         "maxCount": 64,
@@ -47,7 +47,7 @@ def refused(config: dict[str, Any]) -> list[str]:
 
 
 def test_seed_example_block_reads_as_written() -> None:
-    """The seed's JSON block reads as is, with every limit and the revise switch on."""
+    """The documented JSON block reads as is, with every limit and the revise switch on."""
     cap = Capability.from_json(json.dumps(block()))
     assert cap.implementation == "markdown"
     assert cap.scope == "isolated"

@@ -117,7 +117,7 @@ def other_agent(repo: Repository) -> Any:
 
 def test_full_life_cycle(repo: Repository, tmp_path: Path) -> None:
     """Start, two prompts with a notice between them, a Stop that runs an onUse, a
-    compaction: each hands the model what seed 000 says, once."""
+    compaction: each hands the model its moment's text, once."""
     other = other_agent(repo)
     other.call("create_memory", {"name": "api", "description": "api conventions", "body": "x"})
     options = ["--capability", json.dumps(CAP.to_dict()), "--profile", "claude-code"]

@@ -294,7 +294,7 @@ def test_log_and_revisions_json_are_revision_events(repo: Repository) -> None:
     """`log --json` is the events newest first, `revisions --json` oldest first."""
     put(repo, "notes", "a")
     put(repo, "notes", "b")
-    events = [r.event() for r in repo.revisions("notes")]
+    events = [r.to_dict() for r in repo.revisions("notes")]
     assert json.loads(run(repo, "revisions", "--json").stdout) == events
     assert json.loads(run(repo, "log", "--json").stdout) == events[::-1]
     patched = json.loads(run(repo, "log", "b", "-p", "--json").stdout)
@@ -350,7 +350,7 @@ def test_create_json_and_explicit_author(repo: Repository) -> None:
         "--author", "Bob <bob@example.org>", "--json",
     )  # fmt: skip
     event = json.loads(result.stdout)
-    assert event == repo.revisions("notes", "a")[0].event()
+    assert event == repo.revisions("notes", "a")[0].to_dict()
     assert event["author"] == "Bob"
 
 

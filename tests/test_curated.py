@@ -1,4 +1,4 @@
-"""The curated strategy (seed 002): append-only rows with owners, roles, claim kinds and
+"""The curated strategy: append-only rows with owners, roles, claim kinds and
 a lifecycle of links and statuses."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def seeded(repo: Repository) -> Holder:
 
 
 def test_the_tools(repo: Repository) -> None:
-    """SPEC §15's seven calls; a read-only holder gets the three reads."""
+    """The curated rows' seven calls; a read-only holder gets the three reads."""
     holder = bind(repo)
     assert holder.offered() == (
         "add_row",

@@ -104,3 +104,53 @@ def test_cli_reference_target_exists() -> None:
 
     assert isinstance(cli, click.Group)
     assert "gitmem.cli" in (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+
+
+def _product_files() -> list[Path]:
+    """The files the product ships: its code, the plugin and hook scripts, the sandbox."""
+    files = [*sorted((ROOT / "gitmem").rglob("*")), *sorted((ROOT / "hooks").rglob("*"))]
+    files += sorted((ROOT / "sandbox").glob("*.ts"))
+    return [f for f in files if f.is_file() and f.suffix not in (".pyc", ".png", ".ico")]
+
+
+@pytest.mark.parametrize("path", _product_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_product_has_no_citations(path: Path) -> None:
+    """No code, comment, docstring, plugin or sandbox text cites design documents or issues."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return
+    found = [
+        f"{n}: {line.strip()}"
+        for n, line in enumerate(text.splitlines(), 1)
+        if CITATIONS.search(line)
+    ]
+    assert found == []
+
+
+def _help_texts() -> list[tuple[str, str]]:
+    """Every help text of the command line: commands, groups and their options."""
+    import click
+
+    from gitmem.cli import cli
+
+    texts: list[tuple[str, str]] = []
+
+    def walk(command: click.Command, path: str) -> None:
+        texts.extend((path, t) for t in (command.help, command.short_help, command.epilog) if t)
+        for param in command.params:
+            if isinstance(param, click.Option) and param.help:
+                texts.append((f"{path} {param.opts[0]}", param.help))
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, f"{path} {name}")
+
+    walk(cli, "gitmem")
+    return texts
+
+
+def test_help_has_no_citations() -> None:
+    """The command line's help names concepts in the product's words, never a document."""
+    texts = _help_texts()
+    assert len(texts) > 40
+    assert [(where, t) for where, t in texts if CITATIONS.search(t)] == []

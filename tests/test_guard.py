@@ -1,5 +1,5 @@
 """Write guards as code: a store's ``@guard.ts`` judges every write in the sandbox
-(tool calls, programs, the CLI; the push is in ``test_hooks``), and a broken guard
+(tool calls, programs, the CLI; the push is in ``test_githooks``), and a broken guard
 refuses, never accepts."""
 
 from __future__ import annotations

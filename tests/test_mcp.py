@@ -208,7 +208,7 @@ def test_every_tool_succeeds_and_refuses(repo: Repository, implementation: str) 
 
 def test_notices_between_two_servers_arrive_once(repo: Repository) -> None:
     """A write through one server reaches the other's next tool result, once, in the
-    seed's form; never the writer's own."""
+    notice's form; never the writer's own."""
     cap = cap_json()
 
     async def main() -> tuple[list[str], list[str], list[str]]:

@@ -1,4 +1,4 @@
-"""The notebook strategy (seed 001): one file rewritten whole, every version kept for
+"""The notebook strategy: one file rewritten whole, every version kept for
 the operator, the agent shown only the live text."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Notices to linked holders: the seed's text, one line per memory, delivered once, persisted, swept."""
+"""Notices to linked holders: the notice text, one line per memory, delivered once, persisted, swept."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def create(holder: Holder, slug: str, description: str = "", body: str = "body")
 
 
 def test_seed_notice_text_verbatim(repo: Repository) -> None:
-    """Added, updated and deleted memories are announced in exactly the seed's words."""
+    """Added, updated and deleted memories are announced in exactly the notice's words."""
     writer = bind(repo, "writer")
     create(writer, "api-conventions", "error envelope", "errors are wrapped")
     create(writer, "scratch-notes", "temporary", "scratch")

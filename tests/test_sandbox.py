@@ -145,7 +145,7 @@ def test_load_refuses_a_module_that_never_finishes_loading() -> None:
 
 
 def test_program_imports_a_loaded_module(sandbox: Sandbox) -> None:
-    """The seed's csv-tools example end to end: a program imports the module and prints."""
+    """The csv-tools example end to end: a program imports the module and prints."""
     program = """\
 import { csvTools } from "gitmem";
 const rows: string[][] = csvTools.parseCsv('name,qty\\n"bolt",3');

@@ -436,7 +436,7 @@ def test_attack_is_contained(
     assert ctx.holder.call("read_memory", {"name": "a"}).ok
 
 
-# -- round two: the classes of issue 9 -----------------------------------------------
+# -- round two: the attack classes -----------------------------------------------------
 #
 # Each class below has its own variants, written for this catalogue; every variant is
 # followed by `still_works`: a normal program, a `memories` write and a native call on

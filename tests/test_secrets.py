@@ -1,6 +1,6 @@
 """Secret scanning: the detectors on the corpus, and every write path refusing a
 credential (tool call, program, CLI, file store, sync merge; the push is in
-``test_hooks``), with the allowlist admitting a reviewed false positive."""
+``test_githooks``), with the allowlist admitting a reviewed false positive."""
 
 from __future__ import annotations
 

@@ -301,7 +301,7 @@ def test_revision_fields_and_event(repo: Repository) -> None:
     assert rev.author == "alice"
     assert (rev.code, rev.on_use) == ("export default 1;", "x;")
     assert rev.time > 1_600_000_000
-    event = rev.event()
+    event = rev.to_dict()
     assert event["type"] == "memory_revision"
     assert {k: event[k] for k in ("store", "slug", "revision", "op", "body")} == {
         "store": STORE,

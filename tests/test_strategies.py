@@ -80,7 +80,7 @@ def read_only(repo: Repository, strategy: str, revise: bool = True) -> tuple[Hol
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_tools_offered_per_strategy(repo: Repository, strategy: str) -> None:
-    """Each strategy offers exactly the seed's tools, in its order."""
+    """Each strategy offers exactly its documented tools, in its order."""
     assert [t["name"] for t in bind(repo, cap(strategy)).tools()] == TOOLS[strategy]
 
 

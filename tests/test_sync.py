@@ -330,7 +330,7 @@ def test_a_merged_set_over_a_limit_is_kept_reported_and_held(replicas: Replicas)
             ).ok
     replicas.a.sync()
     [report] = replicas.b.sync()
-    assert [e.as_dict() for e in report.exceeded] == [
+    assert [e.to_dict() for e in report.exceeded] == [
         {"limit": "maxCount", "value": 7, "maximum": 5, "over": 2, "slug": None}
     ]
     assert ops.state(replicas.b, STORE)["exceeded"] == [

@@ -115,7 +115,7 @@ class Session:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         data = {
             "session_id": self.session_id,
-            "launch": self.launch.as_dict(),
+            "launch": self.launch.to_dict(),
             "views": [list(v) for v in self.views],
             "started": self.started,
             "offset": self.offset,

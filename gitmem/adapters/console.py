@@ -370,7 +370,7 @@ class Console:
                         fields["body"],
                         expected=expected,
                     )
-                    return rev.event(), rev.op == "create"
+                    return rev.to_dict(), rev.op == "create"
 
                 event, created = await self._call(save)
                 return JSONResponse(event, status_code=201 if created else 200, headers=_HEADERS)
@@ -378,7 +378,7 @@ class Console:
             def delete() -> dict[str, Any]:
                 return ops.delete(
                     self.repo, self._existing(store), self.author, slug, expected=expected
-                ).event()
+                ).to_dict()
 
             return JSONResponse(await self._call(delete), headers=_HEADERS)
         except StaleRevision as exc:

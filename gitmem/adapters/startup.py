@@ -84,7 +84,7 @@ class Launch:
         )
         return Agent(self.profile, instance, started)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (kept by hooks between processes)."""
         return {
             "capability": self.capability,

@@ -36,7 +36,7 @@ def emit(data: object) -> None:
 def show(report: Report, as_json: bool) -> None:
     """Print a command's report, as JSON under ``--json``, else as text."""
     if as_json:
-        emit(report.as_json())
+        emit(report.to_dict())
     else:
         for piece in report.pieces():
             click.echo(piece, nl=False)

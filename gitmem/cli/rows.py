@@ -169,11 +169,10 @@ def rows_show(name: str, store: str | None, as_json: bool) -> None:
         gitmem rows show tz
     """
     from gitmem.strategies.curated import row_text
-    from gitmem.strategies.curated_ops import row_json
 
     row = ops.rows_show(*picked(store), name)
     if as_json:
-        emit(row_json(row))
+        emit(row.to_dict())
     else:
         click.echo(row_text(row))
 
@@ -190,11 +189,11 @@ def rows_ls(owner: str | None, live: bool, store: str | None, as_json: bool) -> 
     Example:
         gitmem rows ls --owner "project alpha" --live
     """
-    from gitmem.strategies.curated_ops import row_json, row_line
+    from gitmem.strategies.curated_ops import row_line
 
     found = ops.rows_list(*picked(store), owner=owner, live=live)
     if as_json:
-        emit([row_json(r) for r in found])
+        emit([r.to_dict() for r in found])
     else:
         click.echo("".join(row_line(r) + "\n" for r in found), nl=False)
 

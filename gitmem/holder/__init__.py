@@ -240,7 +240,7 @@ class Holder:
 
     def revisions(self) -> list[Event]:
         """Every ``memory_revision`` of the store, in order."""
-        return [r.event() for r in self.repo.revisions(self.store_id)]
+        return [r.to_dict() for r in self.repo.revisions(self.store_id)]
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Stream events to ``callback``; returns a function that stops the stream."""

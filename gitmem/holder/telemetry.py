@@ -43,11 +43,11 @@ def state_event(
             {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
             for m in memories
         ],
-        "totals": snapshot.totals.as_dict(),
+        "totals": snapshot.totals.to_dict(),
         "limits": limits.as_params(),
-        "peaks": snapshot.peaks.as_dict(),
+        "peaks": snapshot.peaks.to_dict(),
         "exceeded": [
-            e.as_dict() for e in exceeded(limits, applies, snapshot.totals, memories, index)
+            e.to_dict() for e in exceeded(limits, applies, snapshot.totals, memories, index)
         ],
     }
 
@@ -73,7 +73,7 @@ class Telemetry:
     def revised(self, revisions: list[Revision]) -> None:
         """Stream the revisions this holder made."""
         for revision in revisions:
-            event = revision.event()
+            event = revision.to_dict()
             for callback in list(self._subscribers):
                 callback(event)
 

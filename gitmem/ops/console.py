@@ -124,8 +124,8 @@ def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict
         "head": snap.commit,
         "strategy": found.strategy.name if found else None,
         "limits": (found.limits if found else Limits()).as_params(),
-        "totals": snap.totals.as_dict(),
-        "peaks": snap.peaks.as_dict(),
+        "totals": snap.totals.to_dict(),
+        "peaks": snap.peaks.to_dict(),
         "holders": held_by,
         "authors": authors,
         "instances": instances,
@@ -145,7 +145,7 @@ def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
     latest = rows[0][0]
     revisions: list[dict[str, Any]] = []
     for r, d in rows:
-        event = r.event()
+        event = r.to_dict()
         added, gone = diff_stat(d)
         event.update(removed=r.removed, diff=d, lines_added=added, lines_removed=gone)
         revisions.append(event)

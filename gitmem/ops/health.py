@@ -19,8 +19,11 @@ __all__ = ["check", "code_problems", "strategy_problems"]
 
 def check(repo: Repository, progress: Callable[[int], None] | None = None) -> list[str]:
     """Every problem found in the repository (objects, memory files, each strategy's
-    own form, code); empty if healthy."""
-    return repo.check(progress) + strategy_problems(repo) + code_problems(repo)
+    own form, code, gitmem's git hook scripts); empty if healthy."""
+    from gitmem.githooks import stale_hooks
+
+    found = repo.check(progress) + strategy_problems(repo) + code_problems(repo)
+    return found + stale_hooks(repo.directory)
 
 
 def strategy_problems(repo: Repository) -> list[str]:

@@ -95,7 +95,7 @@ def store_rows(repo: Repository) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for store in repo.stores():
         snap = repo.snapshot(store)
-        row = {"store": store, "head": snap.commit, **snap.totals.as_dict()}
+        row = {"store": store, "head": snap.commit, **snap.totals.to_dict()}
         if is_file_store(repo, store):
             row["layout"] = "files"
         rows.append(row)

@@ -1,7 +1,7 @@
 """What each operator command reports, as a person reads it and as JSON.
 
 Each function here is named after the command it answers and gives back one report:
-``text()`` is what the command prints (ending in a newline, or empty), ``as_json()``
+``text()`` is what the command prints (ending in a newline, or empty), ``to_dict()``
 what ``--json`` prints. The shapes are described in ``docs/cli-json.md``.
 """
 
@@ -80,7 +80,7 @@ class Report(Protocol):
         log | head`) ends the command at the next piece."""
         ...
 
-    def as_json(self) -> object: ...
+    def to_dict(self) -> object: ...
 
 
 class Verdict(Report, Protocol):
@@ -117,7 +117,7 @@ class _Fixed:
     def pieces(self) -> Iterable[str]:
         return self.shown
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         return self.data
 
 
@@ -165,7 +165,7 @@ class _Health:
     def pieces(self) -> Iterable[str]:
         return _lines(self.problems) if self.problems else ["healthy\n"]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         return {"healthy": not self.problems, "problems": self.problems}
 
     def refusal(self) -> str | None:
@@ -203,7 +203,7 @@ class _Memories:
             )
         ]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         return [
             {"slug": slug, "description": description, "chars": chars, "lines": lines}
             for slug, (description, chars, lines) in self.listing
@@ -246,7 +246,7 @@ class _ShownMemory:
             )
         return [f"# {self.slug}  revision {found.revision}{note}\n", _block(render(found))]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         found = self.found
         return {
             "store": self.store,
@@ -272,7 +272,7 @@ class _ShownFile:
         gone = " (removed here; the text it removed)" if self.found.removed else ""
         return [f"# {self.path}  revision {self.found.revision}{gone}\n", _block(self.found.text)]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         found = self.found
         return {
             "store": self.store,
@@ -310,10 +310,10 @@ class _MemoryLog:
                 out.append(d)
         return out
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         events: list[dict[str, Any]] = []
         for r, d in self.rows:
-            event: dict[str, Any] = dict(r.event())
+            event: dict[str, Any] = dict(r.to_dict())
             if self.patch:
                 event["diff"] = d
             if self.stat:
@@ -339,8 +339,8 @@ class _FileLog:
                 out.append(d)
         return out
 
-    def as_json(self) -> object:
-        return [{**r.event(), **({"diff": d} if self.patch else {})} for r, d in self.rows]
+    def to_dict(self) -> object:
+        return [{**r.to_dict(), **({"diff": d} if self.patch else {})} for r, d in self.rows]
 
 
 def log(
@@ -368,7 +368,7 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
                 f"({r.commit[:12]})\n" + _block(r.text)
                 for r in files
             ],
-            [r.event() for r in files],
+            [r.to_dict() for r in files],
         )
     history = memory_history(repo, store, slug)
     return _Fixed(
@@ -377,7 +377,7 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
             f"({r.commit[:12]})\n" + _block(render(r))
             for r in history
         ],
-        [r.event() for r in history],
+        [r.to_dict() for r in history],
     )
 
 
@@ -413,7 +413,7 @@ class _State:
             )
         return _lines(out)
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         return self.event
 
 
@@ -438,7 +438,7 @@ class _Hits:
             for h in self.hits
         ]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         lowered = [k.lower() for k in self.keywords]
         return [
             {
@@ -484,8 +484,8 @@ class Written:
             for r in self.revisions
         ]
 
-    def as_json(self) -> object:
-        events = [r.event() for r in self.revisions]
+    def to_dict(self) -> object:
+        events = [r.to_dict() for r in self.revisions]
         return events if self.many else events[0]
 
 
@@ -564,7 +564,7 @@ def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> 
 
     done = share(repo, remote, store)
     lines = [sync_line(r) for r in done] or [f"no stores here or at {remote}"]
-    return _Fixed(_lines(lines), [r.as_json() for r in done])
+    return _Fixed(_lines(lines), [r.to_dict() for r in done])
 
 
 class Run:
@@ -580,7 +580,7 @@ class Run:
         """The program's output, then each view under its title."""
         return [self.result.output, *(f"[view] {v.title}\n{v.text}\n" for v in self.views)]
 
-    def as_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"ok", "output", "error", "views": [{"title", "text"}]}``."""
         return {
             "ok": self.result.ok,
@@ -606,7 +606,7 @@ class _Called:
     def pieces(self) -> Iterable[str]:
         return [self.result.text + "\n"]
 
-    def as_json(self) -> object:
+    def to_dict(self) -> object:
         return {"ok": self.result.ok, "kind": self.result.kind, "text": self.result.text}
 
     def refusal(self) -> str | None:

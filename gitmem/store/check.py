@@ -97,12 +97,7 @@ def check(
                             md_blobs.setdefault(entry.sha, (f"{where}: {full}", child))
                         stack.append((entry.sha, where, full, plain))
         for sha, (where, filename) in md_blobs.items():
-            try:
-                obj = git.object_store[sha]
-            except Exception:
-                continue  # already reported as unreadable
-            if not isinstance(obj, Blob):
-                problems.append(f"{where} is not a file")
+            if (obj := _file(git, sha, where, problems)) is None:
                 continue
             slug = filename[: -len(files.MD)]
             try:
@@ -110,12 +105,7 @@ def check(
             except GitmemError as exc:
                 problems.append(f"{where}: {exc}")
         for sha, where in text_blobs.items():
-            try:
-                obj = git.object_store[sha]
-            except Exception:
-                continue  # already reported as unreadable
-            if not isinstance(obj, Blob):
-                problems.append(f"{where} is not a file")
+            if (obj := _file(git, sha, where, problems)) is None:
                 continue
             try:
                 obj.as_raw_string().decode("utf-8")
@@ -124,6 +114,18 @@ def check(
     finally:
         git.close()
     return problems
+
+
+def _file(git: Repo, sha: ObjectID, where: str, problems: list[str]) -> Blob | None:
+    """The blob a file names; ``None`` (reporting it) if the object is not a blob."""
+    try:
+        obj = git.object_store[sha]
+    except Exception:
+        return None  # already reported as unreadable
+    if not isinstance(obj, Blob):
+        problems.append(f"{where} is not a file")
+        return None
+    return obj
 
 
 def _read(git: Repo, sha: ObjectID, where: str, problems: list[str]) -> ShaFile | None:

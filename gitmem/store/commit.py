@@ -70,7 +70,6 @@ T = TypeVar("T")
 _TRAILER_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 # the ops that write a memory or file, so their edits must carry one (a delete must not)
 _WRITES = frozenset({"create", "write", "update", "edit"})
-_SUFFIXES = (memoryfiles.MD, memoryfiles.CODE, memoryfiles.ON_USE)
 
 
 class Attempt(NamedTuple, Generic[T]):
@@ -382,8 +381,8 @@ def new_tree(
             tree = reader.raw_tree(entry[1].decode()) if entry and entry[0] == DIR_MODE else None
             buckets[name] = (tree or EMPTY_TREE, {})
         base, changes = buckets[name]
-        before = [base.get(slug + suffix) for suffix in _SUFFIXES]
-        for suffix, found in zip(_SUFFIXES, before, strict=True):
+        before = [base.get(slug + suffix) for suffix in memoryfiles.SUFFIXES]
+        for suffix, found in zip(memoryfiles.SUFFIXES, before, strict=True):
             if found is not None:
                 changes[slug + suffix] = None
         memory = edit.memory

@@ -43,6 +43,7 @@ import bisect
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from typing import NamedTuple, Protocol
 from urllib.parse import quote, unquote
 
@@ -137,15 +138,12 @@ class History:
         self._side_end: list[int] = []
         self._offset = 0
         self._file: tuple[int, int] | None = None
-        # (commit, slug) → blob ids, for rows the walk wrote as LATER; kept in a side
-        # file ``<index>.blobs`` of ``commit slug md code onUse`` lines as they are found
-        self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
-        self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
         # derived data: after a disk error the index goes on in memory for this process
         self._persisted = True
         # a process that wrote without reading the index reads it whole from then on:
         # a cold read per commit would read the whole file each time
         self._wrote_cold = False
+        self._blob_ids = BlobIds(path, source, lambda: self._persisted)
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
@@ -161,14 +159,16 @@ class History:
             if slug is not None:
                 cold = self._cold_rows(head, slug)
                 if cold is not None:
-                    return self._entries(cold, slug)
+                    return self._blob_ids.entries(cold, slug)
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
-                return self._entries(
+                return self._blob_ids.entries(
                     [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
                 )
-            return self._entries([self._rows[p] for p in self._slug_positions(slug, reach)], slug)
+            return self._blob_ids.entries(
+                [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+            )
 
     def last_revision(self, head: str | None, slug: str) -> int:
         """The highest revision number ``slug`` reached in ``head``'s history (0 if none).
@@ -205,7 +205,7 @@ class History:
             else:
                 return None
             rows = self._rows
-            return self._entries([rows[p] for p in kept if rows[p][2] not in _MARKS])
+            return self._blob_ids.entries([rows[p] for p in kept if rows[p][2] not in _MARKS])
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""
@@ -271,105 +271,11 @@ class History:
         i = bisect.bisect_right(self._side_start, position)
         return not i or position >= self._side_end[i - 1]
 
-    # -- a cold read: one slug's rows, without reading the whole index ----------------
-
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
-        """``slug``'s rows at ``head`` read straight from the file, when nothing is in
-        memory yet and the file ends with ``head``'s rows, complete: then ``head``'s
-        ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
-        rows without parsing the others. ``None``: take the full path (which also
-        repairs or rebuilds a file that does not read)."""
+        """A cold read (see :func:`_cold_rows`) when nothing is in memory yet."""
         if head is None or self._rows or not self._persisted or self._wrote_cold:
             return None
-        try:
-            with open(self._path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        end = data.rfind(b"\n") + 1
-        key = head.encode()
-        start = end - 1
-        rows = 0
-        while start > 0:
-            before = data.rfind(b"\n", 0, start - 1) + 1
-            if data[before : before + 40] != key:
-                break
-            start, rows = before, rows + 1
-        try:
-            facts = self._source.facts(head)
-            merge = len(self._source.parents(head)) > 1
-            if rows != merge + (len(facts.edits) if facts else 1):
-                return None
-            found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
-        except (GitmemError, ValueError, UnicodeDecodeError):
-            return None
-        return [row for row in found if row[2] not in _MARKS]
-
-    # -- blob ids, looked up when first read --------------------------------------------
-
-    def _entries(self, rows: list[Row], slug: str | None = None) -> list[Entry]:
-        """Entries for ``rows`` (all of ``slug``'s if given), their blob ids found."""
-        blobs = self._blobs
-        missing = [r for r in rows if r[4] == LATER and (r[0], r[3]) not in blobs]
-        if missing and slug not in self._blobs_read and None not in self._blobs_read:
-            self._read_blobs(slug)
-            missing = [r for r in missing if (r[0], r[3]) not in blobs]
-        if missing:
-            self._resolve(list(dict.fromkeys(r[0] for r in missing)))
-        return [_entry(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
-
-    def _read_blobs(self, slug: str | None) -> None:
-        """Take what the side file knows (``slug``'s lines only, if given). A line that
-        does not read is passed over: its row is looked up again."""
-        try:
-            with open(self._path + ".blobs", "rb") as f:
-                data = f.read()
-        except OSError:
-            data = b""
-        data = data[: data.rfind(b"\n") + 1]
-        lines = _lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
-        for line in lines:
-            fields = line.split(b" ")
-            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
-                try:
-                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = _name(name)
-                except UnicodeDecodeError:
-                    continue
-                self._blobs[commit, name] = (md, code, on_use)
-        self._blobs_read.add(slug)
-
-    def _resolve(self, commits: list[str]) -> None:
-        """Look up the blob ids of every slug ``commits`` changed, in their trees, and
-        keep them in the side file for the next process."""
-        found: dict[tuple[str, str], tuple[str, str, str]] = {}
-        for commit in commits:
-            step = self._source.step(commit)
-            if step.facts is None:
-                continue
-            for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
-                found[commit, edit.slug] = blobs
-        self._keep_blobs(found)
-
-    def _keep_blobs(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
-        """Keep blob ids in memory and in the side file, for the next process."""
-        self._blobs.update(found)
-        if not found or not self._persisted:
-            return
-        lines = [
-            f"{commit} {_field(slug)} {' '.join(blobs)}\n"
-            for (commit, slug), blobs in found.items()
-        ]
-        try:
-            # one write, after a newline: a line a killed writer left half-written
-            # stays a line of its own, which the reader passes over
-            fd = os.open(self._path + ".blobs", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, ("\n" + "".join(lines)).encode())
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # derived data: found again by the next reader that needs it
+        return _cold_rows(self._path, self._source, head, slug)
 
     # -- keeping the index in step with the branch --------------------------------
 
@@ -416,7 +322,7 @@ class History:
                 self._file = here
                 self._offset += len(data)
                 self._add(written)
-            self._keep_blobs({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
+            self._blob_ids.keep({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
 
     def _ends_with(self, fd: int, size: int, parent: str | None) -> bool:
         """Whether the index file (open as ``fd``, ``size`` bytes) holds exactly
@@ -511,7 +417,7 @@ class History:
         # keep the index up to where head's first-parent line joins the head's line;
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
-        new = self._walk(head, keep)
+        new = _walk(self._source, self._pos, head, keep)
         data = "".join(_format(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
@@ -535,41 +441,6 @@ class History:
             self._clear()
             self._add(kept)
         self._add(new)
-
-    def _walk(self, head: str, keep: int) -> list[Row]:
-        """Rows for every commit reachable from ``head`` that the first ``keep`` rows do
-        not hold, parents first (an iterative depth-first walk: histories are deep)."""
-        pos = self._pos
-        new: list[Row] = []
-        seen = {head}
-        heading = self._source.heading
-        stack = [_Frame(head, *heading(head))]
-        while stack:
-            frame = stack[-1]
-            parents = frame.parents
-            if frame.next < len(parents):
-                if frame.next == 1:
-                    frame.mark = keep + len(new)  # the first parent's ancestry is in
-                parent = parents[frame.next]
-                frame.next += 1
-                if parent not in seen and pos.get(parent, keep) >= keep:
-                    seen.add(parent)
-                    stack.append(_Frame(parent, *heading(parent)))
-                continue
-            stack.pop()
-            if len(parents) > 1:
-                new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-            facts = frame.facts
-            # a commit that changes no memory (not gitmem's, or one setting a store's
-            # guard or allowlist) still holds a place in the order
-            if facts is None or (not facts.edits and len(parents) < 2):
-                new.append((frame.sha, "0", FOREIGN, *_NONE4))
-                continue
-            # the blob ids are looked up when a row is first read (see _resolve): the
-            # walk reads commits only, never a tree
-            for edit in facts.edits:
-                new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
-        return new
 
     def _reset(self) -> None:
         self._clear()
@@ -623,6 +494,152 @@ class History:
 _MARKS = (FOREIGN, MERGE)
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
+
+
+class BlobIds:
+    """The blob ids of index rows written as ``?``: looked up in a commit's tree when a
+    row is first read, and kept in the side file ``<index>.blobs`` (``commit slug md
+    code onUse`` lines) for the next process."""
+
+    def __init__(self, path: str, source: Source, persisted: Callable[[], bool]) -> None:
+        self._path = path
+        self._source = source
+        self._persisted = persisted
+        self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
+
+    def entries(self, rows: list[Row], slug: str | None = None) -> list[Entry]:
+        """Entries for ``rows`` (all of ``slug``'s if given), their blob ids found."""
+        blobs = self._blobs
+        missing = [r for r in rows if r[4] == LATER and (r[0], r[3]) not in blobs]
+        if missing and slug not in self._blobs_read and None not in self._blobs_read:
+            self._read_blobs(slug)
+            missing = [r for r in missing if (r[0], r[3]) not in blobs]
+        if missing:
+            self._resolve(list(dict.fromkeys(r[0] for r in missing)))
+        return [_entry(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
+
+    def _read_blobs(self, slug: str | None) -> None:
+        """Take what the side file knows (``slug``'s lines only, if given). A line that
+        does not read is passed over: its row is looked up again."""
+        try:
+            with open(self._path + ".blobs", "rb") as f:
+                data = f.read()
+        except OSError:
+            data = b""
+        data = data[: data.rfind(b"\n") + 1]
+        lines = _lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
+        for line in lines:
+            fields = line.split(b" ")
+            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
+                try:
+                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
+                    name = _name(name)
+                except UnicodeDecodeError:
+                    continue
+                self._blobs[commit, name] = (md, code, on_use)
+        self._blobs_read.add(slug)
+
+    def _resolve(self, commits: list[str]) -> None:
+        """Look up the blob ids of every slug ``commits`` changed, in their trees, and
+        keep them in the side file for the next process."""
+        found: dict[tuple[str, str], tuple[str, str, str]] = {}
+        for commit in commits:
+            step = self._source.step(commit)
+            if step.facts is None:
+                continue
+            for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
+                found[commit, edit.slug] = blobs
+        self.keep(found)
+
+    def keep(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
+        """Keep blob ids in memory and in the side file, for the next process."""
+        self._blobs.update(found)
+        if not found or not self._persisted():
+            return
+        lines = [
+            f"{commit} {_field(slug)} {' '.join(blobs)}\n"
+            for (commit, slug), blobs in found.items()
+        ]
+        try:
+            # one write, after a newline: a line a killed writer left half-written
+            # stays a line of its own, which the reader passes over
+            fd = os.open(self._path + ".blobs", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, ("\n" + "".join(lines)).encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # derived data: found again by the next reader that needs it
+
+
+def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:
+    """``slug``'s rows at ``head`` read straight from the file, when nothing is in
+    memory yet and the file ends with ``head``'s rows, complete: then ``head``'s
+    ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
+    rows without parsing the others. ``None``: take the full path (which also
+    repairs or rebuilds a file that does not read)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    end = data.rfind(b"\n") + 1
+    key = head.encode()
+    start = end - 1
+    rows = 0
+    while start > 0:
+        before = data.rfind(b"\n", 0, start - 1) + 1
+        if data[before : before + 40] != key:
+            break
+        start, rows = before, rows + 1
+    try:
+        facts = source.facts(head)
+        merge = len(source.parents(head)) > 1
+        if rows != merge + (len(facts.edits) if facts else 1):
+            return None
+        found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
+    except (GitmemError, ValueError, UnicodeDecodeError):
+        return None
+    return [row for row in found if row[2] not in _MARKS]
+
+
+def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
+    """Rows for every commit reachable from ``head`` that the first ``keep`` rows (whose
+    positions ``pos`` gives) do not hold, parents first (an iterative depth-first walk:
+    histories are deep)."""
+    new: list[Row] = []
+    seen = {head}
+    heading = source.heading
+    stack = [_Frame(head, *heading(head))]
+    while stack:
+        frame = stack[-1]
+        parents = frame.parents
+        if frame.next < len(parents):
+            if frame.next == 1:
+                frame.mark = keep + len(new)  # the first parent's ancestry is in
+            parent = parents[frame.next]
+            frame.next += 1
+            if parent not in seen and pos.get(parent, keep) >= keep:
+                seen.add(parent)
+                stack.append(_Frame(parent, *heading(parent)))
+            continue
+        stack.pop()
+        if len(parents) > 1:
+            new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
+        facts = frame.facts
+        # a commit that changes no memory (not gitmem's, or one setting a store's
+        # guard or allowlist) still holds a place in the order
+        if facts is None or (not facts.edits and len(parents) < 2):
+            new.append((frame.sha, "0", FOREIGN, *_NONE4))
+            continue
+        # the blob ids are looked up when a row is first read (see BlobIds): the
+        # walk reads commits only, never a tree
+        for edit in facts.edits:
+            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
+    return new
+
+
 LATER = "?"
 """Stands for the blob ids of a row the walk wrote without reading trees."""
 _LATER3 = (LATER, LATER, LATER)

@@ -62,6 +62,16 @@ def check_store(store: object) -> str:
     return store
 
 
+def wrong_kind(store: str, *, files: bool, doing: str) -> InvalidArgument:
+    """The refusal of a memory store where a file store is needed (``files``), or the
+    reverse; ``doing`` says what was refused."""
+    if files:
+        what = f"store {store!r} holds memories, not files"
+    else:
+        what = f"store {store!r} is a file store"
+    return InvalidArgument(f"{what}; {doing}" if doing else what)
+
+
 def usable_store(store: str) -> bool:
     """Whether ``store`` is a usable store id (a remote may hold branches that are not)."""
     try:

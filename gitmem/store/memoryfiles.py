@@ -25,6 +25,8 @@ from gitmem.types import Memory
 MD = ".md"
 CODE = ".code.ts"
 ON_USE = ".onuse.ts"
+SUFFIXES = (MD, CODE, ON_USE)
+"""A memory's files: its markdown, and the code and onUse halves beside it."""
 
 _OPEN = b"---\ndescription: "
 _CLOSE = b"\n---\n"

@@ -19,8 +19,6 @@ from gitmem.types import Author, Edit
 
 __all__ = ["build_merge", "merge_base", "revisions_between"]
 
-_SUFFIXES = (memoryfiles.MD, memoryfiles.CODE, memoryfiles.ON_USE)
-
 
 def merge_base(reader: ObjectReader, history: History, ours: str, theirs: str) -> str | None:
     """A best common ancestor of ``ours`` (a head ``history`` indexes) and ``theirs``
@@ -126,13 +124,13 @@ def _merge_tree(
         if entries is None:
             entries = dict(reader.bucket(ours.root, name)) if ours.root else {}
             buckets[name] = entries
-        for suffix in _SUFFIXES:
+        for suffix in memoryfiles.SUFFIXES:
             entries.pop(edit.slug + suffix, None)
         if edit.memory is None:
             continue
         if theirs.root and theirs.get(edit.slug) == edit.memory:
             held = reader.bucket(theirs.root, name)
-            for filename in (edit.slug + suffix for suffix in _SUFFIXES):
+            for filename in (edit.slug + suffix for suffix in memoryfiles.SUFFIXES):
                 if filename in held:
                     entries[filename] = held[filename]
             continue

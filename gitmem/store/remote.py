@@ -25,7 +25,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
-from gitmem.store.locking import flocked, fsync_dir, fsync_together, remove_stale
+from gitmem.store.locking import flocked, fsync_dir, fsync_together, remove_stale, storage_error
 from gitmem.store.transfer import copy_history
 
 if TYPE_CHECKING:
@@ -306,6 +306,28 @@ class Pushed(NamedTuple):
     ok: bool
     moving: bool
     reason: str
+
+
+def settle_fetched(directory: str, remote: Remote) -> None:
+    """Make the name of a pack just fetched into ``directory`` durable."""
+    try:
+        # the fetched pack is fsynced (by packing's writer from a local path, by
+        # dulwich over a transport); its name in the folder must be too before a ref
+        # (the tracking ref, a fast-forward) names what it holds
+        fsync_dir(os.path.join(directory, "objects", "pack"))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise storage_error(exc, f"fetching from {remote.url}") from exc
+
+
+def tracking_refs(remote: Remote, prefix: str, heads: Mapping[str, str]) -> dict[Ref, str]:
+    """The refs that record where a named remote's store branches are, as ``git fetch``
+    records them (``refs/remotes/<name>/...``); none for a remote given as a URL."""
+    if remote.name is None:
+        return {}
+    tracking = f"refs/remotes/{remote.name}/{prefix[len('refs/heads/') :]}"
+    return {Ref((tracking + store).encode()): commit for store, commit in heads.items()}
 
 
 def resolve(repo: Repo, remote: str, base: str) -> Remote:

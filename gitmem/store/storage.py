@@ -34,8 +34,8 @@ from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
-from gitmem.store.layout import check_store, usable_store
-from gitmem.store.locking import WriteLock, fsync_dir, storage_error
+from gitmem.store.layout import check_store, usable_store, wrong_kind
+from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import extra_lines
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
@@ -355,15 +355,9 @@ class Storage:
         with self._read_lock:
             heads = remote.fetch(self._prefix)
         heads = {store: head for store, head in heads.items() if usable_store(store)}
-        try:
-            # the fetched pack is fsynced (by packing's writer from a local path, by
-            # dulwich over a transport); its name in the folder must be too before a ref
-            # (the tracking ref, a fast-forward) names what it holds
-            fsync_dir(os.path.join(self.directory, "objects", "pack"))
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise storage_error(exc, f"fetching from {remote.url}") from exc
+        from gitmem.store.remote import settle_fetched
+
+        settle_fetched(self.directory, remote)
         self._track(remote, heads)
         return heads
 
@@ -377,13 +371,14 @@ class Storage:
 
     def _track(self, remote: Remote, heads: Mapping[str, str]) -> None:
         """Record where a named remote's store branches are (``refs/remotes/<name>/``)."""
-        if remote.name is None:
+        from gitmem.store.remote import tracking_refs
+
+        if not (tracked := tracking_refs(remote, self._prefix, heads)):
             return
-        tracking = f"refs/remotes/{remote.name}/{self._prefix[len('refs/heads/') :]}"
         try:
             with self._lock.held():
-                for store, commit in heads.items():
-                    self._refs.track(Ref((tracking + store).encode()), commit)
+                for ref, commit in tracked.items():
+                    self._refs.track(ref, commit)
         except OSError as exc:
             raise storage_error(exc, f"recording what {remote.url} holds") from exc
 
@@ -494,21 +489,14 @@ class Storage:
         return history
 
     def _is_file_store(self, head: str | None) -> bool:
-        if head is None:
-            return False
         # a commit gitmem did not make keeps the layout of the gitmem commit before it
-        facts = self._reader.standing(head)
+        facts = self._reader.standing(head) if head is not None else None
         return facts is not None and facts.paths
 
     def _expect(self, store: str, head: str | None, *, files: bool, doing: str) -> None:
         """Refuse a memory store's head where a file store is needed, or the reverse."""
-        if head is None or self._is_file_store(head) == files:
-            return
-        if files:
-            what = f"store {store!r} holds memories, not files"
-        else:
-            what = f"store {store!r} is a file store"
-        raise InvalidArgument(f"{what}; {doing}" if doing else what)
+        if head is not None and self._is_file_store(head) != files:
+            raise wrong_kind(store, files=files, doing=doing)
 
 
 def git_identity() -> tuple[str | None, str | None]:

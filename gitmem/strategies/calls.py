@@ -1,4 +1,5 @@
-"""The calls seed 000's strategies share, as tools a strategy picks and words.
+"""The calls the memory-file strategies (markdown, keyword search, scratchpad) share, as tools
+a strategy picks and words.
 
 Each handler checks its arguments' content, builds its change with :mod:`gitmem.edits`
 and publishes it at the desk; the holder has already checked that the call is offered

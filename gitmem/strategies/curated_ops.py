@@ -14,7 +14,6 @@ from gitmem.types import Author, Revision, check_slug
 
 __all__ = [
     "conflicts_json",
-    "row_json",
     "row_line",
     "rows_add",
     "rows_append",
@@ -136,23 +135,6 @@ def rows_conflicts(
 ) -> list[tuple[curated.Row, curated.Row, list[str]]]:
     """Live pairs of one owner that share wording: candidates, never a verdict."""
     return curated.conflicts(_row_index(repo, store).rows.values(), owner)
-
-
-def row_json(row: curated.Row) -> dict[str, Any]:
-    """A row's JSON: ``{"name", "description", "kind", "owner", "project", "role",
-    "status", "superseded", "links", "content"}``."""
-    return {
-        "name": row.name,
-        "description": row.description,
-        "kind": row.kind,
-        "owner": row.owner,
-        "project": row.project or None,
-        "role": row.role,
-        "status": row.status,
-        "superseded": row.superseded,
-        "links": {k: list(v) for k, v in row.links.items()},
-        "content": row.content,
-    }
 
 
 def row_line(row: curated.Row) -> str:

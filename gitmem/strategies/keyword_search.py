@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Literal
 
 from gitmem.search import Hit, SearchIndex, check_keywords, stored_index
-from gitmem.store import Storage
 from gitmem.strategies import calls
-from gitmem.strategies.base import Desk, PromptContext, Tool
+from gitmem.strategies.base import Desk, StrategyBase, Tool
 from gitmem.types import Memory
 
 # the index lives in gitmem.search (below the strategies, so `gitmem search` loads no
@@ -22,14 +21,13 @@ __all__ = [
 ]
 
 
-class KeywordSearch:
+class KeywordSearch(StrategyBase):
     name = "keyword-search"
     aggregate_limits = frozenset({"maxCount"})
     loads_code_on: Literal["write", "read"] = "read"
     notice_bodies = False
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "find one with search_memories"
-    pinned_in_prompt = False
     revise_call = "edit_memory"
 
     def __init__(self) -> None:
@@ -52,15 +50,6 @@ class KeywordSearch:
 
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is pinned, so maxLenIndex never applies
-
-    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
-        return None
-
-    def prompt_section(self, context: PromptContext) -> str | None:
-        return None
-
-    def operator_refusal(self, op: str, slug: str) -> str | None:
-        return None
 
 
 def search_memories() -> Tool:

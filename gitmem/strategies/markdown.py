@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store import Storage
 from gitmem.strategies import calls
-from gitmem.strategies.base import PromptContext, Tool
+from gitmem.strategies.base import StrategyBase, Tool
 from gitmem.types import Memory
 
 __all__ = ["Markdown"]
 
 
-class Markdown:
+class Markdown(StrategyBase):
     name = "markdown"
     aggregate_limits = frozenset({"maxLenIndex"})
     loads_code_on: Literal["write", "read"] = "read"
     notice_bodies = False
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "the index lists the names (it may lag until the next compaction)"
-    pinned_in_prompt = False
     revise_call = "edit_memory"
 
     def __init__(self) -> None:
@@ -49,12 +47,3 @@ class Markdown:
 
     def index_line(self, memory: Memory) -> str:
         return f"- `{memory.slug}` — {memory.description}"
-
-    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
-        return None
-
-    def prompt_section(self, context: PromptContext) -> str | None:
-        return None
-
-    def operator_refusal(self, op: str, slug: str) -> str | None:
-        return None

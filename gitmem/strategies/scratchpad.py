@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.store import Storage
 from gitmem.strategies import calls
-from gitmem.strategies.base import PromptContext, Tool
+from gitmem.strategies.base import StrategyBase, Tool
 from gitmem.types import Memory
 
 __all__ = ["Scratchpad"]
 
 
-class Scratchpad:
+class Scratchpad(StrategyBase):
     name = "scratchpad"
     aggregate_limits = frozenset({"maxCount", "maxTotalLen"})
     loads_code_on: Literal["write", "read"] = "write"
     notice_bodies = True
     notice_tail = "Their text is shown above; the pinned block shows it from the next compaction."
     find_hint = "your memories are pinned in your context"
-    pinned_in_prompt = False
     revise_call = "update_memory"
 
     def __init__(self) -> None:
@@ -40,12 +38,3 @@ class Scratchpad:
 
     def index_line(self, memory: Memory) -> str:
         return ""  # nothing is indexed, so maxLenIndex never applies
-
-    def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
-        return None
-
-    def prompt_section(self, context: PromptContext) -> str | None:
-        return None
-
-    def operator_refusal(self, op: str, slug: str) -> str | None:
-        return None

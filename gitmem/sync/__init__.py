@@ -1,7 +1,7 @@
 """Sync: fetch a remote's stores, reconcile each that diverged, push the result.
 
     reports = sync(repo, "origin")          # one StoreSync per store
-    [r.as_json() for r in reports]
+    [r.to_dict() for r in reports]
 
 Never forced: a push names the head it replaces, and a remote that moved meanwhile is
 fetched and reconciled again (at most ``ATTEMPTS`` rounds). A merge is one commit with
@@ -59,7 +59,7 @@ class StoreSync:
     def up_to_date(self) -> bool:
         return not (self.fetched or self.merged or self.pushed)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
         "up_to_date", "conflicts", "changed", "exceeded"}``."""
         return {
@@ -73,7 +73,7 @@ class StoreSync:
             "up_to_date": self.up_to_date,
             "conflicts": list(self.conflicts),
             "changed": list(self.changed),
-            "exceeded": [e.as_dict() for e in self.exceeded],
+            "exceeded": [e.to_dict() for e in self.exceeded],
         }
 
 

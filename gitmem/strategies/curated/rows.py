@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gitmem.errors import InvalidArgument
 from gitmem.types import Memory
@@ -106,6 +107,22 @@ class Row:
 
     def memory(self) -> Memory:
         return Memory(self.name, self.description, self.body())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name", "description", "kind", "owner", "project", "role", "status",
+        "superseded", "links", "content"}``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "kind": self.kind,
+            "owner": self.owner,
+            "project": self.project or None,
+            "role": self.role,
+            "status": self.status,
+            "superseded": self.superseded,
+            "links": {k: list(v) for k, v in self.links.items()},
+            "content": self.content,
+        }
 
     def searchable(self) -> Memory:
         """The row as search reads it: name, claim and content, not its header."""

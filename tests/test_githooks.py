@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_hooks import Unguarded, craft, md, trailers
+from helpers_githooks import Unguarded, craft, md, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
@@ -363,3 +363,24 @@ def test_a_secret_in_a_pushed_commit_message_is_refused(world: tuple[Path, Path]
     line = _refusal(push(project, "gitmem/notes"), REF, "secret")
     assert "commit message" in line and _TOKEN not in line
     assert server_state(server) == before
+
+
+def test_a_hook_from_an_earlier_version_is_reported_and_replaced(tmp_path: Path) -> None:
+    """A hook script that imports gitmem's former hook module is named by `gitmem check`
+    with the command that mends it, and `gitmem hooks install` replaces it."""
+    server = tmp_path / "server.git"
+    Repository.init(str(server), bare=True).close()
+    old = source("pre-receive").replace("from gitmem.githooks import", "from gitmem.hooks import")
+    (server / "hooks").mkdir(exist_ok=True)
+    (server / "hooks" / "pre-receive").write_text(old)
+    result = CliRunner().invoke(cli, ["--repo", str(server), "check"])
+    assert result.exit_code == 1
+    assert (
+        f"{server / 'hooks' / 'pre-receive'} imports gitmem.hooks, which this gitmem no longer "
+        f"has; re-run `gitmem hooks install --server {server}`"
+    ) in result.output
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
+    assert result.exit_code == 0, result.output
+    assert "from gitmem.githooks import main" in (server / "hooks" / "pre-receive").read_text()
+    result = CliRunner().invoke(cli, ["--repo", str(server), "check"])
+    assert result.exit_code == 0, result.output

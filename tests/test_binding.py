@@ -1,4 +1,4 @@
-"""Scoping: seed 000's binding table, its two coherence rules, forks and successors."""
+"""Scoping: the binding table, its two coherence rules, forks and successors."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def slugs(holder: Holder) -> list[str]:
     return [m["slug"] for m in holder.state()["memories"]]
 
 
-# Expected (store, writable) per seed 000's table; "own", "profile", "spawner", "forker",
+# Expected (store, writable) per the binding table; "own", "profile", "spawner", "forker",
 # "predecessor" and "successor-profile" name the store the row says the agent binds.
 TABLE: dict[str, dict[str, tuple[str, bool]]] = {
     "root": {

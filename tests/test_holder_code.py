@@ -60,7 +60,7 @@ def write_program(call: str, **fields: str) -> str:
 
 
 def test_csv_tools_end_to_end(repo: Repository, holders: list[Holder]) -> None:
-    """The seed's csv-tools: written with code, documented, imported, and its onUse view next turn."""
+    """The csv-tools example: written with code, documented, imported, and its onUse view next turn."""
     holder = bind(repo, holders, "scratchpad")
     stored = holder.run_program(
         write_program(
