@@ -17,6 +17,7 @@ The store's own trailers (slug, op, revision, totals, peaks) are ``gitmem.store`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from gitmem.limits import LIMITS, Limits
@@ -34,6 +35,7 @@ __all__ = [
 CAPABILITY_TRAILER = "Gitmem-Capability"
 AGENT_TRAILER = "Gitmem-Agent"
 AGENT_KEYS = ("profile", "instance", "scope", "started-as")
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def capability_trailer(implementation: str, limits: Limits) -> dict[str, str]:
@@ -74,7 +76,7 @@ def read_agent_trailer(trailers: Mapping[str, str]) -> dict[str, str] | None:
     found: dict[str, str] = {}
     for part in text.split():
         key, sep, value = part.partition("=")
-        if not sep or key not in AGENT_KEYS or not value or key in found:
+        if not sep or key not in AGENT_KEYS or key in found or not _NAME.fullmatch(value):
             return None
         found[key] = value
     return found if len(found) == len(AGENT_KEYS) else None

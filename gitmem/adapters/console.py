@@ -186,7 +186,7 @@ class Console:
         if cached is not None and cached[0] == self.port:
             return cached[1]
         if self.wildcard:
-            names = _own_names()
+            names = _own_names() | ({self.host} - {""})
         else:
             names = {self.host}
             if self.host in ("127.0.0.1", "::1"):
