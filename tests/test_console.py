@@ -20,10 +20,10 @@ from conftest import capability, git
 from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
-from gitmem.holder import Holder
-from gitmem.types import SYNC_AUTHOR
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
+from gitmem.holder import Holder
+from gitmem.types import SYNC_AUTHOR
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
