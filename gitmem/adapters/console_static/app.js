@@ -62,6 +62,10 @@
     return Number(n).toLocaleString("en-US");
   }
 
+  function plural(n, one, many) {
+    return `${number(n)} ${n === 1 ? one : many}`;
+  }
+
   function storePath(store) {
     return store.split("/").map(encodeURIComponent).join("/");
   }
@@ -302,7 +306,7 @@
                   "div",
                   {},
                   instancePill(i.instance, i.watching),
-                  h("span", { class: "muted" }, ` ${i.profile === null ? "profile not recorded" : "profile " + i.profile}` + (i.wrote ? ` · ${number(i.wrote)} commits` : " · reads")),
+                  h("span", { class: "muted" }, ` ${i.profile === null ? "profile not recorded" : "profile " + i.profile}` + (i.wrote ? ` · ${plural(i.wrote, "commit", "commits")}` : " · reads")),
                 ),
               )
             : h("span", { class: "muted" }, "no agent (an operator's store)"),
@@ -318,7 +322,7 @@
         ? scroll(
             "table",
             { class: "grid", id: "modules" },
-            h("thead", {}, h("tr", {}, ["store", "strategy", "held by", ""].map((t) => h("th", {}, t)))),
+            h("thead", {}, h("tr", {}, ["store", "strategy", "held by", "shared"].map((t) => h("th", {}, t)))),
             h("tbody", {}, rows),
           )
         : h("p", { class: "muted" }, "This repository has no stores yet."),
@@ -352,8 +356,8 @@
       h(
         "p",
         { class: "muted" },
-        `${live.length} live memories, sized by characters` +
-          (gone.length ? `; ${gone.length} deleted ones below` : "") +
+        `${plural(live.length, "live memory", "live memories")}, sized by characters` +
+          (gone.length ? `; ${plural(gone.length, "deleted one", "deleted ones")} below` : "") +
           ". Click one for its history.",
       ),
       treemap(store, live),
