@@ -898,3 +898,23 @@ def test_agent_names_come_back_as_json_text(client: TestClient, repo: Repository
     hostile = {"Gitmem-Agent": "profile=<script> instance=a scope=shared started-as=root"}
     assert read_agent_trailer(hostile) is None
     assert read_agent_trailer({"Gitmem-Agent": "profile=p instance=i scope=s"}) is None
+
+
+def test_a_file_store_is_listed_and_offers_no_plain_edits(
+    client: TestClient, repo: Repository
+) -> None:
+    """A store the memory tool writes (files at paths) shows beside memory stores in
+    every view, its files in the panel, and offers no create, save or delete."""
+    from gitmem.types import FileChange, FileEdit
+
+    seed(repo)
+    change = FileChange((FileEdit("create", "notes/todo.md", "hi\n"),))
+    repo.publish_files("files/claude", Author.agent("claude"), lambda _: change)
+    rows = {row["store"]: row for row in client.get("/api/stores").json()}
+    assert rows["files/claude"]["instances"] == ["claude"]
+    assert rows["files/claude"]["actions"]["allowed"] == []
+    panel = client.get("/api/stores/files/claude/memories").json()
+    assert [(m["slug"], m["chars"], m["live"]) for m in panel] == [("notes/todo.md", 3, True)]
+    modules = {row["store"]: row for row in client.get("/api/modules").json()}
+    assert [i["instance"] for i in modules["files/claude"]["instances"]] == ["claude"]
+    assert client.get("/api/agents").status_code == 200

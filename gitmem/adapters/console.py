@@ -251,6 +251,8 @@ class Console:
         sock.listen(64)
         sock.set_inheritable(True)
         self.port = sock.getsockname()[1]
+        # a wildcard bind's own names take lookups: made once here, not in a request
+        self.hosts()
         return sock
 
     def server(self) -> uvicorn.Server:

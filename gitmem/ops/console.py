@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import NotFound
 from gitmem.ops.diffs import diff_stat, line_changes
 from gitmem.ops.reading import log
 from gitmem.ops.record import record
-from gitmem.types import AGENT_EMAIL, Revision
+from gitmem.types import AGENT_EMAIL, FileRevision, Revision
 
 if TYPE_CHECKING:
     from gitmem.repository import Repository
@@ -49,6 +49,27 @@ class _Held:
         self.time = 0
 
 
+class _Change(NamedTuple):
+    """What the ledger reads of one revision, of a memory or of a file store's file."""
+
+    slug: str
+    description: str
+    body: str
+    removed: bool
+    revision: int
+    author: str
+    time: int
+    commit: str
+
+    @classmethod
+    def of(cls, r: Revision) -> _Change:
+        return cls(r.slug, r.description, r.body, r.removed, r.revision, r.author, r.time, r.commit)
+
+    @classmethod
+    def of_file(cls, f: FileRevision) -> _Change:
+        return cls(f.path, "", f.text, f.removed, f.revision, f.author, f.time, f.commit)
+
+
 class Ledger:
     """Every memory a store ever held (deleted ones too), with its size and peak: what
     the console's treemap draws. It follows the store's head one change at a time, and
@@ -70,12 +91,19 @@ class Ledger:
         head = repo.head(self.store)
         if head == self.head:
             return
-        news = repo.revisions_since(self.store, self.head, head) if self.head else []
+        files = head is not None and repo.layout(self.store) == "files"
+        news: list[_Change] = []
+        if self.head and not files:
+            news = [_Change.of(r) for r in repo.revisions_since(self.store, self.head, head)]
         if not news or head is None:
-            # a first look, or a branch rewritten under us: fold it all again
+            # a first look, a file store (small, written by the memory tool), or a branch
+            # rewritten under us: fold it all again
             self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
             self._seen, self._agents = set(), {}
-            news = repo.revisions(self.store) if head is not None else []
+            if files:
+                news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
+            elif head is not None:
+                news = [_Change.of(r) for r in repo.revisions(self.store)]
         touched: set[str] = set()
         for r in news:
             held = self._held.get(r.slug)
