@@ -1,6 +1,8 @@
 """The console page in real headless Chromium (Playwright): the demo repository's pages,
 the treemap, a memory's history, an edit saved as the operator, a write by another
-process arriving live, a stale save, hostile markup. Screenshots go to tests/artifacts/.
+process arriving live, a stale save, hostile markup; the layout at 1280 and 390 px, the
+Agents and Modules views, the edits each strategy allows and the no-token page.
+Screenshots go to tests/artifacts/ (the older tests) and to each test's temporary folder.
 
 Chromium is Debian's package (``apt-get install -y chromium``); where it is missing,
 only these tests skip. ``.ci/run`` installs it.

@@ -1,5 +1,7 @@
 """What the console shows: every memory a store ever held (the ledger its treemap
-draws), each store's overview, one memory's history and a store's timeline."""
+draws), each store's overview and the edits its strategy allows, one memory's history,
+a store's timeline, and the agents and modules views: each profile with how its
+instances hold their stores, and each store with every instance holding it."""
 
 from __future__ import annotations
 
