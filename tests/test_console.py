@@ -918,3 +918,10 @@ def test_a_file_store_is_listed_and_offers_no_plain_edits(
     modules = {row["store"]: row for row in client.get("/api/modules").json()}
     assert [i["instance"] for i in modules["files/claude"]["instances"]] == ["claude"]
     assert client.get("/api/agents").status_code == 200
+
+
+def test_a_loopback_bind_answers_every_name_of_loopback(repo: Repository) -> None:
+    """Bound to localhost, 127.0.0.1 or ::1, the console answers all three names."""
+    for bound in ("localhost", "127.0.0.1", "::1"):
+        console = Console(repo, token=TOKEN, host=bound, port=PORT)
+        assert console.hosts() == {f"localhost:{PORT}", f"127.0.0.1:{PORT}", f"[::1]:{PORT}"}

@@ -89,6 +89,7 @@ _HEADERS = {
 }
 _WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
 _WILDCARDS = ("0.0.0.0", "::", "")
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 _BODY_MAX = 4 * 1024 * 1024
 
@@ -179,8 +180,8 @@ class Console:
         return f"{shown}:{self.port}"
 
     def hosts(self) -> set[str]:
-        """The ``Host`` values the console answers to: the bound address (with
-        ``localhost`` on loopback); on a wildcard bind, the machine's own names and
+        """The ``Host`` values the console answers to: the bound address (any name of
+        loopback, on loopback); on a wildcard bind, the machine's own names and
         addresses, and never a name it does not know as its own (a DNS-rebound one)."""
         cached = self._hosts
         if cached is not None and cached[0] == self.port:
@@ -189,8 +190,8 @@ class Console:
             names = _own_names() | ({self.host} - {""})
         else:
             names = {self.host}
-            if self.host in ("127.0.0.1", "::1"):
-                names.add("localhost")
+            if self.host in _LOOPBACK:
+                names |= _LOOPBACK
         allowed = {self.netloc(name) for name in names}
         self._hosts = (self.port, allowed)
         return allowed
