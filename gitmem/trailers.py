@@ -1,23 +1,41 @@
-"""The ``Gitmem-Capability`` trailer: the strategy and limits a binding wrote under.
+"""The ``Gitmem-Capability`` trailer: the strategy and limits a binding wrote under; and
+the ``Gitmem-Agent`` trailer: which agent wrote, and the scope its configuration asked for.
 
 Every commit a holder makes records it, so an operator's edit, a console, or a
 pre-receive hook can hold later writes to the same limits without a capability file
 and without starting a sandbox::
 
     Gitmem-Capability: markdown maxCount=0 maxLenPerMemory=2000 maxTotalLen=0 ...
+    Gitmem-Agent: profile=researcher instance=run-1 scope=isolated started-as=root
+
+The agent trailer is what the console reads an agent's profile and asked-for scope
+from (``scope=named`` when the launch named the store itself); it is a record for
+people to read, never a rule a write is held to.
 
 The store's own trailers (slug, op, revision, totals, peaks) are ``gitmem.store``'s.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from gitmem.limits import LIMITS, Limits
 
-__all__ = ["CAPABILITY_TRAILER", "capability_trailer", "read_capability_trailer"]
+__all__ = [
+    "AGENT_KEYS",
+    "AGENT_TRAILER",
+    "CAPABILITY_TRAILER",
+    "agent_trailer",
+    "capability_trailer",
+    "read_agent_trailer",
+    "read_capability_trailer",
+]
 
 CAPABILITY_TRAILER = "Gitmem-Capability"
+AGENT_TRAILER = "Gitmem-Agent"
+AGENT_KEYS = ("profile", "instance", "scope", "started-as")
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def capability_trailer(implementation: str, limits: Limits) -> dict[str, str]:
@@ -41,3 +59,24 @@ def read_capability_trailer(trailers: Mapping[str, str]) -> tuple[str, Limits] |
     if not name:
         return None
     return name, Limits.from_params(params)
+
+
+def agent_trailer(profile: str, instance: str, scope: str, started_as: str) -> dict[str, str]:
+    """The trailer recording which agent writes, and the scope it asked for."""
+    values = (profile, instance, scope, started_as)
+    return {AGENT_TRAILER: " ".join(f"{k}={v}" for k, v in zip(AGENT_KEYS, values, strict=True))}
+
+
+def read_agent_trailer(trailers: Mapping[str, str]) -> dict[str, str] | None:
+    """``{"profile", "instance", "scope", "started-as"}`` as a commit's trailers record
+    them (``None``: none, or odd)."""
+    text = trailers.get(AGENT_TRAILER)
+    if text is None or len(text) > 512:
+        return None
+    found: dict[str, str] = {}
+    for part in text.split():
+        key, sep, value = part.partition("=")
+        if not sep or key not in AGENT_KEYS or key in found or not _NAME.fullmatch(value):
+            return None
+        found[key] = value
+    return found if len(found) == len(AGENT_KEYS) else None

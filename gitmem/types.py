@@ -16,6 +16,7 @@ from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSl
 from gitmem.names import tree_name_problem
 
 __all__ = [
+    "AGENT_EMAIL",
     "SYNC_AUTHOR",
     "Author",
     "Change",
@@ -155,6 +156,10 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
+AGENT_EMAIL = "@agents.gitmem"
+"""How the email of an agent instance's commits ends (an operator's is their own)."""
+
+
 @dataclass(frozen=True)
 class Author:
     """Who made a commit: an agent instance or an operator."""
@@ -175,7 +180,7 @@ class Author:
     def agent(cls, instance: str) -> Author:
         """The author of an agent instance's writes."""
         safe = re.sub(r"[^A-Za-z0-9._-]", "-", instance) or "agent"
-        return cls(name=instance.strip() or "agent", email=f"{safe}@agents.gitmem")
+        return cls(name=instance.strip() or "agent", email=safe + AGENT_EMAIL)
 
     def ident(self) -> bytes:
         return f"{self.name} <{self.email}>".encode()

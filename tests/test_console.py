@@ -23,6 +23,8 @@ from starlette.testclient import TestClient
 from gitmem import Agent, Author, Repository, StaleRevision, ops
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
+from gitmem.holder import Holder
+from gitmem.types import SYNC_AUTHOR
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
@@ -667,3 +669,329 @@ def test_the_command_refuses_a_port_in_use(repo: Repository) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port} (")
     assert result.stderr.endswith("choose another --port or --host\n")
+
+
+# -- what a store's strategy lets an operator do ---------------------------------------
+
+
+def test_a_notebook_store_offers_no_plain_edits_and_refuses_them(
+    client: TestClient, repo: Repository
+) -> None:
+    """A notebook is saved whole: the console offers no create, save or delete, says
+    why, and the API refuses each in those words, writing nothing."""
+    holder = repo.bind(capability("notebook"), Agent("digest", "mon"))
+    assert holder is not None
+    assert holder.call("memory_write", {"content": "- a line\n"}).ok
+    store = holder.store_id
+    actions = client.get(f"/api/stores/{store}/actions").json()
+    assert actions["allowed"] == []
+    assert set(actions["refused"]) == {"create", "edit", "delete"}
+    assert all("gitmem notebook save" in why for why in actions["refused"].values())
+    (slug,) = repo.snapshot(store).slugs()
+    assert client.get(f"/api/stores/{store}/memories/{slug}").json()["actions"] == actions
+    assert [r["actions"] for r in client.get("/api/stores").json()] == [actions]
+    head = repo.head(store)
+    url = f"/api/stores/{store}/memories/{slug}"
+    put = client.put(url, json={"description": "", "body": "x"}, headers={"If-Match": "1"})
+    assert error(put) == (400, "invalid-argument", actions["refused"]["edit"])
+    new = f"/api/stores/{store}/memories/other"
+    put = client.put(new, json={"description": "d", "body": "x"}, headers={"If-Match": "0"})
+    assert error(put) == (400, "invalid-argument", actions["refused"]["create"])
+    gone = client.delete(url, headers={"If-Match": "1"})
+    assert error(gone) == (400, "invalid-argument", actions["refused"]["delete"])
+    assert repo.head(store) == head
+
+
+def test_a_curated_store_offers_only_delete(client: TestClient, repo: Repository) -> None:
+    """A curated store's rows are append-only: only Delete is offered, and it works."""
+    holder = repo.bind(capability("curated", "shared"), Agent("orchestrator", "orch-1"))
+    assert holder is not None
+    row = {"name": "tz", "description": "Fact: UTC+2", "owner": "user", "body": "said so"}
+    assert holder.call("add_row", row).ok
+    store = holder.store_id
+    actions = client.get(f"/api/stores/{store}/actions").json()
+    assert actions["allowed"] == ["delete"]
+    assert "append-only" in actions["refused"]["create"]
+    put = client.put(
+        f"/api/stores/{store}/memories/tz",
+        json={"description": "d", "body": "b"},
+        headers={"If-Match": "1"},
+    )
+    assert error(put) == (400, "invalid-argument", actions["refused"]["edit"])
+    gone = client.delete(f"/api/stores/{store}/memories/tz", headers={"If-Match": "1"})
+    assert gone.status_code == 200 and gone.json()["op"] == "delete"
+
+
+def test_a_markdown_store_offers_every_edit(client: TestClient, repo: Repository) -> None:
+    """Stores whose strategy refuses nothing offer create, edit and delete."""
+    seed(repo)
+    ops.create(repo, "notes", ADA, "todo", "d", "b")
+    for store in ("profile/ops", "notes"):
+        actions = client.get(f"/api/stores/{store}/actions").json()
+        assert actions == {"allowed": ["create", "edit", "delete"], "refused": {}}
+
+
+# -- a wildcard bind ---------------------------------------------------------------------
+
+
+def test_a_wildcard_bind_answers_the_machines_own_names(repo: Repository) -> None:
+    """Bound to 0.0.0.0, the console answers loopback, the hostname and the printed
+    address, and still refuses a foreign name (a DNS-rebound one)."""
+    console = Console(repo, token=TOKEN, host="0.0.0.0", port=PORT, author=ADA)
+    assert "0.0.0.0" not in console.url()
+    printed = console.url().split("/")[2]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(console.asgi(), base_url=BASE, headers=auth) as http:
+        for host in (
+            printed,
+            f"127.0.0.1:{PORT}",
+            f"localhost:{PORT}",
+            f"LOCALHOST:{PORT}",
+            f"[::1]:{PORT}",
+            f"{socket.gethostname()}:{PORT}",
+        ):
+            assert http.get("/api/stores", headers={"Host": host}).status_code == 200, host
+        for host in (
+            "evil.example:8765",
+            f"localhost.evil.example:{PORT}",
+            f"127.0.0.1:{PORT + 1}",
+        ):
+            status, kind, message = error(http.get("/api/stores", headers={"Host": host}))
+            assert (status, kind) == (403, "forbidden"), host
+            assert printed in message
+        # a write from the page opened at localhost comes from its own origin
+        put = http.put(
+            "/api/stores/notes/memories/todo",
+            json={"description": "d", "body": "b"},
+            headers={
+                "Host": f"localhost:{PORT}",
+                "Origin": f"http://localhost:{PORT}",
+                "If-Match": "0",
+            },
+        )
+        assert put.status_code == 201
+        put = http.put(
+            "/api/stores/notes/memories/other",
+            json={"description": "d", "body": "b"},
+            headers={"Host": f"localhost:{PORT}", "Origin": "http://evil.example", "If-Match": "0"},
+        )
+        assert put.status_code == 403
+
+
+def test_the_command_on_a_wildcard_prints_an_address_that_answers(repo: Repository) -> None:
+    """`gitmem console --host 0.0.0.0` prints the address to use (not 0.0.0.0), which
+    answers, and says that 127.0.0.1 works from this machine."""
+    gitmem = Path(sys.executable).parent / "gitmem"
+    server = subprocess.Popen(
+        [str(gitmem), "--repo", repo.directory, "console", "--host", "0.0.0.0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        note = server.stdout.readline().strip()
+        assert "0.0.0.0" not in url, url
+        port = re.fullmatch(r"http://[^/]+:(\d+)/\?token=[A-Za-z0-9_-]{20,}", url)
+        assert port, url
+        local = url.replace(url.split("/")[2], f"127.0.0.1:{port.group(1)}")
+        assert local in note and "every address" in note
+        with httpx2.Client(timeout=10) as http:
+            for address in (url, local):
+                page = http.get(address)
+                assert page.status_code == 200, (address, page.text)
+                assert "<title>gitmem console</title>" in page.text
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=20)
+    assert server.returncode == 0, err
+
+
+# -- the page a visit without the token gets -------------------------------------------
+
+BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+
+def test_a_visit_without_the_token_gets_a_page_saying_how_to_get_in(
+    anonymous: TestClient,
+) -> None:
+    """A browser visiting the page without the token is told, in HTML, to open the
+    address `gitmem console` printed; the API still answers JSON."""
+    page = anonymous.get("/", headers=BROWSER)
+    assert page.status_code == 401
+    assert page.headers["content-type"].startswith("text/html")
+    assert "gitmem console" in page.text and "?token=" in page.text
+    assert "token" in page.text and "<script" not in page.text
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "style-src 'sha256-" in policy
+    assert "script-src" not in policy
+    api = anonymous.get("/api/stores", headers=BROWSER)
+    assert api.status_code == 401 and api.json()["error"]["kind"] == "unauthorized"
+
+
+def test_a_visit_under_a_foreign_name_gets_a_page_too(client: TestClient) -> None:
+    """A foreign Host is refused with a page that names the address to open."""
+    page = client.get("/", headers={**BROWSER, "Host": "evil.example:8765"})
+    assert page.status_code == 403 and page.headers["content-type"].startswith("text/html")
+    assert f"127.0.0.1:{PORT}" in page.text
+
+
+# -- who counts as an agent instance -----------------------------------------------------
+
+
+def test_the_operator_and_sync_are_authors_not_instances(
+    client: TestClient, repo: Repository
+) -> None:
+    """An operator's edit and a sync's commit show among the authors, never among the
+    store's instances."""
+    seed(repo)
+    ops.create(repo, "profile/ops", ADA, "by-ada", "d", "b")
+    ops.create(repo, "profile/ops", SYNC_AUTHOR, "by-sync", "d", "b")
+    row = next(r for r in client.get("/api/stores").json() if r["store"] == "profile/ops")
+    assert row["instances"] == ["alice", "bob"]
+    assert set(row["authors"]) == {"alice", ADA.name, SYNC_AUTHOR.name}
+    names = [i["instance"] for p in client.get("/api/agents").json() for i in p["instances"]]
+    assert sorted(names) == ["alice", "bob"]
+
+
+def test_an_agents_commit_records_its_profile_and_scope(repo: Repository) -> None:
+    """Each commit an agent makes names its profile, instance and asked-for scope; an
+    operator's does not."""
+    seed(repo)
+    name, email, trailers = repo.made_by(repo.head("profile/ops") or "")
+    assert (name, email) == ("alice", "alice@agents.gitmem")
+    assert trailers["Gitmem-Agent"] == "profile=ops instance=alice scope=shared started-as=root"
+    ops.create(repo, "profile/ops", ADA, "by-ada", "d", "b")
+    assert "Gitmem-Agent" not in repo.made_by(repo.head("profile/ops") or "")[2]
+
+
+# -- the Agents and Modules views ---------------------------------------------------------
+
+
+def team(repo: Repository) -> None:
+    """ops (shared): alice writes, bob follows, a subagent inherits alice's store;
+    solo (isolated): two instances, one store each; helper (inherited): a root that
+    nothing spawned keeps its own; an operator keeps notes."""
+    seed(repo)
+    alice = repo.bind(capability("markdown", "shared"), Agent("ops", "alice"))
+    assert alice is not None
+    sub = repo.bind(
+        capability("markdown", "inherited"),
+        Agent("helper", "sub-1", "subagent", spawner=alice),
+    )
+    assert sub is not None and sub.store_id == "profile/ops"
+    assert sub.call("create_memory", {"name": "sub", "description": "d", "body": "b"}).ok
+    for instance in ("x1", "x2"):
+        solo = repo.bind(capability("markdown", "isolated"), Agent("solo", instance))
+        assert solo is not None
+        assert solo.call("create_memory", {"name": "n", "description": "d", "body": "b"}).ok
+    root = repo.bind(capability("markdown", "inherited"), Agent("helper", "h-root"))
+    assert root is not None and root.store_id == "instance/h-root"
+    assert root.call("create_memory", {"name": "n", "description": "d", "body": "b"}).ok
+    ops.create(repo, "notes", ADA, "todo", "d", "b")
+
+
+def test_agents_says_how_each_profile_holds_its_stores(
+    client: TestClient, repo: Repository
+) -> None:
+    """Each profile: its scope, whether its instances share one store or take one each,
+    and a sentence where that is not what the scope asked for."""
+    team(repo)
+    rows = {row["profile"]: row for row in client.get("/api/agents").json()}
+    assert list(rows) == ["helper", "ops", "solo"]
+    ops_row = rows["ops"]
+    assert (ops_row["scope"], ops_row["holding"], ops_row["expected"]) == (
+        "shared",
+        "one store",
+        "one store",
+    )
+    assert [i["instance"] for i in ops_row["instances"]] == ["alice", "bob"]
+    assert ops_row["stores"] == ["profile/ops"] and ops_row["divergence"] == []
+    solo = rows["solo"]
+    assert (solo["scope"], solo["holding"], solo["expected"]) == (
+        "isolated",
+        "one each",
+        "one each",
+    )
+    assert solo["stores"] == ["instance/x1", "instance/x2"] and solo["divergence"] == []
+    helper = rows["helper"]
+    assert helper["scope"] == "inherited" and helper["expected"] == "the spawner's"
+    assert helper["stores"] == ["instance/h-root", "profile/ops"]
+    (divergence,) = helper["divergence"]
+    assert "h-root" in divergence and "keeps its own, instance/h-root" in divergence
+    assert "sub-1" not in divergence
+
+
+def test_agents_names_instances_that_asked_for_different_scopes(
+    client: TestClient, repo: Repository
+) -> None:
+    """Instances of one profile launched under different scopes (one named its store)
+    are a divergence, each scope with its instances."""
+    seed(repo)
+    holder = repo.bind(capability("markdown", "shared"), Agent("ops", "carol"))
+    assert holder is not None
+    elsewhere = Holder.bind_store(
+        repo, "profile/other", capability("markdown", "shared"), Agent("ops", "dave")
+    )
+    assert elsewhere.call("create_memory", {"name": "n", "description": "d", "body": "b"}).ok
+    row = next(r for r in client.get("/api/agents").json() if r["profile"] == "ops")
+    assert row["scope"] == "mixed"
+    assert row["divergence"] == [
+        "its instances asked for different scopes (named: dave; shared: alice)"
+    ]
+
+
+def test_modules_lists_each_store_once_with_every_instance(
+    client: TestClient, repo: Repository
+) -> None:
+    """Each store once, with every instance holding it: writers with their commits,
+    followers marked as watching, and a store only an operator wrote holds none."""
+    team(repo)
+    rows = {row["store"]: row for row in client.get("/api/modules").json()}
+    assert list(rows) == sorted(repo.stores())
+    held = {i["instance"]: i for i in rows["profile/ops"]["instances"]}
+    assert list(held) == ["alice", "bob", "sub-1"]
+    assert held["alice"]["wrote"] == 4 and held["alice"]["profile"] == "ops"
+    assert held["bob"] == {"instance": "bob", "profile": "ops", "wrote": 0, "watching": True}
+    assert held["sub-1"]["profile"] == "helper" and held["sub-1"]["wrote"] == 1
+    assert rows["profile/ops"]["shared"] is True
+    assert [i["instance"] for i in rows["instance/x1"]["instances"]] == ["x1"]
+    assert rows["notes"]["instances"] == [] and rows["notes"]["shared"] is False
+
+
+def test_agent_names_come_back_as_json_text(client: TestClient, repo: Repository) -> None:
+    """A trailer naming a hostile agent is not read as one: the views hold only names
+    an agent may have."""
+    from gitmem.trailers import read_agent_trailer
+
+    hostile = {"Gitmem-Agent": "profile=<script> instance=a scope=shared started-as=root"}
+    assert read_agent_trailer(hostile) is None
+    assert read_agent_trailer({"Gitmem-Agent": "profile=p instance=i scope=s"}) is None
+
+
+def test_a_file_store_is_listed_and_offers_no_plain_edits(
+    client: TestClient, repo: Repository
+) -> None:
+    """A store the memory tool writes (files at paths) shows beside memory stores in
+    every view, its files in the panel, and offers no create, save or delete."""
+    from gitmem.types import FileChange, FileEdit
+
+    seed(repo)
+    change = FileChange((FileEdit("create", "notes/todo.md", "hi\n"),))
+    repo.publish_files("files/claude", Author.agent("claude"), lambda _: change)
+    rows = {row["store"]: row for row in client.get("/api/stores").json()}
+    assert rows["files/claude"]["instances"] == ["claude"]
+    assert rows["files/claude"]["actions"]["allowed"] == []
+    panel = client.get("/api/stores/files/claude/memories").json()
+    assert [(m["slug"], m["chars"], m["live"]) for m in panel] == [("notes/todo.md", 3, True)]
+    modules = {row["store"]: row for row in client.get("/api/modules").json()}
+    assert [i["instance"] for i in modules["files/claude"]["instances"]] == ["claude"]
+    assert client.get("/api/agents").status_code == 200
+
+
+def test_a_loopback_bind_answers_every_name_of_loopback(repo: Repository) -> None:
+    """Bound to localhost, 127.0.0.1 or ::1, the console answers all three names."""
+    for bound in ("localhost", "127.0.0.1", "::1"):
+        console = Console(repo, token=TOKEN, host=bound, port=PORT)
+        assert console.hosts() == {f"localhost:{PORT}", f"127.0.0.1:{PORT}", f"[::1]:{PORT}"}

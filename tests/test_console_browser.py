@@ -1,6 +1,8 @@
 """The console page in real headless Chromium (Playwright): the demo repository's pages,
 the treemap, a memory's history, an edit saved as the operator, a write by another
-process arriving live, a stale save, hostile markup. Screenshots go to tests/artifacts/.
+process arriving live, a stale save, hostile markup; the layout at 1280 and 390 px, the
+Agents and Modules views, the edits each strategy allows and the no-token page.
+Screenshots go to tests/artifacts/ (the older tests) and to each test's temporary folder.
 
 Chromium is Debian's package (``apt-get install -y chromium``); where it is missing,
 only these tests skip. ``.ci/run`` installs it.
@@ -125,15 +127,20 @@ def test_the_stores_page_lists_each_store_with_its_instances(page: Page, demo: R
 
 
 def test_the_treemap_has_one_cell_per_memory_ever_held(page: Page, demo: Repository) -> None:
-    """Every memory the store ever held is a cell, deleted ones drawn distinctly."""
+    """Every memory the store ever held is drawn: live ones as treemap cells, deleted
+    ones apart, as hatched tiles below it."""
     open_store(page, "profile/ops")
     ledger = ops.Ledger("profile/ops")
     ledger.follow(demo)
-    cells = page.locator("#treemap .cell")
-    expect(cells).to_have_count(len(ledger.rows()))
-    for row in ledger.rows():
-        cell = page.locator(f'#treemap .cell[data-slug="{row["slug"]}"]')
-        expect(cell).to_have_class("cell" if row["live"] else "cell deleted")
+    live = [row for row in ledger.rows() if row["live"]]
+    gone = [row for row in ledger.rows() if not row["live"]]
+    assert live and gone
+    expect(page.locator("#treemap .cell")).to_have_count(len(live))
+    expect(page.locator("#deleted .chip.deleted")).to_have_count(len(gone))
+    for row in live:
+        expect(page.locator(f'#treemap .cell[data-slug="{row["slug"]}"]')).to_have_count(1)
+    for row in gone:
+        expect(page.locator(f'#deleted .chip[data-slug="{row["slug"]}"]')).to_have_count(1)
     expect(page.locator('[data-figure="count"] .big')).to_have_text("1")
     expect(page.locator('[data-figure="count"]')).to_contain_text("peak 2")
     shot(page, "memories")
@@ -156,7 +163,7 @@ def test_clicking_a_cell_opens_its_history(page: Page) -> None:
 def test_a_deleted_memory_shows_the_text_it_removed(page: Page) -> None:
     """A deleted memory opens read-only history, its deletion carrying the removed text."""
     open_store(page, "profile/ops")
-    page.locator('#treemap .cell[data-slug="deploy-runbook"]').click()
+    page.locator('#deleted .chip[data-slug="deploy-runbook"]').click()
     expect(page.locator(".memory-head")).to_contain_text("deleted at revision 2")
     first = page.locator("#history details.revision").first
     first.locator("summary").click()
@@ -334,3 +341,201 @@ def test_a_hostile_memory_does_not_execute(page: Page, demo: Repository) -> None
     assert page.locator("script").count() == 1  # the page's own
     assert page.locator("#main img").count() == 0
     assert dialogs == []
+
+
+# -- the console's layout, its Agents and Modules views, and the no-token page ----------
+
+
+def snap(page: Page, where: Path, name: str) -> Path:
+    """A full-page screenshot in the test's own temporary folder (never committed)."""
+    path = where / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def overflow(page: Page) -> int:
+    """How many pixels the page is wider than the window (0: no sideways scrolling)."""
+    return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+
+
+def box(page: Page, selector: str) -> dict[str, float]:
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, selector
+    return dict(found)
+
+
+def test_the_treemap_is_as_wide_as_the_figures_and_labels_its_tiles(
+    page: Page, tmp_path: Path
+) -> None:
+    """At 1280 px the treemap spans the figures above it, each tile names its memory,
+    its size and description (in the tooltip, and on the tile where there is room)."""
+    open_store(page, "profile/orchestrator")
+    figures, tree = box(page, ".figures"), box(page, "#treemap")
+    assert abs(figures["width"] - tree["width"]) <= 2, (figures, tree)
+    assert abs(figures["x"] - tree["x"]) <= 1
+    assert tree["height"] <= 430
+    for cell in page.locator("#treemap .cell").all():
+        title = cell.get_attribute("title") or ""
+        assert cell.get_attribute("data-slug") in title and " chars" in title
+    biggest = max(
+        page.locator("#treemap .cell").all(), key=lambda c: int(c.get_attribute("data-chars") or 0)
+    )
+    expect(biggest.locator(".size")).to_contain_text("chars")
+    expect(biggest.locator(".description")).to_be_visible()
+    assert overflow(page) == 0
+    snap(page, tmp_path, "memories-1280")
+
+
+def test_one_memory_is_a_labelled_band_not_a_wall(page: Page, demo: Repository) -> None:
+    """A store of one memory draws a short band with the memory's name and size."""
+    ops.create(demo, "one", ADA, "only", "the one memory", "x" * 500)
+    page.reload()
+    expect(page.locator('#stores tr[data-store="one"]')).to_be_visible()
+    open_store(page, "one")
+    tree = box(page, "#treemap")
+    assert tree["height"] <= 100, tree
+    cell = page.locator("#treemap .cell")
+    expect(cell).to_have_count(1)
+    expect(cell.locator(".slug")).to_have_text("only")
+    expect(cell.locator(".size")).to_have_text("500 chars")
+
+
+def test_the_treemap_keeps_its_layout_when_one_memory_changes(page: Page, demo: Repository) -> None:
+    """Tiles stay in slug order, and a small edit to one memory moves no tile more
+    than a few pixels (nothing reshuffles)."""
+    for n, size in enumerate((900, 120, 2400, 40, 600, 1500, 300)):
+        ops.create(demo, "many", ADA, f"m{n}", f"memory {n}", "x" * size)
+    page.reload()
+    open_store(page, "many")
+
+    def tiles() -> dict[str, dict[str, float]]:
+        return {
+            c.get_attribute("data-slug") or "": dict(c.bounding_box() or {})
+            for c in page.locator("#treemap .cell").all()
+        }
+
+    before = tiles()
+    assert list(before) == sorted(before)
+    ops.edit(demo, "many", ADA, "m3", body="x" * 41)
+    expect(page.locator('#treemap .cell[data-slug="m3"]')).to_have_attribute("data-chars", "41")
+    after = tiles()
+    assert list(after) == list(before)
+    for slug, was in before.items():
+        now = after[slug]
+        assert all(abs(now[k] - was[k]) < 4 for k in ("x", "y", "width", "height")), slug
+
+
+def test_the_console_fits_a_phone(browser: Browser, console: str, tmp_path: Path) -> None:
+    """At 390 px the header and nav wrap within the window, no page scrolls sideways,
+    and the treemap still spans the figures."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(console)
+    expect(page.locator("#live")).to_have_text("live")
+    for link in page.locator("header a, header #live").all():
+        edge = link.bounding_box()
+        assert edge is not None and edge["x"] >= 0 and edge["x"] + edge["width"] <= 390, edge
+    assert overflow(page) == 0
+    snap(page, tmp_path, "stores-390")
+    open_store(page, "profile/ops")
+    assert overflow(page) == 0
+    figures, tree = box(page, ".figures"), box(page, "#treemap")
+    assert abs(figures["width"] - tree["width"]) <= 2
+    for link in page.locator("header a").all():
+        edge = link.bounding_box()
+        assert edge is not None and edge["x"] + edge["width"] <= 390, edge
+    snap(page, tmp_path, "memories-390")
+    for view in ("agents", "modules"):
+        page.locator("nav").get_by_role("link", name=view.capitalize()).click()
+        expect(page.locator(f"#{view}")).to_be_visible()
+        assert overflow(page) == 0, view
+        snap(page, tmp_path, f"{view}-390")
+    context.close()
+    assert errors == []
+
+
+def test_the_agents_view_says_how_each_profile_holds_its_stores(
+    page: Page, demo: Repository, tmp_path: Path
+) -> None:
+    """Each profile once: its scope, whether its instances share one store or take one
+    each, and the divergence where that is not what the scope asked for."""
+    from conftest import capability
+
+    from gitmem import Agent
+
+    root = demo.bind(capability("markdown", "inherited"), Agent("helper", "h-root"))
+    assert root is not None
+    assert root.call("create_memory", {"name": "n", "description": "d", "body": "b"}).ok
+    page.locator("nav").get_by_role("link", name="Agents").click()
+    rows = page.locator("#agents tbody tr")
+    expect(rows).to_have_count(5)
+    ops_row = page.locator('#agents tr[data-profile="ops"]')
+    expect(ops_row).to_contain_text("shared")
+    expect(ops_row).to_contain_text("one store")
+    expect(ops_row).to_contain_text("as asked")
+    expect(ops_row.locator('[data-instance="alice"]')).to_be_visible()
+    expect(ops_row.locator('[data-instance="bob"]')).to_be_visible()
+    helper = page.locator('#agents tr[data-profile="helper"]')
+    expect(helper.locator(".divergence")).to_contain_text("h-root")
+    expect(helper.locator(".divergence")).to_contain_text("keeps its own, instance/h-root")
+    assert "Ada Operator" not in (page.locator("#agents").text_content() or "")
+    assert overflow(page) == 0
+    snap(page, tmp_path, "agents-1280")
+
+
+def test_the_modules_view_lists_each_store_with_every_instance(
+    page: Page, demo: Repository, tmp_path: Path
+) -> None:
+    """Each store once with every instance holding it; a click opens the store."""
+    page.locator("nav").get_by_role("link", name="Modules").click()
+    rows = page.locator("#modules tbody tr")
+    expect(rows).to_have_count(len(demo.stores()))
+    ops_row = page.locator('#modules tr[data-store="profile/ops"]')
+    expect(ops_row.locator('[data-instance="alice"]')).to_be_visible()
+    expect(ops_row.locator('.pill.holder[data-instance="bob"]')).to_be_visible()
+    expect(ops_row).to_contain_text("shared")
+    orchestrator = page.locator('#modules tr[data-store="profile/orchestrator"]')
+    expect(orchestrator.locator(".pill")).to_have_count(2)
+    snap(page, tmp_path, "modules-1280")
+    ops_row.get_by_role("link", name="profile/ops").click()
+    expect(page.locator("#treemap")).to_be_visible()
+
+
+def test_a_notebook_offers_no_edits_and_a_curated_store_only_delete(page: Page) -> None:
+    """The page offers what the store's strategy allows, and says why not the rest."""
+    open_store(page, "instance/digest-mon")
+    expect(page.locator("#new-memory")).to_have_count(0)
+    expect(page.locator("#no-create")).to_contain_text("gitmem notebook save")
+    page.locator("#treemap .cell").first.click()
+    expect(page.locator(".memory-head")).to_be_visible()
+    expect(page.locator("#save")).to_have_count(0)
+    expect(page.locator("#delete")).to_have_count(0)
+    expect(page.locator("#editor textarea")).to_have_attribute("readonly", "")
+    expect(page.locator("#editor .refused").first).to_contain_text("gitmem notebook save")
+    page.locator("nav").get_by_role("link", name="Stores").click()
+    open_store(page, "profile/orchestrator")
+    expect(page.locator("#new-memory")).to_have_count(0)
+    page.locator("#treemap .cell").first.click()
+    expect(page.locator("#delete")).to_be_visible()
+    expect(page.locator("#save")).to_have_count(0)
+    expect(page.locator("#editor .refused")).to_contain_text("append-only")
+
+
+def test_a_visit_without_the_token_shows_how_to_get_in(
+    browser: Browser, console: str, tmp_path: Path
+) -> None:
+    """Opening the console's address without its token shows a page that says to open
+    the address `gitmem console` printed, not raw JSON."""
+    context = browser.new_context(viewport={"width": 1280, "height": 600})
+    page = context.new_page()
+    answer = page.goto(console.split("?")[0])
+    assert answer is not None and answer.status == 401
+    expect(page.locator("h1")).to_have_text("gitmem console: how to get in")
+    expect(page.locator("#door")).to_contain_text("gitmem console")
+    expect(page.locator("#door")).to_contain_text("?token=")
+    color = page.evaluate("getComputedStyle(document.querySelector('main')).backgroundColor")
+    assert color == "rgb(255, 255, 255)"  # its own style applies under the page's policy
+    snap(page, tmp_path, "no-token")
+    context.close()

@@ -21,8 +21,12 @@ Security (see docs/console.md, "Security model"):
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import hmac
+import html
+import ipaddress
 import json
 import secrets
 import socket
@@ -90,6 +94,9 @@ _HEADERS = {
     "Cache-Control": "no-store",
 }
 _WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
+_WILDCARDS = ("0.0.0.0", "::", "")
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 _BODY_MAX = 4 * 1024 * 1024
 _BODY_SECONDS = 30.0
 """How long a request body may take to arrive."""
@@ -148,6 +155,7 @@ class Console:
         self._ledgers: dict[str, ops.Ledger] = {}
         self._panels: dict[str, tuple[str | None, bytes]] = {}
         self._closing = threading.Event()
+        self._hosts: tuple[int, set[str]] | None = None
         self.app = Starlette(routes=self._routes())
 
     @staticmethod
@@ -161,12 +169,25 @@ class Console:
         return f"gitmem_console_{self.port}"
 
     @property
-    def origin(self) -> str:
-        return f"http://{self.netloc(self.host)}"
+    def wildcard(self) -> bool:
+        """Whether the console listens on every address of the machine."""
+        return self.host in _WILDCARDS
 
-    def url(self) -> str:
+    @property
+    def origin(self) -> str:
+        return f"http://{self.netloc(self.address)}"
+
+    @property
+    def address(self) -> str:
+        """The address a browser should use: the bound one, or on a wildcard bind the
+        machine's own outward address (its hostname, or loopback, failing that)."""
+        if not self.wildcard:
+            return self.host
+        return _outward_address() or socket.gethostname() or "127.0.0.1"
+
+    def url(self, address: str | None = None) -> str:
         """The address the command prints: the page, with the token."""
-        return f"{self.origin}/?token={self.token}"
+        return f"http://{self.netloc(address or self.address)}/?token={self.token}"
 
     def netloc(self, host: str) -> str:
         """``host:port`` as a ``Host`` header carries it."""
@@ -174,10 +195,20 @@ class Console:
         return f"{shown}:{self.port}"
 
     def hosts(self) -> set[str]:
-        """The ``Host`` values the console answers to."""
-        allowed = {self.netloc(self.host)}
-        if self.host in ("127.0.0.1", "::1"):
-            allowed.add(self.netloc("localhost"))
+        """The ``Host`` values the console answers to: the bound address (any name of
+        loopback, on loopback); on a wildcard bind, the machine's own names and
+        addresses, and never a name it does not know as its own (a DNS-rebound one)."""
+        cached = self._hosts
+        if cached is not None and cached[0] == self.port:
+            return cached[1]
+        if self.wildcard:
+            names = _own_names() | ({self.host} - {""})
+        else:
+            names = {self.host}
+            if self.host in _LOOPBACK:
+                names |= _LOOPBACK
+        allowed = {self.netloc(name) for name in names}
+        self._hosts = (self.port, allowed)
         return allowed
 
     # -- serving -------------------------------------------------------------------
@@ -186,6 +217,11 @@ class Console:
         """Bind, print the URL and serve until interrupted."""
         sock = self.bind()
         echo(self.url())
+        if self.wildcard:
+            echo(
+                f"listening on every address of this machine ({self.host}): open the address "
+                f"above from elsewhere, or {self.url('127.0.0.1')} from this machine"
+            )
         if open_browser:
             import webbrowser
 
@@ -231,6 +267,8 @@ class Console:
         sock.listen(64)
         sock.set_inheritable(True)
         self.port = sock.getsockname()[1]
+        # a wildcard bind's own names take lookups: made once here, not in a request
+        self.hosts()
         return sock
 
     def server(self) -> uvicorn.Server:
@@ -257,6 +295,8 @@ class Console:
             Route("/app.css", self._static),
             Route("/favicon.ico", self._no_icon),
             Route("/api/stores", self._stores),
+            Route("/api/agents", self._agents),
+            Route("/api/modules", self._modules),
             Route("/api/events", self._events),
             Route("/api/stores/{rest:path}", self._store, methods=["GET", "PUT", "DELETE"]),
         ]
@@ -299,6 +339,15 @@ class Console:
 
         return await self._answer(rows)
 
+    async def _agents(self, request: Request) -> Response:
+        return await self._answer(lambda: ops.agents(self.repo, self._followed()))
+
+    async def _modules(self, request: Request) -> Response:
+        return await self._answer(lambda: ops.modules(self.repo, self._followed()))
+
+    def _followed(self) -> list[ops.Ledger]:
+        return [self._ledger(store) for store in self.repo.stores()]
+
     async def _store(self, request: Request) -> Response:
         parts = request.path_params["rest"].split("/")
         method = request.method
@@ -318,6 +367,8 @@ class Console:
             return await self._answer(lambda: ops.state(self.repo, self._existing(store)))
         if tail == "memories":
             return await self._answer(lambda: self._panel(self._existing(store)), raw=True)
+        if tail == "actions":
+            return await self._answer(lambda: ops.allowed_actions(self.repo, self._existing(store)))
         if tail == "timeline":
             author = request.query_params.get("author") or None
             limit = request.query_params.get("limit")
@@ -326,8 +377,8 @@ class Console:
             )
         return _error(
             NotFound(
-                "no such route; use /api/stores/<store>/state, /memories, /memories/<slug> "
-                "or /timeline"
+                "no such route; use /api/stores/<store>/state, /memories, /memories/<slug>, "
+                "/actions or /timeline"
             )
         )
 
@@ -423,6 +474,56 @@ class Console:
         return {store: self.repo.head(store) for store in self.repo.stores()}
 
 
+def _outward_address() -> str | None:
+    """The address this machine reaches the network from (a UDP socket "connected"
+    to a documentation address sends nothing), or ``None`` when it has no route."""
+    for family, target in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))
+                found = str(probe.getsockname()[0])
+        except OSError:
+            continue
+        if found not in ("0.0.0.0", "::"):
+            return found
+    return None
+
+
+def _own_names() -> set[str]:
+    """This machine's names and addresses: loopback, its hostname, its fully qualified
+    name, what they resolve to, and each network interface's addresses."""
+    names = {"localhost", "127.0.0.1", "::1"}
+    for name in {socket.gethostname(), socket.getfqdn()} - {""}:
+        names.add(name.lower())
+        with contextlib.suppress(OSError, UnicodeError):
+            names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
+    outward = _outward_address()
+    if outward:
+        names.add(outward)
+    names.update(_interface_addresses())
+    return {name.split("%", 1)[0] for name in names}
+
+
+def _interface_addresses() -> set[str]:
+    """Each network interface's addresses, where the system says (Linux); else none."""
+    found: set[str] = set()
+    with contextlib.suppress(OSError, ImportError, AttributeError):
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for _, name in socket.if_nameindex():
+                with contextlib.suppress(OSError):
+                    asked = struct.pack("256s", name.encode()[:15])
+                    answer = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, asked)
+                    found.add(socket.inet_ntoa(answer[20:24]))
+    with contextlib.suppress(OSError, ValueError), open("/proc/net/if_inet6") as table:
+        for line in table:
+            digits = line.split()[0]
+            found.add(str(ipaddress.IPv6Address(bytes.fromhex(digits))))
+    return found
+
+
 def _unexpected(exc: Exception) -> GitmemError:
     """A defect of gitmem's, said in one line: the operator sees no traceback."""
     return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
@@ -500,6 +601,65 @@ def _fields(raw: bytes) -> dict[str, str]:
     return fields
 
 
+_DOOR_STYLE = (
+    "body{font:16px/1.5 system-ui,sans-serif;color:#1d232a;background:#f4f6f8;margin:0}"
+    "main{max-width:40em;margin:3em auto;padding:1em 1.5em;background:#fff;"
+    "border:1px solid #d6dbe0;border-radius:6px}"
+    "h1{font-size:1.3em;margin:.2em 0 .6em}code{font:14px ui-monospace,monospace;"
+    "background:#f4f6f8;padding:1px 4px;border-radius:3px;overflow-wrap:anywhere}"
+)
+_DOOR_HEADERS = {
+    **_HEADERS,
+    # the page's one style is allowed by its hash; nothing else may load or run
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'sha256-"
+        + base64.b64encode(hashlib.sha256(_DOOR_STYLE.encode()).digest()).decode()
+        + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+_DOOR_HELP = {
+    "unauthorized": (
+        "This page needs the token of this launch of the console. In the terminal where "
+        "it runs, <code>gitmem console</code> printed its address with the token, like "
+        "<code>http://127.0.0.1:PORT/?token=...</code>: open that address. Each launch "
+        "has a fresh token; once the page is open it keeps the token for you."
+    ),
+    "forbidden": (
+        "The console answers only to the address it printed, so that another site cannot "
+        "reach it under a name of its own. Open the address <code>gitmem console</code> "
+        "printed in its terminal."
+    ),
+}
+
+
+def _page_visit(scope: Scope) -> bool:
+    """Whether a browser is visiting a page (not calling the API): it gets a page that
+    says how to get in, where the API gets its JSON refusal."""
+    if scope["method"] != "GET" or scope["path"].startswith("/api/"):
+        return False
+    accept = dict(scope["headers"]).get(b"accept", b"")
+    return b"text/html" in accept
+
+
+def _door(refusal: GitmemError) -> Response:
+    """The page a visit without the token (or to a foreign name) gets."""
+    helps = _DOOR_HELP.get(refusal.kind, "")
+    text = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>gitmem console: how to get in</title><style>{_DOOR_STYLE}</style></head>"
+        f'<body><main id="door" data-kind="{html.escape(refusal.kind)}">'
+        "<h1>gitmem console: how to get in</h1>"
+        f'<p id="refusal">{html.escape(str(refusal))}.</p><p>{helps}</p></main></body></html>'
+    )
+    return Response(
+        text,
+        status_code=STATUS.get(refusal.kind, 500),
+        media_type="text/html; charset=utf-8",
+        headers=_DOOR_HEADERS,
+    )
+
+
 class _Guard:
     """The checks every request passes before it reaches a route: host, token, origin."""
 
@@ -513,18 +673,20 @@ class _Guard:
             return
         refusal = self._refusal(scope)
         if refusal is not None:
-            await _error(refusal)(scope, receive, send)
+            answer = _door(refusal) if _page_visit(scope) else _error(refusal)
+            await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> GitmemError | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         console = self.console
-        host = headers.get("host", "")
+        host = headers.get("host", "").lower()
         if host not in console.hosts():
             return Forbidden(
-                f"this console answers only to {console.netloc(console.host)}; "
-                "open the address the command printed"
+                f"this console answers only to {console.netloc(console.address)}"
+                + (" and this machine's other names" if console.wildcard else "")
+                + "; open the address the command printed"
             )
         if not self._token_ok(scope, headers):
             return Unauthorized(

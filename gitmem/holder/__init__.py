@@ -39,7 +39,7 @@ from gitmem.holder.turn import (
 from gitmem.sandbox import ProgramResult, Sandbox, View
 from gitmem.store import Storage
 from gitmem.strategies import AgentVoice
-from gitmem.trailers import capability_trailer
+from gitmem.trailers import agent_trailer, capability_trailer
 from gitmem.types import Author, Revision
 
 __all__ = [
@@ -71,6 +71,7 @@ class Holder:
         *,
         author: Author | None = None,
         hub: Hub | None = None,
+        named: bool = False,
     ) -> None:
         self.repo = repo
         self.capability = capability
@@ -93,7 +94,7 @@ class Holder:
             limits=capability.limits,
             applies=strategy.aggregate_limits,
             index_line=strategy.index_line,
-            trailers=capability_trailer(strategy.name, capability.limits),
+            trailers=self._trailers(author is None, named),
         )
         self._tools = Toolbox(
             repo,
@@ -126,7 +127,18 @@ class Holder:
         table picks (``gitmem mcp --store``, an operator's program run), after the
         checks every launch passes. Binding writes nothing."""
         check_launch(capability, agent, compaction, spawner=None)
-        return cls(repo, capability, agent, Binding(store_id, writable), author=author, hub=hub)
+        binding = Binding(store_id, writable)
+        return cls(repo, capability, agent, binding, author=author, hub=hub, named=True)
+
+    def _trailers(self, as_agent: bool, named: bool) -> dict[str, str]:
+        """What each write records: the capability, and (when the holder writes as its
+        agent, not for an operator) which agent wrote and the scope it asked for."""
+        recorded = capability_trailer(self.strategy, self.capability.limits)
+        if as_agent:
+            scope = "named" if named else self.scope
+            agent = self.agent
+            recorded |= agent_trailer(agent.profile, agent.instance, scope, agent.started_as)
+        return recorded
 
     # -- tools -------------------------------------------------------------------------
 

@@ -52,7 +52,16 @@ from gitmem.ops.record import Record, record
 from gitmem.ops.reports import Run, sync_line
 
 if TYPE_CHECKING:
-    from gitmem.ops.console import Ledger, holders, memory_history, store_overview, timeline
+    from gitmem.ops.console import (
+        Ledger,
+        agents,
+        allowed_actions,
+        holders,
+        memory_history,
+        modules,
+        store_overview,
+        timeline,
+    )
     from gitmem.ops.health import check, code_problems, strategy_problems
     from gitmem.ops.program import run
     from gitmem.ops.sharing import sync
@@ -77,6 +86,8 @@ __all__ = [
     "Ledger",
     "Record",
     "Run",
+    "agents",
+    "allowed_actions",
     "check",
     "code_problems",
     "create",
@@ -94,6 +105,7 @@ __all__ = [
     "log",
     "memory_history",
     "memory_rows",
+    "modules",
     "notebook_save",
     "notebook_text",
     "notebook_timeline",
@@ -130,7 +142,16 @@ __all__ = [
 # loaded when first used: a command that reads memories loads no write rule, strategy,
 # console view, sandbox or sync (tests/test_cold.py holds this)
 _WHEN_USED = {
-    "gitmem.ops.console": ("Ledger", "holders", "memory_history", "store_overview", "timeline"),
+    "gitmem.ops.console": (
+        "Ledger",
+        "agents",
+        "allowed_actions",
+        "holders",
+        "memory_history",
+        "modules",
+        "store_overview",
+        "timeline",
+    ),
     "gitmem.ops.health": ("check", "code_problems", "strategy_problems"),
     "gitmem.ops.program": ("run",),
     "gitmem.ops.sharing": ("sync",),

@@ -1,22 +1,38 @@
 """What the console shows: every memory a store ever held (the ledger its treemap
-draws), each store's overview, one memory's history and a store's timeline."""
+draws), each store's overview and the edits its strategy allows, one memory's history,
+a store's timeline, and the agents and modules views: each profile with how its
+instances hold their stores, and each store with every instance holding it."""
 
 from __future__ import annotations
 
 import bisect
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import NotFound
 from gitmem.ops.diffs import diff_stat, line_changes
 from gitmem.ops.reading import log
 from gitmem.ops.record import record
-from gitmem.types import Revision
+from gitmem.types import AGENT_EMAIL, FileRevision, Revision
 
 if TYPE_CHECKING:
     from gitmem.repository import Repository
 
-__all__ = ["Ledger", "holders", "memory_history", "store_overview", "timeline"]
+__all__ = [
+    "ACTIONS",
+    "Ledger",
+    "agents",
+    "allowed_actions",
+    "holders",
+    "memory_history",
+    "modules",
+    "store_overview",
+    "timeline",
+]
+
+ACTIONS = ("create", "edit", "delete")
+"""The plain edits an operator may make on the console: create a memory, save one
+(``edit``), delete one."""
 
 
 class _Held:
@@ -35,6 +51,27 @@ class _Held:
         self.time = 0
 
 
+class _Change(NamedTuple):
+    """What the ledger reads of one revision, of a memory or of a file store's file."""
+
+    slug: str
+    description: str
+    body: str
+    removed: bool
+    revision: int
+    author: str
+    time: int
+    commit: str
+
+    @classmethod
+    def of(cls, r: Revision) -> _Change:
+        return cls(r.slug, r.description, r.body, r.removed, r.revision, r.author, r.time, r.commit)
+
+    @classmethod
+    def of_file(cls, f: FileRevision) -> _Change:
+        return cls(f.path, "", f.text, f.removed, f.revision, f.author, f.time, f.commit)
+
+
 class Ledger:
     """Every memory a store ever held (deleted ones too), with its size and peak: what
     the console's treemap draws. It follows the store's head one change at a time, and
@@ -48,17 +85,27 @@ class Ledger:
         self._slugs: list[str] = []
         self._json: dict[str, str] = {}
         self._authors: dict[str, int] = {}
+        self._seen: set[str] = set()
+        self._agents: dict[str, dict[str, Any]] = {}
 
     def follow(self, repo: Repository) -> None:
         """Bring the ledger up to the store's head."""
         head = repo.head(self.store)
         if head == self.head:
             return
-        news = repo.revisions_since(self.store, self.head, head) if self.head else []
+        files = head is not None and repo.layout(self.store) == "files"
+        news: list[_Change] = []
+        if self.head and not files:
+            news = [_Change.of(r) for r in repo.revisions_since(self.store, self.head, head)]
         if not news or head is None:
-            # a first look, or a branch rewritten under us: fold it all again
+            # a first look, a file store (small, written by the memory tool), or a branch
+            # rewritten under us: fold it all again
             self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
-            news = repo.revisions(self.store) if head is not None else []
+            self._seen, self._agents = set(), {}
+            if files:
+                news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
+            elif head is not None:
+                news = [_Change.of(r) for r in repo.revisions(self.store)]
         touched: set[str] = set()
         for r in news:
             held = self._held.get(r.slug)
@@ -74,6 +121,9 @@ class Ledger:
             held.author, held.time = r.author, r.time
             self._authors[r.author] = self._authors.get(r.author, 0) + 1
             touched.add(r.slug)
+            if r.commit not in self._seen:
+                self._seen.add(r.commit)
+                self._met(repo, r.commit)
         for slug in touched:
             self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
         self.head = head
@@ -92,6 +142,32 @@ class Ledger:
         """Each commit author's name with how many revisions they made."""
         return dict(sorted(self._authors.items()))
 
+    def agents(self) -> dict[str, dict[str, Any]]:
+        """Each agent instance that wrote the store (an operator and ``gitmem sync``
+        are not agents): ``{instance: {"profile", "scope", "started_as", "commits"}}``,
+        the profile and scope as its latest commit records them (``None`` where no
+        commit of its records them)."""
+        return {name: dict(found) for name, found in sorted(self._agents.items())}
+
+    def _met(self, repo: Repository, commit: str) -> None:
+        """Note the agent that made ``commit``, if an agent did: its commit records an
+        agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
+        from gitmem.trailers import read_agent_trailer
+
+        name, email, trailers = repo.made_by(commit)
+        said = read_agent_trailer(trailers)
+        if said is None and not email.endswith(AGENT_EMAIL):
+            return
+        instance = said["instance"] if said is not None else name
+        found = self._agents.setdefault(
+            instance, {"profile": None, "scope": None, "started_as": None, "commits": 0}
+        )
+        found["commits"] += 1
+        if said is not None:
+            found.update(
+                profile=said["profile"], scope=said["scope"], started_as=said["started-as"]
+            )
+
 
 def holders(repo: Repository) -> dict[str, list[str]]:
     """Each store with the instances whose notice watermark names it (``notices/<instance>/
@@ -107,10 +183,28 @@ def holders(repo: Repository) -> dict[str, list[str]]:
     return found
 
 
+def allowed_actions(repo: Repository, store: str) -> dict[str, Any]:
+    """Which of :data:`ACTIONS` the store's strategy lets an operator make:
+    ``{"allowed": [...], "refused": {action: why}}``; a file store allows none."""
+    from gitmem.ops.reading import is_file_store
+
+    if store in repo.stores() and is_file_store(repo, store):
+        why = "a file store is written by the memory tool; read it with `gitmem show PATH`"
+        return {"allowed": [], "refused": dict.fromkeys(ACTIONS, why)}
+    found = record(repo, store) if store in repo.stores() else None
+    refused: dict[str, str] = {}
+    for action in ACTIONS:
+        why = found.strategy.operator_refusal(action, "") if found is not None else None
+        if why is not None:
+            refused[action] = why
+    return {"allowed": [a for a in ACTIONS if a not in refused], "refused": refused}
+
+
 def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict[str, Any]:
     """A store as the console's Stores page shows it: ``{"store", "head", "strategy",
     "limits", "totals", "peaks", "holders", "authors", "instances", "shared",
-    "memories_ever"}``; ``instances`` is every watermark holder and commit author, and
+    "memories_ever", "actions"}``; ``instances`` is every watermark holder and every agent
+    that wrote it (an operator and ``gitmem sync`` are authors, not instances), and
     ``shared`` says whether more than one of them holds the store."""
     from gitmem.limits import Limits
 
@@ -118,7 +212,7 @@ def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict
     snap = repo.snapshot(ledger.store)
     found = record(repo, ledger.store)
     authors = ledger.authors()
-    instances = sorted(set(held_by) | set(authors))
+    instances = sorted(set(held_by) | set(ledger.agents()))
     return {
         "store": ledger.store,
         "head": snap.commit,
@@ -131,14 +225,187 @@ def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict
         "instances": instances,
         "shared": len(instances) > 1,
         "memories_ever": len(ledger.rows()),
+        "actions": allowed_actions(repo, ledger.store),
     }
+
+
+_HOLDING = {
+    "isolated": "one each",
+    "shared": "one store",
+    "inherited": "the spawner's",
+    "read-only": "the spawner's",
+}
+"""What each scope asks of a profile's instances: a store each, one store for the
+profile, or (for a subagent) its spawner's store."""
+
+
+def _instances(repo: Repository, ledgers: list[Ledger]) -> dict[str, dict[str, Any]]:
+    """Every agent instance the repository records, with the stores it holds: each
+    that wrote a store (its commits say so) or keeps a notice watermark on one."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def entry(instance: str) -> dict[str, Any]:
+        return found.setdefault(
+            instance,
+            {
+                "instance": instance,
+                "profile": None,
+                "scope": None,
+                "started_as": None,
+                "stores": {},
+            },
+        )
+
+    for ledger in ledgers:
+        ledger.follow(repo)
+        for instance, seen in ledger.agents().items():
+            one = entry(instance)
+            one["stores"][ledger.store] = {"wrote": seen["commits"], "watching": False}
+            if seen["profile"] is not None:
+                one.update(
+                    profile=seen["profile"], scope=seen["scope"], started_as=seen["started_as"]
+                )
+    for store, watchers in holders(repo).items():
+        for instance in watchers:
+            one = entry(instance)
+            one["stores"].setdefault(store, {"wrote": 0, "watching": False})["watching"] = True
+    for one in found.values():
+        # a holder that only read records no profile: a profile's own store names it
+        if one["profile"] is None:
+            named = [s.removeprefix("profile/") for s in one["stores"] if s.startswith("profile/")]
+            one["profile"] = named[0] if len(named) == 1 else None
+    return found
+
+
+def modules(repo: Repository, ledgers: list[Ledger]) -> list[dict[str, Any]]:
+    """Each store once with every instance holding it: ``[{"store", "strategy",
+    "shared", "instances": [{"instance", "profile", "wrote", "watching"}]}]``, where
+    ``wrote`` counts the instance's commits and ``watching`` says it keeps a notice
+    watermark there."""
+    everyone = _instances(repo, ledgers)
+    rows: list[dict[str, Any]] = []
+    for ledger in sorted(ledgers, key=lambda one: one.store):
+        found = record(repo, ledger.store)
+        held = [
+            {"instance": name, "profile": one["profile"], **one["stores"][ledger.store]}
+            for name, one in sorted(everyone.items())
+            if ledger.store in one["stores"]
+        ]
+        rows.append(
+            {
+                "store": ledger.store,
+                "strategy": found.strategy.name if found else None,
+                "shared": len(held) > 1,
+                "instances": held,
+            }
+        )
+    return rows
+
+
+def agents(repo: Repository, ledgers: list[Ledger]) -> list[dict[str, Any]]:
+    """Each profile with its instances, as the repository resolved their scopes:
+    ``[{"profile", "scope", "expected", "holding", "stores", "instances":
+    [{"instance", "scope", "started_as", "stores"}], "divergence": [text]}]``.
+
+    ``holding`` is what the instances do: ``one store`` (they share one), ``one each``,
+    ``one instance`` or ``mixed``; ``expected`` is what the scope asked for, and each
+    ``divergence`` line names an instance or store where the two differ. Instances
+    whose profile nothing records are grouped under the profile ``None``."""
+    everyone = _instances(repo, ledgers)
+    profiles: dict[str | None, list[dict[str, Any]]] = {}
+    for one in everyone.values():
+        profiles.setdefault(one["profile"], []).append(one)
+    rows: list[dict[str, Any]] = []
+    for profile in sorted(profiles, key=lambda p: (p is None, p or "")):
+        members = sorted(profiles[profile], key=lambda one: one["instance"])
+        stores = sorted({store for one in members for store in one["stores"]})
+        scopes = sorted({one["scope"] for one in members if one["scope"] is not None})
+        scope = scopes[0] if len(scopes) == 1 else ("mixed" if scopes else None)
+        rows.append(
+            {
+                "profile": profile,
+                "scope": scope,
+                "expected": _HOLDING.get(scope or ""),
+                "holding": _holding(members, stores),
+                "stores": stores,
+                "instances": [
+                    {
+                        "instance": one["instance"],
+                        "scope": one["scope"],
+                        "started_as": one["started_as"],
+                        "stores": sorted(one["stores"]),
+                    }
+                    for one in members
+                ],
+                "divergence": _divergence(profile, scope, scopes, members, stores),
+            }
+        )
+    return rows
+
+
+def _holding(members: list[dict[str, Any]], stores: list[str]) -> str:
+    if len(members) == 1:
+        return "one instance"
+    if len(stores) == 1:
+        return "one store"
+    owners = [sum(store in one["stores"] for one in members) for store in stores]
+    if all(len(one["stores"]) == 1 for one in members) and all(n == 1 for n in owners):
+        return "one each"
+    return "mixed"
+
+
+def _divergence(
+    profile: str | None,
+    scope: str | None,
+    scopes: list[str],
+    members: list[dict[str, Any]],
+    stores: list[str],
+) -> list[str]:
+    """Where the profile's instances hold something other than what its scope asked."""
+    if len(scopes) > 1:
+        asked = "; ".join(
+            f"{s}: {', '.join(one['instance'] for one in members if one['scope'] == s)}"
+            for s in scopes
+        )
+        return [f"its instances asked for different scopes ({asked})"]
+    found: list[str] = []
+    if scope == "isolated":
+        for store in stores:
+            sharing = [one["instance"] for one in members if store in one["stores"]]
+            if len(sharing) > 1:
+                found.append(
+                    f"isolated asks for a store each, but {', '.join(sharing)} share {store}"
+                )
+    elif scope == "shared":
+        if len(stores) > 1:
+            found.append(
+                f"shared asks for one store, but its instances hold {len(stores)}: "
+                + ", ".join(stores)
+            )
+        own = f"profile/{profile}"
+        for store in stores:
+            if store != own:
+                found.append(f"shared binds {own}, but {store} is held too")
+    elif scope in ("inherited", "read-only"):
+        for one in members:
+            mine = f"instance/{one['instance']}"
+            if mine in one["stores"]:
+                started = one["started_as"] or "an agent"
+                writable = ", and writable" if scope == "read-only" else ""
+                found.append(
+                    f"{scope} asks for the spawner's store, but {one['instance']} (started as "
+                    f"{started}) keeps its own, {mine}{writable}: nothing with memories "
+                    "spawned it"
+                )
+    return found
 
 
 def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
     """One memory with its revisions newest first, each with its text, its diff against
     the one before and the lines it added and removed: ``{"store", "slug", "live",
     "revision", "memory": {"description", "body", "code", "on_use"} | None,
-    "revisions": [memory_revision + {"removed", "diff", "lines_added", "lines_removed"}]}``."""
+    "revisions": [memory_revision + {"removed", "diff", "lines_added", "lines_removed"}],
+    "actions": allowed_actions(...)}``."""
     rows = log(repo, store, slug, patch=True)
     if not rows:
         raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
@@ -164,6 +431,7 @@ def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
         "revision": latest.revision,
         "memory": memory,
         "revisions": revisions,
+        "actions": allowed_actions(repo, store),
     }
 
 

@@ -204,6 +204,14 @@ class Storage:
         entries = self._history(store).since(base, head) or []
         return [build.memory_revision(self._reader, store, e) for e in entries]
 
+    def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
+        """Who made ``commit`` (author name and email) and the extra trailers its
+        message records (none for a commit gitmem did not make)."""
+        found = self._reader.commit(commit)
+        name, _, email = found.author.decode("utf-8", "replace").partition(" <")
+        facts = self._reader.facts(commit)
+        return name, email.removesuffix(">"), facts.extra if facts is not None else {}
+
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit reachable from a store's head through all parents, each once,
         newest first: the reverse of the history index's order, so a commit comes before

@@ -34,6 +34,11 @@
     return node;
   }
 
+  // a table in a box that scrolls sideways on a narrow screen, not the whole page
+  function scroll(tag, attrs, ...children) {
+    return h("div", { class: "scroll" }, h(tag, attrs, ...children));
+  }
+
   // replaceChildren would write a null as the text "null"
   function fill(node, ...children) {
     node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
@@ -55,6 +60,10 @@
 
   function number(n) {
     return Number(n).toLocaleString("en-US");
+  }
+
+  function plural(n, one, many) {
+    return `${number(n)} ${n === 1 ? one : many}`;
   }
 
   function storePath(store) {
@@ -108,6 +117,7 @@
         }
       }
     }
+    if (parts[0] === "agents" || parts[0] === "modules") return { name: parts[0] };
     return { name: "stores" };
   }
 
@@ -146,6 +156,8 @@
       if (view.name === "memories") await memoriesPage(view.store, fresh);
       else if (view.name === "timeline") await timelinePage(view.store, fresh);
       else if (view.name === "memory") await memoryPage(view.store, view.rest[0], fresh, view.rest[1]);
+      else if (view.name === "agents") await agentsPage(fresh);
+      else if (view.name === "modules") await modulesPage(fresh);
       else await storesPage(fresh);
     } catch (error) {
       if (mine === state.renders) say(error.message, "error");
@@ -153,7 +165,11 @@
   }
 
   function drawTabs(view) {
-    const items = [h("a", { href: "#/stores", class: view.name === "stores" ? "on" : "" }, "Stores")];
+    const items = [
+      h("a", { href: "#/stores", class: view.name === "stores" ? "on" : "" }, "Stores"),
+      h("a", { href: "#/agents", class: view.name === "agents" ? "on" : "" }, "Agents"),
+      h("a", { href: "#/modules", class: view.name === "modules" ? "on" : "" }, "Modules"),
+    ];
     if (view.store) {
       items.push(
         h("span", { class: "crumb" }, view.store),
@@ -199,9 +215,9 @@
       h(
         "p",
         { class: "muted" },
-        "Each store once, with every instance that holds it: watermark holders (outlined) and commit authors.",
+        "Each store once, with every instance that holds it: watermark holders (outlined) and the agents that wrote it.",
       ),
-      h(
+      scroll(
         "table",
         { class: "grid", id: "stores" },
         h(
@@ -225,28 +241,127 @@
     return on.length ? on.map(([k, v]) => `${k}=${number(v)}`).join(" ") : "none";
   }
 
+  // -- Agents and Modules -------------------------------------------------------------
+
+  function instancePill(name, watching) {
+    return h("span", { class: "pill" + (watching ? " holder" : ""), "data-instance": name }, name);
+  }
+
+  async function agentsPage(fresh) {
+    const stale = state.stale;
+    const profiles = await get("/api/agents");
+    if (stale() || same(fresh, profiles)) return;
+    const rows = profiles.map((p) =>
+      h(
+        "tr",
+        { "data-profile": p.profile === null ? "" : p.profile },
+        h("td", {}, p.profile === null ? h("span", { class: "muted" }, "not recorded") : p.profile),
+        h("td", {}, p.scope || "—"),
+        h("td", {}, p.holding, p.expected ? h("div", { class: "muted" }, `asked: ${p.expected}`) : null),
+        h("td", {}, p.instances.map((i) => h("div", {}, instancePill(i.instance, false), " ", i.stores.map((st) => h("a", { href: link("memories", st) }, st, " "))))),
+        h(
+          "td",
+          { class: "divergence-cell" },
+          p.divergence.length
+            ? p.divergence.map((d) => h("div", { class: "divergence" }, d))
+            : h("span", { class: p.scope ? "agrees" : "muted" }, p.scope ? "as asked" : "—"),
+        ),
+      ),
+    );
+    fill(
+      main,
+      h("h2", {}, "Agents"),
+      h(
+        "p",
+        { class: "muted" },
+        "Each profile with its instances, as the repository records them: whether they share one store or take one each, and where that differs from what the scope asked for.",
+      ),
+      profiles.length
+        ? scroll(
+            "table",
+            { class: "grid", id: "agents" },
+            h("thead", {}, h("tr", {}, ["profile", "scope", "instances hold", "instances and their stores", "divergence"].map((t) => h("th", {}, t)))),
+            h("tbody", {}, rows),
+          )
+        : h("p", { class: "muted" }, "No agent has written or watched a store yet."),
+    );
+  }
+
+  async function modulesPage(fresh) {
+    const stale = state.stale;
+    const stores = await get("/api/modules");
+    if (stale() || same(fresh, stores)) return;
+    const rows = stores.map((s) =>
+      h(
+        "tr",
+        { "data-store": s.store },
+        h("td", {}, h("a", { href: link("memories", s.store) }, s.store)),
+        h("td", {}, s.strategy || "—"),
+        h(
+          "td",
+          {},
+          s.instances.length
+            ? s.instances.map((i) =>
+                h(
+                  "div",
+                  {},
+                  instancePill(i.instance, i.watching),
+                  h("span", { class: "muted" }, ` ${i.profile === null ? "profile not recorded" : "profile " + i.profile}` + (i.wrote ? ` · ${plural(i.wrote, "commit", "commits")}` : " · reads")),
+                ),
+              )
+            : h("span", { class: "muted" }, "no agent (an operator's store)"),
+        ),
+        h("td", {}, s.shared ? "shared" : s.instances.length ? "one instance" : "—"),
+      ),
+    );
+    fill(
+      main,
+      h("h2", {}, "Modules"),
+      h("p", { class: "muted" }, "Each memory store once, with every instance holding it: those that wrote it, and those that follow it for notices (outlined)."),
+      stores.length
+        ? scroll(
+            "table",
+            { class: "grid", id: "modules" },
+            h("thead", {}, h("tr", {}, ["store", "strategy", "held by", "shared"].map((t) => h("th", {}, t)))),
+            h("tbody", {}, rows),
+          )
+        : h("p", { class: "muted" }, "This repository has no stores yet."),
+    );
+  }
+
   // -- Memories panel -----------------------------------------------------------------
 
   async function memoriesPage(store, fresh) {
     const stale = state.stale;
-    const [st, memories] = await Promise.all([
+    const [st, memories, actions] = await Promise.all([
       get(`/api/stores/${storePath(store)}/state`),
       get(`/api/stores/${storePath(store)}/memories`),
+      get(`/api/stores/${storePath(store)}/actions`),
     ]);
-    if (stale() || same(fresh, st, memories)) return;
+    if (stale() || same(fresh, st, memories, actions)) return;
     const keep = !fresh && document.getElementById("new-memory");
     const listing = main.querySelector("details.listing");
     const listed = !fresh && listing !== null && listing.open;
-    const form = keep ? document.getElementById("new-memory") : newMemoryForm(store);
-    fill(main, 
+    // offer only what the store's strategy lets an operator do; say why otherwise
+    const form = !actions.allowed.includes("create")
+      ? h("p", { class: "muted", id: "no-create" }, actions.refused.create)
+      : keep
+        ? document.getElementById("new-memory")
+        : newMemoryForm(store);
+    const live = memories.filter((m) => m.live);
+    const gone = memories.filter((m) => !m.live);
+    fill(main,
       h("h2", {}, "Memories"),
       totals(st),
       h(
         "p",
         { class: "muted" },
-        `${memories.length} memories ever held, sized by characters; deleted ones are hatched. Click one for its history.`,
+        `${plural(live.length, "live memory", "live memories")}, sized by characters` +
+          (gone.length ? `; ${plural(gone.length, "deleted one", "deleted ones")} below` : "") +
+          ". Click one for its history.",
       ),
-      treemap(store, memories),
+      treemap(store, live),
+      deletedStrip(store, gone),
       legendList(store, memories, listed),
       form,
     );
@@ -272,7 +387,9 @@
     return h("div", { class: "gauge" }, h("div", { class: "peak", style: { width: pct(peak) } }), h("div", { class: "now", style: { width: pct(now) } }));
   }
 
-  // squarified treemap (Bruls, Huizing, van Wijk): rows laid along the shorter side
+  // A squarified treemap (Bruls, Huizing, van Wijk) that keeps the memories in slug
+  // order (ordered rows, never sorted by size): a memory that grows or shrinks moves
+  // its neighbours a little but never reshuffles the map.
   function squarify(items, x, y, w, hgt) {
     const out = [];
     const total = items.reduce((a, b) => a + b.size, 0);
@@ -315,29 +432,69 @@
     return Math.max((side * side * max) / (sum * sum), (sum * sum) / (side * side * min));
   }
 
+  function contentWidth() {
+    const style = getComputedStyle(main);
+    const width = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return Math.max(200, width || 960);
+  }
+
+  // the live memories, sized by their characters now; as wide as the figures above,
+  // and as tall as the number of memories needs (capped), so one memory is a band
+  // with its name on it, not a wall of colour
   function treemap(store, memories) {
-    const width = Math.max(320, Math.min(main.clientWidth || 960, 1200));
-    const height = Math.round(Math.max(240, Math.min(480, width * 0.45)));
-    // a memory of no characters still gets a sliver, so every memory ever held is drawn
-    const items = memories
-      .map((m) => ({ m, size: Math.max(m.chars, 1) }))
-      .sort((a, b) => b.size - a.size);
+    if (!memories.length) return h("p", { class: "muted", id: "treemap-empty" }, "No live memories.");
+    const width = contentWidth();
+    const height = Math.round(Math.min(430, width * 0.6, Math.max(72, Math.sqrt(memories.length) * 64)));
+    // a memory of no characters still gets a sliver
+    const items = memories.map((m) => ({ m, size: Math.max(m.chars, 1) }));
     const cells = squarify(items, 0, 0, width, height).map((c) => {
       const m = c.item.m;
-      const title = `${m.slug} — ${number(m.chars)} chars (peak ${number(m.peak_chars)}), ${m.revisions} revisions${m.live ? "" : ", deleted"}\n${m.description}`;
+      const size = `${number(m.chars)} chars`;
+      const title = `${m.slug} — ${size} (peak ${number(m.peak_chars)}), ${m.revisions} revisions\n${m.description}`;
+      const roomy = c.w > 70 && c.h > 34;
       return h(
         "a",
         {
-          class: "cell" + (m.live ? "" : " deleted"),
+          class: "cell",
           href: link("memory", store, encodeURIComponent(m.slug)),
           "data-slug": m.slug,
+          "data-chars": m.chars,
           title,
-          style: { left: `${c.x}px`, top: `${c.y}px`, width: `${Math.max(c.w - 2, 1)}px`, height: `${Math.max(c.h - 2, 1)}px` },
+          style: {
+            left: `${(100 * c.x) / width}%`,
+            top: `${c.y}px`,
+            width: `calc(${(100 * c.w) / width}% - 2px)`,
+            height: `${Math.max(c.h - 2, 1)}px`,
+          },
         },
-        c.w > 40 && c.h > 16 ? h("span", {}, m.slug) : null,
+        c.w > 40 && c.h > 16 ? h("span", { class: "slug" }, m.slug) : null,
+        roomy ? h("span", { class: "size" }, size) : null,
+        roomy && c.h > 52 && m.description ? h("span", { class: "description" }, m.description) : null,
       );
     });
-    return h("div", { class: "treemap", id: "treemap", style: { width: `${width}px`, height: `${height}px` } }, cells);
+    return h("div", { class: "treemap", id: "treemap", style: { height: `${height}px` } }, cells);
+  }
+
+  // deleted memories apart: small tiles of one size, each opening its history
+  function deletedStrip(store, gone) {
+    if (!gone.length) return null;
+    return h(
+      "div",
+      { class: "deleted-strip", id: "deleted" },
+      h("span", { class: "muted" }, `Deleted (${gone.length}):`),
+      gone.map((m) =>
+        h(
+          "a",
+          {
+            class: "chip deleted",
+            href: link("memory", store, encodeURIComponent(m.slug)),
+            "data-slug": m.slug,
+            title: `${m.slug} — deleted at revision ${m.revision}, removing ${number(m.chars)} chars\n${m.description}`,
+          },
+          m.slug,
+        ),
+      ),
+    );
   }
 
   function legendList(store, memories, open) {
@@ -345,7 +502,7 @@
       "details",
       { class: "listing", open },
       h("summary", {}, "as a list"),
-      h(
+      scroll(
         "table",
         { class: "grid" },
         h("thead", {}, h("tr", {}, ["memory", "chars", "peak", "revisions", "last by", "when"].map((t) => h("th", {}, t)))),
@@ -448,6 +605,16 @@
     const base = () => Number(form.dataset.revision);
     const url = `/api/stores/${storePath(store)}/memories/${encodeURIComponent(found.slug)}`;
     const newer = h("div", { class: "newer", hidden: true });
+    // offer only what the store's strategy lets an operator do; say why otherwise
+    const actions = found.actions || { allowed: [], refused: {} };
+    const saveAs = found.live ? "edit" : "create";
+    const saving = actions.allowed.includes(saveAs);
+    const deleting = found.live && actions.allowed.includes("delete");
+    const refusals = [...new Set([saving ? null : actions.refused[saveAs], found.live && !deleting ? actions.refused.delete : null].filter(Boolean))];
+    if (!saving) {
+      description.readOnly = true;
+      body.readOnly = true;
+    }
 
     async function save(event) {
       event.preventDefault();
@@ -513,10 +680,13 @@
       h(
         "div",
         { class: "buttons" },
-        h("button", { type: "submit", id: "save" }, found.live ? "Save" : "Save (re-create)"),
-        found.live ? h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete") : null,
-        h("span", { class: "muted" }, "Saved as the operator; the replaced text stays in the history."),
+        saving ? h("button", { type: "submit", id: "save" }, found.live ? "Save" : "Save (re-create)") : null,
+        deleting ? h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete") : null,
+        saving || deleting
+          ? h("span", { class: "muted" }, "Saved as the operator; the replaced text stays in the history.")
+          : null,
       ),
+      refusals.map((why) => h("p", { class: "muted refused" }, why)),
       memory.code ? h("div", {}, h("h3", {}, "code"), h("pre", { class: "code" }, memory.code)) : null,
       memory.on_use ? h("div", {}, h("h3", {}, "onUse"), h("pre", { class: "code" }, memory.on_use)) : null,
       newer,
@@ -603,7 +773,7 @@
     fill(main, 
       h("h2", {}, "Timeline"),
       h("p", { class: "muted" }, "Every version of the store, newest first. ", h("label", {}, "Author: ", picker)),
-      h(
+      scroll(
         "table",
         { class: "grid", id: "timeline" },
         h("thead", {}, h("tr", {}, ["when", "author", "memory", "op", "lines", "commit"].map((t) => h("th", {}, t)))),
