@@ -493,7 +493,7 @@ def _gitmem(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.Comp
 
 def test_a_command_ends_with_its_status_and_whole_output(tmp_path: Path) -> None:
     """Ending without the interpreter's teardown keeps what ``sys.exit`` gives: the
-    status (0, 1 for a refusal, 2 for a usage error), every byte of output, also into a
+    status (0, or 1 for a refusal or a usage error), every byte of output, also into a
     file, and the error line."""
     path = str(tmp_path / "mem.git")
     with Repository.init(path) as repo:
@@ -508,7 +508,7 @@ def test_a_command_ends_with_its_status_and_whole_output(tmp_path: Path) -> None
     assert refused.returncode == 1 and refused.stdout == b""
     assert refused.stderr.decode().startswith("Error: there is no memory named 'nope'")
     usage = _gitmem("--repo", path, "no-such-command")
-    assert usage.returncode == 2 and b"No such command" in usage.stderr
+    assert usage.returncode == 1 and b"No such command" in usage.stderr
 
 
 def test_the_exit_hooks_still_run() -> None:

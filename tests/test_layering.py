@@ -120,6 +120,7 @@ ORDER: dict[str, list[str]] = {
         "extras",
         "schemas",
         "startup",
+        "own_names",
         "anthropic",
         "mcp",
         "claude_code",

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import hmac
 import html
-import ipaddress
 import json
 import secrets
 import socket
@@ -38,6 +37,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from gitmem.adapters.extras import missing_extra
+from gitmem.adapters.own_names import outward_address, own_names
 
 try:
     import uvicorn
@@ -96,7 +96,6 @@ _HEADERS = {
 _WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
 _WILDCARDS = ("0.0.0.0", "::", "")
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 _BODY_MAX = 4 * 1024 * 1024
 _BODY_SECONDS = 30.0
 """How long a request body may take to arrive."""
@@ -183,7 +182,7 @@ class Console:
         machine's own outward address (its hostname, or loopback, failing that)."""
         if not self.wildcard:
             return self.host
-        return _outward_address() or socket.gethostname() or "127.0.0.1"
+        return outward_address() or socket.gethostname() or "127.0.0.1"
 
     def url(self, address: str | None = None) -> str:
         """The address the command prints: the page, with the token."""
@@ -202,7 +201,7 @@ class Console:
         if cached is not None and cached[0] == self.port:
             return cached[1]
         if self.wildcard:
-            names = _own_names() | ({self.host} - {""})
+            names = own_names() | ({self.host} - {""})
         else:
             names = {self.host}
             if self.host in _LOOPBACK:
@@ -472,56 +471,6 @@ class Console:
 
     def _heads(self) -> dict[str, str | None]:
         return {store: self.repo.head(store) for store in self.repo.stores()}
-
-
-def _outward_address() -> str | None:
-    """The address this machine reaches the network from (a UDP socket "connected"
-    to a documentation address sends nothing), or ``None`` when it has no route."""
-    for family, target in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as probe:
-                probe.connect((target, 9))
-                found = str(probe.getsockname()[0])
-        except OSError:
-            continue
-        if found not in ("0.0.0.0", "::"):
-            return found
-    return None
-
-
-def _own_names() -> set[str]:
-    """This machine's names and addresses: loopback, its hostname, its fully qualified
-    name, what they resolve to, and each network interface's addresses."""
-    names = {"localhost", "127.0.0.1", "::1"}
-    for name in {socket.gethostname(), socket.getfqdn()} - {""}:
-        names.add(name.lower())
-        with contextlib.suppress(OSError, UnicodeError):
-            names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
-    outward = _outward_address()
-    if outward:
-        names.add(outward)
-    names.update(_interface_addresses())
-    return {name.split("%", 1)[0] for name in names}
-
-
-def _interface_addresses() -> set[str]:
-    """Each network interface's addresses, where the system says (Linux); else none."""
-    found: set[str] = set()
-    with contextlib.suppress(OSError, ImportError, AttributeError):
-        import fcntl
-        import struct
-
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            for _, name in socket.if_nameindex():
-                with contextlib.suppress(OSError):
-                    asked = struct.pack("256s", name.encode()[:15])
-                    answer = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, asked)
-                    found.add(socket.inet_ntoa(answer[20:24]))
-    with contextlib.suppress(OSError, ValueError), open("/proc/net/if_inet6") as table:
-        for line in table:
-            digits = line.split()[0]
-            found.add(str(ipaddress.IPv6Address(bytes.fromhex(digits))))
-    return found
 
 
 def _unexpected(exc: Exception) -> GitmemError:
