@@ -507,7 +507,7 @@ def sync_line(report: StoreSync) -> str:
     if report.pushed:
         done.append("pushed")
     if not done:
-        done.append("up to date")
+        done.append("kept this replica's head" if report.refused else "up to date")
     line = f"{report.store}: {', '.join(done)}"
     if report.head:
         line += f" at {report.head[:12]}"
@@ -517,7 +517,7 @@ def sync_line(report: StoreSync) -> str:
         )
     if report.exceeded:
         line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
-    return line
+    return "\n".join([line, *(f"{report.store}: refused {why}" for why in report.refused)])
 
 
 def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:

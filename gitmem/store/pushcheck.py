@@ -34,14 +34,16 @@ __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
 
 _ZERO = "0" * 40
 _DIR_MODE = 0o040000
+_LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 
 
 class Refused(Exception):
-    """A commit breaks ``rule`` (``history``, ``parse``, ``slug``, ``trailers``,
-    ``limit``, ``secret``, ``guard``); ``commit`` is the one that does."""
+    """A commit breaks ``rule`` (``history``, ``parse``, ``tree``, ``slug``,
+    ``trailers``, ``kind``, ``limit``, ``widen``, ``secret``, ``guard``); ``commit`` is
+    the one that does."""
 
     def __init__(self, rule: str, commit: str, message: str) -> None:
         super().__init__(message)
@@ -79,7 +81,7 @@ class PushReader:
             pushed = DiskObjectStore(quarantine)
             self._objects = OverlayObjectStore([pushed, self.main])
             self._stores = [pushed, self.main]
-        self.standalone = layout.is_standalone(self._repo)
+        self.standalone = layout.serves_standalone(self._repo)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         # a push reads each commit and root tree several times (as a commit, as a
         # parent, for its files): read each once
@@ -101,6 +103,16 @@ class PushReader:
             return False
         try:
             return repo.bare
+        finally:
+            repo.close()
+
+    @staticmethod
+    def serve(path: str, standalone: bool) -> None:
+        """Record that the bare repository at ``path`` serves standalone stores
+        (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
+        repo = Repo(path)
+        try:
+            layout.record_layout(repo, standalone or layout.is_standalone(repo))
         finally:
             repo.close()
 
@@ -160,6 +172,29 @@ class PushReader:
 
     def parents(self, sha: str) -> list[str]:
         return [p.decode() for p in self._commit(sha).parents]
+
+    def standing(self, sha: str) -> Facts | None:
+        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made."""
+        at: str | None = sha
+        while at is not None:
+            found = self.facts(at)
+            if found is not None:
+                return found
+            parents = self.parents(at)
+            at = parents[0] if parents else None
+        return None
+
+    def ancestors(self, sha: str | None) -> set[str]:
+        """``sha`` and every commit it descends from (empty for ``None``)."""
+        seen: set[str] = set()
+        stack = [sha] if sha is not None else []
+        while stack:
+            at = stack.pop()
+            if at in seen:
+                continue
+            seen.add(at)
+            stack.extend(p.decode() for p in self._commit(at).parents)
+        return seen
 
     def facts(self, sha: str) -> Facts | None:
         if sha not in self._facts:
@@ -225,10 +260,16 @@ class PushReader:
             return {}
         found = self._trees.get(sha)
         if found is None:
-            found = {
-                e.path.decode("utf-8", "replace"): (e.mode, bytes(e.sha))
-                for e in self._tree(sha, commit).items()
-            }
+            found = {}
+            for e in self._tree(sha, commit).items():
+                name = e.path.decode("utf-8", "replace")
+                if e.mode in _LINKS:
+                    raise Refused(
+                        "tree", commit, f"{name!r} is {_LINKS[e.mode]}; a store holds only files"
+                    )
+                if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
+                    raise Refused("tree", commit, f"the tree holds an entry named {name!r}")
+                found[name] = (e.mode, bytes(e.sha))
             if len(self._trees) >= _CACHE_MAX:
                 self._trees.clear()
             self._trees[sha] = found
@@ -398,7 +439,9 @@ class PushReader:
             if edit.slug not in changed and parent is not None:
                 # named but unchanged: what the parent holds is what it holds now
                 continue
-            if (edit.op == "delete") != (after is None):
+            # a sync merge names what it took from either side "merge", removals too
+            taken = merge and edit.op == "merge"
+            if not taken and (edit.op == "delete") != (after is None):
                 state = "removes" if after is None else "keeps"
                 raise Refused(
                     "trailers",

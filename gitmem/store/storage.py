@@ -36,7 +36,9 @@ from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
 from gitmem.store.layout import check_store, usable_store
 from gitmem.store.locking import WriteLock, fsync_dir, storage_error
+from gitmem.store.message import FILES, kind_of
 from gitmem.store.objects import NewObjects, ObjectReader
+from gitmem.store.pushcheck import PushReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
@@ -251,7 +253,7 @@ class Storage:
         head = self.head(store)
         if head is None:
             return None
-        return "files" if self._is_file_store(head) else "memories"
+        return kind_of(self._reader.standing(head))
 
     def files(self, store: str, commit: str | None = None) -> FileSnapshot:
         """A file store as of ``commit`` (default: its head); ``InvalidArgument`` for a
@@ -372,6 +374,11 @@ class Storage:
         except OSError as exc:
             raise storage_error(exc, f"recording what {remote.url} holds") from exc
 
+    def incoming(self) -> PushReader:
+        """This repository read as a hook reads a push: how sync checks the commits a
+        fetch brought before it adopts them (the caller closes it)."""
+        return PushReader(self._repo.controldir())
+
     def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
         """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
         itself when it is an ancestor of ``ours``; ``None`` if they share no history)."""
@@ -481,8 +488,7 @@ class Storage:
         if head is None:
             return False
         # a commit gitmem did not make keeps the layout of the gitmem commit before it
-        facts = self._reader.standing(head)
-        return facts is not None and facts.paths
+        return kind_of(self._reader.standing(head)) == FILES
 
     def _expect(self, store: str, head: str | None, *, files: bool, doing: str) -> None:
         """Refuse a memory store's head where a file store is needed, or the reverse."""
