@@ -34,7 +34,7 @@ from gitmem.screens import chain
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.screen import Screen, Write
-from gitmem.trailers import read_capability_trailer
+from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
 
 __all__ = [
@@ -107,15 +107,22 @@ def _check_update(
 
 
 def check_adopted(
-    reader: PushReader, store: str, ours: str | None, theirs: str, screens: list[Screen]
+    reader: PushReader,
+    store: str,
+    ours: str | None,
+    theirs: str,
+    screens: list[Screen],
+    widened: list[str] | None = None,
 ) -> list[str]:
     """What sync would adopt from ``theirs`` (by fast-forward or merge) into a store
     whose head is ``ours``, checked as a push onto ``ours`` is: one line per problem
-    (empty: every commit ``ours`` lacks holds the rules)."""
+    (empty: every commit ``ours`` lacks holds the rules). An operator's deliberate
+    widening (``gitmem set-limits --widen``) is adopted, one line for it added to
+    ``widened``; the push hook refuses it (the operator widens on the server)."""
     have = reader.ancestors(ours)
     try:
         shas = reader.new_commits(theirs, have.__contains__)
-        _check_commits(reader, store, ours, shas, screens)
+        _check_commits(reader, store, ours, shas, screens, widened)
     except Refused as refused:
         return [f"commit {refused.commit[:12]} breaks rule {refused.rule}: {refused.message}"]
     return []
@@ -137,7 +144,12 @@ def _record(reader: PushReader, old: str | None) -> _Record:
 
 
 def _check_commits(
-    reader: PushReader, store: str, old: str | None, shas: list[str], screens: list[Screen]
+    reader: PushReader,
+    store: str,
+    old: str | None,
+    shas: list[str],
+    screens: list[Screen],
+    widened: list[str] | None = None,
 ) -> None:
     """Check ``shas`` (parents first) against the store as recorded at ``old``; a new
     store takes its kind and capability from the first commit that records them."""
@@ -145,13 +157,16 @@ def _check_commits(
     index = _IndexSet(reader)
     for sha in shas:
         commit = reader.commit(sha)
-        record = _hold_record(reader, record, commit)
+        record = _hold_record(reader, record, commit, widened)
         _check_commit(reader, store, commit, screens, index)
 
 
-def _hold_record(reader: PushReader, record: _Record, commit: PushCommit) -> _Record:
+def _hold_record(
+    reader: PushReader, record: _Record, commit: PushCommit, widened: list[str] | None
+) -> _Record:
     """Refuse a commit that would change the store's kind or loosen its recorded
-    limits; the record as it stands after the commit."""
+    limits (unless ``widened`` takes an operator's deliberate widening); the record as
+    it stands after the commit."""
     kind = kind_of(commit.facts)
     if record.kind is not None and kind != record.kind:
         raise Refused(
@@ -168,15 +183,22 @@ def _hold_record(reader: PushReader, record: _Record, commit: PushCommit) -> _Re
                 "widen",
                 commit.sha,
                 f"it records strategy {found[0]} where the store records {held[0]}; "
-                "an operator changes it with `gitmem stores set-limits`",
+                "a store keeps the strategy it was first written under",
             )
         loosened = held[1].widened(found[1])
+        if loosened and widened is not None and WIDEN_TRAILER in commit.facts.extra:
+            widened.append(
+                f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
+                "on purpose"
+            )
+            return _Record(record.kind or kind, found)
         if loosened:
             raise Refused(
                 "widen",
                 commit.sha,
                 f"it loosens the store's recorded {', '.join(loosened)}; "
-                "an operator widens limits with `gitmem stores set-limits --widen`",
+                "an operator widens limits with `gitmem set-limits --widen` where the "
+                "store is kept",
             )
     return _Record(record.kind or kind, held or found)
 

@@ -15,9 +15,11 @@ from collections.abc import Mapping
 
 from gitmem.limits import LIMITS, Limits
 
-__all__ = ["CAPABILITY_TRAILER", "capability_trailer", "read_capability_trailer"]
+__all__ = ["CAPABILITY_TRAILER", "WIDEN_TRAILER", "capability_trailer", "read_capability_trailer"]
 
 CAPABILITY_TRAILER = "Gitmem-Capability"
+WIDEN_TRAILER = "Gitmem-Widen"
+"""Names the limits an operator loosened on purpose (``gitmem set-limits --widen``)."""
 
 
 def capability_trailer(implementation: str, limits: Limits) -> dict[str, str]:

@@ -339,3 +339,48 @@ def test_a_good_fast_forward_still_lands(replicas: tuple[Path, Path, Path]) -> N
         head = repo.head("notes")
     got, row = _sync_b(b)
     assert got == head and row["refused"] == []
+
+
+# -- an operator's deliberate widening -------------------------------------------------
+
+
+def test_set_limits_loosens_only_with_widen(replicas: tuple[Path, Path, Path]) -> None:
+    """Tightening needs nothing; loosening is refused without --widen, in one line."""
+    _, a, _ = replicas
+    run = CliRunner().invoke
+    result = run(cli, ["--repo", str(a), "set-limits", "--store", "notes", "maxLenPerMemory=0"])
+    assert result.exit_code == 1
+    assert "loosens maxLenPerMemory" in result.output and "--widen" in result.output
+    result = run(cli, ["--repo", str(a), "set-limits", "--store", "notes", "maxLenPerMemory=50"])
+    assert result.exit_code == 0, result.output
+    result = run(cli, ["--repo", str(a), "set-limits", "--store", "notes", "maxCount=x"])
+    assert result.exit_code == 1 and "is not a limit setting" in result.output
+
+
+def test_a_deliberate_widening_is_refused_by_the_hook(world: tuple[Path, Path]) -> None:
+    server, project = world
+    before = sh(server, "rev-parse", REF)
+    result = CliRunner().invoke(
+        cli,
+        ["--repo", str(project), "set-limits", "--store", "notes", "--widen", "maxLenPerMemory=0"],
+    )
+    assert result.exit_code == 0, result.output
+    refusal(push(project, "gitmem/notes"), REF, "widen")
+    assert sh(server, "rev-parse", REF) == before
+
+
+def test_a_widening_made_where_the_store_is_kept_reaches_replicas_said(
+    replicas: tuple[Path, Path, Path],
+) -> None:
+    origin, _, b = replicas
+    result = CliRunner().invoke(
+        cli,
+        ["--repo", str(origin), "set-limits", "--store", "notes", "--widen", "maxLenPerMemory=0"],
+    )
+    assert result.exit_code == 0, result.output
+    head, row = _sync_b(b)
+    assert head == sh(origin, "rev-parse", REF).strip()
+    assert row["refused"] == []
+    widened = row["widened"]
+    assert isinstance(widened, list) and len(widened) == 1
+    assert "widens maxLenPerMemory on purpose" in widened[0]

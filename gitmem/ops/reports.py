@@ -517,7 +517,9 @@ def sync_line(report: StoreSync) -> str:
         )
     if report.exceeded:
         line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
-    return "\n".join([line, *(f"{report.store}: refused {why}" for why in report.refused)])
+    notes = [f"{report.store}: refused {why}" for why in report.refused]
+    notes += [f"{report.store}: adopted {why}" for why in report.widened]
+    return "\n".join([line, *notes])
 
 
 def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:

@@ -38,7 +38,6 @@ from gitmem.store.layout import check_store, usable_store
 from gitmem.store.locking import WriteLock, fsync_dir, storage_error
 from gitmem.store.message import FILES, kind_of
 from gitmem.store.objects import NewObjects, ObjectReader
-from gitmem.store.pushcheck import PushReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
@@ -57,6 +56,7 @@ from gitmem.types import (
 
 if TYPE_CHECKING:
     # imported where used: the remote brings dulwich's network client
+    from gitmem.store.pushcheck import PushReader
     from gitmem.store.remote import Pushed, Remote
 
 __all__ = [
@@ -245,6 +245,19 @@ class Storage:
 
         return self._commit(store, attempt)
 
+    def record(self, store: str, subject: str, trailers: Mapping[str, str], author: Author) -> str:
+        """Publish one commit of a memory store that changes no memory and records
+        ``trailers`` (an operator's deliberate record); returns the commit."""
+        check_store(store)
+
+        def attempt(head: str | None) -> Attempt[str]:
+            self._expect(store, head, files=False, doing="records are for memory stores")
+            return build.record_write(
+                self._reader, self.snapshot(store, head), subject, trailers, author
+            )
+
+        return self._commit(store, attempt)
+
     # -- file stores -----------------------------------------------------------------
 
     def layout(self, store: str) -> str | None:
@@ -377,6 +390,8 @@ class Storage:
     def incoming(self) -> PushReader:
         """This repository read as a hook reads a push: how sync checks the commits a
         fetch brought before it adopts them (the caller closes it)."""
+        from gitmem.store.pushcheck import PushReader
+
         return PushReader(self._repo.controldir())
 
     def merge_base(self, store: str, ours: str, theirs: str) -> str | None:

@@ -56,6 +56,8 @@ class StoreSync:
     """The slugs the merge (or fast-forward) changed here."""
     exceeded: list[Excess] = field(default_factory=lambda: list[Excess]())
     refused: list[str] = field(default_factory=lambda: list[str]())
+    widened: list[str] = field(default_factory=lambda: list[str]())
+    """The limits an operator loosened on purpose in what was adopted (one line each)."""
     """Why the remote's commits were kept out (one line per problem): the store kept
     this replica's head and nothing was pushed."""
 
@@ -65,7 +67,7 @@ class StoreSync:
 
     def as_json(self) -> dict[str, Any]:
         """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
-        "up_to_date", "conflicts", "changed", "exceeded", "refused"}``."""
+        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened"}``."""
         return {
             "store": self.store,
             "before": self.before,
@@ -79,6 +81,7 @@ class StoreSync:
             "changed": list(self.changed),
             "exceeded": [e.as_dict() for e in self.exceeded],
             "refused": list(self.refused),
+            "widened": list(self.widened),
         }
 
 
@@ -109,7 +112,9 @@ def _sync_store(
         if ours == theirs:
             report.head = ours
             break
-        refused = _refused(repo, store, ours, theirs) if theirs is not None else []
+        widened: list[str] = []
+        refused = _refused(repo, store, ours, theirs, widened) if theirs is not None else []
+        report.widened = widened
         if refused:
             report.refused, report.head = refused, ours
             break
@@ -161,7 +166,9 @@ def _sync_store(
     return report
 
 
-def _refused(repo: Storage, store: str, ours: str | None, theirs: str) -> list[str]:
+def _refused(
+    repo: Storage, store: str, ours: str | None, theirs: str, widened: list[str]
+) -> list[str]:
     """What is wrong with the commits ``theirs`` would bring into the store, checked as
     the push hook checks a push onto ``ours`` (with this replica's screens): empty when
     they may be adopted, by fast-forward or merge."""
@@ -169,7 +176,7 @@ def _refused(repo: Storage, store: str, ours: str | None, theirs: str) -> list[s
         return []  # nothing to adopt: ours already holds theirs
     reader = repo.incoming()
     try:
-        return check_adopted(reader, store, ours, theirs, repo.screens)
+        return check_adopted(reader, store, ours, theirs, repo.screens, widened)
     finally:
         reader.close()
 
