@@ -384,3 +384,13 @@ def test_a_widening_made_where_the_store_is_kept_reaches_replicas_said(
     widened = row["widened"]
     assert isinstance(widened, list) and len(widened) == 1
     assert "widens maxLenPerMemory on purpose" in widened[0]
+
+
+def test_check_reports_links_in_a_store(tmp_path: Path) -> None:
+    """`gitmem check` names a link in a store's tree, not only missing trailers."""
+    project = make_project(tmp_path / "project")
+    file_store(project, init=True)
+    link_commit(str(project / ".git"), "refs/heads/gitmem/shelf", LINK_MODE, "out")
+    result = CliRunner().invoke(cli, ["--repo", str(project), "check"])
+    assert result.exit_code != 0
+    assert "'out' is a symbolic link" in result.output
