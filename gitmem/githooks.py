@@ -32,14 +32,16 @@ from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.guard import Guards
 from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.screens import chain
+from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.screen import Screen, Write
-from gitmem.trailers import read_capability_trailer
+from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
 
 __all__ = [
     "HOOKS",
     "Update",
+    "check_adopted",
     "check_updates",
     "common_dir",
     "install",
@@ -101,11 +103,110 @@ def _check_update(
             f"it does not descend from the published head {update.old[:12]}: published "
             "memory history is never rewritten (merge with `gitmem sync` instead)",
         )
+    old = None if is_zero(update.old) else update.old
     stop = {update.old}
+    shas = reader.new_commits(update.new, lambda s: s in stop or known(s))
+    _check_commits(reader, store, old, shas, screens)
+
+
+def check_adopted(
+    reader: PushReader,
+    store: str,
+    ours: str | None,
+    theirs: str,
+    screens: list[Screen],
+    widened: list[str] | None = None,
+) -> list[str]:
+    """What sync would adopt from ``theirs`` (by fast-forward or merge) into a store
+    whose head is ``ours``, checked as a push onto ``ours`` is: one line per problem
+    (empty: every commit ``ours`` lacks holds the rules). An operator's deliberate
+    widening (``gitmem set-limits --widen``) is adopted, one line for it added to
+    ``widened``; the push hook refuses it (the operator widens on the server)."""
+    have = reader.ancestors(ours)
+    try:
+        shas = reader.new_commits(theirs, have.__contains__)
+        _check_commits(reader, store, ours, shas, screens, widened)
+    except Refused as refused:
+        return [f"commit {refused.commit[:12]} breaks rule {refused.rule}: {refused.message}"]
+    return []
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What the receiving side holds a store to: its kind and the capability recorded
+    as of the commit a push builds on (``None``: nothing recorded yet)."""
+
+    kind: str | None
+    capability: tuple[str, Limits] | None
+
+
+def _record(reader: PushReader, old: str | None) -> _Record:
+    if old is None:
+        return _Record(None, None)
+    return _Record(kind_of(reader.standing(old)), _recorded_at(reader, old))
+
+
+def _check_commits(
+    reader: PushReader,
+    store: str,
+    old: str | None,
+    shas: list[str],
+    screens: list[Screen],
+    widened: list[str] | None = None,
+) -> None:
+    """Check ``shas`` (parents first) against the store as recorded at ``old``; a new
+    store takes its kind and capability from the first commit that records them."""
+    record = _record(reader, old)
     index = _IndexSet(reader)
-    for sha in reader.new_commits(update.new, lambda s: s in stop or known(s)):
+    for sha in shas:
         commit = reader.commit(sha)
+        record = _hold_record(reader, record, commit, widened)
         _check_commit(reader, store, commit, screens, index)
+
+
+def _hold_record(
+    reader: PushReader, record: _Record, commit: PushCommit, widened: list[str] | None
+) -> _Record:
+    """Refuse a commit that would change the store's kind or loosen its recorded
+    limits (unless ``widened`` takes an operator's deliberate widening); the record as
+    it stands after the commit."""
+    kind = kind_of(commit.facts)
+    if record.kind is not None and kind != record.kind:
+        raise Refused(
+            "kind",
+            commit.sha,
+            f"it writes the store as a {_KIND_NAMES[kind]}, but the store is a "
+            f"{_KIND_NAMES[record.kind]}; a store's kind never changes",
+        )
+    found = _recorded(reader, commit)
+    held = record.capability
+    if held is not None and found is not None:
+        if found[0] != held[0]:
+            raise Refused(
+                "widen",
+                commit.sha,
+                f"it records strategy {found[0]} where the store records {held[0]}; "
+                "a store keeps the strategy it was first written under",
+            )
+        loosened = held[1].widened(found[1])
+        if loosened and widened is not None and WIDEN_TRAILER in commit.facts.extra:
+            widened.append(
+                f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
+                "on purpose"
+            )
+            return _Record(record.kind or kind, found)
+        if loosened:
+            raise Refused(
+                "widen",
+                commit.sha,
+                f"it loosens the store's recorded {', '.join(loosened)}; "
+                "an operator widens limits with `gitmem set-limits --widen` where the "
+                "store is kept",
+            )
+    return _Record(record.kind or kind, held or found)
+
+
+_KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
 
 
 class _IndexSet:
@@ -424,14 +525,19 @@ def install(git_dir: str, hooks: Iterable[str], python: str | None = None) -> li
     return written
 
 
-def install_server(path: str) -> list[str]:
-    """Install ``pre-receive`` into the bare repository at ``path``."""
+def install_server(path: str, standalone: bool = False) -> list[str]:
+    """Install ``pre-receive`` into the bare repository at ``path``, recording in its
+    config which stores it will hold: a project's (``refs/heads/gitmem/<store-id>``,
+    the default) or, with ``standalone``, a standalone repository's
+    (``refs/heads/<store-id>``: every branch is then a store)."""
     if not PushReader.is_bare(path):
         raise InvalidArgument(
             f"{path} is not a bare git repository; give the shared remote's path "
             "(e.g. /srv/project.git), or run `gitmem hooks install` in a project"
         )
-    return install(path, ["pre-receive"])
+    written = install(path, ["pre-receive"])
+    PushReader.serve(path, standalone)
+    return written
 
 
 # what a hook gitmem wrote names: this module (and, in hooks written by earlier

@@ -68,6 +68,15 @@ class Limits:
     def from_params(cls, params: Mapping[str, int]) -> Limits:
         return cls(*(params.get(name, 0) for name in LIMITS))
 
+    def widened(self, new: Limits) -> list[str]:
+        """The limits ``new`` loosens against these (turns off, or raises), by name;
+        ``maxResults`` bounds a search's answer, not what a store holds, so it never counts."""
+        return [
+            name
+            for name, old, now in zip(LIMITS, self.values(), new.values(), strict=True)
+            if name != "maxResults" and old and (not now or now > old)
+        ]
+
     def describe(self, applies: frozenset[str]) -> list[str]:
         """The limits in force under a strategy, as phrases for a prompt."""
         bounds: list[str] = []

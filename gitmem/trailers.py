@@ -26,6 +26,7 @@ __all__ = [
     "AGENT_KEYS",
     "AGENT_TRAILER",
     "CAPABILITY_TRAILER",
+    "WIDEN_TRAILER",
     "agent_trailer",
     "capability_trailer",
     "read_agent_trailer",
@@ -34,6 +35,8 @@ __all__ = [
 
 CAPABILITY_TRAILER = "Gitmem-Capability"
 AGENT_TRAILER = "Gitmem-Agent"
+WIDEN_TRAILER = "Gitmem-Widen"
+"""Names the limits an operator loosened on purpose (``gitmem set-limits --widen``)."""
 AGENT_KEYS = ("profile", "instance", "scope", "started-as")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 

@@ -39,8 +39,13 @@ def hooks() -> None:
     type=click.Path(file_okay=False),
     help="A shared bare repository: install pre-receive there (else pre-push here).",
 )
+@click.option(
+    "--standalone",
+    is_flag=True,
+    help="The server holds standalone stores (refs/heads/<store-id>): guard every branch.",
+)
 @json_option
-def hooks_install(server: str | None, as_json: bool) -> None:
+def hooks_install(server: str | None, standalone: bool, as_json: bool) -> None:
     """Install pre-receive into a shared bare repository, or pre-push into this project.
 
     A refused push prints one line per refused ref (commit and rule) and changes
@@ -49,12 +54,13 @@ def hooks_install(server: str | None, as_json: bool) -> None:
     \b
     Examples:
         gitmem hooks install --server /srv/project.git
+        gitmem hooks install --server /srv/memory.git --standalone
         gitmem hooks install
     """
     from gitmem import githooks as git_hooks
 
     if server is not None:
-        written = git_hooks.install_server(server)
+        written = git_hooks.install_server(server, standalone)
     else:
         written = git_hooks.install(open_repository().directory, ["pre-push"])
     if as_json:

@@ -8,7 +8,14 @@ import sys
 import click
 
 from gitmem import ops
-from gitmem.cli.options import json_option, open_repository, settings
+from gitmem.cli.options import (
+    author_option,
+    json_option,
+    open_repository,
+    picked,
+    settings,
+    store_option,
+)
 from gitmem.cli.output import fail
 from gitmem.cli.output import show as print_report
 from gitmem.ops import reports
@@ -75,6 +82,30 @@ def fork(source: str, target: str, as_json: bool) -> None:
     print_report(reports.fork(open_repository(), source, target), as_json)
 
 
+@click.command("set-limits")
+@click.argument("assignments", metavar="LIMIT=N...", nargs=-1, required=True)
+@click.option("--widen", is_flag=True, help="Loosen limits on purpose (off, or higher).")
+@store_option
+@author_option
+def set_limits(
+    assignments: tuple[str, ...], widen: bool, store: str | None, author: str | None
+) -> None:
+    """Record the limits a store is held to, as one commit (the others kept).
+
+    Tightening needs nothing more; loosening a limit (0 turns it off) needs --widen,
+    and the commit says so. A push hook refuses a widening, so widen where the shared
+    store is kept (--repo the server's repository); sync adopts it elsewhere and says so.
+
+    \b
+    Example:
+        gitmem set-limits --store notes maxLenPerMemory=1000
+        gitmem --repo /srv/project.git set-limits --store notes --widen maxLenPerMemory=0
+    """
+    repo, name = picked(store)
+    commit = ops.set_limits(repo, name, ops.parse_author(author), assignments, widen)
+    click.echo(f"{name}: recorded limits {' '.join(assignments)} at {commit[:12]}")
+
+
 def _progress(count: int) -> None:
     if count % 500 == 0:
         click.echo(f"\rchecked {count:,} objects", err=True, nl=False)
@@ -100,4 +131,4 @@ def check(as_json: bool) -> None:
     fail(health.refusal())
 
 
-COMMANDS = (init, stores, fork, check)
+COMMANDS = (init, stores, fork, check, set_limits)

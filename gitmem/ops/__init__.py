@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from gitmem.ops.health import check, code_problems, strategy_problems
     from gitmem.ops.program import run
     from gitmem.ops.sharing import sync
-    from gitmem.ops.writing import create, delete, edit, save
+    from gitmem.ops.writing import create, delete, edit, save, set_limits
     from gitmem.strategies.curated_ops import (
         rows_add,
         rows_append,
@@ -128,6 +128,7 @@ __all__ = [
     "run",
     "save",
     "search",
+    "set_limits",
     "show",
     "show_file",
     "state",
@@ -155,7 +156,7 @@ _WHEN_USED = {
     "gitmem.ops.health": ("check", "code_problems", "strategy_problems"),
     "gitmem.ops.program": ("run",),
     "gitmem.ops.sharing": ("sync",),
-    "gitmem.ops.writing": ("create", "delete", "edit", "save"),
+    "gitmem.ops.writing": ("create", "delete", "edit", "save", "set_limits"),
     "gitmem.strategies.notebook_ops": ("notebook_save", "notebook_text", "notebook_timeline"),
     "gitmem.strategies.curated_ops": (
         "rows_add",

@@ -545,7 +545,7 @@ def sync_line(report: StoreSync) -> str:
     if report.pushed:
         done.append("pushed")
     if not done:
-        done.append("up to date")
+        done.append("kept this replica's head" if report.refused else "up to date")
     line = f"{report.store}: {', '.join(done)}"
     if report.head:
         line += f" at {report.head[:12]}"
@@ -555,7 +555,9 @@ def sync_line(report: StoreSync) -> str:
         )
     if report.exceeded:
         line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
-    return line
+    notes = [f"{report.store}: refused {why}" for why in report.refused]
+    notes += [f"{report.store}: adopted {why}" for why in report.widened]
+    return "\n".join([line, *notes])
 
 
 def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:

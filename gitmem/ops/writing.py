@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument
+from gitmem.limits import Limits
 from gitmem.types import Author, Memory, Revision, check_slug
 
 if TYPE_CHECKING:
     from gitmem import edits
     from gitmem.repository import Repository
 
-__all__ = ["create", "delete", "edit", "save"]
+__all__ = ["create", "delete", "edit", "save", "set_limits"]
 
 
 def _rules(repo: Repository, store: str, op: str, slug: str) -> edits.Rules:
@@ -116,3 +118,40 @@ def save(
             repo, store, author, slug, description=description, body=body, expected=expected
         )
     return create(repo, store, author, slug, description, body, expected=expected)
+
+
+def set_limits(
+    repo: Repository, store: str, author: Author, assignments: Sequence[str], widen: bool = False
+) -> str:
+    """Record new limits for ``store`` (``maxLenPerMemory=2000`` ...; the others kept)
+    as one commit that changes no memory; returns it. Loosening a limit (turning it
+    off, or raising it) is refused unless ``widen``: the commit then says so, and sync
+    adopts it elsewhere with a line that names it; a push hook refuses it, so widen
+    where the shared store is kept."""
+    from gitmem.limits import LIMITS
+    from gitmem.strategies.operator import recorded
+    from gitmem.trailers import WIDEN_TRAILER, capability_trailer
+
+    found = recorded(repo, store)
+    if found is None:
+        raise InvalidArgument(
+            f"store {store!r} records no limits yet; a binding's first write records them"
+        )
+    params = found.limits.as_params()
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or name not in LIMITS or not value.isdigit() or len(value) > 18:
+            raise InvalidArgument(
+                f"{text!r} is not a limit setting; use NAME=N with NAME one of {', '.join(LIMITS)}"
+            )
+        params[name] = int(value)
+    limits = Limits.from_params(params)
+    loosened = found.limits.widened(limits)
+    if loosened and not widen:
+        raise InvalidArgument(
+            f"that loosens {', '.join(loosened)}; pass --widen to loosen limits on purpose"
+        )
+    trailers = capability_trailer(found.strategy.name, limits)
+    if loosened:
+        trailers[WIDEN_TRAILER] = " ".join(loosened)
+    return repo.record(store, "set limits", trailers, author)

@@ -18,6 +18,7 @@ from gitmem.types import check_path
 __all__ = ["check"]
 
 _GITLINK_MODE = 0o160000
+_LINK_MODE = 0o120000
 _DIR_MODE = 0o040000
 
 
@@ -80,10 +81,13 @@ def check(
                     stack.extend((p, where, "", False) for p in obj.parents)
                 elif isinstance(obj, Tree):
                     for entry in obj.items():
-                        if entry.mode == _GITLINK_MODE:
-                            continue
                         child = entry.path.decode("utf-8", "replace")
                         full = f"{path}/{child}" if path else child
+                        odd = _odd_entry(entry.mode, child)
+                        if odd is not None:
+                            problems.append(f"{where}: {full!r} {odd}")
+                        if entry.mode in (_GITLINK_MODE, _LINK_MODE):
+                            continue
                         if plain:
                             try:
                                 check_path(full)
@@ -126,6 +130,18 @@ def _file(git: Repo, sha: ObjectID, where: str, problems: list[str]) -> Blob | N
         problems.append(f"{where} is not a file")
         return None
     return obj
+
+
+def _odd_entry(mode: int, name: str) -> str | None:
+    """Why a tree entry may not be in a store (a link, or a name git or a checkout
+    treats specially), or ``None``."""
+    if mode == _LINK_MODE:
+        return "is a symbolic link; a store holds only files"
+    if mode == _GITLINK_MODE:
+        return "is a submodule link (gitlink); a store holds only files"
+    if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
+        return "is not a usable name in a store"
+    return None
 
 
 def _read(git: Repo, sha: ObjectID, where: str, problems: list[str]) -> ShaFile | None:

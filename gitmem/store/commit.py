@@ -61,6 +61,7 @@ __all__ = [
     "memory_revision",
     "memory_write",
     "meta_write",
+    "record_write",
     "revision_of",
     "totals_after",
 ]
@@ -214,6 +215,24 @@ def meta_write(
     verb = "remove" if text is None else "set"
     facts = Facts((), snapshot.totals, snapshot.peaks, {trailer: verb})
     subject = f"{verb} {name}"
+    message = subject.encode() + format_message(facts)[len(b"merge") :]
+    parents = [snapshot.commit] if snapshot.commit else []
+    sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
+    return Attempt(sha, new, subject)
+
+
+def record_write(
+    reader: ObjectReader,
+    snapshot: Snapshot,
+    subject: str,
+    trailers: Mapping[str, str],
+    author: Author,
+) -> Attempt[str]:
+    """The commit that changes nothing in the store's tree and records ``trailers``
+    (an operator's deliberate record, such as the limits the store is held to)."""
+    new = NewObjects()
+    root = new.add_tree(reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE)
+    facts = Facts((), snapshot.totals, snapshot.peaks, dict(trailers))
     message = subject.encode() + format_message(facts)[len(b"merge") :]
     parents = [snapshot.commit] if snapshot.commit else []
     sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)

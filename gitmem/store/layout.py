@@ -34,6 +34,8 @@ __all__ = [
     "is_standalone",
     "open_git",
     "project_dir",
+    "record_layout",
+    "serves_standalone",
     "start_project",
     "usable_store",
 ]
@@ -42,6 +44,7 @@ STANDALONE_PREFIX = "refs/heads/"
 PROJECT_PREFIX = "refs/heads/gitmem/"
 MARKER_PREFIX = "refs/gitmem/"
 _META = "gitmem"
+_LAYOUT = b"layout"
 STORE_MAX = 200
 _STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
 
@@ -79,6 +82,26 @@ def usable_store(store: str) -> bool:
     except InvalidArgument:
         return False
     return True
+
+
+def serves_standalone(repo: Repo) -> bool:
+    """Whether ``repo`` keeps stores as ``refs/heads/<store-id>``: a standalone
+    repository, or a shared bare repository whose hooks were installed for standalone
+    stores (its config says ``gitmem.layout = standalone``)."""
+    if is_standalone(repo):
+        return True
+    try:
+        return repo.get_config().get((b"gitmem",), _LAYOUT) == b"standalone"
+    except KeyError:
+        return False
+
+
+def record_layout(repo: Repo, standalone: bool) -> None:
+    """Record in ``repo``'s config which layout of stores it serves (``gitmem.layout``:
+    ``standalone`` or ``project``), for its hooks to guard."""
+    config = repo.get_config()
+    config.set((b"gitmem",), _LAYOUT, b"standalone" if standalone else b"project")
+    config.write_to_path()
 
 
 def is_standalone(repo: Repo) -> bool:

@@ -75,6 +75,8 @@ class Facts(NamedTuple):
 
 EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision")
 PATH_KEY = "Gitmem-Path"
+FILES = "files"
+MEMORIES = "memories"
 _TOTAL_KEYS = (
     "Gitmem-Count",
     "Gitmem-Chars",
@@ -137,6 +139,13 @@ def as_read(facts: Facts) -> Facts:
     }
     paths = facts.paths and bool(facts.edits)  # no path named: nothing says it is a file store
     return Facts(facts.edits, facts.totals, facts.peaks, MappingProxyType(extra), paths)
+
+
+def kind_of(facts: Facts | None) -> str:
+    """What a store is as of a commit whose standing facts are ``facts`` (those of its
+    nearest gitmem commit): ``"files"`` when they name paths, else ``"memories"``. The
+    one rule the store, the hooks and sync read a store's kind by."""
+    return FILES if facts is not None and facts.paths else MEMORIES
 
 
 def parse_message(message: bytes) -> Facts | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore, OverlayObjectStore
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError
@@ -34,14 +34,16 @@ __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
 
 _ZERO = "0" * 40
 _DIR_MODE = 0o040000
+_LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 
 
 class Refused(Exception):
-    """A commit breaks ``rule`` (``history``, ``parse``, ``slug``, ``trailers``,
-    ``limit``, ``secret``, ``guard``); ``commit`` is the one that does."""
+    """A commit breaks ``rule`` (``history``, ``parse``, ``tree``, ``slug``,
+    ``trailers``, ``kind``, ``limit``, ``widen``, ``secret``, ``guard``); ``commit`` is
+    the one that does."""
 
     def __init__(self, rule: str, commit: str, message: str) -> None:
         super().__init__(message)
@@ -81,7 +83,7 @@ class PushReader:
             pushed = DiskObjectStore(quarantine)
             self._objects = OverlayObjectStore([pushed, self.main])
             self._stores = [pushed, self.main]
-        self.standalone = layout.is_standalone(self._repo)
+        self.standalone = layout.serves_standalone(self._repo)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         # a push reads each commit and root tree several times (as a commit, as a
         # parent, for its files): read each once
@@ -103,6 +105,16 @@ class PushReader:
             return False
         try:
             return repo.bare
+        finally:
+            repo.close()
+
+    @staticmethod
+    def serve(path: str, standalone: bool) -> None:
+        """Record that the bare repository at ``path`` serves standalone stores
+        (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
+        repo = Repo(path)
+        try:
+            layout.record_layout(repo, standalone or layout.is_standalone(repo))
         finally:
             repo.close()
 
@@ -163,6 +175,29 @@ class PushReader:
     def parents(self, sha: str) -> list[str]:
         return [p.decode() for p in self._commit(sha).parents]
 
+    def standing(self, sha: str) -> Facts | None:
+        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made."""
+        at: str | None = sha
+        while at is not None:
+            found = self.facts(at)
+            if found is not None:
+                return found
+            parents = self.parents(at)
+            at = parents[0] if parents else None
+        return None
+
+    def ancestors(self, sha: str | None) -> set[str]:
+        """``sha`` and every commit it descends from (empty for ``None``)."""
+        seen: set[str] = set()
+        stack = [sha] if sha is not None else []
+        while stack:
+            at = stack.pop()
+            if at in seen:
+                continue
+            seen.add(at)
+            stack.extend(p.decode() for p in self._commit(at).parents)
+        return seen
+
     def facts(self, sha: str) -> Facts | None:
         if sha not in self._facts:
             if len(self._facts) >= _CACHE_MAX:
@@ -222,15 +257,41 @@ class PushReader:
             raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
         return found
 
+    def _tree_entries(self, sha: bytes, commit: str) -> list[tuple[bytes, int, bytes]]:
+        """A tree's entries read straight from its raw bytes: a push reads thousands
+        of trees once each, so no tree object is made (nor sorted)."""
+        try:
+            kind, raw = self._objects.get_raw(ObjectID(sha))
+        except KeyError:
+            raise Refused("parse", commit, f"object {sha.decode()[:12]} is missing") from None
+        except Exception as exc:  # a damaged object reads as many kinds of error
+            raise Refused(
+                "parse", commit, f"object {sha.decode()[:12]} does not read: {exc}"
+            ) from None
+        if kind != Tree.type_num:
+            raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
+        try:
+            return cast("list[tuple[bytes, int, bytes]]", parse_tree(raw, 20))
+        except Exception as exc:
+            raise Refused(
+                "parse", commit, f"tree {sha.decode()[:12]} does not read: {exc}"
+            ) from None
+
     def _entries(self, sha: bytes | None, commit: str) -> dict[str, tuple[int, bytes]]:
         if sha is None:
             return {}
         found = self._trees.get(sha)
         if found is None:
-            found = {
-                e.path.decode("utf-8", "replace"): (e.mode, bytes(e.sha))
-                for e in self._tree(sha, commit).items()
-            }
+            found = {}
+            for path, mode, child in self._tree_entries(sha, commit):
+                name = path.decode("utf-8", "replace")
+                if mode in _LINKS:
+                    raise Refused(
+                        "tree", commit, f"{name!r} is {_LINKS[mode]}; a store holds only files"
+                    )
+                if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
+                    raise Refused("tree", commit, f"the tree holds an entry named {name!r}")
+                found[name] = (mode, child)
             if len(self._trees) >= _CACHE_MAX:
                 self._trees.clear()
             self._trees[sha] = found
@@ -400,7 +461,9 @@ class PushReader:
             if edit.slug not in changed and parent is not None:
                 # named but unchanged: what the parent holds is what it holds now
                 continue
-            if (edit.op == "delete") != (after is None):
+            # a sync merge names what it took from either side "merge", removals too
+            taken = merge and edit.op == "merge"
+            if not taken and (edit.op == "delete") != (after is None):
                 state = "removes" if after is None else "keeps"
                 raise Refused(
                     "trailers",

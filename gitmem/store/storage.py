@@ -34,12 +34,13 @@ from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
-from gitmem.store.layout import check_store, usable_store, wrong_kind
+from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.locking import WriteLock, storage_error
-from gitmem.store.message import extra_lines
+from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
+from gitmem.store.sharing import Sharing
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
 from gitmem.store.summaries import Summaries, Summary
 from gitmem.types import (
@@ -56,7 +57,7 @@ from gitmem.types import (
 
 if TYPE_CHECKING:
     # imported where used: the remote brings dulwich's network client
-    from gitmem.store.remote import Pushed, Remote
+    pass
 
 __all__ = [
     "ALLOWLIST",
@@ -83,7 +84,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage:
+class Storage(Sharing):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -149,20 +150,6 @@ class Storage:
     def stores(self) -> list[str]:
         """Every store id, sorted."""
         return self._refs.names(self._prefix)
-
-    def remote_stores(self) -> dict[str, list[str]]:
-        """The stores a remote holds, as last fetched (``refs/remotes/<remote>/...``), that
-        this replica does not hold yet: store id -> the remotes holding it (a fresh
-        clone's, before its first ``gitmem sync``)."""
-        inner = self._prefix[len("refs/heads/") :]
-        local = set(self.stores())
-        found: dict[str, list[str]] = {}
-        for name in self._refs.names("refs/remotes/"):
-            remote, _, rest = name.partition("/")
-            store = rest[len(inner) :] if rest.startswith(inner) else ""
-            if store and store != "HEAD" and store not in local:
-                found.setdefault(store, []).append(remote)
-        return found
 
     def head(self, store: str) -> str | None:
         """The commit a store's branch points at, or ``None`` if it has none yet."""
@@ -266,6 +253,19 @@ class Storage:
 
         return self._commit(store, attempt)
 
+    def record(self, store: str, subject: str, trailers: Mapping[str, str], author: Author) -> str:
+        """Publish one commit of a memory store that changes no memory and records
+        ``trailers`` (an operator's deliberate record); returns the commit."""
+        check_store(store)
+
+        def attempt(head: str | None) -> Attempt[str]:
+            self._expect(store, head, files=False, doing="records are for memory stores")
+            return build.record_write(
+                self._reader, self.snapshot(store, head), subject, trailers, author
+            )
+
+        return self._commit(store, attempt)
+
     # -- file stores -----------------------------------------------------------------
 
     def layout(self, store: str) -> str | None:
@@ -274,7 +274,7 @@ class Storage:
         head = self.head(store)
         if head is None:
             return None
-        return "files" if self._is_file_store(head) else "memories"
+        return kind_of(self._reader.standing(head))
 
     def files(self, store: str, commit: str | None = None) -> FileSnapshot:
         """A file store as of ``commit`` (default: its head); ``InvalidArgument`` for a
@@ -347,48 +347,6 @@ class Storage:
             raise storage_error(exc, f"recording marker {name}") from exc
 
     # -- replicas: fetch, merge, push (the rules of reconciling are gitmem.sync's) -------
-
-    def remote(self, name: str) -> Remote:
-        """The remote ``name`` (as the repository's config names it) or a URL or path."""
-        from gitmem.store.remote import resolve
-
-        top = os.path.dirname(self.directory) if self.project else self.directory
-        with self._read_lock:
-            return resolve(self._repo, name, top)
-
-    def fetch(self, remote: Remote) -> dict[str, str]:
-        """Fetch the remote's store branches; returns their heads (store id → commit). A
-        named remote's heads are recorded as ``refs/remotes/<name>/...``, as ``git fetch``
-        records them, so they stay reachable."""
-        with self._read_lock:
-            heads = remote.fetch(self._prefix)
-        heads = {store: head for store, head in heads.items() if usable_store(store)}
-        from gitmem.store.remote import settle_fetched
-
-        settle_fetched(self.directory, remote)
-        self._track(remote, heads)
-        return heads
-
-    def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
-        """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced)."""
-        with self._read_lock:
-            pushed = remote.push(self._ref(store).decode(), old, new)
-        if pushed.ok:
-            self._track(remote, {store: new})
-        return pushed
-
-    def _track(self, remote: Remote, heads: Mapping[str, str]) -> None:
-        """Record where a named remote's store branches are (``refs/remotes/<name>/``)."""
-        from gitmem.store.remote import tracking_refs
-
-        if not (tracked := tracking_refs(remote, self._prefix, heads)):
-            return
-        try:
-            with self._lock.held():
-                for ref, commit in tracked.items():
-                    self._refs.track(ref, commit)
-        except OSError as exc:
-            raise storage_error(exc, f"recording what {remote.url} holds") from exc
 
     def merge_base(self, store: str, ours: str, theirs: str) -> str | None:
         """A best common ancestor of the store's head ``ours`` and ``theirs`` (``theirs``
@@ -498,8 +456,7 @@ class Storage:
 
     def _is_file_store(self, head: str | None) -> bool:
         # a commit gitmem did not make keeps the layout of the gitmem commit before it
-        facts = self._reader.standing(head) if head is not None else None
-        return facts is not None and facts.paths
+        return head is not None and kind_of(self._reader.standing(head)) == FILES
 
     def _expect(self, store: str, head: str | None, *, files: bool, doing: str) -> None:
         """Refuse a memory store's head where a file store is needed, or the reverse."""

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from gitmem import strategies
 from gitmem.errors import NotFound, RemoteError
+from gitmem.githooks import check_adopted
 from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
@@ -54,14 +55,19 @@ class StoreSync:
     changed: list[str] = field(default_factory=lambda: list[str]())
     """The slugs the merge (or fast-forward) changed here."""
     exceeded: list[Excess] = field(default_factory=lambda: list[Excess]())
+    refused: list[str] = field(default_factory=lambda: list[str]())
+    widened: list[str] = field(default_factory=lambda: list[str]())
+    """The limits an operator loosened on purpose in what was adopted (one line each)."""
+    """Why the remote's commits were kept out (one line per problem): the store kept
+    this replica's head and nothing was pushed."""
 
     @property
     def up_to_date(self) -> bool:
-        return not (self.fetched or self.merged or self.pushed)
+        return not (self.fetched or self.merged or self.pushed or self.refused)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
-        "up_to_date", "conflicts", "changed", "exceeded"}``."""
+        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened"}``."""
         return {
             "store": self.store,
             "before": self.before,
@@ -74,6 +80,8 @@ class StoreSync:
             "conflicts": list(self.conflicts),
             "changed": list(self.changed),
             "exceeded": [e.to_dict() for e in self.exceeded],
+            "refused": list(self.refused),
+            "widened": list(self.widened),
         }
 
 
@@ -103,6 +111,12 @@ def _sync_store(
         ours = repo.head(store)
         if ours == theirs:
             report.head = ours
+            break
+        widened: list[str] = []
+        refused = _refused(repo, store, ours, theirs, widened) if theirs is not None else []
+        report.widened = widened
+        if refused:
+            report.refused, report.head = refused, ours
             break
         if theirs is None:
             new = ours
@@ -150,6 +164,21 @@ def _sync_store(
     if report.head is not None:
         report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
     return report
+
+
+def _refused(
+    repo: Storage, store: str, ours: str | None, theirs: str, widened: list[str]
+) -> list[str]:
+    """What is wrong with the commits ``theirs`` would bring into the store, checked as
+    the push hook checks a push onto ``ours`` (with this replica's screens): empty when
+    they may be adopted, by fast-forward or merge."""
+    if ours is not None and repo.merge_base(store, ours, theirs) == theirs:
+        return []  # nothing to adopt: ours already holds theirs
+    reader = repo.incoming()
+    try:
+        return check_adopted(reader, store, ours, theirs, repo.screens, widened)
+    finally:
+        reader.close()
 
 
 def _where(target: Remote) -> str:

@@ -1,0 +1,105 @@
+"""Sharing a repository's stores through remotes: where a remote is, what a fetch
+brings (recorded as ``git fetch`` records it), a push that is never forced, and the stores
+a remote holds that this replica does not yet."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitmem.store.layout import usable_store
+from gitmem.store.locking import WriteLock, storage_error
+from gitmem.store.refs import Refs
+
+if TYPE_CHECKING:
+    # imported where used: the remote brings dulwich's network client
+    from gitmem.store.pushcheck import PushReader
+    from gitmem.store.remote import Pushed, Remote
+
+__all__ = ["Sharing"]
+
+
+class Sharing:
+    """The part of a repository that speaks to remotes (a base of ``Storage``)."""
+
+    directory: str
+    project: bool
+    _repo: Repo
+    _prefix: str
+    _lock: WriteLock
+    _read_lock: threading.RLock
+    _refs: Refs
+
+    def stores(self) -> list[str]:
+        raise NotImplementedError
+
+    def _ref(self, store: str) -> Ref:
+        raise NotImplementedError
+
+    def remote_stores(self) -> dict[str, list[str]]:
+        """The stores a remote holds, as last fetched (``refs/remotes/<remote>/...``), that
+        this replica does not hold yet: store id -> the remotes holding it (a fresh
+        clone's, before its first ``gitmem sync``)."""
+        inner = self._prefix[len("refs/heads/") :]
+        local = set(self.stores())
+        found: dict[str, list[str]] = {}
+        for name in self._refs.names("refs/remotes/"):
+            remote, _, rest = name.partition("/")
+            store = rest[len(inner) :] if rest.startswith(inner) else ""
+            if store and store != "HEAD" and store not in local:
+                found.setdefault(store, []).append(remote)
+        return found
+
+    def remote(self, name: str) -> Remote:
+        """The remote ``name`` (as the repository's config names it) or a URL or path."""
+        from gitmem.store.remote import resolve
+
+        top = os.path.dirname(self.directory) if self.project else self.directory
+        with self._read_lock:
+            return resolve(self._repo, name, top)
+
+    def fetch(self, remote: Remote) -> dict[str, str]:
+        """Fetch the remote's store branches; returns their heads (store id → commit). A
+        named remote's heads are recorded as ``refs/remotes/<name>/...``, as ``git fetch``
+        records them, so they stay reachable."""
+        with self._read_lock:
+            heads = remote.fetch(self._prefix)
+        heads = {store: head for store, head in heads.items() if usable_store(store)}
+        from gitmem.store.remote import settle_fetched
+
+        settle_fetched(self.directory, remote)
+        self._track(remote, heads)
+        return heads
+
+    def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
+        """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced)."""
+        with self._read_lock:
+            pushed = remote.push(self._ref(store).decode(), old, new)
+        if pushed.ok:
+            self._track(remote, {store: new})
+        return pushed
+
+    def _track(self, remote: Remote, heads: Mapping[str, str]) -> None:
+        """Record where a named remote's store branches are (``refs/remotes/<name>/``)."""
+        from gitmem.store.remote import tracking_refs
+
+        if not (tracked := tracking_refs(remote, self._prefix, heads)):
+            return
+        try:
+            with self._lock.held():
+                for ref, commit in tracked.items():
+                    self._refs.track(ref, commit)
+        except OSError as exc:
+            raise storage_error(exc, f"recording what {remote.url} holds") from exc
+
+    def incoming(self) -> PushReader:
+        """This repository read as a hook reads a push: how sync checks the commits a
+        fetch brought before it adopts them (the caller closes it)."""
+        from gitmem.store.pushcheck import PushReader
+
+        return PushReader(self._repo.controldir())
