@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_hooks import Unguarded, craft
+from helpers_githooks import Unguarded, craft
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 

@@ -315,7 +315,8 @@ class PushReader:
             files = self._files(sha, commit)
             return PushCommit(sha, parent, merge, facts, author, {}, parent_totals, files, message)
         changed = self._changed(sha, old_root, commit.tree)
-        self._hold_trailers(sha, parent, merge, facts, changed, parent_facts)
+        line = self.revisions(parent) if parent is not None else None
+        _hold_trailers(sha, merge, facts, changed, parent_facts, line)
         return PushCommit(sha, parent, merge, facts, author, changed, parent_totals, None, message)
 
     def _files(self, sha: str, commit: Commit) -> dict[str, str]:
@@ -438,70 +439,6 @@ class PushReader:
             raise Refused("parse", commit, f"{sha.decode()[:12]} is not a file")
         return found.as_raw_string()
 
-    # -- trailers --------------------------------------------------------------------
-
-    def _hold_trailers(
-        self,
-        sha: str,
-        parent: str | None,
-        merge: bool,
-        facts: Facts,
-        changed: dict[str, tuple[Memory | None, Memory | None]],
-        parent_facts: Facts | None,
-    ) -> None:
-        named = {e.slug: e for e in facts.edits}
-        unnamed = sorted(set(changed) - set(named))
-        if unnamed:
-            raise Refused(
-                "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
-            )
-        last, exact = self.revisions(parent)
-        for edit in facts.edits:
-            before, after = changed.get(edit.slug, (None, None))
-            if edit.slug not in changed and parent is not None:
-                # named but unchanged: what the parent holds is what it holds now
-                continue
-            # a sync merge names what it took from either side "merge", removals too
-            taken = merge and edit.op == "merge"
-            if not taken and (edit.op == "delete") != (after is None):
-                state = "removes" if after is None else "keeps"
-                raise Refused(
-                    "trailers",
-                    sha,
-                    f"the trailers say {edit.op} `{edit.slug}` but the tree {state} it",
-                )
-            previous = last.get(edit.slug, 0)
-            wrong = (
-                edit.revision != previous + 1 if exact and not merge else edit.revision <= previous
-            )
-            if wrong:
-                raise Refused(
-                    "trailers",
-                    sha,
-                    f"`{edit.slug}` is numbered revision {edit.revision} after revision {previous}",
-                )
-        if parent is not None and parent_facts is None:
-            return  # a parent gitmem did not write: no totals to continue from
-        base = parent_facts.totals if parent_facts else Totals()
-        count, chars, lines = base.count, base.chars, base.lines
-        for before, after in changed.values():
-            count += (after is not None) - (before is not None)
-            chars += (after.chars if after else 0) - (before.chars if before else 0)
-            lines += (after.lines if after else 0) - (before.lines if before else 0)
-        totals = Totals(count, chars, lines)
-        if facts.totals != totals:
-            raise Refused(
-                "trailers",
-                sha,
-                f"the trailers count {facts.totals.count} memories, {facts.totals.chars} "
-                f"characters, {facts.totals.lines} lines; the tree holds {count}, {chars}, {lines}",
-            )
-        floor = (parent_facts.peaks if parent_facts else Totals()).peak(totals)
-        peaks = facts.peaks
-        low = peaks.count < floor.count or peaks.chars < floor.chars or peaks.lines < floor.lines
-        if low or (not merge and peaks != floor):
-            raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")
-
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether
         that line holds no merge (when it does, a side's revisions may run higher)."""
@@ -529,6 +466,70 @@ class PushReader:
                 self._revisions[step] = (last, exact)
                 last = dict(last)
         return self._revisions[sha]
+
+
+def _hold_trailers(
+    sha: str,
+    merge: bool,
+    facts: Facts,
+    changed: dict[str, tuple[Memory | None, Memory | None]],
+    parent_facts: Facts | None,
+    revisions: tuple[dict[str, int], bool] | None,
+) -> None:
+    """Refuse a commit whose trailers disagree with what its tree changes: the slugs and
+    ops named, each revision's number after its parent line's (``revisions``; ``None``
+    for a root commit), and the totals and peaks."""
+    parent = revisions is not None
+    named = {e.slug: e for e in facts.edits}
+    unnamed = sorted(set(changed) - set(named))
+    if unnamed:
+        raise Refused(
+            "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
+        )
+    last, exact = revisions if revisions is not None else ({}, True)
+    for edit in facts.edits:
+        before, after = changed.get(edit.slug, (None, None))
+        if edit.slug not in changed and parent:
+            # named but unchanged: what the parent holds is what it holds now
+            continue
+        # a sync merge names what it took from either side "merge", removals too
+        taken = merge and edit.op == "merge"
+        if not taken and (edit.op == "delete") != (after is None):
+            state = "removes" if after is None else "keeps"
+            raise Refused(
+                "trailers",
+                sha,
+                f"the trailers say {edit.op} `{edit.slug}` but the tree {state} it",
+            )
+        previous = last.get(edit.slug, 0)
+        wrong = edit.revision != previous + 1 if exact and not merge else edit.revision <= previous
+        if wrong:
+            raise Refused(
+                "trailers",
+                sha,
+                f"`{edit.slug}` is numbered revision {edit.revision} after revision {previous}",
+            )
+    if parent and parent_facts is None:
+        return  # a parent gitmem did not write: no totals to continue from
+    base = parent_facts.totals if parent_facts else Totals()
+    count, chars, lines = base.count, base.chars, base.lines
+    for before, after in changed.values():
+        count += (after is not None) - (before is not None)
+        chars += (after.chars if after else 0) - (before.chars if before else 0)
+        lines += (after.lines if after else 0) - (before.lines if before else 0)
+    totals = Totals(count, chars, lines)
+    if facts.totals != totals:
+        raise Refused(
+            "trailers",
+            sha,
+            f"the trailers count {facts.totals.count} memories, {facts.totals.chars} "
+            f"characters, {facts.totals.lines} lines; the tree holds {count}, {chars}, {lines}",
+        )
+    floor = (parent_facts.peaks if parent_facts else Totals()).peak(totals)
+    peaks = facts.peaks
+    low = peaks.count < floor.count or peaks.chars < floor.chars or peaks.lines < floor.lines
+    if low or (not merge and peaks != floor):
+        raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")
 
 
 def is_zero(sha: str) -> bool:
