@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from gitmem import ops
@@ -10,6 +13,8 @@ from gitmem.cli.options import body as given_body
 from gitmem.cli.output import emit
 from gitmem.cli.output import show as print_report
 from gitmem.ops import reports
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = ["COMMANDS"]
 
@@ -90,13 +95,24 @@ def rows_append(name: str, text: str, store: str | None, author: str | None, as_
     print_report(reports.Written.one(rev), as_json)
 
 
+def _link_arguments(f: _F) -> _F:
+    """What ``rows link`` and ``rows unlink`` both take: SOURCE KIND TARGET and the options."""
+    for option in reversed(
+        (
+            click.argument("source"),
+            click.argument("kind", type=click.Choice(["supersedes", "graduated_to"])),
+            click.argument("target"),
+            store_option,
+            author_option,
+            json_option,
+        )
+    ):
+        f = option(f)
+    return f
+
+
 @rows.command("link")
-@click.argument("source")
-@click.argument("kind", type=click.Choice(["supersedes", "graduated_to"]))
-@click.argument("target")
-@store_option
-@author_option
-@json_option
+@_link_arguments
 def rows_link(
     source: str, kind: str, target: str, store: str | None, author: str | None, as_json: bool
 ) -> None:
@@ -111,12 +127,7 @@ def rows_link(
 
 
 @rows.command("unlink")
-@click.argument("source")
-@click.argument("kind", type=click.Choice(["supersedes", "graduated_to"]))
-@click.argument("target")
-@store_option
-@author_option
-@json_option
+@_link_arguments
 def rows_unlink(
     source: str, kind: str, target: str, store: str | None, author: str | None, as_json: bool
 ) -> None:
