@@ -36,9 +36,11 @@ class Sharing:
     _refs: Refs
 
     def stores(self) -> list[str]:
+        """The stores this replica holds (``Storage`` gives it)."""
         raise NotImplementedError
 
     def _ref(self, store: str) -> Ref:
+        """A store's branch (``Storage`` gives it)."""
         raise NotImplementedError
 
     def remote_stores(self) -> dict[str, list[str]]:
