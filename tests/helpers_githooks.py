@@ -7,6 +7,8 @@ commit by hand with dulwich, so a test can break one structural rule at a time.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -113,3 +115,16 @@ def md(description: str, body: str) -> bytes:
     import json
 
     return f"---\ndescription: {json.dumps(description)}\n---\n{body}".encode()
+
+
+def refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
+    """The one line a hook printed refusing ``ref`` by ``rule`` (the push failed)."""
+    assert result.returncode != 0
+    lines = [
+        line.removeprefix("remote: ").rstrip()
+        for line in result.stderr.splitlines()
+        if "breaks rule" in line
+    ]
+    assert len(lines) == 1, result.stderr
+    assert re.fullmatch(rf"refused {ref}: commit [0-9a-f]{{12}} breaks rule {rule}: .+", lines[0])
+    return lines[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_githooks import Unguarded, craft, md, trailers
+from helpers_githooks import Unguarded, craft, md, refusal, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
@@ -62,18 +62,6 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     done = push(project, "main", "gitmem/notes")
     assert done.returncode == 0, done.stderr
     return server, project
-
-
-def _refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
-    assert result.returncode != 0
-    lines = [
-        line.removeprefix("remote: ").rstrip()
-        for line in result.stderr.splitlines()
-        if "breaks rule" in line
-    ]
-    assert len(lines) == 1, result.stderr
-    assert re.fullmatch(rf"refused {ref}: commit [0-9a-f]{{12}} breaks rule {rule}: .+", lines[0])
-    return lines[0]
 
 
 def test_hooks_ship_inside_the_package() -> None:
@@ -188,7 +176,7 @@ def test_each_rule_refuses_with_its_line_and_changes_nothing(
     BREAKERS[rule](project)
     before = server_state(server)
     result = push(project, "+gitmem/notes")
-    line = _refusal(result, REF, rule)
+    line = refusal(result, REF, rule)
     assert "AKIA" not in line  # a secret is never echoed
     assert server_state(server) == before
     (project / "more.txt").write_text("more\n")
@@ -211,7 +199,7 @@ def test_the_index_limit_is_held_over_the_whole_set(world: tuple[Path, Path]) ->
         # its line, "- `third` — t" (13), fits alone; the index would be 35 + 1 + 13
         u.publish("notes", ME, lambda _: Change("create", "third", Memory("third", "t", "x\n")))
     before = server_state(server)
-    line = _refusal(push(project, "gitmem/notes"), REF, "limit")
+    line = refusal(push(project, "gitmem/notes"), REF, "limit")
     assert "maxLenIndex" in line and "would be 49" in line, line
     assert server_state(server) == before
 
@@ -226,7 +214,7 @@ def test_guard_refuses_a_push(world: tuple[Path, Path]) -> None:
         memory = Memory("later", "l", "TODO: write this\n")
         u.publish("notes", ME, lambda _: Change("create", "later", memory))
     before = server_state(server)
-    line = _refusal(push(project, "gitmem/notes"), REF, "guard")
+    line = refusal(push(project, "gitmem/notes"), REF, "guard")
     assert "no TODO in bodies" in line
     assert server_state(server) == before
 
@@ -272,7 +260,7 @@ def test_pre_push_refuses_before_anything_leaves(world: tuple[Path, Path]) -> No
     _secret(project)
     before = server_state(server)
     pushed = push(project, "gitmem/notes")
-    line = _refusal(pushed, REF, "secret")
+    line = refusal(pushed, REF, "secret")
     assert "remote: refused" not in pushed.stderr  # refused here, not by the server
     assert line in pushed.stderr
     assert server_state(server) == before
@@ -333,7 +321,7 @@ def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
     assert sh(server, "rev-parse", REF).strip() == head
     _secret(project)
     before = server_state(server)
-    _refusal(push(project, "gitmem/notes"), REF, "secret")
+    refusal(push(project, "gitmem/notes"), REF, "secret")
     assert server_state(server) == before
 
 
@@ -348,7 +336,7 @@ def test_a_secret_as_a_memory_name_is_refused_by_the_server(world: tuple[Path, P
         memory = Memory(_TOKEN, "d", "b\n")
         u.publish("notes", ME, lambda _: Change("create", _TOKEN, memory))
     before = server_state(server)
-    line = _refusal(push(project, "gitmem/notes"), REF, "secret")
+    line = refusal(push(project, "gitmem/notes"), REF, "secret")
     assert "(GitHub token)" in line and _TOKEN not in line
     assert server_state(server) == before
 
@@ -360,7 +348,7 @@ def test_a_secret_in_a_pushed_commit_message_is_refused(world: tuple[Path, Path]
     message = trailers("todo", "edit", 2, 1, 10, 1) + f"\nthe deploy token is {_TOKEN}\n"
     craft(str(project / ".git"), REF, {path: md("open tasks", "- ship it\n")}, message)
     before = server_state(server)
-    line = _refusal(push(project, "gitmem/notes"), REF, "secret")
+    line = refusal(push(project, "gitmem/notes"), REF, "secret")
     assert "commit message" in line and _TOKEN not in line
     assert server_state(server) == before
 

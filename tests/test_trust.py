@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_githooks import Unguarded, craft
+from helpers_githooks import Unguarded, craft, refusal
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
@@ -39,18 +39,6 @@ def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
         env=ENV,
         check=False,
     )
-
-
-def refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
-    assert result.returncode != 0
-    lines = [
-        line.removeprefix("remote: ").rstrip()
-        for line in result.stderr.splitlines()
-        if "breaks rule" in line
-    ]
-    assert len(lines) == 1, result.stderr
-    assert re.fullmatch(rf"refused {ref}: commit [0-9a-f]{{12}} breaks rule {rule}: .+", lines[0])
-    return lines[0]
 
 
 def bind(project: Path, limits: Limits) -> None:
