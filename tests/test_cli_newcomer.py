@@ -175,6 +175,28 @@ def test_an_adapter_without_its_extra_names_it(module: str, extra: str) -> None:
     ), done.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "blocked", "extra"), [("console", "starlette", "console"), ("mcp", "mcp", "mcp")]
+)
+def test_a_command_without_its_extra_says_which_in_one_line(
+    repo: Repository, command: str, blocked: str, extra: str
+) -> None:
+    code = (
+        f"import sys; sys.modules[{blocked!r}] = None; "
+        f"sys.argv = ['gitmem', '--repo', {repo.directory!r}, {command!r}]; "
+        "from gitmem.cli import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"Error: gitmem's {extra} adapter needs the {extra} extra: "
+        f"pip install 'gitmem-agent[{extra}]'"
+    ), done.stderr
+    assert done.stderr.count("\n") == 1
+
+
 def test_the_mcp_server_reports_its_version_and_template(repo: Repository) -> None:
     from importlib.metadata import version
 

@@ -6,6 +6,7 @@ import click
 
 from gitmem import ops
 from gitmem.cli.options import author_option, open_repository, settings
+from gitmem.cli.output import one_line
 
 __all__ = ["COMMANDS"]
 
@@ -31,9 +32,7 @@ def console(host: str, port: int, open_browser: bool, author: str | None) -> Non
     try:
         from gitmem.adapters.console import Console
     except ImportError as exc:
-        raise click.ClickException(
-            f"the console needs {exc.name or 'its packages'}; install gitmem-agent[console]"
-        ) from None
+        raise click.ClickException(one_line(str(exc))) from None
     page = Console(
         open_repository(),
         token=Console.new_token(),
