@@ -990,6 +990,26 @@ def test_a_file_store_is_listed_and_offers_no_plain_edits(
     assert client.get("/api/agents").status_code == 200
 
 
+def test_a_file_in_a_folder_has_its_history_page(client: TestClient, repo: Repository) -> None:
+    """A file's path travels encoded as one segment of the route, so a file in a folder
+    of a store whose id holds a slash opens like a memory: its text is the body."""
+    from gitmem.types import FileChange, FileEdit
+
+    for op, text in (("create", "hi\n"), ("update", "hi\nthere\n")):
+        change = FileChange((FileEdit(op, "notes/todo.md", text),))
+        repo.publish_files("files/claude", Author.agent("claude"), lambda _, c=change: c)
+    found = client.get("/api/stores/files/claude/memories/notes%2Ftodo.md").json()
+    assert (found["slug"], found["live"], found["revision"]) == ("notes/todo.md", True, 2)
+    assert found["memory"] == {"description": "", "body": "hi\nthere\n", "code": "", "on_use": ""}
+    assert [(r["revision"], r["body"], r["lines_added"]) for r in found["revisions"]] == [
+        (2, "hi\nthere\n", 1),
+        (1, "hi\n", 1),
+    ]
+    assert found["actions"]["allowed"] == []
+    missing = client.get("/api/stores/files/claude/memories/notes%2Fnope.md")
+    assert error(missing)[:2] == (404, "not-found")
+
+
 def test_a_loopback_bind_answers_every_name_of_loopback(repo: Repository) -> None:
     """Bound to localhost, 127.0.0.1 or ::1, the console answers all three names."""
     for bound in ("localhost", "127.0.0.1", "::1"):

@@ -160,6 +160,26 @@ def test_clicking_a_cell_opens_its_history(page: Page) -> None:
     shot(page, "memory")
 
 
+def test_a_file_in_a_folder_opens_from_the_treemap(
+    browser: Browser, demo: Repository, console: str
+) -> None:
+    """A file store's file at a path with a folder opens its history, not an error."""
+    from gitmem.types import FileChange, FileEdit
+
+    change = FileChange((FileEdit("create", "notes/todo.md", "ship the docs\n"),))
+    demo.publish_files("files/claude", Author.agent("claude"), lambda _: change)
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.goto(console)
+    open_store(page, "files/claude")
+    page.locator('#treemap .cell[data-slug="notes/todo.md"]').click()
+    expect(page.locator(".memory-head h2")).to_have_text("notes/todo.md")
+    expect(page.locator("#history details.revision")).to_have_count(1)
+    expect(page.locator("#editor textarea[name=body]")).to_have_value("ship the docs\n")
+    expect(page.locator("#banner.error")).to_have_count(0)
+    context.close()
+
+
 def test_a_deleted_memory_shows_the_text_it_removed(page: Page) -> None:
     """A deleted memory opens read-only history, its deletion carrying the removed text."""
     open_store(page, "profile/ops")
@@ -358,6 +378,15 @@ def overflow(page: Page) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
 
+def sideways(page: Page) -> list[str]:
+    """The ids of tables that scroll sideways inside their box (none: they reflow)."""
+    return page.evaluate(
+        "[...document.querySelectorAll('.scroll')]"
+        ".filter((el) => el.scrollWidth > el.clientWidth + 1)"
+        ".map((el) => el.firstElementChild.id || el.firstElementChild.className)"
+    )
+
+
 def box(page: Page, selector: str) -> dict[str, float]:
     found = page.locator(selector).first.bounding_box()
     assert found is not None, selector
@@ -438,6 +467,11 @@ def test_the_console_fits_a_phone(browser: Browser, console: str, tmp_path: Path
         edge = link.bounding_box()
         assert edge is not None and edge["x"] >= 0 and edge["x"] + edge["width"] <= 390, edge
     assert overflow(page) == 0
+    assert sideways(page) == []
+    label = page.locator("#stores tbody td").first.evaluate(
+        "(td) => getComputedStyle(td, '::before').content"
+    )
+    assert label == '"store"'
     snap(page, tmp_path, "stores-390")
     open_store(page, "profile/ops")
     assert overflow(page) == 0
@@ -451,7 +485,12 @@ def test_the_console_fits_a_phone(browser: Browser, console: str, tmp_path: Path
         page.locator("nav").get_by_role("link", name=view.capitalize()).click()
         expect(page.locator(f"#{view}")).to_be_visible()
         assert overflow(page) == 0, view
+        assert sideways(page) == [], view
         snap(page, tmp_path, f"{view}-390")
+    page.goto(f"{console}#/store/profile/ops/timeline")
+    expect(page.locator("#timeline")).to_be_visible()
+    assert (overflow(page), sideways(page)) == (0, [])
+    snap(page, tmp_path, "timeline-390")
     context.close()
     assert errors == []
 

@@ -34,7 +34,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from gitmem.adapters.extras import missing_extra
 from gitmem.adapters.own_names import outward_address, own_names
@@ -348,7 +348,7 @@ class Console:
         return [self._ledger(store) for store in self.repo.stores()]
 
     async def _store(self, request: Request) -> Response:
-        parts = request.path_params["rest"].split("/")
+        parts = _segments(request)
         method = request.method
         if len(parts) >= 3 and parts[-2] == "memories":
             store, slug = "/".join(parts[:-2]), parts[-1]
@@ -363,7 +363,7 @@ class Console:
             )
         store, tail = "/".join(parts[:-1]), parts[-1]
         if tail == "state":
-            return await self._answer(lambda: ops.state(self.repo, self._existing(store)))
+            return await self._answer(lambda: ops.store_state(self.repo, self._existing(store)))
         if tail == "memories":
             return await self._answer(lambda: self._panel(self._existing(store)), raw=True)
         if tail == "actions":
@@ -484,6 +484,17 @@ def _number(text: str) -> int | None:
     if not 0 < len(text) <= _NUMBER_DIGITS or not (text.isascii() and text.isdigit()):
         return None
     return int(text)
+
+
+def _segments(request: Request) -> list[str]:
+    """The path after ``/api/stores/``, split at its slashes before decoding: a store id
+    holds ``/`` as separators, while a file store's path (``notes%2Ftodo.md``) arrives
+    encoded as one segment."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return request.path_params["rest"].split("/")
+    tail = raw.decode("latin-1").removeprefix("/api/stores/")
+    return [unquote(part) for part in tail.split("/")]
 
 
 def _count(value: str | None, default: int) -> int:

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         memory_history,
         modules,
         store_overview,
+        store_state,
         timeline,
     )
     from gitmem.ops.health import check, code_problems, strategy_problems
@@ -134,6 +135,7 @@ __all__ = [
     "state",
     "store_overview",
     "store_rows",
+    "store_state",
     "strategy_problems",
     "sync",
     "sync_line",
@@ -151,6 +153,7 @@ _WHEN_USED = {
         "memory_history",
         "modules",
         "store_overview",
+        "store_state",
         "timeline",
     ),
     "gitmem.ops.health": ("check", "code_problems", "strategy_problems"),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import NotFound
 from gitmem.ops.diffs import diff_stat, line_changes
-from gitmem.ops.reading import log
+from gitmem.ops.reading import file_log, is_file_store, log, state
 from gitmem.ops.record import record
 from gitmem.types import AGENT_EMAIL, FileRevision, Revision
 
@@ -186,8 +186,6 @@ def holders(repo: Repository) -> dict[str, list[str]]:
 def allowed_actions(repo: Repository, store: str) -> dict[str, Any]:
     """Which of :data:`ACTIONS` the store's strategy lets an operator make:
     ``{"allowed": [...], "refused": {action: why}}``; a file store allows none."""
-    from gitmem.ops.reading import is_file_store
-
     if store in repo.stores() and is_file_store(repo, store):
         why = "a file store is written by the memory tool; read it with `gitmem show PATH`"
         return {"allowed": [], "refused": dict.fromkeys(ACTIONS, why)}
@@ -400,22 +398,37 @@ def _divergence(
     return found
 
 
+def store_state(repo: Repository, store: str) -> dict[str, Any]:
+    """The figures the console's panel heads with: a memory store's ``memory_state``,
+    or for a file store its totals and peaks over files (a file store records no
+    limits: the memory tool's client holds it to its own)."""
+    if not is_file_store(repo, store):
+        return dict(state(repo, store))
+    files = repo.files(store)
+    return {
+        "type": "file_state",
+        "store": store,
+        "totals": files.totals.to_dict(),
+        "peaks": files.peaks.to_dict(),
+        "limits": {},
+    }
+
+
 def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
     """One memory with its revisions newest first, each with its text, its diff against
     the one before and the lines it added and removed: ``{"store", "slug", "live",
     "revision", "memory": {"description", "body", "code", "on_use"} | None,
     "revisions": [memory_revision + {"removed", "diff", "lines_added", "lines_removed"}],
     "actions": allowed_actions(...)}``."""
+    if is_file_store(repo, store):
+        return _file_history(repo, store, slug)
     rows = log(repo, store, slug, patch=True)
     if not rows:
         raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
     latest = rows[0][0]
     revisions: list[dict[str, Any]] = []
     for r, d in rows:
-        event = r.to_dict()
-        added, gone = diff_stat(d)
-        event.update(removed=r.removed, diff=d, lines_added=added, lines_removed=gone)
-        revisions.append(event)
+        revisions.append(_with_diff(r.to_dict(), r.removed, d))
     memory = None
     if not latest.removed:
         memory = {
@@ -424,11 +437,46 @@ def memory_history(repo: Repository, store: str, slug: str) -> dict[str, Any]:
             "code": latest.code,
             "on_use": latest.on_use,
         }
+    return _history_page(repo, store, slug, latest.removed, latest.revision, memory, revisions)
+
+
+def _file_history(repo: Repository, store: str, path: str) -> dict[str, Any]:
+    """A file's history in ``memory_history``'s shape: the file's text is the body, and
+    a file has no description or code."""
+    rows = file_log(repo, store, path, patch=True)
+    if not rows:
+        raise NotFound(f"there is no file {path!r} in {store}; `gitmem ls` lists them")
+    latest = rows[0][0]
+    revisions: list[dict[str, Any]] = []
+    for r, d in rows:
+        shaped = {**r.to_dict(), "slug": r.path, "description": "", "body": r.text}
+        revisions.append(_with_diff({**shaped, "code": "", "on_use": ""}, r.removed, d))
+    memory = None
+    if not latest.removed:
+        memory = {"description": "", "body": latest.text, "code": "", "on_use": ""}
+    return _history_page(repo, store, path, latest.removed, latest.revision, memory, revisions)
+
+
+def _with_diff(event: dict[str, Any], removed: bool, diff: str) -> dict[str, Any]:
+    added, gone = diff_stat(diff)
+    event.update(removed=removed, diff=diff, lines_added=added, lines_removed=gone)
+    return event
+
+
+def _history_page(
+    repo: Repository,
+    store: str,
+    name: str,
+    removed: bool,
+    revision: int,
+    memory: dict[str, str] | None,
+    revisions: list[dict[str, Any]],
+) -> dict[str, Any]:
     return {
         "store": store,
-        "slug": slug,
-        "live": not latest.removed,
-        "revision": latest.revision,
+        "slug": name,
+        "live": not removed,
+        "revision": revision,
         "memory": memory,
         "revisions": revisions,
         "actions": allowed_actions(repo, store),

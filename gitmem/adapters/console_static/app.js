@@ -34,9 +34,17 @@
     return node;
   }
 
-  // a table in a box that scrolls sideways on a narrow screen, not the whole page
-  function scroll(tag, attrs, ...children) {
-    return h("div", { class: "scroll" }, h(tag, attrs, ...children));
+  // a table that reflows on a narrow screen: each row becomes a card whose cells are
+  // labelled with their column's heading (the stylesheet hides the heading row there)
+  function gridTable(tag, attrs, ...children) {
+    const table = h(tag, attrs, ...children);
+    const headings = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
+    for (const row of table.querySelectorAll("tbody tr")) {
+      [...row.children].forEach((cell, i) => {
+        if (headings[i]) cell.setAttribute("data-label", headings[i]);
+      });
+    }
+    return h("div", { class: "scroll" }, table);
   }
 
   // replaceChildren would write a null as the text "null"
@@ -105,8 +113,8 @@
   // -- routing ------------------------------------------------------------------------
 
   function route() {
-    const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
-    const parts = hash.split("/").filter(Boolean);
+    // split before decoding: a file's path ("notes%2Ftodo.md") is one encoded part
+    const parts = location.hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodePart);
     if (parts[0] === "store" && parts.length >= 3) {
       const kinds = ["memories", "timeline", "memory"];
       // store ids hold "/": the view name is the last known word from the right
@@ -119,6 +127,14 @@
     }
     if (parts[0] === "agents" || parts[0] === "modules") return { name: parts[0] };
     return { name: "stores" };
+  }
+
+  function decodePart(part) {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
   }
 
   function link(view, store, rest) {
@@ -217,7 +233,7 @@
         { class: "muted" },
         "Each store once, with every instance that holds it: watermark holders (outlined) and the agents that wrote it.",
       ),
-      scroll(
+      gridTable(
         "table",
         { class: "grid", id: "stores" },
         h(
@@ -277,7 +293,7 @@
         "Each profile with its instances, as the repository records them: whether they share one store or take one each, and where that differs from what the scope asked for.",
       ),
       profiles.length
-        ? scroll(
+        ? gridTable(
             "table",
             { class: "grid", id: "agents" },
             h("thead", {}, h("tr", {}, ["profile", "scope", "instances hold", "instances and their stores", "divergence"].map((t) => h("th", {}, t)))),
@@ -319,7 +335,7 @@
       h("h2", {}, "Modules"),
       h("p", { class: "muted" }, "Each memory store once, with every instance holding it: those that wrote it, and those that follow it for notices (outlined)."),
       stores.length
-        ? scroll(
+        ? gridTable(
             "table",
             { class: "grid", id: "modules" },
             h("thead", {}, h("tr", {}, ["store", "strategy", "held by", "shared"].map((t) => h("th", {}, t)))),
@@ -502,7 +518,7 @@
       "details",
       { class: "listing", open },
       h("summary", {}, "as a list"),
-      scroll(
+      gridTable(
         "table",
         { class: "grid" },
         h("thead", {}, h("tr", {}, ["memory", "chars", "peak", "revisions", "last by", "when"].map((t) => h("th", {}, t)))),
@@ -773,7 +789,7 @@
     fill(main, 
       h("h2", {}, "Timeline"),
       h("p", { class: "muted" }, "Every version of the store, newest first. ", h("label", {}, "Author: ", picker)),
-      scroll(
+      gridTable(
         "table",
         { class: "grid", id: "timeline" },
         h("thead", {}, h("tr", {}, ["when", "author", "memory", "op", "lines", "commit"].map((t) => h("th", {}, t)))),
