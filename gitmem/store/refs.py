@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import suppress
 
+from dulwich.file import FileLocked
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -74,14 +75,20 @@ class Refs:
         records: Sequence[Record] = (),
         *,
         durable: bool = True,
+        shared: bool = False,
+        flush_with: Sequence[str] = (),
     ) -> bool:
         """Move ``ref`` from ``old`` (``None``: absent) to ``new`` by compare-and-swap,
         writing the new objects ``records`` as one pack on the way; ``False`` if the ref
-        no longer names ``old`` (nothing written). Must hold the write lock.
+        no longer names ``old`` (nothing written). Must hold the write lock, unless
+        ``shared``: the repository is another's (a remote on this disk), whose other
+        writers may hold the ref's lock, so a lock file found there raises
+        ``FileLocked`` instead of being taken for one a killed writer left.
 
         Durable, in three flushes: the lock file (``new`` written to it) and the staged
-        pack and index together; the pack folder once they are renamed into place; the
-        ref's folder (and any folder the move created) once the lock is renamed over it.
+        pack and index, or the folders ``flush_with`` names (where objects just landed),
+        together; the pack folder once a staged pack is renamed into place; the ref's
+        folder (and any folder the move created) once the lock is renamed over it.
         """
         path = os.path.join(self.directory, os.fsdecode(ref))
         folder = os.path.dirname(path)
@@ -97,6 +104,8 @@ class Refs:
                 fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 break
             except FileExistsError:
+                if shared:
+                    raise FileLocked(path, lock) from None
                 # we hold the write lock: a lock file left by a killed writer
                 remove_stale(lock)
         if fd < 0:
@@ -117,6 +126,8 @@ class Refs:
                 fd = -1
                 staged.install()
                 fsync_dir(pack_dir)
+            elif flush_with:
+                _flush_with(fd, flush_with)
             elif durable:
                 os.fsync(fd)
             if fd >= 0:
@@ -154,3 +165,13 @@ class Refs:
         lowest = 1 if deep else len(parts) - 1
         for depth in range(len(parts) - 1, lowest - 1, -1):
             fsync_dir(os.path.join(self.directory, *parts[:depth]))
+
+
+def _flush_with(fd: int, folders: Sequence[str]) -> None:
+    """The lock file ``fd`` and ``folders`` to the disk in one flush."""
+    opened = [os.open(folder, os.O_RDONLY | os.O_DIRECTORY) for folder in folders]
+    try:
+        fsync_together(fd, *opened)
+    finally:
+        for folder_fd in opened:
+            os.close(folder_fd)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from contextlib import suppress
 from typing import TYPE_CHECKING, NamedTuple
 
 from dulwich.errors import NotGitRepository
@@ -25,7 +25,8 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
-from gitmem.store.locking import flocked, fsync_dir, fsync_together, remove_stale, storage_error
+from gitmem.store.locking import flocked, fsync_dir, remove_stale, storage_error
+from gitmem.store.refs import Refs
 from gitmem.store.transfer import copy_history
 
 if TYPE_CHECKING:
@@ -245,49 +246,13 @@ class Remote:
 
 
 def _swap(target: Repo, name: Ref, old: str | None, new: str) -> bool:
-    """Compare-and-swap the local remote's ref ``name`` from ``old`` to ``new``, after
-    making its pack folder durable (a pack just landed there unsynced).
-
-    The usual road is git's lock file, written and fsynced in the same flush as the
-    pack folder (one journal commit for both, where one after the other costs two),
-    then renamed over the ref. A new ref, or one whose folder does not exist (it lives
-    in ``packed-refs`` only), takes dulwich's road after a flush of the folder.
-    Raises ``FileLocked`` when another writer holds the ref's lock."""
+    """Compare-and-swap the local remote's ref ``name`` from ``old`` to ``new``, its
+    pack folder (where a pack just landed, unsynced) reaching the disk in the same
+    flush as the ref's lock file. Raises ``FileLocked`` when another writer holds the
+    ref's lock."""
     folder = os.path.join(target.object_store.path, "pack")  # type: ignore[attr-defined]
-    path = os.path.join(target.commondir(), os.fsdecode(name))
-    sha = ObjectID(new.encode())
-    if old is None or not os.path.isdir(os.path.dirname(path)):
-        fsync_dir(folder)
-        if old is None:
-            return target.refs.add_if_new(name, sha)
-        return target.refs.set_if_equals(name, ObjectID(old.encode()), sha)
-    lock = path + ".lock"
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise FileLocked(path, lock) from None
-    try:
-        if target.refs.read_ref(name) != old.encode():
-            os.close(fd)
-            fd = -1
-            os.unlink(lock)
-            return False
-        os.write(fd, new.encode() + b"\n")
-        pack_folder = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fsync_together(fd, pack_folder)
-        finally:
-            os.close(pack_folder)
-        os.close(fd)
-        fd = -1
-        os.rename(lock, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        with suppress(FileNotFoundError):
-            os.unlink(lock)
-        raise
-    return True
+    refs = Refs(target.commondir(), target, threading.RLock())
+    return refs.swap(name, old, new, shared=True, flush_with=[folder])
 
 
 def _remove_if_stale(lockfile: str) -> None:
