@@ -35,6 +35,10 @@ _READ_DIRECTLY = 32
 class Snapshot(StoreView):
     """A store as of one commit (``commit`` is ``None`` for a store not yet written)."""
 
+    overlaid = False
+    """Whether a proposal's pending memories are laid over the store (what a holder
+    whose writes await review reads); no index kept for the store's head fits it."""
+
     def __init__(
         self, reader: ObjectReader, history: History, store: str, commit: str | None
     ) -> None:
