@@ -117,6 +117,7 @@ ORDER: dict[str, list[str]] = {
         "console",
         "health",
         "reports",
+        "review",
         "program",
     ],
     "gitmem.adapters": [
@@ -135,6 +136,7 @@ ORDER: dict[str, list[str]] = {
         "memories",
         "stores",
         "sync",
+        "review",
         "guards",
         "notebook",
         "rows",
