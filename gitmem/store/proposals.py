@@ -37,7 +37,14 @@ from gitmem.types import Author, Change, Edit, Memory, Revision, Totals
 
 __all__ = [
     "APPROVED",
-    "PROPOSAL", "Overlay", "Pending", "Proposals", "carry", "proposal_name", "split_name"]
+    "PROPOSAL",
+    "Overlay",
+    "Pending",
+    "Proposals",
+    "carry",
+    "proposal_name",
+    "split_name",
+]
 
 PROPOSAL = "Gitmem-Proposal"
 """The trailer every commit of a proposal carries: the proposal's name."""
@@ -61,8 +68,7 @@ def split_name(name: str) -> tuple[str, str]:
     store, _, holder = name.rpartition("/")
     if not store:
         raise InvalidArgument(
-            f"{name!r} names no proposal; a proposal is STORE/HOLDER, as `gitmem review` "
-            "lists them"
+            f"{name!r} names no proposal; a proposal is STORE/HOLDER, as `gitmem review` lists them"
         )
     proposal_name(store, holder)
     return store, holder
@@ -232,8 +238,8 @@ class Proposals:
         now = self.snapshot(store, head) if head else None
         laid: dict[str, MemoryFiles | None] = {}
         for slug in sorted(at.changed_since(before)):
-            found = at._files(slug)  # noqa: SLF001 - one store module reading another's view
-            held = now._files(slug) if now is not None else None  # noqa: SLF001
+            found = at.memory_files(slug)
+            held = now.memory_files(slug) if now is not None else None
             if found != held:
                 laid[slug] = found
         return base, laid
@@ -290,9 +296,7 @@ class Proposals:
                 assert proposal is not None
                 at = self.snapshot(store, proposal)
                 return build.memory_write(reader, at, change, author, self.screens)
-            return build.memory_write(
-                reader, on, carried, author, self.screens, also_on=proposal
-            )
+            return build.memory_write(reader, on, carried, author, self.screens, also_on=proposal)
         on = self.snapshot(store, head)
         held = proposal is None or (
             head is not None and self.merge_base(store, head, proposal) == proposal

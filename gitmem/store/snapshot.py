@@ -60,6 +60,10 @@ class Snapshot(StoreView):
         found = self._files(slug)
         return self._reader.memory(slug, found) if found else None
 
+    def memory_files(self, slug: str) -> MemoryFiles | None:
+        """The blobs of ``slug``'s files, or ``None``: equal blobs, equal memory."""
+        return self._files(slug)
+
     def memories(self) -> list[Memory]:
         """Every memory, sorted by slug."""
         listing = self._listing()
