@@ -380,3 +380,34 @@ def test_console_lists_and_decides(
     assert done.status_code == 200 and done.json()["decision"] == "rejected"
     assert client.get("/api/review").json() == {"proposals": []}
     assert client.post("/api/review/other", json={}).status_code == 404
+
+
+# -- over MCP ---------------------------------------------------------------------------
+
+
+def test_mcp_tool_results_and_state_show_the_review(repo: Repository) -> None:
+    """Through the official client: the write's result says it awaits review, the
+    holder reads it back, the state resource names the proposal, the store is untouched."""
+    import anyio
+    import mcp_types as types
+    from test_mcp import server, texts
+
+    cap = json.dumps(reviewed().to_dict())
+    plan = {"name": "plan", "description": "d", "body": "x"}
+
+    async def main() -> tuple[list[str], list[str], dict[str, Any]]:
+        args = ["--capability", cap, "--profile", "team", "--instance", "a1"]
+        async with server(repo, *args) as (session, _):
+            wrote = texts(await session.call_tool("create_memory", plan))
+            read = texts(await session.call_tool("read_memory", {"name": "plan"}))
+            state = await session.read_resource(f"gitmem://state/{STORE}")  # type: ignore[arg-type]
+        [content] = state.contents
+        assert isinstance(content, types.TextResourceContents)
+        return wrote, read, json.loads(content.text)
+
+    wrote, read, state = anyio.run(main)
+    assert AWAITS in wrote[-1]
+    assert read[-1].startswith("`plan`")
+    assert state["review"] == {"proposal": f"{STORE}/a1", "pending": ["plan"]}
+    assert repo.head(STORE) is None
+    assert [p.name for p in repo.review()] == [f"{STORE}/a1"]
