@@ -22,8 +22,9 @@ from typing import Any
 
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
-from gitmem.limits import exceeded
+from gitmem.limits import Excess, exceeded
 from gitmem.store import APPROVED, PROPOSAL, Pending, Snapshot, Storage, split_name
+from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
 from gitmem.sync.reconcile import reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import Author, Edit, Memory, Totals
@@ -31,6 +32,7 @@ from gitmem.types import Author, Edit, Memory, Totals
 __all__ = ["APPROVED", "Decision", "Proposal", "ProposedMemory", "approve", "reject", "review"]
 
 _ATTEMPTS = 8
+_NOT_CARRIED = frozenset({PROPOSAL, APPROVED, SYNC_TRAILER, CONFLICTS_TRAILER})
 
 
 @dataclass(frozen=True)
@@ -175,9 +177,9 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         copied = {copy for copy, of in zip(copies, done.conflicts, strict=False) if of in taken}
         edits = [e for e in done.edits if e.slug in taken or e.slug in copied]
         _check_limits(mine, theirs, edits)
-        trailers = {
-            k: v for k, v in (dict(mine.trailers) or dict(theirs.trailers)).items() if k != PROPOSAL
-        }
+        # the binding the store records carries on; what named another merge does not
+        recorded = dict(mine.trailers) or dict(theirs.trailers)
+        trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
         trailers[APPROVED] = pending.name
         commit = repo.merge(store, author, ours, pending.head, edits, trailers)
         if commit is None:
@@ -211,39 +213,39 @@ def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Non
 
 
 def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
-    """Refuse a merge that would leave the store over a limit it records."""
+    """Refuse a merge that would leave the store over a limit it records: a memory it
+    writes over a per-memory limit, or a figure over an aggregate limit that was not
+    already over it by as much (a merge of replicas can leave a store over)."""
     found = read_capability_trailer(mine.trailers) or read_capability_trailer(theirs.trailers)
     if found is None:
         return
-    strategy = strategies.get(found[0])
+    limits, strategy = found[1], strategies.get(found[0])
     applies = strategy.aggregate_limits if strategy else frozenset[str]()
-    count, chars, lines = mine.totals.count, mine.totals.chars, mine.totals.lines
+    now = {m.slug: m for m in mine.memories()}
+    after = dict(now)
     for edit in edits:
-        old = mine.get(edit.slug)
-        new = edit.memory
-        count += (new is not None) - (old is not None)
-        chars += (new.chars if new else 0) - (old.chars if old else 0)
-        lines += (new.lines if new else 0) - (old.lines if old else 0)
+        if edit.memory is None:
+            after.pop(edit.slug, None)
+        else:
+            after[edit.slug] = edit.memory
+
+    def over(memories: dict[str, Memory], written: list[Memory]) -> list[Excess]:
+        every = list(memories.values())
+        totals = Totals(len(every), sum(m.chars for m in every), sum(m.lines for m in every))
+        lines = strategy.index_line if strategy else None
+        index = (lambda: [lines(m) for m in every]) if lines else None
+        return exceeded(limits, applies, totals, written, index)
+
+    before = {e.limit: e.value for e in over(now, []) if e.slug is None}
     written = [e.memory for e in edits if e.memory is not None]
-
-    def index() -> list[str]:
-        assert strategy is not None
-        after = {m.slug: m for m in mine.memories()}
-        for edit in edits:
-            if edit.memory is None:
-                after.pop(edit.slug, None)
-            else:
-                after[edit.slug] = edit.memory
-        return [strategy.index_line(m) for m in after.values()]
-
-    over = exceeded(
-        found[1], applies, Totals(count, chars, lines), written, index if strategy else None
-    )
-    if over:
-        first = over[0]
+    worse = [
+        e for e in over(after, written) if e.slug is not None or e.value > before.get(e.limit, 0)
+    ]
+    if worse:
+        first = worse[0]
         raise LimitExceeded(
             f"approving would leave the store over its limits: "
-            f"{'; '.join(e.describe() for e in over)}; approve fewer memories or reject some",
+            f"{'; '.join(e.describe() for e in worse)}; approve fewer memories, or reject some",
             limit=first.limit,
             attempted=first.value,
             maximum=first.maximum,
