@@ -16,13 +16,13 @@ not touched, so no other holder hears of it. A refusal changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
-from gitmem.limits import Excess, exceeded
+from gitmem.limits import exceeded
 from gitmem.store import APPROVED, PROPOSAL, Pending, Snapshot, Storage, split_name
 from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
 from gitmem.sync.reconcile import reconcile
@@ -221,26 +221,36 @@ def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
         return
     limits, strategy = found[1], strategies.get(found[0])
     applies = strategy.aggregate_limits if strategy else frozenset[str]()
-    now = {m.slug: m for m in mine.memories()}
-    after = dict(now)
+    count, chars, lines = mine.totals.count, mine.totals.chars, mine.totals.lines
     for edit in edits:
-        if edit.memory is None:
-            after.pop(edit.slug, None)
-        else:
-            after[edit.slug] = edit.memory
+        old, new = mine.get(edit.slug), edit.memory
+        count += (new is not None) - (old is not None)
+        chars += (new.chars if new else 0) - (old.chars if old else 0)
+        lines += (new.lines if new else 0) - (old.lines if old else 0)
 
-    def over(memories: dict[str, Memory], written: list[Memory]) -> list[Excess]:
-        every = list(memories.values())
-        totals = Totals(len(every), sum(m.chars for m in every), sum(m.lines for m in every))
-        lines = strategy.index_line if strategy else None
-        index = (lambda: [lines(m) for m in every]) if lines else None
-        return exceeded(limits, applies, totals, written, index)
+    def index(edited: bool) -> Callable[[], list[str]] | None:
+        """The index's lines before or after the merge, read only if a limit needs them."""
+        if strategy is None:
+            return None
+        line = strategy.index_line
 
-    before = {e.limit: e.value for e in over(now, []) if e.slug is None}
+        def drawn() -> list[str]:
+            every = {m.slug: m for m in mine.memories()}
+            for edit in edits if edited else ():
+                every.pop(edit.slug, None)
+                if edit.memory is not None:
+                    every[edit.slug] = edit.memory
+            return [line(m) for m in every.values()]
+
+        return drawn
+
     written = [e.memory for e in edits if e.memory is not None]
-    worse = [
-        e for e in over(after, written) if e.slug is not None or e.value > before.get(e.limit, 0)
-    ]
+    after = exceeded(limits, applies, Totals(count, chars, lines), written, index(True))
+    if not after:
+        return
+    was = exceeded(limits, applies, mine.totals, [], index(False))
+    before = {e.limit: e.value for e in was if e.slug is None}
+    worse = [e for e in after if e.slug is not None or e.value > before.get(e.limit, 0)]
     if worse:
         first = worse[0]
         raise LimitExceeded(
