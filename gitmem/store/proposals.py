@@ -19,7 +19,8 @@ with nothing pending is settled, and its branch stays as the record of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from dulwich.refs import Ref
 
@@ -74,8 +75,7 @@ def split_name(name: str) -> tuple[str, str]:
     return store, holder
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(NamedTuple):
     """What one proposal has pending: the store's commit it last met (``base``), its
     head, and each pending memory as the proposal has it (``None``: deleted)."""
 
