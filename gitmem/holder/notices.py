@@ -82,6 +82,8 @@ class Notices:
         """The commits among ``revisions`` that a proposal made, and the approvals'."""
         proposed: set[str] = set()
         approvals: set[str] = set()
+        if not self._repo.proposals():
+            return proposed, approvals  # no proposal here: no commit to look at
         for commit in {r.commit for r in revisions}:
             trailers = self._repo.made_by(commit)[2]
             if PROPOSAL in trailers:
