@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import assert_fsck, capability, git
 from helpers_secrets import SECRETS
-from helpers_sync import ENV, sh
+from helpers_sync import make_project, sh
 from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Capability, LaunchRefused, Repository
@@ -319,8 +319,6 @@ def test_a_review_round_trip_across_two_clones(tmp_path: Path) -> None:
 
 def test_proposals_travel_in_a_project(tmp_path: Path) -> None:
     """In a project's own repository the proposals travel with `gitmem sync` too."""
-    from helpers_sync import make_project
-
     project = make_project(tmp_path / "project")
     with Repository.init(str(project)) as repo:
         create(bind(repo, "w1"), "base")
@@ -333,7 +331,6 @@ def test_proposals_travel_in_a_project(tmp_path: Path) -> None:
     with Repository.open(str(tmp_path / "b")) as other:
         other.sync()
         assert [p.name for p in other.review()] == [f"{STORE}/a1"]
-    assert ENV  # the clones ran with the test-only git identity
 
 
 # -- the console API ---------------------------------------------------------------------
