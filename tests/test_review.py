@@ -108,8 +108,10 @@ def test_limits_count_the_store_and_the_proposal(
     """maxCount 2 with one memory stored: one proposal fits, the second is refused."""
     agent = bind(repo, "a2", reviewed("keyword-search", maxCount=2))
     create(agent, "one")
+    head = repo.proposal_head(STORE, "a2")
     refused = agent.call("create_memory", {"name": "two", "description": "d", "body": "b"})
     assert not refused.ok and refused.kind == "limit-exceeded"
+    assert repo.proposal_head(STORE, "a2") == head  # a refusal writes nothing
     pending = repo.pending(STORE, "a2")
     assert pending is not None and list(pending.memories) == ["one"]
 
