@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/mcp.py
 	$(PY) bench/anthropic.py
 	$(PY) bench/sync.py
+	$(PY) bench/review.py
 	$(PY) bench/console.py
 	$(PY) bench/cold.py
 	$(PY) bench/guards.py

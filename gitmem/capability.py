@@ -4,9 +4,10 @@
      "params": {"scope": "isolated", "maxCount": 64, "maxLenPerMemory": 0,
                 "maxTotalLen": 0, "maxLenIndex": 4096, "maxLenDescription": 256,
                 "maxResults": 25},
-     "features": {"reviseMemories": true}}
+     "features": {"reviseMemories": true, "review": false}}
 
-Every problem in a configuration is collected and refused at once in one
+With ``review`` on, the holder's writes wait on a proposal of their own until an
+operator approves them (see :mod:`gitmem.review`). Every problem in a configuration is collected and refused at once in one
 ``LaunchRefused``.
 """
 
@@ -29,7 +30,7 @@ __all__ = ["SCOPES", "Capability", "Scope"]
 
 Scope = Literal["isolated", "shared", "inherited", "read-only"]
 SCOPES: tuple[Scope, ...] = ("isolated", "shared", "inherited", "read-only")
-_FEATURES = {"reviseMemories"}
+_FEATURES = {"reviseMemories", "review"}
 _KEYS = {"id", "enabled", "implementation", "params", "features"}
 
 
@@ -43,6 +44,8 @@ class Capability:
     limits: Limits
     enabled: bool = True
     revise_memories: bool = True
+    review: bool = False
+    """Whether the holder's writes await an operator's review on a proposal."""
     raw: Mapping[str, Any] = field(default_factory=lambda: dict[str, Any](), compare=False)
 
     @classmethod
@@ -117,8 +120,12 @@ class Capability:
         if not isinstance(revise, bool):
             problems.append(f"feature reviseMemories must be true or false, not {revise!r}")
             revise = True
+        review = features.get("review", False)
+        if not isinstance(review, bool):
+            problems.append(f"feature review must be true or false, not {review!r}")
+            review = False
         for name in sorted(set(features) - _FEATURES):
-            problems.append(f"unknown feature {name!r}; the one feature is reviseMemories")
+            problems.append(f"unknown feature {name!r}; the features are reviseMemories and review")
 
         if problems:
             raise LaunchRefused(problems)
@@ -128,6 +135,7 @@ class Capability:
             limits=Limits.from_params(counts),
             enabled=enabled,
             revise_memories=revise,
+            review=review,
             raw=config,
         )
 
@@ -153,7 +161,8 @@ class Capability:
             "enabled": self.enabled,
             "implementation": self.implementation,
             "params": {"scope": self.scope, **self.limits.as_params()},
-            "features": {"reviseMemories": self.revise_memories},
+            "features": {"reviseMemories": self.revise_memories}
+            | ({"review": True} if self.review else {}),
         }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from gitmem.capability import Capability
     from gitmem.guard import Guards
     from gitmem.holder import Holder, Hub
+    from gitmem.review import Decision, Proposal
     from gitmem.secrets import Allowlist
     from gitmem.sync import StoreSync
 
@@ -39,6 +41,27 @@ class Repository(Storage):
         from gitmem.sync import sync
 
         return sync(self, remote, store)
+
+    def review(self, store: str | None = None) -> list[Proposal]:
+        """Every pending proposal (to ``store`` only, if given), with what it would
+        change. See :mod:`gitmem.review`."""
+        from gitmem.review import review
+
+        return review(self, store)
+
+    def approve(self, proposal: str, slugs: Sequence[str] = (), *, author: Author) -> Decision:
+        """Merge proposal ``STORE/HOLDER`` (only ``slugs`` of it, if named) into its store
+        as one commit, held to the store's limits, secrets and guard."""
+        from gitmem.review import approve
+
+        return approve(self, proposal, slugs, author)
+
+    def reject(self, proposal: str, slugs: Sequence[str] = (), *, author: Author) -> Decision:
+        """Reject proposal ``STORE/HOLDER`` (only ``slugs`` of it, if named): one commit on
+        the proposal; the store is not touched."""
+        from gitmem.review import reject
+
+        return reject(self, proposal, slugs, author)
 
     @functools.cached_property
     def guards(self) -> Guards:

@@ -1,7 +1,8 @@
 """The console page in real headless Chromium (Playwright): the demo repository's pages,
 the treemap, a memory's history, an edit saved as the operator, a write by another
 process arriving live, a stale save, hostile markup; the layout at 1280 and 390 px, the
-Agents and Modules views, the edits each strategy allows and the no-token page.
+Agents and Modules views, the edits each strategy allows, the Review tab and the no-token
+page.
 Screenshots go to tests/artifacts/ (the older tests) and to each test's temporary folder.
 
 Chromium is Debian's package (``apt-get install -y chromium``); where it is missing,
@@ -578,3 +579,40 @@ def test_a_visit_without_the_token_shows_how_to_get_in(
     assert color == "rgb(255, 255, 255)"  # its own style applies under the page's policy
     snap(page, tmp_path, "no-token")
     context.close()
+
+
+def test_the_review_tab_approves_and_rejects(page: Page, demo: Repository) -> None:
+    """A reviewed agent's proposal shows in the Review tab with its diffs; Approve takes
+    one memory into the store as the operator's merge, Reject puts back the rest."""
+    from dataclasses import replace
+
+    from gitmem import Agent, Capability
+
+    base = Capability.from_dict(
+        {
+            "implementation": "markdown",
+            "params": {"scope": "shared", "maxCount": 0, "maxLenPerMemory": 0,
+                       "maxTotalLen": 0, "maxLenIndex": 0, "maxLenDescription": 0,
+                       "maxResults": 25},
+        }
+    )  # fmt: skip
+    holder = demo.bind(replace(base, review=True), Agent("ops", "carol"))
+    assert holder is not None
+    for slug, body in (("release-notes", "ship on tuesdays\n"), ("scratch", "tmp\n")):
+        done = holder.call("create_memory", {"name": slug, "description": slug, "body": body})
+        assert done.ok, done.text
+    page.locator("#tabs").get_by_role("link", name="Review", exact=True).click()
+    card = page.locator('section.proposal[data-proposal="profile/ops/carol"]')
+    expect(card).to_contain_text("carol → profile/ops")
+    expect(card.locator('.proposed[data-slug="release-notes"] pre.diff')).to_contain_text(
+        "+ship on tuesdays"
+    )
+    shot(page, "review")
+    card.locator('.proposed[data-slug="release-notes"] button.approve').click()
+    expect(page.locator("#banner")).to_contain_text("Approved release-notes of profile/ops/carol")
+    assert ops.show(demo, "profile/ops", "release-notes").body == "ship on tuesdays\n"
+    log = git(demo.directory, "log", "-1", "--format=%an|%P", "profile/ops").stdout
+    assert log.startswith("Ada Operator|") and len(log.split("|")[1].split()) == 2
+    card.locator("p button.reject").click()
+    expect(page.locator("#no-proposals")).to_be_visible()
+    assert demo.review() == []

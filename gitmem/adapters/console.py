@@ -52,6 +52,7 @@ except ImportError as exc:  # the optional packages
 
 from gitmem import ops
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision
+from gitmem.ops import review as reviewing
 from gitmem.repository import Repository
 from gitmem.types import Author
 
@@ -297,6 +298,8 @@ class Console:
             Route("/api/agents", self._agents),
             Route("/api/modules", self._modules),
             Route("/api/events", self._events),
+            Route("/api/review", self._review),
+            Route("/api/review/{decision}", self._decide, methods=["POST"]),
             Route("/api/stores/{rest:path}", self._store, methods=["GET", "PUT", "DELETE"]),
         ]
 
@@ -343,6 +346,22 @@ class Console:
 
     async def _modules(self, request: Request) -> Response:
         return await self._answer(lambda: ops.modules(self.repo, self._followed()))
+
+    async def _review(self, request: Request) -> Response:
+        return await self._answer(lambda: reviewing.review(self.repo).to_dict())
+
+    async def _decide(self, request: Request) -> Response:
+        """``POST /api/review/approve`` or ``/reject`` with ``{"proposal", "slugs"}``."""
+        act = {"approve": reviewing.approve, "reject": reviewing.reject}.get(
+            request.path_params["decision"]
+        )
+        if act is None:
+            return _error(NotFound("no such route; POST to /api/review/approve or /reject"))
+        try:
+            proposal, slugs = _decision(await _body(request))
+        except GitmemError as exc:
+            return _error(exc)
+        return await self._answer(lambda: act(self.repo, proposal, slugs, self.author).to_dict())
 
     def _followed(self) -> list[ops.Ledger]:
         return [self._ledger(store) for store in self.repo.stores()]
@@ -559,6 +578,16 @@ def _fields(raw: bytes) -> dict[str, str]:
             raise InvalidArgument(f"the {key} must be a string")
         fields[key] = value
     return fields
+
+
+def _decision(raw: bytes) -> tuple[str, list[str]]:
+    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        data: Any = json.loads(raw)
+        proposal, slugs = data.get("proposal"), data.get("slugs", [])
+        listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(proposal, str) and all(isinstance(slug, str) for slug in listed):
+            return proposal, [str(slug) for slug in listed]
+    raise InvalidArgument('send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...]}')
 
 
 _DOOR_STYLE = (

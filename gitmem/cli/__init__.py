@@ -33,6 +33,7 @@ _GROUPS = (
     "gitmem.cli.memories",
     "gitmem.cli.stores",
     "gitmem.cli.sync",
+    "gitmem.cli.review",
     "gitmem.cli.notebook",
     "gitmem.cli.rows",
     "gitmem.cli.guards",

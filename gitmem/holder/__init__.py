@@ -105,8 +105,11 @@ class Holder:
             self._author,
             self._code,
             self._published,
+            agent.instance if capability.review and self.writable else None,
         )
-        self._block = context.PinnedBlock(repo, self.store_id, strategy, self._tools.cache)
+        self._block = context.PinnedBlock(
+            repo, self.store_id, strategy, self._tools.cache, self._tools.view
+        )
         self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
         self._prompt: str | None = None
 
@@ -241,14 +244,26 @@ class Holder:
     def state(self) -> Event:
         """The ``memory_state`` event: the set as it stands, limits and peaks."""
         strategy = self.capability.strategy
-        return state_event(
-            self.repo.snapshot(self.store_id),
+        event = state_event(
+            self._tools.view(),
             self.scope,
             self.writable,
             self.capability.limits,
             strategy.aggregate_limits,
             strategy.index_line,
         )
+        if self.reviewed:
+            pending = self.repo.pending(self.store_id, self.agent.instance)
+            event["review"] = {
+                "proposal": f"{self.store_id}/{self.agent.instance}",
+                "pending": sorted(pending.memories) if pending else [],
+            }
+        return event
+
+    @property
+    def reviewed(self) -> bool:
+        """Whether this holder's writes await an operator's review."""
+        return self._tools.proposer is not None
 
     def revisions(self) -> list[Event]:
         """Every ``memory_revision`` of the store, in order."""

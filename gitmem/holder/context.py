@@ -7,8 +7,10 @@ and the prompt cache is undisturbed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gitmem.capability import Capability
-from gitmem.store import Storage
+from gitmem.store import Snapshot, Storage
 from gitmem.strategies import PromptContext, Strategy, Tool
 
 __all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]
@@ -81,9 +83,15 @@ class PinnedBlock:
     """The block a strategy pins, as of the last boundary."""
 
     def __init__(
-        self, repo: Storage, store: str, strategy: Strategy, cache: dict[str, object]
+        self,
+        repo: Storage,
+        store: str,
+        strategy: Strategy,
+        cache: dict[str, object],
+        view: Callable[[], Snapshot] | None = None,
     ) -> None:
         self._repo = repo
+        self._view = view or (lambda: repo.snapshot(store))
         self._store = store
         self._strategy = strategy
         self._cache = cache
@@ -105,5 +113,5 @@ class PinnedBlock:
     def rebuild(self) -> None:
         text = self._strategy.pinned_from(self._repo, self._store, self._cache)
         if text is None:
-            text = self._strategy.pinned(self._repo.snapshot(self._store).memories())
+            text = self._strategy.pinned(self._view().memories())
         self._text = text

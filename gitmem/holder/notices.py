@@ -9,7 +9,7 @@ swept by a compaction).
 
 from __future__ import annotations
 
-from gitmem.store import Snapshot, Storage
+from gitmem.store import APPROVED, PROPOSAL, Snapshot, Storage
 from gitmem.strategies import Strategy
 from gitmem.types import SYNC_AUTHOR, Revision
 
@@ -52,9 +52,12 @@ class Notices:
         if head is None or base == head:
             return None
         revisions = self._repo.revisions_since(self._store, base, head)
-        theirs = [r for r in revisions if r.author != self._author]
+        proposed, approvals = self._reviewed(revisions)
+        # a proposal's own commits are news to no one: its approval's merge carries
+        # exactly what was approved
+        theirs = [r for r in revisions if r.author != self._author and r.commit not in proposed]
         now = self._repo.snapshot(self._store, head)
-        theirs = self._not_echoes(revisions, theirs, now)
+        theirs = self._not_echoes(revisions, theirs, now, approvals)
         if not theirs:
             return None
         before = self._repo.snapshot(self._store, base) if base else None
@@ -75,15 +78,35 @@ class Notices:
         lines += ["", self._strategy.notice_tail]
         return "\n".join(lines)
 
+    def _reviewed(self, revisions: list[Revision]) -> tuple[set[str], set[str]]:
+        """The commits among ``revisions`` that a proposal made, and the approvals'."""
+        proposed: set[str] = set()
+        approvals: set[str] = set()
+        if not self._repo.proposals():
+            return proposed, approvals  # no proposal here: no commit to look at
+        for commit in {r.commit for r in revisions}:
+            trailers = self._repo.made_by(commit)[2]
+            if PROPOSAL in trailers:
+                proposed.add(commit)
+            elif APPROVED in trailers:
+                approvals.add(commit)
+        return proposed, approvals
+
     def _not_echoes(
-        self, revisions: list[Revision], theirs: list[Revision], now: Snapshot
+        self,
+        revisions: list[Revision],
+        theirs: list[Revision],
+        now: Snapshot,
+        approvals: set[str],
     ) -> list[Revision]:
-        """``theirs`` without a sync merge's echo of this holder's own write: a merge
-        made on another replica names the slugs it took from this one, and a slug that
-        only such a merge touched and that still reads as this holder wrote it is news
-        to no one."""
+        """``theirs`` without a merge's echo of this holder's own write: a sync merge
+        made on another replica names the slugs it took from this one, an approval
+        names the slugs it took from this holder's proposal, and a slug that only such
+        a merge touched and that still reads as this holder wrote it is news to no one."""
         own: dict[str, Revision] = {r.slug: r for r in revisions if r.author == self._author}
-        others = {r.slug for r in theirs if r.author != SYNC_AUTHOR.name}
+        others = {
+            r.slug for r in theirs if r.author != SYNC_AUTHOR.name and r.commit not in approvals
+        }
         echoes: set[str] = set()
         for slug, mine in own.items():
             if slug in others:

@@ -25,6 +25,11 @@ DEFECT = (
     "gitmem failed to compile or load code (its own defect, not your argument); "
     "the call did nothing, and you may try again"
 )
+AWAITS_REVIEW = (
+    "This change awaits review: it is kept on your proposal to {store}, not yet in the "
+    "store. You read your memories with it in place; other agents see it only once an "
+    "operator approves it."
+)
 DEFECT_AFTER_WRITE = (
     "the change was saved, but gitmem then failed on its code (its own defect, not your "
     "argument); read the memory to see it as it stands"
@@ -66,20 +71,29 @@ class _Desk:
     author: Author
     code: Code
     published: Callable[[list[Revision]], None]
+    proposer: str | None = None
+    """The holder whose proposal takes the writes, when they await review."""
     committed: bool = False
     """Whether this call has published a change: what a later failure must admit."""
 
     def snapshot(self) -> Snapshot:
+        if self.proposer is not None:
+            return self.repo.proposal_view(self.store_id, self.proposer)
         return self.repo.snapshot(self.store_id)
 
     def publish(self, build: Build) -> list[Revision]:
         self.code.publishing()
-        revisions = self.repo.publish(self.store_id, self.author, build)
+        if self.proposer is not None:
+            revisions = self.repo.propose(self.store_id, self.proposer, self.author, build)
+        else:
+            revisions = self.repo.publish(self.store_id, self.author, build)
         self.committed = True
         for revision in revisions:
             if revision.removed:
                 self.code.unload(revision.slug)
-        self.published(revisions)
+        if self.proposer is None:
+            # a proposal changes no store: the store's revisions come with its approval
+            self.published(revisions)
         return revisions
 
     def check_code(self, memory: Memory) -> None:
@@ -107,6 +121,8 @@ class Toolbox:
     author: Author
     code: Code
     published: Callable[[list[Revision]], None]
+    proposer: str | None = None
+    """The holder whose proposal takes the writes, when they await review."""
     cache: dict[str, object] = field(default_factory=lambda: dict[str, object]())
 
     def __post_init__(self) -> None:
@@ -118,6 +134,12 @@ class Toolbox:
 
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self.offered]
+
+    def view(self) -> Snapshot:
+        """The store as this holder's calls read it."""
+        if self.proposer is not None:
+            return self.repo.proposal_view(self.store_id, self.proposer)
+        return self.repo.snapshot(self.store_id)
 
     def call(self, name: str, args: object, *, code: bool) -> ToolResult:
         """Dispatch one call; every refusal and defect becomes a result, never a raise."""
@@ -141,8 +163,12 @@ class Toolbox:
                 self.author,
                 self.code,
                 self.published,
+                self.proposer,
             )
-            return ToolResult(True, "ok", tool.run(desk, dict(args)))
+            text = tool.run(desk, dict(args))
+            if desk.committed and self.proposer is not None:
+                text += "\n\n" + AWAITS_REVIEW.format(store=self.store_id)
+            return ToolResult(True, "ok", text)
         except InternalError as defect:
             self.code.defect = defect
             # Never "did nothing" once something was committed.

@@ -5,16 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from gitmem.types import FileRevision, Revision
+from gitmem.types import FileRevision, Memory, Revision
 
-__all__ = ["Picked", "diff", "diff_stat", "line_changes", "render", "revision_diff"]
+__all__ = [
+    "Picked",
+    "diff",
+    "diff_stat",
+    "line_changes",
+    "memory_diff",
+    "render",
+    "revision_diff",
+]
 
 Picked = TypeVar("Picked", Revision, FileRevision)
 """A memory's or a file's revision: what show and log pick and diff alike."""
 
 
-def render(rev: Revision) -> str:
-    """A revision's text as a person reads it: description, body, then any code."""
+def render(rev: Revision | Memory) -> str:
+    """A revision's (or memory's) text as a person reads it: description, body, then any
+    code."""
     text = f"description: {rev.description}\n\n{rev.body}"
     for title, half in (("code", rev.code), ("onUse", rev.on_use)):
         if half:
@@ -25,6 +34,16 @@ def render(rev: Revision) -> str:
 def diff(before: Revision | None, after: Revision) -> str:
     """The text change ``after`` made (a removal carries the text it removed)."""
     return revision_diff(after.slug, before, after, render)
+
+
+def memory_diff(slug: str, before: Memory | None, after: Memory | None) -> str:
+    """The text change from ``before`` to ``after`` (``None``: absent) of memory ``slug``."""
+    return _unified(
+        render(before) if before is not None else "",
+        render(after) if after is not None else "",
+        f"{slug} (store)" if before is not None else "/dev/null",
+        f"{slug} (proposed)" if after is not None else "/dev/null",
+    )
 
 
 def revision_diff(

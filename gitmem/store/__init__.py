@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
+from gitmem.store.proposals import APPROVED, PROPOSAL, Pending, proposal_name, split_name
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.storage import Storage, git_identity
 
@@ -24,8 +25,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "APPROVED",
     "PROJECT_PREFIX",
+    "PROPOSAL",
     "FileSnapshot",
+    "Pending",
     "Remote",
     "Snapshot",
     "Storage",
@@ -33,4 +37,6 @@ __all__ = [
     "git_identity",
     "in_use",
     "project_dir",
+    "proposal_name",
+    "split_name",
 ]

@@ -149,10 +149,12 @@ def memory_write(
     change: Change,
     author: Author,
     screens: Sequence[Screen],
+    *,
+    also_on: str | None = None,
 ) -> Attempt[list[Revision]]:
     """The commit of a memory store's ``change`` on ``snapshot``, once the change obeys
     the input rules, passes the screens, and names memories that exist (or, for a
-    create, do not)."""
+    create, do not); ``also_on`` is a second parent (a proposal the commit carries on)."""
     edits = check_change(change)
     chosen = "\n".join(extra_lines(change.trailers))
     run(screens, Write(snapshot.store, author.name, edits, None, snapshot.meta, chosen))
@@ -162,7 +164,7 @@ def memory_write(
             raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
         if edit.op == "create" and old is not None:
             raise AlreadyExists(f"a memory named {edit.slug!r} already exists")
-    return build_memories(reader, snapshot, change, edits, olds, author)
+    return build_memories(reader, snapshot, change, edits, olds, author, also_on=also_on)
 
 
 def file_write(
@@ -282,6 +284,7 @@ def _commit(
     revision: Mapping[str, int],
     *,
     paths: bool = False,
+    also_on: str | None = None,
 ) -> tuple[str, Facts, int]:
     """Add to ``new`` the commit of ``root`` on ``view``'s head for the edits
     ``named`` (name, op), each numbered after its last revision; returns the commit,
@@ -295,6 +298,8 @@ def _commit(
     )
     when = int(time.time())
     parents = [view.commit] if view.commit else []
+    if also_on is not None:
+        parents.append(also_on)
     sha = new.add_commit(root, parents, author.ident(), when, format_message(facts))
     return sha, facts, when
 
@@ -306,15 +311,18 @@ def build_memories(
     edits: tuple[Edit, ...],
     olds: list[Memory | None],
     author: Author,
+    *,
+    also_on: str | None = None,
 ) -> Attempt[list[Revision]]:
-    """The commit that applies a memory store's ``edits`` to ``snapshot``."""
+    """The commit that applies a memory store's ``edits`` to ``snapshot`` (with
+    ``also_on`` as a second parent, if given)."""
     new = NewObjects()
     root, blobs = new_tree(reader, snapshot, edits, new)
     totals = totals_after(snapshot.totals, memory_sizes(edits, olds))
     revision = {e.slug: snapshot.revision(e.slug) for e in edits}
     named = [(e.slug, e.op) for e in edits]
     sha, facts, when = _commit(
-        new, snapshot, root, named, totals, change.trailers, author, revision
+        new, snapshot, root, named, totals, change.trailers, author, revision, also_on=also_on
     )
     revisions: list[Revision] = []
     rows: list[Row] = []

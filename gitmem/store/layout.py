@@ -25,6 +25,7 @@ from gitmem.store.locking import fsync_dir, storage_error
 __all__ = [
     "MARKER_PREFIX",
     "PROJECT_PREFIX",
+    "PROPOSAL_PREFIX",
     "STANDALONE_PREFIX",
     "STORE_MAX",
     "check_store",
@@ -43,6 +44,8 @@ __all__ = [
 STANDALONE_PREFIX = "refs/heads/"
 PROJECT_PREFIX = "refs/heads/gitmem/"
 MARKER_PREFIX = "refs/gitmem/"
+PROPOSAL_PREFIX = MARKER_PREFIX + "proposals/"
+"""Where proposals live: ``refs/gitmem/proposals/<store-id>/<holder>``."""
 _META = "gitmem"
 _LAYOUT = b"layout"
 STORE_MAX = 200

@@ -79,9 +79,12 @@ def build_merge(
     """The merge commit of ``ours`` (first parent) and ``theirs``: ``ours``'s tree with
     ``edits`` applied, a trailer trio per slug it changes (numbered after the larger
     side), the merged totals and peaks at least both sides'."""
-    assert ours.commit is not None and theirs.commit is not None
+    assert theirs.commit is not None
     olds = [ours.get(edit.slug) for edit in edits]
-    beyond = revisions_between(reader, history, ours.commit, theirs.commit) if edits else {}
+    if ours.commit is None:
+        beyond = {edit.slug: theirs.revision(edit.slug) for edit in edits}
+    else:
+        beyond = revisions_between(reader, history, ours.commit, theirs.commit) if edits else {}
     root, objects = _merge_tree(reader, ours, theirs, edits)
     totals = totals_after(ours.totals, memory_sizes(edits, olds))
     facts = Facts(
@@ -101,7 +104,8 @@ def build_merge(
             new.add_tree(RawTree.parse(obj.as_raw_string()))
     new.add_commit(
         root,
-        [ours.commit, theirs.commit],
+        # a store with no commit yet takes the other line as its first parent
+        [ours.commit, theirs.commit] if ours.commit else [theirs.commit],
         author.ident(),
         int(time.time()),
         format_message(facts),

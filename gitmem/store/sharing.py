@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from gitmem.store.layout import usable_store
+from gitmem.store.layout import PROPOSAL_PREFIX, usable_store
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.refs import Refs
 
@@ -98,6 +98,49 @@ class Sharing:
                     self._refs.track(ref, commit)
         except OSError as exc:
             raise storage_error(exc, f"recording what {remote.url} holds") from exc
+
+    def share_proposals(self, remote: Remote) -> list[str]:
+        """Take the proposals that moved on at the remote and send the ones that moved
+        on here; returns their names. Never forced: a proposal that moved on both
+        sides stays as each replica has it until one moves on from the other's."""
+        from gitmem.store.remote import settle_fetched
+
+        with self._read_lock:
+            theirs = remote.fetch(PROPOSAL_PREFIX)
+        settle_fetched(self.directory, remote)
+        ours = {
+            name: self._refs.read(Ref((PROPOSAL_PREFIX + name).encode()))
+            for name in self._refs.names(PROPOSAL_PREFIX)
+        }
+        moved: list[str] = []
+        for name in sorted(ours.keys() | theirs.keys()):
+            mine, other = ours.get(name), theirs.get(name)
+            if mine == other:
+                continue
+            ref = PROPOSAL_PREFIX + name
+            if mine is not None and (other is None or self._descends(mine, other)):
+                with self._read_lock:
+                    sent = remote.push(ref, other, mine).ok
+                if sent:
+                    moved.append(name)
+            elif other is not None and (mine is None or self._descends(other, mine)):
+                try:
+                    with self._lock.held():
+                        if self._refs.swap(Ref(ref.encode()), mine, other):
+                            moved.append(name)
+                except OSError as exc:
+                    raise storage_error(exc, f"taking proposal {name} from {remote.url}") from exc
+        return moved
+
+    def _descends(self, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is ``commit`` or one of its ancestors."""
+        from dulwich.graph import can_fast_forward
+        from dulwich.objects import ObjectID
+
+        with self._read_lock:
+            return can_fast_forward(
+                self._repo, ObjectID(ancestor.encode()), ObjectID(commit.encode())
+            )
 
     def incoming(self) -> PushReader:
         """This repository read as a hook reads a push: how sync checks the commits a

@@ -35,6 +35,10 @@ _READ_DIRECTLY = 32
 class Snapshot(StoreView):
     """A store as of one commit (``commit`` is ``None`` for a store not yet written)."""
 
+    overlaid = False
+    """Whether a proposal's pending memories are laid over the store (what a holder
+    whose writes await review reads); no index kept for the store's head fits it."""
+
     def __init__(
         self, reader: ObjectReader, history: History, store: str, commit: str | None
     ) -> None:
@@ -55,6 +59,10 @@ class Snapshot(StoreView):
         """The memory ``slug``, or ``None``."""
         found = self._files(slug)
         return self._reader.memory(slug, found) if found else None
+
+    def memory_files(self, slug: str) -> MemoryFiles | None:
+        """The blobs of ``slug``'s files, or ``None``: equal blobs, equal memory."""
+        return self._files(slug)
 
     def memories(self) -> list[Memory]:
         """Every memory, sorted by slug."""

@@ -38,6 +38,7 @@ from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.objects import NewObjects, ObjectReader
+from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
 from gitmem.store.sharing import Sharing
@@ -84,7 +85,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Sharing):
+class Storage(Sharing, Proposals):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -363,14 +364,15 @@ class Storage(Sharing):
         self,
         store: str,
         author: Author,
-        ours: str,
+        ours: str | None,
         theirs: str,
         edits: Sequence[Edit],
         trailers: Mapping[str, str],
     ) -> str | None:
-        """Publish one merge commit of ``ours`` (the branch's head, first parent) and
-        ``theirs`` with ``edits`` applied (see :func:`gitmem.store.merge.build_merge`).
-        Returns the commit, or ``None`` if the branch moved off ``ours``."""
+        """Publish one merge commit of ``ours`` (the branch's head, first parent; ``None``
+        for a store with no commit yet) and ``theirs`` with ``edits`` applied (see
+        :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
+        branch moved off ``ours``."""
         check_store(store)
         snapshot = self.snapshot(store, ours)
         chosen = "\n".join(extra_lines(trailers))

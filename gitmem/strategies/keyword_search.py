@@ -58,7 +58,12 @@ def search_memories() -> Tool:
     def run(desk: Desk, args: dict[str, object]) -> str:
         keywords = check_keywords(args["keywords"])
         index = desk.cache.get("search-index")
-        if not isinstance(index, SearchIndex):
+        view = desk.snapshot()
+        if view.overlaid:
+            # pending memories are in no stored index: search what the holder reads
+            index = SearchIndex()
+            index.reset(view.memories(), view.commit)
+        elif not isinstance(index, SearchIndex):
             index = desk.cache["search-index"] = stored_index(desk.repo, desk.store_id)
         else:
             index.follow(desk.repo, desk.store_id)

@@ -99,7 +99,11 @@ def sync(
                 f"the stores are: {', '.join(names) or 'none'}"
             )
         names = [store]
-    return [_sync_store(repo, target, name, heads.get(name), author) for name in names]
+    reports = [_sync_store(repo, target, name, heads.get(name), author) for name in names]
+    # proposals travel too, so that a reviewer on another replica sees them, and a
+    # decision made there reaches this one
+    repo.share_proposals(target)
+    return reports
 
 
 def _sync_store(

@@ -125,7 +125,7 @@
         }
       }
     }
-    if (parts[0] === "agents" || parts[0] === "modules") return { name: parts[0] };
+    if (parts[0] === "agents" || parts[0] === "modules" || parts[0] === "review") return { name: parts[0] };
     return { name: "stores" };
   }
 
@@ -174,6 +174,7 @@
       else if (view.name === "memory") await memoryPage(view.store, view.rest[0], fresh, view.rest[1]);
       else if (view.name === "agents") await agentsPage(fresh);
       else if (view.name === "modules") await modulesPage(fresh);
+      else if (view.name === "review") await reviewPage(fresh);
       else await storesPage(fresh);
     } catch (error) {
       if (mine === state.renders) say(error.message, "error");
@@ -185,6 +186,7 @@
       h("a", { href: "#/stores", class: view.name === "stores" ? "on" : "" }, "Stores"),
       h("a", { href: "#/agents", class: view.name === "agents" ? "on" : "" }, "Agents"),
       h("a", { href: "#/modules", class: view.name === "modules" ? "on" : "" }, "Modules"),
+      h("a", { href: "#/review", class: view.name === "review" ? "on" : "" }, "Review"),
     ];
     if (view.store) {
       items.push(
@@ -763,6 +765,49 @@
         const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
         return h("span", { class: kind }, line + "\n");
       }),
+    );
+  }
+
+  // -- Review ---------------------------------------------------------------------------
+
+  async function reviewPage(fresh) {
+    const stale = state.stale;
+    const answer = await get("/api/review");
+    if (stale() || same(fresh, answer)) return;
+    async function decide(decision, proposal, slugs) {
+      const done = await api("POST", `/api/review/${decision}`, { proposal, slugs });
+      if (!done.ok) return say(message(done), "error");
+      const d = done.data;
+      const rest = d.pending.length ? ` Still pending: ${d.pending.join(", ")}.` : "";
+      state.flash = [`${d.decision === "approved" ? "Approved" : "Rejected"} ${d.slugs.join(", ")} of ${d.proposal}.${rest}`, "info"];
+      render(true);
+    }
+    const buttons = (proposal, slugs) => [
+      h("button", { type: "button", class: "approve", onclick: () => decide("approve", proposal, slugs) }, "Approve"),
+      " ",
+      h("button", { type: "button", class: "reject", onclick: () => decide("reject", proposal, slugs) }, "Reject"),
+    ];
+    const cards = answer.proposals.map((p) =>
+      h(
+        "section",
+        { class: "proposal", "data-proposal": p.proposal },
+        h("h3", {}, `${p.holder} → ${p.store}`, " ", h("code", {}, p.proposal)),
+        h("p", {}, plural(p.memories.length, "memory", "memories"), " pending. ", ...buttons(p.proposal, [])),
+        p.memories.map((m) =>
+          h(
+            "div",
+            { class: "proposed", "data-slug": m.slug },
+            h("h4", {}, `${m.op} `, h("code", {}, m.slug), " ", h("span", { class: "add" }, `+${m.added}`), " ", h("span", { class: "del" }, `−${m.removed}`), " ", ...buttons(p.proposal, [m.slug])),
+            diffView(m.diff),
+          ),
+        ),
+      ),
+    );
+    fill(
+      main,
+      h("h2", {}, "Review"),
+      h("p", { class: "muted" }, "What agents whose writes await review have proposed, each against the store as it is now. Approving merges it into the store; rejecting puts it back on the proposal, and the store is not touched."),
+      cards.length ? cards : h("p", { class: "muted", id: "no-proposals" }, "No proposals are pending."),
     );
   }
 

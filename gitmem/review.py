@@ -1,0 +1,284 @@
+"""Review: an operator's word on what a holder proposes.
+
+    repo.review()                                 # every pending proposal, with its memories
+    repo.approve("profile/team/run-1")            # merge all of it into the store
+    repo.approve("profile/team/run-1", ["todo"])  # only ``todo``; the rest stays pending
+    repo.reject("profile/team/run-1", ["draft"])  # put ``draft`` back as the store has it
+
+A holder whose capability turns on ``review`` writes to a proposal of its own (see
+:mod:`gitmem.store.proposals`). An approval is one merge commit of the proposal into the
+store, made with the memory-aware merge that ``gitmem sync`` uses and held to the store's
+limits and to the screens every write passes (secrets, then guard code); what it does
+not take stays pending, carried onto the store's new head. A rejection is one commit on
+the proposal that puts the rejected memories back as the store had them: the store is
+not touched, so no other holder hears of it. A refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem import strategies
+from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
+from gitmem.limits import exceeded
+from gitmem.store import APPROVED, PROPOSAL, Pending, Snapshot, Storage, split_name
+from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
+from gitmem.sync.reconcile import reconcile
+from gitmem.trailers import read_capability_trailer
+from gitmem.types import Author, Edit, Memory, Totals
+
+__all__ = ["APPROVED", "Decision", "Proposal", "ProposedMemory", "approve", "reject", "review"]
+
+_ATTEMPTS = 8
+_NOT_CARRIED = frozenset({PROPOSAL, APPROVED, SYNC_TRAILER, CONFLICTS_TRAILER})
+
+
+@dataclass(frozen=True)
+class ProposedMemory:
+    """One pending memory: as the store has it now, and as the proposal would make it."""
+
+    slug: str
+    before: Memory | None
+    after: Memory | None
+
+    @property
+    def op(self) -> str:
+        if self.after is None:
+            return "delete"
+        return "create" if self.before is None else "update"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A pending proposal: whose it is, to which store, and what it would change."""
+
+    store: str
+    holder: str
+    head: str
+    base: str | None
+    memories: tuple[ProposedMemory, ...]
+
+    @property
+    def name(self) -> str:
+        """``STORE/HOLDER``, as ``gitmem approve`` and ``gitmem reject`` take it."""
+        return f"{self.store}/{self.holder}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "proposal": self.name,
+            "store": self.store,
+            "holder": self.holder,
+            "head": self.head,
+            "base": self.base,
+            "memories": [
+                {
+                    "slug": m.slug,
+                    "op": m.op,
+                    "before": _memory(m.before),
+                    "after": _memory(m.after),
+                }
+                for m in self.memories
+            ],
+        }
+
+
+def _memory(memory: Memory | None) -> dict[str, str] | None:
+    if memory is None:
+        return None
+    return {
+        "description": memory.description,
+        "body": memory.body,
+        "code": memory.code,
+        "on_use": memory.on_use,
+    }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What an approval or a rejection did."""
+
+    proposal: str
+    store: str
+    holder: str
+    decision: str
+    """``approved`` or ``rejected``."""
+    slugs: tuple[str, ...]
+    commit: str
+    """The store's merge commit (an approval) or the proposal's commit (a rejection)."""
+    pending: tuple[str, ...]
+    """What is still pending after it."""
+    conflicts: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "proposal": self.proposal,
+            "store": self.store,
+            "holder": self.holder,
+            "decision": self.decision,
+            "slugs": list(self.slugs),
+            "commit": self.commit,
+            "pending": list(self.pending),
+            "conflicts": list(self.conflicts),
+        }
+
+
+def review(repo: Storage, store: str | None = None) -> list[Proposal]:
+    """Every pending proposal (to ``store`` only, if given), by store and holder."""
+    found: list[Proposal] = []
+    for at, holder in repo.proposals():
+        if store is not None and at != store:
+            continue
+        pending = repo.pending(at, holder)
+        if pending is not None and pending.memories:
+            found.append(_proposal(repo, pending))
+    return found
+
+
+def _proposal(repo: Storage, pending: Pending) -> Proposal:
+    now = repo.snapshot(pending.store)
+    memories = tuple(
+        ProposedMemory(slug, now.get(slug), after) for slug, after in pending.memories.items()
+    )
+    return Proposal(pending.store, pending.holder, pending.head, pending.base, memories)
+
+
+def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, list[str]]:
+    """The proposal ``name`` with something pending, and the slugs chosen of it."""
+    store, holder = split_name(name)
+    pending = repo.pending(store, holder)
+    if pending is None or not pending.memories:
+        raise NotFound(f"nothing is pending on proposal {name!r}; `gitmem review` lists them")
+    unknown = [s for s in slugs if s not in pending.memories]
+    if unknown:
+        raise InvalidArgument(
+            f"proposal {name!r} has nothing pending for {', '.join(unknown)}; it proposes "
+            f"{', '.join(pending.memories)}"
+        )
+    return pending, list(dict.fromkeys(slugs)) or list(pending.memories)
+
+
+def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
+    """Merge proposal ``name`` (only ``slugs`` of it, if any are named) into its store as
+    one commit, held to the store's limits and screens; what is not taken stays pending."""
+    for _ in range(_ATTEMPTS):
+        pending, chosen = _pending(repo, name, slugs)
+        store = pending.store
+        ours = repo.head(store)
+        mine = repo.snapshot(store, ours)
+        theirs = repo.snapshot(store, pending.head)
+        base = repo.snapshot(store, pending.base) if pending.base else None
+        done = reconcile(base, mine, theirs)
+        taken = set(chosen)
+        proposed = theirs.changed_since(base)
+        # the merge makes one conflict copy per conflict, in the same order
+        copies = [e.slug for e in done.edits if e.slug not in proposed]
+        copied = {copy for copy, of in zip(copies, done.conflicts, strict=False) if of in taken}
+        edits = [e for e in done.edits if e.slug in taken or e.slug in copied]
+        _check_limits(mine, theirs, edits)
+        # the binding the store records carries on; what named another merge does not
+        recorded = dict(mine.trailers) or dict(theirs.trailers)
+        trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
+        trailers[APPROVED] = pending.name
+        commit = repo.merge(store, author, ours, pending.head, edits, trailers)
+        if commit is None:
+            continue  # another writer moved the store: merge again on its new head
+        rest = [s for s in pending.memories if s not in taken]
+        if rest:
+            _carry(repo, pending, rest, commit)
+        conflicts = tuple(c for c in done.conflicts if c in taken)
+        return Decision(
+            pending.name, store, pending.holder, "approved", tuple(chosen), commit,
+            tuple(rest), conflicts,
+        )  # fmt: skip
+    raise StorageError(f"the store of {name!r} kept changing while approving; try again")
+
+
+def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> None:
+    """Keep ``rest`` pending after a partial approval: one proposal commit on the
+    merge that re-proposes them."""
+    at = repo.snapshot(pending.store, merged)
+    edits: list[Edit] = []
+    for slug in rest:
+        memory, old = pending.memories[slug], at.get(slug)
+        if memory == old:
+            continue
+        op = "delete" if memory is None else "create" if old is None else "update"
+        edits.append(Edit(op, slug, memory))
+    if edits:
+        name, email, _ = repo.made_by(pending.head)
+        carrier = Author(name, email)
+        repo.amend_proposal(pending.store, pending.holder, pending.head, edits, carrier, merged)
+
+
+def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
+    """Refuse a merge that would leave the store over a limit it records: a memory it
+    writes over a per-memory limit, or a figure over an aggregate limit that was not
+    already over it by as much (a merge of replicas can leave a store over)."""
+    found = read_capability_trailer(mine.trailers) or read_capability_trailer(theirs.trailers)
+    if found is None:
+        return
+    limits, strategy = found[1], strategies.get(found[0])
+    applies = strategy.aggregate_limits if strategy else frozenset[str]()
+    count, chars, lines = mine.totals.count, mine.totals.chars, mine.totals.lines
+    for edit in edits:
+        old, new = mine.get(edit.slug), edit.memory
+        count += (new is not None) - (old is not None)
+        chars += (new.chars if new else 0) - (old.chars if old else 0)
+        lines += (new.lines if new else 0) - (old.lines if old else 0)
+
+    def index(edited: bool) -> Callable[[], list[str]] | None:
+        """The index's lines before or after the merge, read only if a limit needs them."""
+        if strategy is None:
+            return None
+        line = strategy.index_line
+
+        def drawn() -> list[str]:
+            every = {m.slug: m for m in mine.memories()}
+            for edit in edits if edited else ():
+                every.pop(edit.slug, None)
+                if edit.memory is not None:
+                    every[edit.slug] = edit.memory
+            return [line(m) for m in every.values()]
+
+        return drawn
+
+    written = [e.memory for e in edits if e.memory is not None]
+    after = exceeded(limits, applies, Totals(count, chars, lines), written, index(True))
+    if not after:
+        return
+    was = exceeded(limits, applies, mine.totals, [], index(False))
+    before = {e.limit: e.value for e in was if e.slug is None}
+    worse = [e for e in after if e.slug is not None or e.value > before.get(e.limit, 0)]
+    if worse:
+        first = worse[0]
+        raise LimitExceeded(
+            f"approving would leave the store over its limits: "
+            f"{'; '.join(e.describe() for e in worse)}; approve fewer memories, or reject some",
+            limit=first.limit,
+            attempted=first.value,
+            maximum=first.maximum,
+        )
+
+
+def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
+    """Reject proposal ``name`` (only ``slugs`` of it, if any are named): one commit on
+    the proposal that puts them back as the store had them; the store is not touched."""
+    for _ in range(_ATTEMPTS):
+        pending, chosen = _pending(repo, name, slugs)
+        before = repo.snapshot(pending.store, pending.base) if pending.base else None
+        at = repo.snapshot(pending.store, pending.head)
+        edits: list[Edit] = []
+        for slug in chosen:
+            then, now = before.get(slug) if before else None, at.get(slug)
+            op = "delete" if then is None else "create" if now is None else "update"
+            edits.append(Edit(op, slug, then))
+        commit = repo.amend_proposal(pending.store, pending.holder, pending.head, edits, author)
+        if commit is None:
+            continue  # the holder wrote meanwhile: decide on what it holds now
+        rest = tuple(s for s in pending.memories if s not in chosen)
+        return Decision(
+            pending.name, pending.store, pending.holder, "rejected", tuple(chosen), commit, rest
+        )
+    raise StorageError(f"the proposal {name!r} kept changing while rejecting; try again")
