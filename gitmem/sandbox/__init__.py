@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from gitmem.sandbox.keys import module_key
 from gitmem.sandbox.pool import Pool
-from gitmem.sandbox.runner import Bridge, ExportDoc, ProgramResult, Sandbox, View
+from gitmem.sandbox.runner import Bridge, ExportDoc, ProgramResult, Sandbox, Verdict, View
 
 __all__ = [
     "Bridge",
@@ -44,6 +44,7 @@ __all__ = [
     "Pool",
     "ProgramResult",
     "Sandbox",
+    "Verdict",
     "View",
     "module_key",
 ]

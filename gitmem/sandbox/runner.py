@@ -52,6 +52,7 @@ __all__ = [
     "ExportDoc",
     "ProgramResult",
     "Sandbox",
+    "Verdict",
     "View",
 ]
 
@@ -206,6 +207,19 @@ class ProgramResult:
     views: tuple[View, ...] = ()
     imported: tuple[str, ...] = ()
     """The module keys the program imported, whose code therefore ran."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one ``check(change)`` of a kept module answered (:meth:`Sandbox.check`)."""
+
+    kind: str
+    """``"accept"`` (it returned ``undefined`` or ``null``), ``"error"`` (it threw, did not
+    load, or outlived a limit), else the ``typeof`` of what it returned."""
+    message: str | None = None
+    """What it returned, when that was a string."""
+    error: str | None = None
+    """Why it failed, when ``kind`` is ``"error"``."""
 
 
 def _views(raw: object) -> tuple[View, ...]:
@@ -378,6 +392,72 @@ class Sandbox:
         exports = exports[:VIEWS_MAX]
         typed = signatures(source, tuple(exports))
         return [ExportDoc(key, name, typed[name]) for name in exports]
+
+    def check(self, source: str, change: Mapping[str, object], *, scope: str) -> Verdict:
+        """Call ``check(change)`` exported by the module ``source``, in a worker kept for
+        ``scope`` and ``source`` together.
+
+        The first check of a pair loads the module in a fresh worker; later ones reuse
+        that worker, so a pure check costs a call, not a worker. ``scope`` must name
+        whose checks may share a worker (one store of one repository): a worker is only
+        ever reused for the same ``scope`` and the same ``source``. Each check gets its
+        own copy of ``change``, its timers end when it answers, and it runs with the
+        global bindings and the prototypes objects inherit from frozen; a check that
+        fails in a reused worker is asked again of a fresh one, whose answer stands.
+        The module may call nothing of the host. ``source`` is held to
+        :data:`PROGRAM_MAX` characters.
+        """
+        if len(source) > PROGRAM_MAX:
+            refusal = _refusal(
+                "the module", len(source), "the program limit", PROGRAM_MAX, "Make it shorter."
+            )
+            return Verdict("error", error=refusal)
+        request: dict[str, object] = {
+            "op": "check",
+            "source": source,
+            "scope": scope,
+            "key": "module",
+            "change": json.dumps(dict(change)),
+            "timeLimit": self.time_limit,
+        }
+        return self._retrying(lambda process: self._check_once(process, request))
+
+    def _check_once(self, process: Process, request: Mapping[str, object]) -> Verdict:
+        with self._lock:
+            # A kept worker's checks add up: it may use up to half a time limit on
+            # earlier checks before its last one.
+            process.longest = max(process.longest, 2 * self.time_limit)
+            try:
+                process.send(request)
+                # A failed check in a kept worker is asked again of a fresh one.
+                reply = process.receive(time.monotonic() + 2 * self._budget())
+            except Killed as killed:
+                self._discard(process)
+                what = "time limit" if killed.reason == "time" else "memory limit"
+                return Verdict("error", error=f"the check exceeded the sandbox {what}")
+            except Died as died:
+                self._discard(process)
+                return Verdict("error", error=_died(died, "the check"))
+            except InternalError:
+                self._discard(process)
+                raise
+            if reply.get("op") != "result":
+                self._discard(process)
+                raise InternalError(f"the sandbox runtime answered {reply.get('op')!r}")
+            if reply.get("restart"):
+                self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
+            if reply.get("again"):
+                # The kept worker would not end: its process is gone, and a fresh
+                # one answers.
+                raise Retired
+            message, error = reply.get("message"), reply.get("error")
+            return Verdict(
+                kind=str(reply.get("kind")),
+                message=message if isinstance(message, str) else None,
+                error=_capped(error) if isinstance(error, str) else None,
+            )
 
     def run(
         self,
