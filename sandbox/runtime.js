@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 2618a1db278bf50f7d57b916df5a17a6b7b604077e76b6a503e6ce40b25a7706) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0dfb50a8ca700786fb20b2154ee8932428d6e289c11b0ecd38df0e51eb93df5b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -450,6 +450,12 @@ function workerMain(split) {
       }
       return true;
     };
+    const listed = [];
+    const isListed = (name) => {
+      for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+      return false;
+    };
+    const callOf = (name) => (args) => call(name, args);
     const memories = new ProxyOf(createObject(null), {
       get: (_target, name) => {
         if (typeof name !== "string" || name === "then") return void 0;
@@ -458,10 +464,23 @@ function workerMain(split) {
             throw new TypeErrorOf(`memories has no call named ${stringify(sliceText(name, 0, 64))}`);
           };
         }
-        return (args) => call(name, args);
+        return callOf(name);
       },
+      has: (_target, name) => isListed(name),
+      ownKeys: () => {
+        const keys = [];
+        for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
+        return keys;
+      },
+      getOwnPropertyDescriptor: (_target, name) => isListed(name) ? {
+        value: callOf(name),
+        writable: false,
+        enumerable: true,
+        configurable: true
+      } : void 0,
       set: () => false,
-      defineProperty: () => false
+      defineProperty: () => false,
+      deleteProperty: () => false
     });
     const views = freeze({
       openText(title, text) {
@@ -693,6 +712,12 @@ got(ns);
     };
     const run = async (request) => {
       loading = false;
+      const calls = request.calls;
+      if (ArrayIsArray(calls)) {
+        for (let k = 0; k < calls.length; k++) {
+          if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+        }
+      }
       const modules = request.modules;
       const kind = StringOf(request.kind);
       if (kind === "onuse") {
@@ -1442,11 +1467,13 @@ var Runtime = class {
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
       for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
     }
+    const calls = Array.isArray(request.calls) ? request.calls.filter((c) => typeof c === "string").slice(0, 256) : [];
     slot.request({
       op: "run",
       source: request.source,
       modules,
-      kind: request.kind
+      kind: request.kind,
+      calls
     });
     let outcome;
     for (; ; ) {

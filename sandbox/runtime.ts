@@ -438,6 +438,14 @@ function workerMain(split: (source: string) => string[]): void {
         }
         return true;
       };
+      // The holder's call names, as a run's request lists them: what
+      // Object.keys, for...in and `in` see. Any name may still be called.
+      const listed: string[] = [];
+      const isListed = (name: unknown): name is string => {
+        for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+        return false;
+      };
+      const callOf = (name: string) => (args?: unknown) => call(name, args);
       const memories = new ProxyOf(createObject(null), {
         get: (_target: unknown, name: unknown) => {
           if (typeof name !== "string" || name === "then") return undefined;
@@ -448,10 +456,21 @@ function workerMain(split: (source: string) => string[]): void {
               );
             };
           }
-          return (args?: unknown) => call(name, args);
+          return callOf(name);
         },
+        has: (_target: unknown, name: unknown) => isListed(name),
+        ownKeys: () => {
+          const keys: string[] = [];
+          for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
+          return keys;
+        },
+        getOwnPropertyDescriptor: (_target: unknown, name: unknown) =>
+          isListed(name)
+            ? { value: callOf(name), writable: false, enumerable: true, configurable: true }
+            : undefined,
         set: () => false,
         defineProperty: () => false,
+        deleteProperty: () => false,
       });
       const views = freeze({
         openText(title: unknown, text: unknown): void {
@@ -708,9 +727,15 @@ function workerMain(split: (source: string) => string[]): void {
       };
 
       const run = async (
-        request: { source: string; modules: Record<string, string>; kind: string },
+        request: { source: string; modules: Record<string, string>; kind: string; calls: string[] },
       ) => {
         loading = false;
+        const calls = request.calls;
+        if (ArrayIsArray(calls)) {
+          for (let k = 0; k < calls.length; k++) {
+            if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+          }
+        }
         const modules = request.modules;
         const kind = StringOf(request.kind);
         if (kind === "onuse") {
@@ -893,6 +918,7 @@ function workerMain(split: (source: string) => string[]): void {
                 source: string;
                 modules: Record<string, string>;
                 kind: string;
+                calls: string[];
               },
             );
           }
@@ -1469,11 +1495,15 @@ class Runtime {
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
       for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
     }
+    const calls: string[] = Array.isArray(request.calls)
+      ? request.calls.filter((c): c is string => typeof c === "string").slice(0, 256)
+      : [];
     slot.request({
       op: "run",
       source: request.source as string,
       modules,
       kind: request.kind as string,
+      calls,
     });
     let outcome: Message;
     for (;;) {

@@ -28,7 +28,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -42,6 +42,7 @@ __all__ = [
     "ARGS_MAX",
     "CACHED_CHARS",
     "CACHED_MODULES",
+    "CALLS_LISTED",
     "CALLS_MAX",
     "ERROR_MAX",
     "PROGRAM_MAX",
@@ -74,6 +75,8 @@ CACHED_CHARS = 1_048_576
 """Characters of module text a process keeps transpiled."""
 CALLS_MAX = 1_000
 """``memories`` calls one run may make."""
+CALLS_LISTED = 256
+"""Call names ``memories`` lists in a run."""
 ERROR_MAX = 2_000
 """Characters of a run's error or a load's diagnostic; longer text is cut, and says so."""
 _CUT = " [error text truncated]"
@@ -466,12 +469,15 @@ class Sandbox:
         modules: Mapping[str, str],
         bridge: Bridge,
         kind: str = "program",
+        calls: Sequence[str] = (),
     ) -> ProgramResult:
         """Run a TypeScript program (``kind="program"``) or an onUse script (``"onuse"``).
 
         The program may ``import { memories, views, <module keys> } from "gitmem"``;
         an onUse script also sees ``memories`` and ``views`` as globals. Each
-        ``memories.<name>(args)`` call is answered by ``bridge(name, args)``.
+        ``memories.<name>(args)`` call is answered by ``bridge(name, args)``. ``calls``
+        are the names ``memories`` lists (``Object.keys``, ``for...in``, ``in``): the
+        first :data:`CALLS_LISTED` that are call names; any name may still be called.
 
         A module's code runs only if the program imports it by name; the keys it did
         are in the result's ``imported``. A source over :data:`PROGRAM_MAX` characters
@@ -494,12 +500,19 @@ class Sandbox:
             fix = "Make it shorter: move reusable parts into code memories."
             refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
             return ProgramResult(False, "", refusal)
+        listed = [c for c in calls if _CALL_NAME.fullmatch(c)][:CALLS_LISTED]
         return self._retrying(
-            lambda process: self._run_once(process, source, modules, bridge, kind)
+            lambda process: self._run_once(process, source, modules, bridge, kind, listed)
         )
 
     def _run_once(
-        self, process: Process, source: str, modules: Mapping[str, str], bridge: Bridge, kind: str
+        self,
+        process: Process,
+        source: str,
+        modules: Mapping[str, str],
+        bridge: Bridge,
+        kind: str,
+        listed: list[str],
     ) -> ProgramResult:
         with self._lock:
             started = time.monotonic()
@@ -512,6 +525,7 @@ class Sandbox:
                         "source": source,
                         "modules": dict(modules),
                         "kind": kind,
+                        "calls": listed,
                         "timeLimit": self.time_limit,
                     }
                 )
