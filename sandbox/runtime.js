@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 09bdcee9f849cffc20d4bec259aa8bfdd8e1b6425b7241c5eb78903b312360f3) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 485e09fcf7cae09731036630fc101bfd547ada252cbbb80eac24f92b7e08ab7c) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, MessageChannel, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -1290,18 +1290,16 @@ var Runtime = class {
     return this.nursery ?? here;
   }
   // Spares are made by the nursery once there is one. Making it blocks this
-  // thread as long as making any worker does, once per process, so it is made
-  // BOOT_AFTER_MS after the greeting, once the first spare (made here) is on
-  // its way and a first request has likely been taken up.
+  // thread as long as making any worker does, so, once per process, it is made
+  // only when no request has come for BOOT_AFTER_MS (a request's end tries
+  // again). Until then a request finds the first spare, made here at the
+  // greeting, or has its worker made here.
   hatch() {
-    if (this.nursery !== null) {
-      this.warm();
-      return;
-    }
-    this.warm();
-    if (this.hatching !== null) return;
+    if (this.nursery !== null) this.warm();
+    if (this.nursery !== null || this.hatching !== null) return;
     this.hatching = setTimeout(() => {
-      if (this.retiring) return;
+      this.hatching = null;
+      if (this.busy || this.retiring || this.nursery !== null) return;
       this.nursery = new Nursery();
       this.work++;
       this.warm();
@@ -1361,6 +1359,7 @@ var Runtime = class {
       op: "ready",
       token
     });
+    this.warm();
     this.hatch();
     for (; ; ) {
       this.busy = false;

@@ -1326,18 +1326,16 @@ class Runtime {
   }
 
   // Spares are made by the nursery once there is one. Making it blocks this
-  // thread as long as making any worker does, once per process, so it is made
-  // BOOT_AFTER_MS after the greeting, once the first spare (made here) is on
-  // its way and a first request has likely been taken up.
+  // thread as long as making any worker does, so, once per process, it is made
+  // only when no request has come for BOOT_AFTER_MS (a request's end tries
+  // again). Until then a request finds the first spare, made here at the
+  // greeting, or has its worker made here.
   private hatch(): void {
-    if (this.nursery !== null) {
-      this.warm();
-      return;
-    }
-    this.warm();
-    if (this.hatching !== null) return;
+    if (this.nursery !== null) this.warm();
+    if (this.nursery !== null || this.hatching !== null) return;
     this.hatching = setTimeout(() => {
-      if (this.retiring) return;
+      this.hatching = null;
+      if (this.busy || this.retiring || this.nursery !== null) return;
       this.nursery = new Nursery();
       this.work++;
       this.warm();
@@ -1405,6 +1403,7 @@ class Runtime {
     void this.watchIdle();
     await this.host.send({ op: "ready", token });
     // The first spare is made here, at once; the nursery after it.
+    this.warm();
     this.hatch();
     for (;;) {
       this.busy = false;
