@@ -1,6 +1,6 @@
-// Built from runtime.ts (sha256 485e09fcf7cae09731036630fc101bfd547ada252cbbb80eac24f92b7e08ab7c) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0dfb50a8ca700786fb20b2154ee8932428d6e289c11b0ecd38df0e51eb93df5b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
-import { isMainThread, MessageChannel, Worker } from "node:worker_threads";
+import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 function splitImports(source) {
@@ -142,7 +142,7 @@ function workerMain(split) {
     depth: 4,
     colors: false
   });
-  const parentPort = wt.workerData.port;
+  const parentPort = wt.parentPort;
   const post = parentPort.postMessage.bind(parentPort);
   const apply = Reflect.apply;
   const uncurry = (f) => (self, ...args) => apply(f, self, args);
@@ -951,123 +951,8 @@ function capError(text, settings) {
 var IDLE_EXIT = 3;
 var SPARES = 2;
 var BOOT_AFTER_MS = 20;
-function nurseryMain() {
-  const wt = globalThis.require("node:worker_threads");
-  const parent = wt.parentPort;
-  const children = /* @__PURE__ */ new Map();
-  parent.on(
-    "message",
-    // deno-lint-ignore no-explicit-any
-    (m) => {
-      if (m.op === "make") {
-        const child = new wt.Worker(m.code, {
-          eval: true,
-          resourceLimits: m.limits,
-          workerData: {
-            port: m.port
-          },
-          transferList: [
-            m.port
-          ]
-        });
-        children.set(m.id, child);
-        child.on("error", (e) => parent.postMessage({
-          op: "error",
-          id: m.id,
-          why: String(e)
-        }));
-        child.on("exit", () => {
-          children.delete(m.id);
-          parent.postMessage({
-            op: "exit",
-            id: m.id
-          });
-        });
-      } else if (m.op === "stop") {
-        children.get(m.id)?.terminate();
-      }
-    }
-  );
-}
-var here = {
-  make(code, limits, port, end) {
-    const worker = new Worker(code, {
-      eval: true,
-      resourceLimits: limits,
-      workerData: {
-        port
-      },
-      // deno-lint-ignore no-explicit-any
-      transferList: [
-        port
-      ]
-    });
-    worker.on("error", (error) => end(String(error)));
-    worker.on("exit", () => end("exit"));
-    return () => void worker.terminate();
-  }
-};
-var Nursery = class {
-  worker;
-  // The nursery's own thread, which the host leaves out of its spin check.
-  threadId;
-  next = 0;
-  ends = /* @__PURE__ */ new Map();
-  dead = false;
-  constructor() {
-    this.worker = new Worker(`(${nurseryMain.toString()})()`, {
-      eval: true,
-      resourceLimits: {
-        maxOldGenerationSizeMb: 64,
-        stackSizeMb: 4
-      }
-    });
-    this.threadId = this.worker.threadId;
-    this.worker.on("message", (m) => {
-      const end = this.ends.get(m.id);
-      if (end === void 0) return;
-      if (m.op === "exit") this.ends.delete(m.id);
-      end(m.op === "exit" ? "exit" : String(m.why));
-    });
-    const lost = (why) => {
-      this.dead = true;
-      const ends = [
-        ...this.ends.values()
-      ];
-      this.ends.clear();
-      for (const end of ends) end(`the worker maker ended: ${why}`);
-    };
-    this.worker.on("error", (e) => lost(String(e)));
-    this.worker.on("exit", () => lost("exit"));
-  }
-  // A worker running `code`, talking on `port`; `end` hears of its end (an
-  // error first, then "exit").
-  make(code, limits, port, end) {
-    const id = ++this.next;
-    if (this.dead) {
-      queueMicrotask(() => end("the worker maker ended"));
-      return () => {
-      };
-    }
-    this.ends.set(id, end);
-    this.worker.postMessage({
-      op: "make",
-      id,
-      code,
-      limits,
-      port
-    }, [
-      port
-    ]);
-    return () => {
-      if (!this.dead) this.worker.postMessage({
-        op: "stop",
-        id
-      });
-    };
-  }
-};
 var Slot = class {
+  worker;
   token = crypto.randomUUID();
   sab = new SharedArrayBuffer(8 + CHUNK);
   flag = new Int32Array(this.sab, 0, 2);
@@ -1080,15 +965,19 @@ var Slot = class {
   // The blob URLs the worker made for its request, revoked when it ends.
   urls = [];
   revoked = false;
-  port;
-  end;
-  constructor(settings, urls, maker) {
+  constructor(settings, urls) {
+    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
+      eval: true,
+      resourceLimits: {
+        maxOldGenerationSizeMb: settings.memoryMb,
+        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
+        stackSizeMb: 4
+      }
+    });
     let markReady = () => {
     };
     this.ready = new Promise((resolve) => markReady = resolve);
-    const channel = new MessageChannel();
-    this.port = channel.port1;
-    this.port.on("message", (message) => {
+    this.worker.on("message", (message) => {
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
         this.booted = true;
@@ -1105,7 +994,6 @@ var Slot = class {
       this.listener?.(message);
     });
     const gone = (why) => {
-      if (why === "exit") this.port.close();
       this.exited = true;
       markReady();
       for (const waiter of this.exitWaiters) waiter();
@@ -1115,12 +1003,9 @@ var Slot = class {
         why
       });
     };
-    this.end = maker.make(`(${workerMain.toString()})(${splitImports.toString()})`, {
-      maxOldGenerationSizeMb: settings.memoryMb,
-      maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
-      stackSizeMb: 4
-    }, channel.port2, gone);
-    this.port.postMessage({
+    this.worker.on("error", (error) => gone(String(error)));
+    this.worker.on("exit", () => gone("exit"));
+    this.worker.postMessage({
       token: this.token,
       sab: this.sab,
       settings,
@@ -1128,7 +1013,7 @@ var Slot = class {
     });
   }
   request(message) {
-    this.port.postMessage({
+    this.worker.postMessage({
       ...message,
       t: this.token
     });
@@ -1143,7 +1028,7 @@ var Slot = class {
   async stop(graceMs = 1e3) {
     if (this.exited) return true;
     const gone = new Promise((resolve) => this.exitWaiters.push(() => resolve(true)));
-    this.end();
+    this.worker.terminate();
     const timeout = new Promise((resolve) => setTimeout(() => resolve(false), graceMs));
     return await Promise.race([
       gone,
@@ -1225,8 +1110,7 @@ var Runtime = class {
   settings;
   spares;
   checkers;
-  nursery;
-  hatching;
+  bootTimer;
   busy;
   // Bumped as each request ends and as each spare boots: a watch window that saw
   // either is not idle time.
@@ -1246,8 +1130,7 @@ var Runtime = class {
     this.settings = settings;
     this.spares = [];
     this.checkers = /* @__PURE__ */ new Map();
-    this.nursery = null;
-    this.hatching = null;
+    this.bootTimer = null;
     this.busy = true;
     this.work = 0;
     this.booting = 0;
@@ -1273,49 +1156,27 @@ var Runtime = class {
       this.urls.warmUrl
     ];
   }
-  // Boots the missing spares: the nursery makes them off this thread, so this
-  // is done at once, after each request (the next of a burst, sent as soon as
-  // the reply arrives, finds them booting).
-  warm() {
-    const wanted = this.nursery === null ? 1 : SPARES;
-    while (this.spares.length < wanted && !this.retiring) {
-      const spare = new Slot(this.settings, this.urls, this.maker());
+  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  // request. A request cancels the plan; its end makes a new one.
+  warm(after = BOOT_AFTER_MS) {
+    if (this.bootTimer !== null) clearTimeout(this.bootTimer);
+    this.bootTimer = null;
+    if (this.spares.length >= SPARES || this.retiring) return;
+    this.bootTimer = setTimeout(() => {
+      this.bootTimer = null;
+      if (this.busy || this.retiring) return;
+      const spare = new Slot(this.settings, this.urls);
       this.spares.push(spare);
       this.booting++;
       this.work++;
       void spare.ready.then(() => this.booting--);
-    }
-  }
-  maker() {
-    return this.nursery ?? here;
-  }
-  // Spares are made by the nursery once there is one. Making it blocks this
-  // thread as long as making any worker does, so, once per process, it is made
-  // only when no request has come for BOOT_AFTER_MS (a request's end tries
-  // again). Until then a request finds the first spare, made here at the
-  // greeting, or has its worker made here.
-  hatch() {
-    if (this.nursery !== null) this.warm();
-    if (this.nursery !== null || this.hatching !== null) return;
-    this.hatching = setTimeout(() => {
-      this.hatching = null;
-      if (this.busy || this.retiring || this.nursery !== null) return;
-      this.nursery = new Nursery();
-      this.work++;
       this.warm();
-    }, BOOT_AFTER_MS);
-  }
-  reply(result) {
-    return this.host.send({
-      ...result,
-      keep: this.kept(),
-      nursery: this.nursery === null ? null : this.nursery.threadId
-    });
+    }, after);
   }
   take() {
     const spare = this.spares.shift();
     if (spare === void 0 || !spare.booted) this.cold++;
-    return spare ?? new Slot(this.settings, this.urls, this.maker());
+    return spare ?? new Slot(this.settings, this.urls);
   }
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
@@ -1359,8 +1220,7 @@ var Runtime = class {
       op: "ready",
       token
     });
-    this.warm();
-    this.hatch();
+    this.warm(0);
     for (; ; ) {
       this.busy = false;
       const request = await this.host.receive();
@@ -1384,23 +1244,31 @@ var Runtime = class {
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
-        await this.reply(result);
+        await this.host.send({
+          ...result,
+          keep: this.kept()
+        });
       } else if (op === "check") {
         this.modules.begin();
         const result = await this.check(request);
-        await this.reply(result);
+        await this.host.send({
+          ...result,
+          keep: this.kept()
+        });
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.reply(result);
+        await this.host.send({
+          ...result,
+          keep: this.kept()
+        });
       } else await this.host.send({
         op: "error",
         message: `unknown op ${String(op)}`
       });
       this.work++;
-      if (this.nursery?.dead) this.retire();
-      this.hatch();
+      this.warm();
     }
   }
   // Ends a request's worker: its URLs are revoked at once, and the next

@@ -16,7 +16,7 @@
 // that reach native allocators or devices (OffscreenCanvas, WebGPU, Deno.*,
 // process) are gone before user code runs.
 
-import { isMainThread, MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import { isMainThread, Worker } from "node:worker_threads";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Message = { [key: string]: Json };
@@ -193,9 +193,7 @@ function workerMain(split: (source: string) => string[]): void {
   const denoInspect = g.Deno.inspect;
   const inspect: (value: unknown) => string = (value) =>
     denoInspect(value, { depth: 4, colors: false });
-  // The port the main thread talks on, handed over when the worker was made
-  // (see Nursery); the parent is the nursery, which listens to nothing from it.
-  const parentPort = wt.workerData.port;
+  const parentPort = wt.parentPort;
   const post: (message: unknown) => void = parentPort.postMessage.bind(parentPort);
   // Every built-in used once user code may have run is taken here, before any
   // has: a program can patch prototypes and globals (Atomics.wait,
@@ -993,116 +991,11 @@ const IDLE_EXIT = 3;
 // turn ends with, or a read that loads two code memories, finds each its own
 // without waiting for one to be made. An idle one costs some 2-4 MB.
 const SPARES = 2;
-// How long the runtime waits without a request before it makes its nursery.
+// Booting a worker blocks this thread for some 30-45 ms (Deno makes a
+// node:worker_threads worker synchronously), so spares are booted only once no
+// request has come for this long: the next request of a burst, sent as soon as
+// a reply arrives, finds a spare rather than a boot in its way.
 const BOOT_AFTER_MS = 20;
-
-// Runs on the nursery's thread, serialised like workerMain: it makes workers
-// and ends them when told, and reports each one's end. It never runs user code.
-function nurseryMain(): void {
-  // deno-lint-ignore no-explicit-any
-  const wt = (globalThis as any).require("node:worker_threads");
-  const parent = wt.parentPort;
-  // deno-lint-ignore no-explicit-any
-  const children = new Map<number, any>();
-  parent.on(
-    "message",
-    // deno-lint-ignore no-explicit-any
-    (m: { op: string; id: number; code: string; limits: unknown; port: any }) => {
-      if (m.op === "make") {
-        const child = new wt.Worker(m.code, {
-          eval: true,
-          resourceLimits: m.limits,
-          workerData: { port: m.port },
-          transferList: [m.port],
-        });
-        children.set(m.id, child);
-        child.on("error", (e: unknown) => parent.postMessage({ op: "error", id: m.id, why: String(e) }));
-        child.on("exit", () => {
-          children.delete(m.id);
-          parent.postMessage({ op: "exit", id: m.id });
-        });
-      } else if (m.op === "stop") {
-        children.get(m.id)?.terminate();
-      }
-    },
-  );
-}
-
-// Makes a worker running `code` that talks on `port`; `end` hears of its end
-// (an error first, then "exit"). Returns what ends it.
-interface Maker {
-  make(code: string, limits: unknown, port: unknown, end: (why: string) => void): () => void;
-}
-
-// Makes a worker on this thread, blocking it while Deno makes one: only the
-// first spare of a process, which must not wait for the nursery to be made.
-const here: Maker = {
-  make(code, limits, port, end) {
-    const worker = new Worker(code, {
-      eval: true,
-      resourceLimits: limits as Record<string, number>,
-      workerData: { port },
-      // deno-lint-ignore no-explicit-any
-      transferList: [port as any],
-    });
-    worker.on("error", (error: unknown) => end(String(error)));
-    worker.on("exit", () => end("exit"));
-    return () => void worker.terminate();
-  },
-};
-
-// Makes every other worker on a thread of its own. Deno makes a node:worker_threads
-// worker synchronously, blocking its maker's thread for some 30-45 ms; made
-// here, that time is taken from no request: the main thread goes on serving
-// while spares are booted, so a burst of requests finds them booting in
-// parallel instead of waiting for each. Each worker talks to the main thread
-// over a port of its own, so nothing it sends passes through the nursery.
-class Nursery implements Maker {
-  private worker: Worker;
-  // The nursery's own thread, which the host leaves out of its spin check.
-  readonly threadId: number;
-  private next = 0;
-  private ends = new Map<number, (why: string) => void>();
-  dead = false;
-
-  constructor() {
-    this.worker = new Worker(`(${nurseryMain.toString()})()`, {
-      eval: true,
-      resourceLimits: { maxOldGenerationSizeMb: 64, stackSizeMb: 4 },
-    });
-    this.threadId = this.worker.threadId;
-    this.worker.on("message", (m: { op: string; id: number; why?: string }) => {
-      const end = this.ends.get(m.id);
-      if (end === undefined) return;
-      if (m.op === "exit") this.ends.delete(m.id);
-      end(m.op === "exit" ? "exit" : String(m.why));
-    });
-    const lost = (why: string) => {
-      this.dead = true;
-      const ends = [...this.ends.values()];
-      this.ends.clear();
-      for (const end of ends) end(`the worker maker ended: ${why}`);
-    };
-    this.worker.on("error", (e: unknown) => lost(String(e)));
-    this.worker.on("exit", () => lost("exit"));
-  }
-
-  // A worker running `code`, talking on `port`; `end` hears of its end (an
-  // error first, then "exit").
-  make(code: string, limits: unknown, port: unknown, end: (why: string) => void): () => void {
-    const id = ++this.next;
-    if (this.dead) {
-      queueMicrotask(() => end("the worker maker ended"));
-      return () => {};
-    }
-    this.ends.set(id, end);
-    // deno-lint-ignore no-explicit-any
-    this.worker.postMessage({ op: "make", id, code, limits, port }, [port as any]);
-    return () => {
-      if (!this.dead) this.worker.postMessage({ op: "stop", id });
-    };
-  }
-}
 
 // Made once by the main thread and given to every worker.
 type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string };
@@ -1110,6 +1003,7 @@ type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string };
 // One worker, booted and waiting for exactly one request. Every message it
 // sends must carry its token: user code can reach postMessage but not the token.
 class Slot {
+  readonly worker: Worker;
   readonly token = crypto.randomUUID();
   readonly sab = new SharedArrayBuffer(8 + CHUNK);
   readonly flag = new Int32Array(this.sab, 0, 2);
@@ -1123,15 +1017,18 @@ class Slot {
   private urls: string[] = [];
   private revoked = false;
 
-  private port: MessagePort;
-  private end: () => void;
-
-  constructor(settings: Settings, urls: Urls, maker: Maker) {
+  constructor(settings: Settings, urls: Urls) {
+    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
+      eval: true,
+      resourceLimits: {
+        maxOldGenerationSizeMb: settings.memoryMb,
+        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
+        stackSizeMb: 4,
+      },
+    });
     let markReady: () => void = () => {};
     this.ready = new Promise((resolve) => (markReady = resolve));
-    const channel = new MessageChannel();
-    this.port = channel.port1;
-    this.port.on("message", (message: Message) => {
+    this.worker.on("message", (message: Message) => {
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
         this.booted = true;
@@ -1148,28 +1045,19 @@ class Slot {
       this.listener?.(message);
     });
     const gone = (why: string) => {
-      if (why === "exit") this.port.close();
       this.exited = true;
       markReady();
       for (const waiter of this.exitWaiters) waiter();
       this.exitWaiters = [];
       this.listener?.({ op: "gone", why });
     };
-    this.end = maker.make(
-      `(${workerMain.toString()})(${splitImports.toString()})`,
-      {
-        maxOldGenerationSizeMb: settings.memoryMb,
-        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
-        stackSizeMb: 4,
-      },
-      channel.port2,
-      gone,
-    );
-    this.port.postMessage({ token: this.token, sab: this.sab, settings, ...urls });
+    this.worker.on("error", (error: unknown) => gone(String(error)));
+    this.worker.on("exit", () => gone("exit"));
+    this.worker.postMessage({ token: this.token, sab: this.sab, settings, ...urls });
   }
 
   request(message: Message): void {
-    this.port.postMessage({ ...message, t: this.token });
+    this.worker.postMessage({ ...message, t: this.token });
   }
 
   // No later request, any holder's, can import what this one made.
@@ -1183,7 +1071,7 @@ class Slot {
   async stop(graceMs = 1000): Promise<boolean> {
     if (this.exited) return true;
     const gone = new Promise<boolean>((resolve) => this.exitWaiters.push(() => resolve(true)));
-    this.end();
+    this.worker.terminate();
     const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs));
     return await Promise.race([gone, timeout]);
   }
@@ -1269,8 +1157,7 @@ const KEPT_USES = 200;
 class Runtime {
   private spares: Slot[] = [];
   private checkers = new Map<string, Kept>();
-  private nursery: Nursery | null = null;
-  private hatching: ReturnType<typeof setTimeout> | null = null;
+  private bootTimer: ReturnType<typeof setTimeout> | null = null;
   private busy = true;
   // Bumped as each request ends and as each spare boots: a watch window that saw
   // either is not idle time.
@@ -1305,55 +1192,29 @@ class Runtime {
     return [...this.modules.kept(), this.urls.warmUrl];
   }
 
-  // Boots the missing spares: the nursery makes them off this thread, so this
-  // is done at once, after each request (the next of a burst, sent as soon as
-  // the reply arrives, finds them booting).
-  private warm(): void {
-    // Until the nursery is made, one spare, made here.
-    const wanted = this.nursery === null ? 1 : SPARES;
-    while (this.spares.length < wanted && !this.retiring) {
-      const spare = new Slot(this.settings, this.urls, this.maker());
+  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  // request. A request cancels the plan; its end makes a new one.
+  private warm(after = BOOT_AFTER_MS): void {
+    if (this.bootTimer !== null) clearTimeout(this.bootTimer);
+    this.bootTimer = null;
+    if (this.spares.length >= SPARES || this.retiring) return;
+    this.bootTimer = setTimeout(() => {
+      this.bootTimer = null;
+      if (this.busy || this.retiring) return;
+      const spare = new Slot(this.settings, this.urls);
       this.spares.push(spare);
-      // The spare boots on threads of its own; that is work, not idling.
+      // The spare boots on its own thread; that is work, not idling.
       this.booting++;
       this.work++;
       void spare.ready.then(() => this.booting--);
-    }
-  }
-
-  private maker(): Maker {
-    return this.nursery ?? here;
-  }
-
-  // Spares are made by the nursery once there is one. Making it blocks this
-  // thread as long as making any worker does, so, once per process, it is made
-  // only when no request has come for BOOT_AFTER_MS (a request's end tries
-  // again). Until then a request finds the first spare, made here at the
-  // greeting, or has its worker made here.
-  private hatch(): void {
-    if (this.nursery !== null) this.warm();
-    if (this.nursery !== null || this.hatching !== null) return;
-    this.hatching = setTimeout(() => {
-      this.hatching = null;
-      if (this.busy || this.retiring || this.nursery !== null) return;
-      this.nursery = new Nursery();
-      this.work++;
       this.warm();
-    }, BOOT_AFTER_MS);
-  }
-
-  private reply(result: Message): Promise<void> {
-    return this.host.send({
-      ...result,
-      keep: this.kept(),
-      nursery: this.nursery === null ? null : this.nursery.threadId,
-    });
+    }, after);
   }
 
   private take(): Slot {
     const spare = this.spares.shift();
     if (spare === undefined || !spare.booted) this.cold++;
-    return spare ?? new Slot(this.settings, this.urls, this.maker());
+    return spare ?? new Slot(this.settings, this.urls);
   }
 
   // A terminated worker caught in a microtask loop keeps its thread spinning
@@ -1402,9 +1263,7 @@ class Runtime {
   async serve(token: string): Promise<void> {
     void this.watchIdle();
     await this.host.send({ op: "ready", token });
-    // The first spare is made here, at once; the nursery after it.
-    this.warm();
-    this.hatch();
+    this.warm(0);
     for (;;) {
       this.busy = false;
       const request = await this.host.receive();
@@ -1426,21 +1285,19 @@ class Runtime {
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
         const result = await this.load(request);
-        await this.reply(result);
+        await this.host.send({ ...result, keep: this.kept() });
       } else if (op === "check") {
         this.modules.begin();
         const result = await this.check(request);
-        await this.reply(result);
+        await this.host.send({ ...result, keep: this.kept() });
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.reply(result);
+        await this.host.send({ ...result, keep: this.kept() });
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.work++;
-      // A nursery that is gone can make no worker: the process is spent.
-      if (this.nursery?.dead) this.retire();
-      this.hatch();
+      this.warm();
     }
   }
 

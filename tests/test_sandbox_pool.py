@@ -305,8 +305,8 @@ def test_a_process_called_every_few_hundred_ms_is_not_retired(pool: Pool) -> Non
 
 def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
     """A program and the onUse script its turn ends with (or a read that loads two code
-    memories) come back to back. The runtime keeps two booted spares, and its nursery
-    boots replacements off the runtime's thread, so neither waits for a worker to be made;
+    memories) come back to back. The runtime keeps two booted spares, and boots
+    replacements only once requests pause, so neither waits for a worker to be made;
     each still runs in a worker of its own. With one spare, the second request found
     none (its replacement is made after the first reply) and waited 30-60 ms for one."""
     box = Sandbox(pool=pool)
@@ -330,28 +330,4 @@ def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
         assert box.run(program, modules={}, bridge=echo).output == "1\n"
     assert pong()["cold"] == before["cold"]
     assert spares_booted()["cold"] == before["cold"]
-    assert pool.processes() == [process]
-
-
-def test_workers_are_made_by_a_nursery_left_out_of_the_spin_check(pool: Pool) -> None:
-    """Once requests pause, the runtime makes its workers on a nursery thread of its own
-    (so its thread never blocks on a boot) and names it in its replies; the nursery's
-    CPU is every boot's, so the host's check for a worker left spinning skips it."""
-    box = Sandbox(pool=pool)
-    deadline = time.monotonic() + 20
-    while True:
-        assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
-        (process,) = pool.processes()
-        if process.nursery > 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert process.nursery > 0
-    names = {
-        (Path(f"/proc/{process.pid}/task") / tid / "comm").read_text().strip()
-        for tid in os.listdir(f"/proc/{process.pid}/task")
-    }
-    assert f"worker-{process.nursery}" in names
-    for _ in range(3):
-        assert box.run("console.log(2);", modules={}, bridge=echo).output == "2\n"
-    assert not process.spinning()
     assert pool.processes() == [process]

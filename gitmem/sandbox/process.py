@@ -141,8 +141,6 @@ class Process:
         self.rss_cap_kb = rss_cap_mb * 1024
         self.longest = 0.0
         """The longest time limit of any request sent: no worker may use more CPU."""
-        self.nursery = -1
-        """The thread number of the runtime's nursery (its replies say), once it has one."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
         self._owner = _own(self.root)
@@ -244,22 +242,18 @@ class Process:
             threads = os.listdir(base)
         except OSError:
             return False
-        used: dict[int, int] = {}
         for tid in threads:
             try:
                 with open(f"{base}/{tid}/comm", "rb") as f:
-                    name = f.read().strip()
-                if not name.startswith(b"worker-"):
-                    continue
+                    if not f.read().startswith(b"worker-"):
+                        continue
                 with open(f"{base}/{tid}/stat", "rb") as f:
                     fields = f.read().rsplit(b")", 1)[1].split()
-                used[int(name[len(b"worker-") :])] = int(fields[11]) + int(fields[12])
-            except (OSError, IndexError, ValueError):
+            except (OSError, IndexError):
                 continue
-        # The runtime's nursery makes every worker but its first and runs no
-        # request's code: its time is every boot's, never a request's.
-        used.pop(self.nursery, None)
-        return any(ticks > allowed for ticks in used.values())
+            if int(fields[11]) + int(fields[12]) > allowed:
+                return True
+        return False
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the
@@ -311,9 +305,6 @@ class Process:
                     if not isinstance(message, dict):
                         raise self._crashed("the sandbox sent a malformed frame")
                     frame = cast(dict[str, object], message)
-                    nursery = frame.get("nursery")
-                    if type(nursery) is int:
-                        self.nursery = nursery
                     if frame.get("op") == "retire":
                         # Sent while idle, before any reply: the request went unread.
                         self.kill()
