@@ -2,8 +2,10 @@
 
 A guard is a TypeScript module kept in the store's tree (versioned, reviewed and
 reverted like a memory) that exports ``check(change)``. It runs in the same Deno
-sandbox as code memories (no files, network, environment or subprocess), in a fresh
-worker per write, with its own time and memory limits. ``change`` is::
+sandbox as code memories (no files, network, environment or subprocess), with its own
+time and memory limits, in a worker kept for that guard text and that store: the first
+write loads it, later writes only call ``check`` (:meth:`gitmem.sandbox.Sandbox.check`
+says what a kept worker keeps and what it does not). ``change`` is::
 
     {store, op, slug, description, body, code, onUse, author}
 
@@ -17,7 +19,6 @@ guard, never an acceptance.
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 
@@ -30,7 +31,6 @@ __all__ = ["GUARD_TIME_LIMIT", "Guards", "change_of"]
 GUARD_TIME_LIMIT = 2.0
 """Seconds one guard check may run."""
 _MESSAGE_MAX = 1_000
-_KEY = "storeGuard"
 
 
 def change_of(store: str, edit: Edit, author: str) -> dict[str, object]:
@@ -56,50 +56,33 @@ class Guards:
         self.time_limit = time_limit
         self._lock = threading.Lock()
         self._sandbox: Sandbox | None = None
+        self._scope = secrets.token_hex(16)
 
     def check(self, source: str, change: dict[str, object]) -> None:
         """Run ``source``'s ``check(change)``; raise ``GuardRefused`` with its message,
         or ``GuardFailed`` if the guard is broken. Returns when it accepts."""
-        nonce = secrets.token_hex(16)
-        program = (
-            f'import {{ memories, {_KEY} }} from "gitmem";\n'
-            f"if (typeof {_KEY}.check !== 'function') "
-            "throw new Error('the guard exports no check(change) function');\n"
-            f"const verdict = await {_KEY}.check({json.dumps(change)});\n"
-            "memories.verdict({nonce: "
-            f"{json.dumps(nonce)}, "
-            "kind: verdict === undefined || verdict === null ? 'accept' : typeof verdict, "
-            "message: typeof verdict === 'string' ? verdict : null});\n"
-        )
-        heard: list[dict[str, object]] = []
-
-        def bridge(name: str, args: dict[str, object]) -> tuple[bool, str]:
-            if name == "verdict" and args.get("nonce") == nonce and not heard:
-                heard.append(args)
-                return True, "ok"
-            return False, "a guard cannot read or write memories; return a verdict instead"
-
+        # A store's checks may share a worker, never another store's or repository's.
+        scope = f"{self._scope}/{change.get('store')}"
         try:
-            result = self._ensure().run(program, modules={_KEY: source}, bridge=bridge)
+            verdict = self._ensure().check(source, change, scope=scope)
         except GitmemError as exc:
             raise GuardFailed(
                 f"the store's guard could not run ({exc}); the write was refused. "
                 "An operator should fix or remove the guard (gitmem guard set/clear)"
             ) from exc
-        if not result.ok or not heard:
-            error = (result.error or "it gave no verdict").splitlines()[0][:300]
+        if verdict.kind == "error":
+            error = (verdict.error or "it gave no verdict").splitlines()[0][:300]
             raise GuardFailed(
                 f"the store's guard failed: {error}; the write was refused. "
                 "An operator should fix the guard (gitmem guard set) or remove it "
                 "(gitmem guard clear)"
             )
-        verdict = heard[0]
-        if verdict.get("kind") == "accept":
+        if verdict.kind == "accept":
             return
-        message = verdict.get("message")
-        if verdict.get("kind") != "string" or not isinstance(message, str):
+        message = verdict.message
+        if verdict.kind != "string" or message is None:
             raise GuardFailed(
-                f"the store's guard returned a {verdict.get('kind')}, not a string or "
+                f"the store's guard returned a {verdict.kind}, not a string or "
                 "nothing; the write was refused. An operator should fix the guard"
             )
         text = " ".join(message.split())[:_MESSAGE_MAX] or "the guard refused it"

@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 10bf353ef371e5d7ca3dc717310b4df9b42165089c20871c35dd612f6f11a864) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0dfb50a8ca700786fb20b2154ee8932428d6e289c11b0ecd38df0e51eb93df5b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
@@ -169,7 +169,13 @@ function workerMain(split) {
   const ProxyOf = Proxy;
   const PromiseOf = Promise;
   const freeze = Object.freeze;
+  const preventExtensions = Object.preventExtensions;
+  const ownNames = Object.getOwnPropertyNames;
+  const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
+  const setTimer = g.setTimeout;
+  const setRepeat = g.setInterval;
+  const clearTimer = g.clearTimeout;
   const sliceText = uncurry(String.prototype.slice);
   const codeAt = uncurry(String.prototype.charCodeAt);
   const findText = uncurry(String.prototype.indexOf);
@@ -363,8 +369,12 @@ function workerMain(split) {
     });
     const refuse = (what, attempted, limit, max, fix) => new RangeErrorOf(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
     let loading = true;
+    let checking = false;
     let callId = 0;
     const call = (name, args) => {
+      if (checking) {
+        throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
+      }
       if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
       if (args === void 0) args = {};
       if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
@@ -440,6 +450,12 @@ function workerMain(split) {
       }
       return true;
     };
+    const listed = [];
+    const isListed = (name) => {
+      for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+      return false;
+    };
+    const callOf = (name) => (args) => call(name, args);
     const memories = new ProxyOf(createObject(null), {
       get: (_target, name) => {
         if (typeof name !== "string" || name === "then") return void 0;
@@ -448,10 +464,23 @@ function workerMain(split) {
             throw new TypeErrorOf(`memories has no call named ${stringify(sliceText(name, 0, 64))}`);
           };
         }
-        return (args) => call(name, args);
+        return callOf(name);
       },
+      has: (_target, name) => isListed(name),
+      ownKeys: () => {
+        const keys = [];
+        for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
+        return keys;
+      },
+      getOwnPropertyDescriptor: (_target, name) => isListed(name) ? {
+        value: callOf(name),
+        writable: false,
+        enumerable: true,
+        configurable: true
+      } : void 0,
       set: () => false,
-      defineProperty: () => false
+      defineProperty: () => false,
+      deleteProperty: () => false
     });
     const views = freeze({
       openText(title, text) {
@@ -683,6 +712,12 @@ got(ns);
     };
     const run = async (request) => {
       loading = false;
+      const calls = request.calls;
+      if (ArrayIsArray(calls)) {
+        for (let k = 0; k < calls.length; k++) {
+          if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+        }
+      }
       const modules = request.modules;
       const kind = StringOf(request.kind);
       if (kind === "onuse") {
@@ -742,8 +777,122 @@ export * from ${stringify(baseUrl)};
         imported
       });
     };
+    let kept = null;
+    const timers = [];
+    const verdict = (ok, value, reuse) => {
+      let kind = "error";
+      let message = null;
+      let error = null;
+      if (!ok) error = capped(describe(value));
+      else if (value === void 0 || value === null) kind = "accept";
+      else {
+        kind = typeof value;
+        if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
+      }
+      if (error === null && unhandled !== null) {
+        kind = "error";
+        error = unhandled;
+      }
+      send({
+        op: "verdict",
+        kind,
+        message,
+        error,
+        reuse: reuse && error === null
+      });
+    };
+    const lockDown = () => {
+      const keep = (target) => {
+        if (typeof target === "object" && target !== null || typeof target === "function") {
+          freeze(target);
+        }
+      };
+      keep(Object.prototype);
+      keep(Array.prototype);
+      keep(Function.prototype);
+      const names = ownNames(g);
+      for (let k = 0; k < names.length; k++) {
+        const found = ownDescriptor(g, names[k]);
+        if (found !== void 0 && "value" in found && found.configurable) {
+          defineProperty(g, names[k], {
+            writable: false,
+            configurable: false
+          });
+        }
+      }
+      preventExtensions(g);
+    };
+    const checkOnce = async (request) => {
+      if (kept === null) {
+        loading = true;
+        defineProperty(g, "setTimeout", {
+          value: (...args) => {
+            const id = apply(setTimer, g, args);
+            append(timers, id);
+            return id;
+          },
+          writable: true,
+          configurable: true
+        });
+        defineProperty(g, "setInterval", {
+          value: (...args) => {
+            const id = apply(setRepeat, g, args);
+            append(timers, id);
+            return id;
+          },
+          writable: true,
+          configurable: true
+        });
+        const url = StringOf(request.url);
+        const key = StringOf(request.key);
+        label(url, key);
+        const wrapper = toUrl(`import { got } from ${stringify(reporter)};
+import * as ns from ${stringify(url)};
+got(ns);
+`, "application/javascript");
+        const outcome2 = await settle(import(wrapper));
+        if (!outcome2.ok || namespace === null) {
+          const found = diagnose(outcome2.value);
+          if (found) {
+            send({
+              op: "verdict",
+              kind: "error",
+              error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
+              reuse: false
+            });
+          } else verdict(false, outcome2.value, false);
+          return;
+        }
+        kept = namespace;
+        lockDown();
+      }
+      const module = kept;
+      const check = module.check;
+      if (typeof check !== "function") {
+        verdict(false, new ErrorOf("the module exports no check(change) function"), false);
+        return;
+      }
+      checking = true;
+      let change;
+      try {
+        change = parse(StringOf(request.change));
+      } catch (e) {
+        verdict(false, e, false);
+        return;
+      }
+      const outcome = await settle(new PromiseOf((resolve) => resolve(apply(check, module, [
+        change
+      ]))));
+      for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
+      timers.length = 0;
+      verdict(outcome.ok, outcome.value, true);
+    };
     parentPort.on("message", (request) => {
       if (request.t !== token) return;
+      if (request.op === "check") {
+        void checkOnce(request);
+        return;
+      }
       if (request.op === "compile" || request.op === "load") {
         void load(request);
       } else if (request.op === "run") {
@@ -954,10 +1103,13 @@ var Modules = class {
     ];
   }
 };
+var KEPT = 4;
+var KEPT_USES = 200;
 var Runtime = class {
   host;
   settings;
   spares;
+  checkers;
   bootTimer;
   busy;
   // Bumped as each request ends and as each spare boots: a watch window that saw
@@ -977,6 +1129,7 @@ var Runtime = class {
     this.host = host;
     this.settings = settings;
     this.spares = [];
+    this.checkers = /* @__PURE__ */ new Map();
     this.bootTimer = null;
     this.busy = true;
     this.work = 0;
@@ -1095,6 +1248,13 @@ var Runtime = class {
           ...result,
           keep: this.kept()
         });
+      } else if (op === "check") {
+        this.modules.begin();
+        const result = await this.check(request);
+        await this.host.send({
+          ...result,
+          keep: this.kept()
+        });
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
@@ -1162,6 +1322,118 @@ var Runtime = class {
       restart: !stopped
     };
   }
+  // One check(change) of a kept module, in the worker kept for its scope and
+  // text when there is one. A kept worker is only ever handed checks of that
+  // same module in that same scope (the host names the scope: one store of one
+  // repository), so nothing of one store's checks can reach another's. A check
+  // that fails in a kept worker in any way (it threw, outlived its limit, ran
+  // out of memory, left a rejection unhandled) is not believed: the worker is
+  // ended and the check is asked again of a fresh one, whose answer stands.
+  async check(request) {
+    const key = JSON.stringify([
+      String(request.scope),
+      String(request.source)
+    ]);
+    const limitMs = Number(request.timeLimit) * 1e3;
+    const known = this.checkers.get(key);
+    this.checkers.delete(key);
+    if (known !== void 0 && !known.slot.exited) {
+      const again = await this.checkIn(known, request, limitMs);
+      if (again.keep) {
+        this.keep(key, known);
+        return again.result;
+      }
+      if (!again.stopped) return {
+        op: "result",
+        again: true,
+        restart: true
+      };
+      if (again.answered) return again.result;
+    }
+    const fresh = {
+      slot: this.take(),
+      uses: 0,
+      spentMs: 0
+    };
+    await fresh.slot.ready;
+    const first = await this.checkIn(fresh, request, limitMs);
+    if (first.keep) this.keep(key, fresh);
+    return first.stopped ? first.result : {
+      ...first.result,
+      restart: true
+    };
+  }
+  keep(key, kept) {
+    this.checkers.set(key, kept);
+    while (this.checkers.size > KEPT) {
+      const [oldest, evicted] = this.checkers.entries().next().value;
+      this.checkers.delete(oldest);
+      this.finish(evicted.slot);
+    }
+  }
+  async checkIn(kept, request, limitMs) {
+    const slot = kept.slot;
+    const started = performance.now();
+    const outcome = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({
+        op: "timeout"
+      }), limitMs);
+      slot.listener = (message) => {
+        if (message.op === "verdict" || message.op === "gone") {
+          clearTimeout(timer);
+          resolve(message);
+        }
+      };
+      slot.request({
+        op: "check",
+        url: kept.uses === 0 ? this.modules.url(String(request.source)) : "",
+        key: String(request.key ?? "module"),
+        change: String(request.change)
+      });
+    });
+    slot.listener = null;
+    slot.revoke();
+    kept.uses++;
+    kept.spentMs += performance.now() - started;
+    if (outcome.op === "verdict") {
+      const result = {
+        op: "result",
+        kind: String(outcome.kind),
+        message: typeof outcome.message === "string" ? outcome.message : null,
+        error: typeof outcome.error === "string" ? capError(outcome.error, this.settings) : null
+      };
+      const keep = outcome.reuse === true && kept.uses < KEPT_USES && kept.spentMs < limitMs / 2;
+      if (!keep) {
+        const believed = outcome.reuse === true || kept.uses === 1;
+        this.finish(slot);
+        return {
+          result,
+          keep: false,
+          answered: believed,
+          stopped: true
+        };
+      }
+      return {
+        result,
+        keep: true,
+        answered: true,
+        stopped: true
+      };
+    }
+    const stopped = await slot.stop();
+    const error = outcome.op === "timeout" ? `the check did not finish within its time limit of ${request.timeLimit} s` : String(outcome.why).includes("memory") ? "the check exceeded its memory limit" : "the check's worker ended";
+    return {
+      result: {
+        op: "result",
+        kind: "error",
+        message: null,
+        error
+      },
+      keep: false,
+      answered: kept.uses === 1,
+      stopped
+    };
+  }
   // Returns null when the host hung up mid-run.
   async run(request) {
     const limitMs = Number(request.timeLimit) * 1e3;
@@ -1195,11 +1467,13 @@ var Runtime = class {
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
       for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
     }
+    const calls = Array.isArray(request.calls) ? request.calls.filter((c) => typeof c === "string").slice(0, 256) : [];
     slot.request({
       op: "run",
       source: request.source,
       modules,
-      kind: request.kind
+      kind: request.kind,
+      calls
     });
     let outcome;
     for (; ; ) {

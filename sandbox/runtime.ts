@@ -228,7 +228,13 @@ function workerMain(split: (source: string) => string[]): void {
   const ProxyOf = Proxy;
   const PromiseOf = Promise;
   const freeze = Object.freeze;
+  const preventExtensions = Object.preventExtensions;
+  const ownNames = Object.getOwnPropertyNames;
+  const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
+  const setTimer = g.setTimeout;
+  const setRepeat = g.setInterval;
+  const clearTimer = g.clearTimeout;
   const sliceText = uncurry(String.prototype.slice as (a?: number, b?: number) => string);
   const codeAt = uncurry(String.prototype.charCodeAt as (at: number) => number);
   const findText = uncurry(String.prototype.indexOf as (s: string, at?: number) => number);
@@ -343,8 +349,13 @@ function workerMain(split: (source: string) => string[]): void {
         );
 
       let loading = true;
+      // Set while a kept module's check runs: it may call nothing of the host.
+      let checking = false;
       let callId = 0;
       const call = (name: string, args: unknown): string => {
+        if (checking) {
+          throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
+        }
         if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
         if (args === undefined) args = {};
         if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
@@ -427,6 +438,14 @@ function workerMain(split: (source: string) => string[]): void {
         }
         return true;
       };
+      // The holder's call names, as a run's request lists them: what
+      // Object.keys, for...in and `in` see. Any name may still be called.
+      const listed: string[] = [];
+      const isListed = (name: unknown): name is string => {
+        for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+        return false;
+      };
+      const callOf = (name: string) => (args?: unknown) => call(name, args);
       const memories = new ProxyOf(createObject(null), {
         get: (_target: unknown, name: unknown) => {
           if (typeof name !== "string" || name === "then") return undefined;
@@ -437,10 +456,21 @@ function workerMain(split: (source: string) => string[]): void {
               );
             };
           }
-          return (args?: unknown) => call(name, args);
+          return callOf(name);
         },
+        has: (_target: unknown, name: unknown) => isListed(name),
+        ownKeys: () => {
+          const keys: string[] = [];
+          for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
+          return keys;
+        },
+        getOwnPropertyDescriptor: (_target: unknown, name: unknown) =>
+          isListed(name)
+            ? { value: callOf(name), writable: false, enumerable: true, configurable: true }
+            : undefined,
         set: () => false,
         defineProperty: () => false,
+        deleteProperty: () => false,
       });
       const views = freeze({
         openText(title: unknown, text: unknown): void {
@@ -697,9 +727,15 @@ function workerMain(split: (source: string) => string[]): void {
       };
 
       const run = async (
-        request: { source: string; modules: Record<string, string>; kind: string },
+        request: { source: string; modules: Record<string, string>; kind: string; calls: string[] },
       ) => {
         loading = false;
+        const calls = request.calls;
+        if (ArrayIsArray(calls)) {
+          for (let k = 0; k < calls.length; k++) {
+            if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+          }
+        }
         const modules = request.modules;
         const kind = StringOf(request.kind);
         if (kind === "onuse") {
@@ -753,10 +789,125 @@ function workerMain(split: (source: string) => string[]): void {
         send({ op: "done", error: error === null ? null : capped(error), imported });
       };
 
+      // A kept module: loaded by this worker's first check, then asked again for
+      // each later check of the same module in the same scope (the host keeps the
+      // worker for exactly that pair). Each check gets its own copy of the change,
+      // and the timers it set are cleared when it answers. Once the module's
+      // top-level code has run, the global bindings and the prototypes every
+      // object inherits from are frozen, so no check can leave a patched built-in
+      // or a global for the next one.
+      let kept: Record<string, unknown> | null = null;
+      const timers: unknown[] = [];
+      const verdict = (ok: boolean, value: unknown, reuse: boolean) => {
+        let kind = "error";
+        let message: string | null = null;
+        let error: string | null = null;
+        if (!ok) error = capped(describe(value));
+        else if (value === undefined || value === null) kind = "accept";
+        else {
+          kind = typeof value;
+          if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
+        }
+        if (error === null && unhandled !== null) {
+          kind = "error";
+          error = unhandled;
+        }
+        send({ op: "verdict", kind, message, error, reuse: reuse && error === null });
+      };
+      const lockDown = () => {
+        const keep = (target: unknown) => {
+          if ((typeof target === "object" && target !== null) || typeof target === "function") {
+            freeze(target);
+          }
+        };
+        keep(Object.prototype);
+        keep(Array.prototype);
+        keep(Function.prototype);
+        const names = ownNames(g);
+        for (let k = 0; k < names.length; k++) {
+          const found = ownDescriptor(g, names[k]);
+          if (found !== undefined && "value" in found && found.configurable) {
+            defineProperty(g, names[k], { writable: false, configurable: false });
+          }
+        }
+        preventExtensions(g);
+      };
+      const checkOnce = async (request: { url: string; key: string; change: string }) => {
+        if (kept === null) {
+          loading = true;
+          // Every timer a check sets is known, so that it can be cleared.
+          defineProperty(g, "setTimeout", {
+            value: (...args: unknown[]) => {
+              const id = apply(setTimer, g, args);
+              append(timers, id);
+              return id;
+            },
+            writable: true,
+            configurable: true,
+          });
+          defineProperty(g, "setInterval", {
+            value: (...args: unknown[]) => {
+              const id = apply(setRepeat, g, args);
+              append(timers, id);
+              return id;
+            },
+            writable: true,
+            configurable: true,
+          });
+          const url = StringOf(request.url);
+          const key = StringOf(request.key);
+          label(url, key);
+          const wrapper = toUrl(
+            `import { got } from ${stringify(reporter)};\n` +
+              `import * as ns from ${stringify(url)};\ngot(ns);\n`,
+            "application/javascript",
+          );
+          const outcome = await settle(import(wrapper));
+          if (!outcome.ok || namespace === null) {
+            const found = diagnose(outcome.value);
+            if (found) {
+              send({
+                op: "verdict",
+                kind: "error",
+                error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
+                reuse: false,
+              });
+            } else verdict(false, outcome.value, false);
+            return;
+          }
+          kept = namespace;
+          lockDown();
+        }
+        const module = kept as Record<string, unknown>;
+        const check = module.check;
+        if (typeof check !== "function") {
+          verdict(false, new ErrorOf("the module exports no check(change) function"), false);
+          return;
+        }
+        checking = true;
+        let change: unknown;
+        try {
+          change = parse(StringOf(request.change));
+        } catch (e) {
+          verdict(false, e, false);
+          return;
+        }
+        const outcome = await settle(
+          new PromiseOf((resolve) => resolve(apply(check as () => unknown, module, [change]))),
+        );
+        for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
+        timers.length = 0;
+        verdict(outcome.ok, outcome.value, true);
+      };
+
       parentPort.on(
         "message",
         (request: { t: string; op: string; [key: string]: unknown }) => {
           if (request.t !== token) return;
+          if (request.op === "check") {
+            void checkOnce(request as unknown as { url: string; key: string; change: string });
+            return;
+          }
           if (request.op === "compile" || request.op === "load") {
             void load(
               request as unknown as { op: string; source: string; key: string; url: string },
@@ -767,6 +918,7 @@ function workerMain(split: (source: string) => string[]): void {
                 source: string;
                 modules: Record<string, string>;
                 kind: string;
+                calls: string[];
               },
             );
           }
@@ -996,8 +1148,15 @@ class Modules {
   }
 }
 
+// A worker kept for the checks of one module in one scope.
+type Kept = { slot: Slot; uses: number; spentMs: number };
+// Kept workers one process holds at most, and the checks one serves at most.
+const KEPT = 4;
+const KEPT_USES = 200;
+
 class Runtime {
   private spares: Slot[] = [];
+  private checkers = new Map<string, Kept>();
   private bootTimer: ReturnType<typeof setTimeout> | null = null;
   private busy = true;
   // Bumped as each request ends and as each spare boots: a watch window that saw
@@ -1127,6 +1286,10 @@ class Runtime {
         this.modules.begin();
         const result = await this.load(request);
         await this.host.send({ ...result, keep: this.kept() });
+      } else if (op === "check") {
+        this.modules.begin();
+        const result = await this.check(request);
+        await this.host.send({ ...result, keep: this.kept() });
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
@@ -1195,6 +1358,109 @@ class Runtime {
     return { op: "result", diagnostic: `1:1: ${why}`, exports: [], restart: !stopped };
   }
 
+  // One check(change) of a kept module, in the worker kept for its scope and
+  // text when there is one. A kept worker is only ever handed checks of that
+  // same module in that same scope (the host names the scope: one store of one
+  // repository), so nothing of one store's checks can reach another's. A check
+  // that fails in a kept worker in any way (it threw, outlived its limit, ran
+  // out of memory, left a rejection unhandled) is not believed: the worker is
+  // ended and the check is asked again of a fresh one, whose answer stands.
+  private async check(request: Message): Promise<Message> {
+    const key = JSON.stringify([String(request.scope), String(request.source)]);
+    const limitMs = Number(request.timeLimit) * 1000;
+    const known = this.checkers.get(key);
+    this.checkers.delete(key);
+    if (known !== undefined && !known.slot.exited) {
+      const again = await this.checkIn(known, request, limitMs);
+      if (again.keep) {
+        this.keep(key, known);
+        return again.result;
+      }
+      // A worker that will not end spends the process: the host asks again of
+      // a fresh one.
+      if (!again.stopped) return { op: "result", again: true, restart: true };
+      if (again.answered) return again.result;
+    }
+    const fresh = { slot: this.take(), uses: 0, spentMs: 0 };
+    await fresh.slot.ready;
+    const first = await this.checkIn(fresh, request, limitMs);
+    if (first.keep) this.keep(key, fresh);
+    return first.stopped ? first.result : { ...first.result, restart: true };
+  }
+
+  private keep(key: string, kept: Kept): void {
+    // A kept worker is retired once it has served its share of checks or spent
+    // half a time limit on them, so that no worker's CPU time outgrows what the
+    // host allows it (twice the limit).
+    this.checkers.set(key, kept);
+    while (this.checkers.size > KEPT) {
+      const [oldest, evicted] = this.checkers.entries().next().value as [string, Kept];
+      this.checkers.delete(oldest);
+      this.finish(evicted.slot);
+    }
+  }
+
+  private async checkIn(
+    kept: Kept,
+    request: Message,
+    limitMs: number,
+  ): Promise<{ result: Message; keep: boolean; answered: boolean; stopped: boolean }> {
+    const slot = kept.slot;
+    const started = performance.now();
+    const outcome = await new Promise<Message>((resolve) => {
+      const timer = setTimeout(() => resolve({ op: "timeout" }), limitMs);
+      slot.listener = (message) => {
+        if (message.op === "verdict" || message.op === "gone") {
+          clearTimeout(timer);
+          resolve(message);
+        }
+      };
+      slot.request({
+        op: "check",
+        url: kept.uses === 0 ? this.modules.url(String(request.source)) : "",
+        key: String(request.key ?? "module"),
+        change: String(request.change),
+      });
+    });
+    slot.listener = null;
+    // What the worker made for its first check (the module's wiring) is revoked
+    // at once; the module it linked stays loaded.
+    slot.revoke();
+    kept.uses++;
+    kept.spentMs += performance.now() - started;
+    if (outcome.op === "verdict") {
+      const result: Message = {
+        op: "result",
+        kind: String(outcome.kind),
+        message: typeof outcome.message === "string" ? outcome.message : null,
+        error: typeof outcome.error === "string"
+          ? capError(outcome.error, this.settings)
+          : null,
+      };
+      const keep = outcome.reuse === true && kept.uses < KEPT_USES &&
+        kept.spentMs < limitMs / 2;
+      if (!keep) {
+        // A failed check is believed only from a fresh worker.
+        const believed = outcome.reuse === true || kept.uses === 1;
+        this.finish(slot);
+        return { result, keep: false, answered: believed, stopped: true };
+      }
+      return { result, keep: true, answered: true, stopped: true };
+    }
+    const stopped = await slot.stop();
+    const error = outcome.op === "timeout"
+      ? `the check did not finish within its time limit of ${request.timeLimit} s`
+      : String(outcome.why).includes("memory")
+      ? "the check exceeded its memory limit"
+      : "the check's worker ended";
+    return {
+      result: { op: "result", kind: "error", message: null, error },
+      keep: false,
+      answered: kept.uses === 1,
+      stopped,
+    };
+  }
+
   // Returns null when the host hung up mid-run.
   private async run(request: Message): Promise<Message | null> {
     const limitMs = Number(request.timeLimit) * 1000;
@@ -1229,11 +1495,15 @@ class Runtime {
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
       for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
     }
+    const calls: string[] = Array.isArray(request.calls)
+      ? request.calls.filter((c): c is string => typeof c === "string").slice(0, 256)
+      : [];
     slot.request({
       op: "run",
       source: request.source as string,
       modules,
       kind: request.kind as string,
+      calls,
     });
     let outcome: Message;
     for (;;) {

@@ -14,6 +14,7 @@ from conftest import assert_fsck, capability, tree_bytes
 from gitmem import Agent, Holder, Repository, ops
 from gitmem.cli import cli
 from gitmem.errors import GuardFailed, GuardRefused, InvalidArgument
+from gitmem.guard import Guards
 from gitmem.sandbox import Sandbox
 from gitmem.types import Author
 
@@ -183,3 +184,85 @@ def test_guard_is_versioned_in_the_store(repo: Repository) -> None:
     assert repo.snapshot("notes").totals.count == 2
     assert repo.check() == []
     assert_fsck(repo.directory)
+
+
+COUNTS = """
+let seen = 0;
+export function check(change: { body: string | null }): string | undefined {
+  seen += 1;
+  if (change.body === "count") return `check ${seen}`;
+}
+"""
+STALE = """
+let seen = 0;
+export function check(change: unknown): undefined {
+  seen += 1;
+  if (seen > 1) throw new Error("stale state");
+}
+"""
+PATCHES = """
+export function check(change: { body: string | null }): string | undefined {
+  if (change.body === "global") (globalThis as any).leak = 1;
+  if (change.body === "proto") (Object.prototype as any).leak = 1;
+  return (globalThis as any).leak ?? ({} as any).leak ? "leaked" : undefined;
+}
+"""
+LATE = """
+let late = false;
+export function check(change: unknown): string | undefined {
+  if (late) return "a timer of an earlier check ran";
+  setTimeout(() => { late = true; }, 0);
+  setInterval(() => { late = true; }, 1);
+}
+"""
+
+
+def _change(store: str, body: str = "b") -> dict[str, object]:
+    return {"store": store, "op": "create", "slug": "s", "body": body}
+
+
+def test_a_guard_keeps_one_worker_per_store_and_text() -> None:
+    """A store's checks share the guard's worker (its module state carries on); another
+    store, another repository's guards or another text start from a fresh load."""
+    first, second = Guards(), Guards()
+    try:
+        first.check(COUNTS, _change("a"))
+        with pytest.raises(GuardRefused, match="check 2"):
+            first.check(COUNTS, _change("a", "count"))
+        with pytest.raises(GuardRefused, match="check 1"):
+            first.check(COUNTS, _change("b", "count"))
+        with pytest.raises(GuardRefused, match="check 1"):
+            second.check(COUNTS, _change("a", "count"))
+        with pytest.raises(GuardRefused, match="check 1"):
+            first.check(COUNTS + "\n", _change("a", "count"))
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_failure_in_a_shared_worker_is_asked_again_of_a_fresh_one() -> None:
+    """A check that fails where an earlier check ran is not believed: a fresh worker
+    answers, and its answer stands."""
+    guards = Guards()
+    try:
+        for _ in range(3):
+            guards.check(STALE, _change("a"))
+        with pytest.raises(GuardFailed, match="guard bug"):
+            guards.check(THROWS, _change("a"))
+    finally:
+        guards.close()
+
+
+def test_a_check_leaves_nothing_for_the_next() -> None:
+    """Globals and Object.prototype are frozen for checks, and their timers end with
+    them: no check changes what the next one sees."""
+    guards = Guards()
+    try:
+        for body in ("global", "proto"):
+            with pytest.raises(GuardFailed, match="TypeError"):
+                guards.check(PATCHES, _change("a", body))
+            guards.check(PATCHES, _change("a"))
+        for _ in range(3):
+            guards.check(LATE, _change("a"))
+    finally:
+        guards.close()

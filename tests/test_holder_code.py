@@ -195,6 +195,22 @@ def test_a_call_the_strategy_does_not_offer_throws_the_unavailable_text(
     assert result.error is not None and native.text in result.error
 
 
+def test_memories_lists_the_holders_calls_as_programs_name_them(
+    repo: Repository, holders: list[Holder]
+) -> None:
+    """Object.keys(memories) is the holder's offered calls in camel case, in order."""
+    holder = bind(repo, holders, "markdown")
+    result = holder.run_program(
+        'import { memories } from "gitmem";\n'
+        'console.log(Object.keys(memories).join(), "readMemory" in memories);'
+    )
+    camel = [
+        n.split("_")[0] + "".join(p.title() for p in n.split("_")[1:]) for n in holder.offered()
+    ]
+    assert "readMemory" in camel
+    assert result.output == f"{','.join(camel)} true\n"
+
+
 def test_on_use_runs_on_the_holders_own_grants(repo: Repository, holders: list[Holder]) -> None:
     """A read-only holder's onUse script cannot write: the write is refused as read-only."""
     owner = bind(repo, holders, "markdown", instance="owner")

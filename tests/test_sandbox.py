@@ -216,6 +216,38 @@ memories.deleteMemory({ name: "x" });
     assert len(calls) == 4
 
 
+def test_memories_lists_the_calls_it_is_given(sandbox: Sandbox) -> None:
+    """Object.keys, for...in and `in` see the calls the run names (bad names left out);
+    a listed call is callable through its descriptor, an unlisted one still by name."""
+    program = """\
+import { memories } from "gitmem";
+const seen: string[] = [];
+for (const name in memories) seen.push(name);
+const found = Object.getOwnPropertyDescriptor(memories, "readMemory");
+console.log(JSON.stringify(Object.keys(memories)), JSON.stringify(seen));
+console.log("readMemory" in memories, "nope" in memories, found?.enumerable);
+console.log(found?.value({ name: "a" }), memories.other({}));
+"""
+    result = sandbox.run(
+        program,
+        modules={},
+        bridge=lambda name, args: (True, f"{name} answered"),
+        calls=["readMemory", "createMemory", "not a name"],
+    )
+    assert result.ok, result
+    assert result.output == (
+        '["readMemory","createMemory"] ["readMemory","createMemory"]\n'
+        "true false true\n"
+        "readMemory answered other answered\n"
+    )
+    bare = sandbox.run(
+        'import { memories } from "gitmem";\nconsole.log(Object.keys(memories).length);',
+        modules={},
+        bridge=refuse_all,
+    )
+    assert bare.output == "0\n"
+
+
 def test_large_bridge_replies_arrive_whole(sandbox: Sandbox) -> None:
     """A reply bigger than the shared buffer comes across in chunks, intact."""
     big = "é" * 200_000 + "end"

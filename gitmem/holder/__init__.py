@@ -59,6 +59,12 @@ __all__ = [
 _CAMEL = {"oldText": "old_text", "newText": "new_text", "onUse": "on_use"}
 
 
+def _camel(name: str) -> str:
+    """A call's name as a program calls it: ``read_memory`` is ``readMemory``."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 class Holder:
     """An agent bound to one memory store through the memories capability."""
 
@@ -110,6 +116,8 @@ class Holder:
         self._block = context.PinnedBlock(
             repo, self.store_id, strategy, self._tools.cache, self._tools.view
         )
+        # What `memories` lists in a program: the offered calls, as programs spell them.
+        self._code.calls = tuple(_camel(name) for name in self._tools.names())
         self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
         self._prompt: str | None = None
 

@@ -53,6 +53,8 @@ class Code:
         """The last sandbox crash met (gitmem's own defect), for the harness."""
         # Changes published by the program or onUse script running now; None between runs.
         self._run_writes: int | None = None
+        self.calls: tuple[str, ...] = ()
+        """The holder's calls as a program names them, which ``memories`` lists."""
 
     @property
     def sandbox(self) -> Sandbox:
@@ -209,7 +211,9 @@ class Code:
         modules = {m.key: m.code for m in self._modules.values() if m.code}
         outer, self._run_writes = self._run_writes, 0
         try:
-            return self.sandbox.run(source, modules=modules, bridge=bridge, kind=kind)
+            return self.sandbox.run(
+                source, modules=modules, bridge=bridge, kind=kind, calls=self.calls
+            )
         except InternalError as defect:
             self.defect = defect
             raise

@@ -6,7 +6,8 @@ minute by default), so an idle holder holds none. A process runs ``sandbox/runti
 (built from ``runtime.ts`` by ``make runtime``, shipped as ``gitmem._runtime``), which connects
 back over loopback TCP to one port, proves itself with a per-launch token, and evaluates
 every load and run in a fresh ``node:worker_threads`` worker with a capped heap, where
-only an allowlist of globals survives. The process holds no file permission at all, no
+only an allowlist of globals survives; a store guard's checks share one worker per guard
+text and store (:meth:`Sandbox.check`). The process holds no file permission at all, no
 other network, environment, subprocesses or FFI, and an import map turns every
 ``file:``, bare and ``node:`` import into a denied remote one. A program's modules run
 only if it imports them by name. The protocol never runs over stdin or stdout; they are
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from gitmem.sandbox.keys import module_key
 from gitmem.sandbox.pool import Pool
-from gitmem.sandbox.runner import Bridge, ExportDoc, ProgramResult, Sandbox, View
+from gitmem.sandbox.runner import Bridge, ExportDoc, ProgramResult, Sandbox, Verdict, View
 
 __all__ = [
     "Bridge",
@@ -44,6 +45,7 @@ __all__ = [
     "Pool",
     "ProgramResult",
     "Sandbox",
+    "Verdict",
     "View",
     "module_key",
 ]

@@ -28,7 +28,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -42,6 +42,7 @@ __all__ = [
     "ARGS_MAX",
     "CACHED_CHARS",
     "CACHED_MODULES",
+    "CALLS_LISTED",
     "CALLS_MAX",
     "ERROR_MAX",
     "PROGRAM_MAX",
@@ -52,6 +53,7 @@ __all__ = [
     "ExportDoc",
     "ProgramResult",
     "Sandbox",
+    "Verdict",
     "View",
 ]
 
@@ -73,6 +75,8 @@ CACHED_CHARS = 1_048_576
 """Characters of module text a process keeps transpiled."""
 CALLS_MAX = 1_000
 """``memories`` calls one run may make."""
+CALLS_LISTED = 256
+"""Call names ``memories`` lists in a run."""
 ERROR_MAX = 2_000
 """Characters of a run's error or a load's diagnostic; longer text is cut, and says so."""
 _CUT = " [error text truncated]"
@@ -206,6 +210,19 @@ class ProgramResult:
     views: tuple[View, ...] = ()
     imported: tuple[str, ...] = ()
     """The module keys the program imported, whose code therefore ran."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one ``check(change)`` of a kept module answered (:meth:`Sandbox.check`)."""
+
+    kind: str
+    """``"accept"`` (it returned ``undefined`` or ``null``), ``"error"`` (it threw, did not
+    load, or outlived a limit), else the ``typeof`` of what it returned."""
+    message: str | None = None
+    """What it returned, when that was a string."""
+    error: str | None = None
+    """Why it failed, when ``kind`` is ``"error"``."""
 
 
 def _views(raw: object) -> tuple[View, ...]:
@@ -379,6 +396,72 @@ class Sandbox:
         typed = signatures(source, tuple(exports))
         return [ExportDoc(key, name, typed[name]) for name in exports]
 
+    def check(self, source: str, change: Mapping[str, object], *, scope: str) -> Verdict:
+        """Call ``check(change)`` exported by the module ``source``, in a worker kept for
+        ``scope`` and ``source`` together.
+
+        The first check of a pair loads the module in a fresh worker; later ones reuse
+        that worker, so a pure check costs a call, not a worker. ``scope`` must name
+        whose checks may share a worker (one store of one repository): a worker is only
+        ever reused for the same ``scope`` and the same ``source``. Each check gets its
+        own copy of ``change``, its timers end when it answers, and it runs with the
+        global bindings and the prototypes objects inherit from frozen; a check that
+        fails in a reused worker is asked again of a fresh one, whose answer stands.
+        The module may call nothing of the host. ``source`` is held to
+        :data:`PROGRAM_MAX` characters.
+        """
+        if len(source) > PROGRAM_MAX:
+            refusal = _refusal(
+                "the module", len(source), "the program limit", PROGRAM_MAX, "Make it shorter."
+            )
+            return Verdict("error", error=refusal)
+        request: dict[str, object] = {
+            "op": "check",
+            "source": source,
+            "scope": scope,
+            "key": "module",
+            "change": json.dumps(dict(change)),
+            "timeLimit": self.time_limit,
+        }
+        return self._retrying(lambda process: self._check_once(process, request))
+
+    def _check_once(self, process: Process, request: Mapping[str, object]) -> Verdict:
+        with self._lock:
+            # A kept worker's checks add up: it may use up to half a time limit on
+            # earlier checks before its last one.
+            process.longest = max(process.longest, 2 * self.time_limit)
+            try:
+                process.send(request)
+                # A failed check in a kept worker is asked again of a fresh one.
+                reply = process.receive(time.monotonic() + 2 * self._budget())
+            except Killed as killed:
+                self._discard(process)
+                what = "time limit" if killed.reason == "time" else "memory limit"
+                return Verdict("error", error=f"the check exceeded the sandbox {what}")
+            except Died as died:
+                self._discard(process)
+                return Verdict("error", error=_died(died, "the check"))
+            except InternalError:
+                self._discard(process)
+                raise
+            if reply.get("op") != "result":
+                self._discard(process)
+                raise InternalError(f"the sandbox runtime answered {reply.get('op')!r}")
+            if reply.get("restart"):
+                self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
+            if reply.get("again"):
+                # The kept worker would not end: its process is gone, and a fresh
+                # one answers.
+                raise Retired
+            message, error = reply.get("message"), reply.get("error")
+            return Verdict(
+                kind=str(reply.get("kind")),
+                message=message if isinstance(message, str) else None,
+                error=_capped(error) if isinstance(error, str) else None,
+            )
+
     def run(
         self,
         source: str,
@@ -386,12 +469,15 @@ class Sandbox:
         modules: Mapping[str, str],
         bridge: Bridge,
         kind: str = "program",
+        calls: Sequence[str] = (),
     ) -> ProgramResult:
         """Run a TypeScript program (``kind="program"``) or an onUse script (``"onuse"``).
 
         The program may ``import { memories, views, <module keys> } from "gitmem"``;
         an onUse script also sees ``memories`` and ``views`` as globals. Each
-        ``memories.<name>(args)`` call is answered by ``bridge(name, args)``.
+        ``memories.<name>(args)`` call is answered by ``bridge(name, args)``. ``calls``
+        are the names ``memories`` lists (``Object.keys``, ``for...in``, ``in``): the
+        first :data:`CALLS_LISTED` that are call names; any name may still be called.
 
         A module's code runs only if the program imports it by name; the keys it did
         are in the result's ``imported``. A source over :data:`PROGRAM_MAX` characters
@@ -414,12 +500,19 @@ class Sandbox:
             fix = "Make it shorter: move reusable parts into code memories."
             refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
             return ProgramResult(False, "", refusal)
+        listed = [c for c in calls if _CALL_NAME.fullmatch(c)][:CALLS_LISTED]
         return self._retrying(
-            lambda process: self._run_once(process, source, modules, bridge, kind)
+            lambda process: self._run_once(process, source, modules, bridge, kind, listed)
         )
 
     def _run_once(
-        self, process: Process, source: str, modules: Mapping[str, str], bridge: Bridge, kind: str
+        self,
+        process: Process,
+        source: str,
+        modules: Mapping[str, str],
+        bridge: Bridge,
+        kind: str,
+        listed: list[str],
     ) -> ProgramResult:
         with self._lock:
             started = time.monotonic()
@@ -432,6 +525,7 @@ class Sandbox:
                         "source": source,
                         "modules": dict(modules),
                         "kind": kind,
+                        "calls": listed,
                         "timeLimit": self.time_limit,
                     }
                 )
