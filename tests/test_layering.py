@@ -128,6 +128,7 @@ ORDER: dict[str, list[str]] = {
         "anthropic",
         "mcp",
         "claude_code",
+        "console_requests",
         "console",
     ],
     "gitmem.cli": [

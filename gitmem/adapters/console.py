@@ -34,7 +34,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs
 
 from gitmem.adapters.extras import missing_extra
 from gitmem.adapters.own_names import outward_address, own_names
@@ -50,7 +50,9 @@ try:
 except ImportError as exc:  # the optional packages
     raise missing_extra("console", exc) from exc
 
+import gitmem.adapters.console_requests as parse
 from gitmem import ops
+from gitmem.adapters.console_requests import PreconditionRequired, TooLarge
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision
 from gitmem.ops import review as reviewing
 from gitmem.repository import Repository
@@ -97,16 +99,6 @@ _HEADERS = {
 _WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
 _WILDCARDS = ("0.0.0.0", "::", "")
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-_BODY_MAX = 4 * 1024 * 1024
-_BODY_SECONDS = 30.0
-"""How long a request body may take to arrive."""
-_NUMBER_DIGITS = 9
-
-
-class TooLarge(GitmemError):
-    """A request body over the console's cap: refused once the cap is reached."""
-
-    kind = "too-large"
 
 
 class Unauthorized(GitmemError):
@@ -119,12 +111,6 @@ class Forbidden(GitmemError):
     """A request from another origin, or addressed to another host."""
 
     kind = "forbidden"
-
-
-class PreconditionRequired(GitmemError):
-    """A write that does not say which revision it is based on (``If-Match``)."""
-
-    kind = "precondition-required"
 
 
 def _error(exc: GitmemError, **extra: Any) -> JSONResponse:
@@ -358,7 +344,7 @@ class Console:
         if act is None:
             return _error(NotFound("no such route; POST to /api/review/approve or /reject"))
         try:
-            proposal, slugs = _decision(await _body(request))
+            proposal, slugs = parse.decision(await parse.body(request))
         except GitmemError as exc:
             return _error(exc)
         return await self._answer(lambda: act(self.repo, proposal, slugs, self.author).to_dict())
@@ -367,7 +353,7 @@ class Console:
         return [self._ledger(store) for store in self.repo.stores()]
 
     async def _store(self, request: Request) -> Response:
-        parts = _segments(request)
+        parts = parse.segments(request)
         method = request.method
         if len(parts) >= 3 and parts[-2] == "memories":
             store, slug = "/".join(parts[:-2]), parts[-1]
@@ -391,7 +377,9 @@ class Console:
             author = request.query_params.get("author") or None
             limit = request.query_params.get("limit")
             return await self._answer(
-                lambda: ops.timeline(self.repo, self._existing(store), author, _count(limit, 500))
+                lambda: ops.timeline(
+                    self.repo, self._existing(store), author, parse.count(limit, 500)
+                )
             )
         return _error(
             NotFound(
@@ -425,9 +413,9 @@ class Console:
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
         try:
-            expected = _if_match(request.headers.get("if-match"))
+            expected = parse.if_match(request.headers.get("if-match"))
             if request.method == "PUT":
-                fields = _fields(await _body(request))
+                fields = parse.fields(await parse.body(request))
 
                 def save() -> tuple[dict[str, Any], bool]:
                     rev = ops.save(
@@ -495,99 +483,6 @@ class Console:
 def _unexpected(exc: Exception) -> GitmemError:
     """A defect of gitmem's, said in one line: the operator sees no traceback."""
     return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
-
-
-def _number(text: str) -> int | None:
-    """``text`` as a whole number if it is 1-9 ASCII digits, else ``None`` (``int``
-    takes other scripts' digits, and ``str.isdigit`` takes ``²``, which ``int`` does not)."""
-    if not 0 < len(text) <= _NUMBER_DIGITS or not (text.isascii() and text.isdigit()):
-        return None
-    return int(text)
-
-
-def _segments(request: Request) -> list[str]:
-    """The path after ``/api/stores/``, split at its slashes before decoding: a store id
-    holds ``/`` as separators, while a file store's path (``notes%2Ftodo.md``) arrives
-    encoded as one segment."""
-    raw = request.scope.get("raw_path")
-    if not isinstance(raw, bytes):
-        return request.path_params["rest"].split("/")
-    tail = raw.decode("latin-1").removeprefix("/api/stores/")
-    return [unquote(part) for part in tail.split("/")]
-
-
-def _count(value: str | None, default: int) -> int:
-    if value is None or value == "":
-        return default
-    number = _number(value)
-    if number is None:
-        raise InvalidArgument(f"limit {value[:20]!r} is not a whole number; send e.g. 100")
-    return number
-
-
-def _if_match(value: str | None) -> int:
-    if value is None:
-        raise PreconditionRequired(
-            "say which revision your change is based on with an If-Match header "
-            "(the memory's revision number; 0 for a new memory)"
-        )
-    number = _number(value.strip().removeprefix("W/").strip('"'))
-    if number is None:
-        raise InvalidArgument(
-            f"If-Match {value[:20]!r} is not a revision number; send the number, e.g. 3"
-        )
-    return number
-
-
-async def _body(request: Request) -> bytes:
-    """The request's body, read as it arrives and refused (``TooLarge``) as soon as it
-    passes the cap, or ``InvalidArgument`` if it takes over the time allowed: a client
-    never makes the console hold more than the cap, nor wait for ever."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (_number(declared) or 0) > _BODY_MAX:
-        raise TooLarge(f"the request is over {_BODY_MAX:,} bytes; send less text")
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        async with asyncio.timeout(_BODY_SECONDS):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > _BODY_MAX:
-                    raise TooLarge(f"the request is over {_BODY_MAX:,} bytes; send less text")
-                chunks.append(chunk)
-    except TimeoutError:
-        raise InvalidArgument(
-            f"the request body took over {_BODY_SECONDS:.0f} seconds to arrive; send it again"
-        ) from None
-    return b"".join(chunks)
-
-
-def _fields(raw: bytes) -> dict[str, str]:
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InvalidArgument(
-            'the request body is not JSON; send {"description": ..., "body": ...}'
-        ) from None
-    if not isinstance(data, dict):
-        raise InvalidArgument('send a JSON object: {"description": ..., "body": ...}')
-    fields: dict[str, str] = {}
-    for key in ("description", "body"):
-        value = data.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if not isinstance(value, str):
-            raise InvalidArgument(f"the {key} must be a string")
-        fields[key] = value
-    return fields
-
-
-def _decision(raw: bytes) -> tuple[str, list[str]]:
-    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        data: Any = json.loads(raw)
-        proposal, slugs = data.get("proposal"), data.get("slugs", [])
-        listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(proposal, str) and all(isinstance(slug, str) for slug in listed):
-            return proposal, [str(slug) for slug in listed]
-    raise InvalidArgument('send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...]}')
 
 
 _DOOR_STYLE = (

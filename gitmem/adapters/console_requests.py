@@ -1,0 +1,143 @@
+"""What a console request says: its path's parts, a count in its query, the revision
+a write is based on, and its body, each read within a bound of size and time and
+refused in one line when it is not what the route expects."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.requests import Request
+
+from gitmem.errors import GitmemError, InvalidArgument
+
+__all__ = [
+    "BODY_MAX",
+    "PreconditionRequired",
+    "TooLarge",
+    "body",
+    "count",
+    "decision",
+    "fields",
+    "if_match",
+    "number",
+    "segments",
+]
+
+BODY_MAX = 4 * 1024 * 1024
+_BODY_SECONDS = 30.0
+"""How long a request body may take to arrive."""
+_NUMBER_DIGITS = 9
+
+
+class TooLarge(GitmemError):
+    """A request body over the console's cap: refused once the cap is reached."""
+
+    kind = "too-large"
+
+
+class PreconditionRequired(GitmemError):
+    """A write that does not say which revision it is based on (``If-Match``)."""
+
+    kind = "precondition-required"
+
+
+def number(text: str) -> int | None:
+    """``text`` as a whole number if it is 1-9 ASCII digits, else ``None`` (``int``
+    takes other scripts' digits, and ``str.isdigit`` takes ``²``, which ``int`` does not)."""
+    if not 0 < len(text) <= _NUMBER_DIGITS or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
+def segments(request: Request) -> list[str]:
+    """The path after ``/api/stores/``, split at its slashes before decoding: a store id
+    holds ``/`` as separators, while a file store's path (``notes%2Ftodo.md``) arrives
+    encoded as one segment."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return request.path_params["rest"].split("/")
+    tail = raw.decode("latin-1").removeprefix("/api/stores/")
+    return [unquote(part) for part in tail.split("/")]
+
+
+def count(value: str | None, default: int) -> int:
+    """A query's count (``default`` when absent or empty)."""
+    if value is None or value == "":
+        return default
+    whole = number(value)
+    if whole is None:
+        raise InvalidArgument(f"limit {value[:20]!r} is not a whole number; send e.g. 100")
+    return whole
+
+
+def if_match(value: str | None) -> int:
+    """The revision number an ``If-Match`` header names (``PreconditionRequired`` if
+    there is none)."""
+    if value is None:
+        raise PreconditionRequired(
+            "say which revision your change is based on with an If-Match header "
+            "(the memory's revision number; 0 for a new memory)"
+        )
+    revision = number(value.strip().removeprefix("W/").strip('"'))
+    if revision is None:
+        raise InvalidArgument(
+            f"If-Match {value[:20]!r} is not a revision number; send the number, e.g. 3"
+        )
+    return revision
+
+
+async def body(request: Request) -> bytes:
+    """The request's body, read as it arrives and refused (``TooLarge``) as soon as it
+    passes the cap, or ``InvalidArgument`` if it takes over the time allowed: a client
+    never makes the console hold more than the cap, nor wait for ever."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (number(declared) or 0) > BODY_MAX:
+        raise TooLarge(f"the request is over {BODY_MAX:,} bytes; send less text")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(_BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > BODY_MAX:
+                    raise TooLarge(f"the request is over {BODY_MAX:,} bytes; send less text")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise InvalidArgument(
+            f"the request body took over {_BODY_SECONDS:.0f} seconds to arrive; send it again"
+        ) from None
+    return b"".join(chunks)
+
+
+def fields(raw: bytes) -> dict[str, str]:
+    """A save's description and body, from its JSON body."""
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InvalidArgument(
+            'the request body is not JSON; send {"description": ..., "body": ...}'
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidArgument('send a JSON object: {"description": ..., "body": ...}')
+    found: dict[str, str] = {}
+    for key in ("description", "body"):
+        value = data.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(value, str):
+            raise InvalidArgument(f"the {key} must be a string")
+        found[key] = value
+    return found
+
+
+def decision(raw: bytes) -> tuple[str, list[str]]:
+    """An approval's or rejection's proposal and the memories it names (none: all)."""
+    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        data: Any = json.loads(raw)
+        proposal, slugs = data.get("proposal"), data.get("slugs", [])
+        listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(proposal, str) and all(isinstance(slug, str) for slug in listed):
+            return proposal, [str(slug) for slug in listed]
+    raise InvalidArgument('send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...]}')
