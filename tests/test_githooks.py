@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_githooks import Unguarded, craft, md, refusal, trailers
+from helpers_githooks import Unguarded, craft, md, refusal, refusals, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
@@ -177,6 +177,7 @@ def test_each_rule_refuses_with_its_line_and_changes_nothing(
     before = server_state(server)
     result = push(project, "+gitmem/notes")
     line = refusal(result, REF, rule)
+    assert refusals(result) == [line]
     assert "AKIA" not in line  # a secret is never echoed
     assert server_state(server) == before
     (project / "more.txt").write_text("more\n")

@@ -261,8 +261,10 @@ def test_a_file_store_commit_is_not_adopted_by_fast_forward(
     head, row = _sync_b(b)
     assert head == before
     refused = row["refused"]
-    assert isinstance(refused, list) and len(refused) == 1
+    # the kind first, then what else the commit breaks read as the store it lands in
+    assert isinstance(refused, list) and len(refused) == 2
     assert "breaks rule kind" in refused[0]
+    assert "breaks rule parse" in refused[1] and "stray.txt" in refused[1]
     with Repository.open(str(b)) as repo:
         assert repo.layout("notes") == "memories"
         ops.create(repo, "notes", ME, "later", "still works", "yes\n")
