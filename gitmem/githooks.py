@@ -17,14 +17,12 @@ exits 1; git then changes nothing on the server.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -565,6 +563,8 @@ def source(hook: str) -> str:
     if hook not in HOOKS:
         raise InvalidArgument(f"there is no gitmem hook {hook!r}; there are {', '.join(HOOKS)}")
     try:
+        from importlib import resources  # installing only: a hook that runs needs none
+
         shipped = resources.files("gitmem._hooks").joinpath(hook)
         if shipped.is_file():
             return shipped.read_text()
@@ -656,6 +656,8 @@ _SCRIPT_MAX = 1 << 16  # a hook script gitmem wrote is a page; read no more of a
 
 def _importable(module: str) -> bool:
     try:
+        import importlib.util
+
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False

@@ -72,6 +72,7 @@ ORDER: dict[str, list[str]] = {
         "markers",
         "remote",
         "screen",
+        "incoming",
         "pushcheck",
         "sharing",
         "commit",
