@@ -100,7 +100,7 @@ class _Broken(Exception):
 
 
 _SHOWN = 3  # reasons a line gives for one rule; the rest are counted
-_REASON_MAX = 300  # characters of one reason (a guard's own words may run long)
+_REASON_MAX = 600  # characters of one reason (a guard's own words may run long)
 
 
 def _refusals(check: Callable[[], None]) -> list[str]:
