@@ -14,6 +14,7 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
@@ -36,7 +37,13 @@ _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
-_PRELOAD_BYTES = 64 << 20  # of a pushed pack read front to back; past it, read as asked
+# a push of a few objects is read as asked; past that many reads, the pushed packs are
+# read front to back (those of at most _PRELOAD_PACK bytes, up to _PRELOAD_BYTES of
+# objects): `gitmem sync` to a local path runs the hook with a whole repository's
+# objects as the pushed ones
+_PRELOAD_AFTER = 64
+_PRELOAD_PACK = 32 << 20
+_PRELOAD_BYTES = 64 << 20
 
 _delta = cast("Callable[[bytes, list[bytes]], list[bytes]]", _apply)
 TreeEntries = list[tuple[bytes, int, bytes]]
@@ -78,6 +85,7 @@ class Incoming:
         self._pushed_packs: list[Pack] = pushed.packs if pushed else []
         self._packs = self._pushed_packs + self._main_packs
         self._loaded: dict[bytes, tuple[int, bytes]] | None = None
+        self._asked = 0
         self.standalone = layout.serves_standalone(self._repo)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         self._heads: dict[str, Head] = {}
@@ -135,8 +143,10 @@ class Incoming:
         """An object's type number and raw bytes, from whichever store holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
         if self._loaded is None:
-            self._loaded = self._preload()
-        found = self._loaded.get(sha)
+            self._asked += 1
+            if self._asked > _PRELOAD_AFTER:
+                self._loaded = self._preload()
+        found = self._loaded.get(sha) if self._loaded is not None else None
         if found is not None:
             return found
         short = sha.decode("ascii", "replace")[:12]
@@ -165,6 +175,8 @@ class Incoming:
         size = 0
         for pack in self._pushed_packs:
             try:
+                if os.path.getsize(pack.data.filename) > _PRELOAD_PACK:
+                    continue
                 ids = {offset: sha.hex().encode() for sha, offset, _ in pack.index.iterentries()}
                 at: dict[int, tuple[int, bytes]] = {}
                 for unpacked in pack.data.iter_unpacked():
