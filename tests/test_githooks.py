@@ -326,6 +326,34 @@ def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
     assert server_state(server) == before
 
 
+def test_a_long_push_is_read_whole_and_a_secret_deep_in_it_refused(
+    world: tuple[Path, Path],
+) -> None:
+    """A push of many commits (read front to back from its pack, bases the server
+    holds included) lands; one with a secret among them is refused at that commit."""
+    server, project = world
+    sh(server, "config", "receive.unpackLimit", "1")
+    with Repository.open(str(project)) as repo:
+        for i in range(24):
+            ops.create(repo, "notes", ME, f"m{i}", f"memory {i}", f"body {i}\n")
+        head = repo.head("notes")
+    result = push(project, "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == head
+    bad = ""
+    with Unguarded.open(str(project)) as u:
+        for i in range(24):
+            text = f"key {SECRETS[0][1]}\n" if i == 12 else f"more {i}\n"
+            memory = Memory(f"m{i}", f"memory {i}", text)
+            u.publish("notes", ME, lambda _, m=memory: Change("write", m.slug, m))
+            if i == 12:
+                bad = u.head("notes")
+    before = server_state(server)
+    line = refusal(push(project, "gitmem/notes"), REF, "secret")
+    assert line.startswith(f"refused {REF}: commit {bad[:12]} ")
+    assert server_state(server) == before
+
+
 _TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 
 

@@ -175,7 +175,7 @@ class Incoming:
         size = 0
         for pack in self._pushed_packs:
             try:
-                if os.path.getsize(pack.data.filename) > _PRELOAD_PACK:
+                if os.path.getsize(pack.data.path) > _PRELOAD_PACK:
                     continue
                 ids = {offset: sha.hex().encode() for sha, offset, _ in pack.index.iterentries()}
                 at: dict[int, tuple[int, bytes]] = {}
