@@ -14,6 +14,7 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable
 from typing import NamedTuple, cast
@@ -91,6 +92,8 @@ class Incoming:
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
         self._trees: dict[bytes, TreeEntries] = {}
+        self._tree_raws: dict[bytes, bytes] = {}
+        self._tree_starts: dict[bytes, list[int]] = {}
         self._metas: dict[bytes, dict[bytes, bytes]] = {}
         self._texts: dict[bytes, str] = {}
         self.memo: dict[str, object] = {}
@@ -219,18 +222,81 @@ class Incoming:
         """A tree's entries, read straight from its raw bytes (no tree object made)."""
         found = self._trees.get(sha)
         if found is None:
-            kind, raw = self.raw(sha, commit)
+            found = self._parsed(sha, self._tree_raw(sha, commit), commit)
+        return found
+
+    def _tree_raw(self, sha: bytes, commit: str) -> bytes:
+        found = self._tree_raws.get(sha)
+        if found is None:
+            kind, found = self.raw(sha, commit)
             if kind != Tree.type_num:
                 raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
-            try:
-                found = cast(TreeEntries, parse_tree(raw, 20))
-            except Exception as exc:
-                short = sha.decode()[:12]
-                raise Refused("parse", commit, f"tree {short} does not read: {exc}") from None
-            if len(self._trees) >= _TREES_MAX:
-                self._trees.clear()
-            self._trees[sha] = found
         return found
+
+    def _parsed(self, sha: bytes, raw: bytes, commit: str) -> TreeEntries:
+        try:
+            found = cast(TreeEntries, parse_tree(raw, 20))
+        except Exception as exc:
+            short = sha.decode()[:12]
+            raise Refused("parse", commit, f"tree {short} does not read: {exc}") from None
+        self._keep_tree(sha, raw, found)
+        return found
+
+    def _keep_tree(self, sha: bytes, raw: bytes, entries: TreeEntries) -> None:
+        if len(self._trees) >= _TREES_MAX:
+            self._trees.clear()
+            self._tree_raws.clear()
+        self._trees[sha] = entries
+        self._tree_raws[sha] = raw
+
+    def differing(
+        self, old: bytes | None, new: bytes, commit: str
+    ) -> tuple[TreeEntries, TreeEntries]:
+        """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
+        not in both, each in git's order: what a commit changed at one level.
+
+        A commit's tree is most often its parent's with one entry changed, so the
+        bytes both share at their head and tail are not parsed again: parsing starts
+        at the entry where they first differ and stops where their common tail
+        begins on an entry of ``old``. Parsing that span of ``new`` on its own must
+        end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
+        the span, the span's, then ``old``'s after it."""
+        if old is None:
+            return [], self.tree(new, commit)
+        before = self.tree(old, commit)
+        a = self._tree_raw(old, commit)
+        b = self._tree_raw(new, commit)
+        starts = self._starts(old, before, a)
+        span = _span(a, b, starts) if starts is not None and new not in self._trees else None
+        if starts is not None and span is not None:
+            first, last = span
+            end = len(b) - (len(a) - starts[last])
+            try:
+                middle = cast(TreeEntries, parse_tree(b[starts[first] : end], 20))
+            except Exception:  # not whole entries there: the tree is read whole below
+                middle = None
+            if middle is not None:
+                self._keep_tree(new, b, before[:first] + middle + before[last:])
+                old_part = before[first:last]
+                return _only_in(old_part, middle), _only_in(middle, old_part)
+        after = self.tree(new, commit)
+        return _only_in(before, after), _only_in(after, before)
+
+    def _starts(self, sha: bytes, entries: TreeEntries, raw: bytes) -> list[int] | None:
+        """Where each entry of tree ``sha`` starts in ``raw``, and its end last; ``None``
+        unless each is written as git writes it (the mode in plain octal)."""
+        found = self._tree_starts.get(sha)
+        if found is None:
+            at = 0
+            found = [0]
+            for name, mode, _ in entries:
+                at += len(b"%o" % mode) + len(name) + 22
+                found.append(at)
+            if len(self._tree_starts) >= _TREES_MAX:
+                self._tree_starts.clear()
+            self._tree_starts[sha] = found
+        # any other spelling of a mode is longer: equal totals mean every entry's is plain
+        return found if found[-1] == len(raw) else None
 
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
@@ -391,6 +457,41 @@ class Incoming:
         if len(self._metas) >= _CACHE_MAX:
             self._metas.clear()
         self._metas[root] = found
+
+
+def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
+    """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
+    not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
+    lying in bytes both trees hold at the same distance from their head or tail."""
+    most = min(len(a), len(b))
+    low, high = 0, most  # the longest common head, by halves (each test a memcmp)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    head = low
+    low, high = 0, most - head  # the longest common tail not overlapping the head
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid :] == b[len(b) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    first = bisect.bisect_right(starts, head) - 1
+    last = bisect.bisect_left(starts, len(a) - low)
+    if first < 0 or last < first or len(b) - (len(a) - starts[last]) < starts[first]:
+        return None
+    return first, last
+
+
+def _only_in(entries: TreeEntries, other: TreeEntries) -> TreeEntries:
+    """The entries of ``entries`` not in ``other``, in their order."""
+    if not other:
+        return list(entries)
+    held = set(other)
+    return [entry for entry in entries if entry not in held]
 
 
 def _read_head(sha: str, raw: bytes) -> Head:

@@ -146,13 +146,13 @@ class PushReader(Incoming):
         both trees share were held to the rules already."""
         if old == new:
             return []
-        before = self.tree(old, commit) if old is not None else []
-        after = self.tree(new, commit) if new is not None else []
-        gone: dict[bytes, _Entry] = {
-            name: (mode, sha) for name, mode, sha in set(before).difference(after)
-        }
+        if new is None:
+            removed, added = self.tree(old, commit) if old is not None else [], []
+        else:
+            removed, added = self.differing(old, new, commit)
+        gone: dict[bytes, _Entry] = {name: (mode, sha) for name, mode, sha in removed}
         came: dict[bytes, _Entry] = {}
-        for name, mode, sha in set(after).difference(before):
+        for name, mode, sha in added:
             # a push names the same files in commit after commit: each is judged once
             known = name in self._names and mode not in _LINKS
             problem = None if known else _entry_problem(name, mode)
