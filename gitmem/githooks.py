@@ -5,13 +5,15 @@
 ref a push would move. A store branch must move forward (a fast-forward, or a merge
 that keeps the old head), and each new commit must parse, name valid slugs in their
 fan-out directories, carry trailers that agree with its tree (ops, revisions, totals,
-peaks), keep the limits the store's binding recorded in its ``Gitmem-Capability``
-trailer (or not make an existing over-run worse), hold no secret the store's allowlist
-does not admit, and pass the store's guard code. Other refs (the project's own
+peaks) when gitmem made it, keep the limits the store's binding recorded in its
+``Gitmem-Capability`` trailer (or not make an existing over-run worse), hold no secret
+the store's allowlist does not admit, and pass the store's guard code. A plain ``git
+commit`` (no trailers) that keeps those rules lands. Other refs (the project's own
 branches) pass untouched: they are not even read.
 
 The hooks read objects with dulwich (no ``git`` binary at run time). A refused push
-prints one line per refused ref, ``refused REF: commit SHA breaks rule RULE: why``, and
+prints, for each refused ref, one line per rule its first refused commit breaks,
+``refused REF: commit SHA breaks rule RULE: why`` (at most three reasons a line), and
 exits 1; git then changes nothing on the server.
 """
 
