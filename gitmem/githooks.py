@@ -210,9 +210,9 @@ def _check_commits(
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
-        record = _hold_record(reader, record, commit, widened, problems)
+        record, recorded = _hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
-        _check_commit(reader, store, commit, screens, index, problems)
+        _check_commit(reader, store, commit, screens, index, recorded, problems)
         if problems:
             raise _Broken(problems)
 
@@ -223,10 +223,12 @@ def _hold_record(
     commit: PushCommit,
     widened: list[str] | None,
     problems: list[Refused],
-) -> _Record:
+) -> tuple[_Record, tuple[str, Limits] | None]:
     """Add to ``problems`` a commit that would change the store's kind or loosen its
     recorded limits (unless ``widened`` takes an operator's deliberate widening); the
-    record as it stands after the commit. A commit gitmem did not make claims neither."""
+    record as it stands after the commit, and the capability the commit's writes are
+    held to (the store's own, where the commit's would loosen it). A commit gitmem did
+    not make claims neither."""
     facts = commit.facts
     kind = kind_of(facts) if facts is not None else record.kind
     if record.kind is not None and kind != record.kind:
@@ -250,7 +252,7 @@ def _hold_record(
                     "a store keeps the strategy it was first written under",
                 )
             )
-            return _Record(record.kind or kind, held)
+            return _Record(record.kind or kind, held), held
         loosened = held[1].widened(found[1])
         on_purpose = facts is not None and WIDEN_TRAILER in facts.extra
         if loosened and widened is not None and on_purpose:
@@ -258,7 +260,7 @@ def _hold_record(
                 f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
                 "on purpose"
             )
-            return _Record(record.kind or kind, found)
+            return _Record(record.kind or kind, found), found
         if loosened:
             problems.append(
                 Refused(
@@ -269,8 +271,8 @@ def _hold_record(
                     "store is kept",
                 )
             )
-            return _Record(record.kind or kind, held)
-    return _Record(record.kind or kind, held or found)
+            return _Record(record.kind or kind, held), held
+    return _Record(record.kind or kind, held or found), found or held
 
 
 _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
@@ -301,9 +303,11 @@ def _check_commit(
     commit: PushCommit,
     screens: list[Screen],
     index: _IndexSet,
+    recorded: tuple[str, Limits] | None,
     problems: list[Refused],
 ) -> None:
-    """Add to ``problems`` every screen and limit the commit's writes break."""
+    """Add to ``problems`` every screen the commit's writes fail and every limit of
+    ``recorded`` they break."""
     sha = commit.sha
 
     held: dict[str, str | None] = {}
@@ -321,7 +325,6 @@ def _check_commit(
         return
     # the commit's own words once, then each memory it writes
     _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message), problems)
-    recorded = _recorded(reader, commit)
     count, chars = commit.parent_totals.count, commit.parent_totals.chars
     line = _index_line(recorded)
     memories = index.before(commit) if line is not None else None

@@ -113,8 +113,11 @@ def test_a_pushers_own_capability_cannot_loosen_the_recorded_limits(
     server, project = world
     before = sh(server, "rev-parse", REF)
     wide_commit(project)
-    line = refusal(push(project, "gitmem/notes"), REF, "widen")
+    result = push(project, "gitmem/notes")
+    line = refusal(result, REF, "widen")
     assert "maxLenPerMemory" in line
+    # what it writes is held to the limits the store records, not to its own
+    assert "maxLenPerMemory (100)" in refusal(result, REF, "limit")
     assert sh(server, "rev-parse", REF) == before
 
 
