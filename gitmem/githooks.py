@@ -5,31 +5,30 @@
 ref a push would move. A store branch must move forward (a fast-forward, or a merge
 that keeps the old head), and each new commit must parse, name valid slugs in their
 fan-out directories, carry trailers that agree with its tree (ops, revisions, totals,
-peaks), keep the limits the store's binding recorded in its ``Gitmem-Capability``
-trailer (or not make an existing over-run worse), hold no secret the store's allowlist
-does not admit, and pass the store's guard code. Other refs (the project's own
+peaks) when gitmem made it, keep the limits the store's binding recorded in its
+``Gitmem-Capability`` trailer (or not make an existing over-run worse), hold no secret
+the store's allowlist does not admit, and pass the store's guard code. A plain ``git
+commit`` (no trailers) that keeps those rules lands. Other refs (the project's own
 branches) pass untouched: they are not even read.
 
 The hooks read objects with dulwich (no ``git`` binary at run time). A refused push
-prints one line per refused ref, ``refused REF: commit SHA breaks rule RULE: why``, and
+prints, for each refused ref, one line per rule its first refused commit breaks,
+``refused REF: commit SHA breaks rule RULE: why`` (at most three reasons a line), and
 exits 1; git then changes nothing on the server.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import resources
+from functools import partial
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from gitmem import strategies
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
-from gitmem.guard import Guards
 from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.screens import chain
 from gitmem.store.message import FILES, MEMORIES, kind_of
@@ -37,6 +36,9 @@ from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.screen import Screen, Write
 from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
+
+if TYPE_CHECKING:
+    from gitmem.guard import Guards
 
 __all__ = [
     "HOOKS",
@@ -69,21 +71,64 @@ def check_updates(
     known: Callable[[str], bool],
     guards: Guards | None = None,
 ) -> list[str]:
-    """One line per refused update (empty: the push may land). ``known(sha)`` says
-    whether a commit was already accepted (its history is not checked again)."""
+    """The refusals of a push (empty: it may land): for each refused update, one line
+    per rule its first refused commit breaks. ``known(sha)`` says whether a commit was
+    already accepted (its history is not checked again)."""
+    return _check_all(reader, updates, known, chain((lambda: guards) if guards else None))
+
+
+def _check_all(
+    reader: PushReader,
+    updates: Iterable[Update],
+    known: Callable[[str], bool],
+    screens: list[Screen],
+) -> list[str]:
     lines: list[str] = []
-    screens = chain((lambda: guards) if guards is not None else None)
     for update in updates:
         store = reader.store_of(update.ref)
         if store is None:
             continue
-        try:
-            _check_update(reader, store, update, known, screens)
-        except Refused as refused:
-            short = refused.commit[:12]
-            lines.append(
-                f"refused {update.ref}: commit {short} breaks rule {refused.rule}: {refused.message}"
-            )
+        refused = _refusals(partial(_check_update, reader, store, update, known, screens))
+        lines += [f"refused {update.ref}: {line}" for line in refused]
+    return lines
+
+
+class _Broken(Exception):
+    """Every rule one commit breaks."""
+
+    def __init__(self, problems: list[Refused]) -> None:
+        super().__init__(problems[0].message)
+        self.problems = problems
+
+
+_SHOWN = 3  # reasons a line gives for one rule; the rest are counted
+_REASON_MAX = 600  # characters of one reason (a guard's own words may run long)
+
+
+def _refusals(check: Callable[[], None]) -> list[str]:
+    """Run ``check``; what it refuses as one line per commit and rule broken,
+    ``commit SHA breaks rule RULE: why`` (several reasons joined by ``; ``)."""
+    try:
+        check()
+    except Refused as refused:
+        problems = [refused]
+    except _Broken as broken:
+        problems = broken.problems
+    else:
+        return []
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for problem in problems:
+        why = problem.message
+        why = why if len(why) <= _REASON_MAX else why[: _REASON_MAX - 1] + "…"
+        found = reasons.setdefault((problem.commit, problem.rule), [])
+        if why not in found:
+            found.append(why)
+    lines: list[str] = []
+    for (commit, rule), whys in reasons.items():
+        text = "; ".join(whys[:_SHOWN])
+        if len(whys) > _SHOWN:
+            text += f" (and {len(whys) - _SHOWN} more)"
+        lines.append(f"commit {commit[:12]} breaks rule {rule}: {text}")
     return lines
 
 
@@ -118,17 +163,18 @@ def check_adopted(
     widened: list[str] | None = None,
 ) -> list[str]:
     """What sync would adopt from ``theirs`` (by fast-forward or merge) into a store
-    whose head is ``ours``, checked as a push onto ``ours`` is: one line per problem
-    (empty: every commit ``ours`` lacks holds the rules). An operator's deliberate
-    widening (``gitmem set-limits --widen``) is adopted, one line for it added to
-    ``widened``; the push hook refuses it (the operator widens on the server)."""
-    have = reader.ancestors(ours)
-    try:
+    whose head is ``ours``, checked as a push onto ``ours`` is: one line per rule the
+    first refused commit breaks (empty: every commit ``ours`` lacks holds the rules).
+    An operator's deliberate widening (``gitmem set-limits --widen``) is adopted, one
+    line for it added to ``widened``; the push hook refuses it (the operator widens on
+    the server)."""
+
+    def check() -> None:
+        have = reader.ancestors(ours)
         shas = reader.new_commits(theirs, have.__contains__)
         _check_commits(reader, store, ours, shas, screens, widened)
-    except Refused as refused:
-        return [f"commit {refused.commit[:12]} breaks rule {refused.rule}: {refused.message}"]
-    return []
+
+    return _refusals(check)
 
 
 @dataclass(frozen=True)
@@ -155,55 +201,78 @@ def _check_commits(
     widened: list[str] | None = None,
 ) -> None:
     """Check ``shas`` (parents first) against the store as recorded at ``old``; a new
-    store takes its kind and capability from the first commit that records them."""
+    store takes its kind and capability from the first commit that records them. Each
+    commit is read as the kind of store it lands in, whatever its trailers claim; the
+    first that breaks a rule is refused with every rule it breaks."""
     record = _record(reader, old)
     index = _IndexSet(reader)
     for sha in shas:
-        commit = reader.commit(sha)
-        record = _hold_record(reader, record, commit, widened)
-        _check_commit(reader, store, commit, screens, index)
+        facts = reader.facts(sha)
+        commit = reader.commit(sha, record.kind or kind_of(facts))
+        problems: list[Refused] = []  # what the store is, first: it explains the rest
+        record, recorded = _hold_record(reader, record, commit, widened, problems)
+        problems += commit.problems
+        _check_commit(reader, store, commit, screens, index, recorded, problems)
+        if problems:
+            raise _Broken(problems)
 
 
 def _hold_record(
-    reader: PushReader, record: _Record, commit: PushCommit, widened: list[str] | None
-) -> _Record:
-    """Refuse a commit that would change the store's kind or loosen its recorded
-    limits (unless ``widened`` takes an operator's deliberate widening); the record as
-    it stands after the commit."""
-    kind = kind_of(commit.facts)
+    reader: PushReader,
+    record: _Record,
+    commit: PushCommit,
+    widened: list[str] | None,
+    problems: list[Refused],
+) -> tuple[_Record, tuple[str, Limits] | None]:
+    """Add to ``problems`` a commit that would change the store's kind or loosen its
+    recorded limits (unless ``widened`` takes an operator's deliberate widening); the
+    record as it stands after the commit, and the capability the commit's writes are
+    held to (the store's own, where the commit's would loosen it). A commit gitmem did
+    not make claims neither."""
+    facts = commit.facts
+    kind = kind_of(facts) if facts is not None else record.kind
     if record.kind is not None and kind != record.kind:
-        raise Refused(
-            "kind",
-            commit.sha,
-            f"it writes the store as a {_KIND_NAMES[kind]}, but the store is a "
-            f"{_KIND_NAMES[record.kind]}; a store's kind never changes",
+        problems.append(
+            Refused(
+                "kind",
+                commit.sha,
+                f"it writes the store as a {_KIND_NAMES[kind or MEMORIES]}, but the store is "
+                f"a {_KIND_NAMES[record.kind]}; a store's kind never changes",
+            )
         )
     found = _recorded(reader, commit)
     held = record.capability
     if held is not None and found is not None:
         if found[0] != held[0]:
-            raise Refused(
-                "widen",
-                commit.sha,
-                f"it records strategy {found[0]} where the store records {held[0]}; "
-                "a store keeps the strategy it was first written under",
+            problems.append(
+                Refused(
+                    "widen",
+                    commit.sha,
+                    f"it records strategy {found[0]} where the store records {held[0]}; "
+                    "a store keeps the strategy it was first written under",
+                )
             )
+            return _Record(record.kind or kind, held), held
         loosened = held[1].widened(found[1])
-        if loosened and widened is not None and WIDEN_TRAILER in commit.facts.extra:
+        on_purpose = facts is not None and WIDEN_TRAILER in facts.extra
+        if loosened and widened is not None and on_purpose:
             widened.append(
                 f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
                 "on purpose"
             )
-            return _Record(record.kind or kind, found)
+            return _Record(record.kind or kind, found), found
         if loosened:
-            raise Refused(
-                "widen",
-                commit.sha,
-                f"it loosens the store's recorded {', '.join(loosened)}; "
-                "an operator widens limits with `gitmem set-limits --widen` where the "
-                "store is kept",
+            problems.append(
+                Refused(
+                    "widen",
+                    commit.sha,
+                    f"it loosens the store's recorded {', '.join(loosened)}; "
+                    "an operator widens limits with `gitmem set-limits --widen` where the "
+                    "store is kept",
+                )
             )
-    return _Record(record.kind or kind, held or found)
+            return _Record(record.kind or kind, held), held
+    return _Record(record.kind or kind, held or found), found or held
 
 
 _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
@@ -234,7 +303,11 @@ def _check_commit(
     commit: PushCommit,
     screens: list[Screen],
     index: _IndexSet,
+    recorded: tuple[str, Limits] | None,
+    problems: list[Refused],
 ) -> None:
+    """Add to ``problems`` every screen the commit's writes fail and every limit of
+    ``recorded`` they break."""
     sha = commit.sha
 
     held: dict[str, str | None] = {}
@@ -246,24 +319,24 @@ def _check_commit(
 
     if commit.files is not None:
         files = list(commit.files.items())
-        _screen(screens, sha, Write(store, commit.author, (), files, meta, commit.message))
+        _screen(
+            screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
+        )
         return
     # the commit's own words once, then each memory it writes
-    _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message))
-    recorded = _recorded(reader, commit)
-    count = commit.parent_totals.count if commit.parent_totals else 0
-    chars = commit.parent_totals.chars if commit.parent_totals else 0
+    _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message), problems)
+    count, chars = commit.parent_totals.count, commit.parent_totals.chars
     line = _index_line(recorded)
     memories = index.before(commit) if line is not None else None
-    ops = {e.slug: e.op for e in commit.facts.edits}
+    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
     for slug, (before, after) in commit.changed.items():
         op = ops.get(slug) or ("delete" if after is None else "write")
-        _screen(screens, sha, Write(store, commit.author, (Edit(op, slug, after),), None, meta))
-        if after is not None:
-            if recorded is not None:
-                _hold_limits(sha, recorded, before, after, count, chars)
-            if recorded is not None and line is not None and memories is not None:
-                _hold_index(sha, recorded[1], line, memories, before, after)
+        edit = Edit(op, slug, after)
+        _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
+        if after is not None and recorded is not None:
+            _hold_limits(sha, recorded, before, after, count, chars, problems)
+            if line is not None and memories is not None:
+                _hold_index(sha, recorded[1], line, memories, before, after, problems)
         if memories is not None:
             if after is None:
                 memories.pop(slug, None)
@@ -273,13 +346,13 @@ def _check_commit(
         chars += (after.chars if after else 0) - (before.chars if before else 0)
 
 
-def _screen(screens: list[Screen], sha: str, write: Write) -> None:
-    """The write path's screens, each refusal named by its screen's rule."""
+def _screen(screens: list[Screen], sha: str, write: Write, problems: list[Refused]) -> None:
+    """The write path's screens, every one run, each refusal named by its screen's rule."""
     for screen in screens:
         try:
             screen.check(write)
         except GitmemError as exc:
-            raise Refused(screen.rule, sha, str(exc)) from None
+            problems.append(Refused(screen.rule, sha, str(exc)))
 
 
 def _hold_limits(
@@ -289,7 +362,10 @@ def _hold_limits(
     after: Memory,
     count: int,
     chars: int,
+    problems: list[Refused],
 ) -> None:
+    from gitmem import strategies  # a push that records no binding never needs them
+
     name, limits = recorded
     strategy = strategies.get(name)
     # the index limit needs every memory's line: held by _hold_index
@@ -309,13 +385,15 @@ def _hold_limits(
     except LimitExceeded as exc:
         grown = before is None or _size(after, exc.limit) > _size(before, exc.limit)
         if grown:
-            raise Refused("limit", sha, str(exc)) from None
+            problems.append(Refused("limit", sha, str(exc)))
 
 
 def _index_line(recorded: tuple[str, Limits] | None) -> Callable[[Memory], str] | None:
     """How the recorded strategy draws a memory's index line, if maxLenIndex binds it."""
     if recorded is None or not recorded[1].max_len_index:
         return None
+    from gitmem import strategies
+
     strategy = strategies.get(recorded[0])
     if strategy is None or "maxLenIndex" not in strategy.aggregate_limits:
         return None
@@ -329,6 +407,7 @@ def _hold_index(
     memories: dict[str, Memory],
     before: Memory | None,
     after: Memory,
+    problems: list[Refused],
 ) -> None:
     """maxLenIndex, measured as the tools measure it, over the set before this change
     (``memories``) with ``after`` in place of ``before``. As for the other limits, an
@@ -351,7 +430,7 @@ def _hold_index(
     except LimitExceeded as exc:
         # the code halves' cap is checked too; _hold_limits has judged it already
         if exc.limit == "maxLenIndex":
-            raise Refused("limit", sha, str(exc)) from None
+            problems.append(Refused("limit", sha, str(exc)))
 
 
 def _size(memory: Memory, limit: str) -> int:
@@ -365,7 +444,7 @@ def _size(memory: Memory, limit: str) -> int:
 def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
     """The capability the commit's binding recorded (its own trailer, else the nearest
     first-parent ancestor's)."""
-    found = read_capability_trailer(commit.facts.extra)
+    found = read_capability_trailer(commit.facts.extra) if commit.facts is not None else None
     return found if found is not None else _recorded_at(reader, commit.parent)
 
 
@@ -431,17 +510,24 @@ def pre_push(git_dir: str, remote: str, lines: Iterable[str]) -> list[str]:
 def _checked(
     reader: PushReader, updates: list[Update], known: Callable[[], Callable[[str], bool]]
 ) -> list[str]:
-    """``check_updates`` with a guard sandbox, when any update is to a store branch;
+    """``check_updates`` with a guard sandbox, started at the first guarded write;
     ``known()`` says which commits need no check. The reader is closed after."""
+    started: list[Guards] = []
+
+    def guards() -> Guards:
+        if not started:
+            from gitmem.guard import Guards  # most stores have no guard code
+
+            started.append(Guards())
+        return started[0]
+
     try:
         if not any(reader.store_of(u.ref) for u in updates):
             return []
-        guards = Guards()
-        try:
-            return check_updates(reader, updates, known(), guards)
-        finally:
-            guards.close()
+        return _check_all(reader, updates, known(), chain(guards))
     finally:
+        for sandbox in started:
+            sandbox.close()
         reader.close()
 
 
@@ -482,6 +568,8 @@ def source(hook: str) -> str:
     if hook not in HOOKS:
         raise InvalidArgument(f"there is no gitmem hook {hook!r}; there are {', '.join(HOOKS)}")
     try:
+        from importlib import resources  # installing only: a hook that runs needs none
+
         shipped = resources.files("gitmem._hooks").joinpath(hook)
         if shipped.is_file():
             return shipped.read_text()
@@ -573,6 +661,8 @@ _SCRIPT_MAX = 1 << 16  # a hook script gitmem wrote is a page; read no more of a
 
 def _importable(module: str) -> bool:
     try:
+        import importlib.util
+
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False

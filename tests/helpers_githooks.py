@@ -117,14 +117,24 @@ def md(description: str, body: str) -> bytes:
     return f"---\ndescription: {json.dumps(description)}\n---\n{body}".encode()
 
 
-def refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
-    """The one line a hook printed refusing ``ref`` by ``rule`` (the push failed)."""
+def refusals(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """Every refusal line a hook printed (the push failed)."""
     assert result.returncode != 0
-    lines = [
+    return [
         line.removeprefix("remote: ").rstrip()
         for line in result.stderr.splitlines()
         if "breaks rule" in line
     ]
-    assert len(lines) == 1, result.stderr
-    assert re.fullmatch(rf"refused {ref}: commit [0-9a-f]{{12}} breaks rule {rule}: .+", lines[0])
-    return lines[0]
+
+
+def refusal(result: subprocess.CompletedProcess[str], ref: str, rule: str) -> str:
+    """The one line a hook printed refusing ``ref`` by ``rule`` (the push failed); any
+    other line names another rule the same commit breaks."""
+    lines = refusals(result)
+    shape = rf"refused {ref}: commit ([0-9a-f]{{12}}) breaks rule ([a-z]+): .+"
+    matches = [re.fullmatch(shape, line) for line in lines]
+    assert lines and all(matches), result.stderr
+    assert len({m.group(1) for m in matches if m}) == 1, result.stderr
+    rules = [m.group(2) for m in matches if m]
+    assert rules.count(rule) == 1 and len(set(rules)) == len(rules), result.stderr
+    return lines[rules.index(rule)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_githooks import Unguarded, craft, md, refusal, trailers
+from helpers_githooks import Unguarded, craft, md, refusal, refusals, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
 
@@ -177,6 +177,7 @@ def test_each_rule_refuses_with_its_line_and_changes_nothing(
     before = server_state(server)
     result = push(project, "+gitmem/notes")
     line = refusal(result, REF, rule)
+    assert refusals(result) == [line]
     assert "AKIA" not in line  # a secret is never echoed
     assert server_state(server) == before
     (project / "more.txt").write_text("more\n")
@@ -325,6 +326,34 @@ def test_a_push_kept_as_a_pack_is_read(world: tuple[Path, Path]) -> None:
     assert server_state(server) == before
 
 
+def test_a_long_push_is_read_whole_and_a_secret_deep_in_it_refused(
+    world: tuple[Path, Path],
+) -> None:
+    """A push of many commits (read front to back from its pack, bases the server
+    holds included) lands; one with a secret among them is refused at that commit."""
+    server, project = world
+    sh(server, "config", "receive.unpackLimit", "1")
+    with Repository.open(str(project)) as repo:
+        for i in range(24):
+            ops.create(repo, "notes", ME, f"m{i}", f"memory {i}", f"body {i}\n")
+        head = repo.head("notes")
+    result = push(project, "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == head
+    bad = ""
+    with Unguarded.open(str(project)) as u:
+        for i in range(24):
+            text = f"key {SECRETS[0][1]}\n" if i == 12 else f"more {i}\n"
+            memory = Memory(f"m{i}", f"memory {i}", text)
+            u.publish("notes", ME, lambda _, m=memory: Change("write", m.slug, m))
+            if i == 12:
+                bad = u.head("notes")
+    before = server_state(server)
+    line = refusal(push(project, "gitmem/notes"), REF, "secret")
+    assert line.startswith(f"refused {REF}: commit {bad[:12]} ")
+    assert server_state(server) == before
+
+
 _TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 
 
@@ -372,3 +401,121 @@ def test_a_hook_from_an_earlier_version_is_reported_and_replaced(tmp_path: Path)
     assert "from gitmem.githooks import main" in (server / "hooks" / "pre-receive").read_text()
     result = CliRunner().invoke(cli, ["--repo", str(server), "check"])
     assert result.exit_code == 0, result.output
+
+
+# -- commits gitmem did not make -----------------------------------------------------
+
+
+def by_hand(project: Path, write: dict[str, str], link: str | None = None) -> str:
+    """A plain ``git commit`` on the store's branch, made in a worktree of it: the files
+    ``write`` names (path → text), and a symbolic link named ``link``; the new head."""
+    work = project.parent / "by-hand"
+    if not work.exists():
+        sh(project, "worktree", "add", "-q", str(work), "gitmem/notes")
+    for path, text in write.items():
+        (work / path).parent.mkdir(exist_ok=True)
+        (work / path).write_text(text)
+    if link is not None:
+        (work / link).symlink_to("/etc/passwd")
+    sh(work, "add", "-A")
+    sh(work, "commit", "-q", "-m", "correct the notes by hand")
+    return sh(work, "rev-parse", "HEAD").strip()
+
+
+def md_text(description: str, body: str) -> str:
+    return md(description, body).decode()
+
+
+def test_a_commit_by_hand_that_keeps_every_rule_lands(world: tuple[Path, Path]) -> None:
+    """A plain git commit with no gitmem trailers is accepted by both hooks when it
+    keeps the rules; gitmem's next write on top of it lands too."""
+    server, project = world
+    assert CliRunner().invoke(cli, ["--repo", str(project), "hooks", "install"]).exit_code == 0
+    _bind(project, Limits(max_len_per_memory=40))
+    head = by_hand(
+        project,
+        {
+            files.memory_path("todo"): md_text("open tasks", "- ship\n- test\n"),
+            files.memory_path("fresh"): md_text("made by hand", "fits the limit\n"),
+        },
+    )
+    result = push(project, "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == head
+    with Repository.open(str(project)) as repo:
+        assert repo.snapshot("notes").slugs() == ["fresh", "small", "todo"]
+        ops.create(repo, "notes", ME, "after", "a later write", "ok\n")
+        later = repo.head("notes")
+    result = push(project, "gitmem/notes")
+    assert result.returncode == 0, result.stderr
+    assert sh(server, "rev-parse", REF).strip() == later
+
+
+_BROKEN_BY_HAND = {"tree", "parse", "slug", "secret", "limit", "guard"}
+
+
+def _break_every_rule(project: Path) -> str:
+    """A commit by hand breaking each content rule at once (the limit recorded is
+    maxLenPerMemory=50; the guard refuses a TODO; four memories hold a secret)."""
+    _bind(project, Limits(max_len_per_memory=50))
+    with Repository.open(str(project)) as repo:
+        repo.set_guard("notes", NO_TODO, ME)
+    assert push(project, "gitmem/notes").returncode == 0
+    secret = SECRETS[0][1]
+    return by_hand(
+        project,
+        {
+            files.memory_path("raw"): "no front matter",
+            "16/misfiled.md": md_text("in the wrong folder", "x\n"),  # misfiled is in 61/
+            files.memory_path("big"): md_text("too long", "x" * 80),
+            files.memory_path("later"): md_text("a plan", "TODO: write\n"),
+            **{files.memory_path(f"creds{i}"): md_text("db", f"k {secret}\n") for i in range(4)},
+        },
+        link="escape",
+    )
+
+
+def _lines_of(result: subprocess.CompletedProcess[str], head: str) -> dict[str, str]:
+    """The refusal lines, by rule: each names the ref and the commit, once."""
+    lines = refusals(result)
+    found: dict[str, str] = {}
+    for line in lines:
+        match = re.fullmatch(rf"refused {REF}: commit {head[:12]} breaks rule ([a-z]+): .+", line)
+        assert match is not None, result.stderr
+        assert match.group(1) not in found, result.stderr
+        found[match.group(1)] = line
+    return found
+
+
+def test_a_commit_by_hand_is_refused_with_every_rule_it_breaks(
+    world: tuple[Path, Path],
+) -> None:
+    """The server refuses it with one line per rule broken (not only the first, and
+    not for its missing trailers); four secrets make one bounded line."""
+    server, project = world
+    head = _break_every_rule(project)
+    before = server_state(server)
+    lines = _lines_of(push(project, "gitmem/notes"), head)
+    assert set(lines) == _BROKEN_BY_HAND
+    assert "'escape' is a symbolic link" in lines["tree"]
+    assert "raw.md has no front matter" in lines["parse"]
+    assert "`misfiled` is filed under 16/" in lines["slug"]
+    assert "`big`" in lines["limit"] and "maxLenPerMemory (50)" in lines["limit"]
+    assert "no TODO in bodies" in lines["guard"]
+    # four secrets: three reasons shown whole (each with its allowlist fingerprint)
+    assert lines["secret"].count("holds a secret") == 3 and "(and 1 more)" in lines["secret"]
+    assert lines["secret"].count("gitmem guard allow ") == 3 and "…" not in lines["secret"]
+    assert SECRETS[0][1] not in "".join(lines.values())
+    assert server_state(server) == before
+
+
+def test_pre_push_lists_every_rule_a_commit_by_hand_breaks(world: tuple[Path, Path]) -> None:
+    """The local hook refuses the same commit with the same lines, before it leaves."""
+    server, project = world
+    assert CliRunner().invoke(cli, ["--repo", str(project), "hooks", "install"]).exit_code == 0
+    head = _break_every_rule(project)
+    before = server_state(server)
+    result = push(project, "gitmem/notes")
+    assert "remote: refused" not in result.stderr
+    assert set(_lines_of(result, head)) == _BROKEN_BY_HAND
+    assert server_state(server) == before

@@ -73,6 +73,7 @@ ORDER: dict[str, list[str]] = {
         "markers",
         "remote",
         "screen",
+        "incoming",
         "pushcheck",
         "sharing",
         "commit",

@@ -113,8 +113,11 @@ def test_a_pushers_own_capability_cannot_loosen_the_recorded_limits(
     server, project = world
     before = sh(server, "rev-parse", REF)
     wide_commit(project)
-    line = refusal(push(project, "gitmem/notes"), REF, "widen")
+    result = push(project, "gitmem/notes")
+    line = refusal(result, REF, "widen")
     assert "maxLenPerMemory" in line
+    # what it writes is held to the limits the store records, not to its own
+    assert "maxLenPerMemory (100)" in refusal(result, REF, "limit")
     assert sh(server, "rev-parse", REF) == before
 
 
@@ -240,12 +243,13 @@ def _pushed_by_a(a: Path) -> None:
 
 
 def _sync_b(b: Path) -> tuple[str | None, dict[str, object]]:
-    """Sync b with --json; b's head and its report for `notes`."""
+    """Sync b with --json; b's head and its report for `notes`. The exit status is 2
+    when commits were kept out, else 0."""
     result = CliRunner().invoke(cli, ["--repo", str(b), "sync", "--json"])
-    assert result.exit_code == 0, result.output
     found = json.loads(result.output)
     rows = found if isinstance(found, list) else [found]
     row = next(r for r in rows if r["store"] == "notes")
+    assert result.exit_code == (2 if row["refused"] else 0), result.output
     with Repository.open(str(b)) as repo:
         return repo.head("notes"), row
 
@@ -261,8 +265,10 @@ def test_a_file_store_commit_is_not_adopted_by_fast_forward(
     head, row = _sync_b(b)
     assert head == before
     refused = row["refused"]
-    assert isinstance(refused, list) and len(refused) == 1
+    # the kind first, then what else the commit breaks read as the store it lands in
+    assert isinstance(refused, list) and len(refused) == 2
     assert "breaks rule kind" in refused[0]
+    assert "breaks rule parse" in refused[1] and "stray.txt" in refused[1]
     with Repository.open(str(b)) as repo:
         assert repo.layout("notes") == "memories"
         ops.create(repo, "notes", ME, "later", "still works", "yes\n")
@@ -292,12 +298,35 @@ def test_a_remote_cannot_widen_limits_silently(replicas: tuple[Path, Path, Path]
     with Repository.open(str(b)) as repo:
         before = repo.head("notes")
     result = CliRunner().invoke(cli, ["--repo", str(b), "sync"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
     assert re.search(
         r"notes: refused commit [0-9a-f]{12} breaks rule widen: .*maxLenPerMemory", result.output
     )
     with Repository.open(str(b)) as repo:
         assert repo.head("notes") == before
+
+
+def test_sync_exits_2_when_it_keeps_commits_out(replicas: tuple[Path, Path, Path]) -> None:
+    """A sync that keeps out commits of the remote's says so by its exit status, in
+    text and in JSON; the other stores sync as usual, and a sync with nothing kept
+    out exits 0."""
+    _, a, b = replicas
+    with Repository.open(str(a)) as repo:
+        ops.create(repo, "more", ME, "fine", "ok", "yes\n")
+        repo.sync("origin")
+        more = repo.head("more")
+    wide_commit(a)
+    _pushed_by_a(a)
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync"])
+    assert result.exit_code == 2, result.output
+    assert re.search(r"^notes: refused commit [0-9a-f]{12} breaks rule widen", result.output, re.M)
+    with Repository.open(str(b)) as repo:
+        assert repo.head("more") == more
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync", "--json"])
+    assert result.exit_code == 2, result.output
+    assert [r["store"] for r in json.loads(result.output) if r["refused"]] == ["notes"]
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync", "--store", "more"])
+    assert result.exit_code == 0, result.output
 
 
 def test_a_link_arriving_by_sync_is_kept_out(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Report",
     "Run",
+    "Synced",
     "Verdict",
     "Written",
     "called",
@@ -560,13 +561,25 @@ def sync_line(report: StoreSync) -> str:
     return "\n".join([line, *notes])
 
 
-def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Report:
+class Synced(_Fixed):
+    """``gitmem sync``'s report; ``kept_out`` names each store that kept out commits of
+    the remote's, since they break its rules (its lines say which and why)."""
+
+    __slots__ = ("kept_out",)
+
+    def __init__(self, shown: Sequence[str], data: object, kept_out: list[str]) -> None:
+        super().__init__(shown, data)
+        self.kept_out = kept_out
+
+
+def sync(repo: Repository, remote: str = "origin", store: str | None = None) -> Synced:
     """``gitmem sync``: one line (one JSON object) per store shared."""
     from gitmem.ops.sharing import sync as share
 
     done = share(repo, remote, store)
     lines = [sync_line(r) for r in done] or [f"no stores here or at {remote}"]
-    return _Fixed(_lines(lines), [r.to_dict() for r in done])
+    kept_out = [r.store for r in done if r.refused]
+    return Synced(_lines(lines), [r.to_dict() for r in done], kept_out)
 
 
 class Run:

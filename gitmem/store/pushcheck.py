@@ -1,417 +1,257 @@
-"""What a push would add to a store, read and checked commit by commit (for the hooks).
+"""What a push would add to a store, read commit by commit (for the hooks).
 
-A :class:`PushReader` opens a repository as git's ``pre-receive`` or ``pre-push`` hook
-sees it: on the server the pushed objects wait in a quarantine directory
-(``GIT_OBJECT_DIRECTORY``) until the hook accepts them, so they are read through an
-overlay of that directory and the repository's own objects, and nothing is written.
+:meth:`PushReader.commit` turns one new commit into a :class:`PushCommit`: the memories
+(or, in a file store, the files) it changes against its first parent, read as the kind
+of store the receiving side holds it to, with every structural rule it breaks listed in
+its ``problems``: the tree holds no link nor any name git refuses, the files parse,
+slugs are valid and in their fan-out directory, and a gitmem commit's trailers name what
+the tree changes with the right ops, revisions and totals. A commit gitmem did not make
+(a plain ``git commit``) has no trailers to hold. A memory that does not read is left
+out of ``changed``, so nothing that depends on its content is judged on a guess.
+Limits, secrets and guard code are judged above the store, by :mod:`gitmem.githooks`.
 
-:meth:`PushReader.commit` turns one new commit into a :class:`Commit`: the memories it
-changes against its first parent, with the structural rules already held (the files
-parse, slugs are valid and in their fan-out directory, the trailers name what the tree
-changes with the right ops, revisions and totals). A broken rule raises
-:class:`Refused` naming the rule. Limits, secrets and guard code are judged above the
-store, by :mod:`gitmem.githooks`.
+A push reads each object once (see :mod:`gitmem.store.incoming`): a commit is compared
+with its parent subtree by subtree, skipping every subtree whose id did not change, a
+name is held to the tree rules once, and a memory's files are parsed once whatever
+number of commits hold them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import cast
-
-from dulwich.object_store import BaseObjectStore, DiskObjectStore, OverlayObjectStore
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree, parse_tree
-from dulwich.repo import Repo
+from dataclasses import dataclass, field
 
 from gitmem.errors import GitmemError
-from gitmem.store import layout
+from gitmem.names import tree_name_problem
 from gitmem.store import memoryfiles as files
-from gitmem.store.message import Facts, parse_message
+from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
+from gitmem.store.message import FILES, Facts
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.types import Memory, Totals, check_path, check_slug
 
 __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
 
-_ZERO = "0" * 40
-_DIR_MODE = 0o040000
 _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
-_ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 
-
-class Refused(Exception):
-    """A commit breaks ``rule`` (``history``, ``parse``, ``tree``, ``slug``,
-    ``trailers``, ``kind``, ``limit``, ``widen``, ``secret``, ``guard``); ``commit`` is
-    the one that does."""
-
-    def __init__(self, rule: str, commit: str, message: str) -> None:
-        super().__init__(message)
-        self.rule = rule
-        self.commit = commit
-        self.message = message
+_Entry = tuple[int, bytes]
+"""A tree entry: its mode and its object's id (hex)."""
+_Diff = list[tuple[str, _Entry | None, _Entry | None]]
+"""The entries two trees hold differently: ``(name, old, new)``."""
 
 
 @dataclass(frozen=True)
 class PushCommit:
-    """One new commit of a memory store: what it changes against its first parent."""
+    """One new commit of a store: what it changes against its first parent."""
 
     sha: str
     parent: str | None
     merge: bool
-    facts: Facts
+    facts: Facts | None
+    """What its trailers say; ``None`` for a commit gitmem did not make."""
     author: str
     changed: dict[str, tuple[Memory | None, Memory | None]]
-    """slug → (before, after), for every memory whose files differ from the parent's."""
-    parent_totals: Totals | None
+    """slug → (before, after), for every memory whose files differ from the parent's
+    and read (one that does not is among the ``problems``)."""
+    parent_totals: Totals
+    """The store's totals as of the first parent (counted from its tree when gitmem did
+    not make it)."""
     files: dict[str, str] | None = None
     """For a file store's commit: path → new text of every file it writes."""
     message: str = ""
     """The commit's whole message."""
+    problems: list[Refused] = field(default_factory=lambda: list[Refused]())
+    """Every structural rule the commit breaks (empty: it reads)."""
 
 
-class PushReader:
-    """A repository read as a hook sees it; ``quarantine`` is the directory where a
-    receive-pack keeps the pushed objects (``None``: every object is in place)."""
+class PushReader(Incoming):
+    """A repository read as a hook sees it, commit by commit; ``quarantine`` is the
+    directory where a receive-pack keeps the pushed objects (``None``: every object
+    is in place)."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
-        self._repo = Repo(git_dir)
-        self.main: BaseObjectStore = self._repo.object_store
-        self._objects: BaseObjectStore = self.main
-        self._stores: list[BaseObjectStore] = [self.main]
-        if quarantine:
-            pushed = DiskObjectStore(quarantine)
-            self._objects = OverlayObjectStore([pushed, self.main])
-            self._stores = [pushed, self.main]
-        self.standalone = layout.serves_standalone(self._repo)
-        self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
-        # a push reads each commit and root tree several times (as a commit, as a
-        # parent, for its files): read each once
-        self._cache: dict[bytes, ShaFile] = {}
-        self._facts: dict[str, Facts | None] = {}
-        self._trees: dict[bytes, dict[str, tuple[int, bytes]]] = {}
-        self.memo: dict[str, object] = {}
-        """Per-commit answers a checker above the store remembers for this push."""
+        super().__init__(git_dir, quarantine)
+        self._memories: dict[tuple[str, bytes | None, bytes | None, bytes | None], Memory] = {}
+        self._totals: dict[str, Totals] = {}
+        self._names: set[bytes] = set()
 
-    def close(self) -> None:
-        self._repo.close()
-
-    @staticmethod
-    def is_bare(path: str) -> bool:
-        """Whether ``path`` is a bare git repository."""
-        try:
-            repo = Repo(path)
-        except Exception:  # dulwich raises several kinds for "not a repository"
-            return False
-        try:
-            return repo.bare
-        finally:
-            repo.close()
-
-    @staticmethod
-    def serve(path: str, standalone: bool) -> None:
-        """Record that the bare repository at ``path`` serves standalone stores
-        (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
-        repo = Repo(path)
-        try:
-            layout.record_layout(repo, standalone or layout.is_standalone(repo))
-        finally:
-            repo.close()
-
-    def refs(self, prefix: str) -> dict[str, str]:
-        """Every ref under ``prefix`` (full name → commit)."""
-        base = prefix.encode().rstrip(b"/")
-        return {
-            (base + b"/" + name).decode(): sha.decode()
-            for name, sha in self._repo.refs.as_dict(base).items()  # type: ignore[arg-type]
-        }
-
-    def store_of(self, ref: str) -> str | None:
-        """The store a ref is the branch of, or ``None`` for a project's own ref."""
-        if ref.startswith(layout.PROJECT_PREFIX):
-            return ref[len(layout.PROJECT_PREFIX) :] or None
-        if self.standalone and ref.startswith(layout.STANDALONE_PREFIX):
-            return ref[len(layout.STANDALONE_PREFIX) :] or None
-        return None
-
-    # -- objects ---------------------------------------------------------------------
-
-    def _object(self, sha: str | bytes, commit: str) -> ShaFile:
-        key = sha.encode() if isinstance(sha, str) else sha
-        found = self._cache.get(key)
-        if found is not None:
-            return found
-        try:
-            found = self._objects[ObjectID(key)]
-            if isinstance(found, Commit):
-                if len(self._cache) >= _CACHE_MAX:
-                    self._cache.clear()
-                self._cache[key] = found
-            return found
-        except KeyError:
-            raise Refused("parse", commit, f"object {key.decode()[:12]} is missing") from None
-        except Exception as exc:  # a damaged object reads as many kinds of error
-            raise Refused(
-                "parse", commit, f"object {key.decode()[:12]} does not read: {exc}"
-            ) from None
-
-    def _commit(self, sha: str) -> Commit:
-        found = self._object(sha, sha)
-        if not isinstance(found, Commit):
-            raise Refused("parse", sha, f"{sha[:12]} is not a commit")
-        return found
-
-    def has(self, sha: str) -> bool:
-        """Whether the repository (pushed objects included) holds ``sha``."""
-        # each store asked in turn: dulwich's overlay answers `in` from loose objects
-        # only, and a push of more than git's unpack limit (100 objects) stays a pack
-        oid = ObjectID(sha.encode())
-        return any(oid in store for store in self._stores)
-
-    def in_main(self, sha: str) -> bool:
-        """Whether ``sha`` was in the repository before the push (not quarantined)."""
-        return ObjectID(sha.encode()) in self.main
-
-    def parents(self, sha: str) -> list[str]:
-        return [p.decode() for p in self._commit(sha).parents]
-
-    def standing(self, sha: str) -> Facts | None:
-        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made."""
-        at: str | None = sha
-        while at is not None:
-            found = self.facts(at)
-            if found is not None:
-                return found
-            parents = self.parents(at)
-            at = parents[0] if parents else None
-        return None
-
-    def ancestors(self, sha: str | None) -> set[str]:
-        """``sha`` and every commit it descends from (empty for ``None``)."""
-        seen: set[str] = set()
-        stack = [sha] if sha is not None else []
-        while stack:
-            at = stack.pop()
-            if at in seen:
-                continue
-            seen.add(at)
-            stack.extend(p.decode() for p in self._commit(at).parents)
-        return seen
-
-    def facts(self, sha: str) -> Facts | None:
-        if sha not in self._facts:
-            if len(self._facts) >= _CACHE_MAX:
-                self._facts.clear()
-            self._facts[sha] = parse_message(self._commit(sha).message)
-        return self._facts[sha]
-
-    # -- walking ---------------------------------------------------------------------
-
-    def new_commits(self, new: str, known: Callable[[str], bool]) -> list[str]:
-        """The commits reachable from ``new`` that are not ``known``, parents first."""
-        order: list[str] = []
-        seen: set[str] = set()
-        stack: list[tuple[str, bool]] = [(new, False)]
-        while stack:
-            sha, expanded = stack.pop()
-            if expanded:
-                order.append(sha)
-                continue
-            if sha in seen or known(sha):
-                continue
-            seen.add(sha)
-            stack.append((sha, True))
-            for parent in reversed(self._commit(sha).parents):
-                stack.append((parent.decode(), False))
-        return order
-
-    def is_ancestor(self, old: str, new: str) -> bool:
-        """Whether ``old`` is ``new`` or one of its ancestors."""
-        seen: set[str] = set()
-        stack = [new]
-        while stack and len(seen) < _ANCESTRY_MAX:
-            sha = stack.pop()
-            if sha == old:
-                return True
-            if sha in seen or not self.has(sha):
-                continue
-            seen.add(sha)
-            stack.extend(p.decode() for p in self._commit(sha).parents)
-        return False
-
-    # -- one commit ------------------------------------------------------------------
-
-    def meta(self, sha: str | None, name: str) -> str | None:
-        """The store file ``name`` (``@allowlist``, ``@guard.ts``) as of commit ``sha``."""
-        if sha is None:
-            return None
-        entry = self._entries(self._commit(sha).tree, sha).get(name)
-        if entry is None or entry[0] == _DIR_MODE:
-            return None
-        blob = self._object(entry[1], sha)
-        return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
-
-    def _tree(self, sha: bytes, commit: str) -> Tree:
-        found = self._object(sha, commit)
-        if not isinstance(found, Tree):
-            raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
-        return found
-
-    def _tree_entries(self, sha: bytes, commit: str) -> list[tuple[bytes, int, bytes]]:
-        """A tree's entries read straight from its raw bytes: a push reads thousands
-        of trees once each, so no tree object is made (nor sorted)."""
-        try:
-            kind, raw = self._objects.get_raw(ObjectID(sha))
-        except KeyError:
-            raise Refused("parse", commit, f"object {sha.decode()[:12]} is missing") from None
-        except Exception as exc:  # a damaged object reads as many kinds of error
-            raise Refused(
-                "parse", commit, f"object {sha.decode()[:12]} does not read: {exc}"
-            ) from None
-        if kind != Tree.type_num:
-            raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
-        try:
-            return cast("list[tuple[bytes, int, bytes]]", parse_tree(raw, 20))
-        except Exception as exc:
-            raise Refused(
-                "parse", commit, f"tree {sha.decode()[:12]} does not read: {exc}"
-            ) from None
-
-    def _entries(self, sha: bytes | None, commit: str) -> dict[str, tuple[int, bytes]]:
-        if sha is None:
-            return {}
-        found = self._trees.get(sha)
-        if found is None:
-            found = {}
-            for path, mode, child in self._tree_entries(sha, commit):
-                name = path.decode("utf-8", "replace")
-                if mode in _LINKS:
-                    raise Refused(
-                        "tree", commit, f"{name!r} is {_LINKS[mode]}; a store holds only files"
-                    )
-                if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
-                    raise Refused("tree", commit, f"the tree holds an entry named {name!r}")
-                found[name] = (mode, child)
-            if len(self._trees) >= _CACHE_MAX:
-                self._trees.clear()
-            self._trees[sha] = found
-        return found
-
-    def commit(self, sha: str) -> PushCommit:
-        """Read one new commit, holding the structural rules; ``Refused`` if it breaks one."""
-        commit = self._commit(sha)
+    def commit(self, sha: str, kind: str) -> PushCommit:
+        """Read one new commit as a store of ``kind`` holds it (``"files"`` or
+        ``"memories"``), listing every structural rule it breaks."""
+        head = self.head(sha)
         facts = self.facts(sha)
-        if facts is None:
-            raise Refused("trailers", sha, "it has no gitmem trailers (not written by gitmem)")
-        parents = [p.decode() for p in commit.parents]
-        parent = parents[0] if parents else None
-        merge = len(parents) > 1
-        parent_facts = self.facts(parent) if parent else None
-        parent_totals = parent_facts.totals if parent_facts else (None if parent else Totals())
-        author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
-        old_root = self._commit(parent).tree if parent else None
-        message = commit.message.decode("utf-8", "replace")
-        if facts.paths:
-            files = self._files(sha, commit)
-            return PushCommit(sha, parent, merge, facts, author, {}, parent_totals, files, message)
-        changed = self._changed(sha, old_root, commit.tree)
-        line = self.revisions(parent) if parent is not None else None
-        _hold_trailers(sha, merge, facts, changed, parent_facts, line)
-        return PushCommit(sha, parent, merge, facts, author, changed, parent_totals, None, message)
-
-    def _files(self, sha: str, commit: Commit) -> dict[str, str]:
-        """Every file of a file store's commit that differs from its first parent."""
-        parent = commit.parents[0] if commit.parents else None
-        before = self._flat(self._commit(parent.decode()).tree if parent else None, sha, "")
-        after = self._flat(commit.tree, sha, "")
-        written: dict[str, str] = {}
-        for path, blob in after.items():
-            if before.get(path) == blob:
-                continue
+        parent = head.parents[0] if head.parents else None
+        merge = len(head.parents) > 1
+        old_root = self.head(parent).tree if parent else None
+        problems: list[Refused] = []
+        message = head.message.decode("utf-8", "replace")
+        diff = self._diff(old_root, head.tree, sha, problems)
+        self.carry_meta(old_root, head.tree, [n.encode() for n, _, _ in diff], sha)
+        if kind == FILES:
+            written: dict[str, str] = {}
+            self._written(sha, diff, "", problems, written)
+            parent_facts = self.facts(parent) if parent else None
+            totals = parent_facts.totals if parent_facts else Totals()
+            return PushCommit(
+                sha, parent, merge, facts, head.author, {}, totals, written, message, problems
+            )
+        changed = self._changed(sha, diff, problems)
+        # trailers are held to a tree that reads, of the kind they describe
+        if facts is not None and not facts.paths and not problems:
+            line = self.revisions(parent) if parent is not None else None
+            parent_facts = self.facts(parent) if parent else None
             try:
-                check_path(path)
-            except GitmemError as exc:
-                raise Refused("slug", sha, str(exc)) from None
-            data = cast(Blob, self._object(blob, sha)).as_raw_string()
-            try:
-                written[path] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise Refused("parse", sha, f"{path} is not UTF-8 text") from None
-        return written
+                _hold_trailers(sha, merge, facts, changed, parent_facts, line)
+            except Refused as refused:
+                problems.append(refused)
+        totals = self.totals(parent) if parent else Totals()
+        return PushCommit(
+            sha, parent, merge, facts, head.author, changed, totals, None, message, problems
+        )
 
-    def _flat(self, root: bytes | None, commit: str, base: str) -> dict[str, bytes]:
-        found: dict[str, bytes] = {}
-        for name, (mode, blob) in self._entries(root, commit).items():
-            path = f"{base}/{name}" if base else name
-            if mode == _DIR_MODE:
-                found.update(self._flat(blob, commit, path))
-            else:
-                found[path] = blob
+    def totals(self, sha: str) -> Totals:
+        """The store's totals as of commit ``sha``: its trailers', else counted from
+        its tree (a commit gitmem did not make records none)."""
+        facts = self.facts(sha)
+        if facts is not None:
+            return facts.totals
+        found = self._totals.get(sha)
+        if found is None:
+            held = self.memories(sha).values()
+            found = Totals(len(held), sum(m.chars for m in held), sum(m.lines for m in held))
+            if len(self._totals) >= _CACHE_MAX:
+                self._totals.clear()
+            self._totals[sha] = found
         return found
-
-    def _changed(
-        self, sha: str, old_root: bytes | None, new_root: bytes
-    ) -> dict[str, tuple[Memory | None, Memory | None]]:
-        before = self._entries(old_root, sha)
-        after = self._entries(new_root, sha)
-        changed: dict[str, tuple[Memory | None, Memory | None]] = {}
-        for name in sorted(set(before) | set(after)):
-            if before.get(name) == after.get(name) or name in (ALLOWLIST, GUARD):
-                continue
-            entry = after.get(name)
-            if entry is not None and (
-                entry[0] != _DIR_MODE or len(name) != 2 or not set(name) <= _HEX
-            ):
-                raise Refused(
-                    "parse", sha, f"the tree holds {name!r}, which is not a fan-out directory"
-                )
-            old_bucket = self._bucket(before.get(name), sha)
-            new_bucket = self._bucket(entry, sha)
-            slugs: set[str] = set()
-            for filename in set(old_bucket) | set(new_bucket):
-                if old_bucket.get(filename) == new_bucket.get(filename):
-                    continue
-                split = files.split_name(filename)
-                if split is None:
-                    raise Refused("parse", sha, f"{name}/{filename} is not a memory file")
-                slugs.add(split[0])
-            for slug in sorted(slugs):
-                try:
-                    check_slug(slug)
-                except GitmemError as exc:
-                    raise Refused("slug", sha, str(exc)) from None
-                if files.bucket(slug) != name:
-                    raise Refused(
-                        "slug", sha, f"`{slug}` is filed under {name}/, not {files.bucket(slug)}/"
-                    )
-                changed[slug] = (
-                    self._memory(slug, old_bucket, sha),
-                    self._memory(slug, new_bucket, sha),
-                )
-        return changed
 
     def memories(self, sha: str) -> dict[str, Memory]:
         """Every memory of the store as of commit ``sha`` (already accepted), by slug."""
         found: dict[str, Memory] = {}
-        for name, entry in self._entries(self._commit(sha).tree, sha).items():
-            if entry[0] != _DIR_MODE or len(name) != 2 or not set(name) <= _HEX:
+        for name, mode, tree in self.tree(self.head(sha).tree, sha):
+            bucket = name.decode("utf-8", "replace")
+            if not _is_bucket(bucket, (mode, tree)):
                 continue
-            bucket = self._bucket(entry, sha)
-            for slug in sorted({split[0] for split in map(files.split_name, bucket) if split}):
-                memory = self._memory(slug, bucket, sha)
+            held = self._bucket(tree, sha)
+            for slug in sorted({split[0] for split in map(files.split_name, held) if split}):
+                memory = self._memory(slug, held, sha)
                 if memory is not None:
                     found[slug] = memory
         return found
 
-    def _bucket(self, entry: tuple[int, bytes] | None, commit: str) -> dict[str, bytes]:
-        if entry is None:
+    def _diff(
+        self, old: bytes | None, new: bytes | None, commit: str, problems: list[Refused]
+    ) -> _Diff:
+        """The entries two trees hold differently, by name, in git's order. A new entry
+        that no store may hold is one of the ``problems`` and left out; the entries
+        both trees share were held to the rules already."""
+        if old == new:
+            return []
+        if new is None:
+            removed, added = self.tree(old, commit) if old is not None else [], []
+        else:
+            removed, added = self.differing(old, new, commit)
+        gone: dict[bytes, _Entry] = {name: (mode, sha) for name, mode, sha in removed}
+        came: dict[bytes, _Entry] = {}
+        for name, mode, sha in added:
+            # a push names the same files in commit after commit: each is judged once
+            known = name in self._names and mode not in _LINKS
+            problem = None if known else _entry_problem(name, mode)
+            if problem is None:
+                came[name] = (mode, sha)
+                if len(self._names) >= _CACHE_MAX:
+                    self._names.clear()
+                self._names.add(name)
+            else:
+                problems.append(Refused("tree", commit, problem))
+                gone.pop(name, None)  # neither kept nor removed: refused
+        return [
+            (name.decode("utf-8", "replace"), gone.get(name), came.get(name))
+            for name in sorted(gone.keys() | came.keys())
+        ]
+
+    def _written(
+        self, sha: str, diff: _Diff, base: str, problems: list[Refused], written: dict[str, str]
+    ) -> None:
+        """Every file of a file store's commit that differs from its first parent."""
+        for name, before, after in diff:
+            if after is None:
+                continue
+            path = f"{base}/{name}" if base else name
+            if after[0] == DIR_MODE:
+                inner = before[1] if before is not None and before[0] == DIR_MODE else None
+                self._written(
+                    sha, self._diff(inner, after[1], sha, problems), path, problems, written
+                )
+                continue
+            try:
+                check_path(path)
+                written[path] = self.blob(after[1], sha).decode("utf-8")
+            except GitmemError as exc:
+                problems.append(Refused("slug", sha, str(exc)))
+            except UnicodeDecodeError:
+                problems.append(Refused("parse", sha, f"{path} is not UTF-8 text"))
+            except Refused as refused:
+                problems.append(refused)
+
+    def _changed(
+        self, sha: str, diff: _Diff, problems: list[Refused]
+    ) -> dict[str, tuple[Memory | None, Memory | None]]:
+        changed: dict[str, tuple[Memory | None, Memory | None]] = {}
+        for name, before, after in diff:
+            if name in (ALLOWLIST, GUARD):
+                continue
+            if after is not None and not _is_bucket(name, after):
+                why = f"the tree holds {name!r}, which is not a fan-out directory"
+                problems.append(Refused("parse", sha, why))
+                continue
+            old = before[1] if before is not None and _is_bucket(name, before) else None
+            new = after[1] if after is not None else None
+            for slug in self._slugs(sha, name, self._diff(old, new, sha, problems), problems):
+                try:
+                    changed[slug] = (
+                        self._memory(slug, self._bucket(old, sha), sha),
+                        self._memory(slug, self._bucket(new, sha), sha),
+                    )
+                except Refused as refused:
+                    problems.append(refused)
+        return changed
+
+    def _slugs(self, sha: str, bucket: str, diff: _Diff, problems: list[Refused]) -> list[str]:
+        """The valid slugs whose files a fan-out directory's ``diff`` changes."""
+        slugs: set[str] = set()
+        for filename, _, entry in diff:
+            if entry is not None and entry[0] == DIR_MODE:
+                why = f"{filename}/ is a folder inside a fan-out directory"
+                problems.append(Refused("parse", sha, why))
+                continue
+            split = files.split_name(filename)
+            if split is None:
+                problems.append(Refused("parse", sha, f"{bucket}/{filename} is not a memory file"))
+                continue
+            slugs.add(split[0])
+        valid: list[str] = []
+        for slug in sorted(slugs):
+            try:
+                check_slug(slug)
+            except GitmemError as exc:
+                problems.append(Refused("slug", sha, str(exc)))
+                continue
+            if files.bucket(slug) != bucket:
+                why = f"`{slug}` is filed under {bucket}/, not {files.bucket(slug)}/"
+                problems.append(Refused("slug", sha, why))
+                continue
+            valid.append(slug)
+        return valid
+
+    def _bucket(self, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """A fan-out directory's files by name (a folder in it holds no memory)."""
+        if tree is None:
             return {}
-        found: dict[str, bytes] = {}
-        for name, (mode, blob) in self._entries(entry[1], commit).items():
-            if mode == _DIR_MODE:
-                raise Refused("parse", commit, f"{name}/ is a folder inside a fan-out directory")
-            found[name] = blob
-        return found
+        return {
+            name.decode("utf-8", "replace"): blob
+            for name, mode, blob in self.tree(tree, commit)
+            if mode != DIR_MODE
+        }
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)
@@ -421,51 +261,38 @@ class PushReader:
             if code is not None or on_use is not None:
                 raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
             return None
+        key = (slug, md, code, on_use)
+        found = self._memories.get(key)
+        if found is not None:
+            return found
         try:
-            description, body = files.decode_md(slug, self._blob(md, commit))
+            description, body = files.decode_md(slug, self.blob(md, commit))
             halves = [
-                self._blob(h, commit).decode("utf-8") if h is not None else ""
+                self.blob(h, commit).decode("utf-8") if h is not None else ""
                 for h in (code, on_use)
             ]
         except GitmemError as exc:
             raise Refused("parse", commit, str(exc)) from None
         except UnicodeDecodeError:
             raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
-        return Memory(slug, description, body, halves[0], halves[1])
+        found = Memory(slug, description, body, halves[0], halves[1])
+        if len(self._memories) >= _CACHE_MAX:
+            self._memories.clear()
+        self._memories[key] = found
+        return found
 
-    def _blob(self, sha: bytes, commit: str) -> bytes:
-        found = self._object(sha, commit)
-        if not isinstance(found, Blob):
-            raise Refused("parse", commit, f"{sha.decode()[:12]} is not a file")
-        return found.as_raw_string()
 
-    def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
-        """Each slug's latest revision along ``sha``'s first-parent line, and whether
-        that line holds no merge (when it does, a side's revisions may run higher)."""
-        if sha is None:
-            return {}, True
-        found = self._revisions.get(sha)
-        if found is not None:
-            return found
-        line: list[str] = []
-        at: str | None = sha
-        while at is not None and at not in self._revisions:
-            line.append(at)
-            parents = self._commit(at).parents
-            at = parents[0].decode() if parents else None
-        last, exact = (dict(self._revisions[at][0]), self._revisions[at][1]) if at else ({}, True)
-        for step in reversed(line):
-            commit = self._commit(step)
-            facts = self.facts(step)
-            exact = exact and len(commit.parents) < 2
-            if facts is not None and not facts.paths:
-                for edit in facts.edits:
-                    last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
-            # keep the maps of the line's ends only: a push walks them in order
-            if step == sha:
-                self._revisions[step] = (last, exact)
-                last = dict(last)
-        return self._revisions[sha]
+def _entry_problem(name: bytes, mode: int) -> str | None:
+    """Why a tree entry may not be in a store, or ``None``."""
+    text = name.decode("utf-8", "replace")
+    if mode in _LINKS:
+        return f"{text!r} is {_LINKS[mode]}; a store holds only files"
+    problem = tree_name_problem(text)
+    return f"the tree holds an entry named {text!r}, which {problem}" if problem else None
+
+
+def _is_bucket(name: str, entry: _Entry) -> bool:
+    return entry[0] == DIR_MODE and len(name) == 2 and set(name) <= _HEX
 
 
 def _hold_trailers(
@@ -530,8 +357,3 @@ def _hold_trailers(
     low = peaks.count < floor.count or peaks.chars < floor.chars or peaks.lines < floor.lines
     if low or (not merge and peaks != floor):
         raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")
-
-
-def is_zero(sha: str) -> bool:
-    """Whether ``sha`` is git's all-zero id (a ref created or deleted)."""
-    return sha == _ZERO

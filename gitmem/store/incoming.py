@@ -1,0 +1,519 @@
+"""The objects and commits a push brings, read as git's hooks see them.
+
+On a server, ``git receive-pack`` keeps the pushed objects in a quarantine directory
+(``GIT_OBJECT_DIRECTORY``) until its ``pre-receive`` hook accepts them; an
+:class:`Incoming` reads them through that directory and the repository's own objects,
+and writes nothing. A push of more than git's unpack limit (100 objects) waits there as
+one pack, so the packs' indexes are asked first, then the loose objects.
+
+What a hook needs of a commit (its tree, parents, author and message) is read from the
+commit's raw bytes, and a tree's entries straight from its raw bytes, each once per
+push. Anything that does not read is :class:`Refused` under the rule ``parse``.
+:mod:`gitmem.store.pushcheck` reads what each commit changes on top of this.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Callable
+from typing import NamedTuple, cast
+
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import Blob, Commit, ObjectID, Tree, parse_tree
+from dulwich.pack import OFS_DELTA, REF_DELTA, Pack
+from dulwich.pack import apply_delta as _apply  # pyright: ignore[reportUnknownVariableType]
+from dulwich.repo import Repo
+
+from gitmem.store import layout
+from gitmem.store.message import Facts, parse_message
+
+__all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
+
+DIR_MODE = 0o040000
+_ZERO = "0" * 40
+_HEX = frozenset("0123456789abcdef")
+_HEX_BYTES = frozenset(b"0123456789abcdef")
+_ANCESTRY_MAX = 1_000_000
+_CACHE_MAX = 20_000
+_TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
+_META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
+# a push of a few objects is read as asked; past that many reads, the pushed packs are
+# read front to back (those of at most _PRELOAD_PACK bytes, up to _PRELOAD_BYTES of
+# objects): `gitmem sync` to a local path runs the hook with a whole repository's
+# objects as the pushed ones
+_PRELOAD_AFTER = 64
+_PRELOAD_PACK = 32 << 20
+_PRELOAD_BYTES = 64 << 20
+
+_delta = cast("Callable[[bytes, list[bytes]], list[bytes]]", _apply)
+TreeEntries = list[tuple[bytes, int, bytes]]
+"""A tree's entries, ``(name, mode, hex id)``, in git's order."""
+
+
+class Refused(Exception):
+    """A commit breaks ``rule`` (``history``, ``parse``, ``tree``, ``slug``,
+    ``trailers``, ``kind``, ``limit``, ``widen``, ``secret``, ``guard``); ``commit`` is
+    the one that does."""
+
+    def __init__(self, rule: str, commit: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.commit = commit
+        self.message = message
+
+
+class Head(NamedTuple):
+    """What a hook needs of a commit object."""
+
+    tree: bytes
+    parents: tuple[str, ...]
+    author: str
+    """The author's name."""
+    message: bytes
+
+
+class Incoming:
+    """A repository read as a hook sees it; ``quarantine`` is the directory where a
+    receive-pack keeps the pushed objects (``None``: every object is in place)."""
+
+    def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
+        self._repo = Repo(git_dir)
+        self.main: DiskObjectStore = self._repo.object_store
+        pushed = DiskObjectStore(quarantine) if quarantine else None
+        self._stores: list[DiskObjectStore] = [pushed, self.main] if pushed else [self.main]
+        self._main_packs: list[Pack] = self.main.packs
+        self._pushed_packs: list[Pack] = pushed.packs if pushed else []
+        self._packs = self._pushed_packs + self._main_packs
+        self._loaded: dict[bytes, tuple[int, bytes]] | None = None
+        self._asked = 0
+        self.standalone = layout.serves_standalone(self._repo)
+        self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
+        self._heads: dict[str, Head] = {}
+        self._facts: dict[str, Facts | None] = {}
+        self._trees: dict[bytes, TreeEntries] = {}
+        self._tree_raws: dict[bytes, bytes] = {}
+        self._tree_starts: dict[bytes, list[int]] = {}
+        self._metas: dict[bytes, dict[bytes, bytes]] = {}
+        self._texts: dict[bytes, str] = {}
+        self.memo: dict[str, object] = {}
+        """Per-commit answers a checker above the store remembers for this push."""
+
+    def close(self) -> None:
+        self._repo.close()
+
+    @staticmethod
+    def is_bare(path: str) -> bool:
+        """Whether ``path`` is a bare git repository."""
+        try:
+            repo = Repo(path)
+        except Exception:  # dulwich raises several kinds for "not a repository"
+            return False
+        try:
+            return repo.bare
+        finally:
+            repo.close()
+
+    @staticmethod
+    def serve(path: str, standalone: bool) -> None:
+        """Record that the bare repository at ``path`` serves standalone stores
+        (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
+        repo = Repo(path)
+        try:
+            layout.record_layout(repo, standalone or layout.is_standalone(repo))
+        finally:
+            repo.close()
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """Every ref under ``prefix`` (full name → commit)."""
+        base = prefix.encode().rstrip(b"/")
+        return {
+            (base + b"/" + name).decode(): sha.decode()
+            for name, sha in self._repo.refs.as_dict(base).items()  # type: ignore[arg-type]
+        }
+
+    def store_of(self, ref: str) -> str | None:
+        """The store a ref is the branch of, or ``None`` for a project's own ref."""
+        if ref.startswith(layout.PROJECT_PREFIX):
+            return ref[len(layout.PROJECT_PREFIX) :] or None
+        if self.standalone and ref.startswith(layout.STANDALONE_PREFIX):
+            return ref[len(layout.STANDALONE_PREFIX) :] or None
+        return None
+
+    # -- objects ---------------------------------------------------------------------
+
+    def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
+        """An object's type number and raw bytes, from whichever store holds it;
+        ``Refused`` (for ``commit``) if none does or it does not read."""
+        if self._loaded is None:
+            self._asked += 1
+            if self._asked > _PRELOAD_AFTER:
+                self._loaded = self._preload()
+        found = self._loaded.get(sha) if self._loaded is not None else None
+        if found is not None:
+            return found
+        short = sha.decode("ascii", "replace")[:12]
+        try:
+            if len(sha) == 40 and _HEX_BYTES.issuperset(sha):
+                binary = bytes.fromhex(sha.decode())
+                for pack in self._packs:
+                    try:
+                        return pack.get_raw(binary)  # type: ignore[arg-type]
+                    except KeyError:
+                        continue
+                for store in self._stores:
+                    try:
+                        return store.get_raw(ObjectID(sha))
+                    except KeyError:
+                        continue
+        except Exception as exc:  # a damaged object reads as many kinds of error
+            raise Refused("parse", commit, f"object {short} does not read: {exc}") from None
+        raise Refused("parse", commit, f"object {short} is missing")
+
+    def _preload(self) -> dict[bytes, tuple[int, bytes]]:
+        """The objects of the pushed packs by id, each pack read front to back once:
+        a hook reads nearly every object a push brings, and asked one by one, a pack
+        resolves a delta's chain of bases again for each object."""
+        loaded: dict[bytes, tuple[int, bytes]] = {}
+        size = 0
+        for pack in self._pushed_packs:
+            try:
+                if os.path.getsize(pack.data.path) > _PRELOAD_PACK:
+                    continue
+                ids = {offset: sha.hex().encode() for sha, offset, _ in pack.index.iterentries()}
+                at: dict[int, tuple[int, bytes]] = {}
+                for unpacked in pack.data.iter_unpacked():
+                    kind, base = unpacked.pack_type_num, unpacked.delta_base
+                    offset = unpacked.offset or 0
+                    if kind == OFS_DELTA and isinstance(base, int):
+                        found = at.get(offset - base)
+                    elif kind == REF_DELTA and isinstance(base, bytes):
+                        found = loaded.get(base.hex().encode())
+                    else:
+                        found = (kind, b"".join(unpacked.decomp_chunks))
+                    if found is None:
+                        continue  # a base stored after its delta: read as asked
+                    if kind in (OFS_DELTA, REF_DELTA):
+                        found = (found[0], b"".join(_delta(found[1], unpacked.decomp_chunks)))
+                    size += len(found[1])
+                    if size > _PRELOAD_BYTES:
+                        break
+                    at[offset] = found
+                    if offset in ids:
+                        loaded[ids[offset]] = found
+            except Exception:  # a damaged pack: its objects are read (and refused) as asked
+                continue
+        return loaded
+
+    def head(self, sha: str) -> Head:
+        """What a hook needs of commit ``sha``."""
+        found = self._heads.get(sha)
+        if found is None:
+            kind, raw = self.raw(sha.encode(), sha)
+            if kind != Commit.type_num:
+                raise Refused("parse", sha, f"{sha[:12]} is not a commit")
+            found = _read_head(sha, raw)
+            if len(self._heads) >= _CACHE_MAX:
+                self._heads.clear()
+            self._heads[sha] = found
+        return found
+
+    def tree(self, sha: bytes, commit: str) -> TreeEntries:
+        """A tree's entries, read straight from its raw bytes (no tree object made)."""
+        found = self._trees.get(sha)
+        if found is None:
+            found = self._parsed(sha, self._tree_raw(sha, commit), commit)
+        return found
+
+    def _tree_raw(self, sha: bytes, commit: str) -> bytes:
+        found = self._tree_raws.get(sha)
+        if found is None:
+            kind, found = self.raw(sha, commit)
+            if kind != Tree.type_num:
+                raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
+        return found
+
+    def _parsed(self, sha: bytes, raw: bytes, commit: str) -> TreeEntries:
+        try:
+            found = cast(TreeEntries, parse_tree(raw, 20))
+        except Exception as exc:
+            short = sha.decode()[:12]
+            raise Refused("parse", commit, f"tree {short} does not read: {exc}") from None
+        self._keep_tree(sha, raw, found)
+        return found
+
+    def _keep_tree(self, sha: bytes, raw: bytes, entries: TreeEntries) -> None:
+        if len(self._trees) >= _TREES_MAX:
+            self._trees.clear()
+            self._tree_raws.clear()
+        self._trees[sha] = entries
+        self._tree_raws[sha] = raw
+
+    def differing(
+        self, old: bytes | None, new: bytes, commit: str
+    ) -> tuple[TreeEntries, TreeEntries]:
+        """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
+        not in both, each in git's order: what a commit changed at one level.
+
+        A commit's tree is most often its parent's with one entry changed, so the
+        bytes both share at their head and tail are not parsed again: parsing starts
+        at the entry where they first differ and stops where their common tail
+        begins on an entry of ``old``. Parsing that span of ``new`` on its own must
+        end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
+        the span, the span's, then ``old``'s after it."""
+        if old is None:
+            return [], self.tree(new, commit)
+        before = self.tree(old, commit)
+        a = self._tree_raw(old, commit)
+        b = self._tree_raw(new, commit)
+        starts = self._starts(old, before, a)
+        span = _span(a, b, starts) if starts is not None and new not in self._trees else None
+        if starts is not None and span is not None:
+            first, last = span
+            end = len(b) - (len(a) - starts[last])
+            try:
+                middle = cast(TreeEntries, parse_tree(b[starts[first] : end], 20))
+            except Exception:  # not whole entries there: the tree is read whole below
+                middle = None
+            if middle is not None:
+                self._keep_tree(new, b, before[:first] + middle + before[last:])
+                old_part = before[first:last]
+                return _only_in(old_part, middle), _only_in(middle, old_part)
+        after = self.tree(new, commit)
+        return _only_in(before, after), _only_in(after, before)
+
+    def _starts(self, sha: bytes, entries: TreeEntries, raw: bytes) -> list[int] | None:
+        """Where each entry of tree ``sha`` starts in ``raw``, and its end last; ``None``
+        unless each is written as git writes it (the mode in plain octal)."""
+        found = self._tree_starts.get(sha)
+        if found is None:
+            at = 0
+            found = [0]
+            for name, mode, _ in entries:
+                at += len(b"%o" % mode) + len(name) + 22
+                found.append(at)
+            if len(self._tree_starts) >= _TREES_MAX:
+                self._tree_starts.clear()
+            self._tree_starts[sha] = found
+        # any other spelling of a mode is longer: equal totals mean every entry's is plain
+        return found if found[-1] == len(raw) else None
+
+    def blob(self, sha: bytes, commit: str) -> bytes:
+        """A file's bytes."""
+        kind, raw = self.raw(sha, commit)
+        if kind != Blob.type_num:
+            raise Refused("parse", commit, f"{sha.decode()[:12]} is not a file")
+        return raw
+
+    def has(self, sha: str) -> bool:
+        """Whether the repository (pushed objects included) holds ``sha``."""
+        # each store asked in turn: dulwich's overlay answers `in` from loose objects
+        # only, and a push of more than git's unpack limit (100 objects) stays a pack
+        oid = ObjectID(sha.encode())
+        return any(oid in store for store in self._stores)
+
+    def in_main(self, sha: str) -> bool:
+        """Whether ``sha`` was in the repository before the push (not quarantined)."""
+        binary = bytes.fromhex(sha)
+        if any(binary in pack for pack in self._main_packs):  # type: ignore[operator]
+            return True
+        oid = ObjectID(sha.encode())
+        # not `in main`: on a miss it lists the pack directory again, per commit
+        return self.main.contains_loose(oid) or any(oid in other for other in self.main.alternates)
+
+    # -- commits ---------------------------------------------------------------------
+
+    def parents(self, sha: str) -> list[str]:
+        return list(self.head(sha).parents)
+
+    def facts(self, sha: str) -> Facts | None:
+        """What commit ``sha``'s trailers say (``None``: gitmem did not make it)."""
+        if sha not in self._facts:
+            if len(self._facts) >= _CACHE_MAX:
+                self._facts.clear()
+            self._facts[sha] = parse_message(self.head(sha).message)
+        return self._facts[sha]
+
+    def standing(self, sha: str) -> Facts | None:
+        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made."""
+        at: str | None = sha
+        while at is not None:
+            found = self.facts(at)
+            if found is not None:
+                return found
+            parents = self.head(at).parents
+            at = parents[0] if parents else None
+        return None
+
+    def ancestors(self, sha: str | None) -> set[str]:
+        """``sha`` and every commit it descends from (empty for ``None``)."""
+        seen: set[str] = set()
+        stack = [sha] if sha is not None else []
+        while stack:
+            at = stack.pop()
+            if at in seen:
+                continue
+            seen.add(at)
+            stack.extend(self.head(at).parents)
+        return seen
+
+    def new_commits(self, new: str, known: Callable[[str], bool]) -> list[str]:
+        """The commits reachable from ``new`` that are not ``known``, parents first."""
+        order: list[str] = []
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(new, False)]
+        while stack:
+            sha, expanded = stack.pop()
+            if expanded:
+                order.append(sha)
+                continue
+            if sha in seen or known(sha):
+                continue
+            seen.add(sha)
+            stack.append((sha, True))
+            for parent in reversed(self.head(sha).parents):
+                stack.append((parent, False))
+        return order
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Whether ``old`` is ``new`` or one of its ancestors."""
+        seen: set[str] = set()
+        stack = [new]
+        while stack and len(seen) < _ANCESTRY_MAX:
+            sha = stack.pop()
+            if sha == old:
+                return True
+            if sha in seen or not self.has(sha):
+                continue
+            seen.add(sha)
+            stack.extend(self.head(sha).parents)
+        return False
+
+    def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
+        """Each slug's latest revision along ``sha``'s first-parent line, and whether
+        that line holds no merge (when it does, a side's revisions may run higher)."""
+        if sha is None:
+            return {}, True
+        found = self._revisions.get(sha)
+        if found is not None:
+            return found
+        line: list[str] = []
+        at: str | None = sha
+        while at is not None and at not in self._revisions:
+            line.append(at)
+            parents = self.head(at).parents
+            at = parents[0] if parents else None
+        last, exact = (dict(self._revisions[at][0]), self._revisions[at][1]) if at else ({}, True)
+        for step in reversed(line):
+            facts = self.facts(step)
+            exact = exact and len(self.head(step).parents) < 2
+            if facts is not None and not facts.paths:
+                for edit in facts.edits:
+                    last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
+            # keep the maps of the line's ends only: a push walks them in order
+            if step == sha:
+                self._revisions[step] = (last, exact)
+                last = dict(last)
+        return self._revisions[sha]
+
+    # -- the store's own files -------------------------------------------------------
+
+    def meta(self, sha: str | None, name: str) -> str | None:
+        """The store file ``name`` (``@allowlist``, ``@guard.ts``) as of commit ``sha``."""
+        if sha is None:
+            return None
+        commit = sha
+        blob = self._meta_ids(self.head(sha).tree, commit).get(name.encode())
+        if blob is None:
+            return None
+        found = self._texts.get(blob)
+        if found is None:
+            found = self.blob(blob, commit).decode("utf-8", "replace")
+            if len(self._texts) >= _CACHE_MAX:
+                self._texts.clear()
+            self._texts[blob] = found
+        return found
+
+    def _meta_ids(self, root: bytes, commit: str) -> dict[bytes, bytes]:
+        found = self._metas.get(root)
+        if found is None:
+            found = {
+                name: blob
+                for name, mode, blob in self.tree(root, commit)
+                if name.startswith(_META_PREFIX) and mode != DIR_MODE
+            }
+            self._keep_metas(root, found)
+        return found
+
+    def carry_meta(self, old: bytes | None, new: bytes, changed: list[bytes], commit: str) -> None:
+        """Note that root tree ``new`` differs from ``old`` in the entries ``changed``
+        only: when none is a store file, ``new`` holds ``old``'s, found without
+        reading ``new`` whole."""
+        if any(name.startswith(_META_PREFIX) for name in changed) or new in self._metas:
+            return
+        self._keep_metas(new, self._meta_ids(old, commit) if old is not None else {})
+
+    def _keep_metas(self, root: bytes, found: dict[bytes, bytes]) -> None:
+        if len(self._metas) >= _CACHE_MAX:
+            self._metas.clear()
+        self._metas[root] = found
+
+
+def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
+    """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
+    not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
+    lying in bytes both trees hold at the same distance from their head or tail."""
+    most = min(len(a), len(b))
+    low, high = 0, most  # the longest common head, by halves (each test a memcmp)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    head = low
+    low, high = 0, most - head  # the longest common tail not overlapping the head
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid :] == b[len(b) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    first = bisect.bisect_right(starts, head) - 1
+    last = bisect.bisect_left(starts, len(a) - low)
+    if first < 0 or last < first or len(b) - (len(a) - starts[last]) < starts[first]:
+        return None
+    return first, last
+
+
+def _only_in(entries: TreeEntries, other: TreeEntries) -> TreeEntries:
+    """The entries of ``entries`` not in ``other``, in their order."""
+    if not other:
+        return list(entries)
+    held = set(other)
+    return [entry for entry in entries if entry not in held]
+
+
+def _read_head(sha: str, raw: bytes) -> Head:
+    """A commit's tree, parents, author name and message, from its raw bytes."""
+    end = raw.find(b"\n\n")
+    header, message = (raw[:end], raw[end + 2 :]) if end >= 0 else (raw, b"")
+    lines = header.split(b"\n")
+    tree = lines[0][5:] if lines[0].startswith(b"tree ") else b""
+    parents: list[str] = []
+    author = b""
+    for line in lines[1:]:
+        if line.startswith(b"parent "):
+            parents.append(line[7:].decode("ascii", "replace"))
+        elif line.startswith(b"author "):
+            author = line[7:]
+    readable = len(tree) == 40 and _HEX_BYTES.issuperset(tree)
+    if not readable or any(len(p) != 40 or not _HEX.issuperset(p) for p in parents):
+        raise Refused("parse", sha, f"commit {sha[:12]} does not read")
+    name = author.decode("utf-8", "replace").split(" <", 1)[0]
+    return Head(tree, tuple(parents), name, message)
+
+
+def is_zero(sha: str) -> bool:
+    """Whether ``sha`` is git's all-zero id (a ref created or deleted)."""
+    return sha == _ZERO

@@ -1,0 +1,97 @@
+"""What a hook reads of a push: a tree compared with its parent's reads exactly as a
+whole parse of it reads, whatever bytes the two share."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import zlib
+from pathlib import Path
+
+from dulwich.objects import parse_tree
+from dulwich.repo import Repo
+
+from gitmem.store.incoming import Incoming
+
+FILE, DIR, LINK = b"100644", b"40000", b"120000"
+
+
+def raw_tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    """A tree's bytes as written, entry by entry (mode text as given, in the order given)."""
+    return b"".join(mode + b" " + name + b"\0" + sha for mode, name, sha in entries)
+
+
+def store(objects: Path, raw: bytes) -> bytes:
+    """Write ``raw`` as a loose tree object (as it is, parsed or not); its hex id."""
+    content = b"tree %d\0" % len(raw) + raw
+    sha = hashlib.sha1(content).hexdigest()
+    (objects / sha[:2]).mkdir(exist_ok=True)
+    (objects / sha[:2] / sha[2:]).write_bytes(zlib.compress(content))
+    return sha.encode()
+
+
+def entries(rng: random.Random) -> list[tuple[bytes, bytes, bytes]]:
+    names = sorted(
+        {
+            bytes(rng.choice(b"0123456789ab@.-") for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(0, 40))
+        }
+    )
+    return [(rng.choice((FILE, DIR, LINK)), n, rng.randbytes(20)) for n in names]
+
+
+def mutated(
+    rng: random.Random, old: list[tuple[bytes, bytes, bytes]]
+) -> list[tuple[bytes, bytes, bytes]]:
+    """``old`` with a few entries changed, added, removed, or respelled (a mode with a
+    leading zero, a name that runs into its neighbour's bytes)."""
+    new = list(old)
+    for _ in range(rng.randint(1, 3)):
+        what = rng.randrange(5)
+        at = rng.randrange(len(new) + 1)
+        if what == 0 and new and at < len(new):
+            mode, name, _ = new[at]
+            new[at] = (mode, name, rng.randbytes(20))
+        elif what == 1:
+            new.insert(at, (FILE, bytes(rng.choice(b"xyz") for _ in range(2)), rng.randbytes(20)))
+        elif what == 2 and new and at < len(new):
+            del new[at]
+        elif what == 3 and new and at < len(new):
+            mode, name, sha = new[at]
+            new[at] = (b"0" + mode, name, sha)
+        elif new and at < len(new):
+            mode, name, sha = new[at]
+            new[at] = (mode, name + b"\0" + sha[:5], sha)  # bytes that shift the entries
+    return new
+
+
+def test_a_tree_against_its_parent_reads_as_a_whole_parse(tmp_path: Path) -> None:
+    """For random trees and their mutations, the entries only in one of the two are
+    what whole parses say, and the new tree's entries are kept as a whole parse reads
+    them; a tree that does not parse whole is not read from its parent's either."""
+    Repo.init_bare(str(tmp_path / "r.git"), mkdir=True).close()
+    objects = tmp_path / "r.git" / "objects"
+    rng = random.Random(7)
+    for _ in range(400):
+        before = entries(rng)
+        old, new = raw_tree(before), raw_tree(mutated(rng, before))
+        old_id, new_id = store(objects, old), store(objects, new)
+        incoming = Incoming(str(tmp_path / "r.git"))
+        try:
+            whole_old = parse_tree(old, 20)
+            try:
+                whole_new = parse_tree(new, 20)
+            except Exception:
+                whole_new = None
+            incoming.tree(old_id, "c")
+            try:
+                removed, added = incoming.differing(old_id, new_id, "c")
+            except Exception:
+                assert whole_new is None
+                continue
+            assert whole_new is not None
+            assert sorted(removed) == sorted(set(whole_old) - set(whole_new))
+            assert sorted(added) == sorted(set(whole_new) - set(whole_old))
+            assert incoming.tree(new_id, "c") == whole_new
+        finally:
+            incoming.close()
