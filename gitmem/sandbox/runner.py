@@ -206,6 +206,10 @@ class ProgramResult:
     views: tuple[View, ...] = ()
     imported: tuple[str, ...] = ()
     """The module keys the program imported, whose code therefore ran."""
+    commit: str | None = None
+    """The store commit the program read: its holder's head when it started (``None``
+    before the store's first commit, or for a run no holder made). ``gitmem run --at``
+    with it reads the store as this run found it."""
 
 
 def _views(raw: object) -> tuple[View, ...]:

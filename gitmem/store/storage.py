@@ -12,6 +12,7 @@ every write passes (:mod:`~gitmem.store.screen`). All dulwich contact lives in
 from __future__ import annotations
 
 import atexit
+import copy
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,7 +30,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, packing
+from gitmem.store import layout, markers, memoryfiles, merge, moments, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
@@ -111,6 +112,9 @@ class Storage(Sharing):
         self._refs = Refs(path, repo, self._read_lock)
         self._histories: dict[str, History] = {}
         self._summaries = Summaries(os.path.join(self._meta, "summaries"))
+        # a reading of the past (see as_of): store → the commit it reads as its head
+        self._pins: dict[str, str] = {}
+        self._owner = True
         _open.add(self)
 
     # -- opening -------------------------------------------------------------------
@@ -135,7 +139,10 @@ class Storage(Sharing):
         return cls(common, repo, project=project)
 
     def close(self) -> None:
-        """Close the repository."""
+        """Close the repository (a reading of the past closes nothing: the repository
+        it was made from owns the files)."""
+        if not self._owner:
+            return
         _open.discard(self)
         self._repo.close()
 
@@ -152,8 +159,46 @@ class Storage(Sharing):
         return self._refs.names(self._prefix)
 
     def head(self, store: str) -> str | None:
-        """The commit a store's branch points at, or ``None`` if it has none yet."""
-        return self._refs.read(self._ref(check_store(store)))
+        """The commit a store's branch points at, or ``None`` if it has none yet (in a
+        reading of the past, the commit it reads the store at)."""
+        pinned = self._pins.get(check_store(store))
+        if pinned is not None:
+            return pinned
+        return self._refs.read(self._ref(store))
+
+    # -- the past ------------------------------------------------------------------
+
+    def commit_at(self, store: str, at: str) -> str:
+        """The commit of the store's history that ``at`` names: a commit id (full, or at
+        least four leading hex digits) on the history, or an ISO 8601 date or date and
+        time (the newest commit at or before it). See :mod:`gitmem.store.moments`."""
+        head = self._refs.read(self._ref(check_store(store)))
+        history = self._history(store)
+        return moments.resolve(
+            store,
+            head,
+            at,
+            contains=lambda sha: history.contains(head, sha),
+            commits=lambda: history.commits(head),
+            first_parent=lambda sha: next(iter(self._reader.parents(sha)), None),
+            commit_time=lambda sha: self._reader.commit(sha).commit_time,
+        )
+
+    def as_of(self, store: str, at: str) -> Self:
+        """This repository reading ``store`` as it stood at the moment ``at`` names (see
+        :meth:`commit_at`): every read of the store answers as of that commit, and
+        every write refuses, changing nothing. The repository it was made from stays
+        open and unchanged."""
+        commit = self.commit_at(store, at)
+        view = copy.copy(self)
+        view._pins = {**self._pins, store: commit}
+        view._owner = False
+        return view
+
+    def pinned(self, store: str) -> str | None:
+        """The commit this is a reading of ``store`` at (see :meth:`as_of`), or ``None``
+        when it reads the store's head."""
+        return self._pins.get(store)
 
     def snapshot(self, store: str, commit: str | None = None) -> Snapshot:
         """The store as of ``commit`` (default: its head)."""
@@ -164,7 +209,8 @@ class Storage(Sharing):
         """Every memory of the store as of ``commit`` (default: its head): slug and
         (description, characters, lines), sorted by slug, without reading the blobs
         an earlier listing read (see :mod:`gitmem.store.summaries`)."""
-        return self.snapshot(store, commit).summaries(self._summaries)
+        remember = store not in self._pins
+        return self.snapshot(store, commit).summaries(self._summaries, remember=remember)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
@@ -198,6 +244,14 @@ class Storage(Sharing):
         name, _, email = found.author.decode("utf-8", "replace").partition(" <")
         facts = self._reader.facts(commit)
         return name, email.removesuffix(">"), facts.extra if facts is not None else {}
+
+    def parents(self, commit: str) -> list[str]:
+        """The parents of ``commit``, the first first."""
+        return list(self._reader.parents(commit))
+
+    def descends(self, store: str, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is ``commit`` or one of its ancestors (both of the store)."""
+        return self._history(check_store(store)).contains(commit, ancestor)
 
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit reachable from a store's head through all parents, each once,
@@ -340,6 +394,7 @@ class Storage(Sharing):
 
     def set_marker(self, name: str, commit: str | None) -> None:
         """Point a named marker at ``commit`` (``None``: before the first commit), durably."""
+        self._refuse_past()
         try:
             with self._lock.held():
                 markers.point(self._refs, name, commit)
@@ -372,6 +427,7 @@ class Storage(Sharing):
         ``theirs`` with ``edits`` applied (see :func:`gitmem.store.merge.build_merge`).
         Returns the commit, or ``None`` if the branch moved off ``ours``."""
         check_store(store)
+        self._refuse_past(store)
         snapshot = self.snapshot(store, ours)
         chosen = "\n".join(extra_lines(trailers))
         run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
@@ -393,6 +449,7 @@ class Storage(Sharing):
     def _commit(self, store: str, attempt: Callable[[str | None], Attempt[T]]) -> T:
         """Publish what ``attempt`` builds on the store's head by compare-and-swap,
         building it again on the new head whenever another writer publishes first."""
+        self._refuse_past(store)
         ref = self._ref(store)
         for _ in range(_MAX_ATTEMPTS):
             head = self._refs.read(ref)
@@ -415,6 +472,7 @@ class Storage(Sharing):
     ) -> bool:
         """Move a store's branch by compare-and-swap under the write lock, with the new
         ``objects`` of the commit it moves to."""
+        self._refuse_past(store)
         records = objects.records if objects is not None else ()
         try:
             with self._lock.held():
@@ -443,6 +501,12 @@ class Storage(Sharing):
         return count
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _refuse_past(self, store: str | None = None) -> None:
+        """A reading of the past writes nothing."""
+        if self._pins:
+            pinned = store if store in self._pins else next(iter(self._pins))
+            raise moments.past_write(pinned, self._pins[pinned])
 
     def _ref(self, store: str) -> Ref:
         return Ref((self._prefix + store).encode())
