@@ -8,17 +8,32 @@ before it. A date alone means the end of that day; a time without a zone is UTC.
 
 Anything else, and a moment that names no commit of the store, is refused with one
 line; nothing is read or written.
+
+:class:`Past` is the part of a repository that reads its stores' past (a base of
+``Storage``): it names a moment's commit, and makes a *reading of the past*, the
+repository with a store pinned at a commit: every read of the store answers as of it,
+and every write refuses, changing nothing.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, time
+from typing import TYPE_CHECKING, Self
 
 from gitmem.errors import InvalidArgument, NotFound, ReadOnly
+from gitmem.store.layout import check_store
 
-__all__ = ["MIN_PREFIX", "parse_date", "past_write", "resolve"]
+if TYPE_CHECKING:
+    from dulwich.refs import Ref
+
+    from gitmem.store.history import History
+    from gitmem.store.objects import ObjectReader
+    from gitmem.store.refs import Refs
+
+__all__ = ["MIN_PREFIX", "Past", "parse_date", "past_write", "resolve"]
 
 MIN_PREFIX = 4
 """The fewest hex digits a commit prefix may have."""
@@ -110,3 +125,68 @@ def past_write(store: str, commit: str) -> ReadOnly:
         f"this reads store {store!r} as it stood at commit {commit[:12]}, a moment in its "
         "past, which cannot change: nothing was written; bind at the store's head to write"
     )
+
+
+class Past:
+    """The part of a repository that reads its stores' past (a base of ``Storage``)."""
+
+    _refs: Refs
+    _reader: ObjectReader
+    # a reading of the past: store → the commit it reads as its head; and whether this
+    # object owns the repository's files (a reading of the past closes nothing)
+    _pins: dict[str, str]
+    _owner: bool
+
+    def _ref(self, store: str) -> Ref:
+        """A store's branch (``Storage`` gives it)."""
+        raise NotImplementedError
+
+    def _history(self, store: str) -> History:
+        """A store's history index (``Storage`` gives it)."""
+        raise NotImplementedError
+
+    def commit_at(self, store: str, at: str) -> str:
+        """The commit of the store's history that ``at`` names: a commit id (full, or at
+        least four leading hex digits) on the history, or an ISO 8601 date or date and
+        time (the newest commit at or before it). See :mod:`gitmem.store.moments`."""
+        head = self._refs.read(self._ref(check_store(store)))
+        history = self._history(store)
+        return resolve(
+            store,
+            head,
+            at,
+            contains=lambda sha: history.contains(head, sha),
+            commits=lambda: history.commits(head),
+            first_parent=lambda sha: next(iter(self._reader.parents(sha)), None),
+            commit_time=lambda sha: self._reader.commit(sha).commit_time,
+        )
+
+    def as_of(self, store: str, at: str) -> Self:
+        """This repository reading ``store`` as it stood at the moment ``at`` names (see
+        :meth:`commit_at`): every read of the store answers as of that commit, and
+        every write refuses, changing nothing. The repository it was made from stays
+        open and unchanged."""
+        commit = self.commit_at(store, at)
+        view = copy.copy(self)
+        view._pins = {**self._pins, store: commit}
+        view._owner = False
+        return view
+
+    def pinned(self, store: str) -> str | None:
+        """The commit this is a reading of ``store`` at (see :meth:`as_of`), or ``None``
+        when it reads the store's head."""
+        return self._pins.get(store)
+
+    def parents(self, commit: str) -> list[str]:
+        """The parents of ``commit``, the first first."""
+        return list(self._reader.parents(commit))
+
+    def descends(self, store: str, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is ``commit`` or one of its ancestors (both of the store)."""
+        return self._history(check_store(store)).contains(commit, ancestor)
+
+    def _refuse_past(self, store: str | None = None) -> None:
+        """A reading of the past writes nothing."""
+        if self._pins:
+            pinned = store if store in self._pins else next(iter(self._pins))
+            raise past_write(pinned, self._pins[pinned])

@@ -12,7 +12,6 @@ every write passes (:mod:`~gitmem.store.screen`). All dulwich contact lives in
 from __future__ import annotations
 
 import atexit
-import copy
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,7 +29,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, moments, packing
+from gitmem.store import layout, markers, memoryfiles, merge, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
@@ -38,6 +37,7 @@ from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
+from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
@@ -85,7 +85,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Sharing):
+class Storage(Past, Sharing):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -166,40 +166,6 @@ class Storage(Sharing):
             return pinned
         return self._refs.read(self._ref(store))
 
-    # -- the past ------------------------------------------------------------------
-
-    def commit_at(self, store: str, at: str) -> str:
-        """The commit of the store's history that ``at`` names: a commit id (full, or at
-        least four leading hex digits) on the history, or an ISO 8601 date or date and
-        time (the newest commit at or before it). See :mod:`gitmem.store.moments`."""
-        head = self._refs.read(self._ref(check_store(store)))
-        history = self._history(store)
-        return moments.resolve(
-            store,
-            head,
-            at,
-            contains=lambda sha: history.contains(head, sha),
-            commits=lambda: history.commits(head),
-            first_parent=lambda sha: next(iter(self._reader.parents(sha)), None),
-            commit_time=lambda sha: self._reader.commit(sha).commit_time,
-        )
-
-    def as_of(self, store: str, at: str) -> Self:
-        """This repository reading ``store`` as it stood at the moment ``at`` names (see
-        :meth:`commit_at`): every read of the store answers as of that commit, and
-        every write refuses, changing nothing. The repository it was made from stays
-        open and unchanged."""
-        commit = self.commit_at(store, at)
-        view = copy.copy(self)
-        view._pins = {**self._pins, store: commit}
-        view._owner = False
-        return view
-
-    def pinned(self, store: str) -> str | None:
-        """The commit this is a reading of ``store`` at (see :meth:`as_of`), or ``None``
-        when it reads the store's head."""
-        return self._pins.get(store)
-
     def snapshot(self, store: str, commit: str | None = None) -> Snapshot:
         """The store as of ``commit`` (default: its head)."""
         at = commit if commit is not None else self.head(store)
@@ -244,14 +210,6 @@ class Storage(Sharing):
         name, _, email = found.author.decode("utf-8", "replace").partition(" <")
         facts = self._reader.facts(commit)
         return name, email.removesuffix(">"), facts.extra if facts is not None else {}
-
-    def parents(self, commit: str) -> list[str]:
-        """The parents of ``commit``, the first first."""
-        return list(self._reader.parents(commit))
-
-    def descends(self, store: str, commit: str, ancestor: str) -> bool:
-        """Whether ``ancestor`` is ``commit`` or one of its ancestors (both of the store)."""
-        return self._history(check_store(store)).contains(commit, ancestor)
 
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit reachable from a store's head through all parents, each once,
@@ -501,12 +459,6 @@ class Storage(Sharing):
         return count
 
     # -- helpers -----------------------------------------------------------------------
-
-    def _refuse_past(self, store: str | None = None) -> None:
-        """A reading of the past writes nothing."""
-        if self._pins:
-            pinned = store if store in self._pins else next(iter(self._pins))
-            raise moments.past_write(pinned, self._pins[pinned])
 
     def _ref(self, store: str) -> Ref:
         return Ref((self._prefix + store).encode())
