@@ -91,7 +91,7 @@ def test_a_short_id_that_names_two_commits_is_refused() -> None:
             "abcd",
             contains=commits.__contains__,
             commits=lambda: commits,
-            first_parent=lambda _: None,
+            line=lambda: commits,
             commit_time=lambda _: 0,
         )
 
@@ -317,3 +317,30 @@ def test_mcp_results_record_the_commit_read_and_the_notices_span(repo: Repositor
     assert second.meta["gitmem/commit"] == head
     assert second.meta["gitmem/notices"] == {"from": base, "to": head}
     assert "- deleted `a`" in texts(second)[0]
+
+
+@pytest.mark.parametrize(
+    ("moment", "expected"),
+    [
+        ("1970-01-01T00:00:35Z", "c2"),
+        ("1970-01-01T00:00:30Z", "c2"),
+        ("1970-01-01T00:00:10Z", "c0"),
+        ("1970-01-01", "c4"),
+    ],
+)
+def test_a_date_is_the_newest_commit_of_the_line_at_or_before_it(
+    moment: str, expected: str
+) -> None:
+    """The first-parent line is searched by its commits' times."""
+    line = [f"c{i}" for i in range(5)]
+    times = {sha: 10 * (i + 1) for i, sha in enumerate(line)}
+    found = resolve(
+        STORE,
+        line[-1],
+        moment,
+        contains=line.__contains__,
+        commits=lambda: line,
+        line=lambda: line,
+        commit_time=times.__getitem__,
+    )
+    assert found == expected

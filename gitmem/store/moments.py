@@ -17,6 +17,7 @@ and every write refuses, changing nothing.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import re
 from collections.abc import Callable
@@ -63,13 +64,15 @@ def resolve(
     *,
     contains: Callable[[str], bool],
     commits: Callable[[], list[str]],
-    first_parent: Callable[[str], str | None],
+    line: Callable[[], list[str]],
     commit_time: Callable[[str], int],
 ) -> str:
     """The commit of ``store``'s history (up to ``head``) that ``moment`` names.
 
     ``contains`` says whether a full commit id is on the history, ``commits`` lists
-    every commit of it, ``first_parent`` and ``commit_time`` read one commit."""
+    every commit of it and ``line`` those of the head's first-parent line, oldest
+    first; ``commit_time`` reads one commit's time. The line is searched by halving,
+    as its commits' times rise along it."""
     given = moment.strip()
     if head is None:
         raise NotFound(f"store {store!r} has no commits yet, so it has no past to read")
@@ -82,11 +85,12 @@ def resolve(
             "ISO 8601 date such as 2026-05-01 or 2026-05-01T14:30:00Z"
         )
     limit = int(when.timestamp())
-    sha: str | None = head
-    while sha is not None:
-        if commit_time(sha) <= limit:
-            return sha
-        sha = first_parent(sha)
+    if commit_time(head) <= limit:
+        return head
+    commits_of_line = line()
+    found = bisect.bisect_right(commits_of_line, limit, key=commit_time)
+    if found:
+        return commits_of_line[found - 1]
     raise NotFound(
         f"store {store!r} has no commit at or before {when.strftime('%Y-%m-%d %H:%M:%S UTC')}; "
         "name a later moment"
@@ -157,7 +161,7 @@ class Past:
             at,
             contains=lambda sha: history.contains(head, sha),
             commits=lambda: history.commits(head),
-            first_parent=lambda sha: next(iter(self._reader.parents(sha)), None),
+            line=lambda: history.commits(head, line=True),
             commit_time=lambda sha: self._reader.commit(sha).commit_time,
         )
 
