@@ -80,16 +80,16 @@ def revert(
     commit after ``FROM`` up to ``TO`` (``FROM`` an ancestor of ``TO``). Returns one
     revision per memory it changed."""
     before, after, named = _span(repo, store, commits)
+    shown = "..".join(c[:12] for c in named.split(".."))
     then = repo.snapshot(store, before) if before is not None else None
     done = repo.snapshot(store, after)
     slugs = sorted(done.changed_since(then))
     if not slugs:
-        raise Unchanged(f"{named} changed no memory of {store}; nothing was written")
+        raise Unchanged(f"{shown} changed no memory of {store}; nothing was written")
     targets = {slug: then.get(slug) if then is not None else None for slug in slugs}
     results = {slug: done.get(slug) for slug in slugs}
     chosen = rules if rules is not None else _operator_rules(repo, store)
     marked = replace(chosen, trailers={**chosen.trailers, REVERTS: named})
-    shown = "..".join(c[:12] for c in named.split(".."))
     return repo.publish(store, author, _reverting(marked, shown, targets, results))
 
 

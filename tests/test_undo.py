@@ -177,6 +177,16 @@ def test_a_revert_of_no_commit_is_refused(repo: Repository, commits: str, words:
         repo.revert(STORE, commits, ME)
 
 
+def test_a_revert_of_a_commit_that_changed_no_memory_writes_nothing(repo: Repository) -> None:
+    """A commit of the store's allowlist or guard changed no memory: nothing to revert."""
+    ops.create(repo, STORE, ME, "a", "the a", "one\n")
+    allowed = repo.allow(STORE, "0123456789abcdef", "reviewed", ME)
+    assert allowed is not None
+    with pytest.raises(Unchanged, match=f"{allowed[:12]} changed no memory of notes"):
+        repo.revert(STORE, allowed, ME)
+    assert repo.head(STORE) == allowed
+
+
 def test_a_backwards_range_is_refused(repo: Repository) -> None:
     """FROM must be an ancestor of TO."""
     first = ops.create(repo, STORE, ME, "a", "the a", "one\n").commit
