@@ -22,6 +22,7 @@ from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, NotFound, ReadOnly
 from gitmem.search import index_file
 from gitmem.store.moments import parse_date, resolve
+from gitmem.types import Edit, Memory
 
 ME = Author("Operator", "op@example.com")
 STORE = "notes"
@@ -344,3 +345,16 @@ def test_a_date_is_the_newest_commit_of_the_line_at_or_before_it(
         commit_time=times.__getitem__,
     )
     assert found == expected
+
+
+def test_the_first_parent_line_leaves_out_what_a_merge_brought_in(repo: Repository) -> None:
+    """A date searches the commits the branch pointed at, not a merged-in side's."""
+    ours = ops.create(repo, STORE, ME, "a", "the a", "ours\n").commit
+    repo.fork(STORE, "side")
+    theirs = ops.create(repo, "side", ME, "b", "the b", "theirs\n").commit
+    edit = Edit("create", "b", Memory("b", "the b", "theirs\n"))
+    merged = repo.merge(STORE, ME, ours, theirs, [edit], {})
+    assert merged is not None
+    history = repo._history(STORE)  # pyright: ignore[reportPrivateUsage]
+    assert history.commits(merged, line=True) == [ours, merged]
+    assert history.commits(merged) == [ours, theirs, merged]
