@@ -10,7 +10,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.screens import chain
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.store.storage import Storage
-from gitmem.types import Author
+from gitmem.types import Author, Revision
 
 if TYPE_CHECKING:
     # imported where used: opening a repository loads neither the binding rules, the
@@ -62,6 +62,21 @@ class Repository(Storage):
         from gitmem.review import reject
 
         return reject(self, proposal, slugs, author)
+
+    def restore(self, store_id: str, slug: str, revision: int, author: Author) -> Revision:
+        """Make revision ``revision`` of ``slug`` its live text again, as one new commit
+        held to the store's limits, secrets and guard (see :mod:`gitmem.undo`)."""
+        from gitmem.undo import restore
+
+        return restore(self, store_id, slug, revision, author)
+
+    def revert(self, store_id: str, commits: str, author: Author) -> list[Revision]:
+        """Take back what one commit (a merge: against its first parent) or a range
+        ``FROM..TO`` did to the store's memories, as one new commit; refused, naming
+        them, if later changes to those memories would be lost (see :mod:`gitmem.undo`)."""
+        from gitmem.undo import revert
+
+        return revert(self, store_id, commits, author)
 
     @functools.cached_property
     def guards(self) -> Guards:
@@ -116,17 +131,30 @@ class Repository(Storage):
         return Hub()
 
     def bind(
-        self, capability: Capability, agent: Agent, compaction: str = "summary"
+        self,
+        capability: Capability,
+        agent: Agent,
+        compaction: str = "summary",
+        *,
+        at: str | None = None,
     ) -> Holder | None:
         """Bind ``agent`` to the store its scope names (``None`` if memories are off).
 
+        With ``at`` (a commit of the store's history, or an ISO 8601 date: see
+        :meth:`commit_at`) the holder reads the store as it stood then, is offered
+        only the calls that read, and refuses every write, saying why.
+
         Binding writes nothing: state appears when a write needs it.
         """
-        from gitmem.binding import check_launch, resolve
+        from gitmem.binding import Binding, check_launch, resolve
 
         check_launch(capability, agent, compaction, spawner=agent.spawner)
         if not capability.enabled:
             return None
         from gitmem.holder import Holder
 
-        return Holder(self, capability, agent, resolve(capability.scope, agent), hub=self.hub)
+        binding = resolve(capability.scope, agent)
+        if at is None:
+            return Holder(self, capability, agent, binding, hub=self.hub)
+        past = self.as_of(binding.store_id, at)
+        return Holder(past, capability, agent, Binding(binding.store_id, False), hub=self.hub)

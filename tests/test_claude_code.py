@@ -131,6 +131,7 @@ def test_full_life_cycle(repo: Repository, tmp_path: Path) -> None:
     assert session.context("user-prompt-submit", prompt="hello") is None
 
     # another session writes a code memory (code halves come only through code mode)
+    before = repo.head("profile/claude-code")
     repo.mutate(
         "profile/claude-code",
         Author.agent("other-session"),
@@ -142,7 +143,8 @@ def test_full_life_cycle(repo: Repository, tmp_path: Path) -> None:
     assert notice == frame_notice(
         "Another agent sharing your memories has made changes since your last turn:\n\n"
         "- added `deploy` — how staging rolls\n\n"
-        "Read one with `read_memory` if it bears on what you are doing."
+        "Read one with `read_memory` if it bears on what you are doing.",
+        (before, repo.head("profile/claude-code") or ""),
     )
     # the agent reads the code memory in this turn; Stop runs its onUse
     session.said(tool_use("mcp__plugin_gitmem_gitmem__read_memory", {"name": "deploy"}))

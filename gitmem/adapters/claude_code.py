@@ -222,7 +222,7 @@ def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: 
             session.views = []
         notice = holder.notices()
         if notice:
-            parts.append(framed(notices=[notice]))
+            parts.append(framed(notices=[(notice, holder.notice_span)]))
         session.offset = _size(data.get("transcript_path"))
         return _context(name, "\n\n".join(parts)) if parts else ""
     if event == "pre-compact":

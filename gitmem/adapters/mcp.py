@@ -9,6 +9,10 @@
   built at the first turn (byte-identical while the store is unchanged).
 - **notices**: an MCP client cannot be handed a message of its own, so pending notices
   are the first text block of the next tool result, once, as the holder words them.
+- **the commit read**: every tool result's ``_meta`` records the store commit the call
+  read (``gitmem/commit``: the head as the call began, or ``null`` before the first),
+  so the run can be read again with ``--at``; a result that carries notices also
+  says which commits they cover (``gitmem/notices``: ``{"from", "to"}``).
 - **resources**: ``gitmem://memory/<store>/<slug>`` (text/markdown) and
   ``gitmem://state/<store>`` (``memory_state`` JSON). The store's head is watched, so
   writes by other processes raise ``resources/list_changed`` and, for subscribed
@@ -49,10 +53,19 @@ except ImportError as exc:  # the optional packages
 
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
-from gitmem.holder import PROGRAM_TOOL, Holder
+from gitmem.holder import PROGRAM_TOOL, Holder, Turn
 from gitmem.types import check_slug
 
-__all__ = ["PROGRAM_TOOL", "MemoryServer", "memory_uri", "serve", "state_uri"]
+__all__ = [
+    "COMMIT_META",
+    "NOTICES_META",
+    "PROGRAM_TOOL",
+    "MemoryServer",
+    "memory_uri",
+    "result_meta",
+    "serve",
+    "state_uri",
+]
 
 _POLL_SECONDS = 0.2
 _LINE_MAX = 64 << 20
@@ -68,6 +81,20 @@ def memory_uri(store: str, slug: str) -> str:
 def state_uri(store: str) -> str:
     """The resource URI of a store's ``memory_state``."""
     return f"gitmem://state/{store}"
+
+
+COMMIT_META = "gitmem/commit"
+"""The ``_meta`` key of a tool result that names the store commit the call read."""
+NOTICES_META = "gitmem/notices"
+"""The ``_meta`` key of a tool result that names the commits its notices cover."""
+
+
+def result_meta(turn: Turn) -> dict[str, Any]:
+    """A tool result's ``_meta``: the commit the call read, and the notices' span."""
+    meta: dict[str, Any] = {COMMIT_META: turn.commit}
+    if turn.span is not None:
+        meta[NOTICES_META] = {"from": turn.span[0], "to": turn.span[1]}
+    return meta
 
 
 def _text(text: str) -> types.TextContent:
@@ -136,18 +163,28 @@ class MemoryServer:
         )
 
     async def _call_tool(self, params: types.CallToolRequestParams) -> types.CallToolResult:
-        texts, ok = self.call(params.name, dict(params.arguments or {}))
-        return types.CallToolResult(content=[_text(t) for t in texts], is_error=not ok)
+        turn = self.turn(params.name, dict(params.arguments or {}))
+        assert turn.result is not None  # a turn with a call
+        return types.CallToolResult(
+            content=[_text(t) for t in turn.texts()],
+            is_error=not turn.result.ok,
+            _meta=result_meta(turn),
+        )
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[list[str], bool]:
         """One tool call: the text blocks of its result (pending notices first) and
         whether it succeeded."""
+        turn = self.turn(name, arguments)
+        assert turn.result is not None  # a turn with a call
+        return turn.texts(), turn.result.ok
+
+    def turn(self, name: str, arguments: dict[str, Any]) -> Turn:
+        """One tool call as the holder's turn (notices, the call, the end of the turn)."""
         turn = self.holder.turn(name, arguments, code=self.programs)
         if turn.defect is not None:
             # onUse output and errors never reach the model; the operator's log does
             print(f"gitmem mcp: an onUse script could not run: {turn.defect}", file=sys.stderr)
-        assert turn.result is not None  # a turn with a call
-        return turn.texts(), turn.result.ok
+        return turn
 
     # -- resources ---------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from gitmem import ops
 from gitmem.cli.options import (
     HOOK_EVENTS,
     TOOL_FORMATS,
+    at_option,
     author_option,
     json_option,
     launch,
@@ -212,10 +213,16 @@ def claude_code_hook(event: str, timeout: float, **options: Any) -> None:
     help="The strategy whose calls the program gets (default: the one the store records).",
 )
 @store_option
+@at_option
 @author_option
 @json_option
 def run(
-    program: str, strategy: str | None, store: str | None, author: str | None, as_json: bool
+    program: str,
+    strategy: str | None,
+    store: str | None,
+    at: str | None,
+    author: str | None,
+    as_json: bool,
 ) -> None:
     """Run an agent program (TypeScript) in the sandbox against a store.
 
@@ -228,7 +235,7 @@ def run(
         gitmem run report.ts --store profile/ops
     """
     try:
-        repo, name = picked(store)
+        repo, name = picked(store, at=at)
         done = ops.run(repo, name, ops.parse_author(author), read_text(program), strategy)
     except GitmemError as exc:
         if not as_json:

@@ -1,5 +1,5 @@
 """The commands that read and edit one store's memories: ls, show, log, revisions,
-path, create, edit, delete, search and state."""
+path, create, edit, delete, restore, revert, search and state."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import click
 
 from gitmem import ops
 from gitmem.cli.options import (
+    at_option,
     author_option,
     body_options,
     json_option,
@@ -25,31 +26,35 @@ __all__ = ["COMMANDS"]
 
 @click.command()
 @store_option
+@at_option
 @json_option
-def ls(store: str | None, as_json: bool) -> None:
+def ls(store: str | None, at: str | None, as_json: bool) -> None:
     """List the memories in a store: slug, size and description (a file store: its files).
 
     \b
     Example:
         gitmem ls --store profile/researcher
+        gitmem ls --at 2026-05-01
     """
-    print_report(reports.ls(*picked(store)), as_json)
+    print_report(reports.ls(*picked(store, at=at)), as_json)
 
 
 @click.command()
 @click.argument("slug")
 @click.option("--rev", type=click.IntRange(min=1), metavar="N", help="Show revision N.")
 @store_option
+@at_option
 @json_option
-def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
+def show(slug: str, rev: int | None, store: str | None, at: str | None, as_json: bool) -> None:
     """Show a memory (or one of its past revisions); in a file store, SLUG is a path.
 
     \b
     Example:
         gitmem show deploy-runbook --rev 2
         gitmem show memories/notes.md --store claude
+        gitmem show deploy-runbook --at 3f0c9a1e
     """
-    print_report(reports.show(*picked(store), slug, rev), as_json)
+    print_report(reports.show(*picked(store, at=at), slug, rev), as_json)
 
 
 @click.command()
@@ -57,8 +62,11 @@ def show(slug: str, rev: int | None, store: str | None, as_json: bool) -> None:
 @click.option("-p", "--patch", is_flag=True, help="Show each revision's text change as a diff.")
 @click.option("--stat", is_flag=True, help="Count the lines each revision added and removed.")
 @store_option
+@at_option
 @json_option
-def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: bool) -> None:
+def log(
+    slug: str | None, patch: bool, stat: bool, store: str | None, at: str | None, as_json: bool
+) -> None:
     """Show the revisions of a store (or one memory, or in a file store one path),
     newest first.
 
@@ -67,7 +75,7 @@ def log(slug: str | None, patch: bool, stat: bool, store: str | None, as_json: b
         gitmem log deploy-runbook -p
         gitmem log memory --stat --store instance/nb-1
     """
-    print_report(reports.log(*picked(store), slug, patch=patch, stat=stat), as_json)
+    print_report(reports.log(*picked(store, at=at), slug, patch=patch, stat=stat), as_json)
 
 
 @click.command()
@@ -207,28 +215,76 @@ def delete(slug: str, store: str | None, author: str | None, as_json: bool) -> N
     help="At most this many hits (default: the store's maxResults).",
 )
 @store_option
+@at_option
 @json_option
-def search(keywords: tuple[str, ...], limit: int, store: str | None, as_json: bool) -> None:
+def search(
+    keywords: tuple[str, ...], limit: int, store: str | None, at: str | None, as_json: bool
+) -> None:
     """Search memories by keywords, ranked as search_memories ranks them.
 
     \b
     Example:
         gitmem search deploy staging --limit 5
     """
-    print_report(reports.search(*picked(store), list(keywords), limit), as_json)
+    print_report(reports.search(*picked(store, at=at), list(keywords), limit), as_json)
 
 
 @click.command()
 @store_option
+@at_option
 @json_option
-def state(store: str | None, as_json: bool) -> None:
+def state(store: str | None, at: str | None, as_json: bool) -> None:
     """Show a store's memory_state: memories, totals, limits and peaks.
 
     \b
     Example:
         gitmem state --store profile/ops --json
     """
-    print_report(reports.state(*picked(store)), as_json)
+    print_report(reports.state(*picked(store, at=at)), as_json)
 
 
-COMMANDS = (ls, show, log, revisions, path, create, edit, delete, search, state)
+@click.command()
+@click.argument("slug")
+@click.option("--rev", type=click.IntRange(min=1), metavar="N", required=True, help="The revision.")
+@store_option
+@author_option
+@json_option
+def restore(slug: str, rev: int, store: str | None, author: str | None, as_json: bool) -> None:
+    """Make a past revision of a memory its live text again, as one new commit.
+
+    History is not rewritten: the restore is a write like any other, held to the
+    store's limits, secrets and guard. A deleted memory comes back.
+
+    \b
+    Example:
+        gitmem restore deploy-runbook --rev 2
+    """
+    repo, name = picked(store)
+    print_report(
+        reports.Written.one(repo.restore(name, slug, rev, ops.parse_author(author))), as_json
+    )
+
+
+@click.command()
+@click.argument("commits", metavar="COMMIT|FROM..TO")
+@store_option
+@author_option
+@json_option
+def revert(commits: str, store: str | None, author: str | None, as_json: bool) -> None:
+    """Take back what a commit did to the memories (a merge: against its first parent),
+    or a whole run of commits FROM..TO, as one new commit.
+
+    History is not rewritten. Refused, changing nothing, when a later change to one of
+    those memories would be lost; the refusal names them.
+
+    \b
+    Example:
+        gitmem revert 3f0c9a1e
+        gitmem revert 3f0c9a1e..8d2b44c0 --json
+    """
+    repo, name = picked(store)
+    done = repo.revert(name, commits, ops.parse_author(author))
+    print_report(reports.Written(done, many=True), as_json)
+
+
+COMMANDS = (ls, show, log, revisions, path, create, edit, delete, restore, revert, search, state)

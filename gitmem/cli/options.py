@@ -26,6 +26,7 @@ __all__ = [
     "STARTS",
     "TOOL_FORMATS",
     "Settings",
+    "at_option",
     "author_option",
     "body",
     "body_options",
@@ -71,10 +72,14 @@ def open_repository() -> Repository:
     return click.get_current_context().with_resource(repo)
 
 
-def picked(store: str | None, *, may_create: bool = False) -> tuple[Repository, str]:
-    """The repository, and the store ``--store`` names (else its only store)."""
+def picked(
+    store: str | None, *, may_create: bool = False, at: str | None = None
+) -> tuple[Repository, str]:
+    """The repository, and the store ``--store`` names (else its only store); with
+    ``at`` (``--at``), the repository reading that store as of that moment."""
     repo = open_repository()
-    return repo, ops.pick_store(repo, store, may_create=may_create)
+    name = ops.pick_store(repo, store, may_create=may_create)
+    return (repo if at is None else repo.as_of(name, at)), name
 
 
 def read_text(path: str) -> str:
@@ -111,6 +116,16 @@ def store_option(f: F) -> F:
         "-s",
         metavar="ID",
         help="The store to use (default: the repository's only store).",
+    )(f)
+
+
+def at_option(f: F) -> F:
+    return click.option(
+        "--at",
+        metavar="COMMIT|DATE",
+        help="Read the store as it stood then: a commit of its history (full or short id) "
+        "or an ISO 8601 date or time (its newest commit at or before it; a date alone: "
+        "the end of that day, UTC).",
     )(f)
 
 

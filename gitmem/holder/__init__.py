@@ -13,8 +13,10 @@ pinned block), ``notices``, ``telemetry``, ``code`` and ``turn``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from gitmem.binding import Agent, Binding, check_launch, fork_binding, successor_binding
@@ -43,6 +45,7 @@ from gitmem.trailers import agent_trailer, capability_trailer
 from gitmem.types import Author, Revision
 
 __all__ = [
+    "NOTICE_SPAN_CALL",
     "PROGRAM_CALL",
     "PROGRAM_TOOL",
     "Event",
@@ -57,6 +60,9 @@ __all__ = [
 ]
 
 _CAMEL = {"oldText": "old_text", "newText": "new_text", "onUse": "on_use"}
+NOTICE_SPAN_CALL = "noticeSpan"
+"""The call a program or onUse script makes (``memories.noticeSpan()``) for the commits
+the holder's last notice covered: JSON ``{"from", "to"}``, or ``null`` if none."""
 
 
 def _camel(name: str) -> str:
@@ -183,19 +189,22 @@ class Holder:
         in the turn.
         """
         taken = self.notices() if notices else None
+        span = self._notices.span if notices else None
+        commit = self.repo.head(self.store_id)
         args: Mapping[str, object] = {} if arguments is None else arguments
         if name == PROGRAM_CALL and code:
             result, program, error = self._program_call(args)
         else:
             result, program, error = (None if name is None else self.call(name, args)), None, None
         if not code:
-            return Turn(taken, result)
+            return Turn(taken, result, commit=commit, span=span)
         defect: InternalError | None = None
         try:
             self.end_turn()
         except InternalError as exc:
             defect = exc
-        return Turn(taken, result, tuple(self.take_views()), program, error, defect)
+        views = tuple(self.take_views())
+        return Turn(taken, result, views, program, error, defect, commit=commit, span=span)
 
     def _program_call(
         self, args: Mapping[str, object]
@@ -246,6 +255,13 @@ class Holder:
     def notices(self) -> str | None:
         """What other holders changed since this holder's last turn, delivered once."""
         return self._notices.take()
+
+    @property
+    def notice_span(self) -> tuple[str | None, str] | None:
+        """The commits the last notice taken covers, ``(from, to)``: those after
+        ``from`` (``None``: from the store's first commit) up to ``to``, for
+        ``gitmem log`` or a read ``--at`` either end; ``None`` if it gave no notice."""
+        return self._notices.span
 
     # -- telemetry ---------------------------------------------------------------------
 
@@ -310,9 +326,11 @@ class Holder:
     def run_program(self, source: str) -> ProgramResult:
         """Run an agent program in the sandbox, against this holder's grants.
 
+        The result records the store commit the program read (the head as it started).
         Raises ``InternalError`` if the sandbox itself fails (gitmem's defect).
         """
-        return self._code.run_program(source, self._bridge)
+        commit = self.repo.head(self.store_id)
+        return replace(self._code.run_program(source, self._bridge), commit=commit)
 
     def end_turn(self) -> None:
         """After the turn's program: run each used code memory's onUse, once each.
@@ -327,6 +345,9 @@ class Holder:
         return self._code.take_views()
 
     def _bridge(self, name: str, arguments: dict[str, object]) -> tuple[bool, str]:
+        if name == NOTICE_SPAN_CALL:
+            span = self.notice_span
+            return True, json.dumps(None if span is None else {"from": span[0], "to": span[1]})
         call = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
         args = {_CAMEL.get(k, k): v for k, v in arguments.items()}
         result = self._tools.call(call, args, code=True)

@@ -10,6 +10,12 @@ itself. A title is quoted as a JSON string, so it stays on one line whatever it 
     <gitmem-view id="3f0c9a1e2b7d4c65" title="deploy-notes">
     staging needs the VPN
     </gitmem-view id="3f0c9a1e2b7d4c65">
+
+A notice's frame names the commits it covers, so an agent (or its code) can ask what
+exactly changed: ``from`` is the commit after which they start (empty: the store's
+first), ``to`` the last of them.
+
+    <gitmem-notice id="9b1d0e7a6c2f3e48" from="3f0c9a1e2b7d..." to="8d2b44c0e1a9...">
 """
 
 from __future__ import annotations
@@ -32,14 +38,20 @@ def frame_view(title: str, text: str) -> str:
     return f'<gitmem-view id="{tag}" title={json.dumps(title)}>\n{text}\n</gitmem-view id="{tag}">'
 
 
-def frame_notice(text: str) -> str:
-    """One notice, framed like a view."""
+def frame_notice(text: str, span: tuple[str | None, str] | None = None) -> str:
+    """One notice, framed like a view; with ``span``, the commits it covers."""
     tag = _id("notice", "", text)
-    return f'<gitmem-notice id="{tag}">\n{text}\n</gitmem-notice id="{tag}">'
+    covers = f' from="{span[0] or ""}" to="{span[1]}"' if span is not None else ""
+    return f'<gitmem-notice id="{tag}"{covers}>\n{text}\n</gitmem-notice id="{tag}">'
 
 
-def framed(views: Iterable[tuple[str, str]] = (), notices: Iterable[str] = ()) -> str:
-    """Views, then notices, each framed, joined by blank lines ("" for none)."""
+def framed(
+    views: Iterable[tuple[str, str]] = (),
+    notices: Iterable[str | tuple[str, tuple[str | None, str] | None]] = (),
+) -> str:
+    """Views, then notices (each a text, or a text and the commits it covers), each
+    framed, joined by blank lines ("" for none)."""
     parts = [frame_view(title, text) for title, text in views]
-    parts.extend(frame_notice(text) for text in notices)
+    for notice in notices:
+        parts.append(frame_notice(notice) if isinstance(notice, str) else frame_notice(*notice))
     return "\n\n".join(parts)

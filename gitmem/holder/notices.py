@@ -38,9 +38,16 @@ class Notices:
         # "before the store's first commit"
         self._seen: str | None = found if found is not None else (repo.head(store) or "")
         self._persisted = found is not None
+        self.span: tuple[str | None, str] | None = None
+        """The commits the last notice taken covers: those after ``from`` (``None``:
+        from the store's first commit) up to ``to``; ``None`` if it gave no notice."""
 
     def take(self) -> str | None:
-        """The notice text (or ``None``), delivered once: the watermark moves to the head."""
+        """The notice text (or ``None``), delivered once: the watermark moves to the head;
+        :attr:`span` says which commits it covers. A reading of the past has none."""
+        self.span = None
+        if self._repo.pinned(self._store) is not None:
+            return None
         head = self._repo.head(self._store)
         # the watermark is the instance's, not this object's: another process holding
         # the same instance (an MCP server beside its client's hooks) may have moved it
@@ -76,6 +83,7 @@ class Notices:
             if self._strategy.notice_bodies:
                 lines.extend(f"  {line}" for line in memory.body.splitlines())
         lines += ["", self._strategy.notice_tail]
+        self.span = (base, head)
         return "\n".join(lines)
 
     def _reviewed(self, revisions: list[Revision]) -> tuple[set[str], set[str]]:
@@ -120,7 +128,8 @@ class Notices:
         """A compaction boundary: pending notices are dropped, not re-issued. Before
         the store's first commit the watermark is kept as "before the first commit", so
         a holder in a later process (a client's next hook) is told of the first writes."""
-        self._mark(self._repo.head(self._store))
+        if self._repo.pinned(self._store) is None:
+            self._mark(self._repo.head(self._store))
 
     def _mark(self, head: str | None) -> None:
         if self._persisted and (head or "") == self._seen:

@@ -15,7 +15,7 @@ from gitmem.edits import Build, Rules
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, ReadOnly, Unavailable
 from gitmem.holder.code import Code
 from gitmem.holder.context import having
-from gitmem.store import Snapshot, Storage
+from gitmem.store import Snapshot, Storage, past_write
 from gitmem.strategies import Tool
 from gitmem.types import Author, Memory, Revision
 
@@ -184,6 +184,9 @@ class Toolbox:
         strategy = self.capability.strategy
         own = {t.name: t for t in strategy.tools}.get(name)
         have = having(self.names())
+        pinned = self.repo.pinned(self.store_id)
+        if own is not None and own.writes and pinned is not None:
+            raise past_write(self.store_id, pinned)
         if own is not None and own.writes and not self.writable:
             raise ReadOnly(
                 f"these memories are another agent's: you may read them but not change "

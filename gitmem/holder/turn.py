@@ -53,6 +53,12 @@ class Turn:
     failure); the answer's text says it to the model."""
     defect: InternalError | None = None
     """The sandbox failure that stopped the turn's onUse scripts; never shown to the model."""
+    commit: str | None = None
+    """The store commit the turn read: the head as its call began (``None`` before the
+    store's first commit); a read ``--at`` it sees what the call saw."""
+    span: tuple[str | None, str] | None = None
+    """The commits the turn's notices cover, ``(from, to)``: those after ``from``
+    (``None``: from the first) up to ``to``; ``None`` when there are no notices."""
 
     def texts(self) -> list[str]:
         """The turn's text blocks: the notices, the call's answer, then each view."""

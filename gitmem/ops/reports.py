@@ -461,7 +461,13 @@ def search(repo: Repository, store: str, keywords: list[str], limit: int = 0) ->
 # -- writes ----------------------------------------------------------------------------
 
 
-_PAST = {"create": "created", "edit": "edited", "delete": "deleted"}
+_PAST = {
+    "create": "created",
+    "edit": "edited",
+    "delete": "deleted",
+    "restore": "restored",
+    "revert": "reverted",
+}
 
 
 class Written:
@@ -596,12 +602,14 @@ class Run:
         return [self.result.output, *(f"[view] {v.title}\n{v.text}\n" for v in self.views)]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"ok", "output", "error", "views": [{"title", "text"}]}``."""
+        """``{"ok", "output", "error", "views": [{"title", "text"}], "commit"}``: the
+        commit is the store's as the program found it (``gitmem run --at`` reads it)."""
         return {
             "ok": self.result.ok,
             "output": self.result.output,
             "error": self.result.error,
             "views": [{"title": v.title, "text": v.text} for v in self.views],
+            "commit": self.result.commit,
         }
 
     def refusal(self) -> str | None:

@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
@@ -210,6 +210,11 @@ class ProgramResult:
     views: tuple[View, ...] = ()
     imported: tuple[str, ...] = ()
     """The module keys the program imported, whose code therefore ran."""
+    commit: str | None = field(default=None, compare=False)
+    """The store commit the program read: its holder's head when it started (``None``
+    before the store's first commit, or for a run no holder made). ``gitmem run --at``
+    with it reads the store as this run found it. Where a run read is not what it
+    produced, so two results compare equal whatever commits they read."""
 
 
 @dataclass(frozen=True)

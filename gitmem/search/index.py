@@ -365,7 +365,12 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
     (``gitmem/search/``, derived data, in no branch), caught up from the commit it was
     written at, and written back when it was missing or damaged or has fallen
     :data:`BEHIND` changes behind (a few changes are cheaper to catch up again than
-    the whole index is to write)."""
+    the whole index is to write). A reading of the past (``repo.as_of``) gets an index
+    of that moment built in memory: the file stays the head's."""
+    if repo.pinned(store) is not None:
+        index = SearchIndex()
+        index.follow(repo, store)
+        return index
     path = index_file(repo, store)
     index = SearchIndex.load(path) or SearchIndex()
     index.follow(repo, store)

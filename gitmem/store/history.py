@@ -214,11 +214,15 @@ class History:
             position = self._pos.get(commit)
             return position is not None and position in reach
 
-    def commits(self, head: str | None) -> list[str]:
-        """Every commit reachable from ``head``, each once, in index order."""
+    def commits(self, head: str | None, *, line: bool = False) -> list[str]:
+        """Every commit reachable from ``head``, each once, in index order (with ``line``,
+        only its first-parent line's, for a ``head`` on the index's own line)."""
         with self._mutex:
-            rows, pos = self._rows, self._pos
-            return [rows[p][0] for p in self._reach(head).positions() if pos[rows[p][0]] == p]
+            rows, pos, reach = self._rows, self._pos, self._reach(head)
+            found = [p for p in reach.positions() if pos[rows[p][0]] == p]
+            if line and not reach.extra:
+                found = [p for p in found if self._on_line(p)]
+            return [rows[p][0] for p in found]
 
     def _peaks(self, slug: str) -> list[int]:
         positions = self._by_slug[slug]

@@ -73,12 +73,13 @@ class Snapshot(StoreView):
         found = self.memories()
         return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
 
-    def summaries(self, kept: Summaries) -> list[tuple[str, Summary]]:
+    def summaries(self, kept: Summaries, *, remember: bool = True) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
         slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
         A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
         its rows in fan-out folders this tree still has unchanged are taken, and only
-        the other folders are read."""
+        the other folders are read. Without ``remember`` the listing is not kept (a
+        reading of the past leaves the head's listing in place)."""
         if self.root is None:
             return []
         whole = kept.listing(self.store, self.root)
@@ -137,7 +138,8 @@ class Snapshot(StoreView):
         kept.add(found)
         # a listing of a tree with a slug out of place is kept without its folders, so
         # that the next listing reads every folder again
-        kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
+        if remember:
+            kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
         return out
 
     def revision(self, slug: str) -> int:

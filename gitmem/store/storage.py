@@ -37,6 +37,7 @@ from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
+from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
@@ -85,7 +86,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Sharing, Proposals):
+class Storage(Past, Sharing, Proposals):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -112,6 +113,9 @@ class Storage(Sharing, Proposals):
         self._refs = Refs(path, repo, self._read_lock)
         self._histories: dict[str, History] = {}
         self._summaries = Summaries(os.path.join(self._meta, "summaries"))
+        # a reading of the past (see as_of): store → the commit it reads as its head
+        self._pins: dict[str, str] = {}
+        self._owner = True
         _open.add(self)
 
     # -- opening -------------------------------------------------------------------
@@ -136,7 +140,10 @@ class Storage(Sharing, Proposals):
         return cls(common, repo, project=project)
 
     def close(self) -> None:
-        """Close the repository."""
+        """Close the repository (a reading of the past closes nothing: the repository
+        it was made from owns the files)."""
+        if not self._owner:
+            return
         _open.discard(self)
         self._repo.close()
 
@@ -153,8 +160,12 @@ class Storage(Sharing, Proposals):
         return self._refs.names(self._prefix)
 
     def head(self, store: str) -> str | None:
-        """The commit a store's branch points at, or ``None`` if it has none yet."""
-        return self._refs.read(self._ref(check_store(store)))
+        """The commit a store's branch points at, or ``None`` if it has none yet (in a
+        reading of the past, the commit it reads the store at)."""
+        pinned = self._pins.get(check_store(store))
+        if pinned is not None:
+            return pinned
+        return self._refs.read(self._ref(store))
 
     def snapshot(self, store: str, commit: str | None = None) -> Snapshot:
         """The store as of ``commit`` (default: its head)."""
@@ -165,7 +176,8 @@ class Storage(Sharing, Proposals):
         """Every memory of the store as of ``commit`` (default: its head): slug and
         (description, characters, lines), sorted by slug, without reading the blobs
         an earlier listing read (see :mod:`gitmem.store.summaries`)."""
-        return self.snapshot(store, commit).summaries(self._summaries)
+        remember = store not in self._pins
+        return self.snapshot(store, commit).summaries(self._summaries, remember=remember)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
@@ -341,6 +353,7 @@ class Storage(Sharing, Proposals):
 
     def set_marker(self, name: str, commit: str | None) -> None:
         """Point a named marker at ``commit`` (``None``: before the first commit), durably."""
+        self._refuse_past()
         try:
             with self._lock.held():
                 markers.point(self._refs, name, commit)
@@ -374,6 +387,7 @@ class Storage(Sharing, Proposals):
         :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
         branch moved off ``ours``."""
         check_store(store)
+        self._refuse_past(store)
         snapshot = self.snapshot(store, ours)
         chosen = "\n".join(extra_lines(trailers))
         run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
@@ -395,6 +409,7 @@ class Storage(Sharing, Proposals):
     def _commit(self, store: str, attempt: Callable[[str | None], Attempt[T]]) -> T:
         """Publish what ``attempt`` builds on the store's head by compare-and-swap,
         building it again on the new head whenever another writer publishes first."""
+        self._refuse_past(store)
         ref = self._ref(store)
         for _ in range(_MAX_ATTEMPTS):
             head = self._refs.read(ref)
@@ -417,6 +432,7 @@ class Storage(Sharing, Proposals):
     ) -> bool:
         """Move a store's branch by compare-and-swap under the write lock, with the new
         ``objects`` of the commit it moves to."""
+        self._refuse_past(store)
         records = objects.records if objects is not None else ()
         try:
             with self._lock.held():
