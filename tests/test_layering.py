@@ -42,6 +42,7 @@ LAYERS = [
     "gitmem.sync",
     "gitmem.repository",
     "gitmem.ops",
+    "gitmem.observe",
     "gitmem.demo",
     "gitmem",
     "gitmem.adapters",
@@ -57,6 +58,7 @@ ORDER: dict[str, list[str]] = {
     "gitmem.store": [
         "locking",
         "layout",
+        "settings",
         "message",
         "memoryfiles",
         "objects",
@@ -138,6 +140,18 @@ ORDER: dict[str, list[str]] = {
         "rows",
         "agents",
         "console",
+        "observe",
+    ],
+    "gitmem.observe": [
+        "capture",
+        "model",
+        "prompts",
+        "config",
+        "entries",
+        "answers",
+        "logbook",
+        "pipeline",
+        "worker",
     ],
 }
 """Each package's modules (and subpackages), lowest first: a module imports only the
