@@ -152,6 +152,8 @@ ORDER: dict[str, list[str]] = {
         "logbook",
         "pipeline",
         "worker",
+        "panel",
+        "search",
     ],
 }
 """Each package's modules (and subpackages), lowest first: a module imports only the
