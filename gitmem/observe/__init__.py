@@ -19,13 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gitmem.observe.capture import Recorder, strip_private
+    from gitmem.observe.config import ObserverConfig, configure, read_config
     from gitmem.observe.entries import Entry
     from gitmem.observe.logbook import ObservationLog
-    from gitmem.observe.panel import panel
-    from gitmem.observe.pipeline import Run, ToolCall, observe_run
-    from gitmem.observe.search import mem_read, mem_search
-    from gitmem.observe.worker import Worker
-    from gitmem.observe.config import ObserverConfig, configure, read_config
     from gitmem.observe.model import (
         RUN_MARK,
         AnthropicModel,
@@ -36,7 +32,11 @@ if TYPE_CHECKING:
         model_from_config,
         observer_run,
     )
+    from gitmem.observe.panel import panel
+    from gitmem.observe.pipeline import Run, ToolCall, observe_run
     from gitmem.observe.prompts import Prompt, prompt
+    from gitmem.observe.search import mem_read, mem_search
+    from gitmem.observe.worker import Worker
 
 _LAZY = {
     "Recorder": "gitmem.observe.capture",
