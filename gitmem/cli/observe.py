@@ -11,6 +11,7 @@ import click
 
 from gitmem.cli.options import json_option, open_repository
 from gitmem.cli.output import emit
+from gitmem.observe.capture import HOOK_EVENTS as CAPTURED
 
 __all__ = ["COMMANDS"]
 
@@ -54,6 +55,23 @@ def observe_config(key: str | None, value: str | None, unset: bool, as_json: boo
         return
     for name, text in sorted(held.items()):
         click.echo(f"{name} = {text}")
+
+
+@observe.command("capture")
+@click.argument("event", type=click.Choice(sorted(CAPTURED)))
+def observe_capture(event: str) -> None:
+    """Record one Claude Code hook event (its JSON on stdin) for the observer.
+
+    Appends to the spool and returns: always exit 0, nothing on stdout. At the end
+    of a run it starts the background worker when none is running.
+
+    \b
+    Example:
+        gitmem observe capture post-tool-use < event.json
+    """
+    from gitmem.observe.capture import hook_main
+
+    hook_main([event])
 
 
 COMMANDS = (observe,)

@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 __all__ = [
+    "HOOK_EVENTS",
     "INPUT_MAX",
     "OUTPUT_MAX",
     "PROMPT_MAX",

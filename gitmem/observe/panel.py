@@ -13,11 +13,13 @@ project has no memory yet, and in a model run the pipeline itself started.
 
 from __future__ import annotations
 
+from gitmem.observe.config import read_config
 from gitmem.observe.entries import parse_index
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
+from gitmem.store import Storage
 
-__all__ = ["BUDGET", "SECTION_MAX", "panel"]
+__all__ = ["BUDGET", "SECTION_MAX", "panel", "start_panel"]
 
 BUDGET = 8000
 SECTION_MAX = 1500
@@ -87,3 +89,15 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
     if not kept:
         return ""
     return _OPEN + "\n".join(kept) + _CLOSE
+
+
+def start_panel(repo: Storage) -> str:
+    """The panel of ``repo``'s observation log as its configuration sizes it ("" when
+    observing is off or there is no memory), with a line naming the search tools."""
+    config = read_config(repo)
+    if not config.enabled:
+        return ""
+    text = panel(ObservationLog(repo), config.budget)
+    if not text:
+        return ""
+    return text + "Search the observation log with mem_search and read an entry with mem_read.\n"

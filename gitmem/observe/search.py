@@ -185,8 +185,8 @@ def _check_query(query: object) -> str:
 
 def search_hits(
     log: ObservationLog,
-    query: str,
-    limit: int | None = None,
+    query: object,
+    limit: object = None,
     *,
     config: ObserverConfig | None = None,
     model: Model | None = None,
@@ -244,14 +244,15 @@ def results_xml(query: str, hits: list[Hit]) -> str:
 
 def mem_search(
     log: ObservationLog,
-    query: str,
-    limit: int | None = None,
+    query: object,
+    limit: object = None,
     *,
     config: ObserverConfig | None = None,
     model: Model | None = None,
 ) -> str:
     """Search the observation log; the results as XML (see the module's docstring)."""
-    return results_xml(query, search_hits(log, query, limit, config=config, model=model))
+    checked = _check_query(query)
+    return results_xml(checked, search_hits(log, checked, limit, config=config, model=model))
 
 
 def mem_read(log: ObservationLog, entry_id: object) -> str:

@@ -34,6 +34,7 @@ from gitmem.observe.logbook import ObservationLog
 from gitmem.observe.model import Model
 from gitmem.observe.pipeline import Run, ToolCall, observe_run
 from gitmem.repository import Repository
+from gitmem.store import Storage
 
 __all__ = ["IDLE_SECONDS", "Worker", "main", "take_runs"]
 
@@ -166,7 +167,7 @@ class Worker:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: Storage,
         *,
         model: Model | None = None,
         config: ObserverConfig | None = None,
