@@ -53,6 +53,7 @@ SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadski
 """The observer's own tools and the interactive ones, never observed (compared in
 lower case with ``-`` read as ``_``, an MCP prefix ``mcp__server__`` set aside)."""
 
+_CLAMPED = " …[clamped]"
 _PRIVATE = re.compile(r"<(/?)private>", re.IGNORECASE)
 _RUN_MARK = "GITMEM_OBSERVER_RUN"  # gitmem.observe.model.RUN_MARK; not imported: kept small
 
@@ -84,7 +85,7 @@ def clamp(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the cut marked."""
     if len(text) <= limit:
         return text
-    return text[: max(limit - 16, 0)] + " …[clamped]"
+    return text[: max(limit - len(_CLAMPED), 0)] + _CLAMPED
 
 
 def _text(value: object) -> str:
