@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "HOOK_EVENTS",
@@ -49,6 +49,7 @@ FINAL_MAX = 2048
 SPOOL_MAX = 1 << 20
 """The bound of one session's spool, in bytes."""
 HOOK_INPUT_MAX = 4 << 20
+TRANSCRIPT_TAIL = 64 * 1024
 SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadskill"})
 """The observer's own tools and the interactive ones, never observed (compared in
 lower case with ``-`` read as ``_``, an MCP prefix ``mcp__server__`` set aside)."""
@@ -336,6 +337,54 @@ def _common(dot_git: str) -> str | None:
     return os.path.abspath(path)
 
 
+def _assistant_text(entry: object) -> str:
+    """The text of a transcript line that is an assistant message ("" otherwise)."""
+    message = cast(dict[str, Any], entry).get("message") if isinstance(entry, dict) else None
+    if not isinstance(message, dict):
+        return ""
+    message = cast(dict[str, Any], message)
+    if message.get("role") != "assistant":
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for item in cast(list[Any], content) if isinstance(content, list) else []:
+        if isinstance(item, dict):
+            part = cast(dict[str, Any], item)
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return "\n".join(texts)
+
+
+def last_message(path: str) -> str:
+    """The last assistant text in a Claude Code transcript (JSON lines), read from its
+    last 64 KB only; "" when there is none or the file cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would never end
+    except OSError:
+        return ""
+    try:
+        status = os.fstat(fd)
+        if status.st_mode & 0o170000 != 0o100000:  # a regular file only
+            return ""
+        os.lseek(fd, max(0, status.st_size - TRANSCRIPT_TAIL), os.SEEK_SET)
+        tail = os.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    for line in reversed(tail.splitlines()[-200:]):
+        try:
+            entry: object = json.loads(line)
+        except ValueError:
+            continue
+        found = _assistant_text(entry)
+        if found:
+            return found
+    return ""
+
+
 def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
     """Feed one Claude Code hook event (its input JSON as ``data``) to a recorder."""
     session = data.get("session_id")
@@ -357,7 +406,10 @@ def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
             )
         elif event in ("stop", "subagent-stop"):
             message = data.get("last_assistant_message")
-            recorder.final(message if isinstance(message, str) else "")
+            if not isinstance(message, str):
+                path = data.get("agent_transcript_path") or data.get("transcript_path")
+                message = last_message(path) if isinstance(path, str) else ""
+            recorder.final(message)
         elif event == "session-end":
             recorder.end()
     finally:
