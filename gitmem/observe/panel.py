@@ -69,7 +69,10 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
             text = _clamped(snapshot.read(path) or "")
             if text:
                 sections.append(f"## {title}\n{text}\n")
-    global_lessons = _clamped(read_global_lessons(user_repo))
+    held: set[str] = set((snapshot.read("lessons.md") or "").splitlines()) if snapshot else set()
+    global_lessons = _clamped(
+        "\n".join(ln for ln in read_global_lessons(user_repo).splitlines() if ln not in held)
+    )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
     if snapshot is not None:
