@@ -314,7 +314,9 @@ def test_panel_order_and_whole_sections(repo: Repository, user_repo: str) -> Non
     """Curated sections, global lessons, then recent entries newest first; a section
     that does not fit the budget is dropped whole."""
     log, done = observed(repo, user_repo)
+    add_global_lessons(["- [global] learned in another project"], _trail(), user_repo)
     full = panel(log, user_repo=user_repo)
+    assert full.count("[global] retry once on a 401") == 1  # the project holds it already
     assert full.startswith("<system-reminder>\n# Project memory\n## Active context\n")
     order = [
         full.index(h)
