@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +102,42 @@ def test_configuration_lives_in_git_config(repo: Repository) -> None:
         configure(repo, "budget", "lots")
     configure(repo, "skip-tools", None)
     assert read_config(repo).skip_tools == frozenset()
+
+
+def test_observe_config_command(repo: Repository) -> None:
+    """`gitmem observe config` shows and sets the settings; a bad value is one line and
+    changes nothing."""
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, ["--repo", repo.directory, "observe", "config", *args])
+
+    done = run("max-results", "7")
+    assert done.exit_code == 0 and "max-results = 7" in done.stdout
+    refused = run("max-results", "70")
+    assert refused.exit_code == 1
+    assert refused.stderr == "Error: max-results must be between 1 and 10\n"
+    assert read_config(repo).max_results == 7
+    assert run("max-results").stdout == "max-results = 7\n"
+    assert run("max-results", "--unset").exit_code == 0
+    assert read_config(repo).max_results == 5
+
+
+def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
+    """`gitmem observe capture` exits 0 with nothing on stdout, on good input and bad."""
+    gitmem = str(Path(sys.executable).parent / "gitmem")
+    env = {**os.environ, "GITMEM_REPO": str(tmp_path)}
+    good = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "hi"})
+    for event, text in (("user-prompt-submit", good), ("post-tool-use", "not json"), ("nope", "")):
+        done = subprocess.run(
+            [gitmem, "observe", "capture", event],
+            input=text,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stdout == ""
+    spool = (tmp_path / "gitmem" / "observe" / "spool" / "s.jsonl").read_text()
+    assert json.loads(spool)["text"] == "hi"
