@@ -37,8 +37,9 @@ _CLOSE = "</system-reminder>\n"
 
 
 def _clamped(text: str, limit: int = SECTION_MAX) -> str:
-    """``text`` within ``limit`` characters, cut at a line boundary."""
-    text = text.strip("\n")
+    """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
+    the panel's frame (what a model wrote may quote a tool's hostile output)."""
+    text = text.replace("system-reminder", "system reminder").strip("\n")
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
@@ -54,7 +55,8 @@ def recent_lines(index: str, count: int = RECENT) -> list[str]:
     lines: list[str] = []
     for row in reversed(rows):
         line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
-        lines.append(line + (f" — {row.keywords}" if row.keywords else ""))
+        line += f" — {row.keywords}" if row.keywords else ""
+        lines.append(line.replace("system-reminder", "system reminder"))
     return lines
 
 
