@@ -265,7 +265,7 @@ def test_each_step_commits_as_its_author(repo: Repository, user_repo: str) -> No
 
 def test_a_secret_in_a_model_answer_is_refused(repo: Repository, user_repo: str) -> None:
     """An observation holding a credential is not written; the log says so, without it."""
-    kind, text = SECRETS[0]
+    _, text = SECRETS[0]
     _, done = observed(repo, user_repo, scripted(narrative=text))
     assert done.observations == []
     assert any("observer:" in p and "secret" in p for p in done.problems)
@@ -339,10 +339,13 @@ def test_panel_order_and_whole_sections(repo: Repository, user_repo: str) -> Non
     assert full.endswith("</system-reminder>\n") and len(full) <= 8000
     small = panel(log, budget=len(full) - 10, user_repo=user_repo)
     assert len(small) <= len(full) - 10
-    for section in full.split("\n## ")[1:]:
-        heading = section.splitlines()[0]
-        if f"## {heading}" in small:
-            assert section.rstrip("</system-reminder>\n").strip() in small
+    body = full.removeprefix("<system-reminder>\n# Project memory\n").removesuffix(
+        "</system-reminder>\n"
+    )
+    sections = [part if part.startswith("## ") else "## " + part for part in body.split("\n## ")]
+    kept = [section for section in sections if section.splitlines()[0] in small]
+    assert 0 < len(kept) < len(sections)
+    assert all(section in small for section in kept)  # a section is there whole, or not at all
     assert panel(log, budget=10, user_repo=user_repo) == ""
 
 
