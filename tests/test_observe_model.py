@@ -141,3 +141,24 @@ def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stdout == ""
     spool = (tmp_path / "gitmem" / "observe" / "spool" / "s.jsonl").read_text()
     assert json.loads(spool)["text"] == "hi"
+
+
+def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path: Path) -> None:
+    """The capture path imports no dulwich, no click and no gitmem module beyond it."""
+    script = (
+        "import sys, io; sys.argv = ['gitmem', 'observe', 'capture', 'post-tool-use']\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
+        "from gitmem.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gitmem', 'dulwich', 'click')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "gitmem",
+        "gitmem.__main__",
+        "gitmem.errors",
+        "gitmem.observe",
+        "gitmem.observe.capture",
+    ]
