@@ -162,3 +162,19 @@ def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path:
         "gitmem.observe",
         "gitmem.observe.capture",
     ]
+
+
+def test_capture_finds_only_a_repository_in_gitmem_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git project gitmem does not serve is passed over (nothing is recorded there);
+    one where `gitmem init` ran is found from a folder inside it."""
+    from gitmem.observe.capture import find_git_dir
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+    assert find_git_dir(str(project / "src")) is None
+    Repository.init(str(project)).close()
+    assert find_git_dir(str(project / "src")) == str(project / ".git")

@@ -297,9 +297,10 @@ HOOK_EVENTS = {
 
 
 def find_git_dir(start: str) -> str | None:
-    """The git directory of the repository ``start`` is in: ``GITMEM_REPO`` if set,
-    else the nearest ``.gitmem`` or ``.git`` walking up (a worktree's ``.git`` file
-    leads to the common directory)."""
+    """The git directory of the gitmem repository ``start`` is in, found as the command
+    line finds it: ``GITMEM_REPO`` if set, else walking up, the nearest ``.gitmem`` or a
+    git project in gitmem's use (``gitmem init`` made its ``gitmem`` folder); a project
+    gitmem does not serve is passed over, and with none there is nothing to record."""
     named = os.environ.get("GITMEM_REPO")
     if named:
         dot_git = os.path.join(named, ".git")
@@ -311,7 +312,9 @@ def find_git_dir(start: str) -> str | None:
             return standalone
         dot_git = os.path.join(here, ".git")
         if os.path.exists(dot_git):
-            return _common(dot_git)
+            common = _common(dot_git)
+            if common is not None and os.path.isdir(os.path.join(common, "gitmem")):
+                return common
         parent = os.path.dirname(here)
         if parent == here:
             return None
