@@ -30,6 +30,7 @@ from gitmem.observe import (
     panel,
     strip_private,
 )
+from gitmem.observe.answers import CURATED
 from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, observe_dir
 from gitmem.observe.entries import Entry
 from gitmem.observe.logbook import GLOBAL_MAX, add_global_lessons, read_global_lessons
@@ -476,3 +477,26 @@ def test_an_abandoned_spool_is_removed(tmp_path: Path) -> None:
     spool = os.path.join(folder, "spool", "s1.jsonl")
     os.utime(spool, (0, 0))
     assert take_runs(folder) == [] and os.listdir(os.path.join(folder, "spool")) == []
+
+
+def test_a_merge_that_drops_source_ids_says_so(repo: Repository, user_repo: str) -> None:
+    """Ids the curated files held before and lose in a librarian's pass are named in its
+    commit (Gitmem-Dropped) and in the log."""
+    log, _ = observed(repo, user_repo)
+    forgetful = scripted(title="Another finding", narrative="Something else.")
+    forgetful.answers = lambda p, x: (  # type: ignore[assignment]
+        "".join(f'<file name="{n}">- nothing kept</file>' for n in CURATED)
+        if p.startswith("You are the librarian")
+        else scripted(title="Another finding", narrative="Something else.").complete(p, x)
+    )
+    lines: list[str] = []
+    observe_run(log, forgetful, a_run("s2"), CONFIG, say=lines.append, user_repo=user_repo)
+    trailer = git(
+        repo,
+        "log",
+        "-1",
+        "--format=%(trailers:key=Gitmem-Dropped,valueonly)",
+        repo.head("observations") or "",
+    )
+    assert trailer.strip() == "obs-000001"
+    assert any("dropped the lines of obs-000001" in line for line in lines)

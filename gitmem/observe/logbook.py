@@ -94,6 +94,8 @@ class Trail:
     model: str
     prompt: str
     sources: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    """Source ids the curated files held before and hold no more (a librarian's merge)."""
 
     def trailers(self) -> dict[str, str]:
         found = {
@@ -103,6 +105,8 @@ class Trail:
         }
         if self.sources:
             found["Gitmem-Sources"] = ", ".join(self.sources)
+        if self.dropped:
+            found["Gitmem-Dropped"] = ", ".join(self.dropped)
         return found
 
 
