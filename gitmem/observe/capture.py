@@ -89,6 +89,13 @@ def clamp(text: str, limit: int) -> str:
     return text[: max(limit - len(_CLAMPED), 0)] + _CLAMPED
 
 
+def _kept(text: str, limit: int) -> str:
+    """What is recorded of ``text``: its private parts cut, then clamped to ``limit``.
+    A huge text is cut first (an opening tag whose end was cut hides the rest, so
+    nothing private survives the cut)."""
+    return clamp(strip_private(text[: limit * 4]), limit)
+
+
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
@@ -165,7 +172,7 @@ class Recorder:
 
     def prompt(self, text: str, *, agent: str | None = None) -> None:
         """The user's prompt, which starts a run."""
-        self._append("prompt", agent, text=clamp(strip_private(text), PROMPT_MAX))
+        self._append("prompt", agent, text=_kept(text, PROMPT_MAX))
 
     def tool(
         self,
@@ -184,13 +191,13 @@ class Recorder:
             agent,
             tool=name,
             id=call_id,
-            input=clamp(strip_private(_text(tool_input)), INPUT_MAX),
-            output=clamp(strip_private(_text(output)), OUTPUT_MAX),
+            input=_kept(_text(tool_input), INPUT_MAX),
+            output=_kept(_text(output), OUTPUT_MAX),
         )
 
     def final(self, text: str = "", *, agent: str | None = None) -> None:
         """The run's final message: the run is finished."""
-        self._append("stop", agent, text=clamp(strip_private(text), FINAL_MAX))
+        self._append("stop", agent, text=_kept(text, FINAL_MAX))
         self._ended()
 
     def end(self) -> None:
@@ -203,6 +210,12 @@ class Recorder:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     # -- the spool ---------------------------------------------------------------------
 
