@@ -49,6 +49,7 @@ FINAL_MAX = 2048
 SPOOL_MAX = 1 << 20
 """The bound of one session's spool, in bytes."""
 HOOK_INPUT_MAX = 4 << 20
+LOG_MAX = 1 << 20
 TRANSCRIPT_TAIL = 64 * 1024
 SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadskill"})
 """The observer's own tools and the interactive ones, never observed (compared in
@@ -117,13 +118,17 @@ def observe_dir(git_dir: str) -> str:
 
 
 def log_line(folder: str, message: str) -> None:
-    """Append one line to the observer's log (never raises)."""
+    """Append one line to the observer's log (never raises). A log over 1 MB becomes
+    ``observer.log.1`` (replacing the one before) and a new one starts."""
     line = time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + message.replace("\n", " ")
+    path = os.path.join(folder, "observer.log")
     try:
         os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, "observer.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+            os.write(fd, (line[:2000] + "\n").encode("utf-8", "replace"))
+            if os.fstat(fd).st_size > LOG_MAX:
+                os.replace(path, path + ".1")
         finally:
             os.close(fd)
     except OSError:
