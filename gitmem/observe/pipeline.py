@@ -110,7 +110,7 @@ def observe_run(
     """Run the observer, the summarizer and the librarian over ``run``."""
     done = Done()
     run.tools = [t for t in run.tools if not skipped(t.name, config.skip_tools)]
-    if not run.tools and not run.prompt and not run.final:
+    if not run.tools and not run.prompt:  # a final message alone: nothing was done
         return done
     text = payload(run)
     stamp = run.stamp()
