@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) bench/cold.py
 	$(PY) bench/guards.py
 	$(PY) bench/asof.py
+	$(PY) bench/observer.py
 
 # The sandbox runtime ships as JavaScript, so no Deno process transpiles it at start.
 # Rebuild it after editing sandbox/runtime.ts (`deno bundle` fetches esbuild once);

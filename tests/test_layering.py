@@ -44,6 +44,7 @@ LAYERS = [
     "gitmem.undo",
     "gitmem.repository",
     "gitmem.ops",
+    "gitmem.observe",
     "gitmem.demo",
     "gitmem",
     "gitmem.adapters",
@@ -59,6 +60,7 @@ ORDER: dict[str, list[str]] = {
     "gitmem.store": [
         "locking",
         "layout",
+        "settings",
         "message",
         "memoryfiles",
         "objects",
@@ -146,6 +148,21 @@ ORDER: dict[str, list[str]] = {
         "rows",
         "agents",
         "console",
+        "observe",
+    ],
+    "gitmem.observe": [
+        "capture",
+        "model",
+        "prompts",
+        "config",
+        "entries",
+        "answers",
+        "logbook",
+        "pipeline",
+        "worker",
+        "panel",
+        "search",
+        "tools",
     ],
 }
 """Each package's modules (and subpackages), lowest first: a module imports only the

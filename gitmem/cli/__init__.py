@@ -39,6 +39,7 @@ _GROUPS = (
     "gitmem.cli.guards",
     "gitmem.cli.console",
     "gitmem.cli.agents",
+    "gitmem.cli.observe",
 )
 
 

@@ -29,7 +29,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, packing
+from gitmem.store import layout, markers, memoryfiles, merge, packing, settings
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
@@ -278,6 +278,19 @@ class Storage(Past, Sharing, Proposals):
             )
 
         return self._commit(store, attempt)
+
+    # -- settings ----------------------------------------------------------------------
+
+    def settings(self, section: str) -> dict[str, str]:
+        """The repository's ``gitmem.<section>.*`` git config values (keys lower-cased);
+        see :mod:`gitmem.store.settings`."""
+        settings.check_key(section, "x")
+        return settings.read_section(self._repo, section)
+
+    def set_setting(self, section: str, key: str, value: str | None) -> None:
+        """Set (``None``: remove) ``gitmem.<section>.<key>`` in the repository's config."""
+        with self._lock.held():
+            settings.write_setting(self._repo, section, key, value)
 
     # -- file stores -----------------------------------------------------------------
 

@@ -1,0 +1,180 @@
+"""The model step, its prompts and the observer's configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import InvalidArgument, NotFound
+from gitmem.observe import (
+    RUN_MARK,
+    CommandModel,
+    ModelFailed,
+    ScriptedModel,
+    configure,
+    model_from_config,
+    prompt,
+    read_config,
+)
+from gitmem.repository import Repository
+
+
+def test_scripted_model_answers_in_order_and_records_calls() -> None:
+    """A scripted model answers from its list, repeating the last, and keeps each call."""
+    model = ScriptedModel(["one", "two"])
+    assert [model.complete("p", str(i)) for i in range(3)] == ["one", "two", "two"]
+    assert model.calls == [("p", "0"), ("p", "1"), ("p", "2")]
+    assert ScriptedModel(lambda p, x: p + x).complete("a", "b") == "ab"
+
+
+def test_command_model_pipes_prompt_and_payload_and_marks_the_run() -> None:
+    """The command reads prompt and payload on stdin and runs under the run mark."""
+    script = f"import os,sys; print(os.environ.get('{RUN_MARK}'), sys.stdin.read())"
+    model = CommandModel([sys.executable, "-c", script], timeout=30)
+    assert model.complete("do this", "with that") == "1 do this\n\nwith that\n"
+    assert model.name == "command:" + sys.executable.rsplit("/", 1)[-1]
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("import sys; sys.exit(3)", "exited 3"),
+        ("import time; time.sleep(30)", "in time"),
+        ("import sys; sys.stdout.write('x' * 400000)", "more than"),
+    ],
+)
+def test_command_model_failures_are_clear_errors(script: str, said: str) -> None:
+    """A failing, slow or over-talkative command is a ModelFailed, never a hang."""
+    model = CommandModel([sys.executable, "-c", script], timeout=1.5)
+    with pytest.raises(ModelFailed, match=said):
+        model.complete("p", "x")
+
+
+def test_command_model_that_cannot_start() -> None:
+    """A missing program is a clear error."""
+    with pytest.raises(ModelFailed, match="cannot run"):
+        CommandModel(["/nonexistent/model-cli"]).complete("p", "x")
+
+
+def test_prompts_are_versioned_files() -> None:
+    """Each step's prompt carries a version; an unknown one is NotFound."""
+    for name in ("observer", "summarizer", "librarian", "gate"):
+        found = prompt(name)
+        assert found.version >= 1 and found.text.strip()
+        assert found.label == f"{name}@{found.version}"
+    with pytest.raises(NotFound):
+        prompt("nothing")
+    with pytest.raises(InvalidArgument):
+        prompt("../x")
+
+
+def test_model_from_config() -> None:
+    """Settings name the model; none configured is None."""
+    assert model_from_config({}) is None
+    made = model_from_config({"model": "command", "command": "echo 'a b'", "timeout": "5"})
+    assert isinstance(made, CommandModel) and list(made.argv) == ["echo", "a b"]
+    with pytest.raises(InvalidArgument, match="not known"):
+        model_from_config({"model": "gpt"})
+
+
+def test_configuration_lives_in_git_config(repo: Repository) -> None:
+    """Settings are gitmem.observer.* in the repository's config, readable by git."""
+    configure(repo, "skip-tools", "WebSearch, webfetch")
+    configure(repo, "model", "command")
+    configure(repo, "command", "claude -p")
+    config = read_config(repo)
+    assert config.skip_tools == {"websearch", "webfetch"}
+    assert config.budget == 8000
+    shown = subprocess.run(
+        ["git", "--git-dir", repo.directory, "config", "--get-regexp", r"^gitmem\.observer\."],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "gitmem.observer.skip-tools WebSearch, webfetch" in shown
+    assert "gitmem.observer.command claude -p" in shown
+    with pytest.raises(InvalidArgument, match="budget"):
+        configure(repo, "budget", "lots")
+    configure(repo, "skip-tools", None)
+    assert read_config(repo).skip_tools == frozenset()
+
+
+def test_observe_config_command(repo: Repository) -> None:
+    """`gitmem observe config` shows and sets the settings; a bad value is one line and
+    changes nothing."""
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, ["--repo", repo.directory, "observe", "config", *args])
+
+    done = run("max-results", "7")
+    assert done.exit_code == 0 and "max-results = 7" in done.stdout
+    refused = run("max-results", "70")
+    assert refused.exit_code == 1
+    assert refused.stderr == "Error: max-results must be between 1 and 10\n"
+    assert read_config(repo).max_results == 7
+    assert run("max-results").stdout == "max-results = 7\n"
+    assert run("max-results", "--unset").exit_code == 0
+    assert read_config(repo).max_results == 5
+
+
+def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
+    """`gitmem observe capture` exits 0 with nothing on stdout, on good input and bad."""
+    gitmem = str(Path(sys.executable).parent / "gitmem")
+    env = {**os.environ, "GITMEM_REPO": str(tmp_path)}
+    good = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "hi"})
+    for event, text in (("user-prompt-submit", good), ("post-tool-use", "not json"), ("nope", "")):
+        done = subprocess.run(
+            [gitmem, "observe", "capture", event],
+            input=text,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stdout == ""
+    spool = (tmp_path / "gitmem" / "observe" / "spool" / "s.jsonl").read_text()
+    assert json.loads(spool)["text"] == "hi"
+
+
+def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path: Path) -> None:
+    """The capture path imports no dulwich, no click and no gitmem module beyond it."""
+    script = (
+        "import sys, io; sys.argv = ['gitmem', 'observe', 'capture', 'post-tool-use']\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
+        "from gitmem.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gitmem', 'dulwich', 'click')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "gitmem",
+        "gitmem.__main__",
+        "gitmem.errors",
+        "gitmem.observe",
+        "gitmem.observe.capture",
+    ]
+
+
+def test_capture_finds_only_a_repository_in_gitmem_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git project gitmem does not serve is passed over (nothing is recorded there);
+    one where `gitmem init` ran is found from a folder inside it."""
+    from gitmem.observe.capture import find_git_dir
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+    assert find_git_dir(str(project / "src")) is None
+    Repository.init(str(project)).close()
+    assert find_git_dir(str(project / "src")) == str(project / ".git")
