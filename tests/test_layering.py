@@ -70,6 +70,7 @@ ORDER: dict[str, list[str]] = {
         "refs",
         "transfer",
         "markers",
+        "lease",
         "remote",
         "screen",
         "pushcheck",
