@@ -280,7 +280,7 @@ def _plugin_command(command: str) -> list[str]:
 
 
 def test_plugin_maps_each_event_to_its_hook() -> None:
-    """hooks.json runs `gitmem hook claude-code <event>` for the four events, with the
+    """hooks.json runs `gitmem hook claude-code <event>` for the five events, with the
     same identity options the MCP server gets, within a timeout."""
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "gitmem"
@@ -292,6 +292,7 @@ def test_plugin_maps_each_event_to_its_hook() -> None:
         "UserPromptSubmit": "user-prompt-submit",
         "PreCompact": "pre-compact",
         "Stop": "stop",
+        "SessionEnd": "session-end",
     }
     assert set(hooks) == set(expected)
     for name, event in expected.items():

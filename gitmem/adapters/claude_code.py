@@ -17,6 +17,9 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
   (PreCompact accepts no ``hookSpecificOutput``); it is said again after the boundary.
 - ``stop``: the end of the turn: the code memories the turn read (found in the
   transcript since the prompt) have their onUse run; the views wait for the next turn.
+- ``session-end``: a retain run is started in the background (when recall is enabled)
+  and the hook returns at once; the session-start text then ends with the recall
+  block (see :mod:`gitmem.observe.recall`).
 
 State kept between hook processes lives in the repository, one small JSON file per
 session under ``gitmem/claude-code/`` (see :class:`Session`). The notice watermark is
@@ -39,6 +42,7 @@ from typing import Any, cast
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import InvalidArgument
 from gitmem.holder import Holder, framed
+from gitmem.observe import recall, retain
 from gitmem.repository import Repository
 
 __all__ = ["EVENTS", "Session", "hook", "parse_input"]
@@ -48,6 +52,7 @@ EVENTS = {
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "stop": "Stop",
+    "session-end": "SessionEnd",
 }
 _INPUT_MAX = 1 << 20
 _TRANSCRIPT_MAX = 8 << 20
@@ -194,6 +199,9 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
     if name is None:
         raise InvalidArgument(f"unknown event {event!r}; use one of {', '.join(EVENTS)}")
     data = parse_input(text)
+    if event == "session-end":
+        retain.session_end(repo, data.get("transcript_path"), data.get("cwd"))
+        return ""  # the run goes on in the background; the session's end never waits
     session = Session.load(repo, data["session_id"], launch)
     if event == "session-start" and data.get("source") in ("startup", "clear", None):
         session = Session(session.session_id, launch)
@@ -209,6 +217,9 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
 def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: Holder) -> str:
     if event == "session-start":
         text = _start_text(holder, session)
+        recalled = recall.session_start_block(holder.repo)
+        if recalled:
+            text += "\n\n" + recalled
         if session.compacting and data.get("source") == "compact":
             text += "\n\n" + holder.memory_compaction_prompt()
         session.compacting = False

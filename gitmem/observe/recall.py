@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from gitmem.errors import InvalidArgument
 from gitmem.observe.model import observer_run
 from gitmem.observe.prompts import prompt
-from gitmem.repository import Repository
+from gitmem.store import Storage
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -121,19 +121,19 @@ class RecallSettings:
         )
 
     @classmethod
-    def of(cls, repo: Repository) -> RecallSettings:
+    def of(cls, repo: Storage) -> RecallSettings:
         """The repository's settings."""
         return cls.from_settings(repo.settings(SECTION))
 
 
-def summary(repo: Repository, store: str) -> str:
+def summary(repo: Storage, store: str) -> str:
     """The store's ``memory_summary.md`` (``""`` when there is none yet)."""
     if repo.head(store) is None:
         return ""
     return repo.files(store).read(SUMMARY) or ""
 
 
-def recall_block(repo: Repository, settings: RecallSettings | None = None) -> str:
+def recall_block(repo: Storage, settings: RecallSettings | None = None) -> str:
     """The summary under its guidance, within the token budget; ``""`` when there is
     no summary, or not even the guidance fits."""
     chosen = settings or RecallSettings.of(repo)
@@ -153,7 +153,7 @@ def recall_block(repo: Repository, settings: RecallSettings | None = None) -> st
     return opening + text + closing
 
 
-def session_start_block(repo: Repository) -> str:
+def session_start_block(repo: Storage) -> str:
     """What a session's start adds: the recall block when recall is enabled, and
     nothing for a model run the pipeline itself started."""
     settings = RecallSettings.of(repo)
