@@ -302,13 +302,13 @@ def test_a_live_lease_makes_a_second_run_busy(repo: Repository, folder: Path) ->
     """While another holder's lease is live a run does nothing; an expired one is
     taken over."""
     transcript(folder, "aaa", "one", 2 * DAY)
-    assert repo.take_lease("retain/recall", "other:1:abc", 600)
+    assert repo.leases.take("retain/recall", "other:1:abc", 600)
     model = ScriptedModel(answers)
     assert retain(repo, model, str(folder), settings=SETTINGS, now=NOW).busy
     assert model.calls == []
-    assert repo.take_lease("retain/recall", "other:1:abc", 0)  # it expires at once
+    assert repo.leases.take("retain/recall", "other:1:abc", 0)  # it expires at once
     assert not retain(repo, model, str(folder), settings=SETTINGS, now=NOW).busy
-    lease = repo.lease("retain/recall")
+    lease = repo.leases.read("retain/recall")
     assert lease is not None and lease.holder != "other:1:abc" and not lease.live(time.time())
 
 
@@ -322,7 +322,7 @@ _CONTENDER = textwrap.dedent(
     while not os.path.exists(go):
         time.sleep(0.001)
     for i in range(20):
-        print(repo.take_lease(f"retain/race-{i}", name, 600), flush=True)
+        print(repo.leases.take(f"retain/race-{i}", name, 600), flush=True)
     """
 )
 
@@ -345,7 +345,7 @@ def test_two_processes_never_both_hold_the_lease(repo: Repository, tmp_path: Pat
     assert all(child.returncode == 0 for child in children)
     for i in range(20):
         assert sorted((said[0][i], said[1][i])) == ["False", "True"]
-        lease = repo.lease(f"retain/race-{i}")
+        lease = repo.leases.read(f"retain/race-{i}")
         winner = "p0:0:x" if said[0][i] == "True" else "p1:1:x"
         assert lease is not None and lease.holder == winner
 

@@ -38,6 +38,7 @@ _GROUPS = (
     "gitmem.cli.guards",
     "gitmem.cli.console",
     "gitmem.cli.agents",
+    "gitmem.cli.observe",
     "gitmem.cli.recall",
 )
 

@@ -36,7 +36,7 @@ class Held:
 
     def renew(self) -> bool:
         """Extend the lease; ``False`` if it was lost (it expired and another took it)."""
-        return self.repo.take_lease(self.name, self.holder, self.seconds)
+        return self.repo.leases.take(self.name, self.holder, self.seconds)
 
 
 @contextmanager
@@ -44,11 +44,11 @@ def leased(repo: Repository, name: str, seconds: float) -> Generator[Held | None
     """Hold lease ``name`` for ``seconds`` while the block runs; yields ``None`` (and
     holds nothing) when another process holds it."""
     holder = holder_name()
-    if not repo.take_lease(name, holder, seconds):
+    if not repo.leases.take(name, holder, seconds):
         yield None
         return
     try:
         yield Held(repo, name, holder, seconds)
     finally:
         with suppress(GitmemError):  # it expires by itself
-            repo.give_back_lease(name, holder)
+            repo.leases.give_back(name, holder)

@@ -178,7 +178,7 @@ def start_background(repo: Repository, folder: str) -> bool:
     settings = RecallSettings.of(repo)
     if not settings.enabled or observer_run():
         return False
-    lease = repo.lease(f"retain/{settings.store}")
+    lease = repo.leases.read(f"retain/{settings.store}")
     if lease is not None and lease.live(time.time()):
         return False
     log = os.path.join(repo.directory, "gitmem", _LOG)

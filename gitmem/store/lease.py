@@ -19,16 +19,18 @@ the ref's log of holders stays a chain of commits anyone can read with ``git log
 from __future__ import annotations
 
 import re
+import time
 from typing import NamedTuple
 
 from dulwich.refs import Ref
 
 from gitmem.errors import InvalidArgument
 from gitmem.store.layout import MARKER_PREFIX, check_store
+from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.objects import EMPTY_TREE, NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 
-__all__ = ["LEASES", "Lease", "check_holder", "give_back", "read", "take"]
+__all__ = ["LEASES", "Lease", "Leases", "check_holder", "give_back", "read", "take"]
 
 LEASES = "leases/"
 """Where leases live, under ``refs/gitmem/``."""
@@ -108,3 +110,33 @@ def _point(refs: Refs, name: str, old: str | None, lease: Lease, now: float) -> 
     message = f"lease {name}\n\n{_HOLDER}: {lease.holder}\n{_EXPIRES}: {lease.expires}\n"
     commit = new.add_commit(tree, [], _IDENT, int(now), message.encode())
     return refs.swap(_ref(name), old, commit, new.records)
+
+
+class Leases:
+    """A repository's leases, each move under its write lock (``Storage.leases``)."""
+
+    def __init__(self, reader: ObjectReader, refs: Refs, lock: WriteLock) -> None:
+        self._reader = reader
+        self._refs = refs
+        self._lock = lock
+
+    def take(self, name: str, holder: str, seconds: float) -> bool:
+        """Take (or renew) lease ``name`` for ``holder`` for ``seconds``; ``False``
+        while another holder's lease is live."""
+        try:
+            with self._lock.held():
+                return take(self._reader, self._refs, name, holder, seconds, time.time())
+        except OSError as exc:
+            raise storage_error(exc, f"taking lease {name}") from exc
+
+    def give_back(self, name: str, holder: str) -> bool:
+        """End ``holder``'s lease ``name`` now; ``False`` if it is not theirs."""
+        try:
+            with self._lock.held():
+                return give_back(self._reader, self._refs, name, holder, time.time())
+        except OSError as exc:
+            raise storage_error(exc, f"giving back lease {name}") from exc
+
+    def read(self, name: str) -> Lease | None:
+        """Who holds lease ``name`` and until when (``None``: never taken)."""
+        return read(self._reader, self._refs, name)[1]

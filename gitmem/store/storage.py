@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
@@ -30,14 +29,13 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, packing
-from gitmem.store import lease as leases
+from gitmem.store import layout, markers, memoryfiles, merge, packing, settings
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
-from gitmem.store.lease import Lease
+from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.objects import NewObjects, ObjectReader
@@ -114,6 +112,8 @@ class Storage(Sharing):
         self._refs = Refs(path, repo, self._read_lock)
         self._histories: dict[str, History] = {}
         self._summaries = Summaries(os.path.join(self._meta, "summaries"))
+        self.leases = Leases(self._reader, self._refs, self._lock)
+        """The repository's leases (see :mod:`gitmem.store.lease`)."""
         _open.add(self)
 
     # -- opening -------------------------------------------------------------------
@@ -269,6 +269,19 @@ class Storage(Sharing):
 
         return self._commit(store, attempt)
 
+    # -- settings ----------------------------------------------------------------------
+
+    def settings(self, section: str) -> dict[str, str]:
+        """The repository's ``gitmem.<section>.*`` git config values (keys lower-cased);
+        see :mod:`gitmem.store.settings`."""
+        settings.check_key(section, "x")
+        return settings.read_section(self._repo, section)
+
+    def set_setting(self, section: str, key: str, value: str | None) -> None:
+        """Set (``None``: remove) ``gitmem.<section>.<key>`` in the repository's config."""
+        with self._lock.held():
+            settings.write_setting(self._repo, section, key, value)
+
     # -- file stores -----------------------------------------------------------------
 
     def layout(self, store: str) -> str | None:
@@ -348,30 +361,6 @@ class Storage(Sharing):
                 markers.point(self._refs, name, commit)
         except OSError as exc:
             raise storage_error(exc, f"recording marker {name}") from exc
-
-    # -- leases ------------------------------------------------------------------------
-
-    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
-        """Take (or renew) lease ``name`` for ``holder`` for ``seconds``, by
-        compare-and-swap of its ref; ``False`` while another holder's lease is live
-        (see :mod:`gitmem.store.lease`)."""
-        try:
-            with self._lock.held():
-                return leases.take(self._reader, self._refs, name, holder, seconds, time.time())
-        except OSError as exc:
-            raise storage_error(exc, f"taking lease {name}") from exc
-
-    def give_back_lease(self, name: str, holder: str) -> bool:
-        """End ``holder``'s lease ``name`` now; ``False`` if it is not theirs."""
-        try:
-            with self._lock.held():
-                return leases.give_back(self._reader, self._refs, name, holder, time.time())
-        except OSError as exc:
-            raise storage_error(exc, f"giving back lease {name}") from exc
-
-    def lease(self, name: str) -> Lease | None:
-        """Who holds lease ``name`` and until when (``None``: never taken)."""
-        return leases.read(self._reader, self._refs, name)[1]
 
     # -- replicas: fetch, merge, push (the rules of reconciling are gitmem.sync's) -------
 

@@ -1,0 +1,78 @@
+"""Memory that writes itself: an observer watches agent runs and keeps a log.
+
+A harness (or the Claude Code plugin's hooks) feeds a :class:`Recorder` each agent's
+events; the recorder appends them to a bounded spool and returns. A background worker
+hands each finished run to the model steps (the observer, the summarizer and the
+librarian, each a :class:`Model` call with a versioned prompt) and writes what they
+answer to the project's observation log, one commit per step. At the next run's start
+:func:`panel` gives the agent a compact view of it; :func:`mem_search` and
+:func:`mem_read` answer questions about it on demand.
+
+Names are imported when first used, so the capture hook, which imports only
+:mod:`gitmem.observe.capture`, stays a small process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitmem.observe.config import ObserverConfig, configure, read_config
+    from gitmem.observe.model import (
+        RUN_MARK,
+        AnthropicModel,
+        CommandModel,
+        Model,
+        ModelFailed,
+        ScriptedModel,
+        model_from_config,
+        observer_run,
+    )
+    from gitmem.observe.prompts import Prompt, prompt
+
+_LAZY = {
+    "ObserverConfig": "gitmem.observe.config",
+    "configure": "gitmem.observe.config",
+    "read_config": "gitmem.observe.config",
+    "RUN_MARK": "gitmem.observe.model",
+    "AnthropicModel": "gitmem.observe.model",
+    "CommandModel": "gitmem.observe.model",
+    "Model": "gitmem.observe.model",
+    "ModelFailed": "gitmem.observe.model",
+    "ScriptedModel": "gitmem.observe.model",
+    "model_from_config": "gitmem.observe.model",
+    "observer_run": "gitmem.observe.model",
+    "Prompt": "gitmem.observe.prompts",
+    "prompt": "gitmem.observe.prompts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+__all__ = [
+    "RUN_MARK",
+    "AnthropicModel",
+    "CommandModel",
+    "Model",
+    "ModelFailed",
+    "ObserverConfig",
+    "Prompt",
+    "ScriptedModel",
+    "configure",
+    "model_from_config",
+    "observer_run",
+    "prompt",
+    "read_config",
+]

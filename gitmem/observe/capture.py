@@ -1,0 +1,389 @@
+"""Capture: an agent's events appended to a bounded spool, fast.
+
+This module is all a capture hook process loads (the standard library's ``json`` and
+``os``, nothing of gitmem's store), so a hook costs little more than starting Python.
+
+A :class:`Recorder` takes one session's events (the user's prompt, each tool call with
+its result, the final message, the session's end) and appends each as one JSON line to
+``<git directory>/gitmem/observe/spool/<session>.jsonl`` with a single ``O_APPEND``
+write, so concurrent hooks never interleave or lose each other's lines. Before a line
+is written, whatever sits inside ``<private>…</private>`` is cut out (an unclosed tag
+hides the rest), and the prompt, a tool's input and its output are clamped to 2 KB,
+2 KB and 4 KB; the observer's own tools and the interactive ones are not recorded. A
+spool over its bound (:data:`SPOOL_MAX`) takes no more lines: each dropped event is one
+line in ``observe/observer.log``.
+
+When a run ends the recorder starts the background worker unless it is running (its
+pid is in ``observe/worker.pid``); the worker takes the finished runs from the spool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from typing import Any
+
+__all__ = [
+    "INPUT_MAX",
+    "OUTPUT_MAX",
+    "PROMPT_MAX",
+    "SKIPPED_TOOLS",
+    "SPOOL_MAX",
+    "Recorder",
+    "clamp",
+    "hook_main",
+    "log_line",
+    "observe_dir",
+    "start_worker",
+    "strip_private",
+]
+
+PROMPT_MAX = 2048
+INPUT_MAX = 2048
+OUTPUT_MAX = 4096
+FINAL_MAX = 2048
+SPOOL_MAX = 1 << 20
+"""The bound of one session's spool, in bytes."""
+HOOK_INPUT_MAX = 4 << 20
+SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadskill"})
+"""The observer's own tools and the interactive ones, never observed (compared in
+lower case with ``-`` read as ``_``, an MCP prefix ``mcp__server__`` set aside)."""
+
+_PRIVATE = re.compile(r"<(/?)private>", re.IGNORECASE)
+_RUN_MARK = "GITMEM_OBSERVER_RUN"  # gitmem.observe.model.RUN_MARK; not imported: kept small
+
+
+def strip_private(text: str) -> str:
+    """``text`` without what is inside ``<private>…</private>`` (the tags too); an
+    unclosed tag hides everything after it. One pass, linear in the text."""
+    if "<" not in text:
+        return text
+    kept: list[str] = []
+    depth = 0
+    at = 0
+    for tag in _PRIVATE.finditer(text):
+        if tag.group(1):  # a closing tag
+            if depth:
+                depth -= 1
+                if not depth:
+                    at = tag.end()
+            continue
+        if not depth:
+            kept.append(text[at : tag.start()])
+        depth += 1
+    if not depth:
+        kept.append(text[at:])
+    return "".join(kept)
+
+
+def clamp(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 16, 0)] + " …[clamped]"
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def skipped(tool: str, more: frozenset[str] = frozenset()) -> bool:
+    """Whether ``tool`` is never observed: a built-in skipped tool or one of ``more``."""
+    name = tool.rsplit("__", 1)[-1].lower().replace("-", "_")
+    return name in SKIPPED_TOOLS or name in more or tool.lower() in more
+
+
+def observe_dir(git_dir: str) -> str:
+    """Where a repository keeps the observer's spool, log and worker files."""
+    return os.path.join(git_dir, "gitmem", "observe")
+
+
+def log_line(folder: str, message: str) -> None:
+    """Append one line to the observer's log (never raises)."""
+    line = time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + message.replace("\n", " ")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(os.path.join(folder, "observer.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def spool_name(session: str) -> str:
+    """The spool file's name for ``session``: the id itself when it is a plain word."""
+    safe = "".join(c for c in session if c.isascii() and (c.isalnum() or c in "-_"))[:80]
+    if safe and safe == session:
+        return safe + ".jsonl"
+    import hashlib
+
+    return "s-" + hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32] + ".jsonl"
+
+
+class Recorder:
+    """One session's events into the spool of the repository whose git directory is
+    ``git_dir``. Each call returns as soon as its line is written; ``skip_tools`` are
+    more tools never observed."""
+
+    def __init__(
+        self,
+        git_dir: str,
+        session: str,
+        *,
+        agent: str = "main",
+        skip_tools: frozenset[str] = frozenset(),
+        spool_max: int = SPOOL_MAX,
+        worker: bool = True,
+    ) -> None:
+        self.folder = observe_dir(git_dir)
+        self.git_dir = git_dir
+        self.session = session
+        self.agent = agent
+        self.skip_tools = frozenset(t.lower() for t in skip_tools)
+        self.spool_max = spool_max
+        self.worker = worker
+        self.dropped = 0
+        self._fd: int | None = None
+        self._size = 0
+        self.off = os.environ.get(_RUN_MARK) == "1"
+        """A model run the pipeline started is never observed."""
+
+    # -- events ------------------------------------------------------------------------
+
+    def prompt(self, text: str, *, agent: str | None = None) -> None:
+        """The user's prompt, which starts a run."""
+        self._append("prompt", agent, text=clamp(strip_private(text), PROMPT_MAX))
+
+    def tool(
+        self,
+        name: str,
+        tool_input: object,
+        output: object,
+        *,
+        call_id: str = "",
+        agent: str | None = None,
+    ) -> None:
+        """One tool call and its result."""
+        if skipped(name, self.skip_tools):
+            return
+        self._append(
+            "tool",
+            agent,
+            tool=name,
+            id=call_id,
+            input=clamp(strip_private(_text(tool_input)), INPUT_MAX),
+            output=clamp(strip_private(_text(output)), OUTPUT_MAX),
+        )
+
+    def final(self, text: str = "", *, agent: str | None = None) -> None:
+        """The run's final message: the run is finished."""
+        self._append("stop", agent, text=clamp(strip_private(text), FINAL_MAX))
+        self._ended()
+
+    def end(self) -> None:
+        """The session ended: every open run of it is finished."""
+        self._append("end", None)
+        self._ended()
+
+    def close(self) -> None:
+        """Close the spool file."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # -- the spool ---------------------------------------------------------------------
+
+    def _open(self) -> int:
+        if self._fd is None:
+            folder = os.path.join(self.folder, "spool")
+            path = os.path.join(folder, spool_name(self.session))
+            try:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._size = os.fstat(self._fd).st_size
+        return self._fd
+
+    def _append(self, event: str, agent: str | None, **fields: Any) -> None:
+        if self.off:
+            return
+        record = {"e": event, "s": self.session, "a": agent or self.agent, "t": time.time()}
+        record.update(fields)
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+        fd = self._open()
+        if self._size + len(line) > self.spool_max:
+            self.dropped += 1
+            log_line(
+                self.folder, f"spool of session {self.session} is full: dropped a {event} event"
+            )
+            return
+        os.write(fd, line)
+        self._size += len(line)
+
+    def _ended(self) -> None:
+        if self.worker and not self.off:
+            start_worker(self.git_dir)
+
+
+def worker_running(folder: str) -> bool:
+    """Whether the worker whose pid ``worker.pid`` names is alive."""
+    try:
+        with open(os.path.join(folder, "worker.pid"), "rb") as handle:
+            pid = int(handle.read(32) or b"0")
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def start_worker(git_dir: str) -> bool:
+    """Start the background worker for ``git_dir`` unless one runs; returns whether it
+    started one. The worker is a detached process with no tie to the caller's stdio, so
+    a hook's reader never waits for it; a second one started in a race finds the lock
+    taken and leaves at once."""
+    folder = observe_dir(git_dir)
+    if worker_running(folder):
+        return False
+    os.makedirs(folder, exist_ok=True)
+    log = os.path.join(folder, "worker.out")
+    try:
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "gitmem.observe.worker", git_dir],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+                (os.POSIX_SPAWN_DUP2, 1, 2),
+            ],
+            setsid=True,
+        )
+    except OSError as exc:
+        log_line(folder, f"the worker could not start: {exc}")
+        return False
+    return True
+
+
+# -- the Claude Code hook ---------------------------------------------------------------
+
+HOOK_EVENTS = {
+    "user-prompt-submit": "UserPromptSubmit",
+    "post-tool-use": "PostToolUse",
+    "stop": "Stop",
+    "subagent-stop": "SubagentStop",
+    "session-end": "SessionEnd",
+}
+
+
+def find_git_dir(start: str) -> str | None:
+    """The git directory of the repository ``start`` is in: ``GITMEM_REPO`` if set,
+    else the nearest ``.gitmem`` or ``.git`` walking up (a worktree's ``.git`` file
+    leads to the common directory)."""
+    named = os.environ.get("GITMEM_REPO")
+    if named:
+        dot_git = os.path.join(named, ".git")
+        return _common(dot_git) if os.path.exists(dot_git) else os.path.abspath(named)
+    here = os.path.abspath(start)
+    while True:
+        standalone = os.path.join(here, ".gitmem")
+        if os.path.isdir(standalone):
+            return standalone
+        dot_git = os.path.join(here, ".git")
+        if os.path.exists(dot_git):
+            return _common(dot_git)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _common(dot_git: str) -> str | None:
+    path = dot_git
+    if os.path.isfile(dot_git):
+        try:
+            with open(dot_git, encoding="utf-8") as handle:
+                line = handle.read(4096).strip()
+        except OSError:
+            return None
+        if not line.startswith("gitdir:"):
+            return None
+        path = os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip())
+    try:
+        with open(os.path.join(path, "commondir"), encoding="utf-8") as handle:
+            path = os.path.join(path, handle.read(4096).strip())
+    except OSError:
+        pass
+    return os.path.abspath(path)
+
+
+def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
+    """Feed one Claude Code hook event (its input JSON as ``data``) to a recorder."""
+    session = data.get("session_id")
+    if not isinstance(session, str) or not session:
+        return
+    agent = data.get("agent_id")
+    recorder = Recorder(
+        git_dir, session, agent=agent if isinstance(agent, str) and agent else "main"
+    )
+    try:
+        if event == "user-prompt-submit":
+            recorder.prompt(_text(data.get("prompt", "")))
+        elif event == "post-tool-use":
+            recorder.tool(
+                _text(data.get("tool_name", "")),
+                data.get("tool_input"),
+                data.get("tool_response"),
+                call_id=_text(data.get("tool_use_id", "")),
+            )
+        elif event in ("stop", "subagent-stop"):
+            message = data.get("last_assistant_message")
+            recorder.final(message if isinstance(message, str) else "")
+        elif event == "session-end":
+            recorder.end()
+    finally:
+        recorder.close()
+
+
+def hook_main(argv: list[str]) -> int:
+    """``gitmem capture EVENT``: Claude Code's event JSON on stdin into the spool.
+
+    Always exits 0 with nothing on stdout, so the session goes on; a problem is one
+    line on stderr."""
+    if os.environ.get(_RUN_MARK) == "1":
+        return 0
+    if len(argv) != 1 or argv[0] not in HOOK_EVENTS:
+        sys.stderr.write(f"gitmem capture: give one event of {', '.join(HOOK_EVENTS)}\n")
+        return 0
+    try:
+        raw = sys.stdin.buffer.read(HOOK_INPUT_MAX + 1)
+        if len(raw) > HOOK_INPUT_MAX:
+            raise ValueError("the hook input is larger than 4 MB")
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("the hook input is not a JSON object")
+        cwd = data.get("cwd")  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+        git_dir = find_git_dir(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+        if git_dir is None:
+            return 0
+        record_hook(argv[0], data, git_dir)  # pyright: ignore[reportUnknownArgumentType]
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"gitmem capture: {exc}\n".replace("\n", " ").strip() + "\n")
+    return 0

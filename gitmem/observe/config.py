@@ -1,0 +1,148 @@
+"""The observer's configuration, kept in the repository's git config.
+
+Every setting is ``gitmem.observer.<key>``, so ``git config --get-regexp
+'^gitmem\\.observer\\.'`` lists them and ``gitmem observe config KEY VALUE`` (or plain
+``git config``) sets them. Read afresh each time: a running worker sees a change.
+
+============== ========== =========================================================
+key            default    meaning
+============== ========== =========================================================
+enabled        true       capture and the pipeline run at all
+model          none       ``command``, ``anthropic`` or ``none`` (see ``model_from_config``)
+command                   the command line of a command model
+timeout        120        seconds a command model may take per call
+anthropic-model claude-haiku-4-5 the model an anthropic model asks for
+gate           auto       search gating: ``auto`` (the model if configured, else
+                          scores), ``model``, ``score`` or ``off``
+threshold      0.6        the relevance a gate model must give a result
+budget         8000       the panel's size in characters
+max-results    5          results a search returns when no limit is given
+consolidate    true       the librarian merges new entries into the curated files
+skip-tools                tools never observed, comma-separated, beside the built-in ones
+queue          64         finished runs the worker holds before it drops with a log line
+============== ========== =========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gitmem.errors import InvalidArgument
+from gitmem.observe.model import Model, model_from_config
+
+if TYPE_CHECKING:
+    from gitmem.repository import Repository
+
+__all__ = ["DEFAULTS", "SECTION", "ObserverConfig", "check_setting", "configure", "read_config"]
+
+SECTION = "observer"
+
+DEFAULTS: dict[str, str] = {
+    "enabled": "true",
+    "model": "none",
+    "command": "",
+    "timeout": "120",
+    "anthropic-model": "claude-haiku-4-5",
+    "gate": "auto",
+    "threshold": "0.6",
+    "budget": "8000",
+    "max-results": "5",
+    "consolidate": "true",
+    "skip-tools": "",
+    "queue": "64",
+}
+GATES = ("auto", "model", "score", "off")
+
+
+def _bool(key: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "yes", "on", "1"):
+        return True
+    if value in ("false", "no", "off", "0"):
+        return False
+    raise InvalidArgument(f"{key} must be true or false, not {text!r}")
+
+
+def _int(key: str, text: str, low: int, high: int) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise InvalidArgument(f"{key} must be a whole number, not {text!r}") from None
+    if not low <= value <= high:
+        raise InvalidArgument(f"{key} must be between {low} and {high}")
+    return value
+
+
+def _float(key: str, text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise InvalidArgument(f"{key} must be a number, not {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise InvalidArgument(f"{key} must be between 0 and 1")
+    return value
+
+
+@dataclass(frozen=True)
+class ObserverConfig:
+    """The observer's settings, checked."""
+
+    settings: Mapping[str, str]
+    enabled: bool = True
+    gate: str = "auto"
+    threshold: float = 0.6
+    budget: int = 8000
+    max_results: int = 5
+    consolidate: bool = True
+    skip_tools: frozenset[str] = frozenset()
+    queue: int = 64
+
+    @classmethod
+    def from_settings(cls, held: Mapping[str, str]) -> ObserverConfig:
+        """The configuration from ``gitmem.observer.*`` values (unknown keys are kept
+        in ``settings`` for the steps that read them)."""
+        merged = {**DEFAULTS, **{k.lower(): v for k, v in held.items()}}
+        gate = merged["gate"].strip().lower()
+        if gate not in GATES:
+            raise InvalidArgument(f"gate must be one of {', '.join(GATES)}, not {gate!r}")
+        return cls(
+            settings=merged,
+            enabled=_bool("enabled", merged["enabled"]),
+            gate=gate,
+            threshold=_float("threshold", merged["threshold"]),
+            budget=_int("budget", merged["budget"], 0, 1_000_000),
+            max_results=_int("max-results", merged["max-results"], 1, 10),
+            consolidate=_bool("consolidate", merged["consolidate"]),
+            skip_tools=frozenset(
+                t.strip().lower() for t in merged["skip-tools"].split(",") if t.strip()
+            ),
+            queue=_int("queue", merged["queue"], 1, 100_000),
+        )
+
+    def model(self) -> Model | None:
+        """The configured model (``None``: none is)."""
+        return model_from_config(self.settings)
+
+
+def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
+    """Refuse a value its key cannot take, judged with the settings ``held`` now."""
+    if value is None:
+        return
+    probe = ObserverConfig.from_settings({**held, key.lower(): value})
+    if probe.settings["model"].strip().lower() != "command" or probe.settings["command"]:
+        probe.model()
+
+
+def read_config(repo: Repository) -> ObserverConfig:
+    """The repository's observer configuration."""
+    return ObserverConfig.from_settings(repo.settings(SECTION))
+
+
+def configure(repo: Repository, key: str, value: str | None) -> dict[str, str]:
+    """Set (``None``: remove) one observer setting; returns every setting after it,
+    defaults included."""
+    check_setting(repo.settings(SECTION), key, value)
+    repo.set_setting(SECTION, key, value)
+    return dict(read_config(repo).settings)

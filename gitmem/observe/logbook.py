@@ -1,0 +1,255 @@
+"""The observation log: a file store in the project's repository.
+
+    index.md                 one row per entry (see gitmem.observe.entries)
+    sessions/<date>.md       the entries of one day, as blocks
+    active_context.md        curated: the current task state (at most 12 lines)
+    decisions.md             curated: decisions and why (at most 3 KB)
+    lessons.md               curated: gotchas, patterns, trade-offs (at most 3 KB)
+    notes.md                 curated: architecture facts, APIs, conventions (at most 3 KB)
+
+Every write is one commit authored by the step that made it (``observer``,
+``summarizer``, ``librarian``), its trailers naming the session, the model, the prompt
+and the source ids; the store's screens (secrets first) judge it before anything is
+written, so a refused write leaves the log as it was.
+
+Lessons marked ``[global]`` apply in every project: they go, clamped to 300
+characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gitmem.errors import GitmemError
+from gitmem.observe.answers import CURATED
+from gitmem.observe.entries import Entry, IndexRow, parse_index, split_blocks
+from gitmem.repository import Repository
+from gitmem.store import FileSnapshot
+from gitmem.types import Author, FileChange, FileEdit
+
+__all__ = [
+    "CAPS",
+    "GLOBAL_MAX",
+    "LOG_STORE",
+    "USER_STORE",
+    "ObservationLog",
+    "author",
+    "clamp_curated",
+    "user_repository_path",
+]
+
+LOG_STORE = "observations"
+"""The observation log's store id in the project's repository."""
+USER_STORE = "lessons"
+"""The store of global lessons in the user's own repository."""
+INDEX = "index.md"
+CAPS: dict[str, tuple[int, int]] = {
+    "active_context.md": (12, 3072),
+    "decisions.md": (10_000, 3072),
+    "lessons.md": (10_000, 3072),
+    "notes.md": (10_000, 3072),
+}
+"""Each curated file's cap: (lines, characters)."""
+GLOBAL_MAX = 300
+GLOBAL_MARK = "[global]"
+
+
+def author(step: str) -> Author:
+    """The author of a step's commits: ``observer``, ``summarizer``, ``librarian``."""
+    return Author(step, f"{step}@observer.gitmem")
+
+
+def user_repository_path() -> str:
+    """The user's own repository of global lessons: ``GITMEM_USER_REPO``, else
+    ``$XDG_DATA_HOME/gitmem/user.git`` (``~/.local/share/gitmem/user.git``)."""
+    named = os.environ.get("GITMEM_USER_REPO")
+    if named:
+        return named
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return os.path.join(data, "gitmem", "user.git")
+
+
+def clamp_curated(name: str, text: str) -> str:
+    """``text`` within the cap of curated file ``name``, cut at a line boundary."""
+    lines_max, chars_max = CAPS[name]
+    kept: list[str] = []
+    size = 0
+    for line in text.strip("\n").splitlines()[:lines_max]:
+        if size + len(line) + 1 > chars_max:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "\n".join(kept) + "\n" if kept else ""
+
+
+@dataclass(frozen=True)
+class Trail:
+    """What a step's commit says about itself in its trailers."""
+
+    session: str
+    model: str
+    prompt: str
+    sources: tuple[str, ...] = ()
+
+    def trailers(self) -> dict[str, str]:
+        found = {
+            "Gitmem-Session": self.session or "-",
+            "Gitmem-Model": self.model or "-",
+            "Gitmem-Prompt": self.prompt or "-",
+        }
+        if self.sources:
+            found["Gitmem-Sources"] = ", ".join(self.sources)
+        return found
+
+
+class ObservationLog:
+    """A project's observation log (the file store ``store`` of ``repo``)."""
+
+    def __init__(self, repo: Repository, store: str = LOG_STORE) -> None:
+        self.repo = repo
+        self.store = store
+
+    # -- reading -----------------------------------------------------------------------
+
+    def snapshot(self) -> FileSnapshot | None:
+        """The log as of its head (``None`` while it has no entry)."""
+        if self.repo.head(self.store) is None:
+            return None
+        return self.repo.files(self.store)
+
+    def read_file(self, path: str) -> str:
+        """A file of the log ("" if it has none)."""
+        snapshot = self.snapshot()
+        return (snapshot.read(path) or "") if snapshot is not None else ""
+
+    def rows(self) -> list[IndexRow]:
+        """The index's rows, oldest first."""
+        return list(parse_index(self.read_file(INDEX)))
+
+    def curated(self) -> dict[str, str]:
+        """The four curated files' texts, by name."""
+        snapshot = self.snapshot()
+        if snapshot is None:
+            return dict.fromkeys(CURATED, "")
+        return {name: snapshot.read(name) or "" for name in CURATED}
+
+    def read(self, entry_id: str) -> str | None:
+        """The block of entry ``entry_id``, as its session file holds it."""
+        for row in reversed(self.rows()):
+            if row.id == entry_id:
+                for found, block in split_blocks(self.read_file(f"sessions/{row.file}")):
+                    if found == entry_id:
+                        return block
+        return None
+
+    # -- writing -----------------------------------------------------------------------
+
+    def add(self, entries: Iterable[Entry], step: str, trail: Trail) -> list[Entry]:
+        """Append ``entries`` to their day's session file and the index as one commit
+        by ``step``; an entry whose id the index (or this call) already holds is
+        dropped. Returns the entries stored."""
+        stored: list[Entry] = []
+
+        def change(snapshot: FileSnapshot) -> FileChange:
+            stored.clear()
+            index = snapshot.read(INDEX) or ""
+            known = {row.id for row in parse_index(index)}
+            days: dict[str, str] = {}
+            rows: list[str] = []
+            for entry in entries_list:
+                if entry.id in known:
+                    continue
+                known.add(entry.id)
+                stored.append(entry)
+                path = f"sessions/{entry.date}.md"
+                if path not in days:
+                    days[path] = snapshot.read(path) or ""
+                held = days[path]
+                days[path] = held + ("\n" if held else "") + entry.block()
+                rows.append(entry.row(f"{entry.date}.md"))
+            if not stored:
+                return FileChange(())
+            edits = [
+                FileEdit("update" if snapshot.read(p) is not None else "create", p, t)
+                for p, t in days.items()
+            ]
+            edits.append(
+                FileEdit("update" if index else "create", INDEX, index + "\n".join(rows) + "\n")
+            )
+            return FileChange(tuple(edits), trail.trailers())
+
+        entries_list = list(entries)
+        self.repo.publish_files(self.store, author(step), change)
+        return list(stored)
+
+    def set_curated(self, files: Mapping[str, str], trail: Trail) -> list[str]:
+        """Rewrite the curated files (each within its cap) as one commit by the
+        librarian; returns the paths that changed."""
+        changed: list[str] = []
+
+        def change(snapshot: FileSnapshot) -> FileChange:
+            edits: list[FileEdit] = []
+            for name in CURATED:
+                if name not in files:
+                    continue
+                text = clamp_curated(name, files[name])
+                held = snapshot.read(name)
+                if held == text or (held is None and not text):
+                    continue
+                edits.append(FileEdit("update" if held is not None else "create", name, text))
+            changed[:] = [e.path for e in edits]
+            return FileChange(tuple(edits), trail.trailers())
+
+        self.repo.publish_files(self.store, author("librarian"), change)
+        return changed
+
+
+def global_lessons(lessons: str) -> list[str]:
+    """The ``[global]`` bullets of a lessons file, each clamped to 300 characters."""
+    found: list[str] = []
+    for line in lessons.splitlines():
+        text = line.strip().removeprefix("-").strip()
+        if text.startswith(GLOBAL_MARK):
+            found.append(("- " + text)[:GLOBAL_MAX])
+    return found
+
+
+def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None) -> int:
+    """Append the lessons the user's store does not hold yet; returns how many."""
+    if not lessons:
+        return 0
+    target = path or user_repository_path()
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    added: list[str] = []
+    with Repository.init(target) as repo:
+
+        def change(snapshot: FileSnapshot) -> FileChange:
+            held = snapshot.read("lessons.md")
+            have = set((held or "").splitlines())
+            added[:] = [line for line in dict.fromkeys(lessons) if line not in have]
+            if not added:
+                return FileChange(())
+            text = (held or "") + "\n".join(added) + "\n"
+            op = "update" if held is not None else "create"
+            return FileChange((FileEdit(op, "lessons.md", text),), trail.trailers())
+
+        repo.publish_files(USER_STORE, author("librarian"), change)
+    return len(added)
+
+
+def read_global_lessons(path: str | None = None) -> str:
+    """The user's global lessons ("" when there are none)."""
+    target = path or user_repository_path()
+    if not os.path.isdir(target):
+        return ""
+    try:
+        with Repository.open(target) as repo:
+            if repo.head(USER_STORE) is None:
+                return ""
+            return repo.files(USER_STORE).read("lessons.md") or ""
+    except GitmemError:
+        return ""

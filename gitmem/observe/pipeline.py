@@ -1,0 +1,184 @@
+"""The steps that turn a finished run into the observation log.
+
+A :class:`Run` is what the recorder captured of one agent's run: the user's prompt,
+each tool call with its result, the final message. Three model calls follow, each with
+its versioned prompt and each written as its own commit:
+
+1. the **observer** distils the tool calls into observations;
+2. the **summarizer** writes the run's summary;
+3. the **librarian** folds what was new into the four curated files (unless
+   consolidation is off), keeping each bullet's source ids; its ``[global]`` lessons go
+   to the user's own store.
+
+Payloads are clamped again here, before any model call, whatever fed the run. A step
+that fails (the model, or a screen refusing its output, such as a secret) is one line
+in the log and writes nothing; the steps after it still run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gitmem.errors import GitmemError
+from gitmem.observe import answers
+from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, clamp, skipped, strip_private
+from gitmem.observe.config import ObserverConfig
+from gitmem.observe.entries import Entry
+from gitmem.observe.logbook import (
+    ObservationLog,
+    Trail,
+    add_global_lessons,
+    global_lessons,
+)
+from gitmem.observe.model import Model
+from gitmem.observe.prompts import prompt
+
+__all__ = ["Done", "Run", "ToolCall", "observe_run", "payload"]
+
+_IDS = re.compile(r"\b(?:obs|sum)-[0-9a-f]{6}\b")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of a run and its result."""
+
+    name: str
+    input: str
+    output: str
+    id: str = ""
+
+
+@dataclass
+class Run:
+    """One agent's finished run."""
+
+    session: str
+    agent: str = "main"
+    prompt: str = ""
+    tools: list[ToolCall] = field(default_factory=lambda: list[ToolCall]())
+    final: str = ""
+    ended: float = 0.0
+    """When it finished (seconds since the epoch; 0: now)."""
+
+    def stamp(self) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ended or time.time()))
+
+
+@dataclass
+class Done:
+    """What the steps of one run stored, and what each failure said."""
+
+    observations: list[Entry] = field(default_factory=lambda: list[Entry]())
+    summary: Entry | None = None
+    curated: list[str] = field(default_factory=lambda: list[str]())
+    global_lessons: int = 0
+    problems: list[str] = field(default_factory=lambda: list[str]())
+
+
+def payload(run: Run) -> str:
+    """What the model steps read about ``run``: every part clamped, private parts cut."""
+    parts = [f"session: {run.session}\nagent: {run.agent}"]
+    if run.prompt:
+        parts.append(
+            f"<user_prompt>\n{clamp(strip_private(run.prompt), PROMPT_MAX)}\n</user_prompt>"
+        )
+    for call in run.tools:
+        parts.append(
+            f'<tool_call id="{call.id}" name="{call.name}">\n'
+            f"<input>\n{clamp(strip_private(call.input), INPUT_MAX)}\n</input>\n"
+            f"<output>\n{clamp(strip_private(call.output), OUTPUT_MAX)}\n</output>\n</tool_call>"
+        )
+    if run.final:
+        parts.append(
+            f"<final_message>\n{clamp(strip_private(run.final), PROMPT_MAX)}\n</final_message>"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def observe_run(
+    log: ObservationLog,
+    model: Model,
+    run: Run,
+    config: ObserverConfig,
+    *,
+    say: Callable[[str], None] = lambda _: None,
+    user_repo: str | None = None,
+) -> Done:
+    """Run the observer, the summarizer and the librarian over ``run``."""
+    done = Done()
+    run.tools = [t for t in run.tools if not skipped(t.name, config.skip_tools)]
+    if not run.tools and not run.prompt and not run.final:
+        return done
+    text = payload(run)
+    stamp = run.stamp()
+    calls = tuple(t.id for t in run.tools if t.id)
+
+    def step(name: str, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except GitmemError as exc:
+            problem = f"{name}: {exc} (session {run.session}); nothing written"
+            done.problems.append(problem)
+            say(problem)
+
+    def observer() -> None:
+        used = prompt("observer")
+        found = answers.observations(
+            model.complete(used.text, text),
+            session=run.session,
+            agent=run.agent,
+            time=stamp,
+            sources=calls,
+        )
+        sources = tuple(dict.fromkeys(e.source for e in found if e.source))
+        trail = Trail(run.session, model.name, used.label, sources)
+        done.observations = log.add(found, "observer", trail)
+
+    def summarizer() -> None:
+        used = prompt("summarizer")
+        found = answers.summary(
+            model.complete(used.text, text), session=run.session, agent=run.agent, time=stamp
+        )
+        if found is not None:
+            trail = Trail(run.session, model.name, used.label, calls)
+            stored = log.add([found], "summarizer", trail)
+            done.summary = stored[0] if stored else None
+
+    def librarian() -> None:
+        new = [*done.observations, *([done.summary] if done.summary else [])]
+        if not new:
+            return
+        used = prompt("librarian")
+        held = log.curated()
+        asked = "".join(f'<file name="{n}">\n{t}</file>\n' for n, t in held.items())
+        asked += "\n<new_entries>\n" + "\n".join(e.block() for e in new) + "</new_entries>\n"
+        files = answers.curated_files(model.complete(used.text, asked))
+        if not files:
+            problem = "librarian: the model gave no curated files; they stay as they were"
+            done.problems.append(problem)
+            say(problem)
+            return
+        merged = {**held, **files}
+        trail = Trail(run.session, model.name, used.label, tuple(e.id for e in new))
+        lost = _ids("".join(held.values())) - _ids("".join(merged.values()))
+        if lost:
+            say(
+                f"librarian: dropped the lines of {', '.join(sorted(lost))} (session {run.session})"
+            )
+        done.curated = log.set_curated(merged, trail)
+        done.global_lessons = add_global_lessons(
+            global_lessons(merged.get("lessons.md", "")), trail, user_repo
+        )
+
+    step("observer", observer)
+    step("summarizer", summarizer)
+    if config.consolidate:
+        step("librarian", librarian)
+    return done
+
+
+def _ids(text: str) -> set[str]:
+    return set(_IDS.findall(text))
