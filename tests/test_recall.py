@@ -203,7 +203,7 @@ def test_a_run_extracts_consolidates_and_names_each_step_in_git_log(
     assert "learned from: add a cache" in (files.read("extractions/aaa.md") or "")
     history = log(repo, "recall")
     assert [name for name, _ in history] == ["consolidator", "extractor", "extractor"]
-    assert history[0][1]["Gitmem-Sources"] == "aaa,bbb"
+    assert history[0][1]["Gitmem-Sources"] == "aaa, bbb"
     assert history[0][1]["Gitmem-Model"] == "scripted"
     assert history[1][1]["Gitmem-Session"] == "aaa"
     assert history[1][1]["Gitmem-Prompt"] == "extract@1"
@@ -358,7 +358,7 @@ def _summary(repo: Repository, text: str) -> None:
 
     repo.publish_files(
         "recall",
-        Author("consolidator", "consolidator@gitmem.invalid"),
+        Author("consolidator", "consolidator@observer.gitmem"),
         lambda _: FileChange((FileEdit("create", "memory_summary.md", text),)),
     )
 

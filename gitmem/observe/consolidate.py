@@ -24,19 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gitmem.errors import InvalidArgument
-from gitmem.observe.extract import (
-    MODEL_TRAILER,
-    PROMPT_TRAILER,
-    SOURCES_TRAILER,
-    Extraction,
-)
+from gitmem.observe.extract import Extraction
+from gitmem.observe.logbook import Trail, author
 from gitmem.observe.model import Model
 from gitmem.observe.prompts import Prompt, prompt
 from gitmem.observe.recall import MEMORY, SKILLS, SUMMARY
 from gitmem.repository import Repository
 from gitmem.secrets import check_texts
 from gitmem.store import FileSnapshot
-from gitmem.types import Author, FileChange, FileEdit
+from gitmem.types import FileChange, FileEdit
 
 __all__ = [
     "CONSOLIDATOR",
@@ -47,7 +43,7 @@ __all__ = [
     "parse_answer",
 ]
 
-CONSOLIDATOR = Author("consolidator", "consolidator@gitmem.invalid")
+CONSOLIDATOR = author("consolidator")
 """The author of consolidation commits."""
 PAYLOAD_MAX = 64_000
 """The most characters of memory and extractions one consolidation reads."""
@@ -172,8 +168,8 @@ def _kept(path: str) -> bool:
 
 
 def _trailers(model: Model, step: Prompt, extractions: Sequence[Extraction]) -> dict[str, str]:
-    sources = ",".join(sorted(e.session for e in extractions)) or "none"
-    return {MODEL_TRAILER: model.name, PROMPT_TRAILER: step.label, SOURCES_TRAILER: sources}
+    sources = tuple(sorted(e.session for e in extractions))
+    return Trail("", model.name, step.label, sources).trailers()
 
 
 def _change(head: FileSnapshot, files: Mapping[str, str], trailers: dict[str, str]) -> FileChange:

@@ -19,20 +19,17 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gitmem.observe.logbook import Trail, author
 from gitmem.observe.model import Model
 from gitmem.observe.prompts import prompt
 from gitmem.observe.recall import EXTRACTIONS, RecallSettings
 from gitmem.observe.transcripts import SessionFile, payload
 from gitmem.repository import Repository
 from gitmem.store import FileSnapshot
-from gitmem.types import Author, FileChange, FileEdit
+from gitmem.types import FileChange, FileEdit
 
 __all__ = [
     "EXTRACTOR",
-    "MODEL_TRAILER",
-    "PROMPT_TRAILER",
-    "SESSION_TRAILER",
-    "SOURCES_TRAILER",
     "Extraction",
     "Selection",
     "extract",
@@ -40,13 +37,9 @@ __all__ = [
     "select",
 ]
 
-EXTRACTOR = Author("extractor", "extractor@gitmem.invalid")
+EXTRACTOR = author("extractor")
 """The author of extraction commits."""
-SESSION_TRAILER = "Gitmem-Session"
-MODEL_TRAILER = "Gitmem-Model"
-PROMPT_TRAILER = "Gitmem-Prompt"
-SOURCES_TRAILER = "Gitmem-Sources"
-_SOURCE_TRAILER = "Gitmem-Source-Fingerprint"
+_FINGERPRINT = "Gitmem-Source-Fingerprint"
 SYNOPSIS_MAX = 200
 MEMORY_MAX = 4_000
 _DAY = 86_400.0
@@ -161,12 +154,8 @@ def extract(repo: Repository, store: str, model: Model, session: SessionFile) ->
     ``extractor``; a refusal (a secret, say) writes nothing and propagates."""
     step = prompt("extract")
     extraction = Extraction.from_answer(session, model.complete(step.text, payload(session.path)))
-    trailers = {
-        SESSION_TRAILER: session.session,
-        MODEL_TRAILER: model.name,
-        PROMPT_TRAILER: step.label,
-        _SOURCE_TRAILER: session.fingerprint,
-    }
+    trailers = Trail(session.session, model.name, step.label).trailers()
+    trailers[_FINGERPRINT] = session.fingerprint
 
     def change(files: FileSnapshot) -> FileChange:
         op = "edit" if extraction.path() in files else "create"
