@@ -481,3 +481,30 @@ def test_the_plugin_retains_at_session_end_and_recalls_at_session_start(
 
 def _files(repo: Repository) -> list[str]:
     return repo.files("recall").files() if repo.head("recall") else []
+
+
+def test_no_background_run_when_off_busy_or_inside_a_model_run(
+    repo: Repository, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's end starts nothing while recall is off, while a run holds the lease,
+    or in a model run the pipeline itself started; a bad setting recalls nothing at a
+    session's start, and `gitmem recall view` names it."""
+    from gitmem.observe.recall import session_start_block
+    from gitmem.observe.retain import session_end
+
+    assert not session_end(repo, str(folder / "s.jsonl"), None)
+    repo.set_setting("recall", "enabled", "true")
+    assert repo.leases.take("retain/recall", "other:1:abc", 600)
+    assert not session_end(repo, None, str(folder))
+    monkeypatch.setenv("GITMEM_OBSERVER_RUN", "1")
+    assert repo.leases.give_back("retain/recall", "other:1:abc")
+    assert not session_end(repo, None, None)
+    _summary(repo, "- fact\n")
+    assert session_start_block(repo) == ""
+    monkeypatch.delenv("GITMEM_OBSERVER_RUN")
+    assert session_start_block(repo).endswith("- fact\n</memory_summary>")
+    repo.set_setting("recall", "summary-tokens", "lots")
+    assert session_start_block(repo) == ""
+    viewed = CliRunner().invoke(cli, ["--repo", repo.directory, "recall", "view"])
+    assert viewed.exit_code == 1
+    assert viewed.output == "Error: gitmem.recall.summary-tokens must be a number, not 'lots'\n"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitmem.errors import InvalidArgument
+from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.observe.model import observer_run
 from gitmem.observe.prompts import prompt
 from gitmem.store import Storage
@@ -155,8 +155,12 @@ def recall_block(repo: Storage, settings: RecallSettings | None = None) -> str:
 
 def session_start_block(repo: Storage) -> str:
     """What a session's start adds: the recall block when recall is enabled, and
-    nothing for a model run the pipeline itself started."""
-    settings = RecallSettings.of(repo)
-    if not settings.enabled or observer_run():
+    nothing for a model run the pipeline itself started. A bad setting recalls nothing
+    rather than cost the session its start (``gitmem recall view`` names it)."""
+    try:
+        settings = RecallSettings.of(repo)
+        if not settings.enabled or observer_run():
+            return ""
+        return recall_block(repo, settings)
+    except GitmemError:
         return ""
-    return recall_block(repo, settings)

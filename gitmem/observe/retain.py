@@ -182,6 +182,7 @@ def start_background(repo: Repository, folder: str) -> bool:
     if lease is not None and lease.live(time.time()):
         return False
     log = os.path.join(repo.directory, "gitmem", _LOG)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
     if os.path.exists(log) and os.path.getsize(log) > _LOG_MAX:
         os.replace(log, log + ".old")  # bounded: this one and the last
     argv = [sys.executable, "-m", "gitmem", "--repo", repo.directory]
