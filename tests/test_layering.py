@@ -160,6 +160,8 @@ ORDER: dict[str, list[str]] = {
         "retain",
         "pipeline",
         "worker",
+        "panel",
+        "search",
     ],
 }
 """Each package's modules (and subpackages), lowest first: a module imports only the

@@ -18,7 +18,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitmem.observe.capture import Recorder, strip_private
     from gitmem.observe.config import ObserverConfig, configure, read_config
+    from gitmem.observe.entries import Entry
+    from gitmem.observe.logbook import ObservationLog
     from gitmem.observe.model import (
         RUN_MARK,
         AnthropicModel,
@@ -29,9 +32,24 @@ if TYPE_CHECKING:
         model_from_config,
         observer_run,
     )
+    from gitmem.observe.panel import panel
+    from gitmem.observe.pipeline import Run, ToolCall, observe_run
     from gitmem.observe.prompts import Prompt, prompt
+    from gitmem.observe.search import mem_read, mem_search
+    from gitmem.observe.worker import Worker
 
 _LAZY = {
+    "Recorder": "gitmem.observe.capture",
+    "strip_private": "gitmem.observe.capture",
+    "Entry": "gitmem.observe.entries",
+    "ObservationLog": "gitmem.observe.logbook",
+    "panel": "gitmem.observe.panel",
+    "Run": "gitmem.observe.pipeline",
+    "ToolCall": "gitmem.observe.pipeline",
+    "observe_run": "gitmem.observe.pipeline",
+    "mem_read": "gitmem.observe.search",
+    "mem_search": "gitmem.observe.search",
+    "Worker": "gitmem.observe.worker",
     "ObserverConfig": "gitmem.observe.config",
     "configure": "gitmem.observe.config",
     "read_config": "gitmem.observe.config",
@@ -65,14 +83,25 @@ __all__ = [
     "RUN_MARK",
     "AnthropicModel",
     "CommandModel",
+    "Entry",
     "Model",
     "ModelFailed",
+    "ObservationLog",
     "ObserverConfig",
     "Prompt",
+    "Recorder",
+    "Run",
     "ScriptedModel",
+    "ToolCall",
+    "Worker",
     "configure",
+    "mem_read",
+    "mem_search",
     "model_from_config",
+    "observe_run",
     "observer_run",
+    "panel",
     "prompt",
     "read_config",
+    "strip_private",
 ]

@@ -1,0 +1,89 @@
+"""The memory panel: what a run is told of the observation log when it starts.
+
+The panel is built in this order, within a character budget (default 8,000):
+
+1. Active context, Decisions, Lessons, Notes: the curated files, each clamped to 1,500
+   characters (then the user's global lessons, likewise);
+2. Recent entries: one ``- [type] title (id) · date — keywords`` line for each of the
+   most recent index rows, newest first.
+
+A section that does not fit the budget is dropped whole. The panel is empty when the
+project has no memory yet, and in a model run the pipeline itself started.
+"""
+
+from __future__ import annotations
+
+from gitmem.observe.entries import parse_index
+from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
+from gitmem.observe.model import observer_run
+
+__all__ = ["BUDGET", "SECTION_MAX", "panel"]
+
+BUDGET = 8000
+SECTION_MAX = 1500
+RECENT = 20
+"""Index rows the recent-entries section shows at most."""
+_TAIL = RECENT * 400
+_CURATED = (
+    ("Active context", "active_context.md"),
+    ("Decisions", "decisions.md"),
+    ("Lessons", "lessons.md"),
+    ("Notes", "notes.md"),
+)
+_OPEN = "<system-reminder>\n# Project memory\n"
+_CLOSE = "</system-reminder>\n"
+
+
+def _clamped(text: str, limit: int = SECTION_MAX) -> str:
+    """``text`` within ``limit`` characters, cut at a line boundary."""
+    text = text.strip("\n")
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit + 1)
+    return text[:cut] if cut > 0 else text[:limit]
+
+
+def recent_lines(index: str, count: int = RECENT) -> list[str]:
+    """The recent-entries lines of the newest ``count`` rows of ``index``."""
+    tail = index[-_TAIL:]
+    if len(index) > _TAIL:
+        tail = tail[tail.find("\n") + 1 :]
+    rows = list(parse_index(tail))[-count:]
+    lines: list[str] = []
+    for row in reversed(rows):
+        line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
+        lines.append(line + (f" — {row.keywords}" if row.keywords else ""))
+    return lines
+
+
+def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = None) -> str:
+    """The panel for a run starting now ("" with no memory, or in a pipeline's run)."""
+    if observer_run():
+        return ""
+    snapshot = log.snapshot()
+    sections: list[str] = []
+    if snapshot is not None:
+        for title, path in _CURATED:
+            text = _clamped(snapshot.read(path) or "")
+            if text:
+                sections.append(f"## {title}\n{text}\n")
+    global_lessons = _clamped(read_global_lessons(user_repo))
+    if global_lessons:
+        sections.append(f"## Global lessons\n{global_lessons}\n")
+    if snapshot is not None:
+        recent = recent_lines(snapshot.read(INDEX) or "")
+        if recent:
+            sections.append("## Recent\n" + "\n".join(recent) + "\n")
+    if not sections:
+        return ""
+    used = len(_OPEN) + len(_CLOSE)
+    kept: list[str] = []
+    for section in sections:
+        size = len(section) + (1 if kept else 0)
+        if used + size > budget:
+            continue  # dropped whole: half a section reads as the whole of it
+        kept.append(section)
+        used += size
+    if not kept:
+        return ""
+    return _OPEN + "\n".join(kept) + _CLOSE

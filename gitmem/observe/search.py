@@ -1,0 +1,264 @@
+"""Searching the observation log: ``mem_search`` and ``mem_read``.
+
+``mem_search`` splits the session files into their blocks (a file over 1 MB is passed
+over) and scores each against the query's words: a word in the title counts 3, in the
+keywords 2, anywhere else in the block 1 (at most 5 times); a block holding every word
+gets half again. The best blocks then pass a relevance gate: a gate model rates each
+from 0 to 1 and those under the threshold (default 0.6) go; with no gate model, or one
+that fails, the score filter keeps the blocks scoring at least half the best. Results
+come back as XML::
+
+    <memory_results query="auth token refresh" count="1">
+      <result>
+        <id>obs-9f3a1b</id>
+        <type>bugfix</type>
+        <title>Fixed auth token refresh</title>
+        <date>2026-10-03T14:28</date>
+        <file>2026-10-03.md</file>
+        <snippet>The refresh endpoint rejected expired refresh tokens with a 401...</snippet>
+      </result>
+    </memory_results>
+
+``mem_read(id)`` returns an entry's block exactly as its session file holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+from gitmem.errors import GitmemError, InvalidArgument, NotFound
+from gitmem.observe.config import ObserverConfig
+from gitmem.observe.entries import SUMMARY_FIELDS, split_blocks
+from gitmem.observe.logbook import ObservationLog
+from gitmem.observe.model import Model
+from gitmem.observe.prompts import prompt
+
+__all__ = ["FILE_MAX", "Hit", "gate", "mem_read", "mem_search", "score_filter"]
+
+FILE_MAX = 1 << 20
+"""Session files larger than this are not searched."""
+QUERY_MAX = 500
+TERMS_MAX = 16
+SNIPPET = 160
+_WORD = re.compile(r"[0-9a-z]{2,}")
+_ID = re.compile(r"(?:obs|sum)-[0-9a-f]{6}")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One scored block."""
+
+    id: str
+    kind: str
+    title: str
+    date: str
+    file: str
+    snippet: str
+    score: float
+
+
+@dataclass(frozen=True)
+class _Block:
+    id: str
+    kind: str
+    title: str
+    date: str
+    file: str
+    head: str
+    keywords: str
+    lowered: str
+    narrative: str
+
+
+_corpus: tuple[str | None, list[_Block]] = (None, [])
+
+
+def _parse(file: str, block_id: str, block: str) -> _Block:
+    heading, _, rest = block.partition("\n")
+    after_id = heading[3 + len(block_id) :].strip()
+    kind = ""
+    if after_id.startswith("["):
+        kind, _, after_id = after_id[1:].partition("]")
+    title, _, stamp = after_id.strip().rpartition(" — ")
+    meta, _, narrative = rest.partition("\n\n")
+    keywords = ""
+    for line in meta.splitlines():
+        if line.startswith("- keywords:"):
+            keywords = line[len("- keywords:") :].strip()
+    if kind == "summary":
+        narrative = narrative or " ".join(
+            line[2:]
+            for line in meta.splitlines()
+            if line.split(":", 1)[0][2:] in SUMMARY_FIELDS and line.split(":", 1)[1].strip()
+        )
+    return _Block(
+        block_id,
+        kind,
+        title or after_id,
+        stamp[:16],
+        file,
+        title.lower(),
+        keywords.lower(),
+        block.lower(),
+        " ".join(narrative.split()),
+    )
+
+
+def _blocks(log: ObservationLog) -> list[_Block]:
+    """Every block of the session files, newest file first (cached per log head)."""
+    global _corpus
+    head = log.repo.head(log.store)
+    key = f"{log.repo.directory}\0{log.store}\0{head}"
+    if head is None:
+        return []
+    if _corpus[0] == key:
+        return _corpus[1]
+    snapshot = log.repo.files(log.store, head)
+    found: list[_Block] = []
+    for child in reversed(snapshot.children("sessions")):
+        if child.is_dir or child.size > FILE_MAX or not child.name.endswith(".md"):
+            continue
+        text = snapshot.read(f"sessions/{child.name}") or ""
+        found.extend(_parse(child.name, i, b) for i, b in split_blocks(text))
+    _corpus = (key, found)
+    return found
+
+
+def _terms(query: str) -> list[str]:
+    return list(dict.fromkeys(_WORD.findall(query[:QUERY_MAX].lower())))[:TERMS_MAX]
+
+
+def _score(block: _Block, terms: list[str]) -> float:
+    score = 0.0
+    every = True
+    for term in terms:
+        body = block.lowered.count(term)
+        if not body:
+            every = False
+            continue
+        score += 3 * (term in block.head) + 2 * (term in block.keywords) + min(body, 5)
+    return score * 1.5 if every and score else score
+
+
+def score_filter(hits: list[Hit]) -> list[Hit]:
+    """The hits scoring at least half the best one."""
+    if not hits:
+        return []
+    best = max(h.score for h in hits)
+    return [h for h in hits if h.score >= best / 2]
+
+
+def gate(model: Model, query: str, hits: list[Hit], threshold: float) -> list[Hit]:
+    """The hits a gate model rates at ``threshold`` or more (raises if it cannot run)."""
+    asked = f"query: {query}\n\n" + "\n".join(
+        f"{n}: [{h.kind}] {h.title} — {h.snippet}" for n, h in enumerate(hits, 1)
+    )
+    rated: dict[int, float] = {}
+    for line in model.complete(prompt("gate").text, asked)[:16384].splitlines():
+        number, colon, value = line.partition(":")
+        if not colon:
+            continue
+        try:
+            rated[int(number.strip())] = float(value.strip().split()[0])
+        except (ValueError, IndexError):
+            continue
+    if not rated:
+        raise InvalidArgument("the gate model's answer rated no result")
+    return [h for n, h in enumerate(hits, 1) if rated.get(n, 0.0) >= threshold]
+
+
+def _check_limit(limit: object, config: ObserverConfig) -> int:
+    if limit is None:
+        return config.max_results
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10:
+        raise InvalidArgument("limit must be a whole number from 1 to 10")
+    return limit
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument("give a query: the words to look for")
+    return query
+
+
+def search_hits(
+    log: ObservationLog,
+    query: str,
+    limit: int | None = None,
+    *,
+    config: ObserverConfig | None = None,
+    model: Model | None = None,
+) -> list[Hit]:
+    """The gated hits for ``query``, best first, at most ``limit``."""
+    config = config or ObserverConfig.from_settings({})
+    count = _check_limit(limit, config)
+    query = _check_query(query)
+    terms = _terms(query)
+    scored: list[Hit] = []
+    for block in _blocks(log) if terms else []:
+        score = _score(block, terms)
+        if score:
+            snippet = block.narrative[:SNIPPET] + ("..." if len(block.narrative) > SNIPPET else "")
+            scored.append(
+                Hit(block.id, block.kind, block.title, block.date, block.file, snippet, score)
+            )
+    scored.sort(key=lambda h: h.date, reverse=True)
+    scored.sort(key=lambda h: h.score, reverse=True)  # stable: newer first among equals
+    scored = scored[: count * 3]
+    if config.gate == "off":
+        return scored[:count]
+    gate_model = model
+    if gate_model is None and config.gate in ("auto", "model"):
+        try:
+            gate_model = config.model()
+        except GitmemError:
+            gate_model = None
+    if gate_model is not None and config.gate != "score" and scored:
+        try:
+            return gate(gate_model, query, scored, config.threshold)[:count]
+        except GitmemError:
+            pass  # the gate cannot run: the score filter instead
+    return score_filter(scored)[:count]
+
+
+def results_xml(query: str, hits: list[Hit]) -> str:
+    """The XML answer of a search."""
+    lines = [f'<memory_results query={quoteattr(query[:QUERY_MAX])} count="{len(hits)}">']
+    for hit in hits:
+        lines.append("  <result>")
+        for tag, value in (
+            ("id", hit.id),
+            ("type", hit.kind),
+            ("title", hit.title),
+            ("date", hit.date),
+            ("file", hit.file),
+            ("snippet", hit.snippet),
+        ):
+            lines.append(f"    <{tag}>{escape(value)}</{tag}>")
+        lines.append("  </result>")
+    lines.append("</memory_results>")
+    return "\n".join(lines) + "\n"
+
+
+def mem_search(
+    log: ObservationLog,
+    query: str,
+    limit: int | None = None,
+    *,
+    config: ObserverConfig | None = None,
+    model: Model | None = None,
+) -> str:
+    """Search the observation log; the results as XML (see the module's docstring)."""
+    return results_xml(query, search_hits(log, query, limit, config=config, model=model))
+
+
+def mem_read(log: ObservationLog, entry_id: object) -> str:
+    """The block of entry ``entry_id`` (``obs-`` or ``sum-`` and six hex digits)."""
+    if not isinstance(entry_id, str) or not _ID.fullmatch(entry_id):
+        raise InvalidArgument("an entry id is obs- or sum- and six hex digits, e.g. obs-9f3a1b")
+    found = log.read(entry_id)
+    if found is None:
+        raise NotFound(f"there is no entry {entry_id} in the observation log")
+    return found + "\n"
