@@ -508,3 +508,21 @@ def test_no_background_run_when_off_busy_or_inside_a_model_run(
     viewed = CliRunner().invoke(cli, ["--repo", repo.directory, "recall", "view"])
     assert viewed.exit_code == 1
     assert viewed.output == "Error: gitmem.recall.summary-tokens must be a number, not 'lots'\n"
+
+
+def test_a_run_whose_lease_was_taken_over_stops(repo: Repository, folder: Path) -> None:
+    """If the lease expired mid-run and another run took it, this one stops after the
+    session it was on and does not consolidate."""
+    transcript(folder, "aaa", "one", 2 * DAY)
+    transcript(folder, "bbb", "two", 3 * DAY)
+
+    def stolen(prompt: str, text: str) -> str:
+        lease = repo.leases.read("retain/recall")
+        assert lease is not None
+        repo.leases.take("retain/recall", lease.holder, 0)  # it expires now
+        repo.leases.take("retain/recall", "other:1:abc", 600)
+        return answers(prompt, text)
+
+    report = retain(repo, ScriptedModel(stolen), str(folder), settings=SETTINGS, now=NOW)
+    assert report.lost and report.extracted == ["aaa"] and report.consolidated is None
+    assert report.lines()[-1] == "the lease expired and another run took it over; stopped"

@@ -29,7 +29,7 @@ from gitmem.observe.extract import Extraction, extract, processed, select
 from gitmem.observe.lease import leased
 from gitmem.observe.model import Model, observer_run
 from gitmem.observe.recall import RecallSettings, recall_block
-from gitmem.observe.transcripts import project_folder, session_files
+from gitmem.observe.transcripts import modified_at, project_folder, session_files
 from gitmem.repository import Repository
 from gitmem.types import Author, FileChange, FileEdit
 
@@ -55,6 +55,8 @@ class RetainReport:
     extracted, skipped (and why) and refused (and why); the consolidation, if any."""
 
     busy: bool = False
+    lost: bool = False
+    """The lease expired mid-run and another run took it; this one stopped."""
     extracted: list[str] = field(default_factory=lambda: list[str]())
     skipped: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     refused: dict[str, str] = field(default_factory=lambda: dict[str, str]())
@@ -66,6 +68,8 @@ class RetainReport:
             return ["another retain run holds the lease; nothing done"]
         out = [f"extracted {len(self.extracted)} session(s), skipped {len(self.skipped)}"]
         out += [f"refused {session}: {why}" for session, why in self.refused.items()]
+        if self.lost:
+            out.append("the lease expired and another run took it over; stopped")
         done = self.consolidated
         if done is not None and done.proposal is not None:
             out.append(
@@ -125,7 +129,9 @@ def retain(
                 report.extracted.append(session.session)
             except GitmemError as exc:
                 report.refused[session.session] = _one_line(exc)
-            held.renew()
+            if not held.renew():
+                report.lost = True  # it expired and another run holds it: that run goes on
+                return report
         if report.extracted or force:
             every = sorted(processed(repo.files(store)).values(), key=_newest_first)
             try:
@@ -142,9 +148,8 @@ def run(repo: Repository, folder: str | None = None, *, force: bool = False) -> 
     return retain(repo, model, folder or default_folder(repo), force=force)
 
 
-def _newest_first(extraction: Extraction) -> tuple[int, str]:
-    modified = extraction.source.rpartition("-")[2]
-    return (-int(modified) if modified.isdigit() else 0, extraction.session)
+def _newest_first(extraction: Extraction) -> tuple[float, str]:
+    return (-modified_at(extraction.source), extraction.session)
 
 
 def _one_line(exc: GitmemError) -> str:

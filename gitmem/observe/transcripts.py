@@ -35,6 +35,7 @@ from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, clamp, str
 __all__ = [
     "PAYLOAD_MAX",
     "SessionFile",
+    "modified_at",
     "payload",
     "project_folder",
     "session_files",
@@ -61,8 +62,15 @@ class SessionFile:
 
     @property
     def fingerprint(self) -> str:
-        """What changes when the transcript does: its size and modification time."""
+        """What changes when the transcript does: its size and modification time
+        (``<bytes>-<milliseconds since the epoch>``)."""
         return f"{self.size}-{int(self.modified * 1000)}"
+
+
+def modified_at(fingerprint: str) -> float:
+    """The modification time a fingerprint records (0 for one that records none)."""
+    millis = fingerprint.rpartition("-")[2]
+    return int(millis) / 1000 if millis.isdigit() and len(millis) < 18 else 0.0
 
 
 def project_folder(cwd: str, config: str | None = None) -> str:
