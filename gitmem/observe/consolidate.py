@@ -153,14 +153,31 @@ def consolidate(
     # the screens would refuse it at the commit; refused here, no proposal is forked
     check_texts(((f"file {path}", text) for path, text in files.items()), None)
     trailers = _trailers(model, step, extractions)
-    old = {p: current.read(p) or "" for p in current.files() if _kept(p)} if current else {}
-    before, after = entries(old), entries(files)
-    dropped = len(before - after)
-    if before and dropped > max_drop_share * len(before):
+
+    def change(head: FileSnapshot) -> FileChange:
+        # judged against the head it applies to, again after a lost race
+        old = {p: head.read(p) or "" for p in head.files() if _kept(p)}
+        before = entries(old)
+        dropped = len(before - entries(files))
+        if before and dropped > max_drop_share * len(before):
+            raise _Dropping(dropped, len(before))
+        return _change(head, files, trailers)
+
+    try:
+        revisions = repo.publish_files(store, CONSOLIDATOR, change)
+    except _Dropping as too_much:
         proposal = _propose(repo, store, files, trailers)
-        return Consolidated(None, proposal, dropped, len(before))
-    revisions = repo.publish_files(store, CONSOLIDATOR, lambda head: _change(head, files, trailers))
-    return Consolidated(revisions[0].commit if revisions else None, None, dropped, len(before))
+        return Consolidated(None, proposal, too_much.dropped, too_much.existing)
+    return Consolidated(revisions[0].commit if revisions else None)
+
+
+class _Dropping(Exception):
+    """A consolidation would drop ``dropped`` of the ``existing`` entries: too many."""
+
+    def __init__(self, dropped: int, existing: int) -> None:
+        super().__init__(dropped, existing)
+        self.dropped = dropped
+        self.existing = existing
 
 
 def _kept(path: str) -> bool:
