@@ -2,12 +2,14 @@
 
 Two agents of one profile share a markdown store; a scratchpad subagent keeps its own
 notebook with a code memory; a routine agent keeps a whole-file notebook; an
-orchestrator curates rows with a lifecycle. Every step is a real call on a real repository.
+orchestrator curates rows with a lifecycle; an observer watches a run and the next run
+starts with its panel. Every step is a real call on a real repository.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import tempfile
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from gitmem.binding import Agent
 from gitmem.capability import Capability
 from gitmem.holder import Holder, ToolResult
 from gitmem.limits import Limits
+from gitmem.observe import ObservationLog, Recorder, ScriptedModel, Worker, panel
 from gitmem.repository import Repository
 from gitmem.types import Author
 
@@ -173,6 +176,7 @@ def _session(path: str, echo: Callable[[str], None]) -> None:
 
     _notebook_scene(repo, say, show, echo)
     _curated_scene(repo, say, show, echo)
+    _observer_scene(repo, say, echo)
 
     say(f"git log {alice.store_id}")
     for rev in reversed(repo.revisions(alice.store_id)):
@@ -240,6 +244,70 @@ def _curated_scene(
     echo("the next session is born with (`tz` was superseded and left it):")
     echo("   " + "\n   ".join(later.pinned_block().splitlines()))
     show("orch-2", "reclassify_row", {"name": "deploy-hang", "status": "closed"}, later)
+
+
+_OBSERVED = {
+    "You are the observer": """<observation>
+type: bugfix
+title: Nightly export failed on a byte-order mark
+files: export/csv.py
+keywords: export, csv, utf-8
+facts:
+- vendor files start with a UTF-8 byte-order mark
+- export/csv.py now opens them with encoding utf-8-sig
+narrative: The nightly export crashed with a UnicodeDecodeError on vendor files that
+start with a byte-order mark. Opening them as utf-8-sig fixed it.
+source: toolu_2
+</observation>""",
+    "You summarize": """<summary>
+request: find why the nightly export fails
+investigated: the failing test and export/csv.py
+learned: vendor files carry a byte-order mark
+completed: export/csv.py reads utf-8-sig; the test passes
+next_steps: run the export against last week's files
+</summary>""",
+    "You are the librarian": """<file name="active_context.md">- nightly export fixed; next: rerun last week's files (sum-0)</file>
+<file name="decisions.md">- vendor files are read as utf-8-sig, never plain utf-8 (obs-0)</file>
+<file name="lessons.md">- [global] a UnicodeDecodeError at byte 0 is often a byte-order mark (obs-0)</file>
+<file name="notes.md">- export/csv.py reads the vendor files (obs-0)</file>""",
+}
+
+
+def _observer_scene(
+    repo: Repository, say: Callable[[str], None], echo: Callable[[str], None]
+) -> None:
+    say("An observer watches a run; the next run starts with its panel")
+    recorder = Recorder(repo.directory, "demo-run", worker=False)
+    recorder.prompt(
+        "Why does the nightly export fail? <private>staging password: hunter2</private>"
+    )
+    recorder.tool(
+        "Bash",
+        {"command": "pytest tests/test_export.py"},
+        "1 failed: UnicodeDecodeError",
+        call_id="toolu_1",
+    )
+    recorder.tool("Edit", {"file_path": "export/csv.py"}, "encoding='utf-8-sig'", call_id="toolu_2")
+    recorder.final("Fixed: export/csv.py opens vendor files as utf-8-sig.")
+    recorder.close()
+    echo("the run's hooks spooled its prompt, two tool calls and the final message")
+    echo("(what was inside <private> never reached the spool)")
+
+    def answer(prompt: str, payload: str) -> str:
+        text = next((a for start, a in _OBSERVED.items() if prompt.startswith(start)), "")
+        for kind in ("obs", "sum"):  # the librarian cites the ids it was given
+            at = payload.find(f"## {kind}-")
+            if at >= 0:
+                text = text.replace(f"({kind}-0)", f"({payload[at + 3 : at + 13]})")
+        return text
+
+    user_repo = os.path.join(os.path.dirname(repo.directory), "user-lessons.git")
+    Worker(repo, model=ScriptedModel(answer, name="scripted"), user_repo=user_repo).drain()
+    for rev in reversed(repo.file_revisions("observations")):
+        if rev.path != "index.md":
+            echo(f"   {rev.commit[:10]} {rev.author:<10} {rev.op} {rev.path}")
+    echo("the next run's SessionStart context:")
+    echo("   " + "\n   ".join(panel(ObservationLog(repo), user_repo=user_repo).splitlines()))
 
 
 def _memories(count: int) -> str:

@@ -281,7 +281,8 @@ def _plugin_command(command: str) -> list[str]:
 
 def test_plugin_maps_each_event_to_its_hook() -> None:
     """hooks.json runs `gitmem hook claude-code <event>` for the five events, with the
-    same identity options the MCP server gets, within a timeout."""
+    same identity options the MCP server gets, within a timeout; and the observer's
+    capture for each event of a run."""
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "gitmem"
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["gitmem"]
@@ -294,15 +295,28 @@ def test_plugin_maps_each_event_to_its_hook() -> None:
         "Stop": "stop",
         "SessionEnd": "session-end",
     }
-    assert set(hooks) == set(expected)
+    captured = {
+        "UserPromptSubmit": "user-prompt-submit",
+        "PostToolUse": "post-tool-use",
+        "Stop": "stop",
+        "SubagentStop": "subagent-stop",
+        "SessionEnd": "session-end",
+    }
+    assert set(hooks) == set(expected) | set(captured)
+    for name, event in captured.items():
+        (entry,) = [e for e in hooks[name] if "observe capture" in e["hooks"][0]["command"]]
+        (command,) = entry["hooks"]
+        assert _plugin_command(command["command"]) == ["gitmem", "observe", "capture", event]
     for name, event in expected.items():
-        (entry,) = hooks[name]
+        (entry,) = [e for e in hooks[name] if "observe capture" not in e["hooks"][0]["command"]]
         (command,) = entry["hooks"]
         assert command["type"] == "command" and command["timeout"] > 20
         argv = _plugin_command(command["command"])
         assert argv[:4] == ["gitmem", "hook", "claude-code", event]
         assert argv[4:] == [
-            a.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN)) for a in server["args"][1:]
+            a.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN))
+            for a in server["args"][1:]
+            if a != "--observer"  # the server's own: the log's tools
         ]
 
 

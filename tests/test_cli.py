@@ -675,7 +675,7 @@ def test_run_on_a_store_that_records_no_strategy(repo: Repository, tmp_path: Pat
 
 def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
     """The demo shows a refusal, a notice, a compaction, a code memory and its onUse view,
-    then a notebook scene and a curated scene."""
+    then a notebook scene, a curated scene and an observed run with the panel it leads to."""
     result = run(str(tmp_path / "demo.git"), "demo")
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -692,11 +692,15 @@ def test_demo_shows_its_key_moments(tmp_path: Path) -> None:
         "v2 by Ada Operator: +1 -0 lines",
         "`tz-nov` supersedes `tz`",
         "- `alpha`: 1 live pending thread",
+        "observer   create sessions/",
+        "   # Project memory",
+        "   - [bugfix] Nightly export failed on a byte-order mark (obs-",
     ):
         assert moment in out, moment
     assert Repository.open(str(tmp_path / "demo.git")).stores() == [
         "instance/carol",
         "instance/digest-mon",
+        "observations",
         "profile/ops",
         "profile/orchestrator",
     ]

@@ -162,6 +162,7 @@ ORDER: dict[str, list[str]] = {
         "worker",
         "panel",
         "search",
+        "tools",
     ],
 }
 """Each package's modules (and subpackages), lowest first: a module imports only the

@@ -396,6 +396,40 @@ def test_defaults_serve_the_only_store(repo: Repository) -> None:
     assert texts(program)[0].startswith("`run_program` is not available under keyword-search")
 
 
+def test_observer_tools_search_and_read_the_log(repo: Repository) -> None:
+    """With --observer, mem_search and mem_read follow the holder's tools and answer
+    from the observation log; a bad argument is an error result of one line."""
+    from gitmem.observe import ObservationLog, ObserverConfig, Run, ScriptedModel, observe_run
+
+    answer = (
+        "<observation>\ntype: change\ntitle: Moved the cache\nnarrative: It moved.\n</observation>"
+    )
+    done = observe_run(
+        ObservationLog(repo),
+        ScriptedModel([answer, ""]),
+        Run("s1", prompt="p"),
+        ObserverConfig.from_settings({"consolidate": "false"}),
+    )
+    (entry,) = done.observations
+
+    async def main() -> tuple[list[str], list[str], list[str], types.CallToolResult]:
+        args = ["--capability", cap_json(), "--profile", "p", "--observer"]
+        async with server(repo, *args) as (session, _):
+            names = [t.name for t in (await session.list_tools()).tools]
+            found = texts(await session.call_tool("mem_search", {"query": "cache", "limit": 3}))
+            read = texts(await session.call_tool("mem_read", {"id": entry.id}))
+            bad = await session.call_tool("mem_read", {"id": "nope"})
+        return names, found, read, bad
+
+    names, found, read, bad = run(main)
+    assert names[-2:] == ["mem_search", "mem_read"]
+    assert f"<id>{entry.id}</id>" in found[0] and 'count="1"' in found[0]
+    assert read[0].startswith(f"## {entry.id} [change] Moved the cache")
+    assert bad.is_error and texts(bad) == [
+        "Error: an entry id is obs- or sum- and six hex digits, e.g. obs-9f3a1b"
+    ]
+
+
 def _children() -> set[int]:
     me = os.getpid()
     found: set[int] = set()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +102,79 @@ def test_configuration_lives_in_git_config(repo: Repository) -> None:
         configure(repo, "budget", "lots")
     configure(repo, "skip-tools", None)
     assert read_config(repo).skip_tools == frozenset()
+
+
+def test_observe_config_command(repo: Repository) -> None:
+    """`gitmem observe config` shows and sets the settings; a bad value is one line and
+    changes nothing."""
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, ["--repo", repo.directory, "observe", "config", *args])
+
+    done = run("max-results", "7")
+    assert done.exit_code == 0 and "max-results = 7" in done.stdout
+    refused = run("max-results", "70")
+    assert refused.exit_code == 1
+    assert refused.stderr == "Error: max-results must be between 1 and 10\n"
+    assert read_config(repo).max_results == 7
+    assert run("max-results").stdout == "max-results = 7\n"
+    assert run("max-results", "--unset").exit_code == 0
+    assert read_config(repo).max_results == 5
+
+
+def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
+    """`gitmem observe capture` exits 0 with nothing on stdout, on good input and bad."""
+    gitmem = str(Path(sys.executable).parent / "gitmem")
+    env = {**os.environ, "GITMEM_REPO": str(tmp_path)}
+    good = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "hi"})
+    for event, text in (("user-prompt-submit", good), ("post-tool-use", "not json"), ("nope", "")):
+        done = subprocess.run(
+            [gitmem, "observe", "capture", event],
+            input=text,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stdout == ""
+    spool = (tmp_path / "gitmem" / "observe" / "spool" / "s.jsonl").read_text()
+    assert json.loads(spool)["text"] == "hi"
+
+
+def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path: Path) -> None:
+    """The capture path imports no dulwich, no click and no gitmem module beyond it."""
+    script = (
+        "import sys, io; sys.argv = ['gitmem', 'observe', 'capture', 'post-tool-use']\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
+        "from gitmem.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gitmem', 'dulwich', 'click')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "gitmem",
+        "gitmem.__main__",
+        "gitmem.errors",
+        "gitmem.observe",
+        "gitmem.observe.capture",
+    ]
+
+
+def test_capture_finds_only_a_repository_in_gitmem_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git project gitmem does not serve is passed over (nothing is recorded there);
+    one where `gitmem init` ran is found from a folder inside it."""
+    from gitmem.observe.capture import find_git_dir
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+    assert find_git_dir(str(project / "src")) is None
+    Repository.init(str(project)).close()
+    assert find_git_dir(str(project / "src")) == str(project / ".git")

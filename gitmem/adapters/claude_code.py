@@ -9,7 +9,9 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
 - ``session-start``: the first turn, or (source ``compact``) the compaction boundary:
   the pinned block is (re)built, pending notices are swept, and the system-prompt
   section, the block and the names of the memory tools go out as ``additionalContext``
-  (views waiting from the last turn too, and, after a memory compaction, the request).
+  (views waiting from the last turn too, and, after a memory compaction, the request),
+  followed by what each of :data:`CONTEXT_PROVIDERS` adds (the observation log's
+  panel, then the recall block of :mod:`gitmem.observe.recall`).
 - ``user-prompt-submit``: views waiting since the last Stop, then pending notices,
   once, as ``additionalContext``.
 - ``pre-compact``: when the profile is configured for memory compaction, the
@@ -18,8 +20,7 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
 - ``stop``: the end of the turn: the code memories the turn read (found in the
   transcript since the prompt) have their onUse run; the views wait for the next turn.
 - ``session-end``: a retain run is started in the background (when recall is enabled)
-  and the hook returns at once; the session-start text then ends with the recall
-  block (see :mod:`gitmem.observe.recall`).
+  and the hook returns at once (see :mod:`gitmem.observe.retain`).
 
 State kept between hook processes lives in the repository, one small JSON file per
 session under ``gitmem/claude-code/`` (see :class:`Session`). The notice watermark is
@@ -35,17 +36,18 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from gitmem import observe
 from gitmem.adapters.startup import Launch, open_holder
-from gitmem.errors import InvalidArgument
+from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
 from gitmem.observe import recall, retain
 from gitmem.repository import Repository
 
-__all__ = ["EVENTS", "Session", "hook", "parse_input"]
+__all__ = ["CONTEXT_PROVIDERS", "EVENTS", "ContextProvider", "Session", "hook", "parse_input"]
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -60,6 +62,35 @@ _LINE_MAX = 1 << 20
 _TRANSCRIPT_SECONDS = 5.0
 """How long a hook may spend reading the transcript."""
 _FOLDER = "claude-code"
+
+ContextProvider = Callable[[Repository, dict[str, Any]], str]
+"""A part of the session-start context beside the holder's: given the repository and
+Claude Code's event, its text ("" for none)."""
+
+
+def _observer_panel(repo: Repository, data: dict[str, Any]) -> str:
+    return observe.start_panel(repo)
+
+
+def _recall_block(repo: Repository, data: dict[str, Any]) -> str:
+    return recall.session_start_block(repo)
+
+
+CONTEXT_PROVIDERS: list[ContextProvider] = [_observer_panel, _recall_block]
+"""What session-start adds after the holder's context, in order; a provider that fails
+adds nothing and the others still run."""
+
+
+def _provided(repo: Repository, data: dict[str, Any]) -> list[str]:
+    parts: list[str] = []
+    for provider in CONTEXT_PROVIDERS:
+        try:
+            text = provider(repo, data)
+        except GitmemError:
+            continue
+        if text.strip():
+            parts.append(text.rstrip("\n"))
+    return parts
 
 
 @dataclass
@@ -207,19 +238,18 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
         session = Session(session.session_id, launch)
     holder = open_holder(repo, session.launch)
     try:
-        out = _run(event, name, data, session, holder)
+        out = _run(event, name, data, session, holder, repo)
     finally:
         holder.close()
     session.save(repo)
     return out
 
 
-def _run(event: str, name: str, data: dict[str, Any], session: Session, holder: Holder) -> str:
+def _run(
+    event: str, name: str, data: dict[str, Any], session: Session, holder: Holder, repo: Repository
+) -> str:
     if event == "session-start":
-        text = _start_text(holder, session)
-        recalled = recall.session_start_block(holder.repo)
-        if recalled:
-            text += "\n\n" + recalled
+        text = "\n\n".join([_start_text(holder, session), *_provided(repo, data)])
         if session.compacting and data.get("source") == "compact":
             text += "\n\n" + holder.memory_compaction_prompt()
         session.compacting = False

@@ -14,6 +14,8 @@
   writes by other processes raise ``resources/list_changed`` and, for subscribed
   resources, ``resources/updated``.
 - **prompts**: ``memory-compaction``, the request to record working state, with the strategy's calls.
+- **observation log**: with ``observer``, the tools ``mem_search`` and ``mem_read``
+  follow the holder's, answered from the project's observation log.
 
 The SDK is imported here and nowhere else (``pip install 'gitmem-agent[mcp]'``).
 """
@@ -47,6 +49,7 @@ try:
 except ImportError as exc:  # the optional packages
     raise missing_extra("mcp", exc) from exc
 
+from gitmem import observe
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
 from gitmem.holder import PROGRAM_TOOL, Holder
@@ -77,9 +80,10 @@ def _text(text: str) -> types.TextContent:
 class MemoryServer:
     """The MCP face of one holder."""
 
-    def __init__(self, holder: Holder, *, programs: bool = False) -> None:
+    def __init__(self, holder: Holder, *, programs: bool = False, observer: bool = False) -> None:
         self.holder = holder
         self.programs = programs
+        self.observer = observer
         block = holder.pinned_block()
         self.instructions = holder.system_prompt() + (f"\n{block}" if block else "")
         self._bus = InMemorySubscriptionBus()
@@ -122,8 +126,13 @@ class MemoryServer:
     # -- tools -------------------------------------------------------------------------
 
     def tool_list(self) -> list[dict[str, Any]]:
-        """The offered tools as ``holder.tools()`` lists them (plus ``run_program``)."""
-        return self.holder.tools() + ([PROGRAM_TOOL] if self.programs else [])
+        """The offered tools as ``holder.tools()`` lists them (plus ``run_program``, and
+        ``mem_search`` and ``mem_read`` with ``observer``)."""
+        return (
+            self.holder.tools()
+            + ([PROGRAM_TOOL] if self.programs else [])
+            + (list(observe.TOOLS) if self.observer else [])
+        )
 
     async def _list_tools(self, _: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -142,6 +151,9 @@ class MemoryServer:
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[list[str], bool]:
         """One tool call: the text blocks of its result (pending notices first) and
         whether it succeeded."""
+        if self.observer and name in observe.TOOL_NAMES:
+            text, ok = observe.call_tool(self.holder.repo, name, arguments)
+            return [text], ok
         turn = self.holder.turn(name, arguments, code=self.programs)
         if turn.defect is not None:
             # onUse output and errors never reach the model; the operator's log does
@@ -372,10 +384,10 @@ class _Out:
         return None
 
 
-def serve(holder: Holder, *, programs: bool = False) -> None:
+def serve(holder: Holder, *, programs: bool = False, observer: bool = False) -> None:
     """Serve ``holder`` over stdio until the client goes away; close it after."""
     try:
-        anyio.run(MemoryServer(holder, programs=programs).run)
+        anyio.run(MemoryServer(holder, programs=programs, observer=observer).run)
     finally:
         holder.close()
 

@@ -105,7 +105,10 @@ def call(name: str, arguments: str, as_json: bool, **options: Any) -> None:
 @click.command()
 @launch_options
 @click.option("--programs", is_flag=True, help="Offer run_program: agent programs in the sandbox.")
-def mcp(programs: bool, **options: Any) -> None:
+@click.option(
+    "--observer", is_flag=True, help="Offer mem_search and mem_read over the observation log."
+)
+def mcp(programs: bool, observer: bool, **options: Any) -> None:
     """Serve the agent's memories over MCP on stdin and stdout.
 
     Tools are the holder's; instructions are its system-prompt section and pinned block;
@@ -123,7 +126,7 @@ def mcp(programs: bool, **options: Any) -> None:
     from gitmem.adapters.startup import open_holder
 
     holder = open_holder(open_repository(), launch(**options))
-    serve(holder, programs=programs)
+    serve(holder, programs=programs, observer=observer)
 
 
 @click.group()

@@ -32,10 +32,11 @@ if TYPE_CHECKING:
         model_from_config,
         observer_run,
     )
-    from gitmem.observe.panel import panel
+    from gitmem.observe.panel import panel, start_panel
     from gitmem.observe.pipeline import Run, ToolCall, observe_run
     from gitmem.observe.prompts import Prompt, prompt
     from gitmem.observe.search import mem_read, mem_search
+    from gitmem.observe.tools import TOOL_NAMES, TOOLS, call_tool
     from gitmem.observe.worker import Worker
 
 _LAZY = {
@@ -44,12 +45,16 @@ _LAZY = {
     "Entry": "gitmem.observe.entries",
     "ObservationLog": "gitmem.observe.logbook",
     "panel": "gitmem.observe.panel",
+    "start_panel": "gitmem.observe.panel",
     "Run": "gitmem.observe.pipeline",
     "ToolCall": "gitmem.observe.pipeline",
     "observe_run": "gitmem.observe.pipeline",
     "mem_read": "gitmem.observe.search",
     "mem_search": "gitmem.observe.search",
     "Worker": "gitmem.observe.worker",
+    "TOOLS": "gitmem.observe.tools",
+    "TOOL_NAMES": "gitmem.observe.tools",
+    "call_tool": "gitmem.observe.tools",
     "ObserverConfig": "gitmem.observe.config",
     "configure": "gitmem.observe.config",
     "read_config": "gitmem.observe.config",
@@ -81,6 +86,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "RUN_MARK",
+    "TOOLS",
+    "TOOL_NAMES",
     "AnthropicModel",
     "CommandModel",
     "Entry",
@@ -94,6 +101,7 @@ __all__ = [
     "ScriptedModel",
     "ToolCall",
     "Worker",
+    "call_tool",
     "configure",
     "mem_read",
     "mem_search",
@@ -103,5 +111,6 @@ __all__ = [
     "panel",
     "prompt",
     "read_config",
+    "start_panel",
     "strip_private",
 ]

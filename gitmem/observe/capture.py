@@ -24,9 +24,10 @@ import os
 import re
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
+    "HOOK_EVENTS",
     "INPUT_MAX",
     "OUTPUT_MAX",
     "PROMPT_MAX",
@@ -48,10 +49,13 @@ FINAL_MAX = 2048
 SPOOL_MAX = 1 << 20
 """The bound of one session's spool, in bytes."""
 HOOK_INPUT_MAX = 4 << 20
+LOG_MAX = 1 << 20
+TRANSCRIPT_TAIL = 64 * 1024
 SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadskill"})
 """The observer's own tools and the interactive ones, never observed (compared in
 lower case with ``-`` read as ``_``, an MCP prefix ``mcp__server__`` set aside)."""
 
+_CLAMPED = " …[clamped]"
 _PRIVATE = re.compile(r"<(/?)private>", re.IGNORECASE)
 _RUN_MARK = "GITMEM_OBSERVER_RUN"  # gitmem.observe.model.RUN_MARK; not imported: kept small
 
@@ -83,7 +87,14 @@ def clamp(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the cut marked."""
     if len(text) <= limit:
         return text
-    return text[: max(limit - 16, 0)] + " …[clamped]"
+    return text[: max(limit - len(_CLAMPED), 0)] + _CLAMPED
+
+
+def _kept(text: str, limit: int) -> str:
+    """What is recorded of ``text``: its private parts cut, then clamped to ``limit``.
+    A huge text is cut first (an opening tag whose end was cut hides the rest, so
+    nothing private survives the cut)."""
+    return clamp(strip_private(text[: limit * 4]), limit)
 
 
 def _text(value: object) -> str:
@@ -107,13 +118,17 @@ def observe_dir(git_dir: str) -> str:
 
 
 def log_line(folder: str, message: str) -> None:
-    """Append one line to the observer's log (never raises)."""
+    """Append one line to the observer's log (never raises). A log over 1 MB becomes
+    ``observer.log.1`` (replacing the one before) and a new one starts."""
     line = time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + message.replace("\n", " ")
+    path = os.path.join(folder, "observer.log")
     try:
         os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, "observer.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+            os.write(fd, (line[:2000] + "\n").encode("utf-8", "replace"))
+            if os.fstat(fd).st_size > LOG_MAX:
+                os.replace(path, path + ".1")
         finally:
             os.close(fd)
     except OSError:
@@ -162,7 +177,7 @@ class Recorder:
 
     def prompt(self, text: str, *, agent: str | None = None) -> None:
         """The user's prompt, which starts a run."""
-        self._append("prompt", agent, text=clamp(strip_private(text), PROMPT_MAX))
+        self._append("prompt", agent, text=_kept(text, PROMPT_MAX))
 
     def tool(
         self,
@@ -181,13 +196,13 @@ class Recorder:
             agent,
             tool=name,
             id=call_id,
-            input=clamp(strip_private(_text(tool_input)), INPUT_MAX),
-            output=clamp(strip_private(_text(output)), OUTPUT_MAX),
+            input=_kept(_text(tool_input), INPUT_MAX),
+            output=_kept(_text(output), OUTPUT_MAX),
         )
 
     def final(self, text: str = "", *, agent: str | None = None) -> None:
         """The run's final message: the run is finished."""
-        self._append("stop", agent, text=clamp(strip_private(text), FINAL_MAX))
+        self._append("stop", agent, text=_kept(text, FINAL_MAX))
         self._ended()
 
     def end(self) -> None:
@@ -200,6 +215,12 @@ class Recorder:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     # -- the spool ---------------------------------------------------------------------
 
@@ -294,9 +315,10 @@ HOOK_EVENTS = {
 
 
 def find_git_dir(start: str) -> str | None:
-    """The git directory of the repository ``start`` is in: ``GITMEM_REPO`` if set,
-    else the nearest ``.gitmem`` or ``.git`` walking up (a worktree's ``.git`` file
-    leads to the common directory)."""
+    """The git directory of the gitmem repository ``start`` is in, found as the command
+    line finds it: ``GITMEM_REPO`` if set, else walking up, the nearest ``.gitmem`` or a
+    git project in gitmem's use (``gitmem init`` made its ``gitmem`` folder); a project
+    gitmem does not serve is passed over, and with none there is nothing to record."""
     named = os.environ.get("GITMEM_REPO")
     if named:
         dot_git = os.path.join(named, ".git")
@@ -308,7 +330,9 @@ def find_git_dir(start: str) -> str | None:
             return standalone
         dot_git = os.path.join(here, ".git")
         if os.path.exists(dot_git):
-            return _common(dot_git)
+            common = _common(dot_git)
+            if common is not None and os.path.isdir(os.path.join(common, "gitmem")):
+                return common
         parent = os.path.dirname(here)
         if parent == here:
             return None
@@ -334,6 +358,54 @@ def _common(dot_git: str) -> str | None:
     return os.path.abspath(path)
 
 
+def _assistant_text(entry: object) -> str:
+    """The text of a transcript line that is an assistant message ("" otherwise)."""
+    message = cast(dict[str, Any], entry).get("message") if isinstance(entry, dict) else None
+    if not isinstance(message, dict):
+        return ""
+    message = cast(dict[str, Any], message)
+    if message.get("role") != "assistant":
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for item in cast(list[Any], content) if isinstance(content, list) else []:
+        if isinstance(item, dict):
+            part = cast(dict[str, Any], item)
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return "\n".join(texts)
+
+
+def last_message(path: str) -> str:
+    """The last assistant text in a Claude Code transcript (JSON lines), read from its
+    last 64 KB only; "" when there is none or the file cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would never end
+    except OSError:
+        return ""
+    try:
+        status = os.fstat(fd)
+        if status.st_mode & 0o170000 != 0o100000:  # a regular file only
+            return ""
+        os.lseek(fd, max(0, status.st_size - TRANSCRIPT_TAIL), os.SEEK_SET)
+        tail = os.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    for line in reversed(tail.splitlines()[-200:]):
+        try:
+            entry: object = json.loads(line)
+        except ValueError:
+            continue
+        found = _assistant_text(entry)
+        if found:
+            return found
+    return ""
+
+
 def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
     """Feed one Claude Code hook event (its input JSON as ``data``) to a recorder."""
     session = data.get("session_id")
@@ -355,7 +427,10 @@ def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
             )
         elif event in ("stop", "subagent-stop"):
             message = data.get("last_assistant_message")
-            recorder.final(message if isinstance(message, str) else "")
+            if not isinstance(message, str):
+                path = data.get("agent_transcript_path") or data.get("transcript_path")
+                message = last_message(path) if isinstance(path, str) else ""
+            recorder.final(message)
         elif event == "session-end":
             recorder.end()
     finally:

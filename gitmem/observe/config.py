@@ -33,7 +33,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.observe.model import Model, model_from_config
 
 if TYPE_CHECKING:
-    from gitmem.repository import Repository
+    from gitmem.store import Storage
 
 __all__ = ["DEFAULTS", "SECTION", "ObserverConfig", "check_setting", "configure", "read_config"]
 
@@ -135,12 +135,12 @@ def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
         probe.model()
 
 
-def read_config(repo: Repository) -> ObserverConfig:
+def read_config(repo: Storage) -> ObserverConfig:
     """The repository's observer configuration."""
     return ObserverConfig.from_settings(repo.settings(SECTION))
 
 
-def configure(repo: Repository, key: str, value: str | None) -> dict[str, str]:
+def configure(repo: Storage, key: str, value: str | None) -> dict[str, str]:
     """Set (``None``: remove) one observer setting; returns every setting after it,
     defaults included."""
     check_setting(repo.settings(SECTION), key, value)

@@ -26,7 +26,7 @@ from gitmem.errors import GitmemError
 from gitmem.observe.answers import CURATED
 from gitmem.observe.entries import Entry, IndexRow, parse_index, split_blocks
 from gitmem.repository import Repository
-from gitmem.store import FileSnapshot
+from gitmem.store import FileSnapshot, Storage
 from gitmem.types import Author, FileChange, FileEdit
 
 __all__ = [
@@ -94,6 +94,8 @@ class Trail:
     model: str
     prompt: str
     sources: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    """Source ids the curated files held before and hold no more (a librarian's merge)."""
 
     def trailers(self) -> dict[str, str]:
         found = {
@@ -103,13 +105,15 @@ class Trail:
         }
         if self.sources:
             found["Gitmem-Sources"] = ", ".join(self.sources)
+        if self.dropped:
+            found["Gitmem-Dropped"] = ", ".join(self.dropped)
         return found
 
 
 class ObservationLog:
     """A project's observation log (the file store ``store`` of ``repo``)."""
 
-    def __init__(self, repo: Repository, store: str = LOG_STORE) -> None:
+    def __init__(self, repo: Storage, store: str = LOG_STORE) -> None:
         self.repo = repo
         self.store = store
 

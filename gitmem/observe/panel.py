@@ -13,11 +13,13 @@ project has no memory yet, and in a model run the pipeline itself started.
 
 from __future__ import annotations
 
+from gitmem.observe.config import read_config
 from gitmem.observe.entries import parse_index
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
+from gitmem.store import Storage
 
-__all__ = ["BUDGET", "SECTION_MAX", "panel"]
+__all__ = ["BUDGET", "SECTION_MAX", "panel", "start_panel"]
 
 BUDGET = 8000
 SECTION_MAX = 1500
@@ -35,8 +37,9 @@ _CLOSE = "</system-reminder>\n"
 
 
 def _clamped(text: str, limit: int = SECTION_MAX) -> str:
-    """``text`` within ``limit`` characters, cut at a line boundary."""
-    text = text.strip("\n")
+    """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
+    the panel's frame (what a model wrote may quote a tool's hostile output)."""
+    text = text.replace("system-reminder", "system reminder").strip("\n")
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
@@ -52,7 +55,8 @@ def recent_lines(index: str, count: int = RECENT) -> list[str]:
     lines: list[str] = []
     for row in reversed(rows):
         line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
-        lines.append(line + (f" — {row.keywords}" if row.keywords else ""))
+        line += f" — {row.keywords}" if row.keywords else ""
+        lines.append(line.replace("system-reminder", "system reminder"))
     return lines
 
 
@@ -67,7 +71,10 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
             text = _clamped(snapshot.read(path) or "")
             if text:
                 sections.append(f"## {title}\n{text}\n")
-    global_lessons = _clamped(read_global_lessons(user_repo))
+    held: set[str] = set((snapshot.read("lessons.md") or "").splitlines()) if snapshot else set()
+    global_lessons = _clamped(
+        "\n".join(ln for ln in read_global_lessons(user_repo).splitlines() if ln not in held)
+    )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
     if snapshot is not None:
@@ -87,3 +94,15 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
     if not kept:
         return ""
     return _OPEN + "\n".join(kept) + _CLOSE
+
+
+def start_panel(repo: Storage) -> str:
+    """The panel of ``repo``'s observation log as its configuration sizes it ("" when
+    observing is off or there is no memory), with a line naming the search tools."""
+    config = read_config(repo)
+    if not config.enabled:
+        return ""
+    text = panel(ObservationLog(repo), config.budget)
+    if not text:
+        return ""
+    return text + "Search the observation log with mem_search and read an entry with mem_read.\n"

@@ -162,12 +162,10 @@ def observe_run(
             say(problem)
             return
         merged = {**held, **files}
-        trail = Trail(run.session, model.name, used.label, tuple(e.id for e in new))
-        lost = _ids("".join(held.values())) - _ids("".join(merged.values()))
+        lost = tuple(sorted(_ids("".join(held.values())) - _ids("".join(merged.values()))))
+        trail = Trail(run.session, model.name, used.label, tuple(e.id for e in new), lost)
         if lost:
-            say(
-                f"librarian: dropped the lines of {', '.join(sorted(lost))} (session {run.session})"
-            )
+            say(f"librarian: dropped the lines of {', '.join(lost)} (session {run.session})")
         done.curated = log.set_curated(merged, trail)
         done.global_lessons = add_global_lessons(
             global_lessons(merged.get("lessons.md", "")), trail, user_repo

@@ -25,12 +25,13 @@ come back as XML::
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from gitmem.errors import GitmemError, InvalidArgument, NotFound
 from gitmem.observe.config import ObserverConfig
-from gitmem.observe.entries import SUMMARY_FIELDS, split_blocks
+from gitmem.observe.entries import SUMMARY_FIELDS
 from gitmem.observe.logbook import ObservationLog
 from gitmem.observe.model import Model
 from gitmem.observe.prompts import prompt
@@ -59,87 +60,82 @@ class Hit:
     score: float
 
 
-@dataclass(frozen=True)
-class _Block:
-    id: str
-    kind: str
-    title: str
-    date: str
-    file: str
-    head: str
-    keywords: str
-    lowered: str
-    narrative: str
+_corpus: tuple[str | None, list[tuple[str, str, str]]] = (None, [])
+"""The session files of the last log searched, as (name, text, lower-cased text),
+newest first, kept while its head stays the same."""
 
 
-_corpus: tuple[str | None, list[_Block]] = (None, [])
+def _files(log: ObservationLog) -> list[tuple[str, str, str]]:
+    """The session files searched (those over 1 MB passed over), newest first."""
+    global _corpus
+    head = log.repo.head(log.store)
+    if head is None:
+        return []
+    key = f"{log.repo.directory}\0{log.store}\0{head}"
+    if _corpus[0] == key:
+        return _corpus[1]
+    snapshot = log.repo.files(log.store, head)
+    found: list[tuple[str, str, str]] = []
+    for child in reversed(snapshot.children("sessions")):
+        if child.is_dir or child.size > FILE_MAX or not child.name.endswith(".md"):
+            continue
+        text = snapshot.read(f"sessions/{child.name}") or ""
+        found.append((child.name, text, text.lower()))
+    _corpus = (key, found)
+    return found
 
 
-def _parse(file: str, block_id: str, block: str) -> _Block:
+def _starts(lowered: str) -> list[int]:
+    """Where each block of a session file starts."""
+    starts = [0] if lowered.startswith("## ") else []
+    at = lowered.find("\n## ")
+    while at >= 0:
+        starts.append(at + 1)
+        at = lowered.find("\n## ", at + 1)
+    return starts
+
+
+def _score(lowered: str, start: int, end: int, terms: list[str]) -> float:
+    """A block's score: a word in its title counts 3, in its keywords 2, anywhere in it
+    once per time it appears (at most 5); every word present gets half again."""
+    eol = lowered.find("\n", start, end)
+    eol = end if eol < 0 else eol
+    keys = lowered.find("\n- keywords:", start, end)
+    keys_end = lowered.find("\n", keys + 1, end) if keys >= 0 else -1
+    score = 0.0
+    every = True
+    for term in terms:
+        body = lowered.count(term, start, end)
+        if not body:
+            every = False
+            continue
+        score += min(body, 5) + 3 * (lowered.find(term, start, eol) >= 0)
+        if keys >= 0:
+            score += 2 * (lowered.find(term, keys, keys_end if keys_end >= 0 else end) >= 0)
+    return score * 1.5 if every and score else score
+
+
+def _hit(file: str, block: str, score: float) -> Hit:
     heading, _, rest = block.partition("\n")
-    after_id = heading[3 + len(block_id) :].strip()
+    block_id, _, after_id = heading[3:].partition(" ")
     kind = ""
     if after_id.startswith("["):
         kind, _, after_id = after_id[1:].partition("]")
     title, _, stamp = after_id.strip().rpartition(" — ")
     meta, _, narrative = rest.partition("\n\n")
-    keywords = ""
-    for line in meta.splitlines():
-        if line.startswith("- keywords:"):
-            keywords = line[len("- keywords:") :].strip()
-    if kind == "summary":
-        narrative = narrative or " ".join(
+    if kind == "summary" and not narrative.strip():
+        narrative = " ".join(
             line[2:]
             for line in meta.splitlines()
-            if line.split(":", 1)[0][2:] in SUMMARY_FIELDS and line.split(":", 1)[1].strip()
+            if line[2:].split(":", 1)[0] in SUMMARY_FIELDS and line.split(":", 1)[-1].strip()
         )
-    return _Block(
-        block_id,
-        kind,
-        title or after_id,
-        stamp[:16],
-        file,
-        title.lower(),
-        keywords.lower(),
-        block.lower(),
-        " ".join(narrative.split()),
-    )
-
-
-def _blocks(log: ObservationLog) -> list[_Block]:
-    """Every block of the session files, newest file first (cached per log head)."""
-    global _corpus
-    head = log.repo.head(log.store)
-    key = f"{log.repo.directory}\0{log.store}\0{head}"
-    if head is None:
-        return []
-    if _corpus[0] == key:
-        return _corpus[1]
-    snapshot = log.repo.files(log.store, head)
-    found: list[_Block] = []
-    for child in reversed(snapshot.children("sessions")):
-        if child.is_dir or child.size > FILE_MAX or not child.name.endswith(".md"):
-            continue
-        text = snapshot.read(f"sessions/{child.name}") or ""
-        found.extend(_parse(child.name, i, b) for i, b in split_blocks(text))
-    _corpus = (key, found)
-    return found
+    narrative = " ".join(narrative.split())
+    snippet = narrative[:SNIPPET] + ("..." if len(narrative) > SNIPPET else "")
+    return Hit(block_id, kind, title or after_id.strip(), stamp[:16], file, snippet, score)
 
 
 def _terms(query: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(query[:QUERY_MAX].lower())))[:TERMS_MAX]
-
-
-def _score(block: _Block, terms: list[str]) -> float:
-    score = 0.0
-    every = True
-    for term in terms:
-        body = block.lowered.count(term)
-        if not body:
-            every = False
-            continue
-        score += 3 * (term in block.head) + 2 * (term in block.keywords) + min(body, 5)
-    return score * 1.5 if every and score else score
 
 
 def score_filter(hits: list[Hit]) -> list[Hit]:
@@ -185,8 +181,8 @@ def _check_query(query: object) -> str:
 
 def search_hits(
     log: ObservationLog,
-    query: str,
-    limit: int | None = None,
+    query: object,
+    limit: object = None,
     *,
     config: ObserverConfig | None = None,
     model: Model | None = None,
@@ -196,17 +192,32 @@ def search_hits(
     count = _check_limit(limit, config)
     query = _check_query(query)
     terms = _terms(query)
-    scored: list[Hit] = []
-    for block in _blocks(log) if terms else []:
-        score = _score(block, terms)
-        if score:
-            snippet = block.narrative[:SNIPPET] + ("..." if len(block.narrative) > SNIPPET else "")
-            scored.append(
-                Hit(block.id, block.kind, block.title, block.date, block.file, snippet, score)
-            )
-    scored.sort(key=lambda h: h.date, reverse=True)
-    scored.sort(key=lambda h: h.score, reverse=True)  # stable: newer first among equals
-    scored = scored[: count * 3]
+    found: list[tuple[float, int, str, str, int, int]] = []
+    for order, (name, text, lowered) in enumerate(_files(log) if terms else []):
+        starts: list[int] | None = None
+        hit: set[int] = set()
+        for term in terms:
+            at = lowered.find(term)
+            while at >= 0:
+                starts = starts if starts is not None else _starts(lowered)
+                block = bisect_right(starts, at) - 1
+                hit.add(block)
+                if block + 1 >= len(starts):
+                    break
+                at = lowered.find(term, starts[block + 1])  # on to the next block
+        for block in hit:
+            assert starts is not None
+            if block < 0:
+                continue  # text before the first block
+            start = starts[block]
+            end = starts[block + 1] if block + 1 < len(starts) else len(lowered)
+            score = _score(lowered, start, end, terms)
+            found.append((score, -order, name, text, start, end))
+    found.sort(key=lambda f: (f[0], f[1], f[4]), reverse=True)  # best, then newest
+    scored = [
+        _hit(name, text[a:b].rstrip("\n"), score)
+        for score, _, name, text, a, b in found[: count * 3]
+    ]
     if config.gate == "off":
         return scored[:count]
     gate_model = model
@@ -244,14 +255,15 @@ def results_xml(query: str, hits: list[Hit]) -> str:
 
 def mem_search(
     log: ObservationLog,
-    query: str,
-    limit: int | None = None,
+    query: object,
+    limit: object = None,
     *,
     config: ObserverConfig | None = None,
     model: Model | None = None,
 ) -> str:
     """Search the observation log; the results as XML (see the module's docstring)."""
-    return results_xml(query, search_hits(log, query, limit, config=config, model=model))
+    checked = _check_query(query)
+    return results_xml(checked, search_hits(log, checked, limit, config=config, model=model))
 
 
 def mem_read(log: ObservationLog, entry_id: object) -> str:

@@ -34,11 +34,14 @@ from gitmem.observe.logbook import ObservationLog
 from gitmem.observe.model import Model
 from gitmem.observe.pipeline import Run, ToolCall, observe_run
 from gitmem.repository import Repository
+from gitmem.store import Storage
 
 __all__ = ["IDLE_SECONDS", "Worker", "main", "take_runs"]
 
 IDLE_SECONDS = 3.0
 """How long the worker waits for a new run before it leaves."""
+ABANDONED_SECONDS = 24 * 3600
+"""A spool wholly taken and untouched this long is removed."""
 _STATE_MAX = 1 << 16
 
 
@@ -104,6 +107,16 @@ def take_runs(folder: str) -> list[Run]:
     return runs
 
 
+def _abandoned(path: str, offset: int) -> bool:
+    """Whether a spool is wholly taken and untouched for a day (its session never said
+    it ended: a crash, a killed client)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False
+    return status.st_size <= offset and time.time() - status.st_mtime > ABANDONED_SECONDS
+
+
 def _take(path: str) -> list[Run]:
     state = path[: -len(".jsonl")] + ".state"
     progress = _load(state)
@@ -117,10 +130,9 @@ def _take(path: str) -> list[Run]:
         session, when = str(record.get("s") or ""), float(record.get("t") or 0)
         if event == "end":
             ended = True
-            for begin, run in open_runs.values():
+            for _, run in open_runs.values():
                 run.ended = when
                 finished.append((stop, run))
-                del begin
             open_runs.clear()
             continue
         begin, run = open_runs.get(agent) or (start, Run(session, agent))
@@ -151,7 +163,7 @@ def _take(path: str) -> list[Run]:
     done = sorted(
         {at for at, _ in finished if at > offset} | {d for d in progress.done if d > offset}
     )
-    if ended and not open_runs:
+    if (ended or _abandoned(path, offset)) and not open_runs:
         for leftover in (path, state):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
@@ -166,7 +178,7 @@ class Worker:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: Storage,
         *,
         model: Model | None = None,
         config: ObserverConfig | None = None,
