@@ -282,7 +282,7 @@ def _plugin_command(command: str) -> list[str]:
 
 
 def test_plugin_maps_each_event_to_its_hook() -> None:
-    """hooks.json runs `gitmem hook claude-code <event>` for the four events, with the
+    """hooks.json runs `gitmem hook claude-code <event>` for the five events, with the
     same identity options the MCP server gets, within a timeout; and the observer's
     capture for each event of a run."""
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
@@ -295,6 +295,7 @@ def test_plugin_maps_each_event_to_its_hook() -> None:
         "UserPromptSubmit": "user-prompt-submit",
         "PreCompact": "pre-compact",
         "Stop": "stop",
+        "SessionEnd": "session-end",
     }
     captured = {
         "UserPromptSubmit": "user-prompt-submit",

@@ -11,7 +11,7 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
   section, the block and the names of the memory tools go out as ``additionalContext``
   (views waiting from the last turn too, and, after a memory compaction, the request),
   followed by what each of :data:`CONTEXT_PROVIDERS` adds (the observation log's
-  panel first).
+  panel, then the recall block of :mod:`gitmem.observe.recall`).
 - ``user-prompt-submit``: views waiting since the last Stop, then pending notices,
   once, as ``additionalContext``.
 - ``pre-compact``: when the profile is configured for memory compaction, the
@@ -19,6 +19,8 @@ UserPromptSubmit, ``trigger`` (``manual``, ``auto``) for PreCompact.
   (PreCompact accepts no ``hookSpecificOutput``); it is said again after the boundary.
 - ``stop``: the end of the turn: the code memories the turn read (found in the
   transcript since the prompt) have their onUse run; the views wait for the next turn.
+- ``session-end``: a retain run is started in the background (when recall is enabled)
+  and the hook returns at once (see :mod:`gitmem.observe.retain`).
 
 State kept between hook processes lives in the repository, one small JSON file per
 session under ``gitmem/claude-code/`` (see :class:`Session`). The notice watermark is
@@ -42,6 +44,7 @@ from gitmem import observe
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
+from gitmem.observe import recall, retain
 from gitmem.repository import Repository
 
 __all__ = ["CONTEXT_PROVIDERS", "EVENTS", "ContextProvider", "Session", "hook", "parse_input"]
@@ -51,6 +54,7 @@ EVENTS = {
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "stop": "Stop",
+    "session-end": "SessionEnd",
 }
 _INPUT_MAX = 1 << 20
 _TRANSCRIPT_MAX = 8 << 20
@@ -68,7 +72,11 @@ def _observer_panel(repo: Repository, data: dict[str, Any]) -> str:
     return observe.start_panel(repo)
 
 
-CONTEXT_PROVIDERS: list[ContextProvider] = [_observer_panel]
+def _recall_block(repo: Repository, data: dict[str, Any]) -> str:
+    return recall.session_start_block(repo)
+
+
+CONTEXT_PROVIDERS: list[ContextProvider] = [_observer_panel, _recall_block]
 """What session-start adds after the holder's context, in order; a provider that fails
 adds nothing and the others still run."""
 
@@ -222,6 +230,9 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
     if name is None:
         raise InvalidArgument(f"unknown event {event!r}; use one of {', '.join(EVENTS)}")
     data = parse_input(text)
+    if event == "session-end":
+        retain.session_end(repo, data.get("transcript_path"), data.get("cwd"))
+        return ""  # the run goes on in the background; the session's end never waits
     session = Session.load(repo, data["session_id"], launch)
     if event == "session-start" and data.get("source") in ("startup", "clear", None):
         session = Session(session.session_id, launch)

@@ -40,6 +40,7 @@ _GROUPS = (
     "gitmem.cli.console",
     "gitmem.cli.agents",
     "gitmem.cli.observe",
+    "gitmem.cli.recall",
 )
 
 

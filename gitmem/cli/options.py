@@ -44,7 +44,7 @@ __all__ = [
 # `--started-as`, named here so the help needs no adapter or binding rules imported
 # (tests/test_cold.py checks them against the modules that define them)
 TOOL_FORMATS = ("anthropic", "openai", "mcp")
-HOOK_EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop")
+HOOK_EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop", "session-end")
 COMPACTIONS = ("summary", "memory")
 STARTS = ("root", "implementer", "subagent", "reviewer", "merge")
 

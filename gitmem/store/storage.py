@@ -35,6 +35,7 @@ from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
+from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.moments import Past
@@ -116,6 +117,8 @@ class Storage(Past, Sharing, Proposals):
         # a reading of the past (see as_of): store → the commit it reads as its head
         self._pins: dict[str, str] = {}
         self._owner = True
+        self.leases = Leases(self._reader, self._refs, self._lock)
+        """The repository's leases (see :mod:`gitmem.store.lease`)."""
         _open.add(self)
 
     # -- opening -------------------------------------------------------------------

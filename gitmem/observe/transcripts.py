@@ -1,0 +1,209 @@
+"""Claude Code's own session transcripts, read as the sessions the retain step learns from.
+
+Claude Code keeps each session as JSON lines in
+``<config>/projects/<project folder>/<session id>.jsonl``: ``<config>`` is
+``$CLAUDE_CONFIG_DIR`` when set, else ``~/.claude``, and the project folder is the
+session's working folder with every character other than an ASCII letter or digit
+replaced by ``-`` (``/home/ada/app`` is ``-home-ada-app``). A hook's ``transcript_path``
+names the file itself, so the plugin hands its folder over rather than guess.
+
+The fields relied on, per line: ``type`` (``user`` and ``assistant``; every other kind,
+such as ``summary`` or ``file-history-snapshot``, is passed over) and ``message.content``,
+a string or a list of blocks: ``text``, ``tool_use`` (``name``, ``input``) and
+``tool_result`` (``content``, a string or text blocks); ``thinking`` is passed over.
+
+A payload is bounded before any model sees it: the last 8 MB of the file, lines over
+1 MB passed over, a prompt or a tool's input clamped to 2 KB and a tool's output to
+4 KB, anything inside ``<private>…</private>`` removed first (the capture hooks' own
+rules, :mod:`gitmem.observe.capture`), and the whole kept to :data:`PAYLOAD_MAX`
+characters (its start and, mostly, its end).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, clamp, strip_private
+
+__all__ = [
+    "PAYLOAD_MAX",
+    "SessionFile",
+    "modified_at",
+    "payload",
+    "project_folder",
+    "session_files",
+    "session_id",
+]
+
+PAYLOAD_MAX = 48_000
+"""The most characters of one session a model is handed (about 12,000 tokens)."""
+_FILE_MAX = 8 << 20
+_LINE_MAX = 1 << 20
+_FILES_MAX = 10_000
+_UNSAFE = re.compile(r"[^A-Za-z0-9]")
+_SESSION_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+@dataclass(frozen=True)
+class SessionFile:
+    """One session's transcript: its id, file, last change and size."""
+
+    session: str
+    path: str
+    modified: float
+    size: int
+
+    @property
+    def fingerprint(self) -> str:
+        """What changes when the transcript does: its size and modification time
+        (``<bytes>-<milliseconds since the epoch>``)."""
+        return f"{self.size}-{int(self.modified * 1000)}"
+
+
+def modified_at(fingerprint: str) -> float:
+    """The modification time a fingerprint records (0 for one that records none)."""
+    millis = fingerprint.rpartition("-")[2]
+    return int(millis) / 1000 if millis.isdigit() and len(millis) < 18 else 0.0
+
+
+def project_folder(cwd: str, config: str | None = None) -> str:
+    """Where Claude Code keeps the transcripts of sessions run in ``cwd``."""
+    base = config or os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+    return os.path.join(base, "projects", _UNSAFE.sub("-", os.path.abspath(cwd)))
+
+
+def session_id(stem: str) -> str:
+    """A transcript's session id as a store path segment: itself when it is one (a
+    Claude Code session id is a UUID), else ``s-`` and a digest of it."""
+    if _SESSION_RE.fullmatch(stem) and stem not in (".", ".."):
+        return stem
+    return "s-" + hashlib.sha256(stem.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def session_files(folder: str) -> list[SessionFile]:
+    """Every ``*.jsonl`` regular file directly in ``folder``, newest first (at most
+    10,000); none if the folder does not exist."""
+    found: list[SessionFile] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.endswith(".jsonl"):
+            continue
+        try:
+            status = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(status.st_mode):
+            stem = entry.name.removesuffix(".jsonl")
+            found.append(SessionFile(session_id(stem), entry.path, status.st_mtime, status.st_size))
+    found.sort(key=lambda f: (-f.modified, f.session))
+    return found[:_FILES_MAX]
+
+
+def _clamp(text: str, most: int) -> str:
+    return clamp(strip_private(text).strip(), most)
+
+
+def payload(path: str, most: int = PAYLOAD_MAX) -> str:
+    """The session in ``path`` as the text a model reads: one line per prompt, answer,
+    tool call and tool result, each clamped, the whole at most ``most`` characters."""
+    lines: list[str] = []
+    for entry in _entries(path):
+        lines.extend(_render(entry))
+    text = "\n".join(lines)
+    if len(text) <= most:
+        return text
+    head = most // 4
+    tail = most - head
+    return text[:head] + f"\n[… {len(text) - most} characters left out …]\n" + text[-tail:]
+
+
+def _render(entry: dict[str, Any]) -> Iterator[str]:
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        return
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return
+    content = cast(dict[str, Any], message).get("content")
+    if isinstance(content, str):
+        said = _clamp(content, PROMPT_MAX)
+        if said:
+            yield f"{'User' if kind == 'user' else 'Assistant'}: {said}"
+        return
+    if not isinstance(content, list):
+        return
+    for raw in cast(list[Any], content):
+        if not isinstance(raw, dict):
+            continue
+        block = cast(dict[str, Any], raw)
+        yield from _block(kind, block)
+
+
+def _block(kind: str, block: dict[str, Any]) -> Iterator[str]:
+    what = block.get("type")
+    if what == "text" and isinstance(block.get("text"), str):
+        said = _clamp(block["text"], PROMPT_MAX)
+        if said:
+            yield f"{'User' if kind == 'user' else 'Assistant'}: {said}"
+    elif what == "tool_use":
+        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+        args = json.dumps(block.get("input"), ensure_ascii=False, default=str)
+        yield f"Tool call {name}: {_clamp(args, INPUT_MAX)}"
+    elif what == "tool_result":
+        yield f"Tool result: {_clamp(_result_text(block.get('content')), OUTPUT_MAX)}"
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for raw in cast(list[Any], content):
+        if isinstance(raw, dict):
+            text = cast(dict[str, Any], raw).get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def _entries(path: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of the file's lines: a regular file only, its last 8 MB, lines
+    over 1 MB passed over."""
+    try:
+        # non-blocking: opening a FIFO with no writer would wait for ever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            return
+        start = max(0, status.st_size - _FILE_MAX)
+        handle.seek(start)
+        if start:
+            handle.readline(_LINE_MAX)  # a partial line
+        while True:
+            line = handle.readline(_LINE_MAX + 1)
+            if not line:
+                return
+            if len(line) > _LINE_MAX:
+                while line and not line.endswith(b"\n"):
+                    line = handle.readline(_LINE_MAX + 1)  # the rest of it
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield cast(dict[str, Any], entry)
