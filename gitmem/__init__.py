@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from gitmem.repository import Repository
     from gitmem.sandbox import ProgramResult, Sandbox, View
     from gitmem.store import FileSnapshot
+    from gitmem.trailers import Provenance
     from gitmem.types import Author, FileRevision, Memory, Revision, Totals
 
 # name → the module that defines it, imported on first use
@@ -65,6 +66,7 @@ _LAZY = {
     "Sandbox": "gitmem.sandbox",
     "View": "gitmem.sandbox",
     "FileSnapshot": "gitmem.store",
+    "Provenance": "gitmem.trailers",
     "Author": "gitmem.types",
     "FileRevision": "gitmem.types",
     "Memory": "gitmem.types",
@@ -114,6 +116,7 @@ __all__ = [
     "NotFound",
     "PathOccupied",
     "ProgramResult",
+    "Provenance",
     "ReadOnly",
     "RemoteError",
     "Repository",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from gitmem.holder import Holder, Hub
     from gitmem.secrets import Allowlist
     from gitmem.sync import StoreSync
+    from gitmem.trailers import Provenance
 
 __all__ = ["Repository"]
 
@@ -93,10 +94,17 @@ class Repository(Storage):
         return Hub()
 
     def bind(
-        self, capability: Capability, agent: Agent, compaction: str = "summary"
+        self,
+        capability: Capability,
+        agent: Agent,
+        compaction: str = "summary",
+        *,
+        provenance: Provenance | None = None,
     ) -> Holder | None:
         """Bind ``agent`` to the store its scope names (``None`` if memories are off).
 
+        ``provenance``: the session and client the harness knows of; every write the
+        holder makes records it (without one, a run id of the holder's own).
         Binding writes nothing: state appears when a write needs it.
         """
         from gitmem.binding import check_launch, resolve
@@ -106,4 +114,5 @@ class Repository(Storage):
             return None
         from gitmem.holder import Holder
 
-        return Holder(self, capability, agent, resolve(capability.scope, agent), hub=self.hub)
+        binding = resolve(capability.scope, agent)
+        return Holder(self, capability, agent, binding, hub=self.hub, provenance=provenance)

@@ -7,7 +7,7 @@ its message; a sandbox crash is gitmem's own defect and says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from gitmem.capability import Capability
@@ -107,6 +107,9 @@ class Toolbox:
     author: Author
     code: Code
     published: Callable[[list[Revision]], None]
+    stamp: Callable[[str, bool], Mapping[str, str]] = field(default=lambda tool, program: {})
+    """The provenance trailers of a write by the call ``tool`` (``program``: made by an
+    agent program or onUse script); set by the harness, never by the call's arguments."""
     cache: dict[str, object] = field(default_factory=lambda: dict[str, object]())
 
     def __post_init__(self) -> None:
@@ -132,10 +135,11 @@ class Toolbox:
                 )
             args = cast(Mapping[str, object], args)
             tool.check_arguments(args, code=code)
+            trailers = {**self.rules.trailers, **self.stamp(name, code)}
             desk = _Desk(
                 self.repo,
                 self.store_id,
-                self.rules,
+                replace(self.rules, trailers=trailers),
                 code,
                 self.cache,
                 self.author,

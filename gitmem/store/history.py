@@ -49,7 +49,7 @@ from urllib.parse import quote, unquote
 
 from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
-from gitmem.store.message import Facts
+from gitmem.store.message import Edited, Facts
 from gitmem.store.objects import REMOVED, Step
 from gitmem.types import Op
 
@@ -85,6 +85,8 @@ class Source(Protocol):
     def step(self, sha: str) -> Step: ...
 
     def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+
+    def outside(self, sha: str) -> tuple[Edited, ...]: ...
 
 
 class _Frame:
@@ -131,8 +133,6 @@ class History:
         self._rows: list[Row] = []
         self._pos: dict[str, int] = {}  # commit → its last row
         self._by_slug: dict[str, list[int]] = {}  # slug → positions of its rows
-        # slug → highest revision up to each of its rows, worked out when first asked
-        self._peak: dict[str, list[int]] = {}
         # disjoint, sorted [start, end) position ranges off the head's first-parent line
         self._side_start: list[int] = []
         self._side_end: list[int] = []
@@ -148,50 +148,55 @@ class History:
     @staticmethod
     def file_for(directory: str, store: str) -> str:
         # the suffix names the row format: a file of an older format is rebuilt
-        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".3")
+        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".4")
 
     # -- answers ---------------------------------------------------------------------
 
     def entries(self, head: str | None, slug: str | None = None) -> list[Entry]:
-        """The gitmem rows of every commit reachable from ``head``, in index order (only
-        ``slug``'s, if given)."""
+        """The rows of every commit reachable from ``head``, in index order (only
+        ``slug``'s, if given), each numbered by its place among its slug's rows (see
+        :func:`numbered`)."""
         with self._mutex:
             if slug is not None:
                 cold = self._cold_rows(head, slug)
                 if cold is not None:
-                    return self._blob_ids.entries(cold, slug)
+                    return numbered(self._blob_ids.entries(cold, slug))
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
-                return self._blob_ids.entries(
-                    [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
+                return numbered(
+                    self._blob_ids.entries(
+                        [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
+                    )
                 )
-            return self._blob_ids.entries(
-                [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+            return numbered(
+                self._blob_ids.entries(
+                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+                )
             )
 
-    def last_revision(self, head: str | None, slug: str) -> int:
-        """The highest revision number ``slug`` reached in ``head``'s history (0 if none).
-
-        On a linear history that is its last revision; after a merge it is the larger
-        side's, which is where the numbering continues.
-        """
+    def changes(self, head: str | None, slug: str) -> list[str]:
+        """The commits whose rows name ``slug`` in ``head``'s history, in index order
+        (their blob ids are not looked up)."""
         with self._mutex:
             cold = self._cold_rows(head, slug)
             if cold is not None:
-                return max((int(row[1]) for row in cold), default=0)
-            reach = self._reach(head)
-            positions = self._by_slug.get(slug, [])
-            i = bisect.bisect_left(positions, reach.end)
-            best = self._peaks(slug)[i - 1] if i else 0
-            for p in reach.extra:
-                if self._rows[p][3] == slug and self._rows[p][2] not in _MARKS:
-                    best = max(best, int(self._rows[p][1]))
-            return best
+                return [row[0] for row in cold]
+            return [self._rows[p][0] for p in self._slug_positions(slug, self._reach(head))]
+
+    def last_revision(self, head: str | None, slug: str) -> int:
+        """The number of ``slug``'s latest revision in ``head``'s history (0 if none):
+        how many rows it has there, so the next revision's number is its place."""
+        with self._mutex:
+            cold = self._cold_rows(head, slug)
+            if cold is not None:
+                return len(cold)
+            return len(self._slug_positions(slug, self._reach(head)))
 
     def since(self, base: str | None, head: str | None) -> list[Entry] | None:
-        """The gitmem rows reachable from ``head`` and not from ``base``, in index order;
-        ``None`` if ``base`` is not an ancestor of ``head``."""
+        """The rows reachable from ``head`` and not from ``base``, in index order,
+        numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
+        ``head``."""
         with self._mutex:
             reach = self._reach(head)
             if base is None:
@@ -205,7 +210,21 @@ class History:
             else:
                 return None
             rows = self._rows
-            return self._blob_ids.entries([rows[p] for p in kept if rows[p][2] not in _MARKS])
+            kept = [p for p in kept if rows[p][2] not in _MARKS]
+            places = [self._place(rows[p][3], p, reach) for p in kept]
+            entries = self._blob_ids.entries([rows[p] for p in kept])
+            return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
+
+    def _place(self, slug: str, position: int, reach: _Reach) -> int:
+        """The place (from 1) of the row at ``position`` among ``slug``'s rows in ``reach``."""
+        positions = self._by_slug.get(slug, [])
+        place = bisect.bisect_right(positions, min(position, reach.end - 1))
+        rows = self._rows
+        return place + sum(
+            1
+            for p in reach.extra
+            if p <= position and rows[p][3] == slug and rows[p][2] not in _MARKS
+        )
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""
@@ -219,15 +238,6 @@ class History:
         with self._mutex:
             rows, pos = self._rows, self._pos
             return [rows[p][0] for p in self._reach(head).positions() if pos[rows[p][0]] == p]
-
-    def _peaks(self, slug: str) -> list[int]:
-        positions = self._by_slug[slug]
-        peaks = self._peak.setdefault(slug, [])
-        best = peaks[-1] if peaks else 0
-        for p in positions[len(peaks) :]:
-            best = max(best, int(self._rows[p][1]))
-            peaks.append(best)
-        return peaks
 
     def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
         positions = self._by_slug.get(slug, [])
@@ -343,10 +353,7 @@ class History:
             rows += 1
         if rows == len(lines) and start:
             return False  # the window holds nothing but parent's rows: too many to tell
-        facts = self._source.facts(parent)
-        merge = len(self._source.parents(parent)) > 1
-        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
-        return rows == expected
+        return rows == _expected(self._source, parent)
 
     def _catch_up(self, head: str) -> None:
         """Make the index cover ``head``."""
@@ -402,11 +409,9 @@ class History:
         if not first and self._rows and self._rows[-1][0] == last:
             raise ValueError(f"commit {last} has rows in two places")
         try:
-            facts = self._source.facts(last)
-            merge = len(self._source.parents(last)) > 1
+            expected = _expected(self._source, last)
         except GitmemError:
             return first  # not a commit here: the next writer rewrites this part
-        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
         return len(rows) if len(rows) - first == expected else first
 
     def _extend(self, head: str, *, persist: bool) -> None:
@@ -450,7 +455,6 @@ class History:
         self._rows.clear()
         self._pos.clear()
         self._by_slug.clear()
-        self._peak.clear()
         self._side_start.clear()
         self._side_end.clear()
 
@@ -594,9 +598,7 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
             break
         start, rows = before, rows + 1
     try:
-        facts = source.facts(head)
-        merge = len(source.parents(head)) > 1
-        if rows != merge + (len(facts.edits) if facts else 1):
+        if rows != _expected(source, head):
             return None
         found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
     except (GitmemError, ValueError, UnicodeDecodeError):
@@ -627,17 +629,31 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         stack.pop()
         if len(parents) > 1:
             new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-        facts = frame.facts
-        # a commit that changes no memory (not gitmem's, or one setting a store's
-        # guard or allowlist) still holds a place in the order
-        if facts is None or (not facts.edits and len(parents) < 2):
+        edits = _edits(source, frame.sha, frame.facts)
+        # a commit that changes no memory (one setting a store's guard or allowlist, a
+        # hand-made one that touched no memory) still holds a place in the order
+        if not edits and (frame.facts is None or len(parents) < 2):
             new.append((frame.sha, "0", FOREIGN, *_NONE4))
             continue
         # the blob ids are looked up when a row is first read (see BlobIds): the
-        # walk reads commits only, never a tree
-        for edit in facts.edits:
+        # walk reads gitmem's commits only, never a tree
+        for edit in edits:
             new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
     return new
+
+
+def _edits(source: Source, sha: str, facts: Facts | None) -> tuple[Edited, ...]:
+    """The edits a commit's rows record: its facts', or for a commit gitmem did not
+    make, what its tree changed (numbered 0: a row's place is its number)."""
+    return facts.edits if facts is not None else source.outside(sha)
+
+
+def _expected(source: Source, sha: str) -> int:
+    """How many rows the index holds for commit ``sha``."""
+    facts = source.facts(sha)
+    merge = len(source.parents(sha)) > 1
+    edits = _edits(source, sha, facts)
+    return merge + (len(edits) if edits or (facts is not None and merge) else 1)
 
 
 LATER = "?"
@@ -686,6 +702,18 @@ def _lines_with(data: bytes, word: str, field: int) -> list[bytes]:
         if len(fields) > field + 1 and fields[field] == needle[1:-1]:
             found.append(line)
         at = data.find(needle, end)
+    return found
+
+
+def numbered(entries: list[Entry]) -> list[Entry]:
+    """``entries`` (in index order) each numbered by its place among its slug's:
+        a revision's number is its place in its memory's history as the index orders it,
+    so every revision has a number of its own, a merge's sides included."""
+    places: dict[str, int] = {}
+    found: list[Entry] = []
+    for entry in entries:
+        place = places[entry.slug] = places.get(entry.slug, 0) + 1
+        found.append(entry if entry.revision == place else entry._replace(revision=place))
     return found
 
 

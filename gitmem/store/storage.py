@@ -29,7 +29,8 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, packing
+from gitmem.store import blame, layout, markers, memoryfiles, merge, packing
+from gitmem.store.blame import Origin
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
@@ -50,6 +51,7 @@ from gitmem.types import (
     FileChange,
     FileRevision,
     Revision,
+    Totals,
     check_path,
     check_slug,
     check_text,
@@ -183,13 +185,36 @@ class Storage(Sharing):
         head = commit if commit is not None else self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         entries = self._history(store).entries(head, slug)
-        return [build.memory_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=False)
+        return [build.memory_revision(self._reader, store, e, measured) for e in entries]
 
     def revisions_since(self, store: str, base: str | None, head: str | None) -> list[Revision]:
         """The revisions reachable from ``head`` and not from ``base``, in the order of
         ``revisions``; none if ``base`` is not an ancestor of ``head``."""
         entries = self._history(store).since(base, head) or []
-        return [build.memory_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=False)
+        return [build.memory_revision(self._reader, store, e, measured) for e in entries]
+
+    def origins(self, store: str, slug: str, commit: str | None = None) -> list[Origin]:
+        """Where each line of ``slug``'s files (its ``.md``, then its code halves) came
+        from as of ``commit`` (default: the head): the commit that last changed it,
+        as ``git blame`` finds it, followed across renames and merges."""
+        check_slug(slug)
+        head = commit if commit is not None else self.head(store)
+        self._expect(store, head, files=False, doing="blame its files with `git blame`")
+        if head is None:
+            return []
+        history = self._history(store)
+        order = history.commits(head)
+        seen: dict[str, frozenset[str]] = {}
+
+        def changed(name: str) -> frozenset[str]:
+            found = seen.get(name)
+            if found is None:
+                found = seen[name] = frozenset(history.changes(head, name))
+            return found
+
+        return blame.origins(self._reader, order, changed, head, slug)
 
     def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
         """Who made ``commit`` (author name and email) and the extra trailers its
@@ -311,7 +336,8 @@ class Storage(Sharing):
         head = self.head(store)
         self._expect(store, head, files=True, doing="")
         entries = self._history(store).entries(head, path)
-        return [build.file_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=True)
+        return [build.file_revision(self._reader, store, e, measured) for e in entries]
 
     # -- branches and markers ----------------------------------------------------------
 
@@ -453,6 +479,16 @@ class Storage(Sharing):
             path = History.file_for(os.path.join(self._meta, "history"), store)
             history = self._histories.setdefault(store, History(path, self._reader))
         return history
+
+    def _measured(self, store: str, *, files: bool) -> build.Measured:
+        """The totals and peaks of ``store`` as of a commit gitmem did not make: counted
+        from its tree (see ``StoreView``)."""
+
+        def measured(commit: str) -> tuple[Totals, Totals]:
+            view = self.files(store, commit) if files else self.snapshot(store, commit)
+            return view.totals, view.peaks
+
+        return measured
 
     def _is_file_store(self, head: str | None) -> bool:
         # a commit gitmem did not make keeps the layout of the gitmem commit before it

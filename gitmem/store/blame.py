@@ -1,0 +1,203 @@
+"""Line origins: for each line of a memory's files, the commit that last changed it.
+
+The walk is git's: start at a commit with every line of a file as yet unexplained;
+at each commit, a line that its parent holds unchanged (a line diff says which) passes
+to that parent; a line no parent holds is the commit's own. A commit whose file equals
+a parent's hands that parent every line without a diff (so a merge that took one side's
+text credits that side), and a commit that created the memory by renaming another hands
+its lines to the old name's file in the parent. Commits are taken children first, in
+the reverse of the history index's order (parents come before children there), so each
+commit is explained once, with every line its children passed it.
+
+Cost: one line diff per revision that changed the file. A commit that changed no memory
+of that name and has one parent passes its lines on without reading a tree; a merge
+reads the file in each parent.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from difflib import SequenceMatcher
+from typing import NamedTuple
+
+from gitmem.store import memoryfiles as files
+from gitmem.store.objects import ObjectReader
+
+__all__ = ["Origin", "origins"]
+
+_RENAME = "rename"
+
+
+class Origin(NamedTuple):
+    """Where one line of a memory's file came from."""
+
+    suffix: str
+    """Which file: ``.md`` (description and body), ``.code.ts`` or ``.onuse.ts``."""
+    line: int
+    """Its number in the file, from 1."""
+    text: str
+    commit: str
+    """The commit that last changed it."""
+    slug: str
+    """The memory's name in that commit (it may have been renamed since)."""
+
+
+class _Lines(NamedTuple):
+    """Lines a commit is asked to explain: the file's name and blob there, and pairs
+    of (line's index in that blob, its index in the final file)."""
+
+    slug: str
+    blob: bytes
+    pairs: list[tuple[int, int]]
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """A file's lines as git counts them: split at ``\\n`` only, the last one kept if it
+    has no newline."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def origins(
+    reader: ObjectReader,
+    order: list[str],
+    changed: Callable[[str], frozenset[str]],
+    head: str,
+    slug: str,
+) -> list[Origin]:
+    """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
+    there). ``order``: every commit reachable from ``head``, parents before children;
+    ``changed(slug)``: the commits whose rows name ``slug``."""
+    found: list[Origin] = []
+    root = reader.root(head)
+    for suffix in files.SUFFIXES:
+        blob = _blob(reader, root, slug, suffix)
+        if blob is None:
+            continue
+        lines = split_lines(reader.blob(blob))
+        owners = _walk(reader, order, changed, head, slug, suffix, blob, len(lines))
+        for i, text in enumerate(lines):
+            commit, name = owners[i]
+            found.append(Origin(suffix, i + 1, text.decode("utf-8", "replace"), commit, name))
+    return found
+
+
+def _blob(reader: ObjectReader, root: str, slug: str, suffix: str) -> bytes | None:
+    return reader.bucket(root, files.bucket(slug)).get(slug + suffix)
+
+
+def _walk(
+    reader: ObjectReader,
+    order: list[str],
+    changed: Callable[[str], frozenset[str]],
+    head: str,
+    slug: str,
+    suffix: str,
+    blob: bytes,
+    count: int,
+) -> list[tuple[str, str]]:
+    """For each line of the file (``count`` lines), the commit and name it came from."""
+    place = {sha: i for i, sha in enumerate(order)}
+    owners: list[tuple[str, str]] = [("", slug)] * count
+    pending: dict[str, list[_Lines]] = {head: [_Lines(slug, blob, [(i, i) for i in range(count)])]}
+    queue = [-place[head]]
+    texts: dict[bytes, list[bytes]] = {}
+
+    def lines_of(sha: bytes) -> list[bytes]:
+        found = texts.get(sha)
+        if found is None:
+            found = texts[sha] = split_lines(reader.blob(sha))
+        return found
+
+    def hand(commit: str, lines: _Lines) -> None:
+        waiting = pending.get(commit)
+        if waiting is None:
+            pending[commit] = [lines]
+            heapq.heappush(queue, -place[commit])
+        else:
+            waiting.append(lines)
+
+    while queue:
+        commit = order[-heapq.heappop(queue)]
+        parents = reader.parents(commit)
+        for asked in pending.pop(commit):
+            name = asked.slug
+            if len(parents) == 1 and commit not in changed(name):
+                hand(parents[0], asked)  # the memory did not change here
+                continue
+            left = asked.pairs
+            found = [_parent_blob(reader, commit, p, name, suffix) for p in parents]
+            same = next((i for i, f in enumerate(found) if f and f[1] == asked.blob), None)
+            kept = found[same] if same is not None else None
+            if same is not None and kept is not None:
+                hand(parents[same], _Lines(kept[0], asked.blob, left))  # the same text
+                continue
+            for parent, at in zip(parents, found, strict=True):
+                if at is None or not left:
+                    continue
+                passed, left = _match(lines_of(at[1]), lines_of(asked.blob), left)
+                if passed:
+                    hand(parent, _Lines(at[0], at[1], passed))
+            for _, final in left:
+                owners[final] = (commit, name)
+    return owners
+
+
+def _parent_blob(
+    reader: ObjectReader, commit: str, parent: str, slug: str, suffix: str
+) -> tuple[str, bytes] | None:
+    """The name and blob of the file in ``parent`` that ``commit``'s ``slug`` file
+    continues: the same name's, or where ``commit`` renamed the memory, the old
+    name's; ``None`` when there is none."""
+    root = reader.root(parent)
+    blob = _blob(reader, root, slug, suffix)
+    if blob is not None:
+        return slug, blob
+    old = _renamed_from(reader, commit, slug)
+    if old is None:
+        return None
+    blob = _blob(reader, root, old, suffix)
+    return (old, blob) if blob is not None else None
+
+
+def _renamed_from(reader: ObjectReader, commit: str, slug: str) -> str | None:
+    """The memory ``commit`` renamed to ``slug``: gitmem's rename names both; a commit
+    gitmem did not make that removed a memory and added ``slug`` with the very same
+    text renamed it too (as git sees a rename)."""
+    facts = reader.facts(commit)
+    if facts is not None:
+        if facts.paths or not any(e.slug == slug and e.op == _RENAME for e in facts.edits):
+            return None
+        return next((e.slug for e in facts.edits if e.slug != slug and e.op == _RENAME), None)
+    parents = reader.parents(commit)
+    if not parents:
+        return None
+    md = _blob(reader, reader.root(commit), slug, files.MD)
+    before = reader.root(parents[0])
+    for edit in reader.outside(commit):
+        if edit.op == "delete" and _blob(reader, before, edit.slug, files.MD) == md:
+            return edit.slug
+    return None
+
+
+def _match(
+    old: list[bytes], new: list[bytes], pairs: list[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Split ``pairs`` (lines of ``new``) into those ``old`` holds unchanged, as pairs
+    of ``old``'s lines, and those it does not."""
+    keep: dict[int, int] = {}
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            keep[b + k] = a + k
+    passed: list[tuple[int, int]] = []
+    left: list[tuple[int, int]] = []
+    for line, final in pairs:
+        if line in keep:
+            passed.append((keep[line], final))
+        else:
+            left.append((line, final))
+    return passed, left
