@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from gitmem.sandbox import ProgramResult, Sandbox, View
     from gitmem.store import FileSnapshot
     from gitmem.trailers import Provenance
-    from gitmem.types import Author, FileRevision, Memory, Revision, Totals
+    from gitmem.types import Author, BlameLine, FileRevision, Memory, Revision, Totals
 
 # name → the module that defines it, imported on first use
 _LAZY = {
@@ -68,6 +68,7 @@ _LAZY = {
     "FileSnapshot": "gitmem.store",
     "Provenance": "gitmem.trailers",
     "Author": "gitmem.types",
+    "BlameLine": "gitmem.types",
     "FileRevision": "gitmem.types",
     "Memory": "gitmem.types",
     "Revision": "gitmem.types",
@@ -92,6 +93,7 @@ __all__ = [
     "Agent",
     "AlreadyExists",
     "Author",
+    "BlameLine",
     "Capability",
     "CodeError",
     "DiskFull",

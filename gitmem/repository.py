@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from gitmem.errors import InvalidArgument
+from gitmem.errors import InvalidArgument, NotFound
 from gitmem.screens import chain
+from gitmem.store.memoryfiles import CODE, MD, ON_USE
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.store.storage import Storage
-from gitmem.types import Author
+from gitmem.types import Author, BlameLine
 
 if TYPE_CHECKING:
     # imported where used: opening a repository loads neither the binding rules, the
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Repository"]
 
+_FILES = {MD: "memory", CODE: "code", ON_USE: "onUse"}
+"""How a blamed line names the memory's file it is in."""
+
 
 class Repository(Storage):
     """A gitmem repository: stores of memories as branches of a bare git repository, or
@@ -33,6 +37,43 @@ class Repository(Storage):
         super().__init__(*args, **kwargs)
         # every write passes the whole chain: secrets, then the store's guard code
         self.screens = chain(lambda: self.guards)
+
+    def blame(self, store: str, slug: str, at: str | None = None) -> list[BlameLine]:
+        """Each line of ``slug``'s files (its description and body, then its code
+        halves) as of ``at`` (a commit of the store, full or short; default: its head),
+        with the revision, commit, author and session that last changed it, as
+        ``git blame`` finds it on the same file: followed across renames and merges,
+        commits gitmem did not make counted as their git author's."""
+        from gitmem.trailers import AGENT_TRAILER, SESSION_TRAILER
+
+        commit = self.commit_in(store, at) if at is not None else None
+        if commit is None and at is None and self.head(store) is None:
+            raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+        found = self.origins(store, slug, commit)
+        if not found:
+            where = f" as of {at}" if at is not None else ""
+            raise NotFound(
+                f"there is no memory named {slug!r} in {store}{where}; `gitmem ls` lists them"
+            )
+        lines: list[BlameLine] = []
+        for origin in found:
+            trailers = origin.trailers
+            by = "git" if trailers is None else "agent" if AGENT_TRAILER in trailers else "operator"
+            lines.append(
+                BlameLine(
+                    file=_FILES[origin.suffix],
+                    line=origin.line,
+                    text=origin.text,
+                    slug=origin.slug,
+                    revision=origin.revision,
+                    commit=origin.commit,
+                    author=origin.author,
+                    by=by,
+                    session=(trailers or {}).get(SESSION_TRAILER, ""),
+                    time=origin.time,
+                )
+            )
+        return lines
 
     def sync(self, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
         """Fetch the remote's stores, reconcile each that diverged, push the result (never

@@ -76,6 +76,7 @@ ORDER: dict[str, list[str]] = {
         "sharing",
         "commit",
         "merge",
+        "blame",
         "storage",
     ],
     "gitmem.search": ["index"],

@@ -17,7 +17,7 @@ reads the file in each parent.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
@@ -41,6 +41,13 @@ class Origin(NamedTuple):
     """The commit that last changed it."""
     slug: str
     """The memory's name in that commit (it may have been renamed since)."""
+    revision: int = 0
+    """That commit's revision of the memory (by that name); 0 where it has none."""
+    author: str = ""
+    """The commit's git author: an agent instance, an operator, a person."""
+    time: int = 0
+    trailers: Mapping[str, str] | None = None
+    """The extra trailers of a commit gitmem made; ``None`` for one it did not make."""
 
 
 class _Lines(NamedTuple):
@@ -64,13 +71,13 @@ def split_lines(data: bytes) -> list[bytes]:
 def origins(
     reader: ObjectReader,
     order: list[str],
-    changed: Callable[[str], frozenset[str]],
+    changed: Callable[[str], Mapping[str, int]],
     head: str,
     slug: str,
 ) -> list[Origin]:
     """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
     there). ``order``: every commit reachable from ``head``, parents before children;
-    ``changed(slug)``: the commits whose rows name ``slug``."""
+    ``changed(slug)``: the commits whose rows name ``slug`` (with their revisions)."""
     found: list[Origin] = []
     root = reader.root(head)
     for suffix in files.SUFFIXES:
@@ -92,7 +99,7 @@ def _blob(reader: ObjectReader, root: str, slug: str, suffix: str) -> bytes | No
 def _walk(
     reader: ObjectReader,
     order: list[str],
-    changed: Callable[[str], frozenset[str]],
+    changed: Callable[[str], Mapping[str, int]],
     head: str,
     slug: str,
     suffix: str,

@@ -28,8 +28,8 @@ from gitmem.errors import (
     NotFound,
     StorageError,
 )
-from gitmem.store import commit as build
 from gitmem.store import blame, layout, markers, memoryfiles, merge, packing
+from gitmem.store import commit as build
 from gitmem.store.blame import Origin
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
@@ -206,15 +206,49 @@ class Storage(Sharing):
             return []
         history = self._history(store)
         order = history.commits(head)
-        seen: dict[str, frozenset[str]] = {}
+        places: dict[str, dict[str, int]] = {}
 
-        def changed(name: str) -> frozenset[str]:
-            found = seen.get(name)
+        def changed(name: str) -> Mapping[str, int]:
+            found = places.get(name)
             if found is None:
-                found = seen[name] = frozenset(history.changes(head, name))
+                commits = history.changes(head, name)
+                found = places[name] = {c: i for i, c in enumerate(commits, 1)}
             return found
 
-        return blame.origins(self._reader, order, changed, head, slug)
+        found = blame.origins(self._reader, order, changed, head, slug)
+        made: dict[str, tuple[str, int, Mapping[str, str] | None]] = {}
+        for sha in {o.commit for o in found}:
+            raw = self._reader.commit(sha)
+            author = raw.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
+            facts = self._reader.facts(sha)
+            made[sha] = (author, raw.author_time, facts.extra if facts is not None else None)
+        return [
+            o._replace(revision=changed(o.slug).get(o.commit, 0), author=a, time=t, trailers=x)
+            for o in found
+            for a, t, x in [made[o.commit]]
+        ]
+
+    def commit_in(self, store: str, commit: str) -> str:
+        """The full id of ``commit`` (full or at least 4 leading hex digits), one of
+        the commits of the store's history; refused if it is none, or names several."""
+        text = commit.strip().lower()
+        if not 4 <= len(text) <= 40 or any(c not in "0123456789abcdef" for c in text):
+            raise InvalidArgument(
+                f"{commit[:60]!r} is not a commit id; give one of `gitmem log`'s, "
+                "full or its first 4 or more hex digits"
+            )
+        head = self.head(store)
+        history = self._history(store)
+        if len(text) == 40 and head is not None and history.contains(head, text):
+            return text
+        found = [c for c in (history.commits(head) if head else []) if c.startswith(text)]
+        if len(found) != 1:
+            what = "several commits" if found else "no commit"
+            raise NotFound(
+                f"{commit!r} names {what} of store {store}; give an id from `gitmem log`"
+                + (" with more digits" if found else "")
+            )
+        return found[0]
 
     def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
         """Who made ``commit`` (author name and email) and the extra trailers its
@@ -380,8 +414,8 @@ class Storage(Sharing):
         return merge.merge_base(self._reader, self._history(check_store(store)), ours, theirs)
 
     def revisions_between(self, store: str, ours: str, theirs: str) -> dict[str, int]:
-        """The highest revision each slug reached in commits of ``theirs`` that are not
-        in ``ours``."""
+        """How many revisions each slug has in commits of ``theirs`` that are not in
+        ``ours``."""
         history = self._history(check_store(store))
         return merge.revisions_between(self._reader, history, ours, theirs)
 
