@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) bench/console.py
 	$(PY) bench/cold.py
 	$(PY) bench/guards.py
+	$(PY) bench/blame.py
 
 # The sandbox runtime ships as JavaScript, so no Deno process transpiles it at start.
 # Rebuild it after editing sandbox/runtime.ts (`deno bundle` fetches esbuild once);

@@ -60,6 +60,7 @@ ORDER: dict[str, list[str]] = {
         "message",
         "memoryfiles",
         "objects",
+        "rows",
         "history",
         "view",
         "summaries",

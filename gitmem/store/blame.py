@@ -22,9 +22,10 @@ from difflib import SequenceMatcher
 from typing import NamedTuple
 
 from gitmem.store import memoryfiles as files
-from gitmem.store.objects import ObjectReader
+from gitmem.store.history import History
+from gitmem.store.objects import Blobs, ObjectReader
 
-__all__ = ["Origin", "origins"]
+__all__ = ["Origin", "line_origins", "origins"]
 
 _RENAME = "rename"
 
@@ -68,16 +69,24 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+Before = Callable[[str], Mapping[str, Blobs | None] | None]
+"""For a slug, each of its rows' commits → the blob ids of its files in that commit's
+parent (``None``: not there); ``None`` where the history does not tell (a merge in it)."""
+
+
 def origins(
     reader: ObjectReader,
     order: list[str],
     changed: Callable[[str], Mapping[str, int]],
+    before: Before,
     head: str,
     slug: str,
 ) -> list[Origin]:
     """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
     there). ``order``: every commit reachable from ``head``, parents before children;
-    ``changed(slug)``: the commits whose rows name ``slug`` (with their revisions)."""
+    ``changed(slug)``: the commits whose rows name ``slug`` (with their revisions);
+    ``before``: what the history index knows of their parents' files, which spares
+    reading trees."""
     found: list[Origin] = []
     root = reader.root(head)
     for suffix in files.SUFFIXES:
@@ -85,7 +94,7 @@ def origins(
         if blob is None:
             continue
         lines = split_lines(reader.blob(blob))
-        owners = _walk(reader, order, changed, head, slug, suffix, blob, len(lines))
+        owners = _walk(reader, order, changed, before, head, slug, suffix, blob, len(lines))
         for i, text in enumerate(lines):
             commit, name = owners[i]
             found.append(Origin(suffix, i + 1, text.decode("utf-8", "replace"), commit, name))
@@ -100,6 +109,7 @@ def _walk(
     reader: ObjectReader,
     order: list[str],
     changed: Callable[[str], Mapping[str, int]],
+    before: Before,
     head: str,
     slug: str,
     suffix: str,
@@ -108,6 +118,7 @@ def _walk(
 ) -> list[tuple[str, str]]:
     """For each line of the file (``count`` lines), the commit and name it came from."""
     place = {sha: i for i, sha in enumerate(order)}
+    linear = before(slug) is not None
     owners: list[tuple[str, str]] = [("", slug)] * count
     pending: dict[str, list[_Lines]] = {head: [_Lines(slug, blob, [(i, i) for i in range(count)])]}
     queue = [-place[head]]
@@ -128,15 +139,23 @@ def _walk(
             waiting.append(lines)
 
     while queue:
-        commit = order[-heapq.heappop(queue)]
-        parents = reader.parents(commit)
+        at = -heapq.heappop(queue)
+        commit = order[at]
+        # a history with no merge is a line: a commit's parent is the one before it
+        parents = (order[at - 1 : at] if at else []) if linear else reader.parents(commit)
         for asked in pending.pop(commit):
             name = asked.slug
             if len(parents) == 1 and commit not in changed(name):
                 hand(parents[0], asked)  # the memory did not change here
                 continue
             left = asked.pairs
-            found = [_parent_blob(reader, commit, p, name, suffix) for p in parents]
+            known = before(name) if len(parents) == 1 else None
+            ids = known.get(commit) if known is not None else None
+            if ids is not None:
+                kept = ids[files.SUFFIXES.index(suffix)]
+                found = [(name, kept.encode()) if kept != "-" else None]
+            else:
+                found = [_parent_blob(reader, commit, p, name, suffix) for p in parents]
             same = next((i for i, f in enumerate(found) if f and f[1] == asked.blob), None)
             kept = found[same] if same is not None else None
             if same is not None and kept is not None:
@@ -195,16 +214,73 @@ def _match(
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Split ``pairs`` (lines of ``new``) into those ``old`` holds unchanged, as pairs
     of ``old``'s lines, and those it does not."""
+    # the lines both ends share are kept as they are (as git's diff trims them first);
+    # only what lies between is diffed
+    start, most = 0, min(len(old), len(new))
+    while start < most and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < most - start and old[-1 - end] == new[-1 - end]:
+        end += 1
     keep: dict[int, int] = {}
-    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    matcher = SequenceMatcher(
+        None, old[start : len(old) - end], new[start : len(new) - end], autojunk=False
+    )
     for a, b, size in matcher.get_matching_blocks():
         for k in range(size):
-            keep[b + k] = a + k
+            keep[start + b + k] = start + a + k
+    shift = len(old) - len(new)
     passed: list[tuple[int, int]] = []
     left: list[tuple[int, int]] = []
     for line, final in pairs:
-        if line in keep:
+        if line < start:
+            passed.append((line, final))
+        elif line >= len(new) - end:
+            passed.append((line + shift, final))
+        elif line in keep:
             passed.append((keep[line], final))
         else:
             left.append((line, final))
     return passed, left
+
+
+def line_origins(reader: ObjectReader, history: History, head: str, slug: str) -> list[Origin]:
+    """:func:`origins` of ``slug`` at ``head``, with each line's revision, author, time
+    and trailers, the history index answering what it can."""
+    order = history.commits(head)
+    places: dict[str, dict[str, int]] = {}
+
+    def changed(name: str) -> Mapping[str, int]:
+        found = places.get(name)
+        if found is None:
+            commits = history.changes(head, name)
+            found = places[name] = {c: i for i, c in enumerate(commits, 1)}
+        return found
+
+    linear = history.linear(head)
+    parents_files: dict[str, dict[str, Blobs | None]] = {}
+
+    def before(name: str) -> Mapping[str, Blobs | None] | None:
+        if not linear:
+            return None
+        found = parents_files.get(name)
+        if found is None:
+            found = parents_files[name] = {}
+            last: Blobs | None = None
+            for entry in history.entries(head, name):
+                found[entry.commit] = last
+                last = None if entry.removed else entry.blobs
+        return found
+
+    found = origins(reader, order, changed, before, head, slug)
+    made: dict[str, tuple[str, int, Mapping[str, str] | None]] = {}
+    for sha in {o.commit for o in found}:
+        raw = reader.commit(sha)
+        author = raw.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
+        facts = reader.facts(sha)
+        made[sha] = (author, raw.author_time, facts.extra if facts is not None else None)
+    return [
+        o._replace(revision=changed(o.slug).get(o.commit, 0), author=a, time=t, trailers=x)
+        for o in found
+        for a, t, x in [made[o.commit]]
+    ]

@@ -16,7 +16,6 @@ from typing import Generic, NamedTuple, TypeVar
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
-from gitmem.store.history import Entry, Row
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
 from gitmem.store.objects import (
     DIR_MODE,
@@ -30,6 +29,7 @@ from gitmem.store.objects import (
     RawTree,
     blob_ids,
 )
+from gitmem.store.rows import Entry, Row
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.view import StoreView

@@ -44,35 +44,28 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
-from urllib.parse import quote, unquote
+from typing import Protocol
 
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, InvalidArgument, NotFound
 from gitmem.store.locking import flocked
 from gitmem.store.message import Edited, Facts
-from gitmem.store.objects import REMOVED, Step
-from gitmem.types import Op
-
-FOREIGN = "-"
-MERGE = "^"
-
-
-class Entry(NamedTuple):
-    """One slug a gitmem commit changed."""
-
-    commit: str
-    revision: int
-    op: Op
-    slug: str
-    blobs: tuple[str, str, str]
-    """The blob ids of the memory's ``.md``, code and onUse files ("-" where absent) as of
-    this revision; for a removal, the text it removed."""
-    removed: bool = False
-    """Whether the commit removed the slug (stored as ``~`` before the ``.md`` blob id)."""
-
-
-Row = tuple[str, str, str, str, str, str, str]
-"""commit, revision, op, slug, md blob, code blob, onUse blob: one line of the file."""
+from gitmem.store.objects import Step
+from gitmem.store.rows import (
+    FOREIGN,
+    LATER,
+    LATER3,
+    MARKS,
+    MERGE,
+    Entry,
+    Row,
+    entry_of,
+    field_of,
+    format_row,
+    lines_with,
+    name_of,
+    numbered,
+    parse_row,
+)
 
 
 class Source(Protocol):
@@ -135,6 +128,7 @@ class History:
         self._by_slug: dict[str, list[int]] = {}  # slug → positions of its rows
         # disjoint, sorted [start, end) position ranges off the head's first-parent line
         self._side_start: list[int] = []
+        self._merges: list[int] = []  # positions of merge rows
         self._side_end: list[int] = []
         self._offset = 0
         self._file: tuple[int, int] | None = None
@@ -166,7 +160,7 @@ class History:
                 rows = self._rows
                 return numbered(
                     self._blob_ids.entries(
-                        [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
+                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
                     )
                 )
             return numbered(
@@ -183,6 +177,13 @@ class History:
             if cold is not None:
                 return [row[0] for row in cold]
             return [self._rows[p][0] for p in self._slug_positions(slug, self._reach(head))]
+
+    def linear(self, head: str | None) -> bool:
+        """Whether ``head``'s history holds no merge: then each row's commit has the
+        row before it (of the same slug) in its ancestry, with nothing between."""
+        with self._mutex:
+            reach = self._reach(head)
+            return not reach.extra and (not self._merges or self._merges[0] >= reach.end)
 
     def last_revision(self, head: str | None, slug: str) -> int:
         """The number of ``slug``'s latest revision in ``head``'s history (0 if none):
@@ -210,7 +211,7 @@ class History:
             else:
                 return None
             rows = self._rows
-            kept = [p for p in kept if rows[p][2] not in _MARKS]
+            kept = [p for p in kept if rows[p][2] not in MARKS]
             places = [self._place(rows[p][3], p, reach) for p in kept]
             entries = self._blob_ids.entries([rows[p] for p in kept])
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
@@ -223,7 +224,7 @@ class History:
         return place + sum(
             1
             for p in reach.extra
-            if p <= position and rows[p][3] == slug and rows[p][2] not in _MARKS
+            if p <= position and rows[p][3] == slug and rows[p][2] not in MARKS
         )
 
     def contains(self, head: str | None, commit: str) -> bool:
@@ -243,7 +244,7 @@ class History:
         positions = self._by_slug.get(slug, [])
         found = positions[: bisect.bisect_left(positions, reach.end)]
         rows = self._rows
-        found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in _MARKS]
+        found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in MARKS]
         return found
 
     def _reach(self, head: str | None) -> _Reach:
@@ -301,8 +302,8 @@ class History:
         with self._mutex:
             if not self._persisted:
                 return
-            written: list[Row] = [(*row[:4], *_LATER3) for row in rows]
-            data = "".join(_format(row) for row in written).encode()
+            written: list[Row] = [(*row[:4], *LATER3) for row in rows]
+            data = "".join(format_row(row) for row in written).encode()
             loaded = bool(self._rows)
             self._wrote_cold = self._wrote_cold or not loaded
             try:
@@ -388,7 +389,7 @@ class History:
         try:
             text = data[:complete].decode("ascii")
             lines = text.split("\n")[:-1]
-            rows = [_parse(line) for line in lines]
+            rows = [parse_row(line) for line in lines]
             kept = self._complete(rows)
             self._add(rows[:kept], check=True)
         except (ValueError, UnicodeDecodeError):
@@ -423,7 +424,7 @@ class History:
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         new = _walk(self._source, self._pos, head, keep)
-        data = "".join(_format(row) for row in new).encode()
+        data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
@@ -436,7 +437,7 @@ class History:
         elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(_format(row) for row in self._rows[:keep]).encode() + data)
+                f.write("".join(format_row(row) for row in self._rows[:keep]).encode() + data)
                 stat = os.fstat(f.fileno())
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
@@ -456,6 +457,7 @@ class History:
         self._pos.clear()
         self._by_slug.clear()
         self._side_start.clear()
+        self._merges.clear()
         self._side_end.clear()
 
     def _add(self, rows: list[Row], *, check: bool = False) -> None:
@@ -476,6 +478,7 @@ class History:
             ):
                 raise ValueError(f"index rows of commit {commit} are out of order")
             if op == MERGE:
+                self._merges.append(at)
                 start = at - int(number)
                 while starts and starts[-1] >= start:
                     starts.pop()
@@ -495,9 +498,29 @@ class History:
             at += 1
 
 
-_MARKS = (FOREIGN, MERGE)
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
+
+
+def named(history: History, head: str | None, text: str, store: str) -> str:
+    """The commit of ``head``'s history (in ``history``, store ``store``) that ``text`` names (its full id, or at
+    least its first 4 hex digits); refused if it names none, or several."""
+    key = text.strip().lower()
+    if not 4 <= len(key) <= 40 or any(c not in "0123456789abcdef" for c in key):
+        raise InvalidArgument(
+            f"{text[:60]!r} is not a commit id; give one of `gitmem log`'s, "
+            "full or its first 4 or more hex digits"
+        )
+    if len(key) == 40 and head is not None and history.contains(head, key):
+        return key
+    found = [c for c in (history.commits(head) if head else []) if c.startswith(key)]
+    if len(found) != 1:
+        what = "several commits" if found else "no commit"
+        raise NotFound(
+            f"{text!r} names {what} of store {store}; give an id from `gitmem log`"
+            + (" with more digits" if found else "")
+        )
+    return found[0]
 
 
 class BlobIds:
@@ -521,7 +544,7 @@ class BlobIds:
             missing = [r for r in missing if (r[0], r[3]) not in blobs]
         if missing:
             self._resolve(list(dict.fromkeys(r[0] for r in missing)))
-        return [_entry(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
+        return [entry_of(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
 
     def _read_blobs(self, slug: str | None) -> None:
         """Take what the side file knows (``slug``'s lines only, if given). A line that
@@ -532,13 +555,13 @@ class BlobIds:
         except OSError:
             data = b""
         data = data[: data.rfind(b"\n") + 1]
-        lines = _lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
+        lines = lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
         for line in lines:
             fields = line.split(b" ")
             if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
                 try:
                     commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = _name(name)
+                    name = name_of(name)
                 except UnicodeDecodeError:
                     continue
                 self._blobs[commit, name] = (md, code, on_use)
@@ -562,7 +585,7 @@ class BlobIds:
         if not found or not self._persisted():
             return
         lines = [
-            f"{commit} {_field(slug)} {' '.join(blobs)}\n"
+            f"{commit} {field_of(slug)} {' '.join(blobs)}\n"
             for (commit, slug), blobs in found.items()
         ]
         try:
@@ -600,10 +623,10 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
     try:
         if rows != _expected(source, head):
             return None
-        found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
+        found = [parse_row(line.decode("ascii")) for line in lines_with(data[:end], slug, 3)]
     except (GitmemError, ValueError, UnicodeDecodeError):
         return None
-    return [row for row in found if row[2] not in _MARKS]
+    return [row for row in found if row[2] not in MARKS]
 
 
 def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
@@ -638,7 +661,7 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         # the blob ids are looked up when a row is first read (see BlobIds): the
         # walk reads gitmem's commits only, never a tree
         for edit in edits:
-            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
+            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *LATER3))
     return new
 
 
@@ -654,70 +677,3 @@ def _expected(source: Source, sha: str) -> int:
     merge = len(source.parents(sha)) > 1
     edits = _edits(source, sha, facts)
     return merge + (len(edits) if edits or (facts is not None and merge) else 1)
-
-
-LATER = "?"
-"""Stands for the blob ids of a row the walk wrote without reading trees."""
-_LATER3 = (LATER, LATER, LATER)
-
-
-def _field(name: str) -> str:
-    """A slug or a file-store path as one field of a line: ASCII with no space, so a
-    path of any characters keeps the line's shape. Names of letters, digits, ``-``,
-    ``_``, ``.`` and ``/`` (every slug) read as themselves; others are %-escaped."""
-    return quote(name, safe="/")
-
-
-def _name(field: str) -> str:
-    """The slug or path a line's field stands for."""
-    return unquote(field, errors="strict") if "%" in field else field
-
-
-def _format(row: Row) -> str:
-    return " ".join((*row[:3], _field(row[3]), *row[4:])) + "\n"
-
-
-def _parse(line: str) -> Row:
-    row = line.split(" ")
-    # cheap checks only: a commit id that is wrong anyway never matches the branch,
-    # and the walk that follows rewrites the index from the commits
-    if len(row) != 7 or len(row[0]) != 40 or not (row[1].isascii() and row[1].isdigit()):
-        raise ValueError(f"not an index line: {line!r}")
-    return row[0], row[1], row[2], _name(row[3]), row[4], row[5], row[6]
-
-
-def _lines_with(data: bytes, word: str, field: int) -> list[bytes]:
-    """The complete lines of ``data`` whose ``field``-th space-separated field is
-    ``word`` (found by searching the bytes, not by splitting every line)."""
-    needle = b" " + _field(word).encode() + b" "
-    found: list[bytes] = []
-    at = data.find(needle)
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        end = data.find(b"\n", at)
-        if end < 0:
-            break
-        line = data[start:end]
-        fields = line.split(b" ", field + 1)
-        if len(fields) > field + 1 and fields[field] == needle[1:-1]:
-            found.append(line)
-        at = data.find(needle, end)
-    return found
-
-
-def numbered(entries: list[Entry]) -> list[Entry]:
-    """``entries`` (in index order) each numbered by its place among its slug's:
-        a revision's number is its place in its memory's history as the index orders it,
-    so every revision has a number of its own, a merge's sides included."""
-    places: dict[str, int] = {}
-    found: list[Entry] = []
-    for entry in entries:
-        place = places[entry.slug] = places.get(entry.slug, 0) + 1
-        found.append(entry if entry.revision == place else entry._replace(revision=place))
-    return found
-
-
-def _entry(row: Row) -> Entry:
-    commit, revision, op, slug, md, code, on_use = row
-    removed = md.startswith(REMOVED)
-    return Entry(commit, int(revision), op, slug, (md.lstrip(REMOVED), code, on_use), removed)

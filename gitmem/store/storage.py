@@ -34,7 +34,7 @@ from gitmem.store.blame import Origin
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
-from gitmem.store.history import History
+from gitmem.store.history import History, named
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
@@ -51,7 +51,6 @@ from gitmem.types import (
     FileChange,
     FileRevision,
     Revision,
-    Totals,
     check_path,
     check_slug,
     check_text,
@@ -196,59 +195,18 @@ class Storage(Sharing):
         return [build.memory_revision(self._reader, store, e, measured) for e in entries]
 
     def origins(self, store: str, slug: str, commit: str | None = None) -> list[Origin]:
-        """Where each line of ``slug``'s files (its ``.md``, then its code halves) came
-        from as of ``commit`` (default: the head): the commit that last changed it,
-        as ``git blame`` finds it, followed across renames and merges."""
+        """Where each line of ``slug``'s files came from as of ``commit`` (default: the
+        head), as ``git blame`` finds it (see :mod:`gitmem.store.blame`)."""
         check_slug(slug)
         head = commit if commit is not None else self.head(store)
         self._expect(store, head, files=False, doing="blame its files with `git blame`")
         if head is None:
             return []
-        history = self._history(store)
-        order = history.commits(head)
-        places: dict[str, dict[str, int]] = {}
-
-        def changed(name: str) -> Mapping[str, int]:
-            found = places.get(name)
-            if found is None:
-                commits = history.changes(head, name)
-                found = places[name] = {c: i for i, c in enumerate(commits, 1)}
-            return found
-
-        found = blame.origins(self._reader, order, changed, head, slug)
-        made: dict[str, tuple[str, int, Mapping[str, str] | None]] = {}
-        for sha in {o.commit for o in found}:
-            raw = self._reader.commit(sha)
-            author = raw.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
-            facts = self._reader.facts(sha)
-            made[sha] = (author, raw.author_time, facts.extra if facts is not None else None)
-        return [
-            o._replace(revision=changed(o.slug).get(o.commit, 0), author=a, time=t, trailers=x)
-            for o in found
-            for a, t, x in [made[o.commit]]
-        ]
+        return blame.line_origins(self._reader, self._history(store), head, slug)
 
     def commit_in(self, store: str, commit: str) -> str:
-        """The full id of ``commit`` (full or at least 4 leading hex digits), one of
-        the commits of the store's history; refused if it is none, or names several."""
-        text = commit.strip().lower()
-        if not 4 <= len(text) <= 40 or any(c not in "0123456789abcdef" for c in text):
-            raise InvalidArgument(
-                f"{commit[:60]!r} is not a commit id; give one of `gitmem log`'s, "
-                "full or its first 4 or more hex digits"
-            )
-        head = self.head(store)
-        history = self._history(store)
-        if len(text) == 40 and head is not None and history.contains(head, text):
-            return text
-        found = [c for c in (history.commits(head) if head else []) if c.startswith(text)]
-        if len(found) != 1:
-            what = "several commits" if found else "no commit"
-            raise NotFound(
-                f"{commit!r} names {what} of store {store}; give an id from `gitmem log`"
-                + (" with more digits" if found else "")
-            )
-        return found[0]
+        """The full id of the store's commit ``commit`` names (at least 4 hex digits)."""
+        return named(self._history(store), self.head(store), commit, store)
 
     def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
         """Who made ``commit`` (author name and email) and the extra trailers its
@@ -515,14 +473,9 @@ class Storage(Sharing):
         return history
 
     def _measured(self, store: str, *, files: bool) -> build.Measured:
-        """The totals and peaks of ``store`` as of a commit gitmem did not make: counted
-        from its tree (see ``StoreView``)."""
-
-        def measured(commit: str) -> tuple[Totals, Totals]:
-            view = self.files(store, commit) if files else self.snapshot(store, commit)
-            return view.totals, view.peaks
-
-        return measured
+        # a commit gitmem did not make records no totals: its view counts them
+        view = self.files if files else self.snapshot
+        return lambda commit: (view(store, commit).totals, view(store, commit).peaks)
 
     def _is_file_store(self, head: str | None) -> bool:
         # a commit gitmem did not make keeps the layout of the gitmem commit before it
