@@ -11,7 +11,17 @@ import pytest
 from click.testing import CliRunner
 from conftest import commit_by_hand, git
 
-from gitmem import Agent, Author, BlameLine, Capability, Limits, NotFound, Provenance, Repository
+from gitmem import (
+    Agent,
+    Author,
+    BlameLine,
+    Capability,
+    Holder,
+    Limits,
+    NotFound,
+    Provenance,
+    Repository,
+)
 from gitmem.cli import cli
 from gitmem.store import Snapshot
 from gitmem.store import memoryfiles as files
@@ -234,3 +244,19 @@ def test_the_cli_prints_blame_as_text_and_json(repo: Repository) -> None:
         "Error: 'not-a-commit' is not a commit id; give one of `gitmem log`'s, "
         "full or its first 4 or more hex digits"
     ]
+
+
+def test_a_commit_by_hand_reaches_holders_as_a_notice(repo: Repository, tmp_path: Path) -> None:
+    """A holder is told of a memory a plain `git commit` changed, like any other write."""
+    write(repo, "todo", "one\n")
+    capability = Capability("markdown", "shared", Limits())
+    holder = Holder.bind_store(repo, S, capability, Agent("ops", "bob"))
+    holder.notices()  # its first look
+
+    def by_hand(work: Path) -> None:
+        path = work / files.memory_path("todo")
+        path.write_text(path.read_text() + "two, by hand\n")
+
+    commit_by_hand(repo.directory, S, tmp_path / "work", by_hand)
+    told = holder.notices()
+    assert told is not None and "`todo`" in told

@@ -7,13 +7,18 @@ the branch, and kept as append-only lines in ``<repo>/gitmem/history/<hash>``::
     <commit> 0 - - - - -
     <commit> <n> ^ - - - -
 
-A gitmem commit has one line per slug it changed (a removal carries the blob ids of
-the text it removed); a commit gitmem did not make has the ``0 - -`` line; a merge
-commit starts with a ``^`` line saying that the ``n`` lines before its own came in
-through its other parents. One commit's lines are consecutive.
+A commit has one line per slug it changed (a removal carries the blob ids of the text
+it removed): a gitmem commit names them in its trailers; for a commit gitmem did not
+make (a person's ``git commit``), they are the memories its tree changed, numbered 0.
+A commit that changed no memory has the ``0 - -`` line; a merge commit starts with a
+``^`` line saying that the ``n`` lines before its own came in through its other
+parents. One commit's lines are consecutive. A revision's number is its line's place
+among its slug's lines (see :func:`gitmem.store.rows.numbered`), not the number a
+line records.
 
 **Cost.** Building the index reads commits only: the slugs, ops and revisions come from
-the commit's trailers (``gitmem.store.message``), and the blob ids are written as ``?``.
+the commit's trailers (``gitmem.store.message``), and the blob ids are written as ``?``;
+only a commit gitmem did not make has its trees compared with its parents'.
 They are looked up in the commit's tree when a row is first read, and kept in a side
 file ``<index>.blobs`` (``<commit> <slug> <md> <code> <onUse>`` lines, appended; a line
 that does not read is passed over and looked up again), so a slug's history costs its
