@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from gitmem.repository import Repository
     from gitmem.sandbox import ProgramResult, Sandbox, View
     from gitmem.store import FileSnapshot
-    from gitmem.types import Author, FileRevision, Memory, Revision, Totals
+    from gitmem.trailers import Provenance
+    from gitmem.types import Author, BlameLine, FileRevision, Memory, Revision, Totals
 
 # name → the module that defines it, imported on first use
 _LAZY = {
@@ -65,7 +66,9 @@ _LAZY = {
     "Sandbox": "gitmem.sandbox",
     "View": "gitmem.sandbox",
     "FileSnapshot": "gitmem.store",
+    "Provenance": "gitmem.trailers",
     "Author": "gitmem.types",
+    "BlameLine": "gitmem.types",
     "FileRevision": "gitmem.types",
     "Memory": "gitmem.types",
     "Revision": "gitmem.types",
@@ -90,6 +93,7 @@ __all__ = [
     "Agent",
     "AlreadyExists",
     "Author",
+    "BlameLine",
     "Capability",
     "CodeError",
     "DiskFull",
@@ -114,6 +118,7 @@ __all__ = [
     "NotFound",
     "PathOccupied",
     "ProgramResult",
+    "Provenance",
     "ReadOnly",
     "RemoteError",
     "Repository",

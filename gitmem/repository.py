@@ -6,11 +6,12 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gitmem.errors import InvalidArgument
+from gitmem.errors import InvalidArgument, NotFound
 from gitmem.screens import chain
+from gitmem.store.memoryfiles import CODE, MD, ON_USE
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.store.storage import Storage
-from gitmem.types import Author, Revision
+from gitmem.types import Author, BlameLine, Revision
 
 if TYPE_CHECKING:
     # imported where used: opening a repository loads neither the binding rules, the
@@ -22,8 +23,12 @@ if TYPE_CHECKING:
     from gitmem.review import Decision, Proposal
     from gitmem.secrets import Allowlist
     from gitmem.sync import StoreSync
+    from gitmem.trailers import Provenance
 
 __all__ = ["Repository"]
+
+_FILES = {MD: "memory", CODE: "code", ON_USE: "onUse"}
+"""How a blamed line names the memory's file it is in."""
 
 
 class Repository(Storage):
@@ -34,6 +39,43 @@ class Repository(Storage):
         super().__init__(*args, **kwargs)
         # every write passes the whole chain: secrets, then the store's guard code
         self.screens = chain(lambda: self.guards)
+
+    def blame(self, store: str, slug: str, at: str | None = None) -> list[BlameLine]:
+        """Each line of ``slug``'s files (its description and body, then its code
+        halves) as of ``at`` (a commit of the store, full or short; default: its head),
+        with the revision, commit, author and session that last changed it, as
+        ``git blame`` finds it on the same file: followed across renames and merges,
+        commits gitmem did not make counted as their git author's."""
+        from gitmem.trailers import AGENT_TRAILER, SESSION_TRAILER
+
+        commit = self.commit_in(store, at) if at is not None else None
+        if commit is None and at is None and self.head(store) is None:
+            raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
+        found = self.origins(store, slug, commit)
+        if not found:
+            where = f" as of {at}" if at is not None else ""
+            raise NotFound(
+                f"there is no memory named {slug!r} in {store}{where}; `gitmem ls` lists them"
+            )
+        lines: list[BlameLine] = []
+        for origin in found:
+            trailers = origin.trailers
+            by = "git" if trailers is None else "agent" if AGENT_TRAILER in trailers else "operator"
+            lines.append(
+                BlameLine(
+                    file=_FILES[origin.suffix],
+                    line=origin.line,
+                    text=origin.text,
+                    slug=origin.slug,
+                    revision=origin.revision,
+                    commit=origin.commit,
+                    author=origin.author,
+                    by=by,
+                    session=(trailers or {}).get(SESSION_TRAILER, ""),
+                    time=origin.time,
+                )
+            )
+        return lines
 
     def sync(self, remote: str = "origin", store: str | None = None) -> list[StoreSync]:
         """Fetch the remote's stores, reconcile each that diverged, push the result (never
@@ -137,6 +179,7 @@ class Repository(Storage):
         compaction: str = "summary",
         *,
         at: str | None = None,
+        provenance: Provenance | None = None,
     ) -> Holder | None:
         """Bind ``agent`` to the store its scope names (``None`` if memories are off).
 
@@ -144,6 +187,8 @@ class Repository(Storage):
         :meth:`commit_at`) the holder reads the store as it stood then, is offered
         only the calls that read, and refuses every write, saying why.
 
+        ``provenance``: the session and client the harness knows of; every write the
+        holder makes records it (without one, a run id of the holder's own).
         Binding writes nothing: state appears when a write needs it.
         """
         from gitmem.binding import Binding, check_launch, resolve
@@ -155,6 +200,13 @@ class Repository(Storage):
 
         binding = resolve(capability.scope, agent)
         if at is None:
-            return Holder(self, capability, agent, binding, hub=self.hub)
+            return Holder(self, capability, agent, binding, hub=self.hub, provenance=provenance)
         past = self.as_of(binding.store_id, at)
-        return Holder(past, capability, agent, Binding(binding.store_id, False), hub=self.hub)
+        return Holder(
+            past,
+            capability,
+            agent,
+            Binding(binding.store_id, False),
+            hub=self.hub,
+            provenance=provenance,
+        )

@@ -12,13 +12,23 @@ The agent trailer is what the console reads an agent's profile and asked-for sco
 from (``scope=named`` when the launch named the store itself); it is a record for
 people to read, never a rule a write is held to.
 
+The provenance trailers say where a write came from, as the harness knows it, never as
+the model says it: the session (the client's session id, or a run id the holder made
+up), the client (an MCP client's name) and the tool or program that wrote::
+
+    Gitmem-Session: 4f1c2a9e-0d7b-4c55-9f43-2b8e1f0a6d3c
+    Gitmem-Client: claude-code
+    Gitmem-Tool: create_memory
+
 The store's own trailers (slug, op, revision, totals, peaks) are ``gitmem.store``'s.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from gitmem.limits import LIMITS, Limits
 
@@ -26,7 +36,11 @@ __all__ = [
     "AGENT_KEYS",
     "AGENT_TRAILER",
     "CAPABILITY_TRAILER",
+    "CLIENT_TRAILER",
+    "SESSION_TRAILER",
+    "TOOL_TRAILER",
     "WIDEN_TRAILER",
+    "Provenance",
     "agent_trailer",
     "capability_trailer",
     "read_agent_trailer",
@@ -37,6 +51,13 @@ CAPABILITY_TRAILER = "Gitmem-Capability"
 AGENT_TRAILER = "Gitmem-Agent"
 WIDEN_TRAILER = "Gitmem-Widen"
 """Names the limits an operator loosened on purpose (``gitmem set-limits --widen``)."""
+SESSION_TRAILER = "Gitmem-Session"
+"""The session (or run) a write came from."""
+CLIENT_TRAILER = "Gitmem-Client"
+"""The client that ran the session (an MCP client's name)."""
+TOOL_TRAILER = "Gitmem-Tool"
+"""The call that wrote, and ``via program`` when an agent program or onUse script made it."""
+_VALUE_MAX = 200
 AGENT_KEYS = ("profile", "instance", "scope", "started-as")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
@@ -83,3 +104,41 @@ def read_agent_trailer(trailers: Mapping[str, str]) -> dict[str, str] | None:
             return None
         found[key] = value
     return found if len(found) == len(AGENT_KEYS) else None
+
+
+def _value(text: str) -> str:
+    """A provenance value as a trailer holds it: one line, printable, bounded."""
+    shown = "".join(c if c.isprintable() else " " for c in text[: _VALUE_MAX * 2])
+    return " ".join(shown.split())[:_VALUE_MAX]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a holder's writes come from, as its harness (not its model) tells it.
+
+    ``session``: the client's session id (``""``: the holder makes up a run id);
+    ``client``: the client's name; ``extra``: further ``Gitmem-*`` trailers a harness
+    records on every write (an observer's source ids, say).
+    """
+
+    session: str = ""
+    client: str = ""
+    extra: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+
+    def with_run(self) -> Provenance:
+        """These facts, with a run id of its own when no session was given."""
+        if _value(self.session):
+            return self
+        return Provenance(f"run-{uuid.uuid4().hex[:16]}", self.client, self.extra)
+
+    def trailers(self, tool: str = "", program: bool = False) -> dict[str, str]:
+        """The trailers a write records (``tool``: the call that wrote)."""
+        found = {key: _value(value) for key, value in self.extra.items()}
+        for key, value in (
+            (SESSION_TRAILER, self.session),
+            (CLIENT_TRAILER, self.client),
+            (TOOL_TRAILER, f"{tool} via program" if tool and program else tool),
+        ):
+            if _value(value):
+                found[key] = _value(value)
+        return {key: value for key, value in found.items() if value}

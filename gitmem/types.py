@@ -369,3 +369,42 @@ class Revision:
     def event(self) -> dict[str, Any]:
         """The same as :meth:`to_dict` (the name earlier versions used)."""
         return self.to_dict()
+
+
+@dataclass(frozen=True)
+class BlameLine:
+    """One line of a memory's files, with the revision that last changed it."""
+
+    file: str
+    """Which of the memory's files: ``memory`` (its description and body, as the
+    ``.md`` file holds them), ``code`` or ``onUse``."""
+    line: int
+    """The line's number in that file, from 1."""
+    text: str
+    slug: str
+    """The memory's name in that revision (it may have been renamed since)."""
+    revision: int
+    commit: str
+    author: str
+    """The agent instance, the operator, or the git author of a commit gitmem did not make."""
+    by: str
+    """``agent``, ``operator``, or ``git`` for a commit gitmem did not make."""
+    session: str
+    """The session (or run) the write came from, as its harness recorded it; ``""``
+    where none was."""
+    time: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The line as JSON-ready data."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "text": self.text,
+            "slug": self.slug,
+            "revision": self.revision,
+            "commit": self.commit,
+            "author": self.author,
+            "by": self.by,
+            "session": self.session,
+            "time": self.time,
+        }

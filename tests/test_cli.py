@@ -243,12 +243,10 @@ def test_show_missing_and_deleted(repo: Repository) -> None:
     assert "--rev 2" in error_line(deleted)
 
 
-def test_show_prints_what_the_store_holds_after_a_commit_by_hand(
-    repo: Repository, tmp_path: Path
-) -> None:
-    """After an operator's plain git commit, `show` prints the live text (op
-    `outside`, numbered after gitmem's last revision), a memory added by hand too, and
-    refuses one removed by hand, naming the revision that still has its text."""
+def test_a_commit_by_hand_is_a_revision_by_its_git_author(repo: Repository, tmp_path: Path) -> None:
+    """After an operator's plain git commit, `show`, `log` and `revisions` list what it
+    changed as revisions by its git author: an edit, a memory added by hand (its first
+    revision) and one removed by hand (a delete whose text `--rev` still shows)."""
     put(repo, "notes", "kept", body="as gitmem wrote it\n")
     put(repo, "notes", "gone", body="soon removed\n")
     kept, gone, added = (repo.path("notes", s) for s in ("kept", "gone", "added"))
@@ -260,22 +258,26 @@ def test_show_prints_what_the_store_holds_after_a_commit_by_hand(
         (work / added).write_text('---\ndescription: "by hand"\n---\nnew\n')
 
     commit_by_hand(repo.directory, "notes", tmp_path / "work", change)
-    shown = run(repo, "show", "kept")
-    assert shown.exit_code == 0, shown.output
-    assert shown.output.splitlines()[0] == (
-        "# kept  revision 1, then changed outside gitmem "
-        "(the live text; `git log` shows who changed it)"
-    )
-    assert shown.output.endswith("as gitmem wrote it\nand a line by hand\n")
-    assert json.loads(run(repo, "show", "kept", "--json").stdout)["op"] == "outside"
+    shown = json.loads(run(repo, "show", "kept", "--json").stdout)
+    assert (shown["revision"], shown["op"]) == (2, "edit")
+    assert shown["body"] == "as gitmem wrote it\nand a line by hand\n"
     assert "and a line" not in run(repo, "show", "kept", "--rev", "1").output
     new = json.loads(run(repo, "show", "added", "--json").stdout)
-    assert (new["revision"], new["op"], new["body"]) == (0, "outside", "new\n")
+    assert (new["revision"], new["op"], new["body"]) == (1, "create", "new\n")
     removed = run(repo, "show", "gone")
     assert error_line(removed) == (
-        "Error: 'gone' was removed outside gitmem after revision 1; "
-        "see its last text with `gitmem show gone --rev 1`"
+        "Error: 'gone' was deleted at revision 2; see its last text with `gitmem show gone --rev 2`"
     )
+    assert "soon removed" in run(repo, "show", "gone", "--rev", "2").output
+    logged = run(repo, "log", "kept").output
+    assert "Ana Operator" in logged and logged.index(" edit ") < logged.index(" create ")
+    hand = [r for r in repo.revisions("notes") if r.author == "Ana Operator"]
+    assert sorted((r.slug, r.op) for r in hand) == [
+        ("added", "create"),
+        ("gone", "delete"),
+        ("kept", "edit"),
+    ]
+    assert len({r.commit for r in hand}) == 1
 
 
 def test_log_patch_shows_a_diff(repo: Repository) -> None:

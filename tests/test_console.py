@@ -233,6 +233,23 @@ def test_one_memory_has_its_revisions_with_diffs(client: TestClient, repo: Repos
     assert gone["revisions"][0]["body"] == "a\nb\n"  # the text the delete removed
 
 
+def test_a_memory_is_blamed_line_by_line(client: TestClient, repo: Repository) -> None:
+    """``/memories/<slug>/blame`` gives each line with the revision, author and session
+    that last changed it; ``?at=`` a commit blames that moment; a missing memory is 404."""
+    seed(repo)
+    url = "/api/stores/profile/ops/memories/runbook/blame"
+    lines = client.get(url).json()
+    assert [(b["text"], b["revision"], b["author"], b["by"]) for b in lines[3:]] == [
+        ("1. drain the pool", 2, "alice", "agent")
+    ]
+    assert lines[0]["session"].startswith("run-")
+    first = repo.revisions("profile/ops", "runbook")[0].commit
+    then = client.get(url, params={"at": first[:10]}).json()
+    assert [b["text"] for b in then[3:]] == ["1. drain"]
+    missing = client.get("/api/stores/profile/ops/memories/ghost/blame")
+    assert error(missing)[:2] == (404, "not-found")
+
+
 def test_the_timeline_is_newest_first_and_filters_by_author(
     client: TestClient, repo: Repository
 ) -> None:

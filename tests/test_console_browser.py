@@ -181,6 +181,17 @@ def test_a_file_in_a_folder_opens_from_the_treemap(
     context.close()
 
 
+def test_the_blame_button_shows_who_wrote_each_line(page: Page) -> None:
+    """On a memory's page, the blame button lists each line with its revision and author."""
+    open_store(page, "profile/ops")
+    page.locator('#treemap .cell[data-slug="api-conventions"]').click()
+    page.locator("#blame").get_by_role("button", name="blame").click()
+    rows = page.locator("#blame table.blame tbody tr")
+    expect(rows.filter(has_text="Pages use ?cursor=")).to_contain_text("r2")
+    expect(rows.filter(has_text="Pages use ?cursor=")).to_contain_text("alice")
+    shot(page, "blame")
+
+
 def test_a_deleted_memory_shows_the_text_it_removed(page: Page) -> None:
     """A deleted memory opens read-only history, its deletion carrying the removed text."""
     open_store(page, "profile/ops")

@@ -305,7 +305,11 @@ class Forked:
 
 
 def both_sides(f: Forked) -> list[tuple[str, str, int, str, str]]:
-    return [key(r) for r in f.base + f.s_side + f.t_side]
+    """Every revision of both sides, numbered as the merge's history lists them: T's
+    edit of c comes after S's two, so it is c's revision 4 there (2 on T)."""
+    t_side = [key(r) for r in f.t_side]
+    t_side[1] = (*t_side[1][:2], 4, *t_side[1][3:])
+    return [key(r) for r in f.base + f.s_side] + t_side
 
 
 @pytest.mark.parametrize("index_before", [False, True], ids=["cold", "indexed before"])
@@ -317,9 +321,9 @@ def test_history_follows_both_parents_of_a_merge(repo: Repository, index_before:
         assert sorted(revisions) == sorted(both_sides(f))
         assert revisions[:5] == [key(r) for r in f.base + f.s_side]  # first parent's line first
         assert [key(r) for r in view.revisions(S, "t")] == [key(r) for r in f.t_side[::2]]
-        assert [r.revision for r in view.revisions(S, "c")] == [1, 2, 3, 2]
+        assert [r.revision for r in view.revisions(S, "c")] == [1, 2, 3, 4]  # each its own
         since = view.revisions_since(S, f.old_s, f.merge)
-        assert [key(r) for r in since] == [key(r) for r in f.t_side]
+        assert [key(r) for r in since] == both_sides(f)[5:]
         since_t = view.revisions_since(S, f.t_head, f.merge)
         assert [key(r) for r in since_t] == [key(r) for r in f.s_side]
         assert view.revisions_since(S, f.merge, f.old_s) == []
@@ -333,18 +337,20 @@ def test_history_follows_both_parents_of_a_merge(repo: Repository, index_before:
 
 
 def test_revision_numbers_continue_after_a_merge(repo: Repository) -> None:
-    """A write after the merge continues each slug's numbers after the larger side."""
+    """A write after the merge numbers each slug's revision after every revision of
+    both sides: no two revisions of one memory share a number."""
     f = Forked(repo, index_before=True)
-    assert repo.snapshot(S).revision("c") == 3  # s reached 3, t only 2
+    assert repo.snapshot(S).revision("c") == 4  # three on s's line, one more from t
     assert put(repo, "edit", "a", "a3").revision == 3  # changed on the first parent only
-    assert put(repo, "edit", "c", "c4").revision == 4
+    assert put(repo, "edit", "c", "c4").revision == 5
+    assert [r.revision for r in repo.revisions(S, "c")] == [1, 2, 3, 4, 5]
     assert put(repo, "create", "t", "t3").revision == 3  # changed on the second parent only
     assert [r.revision for r in Repository.open(repo.directory).revisions(S, "c")] == [
         1,
         2,
         3,
-        2,
         4,
+        5,
     ]
     assert repo.snapshot(S, f.old_s).revision("c") == 3
     assert repo.snapshot(S, f.t_head).revision("c") == 2  # a commit off the first-parent line
@@ -391,11 +397,11 @@ def test_a_gitmem_merge_commit_gets_rows_for_its_edits(repo: Repository, tmp_pat
         revisions = view.revisions(S)
         assert len(revisions) == 10
         assert [(r.slug, r.revision, r.op, r.body) for r in revisions[-2:]] == [
-            ("c", 4, "merge", "c2 on t"),
+            ("c", 5, "merge", "c2 on t"),  # after s's 1-3 and t's edit, numbered 4
             ("a", 3, "merge", "a2"),  # a removal carries the text the first parent held
         ]
         assert view.snapshot(S).totals == Totals(1, 7, 1)
-    assert put(repo, "edit", "c", "c5").revision == 5
+    assert put(repo, "edit", "c", "c5").revision == 6
     assert put(repo, "create", "a", "back").revision == 4
     assert_fsck(repo.directory)
 

@@ -207,8 +207,8 @@ def test_disjoint_writes_converge_and_a_second_sync_writes_nothing(replicas: Rep
 
 
 def test_the_same_memory_changed_apart_merges_line_by_line(replicas: Replicas) -> None:
-    """Edits to separate lines of one memory both land; revisions continue after the
-    larger side and the history holds both sides' revisions."""
+    """Edits to separate lines of one memory both land; the history holds both sides'
+    revisions, each with a number of its own, and the merge is numbered after them."""
     ops.edit(replicas.a, STORE, ME, "shared", old_text="one", new_text="ONE")
     ops.edit(replicas.a, STORE, ME, "shared", old_text="two", new_text="TWO")
     ops.edit(replicas.b, STORE, ME, "shared", old_text="five", new_text="FIVE")
@@ -218,9 +218,9 @@ def test_the_same_memory_changed_apart_merges_line_by_line(replicas: Replicas) -
         merged = repo.snapshot(STORE).get("shared")
         assert merged is not None and merged.body == "ONE\nTWO\nthree\nfour\nFIVE\n"
         history = [(r.revision, r.op, r.body) for r in repo.revisions(STORE, "shared")]
-        assert sorted(n for n, _, _ in history) == [1, 2, 2, 3, 4]
-        assert history[-1] == (4, "merge", "ONE\nTWO\nthree\nfour\nFIVE\n")
-        assert repo.snapshot(STORE).revision("shared") == 4
+        assert [n for n, _, _ in history] == [1, 2, 3, 4, 5]
+        assert history[-1] == (5, "merge", "ONE\nTWO\nthree\nfour\nFIVE\n")
+        assert repo.snapshot(STORE).revision("shared") == 5
 
 
 def test_the_same_line_changed_on_both_sides_keeps_both_texts(replicas: Replicas) -> None:

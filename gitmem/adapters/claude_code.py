@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from gitmem import observe
+from gitmem import Provenance, observe
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
@@ -62,6 +62,8 @@ _LINE_MAX = 1 << 20
 _TRANSCRIPT_SECONDS = 5.0
 """How long a hook may spend reading the transcript."""
 _FOLDER = "claude-code"
+CLIENT = "claude-code"
+"""The client a hook's writes record, with the session id the hook was handed."""
 
 ContextProvider = Callable[[Repository, dict[str, Any]], str]
 """A part of the session-start context beside the holder's: given the repository and
@@ -236,7 +238,7 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
     session = Session.load(repo, data["session_id"], launch)
     if event == "session-start" and data.get("source") in ("startup", "clear", None):
         session = Session(session.session_id, launch)
-    holder = open_holder(repo, session.launch)
+    holder = open_holder(repo, session.launch, Provenance(session.session_id, CLIENT))
     try:
         out = _run(event, name, data, session, holder, repo)
     finally:

@@ -355,6 +355,10 @@ class Console:
     async def _store(self, request: Request) -> Response:
         parts = parse.segments(request)
         method = request.method
+        if len(parts) >= 4 and parts[-3] == "memories" and parts[-1] == "blame":
+            store, slug = "/".join(parts[:-3]), parts[-2]
+            at = request.query_params.get("at") or None
+            return await self._answer(lambda: self._blame(store, slug, at, method))
         if len(parts) >= 3 and parts[-2] == "memories":
             store, slug = "/".join(parts[:-2]), parts[-1]
             if method == "GET":
@@ -384,7 +388,7 @@ class Console:
         return _error(
             NotFound(
                 "no such route; use /api/stores/<store>/state, /memories, /memories/<slug>, "
-                "/actions or /timeline"
+                "/memories/<slug>/blame, /actions or /timeline"
             )
         )
 
@@ -396,6 +400,12 @@ class Console:
         if cached is None or cached[0] != ledger.head:
             cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
         return cached[1]
+
+    def _blame(self, store: str, slug: str, at: str | None, method: str) -> list[dict[str, Any]]:
+        """Each line of a memory with the revision that last changed it (``gitmem blame``)."""
+        if method != "GET":
+            raise InvalidArgument(f"{method} changes nothing here: blame is read with GET")
+        return [line.to_dict() for line in self.repo.blame(self._existing(store), slug, at)]
 
     def _memory(self, store: str, slug: str) -> dict[str, Any]:
         return ops.memory_history(self.repo, self._existing(store), slug)

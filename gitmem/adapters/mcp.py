@@ -31,6 +31,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -146,9 +147,17 @@ class MemoryServer:
 
         async def wrapped(ctx: ServerRequestContext[Any], params: P) -> R:
             self._session = ctx.session
+            self._client(ctx.session)
             return await handler(params)
 
         return wrapped
+
+    def _client(self, session: ServerSession) -> None:
+        """Record the client's own name (its ``clientInfo``) on the holder's writes."""
+        params = session.client_params
+        name = params.client_info.name if params is not None else ""
+        if name and name != self.holder.provenance.client:
+            self.holder.provenance = replace(self.holder.provenance, client=name)
 
     # -- tools -------------------------------------------------------------------------
 

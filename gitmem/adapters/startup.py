@@ -34,7 +34,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from gitmem import Agent, Capability, Holder, Limits, Repository, ops
+from gitmem import Agent, Capability, Holder, Limits, Provenance, Repository, ops
 from gitmem.errors import InvalidArgument, LaunchRefused
 
 __all__ = [
@@ -198,15 +198,18 @@ def _memories_store(repo: Repository, store: str) -> None:
         )
 
 
-def open_holder(repo: Repository, launch: Launch) -> Holder:
-    """Bind the one holder ``launch`` describes."""
+def open_holder(repo: Repository, launch: Launch, provenance: Provenance | None = None) -> Holder:
+    """Bind the one holder ``launch`` describes; its writes record ``provenance`` (the
+    session and client the adapter's client named)."""
     agent = launch.agent()
     if launch.capability is None:
         store = ops.pick_store(repo, launch.store, may_create=launch.store is not None)
         _memories_store(repo, store)
         found = ops.record(repo, store) if store in repo.stores() else None
         capability = found.capability() if found else Capability("markdown", "shared", Limits())
-        return Holder.bind_store(repo, store, capability, agent, hub=repo.hub)
+        return Holder.bind_store(
+            repo, store, capability, agent, hub=repo.hub, provenance=provenance
+        )
     capability = read_capability(launch.capability)
     if not capability.enabled:
         raise LaunchRefused(["the capability is disabled: this agent keeps no memories"])
@@ -222,7 +225,8 @@ def open_holder(repo: Repository, launch: Launch) -> Holder:
             writable=writable,
             compaction=launch.compaction,
             hub=repo.hub,
+            provenance=provenance,
         )
-    holder = repo.bind(capability, agent, launch.compaction)
+    holder = repo.bind(capability, agent, launch.compaction, provenance=provenance)
     assert holder is not None  # enabled, checked above
     return holder

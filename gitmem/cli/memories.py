@@ -1,5 +1,5 @@
-"""The commands that read and edit one store's memories: ls, show, log, revisions,
-path, create, edit, delete, restore, revert, search and state."""
+"""The commands that read and edit one store's memories: ls, show, log, blame,
+revisions, path, create, edit, delete, restore, revert, search and state."""
 
 from __future__ import annotations
 
@@ -76,6 +76,23 @@ def log(
         gitmem log memory --stat --store instance/nb-1
     """
     print_report(reports.log(*picked(store, at=at), slug, patch=patch, stat=stat), as_json)
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--at", metavar="COMMIT", help="Blame the memory as of this commit of the store.")
+@store_option
+@json_option
+def blame(slug: str, at: str | None, store: str | None, as_json: bool) -> None:
+    """Show who last changed each line of a memory: for each line of its description,
+    body and code, the commit, revision, author, session and date.
+
+    \b
+    Example:
+        gitmem blame deploy-runbook
+        gitmem blame deploy-runbook --at 3f2a9c1 --json
+    """
+    print_report(reports.blame(*picked(store), slug, at), as_json)
 
 
 @click.command()
@@ -287,4 +304,18 @@ def revert(commits: str, store: str | None, author: str | None, as_json: bool) -
     print_report(reports.Written(done, many=True), as_json)
 
 
-COMMANDS = (ls, show, log, revisions, path, create, edit, delete, restore, revert, search, state)
+COMMANDS = (
+    ls,
+    show,
+    log,
+    blame,
+    revisions,
+    path,
+    create,
+    edit,
+    delete,
+    restore,
+    revert,
+    search,
+    state,
+)

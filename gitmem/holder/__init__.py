@@ -41,7 +41,7 @@ from gitmem.holder.turn import (
 from gitmem.sandbox import ProgramResult, Sandbox, View
 from gitmem.store import Storage
 from gitmem.strategies import AgentVoice
-from gitmem.trailers import agent_trailer, capability_trailer
+from gitmem.trailers import Provenance, agent_trailer, capability_trailer
 from gitmem.types import Author, Revision
 
 __all__ = [
@@ -84,6 +84,7 @@ class Holder:
         author: Author | None = None,
         hub: Hub | None = None,
         named: bool = False,
+        provenance: Provenance | None = None,
     ) -> None:
         self.repo = repo
         self.capability = capability
@@ -94,6 +95,10 @@ class Holder:
         self.strategy = capability.implementation
         self.transfer_note = binding.note
         """Why a successor starts on a fresh store, when it does."""
+        self.provenance = (provenance or Provenance()).with_run()
+        """Where this holder's writes come from, as its harness says: every commit it
+        makes records it (see :class:`gitmem.trailers.Provenance`). An adapter that
+        learns more after binding (an MCP client's name) may replace it."""
         self._hub = hub or Hub()
         self._author = author or Author.agent(agent.instance)
         strategy = capability.strategy
@@ -118,6 +123,7 @@ class Holder:
             self._code,
             self._published,
             agent.instance if capability.review and self.writable else None,
+            self._stamp,
         )
         self._block = context.PinnedBlock(
             repo, self.store_id, strategy, self._tools.cache, self._tools.view
@@ -139,13 +145,23 @@ class Holder:
         compaction: str = "summary",
         author: Author | None = None,
         hub: Hub | None = None,
+        provenance: Provenance | None = None,
     ) -> Holder:
         """Bind ``agent`` to a store the operator names, rather than the one the binding
         table picks (``gitmem mcp --store``, an operator's program run), after the
         checks every launch passes. Binding writes nothing."""
         check_launch(capability, agent, compaction, spawner=None)
         binding = Binding(store_id, writable)
-        return cls(repo, capability, agent, binding, author=author, hub=hub, named=True)
+        return cls(
+            repo,
+            capability,
+            agent,
+            binding,
+            author=author,
+            hub=hub,
+            named=True,
+            provenance=provenance,
+        )
 
     def _trailers(self, as_agent: bool, named: bool) -> dict[str, str]:
         """What each write records: the capability, and (when the holder writes as its
@@ -156,6 +172,10 @@ class Holder:
             agent = self.agent
             recorded |= agent_trailer(agent.profile, agent.instance, scope, agent.started_as)
         return recorded
+
+    def _stamp(self, tool: str, program: bool) -> dict[str, str]:
+        """The provenance trailers of a write made by the call ``tool``."""
+        return self.provenance.trailers(tool, program)
 
     # -- tools -------------------------------------------------------------------------
 
@@ -365,7 +385,9 @@ class Holder:
         binding = fork_binding(self.scope, self.store_id, agent)
         if binding.copy_from is not None and self.repo.head(binding.copy_from) is not None:
             self.repo.fork(binding.copy_from, binding.store_id)
-        return Holder(self.repo, self.capability, agent, binding, hub=self._hub)
+        return Holder(
+            self.repo, self.capability, agent, binding, hub=self._hub, provenance=self.provenance
+        )
 
     def succeed(
         self, agent: Agent, capability: Capability, compaction: str = "summary"
@@ -375,4 +397,6 @@ class Holder:
         if not capability.enabled:
             return None
         binding = successor_binding(self.store_id, self.strategy, agent, capability)
-        return Holder(self.repo, capability, agent, binding, hub=self._hub)
+        return Holder(
+            self.repo, capability, agent, binding, hub=self._hub, provenance=self.provenance
+        )

@@ -7,7 +7,7 @@ its message; a sandbox crash is gitmem's own defect and says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from gitmem.capability import Capability
@@ -123,6 +123,9 @@ class Toolbox:
     published: Callable[[list[Revision]], None]
     proposer: str | None = None
     """The holder whose proposal takes the writes, when they await review."""
+    stamp: Callable[[str, bool], Mapping[str, str]] = field(default=lambda tool, program: {})
+    """The provenance trailers of a write by the call ``tool`` (``program``: made by an
+    agent program or onUse script); set by the harness, never by the call's arguments."""
     cache: dict[str, object] = field(default_factory=lambda: dict[str, object]())
 
     def __post_init__(self) -> None:
@@ -154,10 +157,11 @@ class Toolbox:
                 )
             args = cast(Mapping[str, object], args)
             tool.check_arguments(args, code=code)
+            trailers = {**self.rules.trailers, **self.stamp(name, code)}
             desk = _Desk(
                 self.repo,
                 self.store_id,
-                self.rules,
+                replace(self.rules, trailers=trailers),
                 code,
                 self.cache,
                 self.author,

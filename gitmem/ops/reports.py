@@ -41,6 +41,7 @@ __all__ = [
     "Synced",
     "Verdict",
     "Written",
+    "blame",
     "called",
     "check",
     "counted",
@@ -357,6 +358,21 @@ def log(
     if is_file_store(repo, store):
         return _FileLog(file_log(repo, store, slug, patch=patch), patch)
     return _MemoryLog(memory_log(repo, store, slug, patch=patch or stat), patch, stat)
+
+
+def blame(repo: Repository, store: str, slug: str, at: str | None = None) -> Report:
+    """``gitmem blame``: each line of a memory's files with the revision that last
+    changed it (commit, revision, author, session, date), as of ``at``."""
+    lines = repo.blame(store, slug, at)
+    width = max(len(b.author) for b in lines)
+    shown: list[str] = []
+    for b in lines:
+        session = b.session[:12] or "-"
+        shown.append(
+            f"{b.commit[:12]} r{b.revision:<3} {b.author:<{width}} {session:<12} "
+            f"{when(b.time)[:10]} {b.file:<6} {b.line:>4}) {b.text}\n"
+        )
+    return _Fixed(shown, [b.to_dict() for b in lines])
 
 
 def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
-from gitmem.store.history import Entry, Row
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
 from gitmem.store.objects import (
     DIR_MODE,
@@ -30,6 +29,7 @@ from gitmem.store.objects import (
     RawTree,
     blob_ids,
 )
+from gitmem.store.rows import Entry, Row
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.view import StoreView
@@ -467,9 +467,16 @@ def revision_of(
     )
 
 
-def _recorded(reader: ObjectReader, entry: Entry, what: str) -> tuple[Facts, str, int]:
+Measured = Callable[[str], tuple[Totals, Totals]]
+"""The totals and peaks of a store as of a commit gitmem did not make (it records none)."""
+
+
+def _recorded(
+    reader: ObjectReader, entry: Entry, what: str, measured: Measured | None
+) -> tuple[Facts, str, int]:
     """The facts, author name and time of the commit a history entry names; refuses an
-    entry whose first blob is missing from that commit's tree."""
+    entry whose first blob is missing from that commit's tree. A commit gitmem did not
+    make is its git author's, with the totals ``measured`` counts."""
     if entry.blobs[0] == "-":
         raise StorageError(
             f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "
@@ -477,14 +484,18 @@ def _recorded(reader: ObjectReader, entry: Entry, what: str) -> tuple[Facts, str
         )
     commit = reader.commit(entry.commit)
     facts = reader.facts(entry.commit)
-    assert facts is not None
+    if facts is None:
+        totals, peaks = measured(entry.commit) if measured else (Totals(), Totals())
+        facts = Facts((), totals, peaks, {})
     author = commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
     return facts, author, commit.author_time
 
 
-def memory_revision(reader: ObjectReader, store: str, entry: Entry) -> Revision:
+def memory_revision(
+    reader: ObjectReader, store: str, entry: Entry, measured: Measured | None = None
+) -> Revision:
     """The memory revision a history entry records."""
-    facts, author, when = _recorded(reader, entry, "memory")
+    facts, author, when = _recorded(reader, entry, "memory", measured)
     md, code, on_use = (None if b == "-" else b.encode() for b in entry.blobs)
     assert md is not None
     memory = reader.memory(entry.slug, MemoryFiles(md, code, on_use))
@@ -492,9 +503,11 @@ def memory_revision(reader: ObjectReader, store: str, entry: Entry) -> Revision:
     return revision_of(store, entry.commit, edited, facts, memory, author, when, entry.removed)
 
 
-def file_revision(reader: ObjectReader, store: str, entry: Entry) -> FileRevision:
+def file_revision(
+    reader: ObjectReader, store: str, entry: Entry, measured: Measured | None = None
+) -> FileRevision:
     """The file revision a history entry records."""
-    facts, author, when = _recorded(reader, entry, "file")
+    facts, author, when = _recorded(reader, entry, "file", measured)
     text = reader.blob(entry.blobs[0].encode()).decode("utf-8", "replace")
     return FileRevision(
         store=store,

@@ -7,13 +7,18 @@ the branch, and kept as append-only lines in ``<repo>/gitmem/history/<hash>``::
     <commit> 0 - - - - -
     <commit> <n> ^ - - - -
 
-A gitmem commit has one line per slug it changed (a removal carries the blob ids of
-the text it removed); a commit gitmem did not make has the ``0 - -`` line; a merge
-commit starts with a ``^`` line saying that the ``n`` lines before its own came in
-through its other parents. One commit's lines are consecutive.
+A commit has one line per slug it changed (a removal carries the blob ids of the text
+it removed): a gitmem commit names them in its trailers; for a commit gitmem did not
+make (a person's ``git commit``), they are the memories its tree changed, numbered 0.
+A commit that changed no memory has the ``0 - -`` line; a merge commit starts with a
+``^`` line saying that the ``n`` lines before its own came in through its other
+parents. One commit's lines are consecutive. A revision's number is its line's place
+among its slug's lines (see :func:`gitmem.store.rows.numbered`), not the number a
+line records.
 
 **Cost.** Building the index reads commits only: the slugs, ops and revisions come from
-the commit's trailers (``gitmem.store.message``), and the blob ids are written as ``?``.
+the commit's trailers (``gitmem.store.message``), and the blob ids are written as ``?``;
+only a commit gitmem did not make has its trees compared with its parents'.
 They are looked up in the commit's tree when a row is first read, and kept in a side
 file ``<index>.blobs`` (``<commit> <slug> <md> <code> <onUse>`` lines, appended; a line
 that does not read is passed over and looked up again), so a slug's history costs its
@@ -44,35 +49,28 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
-from urllib.parse import quote, unquote
+from typing import Protocol
 
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, InvalidArgument, NotFound
 from gitmem.store.locking import flocked
-from gitmem.store.message import Facts
-from gitmem.store.objects import REMOVED, Step
-from gitmem.types import Op
-
-FOREIGN = "-"
-MERGE = "^"
-
-
-class Entry(NamedTuple):
-    """One slug a gitmem commit changed."""
-
-    commit: str
-    revision: int
-    op: Op
-    slug: str
-    blobs: tuple[str, str, str]
-    """The blob ids of the memory's ``.md``, code and onUse files ("-" where absent) as of
-    this revision; for a removal, the text it removed."""
-    removed: bool = False
-    """Whether the commit removed the slug (stored as ``~`` before the ``.md`` blob id)."""
-
-
-Row = tuple[str, str, str, str, str, str, str]
-"""commit, revision, op, slug, md blob, code blob, onUse blob: one line of the file."""
+from gitmem.store.message import Edited, Facts
+from gitmem.store.objects import Step
+from gitmem.store.rows import (
+    FOREIGN,
+    LATER,
+    LATER3,
+    MARKS,
+    MERGE,
+    Entry,
+    Row,
+    entry_of,
+    field_of,
+    format_row,
+    lines_with,
+    name_of,
+    numbered,
+    parse_row,
+)
 
 
 class Source(Protocol):
@@ -85,6 +83,8 @@ class Source(Protocol):
     def step(self, sha: str) -> Step: ...
 
     def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+
+    def outside(self, sha: str) -> tuple[Edited, ...]: ...
 
 
 class _Frame:
@@ -131,10 +131,9 @@ class History:
         self._rows: list[Row] = []
         self._pos: dict[str, int] = {}  # commit → its last row
         self._by_slug: dict[str, list[int]] = {}  # slug → positions of its rows
-        # slug → highest revision up to each of its rows, worked out when first asked
-        self._peak: dict[str, list[int]] = {}
         # disjoint, sorted [start, end) position ranges off the head's first-parent line
         self._side_start: list[int] = []
+        self._merges: list[int] = []  # positions of merge rows
         self._side_end: list[int] = []
         self._offset = 0
         self._file: tuple[int, int] | None = None
@@ -148,50 +147,62 @@ class History:
     @staticmethod
     def file_for(directory: str, store: str) -> str:
         # the suffix names the row format: a file of an older format is rebuilt
-        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".3")
+        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".4")
 
     # -- answers ---------------------------------------------------------------------
 
     def entries(self, head: str | None, slug: str | None = None) -> list[Entry]:
-        """The gitmem rows of every commit reachable from ``head``, in index order (only
-        ``slug``'s, if given)."""
+        """The rows of every commit reachable from ``head``, in index order (only
+        ``slug``'s, if given), each numbered by its place among its slug's rows (see
+        :func:`numbered`)."""
         with self._mutex:
             if slug is not None:
                 cold = self._cold_rows(head, slug)
                 if cold is not None:
-                    return self._blob_ids.entries(cold, slug)
+                    return numbered(self._blob_ids.entries(cold, slug))
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
-                return self._blob_ids.entries(
-                    [rows[p] for p in reach.positions() if rows[p][2] not in _MARKS]
+                return numbered(
+                    self._blob_ids.entries(
+                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
+                    )
                 )
-            return self._blob_ids.entries(
-                [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+            return numbered(
+                self._blob_ids.entries(
+                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+                )
             )
 
-    def last_revision(self, head: str | None, slug: str) -> int:
-        """The highest revision number ``slug`` reached in ``head``'s history (0 if none).
-
-        On a linear history that is its last revision; after a merge it is the larger
-        side's, which is where the numbering continues.
-        """
+    def changes(self, head: str | None, slug: str) -> list[str]:
+        """The commits whose rows name ``slug`` in ``head``'s history, in index order
+        (their blob ids are not looked up)."""
         with self._mutex:
             cold = self._cold_rows(head, slug)
             if cold is not None:
-                return max((int(row[1]) for row in cold), default=0)
+                return [row[0] for row in cold]
+            return [self._rows[p][0] for p in self._slug_positions(slug, self._reach(head))]
+
+    def linear(self, head: str | None) -> bool:
+        """Whether ``head``'s history holds no merge: then each row's commit has the
+        row before it (of the same slug) in its ancestry, with nothing between."""
+        with self._mutex:
             reach = self._reach(head)
-            positions = self._by_slug.get(slug, [])
-            i = bisect.bisect_left(positions, reach.end)
-            best = self._peaks(slug)[i - 1] if i else 0
-            for p in reach.extra:
-                if self._rows[p][3] == slug and self._rows[p][2] not in _MARKS:
-                    best = max(best, int(self._rows[p][1]))
-            return best
+            return not reach.extra and (not self._merges or self._merges[0] >= reach.end)
+
+    def last_revision(self, head: str | None, slug: str) -> int:
+        """The number of ``slug``'s latest revision in ``head``'s history (0 if none):
+        how many rows it has there, so the next revision's number is its place."""
+        with self._mutex:
+            cold = self._cold_rows(head, slug)
+            if cold is not None:
+                return len(cold)
+            return len(self._slug_positions(slug, self._reach(head)))
 
     def since(self, base: str | None, head: str | None) -> list[Entry] | None:
-        """The gitmem rows reachable from ``head`` and not from ``base``, in index order;
-        ``None`` if ``base`` is not an ancestor of ``head``."""
+        """The rows reachable from ``head`` and not from ``base``, in index order,
+        numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
+        ``head``."""
         with self._mutex:
             reach = self._reach(head)
             if base is None:
@@ -205,7 +216,21 @@ class History:
             else:
                 return None
             rows = self._rows
-            return self._blob_ids.entries([rows[p] for p in kept if rows[p][2] not in _MARKS])
+            kept = [p for p in kept if rows[p][2] not in MARKS]
+            places = [self._place(rows[p][3], p, reach) for p in kept]
+            entries = self._blob_ids.entries([rows[p] for p in kept])
+            return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
+
+    def _place(self, slug: str, position: int, reach: _Reach) -> int:
+        """The place (from 1) of the row at ``position`` among ``slug``'s rows in ``reach``."""
+        positions = self._by_slug.get(slug, [])
+        place = bisect.bisect_right(positions, min(position, reach.end - 1))
+        rows = self._rows
+        return place + sum(
+            1
+            for p in reach.extra
+            if p <= position and rows[p][3] == slug and rows[p][2] not in MARKS
+        )
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""
@@ -224,20 +249,11 @@ class History:
                 found = [p for p in found if self._on_line(p)]
             return [rows[p][0] for p in found]
 
-    def _peaks(self, slug: str) -> list[int]:
-        positions = self._by_slug[slug]
-        peaks = self._peak.setdefault(slug, [])
-        best = peaks[-1] if peaks else 0
-        for p in positions[len(peaks) :]:
-            best = max(best, int(self._rows[p][1]))
-            peaks.append(best)
-        return peaks
-
     def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
         positions = self._by_slug.get(slug, [])
         found = positions[: bisect.bisect_left(positions, reach.end)]
         rows = self._rows
-        found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in _MARKS]
+        found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in MARKS]
         return found
 
     def _reach(self, head: str | None) -> _Reach:
@@ -295,8 +311,8 @@ class History:
         with self._mutex:
             if not self._persisted:
                 return
-            written: list[Row] = [(*row[:4], *_LATER3) for row in rows]
-            data = "".join(_format(row) for row in written).encode()
+            written: list[Row] = [(*row[:4], *LATER3) for row in rows]
+            data = "".join(format_row(row) for row in written).encode()
             loaded = bool(self._rows)
             self._wrote_cold = self._wrote_cold or not loaded
             try:
@@ -347,10 +363,7 @@ class History:
             rows += 1
         if rows == len(lines) and start:
             return False  # the window holds nothing but parent's rows: too many to tell
-        facts = self._source.facts(parent)
-        merge = len(self._source.parents(parent)) > 1
-        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
-        return rows == expected
+        return rows == _expected(self._source, parent)
 
     def _catch_up(self, head: str) -> None:
         """Make the index cover ``head``."""
@@ -385,7 +398,7 @@ class History:
         try:
             text = data[:complete].decode("ascii")
             lines = text.split("\n")[:-1]
-            rows = [_parse(line) for line in lines]
+            rows = [parse_row(line) for line in lines]
             kept = self._complete(rows)
             self._add(rows[:kept], check=True)
         except (ValueError, UnicodeDecodeError):
@@ -406,11 +419,9 @@ class History:
         if not first and self._rows and self._rows[-1][0] == last:
             raise ValueError(f"commit {last} has rows in two places")
         try:
-            facts = self._source.facts(last)
-            merge = len(self._source.parents(last)) > 1
+            expected = _expected(self._source, last)
         except GitmemError:
             return first  # not a commit here: the next writer rewrites this part
-        expected = merge + (len(facts.edits) if facts and (facts.edits or merge) else 1)
         return len(rows) if len(rows) - first == expected else first
 
     def _extend(self, head: str, *, persist: bool) -> None:
@@ -422,7 +433,7 @@ class History:
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         new = _walk(self._source, self._pos, head, keep)
-        data = "".join(_format(row) for row in new).encode()
+        data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
@@ -435,7 +446,7 @@ class History:
         elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(_format(row) for row in self._rows[:keep]).encode() + data)
+                f.write("".join(format_row(row) for row in self._rows[:keep]).encode() + data)
                 stat = os.fstat(f.fileno())
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
@@ -454,8 +465,8 @@ class History:
         self._rows.clear()
         self._pos.clear()
         self._by_slug.clear()
-        self._peak.clear()
         self._side_start.clear()
+        self._merges.clear()
         self._side_end.clear()
 
     def _add(self, rows: list[Row], *, check: bool = False) -> None:
@@ -476,6 +487,7 @@ class History:
             ):
                 raise ValueError(f"index rows of commit {commit} are out of order")
             if op == MERGE:
+                self._merges.append(at)
                 start = at - int(number)
                 while starts and starts[-1] >= start:
                     starts.pop()
@@ -495,9 +507,29 @@ class History:
             at += 1
 
 
-_MARKS = (FOREIGN, MERGE)
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
+
+
+def named(history: History, head: str | None, text: str, store: str) -> str:
+    """The commit of ``head``'s history (in ``history``, store ``store``) that ``text`` names (its full id, or at
+    least its first 4 hex digits); refused if it names none, or several."""
+    key = text.strip().lower()
+    if not 4 <= len(key) <= 40 or any(c not in "0123456789abcdef" for c in key):
+        raise InvalidArgument(
+            f"{text[:60]!r} is not a commit id; give one of `gitmem log`'s, "
+            "full or its first 4 or more hex digits"
+        )
+    if len(key) == 40 and head is not None and history.contains(head, key):
+        return key
+    found = [c for c in (history.commits(head) if head else []) if c.startswith(key)]
+    if len(found) != 1:
+        what = "several commits" if found else "no commit"
+        raise NotFound(
+            f"{text!r} names {what} of store {store}; give an id from `gitmem log`"
+            + (" with more digits" if found else "")
+        )
+    return found[0]
 
 
 class BlobIds:
@@ -521,7 +553,7 @@ class BlobIds:
             missing = [r for r in missing if (r[0], r[3]) not in blobs]
         if missing:
             self._resolve(list(dict.fromkeys(r[0] for r in missing)))
-        return [_entry(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
+        return [entry_of(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
 
     def _read_blobs(self, slug: str | None) -> None:
         """Take what the side file knows (``slug``'s lines only, if given). A line that
@@ -532,13 +564,13 @@ class BlobIds:
         except OSError:
             data = b""
         data = data[: data.rfind(b"\n") + 1]
-        lines = _lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
+        lines = lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
         for line in lines:
             fields = line.split(b" ")
             if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
                 try:
                     commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = _name(name)
+                    name = name_of(name)
                 except UnicodeDecodeError:
                     continue
                 self._blobs[commit, name] = (md, code, on_use)
@@ -562,7 +594,7 @@ class BlobIds:
         if not found or not self._persisted():
             return
         lines = [
-            f"{commit} {_field(slug)} {' '.join(blobs)}\n"
+            f"{commit} {field_of(slug)} {' '.join(blobs)}\n"
             for (commit, slug), blobs in found.items()
         ]
         try:
@@ -598,14 +630,12 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
             break
         start, rows = before, rows + 1
     try:
-        facts = source.facts(head)
-        merge = len(source.parents(head)) > 1
-        if rows != merge + (len(facts.edits) if facts else 1):
+        if rows != _expected(source, head):
             return None
-        found = [_parse(line.decode("ascii")) for line in _lines_with(data[:end], slug, 3)]
+        found = [parse_row(line.decode("ascii")) for line in lines_with(data[:end], slug, 3)]
     except (GitmemError, ValueError, UnicodeDecodeError):
         return None
-    return [row for row in found if row[2] not in _MARKS]
+    return [row for row in found if row[2] not in MARKS]
 
 
 def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
@@ -631,69 +661,28 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         stack.pop()
         if len(parents) > 1:
             new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-        facts = frame.facts
-        # a commit that changes no memory (not gitmem's, or one setting a store's
-        # guard or allowlist) still holds a place in the order
-        if facts is None or (not facts.edits and len(parents) < 2):
+        edits = _edits(source, frame.sha, frame.facts)
+        # a commit that changes no memory (one setting a store's guard or allowlist, a
+        # hand-made one that touched no memory) still holds a place in the order
+        if not edits and (frame.facts is None or len(parents) < 2):
             new.append((frame.sha, "0", FOREIGN, *_NONE4))
             continue
         # the blob ids are looked up when a row is first read (see BlobIds): the
-        # walk reads commits only, never a tree
-        for edit in facts.edits:
-            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *_LATER3))
+        # walk reads gitmem's commits only, never a tree
+        for edit in edits:
+            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *LATER3))
     return new
 
 
-LATER = "?"
-"""Stands for the blob ids of a row the walk wrote without reading trees."""
-_LATER3 = (LATER, LATER, LATER)
+def _edits(source: Source, sha: str, facts: Facts | None) -> tuple[Edited, ...]:
+    """The edits a commit's rows record: its facts', or for a commit gitmem did not
+    make, what its tree changed (numbered 0: a row's place is its number)."""
+    return facts.edits if facts is not None else source.outside(sha)
 
 
-def _field(name: str) -> str:
-    """A slug or a file-store path as one field of a line: ASCII with no space, so a
-    path of any characters keeps the line's shape. Names of letters, digits, ``-``,
-    ``_``, ``.`` and ``/`` (every slug) read as themselves; others are %-escaped."""
-    return quote(name, safe="/")
-
-
-def _name(field: str) -> str:
-    """The slug or path a line's field stands for."""
-    return unquote(field, errors="strict") if "%" in field else field
-
-
-def _format(row: Row) -> str:
-    return " ".join((*row[:3], _field(row[3]), *row[4:])) + "\n"
-
-
-def _parse(line: str) -> Row:
-    row = line.split(" ")
-    # cheap checks only: a commit id that is wrong anyway never matches the branch,
-    # and the walk that follows rewrites the index from the commits
-    if len(row) != 7 or len(row[0]) != 40 or not (row[1].isascii() and row[1].isdigit()):
-        raise ValueError(f"not an index line: {line!r}")
-    return row[0], row[1], row[2], _name(row[3]), row[4], row[5], row[6]
-
-
-def _lines_with(data: bytes, word: str, field: int) -> list[bytes]:
-    """The complete lines of ``data`` whose ``field``-th space-separated field is
-    ``word`` (found by searching the bytes, not by splitting every line)."""
-    needle = b" " + _field(word).encode() + b" "
-    found: list[bytes] = []
-    at = data.find(needle)
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        end = data.find(b"\n", at)
-        if end < 0:
-            break
-        line = data[start:end]
-        fields = line.split(b" ", field + 1)
-        if len(fields) > field + 1 and fields[field] == needle[1:-1]:
-            found.append(line)
-        at = data.find(needle, end)
-    return found
-
-
-def _entry(row: Row) -> Entry:
-    commit, revision, op, slug, md, code, on_use = row
-    removed = md.startswith(REMOVED)
-    return Entry(commit, int(revision), op, slug, (md.lstrip(REMOVED), code, on_use), removed)
+def _expected(source: Source, sha: str) -> int:
+    """How many rows the index holds for commit ``sha``."""
+    facts = source.facts(sha)
+    merge = len(source.parents(sha)) > 1
+    edits = _edits(source, sha, facts)
+    return merge + (len(edits) if edits or (facts is not None and merge) else 1)

@@ -391,7 +391,8 @@ class Incoming:
 
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether
-        that line holds no merge (when it does, a side's revisions may run higher)."""
+        that line holds no merge and no hand-made commit (when it does, revisions may
+        run higher)."""
         if sha is None:
             return {}, True
         found = self._revisions.get(sha)
@@ -406,7 +407,9 @@ class Incoming:
         last, exact = (dict(self._revisions[at][0]), self._revisions[at][1]) if at else ({}, True)
         for step in reversed(line):
             facts = self.facts(step)
-            exact = exact and len(self.head(step).parents) < 2
+            # a merge, or a hand-made commit (its memories' revisions count), may
+            # number a later revision past the line's own
+            exact = exact and len(self.head(step).parents) < 2 and facts is not None
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)

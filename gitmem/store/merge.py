@@ -57,13 +57,14 @@ def _beyond(
 def revisions_between(
     reader: ObjectReader, history: History, ours: str, theirs: str
 ) -> dict[str, int]:
-    """The highest revision each slug reached in commits of ``theirs`` that are not
-    in ``ours`` (a walk of only those commits, stopping at ``ours``'s history)."""
+    """How many revisions each slug has in commits of ``theirs`` that are not in
+    ``ours`` (a walk of only those commits, stopping at ``ours``'s history): a merge of
+    the two numbers its own after both sides', in the order the history lists them."""
     found: dict[str, int] = {}
     for sha in _beyond(reader, history, ours, theirs)[0]:
         facts = reader.facts(sha)
-        for edited in facts.edits if facts else ():
-            found[edited.slug] = max(found.get(edited.slug, 0), edited.revision)
+        for edited in facts.edits if facts else reader.outside(sha):
+            found[edited.slug] = found.get(edited.slug, 0) + 1
     return found
 
 
@@ -77,8 +78,8 @@ def build_merge(
     trailers: Mapping[str, str],
 ) -> tuple[NewObjects, Facts]:
     """The merge commit of ``ours`` (first parent) and ``theirs``: ``ours``'s tree with
-    ``edits`` applied, a trailer trio per slug it changes (numbered after the larger
-    side), the merged totals and peaks at least both sides'."""
+    ``edits`` applied, a trailer trio per slug it changes (numbered after both
+    sides' revisions), the merged totals and peaks at least both sides'."""
     assert theirs.commit is not None
     olds = [ours.get(edit.slug) for edit in edits]
     if ours.commit is None:
@@ -89,8 +90,7 @@ def build_merge(
     totals = totals_after(ours.totals, memory_sizes(edits, olds))
     facts = Facts(
         edits=tuple(
-            Edited(e.slug, e.op, max(ours.revision(e.slug), beyond.get(e.slug, 0)) + 1)
-            for e in edits
+            Edited(e.slug, e.op, ours.revision(e.slug) + beyond.get(e.slug, 0) + 1) for e in edits
         ),
         totals=totals,
         peaks=ours.peaks.peak(theirs.peaks).peak(totals),

@@ -149,13 +149,20 @@ def kind_of(facts: Facts | None) -> str:
 
 
 def parse_message(message: bytes) -> Facts | None:
-    """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make."""
+    """The facts of a gitmem commit, or ``None`` for a commit gitmem did not make.
+
+    Only the trailer block is read: the paragraph after the subject line and a blank
+    line, as gitmem writes it. A ``Gitmem-`` line anywhere else (the subject, a
+    paragraph after the block) is text."""
     trailers: dict[str, str] = {}
     slugs: list[str] = []
     paths: list[str] = []
     ops: list[str] = []
     revisions: list[str] = []
-    for line in message.decode("utf-8", "replace").splitlines():
+    subject, sep, rest = message.decode("utf-8", "replace").partition("\n\n")
+    if not sep or not subject.strip() or "\n" in subject:
+        return None
+    for line in rest.split("\n\n", 1)[0].splitlines():
         if not line.startswith("Gitmem-"):
             continue
         key, sep, value = line.partition(": ")

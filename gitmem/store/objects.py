@@ -27,7 +27,7 @@ from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
-from gitmem.store.message import Facts, parse_message
+from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -36,6 +36,7 @@ _CACHE_MAX = 50_000
 # a root tree's entry list costs a few KB: fewer of those are kept
 _RAW_TREES_MAX = 4_096
 _RECENT = 64
+_DEPTH_MAX = 64  # folders deep a hand-made tree is read to
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
 
 TreeEntries = list[tuple[str, int, bytes]]
@@ -273,6 +274,7 @@ class ObjectReader:
         self._roots: dict[str, str] = {}
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
+        self._outside: dict[str, tuple[Edited, ...]] = {}
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -383,7 +385,13 @@ class ObjectReader:
         parents = [p.decode() for p in commit.parents]
         facts = self.facts(sha)
         if facts is None:
-            return Step(parents, None, ())
+            # a commit gitmem did not make: what its tree changes, as edits
+            outside = self.outside(sha)
+            if not outside:
+                return Step(parents, None, ())
+            standing = self.standing(sha)
+            paths = standing is not None and standing.paths
+            facts = Facts(outside, Totals(), Totals(), {}, paths)
         root = commit.tree.decode()
         before = self.commit(parents[0]).tree.decode() if parents else None
         blobs: list[Blobs] = []
@@ -407,6 +415,81 @@ class ObjectReader:
                 continue
             blobs.append(blob_ids(found))
         return Step(parents, facts, tuple(blobs))
+
+    def outside(self, sha: str) -> tuple[Edited, ...]:
+        """What a commit gitmem did not make changed, as edits numbered 0: each memory
+        (in a file store, each file) whose files differ from those of every parent
+        (a merge's own changes, not what it brought in), ``create``, ``edit`` or
+        ``delete`` as against the first parent, in name order. Kept once worked out."""
+        found = self._outside.get(sha)
+        if found is not None:
+            return found
+        standing = self.standing(sha)
+        paths = standing is not None and standing.paths
+        root = self.root(sha)
+        befores: list[str | None] = [self.root(p) for p in self.parents(sha)] or [None]
+        changed: dict[str, tuple[bool, bool]] | None = None
+        for before in befores:
+            diff = self._changed_names(before, root, paths)
+            if changed is None:
+                changed = diff  # the first parent says what the op is
+            else:
+                changed = {name: was for name, was in changed.items() if name in diff}
+        edits: list[Edited] = []
+        for name, (had, has) in sorted((changed or {}).items()):
+            op = "create" if not had else "delete" if not has else "edit"
+            edits.append(Edited(name, op, 0))
+        found = _bounded(self._outside)[sha] = tuple(edits)
+        return found
+
+    def _changed_names(
+        self, before: str | None, after: str, paths: bool
+    ) -> dict[str, tuple[bool, bool]]:
+        """The memories (``paths``: the files) whose files differ between two root
+        trees: name → (in ``before``, in ``after``)."""
+        changed: dict[str, tuple[bool, bool]] = {}
+        for path, (old, new) in self._diff(before, after, "").items():
+            if paths:
+                changed[path] = (old is not None, new is not None)
+                continue
+            folder, _, name = path.rpartition("/")
+            split = files.split_name(name)
+            if split is None or folder != files.bucket(split[0]):
+                continue  # not a memory's file: a store's own files, a stray one
+            md = f"{folder}/{split[0]}{files.MD}"
+            had = before is not None and self.entry_at(before, md) is not None
+            changed[split[0]] = (had, self.entry_at(after, md) is not None)
+        return changed
+
+    def _diff(
+        self, old: str | None, new: str | None, prefix: str
+    ) -> dict[str, tuple[bytes | None, bytes | None]]:
+        """The files that differ between two trees (``None``: no tree): path → (old
+        blob id, new blob id), ``None`` where absent. Equal subtrees are not read."""
+        if old == new or prefix.count("/") > _DEPTH_MAX:
+            return {}
+        before = self.names(old) if old is not None else {}
+        after = self.names(new) if new is not None else {}
+        found: dict[str, tuple[bytes | None, bytes | None]] = {}
+        for name in {*before, *after}:
+            a, b = before.get(name), after.get(name)
+            if a == b:
+                continue
+            a_dir = a is not None and a[0] == DIR_MODE
+            b_dir = b is not None and b[0] == DIR_MODE
+            if a_dir or b_dir:
+                found.update(
+                    self._diff(
+                        a[1].decode() if a is not None and a_dir else None,
+                        b[1].decode() if b is not None and b_dir else None,
+                        f"{prefix}{name}/",
+                    )
+                )
+            a_file = a[1] if a is not None and not a_dir else None
+            b_file = b[1] if b is not None and not b_dir else None
+            if a_file != b_file:
+                found[prefix + name] = (a_file, b_file)
+        return found
 
     def tree(self, sha: str) -> TreeEntries:
         found = self._trees.get(sha)

@@ -143,10 +143,10 @@ class Snapshot(StoreView):
         return out
 
     def revision(self, slug: str) -> int:
-        """The highest revision number ``slug`` reached in this commit's history (0 if
-        never written): its last revision on a linear history; after a merge, the larger
-        side's, where the numbering continues. Exact for any commit of the store; cheap
-        for its head and the head's first-parent ancestors."""
+        """The number of ``slug``'s latest revision in this commit's history (0 if never
+        written): how many revisions it has there, hand-made ones and both sides of a
+        merge included, so the next one's number is its place. Exact for any commit of
+        the store; cheap for its head and the head's first-parent ancestors."""
         return self._history.last_revision(self.commit, slug)
 
     def changed_since(self, other: Snapshot | None) -> set[str]:

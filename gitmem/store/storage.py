@@ -28,12 +28,13 @@ from gitmem.errors import (
     NotFound,
     StorageError,
 )
+from gitmem.store import blame, layout, markers, memoryfiles, merge, packing, settings
 from gitmem.store import commit as build
-from gitmem.store import layout, markers, memoryfiles, merge, packing, settings
+from gitmem.store.blame import Origin
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
-from gitmem.store.history import History
+from gitmem.store.history import History, named
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
@@ -199,13 +200,29 @@ class Storage(Past, Sharing, Proposals):
         head = commit if commit is not None else self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         entries = self._history(store).entries(head, slug)
-        return [build.memory_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=False)
+        return [build.memory_revision(self._reader, store, e, measured) for e in entries]
 
     def revisions_since(self, store: str, base: str | None, head: str | None) -> list[Revision]:
         """The revisions reachable from ``head`` and not from ``base``, in the order of
         ``revisions``; none if ``base`` is not an ancestor of ``head``."""
         entries = self._history(store).since(base, head) or []
-        return [build.memory_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=False)
+        return [build.memory_revision(self._reader, store, e, measured) for e in entries]
+
+    def origins(self, store: str, slug: str, commit: str | None = None) -> list[Origin]:
+        """Where each line of ``slug``'s files came from as of ``commit`` (default: the
+        head), as ``git blame`` finds it (see :mod:`gitmem.store.blame`)."""
+        check_slug(slug)
+        head = commit if commit is not None else self.head(store)
+        self._expect(store, head, files=False, doing="blame its files with `git blame`")
+        if head is None:
+            return []
+        return blame.line_origins(self._reader, self._history(store), head, slug)
+
+    def commit_in(self, store: str, commit: str) -> str:
+        """The full id of the store's commit ``commit`` names (at least 4 hex digits)."""
+        return named(self._history(store), self.head(store), commit, store)
 
     def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
         """Who made ``commit`` (author name and email) and the extra trailers its
@@ -340,7 +357,8 @@ class Storage(Past, Sharing, Proposals):
         head = self.head(store)
         self._expect(store, head, files=True, doing="")
         entries = self._history(store).entries(head, path)
-        return [build.file_revision(self._reader, store, e) for e in entries]
+        measured = self._measured(store, files=True)
+        return [build.file_revision(self._reader, store, e, measured) for e in entries]
 
     # -- branches and markers ----------------------------------------------------------
 
@@ -384,8 +402,8 @@ class Storage(Past, Sharing, Proposals):
         return merge.merge_base(self._reader, self._history(check_store(store)), ours, theirs)
 
     def revisions_between(self, store: str, ours: str, theirs: str) -> dict[str, int]:
-        """The highest revision each slug reached in commits of ``theirs`` that are not
-        in ``ours``."""
+        """How many revisions each slug has in commits of ``theirs`` that are not in
+        ``ours``."""
         history = self._history(check_store(store))
         return merge.revisions_between(self._reader, history, ours, theirs)
 
@@ -487,6 +505,11 @@ class Storage(Past, Sharing, Proposals):
             path = History.file_for(os.path.join(self._meta, "history"), store)
             history = self._histories.setdefault(store, History(path, self._reader))
         return history
+
+    def _measured(self, store: str, *, files: bool) -> build.Measured:
+        # a commit gitmem did not make records no totals: its view counts them
+        view = self.files if files else self.snapshot
+        return lambda commit: (view(store, commit).totals, view(store, commit).peaks)
 
     def _is_file_store(self, head: str | None) -> bool:
         # a commit gitmem did not make keeps the layout of the gitmem commit before it

@@ -603,7 +603,9 @@
         drawn.set(node.dataset.commit, node);
       }
     }
-    fill(main, header, keepEditor ? editor : memoryEditor(store, found), revisionList(found, drawn));
+    const blame = !fresh && document.getElementById("blame");
+    const who = found.live ? (blame && blame.dataset.slug === slug ? blame : blameView(store, slug)) : null;
+    fill(main, header, keepEditor ? editor : memoryEditor(store, found), who, revisionList(found, drawn));
     // a link from the timeline names the revision to open: r<N>
     const wanted = fresh && opened ? main.querySelector(`details.revision[data-revision="${Number(opened.slice(1))}"]`) : null;
     if (wanted) {
@@ -710,6 +712,50 @@
       newer,
     );
     return form;
+  }
+
+  // who last changed each line, asked for on demand: it reads the memory's whole history
+  function blameView(store, slug) {
+    const shown = h("div", { class: "shown" });
+    async function load() {
+      try {
+        const lines = await get(`/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug)}/blame`);
+        fill(
+          shown,
+          scroll(
+            "table",
+            { class: "blame" },
+            h("thead", {}, h("tr", {}, ["file", "line", "revision", "by", "session", "when", "text"].map((t) => h("th", {}, t)))),
+            h(
+              "tbody",
+              {},
+              lines.map((b) =>
+                h(
+                  "tr",
+                  { "data-revision": b.revision, "data-commit": b.commit },
+                  h("td", { class: "muted" }, b.file),
+                  h("td", { class: "num" }, b.line),
+                  h("td", {}, h("b", {}, `r${b.revision}`), h("code", { class: "muted" }, ` ${b.commit.slice(0, 12)}`)),
+                  h("td", { class: "author" }, b.author, h("span", { class: "muted" }, ` (${b.by})`)),
+                  h("td", { class: "muted" }, b.session ? b.session.slice(0, 16) : ""),
+                  h("td", { class: "muted" }, when(b.time)),
+                  h("td", {}, h("code", { class: "line" }, b.text)),
+                ),
+              ),
+            ),
+          ),
+        );
+      } catch (error) {
+        say(error.message, "error");
+      }
+    }
+    return h(
+      "section",
+      { id: "blame", "data-slug": slug },
+      h("h3", {}, "Who wrote each line"),
+      h("div", { class: "buttons" }, h("button", { type: "button", onclick: load }, "blame")),
+      shown,
+    );
   }
 
   function revisionList(found, drawn) {

@@ -1,0 +1,134 @@
+"""Blame of a memory with 1,000 revisions, beside ``git blame`` on the same file
+(``make bench``).
+
+The store holds 50 memories; one of them, ``journal``, is rewritten 1,000 times (a
+line changed, now and then one added), each revision a commit of gitmem's layout and
+trailers written directly with dulwich (as :mod:`seeding` does), so building it takes
+seconds. Measured side by side in one run, each the median of several:
+
+1. ``gitmem blame journal`` as a process against ``git blame <its file>`` as a process
+   (goal: <= 1.5x);
+2. ``Repository.blame`` in a warm process (the console's and a harness's case) against
+   the same ``git blame`` process.
+
+The two must agree line for line (checked before timing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dulwich.objects import Blob, ShaFile
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+from seeding import GIT_ENV, gitmem_commit
+
+from gitmem import Memory, Repository, Totals
+from gitmem.store import memoryfiles as files
+from gitmem.store.message import Edited, Facts
+
+STORE = "bench"
+SLUG = "journal"
+REVISIONS = 1000
+OTHERS = 50
+RUNS = 7
+GOAL = 1.5
+HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
+GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
+
+
+def journal(i: int, lines: list[str]) -> Memory:
+    """Revision ``i`` of the journal: line ``i % len`` rewritten, every tenth a line added."""
+    if i % 10 == 0:
+        lines.append(f"entry {i}: a new finding, written down for later runs")
+    else:
+        lines[i % len(lines)] = f"line {i % len(lines)} as revised at step {i}"
+    return Memory(SLUG, "what the runs found", "\n".join(lines) + "\n")
+
+
+def build(path: str) -> Repository:
+    """The store: 50 memories, then 1,000 revisions of the journal, one commit each."""
+    repo = Repository.init(path)
+    raw = Repo(path)
+    buckets: dict[str, dict[str, bytes]] = {}
+    objects: list[ShaFile] = []
+
+    def put(memory: Memory) -> None:
+        for name, data in files.encode(memory).items():
+            blob = Blob.from_string(data)
+            objects.append(blob)
+            buckets.setdefault(files.bucket(memory.slug), {})[name] = blob.id
+
+    for n in range(OTHERS):
+        put(Memory(f"note-{n}", f"note {n}", f"what note {n} says\n" * 5))
+    lines = [f"line {n} as first written" for n in range(40)]
+    parent = None
+    for i in range(1, REVISIONS + 1):
+        put(journal(i, lines))
+        op = "create" if i == 1 else "write"
+        totals = Totals(OTHERS + 1, 0, 0)
+        facts = Facts((Edited(SLUG, op, i),), totals, totals, {})
+        commit, more = gitmem_commit(parent, {k: dict(v) for k, v in buckets.items()}, facts)
+        objects.extend(more)
+        parent = commit.id
+    raw.object_store.add_objects([(o, None) for o in objects])
+    assert parent is not None
+    raw.refs[Ref(b"refs/heads/" + STORE.encode())] = parent
+    raw.close()
+    return repo
+
+
+def median(fn: Callable[[], Any]) -> float:
+    samples: list[float] = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mem.git")
+        repo = build(path)
+        file = files.memory_path(SLUG)
+        git = ["git", f"--git-dir={path}", "blame", "--porcelain", STORE, "--", file]
+        ours = [GITMEM, "--repo", path, "blame", SLUG, "--store", STORE, "--json"]
+
+        def run(argv: list[str]) -> str:
+            done = subprocess.run(argv, env=GIT_ENV, check=True, capture_output=True)
+            return done.stdout.decode()
+
+        said: dict[int, str] = {}
+        for line in run(git).splitlines():
+            found = HEADER.match(line)
+            if found:
+                said[int(found.group(2))] = found.group(1)
+        blamed = [b.commit for b in repo.blame(STORE, SLUG) if b.file == "memory"]
+        assert blamed == [said[n] for n in sorted(said)], "gitmem and git disagree"
+        run(ours)  # the history index is built once, as any first read builds it
+        git_s = median(lambda: run(git))
+        cli_s = median(lambda: run(ours))
+        lib_s = median(lambda: repo.blame(STORE, SLUG))
+        repo.close()
+    print(f"blame of a memory with {REVISIONS:,} revisions ({OTHERS} other memories)")
+    print(f"  git blame (process)        {git_s * 1000:8.1f} ms")
+    ratio = cli_s / git_s
+    verdict = "met" if ratio <= GOAL else "MISSED"
+    print(
+        f"  gitmem blame (process)     {cli_s * 1000:8.1f} ms  {ratio:.2f}x"
+        f"  goal <= {GOAL}x: {verdict}"
+    )
+    print(f"  Repository.blame (warm)    {lib_s * 1000:8.1f} ms  {lib_s / git_s:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

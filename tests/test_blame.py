@@ -1,0 +1,262 @@
+"""Blame: each line of a memory's files with the revision that last changed it, checked
+against ``git blame`` on the same file at every commit of the store."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import commit_by_hand, git
+
+from gitmem import (
+    Agent,
+    Author,
+    BlameLine,
+    Capability,
+    Holder,
+    Limits,
+    NotFound,
+    Provenance,
+    Repository,
+)
+from gitmem.cli import cli
+from gitmem.store import Snapshot
+from gitmem.store import memoryfiles as files
+from gitmem.types import Change, Edit, Memory
+
+S = "notes"
+T = "notes-copy"
+ADA = Author("Ada Operator", "ada@example.com")
+BOT = Author.agent("bot-1")
+_HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
+_FILE = {"memory": files.MD, "code": files.CODE, "onUse": files.ON_USE}
+
+
+def write(
+    repo: Repository,
+    slug: str,
+    body: str,
+    *,
+    description: str = "notes",
+    code: str = "",
+    author: Author = ADA,
+    store: str = S,
+) -> str:
+    """Write ``slug`` whole (created or replaced); returns the commit."""
+
+    def change(snapshot: Snapshot) -> Change:
+        op = "write" if slug in snapshot else "create"
+        return Change(op, slug, Memory(slug, description, body, code))
+
+    return repo.mutate(store, author, change).commit
+
+
+def rename(repo: Repository, old: str, new: str) -> str:
+    def change(snapshot: Snapshot) -> Change:
+        memory = snapshot.get(old)
+        assert memory is not None
+        moved = Memory(new, memory.description, memory.body, memory.code)
+        return Change("rename", new, moved, also=(Edit("rename", old, None),))
+
+    return repo.mutate(S, ADA, change).commit
+
+
+def git_blame(repo: Repository, commit: str, path: str) -> list[str]:
+    """The commit ``git blame`` gives each line of ``path`` at ``commit``."""
+    done = git(repo.directory, "blame", "--porcelain", commit, "--", path)
+    assert done.returncode == 0, done.stderr
+    found: dict[int, str] = {}
+    for line in done.stdout.splitlines():
+        match = _HEADER.match(line)
+        if match:
+            found[int(match.group(2))] = match.group(1)
+    return [found[n] for n in sorted(found)]
+
+
+def assert_agrees_with_git(repo: Repository, slug: str, store: str = S) -> int:
+    """At every commit of the store's history that holds ``slug``, its blame gives
+    each line of each of its files the commit ``git blame`` gives it; returns how
+    many commits were compared."""
+    compared = 0
+    for commit in repo.iter_commits(store):
+        if slug not in repo.snapshot(store, commit):
+            continue
+        lines = repo.blame(store, slug, commit)
+        for name, suffix in _FILE.items():
+            ours = [b.commit for b in lines if b.file == name]
+            path = f"{files.bucket(slug)}/{slug}{suffix}"
+            if not ours and git(repo.directory, "cat-file", "-e", f"{commit}:{path}").returncode:
+                continue
+            assert ours == git_blame(repo, commit, path), (commit, name)
+        compared += 1
+    return compared
+
+
+def test_each_line_is_credited_to_the_revision_that_last_changed_it(repo: Repository) -> None:
+    """Description, body and code lines each carry the revision, commit, author and date
+    of their last change, and agree with `git blame` at every commit."""
+    first = write(repo, "todo", "one\ntwo\nthree\n", code="export const a = 1;\n")
+    second = write(repo, "todo", "one\nTWO\nthree\nfour\n", code="export const a = 1;\n")
+    third = write(
+        repo,
+        "todo",
+        "one\nTWO\nthree\nfour\n",
+        description="tasks",
+        code="export const a = 1;\nexport const b = 2;\n",
+        author=BOT,
+    )
+    lines = repo.blame(S, "todo")
+    assert all(isinstance(b, BlameLine) for b in lines)
+    by_text = {(b.file, b.text): (b.revision, b.commit, b.author, b.by) for b in lines}
+    assert by_text["memory", 'description: "tasks"'] == (3, third, "bot-1", "operator")
+    assert by_text["memory", "one"] == (1, first, "Ada Operator", "operator")
+    assert by_text["memory", "TWO"] == (2, second, "Ada Operator", "operator")
+    assert by_text["code", "export const a = 1;"][:2] == (1, first)
+    assert by_text["code", "export const b = 2;"][:2] == (3, third)
+    assert [b.line for b in lines if b.file == "memory"] == list(range(1, 8))
+    assert assert_agrees_with_git(repo, "todo") == 3
+
+
+def test_blame_as_of_a_commit_reads_that_moment(repo: Repository) -> None:
+    """`at` (a full or short commit id) blames the memory as that commit left it."""
+    first = write(repo, "todo", "one\n")
+    write(repo, "todo", "one\ntwo\n")
+    then = repo.blame(S, "todo", first[:8])
+    assert [b.text for b in then][-1] == "one" and {b.commit for b in then} == {first}
+    with pytest.raises(NotFound):
+        repo.blame(S, "missing")
+
+
+def test_blame_follows_a_rename(repo: Repository) -> None:
+    """Lines written before a rename keep their revision under the old name."""
+    first = write(repo, "draft", "alpha\nbeta\n")
+    rename(repo, "draft", "plan")
+    last = write(repo, "plan", "alpha\nbeta\ngamma\n")
+    lines = repo.blame(S, "plan")
+    body = [(b.text, b.slug, b.revision, b.commit) for b in lines if b.line > 3]
+    assert body == [
+        ("alpha", "draft", 1, first),
+        ("beta", "draft", 1, first),
+        ("gamma", "plan", 2, last),
+    ]
+    assert assert_agrees_with_git(repo, "plan") == 2
+
+
+def test_a_commit_by_hand_is_blamed_on_its_git_author(repo: Repository, tmp_path: Path) -> None:
+    """A plain `git commit` on the store's branch is a revision by its git author, in
+    blame as in `revisions`, and a hand-made rename is followed as git follows it."""
+    write(repo, "todo", "one\ntwo\n")
+    old = files.memory_path("todo")
+    new = files.memory_path("tasks")
+
+    def by_hand(work: Path) -> None:
+        text = (work / old).read_text()
+        (work / old).write_text(text.replace("two\n", "two, by hand\nthree\n"))
+
+    commit_by_hand(repo.directory, S, tmp_path / "work", by_hand)
+    lines = repo.blame(S, "todo")
+    hand = [b for b in lines if b.author == "Ana Operator"]
+    assert [b.text for b in hand] == ["two, by hand", "three"]
+    assert {(b.by, b.revision, b.session) for b in hand} == {("git", 2, "")}
+    assert repo.revisions(S, "todo")[-1].author == "Ana Operator"
+
+    def move(work: Path) -> None:
+        (work / new).parent.mkdir(exist_ok=True)
+        (work / old).rename(work / new)
+
+    commit_by_hand(repo.directory, S, tmp_path / "work2", move)
+    moved = repo.blame(S, "tasks")
+    assert [(b.slug, b.revision) for b in moved if b.text == "three"] == [("todo", 2)]
+    assert assert_agrees_with_git(repo, "tasks") == 1
+    assert assert_agrees_with_git(repo, "todo") == 2
+
+
+def test_blame_credits_each_side_of_a_merge(repo: Repository) -> None:
+    """After a merge of two lines of work, each line is its own side's, the lines the
+    merge itself wrote are the merge's, and `git blame` agrees."""
+    base = write(repo, "todo", "one\ntwo\nthree\nfour\n")
+    repo.fork(S, T)
+    ours = write(repo, "todo", "ONE\ntwo\nthree\nfour\n")
+    theirs = write(repo, "todo", "one\ntwo\nthree\nFOUR\n", store=T, author=BOT)
+    ours_head, theirs_head = repo.head(S), repo.head(T)
+    assert ours_head is not None and theirs_head is not None
+    merged = Memory("todo", "notes", "ONE\ntwo\nthree\nFOUR\nfive\n")
+    made = repo.merge(S, ADA, ours_head, theirs_head, [Edit("merge", "todo", merged)], {})
+    assert made is not None
+    owners = {b.text: (b.commit, b.revision) for b in repo.blame(S, "todo")}
+    assert owners["ONE"] == (ours, 2)
+    assert owners["FOUR"] == (theirs, 3)
+    assert owners["two"] == (base, 1)
+    assert owners["five"] == (made, 4)
+    assert assert_agrees_with_git(repo, "todo") == 4
+
+
+def test_blame_names_the_session_the_harness_gave(repo: Repository) -> None:
+    """An agent's line carries the session its harness bound it with, and its kind."""
+    holder = repo.bind(
+        Capability("markdown", "shared", Limits()),
+        Agent("researcher", "r-1"),
+        provenance=Provenance(session="sess-42", client="claude-code"),
+    )
+    assert holder is not None
+    result = holder.call(
+        "create_memory", {"name": "found", "description": "a finding", "body": "x\n"}
+    )
+    assert result.ok, result.text
+    [line] = [b for b in repo.blame(holder.store_id, "found") if b.text == "x"]
+    assert (line.author, line.by, line.session) == ("r-1", "agent", "sess-42")
+
+
+def test_the_cli_prints_blame_as_text_and_json(repo: Repository) -> None:
+    """`gitmem blame` prints one row per line; `--json` the same lines as objects; a
+    bad `--at` is a one-line refusal."""
+    first = write(repo, "todo", "one\n")
+    second = write(repo, "todo", "one\ntwo\n")
+    runner = CliRunner()
+    base = ["--repo", repo.directory, "blame", "todo", "--store", S]
+    text = runner.invoke(cli, base)
+    assert text.exit_code == 0, text.output
+    rows = text.output.splitlines()
+    assert len(rows) == 5
+    assert rows[-1].startswith(f"{second[:12]} r2 ") and rows[-1].endswith("5) two")
+    data = json.loads(runner.invoke(cli, [*base, "--json"]).output)
+    assert [d["commit"] for d in data] == [first] * 4 + [second]
+    assert set(data[0]) == {
+        "file",
+        "line",
+        "text",
+        "slug",
+        "revision",
+        "commit",
+        "author",
+        "by",
+        "session",
+        "time",
+    }
+    at = json.loads(runner.invoke(cli, [*base, "--at", first[:7], "--json"]).output)
+    assert len(at) == 4
+    bad = runner.invoke(cli, [*base, "--at", "not-a-commit"])
+    assert bad.exit_code == 1
+    assert bad.output.splitlines() == [
+        "Error: 'not-a-commit' is not a commit id; give one of `gitmem log`'s, "
+        "full or its first 4 or more hex digits"
+    ]
+
+
+def test_a_commit_by_hand_reaches_holders_as_a_notice(repo: Repository, tmp_path: Path) -> None:
+    """A holder is told of a memory a plain `git commit` changed, like any other write."""
+    write(repo, "todo", "one\n")
+    capability = Capability("markdown", "shared", Limits())
+    holder = Holder.bind_store(repo, S, capability, Agent("ops", "bob"))
+    holder.notices()  # its first look
+
+    def by_hand(work: Path) -> None:
+        path = work / files.memory_path("todo")
+        path.write_text(path.read_text() + "two, by hand\n")
+
+    commit_by_hand(repo.directory, S, tmp_path / "work", by_hand)
+    told = holder.notices()
+    assert told is not None and "`todo`" in told
