@@ -48,7 +48,7 @@ class Repository(Storage):
         commits gitmem did not make counted as their git author's."""
         from gitmem.trailers import AGENT_TRAILER, SESSION_TRAILER
 
-        commit = self.commit_in(store, at) if at is not None else None
+        commit = self.commit_at(store, at) if at is not None else None
         if commit is None and at is None and self.head(store) is None:
             raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
         found = self.origins(store, slug, commit)

@@ -51,7 +51,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from gitmem.errors import GitmemError, InvalidArgument, NotFound
+from gitmem.errors import GitmemError
 from gitmem.store.locking import flocked
 from gitmem.store.message import Edited, Facts
 from gitmem.store.objects import Step
@@ -509,27 +509,6 @@ class History:
 
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
-
-
-def named(history: History, head: str | None, text: str, store: str) -> str:
-    """The commit of ``head``'s history (in ``history``, store ``store``) that ``text`` names (its full id, or at
-    least its first 4 hex digits); refused if it names none, or several."""
-    key = text.strip().lower()
-    if not 4 <= len(key) <= 40 or any(c not in "0123456789abcdef" for c in key):
-        raise InvalidArgument(
-            f"{text[:60]!r} is not a commit id; give one of `gitmem log`'s, "
-            "full or its first 4 or more hex digits"
-        )
-    if len(key) == 40 and head is not None and history.contains(head, key):
-        return key
-    found = [c for c in (history.commits(head) if head else []) if c.startswith(key)]
-    if len(found) != 1:
-        what = "several commits" if found else "no commit"
-        raise NotFound(
-            f"{text!r} names {what} of store {store}; give an id from `gitmem log`"
-            + (" with more digits" if found else "")
-        )
-    return found[0]
 
 
 class BlobIds:

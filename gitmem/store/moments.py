@@ -20,16 +20,19 @@ from __future__ import annotations
 import bisect
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, time
 from typing import TYPE_CHECKING, Self
 
 from gitmem.errors import InvalidArgument, NotFound, ReadOnly
+from gitmem.store import blame
 from gitmem.store.layout import check_store
+from gitmem.types import check_slug
 
 if TYPE_CHECKING:
     from dulwich.refs import Ref
 
+    from gitmem.store.blame import Origin
     from gitmem.store.history import History
     from gitmem.store.objects import ObjectReader
     from gitmem.store.refs import Refs
@@ -149,6 +152,15 @@ class Past:
         """A store's history index (``Storage`` gives it)."""
         raise NotImplementedError
 
+    def head(self, store: str) -> str | None:
+        """A store's head, or the commit a reading of the past pins (``Storage`` gives
+        it)."""
+        raise NotImplementedError
+
+    def _expect(self, store: str, head: str | None, *, files: bool, doing: str) -> None:
+        """Refuse a store of the other kind (``Storage`` gives it)."""
+        raise NotImplementedError
+
     def commit_at(self, store: str, at: str) -> str:
         """The commit of the store's history that ``at`` names: a commit id (full, or at
         least four leading hex digits) on the history, or an ISO 8601 date or date and
@@ -188,6 +200,24 @@ class Past:
     def descends(self, store: str, commit: str, ancestor: str) -> bool:
         """Whether ``ancestor`` is ``commit`` or one of its ancestors (both of the store)."""
         return self._history(check_store(store)).contains(commit, ancestor)
+
+    def origins(self, store: str, slug: str, commit: str | None = None) -> list[Origin]:
+        """Where each line of ``slug``'s files came from as of ``commit`` (default: the
+        head), as ``git blame`` finds it (see :mod:`gitmem.store.blame`)."""
+        check_slug(slug)
+        head = commit if commit is not None else self.head(store)
+        self._expect(store, head, files=False, doing="blame its files with `git blame`")
+        if head is None:
+            return []
+        return blame.line_origins(self._reader, self._history(store), head, slug)
+
+    def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
+        """Who made ``commit`` (author name and email) and the extra trailers its
+        message records (none for a commit gitmem did not make)."""
+        found = self._reader.commit(commit)
+        name, _, email = found.author.decode("utf-8", "replace").partition(" <")
+        facts = self._reader.facts(commit)
+        return name, email.removesuffix(">"), facts.extra if facts is not None else {}
 
     def _refuse_past(self, store: str | None = None) -> None:
         """A reading of the past writes nothing."""

@@ -13,8 +13,9 @@ import re
 from dulwich.repo import Repo
 
 from gitmem.errors import InvalidArgument
+from gitmem.store.locking import WriteLock
 
-__all__ = ["check_key", "read_section", "write_setting"]
+__all__ = ["Configured", "check_key", "read_section", "write_setting"]
 
 _KEY_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
 _SECTION_RE = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -57,3 +58,21 @@ def write_setting(repo: Repo, section: str, key: str, value: str | None) -> None
     else:
         config.set(name, key.lower().encode(), value.encode())
     config.write_to_path()
+
+
+class Configured:
+    """The part of a repository that reads and writes its settings (a base of
+    ``Storage``)."""
+
+    _repo: Repo
+    _lock: WriteLock
+
+    def settings(self, section: str) -> dict[str, str]:
+        """The repository's ``gitmem.<section>.*`` git config values (keys lower-cased)."""
+        check_key(section, "x")
+        return read_section(self._repo, section)
+
+    def set_setting(self, section: str, key: str, value: str | None) -> None:
+        """Set (``None``: remove) ``gitmem.<section>.<key>`` in the repository's config."""
+        with self._lock.held():
+            write_setting(self._repo, section, key, value)

@@ -28,13 +28,12 @@ from gitmem.errors import (
     NotFound,
     StorageError,
 )
-from gitmem.store import blame, layout, markers, memoryfiles, merge, packing, settings
 from gitmem.store import commit as build
-from gitmem.store.blame import Origin
+from gitmem.store import layout, markers, memoryfiles, merge, packing
 from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
-from gitmem.store.history import History, named
+from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
@@ -44,6 +43,7 @@ from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
+from gitmem.store.settings import Configured
 from gitmem.store.sharing import Sharing
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
 from gitmem.store.summaries import Summaries, Summary
@@ -88,7 +88,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Past, Sharing, Proposals):
+class Storage(Past, Sharing, Proposals, Configured):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -210,28 +210,6 @@ class Storage(Past, Sharing, Proposals):
         measured = self._measured(store, files=False)
         return [build.memory_revision(self._reader, store, e, measured) for e in entries]
 
-    def origins(self, store: str, slug: str, commit: str | None = None) -> list[Origin]:
-        """Where each line of ``slug``'s files came from as of ``commit`` (default: the
-        head), as ``git blame`` finds it (see :mod:`gitmem.store.blame`)."""
-        check_slug(slug)
-        head = commit if commit is not None else self.head(store)
-        self._expect(store, head, files=False, doing="blame its files with `git blame`")
-        if head is None:
-            return []
-        return blame.line_origins(self._reader, self._history(store), head, slug)
-
-    def commit_in(self, store: str, commit: str) -> str:
-        """The full id of the store's commit ``commit`` names (at least 4 hex digits)."""
-        return named(self._history(store), self.head(store), commit, store)
-
-    def made_by(self, commit: str) -> tuple[str, str, Mapping[str, str]]:
-        """Who made ``commit`` (author name and email) and the extra trailers its
-        message records (none for a commit gitmem did not make)."""
-        found = self._reader.commit(commit)
-        name, _, email = found.author.decode("utf-8", "replace").partition(" <")
-        facts = self._reader.facts(commit)
-        return name, email.removesuffix(">"), facts.extra if facts is not None else {}
-
     def iter_commits(self, store: str) -> Iterator[str]:
         """Every commit reachable from a store's head through all parents, each once,
         newest first: the reverse of the history index's order, so a commit comes before
@@ -298,19 +276,6 @@ class Storage(Past, Sharing, Proposals):
             )
 
         return self._commit(store, attempt)
-
-    # -- settings ----------------------------------------------------------------------
-
-    def settings(self, section: str) -> dict[str, str]:
-        """The repository's ``gitmem.<section>.*`` git config values (keys lower-cased);
-        see :mod:`gitmem.store.settings`."""
-        settings.check_key(section, "x")
-        return settings.read_section(self._repo, section)
-
-    def set_setting(self, section: str, key: str, value: str | None) -> None:
-        """Set (``None``: remove) ``gitmem.<section>.<key>`` in the repository's config."""
-        with self._lock.held():
-            settings.write_setting(self._repo, section, key, value)
 
     # -- file stores -----------------------------------------------------------------
 
