@@ -11,15 +11,23 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitmem.limits import Limits, exceeded
 from gitmem.store import Snapshot
+from gitmem.store.summaries import Listing
 from gitmem.types import Memory, Revision
 
 __all__ = ["Event", "Hub", "Telemetry", "state_event"]
 
 Event = dict[str, Any]
+
+
+class _Row(NamedTuple):
+    slug: str
+    description: str
+    chars: int
+    lines: int
 
 
 def state_event(
@@ -29,26 +37,26 @@ def state_event(
     limits: Limits,
     applies: frozenset[str] = frozenset(),
     index_line: Callable[[Memory], str] | None = None,
+    listing: Listing | None = None,
 ) -> Event:
     """The ``memory_state`` event of a store as of ``snapshot``; ``exceeded`` lists the
-    limits the set is over (a merge of two replicas can leave it so)."""
-    memories = snapshot.memories()
-    index = None if index_line is None else (lambda: [index_line(m) for m in memories])
+    limits the set is over (a merge of two replicas can leave it so). Given its
+    memories' summaries (``listing``), no memory is read unless the index is bounded."""
+    if listing is None:
+        rows = [_Row(m.slug, m.description, m.chars, m.lines) for m in snapshot.memories()]
+    else:
+        rows = [_Row(slug, *summary) for slug, summary in listing]
+    index = None if index_line is None else (lambda: [index_line(m) for m in snapshot.memories()])
     return {
         "type": "memory_state",
         "store": snapshot.store,
         "scope": scope,
         "writable": writable,
-        "memories": [
-            {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-            for m in memories
-        ],
+        "memories": [r._asdict() for r in rows],
         "totals": snapshot.totals.to_dict(),
         "limits": limits.as_params(),
         "peaks": snapshot.peaks.to_dict(),
-        "exceeded": [
-            e.to_dict() for e in exceeded(limits, applies, snapshot.totals, memories, index)
-        ],
+        "exceeded": [e.to_dict() for e in exceeded(limits, applies, snapshot.totals, rows, index)],
     }
 
 

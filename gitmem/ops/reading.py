@@ -211,15 +211,18 @@ def state(repo: Repository, store: str) -> Event:
 
     _memories_only(repo, store, "report")
     found = record(repo, store)
+    snapshot = repo.snapshot(store)
+    listing = repo.summaries(store, snapshot.commit)
     if found is None:
-        return state_event(repo.snapshot(store), "operator", True, Limits())
+        return state_event(snapshot, "operator", True, Limits(), listing=listing)
     return state_event(
-        repo.snapshot(store),
+        snapshot,
         "operator",
         True,
         found.limits,
         found.strategy.aggregate_limits,
         found.strategy.index_line,
+        listing,
     )
 
 
