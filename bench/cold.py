@@ -114,9 +114,12 @@ def first(label: str, cold: Figure, warm: Figure) -> None:
 
 
 def fresh_clone(path: str) -> None:
-    """Leave ``path`` as a fresh clone has it: the store's objects and refs, none of the
-    derived files gitmem keeps beside them."""
-    shutil.rmtree(os.path.join(path, "gitmem"), ignore_errors=True)
+    """Leave ``path`` as a fresh clone has it: the store's objects and refs, and none of
+    the derived files gitmem keeps beside them (its folder for them is left empty)."""
+    meta = os.path.join(path, "gitmem")
+    for name in os.listdir(meta):
+        at = os.path.join(meta, name)
+        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
 
 
 def note(label: str, figure: Figure) -> None:
