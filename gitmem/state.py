@@ -49,7 +49,10 @@ def state_event(
         "store": snapshot.store,
         "scope": scope,
         "writable": writable,
-        "memories": [r._asdict() for r in rows],
+        "memories": [
+            {"slug": r.slug, "description": r.description, "chars": r.chars, "lines": r.lines}
+            for r in rows
+        ],
         "totals": snapshot.totals.to_dict(),
         "limits": limits.as_params(),
         "peaks": snapshot.peaks.to_dict(),
