@@ -1,11 +1,15 @@
 """The cold process: what a fresh ``gitmem`` costs, beside ``git`` in the same run.
 
-1. ``gitmem ls`` / ``show`` / ``log SLUG`` on a 10,000-memory store, each a whole process
-   (goal: <= 120 ms each), beside ``git ls-tree -r``, ``git show BRANCH:PATH`` and
-   ``git log -- PATH``; with what the interpreter and the imports alone cost, and one
-   ``ls`` of a store changed since its listing was kept.
+1. ``gitmem ls`` / ``show`` / ``log SLUG`` / ``state`` on a 10,000-memory store, each a
+   whole process (goal: <= 120 ms each), beside ``git ls-tree -r``, ``git show
+   BRANCH:PATH`` and ``git log -- PATH``; with what the interpreter and the imports alone
+   cost, and one ``ls`` of a store changed since its listing was kept.
 2. ``gitmem search`` on the same store as a process (goal: <= 150 ms), beside
    ``git grep -i -c`` over the branch.
+   Each command of 1 and 2 is also run beside ``python -c pass``, the interpreter alone
+   (goal: <= 4x); and the first ``ls`` and ``search`` of a fresh clone, which has none of
+   the derived files (the kept listing and summaries, the search index), beside the same
+   command once they are kept (goal: <= 3x).
 3. A cold ``Repository.open`` + one slug's history at 10,000 commits, in this process
    after its imports (goal: <= 20 ms), beside ``git log --format=%H -- PATH``.
 4. Building the derived indexes (history and search) from scratch at 10,000 commits
@@ -88,6 +92,37 @@ def line(label: str, ours: Figure, peer: Figure, peer_name: str, goal: float) ->
     )
 
 
+def floor(label: str, ours: list[str], python: list[str]) -> None:
+    """``ours`` beside the bare interpreter in the same run (goal: <= 4x)."""
+    a, b = pair(ours, python)
+    ratio = a[0] / b[0]
+    print(
+        f"   {label:<34} {a[0]:8.1f} ms (cpu {a[1]:7.1f})   {'python -c pass':<28} "
+        f"{b[0]:8.1f} ms (cpu {b[1]:7.1f})   ratio {ratio:6.2f}x   goal <= 4x: "
+        f"{'met' if ratio <= 4 else 'MISSED'} (on cpu: {'met' if a[1] <= 4 * b[1] else 'MISSED'})"
+    )
+
+
+def first(label: str, cold: Figure, warm: Figure) -> None:
+    """A fresh clone's first run of a command beside its warm figure (goal: <= 3x)."""
+    ratio = cold[0] / warm[0]
+    print(
+        f"   {label:<34} {cold[0]:8.1f} ms (cpu {cold[1]:7.1f})   {'the same, warm':<28} "
+        f"{warm[0]:8.1f} ms (cpu {warm[1]:7.1f})   ratio {ratio:6.2f}x   goal <= 3x: "
+        f"{'met' if ratio <= 3 else 'MISSED'}"
+        f" (on cpu: {'met' if cold[1] <= 3 * warm[1] else 'MISSED'})"
+    )
+
+
+def fresh_clone(path: str) -> None:
+    """Leave ``path`` as a fresh clone has it: the store's objects and refs, and none of
+    the derived files gitmem keeps beside them (its folder for them is left empty)."""
+    meta = os.path.join(path, "gitmem")
+    for name in os.listdir(meta):
+        at = os.path.join(meta, name)
+        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
+
+
 def note(label: str, figure: Figure) -> None:
     print(f"   {label:<58} {figure[0]:8.1f} ms (cpu {figure[1]:7.1f})")
 
@@ -134,6 +169,14 @@ def bench_commands(work: str) -> None:
             "git log -- PATH",
         ),
     ]
+    cases.append(
+        (
+            "gitmem state",
+            [*gitmem, "state", "-s", STORE],
+            [*git, "ls-tree", "-r", "-l", branch],
+            "git ls-tree -r -l",
+        )
+    )
     python = [sys.executable, "-c"]
     note(
         "python -c pass (the interpreter alone)",
@@ -143,10 +186,17 @@ def bench_commands(work: str) -> None:
         "python -c 'import gitmem.cli' (the interpreter and the imports)",
         median([run([*python, "import gitmem.cli"]) for _ in range(RUNS)]),
     )
-    note("first gitmem ls (reads every memory, keeps summaries and listing)", run(cases[0][1]))
+    fresh_clone(path)
+    cold_ls = run(cases[0][1])
+    note("first gitmem ls (reads every memory, keeps summaries and listing)", cold_ls)
     for label, ours, peer, peer_name in cases:
         a, b = pair(ours, peer)
         line(label, a, b, peer_name, 120)
+    for label, ours, _, _ in cases:
+        floor(label, ours, [*python, "pass"])
+    first(
+        "first gitmem ls of a fresh clone", cold_ls, median([run(cases[0][1]) for _ in range(RUNS)])
+    )
     repo = Repository.open(path)
     memory = Memory("note-00007", "changed since the listing", "a new body\n")
     repo.mutate(STORE, AUTHOR, lambda _: Change("edit", memory.slug, memory))
@@ -155,7 +205,9 @@ def bench_commands(work: str) -> None:
 
     print("2. search as a process on the same store (25 hits)")
     search = [*gitmem, "search", "-s", STORE, "--limit", "25"]
-    note("first search (builds and writes the stored index)", run([*search, "rollout"]))
+    fresh_clone(path)
+    cold_search = run([*search, "rollout"])
+    note("first search (builds and writes the stored index)", cold_search)
     grep = [*git, "grep", "-i", "-c"]
     for label, keywords in (
         ("selective", ["canary", "pagination"]),
@@ -165,6 +217,9 @@ def bench_commands(work: str) -> None:
             [*search, *keywords], [*grep, *(x for k in keywords for x in ("-e", k)), branch]
         )
         line(f"gitmem search ({label})", a, b, "git grep -i -c BRANCH", 150)
+        floor(f"gitmem search ({label})", [*search, *keywords], [sys.executable, "-c", "pass"])
+    warm = median([run([*search, "rollout"]) for _ in range(RUNS)])
+    first("first gitmem search of a fresh clone", cold_search, warm)
 
 
 def bench_history(work: str) -> None:

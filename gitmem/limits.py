@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from gitmem.errors import InvalidArgument, LimitExceeded
 from gitmem.types import Memory, Totals
@@ -93,6 +94,17 @@ class Limits:
         return bounds
 
 
+class Measured(Protocol):
+    """What the per-memory limits read of a memory: a ``Memory``, or a listing's row."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def chars(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Excess:
     """A limit a store is over (a merge of two replicas can leave it so): ``value``
@@ -132,7 +144,7 @@ def exceeded(
     limits: Limits,
     applies: frozenset[str],
     totals: Totals,
-    memories: Iterable[Memory],
+    memories: Iterable[Measured],
     index: Callable[[], Iterable[str]] | None = None,
 ) -> list[Excess]:
     """Every limit the set is over: the aggregates in ``applies`` (from ``totals``; the

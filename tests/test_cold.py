@@ -239,6 +239,46 @@ def test_a_listing_reads_each_blob_once_across_processes(
     assert read == ["m2"]
 
 
+def test_a_stores_state_reads_the_kept_listing_not_every_memory(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gitmem state`` lists what reading every memory lists, from the kept listing: a
+    fresh repository object whose store is listed already reads no memory."""
+    from gitmem import ops
+
+    for i in range(3):
+        repo.mutate(
+            S, AUTHOR, lambda _, i=i: Change("create", f"m{i}", Memory(f"m{i}", f"d{i}", "x\n" * i))
+        )
+    want = [
+        {"slug": slug, "description": d, "chars": c, "lines": n}
+        for slug, (d, c, n) in _listing(repo)
+    ]
+    repo.summaries(S)
+    fresh = Repository.open(repo.directory)
+    read = _count_reads(fresh, monkeypatch)
+    assert ops.state(fresh, S)["memories"] == want
+    assert read == []
+    fresh.close()
+
+
+def test_a_stores_state_loads_no_holder_sandbox_adapter_or_sync(tmp_path: Path) -> None:
+    """The ``memory_state`` event is built below the holder: a fresh process that reports
+    a store's state loads none of what only agents and sync use."""
+    path = str(tmp_path / "mem.git")
+    with Repository.init(path) as repo:
+        repo.mutate(S, AUTHOR, lambda _: Change("create", "a", Memory("a", "d", "alpha\n")))
+    loaded = _loaded(
+        "from gitmem import ops\n"
+        "from gitmem.repository import Repository\n"
+        f"r = Repository.open({path!r})\n"
+        f"assert ops.state(r, {S!r})['memories'][0]['slug'] == 'a'\n"
+        "r.close()\n"
+    )
+    assert "gitmem.state" in loaded
+    assert [m for m in loaded if m.startswith(HEAVY)] == []
+
+
 def test_a_damaged_summaries_file_is_passed_over(repo: Repository) -> None:
     """Torn or garbled records are not used: their memories are read again."""
     for i in range(3):

@@ -29,6 +29,7 @@ LAYERS = [
     "gitmem.store",
     "gitmem.search",
     "gitmem.limits",
+    "gitmem.state",
     "gitmem.edits",
     "gitmem.trailers",
     "gitmem.strategies",

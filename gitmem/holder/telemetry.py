@@ -11,45 +11,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
 
-from gitmem.limits import Limits, exceeded
-from gitmem.store import Snapshot
-from gitmem.types import Memory, Revision
+from gitmem.state import Event, state_event
+from gitmem.types import Revision
 
 __all__ = ["Event", "Hub", "Telemetry", "state_event"]
-
-Event = dict[str, Any]
-
-
-def state_event(
-    snapshot: Snapshot,
-    scope: str,
-    writable: bool,
-    limits: Limits,
-    applies: frozenset[str] = frozenset(),
-    index_line: Callable[[Memory], str] | None = None,
-) -> Event:
-    """The ``memory_state`` event of a store as of ``snapshot``; ``exceeded`` lists the
-    limits the set is over (a merge of two replicas can leave it so)."""
-    memories = snapshot.memories()
-    index = None if index_line is None else (lambda: [index_line(m) for m in memories])
-    return {
-        "type": "memory_state",
-        "store": snapshot.store,
-        "scope": scope,
-        "writable": writable,
-        "memories": [
-            {"slug": m.slug, "description": m.description, "chars": m.chars, "lines": m.lines}
-            for m in memories
-        ],
-        "totals": snapshot.totals.to_dict(),
-        "limits": limits.as_params(),
-        "peaks": snapshot.peaks.to_dict(),
-        "exceeded": [
-            e.to_dict() for e in exceeded(limits, applies, snapshot.totals, memories, index)
-        ],
-    }
 
 
 class Telemetry:

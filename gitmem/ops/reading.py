@@ -12,9 +12,9 @@ from gitmem.ops.record import record
 from gitmem.types import FileRevision, Revision, count_lines
 
 if TYPE_CHECKING:
-    from gitmem.holder.telemetry import Event
     from gitmem.repository import Repository
     from gitmem.search import Hit
+    from gitmem.state import Event
 
 __all__ = [
     "OUTSIDE",
@@ -206,20 +206,23 @@ def _logged(
 def state(repo: Repository, store: str) -> Event:
     """The store's ``memory_state`` as an operator sees it (scope ``operator``), with the
     limits it records (all off for a store no binding wrote)."""
-    from gitmem.holder.telemetry import state_event
     from gitmem.limits import Limits
+    from gitmem.state import state_event
 
     _memories_only(repo, store, "report")
     found = record(repo, store)
+    snapshot = repo.snapshot(store)
+    listing = repo.summaries(store, snapshot.commit)
     if found is None:
-        return state_event(repo.snapshot(store), "operator", True, Limits())
+        return state_event(snapshot, "operator", True, Limits(), listing=listing)
     return state_event(
-        repo.snapshot(store),
+        snapshot,
         "operator",
         True,
         found.limits,
         found.strategy.aggregate_limits,
         found.strategy.index_line,
+        listing,
     )
 
 

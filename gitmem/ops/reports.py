@@ -428,7 +428,7 @@ class _State:
                 f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by "
                 f"{e['over']}; writes that do not bring it down are refused"
             )
-        return _lines(out)
+        return ["".join(_lines(out))]  # one write, as a listing's
 
     def to_dict(self) -> object:
         return self.event
