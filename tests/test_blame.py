@@ -241,9 +241,11 @@ def test_the_cli_prints_blame_as_text_and_json(repo: Repository) -> None:
     bad = runner.invoke(cli, [*base, "--at", "not-a-commit"])
     assert bad.exit_code == 1
     assert bad.output.splitlines() == [
-        "Error: 'not-a-commit' is not a commit id; give one of `gitmem log`'s, "
-        "full or its first 4 or more hex digits"
+        "Error: 'not-a-commit' is neither a commit id (at least 4 hex digits) nor an "
+        "ISO 8601 date such as 2026-05-01 or 2026-05-01T14:30:00Z"
     ]
+    dated = json.loads(runner.invoke(cli, [*base, "--at", "2999-01-01", "--json"]).output)
+    assert [d["commit"] for d in dated] == [first] * 4 + [second]
 
 
 def test_a_commit_by_hand_reaches_holders_as_a_notice(repo: Repository, tmp_path: Path) -> None:

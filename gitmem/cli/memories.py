@@ -80,7 +80,7 @@ def log(
 
 @click.command()
 @click.argument("slug")
-@click.option("--at", metavar="COMMIT", help="Blame the memory as of this commit of the store.")
+@at_option
 @store_option
 @json_option
 def blame(slug: str, at: str | None, store: str | None, as_json: bool) -> None:

@@ -722,7 +722,7 @@
         const lines = await get(`/api/stores/${storePath(store)}/memories/${encodeURIComponent(slug)}/blame`);
         fill(
           shown,
-          scroll(
+          gridTable(
             "table",
             { class: "blame" },
             h("thead", {}, h("tr", {}, ["file", "line", "revision", "by", "session", "when", "text"].map((t) => h("th", {}, t)))),
