@@ -35,7 +35,16 @@ from gitmem.observe.model import Model, model_from_config
 if TYPE_CHECKING:
     from gitmem.store import Storage
 
-__all__ = ["DEFAULTS", "SECTION", "ObserverConfig", "check_setting", "configure", "read_config"]
+__all__ = [
+    "DEFAULTS",
+    "SECTION",
+    "ObserverConfig",
+    "check_setting",
+    "configure",
+    "read_config",
+    "setting_flag",
+    "setting_number",
+]
 
 SECTION = "observer"
 
@@ -56,7 +65,8 @@ DEFAULTS: dict[str, str] = {
 GATES = ("auto", "model", "score", "off")
 
 
-def _bool(key: str, text: str) -> bool:
+def setting_flag(key: str, text: str) -> bool:
+    """Setting ``key``'s value ``text`` as true or false (git config's spellings)."""
     value = text.strip().lower()
     if value in ("true", "yes", "on", "1"):
         return True
@@ -75,13 +85,14 @@ def _int(key: str, text: str, low: int, high: int) -> int:
     return value
 
 
-def _float(key: str, text: str) -> float:
+def setting_number(key: str, text: str, low: float, high: float) -> float:
+    """Setting ``key``'s value ``text`` as a number from ``low`` to ``high``."""
     try:
         value = float(text.strip())
     except ValueError:
         raise InvalidArgument(f"{key} must be a number, not {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise InvalidArgument(f"{key} must be between 0 and 1")
+    if not low <= value <= high:
+        raise InvalidArgument(f"{key} must be between {low:g} and {high:g}")
     return value
 
 
@@ -109,12 +120,12 @@ class ObserverConfig:
             raise InvalidArgument(f"gate must be one of {', '.join(GATES)}, not {gate!r}")
         return cls(
             settings=merged,
-            enabled=_bool("enabled", merged["enabled"]),
+            enabled=setting_flag("enabled", merged["enabled"]),
             gate=gate,
-            threshold=_float("threshold", merged["threshold"]),
+            threshold=setting_number("threshold", merged["threshold"], 0, 1),
             budget=_int("budget", merged["budget"], 0, 1_000_000),
             max_results=_int("max-results", merged["max-results"], 1, 10),
-            consolidate=_bool("consolidate", merged["consolidate"]),
+            consolidate=setting_flag("consolidate", merged["consolidate"]),
             skip_tools=frozenset(
                 t.strip().lower() for t in merged["skip-tools"].split(",") if t.strip()
             ),

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitmem.errors import GitmemError, InvalidArgument
+from gitmem.errors import GitmemError
+from gitmem.observe.config import setting_flag, setting_number
 from gitmem.observe.model import observer_run
 from gitmem.observe.prompts import prompt
 from gitmem.store import Storage
@@ -55,22 +56,11 @@ def estimate_tokens(text: str) -> int:
 
 
 def _bool(key: str, text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "yes", "on", "1"):
-        return True
-    if value in ("false", "no", "off", "0"):
-        return False
-    raise InvalidArgument(f"gitmem.recall.{key} must be true or false, not {text!r}")
+    return setting_flag(f"gitmem.recall.{key}", text)
 
 
 def _number(key: str, text: str, low: float, high: float) -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise InvalidArgument(f"gitmem.recall.{key} must be a number, not {text!r}") from None
-    if not low <= value <= high:
-        raise InvalidArgument(f"gitmem.recall.{key} must be between {low:g} and {high:g}")
-    return value
+    return setting_number(f"gitmem.recall.{key}", text, low, high)
 
 
 @dataclass(frozen=True)
