@@ -33,10 +33,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -45,6 +43,7 @@ from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
 from gitmem.observe import recall, retain
+from gitmem.observe.transcripts import json_lines
 from gitmem.repository import Repository
 
 __all__ = ["CONTEXT_PROVIDERS", "EVENTS", "ContextProvider", "Session", "hook", "parse_input"]
@@ -57,8 +56,6 @@ EVENTS = {
     "session-end": "SessionEnd",
 }
 _INPUT_MAX = 1 << 20
-_TRANSCRIPT_MAX = 8 << 20
-_LINE_MAX = 1 << 20
 _TRANSCRIPT_SECONDS = 5.0
 """How long a hook may spend reading the transcript."""
 _FOLDER = "claude-code"
@@ -299,7 +296,7 @@ def _read_slugs(path: object, offset: int) -> list[str]:
     """The memories the turn read: ``read_memory`` calls in the transcript since
     ``offset`` (tool names end in ``read_memory``, MCP-prefixed or not)."""
     slugs: dict[str, None] = {}
-    for entry in _entries(path, offset):
+    for entry in json_lines(path, offset, seconds=_TRANSCRIPT_SECONDS):
         message = entry.get("message")
         if not isinstance(message, dict):
             continue
@@ -322,47 +319,3 @@ def _read_slugs(path: object, offset: int) -> list[str]:
                 if isinstance(slug, str):
                     slugs[slug] = None
     return list(slugs)
-
-
-def _entries(path: object, offset: int) -> Iterator[dict[str, Any]]:
-    """The JSON objects of the transcript's lines since ``offset``: a regular file only
-    (a FIFO or ``/dev/zero`` never ends), its last 8 MB at most, lines over 1 MB passed
-    over, and no more reading once the hook's time for it is spent."""
-    if not isinstance(path, str) or not path:
-        return
-    deadline = time.monotonic() + _TRANSCRIPT_SECONDS
-    try:
-        # non-blocking: opening a FIFO with no writer would wait for ever
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            status = os.fstat(handle.fileno())
-            if not stat.S_ISREG(status.st_mode):
-                return
-            size = status.st_size
-            start = offset if 0 <= offset <= size else 0
-            start = max(start, size - _TRANSCRIPT_MAX)
-            handle.seek(start)
-            if start and start != offset:
-                handle.readline(_LINE_MAX)  # a partial line
-            left = size - handle.tell()
-            while left > 0 and time.monotonic() < deadline:
-                line = handle.readline(min(left, _LINE_MAX + 1))
-                if not line:
-                    return
-                left -= len(line)
-                if len(line) > _LINE_MAX:
-                    while line and not line.endswith(b"\n") and left > 0:
-                        line = handle.readline(min(left, _LINE_MAX + 1))  # the rest of it
-                        left -= len(line)
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict):
-                    yield cast(dict[str, Any], entry)
-    except OSError:
-        return

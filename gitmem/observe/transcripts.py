@@ -26,6 +26,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -35,6 +36,7 @@ from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, clamp, str
 __all__ = [
     "PAYLOAD_MAX",
     "SessionFile",
+    "json_lines",
     "modified_at",
     "payload",
     "project_folder",
@@ -117,7 +119,7 @@ def payload(path: str, most: int = PAYLOAD_MAX) -> str:
     """The session in ``path`` as the text a model reads: one line per prompt, answer,
     tool call and tool result, each clamped, the whole at most ``most`` characters."""
     lines: list[str] = []
-    for entry in _entries(path):
+    for entry in json_lines(path):
         lines.extend(_render(entry))
     text = "\n".join(lines)
     if len(text) <= most:
@@ -177,33 +179,48 @@ def _result_text(content: object) -> str:
     return "\n".join(parts)
 
 
-def _entries(path: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of the file's lines: a regular file only, its last 8 MB, lines
-    over 1 MB passed over."""
+def json_lines(
+    path: object, offset: int = 0, *, seconds: float | None = None
+) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a transcript's lines from ``offset``: a regular file only (a
+    FIFO or ``/dev/zero`` never ends), its last 8 MB at most, lines over 1 MB passed
+    over, the file read only as far as its size when opened (it may be growing), and
+    with ``seconds`` no more reading once that time is spent."""
+    if not isinstance(path, str) or not path:
+        return
+    deadline = None if seconds is None else time.monotonic() + seconds
     try:
         # non-blocking: opening a FIFO with no writer would wait for ever
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return
-    with os.fdopen(fd, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            return
-        start = max(0, status.st_size - _FILE_MAX)
-        handle.seek(start)
-        if start:
-            handle.readline(_LINE_MAX)  # a partial line
-        while True:
-            line = handle.readline(_LINE_MAX + 1)
-            if not line:
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
                 return
-            if len(line) > _LINE_MAX:
-                while line and not line.endswith(b"\n"):
-                    line = handle.readline(_LINE_MAX + 1)  # the rest of it
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                yield cast(dict[str, Any], entry)
+            size = status.st_size
+            start = offset if 0 <= offset <= size else 0
+            start = max(start, size - _FILE_MAX)
+            handle.seek(start)
+            if start and start != offset:
+                handle.readline(_LINE_MAX)  # a partial line
+            left = size - handle.tell()
+            while left > 0 and (deadline is None or time.monotonic() < deadline):
+                line = handle.readline(min(left, _LINE_MAX + 1))
+                if not line:
+                    return
+                left -= len(line)
+                if len(line) > _LINE_MAX:
+                    while line and not line.endswith(b"\n") and left > 0:
+                        line = handle.readline(min(left, _LINE_MAX + 1))  # the rest of it
+                        left -= len(line)
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    yield cast(dict[str, Any], entry)
+    except OSError:
+        return
