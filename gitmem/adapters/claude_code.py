@@ -42,7 +42,6 @@ from gitmem import Provenance, observe
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
-from gitmem.observe import recall, retain
 from gitmem.observe.transcripts import json_lines
 from gitmem.repository import Repository
 
@@ -72,6 +71,9 @@ def _observer_panel(repo: Repository, data: dict[str, Any]) -> str:
 
 
 def _recall_block(repo: Repository, data: dict[str, Any]) -> str:
+    # loaded at session start only: the hooks of every prompt never need it
+    from gitmem.observe import recall
+
     return recall.session_start_block(repo)
 
 
@@ -230,6 +232,8 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
         raise InvalidArgument(f"unknown event {event!r}; use one of {', '.join(EVENTS)}")
     data = parse_input(text)
     if event == "session-end":
+        from gitmem.observe import retain
+
         retain.session_end(repo, data.get("transcript_path"), data.get("cwd"))
         return ""  # the run goes on in the background; the session's end never waits
     session = Session.load(repo, data["session_id"], launch)
