@@ -69,6 +69,7 @@ ORDER: dict[str, list[str]] = {
         "history",
         "view",
         "summaries",
+        "kept",
         "snapshot",
         "filestore",
         "check",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from gitmem.errors import NotFound
 from gitmem.ops.diffs import diff_stat, line_changes
@@ -50,6 +50,14 @@ class _Held:
         self.author = ""
         self.time = 0
 
+    @classmethod
+    def of(cls, kept: tuple[Any, ...]) -> _Held:
+        """A row as the ledger keeps it (its attributes' values, in order)."""
+        held = cls(kept[0])
+        for name, value in zip(vars(held), kept, strict=True):
+            setattr(held, name, value)
+        return held
+
 
 class _Change(NamedTuple):
     """What the ledger reads of one revision, of a memory or of a file store's file."""
@@ -72,11 +80,21 @@ class _Change(NamedTuple):
         return cls(f.path, "", f.text, f.removed, f.revision, f.author, f.time, f.commit)
 
 
+_KIND = "ledger"
+"""The name the ledger is kept under, beside the repository's other derived files."""
+_KEEP_AFTER = 256
+"""How many revisions a ledger folds in before it is kept again (a fold of the whole
+history is kept at once): a later process goes on from the kept head, and a store
+moving one revision at a time is not rewritten whole at each move."""
+
+
 class Ledger:
     """Every memory a store ever held (deleted ones too), with its size and peak: what
     the console's treemap draws. It follows the store's head one change at a time, and
     keeps each memory's row as JSON, so a long-lived reader pays for each revision once
-    and for each changed memory once per move."""
+    and for each changed memory once per move. What it folded is kept in the
+    repository with its head, so a new process goes on from there rather than folding
+    every revision again."""
 
     def __init__(self, store: str) -> None:
         self.store = store
@@ -85,28 +103,43 @@ class Ledger:
         self._slugs: list[str] = []
         self._json: dict[str, str] = {}
         self._authors: dict[str, int] = {}
-        self._seen: set[str] = set()
         self._agents: dict[str, dict[str, Any]] = {}
+        self._resumed = False
+        self._unkept = 0
 
     def follow(self, repo: Repository) -> None:
         """Bring the ledger up to the store's head."""
         head = repo.head(self.store)
         if head == self.head:
             return
+        if not self._resumed:
+            self._resumed = True
+            self._resume(repo)
+            if head == self.head:
+                return
         files = head is not None and repo.layout(self.store) == "files"
         news: list[_Change] = []
         if self.head and not files:
             news = [_Change.of(r) for r in repo.revisions_since(self.store, self.head, head)]
-        if not news or head is None:
+        whole = not news or head is None
+        if whole:
             # a first look, a file store (small, written by the memory tool), or a branch
             # rewritten under us: fold it all again
             self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
-            self._seen, self._agents = set(), {}
+            self._agents = {}
             if files:
                 news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
             elif head is not None:
                 news = [_Change.of(r) for r in repo.revisions(self.store)]
-        touched: set[str] = set()
+        self._fold(repo, news)
+        self.head = head
+        self._unkept += len(news)
+        if head is not None and (whole or self._unkept >= _KEEP_AFTER):
+            repo.keep(_KIND, self.store, head, self._kept())
+            self._unkept = 0
+
+    def _fold(self, repo: Repository, news: list[_Change]) -> None:
+        seen: set[str] = set()
         for r in news:
             held = self._held.get(r.slug)
             if held is None:
@@ -120,13 +153,33 @@ class Ledger:
             held.revision = max(held.revision, r.revision)
             held.author, held.time = r.author, r.time
             self._authors[r.author] = self._authors.get(r.author, 0) + 1
-            touched.add(r.slug)
-            if r.commit not in self._seen:
-                self._seen.add(r.commit)
+            self._json.pop(r.slug, None)
+            # the revisions a fold takes in are those of commits it has not met
+            if r.commit not in seen:
+                seen.add(r.commit)
                 self._met(repo, r.commit)
-        for slug in touched:
-            self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
-        self.head = head
+
+    def _kept(self) -> tuple[object, ...]:
+        """What the repository keeps of the ledger: its rows, authors and agents."""
+        rows = [tuple(vars(self._held[slug]).values()) for slug in self._slugs]
+        return (rows, self._authors, self._agents)
+
+    def _resume(self, repo: Repository) -> None:
+        """Take the ledger the repository last kept for the store, if one reads whole."""
+        found = repo.kept(_KIND, self.store)
+        if found is None:
+            return
+        try:
+            rows, authors, agents = cast(tuple[list[tuple[Any, ...]], Any, Any], found.value)
+            held = {row[0]: _Held.of(row) for row in rows}
+            if not (isinstance(authors, dict) and isinstance(agents, dict)):
+                return
+        except (TypeError, ValueError, IndexError):
+            return  # not a ledger as this version keeps it: fold the history again
+        self._held, self._slugs, self._json = held, sorted(held), {}
+        self._authors = cast(dict[str, int], authors)
+        self._agents = cast(dict[str, dict[str, Any]], agents)
+        self.head = found.head
 
     def rows(self) -> list[dict[str, Any]]:
         """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
@@ -136,7 +189,11 @@ class Ledger:
 
     def rows_json(self) -> str:
         """``rows()`` as JSON text, joined from the rows kept since they last changed."""
-        return "[" + ",".join(self._json[slug] for slug in self._slugs) + "]"
+        kept = self._json
+        for slug in self._slugs:
+            if slug not in kept:
+                kept[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
+        return "[" + ",".join(kept[slug] for slug in self._slugs) + "]"
 
     def authors(self) -> dict[str, int]:
         """Each commit author's name with how many revisions they made."""

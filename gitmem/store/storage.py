@@ -34,6 +34,7 @@ from gitmem.store.check import check as check_repository
 from gitmem.store.commit import Attempt
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.history import History
+from gitmem.store.kept import Keeping
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
@@ -88,7 +89,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Past, Sharing, Proposals, Configured):
+class Storage(Past, Sharing, Proposals, Configured, Keeping):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(

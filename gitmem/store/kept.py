@@ -1,0 +1,101 @@
+"""Values worked out from a store's whole history, kept between processes.
+
+Some answers (the console's ledger of every memory a store ever held) take a walk of
+every revision to work out: tens of seconds on a store of 50,000 revisions. Such a
+value is kept, with the head it was worked out at, in
+``<git dir>/gitmem/<kind>/<SHA-1 of the store id>``, so the next process reads one file
+and goes on from that head rather than walking the history again.
+
+A kept file is a header line (the format, with the Python version, since marshal's
+format may change between versions; the head; the payload's length and CRC), then the
+value as marshal wrote it. It is derived data: replaced whole (written aside, then
+renamed over), and read only if its header, length and CRC match; any other file is
+passed over, and written again by the next reader that works the value out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import re
+import sys
+import threading
+import zlib
+from typing import Any, NamedTuple
+
+__all__ = ["Keeping", "Kept"]
+
+_FORMAT = b"gitmem-kept-1-py%d.%d" % sys.version_info[:2]
+_KIND = re.compile(r"[a-z][a-z-]{0,31}")
+
+
+class Kept(NamedTuple):
+    """A value as kept: the head it was worked out at, and the value."""
+
+    head: str
+    value: object
+
+
+class Keeping:
+    """The part of a repository that keeps values worked out from a store's history
+    (a base of ``Storage``)."""
+
+    _meta: str
+
+    def kept(self, kind: str, store: str) -> Kept | None:
+        """The value of ``kind`` last kept for ``store``, with its head; ``None`` if there
+        is none that reads whole."""
+        try:
+            with open(self._kept_path(kind, store), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        return _parse(data)
+
+    def keep(self, kind: str, store: str, head: str, value: Any) -> None:
+        """Keep ``value`` (of what marshal writes) as ``store``'s ``kind`` at ``head``
+        (best effort: derived data, worked out again by the next reader if it is lost)."""
+        payload = marshal.dumps(value)
+        crc = zlib.crc32(payload, zlib.crc32(head.encode()))
+        header = b"%s %s %d %d\n" % (_FORMAT, head.encode(), len(payload), crc)
+        path = self._kept_path(kind, store)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(header + payload)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+    def _kept_path(self, kind: str, store: str) -> str:
+        if not _KIND.fullmatch(kind):
+            raise ValueError(f"{kind!r} is not a kind of kept value")
+        name = hashlib.sha1(store.encode()).hexdigest()
+        return os.path.join(self._meta, kind, name)
+
+
+def _parse(data: bytes) -> Kept | None:
+    """The value ``data`` holds, checked by its CRC (the head's too); ``None`` if it does
+    not read whole."""
+    line, newline, payload = data.partition(b"\n")
+    fields = line.split(b" ")
+    if not newline or len(fields) != 4 or fields[0] != _FORMAT or len(fields[1]) != 40:
+        return None
+    if not (fields[2].isdigit() and fields[3].isdigit()):
+        return None
+    if len(payload) != int(fields[2]) or zlib.crc32(payload, zlib.crc32(fields[1])) != int(
+        fields[3]
+    ):
+        return None
+    try:
+        # as written: the CRC matched, so it is what a writer kept
+        value: object = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return Kept(fields[1].decode("ascii", "replace"), value)
