@@ -53,10 +53,12 @@ class _Held:
     @classmethod
     def of(cls, kept: tuple[Any, ...]) -> _Held:
         """A row as the ledger keeps it (its attributes' values, in order)."""
-        held = cls(kept[0])
-        for name, value in zip(vars(held), kept, strict=True):
-            setattr(held, name, value)
+        held = cls.__new__(cls)
+        vars(held).update(zip(_FIELDS, kept, strict=True))
         return held
+
+
+_FIELDS = tuple(vars(_Held("")))
 
 
 class _Change(NamedTuple):
@@ -160,9 +162,11 @@ class Ledger:
                 self._met(repo, r.commit)
 
     def _kept(self) -> tuple[object, ...]:
-        """What the repository keeps of the ledger: its rows, authors and agents."""
+        """What the repository keeps of the ledger: its rows (with their JSON), authors
+        and agents."""
         rows = [tuple(vars(self._held[slug]).values()) for slug in self._slugs]
-        return (rows, self._authors, self._agents)
+        texts = [self._row_json(slug) for slug in self._slugs]
+        return (rows, texts, self._authors, self._agents)
 
     def _resume(self, repo: Repository) -> None:
         """Take the ledger the repository last kept for the store, if one reads whole."""
@@ -170,13 +174,16 @@ class Ledger:
         if found is None:
             return
         try:
-            rows, authors, agents = cast(tuple[list[tuple[Any, ...]], Any, Any], found.value)
+            rows, texts, authors, agents = cast(
+                tuple[list[tuple[Any, ...]], list[str], Any, Any], found.value
+            )
             held = {row[0]: _Held.of(row) for row in rows}
+            texts = dict(zip(held, texts, strict=True))
             if not (isinstance(authors, dict) and isinstance(agents, dict)):
                 return
         except (TypeError, ValueError, IndexError):
             return  # not a ledger as this version keeps it: fold the history again
-        self._held, self._slugs, self._json = held, sorted(held), {}
+        self._held, self._slugs, self._json = held, sorted(held), texts
         self._authors = cast(dict[str, int], authors)
         self._agents = cast(dict[str, dict[str, Any]], agents)
         self.head = found.head
@@ -189,11 +196,13 @@ class Ledger:
 
     def rows_json(self) -> str:
         """``rows()`` as JSON text, joined from the rows kept since they last changed."""
-        kept = self._json
-        for slug in self._slugs:
-            if slug not in kept:
-                kept[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
-        return "[" + ",".join(kept[slug] for slug in self._slugs) + "]"
+        return "[" + ",".join(self._row_json(slug) for slug in self._slugs) + "]"
+
+    def _row_json(self, slug: str) -> str:
+        found = self._json.get(slug)
+        if found is None:
+            found = self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
+        return found
 
     def authors(self) -> dict[str, int]:
         """Each commit author's name with how many revisions they made."""
