@@ -70,6 +70,7 @@ ORDER: dict[str, list[str]] = {
         "view",
         "summaries",
         "kept",
+        "outline",
         "snapshot",
         "filestore",
         "check",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from gitmem.errors import NotFound
@@ -17,6 +18,7 @@ from gitmem.types import AGENT_EMAIL, FileRevision, Revision
 
 if TYPE_CHECKING:
     from gitmem.repository import Repository
+    from gitmem.store.outline import Outline
 
 __all__ = [
     "ACTIONS",
@@ -66,20 +68,27 @@ class _Change(NamedTuple):
 
     slug: str
     description: str
-    body: str
+    chars: int
     removed: bool
     revision: int
     author: str
     time: int
     commit: str
+    made_by: tuple[str, str, Mapping[str, str]] | None
+    """Who made the commit, as ``Repository.made_by`` says (``None``: ask it)."""
 
     @classmethod
-    def of(cls, r: Revision) -> _Change:
-        return cls(r.slug, r.description, r.body, r.removed, r.revision, r.author, r.time, r.commit)
+    def of(cls, o: Outline) -> _Change:
+        return cls(
+            o.slug, o.description, o.chars, o.removed, o.revision, o.author, o.time, o.commit,
+            o.made_by,
+        )  # fmt: skip
 
     @classmethod
     def of_file(cls, f: FileRevision) -> _Change:
-        return cls(f.path, "", f.text, f.removed, f.revision, f.author, f.time, f.commit)
+        return cls(
+            f.path, "", len(f.text), f.removed, f.revision, f.author, f.time, f.commit, None
+        )  # fmt: skip
 
 
 _KIND = "ledger"
@@ -122,7 +131,7 @@ class Ledger:
         files = head is not None and repo.layout(self.store) == "files"
         news: list[_Change] = []
         if self.head and not files:
-            news = [_Change.of(r) for r in repo.revisions_since(self.store, self.head, head)]
+            news = [_Change.of(o) for o in repo.outlines(self.store, self.head)]
         whole = not news or head is None
         if whole:
             # a first look, a file store (small, written by the memory tool), or a branch
@@ -132,7 +141,7 @@ class Ledger:
             if files:
                 news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
             elif head is not None:
-                news = [_Change.of(r) for r in repo.revisions(self.store)]
+                news = [_Change.of(o) for o in repo.outlines(self.store)]
         self._fold(repo, news)
         self.head = head
         self._unkept += len(news)
@@ -149,7 +158,7 @@ class Ledger:
                 bisect.insort(self._slugs, r.slug)
             held.description = r.description
             held.live = not r.removed
-            held.chars = len(r.body)
+            held.chars = r.chars
             held.peak_chars = max(held.peak_chars, held.chars)
             held.revisions += 1
             held.revision = max(held.revision, r.revision)
@@ -159,7 +168,7 @@ class Ledger:
             # the revisions a fold takes in are those of commits it has not met
             if r.commit not in seen:
                 seen.add(r.commit)
-                self._met(repo, r.commit)
+                self._met(r.made_by or repo.made_by(r.commit))
 
     def _kept(self) -> tuple[object, ...]:
         """What the repository keeps of the ledger: its rows (with their JSON), authors
@@ -215,12 +224,12 @@ class Ledger:
         commit of its records them)."""
         return {name: dict(found) for name, found in sorted(self._agents.items())}
 
-    def _met(self, repo: Repository, commit: str) -> None:
-        """Note the agent that made ``commit``, if an agent did: its commit records an
+    def _met(self, made_by: tuple[str, str, Mapping[str, str]]) -> None:
+        """Note the agent that made a commit (``made_by`` says who), if an agent did: it records an
         agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
         from gitmem.trailers import read_agent_trailer
 
-        name, email, trailers = repo.made_by(commit)
+        name, email, trailers = made_by
         said = read_agent_trailer(trailers)
         if said is None and not email.endswith(AGENT_EMAIL):
             return

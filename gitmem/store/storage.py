@@ -41,6 +41,7 @@ from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
+from gitmem.store.outline import Outlines
 from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
@@ -89,7 +90,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Past, Sharing, Proposals, Configured, Keeping):
+class Storage(Past, Sharing, Proposals, Configured, Keeping, Outlines):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
