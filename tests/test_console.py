@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,11 +14,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from click.testing import CliRunner
-from conftest import capability, git
+from conftest import capability, commit_by_hand, git
 from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
@@ -627,6 +629,114 @@ def test_the_ledger_followed_one_change_at_a_time_equals_a_fresh_one(repo: Repos
     assert rows["a"]["chars"] == 8 and rows["a"]["peak_chars"] == 8
     assert rows["b"]["revisions"] == 4 and rows["b"]["revision"] == 4
     assert rows["b"]["peak_chars"] == 5 and rows["b"]["live"]
+
+
+def history_of_every_kind(repo: Repository, work: Path, *, seeded: bool = False) -> None:
+    """profile/ops as ``seed`` leaves it, then an operator's edit, a memory deleted and
+    made again, and a commit made by hand with plain git."""
+    if not seeded:
+        seed(repo)
+    ops.create(repo, "profile/ops", ADA, "by-ada", "d", "é" * 7)
+    ops.edit(repo, "profile/ops", ADA, "by-ada", body="short")
+    ops.create(repo, "profile/ops", ADA, "scratch", "back", "again")
+
+    def change(clone: Path) -> None:
+        (clone / repo.path("profile/ops", "by-ada")).write_text(
+            '---\ndescription: "by hand"\n---\nfixed by hand, longer than before\n'
+        )
+
+    commit_by_hand(repo.directory, "profile/ops", work, change)
+
+
+def derived_files_removed(repo: Repository) -> None:
+    """Remove every derived file of the repository: what a fresh clone has."""
+    meta = Path(repo.directory) / "gitmem"
+    for found in meta.iterdir():
+        if found.is_dir():
+            shutil.rmtree(found)
+        else:
+            found.unlink()
+    (meta / "history").mkdir()
+
+
+def panel(repo: Repository) -> tuple[bytes, dict[str, Any]]:
+    """A new console's first answers on ``repo``: the Memories panel's JSON, and the
+    store's overview (authors and instances come from the same fold)."""
+    with TestClient(
+        Console(repo, token=TOKEN, port=PORT, author=ADA).asgi(),
+        base_url=BASE,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as fresh:
+        rows = fresh.get("/api/stores/profile/ops/memories")
+        assert rows.status_code == 200
+        stores = {s["store"]: s for s in fresh.get("/api/stores").json()}
+        return rows.content, stores["profile/ops"]
+
+
+def test_a_first_request_without_derived_files_answers_as_a_warm_one(
+    client: TestClient, repo: Repository, tmp_path: Path
+) -> None:
+    """A new process's first request on a store whose derived files are absent (a fresh
+    clone), and one that goes on from the ledger an earlier process kept, answer with
+    the JSON of a console that was running all along."""
+    seed(repo)
+    client.get("/api/stores/profile/ops/memories")
+    history_of_every_kind(repo, tmp_path / "work", seeded=True)
+    warm = client.get("/api/stores/profile/ops/memories").content
+    overview = {s["store"]: s for s in client.get("/api/stores").json()}["profile/ops"]
+    rows = {r["slug"]: r for r in json.loads(warm)}
+    assert rows["by-ada"]["description"] == "by hand" and rows["by-ada"]["peak_chars"] == 34
+    assert rows["scratch"]["live"] and rows["scratch"]["revisions"] == 3
+    assert overview["authors"] == {"Ana Operator": 1, ADA.name: 3, "alice": 4}
+    derived_files_removed(repo)
+    for _ in range(2):  # with no derived file, then with what the first one kept
+        other = Repository.open(repo.directory)
+        try:
+            assert panel(other) == (warm, overview)
+        finally:
+            other.close()
+
+
+def test_a_kept_ledger_behind_the_head_goes_on_from_there(repo: Repository) -> None:
+    """A ledger kept at an earlier head takes in only what came since, and folds to the
+    rows a new fold finds; a kept file that does not read whole is passed over."""
+    seed(repo)
+    ops.Ledger("profile/ops").follow(repo)
+    kept = repo.kept("ledger", "profile/ops")
+    assert kept is not None and kept.head == repo.head("profile/ops")
+    ops.edit(repo, "profile/ops", ADA, "runbook", body="rolled by hand\n")
+    ops.create(repo, "profile/ops", AGENT, "new", "d", "fresh")
+    resumed = ops.Ledger("profile/ops")
+    resumed.follow(repo)
+    derived_files_removed(repo)
+    fresh = ops.Ledger("profile/ops")
+    fresh.follow(repo)
+    assert resumed.rows_json() == fresh.rows_json()
+    assert (resumed.authors(), resumed.agents()) == (fresh.authors(), fresh.agents())
+    path = next((Path(repo.directory) / "gitmem" / "ledger").iterdir())
+    path.write_bytes(path.read_bytes()[:-1] + b"\0")
+    assert repo.kept("ledger", "profile/ops") is None
+    again = ops.Ledger("profile/ops")
+    again.follow(repo)
+    assert again.rows_json() == fresh.rows_json()
+
+
+def test_outlines_say_what_revisions_say(repo: Repository, tmp_path: Path) -> None:
+    """Each outline holds its revision's slug, number, author, time, description and
+    body length, and who made its commit as ``made_by`` says, hand-made commits too."""
+    history_of_every_kind(repo, tmp_path / "work")
+    revisions = repo.revisions("profile/ops")
+    outlines = repo.outlines("profile/ops")
+    assert [
+        (o.slug, o.revision, o.removed, o.description, o.chars, o.commit, o.author, o.time)
+        for o in outlines
+    ] == [
+        (r.slug, r.revision, r.removed, r.description, len(r.body), r.commit, r.author, r.time)
+        for r in revisions
+    ]
+    assert [o.made_by for o in outlines] == [repo.made_by(r.commit) for r in revisions]
+    middle = revisions[3].commit
+    assert repo.outlines("profile/ops", middle) == outlines[4:]
 
 
 def test_holders_reads_the_notice_watermarks(repo: Repository) -> None:
