@@ -225,8 +225,8 @@ class Ledger:
         return {name: dict(found) for name, found in sorted(self._agents.items())}
 
     def _met(self, made_by: tuple[str, str, Mapping[str, str]]) -> None:
-        """Note the agent that made a commit (``made_by`` says who), if an agent did: it records an
-        agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
+        """Note the agent that made a commit (``made_by`` says who), if an agent did: it
+        records an agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
         from gitmem.trailers import read_agent_trailer
 
         name, email, trailers = made_by
