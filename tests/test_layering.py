@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitmem"
 
 LAYERS = [
     "gitmem.errors",
+    "gitmem.lean",
     "gitmem.names",
     "gitmem.types",
     "gitmem.secrets",
@@ -88,6 +89,16 @@ ORDER: dict[str, list[str]] = {
         "merge",
         "proposals",
         "storage",
+    ],
+    "gitmem.lean": [
+        "objects",
+        "refs",
+        "repository",
+        "listing",
+        "heads",
+        "lines",
+        "grammar",
+        "reads",
     ],
     "gitmem.search": ["index"],
     "gitmem.strategies": [
