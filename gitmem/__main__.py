@@ -12,7 +12,7 @@ command itself, which may be a long-lived server (``mcp``, ``console``).
 a Claude Code session) never loads the command line at all: it goes straight to the
 small capture module, so its process costs little more than Python's own start. So do
 the plain forms of the read commands (``gitmem ls``, ``gitmem state``, ...) that the
-lean read path (:mod:`gitmem.lean.reads`) answers; anything else it leaves to the
+lean read path (:mod:`gitmem.quick`) answers; anything else it leaves to the
 command line, as if it were not there.
 """
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def _lean() -> None:
     """Print the lean read path's answer and end the process, if it has one."""
-    from gitmem.lean.reads import answer
+    from gitmem.quick import answer
 
     text = answer(sys.argv[1:], os.environ)
     if text is None:

@@ -29,6 +29,7 @@ LAYERS = [
     "gitmem.secrets",
     "gitmem.store",
     "gitmem.search",
+    "gitmem.quick",
     "gitmem.limits",
     "gitmem.state",
     "gitmem.edits",
@@ -91,6 +92,8 @@ ORDER: dict[str, list[str]] = {
         "storage",
     ],
     "gitmem.lean": [
+        "text",
+        "layout",
         "objects",
         "refs",
         "repository",
@@ -98,9 +101,8 @@ ORDER: dict[str, list[str]] = {
         "heads",
         "lines",
         "grammar",
-        "reads",
     ],
-    "gitmem.search": ["index"],
+    "gitmem.search": ["hits", "index"],
     "gitmem.strategies": [
         "base",
         "calls",

@@ -18,7 +18,7 @@ from gitmem import Agent, Author, Capability, Limits, Memory, Repository
 from gitmem.cli import cli
 from gitmem.lean import heads, refs, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
-from gitmem.lean.reads import answer
+from gitmem.quick import answer
 from gitmem.types import OP_RE, SLUG_RE, Change
 
 AGENT = Author.agent("agent-1")
@@ -61,6 +61,7 @@ def store(tmp_path: Path) -> str:
         put(repo, STORE, "tabs", "a\tb\n", "tabs\tand ünïcode")
         put(repo, STORE, "a-much-longer-slug.v2", "x" * 300, "wide")
     full(path, ["ls"])  # keeps the listing
+    full(path, ["search", "ship"])  # and the search index
     return path
 
 
@@ -71,6 +72,12 @@ ANSWERED = [
     ["state"],
     ["state", "--store", STORE],
     ["state", f"--store={STORE}"],
+    ["search", "ship"],
+    ["search", "SHIP", "build", "-s", STORE],
+    ["search", "--limit", "1", "ship", "tabs"],
+    ["search", "--limit=0", "a-much"],
+    ["search", "nothing-matches-this"],
+    ["search", "ünï"],
 ]
 
 
@@ -120,7 +127,12 @@ REFUSED = [
     ["state", "extra"],
     ["show", "deploy"],
     ["log", "deploy"],
-    ["search", "ship"],
+    ["search"],
+    ["search", "--limit", "x", "ship"],
+    ["search", "--limit", "-1", "ship"],
+    ["search", "--json", "ship"],
+    ["search", "--at", "2026-01-01", "ship"],
+    ["search", "a\x00b"],
     ["create", "x"],
     ["nonsense"],
     [],
@@ -142,6 +154,7 @@ def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str)
         put(repo, STORE, "new-one", "fresh\n")
     assert lean(store, ["ls"]) is None
     assert lean(store, ["state"]) is None
+    assert lean(store, ["search", "fresh"]) is None
     printed = full(store, ["ls"])
     assert "new-one" in printed[0]
     assert (lean(store, ["ls"]), 0) == printed
@@ -175,6 +188,7 @@ def test_a_store_with_recorded_limits_is_left_to_the_command_line(tmp_path: Path
         store = holder.store_id
     full(path, ["ls", "-s", store])
     assert lean(path, ["state", "-s", store]) is None
+    assert lean(path, ["search", "-s", store, "b"]) is None  # its maxResults applies
     assert (lean(path, ["ls", "-s", store]), 0) == full(path, ["ls", "-s", store])
 
 

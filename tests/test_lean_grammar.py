@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from gitmem.cli import cli
-from gitmem.lean import grammar, reads
+from gitmem import quick as reads
+from gitmem.lean import grammar
 
 GRAMMAR = Path(__file__).resolve().parent.parent / "gitmem" / "lean" / "grammar.py"
 

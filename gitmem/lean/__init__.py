@@ -8,8 +8,8 @@ Python's own start: the git objects (:mod:`~gitmem.lean.objects`), refs
 (:mod:`~gitmem.lean.refs`), a standalone repository's place on disk
 (:mod:`~gitmem.lean.repository`), a store's head commit (:mod:`~gitmem.lean.heads`),
 the kept listing's format (:mod:`~gitmem.lean.listing`), the lines the read commands
-print (:mod:`~gitmem.lean.lines`), the read commands' grammar as the command line
-defines it (:mod:`~gitmem.lean.grammar`, generated) and the answers themselves
-(:mod:`~gitmem.lean.reads`). Whatever they do not cover exactly is left to the full
-command line, which says every refusal.
+print (:mod:`~gitmem.lean.lines`), storable text (:mod:`~gitmem.lean.text`) and the
+read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
+generated). The answers themselves are :mod:`gitmem.quick`'s. Whatever they do not
+cover exactly is left to the full command line, which says every refusal.
 """

@@ -8,7 +8,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CARETS", "counted", "listing_text", "state_text"]
+__all__ = ["CARETS", "counted", "excerpt", "hits_text", "listing_text", "state_text"]
 
 # Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
 # stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
@@ -71,3 +71,22 @@ def state_text(event: dict[str, Any]) -> str:
             f"{e['over']}; writes that do not bring it down are refused"
         )
     return "".join(line + "\n" for line in out)
+
+
+def excerpt(body: str, keywords: list[str], width: int = 160) -> str:
+    """A short piece of ``body`` around the first of the (lowered) ``keywords`` found
+    in it: a search hit's excerpt."""
+    lowered = body.lower()
+    found = [i for i in (lowered.find(k) for k in keywords) if i >= 0]
+    start = max(0, min(found) - width // 3) if found else 0
+    piece = " ".join(body[start : start + width].split())
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + width < len(body) else ""
+    return f"{prefix}{piece}{suffix}"
+
+
+def hits_text(hits: list[tuple[str, str, str]], keywords: list[str]) -> list[str]:
+    """``gitmem search``: each hit's slug, description and excerpt, best first."""
+    if not hits:
+        return ["no memory mentions " + ", ".join(keywords) + "\n"]
+    return [f"{slug}  {description}\n    {piece}\n" for slug, description, piece in hits]

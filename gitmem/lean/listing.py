@@ -28,7 +28,7 @@ else:
         return value
 
 
-__all__ = ["HEADER", "encode", "listing_path", "parse"]
+__all__ = ["HEADER", "encode", "listing_path", "parse", "store_file_name"]
 
 HEADER = b"gitmem-listing-1-py%d.%d" % sys.version_info[:2]
 """The first field: ``marshal``'s format may change between Python versions, so another
@@ -39,9 +39,14 @@ Kept = tuple[str, dict[str, str], list[tuple[str, tuple[str, int, int]]], list[s
 lines)), and for each row its folder and ``.md`` blob id."""
 
 
+def store_file_name(store: str) -> str:
+    """The SHA-1 of a store id, which names the store's derived files."""
+    return sha1(store.encode()).hexdigest()
+
+
 def listing_path(meta: str, store: str) -> str:
     """Where ``store``'s listing is kept, in gitmem's folder ``meta`` of a git directory."""
-    return os.path.join(meta, "listing", sha1(store.encode()).hexdigest())
+    return os.path.join(meta, "listing", store_file_name(store))
 
 
 def encode(

@@ -19,7 +19,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["BLOB", "COMMIT", "MAX_CHAIN", "TREE", "Objects", "Unreadable", "apply_delta"]
+__all__ = [
+    "BLOB",
+    "COMMIT",
+    "MAX_CHAIN",
+    "TREE",
+    "Objects",
+    "Unreadable",
+    "apply_delta",
+    "tree_entries",
+]
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 _OFS_DELTA, _REF_DELTA = 6, 7
@@ -82,6 +91,25 @@ def apply_delta(base: bytes, delta: bytes) -> bytes:
     if len(result) != wanted:
         raise Unreadable("a delta makes an object of another size")
     return result
+
+
+def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
+    """A tree's entries: name → (mode, object id)."""
+    found: dict[str, tuple[int, str]] = {}
+    at, end = 0, len(content)
+    while at < end:
+        space = content.find(b" ", at)
+        nul = content.find(b"\0", space + 1)
+        if space < 0 or nul < 0 or nul + 21 > end:
+            raise Unreadable("a tree entry is cut short")
+        try:
+            mode = int(content[at:space], 8)
+            name = content[space + 1 : nul].decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            raise Unreadable("a tree entry does not read") from None
+        found[name] = (mode, content[nul + 1 : nul + 21].hex())
+        at = nul + 21
+    return found
 
 
 def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:

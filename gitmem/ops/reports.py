@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gitmem.lean.lines import counted, listing_text, state_text
+from gitmem.lean.lines import counted, hits_text, listing_text, state_text
 from gitmem.ops.diffs import diff_stat, render
 from gitmem.ops.reading import (
     OUTSIDE,
@@ -405,13 +405,11 @@ class _Hits:
         self.keywords = keywords
 
     def pieces(self) -> Iterable[str]:
-        if not self.hits:
-            return ["no memory mentions " + ", ".join(self.keywords) + "\n"]
         lowered = [k.lower() for k in self.keywords]
-        return [
-            f"{h.memory.slug}  {h.memory.description}\n    {h.excerpt(lowered)}\n"
-            for h in self.hits
-        ]
+        return hits_text(
+            [(h.memory.slug, h.memory.description, h.excerpt(lowered)) for h in self.hits],
+            self.keywords,
+        )
 
     def to_dict(self) -> object:
         lowered = [k.lower() for k in self.keywords]

@@ -17,8 +17,9 @@ import os
 
 from gitmem.lean import grammar, listing, refs, repository
 from gitmem.lean.heads import Head, head
-from gitmem.lean.lines import listing_text, state_text
-from gitmem.lean.objects import Objects
+from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
+from gitmem.lean.lines import excerpt, hits_text, listing_text, state_text
+from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,6 +119,9 @@ def parse(argv: list[str]) -> Parsed | None:
     return Parsed(options, command, mine, words)
 
 
+_DIR_MODE = 0o040000
+
+
 class _Store:
     """A standalone repository's store, its head commit as gitmem wrote it."""
 
@@ -139,6 +143,35 @@ class _Store:
             return None
         kept = listing.parse(data, folders=False, tree=self.head.tree)
         return kept[2] if kept is not None else None
+
+    def body(self, slug: str) -> str | None:
+        """The body of the memory ``slug`` at the head, read as the store reads a memory
+        (its code halves too, which must be text); ``None`` if it is not there."""
+        root = self._tree(self.head.tree)
+        folder = root.get(bucket(slug))
+        if folder is None or folder[0] != _DIR_MODE:
+            return None
+        entries = self._tree(folder[1])
+        md = entries.get(slug + MD)
+        if md is None:
+            return None
+        for half in (CODE, ON_USE):
+            if slug + half in entries:
+                self._blob(entries[slug + half][1]).decode()
+        framed = split_md(self._blob(md[1]))
+        return framed[1].decode() if framed is not None else None
+
+    def _tree(self, sha: str) -> dict[str, tuple[int, str]]:
+        kind, content = self.objects.read(sha)
+        if kind != TREE:
+            raise ValueError(f"{sha} is not a tree")
+        return tree_entries(content)
+
+    def _blob(self, sha: str) -> bytes:
+        kind, content = self.objects.read(sha)
+        if kind != BLOB:
+            raise ValueError(f"{sha} is not a blob")
+        return content
 
 
 def _store(parsed: Parsed, environ: Mapping[str, str]) -> _Store | None:
@@ -194,8 +227,37 @@ def _state(store: _Store, parsed: Parsed) -> str | None:
     )
 
 
+def _search(store: _Store, parsed: Parsed) -> str | None:
+    from gitmem.search.index import SearchIndex, check_keywords, index_path
+
+    given = parsed.options.get("limit", "0")
+    if not isinstance(given, str) or not (given.isascii() and given.isdigit()):
+        return None
+    limit = int(given)
+    if not limit and _CAPABILITY in store.head.extra:
+        return None  # its maxResults is the full command line's to read
+    keywords = check_keywords(parsed.arguments)
+    index = SearchIndex.load(index_path(store.directory, store.name))
+    if index is None or index.commit != store.head.commit:
+        return None  # none kept yet, or behind the head: the full path catches it up
+    ranked = index.rank(keywords, limit)
+    rows = store.listing() if ranked else []
+    if rows is None:
+        return None
+    descriptions = {slug: description for slug, (description, _, _) in rows}
+    lowered = [k.lower() for k in keywords]
+    hits: list[tuple[str, str, str]] = []
+    for slug, _, _ in ranked:
+        body = store.body(slug)
+        if body is None or slug not in descriptions:
+            return None
+        hits.append((slug, descriptions[slug], excerpt(body, lowered)))
+    return "".join(hits_text(hits, parsed.arguments))
+
+
 _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
     "ls": (frozenset({"store"}), _ls),
+    "search": (frozenset({"store", "limit"}), _search),
     "state": (frozenset({"store"}), _state),
 }
 """What the lean path answers: each command, the options it answers with, its answer."""

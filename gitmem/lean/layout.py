@@ -1,0 +1,37 @@
+"""How a memory is laid out as files in a store's tree (the rule
+:mod:`gitmem.store.memoryfiles` writes by): its fan-out folder, its files' names, and
+the front matter that frames its ``.md`` file."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha1
+else:
+    try:  # the module itself: hashlib would load OpenSSL to name one folder
+        from _sha1 import sha1
+    except ImportError:  # a Python built without it
+        from hashlib import sha1
+
+__all__ = ["CLOSE", "CODE", "MD", "ON_USE", "OPEN", "bucket", "split_md"]
+
+MD = ".md"
+CODE = ".code.ts"
+ON_USE = ".onuse.ts"
+OPEN = b"---\ndescription: "
+CLOSE = b"\n---\n"
+
+
+def bucket(slug: str) -> str:
+    """The fan-out directory a slug's files live in: the first two hex digits of the
+    SHA-1 of the slug."""
+    return sha1(slug.encode("ascii")).hexdigest()[:2]
+
+
+def split_md(data: bytes) -> tuple[bytes, bytes] | None:
+    """A ``.md`` file's description (as its JSON string) and body; ``None`` if it has
+    no front matter."""
+    end = data.find(CLOSE, len(OPEN))
+    if not data.startswith(OPEN) or end < 0:
+        return None
+    return data[len(OPEN) : end], data[end + len(CLOSE) :]
