@@ -14,6 +14,7 @@ listing is taken only for the very tree it lists).
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 
 from gitmem.lean import grammar, listing, refs, repository
 from gitmem.lean.heads import Head, head
@@ -125,13 +126,14 @@ _DIR_MODE = 0o040000
 class _Store:
     """A standalone repository's store, its head commit as gitmem wrote it."""
 
-    __slots__ = ("directory", "head", "name", "objects")
+    __slots__ = ("_root", "directory", "head", "name", "objects")
 
     def __init__(self, directory: str, name: str, objects: Objects, found: Head) -> None:
         self.directory = directory
         self.name = name
         self.objects = objects
         self.head = found
+        self._root: dict[str, tuple[int, str]] | None = None
 
     def listing(self) -> list[tuple[str, tuple[str, int, int]]] | None:
         """The listing kept for this very head's tree, or ``None``."""
@@ -147,8 +149,9 @@ class _Store:
     def body(self, slug: str) -> str | None:
         """The body of the memory ``slug`` at the head, read as the store reads a memory
         (its code halves too, which must be text); ``None`` if it is not there."""
-        root = self._tree(self.head.tree)
-        folder = root.get(bucket(slug))
+        if self._root is None:
+            self._root = self._tree(self.head.tree)
+        folder = self._root.get(bucket(slug))
         if folder is None or folder[0] != _DIR_MODE:
             return None
         entries = self._tree(folder[1])
@@ -244,14 +247,14 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     rows = store.listing() if ranked else []
     if rows is None:
         return None
-    descriptions = {slug: description for slug, (description, _, _) in rows}
     lowered = [k.lower() for k in keywords]
     hits: list[tuple[str, str, str]] = []
     for slug, _, _ in ranked:
+        at = bisect_left(rows, (slug,))  # the rows are sorted by slug
         body = store.body(slug)
-        if body is None or slug not in descriptions:
+        if body is None or at == len(rows) or rows[at][0] != slug:
             return None
-        hits.append((slug, descriptions[slug], excerpt(body, lowered)))
+        hits.append((slug, rows[at][1][0], excerpt(body, lowered)))
     return "".join(hits_text(hits, parsed.arguments))
 
 
