@@ -14,11 +14,10 @@ listing is taken only for the very tree it lists).
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 
 from gitmem.lean import grammar, listing, refs, repository
 from gitmem.lean.heads import Head, head
-from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
+from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
 from gitmem.lean.lines import excerpt, hits_text, listing_text, state_text
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
@@ -146,9 +145,10 @@ class _Store:
         kept = listing.parse(data, folders=False, tree=self.head.tree)
         return kept[2] if kept is not None else None
 
-    def body(self, slug: str) -> str | None:
-        """The body of the memory ``slug`` at the head, read as the store reads a memory
-        (its code halves too, which must be text); ``None`` if it is not there."""
+    def memory(self, slug: str) -> tuple[str, str] | None:
+        """The description and body of the memory ``slug`` at the head, read as the store
+        reads a memory (its code halves too, which must be text); ``None`` if it is not
+        there or does not read."""
         if self._root is None:
             self._root = self._tree(self.head.tree)
         folder = self._root.get(bucket(slug))
@@ -162,7 +162,10 @@ class _Store:
             if slug + half in entries:
                 self._blob(entries[slug + half][1]).decode()
         framed = split_md(self._blob(md[1]))
-        return framed[1].decode() if framed is not None else None
+        if framed is None:
+            return None
+        found = description(framed[0])
+        return (found, framed[1].decode()) if found is not None else None
 
     def _tree(self, sha: str) -> dict[str, tuple[int, str]]:
         kind, content = self.objects.read(sha)
@@ -243,18 +246,13 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     index = SearchIndex.load(index_path(store.directory, store.name))
     if index is None or index.commit != store.head.commit:
         return None  # none kept yet, or behind the head: the full path catches it up
-    ranked = index.rank(keywords, limit)
-    rows = store.listing() if ranked else []
-    if rows is None:
-        return None
     lowered = [k.lower() for k in keywords]
     hits: list[tuple[str, str, str]] = []
-    for slug, _, _ in ranked:
-        at = bisect_left(rows, (slug,))  # the rows are sorted by slug
-        body = store.body(slug)
-        if body is None or at == len(rows) or rows[at][0] != slug:
+    for slug, _, _ in index.rank(keywords, limit):
+        found = store.memory(slug)
+        if found is None:
             return None
-        hits.append((slug, rows[at][1][0], excerpt(body, lowered)))
+        hits.append((slug, found[0], excerpt(found[1], lowered)))
     return "".join(hits_text(hits, parsed.arguments))
 
 

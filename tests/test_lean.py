@@ -3,7 +3,9 @@ object reader reads what dulwich reads."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from dulwich.repo import Repo
 
 from gitmem import Agent, Author, Capability, Limits, Memory, Repository
 from gitmem.cli import cli
-from gitmem.lean import heads, refs, repository
+from gitmem.lean import heads, layout, refs, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
 from gitmem.quick import answer
 from gitmem.types import OP_RE, SLUG_RE, Change
@@ -161,10 +163,14 @@ def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str)
 
 
 def test_a_fresh_clone_without_derived_files_is_left_to_the_command_line(store: str) -> None:
-    """No kept listing: ``None``."""
+    """No kept listing: ``None`` for ``ls``; a search needs only its own index."""
     for name in os.listdir(os.path.join(store, "gitmem", "listing")):
         os.remove(os.path.join(store, "gitmem", "listing", name))
     assert lean(store, ["ls"]) is None
+    assert lean(store, ["state"]) is None
+    assert (lean(store, ["search", "ship"]), 0) == full(store, ["search", "ship"])
+    shutil.rmtree(os.path.join(store, "gitmem", "search"))
+    assert lean(store, ["search", "ship"]) is None
 
 
 def test_two_stores_need_one_named(store: str) -> None:
@@ -241,6 +247,31 @@ def test_the_slug_shape_is_the_slug_pattern(text: str) -> None:
 )
 def test_the_op_shape_is_the_op_pattern(text: str) -> None:
     assert heads.op_shape(text) == bool(OP_RE.fullmatch(text))
+
+
+@pytest.mark.parametrize(
+    "framed",
+    [
+        b'"plain"',
+        b'"tabs\\t, quotes \\" and \\u00fc"',
+        json.dumps("ünïcode ✓").encode(),
+        json.dumps("ünïcode ✓", ensure_ascii=False).encode(),
+        b' "spaced" ',
+        b'"a" "b"',
+        b"42",
+        b"",
+        b'"unterminated',
+        b'"raw\ttab"',
+        b"\xff",
+    ],
+)
+def test_a_description_reads_as_json_reads_it(framed: bytes) -> None:
+    """The lean reading of a ``.md`` file's description is ``json.loads``'s, or none."""
+    try:
+        wanted = json.loads(framed)
+    except ValueError:
+        wanted = None
+    assert layout.description(framed) == (wanted if isinstance(wanted, str) else None)
 
 
 def test_ref_names_are_the_stores_dulwich_lists(store: str) -> None:

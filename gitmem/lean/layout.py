@@ -13,7 +13,7 @@ else:
     except ImportError:  # a Python built without it
         from hashlib import sha1
 
-__all__ = ["CLOSE", "CODE", "MD", "ON_USE", "OPEN", "bucket", "split_md"]
+__all__ = ["CLOSE", "CODE", "MD", "ON_USE", "OPEN", "bucket", "description", "split_md"]
 
 MD = ".md"
 CODE = ".code.ts"
@@ -35,3 +35,25 @@ def split_md(data: bytes) -> tuple[bytes, bytes] | None:
     if not data.startswith(OPEN) or end < 0:
         return None
     return data[len(OPEN) : end], data[end + len(CLOSE) :]
+
+
+_SPACE = " \t\n\r"
+
+
+def description(framed: bytes) -> str | None:
+    """The description a ``.md`` file's front matter holds (its JSON string, as
+    :func:`split_md` gives it), read as ``json.loads`` reads it, without loading the
+    ``json`` package; ``None`` if it is not one JSON string (the full reader says why)."""
+    try:
+        from _json import scanstring
+    except ImportError:  # another Python: the full reader decodes it
+        return None
+    try:
+        text = framed.decode("utf-8")
+        start = len(text) - len(text.lstrip(_SPACE))
+        if text[start : start + 1] != '"':
+            return None
+        value, end = scanstring(text, start + 1, True)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if not text[end:].strip(_SPACE) else None
