@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
+from gitmem import quick
 from gitmem.cli import cli
-from gitmem import quick as reads
 from gitmem.lean import grammar
 
 GRAMMAR = Path(__file__).resolve().parent.parent / "gitmem" / "lean" / "grammar.py"
@@ -70,7 +70,7 @@ def grammar_source() -> str:
     out += [
         "}\n\nCOMMANDS: dict[str, tuple[dict[str, tuple[str, bool]], list[tuple[str, int, bool]]]] = {\n"
     ]
-    for name in reads.COMMANDS:
+    for name in quick.COMMANDS:
         command = cli.get_command(ctx, name)
         assert command is not None, name
         sub = click.Context(command, parent=ctx, info_name=name)
@@ -86,4 +86,4 @@ def test_the_lean_grammar_is_generated_from_the_command_line() -> None:
     if os.environ.get("GITMEM_WRITE_GRAMMAR"):
         GRAMMAR.write_text(wanted)
     assert GRAMMAR.read_text() == wanted
-    assert set(grammar.COMMANDS) == set(reads.COMMANDS)
+    assert set(grammar.COMMANDS) == set(quick.COMMANDS)

@@ -24,7 +24,6 @@ __all__ = [
 ]
 
 
-
 def find_repository(start: str) -> str:
     """The repository for ``start``, found as git finds ``.git``: walking up from
     ``start``, the nearest folder holding a ``.gitmem`` repository or a git project whose
