@@ -212,9 +212,12 @@ class Objects:
         return self._by_id(bytes.fromhex(sha), 0)
 
     def _by_id(self, binsha: bytes, depth: int) -> tuple[int, bytes]:
-        for pack in self._all_packs():
+        packs = self._all_packs()
+        for i, pack in enumerate(packs):
             offset = pack.offset(binsha)
             if offset is not None:
+                if i:  # objects read together sit together: ask this pack first next time
+                    packs.insert(0, packs.pop(i))
                 try:
                     return pack.read(offset, self._by_id, depth)
                 except (IndexError, struct.error) as exc:
