@@ -7,9 +7,11 @@
 2. ``gitmem search`` on the same store as a process (goal: <= 150 ms), beside
    ``git grep -i -c`` over the branch.
    Each command of 1 and 2 is also run beside ``python -c pass``, the interpreter alone
-   (goal: <= 4x); and the first ``ls`` and ``search`` of a fresh clone, which has none of
-   the derived files (the kept listing and summaries, the search index), beside the same
-   command once they are kept (goal: <= 3x).
+   (goal: <= 4x): the interpreter of a plain venv with the wheel installed, as a user
+   has it (see ``installed.py``), whose ``gitmem`` is the one measured; and the first
+   ``ls`` and ``search`` of a fresh clone, which has none of the derived files (the
+   kept listing and summaries, the search index), beside the same command once they
+   are kept (goal: <= 3x).
 3. A cold ``Repository.open`` + one slug's history at 10,000 commits, in this process
    after its imports (goal: <= 20 ms), beside ``git log --format=%H -- PATH``.
 4. Building the derived indexes (history and search) from scratch at 10,000 commits
@@ -23,29 +25,26 @@ shared with other work the wall time can be many times the CPU time, for git too
 
 from __future__ import annotations
 
-import compileall
 import glob
 import os
 import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 
 from capability import build_store
+from installed import Installed, install
 from seeding import AUTHOR
 from store import build_history
 
-import gitmem
 from gitmem import Repository
 from gitmem.search import stored_index
 from gitmem.types import Change, Memory
 
 STORE = "profile/bench"
-GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
 RUNS = 9
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -133,7 +132,7 @@ def timed(fn: Callable[[], object]) -> Figure:
     return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
 
 
-def bench_commands(work: str) -> None:
+def bench_commands(work: str, user: Installed) -> None:
     path = os.path.join(work, "cold.git")
     t = time.perf_counter()
     repo = build_store(path, 10_000, 500)
@@ -146,7 +145,7 @@ def bench_commands(work: str) -> None:
     print(
         f"1. commands as processes on a 10,000-memory store (built in {time.perf_counter() - t:.1f} s)"
     )
-    gitmem = [GITMEM, "--repo", path]
+    gitmem = [user.gitmem, "--repo", path]
     git = ["git", f"--git-dir={path}"]
     branch = f"refs/heads/{STORE}"
     cases = [
@@ -177,7 +176,7 @@ def bench_commands(work: str) -> None:
             "git ls-tree -r -l",
         )
     )
-    python = [sys.executable, "-c"]
+    python = [user.python, "-c"]
     note(
         "python -c pass (the interpreter alone)",
         median([run([*python, "pass"]) for _ in range(RUNS)]),
@@ -217,7 +216,7 @@ def bench_commands(work: str) -> None:
             [*search, *keywords], [*grep, *(x for k in keywords for x in ("-e", k)), branch]
         )
         line(f"gitmem search ({label})", a, b, "git grep -i -c BRANCH", 150)
-        floor(f"gitmem search ({label})", [*search, *keywords], [sys.executable, "-c", "pass"])
+        floor(f"gitmem search ({label})", [*search, *keywords], [user.python, "-c", "pass"])
     warm = median([run([*search, "rollout"]) for _ in range(RUNS)])
     first("first gitmem search of a fresh clone", cold_search, warm)
 
@@ -278,12 +277,11 @@ def bench_history(work: str) -> None:
 
 def main() -> None:
     started = time.perf_counter()
-    # as an installed package is: its modules compiled once (PYTHONDONTWRITEBYTECODE
-    # would otherwise make every process compile the edited ones again)
-    compileall.compile_dir(os.path.dirname(gitmem.__file__), quiet=1)
     work = tempfile.mkdtemp(prefix="gitmem-cold-")
     try:
-        bench_commands(work)
+        user = install(os.path.join(work, "install"))
+        print(user.describe())
+        bench_commands(work, user)
         bench_history(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,7 +1,8 @@
 """The observer: capture, the panel and search, each beside its peer in the same run.
 
 1. The capture hook as a process (``gitmem observe capture post-tool-use`` with a Claude
-   Code PostToolUse event on stdin), beside ``python -c pass`` (goal: <= 2x).
+   Code PostToolUse event on stdin), beside ``python -c pass`` (goal: <= 2x): both of a
+   plain venv with the wheel installed, as a user has it (see ``installed.py``).
 2. Capture inside a Python harness: ``Recorder.tool`` per tool call (goal: <= 50 us
    median), beside the bare ``json.dumps`` + ``os.write`` of the same record.
 3. The panel over a year of daily session files (goal: <= 20 ms), beside ``git show`` of
@@ -23,10 +24,11 @@ import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
+
+from installed import Installed, install
 
 from gitmem import Repository
 from gitmem.observe import ObservationLog, Recorder, mem_search, panel
@@ -36,7 +38,6 @@ from gitmem.observe.logbook import LOG_STORE, author
 from gitmem.store import FileSnapshot
 from gitmem.types import FileChange, FileEdit
 
-GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
 RUNS = 11
 DAYS = 365
 PER_DAY = 12
@@ -110,8 +111,9 @@ def line(label: str, ours: Figure, peer: Figure, peer_name: str, goal: str, limi
     )
 
 
-def bench_hook(work: str) -> None:
+def bench_hook(work: str, user: Installed) -> None:
     print("1. the capture hook as a process")
+    print(f"   {user.describe()}")
     repo_dir = os.path.join(work, "hook.git")
     Repository.init(repo_dir).close()
     event = os.path.join(work, "event.json")
@@ -129,8 +131,8 @@ def bench_hook(work: str) -> None:
             handle,
         )
     env = {**os.environ, "GITMEM_REPO": repo_dir}
-    ours_args = [GITMEM, "observe", "capture", "post-tool-use"]
-    peer_args = [sys.executable, "-c", "pass"]
+    ours_args = [user.gitmem, "observe", "capture", "post-tool-use"]
+    peer_args = [user.python, "-c", "pass"]
     run(ours_args, event, env)
     run(peer_args)
     ours: list[Figure] = []
@@ -257,7 +259,7 @@ def main() -> None:
     started = time.perf_counter()
     work = tempfile.mkdtemp(prefix="gitmem-bench-observer-")
     try:
-        bench_hook(work)
+        bench_hook(work, install(os.path.join(work, "install")))
         bench_in_process(work)
         bench_year(work)
     finally:

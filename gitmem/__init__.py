@@ -10,9 +10,6 @@ adapters until something asks for them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 from gitmem.errors import (
     AlreadyExists,
     CodeError,
@@ -41,7 +38,12 @@ from gitmem.errors import (
     Unchanged,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    # annotations only: typing's import costs a fresh process about as much as the
+    # interpreter's own start, and a command that only reads needs none of it
+    from typing import Any
+
     from gitmem.binding import Agent
     from gitmem.capability import Capability
     from gitmem.holder import Holder, ToolResult, Turn
@@ -80,6 +82,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -10,14 +10,41 @@ command itself, which may be a long-lived server (``mcp``, ``console``).
 
 ``gitmem observe capture EVENT`` (the observer's capture hook, run at every tool call of
 a Claude Code session) never loads the command line at all: it goes straight to the
-small capture module, so its process costs little more than Python's own start.
+small capture module, so its process costs little more than Python's own start. So do
+the plain forms of the read commands (``gitmem ls``, ``gitmem state``, ...) that the
+lean read path (:mod:`gitmem.quick`) answers; anything else it leaves to the
+command line, as if it were not there.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+
+def _lean() -> None:
+    """Print the lean read path's answer and end the process, if it has one."""
+    from gitmem.quick import answer
+
+    text = answer(sys.argv[1:], os.environ)
+    if text is None:
+        return
+    if sys.stdout.isatty():
+        from gitmem.lean.lines import CARETS
+
+        text = text.translate(CARETS)
+    status = 0
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        status = 1  # a reader that went away (`gitmem ls | head`)
+    os._exit(status)  # as the command line ends: nothing to tear down
 
 
 def main() -> NoReturn:
@@ -26,6 +53,7 @@ def main() -> NoReturn:
         from gitmem.observe.capture import hook_main
 
         sys.exit(hook_main(sys.argv[3:]))
+    _lean()
     gc.disable()
     try:
         from gitmem.cli import main as run

@@ -33,8 +33,12 @@ accident. Messages are sentences an agent or operator can act on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # annotations only: every command imports this module, and typing's import costs a
+    # fresh process about as much as the interpreter's own start
+    from collections.abc import Sequence
+    from typing import ClassVar
 
 __all__ = [
     "AlreadyExists",

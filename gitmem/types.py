@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug, InvalidText
+from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug
+from gitmem.lean.text import check_text
 from gitmem.names import tree_name_problem
 
 __all__ = [
@@ -132,21 +133,6 @@ def check_op(op: object) -> str:
             "that starts with a letter (e.g. edit, rename)"
         )
     return op
-
-
-def check_text(value: object, what: str) -> str:
-    """Return ``value`` if it is storable text (a string, no NUL, no lone surrogate)."""
-    if not isinstance(value, str):
-        raise InvalidText(f"the {what} must be text, not {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidText(f"the {what} holds a NUL character; remove it and send text")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidText(
-            f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
-        ) from None
-    return value
 
 
 def count_lines(text: str) -> int:

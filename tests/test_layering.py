@@ -23,11 +23,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitmem"
 
 LAYERS = [
     "gitmem.errors",
+    "gitmem.lean",
     "gitmem.names",
     "gitmem.types",
     "gitmem.secrets",
     "gitmem.store",
     "gitmem.search",
+    "gitmem.quick",
     "gitmem.limits",
     "gitmem.state",
     "gitmem.edits",
@@ -91,7 +93,18 @@ ORDER: dict[str, list[str]] = {
         "proposals",
         "storage",
     ],
-    "gitmem.search": ["index"],
+    "gitmem.lean": [
+        "text",
+        "layout",
+        "objects",
+        "refs",
+        "repository",
+        "listing",
+        "heads",
+        "lines",
+        "grammar",
+    ],
+    "gitmem.search": ["hits", "index"],
     "gitmem.strategies": [
         "base",
         "calls",

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 
+from gitmem.lean.lines import CARETS
+
 if TYPE_CHECKING:
     from gitmem.ops.reports import Report
 
@@ -52,16 +54,6 @@ def fail(refusal: str | None, *, quiet: bool = False) -> None:
     click.get_current_context().exit(1)
 
 
-# Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
-# stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
-# as \u0080-\u009f.
-_CARETS = (
-    {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
-    | {0x7F: "^?"}
-    | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
-)
-
-
 class _Shown:
     """A terminal's stream that shows the control characters written to it.
 
@@ -76,7 +68,7 @@ class _Shown:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return self._stream.write(text.translate(_CARETS))
+        return self._stream.write(text.translate(CARETS))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument, InvalidAuthor, NotFound
+from gitmem.lean.repository import REPOSITORY_DIR
 from gitmem.store.layout import in_use, project_dir
 from gitmem.types import Author
 
@@ -21,8 +22,6 @@ __all__ = [
     "parse_author",
     "pick_store",
 ]
-
-REPOSITORY_DIR = ".gitmem"
 
 
 def find_repository(start: str) -> str:

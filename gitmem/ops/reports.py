@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gitmem.lean.lines import counted, hits_text, listing_text, state_text
 from gitmem.ops.diffs import diff_stat, render
 from gitmem.ops.reading import (
     OUTSIDE,
@@ -63,15 +64,6 @@ __all__ = [
 ]
 
 _UNITS = {"memories": "memory", "files": "file"}
-
-
-def counted(count: int, noun: str) -> str:
-    """``count`` and ``noun``, plural unless the count is one: "1 memory", "2 memories"."""
-    if count == 1:
-        return f"{count} {noun}"
-    if noun.endswith("y"):
-        return f"{count} {noun[:-1]}ies"
-    return f"{count} {noun}s"
 
 
 class Report(Protocol):
@@ -191,19 +183,8 @@ class _Memories:
         self.listing = listing
 
     def pieces(self) -> Iterable[str]:
-        if not self.listing:
-            return []
-        width = max(len(slug) for slug, _ in self.listing)
-        # one write: 10,000 lines written one by one cost more than reading them; and
-        # %-formatting is the quickest way Python has to lay them out
-        return [
-            "".join(
-                [
-                    "%-*s  %6d chars  %s\n" % (width, slug, chars, description)  # noqa: UP031
-                    for slug, (description, chars, _) in self.listing
-                ]
-            )
-        ]
+        text = listing_text(self.listing)
+        return [text] if text else []
 
     def to_dict(self) -> object:
         return [
@@ -405,30 +386,7 @@ class _State:
         self.event = event
 
     def pieces(self) -> Iterable[str]:
-        event = self.event
-        totals, peaks = event["totals"], event["peaks"]
-        out = [f"store {event['store']}"]
-        out += [
-            f"  {m['slug']:<32} {m['chars']:>7} chars {m['lines']:>5} lines  {m['description']}"
-            for m in event["memories"]
-        ]
-        out.append(
-            f"totals: {counted(totals['count'], 'memory')}, {counted(totals['chars'], 'char')}, "
-            f"{counted(totals['lines'], 'line')}"
-        )
-        out.append(
-            f"peaks:  {counted(peaks['count'], 'memory')}, {counted(peaks['chars'], 'char')}, "
-            f"{counted(peaks['lines'], 'line')}"
-        )
-        shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
-        out.append(f"limits: {shown}")
-        for e in event["exceeded"]:
-            where = f" ({e['slug']})" if e["slug"] else ""
-            out.append(
-                f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by "
-                f"{e['over']}; writes that do not bring it down are refused"
-            )
-        return ["".join(_lines(out))]  # one write, as a listing's
+        return [state_text(self.event)]  # one write, as a listing's
 
     def to_dict(self) -> object:
         return self.event
@@ -447,13 +405,11 @@ class _Hits:
         self.keywords = keywords
 
     def pieces(self) -> Iterable[str]:
-        if not self.hits:
-            return ["no memory mentions " + ", ".join(self.keywords) + "\n"]
         lowered = [k.lower() for k in self.keywords]
-        return [
-            f"{h.memory.slug}  {h.memory.description}\n    {h.excerpt(lowered)}\n"
-            for h in self.hits
-        ]
+        return hits_text(
+            [(h.memory.slug, h.memory.description, h.excerpt(lowered)) for h in self.hits],
+            self.keywords,
+        )
 
     def to_dict(self) -> object:
         lowered = [k.lower() for k in self.keywords]

@@ -15,29 +15,38 @@ makes the index build itself again from the store, and the file is written anew.
 from __future__ import annotations
 
 import bisect
-import contextlib
-import hashlib
 import heapq
 import marshal
 import mmap
 import os
-import re
 import sys
-import threading
 import zlib
 from array import array
-from collections import Counter
-from collections.abc import Callable
 from itertools import chain
-from typing import TYPE_CHECKING, NamedTuple, cast
 
 from gitmem.errors import InvalidArgument
-from gitmem.types import Memory, check_text
+from gitmem.lean.listing import store_file_name
+from gitmem.lean.text import check_text
 
+# annotations only at run time: the lean read path searches with this module, in a
+# process that loads no typing, no regular expressions and no memory types (and what
+# only building or writing an index needs is imported where it is used)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gitmem.store import Storage
+    import re
+    from collections.abc import Callable
+    from typing import cast
 
-__all__ = ["BEHIND", "Hit", "SearchIndex", "check_keywords", "index_file", "stored_index"]
+    from gitmem.search.hits import Hit
+    from gitmem.store import Storage
+    from gitmem.types import Memory
+else:
+
+    def cast(_: object, value: object) -> object:
+        return value
+
+
+__all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path", "stored_index"]
 
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
@@ -45,7 +54,22 @@ BEHIND = 64
 # marshal's format and array's item sizes are this interpreter's: another writes anew
 _MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
 _SUFFIX = ".2"
-_WORD = re.compile(r"\w+")
+_word: list[re.Pattern[str]] = []
+
+
+def _words(text: str) -> list[str]:
+    """The words (runs of word characters) of ``text``."""
+    if not _word:
+        import re  # here: a search of a stored index splits no text
+
+        _word.append(re.compile(r"\w+"))
+    return _word[0].findall(text)
+
+
+def _is_word(keyword: str) -> bool:
+    """Whether ``keyword`` is one word: what ``\\w+`` matches whole (a word character is
+    a letter, a digit, a number or ``_``, as ``str.isalnum`` says)."""
+    return bool(keyword) and all(c.isalnum() or c == "_" for c in keyword)
 
 
 def check_keywords(keywords: object) -> list[str]:
@@ -56,25 +80,6 @@ def check_keywords(keywords: object) -> list[str]:
     if not any(found):
         raise InvalidArgument("give at least one non-empty keyword")
     return found
-
-
-class Hit(NamedTuple):
-    """One search result: the memory, the distinct keywords it mentions, how often."""
-
-    memory: Memory
-    distinct: int
-    frequency: int
-
-    def excerpt(self, keywords: list[str], width: int = 160) -> str:
-        """A short piece of the body around the first keyword found in it."""
-        body = self.memory.body
-        lowered = body.lower()
-        found = [i for i in (lowered.find(k) for k in keywords) if i >= 0]
-        start = max(0, min(found) - width // 3) if found else 0
-        piece = " ".join(body[start : start + width].split())
-        prefix = "…" if start > 0 else ""
-        suffix = "…" if start + width < len(body) else ""
-        return f"{prefix}{piece}{suffix}"
 
 
 class _Damaged(Exception):
@@ -168,7 +173,9 @@ class SearchIndex:
         self._version += 1
         text = f"{memory.slug}\0{memory.description}\0{memory.body}".lower()
         self._docs[memory.slug] = (memory, text)
-        for word, count in Counter(_WORD.findall(text)).items():
+        from collections import Counter
+
+        for word, count in Counter(_words(text)).items():
             slugs = self._postings.get(word)
             if slugs is None:
                 slugs = self._postings[word] = {}
@@ -180,7 +187,7 @@ class SearchIndex:
         self._orders.clear()
         old = self._docs.pop(slug, None)
         if old is not None:
-            for word in set(_WORD.findall(old[1])):
+            for word in set(_words(old[1])):
                 self._postings[word].pop(slug, None)
         if self._base is not None and slug in self._base.slugs():
             self._hidden.add(slug)
@@ -200,10 +207,25 @@ class SearchIndex:
             raise AssertionError("a stored index is searched only after it follows its store")
         repo, store = self._source
         self.reset(repo.snapshot(store, self.commit).memories(), self.commit)
+        import contextlib
+
         with contextlib.suppress(OSError):  # derived data: the next reader builds it again
             self.save(index_file(repo, store))
 
     def _search(self, keywords: list[str], limit: int) -> list[Hit]:
+        from gitmem.search.hits import Hit
+
+        hits: list[Hit] = []
+        for slug, distinct, frequency in self.rank(keywords, limit):
+            memory = self._memory(slug)
+            if memory is not None:
+                hits.append(Hit(memory, distinct, frequency))
+        return hits
+
+    def rank(self, keywords: list[str], limit: int) -> list[tuple[str, int, int]]:
+        """The ``limit`` best memories (0: all that match) as ``(slug, distinct keywords,
+        occurrences)``, ranked as :meth:`search` ranks them; a stored part found damaged
+        raises (:meth:`search` rebuilds the index then)."""
         self._stable.clear()
         found = [self._occurrences(k) for k in dict.fromkeys(k.lower() for k in keywords if k)]
         found = [f for f in found if f]
@@ -212,6 +234,8 @@ class SearchIndex:
         if limit and sum(map(len, found)) > 8 * limit and all(id(f) in self._stable for f in found):
             ranked = self._top(found, limit)
         else:
+            from collections import Counter
+
             distinct = Counter(chain.from_iterable(found))
             frequency = dict(found[0])
             for more in found[1:]:
@@ -221,12 +245,7 @@ class SearchIndex:
                 limit or len(distinct),
                 ((-n, -frequency[slug], slug) for slug, n in distinct.items()),
             )
-        hits: list[Hit] = []
-        for n, f, slug in ranked:
-            memory = self._memory(slug)
-            if memory is not None:
-                hits.append(Hit(memory, -n, -f))
-        return hits
+        return [(slug, -n, -f) for n, f, slug in ranked]
 
     def _top(self, found: list[dict[str, int]], limit: int) -> list[tuple[int, int, str]]:
         """The ``limit`` best-ranked memories, without scoring every one: each keyword's
@@ -278,7 +297,7 @@ class SearchIndex:
     def _occurrences(self, keyword: str) -> dict[str, int]:
         """How often ``keyword`` occurs in each memory that has it."""
         base, hidden = self._base, self._hidden
-        if not _WORD.fullmatch(keyword):
+        if not _is_word(keyword):
             texts = [(slug, text) for slug, (_, text) in self._docs.items()]
             if base is not None:
                 texts += [(s, t) for s, t in base.texts().items() if s not in hidden]
@@ -329,6 +348,9 @@ class SearchIndex:
                 if kept:
                     postings[word] = {**kept, **postings.get(word, {})}
         data = _Stored.build(self.commit, postings, texts)
+        import contextlib
+        import threading
+
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -376,6 +398,8 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
     index.follow(repo, store)
     # no base: built here (none on disk, a damaged one, or a rewritten branch)
     if not index.stored or index.changed >= BEHIND:
+        import contextlib
+
         with contextlib.suppress(OSError):  # the first format's file, now never read
             os.remove(path[: -len(_SUFFIX)] + ".1")
         try:
@@ -391,8 +415,12 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
 
 def index_file(repo: Storage, store: str) -> str:
     """Where ``store``'s search index is kept: beside the history index, in no branch."""
-    name = hashlib.sha1(store.encode()).hexdigest() + _SUFFIX
-    return os.path.join(repo.directory, "gitmem", "search", name)
+    return index_path(repo.directory, store)
+
+
+def index_path(directory: str, store: str) -> str:
+    """Where ``store``'s search index is kept in the git directory ``directory``."""
+    return os.path.join(directory, "gitmem", "search", store_file_name(store) + _SUFFIX)
 
 
 def _u64(values: list[int]) -> bytes:

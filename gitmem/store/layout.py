@@ -13,13 +13,14 @@ branches are never read or written.
 from __future__ import annotations
 
 import os
-import re
 
 from dulwich.errors import NotGitRepository
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.errors import InvalidArgument, NotARepository, PathOccupied
+from gitmem.lean.refs import STORE_MAX
+from gitmem.lean.refs import usable_store as store_rule
 from gitmem.store.locking import fsync_dir, storage_error
 
 __all__ = [
@@ -48,19 +49,11 @@ PROPOSAL_PREFIX = MARKER_PREFIX + "proposals/"
 """Where proposals live: ``refs/gitmem/proposals/<store-id>/<holder>``."""
 _META = "gitmem"
 _LAYOUT = b"layout"
-STORE_MAX = 200
-_STORE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
 
 
 def check_store(store: object) -> str:
     """Return ``store`` if it is a usable store id, else raise ``InvalidArgument``."""
-    if (
-        not isinstance(store, str)
-        or len(store) > STORE_MAX
-        or not _STORE_RE.fullmatch(store)
-        or ".." in store
-        or any(part.endswith(".lock") or part.endswith(".") for part in store.split("/"))
-    ):
+    if not isinstance(store, str) or not store_rule(store):
         raise InvalidArgument(
             f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
             "digits, '-', '_' and '.', in parts separated by '/' (e.g. profile/researcher)"

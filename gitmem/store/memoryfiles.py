@@ -16,25 +16,28 @@ The ``.md`` file is a front-matter block holding the description as a JSON strin
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from gitmem.errors import StorageError
+from gitmem.lean.layout import CLOSE as _CLOSE
+from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
+from gitmem.lean.layout import OPEN as _OPEN
 from gitmem.types import Memory
 
-MD = ".md"
-CODE = ".code.ts"
-ON_USE = ".onuse.ts"
+__all__ = [
+    "CODE",
+    "MD",
+    "ON_USE",
+    "SUFFIXES",
+    "bucket",
+    "decode_md",
+    "encode",
+    "memory_path",
+    "split_name",
+]
+
 SUFFIXES = (MD, CODE, ON_USE)
 """A memory's files: its markdown, and the code and onUse halves beside it."""
-
-_OPEN = b"---\ndescription: "
-_CLOSE = b"\n---\n"
-
-
-def bucket(slug: str) -> str:
-    """The fan-out directory a slug's files live in."""
-    return hashlib.sha1(slug.encode("ascii")).hexdigest()[:2]
 
 
 def memory_path(slug: str) -> str:
@@ -63,15 +66,15 @@ def encode(memory: Memory) -> dict[str, bytes]:
 
 def decode_md(slug: str, data: bytes) -> tuple[str, str]:
     """``(description, body)`` from a ``.md`` file; ``StorageError`` if it does not parse."""
-    end = data.find(_CLOSE, len(_OPEN))
-    if not data.startswith(_OPEN) or end < 0:
+    framed = split_md(data)
+    if framed is None:
         raise StorageError(
             f"memory file {slug}{MD} has no front matter; "
             "restore it with `gitmem log` or rewrite it with `gitmem edit`"
         )
     try:
-        description = json.loads(data[len(_OPEN) : end])
-        body = data[end + len(_CLOSE) :].decode()
+        description = json.loads(framed[0])
+        body = framed[1].decode()
     except (ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"memory file {slug}{MD} does not parse: {exc}") from None
     if not isinstance(description, str):

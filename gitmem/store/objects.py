@@ -6,6 +6,7 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 import threading
 from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
+from gitmem.lean.objects import Objects, Unreadable
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.types import Memory, Totals
@@ -258,6 +260,9 @@ class ObjectReader:
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
+        # the mapped packs read directly: a listing of a store nothing has listed yet
+        # reads every memory's blob, and dulwich's lookup asks each pack in turn
+        self._objects = Objects(os.fspath(repo.object_store.path))
         # dulwich reads packs through shared file objects: one reader at a time
         self.lock = threading.RLock()
         self._trees: dict[str, TreeEntries] = {}
@@ -517,6 +522,12 @@ class ObjectReader:
         key = ObjectID(sha.encode())
         store = self.repo.object_store
         with self.lock:
+            try:
+                found, content = self._objects.read(sha)
+                if found == kind:
+                    return content
+            except (KeyError, Unreadable, OSError):
+                pass  # one that arrived since, or anything odd: dulwich reads it, with its errors
             try:
                 try:
                     found, content = store.get_raw(key)

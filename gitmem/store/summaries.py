@@ -23,13 +23,13 @@ match; any other file is passed over and written again by the next listing.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
-import sys
 import threading
 import zlib
-from typing import NamedTuple, cast
+from typing import NamedTuple
+
+from gitmem.lean import listing as kept_file
 
 __all__ = ["Buckets", "KeptListing", "Listing", "Summaries", "Summary"]
 
@@ -56,8 +56,6 @@ class KeptListing(NamedTuple):
 
 
 _MARK = b"\ngitmem-summaries-1 "
-# marshal's format may change between Python versions: another version writes anew
-_LISTING = b"gitmem-listing-1-py%d.%d" % sys.version_info[:2]
 
 
 class Summaries:
@@ -110,7 +108,8 @@ class Summaries:
                 data = f.read()
         except OSError:
             return None
-        return _parse_listing(data, folders=folders, tree=tree)
+        found = kept_file.parse(data, folders=folders, tree=tree)
+        return KeptListing(*found) if found is not None else None
 
     def keep_listing(
         self,
@@ -125,15 +124,13 @@ class Summaries:
         ``buckets``, each row read from the folder ``folders`` names and the ``.md``
         blob ``blobs`` names (best effort: derived data, written again by the next
         listing if it is lost)."""
-        rows, where = marshal.dumps((buckets, listing)), marshal.dumps((folders, blobs))
-        crc = zlib.crc32(where, zlib.crc32(rows, zlib.crc32(tree.encode())))
-        head = b" ".join([_LISTING, tree.encode(), b"%d %d %d\n" % (len(rows), len(where), crc)])
+        data = kept_file.encode(tree, buckets, listing, folders, blobs)
         path = self._listing_path(store)
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(tmp, "wb") as f:
-                f.write(head + rows + where)
+                f.write(data)
             os.replace(tmp, path)
         except OSError:
             pass
@@ -142,58 +139,7 @@ class Summaries:
                 os.remove(tmp)
 
     def _listing_path(self, store: str) -> str:
-        name = hashlib.sha1(store.encode()).hexdigest()
-        return os.path.join(os.path.dirname(self._path), "listing", name)
-
-
-def _parse_listing(data: bytes, *, folders: bool, tree: str | None) -> KeptListing | None:
-    """The listing ``data`` holds (if ``tree`` is given, only a listing of that tree),
-    all checked by one CRC (the tree id's too); ``None`` if it does not read whole. The
-    folders and blob ids are unmarshalled only when asked for (``folders``): a listing
-    of an unchanged store needs neither."""
-    line, newline, payload = data.partition(b"\n")
-    fields = line.split(b" ")
-    if not newline or len(fields) != 5 or fields[0] != _LISTING or len(fields[1]) != 40:
-        return None
-    if tree is not None and fields[1] != tree.encode():
-        return None
-    if not all(f.isdigit() for f in fields[2:]):
-        return None
-    rows_len, where_len, crc = (int(f) for f in fields[2:])
-    if len(payload) != rows_len + where_len or zlib.crc32(payload, zlib.crc32(fields[1])) != crc:
-        return None
-    try:
-        # as written: the CRC matched, so it is what a listing kept
-        found: object = marshal.loads(payload[:rows_len])
-        none: tuple[list[str], list[str]] = ([], [])
-        where: object = marshal.loads(payload[rows_len:]) if folders else none
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not (_pair(found) and _pair(where)):
-        return None
-    buckets, rows = cast(tuple[object, object], found)
-    kept_folders, blobs = cast(tuple[object, object], where)
-    if not (isinstance(buckets, dict) and isinstance(rows, list)):
-        return None
-    if not (isinstance(kept_folders, list) and isinstance(blobs, list)):
-        return None
-    count = len(cast(list[object], rows))
-    if (
-        folders
-        and not len(cast(list[object], kept_folders)) == len(cast(list[object], blobs)) == count
-    ):
-        return None
-    return KeptListing(
-        fields[1].decode(),
-        cast(Buckets, buckets),
-        cast(Listing, rows),
-        cast(list[str], kept_folders),
-        cast(list[str], blobs),
-    )
-
-
-def _pair(value: object) -> bool:
-    return isinstance(value, tuple) and len(cast(tuple[object, ...], value)) == 2
+        return kept_file.listing_path(os.path.dirname(self._path), store)
 
 
 def _read(path: str) -> dict[str, Summary]:

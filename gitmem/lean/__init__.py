@@ -1,0 +1,15 @@
+"""What a read command needs, with the standard library alone.
+
+Every command is a fresh process, and a command that only reads answers from files
+gitmem keeps (a store's kept listing, its search and history indexes) and a few git
+objects. This package reads those with no git library, no command-line library and no
+``typing`` at run time, so that ``gitmem ls`` and its like cost little more than
+Python's own start: the git objects (:mod:`~gitmem.lean.objects`), refs
+(:mod:`~gitmem.lean.refs`), a standalone repository's place on disk
+(:mod:`~gitmem.lean.repository`), a store's head commit (:mod:`~gitmem.lean.heads`),
+the kept listing's format (:mod:`~gitmem.lean.listing`), the lines the read commands
+print (:mod:`~gitmem.lean.lines`), storable text (:mod:`~gitmem.lean.text`) and the
+read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
+generated). The answers themselves are :mod:`gitmem.quick`'s. Whatever they do not
+cover exactly is left to the full command line, which says every refusal.
+"""

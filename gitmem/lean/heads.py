@@ -1,0 +1,121 @@
+"""What a store's head commit says, read as :mod:`gitmem.store.message` reads it: its
+tree, and, for a commit gitmem made to a memory store, its totals, peaks and extra
+trailers.
+
+Only a head whose own message gitmem wrote for a memory store is read here; a file
+store's, a commit gitmem did not make (its standing facts are an ancestor's) or one
+that does not read is ``None``, for the full reader.
+"""
+
+from __future__ import annotations
+
+from gitmem.lean.objects import COMMIT, Objects, Unreadable
+
+__all__ = ["TOTAL_KEYS", "Head", "head", "trailer_block"]
+
+TOTAL_KEYS = (
+    "Gitmem-Count",
+    "Gitmem-Chars",
+    "Gitmem-Lines",
+    "Gitmem-Peak-Count",
+    "Gitmem-Peak-Chars",
+    "Gitmem-Peak-Lines",
+)
+_EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Path")
+_SLUG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_OP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz-")
+
+
+def slug_shape(slug: str) -> bool:
+    """Whether ``slug`` has a slug's characters and length (1-64)."""
+    return 0 < len(slug) <= 64 and _SLUG_CHARS.issuperset(slug)
+
+
+def op_shape(op: str) -> bool:
+    """Whether ``op`` has an op's shape: a lower-case letter, then up to 31 more
+    letters and ``-``."""
+    return 0 < len(op) <= 32 and "a" <= op[0] <= "z" and _OP_CHARS.issuperset(op)
+
+
+def trailer_block(message: bytes) -> list[str] | None:
+    """The lines of a gitmem message's trailer block (the paragraph after the subject
+    line and a blank line), or ``None`` if the message has no such shape."""
+    subject, sep, rest = message.decode("utf-8", "replace").partition("\n\n")
+    if not sep or not subject.strip() or "\n" in subject:
+        return None
+    return rest.split("\n\n", 1)[0].splitlines()
+
+
+class Head:
+    """A memory store's head commit as gitmem wrote it."""
+
+    __slots__ = ("commit", "extra", "peaks", "totals", "tree")
+
+    def __init__(
+        self,
+        commit: str,
+        tree: str,
+        totals: tuple[int, int, int],
+        peaks: tuple[int, int, int],
+        extra: dict[str, str],
+    ) -> None:
+        self.commit = commit
+        self.tree = tree
+        self.totals = totals
+        self.peaks = peaks
+        self.extra = extra
+
+
+def _facts(message: bytes) -> tuple[list[int], dict[str, str]] | None:
+    """The six totals and the extra trailers of a memory store's gitmem message."""
+    lines = trailer_block(message)
+    if lines is None:
+        return None
+    trailers: dict[str, str] = {}
+    edits: dict[str, list[str]] = {key: [] for key in _EDIT_KEYS}
+    for line in lines:
+        if not line.startswith("Gitmem-"):
+            continue
+        key, sep, value = line.partition(": ")
+        if not sep:
+            continue
+        if key in edits:
+            edits[key].append(value)
+        else:
+            trailers[key] = value
+    slugs, ops, revisions = (edits[key] for key in _EDIT_KEYS[:3])
+    if edits["Gitmem-Path"] or not len(slugs) == len(ops) == len(revisions):
+        return None  # a file store's, or not gitmem's: for the full reader
+    if len(set(slugs)) < len(slugs):
+        return None
+    try:
+        for slug, op, revision in zip(slugs, ops, revisions, strict=True):
+            if int(revision) < 0 or not op_shape(op) or not slug_shape(slug):
+                return None
+        numbers = [int(trailers[k]) for k in TOTAL_KEYS]
+    except (KeyError, ValueError):
+        return None
+    if min(numbers) < 0:
+        return None
+    extra = {k: v for k, v in trailers.items() if k not in TOTAL_KEYS}
+    return numbers, extra
+
+
+def head(objects: Objects, commit: str) -> Head | None:
+    """The memory store's head ``commit``, or ``None`` if it is not one this reads."""
+    try:
+        kind, content = objects.read(commit)
+    except (KeyError, Unreadable):
+        return None
+    if kind != COMMIT:
+        return None
+    header, sep, message = content.partition(b"\n\n")
+    first = header.split(b"\n", 1)[0]
+    if not sep or not first.startswith(b"tree ") or len(first) != 45:
+        return None
+    found = _facts(message)
+    if found is None:
+        return None
+    (count, chars, lines, peak_count, peak_chars, peak_lines), extra = found
+    tree = first[5:].decode("ascii", "replace")
+    return Head(commit, tree, (count, chars, lines), (peak_count, peak_chars, peak_lines), extra)

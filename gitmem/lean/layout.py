@@ -1,0 +1,59 @@
+"""How a memory is laid out as files in a store's tree (the rule
+:mod:`gitmem.store.memoryfiles` writes by): its fan-out folder, its files' names, and
+the front matter that frames its ``.md`` file."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha1
+else:
+    try:  # the module itself: hashlib would load OpenSSL to name one folder
+        from _sha1 import sha1
+    except ImportError:  # a Python built without it
+        from hashlib import sha1
+
+__all__ = ["CLOSE", "CODE", "MD", "ON_USE", "OPEN", "bucket", "description", "split_md"]
+
+MD = ".md"
+CODE = ".code.ts"
+ON_USE = ".onuse.ts"
+OPEN = b"---\ndescription: "
+CLOSE = b"\n---\n"
+
+
+def bucket(slug: str) -> str:
+    """The fan-out directory a slug's files live in: the first two hex digits of the
+    SHA-1 of the slug."""
+    return sha1(slug.encode("ascii")).hexdigest()[:2]
+
+
+def split_md(data: bytes) -> tuple[bytes, bytes] | None:
+    """A ``.md`` file's description (as its JSON string) and body; ``None`` if it has
+    no front matter."""
+    end = data.find(CLOSE, len(OPEN))
+    if not data.startswith(OPEN) or end < 0:
+        return None
+    return data[len(OPEN) : end], data[end + len(CLOSE) :]
+
+
+_SPACE = " \t\n\r"
+
+
+def description(framed: bytes) -> str | None:
+    """The description a ``.md`` file's front matter holds (its JSON string, as
+    :func:`split_md` gives it), read as ``json.loads`` reads it, without loading the
+    ``json`` package; ``None`` if it is not one JSON string (the full reader says why)."""
+    try:
+        from _json import scanstring
+    except ImportError:  # another Python: the full reader decodes it
+        return None
+    try:
+        text = framed.decode("utf-8")
+        start = len(text) - len(text.lstrip(_SPACE))
+        if text[start : start + 1] != '"':
+            return None
+        value, end = scanstring(text, start + 1, True)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if not text[end:].strip(_SPACE) else None

@@ -1,0 +1,92 @@
+"""The text the read commands print, made from what they read: the one home of these
+lines, for the full command line's reports (:mod:`gitmem.ops.reports`) and the lean
+read path alike."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CARETS", "counted", "excerpt", "hits_text", "listing_text", "state_text"]
+
+# Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
+# stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
+# as \u0080-\u009f.
+CARETS = (
+    {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
+    | {0x7F: "^?"}
+    | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+)
+"""What a terminal shows of agents' text: its control characters in caret notation
+(``str.translate`` table), so that they are shown, not obeyed."""
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one: "1 memory", "2 memories"."""
+    if count == 1:
+        return f"{count} {noun}"
+    if noun.endswith("y"):
+        return f"{count} {noun[:-1]}ies"
+    return f"{count} {noun}s"
+
+
+def listing_text(listing: list[tuple[str, tuple[str, int, int]]]) -> str:
+    """``gitmem ls`` of a memory store: each slug, its size and its description."""
+    if not listing:
+        return ""
+    width = max(len(slug) for slug, _ in listing)
+    # one string: 10,000 lines written one by one cost more than reading them; and
+    # %-formatting is the quickest way Python has to lay them out
+    return "".join(
+        [
+            "%-*s  %6d chars  %s\n" % (width, slug, chars, description)  # noqa: UP031
+            for slug, (description, chars, _) in listing
+        ]
+    )
+
+
+def state_text(event: dict[str, Any]) -> str:
+    """``gitmem state``: a store's ``memory_state`` event as an operator reads it."""
+    totals, peaks = event["totals"], event["peaks"]
+    out = [f"store {event['store']}"]
+    out += [
+        f"  {m['slug']:<32} {m['chars']:>7} chars {m['lines']:>5} lines  {m['description']}"
+        for m in event["memories"]
+    ]
+    out.append(
+        f"totals: {counted(totals['count'], 'memory')}, {counted(totals['chars'], 'char')}, "
+        f"{counted(totals['lines'], 'line')}"
+    )
+    out.append(
+        f"peaks:  {counted(peaks['count'], 'memory')}, {counted(peaks['chars'], 'char')}, "
+        f"{counted(peaks['lines'], 'line')}"
+    )
+    shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
+    out.append(f"limits: {shown}")
+    for e in event["exceeded"]:
+        where = f" ({e['slug']})" if e["slug"] else ""
+        out.append(
+            f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by "
+            f"{e['over']}; writes that do not bring it down are refused"
+        )
+    return "".join(line + "\n" for line in out)
+
+
+def excerpt(body: str, keywords: list[str], width: int = 160) -> str:
+    """A short piece of ``body`` around the first of the (lowered) ``keywords`` found
+    in it: a search hit's excerpt."""
+    lowered = body.lower()
+    found = [i for i in (lowered.find(k) for k in keywords) if i >= 0]
+    start = max(0, min(found) - width // 3) if found else 0
+    piece = " ".join(body[start : start + width].split())
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + width < len(body) else ""
+    return f"{prefix}{piece}{suffix}"
+
+
+def hits_text(hits: list[tuple[str, str, str]], keywords: list[str]) -> list[str]:
+    """``gitmem search``: each hit's slug, description and excerpt, best first."""
+    if not hits:
+        return ["no memory mentions " + ", ".join(keywords) + "\n"]
+    return [f"{slug}  {description}\n    {piece}\n" for slug, description, piece in hits]

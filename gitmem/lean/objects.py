@@ -1,0 +1,258 @@
+"""Reading git objects with the standard library alone: loose objects, and packs with a
+version-2 index, their deltas (against an earlier offset or an object id) applied here.
+
+A command that only reads a few objects (a store's head commit, a memory's blobs)
+spends less reading them than importing a git library would cost it. Whatever does not
+read as git writes it (a damaged header, a size that does not match, an index of
+another version, a delta chain past :data:`MAX_CHAIN`) raises :class:`Unreadable`, and
+the caller leaves the work to the full reader.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import zlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "BLOB",
+    "COMMIT",
+    "MAX_CHAIN",
+    "TREE",
+    "Objects",
+    "Unreadable",
+    "apply_delta",
+    "tree_entries",
+]
+
+COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
+_OFS_DELTA, _REF_DELTA = 6, 7
+_NAMES = {b"commit": COMMIT, b"tree": TREE, b"blob": BLOB, b"tag": TAG}
+MAX_CHAIN = 64
+"""The longest delta chain read (git's own default depth is 50)."""
+
+
+class Unreadable(Exception):
+    """An object that is not here as git writes it."""
+
+
+def apply_delta(base: bytes, delta: bytes) -> bytes:
+    """``base`` with git's ``delta`` (its copy and insert instructions) applied."""
+    at = 0
+
+    def size() -> int:
+        nonlocal at
+        value = shift = 0
+        while True:
+            if at >= len(delta):
+                raise Unreadable("a delta ends inside its header")
+            byte = delta[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+
+    if size() != len(base):
+        raise Unreadable("a delta names a base of another size")
+    wanted = size()
+    out: list[bytes] = []
+    end = len(delta)
+    while at < end:
+        op = delta[at]
+        at += 1
+        if op & 0x80:
+            offset = length = 0
+            for bit, shift in ((0x01, 0), (0x02, 8), (0x04, 16), (0x08, 24)):
+                if op & bit:
+                    offset |= delta[at] << shift
+                    at += 1
+            for bit, shift in ((0x10, 0), (0x20, 8), (0x40, 16)):
+                if op & bit:
+                    length |= delta[at] << shift
+                    at += 1
+            length = length or 0x10000
+            if offset + length > len(base):
+                raise Unreadable("a delta copies past its base")
+            out.append(base[offset : offset + length])
+        elif op:
+            if at + op > end:
+                raise Unreadable("a delta inserts past its end")
+            out.append(delta[at : at + op])
+            at += op
+        else:
+            raise Unreadable("a delta holds a reserved instruction")
+    result = b"".join(out)
+    if len(result) != wanted:
+        raise Unreadable("a delta makes an object of another size")
+    return result
+
+
+def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
+    """A tree's entries: name → (mode, object id)."""
+    found: dict[str, tuple[int, str]] = {}
+    at, end = 0, len(content)
+    while at < end:
+        space = content.find(b" ", at)
+        nul = content.find(b"\0", space + 1)
+        if space < 0 or nul < 0 or nul + 21 > end:
+            raise Unreadable("a tree entry is cut short")
+        try:
+            mode = int(content[at:space], 8)
+            name = content[space + 1 : nul].decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            raise Unreadable("a tree entry does not read") from None
+        found[name] = (mode, content[nul + 1 : nul + 21].hex())
+        at = nul + 21
+    return found
+
+
+def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:
+    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(data[at : at + size + 5 * (size >> 14) + 64], size + 1)
+    except zlib.error as exc:
+        raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+    if len(out) != size or not inflater.eof:
+        raise Unreadable(f"a packed object at {at} does not inflate to its size")
+    return out
+
+
+class _Pack:
+    """One pack and its version-2 index, mapped."""
+
+    def __init__(self, base: str) -> None:
+        with open(base + ".idx", "rb") as f:
+            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        with open(base + ".pack", "rb") as f:
+            self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        idx = self._idx
+        if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2":
+            raise Unreadable(f"{base}.idx is not a version-2 index")
+        if self._data[:4] != b"PACK" or self._data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+            raise Unreadable(f"{base}.pack is not a pack")
+        self._fanout = struct.unpack_from(">256L", idx, 8)
+        self._count = self._fanout[255]
+        self._offsets = 8 + 1024 + self._count * 24
+        if len(idx) < self._offsets + self._count * 4 + 40:
+            raise Unreadable(f"{base}.idx is cut short")
+
+    def offset(self, sha: bytes) -> int | None:
+        """Where ``sha`` (20 bytes) starts in the pack, or ``None`` if it is not here."""
+        idx = self._idx
+        low = self._fanout[sha[0] - 1] if sha[0] else 0
+        high = self._fanout[sha[0]]
+        while low < high:
+            middle = (low + high) // 2
+            at = 1032 + middle * 20
+            name = idx[at : at + 20]
+            if name < sha:
+                low = middle + 1
+            elif name > sha:
+                high = middle
+            else:
+                (offset,) = struct.unpack_from(">L", idx, self._offsets + middle * 4)
+                if offset & 0x80000000:
+                    raise Unreadable("an object past 2 GiB of its pack")
+                return offset
+        return None
+
+    def read(
+        self, offset: int, by_id: Callable[[bytes, int], tuple[int, bytes]], depth: int
+    ) -> tuple[int, bytes]:
+        """``(type, content)`` of the object at ``offset``, deltas applied."""
+        if depth > MAX_CHAIN:
+            raise Unreadable("a delta chain longer than gitmem reads")
+        data = self._data
+        if offset >= len(data):
+            raise Unreadable("an index names an offset past its pack")
+        byte = data[offset]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
+        while byte & 0x80:
+            byte = data[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        if kind in (COMMIT, TREE, BLOB, TAG):
+            return kind, _inflate(data, at, size)
+        if kind == _OFS_DELTA:
+            byte = data[at]
+            distance, at = byte & 0x7F, at + 1
+            while byte & 0x80:
+                byte = data[at]
+                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
+            if not 0 < distance <= offset:
+                raise Unreadable(f"a packed delta at {offset} names no earlier base")
+            base = self.read(offset - distance, by_id, depth + 1)
+        elif kind == _REF_DELTA:
+            base = by_id(data[at : at + 20], depth + 1)
+            at += 20
+        else:
+            raise Unreadable(f"a packed object of unknown type {kind}")
+        return base[0], apply_delta(base[1], _inflate(data, at, size))
+
+
+class Objects:
+    """The objects of one git directory's ``objects`` folder, read on demand."""
+
+    def __init__(self, folder: str) -> None:
+        self._folder = folder
+        self._packs: list[_Pack] | None = None
+
+    def read(self, sha: str) -> tuple[int, bytes]:
+        """``(type, content)`` of the object ``sha`` (40 hex digits); ``KeyError`` if
+        it is not here, :class:`Unreadable` if it does not read whole."""
+        if len(sha) != 40 or not all(c in "0123456789abcdef" for c in sha):
+            raise Unreadable(f"{sha!r} is not an object id")
+        return self._by_id(bytes.fromhex(sha), 0)
+
+    def _by_id(self, binsha: bytes, depth: int) -> tuple[int, bytes]:
+        packs = self._all_packs()
+        for i, pack in enumerate(packs):
+            offset = pack.offset(binsha)
+            if offset is not None:
+                if i:  # objects read together sit together: ask this pack first next time
+                    packs.insert(0, packs.pop(i))
+                try:
+                    return pack.read(offset, self._by_id, depth)
+                except (IndexError, struct.error) as exc:
+                    raise Unreadable(f"a pack entry is cut short: {exc}") from None
+        return self._loose(binsha.hex())
+
+    def _loose(self, sha: str) -> tuple[int, bytes]:
+        try:
+            with open(os.path.join(self._folder, sha[:2], sha[2:]), "rb") as f:
+                data = zlib.decompress(f.read())
+        except FileNotFoundError:
+            raise KeyError(sha) from None
+        except (OSError, zlib.error) as exc:
+            raise Unreadable(f"object {sha} does not read: {exc}") from None
+        header, _, content = data.partition(b"\0")
+        name, _, size = header.partition(b" ")
+        kind = _NAMES.get(name)
+        if kind is None or not size.isdigit() or int(size) != len(content):
+            raise Unreadable(f"object {sha} has a damaged header")
+        return kind, content
+
+    def _all_packs(self) -> list[_Pack]:
+        if self._packs is None:
+            folder = os.path.join(self._folder, "pack")
+            try:
+                names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+            except FileNotFoundError:
+                names = []
+            packs: list[_Pack] = []
+            for name in names:
+                try:
+                    packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+                except FileNotFoundError:
+                    continue  # a pack replaced meanwhile
+                except (OSError, ValueError) as exc:
+                    raise Unreadable(f"pack {name} does not read: {exc}") from None
+            self._packs = packs
+        return self._packs

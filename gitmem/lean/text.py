@@ -1,0 +1,23 @@
+"""What storable text is: a string with no NUL and no lone surrogate (the one rule
+every text an agent or an operator gives passes, keywords included)."""
+
+from __future__ import annotations
+
+from gitmem.errors import InvalidText
+
+__all__ = ["check_text"]
+
+
+def check_text(value: object, what: str) -> str:
+    """Return ``value`` if it is storable text (a string, no NUL, no lone surrogate)."""
+    if not isinstance(value, str):
+        raise InvalidText(f"the {what} must be text, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidText(f"the {what} holds a NUL character; remove it and send text")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(
+            f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
+        ) from None
+    return value

@@ -1,0 +1,285 @@
+"""The lean read path: the plain, valid forms of the read commands, answered before the
+command line loads, from the files gitmem keeps and a few git objects.
+
+:func:`answer` takes the process's arguments and either prints the command's output
+and says its exit status, or says ``None``: not a form it answers exactly (help, a
+usage error, an option it leaves to the full command line, a store it does not read,
+a derived file not kept yet, anything odd on disk), and the full command line runs as
+if this did not exist, so every refusal and error keeps its one home there. What it
+prints comes from the same functions the full command line's reports print with
+(:mod:`gitmem.lean.lines`), from the same kept files, under the same rules (a kept
+listing is taken only for the very tree it lists).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitmem.lean import grammar, listing, refs, repository
+from gitmem.lean.heads import Head, head
+from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
+from gitmem.lean.lines import excerpt, hits_text, listing_text, state_text
+from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = ["COMMANDS", "Parsed", "answer", "parse"]
+
+COMMANDS = ("ls", "show", "log", "search", "state")
+"""The commands whose grammar :mod:`gitmem.lean.grammar` holds."""
+
+_PREFIX = "refs/heads/"  # a standalone repository's stores
+_CAPABILITY = "Gitmem-Capability"  # a store whose binding recorded limits
+
+
+class Parsed:
+    """A command line as click would parse it: the group's options, the command, its
+    options (by parameter name) and its arguments."""
+
+    __slots__ = ("arguments", "command", "group", "options")
+
+    def __init__(
+        self,
+        group: dict[str, str | bool],
+        command: str,
+        options: dict[str, str | bool],
+        arguments: list[str],
+    ) -> None:
+        self.group = group
+        self.command = command
+        self.options = options
+        self.arguments = arguments
+
+
+def _options(
+    args: list[str], table: Mapping[str, tuple[str, bool]], stop_at_word: bool
+) -> tuple[dict[str, str | bool], list[str], int] | None:
+    """The options in ``args`` (each given once, as ``--name VALUE``, ``--name=VALUE``,
+    ``-x VALUE`` or a flag) and the words among them; with ``stop_at_word``, up to the
+    first word, whose place is returned. ``None`` for anything else."""
+    found: dict[str, str | bool] = {}
+    words: list[str] = []
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        if not arg.startswith("-") or arg == "-":
+            if stop_at_word:
+                return found, words, at
+            words.append(arg)
+            at += 1
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        known = table.get(name)
+        if known is None or known[0] in found:
+            return None
+        dest, flag = known
+        if flag:
+            if equals:
+                return None
+            found[dest] = True
+            at += 1
+            continue
+        if not equals:
+            if at + 1 >= len(args):
+                return None
+            value = args[at + 1]
+            at += 1
+        if not value or value.startswith("-"):
+            return None
+        found[dest] = value
+        at += 1
+    return found, words, at
+
+
+def parse(argv: list[str]) -> Parsed | None:
+    """``argv`` (after the program's name) parsed as the read commands' grammar, or
+    ``None`` if it is not a plain form of one."""
+    group = _options(argv, grammar.GLOBAL, stop_at_word=True)
+    if group is None or group[2] >= len(argv):
+        return None
+    options, _, at = group
+    command = argv[at]
+    table = grammar.COMMANDS.get(command)
+    if table is None:
+        return None
+    found = _options(argv[at + 1 :], table[0], stop_at_word=False)
+    if found is None:
+        return None
+    mine, words, _ = found
+    wanted = table[1]
+    if not wanted:
+        if words:
+            return None
+    else:
+        ((_, count, required),) = wanted  # the read commands take one argument at most
+        if (required and not words) or (count >= 0 and len(words) > count):
+            return None
+    return Parsed(options, command, mine, words)
+
+
+_DIR_MODE = 0o040000
+
+
+class _Store:
+    """A standalone repository's store, its head commit as gitmem wrote it."""
+
+    __slots__ = ("_root", "directory", "head", "name", "objects")
+
+    def __init__(self, directory: str, name: str, objects: Objects, found: Head) -> None:
+        self.directory = directory
+        self.name = name
+        self.objects = objects
+        self.head = found
+        self._root: dict[str, tuple[int, str]] | None = None
+
+    def listing(self) -> list[tuple[str, tuple[str, int, int]]] | None:
+        """The listing kept for this very head's tree, or ``None``."""
+        path = listing.listing_path(os.path.join(self.directory, "gitmem"), self.name)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        kept = listing.parse(data, folders=False, tree=self.head.tree)
+        return kept[2] if kept is not None else None
+
+    def memory(self, slug: str) -> tuple[str, str] | None:
+        """The description and body of the memory ``slug`` at the head, read as the store
+        reads a memory (its code halves too, which must be text); ``None`` if it is not
+        there or does not read."""
+        if self._root is None:
+            self._root = self._tree(self.head.tree)
+        folder = self._root.get(bucket(slug))
+        if folder is None or folder[0] != _DIR_MODE:
+            return None
+        entries = self._tree(folder[1])
+        md = entries.get(slug + MD)
+        if md is None:
+            return None
+        for half in (CODE, ON_USE):
+            if slug + half in entries:
+                self._blob(entries[slug + half][1]).decode()
+        framed = split_md(self._blob(md[1]))
+        if framed is None:
+            return None
+        found = description(framed[0])
+        return (found, framed[1].decode()) if found is not None else None
+
+    def _tree(self, sha: str) -> dict[str, tuple[int, str]]:
+        kind, content = self.objects.read(sha)
+        if kind != TREE:
+            raise ValueError(f"{sha} is not a tree")
+        return tree_entries(content)
+
+    def _blob(self, sha: str) -> bytes:
+        kind, content = self.objects.read(sha)
+        if kind != BLOB:
+            raise ValueError(f"{sha} is not a blob")
+        return content
+
+
+def _store(parsed: Parsed, environ: Mapping[str, str]) -> _Store | None:
+    """The memory store the command names (``--store``, else the only one) in the
+    standalone repository ``--repo`` names (else the one found from here)."""
+    given = parsed.group.get("repo")
+    chosen = given if isinstance(given, str) else environ.get(grammar.ENVVARS["repo"]) or None
+    place = repository.find(os.getcwd()) if chosen is None else os.path.abspath(chosen)
+    directory = repository.standalone(place) if place is not None else None
+    if directory is None:
+        return None
+    name = parsed.options.get("store")
+    if name is None:
+        stores = refs.names(directory, _PREFIX)
+        if stores is None or len(stores) != 1:
+            return None
+        name = stores[0]
+    if not isinstance(name, str) or not refs.usable_store(name):
+        return None
+    commit = refs.read(directory, _PREFIX + name)
+    if commit is None:
+        return None
+    objects = Objects(os.path.join(directory, "objects"))
+    found = head(objects, commit)
+    return _Store(directory, name, objects, found) if found is not None else None
+
+
+def _ls(store: _Store, parsed: Parsed) -> str | None:
+    rows = store.listing()
+    return listing_text(rows) if rows is not None else None
+
+
+def _state(store: _Store, parsed: Parsed) -> str | None:
+    if _CAPABILITY in store.head.extra:
+        return None  # its limits and strategy are the full command line's to read
+    rows = store.listing()
+    if rows is None:
+        return None
+    count, chars, lines = store.head.totals
+    peak_count, peak_chars, peak_lines = store.head.peaks
+    return state_text(
+        {
+            "store": store.name,
+            "memories": [
+                {"slug": slug, "description": description, "chars": size, "lines": height}
+                for slug, (description, size, height) in rows
+            ],
+            "totals": {"count": count, "chars": chars, "lines": lines},
+            "peaks": {"count": peak_count, "chars": peak_chars, "lines": peak_lines},
+            "limits": {},  # a store no binding wrote: every limit off
+            "exceeded": [],
+        }
+    )
+
+
+def _search(store: _Store, parsed: Parsed) -> str | None:
+    from gitmem.search.index import SearchIndex, check_keywords, index_path
+
+    given = parsed.options.get("limit", "0")
+    if not isinstance(given, str) or not (given.isascii() and given.isdigit()):
+        return None
+    limit = int(given)
+    if not limit and _CAPABILITY in store.head.extra:
+        return None  # its maxResults is the full command line's to read
+    keywords = check_keywords(parsed.arguments)
+    index = SearchIndex.load(index_path(store.directory, store.name))
+    if index is None or index.commit != store.head.commit:
+        return None  # none kept yet, or behind the head: the full path catches it up
+    lowered = [k.lower() for k in keywords]
+    hits: list[tuple[str, str, str]] = []
+    for slug, _, _ in index.rank(keywords, limit):
+        found = store.memory(slug)
+        if found is None:
+            return None
+        hits.append((slug, found[0], excerpt(found[1], lowered)))
+    return "".join(hits_text(hits, parsed.arguments))
+
+
+_ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
+    "ls": (frozenset({"store"}), _ls),
+    "search": (frozenset({"store", "limit"}), _search),
+    "state": (frozenset({"store"}), _state),
+}
+"""What the lean path answers: each command, the options it answers with, its answer."""
+
+
+def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
+    """The text the command ``argv`` (after the program's name) prints, with exit
+    status 0; ``None`` if the full command line must answer it."""
+    parsed = parse(argv)
+    if parsed is None or set(parsed.group) - {"repo"}:
+        return None
+    known = _ANSWERS.get(parsed.command)
+    if known is None or set(parsed.options) - known[0]:
+        return None
+    try:
+        store = _store(parsed, environ)
+        text = known[1](store, parsed) if store is not None else None
+    except Exception:  # anything unforeseen: the full command line reads it
+        return None
+    # on a terminal the command line shows control characters; elsewhere click drops
+    # colour sequences: text holding ESC is the command line's to print
+    if text is None or "\x1b" in text:
+        return None
+    return text

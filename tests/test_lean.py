@@ -1,0 +1,337 @@
+"""The lean read path answers exactly as the command line does, or not at all; and its
+object reader reads what dulwich reads."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import commit_by_hand, git
+from dulwich.objects import ObjectID
+from dulwich.repo import Repo
+
+from gitmem import Agent, Author, Capability, Limits, Memory, Repository
+from gitmem.cli import cli
+from gitmem.lean import heads, layout, refs, repository
+from gitmem.lean.objects import Objects, Unreadable, apply_delta
+from gitmem.quick import answer
+from gitmem.types import OP_RE, SLUG_RE, Change
+
+AGENT = Author.agent("agent-1")
+STORE = "profile/notes"
+
+
+@pytest.fixture(autouse=True)
+def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home folder with a git identity, and no GITMEM_REPO."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+
+
+def put(repo: Repository, store: str, slug: str, body: str, desc: str = "d") -> None:
+    repo.mutate(store, AGENT, lambda _: Change("create", slug, Memory(slug, desc, body)))
+
+
+def full(path: str, argv: list[str], environ: dict[str, str] | None = None) -> tuple[str, int]:
+    """What the command line prints and its exit status (``--repo`` first unless the
+    environment names the repository)."""
+    args = argv if environ else ["--repo", path, *argv]
+    result = CliRunner().invoke(cli, args, env=environ)
+    return result.stdout, result.exit_code
+
+
+def lean(path: str, argv: list[str], environ: dict[str, str] | None = None) -> str | None:
+    return answer(argv if environ else ["--repo", path, *argv], environ or {})
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    """A standalone repository with one memory store, its listing kept."""
+    path = str(tmp_path / "repo.git")
+    with Repository.init(path) as repo:
+        put(repo, STORE, "deploy", "1. build\n2. ship\n", "how we ship")
+        put(repo, STORE, "tabs", "a\tb\n", "tabs\tand ünïcode")
+        put(repo, STORE, "a-much-longer-slug.v2", "x" * 300, "wide")
+    full(path, ["ls"])  # keeps the listing
+    full(path, ["search", "ship"])  # and the search index
+    return path
+
+
+ANSWERED = [
+    ["ls"],
+    ["ls", "-s", STORE],
+    ["ls", "--store", STORE],
+    ["state"],
+    ["state", "--store", STORE],
+    ["state", f"--store={STORE}"],
+    ["search", "ship"],
+    ["search", "SHIP", "build", "-s", STORE],
+    ["search", "--limit", "1", "ship", "tabs"],
+    ["search", "--limit=0", "a-much"],
+    ["search", "nothing-matches-this"],
+    ["search", "ünï"],
+]
+
+
+@pytest.mark.parametrize("argv", ANSWERED)
+def test_the_lean_path_prints_what_the_command_line_prints(store: str, argv: list[str]) -> None:
+    """Each plain form of ls and state: the same text, status 0."""
+    text = lean(store, argv)
+    assert text is not None, argv
+    assert (text, 0) == full(store, argv)
+
+
+def test_the_repository_is_found_as_the_command_line_finds_it(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--repo=PATH``, ``GITMEM_REPO``, and a ``.gitmem`` folder above the working one."""
+    assert answer([f"--repo={store}", "ls"], {}) == full(store, ["ls"])[0]
+    assert answer(["ls"], {"GITMEM_REPO": store}) == full(store, ["ls"], {"GITMEM_REPO": store})[0]
+    project = tmp_path / "project"
+    (project / "deep" / "er").mkdir(parents=True)
+    os.rename(store, project / ".gitmem")
+    monkeypatch.chdir(project / "deep" / "er")
+    text = answer(["ls"], {})
+    assert text is not None
+    assert text == CliRunner().invoke(cli, ["ls"]).stdout
+
+
+REFUSED = [
+    ["ls", "--json"],
+    ["ls", "--at", "2026-01-01"],
+    ["ls", "--help"],
+    ["ls", "-h"],
+    ["--help"],
+    ["--version"],
+    ["ls", "extra"],
+    ["ls", "-s"],
+    ["ls", "-s", ""],
+    ["ls", "--nope"],
+    ["ls", "-x"],
+    ["ls", "--json=1"],
+    ["ls", "--", "-s"],
+    ["ls", "-s", STORE, "-s", STORE],
+    ["ls", f"-s{STORE}"],
+    ["ls", "-s", "no-such-store"],
+    ["ls", "-s", "bad..store"],
+    ["ls", "-s", "-x"],
+    ["state", "--json"],
+    ["state", "extra"],
+    ["show", "deploy"],
+    ["log", "deploy"],
+    ["search"],
+    ["search", "--limit", "x", "ship"],
+    ["search", "--limit", "-1", "ship"],
+    ["search", "--json", "ship"],
+    ["search", "--at", "2026-01-01", "ship"],
+    ["search", "a\x00b"],
+    ["create", "x"],
+    ["nonsense"],
+    [],
+]
+
+
+@pytest.mark.parametrize("argv", REFUSED)
+def test_what_the_lean_path_does_not_answer_is_left_to_the_command_line(
+    store: str, argv: list[str]
+) -> None:
+    """Help, errors, options it does not take, other commands: ``None``."""
+    assert lean(store, argv) is None
+
+
+def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str) -> None:
+    """After a write the kept listing is of an older tree: not taken; the command line
+    reads the new tree and keeps its listing, which is then taken."""
+    with Repository.open(store) as repo:
+        put(repo, STORE, "new-one", "fresh\n")
+    assert lean(store, ["ls"]) is None
+    assert lean(store, ["state"]) is None
+    assert lean(store, ["search", "fresh"]) is None
+    printed = full(store, ["ls"])
+    assert "new-one" in printed[0]
+    assert (lean(store, ["ls"]), 0) == printed
+
+
+def test_a_fresh_clone_without_derived_files_is_left_to_the_command_line(store: str) -> None:
+    """No kept listing: ``None`` for ``ls``; a search needs only its own index."""
+    for name in os.listdir(os.path.join(store, "gitmem", "listing")):
+        os.remove(os.path.join(store, "gitmem", "listing", name))
+    assert lean(store, ["ls"]) is None
+    assert lean(store, ["state"]) is None
+    assert (lean(store, ["search", "ship"]), 0) == full(store, ["search", "ship"])
+    shutil.rmtree(os.path.join(store, "gitmem", "search"))
+    assert lean(store, ["search", "ship"]) is None
+
+
+def test_two_stores_need_one_named(store: str) -> None:
+    """With two stores, a command without ``--store`` is the command line's refusal."""
+    with Repository.open(store) as repo:
+        put(repo, "other", "x", "y\n")
+    assert lean(store, ["ls"]) is None
+    assert full(store, ["ls"])[1] == 1
+    assert (lean(store, ["ls", "-s", STORE]), 0) == full(store, ["ls", "-s", STORE])
+
+
+def test_a_store_with_recorded_limits_is_left_to_the_command_line(tmp_path: Path) -> None:
+    """``state`` of a store a binding wrote (its limits recorded): ``None``; ``ls`` of it
+    is answered."""
+    path = str(tmp_path / "bound.git")
+    with Repository.init(path) as repo:
+        holder = repo.bind(Capability("markdown", "shared", Limits()), Agent("writer", "w-1"))
+        assert holder is not None
+        result = holder.call("create_memory", {"name": "a", "description": "d", "body": "b\n"})
+        assert result.ok, result.text
+        store = holder.store_id
+    full(path, ["ls", "-s", store])
+    assert lean(path, ["state", "-s", store]) is None
+    assert lean(path, ["search", "-s", store, "b"]) is None  # its maxResults applies
+    assert (lean(path, ["ls", "-s", store]), 0) == full(path, ["ls", "-s", store])
+
+
+def test_a_hand_made_head_is_left_to_the_command_line(store: str, tmp_path: Path) -> None:
+    """A head gitmem did not write (its facts are an ancestor's): ``None``."""
+
+    def change(work: Path) -> None:
+        (work / "NOTES").write_text("x\n")
+
+    commit_by_hand(store, STORE, tmp_path / "work", change)
+    full(store, ["ls"])
+    assert lean(store, ["ls"]) is None
+
+
+def test_a_project_repository_is_left_to_the_command_line(tmp_path: Path) -> None:
+    """Stores in a project's own repository: ``None`` (its layout is the full reader's)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    with Repository.init(str(project)) as repo:
+        put(repo, STORE, "a", "b\n")
+    full(str(project), ["ls"])
+    assert lean(str(project), ["ls"]) is None
+    assert repository.find(str(project)) is None
+
+
+def test_the_process_prints_the_lean_answer_and_exits_zero(store: str) -> None:
+    """``python -m gitmem ls`` as a process: the command line's text, status 0."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gitmem", "--repo", store, "ls"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.stdout, done.returncode, done.stderr) == (*full(store, ["ls"]), "")
+
+
+# -- the rules the lean path reads by ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["a", "A-b_c.d", "x" * 64, "x" * 65, "", "é", "a b", "a/b", ".", "..", "-", "a\n"]
+)
+def test_the_slug_shape_is_the_slug_pattern(text: str) -> None:
+    assert heads.slug_shape(text) == bool(SLUG_RE.fullmatch(text))
+
+
+@pytest.mark.parametrize(
+    "text", ["create", "edit", "a", "a-", "-a", "A", "a" * 32, "a" * 33, "", "é", "a1", "re-do"]
+)
+def test_the_op_shape_is_the_op_pattern(text: str) -> None:
+    assert heads.op_shape(text) == bool(OP_RE.fullmatch(text))
+
+
+@pytest.mark.parametrize(
+    "framed",
+    [
+        b'"plain"',
+        b'"tabs\\t, quotes \\" and \\u00fc"',
+        json.dumps("ünïcode ✓").encode(),
+        json.dumps("ünïcode ✓", ensure_ascii=False).encode(),
+        b' "spaced" ',
+        b'"a" "b"',
+        b"42",
+        b"",
+        b'"unterminated',
+        b'"raw\ttab"',
+        b"\xff",
+    ],
+)
+def test_a_description_reads_as_json_reads_it(framed: bytes) -> None:
+    """The lean reading of a ``.md`` file's description is ``json.loads``'s, or none."""
+    try:
+        wanted = json.loads(framed)
+    except ValueError:
+        wanted = None
+    assert layout.description(framed) == (wanted if isinstance(wanted, str) else None)
+
+
+def test_ref_names_are_the_stores_dulwich_lists(store: str) -> None:
+    with Repository.open(store) as repo:
+        put(repo, "z/deep/er", "x", "y\n")
+        wanted = repo.stores()
+    git(store, "pack-refs", "--all")
+    assert refs.names(store, "refs/heads/") == wanted
+    with Repository.open(store) as repo:
+        assert refs.read(store, "refs/heads/" + STORE) == repo.head(STORE)
+    assert refs.read(store, "refs/heads/nothing") is None
+
+
+# -- the object reader ---------------------------------------------------------------
+
+
+def _every_object(path: str) -> list[str]:
+    listed = git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return listed.stdout.split()
+
+
+@pytest.mark.parametrize("offsets", [True, False])
+def test_the_object_reader_reads_what_dulwich_reads(store: str, offsets: bool) -> None:
+    """Loose objects, packs, and deltas against an offset or an object id."""
+    with Repository.open(store) as repo:
+        for i in range(12):
+            put(repo, STORE, f"m{i}", "a long shared body line\n" * 40 + f"{i}\n")
+    loose = _every_object(store)
+    reader = Objects(os.path.join(store, "objects"))
+    raw = Repo(store)
+    try:
+        for sha in loose:
+            kind, content = reader.read(sha)
+            found = raw.object_store[ObjectID(sha.encode())]
+            assert (kind, content) == (found.type_num, found.as_raw_string())
+        config = ["-c", f"repack.useDeltaBaseOffset={'true' if offsets else 'false'}"]
+        subprocess.run(
+            ["git", f"--git-dir={store}", *config, "repack", "-adfq", "--depth=20"], check=True
+        )
+        reader = Objects(os.path.join(store, "objects"))
+        raw.close()
+        raw = Repo(store)
+        for sha in _every_object(store):
+            kind, content = reader.read(sha)
+            assert content == raw.object_store[ObjectID(sha.encode())].as_raw_string()
+    finally:
+        raw.close()
+    with pytest.raises(KeyError):
+        reader.read("0" * 40)
+    with pytest.raises(Unreadable):
+        reader.read("not an id")
+
+
+def test_a_delta_that_does_not_fit_its_base_is_refused() -> None:
+    base = b"hello world"
+    # base size 11, result size 5, copy 5 bytes from offset 0
+    assert apply_delta(base, bytes([11, 5, 0x90, 5])) == b"hello"
+    with pytest.raises(Unreadable):
+        apply_delta(base, bytes([12, 5, 0x90, 5]))  # names a base of another size
+    with pytest.raises(Unreadable):
+        apply_delta(base, bytes([11, 5, 0x91, 10, 5]))  # copies past the base
+    with pytest.raises(Unreadable):
+        apply_delta(base, bytes([11, 4, 0x90, 5]))  # makes another size
