@@ -11,7 +11,6 @@ adapters until something asks for them.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import (
     AlreadyExists,
@@ -41,7 +40,11 @@ from gitmem.errors import (
     Unchanged,
 )
 
+TYPE_CHECKING = False  # typing is not loaded at run time: the capture hook loads this module
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.binding import Agent
     from gitmem.capability import Capability
     from gitmem.holder import Holder, ToolResult, Turn

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing is not loaded at run time: the capture hook starts here
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def main() -> NoReturn:

@@ -33,8 +33,10 @@ accident. Messages are sentences an agent or operator can act on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+TYPE_CHECKING = False  # typing is not loaded at run time: the capture hook loads this module
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import ClassVar
 
 __all__ = [
     "AlreadyExists",
