@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from gitmem.observe import (
     mem_search,
     observe_run,
     panel,
+    read_config,
     strip_private,
 )
 from gitmem.observe.answers import CURATED
@@ -408,6 +410,37 @@ def test_gating_falls_back_to_the_score_filter(repo: Repository, user_repo: str)
     rates = ScriptedModel(["1: 0.9\n2: 0.1\n3: 0.7\n4: 0.2"])
     gated = ids(mem_search(log, "auth token refresh", 10, model=rates))
     assert len(gated) == 2 and "query: auth token refresh" in rates.calls[0][1]
+
+
+def test_the_gate_model_is_a_setting_of_its_own(
+    repo: Repository, user_repo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no gate model configured the score filter judges, even when the steps have a
+    model; ``gate-model observer`` rates with the steps' model, ``command`` with its own."""
+    log, _ = observed(repo, user_repo)
+    second = scripted(title="Tuned the CI cache", narrative="auth was not involved at all.")
+    observe_run(log, second, a_run("s2"), CONFIG, user_repo=user_repo)
+    ids = lambda text: [r.findtext("id") for r in ET.fromstring(text).findall("result")]  # noqa: E731
+    query = "auth token refresh"
+    scored = ids(mem_search(log, query, 10))
+    steps = ScriptedModel(lambda _prompt, _payload: "1: 0.1\n2: 0.9\n3: 0.1\n4: 0.1")
+    monkeypatch.setattr(ObserverConfig, "model", lambda _self: steps)  # pyright: ignore[reportUnknownLambdaType]
+
+    assert read_config(repo).settings["gate-model"] == "none"
+    assert ids(mem_search(log, query, 10, config=read_config(repo))) == scored
+    assert steps.calls == []
+    configure(repo, "gate-model", "observer")
+    assert len(ids(mem_search(log, query, 10, config=read_config(repo)))) == 1
+    assert len(steps.calls) == 1
+    script = tmp_path / "rate.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('1: 0.9')\nprint('2: 0.9')\n")
+    configure(repo, "gate-model", "command")
+    configure(repo, "gate-command", f"{sys.executable} {script}")
+    assert len(ids(mem_search(log, query, 10, config=read_config(repo)))) == 2
+    assert len(steps.calls) == 1
+    with pytest.raises(InvalidArgument, match="gate-model must be one of"):
+        configure(repo, "gate-model", "magic")
+    assert read_config(repo).settings["gate-model"] == "command"
 
 
 def test_the_tools_answer_calls(repo: Repository, user_repo: str) -> None:

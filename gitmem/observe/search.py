@@ -3,10 +3,10 @@
 ``mem_search`` splits the session files into their blocks (a file over 1 MB is passed
 over) and scores each against the query's words: a word in the title counts 3, in the
 keywords 2, anywhere else in the block 1 (at most 5 times); a block holding every word
-gets half again. The best blocks then pass a relevance gate: a gate model rates each
-from 0 to 1 and those under the threshold (default 0.6) go; with no gate model, or one
-that fails, the score filter keeps the blocks scoring at least half the best. Results
-come back as XML::
+gets half again. The best blocks then pass a relevance gate: the gate model (the
+``gate-model`` setting) rates each from 0 to 1 and those under the threshold (default
+0.6) go; with no gate model configured, or one that fails, the score filter keeps the
+blocks scoring at least half the best. Results come back as XML::
 
     <memory_results query="auth token refresh" count="1">
       <result>
@@ -221,9 +221,9 @@ def search_hits(
     if config.gate == "off":
         return scored[:count]
     gate_model = model
-    if gate_model is None and config.gate in ("auto", "model"):
+    if gate_model is None and config.gate in ("auto", "model") and scored:
         try:
-            gate_model = config.model()
+            gate_model = config.gate_model()
         except GitmemError:
             gate_model = None
     if gate_model is not None and config.gate != "score" and scored:
