@@ -172,6 +172,7 @@ ORDER: dict[str, list[str]] = {
         "pipeline",
         "worker",
         "panel",
+        "blocks",
         "search",
         "tools",
     ],
