@@ -103,15 +103,23 @@ def test_the_index_is_kept_per_sessions_tree_and_brought_up_to_date(repo: Reposi
     blocks_module._held.clear()  # pyright: ignore[reportPrivateUsage]
     assert search_hits(log, "token", 10, config=OFF) == scanned(files, "token", 10)
     assert os.stat(path).st_mtime_ns == stamp  # read, not made again
+    # a day's file grows by a block, as the observer appends: only the new block is added
     files["2026-11-05.md"] += "\n" + a_block(rng, 99)
     files["2026-11-06.md"] = a_block(rng, 100)
-    changed: dict[str, str | None] = {n: files[n] for n in ("2026-11-05.md", "2026-11-06.md")}
+    write(repo, {n: files[n] for n in ("2026-11-05.md", "2026-11-06.md")})
+    for query in QUERIES:
+        assert search_hits(log, query, 10, config=OFF) == scanned(files, query, 10), query
+    grown = BlockIndex.load(path)
+    assert grown is not None and not grown.dead and len(grown.block_file) == 7
+    # a file rewritten, and one removed: their blocks are retired, the new ones added
+    files["2026-11-02.md"] = a_block(rng, 101) + "\n" + a_block(rng, 102)
     del files["2026-11-01.md"]
-    write(repo, {**changed, "2026-11-01.md": None})
+    write(repo, {"2026-11-02.md": files["2026-11-02.md"], "2026-11-01.md": None})
     for query in QUERIES:
         assert search_hits(log, query, 10, config=OFF) == scanned(files, query, 10), query
     loaded = BlockIndex.load(path)
-    assert loaded is not None and [name for name, _ in loaded.files] == sorted(files, reverse=True)
+    assert loaded is not None and len(loaded.dead) == 2
+    assert sorted(name for name, oid, _, _ in loaded.files if oid) == sorted(files)
 
 
 def test_a_damaged_index_is_made_again(repo: Repository, tmp_path: Path) -> None:

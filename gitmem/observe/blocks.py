@@ -12,16 +12,20 @@ its appearances in the word times the word's in the block. So the scores are the
 a scan of the text gives, exactly.
 
 The file (``<git directory>/gitmem/observe/blocks/<sha1 of the store>.idx``, derived
-data in no branch) is trusted only for the ``sessions/`` tree it was made for: a
-search at another tree brings it up to date, reading only the session files whose
-object changed, and writes it back. It is mapped and read a part at a time: the head
+data in no branch) is trusted only for the ``sessions/`` tree it was made for. A search
+at another tree brings it up to date from the files whose object changed: a file that
+only grew by whole blocks (as the observer appends a day's entries) has just its new
+blocks added; any other change retires the file's blocks and adds it anew. Retired
+blocks stay in the postings, passed over, until they outnumber the live ones and the
+index is made again from the files. It is mapped and read a part at a time: the head
 (the files, the blocks and the words) whole, a word's blocks only when a query holds
 it, a block's text only when it is a result. A file over 1 MB is not indexed.
 
-    line     ``gitmem-blocks 1 <sessions tree id> <head length>``
-    head     marshalled: (files as (name, object id), newest first; each block's file
-             number; each block's text span; the words, newline-separated, sorted;
-             each word's start in them; each word's span of postings)
+    line     ``gitmem-blocks 2 <sessions tree id> <head length>``
+    head     marshalled: (files as (name, object id, length, sha1 of the text); each
+             block's file, start and text span; the retired blocks; the words,
+             newline-separated, sorted; each word's start in them and span of
+             postings; the postings' length)
     postings per word, unsigned 32-bit triples (block, times, 1 title | 2 keywords)
     texts    each block's text, UTF-8
 """
@@ -37,18 +41,19 @@ import re
 import tempfile
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-from gitmem.store import FileSnapshot
+from gitmem.store import FileSnapshot, Storage
 
-__all__ = ["FILE_MAX", "Block", "BlockIndex", "block_index", "index_path", "starts"]
+__all__ = ["FILE_MAX", "Block", "BlockIndex", "block_index", "index_of", "index_path", "starts"]
 
 FILE_MAX = 1 << 20
 """Session files larger than this are not searched."""
 TITLE = 1
 KEYWORDS = 2
-_MAGIC = b"gitmem-blocks 1"
+_MAGIC = b"gitmem-blocks 2"
 _RUN = re.compile(r"[0-9a-z]{2,}")  # a query word has two characters or more
 _SESSIONS = "sessions"
 
@@ -65,23 +70,26 @@ def starts(lowered: str) -> list[int]:
 
 @dataclass
 class Block:
-    """One block as the index holds it: its file (by number, newest first), its text,
-    and its words with their counts and where they appear (title 1, keywords 2)."""
+    """One block as the index takes it: its file (by number), where it starts in the
+    file, its text, and its words with their counts and where they appear (title 1,
+    keywords 2)."""
 
     file: int
+    start: int
     text: str
     words: dict[str, int] = field(default_factory=lambda: dict[str, int]())
     flags: dict[str, int] = field(default_factory=lambda: dict[str, int]())
 
 
-def _blocks(number: int, text: str) -> list[Block]:
-    """The blocks of session file ``text``, tokenized as a scan of it reads them."""
-    lowered = text.lower()
+def _blocks(number: int, text: str, lowered: str, every: list[int], first: int) -> list[Block]:
+    """The blocks of session file ``text`` (``every`` their starts) from the one
+    starting at ``first`` or after, read as a scan reads them."""
     found: list[Block] = []
-    at = starts(lowered)
-    for n, start in enumerate(at):
-        end = at[n + 1] if n + 1 < len(at) else len(lowered)
-        block = Block(number, text[start:end].rstrip("\n"))
+    for n, start in enumerate(every):
+        if start < first:
+            continue
+        end = every[n + 1] if n + 1 < len(every) else len(lowered)
+        block = Block(number, start, text[start:end].rstrip("\n"))
         for run in _RUN.findall(lowered, start, end):
             block.words[run] = block.words.get(run, 0) + 1
         eol = lowered.find("\n", start, end)
@@ -96,32 +104,33 @@ def _blocks(number: int, text: str) -> list[Block]:
     return found
 
 
-class BlockIndex:
-    """The index of one ``sessions/`` tree, read from its mapped file a part at a time
-    (or held in memory, as just built)."""
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def __init__(
-        self,
-        tree: str,
-        files: list[tuple[str, str]],
-        block_file: array[int],
-        spans: array[int],
-        vocab: str,
-        word_starts: array[int],
-        postings: array[int],
-        data: bytes | mmap.mmap,
-        base: int,
-    ) -> None:
+
+FileRecord = tuple[str, str, int, str]
+"""A session file as indexed: name, object id, length in characters, sha1 of its text."""
+
+
+class BlockIndex:
+    """The index of one ``sessions/`` tree, read from its mapped file a part at a time."""
+
+    def __init__(self, tree: str, head: tuple[object, ...], data: bytes | mmap.mmap, base: int):
+        files, block_file, block_start, spans, dead, vocab, word_starts, postings, size = head
         self.tree = tree
-        self.files = files
-        """(name, object id) of each session file indexed, newest first."""
-        self.block_file = block_file
-        self._spans = spans
-        self._vocab = vocab
-        self._word_starts = word_starts
-        self._postings = postings
+        self.files = _records(files)
+        """Every session file indexed (retired ones too), by number."""
+        self.block_file = _array("I", block_file)
+        self.block_start = _array("Q", block_start)
+        self._spans = _array("Q", spans)
+        self.dead = set(_array("I", dead))
+        """The retired blocks."""
+        self._vocab = str(vocab)
+        self._word_starts = _array("I", word_starts)
+        self._postings = _array("Q", postings)
         self._data = data
         self._base = base
+        self._texts = base + int(size)  # pyright: ignore[reportArgumentType]
 
     # -- reading -------------------------------------------------------------------
 
@@ -131,8 +140,8 @@ class BlockIndex:
 
     def text(self, block: int) -> str:
         """Block ``block``'s text, as its session file holds it."""
-        at, size = self._spans[2 * block], self._spans[2 * block + 1]
-        return bytes(self._data[at : at + size]).decode("utf-8")
+        at, size = self._texts + self._spans[2 * block], self._spans[2 * block + 1]
+        return bytes(self._data[at : at + size]).decode("utf-8", "surrogatepass")
 
     def _word(self, number: int) -> tuple[str, int]:
         """Word ``number`` and where it ends in the vocabulary."""
@@ -141,85 +150,73 @@ class BlockIndex:
         end = len(self._vocab) if end < 0 else end
         return self._vocab[start:end], end
 
-    def _postings_of(self, number: int) -> array[int]:
-        at, size = self._postings[2 * number], self._postings[2 * number + 1]
-        found = array("I")
-        found.frombytes(self._data[self._base + at : self._base + at + size])
-        return found
+    def _chunk(self, number: int) -> bytes | mmap.mmap:
+        at, size = self._base + self._postings[2 * number], self._postings[2 * number + 1]
+        return self._data[at : at + size]
 
     def tallies(self, term: str) -> dict[int, list[int]]:
-        """Each block holding ``term``: [times it appears, in the title, in the
+        """Each live block holding ``term``: [times it appears, in the title, in the
         keywords line]."""
         found: dict[int, list[int]] = {}
+        dead = self.dead
         at = self._vocab.find(term)
         while at >= 0:
             number = bisect_right(self._word_starts, at) - 1
             word, end = self._word(number)
             times = word.count(term)
-            posting = self._postings_of(number)
+            posting = _array("I", self._chunk(number))
             for i in range(0, len(posting), 3):
-                tally = found.get(posting[i])
+                block = posting[i]
+                if block in dead:
+                    continue
+                tally = found.get(block)
                 if tally is None:
-                    tally = found[posting[i]] = [0, 0, 0]
+                    tally = found[block] = [0, 0, 0]
                 tally[0] += times * posting[i + 1]
                 tally[1] |= posting[i + 2] & TITLE
                 tally[2] |= posting[i + 2] & KEYWORDS
             at = self._vocab.find(term, end)
         return found
 
-    def blocks(self) -> Iterable[Block]:
-        """Every block with its words: the whole index read back (to bring it up to
-        date without reading the files that did not change)."""
-        made = [Block(self.block_file[n], self.text(n)) for n in range(len(self.block_file))]
-        for number in range(len(self._word_starts)):
-            word = self._word(number)[0]
-            posting = self._postings_of(number)
-            for i in range(0, len(posting), 3):
-                block = made[posting[i]]
-                block.words[word] = posting[i + 1]
-                if posting[i + 2]:
-                    block.flags[word] = posting[i + 2]
-        return made
-
     # -- making --------------------------------------------------------------------
 
-    @classmethod
-    def build(
-        cls, tree: str, files: list[tuple[str, str]], blocks: Sequence[Block]
-    ) -> tuple[BlockIndex, bytes]:
-        """The index of ``blocks`` (in file order, newest file first), and its bytes."""
-        words: dict[str, list[int]] = {}
-        for number, block in enumerate(blocks):
+    def grown(
+        self, tree: str, files: list[FileRecord], retired: set[int], new: Sequence[Block]
+    ) -> bytes:
+        """This index's bytes for ``tree``: ``files`` (by number: this one's, then any
+        new ones), the blocks of the files ``retired`` retired, ``new`` added. A word's
+        postings are copied as they are, the new blocks' after them."""
+        dead = set(self.dead)
+        dead.update(b for b, file in enumerate(self.block_file) if file in retired)
+        added: dict[str, array[int]] = {}
+        for number, block in enumerate(new, len(self.block_file)):
             for word, times in block.words.items():
-                words.setdefault(word, []).extend((number, times, block.flags.get(word, 0)))
-        vocab_words = sorted(words)
-        vocab = "\n".join(vocab_words)
-        word_starts = array("I")
-        postings = array("Q")
-        packed = bytearray()
-        at = 0
-        for word in vocab_words:
-            word_starts.append(at)
-            at += len(word) + 1
-            chunk = array("I", words[word]).tobytes()
-            postings.extend((len(packed), len(chunk)))
-            packed += chunk
-        texts = [block.text.encode("utf-8") for block in blocks]
-        block_file = array("I", (block.file for block in blocks))
-        spans = array("Q")
-        offset = len(packed)
+                triple = (number, times, block.flags.get(word, 0))
+                added.setdefault(word, array("I")).extend(triple)
+        old = {self._word(n)[0]: n for n in range(len(self._word_starts))}
+        words = sorted(old.keys() | added.keys())
+        postings = [
+            bytes(self._chunk(old[word]) if word in old else b"")
+            + (added[word].tobytes() if word in added else b"")
+            for word in words
+        ]
+        spans = array("Q", self._spans)
+        offset = _end(self._spans)
+        texts = [block.text.encode("utf-8", "surrogatepass") for block in new]
         for text in texts:
             spans.extend((offset, len(text)))
             offset += len(text)
-        head = marshal.dumps(
-            (files, block_file.tobytes(), spans.tobytes(), vocab, word_starts.tobytes(),
-             postings.tobytes())
-        )  # fmt: skip
-        line = b"%s %s %d\n" % (_MAGIC, tree.encode(), len(head))
-        base = len(line) + len(head)
-        data = b"".join((line, head, packed, *texts))
-        spans = array("Q", (v + base if i % 2 == 0 else v for i, v in enumerate(spans)))
-        return cls(tree, files, block_file, spans, vocab, word_starts, postings, data, base), data
+        head = _Head(
+            files,
+            [*self.block_file, *(b.file for b in new)],
+            [*self.block_start, *(b.start for b in new)],
+            spans,
+            sorted(dead),
+            words,
+            postings,
+        )
+        held = bytes(self._data[self._texts : self._texts + _end(self._spans)])
+        return head.pack(tree, [held, *texts])
 
     @classmethod
     def load(cls, path: str) -> BlockIndex | None:
@@ -229,27 +226,93 @@ class BlockIndex:
                 data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None
+        return cls.read(data)
+
+    @classmethod
+    def read(cls, data: bytes | mmap.mmap) -> BlockIndex | None:
+        """The index ``data`` holds (``None``: not one this reads)."""
         try:
             eol = data.find(b"\n", 0, 200)
-            magic, _, rest = bytes(data[: max(eol, 0)]).rpartition(b" ")
-            size = int(rest)
-            kind, _, tree = magic.rpartition(b" ")
-            if kind != _MAGIC or eol < 0:
+            fields = bytes(data[: max(eol, 0)]).split(b" ")
+            if eol < 0 or len(fields) != 4 or b" ".join(fields[:2]) != _MAGIC:
                 return None
-            base = eol + 1 + size
-            loaded = marshal.loads(data[eol + 1 : base])
-            files, block_file, spans, vocab, word_starts, postings = loaded
-            arrays = [array("I"), array("Q"), array("I"), array("Q")]
-            for made, raw in zip(arrays, (block_file, spans, word_starts, postings), strict=True):
-                made.frombytes(raw)
-            spans = array("Q", (v + base if i % 2 == 0 else v for i, v in enumerate(arrays[1])))
-            named = [(str(name), str(oid)) for name, oid in files]
-            return cls(
-                tree.decode(), named, arrays[0], spans, str(vocab), arrays[2], arrays[3],
-                data, base,
-            )  # fmt: skip
+            base = eol + 1 + int(fields[3])
+            head = marshal.loads(data[eol + 1 : base])
+            if not isinstance(head, tuple) or len(head) != 9:  # pyright: ignore[reportUnknownArgumentType]
+                return None
+            return cls(fields[2].decode(), head, data, base)  # pyright: ignore[reportUnknownArgumentType]
         except (ValueError, TypeError, EOFError, IndexError, UnicodeDecodeError):
             return None
+
+
+def _array(kind: str, raw: object) -> array[int]:
+    if not isinstance(raw, bytes):
+        raise TypeError("not an index")
+    found: array[int] = array(kind)
+    found.frombytes(raw)
+    return found
+
+
+def _records(raw: object) -> list[FileRecord]:
+    """The files' records as the head holds them: four lists, one per field."""
+    if not isinstance(raw, tuple) or len(cast(tuple[object, ...], raw)) != 4:
+        raise TypeError("not an index")
+    names, ids, lengths, digests = cast(tuple[object, ...], raw)
+    counted = _array("Q", lengths)
+    columns = [_strings(c, len(counted)) for c in (names, ids, digests)]
+    return list(zip(columns[0], columns[1], counted, columns[2], strict=True))
+
+
+def _strings(raw: object, count: int) -> list[str]:
+    if not isinstance(raw, list):
+        raise TypeError("not an index")
+    found = cast(list[object], raw)
+    if len(found) != count or not all(isinstance(v, str) for v in found):
+        raise TypeError("not an index")
+    return cast(list[str], found)
+
+
+def _end(spans: array[int]) -> int:
+    """Where the last text ends."""
+    return max((spans[i] + spans[i + 1] for i in range(0, len(spans), 2)), default=0)
+
+
+@dataclass
+class _Head:
+    files: list[FileRecord]
+    block_file: list[int]
+    block_start: list[int]
+    spans: array[int]
+    dead: list[int]
+    words: list[str]
+    postings: list[bytes]
+
+    def pack(self, tree: str, texts: Sequence[bytes]) -> bytes:
+        """The index file's bytes."""
+        word_starts = array("I")
+        spans = array("Q")
+        at = offset = 0
+        for word, chunk in zip(self.words, self.postings, strict=True):
+            word_starts.append(at)
+            at += len(word) + 1
+            spans.extend((offset, len(chunk)))
+            offset += len(chunk)
+        names, ids, lengths, digests = zip(*self.files, strict=True) if self.files else ((),) * 4
+        head = marshal.dumps(
+            (
+                (list(names), list(ids), array("Q", lengths).tobytes(), list(digests)),
+                array("I", self.block_file).tobytes(),
+                array("Q", self.block_start).tobytes(),
+                self.spans.tobytes(),
+                array("I", self.dead).tobytes(),
+                "\n".join(self.words),
+                word_starts.tobytes(),
+                spans.tobytes(),
+                offset,
+            )
+        )
+        line = b"%s %s %d\n" % (_MAGIC, tree.encode(), len(head))
+        return b"".join((line, head, *self.postings, *texts))
 
 
 def index_path(git_dir: str, store: str) -> str:
@@ -258,8 +321,18 @@ def index_path(git_dir: str, store: str) -> str:
     return os.path.join(git_dir, "gitmem", "observe", "blocks", name)
 
 
+_EMPTY = BlockIndex.read(_Head([], [], [], array("Q"), [], [], []).pack("-", []))
 _held: dict[str, BlockIndex] = {}
 """The index last used per file, while its tree stays the one searched."""
+
+
+def index_of(repo: Storage, store: str) -> BlockIndex | None:
+    """The block index of file store ``store``'s session files as of its head (``None``:
+    it has none); see :func:`block_index`."""
+    head = repo.head(store)
+    if head is None:
+        return None
+    return block_index(repo.files(store, head), repo.directory, store)
 
 
 def block_index(snapshot: FileSnapshot, git_dir: str, store: str) -> BlockIndex | None:
@@ -280,32 +353,64 @@ def block_index(snapshot: FileSnapshot, git_dir: str, store: str) -> BlockIndex 
 
 
 def _update(snapshot: FileSnapshot, tree: str, old: BlockIndex | None, path: str) -> BlockIndex:
-    """The index of ``tree`` made from ``old``, reading only the files that changed."""
+    """The index of ``tree`` made from ``old``, reading only the files that changed (and
+    made anew from every file when there is none, or retired blocks outnumber the rest)."""
+    if old is not None and len(old.dead) > max(256, len(old.block_file) - len(old.dead)):
+        old = None
+    base = old or _EMPTY
+    assert base is not None
     ids = snapshot.object_ids(_SESSIONS)
-    files = [
-        (child.name, ids[child.name])
-        for child in reversed(snapshot.children(_SESSIONS))
+    wanted = {
+        child.name: ids[child.name]
+        for child in snapshot.children(_SESSIONS)
         if not child.is_dir and child.size <= FILE_MAX and child.name.endswith(".md")
-    ]
-    kept: dict[tuple[str, str], list[Block]] = {}
-    if old is not None:
-        wanted = set(files)
-        for block in old.blocks():
-            key = old.files[block.file]
-            if key in wanted:
-                kept.setdefault(key, []).append(block)
-    blocks: list[Block] = []
-    for number, (name, oid) in enumerate(files):
-        if (name, oid) in kept:
-            for block in kept[(name, oid)]:
-                block.file = number
-                blocks.append(block)
+    }
+    files = list(base.files)
+    by_name = {record[0]: n for n, record in enumerate(files) if record[1]}
+    retired: set[int] = set()
+    new: list[Block] = []
+    for name, number in by_name.items():
+        if name not in wanted:
+            retired.add(number)
+            files[number] = (name, "", 0, "")
+    for name, oid in sorted(wanted.items()):
+        number = by_name.get(name)
+        if number is not None and files[number][1] == oid:
+            continue
+        text = snapshot.read(f"{_SESSIONS}/{name}") or ""
+        lowered = text.lower()
+        every = starts(lowered)
+        first = 0
+        if number is None:
+            number = len(files)
+            files.append(("", "", 0, ""))
+        elif _grew(base, number, text, every):
+            first = files[number][2]
         else:
-            blocks.extend(_blocks(number, snapshot.read(f"{_SESSIONS}/{name}") or ""))
-    index, data = BlockIndex.build(tree, files, blocks)
+            retired.add(number)
+        files[number] = (name, oid, len(text), _digest(text))
+        new.extend(_blocks(number, text, lowered, every, first))
+    data = base.grown(tree, files, retired, new)
     with contextlib.suppress(OSError):
         _write(path, data)
-    return index
+    made = BlockIndex.read(data)
+    assert made is not None
+    return made
+
+
+def _grew(index: BlockIndex, number: int, text: str, every: list[int]) -> bool:
+    """Whether file ``number`` only grew by whole blocks into ``text``: what it held is
+    its beginning, with the same blocks, and only blank lines before the next block."""
+    _, _, length, digest = index.files[number]
+    if len(text) < length or _digest(text[:length]) != digest:
+        return False
+    held = sum(
+        1 for b, file in enumerate(index.block_file) if file == number and b not in index.dead
+    )
+    if sum(1 for start in every if start < length) != held:
+        return False
+    following = next((start for start in every if start >= length), len(text))
+    return not text[length:following].strip("\n")
 
 
 def _write(path: str, data: bytes) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from gitmem.errors import GitmemError, InvalidArgument, NotFound
-from gitmem.observe.blocks import FILE_MAX, BlockIndex, block_index
+from gitmem.observe.blocks import FILE_MAX, index_of
 from gitmem.observe.config import ObserverConfig
 from gitmem.observe.entries import SUMMARY_FIELDS
 from gitmem.observe.logbook import ObservationLog
@@ -92,14 +92,6 @@ def _hit(file: str, block: str, score: float) -> Hit:
     return Hit(block_id, kind, title or after_id.strip(), stamp[:16], file, snippet, score)
 
 
-def _index(log: ObservationLog) -> BlockIndex | None:
-    """The block index of the log's session files as of its head."""
-    head = log.repo.head(log.store)
-    if head is None:
-        return None
-    return block_index(log.repo.files(log.store, head), log.repo.directory, log.store)
-
-
 def _terms(query: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(query[:QUERY_MAX].lower())))[:TERMS_MAX]
 
@@ -158,14 +150,14 @@ def search_hits(
     count = _check_limit(limit, config)
     query = _check_query(query)
     terms = _terms(query)
-    index = _index(log) if terms else None
+    index = index_of(log.repo, log.store) if terms else None
     scored: list[Hit] = []
     if index is not None:
         tallies = [index.tallies(term) for term in terms]
         held = set[int]().union(*tallies)
-        found = [(_score(tallies, b), -index.block_file[b], b) for b in held]
+        found = [(_score(tallies, b), index.name(b), index.block_start[b], b) for b in held]
         found.sort(reverse=True)  # best, then the newest file, then the latest block
-        scored = [_hit(index.name(b), index.text(b), score) for score, _, b in found[: count * 3]]
+        scored = [_hit(name, index.text(b), score) for score, name, _, b in found[: count * 3]]
     if config.gate == "off":
         return scored[:count]
     gate_model = model
