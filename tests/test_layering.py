@@ -168,6 +168,7 @@ ORDER: dict[str, list[str]] = {
         "lease",
         "extract",
         "consolidate",
+        "proposals",
         "retain",
         "pipeline",
         "blocks",
