@@ -12,8 +12,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from helpers_secrets import SECRETS
 
+from gitmem import ops
+from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, NotFound
 from gitmem.observe import (
     ObservationLog,
@@ -264,6 +267,26 @@ def test_each_step_commits_as_its_author(repo: Repository, user_repo: str) -> No
     assert done.observations[0].id in sources and done.summary is not None
     assert done.summary.id in sources
     assert "(obs-000001)" in log.curated()["notes.md"]
+
+
+def test_gitmem_log_and_the_console_timeline_name_each_step(
+    repo: Repository, user_repo: str
+) -> None:
+    """`gitmem log` on the observation log and the console's timeline of it show each
+    step as the author of what it wrote."""
+    observed(repo, user_repo)
+    done = CliRunner().invoke(cli, ["--repo", repo.directory, "log", "--store", "observations"])
+    assert done.exit_code == 0, done.output
+    authors = [line.split()[4] for line in done.output.splitlines()]
+    assert authors[:4] == ["librarian"] * 4 and authors[-2:] == ["observer"] * 2
+    assert set(authors) == {"observer", "summarizer", "librarian"}
+    rows = ops.timeline(repo, "observations")
+    assert [r["author"] for r in rows[-2:]] == ["observer", "observer"]
+    assert rows[-1]["slug"].startswith("sessions/") and rows[-2]["slug"] == "index.md"
+    assert {r["author"] for r in rows} == {"observer", "summarizer", "librarian"}
+    assert all(r["lines_added"] for r in rows)
+    mine = ops.timeline(repo, "observations", author="summarizer")
+    assert {r["author"] for r in mine} == {"summarizer"} and len(mine) == 2
 
 
 def test_a_secret_in_a_model_answer_is_refused(repo: Repository, user_repo: str) -> None:
