@@ -375,6 +375,22 @@ def test_panel_order_and_whole_sections(repo: Repository, user_repo: str) -> Non
     assert panel(log, budget=10, user_repo=user_repo) == ""
 
 
+def test_panel_clamps_each_curated_file_to_1500_characters(
+    repo: Repository, user_repo: str
+) -> None:
+    """A curated file over 1,500 characters is cut at a line boundary in the panel."""
+    log, _ = observed(repo, user_repo)
+    notes = "".join(
+        f"- note {n:03d} about the build and its many flags (obs-000001)\n" for n in range(50)
+    )
+    log.set_curated({"notes.md": notes}, _trail())
+    assert len(log.curated()["notes.md"]) > 1500
+    full = panel(log, user_repo=user_repo)
+    start = full.index("## Notes\n") + len("## Notes\n")
+    section = full[start : full.index("\n## ", start)]
+    assert 1400 < len(section.strip("\n")) <= 1500 and notes.startswith(section.strip("\n") + "\n")
+
+
 # -- search ------------------------------------------------------------------------------
 
 
