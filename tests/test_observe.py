@@ -7,12 +7,16 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from helpers_secrets import SECRETS
 
+from gitmem import ops
+from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, NotFound
 from gitmem.observe import (
     ObservationLog,
@@ -28,6 +32,7 @@ from gitmem.observe import (
     mem_search,
     observe_run,
     panel,
+    read_config,
     strip_private,
 )
 from gitmem.observe.answers import CURATED
@@ -264,6 +269,26 @@ def test_each_step_commits_as_its_author(repo: Repository, user_repo: str) -> No
     assert "(obs-000001)" in log.curated()["notes.md"]
 
 
+def test_gitmem_log_and_the_console_timeline_name_each_step(
+    repo: Repository, user_repo: str
+) -> None:
+    """`gitmem log` on the observation log and the console's timeline of it show each
+    step as the author of what it wrote."""
+    observed(repo, user_repo)
+    done = CliRunner().invoke(cli, ["--repo", repo.directory, "log", "--store", "observations"])
+    assert done.exit_code == 0, done.output
+    authors = [line.split()[4] for line in done.output.splitlines()]
+    assert authors[:4] == ["librarian"] * 4 and authors[-2:] == ["observer"] * 2
+    assert set(authors) == {"observer", "summarizer", "librarian"}
+    rows = ops.timeline(repo, "observations")
+    assert [r["author"] for r in rows[-2:]] == ["observer", "observer"]
+    assert rows[-1]["slug"].startswith("sessions/") and rows[-2]["slug"] == "index.md"
+    assert {r["author"] for r in rows} == {"observer", "summarizer", "librarian"}
+    assert all(r["lines_added"] for r in rows)
+    mine = ops.timeline(repo, "observations", author="summarizer")
+    assert {r["author"] for r in mine} == {"summarizer"} and len(mine) == 2
+
+
 def test_a_secret_in_a_model_answer_is_refused(repo: Repository, user_repo: str) -> None:
     """An observation holding a credential is not written; the log says so, without it."""
     _, text = SECRETS[0]
@@ -350,6 +375,22 @@ def test_panel_order_and_whole_sections(repo: Repository, user_repo: str) -> Non
     assert panel(log, budget=10, user_repo=user_repo) == ""
 
 
+def test_panel_clamps_each_curated_file_to_1500_characters(
+    repo: Repository, user_repo: str
+) -> None:
+    """A curated file over 1,500 characters is cut at a line boundary in the panel."""
+    log, _ = observed(repo, user_repo)
+    notes = "".join(
+        f"- note {n:03d} about the build and its many flags (obs-000001)\n" for n in range(50)
+    )
+    log.set_curated({"notes.md": notes}, _trail())
+    assert len(log.curated()["notes.md"]) > 1500
+    full = panel(log, user_repo=user_repo)
+    start = full.index("## Notes\n") + len("## Notes\n")
+    section = full[start : full.index("\n## ", start)]
+    assert 1400 < len(section.strip("\n")) <= 1500 and notes.startswith(section.strip("\n") + "\n")
+
+
 # -- search ------------------------------------------------------------------------------
 
 
@@ -408,6 +449,37 @@ def test_gating_falls_back_to_the_score_filter(repo: Repository, user_repo: str)
     rates = ScriptedModel(["1: 0.9\n2: 0.1\n3: 0.7\n4: 0.2"])
     gated = ids(mem_search(log, "auth token refresh", 10, model=rates))
     assert len(gated) == 2 and "query: auth token refresh" in rates.calls[0][1]
+
+
+def test_the_gate_model_is_a_setting_of_its_own(
+    repo: Repository, user_repo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no gate model configured the score filter judges, even when the steps have a
+    model; ``gate-model observer`` rates with the steps' model, ``command`` with its own."""
+    log, _ = observed(repo, user_repo)
+    second = scripted(title="Tuned the CI cache", narrative="auth was not involved at all.")
+    observe_run(log, second, a_run("s2"), CONFIG, user_repo=user_repo)
+    ids = lambda text: [r.findtext("id") for r in ET.fromstring(text).findall("result")]  # noqa: E731
+    query = "auth token refresh"
+    scored = ids(mem_search(log, query, 10))
+    steps = ScriptedModel(lambda _prompt, _payload: "1: 0.1\n2: 0.9\n3: 0.1\n4: 0.1")
+    monkeypatch.setattr(ObserverConfig, "model", lambda _self: steps)  # pyright: ignore[reportUnknownLambdaType]
+
+    assert read_config(repo).settings["gate-model"] == "none"
+    assert ids(mem_search(log, query, 10, config=read_config(repo))) == scored
+    assert steps.calls == []
+    configure(repo, "gate-model", "observer")
+    assert len(ids(mem_search(log, query, 10, config=read_config(repo)))) == 1
+    assert len(steps.calls) == 1
+    script = tmp_path / "rate.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('1: 0.9')\nprint('2: 0.9')\n")
+    configure(repo, "gate-model", "command")
+    configure(repo, "gate-command", f"{sys.executable} {script}")
+    assert len(ids(mem_search(log, query, 10, config=read_config(repo)))) == 2
+    assert len(steps.calls) == 1
+    with pytest.raises(InvalidArgument, match="gate-model must be one of"):
+        configure(repo, "gate-model", "magic")
+    assert read_config(repo).settings["gate-model"] == "command"
 
 
 def test_the_tools_answer_calls(repo: Repository, user_repo: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import gitmem as gitmem_package
 from gitmem.errors import InvalidArgument, NotFound
 from gitmem.observe import (
     RUN_MARK,
@@ -162,6 +163,32 @@ def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path:
         "gitmem.observe",
         "gitmem.observe.capture",
     ]
+
+
+def test_the_capture_hook_loads_no_typing_re_or_json_layer(tmp_path: Path) -> None:
+    """Past Python's own start, a hook loads only gitmem's few modules and the C codec
+    under json: not typing, re or json's Python layer (each costs more than the work)."""
+    root = str(Path(gitmem_package.__file__).parent.parent)
+    event = {"session_id": "s", "cwd": str(tmp_path), "tool_name": "Bash", "tool_input": {}}
+    script = (
+        f"import sys, io; sys.path.insert(0, {root!r}); before = set(sys.modules)\n"
+        "sys.argv = ['gitmem', 'observe', 'capture', 'post-tool-use']\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({json.dumps(event).encode()!r}))\n"
+        "from gitmem.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    # -S: without site, whose editable-install finder loads re into every process
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    loaded = set(done.stdout.split())
+    assert not loaded & {"typing", "re", "json", "json.decoder", "enum", "collections"}
+    assert "gitmem.observe.capture" in loaded
 
 
 def test_capture_finds_only_a_repository_in_gitmem_use(

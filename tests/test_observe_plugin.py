@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitmem.observe.blocks import BlockIndex, index_path
 from gitmem.observe.capture import observe_dir
 from gitmem.repository import Repository
 
@@ -203,6 +204,10 @@ def test_three_sessions_then_the_fourth_starts_with_the_panel(tmp_path: Path) ->
         block = repo.files("observations").read(
             next(p for p in repo.files("observations").files("sessions"))
         )
+        # the worker left the block index up to date: no search has to make it
+        index = BlockIndex.load(index_path(git_dir, "observations"))
+        assert index is not None
+        assert index.tree == repo.files("observations").object_ids()["sessions"]
     assert authors.count("observer") == 3 and authors.count("summarizer") == 3
     assert authors.count("librarian") == 1  # the curated files were unchanged after
     assert set(authors) == {"observer", "summarizer", "librarian"}

@@ -267,6 +267,56 @@ def test_a_consolidation_that_drops_too_much_goes_to_a_proposal_branch(
     assert "kept on store proposals/recall/" in report.lines()[-1]
 
 
+def _refused(repo: Repository, folder: Path, session: str, bullets: list[str]) -> str:
+    """A consolidation to ``bullets`` that drops too much: the proposal it is kept on."""
+    transcript(folder, session, session, 2 * DAY)
+    text = _consolidation(bullets, [])
+    model = ScriptedModel(lambda p, t: answers(p, t) if p.startswith("You read") else text)
+    done = retain(repo, model, str(folder), settings=SETTINGS, now=NOW).consolidated
+    assert done is not None and done.proposal is not None
+    return done.proposal
+
+
+def test_an_operator_lists_lands_and_drops_a_refused_consolidation(
+    repo: Repository, folder: Path
+) -> None:
+    """`gitmem recall proposals` lists a refused consolidation with what it drops;
+    `land` makes the store as it proposes (one commit, the operator its author, naming
+    it), `drop` leaves the store as it is; a decided proposal is listed no more and a
+    second decision is a one-line refusal."""
+    transcript(folder, "aaa", "one", 2 * DAY)
+    first = _consolidation(["a", "b", "c", "d"], ["keep"])
+    model = ScriptedModel(lambda p, t: answers(p, t) if p.startswith("You read") else first)
+    retain(repo, model, str(folder), settings=SETTINGS, now=NOW)
+    landing = _refused(repo, folder, "bbb", ["a", "e"])
+    runner = CliRunner()
+    base = ["--repo", repo.directory, "recall"]
+    listed = runner.invoke(cli, [*base, "proposals"])
+    assert listed.exit_code == 0, listed.output
+    assert f"proposal {landing}: would drop 4 and add 1 entries of store recall" in listed.output
+    assert "  drops: b" in listed.output and "  adds: e" in listed.output
+    assert "-- b" in listed.output and "+- e" in listed.output
+    stamp = landing.rsplit("/", 1)[1]
+    landed = runner.invoke(cli, [*base, "land", stamp, "--author", "Ada <ada@example.com>"])
+    assert landed.exit_code == 0 and landed.output.startswith("landed: "), landed.output
+    assert repo.files("recall").read("MEMORY.md") == "- a\n- e\n"
+    assert "skills/keep/SKILL.md" not in repo.files("recall")
+    assert [(a, t.get("Gitmem-Approved")) for a, t in log(repo, "recall")[:1]] == [("Ada", landing)]
+    assert runner.invoke(cli, [*base, "proposals"]).output == "No proposals are pending.\n"
+    again = runner.invoke(cli, [*base, "land", landing])
+    assert again.exit_code != 0 and "was decided already" in again.output
+    assert len(again.output.strip().splitlines()) == 1
+
+    dropping = _refused(repo, folder, "ccc", ["z"])
+    head = repo.head("recall")
+    dropped = runner.invoke(cli, [*base, "drop", dropping])
+    assert dropped.exit_code == 0 and dropped.output == f"dropped: {dropping}\n"
+    assert repo.head("recall") == head and repo.head(dropping) is not None
+    assert runner.invoke(cli, [*base, "proposals"]).output == "No proposals are pending.\n"
+    unknown = runner.invoke(cli, [*base, "drop", "19990101T000000Z"])
+    assert unknown.exit_code != 0 and "`gitmem recall proposals` lists them" in unknown.output
+
+
 def test_stale_skills_are_pruned(repo: Repository, folder: Path) -> None:
     """A skill the consolidation no longer names is removed in its commit."""
     transcript(folder, "aaa", "one", 2 * DAY)

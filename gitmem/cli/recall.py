@@ -94,4 +94,56 @@ def recall_run(transcripts: str | None) -> None:
         click.echo(line)
 
 
+_NAME = click.argument("proposal", metavar="PROPOSAL")
+
+
+@recall.command("proposals")
+def recall_proposals() -> None:
+    """List the consolidations refused for dropping too much, with their diffs.
+
+    Each waits for an operator: `gitmem recall land` or `gitmem recall drop`.
+
+    \b
+    Example:
+        gitmem recall proposals
+    """
+    from gitmem.observe.proposals import proposals
+
+    found = proposals(open_repository())
+    for line in [line for p in found for line in p.lines()] or ["No proposals are pending."]:
+        click.echo(line)
+
+
+@recall.command("land")
+@_NAME
+@author_option
+def recall_land(proposal: str, author: str | None) -> None:
+    """Land PROPOSAL (as listed, or only its time) on the recall store, as one commit.
+
+    \b
+    Example:
+        gitmem recall land 20261201T190000Z
+    """
+    from gitmem.observe.proposals import land
+
+    commit = land(open_repository(), proposal, ops.parse_author(author))
+    click.echo(f"landed: {commit}" if commit else "landed: the store held it already")
+
+
+@recall.command("drop")
+@_NAME
+def recall_drop(proposal: str) -> None:
+    """Drop PROPOSAL: it will not land; the store is not touched.
+
+    The proposal's branch stays as the record of what was proposed.
+
+    \b
+    Example:
+        gitmem recall drop 20261201T190000Z
+    """
+    from gitmem.observe.proposals import drop
+
+    click.echo(f"dropped: {drop(open_repository(), proposal)}")
+
+
 COMMANDS = (recall,)

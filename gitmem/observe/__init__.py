@@ -15,9 +15,12 @@ Names are imported when first used, so the capture hook, which imports only
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not loaded at run time: the capture hook loads this module
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.observe.capture import Recorder, strip_private
     from gitmem.observe.config import ObserverConfig, configure, read_config
     from gitmem.observe.entries import Entry

@@ -1,7 +1,9 @@
 """Capture: an agent's events appended to a bounded spool, fast.
 
-This module is all a capture hook process loads (the standard library's ``json`` and
-``os``, nothing of gitmem's store), so a hook costs little more than starting Python.
+This module is all a capture hook process loads (``os``, ``sys``, ``time`` and the C
+codec under ``json``; nothing of gitmem's store, nor ``json``'s Python layer, ``re`` or
+``typing``, whose imports would cost a hook more than its work), so a hook costs little
+more than starting Python.
 
 A :class:`Recorder` takes one session's events (the user's prompt, each tool call with
 its result, the final message, the session's end) and appends each as one JSON line to
@@ -19,12 +21,13 @@ pid is in ``observe/worker.pid``); the worker takes the finished runs from the s
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
-from typing import Any, cast
+
+TYPE_CHECKING = False  # typing is not loaded at run time (see above)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "HOOK_EVENTS",
@@ -56,27 +59,46 @@ SKIPPED_TOOLS = frozenset({"mem_search", "mem_read", "askuserquestion", "loadski
 lower case with ``-`` read as ``_``, an MCP prefix ``mcp__server__`` set aside)."""
 
 _CLAMPED = " …[clamped]"
-_PRIVATE = re.compile(r"<(/?)private>", re.IGNORECASE)
+_OPEN = "<private>"
+_CLOSE = "</private>"
 _RUN_MARK = "GITMEM_OBSERVER_RUN"  # gitmem.observe.model.RUN_MARK; not imported: kept small
 
 
+def _tags(lowered: str) -> list[tuple[int, int, bool]]:
+    """Where ``<private>`` and ``</private>`` stand in ``lowered``: (start, end, closing),
+    in order. One pass, linear in the text."""
+    found: list[tuple[int, int, bool]] = []
+    at = lowered.find("<")
+    while at >= 0:
+        if lowered.startswith(_OPEN, at):
+            found.append((at, at + len(_OPEN), False))
+        elif lowered.startswith(_CLOSE, at):
+            found.append((at, at + len(_CLOSE), True))
+        at = lowered.find("<", at + 1)
+    return found
+
+
 def strip_private(text: str) -> str:
-    """``text`` without what is inside ``<private>…</private>`` (the tags too); an
-    unclosed tag hides everything after it. One pass, linear in the text."""
+    """``text`` without what is inside ``<private>…</private>`` (the tags too, in any
+    case); an unclosed tag hides everything after it. One pass, linear in the text."""
     if "<" not in text:
         return text
     kept: list[str] = []
     depth = 0
     at = 0
-    for tag in _PRIVATE.finditer(text):
-        if tag.group(1):  # a closing tag
+    # lower() keeps every index for the ASCII tags only if no character changes length
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = "".join(c.lower()[:1] for c in text)
+    for start, end, closing in _tags(lowered):
+        if closing:
             if depth:
                 depth -= 1
                 if not depth:
-                    at = tag.end()
+                    at = end
             continue
         if not depth:
-            kept.append(text[at : tag.start()])
+            kept.append(text[at:start])
         depth += 1
     if not depth:
         kept.append(text[at:])
@@ -97,12 +119,69 @@ def _kept(text: str, limit: int) -> str:
     return clamp(strip_private(text[: limit * 4]), limit)
 
 
+class _Scanning:
+    """What the C scanner reads of its caller: ``json.loads``'s defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity
+
+
+def _c_codec() -> tuple[Callable[[str, int], tuple[object, int]], Callable[[object], str]] | None:
+    """The C codec json itself runs on, without the Python layer that loads ``re``
+    (``None`` on a Python without it: json itself is used, when needed)."""
+    try:
+        from _json import encode_basestring, make_encoder, make_scanner
+
+        scan = make_scanner(_Scanning())  # pyright: ignore[reportArgumentType]
+    except (ImportError, TypeError):
+        return None
+
+    def dump(value: object) -> str:
+        encode = make_encoder({}, str, encode_basestring, None, ": ", ", ", False, False, True)
+        return "".join(encode(value, 0))
+
+    return scan, dump
+
+
+_CODEC = _c_codec()
+
+
+def loads(data: bytes | str) -> object:
+    """One JSON value, as ``json.loads`` reads it (``ValueError`` for anything else)."""
+    text = data.decode("utf-8").removeprefix("\ufeff") if isinstance(data, bytes) else data
+    if _CODEC is None:
+        import json
+
+        return json.loads(text)
+    text = text.strip(" \t\n\r")
+    try:
+        value, end = _CODEC[0](text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def dumps(value: object) -> str:
+    """``value`` as ``json.dumps(value, ensure_ascii=False, default=str)`` writes it."""
+    if _CODEC is None:
+        import json
+
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return _CODEC[1](value)
+
+
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+        return dumps(value)
+    except (TypeError, ValueError, RecursionError):
         return str(value)
 
 
@@ -236,12 +315,17 @@ class Recorder:
             self._size = os.fstat(self._fd).st_size
         return self._fd
 
-    def _append(self, event: str, agent: str | None, **fields: Any) -> None:
+    def _append(self, event: str, agent: str | None, **fields: object) -> None:
         if self.off:
             return
-        record = {"e": event, "s": self.session, "a": agent or self.agent, "t": time.time()}
+        record: dict[str, object] = {
+            "e": event,
+            "s": self.session,
+            "a": agent or self.agent,
+            "t": time.time(),
+        }
         record.update(fields)
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+        line = (dumps(record) + "\n").encode("utf-8", "replace")
         fd = self._open()
         if self._size + len(line) > self.spool_max:
             self.dropped += 1
@@ -358,23 +442,26 @@ def _common(dot_git: str) -> str | None:
     return os.path.abspath(path)
 
 
+def _field(value: object, key: str) -> object:
+    """``value[key]`` if ``value`` is a JSON object, else ``None``."""
+    held: dict[str, object] = value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return held.get(key)
+
+
 def _assistant_text(entry: object) -> str:
     """The text of a transcript line that is an assistant message ("" otherwise)."""
-    message = cast(dict[str, Any], entry).get("message") if isinstance(entry, dict) else None
-    if not isinstance(message, dict):
+    message = _field(entry, "message")
+    if _field(message, "role") != "assistant":
         return ""
-    message = cast(dict[str, Any], message)
-    if message.get("role") != "assistant":
-        return ""
-    content = message.get("content")
+    content = _field(message, "content")
     if isinstance(content, str):
         return content
+    items: list[object] = content if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
     texts: list[str] = []
-    for item in cast(list[Any], content) if isinstance(content, list) else []:
-        if isinstance(item, dict):
-            part = cast(dict[str, Any], item)
-            if part.get("type") == "text" and isinstance(part.get("text"), str):
-                texts.append(part["text"])
+    for item in items:
+        text = _field(item, "text")
+        if _field(item, "type") == "text" and isinstance(text, str):
+            texts.append(text)
     return "\n".join(texts)
 
 
@@ -397,7 +484,7 @@ def last_message(path: str) -> str:
         os.close(fd)
     for line in reversed(tail.splitlines()[-200:]):
         try:
-            entry: object = json.loads(line)
+            entry = loads(line)
         except ValueError:
             continue
         found = _assistant_text(entry)
@@ -406,7 +493,7 @@ def last_message(path: str) -> str:
     return ""
 
 
-def record_hook(event: str, data: dict[str, Any], git_dir: str) -> None:
+def record_hook(event: str, data: dict[str, object], git_dir: str) -> None:
     """Feed one Claude Code hook event (its input JSON as ``data``) to a recorder."""
     session = data.get("session_id")
     if not isinstance(session, str) or not session:
@@ -451,7 +538,7 @@ def hook_main(argv: list[str]) -> int:
         raw = sys.stdin.buffer.read(HOOK_INPUT_MAX + 1)
         if len(raw) > HOOK_INPUT_MAX:
             raise ValueError("the hook input is larger than 4 MB")
-        data = json.loads(raw)
+        data = loads(raw)
         if not isinstance(data, dict):
             raise ValueError("the hook input is not a JSON object")
         cwd = data.get("cwd")  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]

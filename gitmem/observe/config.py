@@ -12,8 +12,12 @@ model          none       ``command``, ``anthropic`` or ``none`` (see ``model_fr
 command                   the command line of a command model
 timeout        120        seconds a command model may take per call
 anthropic-model claude-haiku-4-5 the model an anthropic model asks for
-gate           auto       search gating: ``auto`` (the model if configured, else
-                          scores), ``model``, ``score`` or ``off``
+gate           auto       search gating: ``auto`` or ``model`` (the gate model if one
+                          is configured, else scores), ``score`` or ``off``
+gate-model     none       the model that rates search results: ``none`` (the score
+                          filter), ``observer`` (the steps' own model), ``command``
+                          or ``anthropic`` (see ``ObserverConfig.gate_model``)
+gate-command              the command line of a command gate model
 threshold      0.6        the relevance a gate model must give a result
 budget         8000       the panel's size in characters
 max-results    5          results a search returns when no limit is given
@@ -55,6 +59,8 @@ DEFAULTS: dict[str, str] = {
     "timeout": "120",
     "anthropic-model": "claude-haiku-4-5",
     "gate": "auto",
+    "gate-model": "none",
+    "gate-command": "",
     "threshold": "0.6",
     "budget": "8000",
     "max-results": "5",
@@ -63,6 +69,7 @@ DEFAULTS: dict[str, str] = {
     "queue": "64",
 }
 GATES = ("auto", "model", "score", "off")
+GATE_MODELS = ("none", "observer", "command", "anthropic")
 
 
 def setting_flag(key: str, text: str) -> bool:
@@ -118,6 +125,12 @@ class ObserverConfig:
         gate = merged["gate"].strip().lower()
         if gate not in GATES:
             raise InvalidArgument(f"gate must be one of {', '.join(GATES)}, not {gate!r}")
+        gate_model = merged["gate-model"].strip().lower() or "none"
+        if gate_model not in GATE_MODELS:
+            raise InvalidArgument(
+                f"gate-model must be one of {', '.join(GATE_MODELS)}, not {gate_model!r}"
+            )
+        merged["gate-model"] = gate_model
         return cls(
             settings=merged,
             enabled=setting_flag("enabled", merged["enabled"]),
@@ -136,6 +149,17 @@ class ObserverConfig:
         """The configured model (``None``: none is)."""
         return model_from_config(self.settings)
 
+    def gate_model(self) -> Model | None:
+        """The model that rates search results (``None``: none is, and the score filter
+        judges): ``gate-model`` is ``observer`` for the steps' own model, or ``command``
+        (``gate-command``, with the ``timeout``) or ``anthropic`` (``anthropic-model``)
+        for one of its own."""
+        kind = self.settings["gate-model"]
+        if kind == "observer":
+            return self.model()
+        own = {**self.settings, "model": kind, "command": self.settings["gate-command"]}
+        return model_from_config(own)
+
 
 def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
     """Refuse a value its key cannot take, judged with the settings ``held`` now."""
@@ -144,6 +168,8 @@ def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
     probe = ObserverConfig.from_settings({**held, key.lower(): value})
     if probe.settings["model"].strip().lower() != "command" or probe.settings["command"]:
         probe.model()
+    if probe.settings["gate-model"] != "command" or probe.settings["gate-command"]:
+        probe.gate_model()
 
 
 def read_config(repo: Storage) -> ObserverConfig:

@@ -13,7 +13,7 @@ A consolidation may not silently forget. Its *entries* are ``MEMORY.md``'s list 
 more than ``max-drop-share`` of the existing entries is refused: it is kept instead on
 a proposal branch, the file store ``proposals/<store>/<UTC time>`` forked from the
 store's head (``refs/heads/gitmem/proposals/...`` in a project), for an operator to
-read (``git diff``) and land or delete.
+read, and land or drop (:mod:`gitmem.observe.proposals`, ``gitmem recall proposals``).
 """
 
 from __future__ import annotations
@@ -37,12 +37,17 @@ from gitmem.types import FileChange, FileEdit
 __all__ = [
     "CONSOLIDATOR",
     "PAYLOAD_MAX",
+    "PREFIX",
     "Consolidated",
     "consolidate",
     "entries",
+    "kept_path",
+    "memory_change",
     "parse_answer",
 ]
 
+PREFIX = "proposals"
+"""A refused consolidation of store S is kept on the file store ``proposals/S/<time>``."""
 CONSOLIDATOR = author("consolidator")
 """The author of consolidation commits."""
 PAYLOAD_MAX = 64_000
@@ -156,12 +161,12 @@ def consolidate(
 
     def change(head: FileSnapshot) -> FileChange:
         # judged against the head it applies to, again after a lost race
-        old = {p: head.read(p) or "" for p in head.files() if _kept(p)}
+        old = {p: head.read(p) or "" for p in head.files() if kept_path(p)}
         before = entries(old)
         dropped = len(before - entries(files))
         if before and dropped > max_drop_share * len(before):
             raise _Dropping(dropped, len(before))
-        return _change(head, files, trailers)
+        return memory_change(head, files, trailers)
 
     try:
         revisions = repo.publish_files(store, CONSOLIDATOR, change)
@@ -180,7 +185,8 @@ class _Dropping(Exception):
         self.existing = existing
 
 
-def _kept(path: str) -> bool:
+def kept_path(path: str) -> bool:
+    """Whether ``path`` is one of the memory files a consolidation writes."""
     return path in (MEMORY, SUMMARY) or path.startswith(SKILLS + "/")
 
 
@@ -189,10 +195,14 @@ def _trailers(model: Model, step: Prompt, extractions: Sequence[Extraction]) -> 
     return Trail("", model.name, step.label, sources).trailers()
 
 
-def _change(head: FileSnapshot, files: Mapping[str, str], trailers: dict[str, str]) -> FileChange:
+def memory_change(
+    head: FileSnapshot, files: Mapping[str, str], trailers: Mapping[str, str]
+) -> FileChange:
     """The memory files written as ``files`` says; skill files it does not name removed."""
     edits: list[FileEdit] = []
     for path in (SUMMARY, MEMORY, *sorted(p for p in files if p.startswith(SKILLS + "/"))):
+        if path not in files:
+            continue
         old = head.read(path)
         if old != files[path]:
             edits.append(FileEdit("edit" if old is not None else "create", path, files[path]))
@@ -205,11 +215,11 @@ def _propose(
 ) -> str:
     """Keep the refused consolidation on a new proposal store forked from the head."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    proposal = f"proposals/{store}/{stamp}"
+    proposal = f"{PREFIX}/{store}/{stamp}"
     suffix = 1
     while repo.head(proposal) is not None:
         suffix += 1
-        proposal = f"proposals/{store}/{stamp}-{suffix}"
+        proposal = f"{PREFIX}/{store}/{stamp}-{suffix}"
     repo.fork(store, proposal)
-    repo.publish_files(proposal, CONSOLIDATOR, lambda head: _change(head, files, trailers))
+    repo.publish_files(proposal, CONSOLIDATOR, lambda head: memory_change(head, files, trailers))
     return proposal

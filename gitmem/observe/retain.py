@@ -74,7 +74,8 @@ class RetainReport:
         if done is not None and done.proposal is not None:
             out.append(
                 f"consolidation refused: it would drop {done.dropped} of {done.existing} "
-                f"entries; kept on store {done.proposal} for review"
+                f"entries; kept on store {done.proposal} for review "
+                "(`gitmem recall proposals`, then `gitmem recall land` or `drop`)"
             )
         elif done is not None:
             out.append(f"consolidated: {done.commit or 'no change'}")

@@ -1,12 +1,13 @@
 """Searching the observation log: ``mem_search`` and ``mem_read``.
 
 ``mem_search`` splits the session files into their blocks (a file over 1 MB is passed
-over) and scores each against the query's words: a word in the title counts 3, in the
+over; the block index, :mod:`gitmem.observe.blocks`, keeps what it needs of them) and
+scores each against the query's words: a word in the title counts 3, in the
 keywords 2, anywhere else in the block 1 (at most 5 times); a block holding every word
-gets half again. The best blocks then pass a relevance gate: a gate model rates each
-from 0 to 1 and those under the threshold (default 0.6) go; with no gate model, or one
-that fails, the score filter keeps the blocks scoring at least half the best. Results
-come back as XML::
+gets half again. The best blocks then pass a relevance gate: the gate model (the
+``gate-model`` setting) rates each from 0 to 1 and those under the threshold (default
+0.6) go; with no gate model configured, or one that fails, the score filter keeps the
+blocks scoring at least half the best. Results come back as XML::
 
     <memory_results query="auth token refresh" count="1">
       <result>
@@ -25,11 +26,11 @@ come back as XML::
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from gitmem.errors import GitmemError, InvalidArgument, NotFound
+from gitmem.observe.blocks import FILE_MAX, index_of
 from gitmem.observe.config import ObserverConfig
 from gitmem.observe.entries import SUMMARY_FIELDS
 from gitmem.observe.logbook import ObservationLog
@@ -38,8 +39,6 @@ from gitmem.observe.prompts import prompt
 
 __all__ = ["FILE_MAX", "Hit", "gate", "mem_read", "mem_search", "score_filter"]
 
-FILE_MAX = 1 << 20
-"""Session files larger than this are not searched."""
 QUERY_MAX = 500
 TERMS_MAX = 16
 SNIPPET = 160
@@ -60,58 +59,17 @@ class Hit:
     score: float
 
 
-_corpus: tuple[str | None, list[tuple[str, str, str]]] = (None, [])
-"""The session files of the last log searched, as (name, text, lower-cased text),
-newest first, kept while its head stays the same."""
-
-
-def _files(log: ObservationLog) -> list[tuple[str, str, str]]:
-    """The session files searched (those over 1 MB passed over), newest first."""
-    global _corpus
-    head = log.repo.head(log.store)
-    if head is None:
-        return []
-    key = f"{log.repo.directory}\0{log.store}\0{head}"
-    if _corpus[0] == key:
-        return _corpus[1]
-    snapshot = log.repo.files(log.store, head)
-    found: list[tuple[str, str, str]] = []
-    for child in reversed(snapshot.children("sessions")):
-        if child.is_dir or child.size > FILE_MAX or not child.name.endswith(".md"):
-            continue
-        text = snapshot.read(f"sessions/{child.name}") or ""
-        found.append((child.name, text, text.lower()))
-    _corpus = (key, found)
-    return found
-
-
-def _starts(lowered: str) -> list[int]:
-    """Where each block of a session file starts."""
-    starts = [0] if lowered.startswith("## ") else []
-    at = lowered.find("\n## ")
-    while at >= 0:
-        starts.append(at + 1)
-        at = lowered.find("\n## ", at + 1)
-    return starts
-
-
-def _score(lowered: str, start: int, end: int, terms: list[str]) -> float:
+def _score(tallies: list[dict[int, list[int]]], block: int) -> float:
     """A block's score: a word in its title counts 3, in its keywords 2, anywhere in it
     once per time it appears (at most 5); every word present gets half again."""
-    eol = lowered.find("\n", start, end)
-    eol = end if eol < 0 else eol
-    keys = lowered.find("\n- keywords:", start, end)
-    keys_end = lowered.find("\n", keys + 1, end) if keys >= 0 else -1
     score = 0.0
     every = True
-    for term in terms:
-        body = lowered.count(term, start, end)
-        if not body:
+    for tally in tallies:
+        found = tally.get(block)
+        if found is None:
             every = False
             continue
-        score += min(body, 5) + 3 * (lowered.find(term, start, eol) >= 0)
-        if keys >= 0:
-            score += 2 * (lowered.find(term, keys, keys_end if keys_end >= 0 else end) >= 0)
+        score += min(found[0], 5) + 3 * found[1] + 2 * (found[2] != 0)
     return score * 1.5 if every and score else score
 
 
@@ -192,38 +150,20 @@ def search_hits(
     count = _check_limit(limit, config)
     query = _check_query(query)
     terms = _terms(query)
-    found: list[tuple[float, int, str, str, int, int]] = []
-    for order, (name, text, lowered) in enumerate(_files(log) if terms else []):
-        starts: list[int] | None = None
-        hit: set[int] = set()
-        for term in terms:
-            at = lowered.find(term)
-            while at >= 0:
-                starts = starts if starts is not None else _starts(lowered)
-                block = bisect_right(starts, at) - 1
-                hit.add(block)
-                if block + 1 >= len(starts):
-                    break
-                at = lowered.find(term, starts[block + 1])  # on to the next block
-        for block in hit:
-            assert starts is not None
-            if block < 0:
-                continue  # text before the first block
-            start = starts[block]
-            end = starts[block + 1] if block + 1 < len(starts) else len(lowered)
-            score = _score(lowered, start, end, terms)
-            found.append((score, -order, name, text, start, end))
-    found.sort(key=lambda f: (f[0], f[1], f[4]), reverse=True)  # best, then newest
-    scored = [
-        _hit(name, text[a:b].rstrip("\n"), score)
-        for score, _, name, text, a, b in found[: count * 3]
-    ]
+    index = index_of(log.repo, log.store) if terms else None
+    scored: list[Hit] = []
+    if index is not None:
+        tallies = [index.tallies(term) for term in terms]
+        held = set[int]().union(*tallies)
+        found = [(_score(tallies, b), index.name(b), index.block_start[b], b) for b in held]
+        found.sort(reverse=True)  # best, then the newest file, then the latest block
+        scored = [_hit(name, index.text(b), score) for score, name, _, b in found[: count * 3]]
     if config.gate == "off":
         return scored[:count]
     gate_model = model
-    if gate_model is None and config.gate in ("auto", "model"):
+    if gate_model is None and config.gate in ("auto", "model") and scored:
         try:
-            gate_model = config.model()
+            gate_model = config.gate_model()
         except GitmemError:
             gate_model = None
     if gate_model is not None and config.gate != "score" and scored:

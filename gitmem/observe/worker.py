@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from gitmem.errors import GitmemError
+from gitmem.observe.blocks import index_of
 from gitmem.observe.capture import SPOOL_MAX, log_line, observe_dir
 from gitmem.observe.config import ObserverConfig, read_config
 from gitmem.observe.logbook import ObservationLog
@@ -222,6 +223,7 @@ class Worker:
             self.say(f"no model configured: the run of session {run.session} is not observed")
             return
         observe_run(self.log, model, run, self.config, say=self.say, user_repo=self.user_repo)
+        index_of(self.log.repo, self.log.store)  # up to date here, so no search waits for it
 
     def drain(self) -> int:
         """Fill the queue and process it until empty, here; returns runs processed."""

@@ -566,7 +566,10 @@ def timeline(
     "author", "time", "description", "lines_added", "lines_removed"}]``.
 
     Only the newest commits are read, going further back while ``author``'s rows are
-    fewer than ``limit``, so a long history costs what is shown."""
+    fewer than ``limit``, so a long history costs what is shown. A file store's rows
+    are its files' revisions (``slug`` the path), such as the observer's steps'."""
+    if is_file_store(repo, store):
+        return _file_timeline(repo, store, author, limit)
     head = repo.head(store)
     commits = list(repo.iter_commits(store))
     window = limit or len(commits)
@@ -606,6 +609,33 @@ def _timeline_rows(
                 "author": r.author,
                 "time": r.time,
                 "description": r.description,
+                "lines_added": added,
+                "lines_removed": gone,
+            }
+        )
+        if limit and len(rows) >= limit:
+            break
+    return rows
+
+
+def _file_timeline(
+    repo: Repository, store: str, author: str | None, limit: int
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for r, diff in file_log(repo, store, patch=True):
+        if author is not None and r.author != author:
+            continue
+        added, gone = diff_stat(diff)
+        rows.append(
+            {
+                "commit": r.commit,
+                "slug": r.path,
+                "revision": r.revision,
+                "op": r.op,
+                "removed": r.removed,
+                "author": r.author,
+                "time": r.time,
+                "description": "",
                 "lines_added": added,
                 "lines_removed": gone,
             }

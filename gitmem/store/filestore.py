@@ -92,6 +92,14 @@ class FileSnapshot(StoreView):
             for name, mode, sha in sorted(self._reader.tree(found[1].decode()))
         ]
 
+    def object_ids(self, directory: str = "") -> dict[str, str]:
+        """The git object id of each entry of ``directory`` (``""``: the root), by name:
+        an entry whose id is unchanged is unchanged, so derived data can be kept per id."""
+        found = self._entry(directory)
+        if found is None or found[0] != DIR_MODE:
+            return {}
+        return {name: sha.decode() for name, _, sha in self._reader.tree(found[1].decode())}
+
     def tree_size(self, directory: str = "") -> int:
         """The size of a directory's git tree object (0 for an empty store)."""
         found = self._entry(directory)
