@@ -33,6 +33,7 @@ from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.screens import chain
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
+from gitmem.store.pushobjects import common_dir
 from gitmem.store.screen import Screen, Write
 from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
@@ -529,17 +530,6 @@ def _checked(
         for sandbox in started:
             sandbox.close()
         reader.close()
-
-
-def common_dir(git_dir: str) -> str:
-    """The repository a git directory belongs to: a linked worktree's own directory
-    (``.git/worktrees/<name>``, which git hands its hooks) names it in ``commondir``."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            common = handle.read().strip()
-    except OSError:
-        return git_dir
-    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
 
 
 def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gitmem.store.screen import SECRETS, Screen, Write
-from gitmem.store.snapshot import GUARD
+from gitmem.store.memoryfiles import GUARD
 
 if TYPE_CHECKING:
     # imported where used: opening a repository starts no sandbox

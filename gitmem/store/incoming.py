@@ -4,7 +4,7 @@ On a server, ``git receive-pack`` keeps the pushed objects in a quarantine direc
 (``GIT_OBJECT_DIRECTORY``) until its ``pre-receive`` hook accepts them; an
 :class:`Incoming` reads them through that directory and the repository's own objects,
 and writes nothing. A push of more than git's unpack limit (100 objects) waits there as
-one pack, so the packs' indexes are asked first, then the loose objects.
+one pack; :mod:`gitmem.store.pushobjects` reads the folders' files directly.
 
 What a hook needs of a commit (its tree, parents, author and message) is read from the
 commit's raw bytes, and a tree's entries straight from its raw bytes, each once per
@@ -15,18 +15,18 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 from __future__ import annotations
 
 import bisect
-import os
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
-from dulwich.object_store import DiskObjectStore
-from dulwich.objects import Blob, Commit, ObjectID, Tree, parse_tree
-from dulwich.pack import OFS_DELTA, REF_DELTA, Pack
-from dulwich.pack import apply_delta as _apply  # pyright: ignore[reportUnknownVariableType]
-from dulwich.repo import Repo
-
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
+from gitmem.store.pushobjects import Objects, common_dir, control_dir
+
+try:
+    # dulwich's native tree parser, alone
+    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
+except ImportError:  # a dulwich built without its native parts
+    from dulwich.objects import parse_tree
 
 __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 
@@ -38,15 +38,8 @@ _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
-# a push of a few objects is read as asked; past that many reads, the pushed packs are
-# read front to back (those of at most _PRELOAD_PACK bytes, up to _PRELOAD_BYTES of
-# objects): `gitmem sync` to a local path runs the hook with a whole repository's
-# objects as the pushed ones
-_PRELOAD_AFTER = 64
-_PRELOAD_PACK = 32 << 20
-_PRELOAD_BYTES = 64 << 20
+_COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
 
-_delta = cast("Callable[[bytes, list[bytes]], list[bytes]]", _apply)
 TreeEntries = list[tuple[bytes, int, bytes]]
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
 
@@ -78,16 +71,9 @@ class Incoming:
     receive-pack keeps the pushed objects (``None``: every object is in place)."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
-        self._repo = Repo(git_dir)
-        self.main: DiskObjectStore = self._repo.object_store
-        pushed = DiskObjectStore(quarantine) if quarantine else None
-        self._stores: list[DiskObjectStore] = [pushed, self.main] if pushed else [self.main]
-        self._main_packs: list[Pack] = self.main.packs
-        self._pushed_packs: list[Pack] = pushed.packs if pushed else []
-        self._packs = self._pushed_packs + self._main_packs
-        self._loaded: dict[bytes, tuple[int, bytes]] | None = None
-        self._asked = 0
-        self.standalone = layout.serves_standalone(self._repo)
+        self._git_dir = common_dir(control_dir(git_dir))
+        self.standalone = layout.serves_standalone_at(self._git_dir)
+        self._objects = Objects(self._git_dir, quarantine)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
@@ -100,11 +86,13 @@ class Incoming:
         """Per-commit answers a checker above the store remembers for this push."""
 
     def close(self) -> None:
-        self._repo.close()
+        self._objects.close()
 
     @staticmethod
     def is_bare(path: str) -> bool:
         """Whether ``path`` is a bare git repository."""
+        from dulwich.repo import Repo  # installing a hook, not running one
+
         try:
             repo = Repo(path)
         except Exception:  # dulwich raises several kinds for "not a repository"
@@ -118,6 +106,8 @@ class Incoming:
     def serve(path: str, standalone: bool) -> None:
         """Record that the bare repository at ``path`` serves standalone stores
         (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
+        from dulwich.repo import Repo
+
         repo = Repo(path)
         try:
             layout.record_layout(repo, standalone or layout.is_standalone(repo))
@@ -126,11 +116,17 @@ class Incoming:
 
     def refs(self, prefix: str) -> dict[str, str]:
         """Every ref under ``prefix`` (full name → commit)."""
+        from dulwich.repo import Repo  # the client-side hook's question alone
+
         base = prefix.encode().rstrip(b"/")
-        return {
-            (base + b"/" + name).decode(): sha.decode()
-            for name, sha in self._repo.refs.as_dict(base).items()  # type: ignore[arg-type]
-        }
+        repo = Repo(self._git_dir)
+        try:
+            return {
+                (base + b"/" + name).decode(): sha.decode()
+                for name, sha in repo.refs.as_dict(base).items()  # type: ignore[arg-type]
+            }
+        finally:
+            repo.close()
 
     def store_of(self, ref: str) -> str | None:
         """The store a ref is the branch of, or ``None`` for a project's own ref."""
@@ -143,74 +139,25 @@ class Incoming:
     # -- objects ---------------------------------------------------------------------
 
     def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
-        """An object's type number and raw bytes, from whichever store holds it;
+        """An object's type number and raw bytes, from whichever folder holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
-        if self._loaded is None:
-            self._asked += 1
-            if self._asked > _PRELOAD_AFTER:
-                self._loaded = self._preload()
-        found = self._loaded.get(sha) if self._loaded is not None else None
-        if found is not None:
-            return found
         short = sha.decode("ascii", "replace")[:12]
+        found = None
         try:
             if len(sha) == 40 and _HEX_BYTES.issuperset(sha):
-                binary = bytes.fromhex(sha.decode())
-                for pack in self._packs:
-                    try:
-                        return pack.get_raw(binary)  # type: ignore[arg-type]
-                    except KeyError:
-                        continue
-                for store in self._stores:
-                    try:
-                        return store.get_raw(ObjectID(sha))
-                    except KeyError:
-                        continue
+                found = self._objects.get(sha)
         except Exception as exc:  # a damaged object reads as many kinds of error
             raise Refused("parse", commit, f"object {short} does not read: {exc}") from None
-        raise Refused("parse", commit, f"object {short} is missing")
-
-    def _preload(self) -> dict[bytes, tuple[int, bytes]]:
-        """The objects of the pushed packs by id, each pack read front to back once:
-        a hook reads nearly every object a push brings, and asked one by one, a pack
-        resolves a delta's chain of bases again for each object."""
-        loaded: dict[bytes, tuple[int, bytes]] = {}
-        size = 0
-        for pack in self._pushed_packs:
-            try:
-                if os.path.getsize(pack.data.path) > _PRELOAD_PACK:
-                    continue
-                ids = {offset: sha.hex().encode() for sha, offset, _ in pack.index.iterentries()}
-                at: dict[int, tuple[int, bytes]] = {}
-                for unpacked in pack.data.iter_unpacked():
-                    kind, base = unpacked.pack_type_num, unpacked.delta_base
-                    offset = unpacked.offset or 0
-                    if kind == OFS_DELTA and isinstance(base, int):
-                        found = at.get(offset - base)
-                    elif kind == REF_DELTA and isinstance(base, bytes):
-                        found = loaded.get(base.hex().encode())
-                    else:
-                        found = (kind, b"".join(unpacked.decomp_chunks))
-                    if found is None:
-                        continue  # a base stored after its delta: read as asked
-                    if kind in (OFS_DELTA, REF_DELTA):
-                        found = (found[0], b"".join(_delta(found[1], unpacked.decomp_chunks)))
-                    size += len(found[1])
-                    if size > _PRELOAD_BYTES:
-                        break
-                    at[offset] = found
-                    if offset in ids:
-                        loaded[ids[offset]] = found
-            except Exception:  # a damaged pack: its objects are read (and refused) as asked
-                continue
-        return loaded
+        if found is None:
+            raise Refused("parse", commit, f"object {short} is missing")
+        return found
 
     def head(self, sha: str) -> Head:
         """What a hook needs of commit ``sha``."""
         found = self._heads.get(sha)
         if found is None:
             kind, raw = self.raw(sha.encode(), sha)
-            if kind != Commit.type_num:
+            if kind != _COMMIT:
                 raise Refused("parse", sha, f"{sha[:12]} is not a commit")
             found = _read_head(sha, raw)
             if len(self._heads) >= _CACHE_MAX:
@@ -229,7 +176,7 @@ class Incoming:
         found = self._tree_raws.get(sha)
         if found is None:
             kind, found = self.raw(sha, commit)
-            if kind != Tree.type_num:
+            if kind != _TREE:
                 raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
         return found
 
@@ -301,25 +248,18 @@ class Incoming:
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
         kind, raw = self.raw(sha, commit)
-        if kind != Blob.type_num:
+        if kind != _BLOB:
             raise Refused("parse", commit, f"{sha.decode()[:12]} is not a file")
         return raw
 
     def has(self, sha: str) -> bool:
         """Whether the repository (pushed objects included) holds ``sha``."""
-        # each store asked in turn: dulwich's overlay answers `in` from loose objects
-        # only, and a push of more than git's unpack limit (100 objects) stays a pack
-        oid = ObjectID(sha.encode())
-        return any(oid in store for store in self._stores)
+        return _HEX.issuperset(sha) and len(sha) == 40 and self._objects.holds(sha.encode())
 
     def in_main(self, sha: str) -> bool:
         """Whether ``sha`` was in the repository before the push (not quarantined)."""
-        binary = bytes.fromhex(sha)
-        if any(binary in pack for pack in self._main_packs):  # type: ignore[operator]
-            return True
-        oid = ObjectID(sha.encode())
-        # not `in main`: on a miss it lists the pack directory again, per commit
-        return self.main.contains_loose(oid) or any(oid in other for other in self.main.alternates)
+        readable = _HEX.issuperset(sha) and len(sha) == 40
+        return readable and self._objects.holds(sha.encode(), main_only=True)
 
     # -- commits ---------------------------------------------------------------------
 

@@ -27,6 +27,11 @@ CODE = ".code.ts"
 ON_USE = ".onuse.ts"
 SUFFIXES = (MD, CODE, ON_USE)
 """A memory's files: its markdown, and the code and onUse halves beside it."""
+ALLOWLIST = "@allowlist"
+"""The root-tree file of a memory store that lists the secrets it admits (see
+:mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""
+GUARD = "@guard.ts"
+"""The root-tree file of a memory store holding its guard, a TypeScript module."""
 
 _OPEN = b"---\ndescription: "
 _CLOSE = b"\n---\n"

@@ -25,7 +25,7 @@ from gitmem.names import tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
 from gitmem.store.message import FILES, Facts
-from gitmem.store.snapshot import ALLOWLIST, GUARD
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.types import Memory, Totals, check_path, check_slug
 
 __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
