@@ -224,10 +224,35 @@ class Incoming:
                 middle = None
             if middle is not None:
                 self._keep_tree(new, b, before[:first] + middle + before[last:])
+                self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
                 old_part = before[first:last]
                 return _only_in(old_part, middle), _only_in(middle, old_part)
         after = self.tree(new, commit)
         return _only_in(before, after), _only_in(after, before)
+
+    def _carry_starts(
+        self,
+        sha: bytes,
+        starts: list[int],
+        first: int,
+        last: int,
+        middle: TreeEntries,
+        shift: int,
+    ) -> None:
+        """Keep where each entry of tree ``sha`` starts, from its parent tree's
+        ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
+        ``shift`` bytes (the next commit's tree is compared with this one)."""
+        at = starts[first]
+        found = starts[:first]
+        for name, mode, _ in middle:
+            found.append(at)
+            at += len(b"%o" % mode) + len(name) + 22
+        if at != starts[last] + shift:
+            return  # an entry of the span spelled otherwise: `_starts` reads it whole
+        found += [start + shift for start in starts[last:]]
+        if len(self._tree_starts) >= _TREES_MAX:
+            self._tree_starts.clear()
+        self._tree_starts[sha] = found
 
     def _starts(self, sha: bytes, entries: TreeEntries, raw: bytes) -> list[int] | None:
         """Where each entry of tree ``sha`` starts in ``raw``, and its end last; ``None``
@@ -407,21 +432,15 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
     lying in bytes both trees hold at the same distance from their head or tail."""
     most = min(len(a), len(b))
-    low, high = 0, most  # the longest common head, by halves (each test a memcmp)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    head = low
-    low, high = 0, most - head  # the longest common tail not overlapping the head
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            low = mid
-        else:
-            high = mid - 1
+    # the longest common head, then the longest common tail not overlapping it: the
+    # highest byte where the two differ, read from their exclusive or as one number
+    diff = int.from_bytes(a[:most], "big") ^ int.from_bytes(b[:most], "big")
+    head = most - (diff.bit_length() + 7) // 8
+    most -= head
+    diff = int.from_bytes(a[len(a) - most :], "little") ^ int.from_bytes(
+        b[len(b) - most :], "little"
+    )
+    low = most - (diff.bit_length() + 7) // 8
     first = bisect.bisect_right(starts, head) - 1
     last = bisect.bisect_left(starts, len(a) - low)
     if first < 0 or last < first or len(b) - (len(a) - starts[last]) < starts[first]:

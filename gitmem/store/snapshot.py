@@ -8,8 +8,8 @@ from itertools import compress
 from typing import TYPE_CHECKING
 
 from gitmem.store import memoryfiles as files
-from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.history import History
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
