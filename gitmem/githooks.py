@@ -25,7 +25,6 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
@@ -566,6 +565,8 @@ def source(hook: str) -> str:
     except (ModuleNotFoundError, TypeError):
         pass
     # a source checkout run without installing: the top-level hooks/ folder
+    from pathlib import Path
+
     return (Path(__file__).resolve().parents[1] / "hooks" / hook).read_text()
 
 
