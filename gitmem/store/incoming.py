@@ -14,7 +14,6 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
@@ -243,13 +242,16 @@ class Incoming:
         ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
         ``shift`` bytes (the next commit's tree is compared with this one)."""
         at = starts[first]
-        found = starts[:first]
+        spans: list[int] = []
         for name, mode, _ in middle:
-            found.append(at)
+            spans.append(at)
             at += len(b"%o" % mode) + len(name) + 22
         if at != starts[last] + shift:
             return  # an entry of the span spelled otherwise: `_starts` reads it whole
-        found += [start + shift for start in starts[last:]]
+        if shift == 0 and spans == starts[first:last]:
+            found = starts  # the usual change, an id: every entry where it was (never mutated)
+        else:
+            found = starts[:first] + spans + [start + shift for start in starts[last:]]
         if len(self._tree_starts) >= _TREES_MAX:
             self._tree_starts.clear()
         self._tree_starts[sha] = found
@@ -430,20 +432,28 @@ class Incoming:
 def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
-    lying in bytes both trees hold at the same distance from their head or tail."""
-    most = min(len(a), len(b))
-    # the longest common head, then the longest common tail not overlapping it: the
-    # highest byte where the two differ, read from their exclusive or as one number
-    diff = int.from_bytes(a[:most], "big") ^ int.from_bytes(b[:most], "big")
-    head = most - (diff.bit_length() + 7) // 8
-    most -= head
-    diff = int.from_bytes(a[len(a) - most :], "little") ^ int.from_bytes(
-        b[len(b) - most :], "little"
-    )
-    low = most - (diff.bit_length() + 7) // 8
-    first = bisect.bisect_right(starts, head) - 1
-    last = bisect.bisect_left(starts, len(a) - low)
-    if first < 0 or last < first or len(b) - (len(a) - starts[last]) < starts[first]:
+    lying in bytes both trees hold at the same distance from their head or tail.
+    Found by halves over the entries (each test a memcmp), the head then the tail."""
+    low, high = 0, len(starts) - 1  # the most entries both trees start with
+    while low < high:
+        mid = (low + high + 1) // 2
+        at = starts[mid]
+        if a[:at] == b[:at]:
+            low = mid
+        else:
+            high = mid - 1
+    first = low
+    size_a, size_b = len(a), len(b)
+    high = len(starts) - 1  # the first entry from which both trees end alike
+    while low < high:
+        mid = (low + high) // 2
+        size = size_a - starts[mid]
+        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
+            high = mid
+        else:
+            low = mid + 1
+    last = low
+    if size_b - (size_a - starts[last]) < starts[first]:
         return None
     return first, last
 
