@@ -38,6 +38,7 @@ _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
 _COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
+_REVISIONS_KEPT = 256
 
 TreeEntries = list[tuple[bytes, int, bytes]]
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
@@ -380,11 +381,12 @@ class Incoming:
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
-            # keep the maps of the line's ends only: a push walks them in order
-            if step == sha:
-                self._revisions[step] = (last, exact)
-                last = dict(last)
-        return self._revisions[sha]
+        # keep the maps of the line's ends only, the latest few: a push walks them in
+        # order (one a commit, each as long as the store has slugs)
+        if len(self._revisions) >= _REVISIONS_KEPT:
+            del self._revisions[next(iter(self._revisions))]
+        self._revisions[sha] = (last, exact)
+        return last, exact
 
     # -- the store's own files -------------------------------------------------------
 
