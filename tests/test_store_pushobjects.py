@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.store import pushobjects
 from gitmem.store.pushobjects import Objects
 
 ENV = {
@@ -82,6 +83,25 @@ def test_every_packed_object_reads_as_git_reads_it(tmp_path: Path, pack: list[st
     read_all(Objects(str(repo)), expected)
     # newest first too: a chain's base read after the objects built on it
     read_all(Objects(str(repo)), dict(reversed(expected.items())))
+
+
+def test_a_large_pack_is_searched_in_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looked up by halves in the index (as a large repository's pack is), every object
+    reads the same, and an object the pack lacks is not found."""
+    monkeypatch.setattr(pushobjects, "_NAMED_SHARE", 0)
+    repo = history(tmp_path / "r", commits=6)
+    expected = every_object(repo)
+    git(repo, "repack", "-a", "-d", "-q")
+    read_all(Objects(str(repo)), expected)
+    objects = Objects(str(repo))
+    try:
+        for sha in expected:
+            near = f"{sha[:39]}{'0' if sha[39] != '0' else '1'}"
+            assert objects.get(near.encode()) is None
+    finally:
+        objects.close()
 
 
 def test_deltas_against_a_named_base_read(tmp_path: Path) -> None:

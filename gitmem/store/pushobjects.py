@@ -4,13 +4,13 @@ A hook is a process of its own for every push: what it reads must cost little to
 and little per object. :class:`Objects` reads the folders a receive-pack leaves the hook
 (its quarantine, then the repository's own folder and that folder's alternates) through
 their files alone: a pack's version-2 index and data mapped, an object's offset found
-in the index (by a dictionary of its names, for a pack the size of a push), its zlib
-stream inflated and a delta applied to its base (each object of a pack read once and
-kept, within a budget: a hook reads nearly every object a push brings, each delta's
-chain of bases once); a loose object read from its file. dulwich's repository and pack
-layers are not loaded: what this reader does not read (an index of another version, an
-offset past 2 GiB, a pack that landed since the folder was listed) is asked of dulwich's
-object store for that folder, loaded then.
+in the index (by a dictionary of its names once a push has asked for enough of them),
+its zlib stream inflated and a delta applied to its base (each object of a pack read
+once and kept, within a budget: a hook reads nearly every object a push brings, each
+delta's chain of bases once); a loose object read from its file. dulwich's repository
+and pack layers are not loaded: what this reader does not read (an index of another
+version, an offset past 2 GiB, a pack that landed since the folder was listed) is
+asked of dulwich's object store for that folder, loaded then.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ _APPLY = cast("Callable[[bytes, bytes], list[bytes]]", _native_delta)
 _KINDS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _WHOLE = frozenset(_KINDS.values())
 _OFS_DELTA, _REF_DELTA = 6, 7
-_NAMED_MAX = 200_000  # a pack of at most this many objects is looked up by a dictionary
+# a pack is looked up by halves in its index until it has been asked for one in
+# _NAMED_SHARE of its objects, then by a dictionary of its names (a push's own pack
+# soon, a large repository's pack only when a push asks for much of it)
+_NAMED_SHARE = 64
 _KEPT_MAX = 64 << 20  # bytes of read objects a pack keeps
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
 _Found = tuple[int, bytes]
@@ -242,13 +245,15 @@ class _Pack:
             self.close()
             raise ValueError(f"{base}.idx is cut short")
         self._named: dict[bytes, int] | None = None
+        self._asked = 0
         self._kept: dict[int, _Found] = {}
         self._kept_bytes = 0
 
     def offset(self, binary: bytes) -> int | None:
         """Where the object ``binary`` starts in the pack (``None``: not here). An
         offset past 2 GiB is dulwich's to read: ``-1``."""
-        if self._named is None and self._count <= _NAMED_MAX:
+        self._asked += 1
+        if self._named is None and self._asked * _NAMED_SHARE > self._count:
             count = self._count
             names = self._idx[1032 : 1032 + 20 * count]
             starts = struct.unpack_from(f">{count}L", self._idx, self._offsets)
