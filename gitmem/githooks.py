@@ -25,7 +25,6 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
@@ -33,6 +32,7 @@ from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.screens import chain
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
+from gitmem.store.pushobjects import common_dir
 from gitmem.store.screen import Screen, Write
 from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
@@ -531,17 +531,6 @@ def _checked(
         reader.close()
 
 
-def common_dir(git_dir: str) -> str:
-    """The repository a git directory belongs to: a linked worktree's own directory
-    (``.git/worktrees/<name>``, which git hands its hooks) names it in ``commondir``."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            common = handle.read().strip()
-    except OSError:
-        return git_dir
-    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
-
-
 def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> int:
     """Run ``hook`` as git calls it (in the repository, updates on stdin, or ``stdin``
     when the script has read them); the exit status."""
@@ -576,6 +565,8 @@ def source(hook: str) -> str:
     except (ModuleNotFoundError, TypeError):
         pass
     # a source checkout run without installing: the top-level hooks/ folder
+    from pathlib import Path
+
     return (Path(__file__).resolve().parents[1] / "hooks" / hook).read_text()
 
 

@@ -20,6 +20,8 @@ and the file-store path rules (:mod:`gitmem.types`) are this rule plus their own
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["NAME_BYTES_MAX", "is_dotgit", "tree_name_problem"]
 
 NAME_BYTES_MAX = 255
@@ -30,6 +32,10 @@ NAME_BYTES_MAX = 255
 _HFS_IGNORED = frozenset(
     (*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF)
 )
+# ASCII letters, digits, '_', '-' and '.' (not first), at most NAME_BYTES_MAX of them:
+# no rule below refuses such a name (each refused spelling starts with '.', or holds
+# '~', '/', '\\', NUL or a character outside ASCII)
+_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
 # (name after the dot, the first six letters of its NTFS hashed short name)
 _SPECIAL = (("gitmodules", "gi7eba"), ("gitattributes", "gi7d29"))
 
@@ -97,6 +103,8 @@ def tree_name_problem(name: str) -> str | None:
     """Why ``name`` may not be an entry of a git tree, as the end of a sentence
     (``"is read as .git by git"``); ``None`` when git and a checkout take it as a plain
     name."""
+    if _PLAIN.fullmatch(name):
+        return None  # the common case, decided in one step
     if not name:
         return "is empty"
     if name in (".", "..") or name.lower() == ".git":

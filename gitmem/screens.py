@@ -11,8 +11,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gitmem.store.memoryfiles import GUARD
 from gitmem.store.screen import SECRETS, Screen, Write
-from gitmem.store.snapshot import GUARD
 
 if TYPE_CHECKING:
     # imported where used: opening a repository starts no sandbox

@@ -202,6 +202,19 @@ def _find(text: str, groups: dict[str, list[tuple[str, int]]], into: list[tuple[
             at = text.find(probe, at + 1)
 
 
+_ANCHORS = tuple(_BY_PROBE)
+_KEYWORDS = tuple(_GENERIC_BY_PROBE)
+
+
+def _bare(text: str) -> bool:
+    """Whether ``text`` holds none of the strings :func:`scan` starts a candidate at,
+    so scanning it, or any part of it, finds nothing. (The keywords are ASCII, and
+    lower-casing a character into ASCII does not depend on its neighbours.)"""
+    if any(map(text.__contains__, _ANCHORS)):
+        return False
+    return not any(map(_folded(text).__contains__, _KEYWORDS))
+
+
 def scan(text: str) -> Iterator[Finding]:
     """Every credential in ``text``, in order of where it starts."""
     candidates: list[tuple[int, int]] = []
@@ -340,9 +353,11 @@ def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist | None = All
     """Refuse (``SecretFound``) the first credential in ``fields`` (``(what, text)``
     pairs such as ``("body of `notes`", body)``) that ``allow`` does not admit
     (``None``: a store that keeps no allowlist)."""
-    for what, text in fields:
-        if not text:
-            continue
+    held = [(what, text) for what, text in fields if text]
+    # no anchor or keyword anywhere in the write: no field holds a candidate
+    if _bare("\0".join(text for _, text in held)):
+        return
+    for what, text in held:
         for finding in scan(text):
             if allow is not None and allow.admits(finding):
                 continue

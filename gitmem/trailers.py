@@ -26,7 +26,6 @@ The store's own trailers (slug, op, revision, totals, peaks) are ``gitmem.store`
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -129,6 +128,8 @@ class Provenance:
         """These facts, with a run id of its own when no session was given."""
         if _value(self.session):
             return self
+        import uuid  # a launch names its run; the push hook reads trailers only
+
         return Provenance(f"run-{uuid.uuid4().hex[:16]}", self.client, self.extra)
 
     def trailers(self, tool: str = "", program: bool = False) -> dict[str, str]:

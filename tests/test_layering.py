@@ -85,6 +85,7 @@ ORDER: dict[str, list[str]] = {
         "lease",
         "remote",
         "screen",
+        "pushobjects",
         "incoming",
         "pushcheck",
         "sharing",

@@ -208,3 +208,22 @@ def test_slugs_obey_the_rule_too(slug: str) -> None:
     """A slug is the tree rule plus its own: git's special names are refused."""
     with pytest.raises(InvalidSlug, match="git"):
         check_slug(slug)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(
+    name=NAMES
+    | st.text(st.sampled_from("aZ09._-~ gitGIT"), min_size=1, max_size=12)
+    | st.text(st.sampled_from("ab"), min_size=250, max_size=260)
+)
+def test_the_plain_name_shortcut_decides_as_the_whole_rule(name: str) -> None:
+    """A name the one-step check passes is one every spelling rule passes too."""
+    from gitmem import names
+
+    quick = tree_name_problem(name)
+    plain = names._PLAIN  # pyright: ignore[reportPrivateUsage]
+    names._PLAIN = re.compile(r"(?!)")  # pyright: ignore[reportPrivateUsage]
+    try:
+        assert tree_name_problem(name) == quick
+    finally:
+        names._PLAIN = plain  # pyright: ignore[reportPrivateUsage]

@@ -19,7 +19,7 @@ from gitmem import Agent, Holder, Repository, ops
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, SecretFound
 from gitmem.sandbox import Sandbox
-from gitmem.secrets import Allowlist, fingerprint, scan
+from gitmem.secrets import Allowlist, check_texts, fingerprint, scan
 from gitmem.types import Author, Change, Edit, FileChange, FileEdit, Memory
 
 ME = Author("Operator", "op@example.com")
@@ -402,3 +402,29 @@ def test_the_memory_tool_refuses_a_secret_file_name(repo: Repository) -> None:
             tool.call(command)
         assert "secret" in str(caught.value)
     assert repo.files("claude/memories").files() == ["memories/a.md"]
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    fields=st.lists(
+        st.lists(
+            st.characters() | st.sampled_from(["İ", "Σ", "K", "ß", "\n", " ", "= "]),
+            max_size=40,
+        ).map("".join)
+        | st.sampled_from([line for _, line, _ in _PLANTED] + ["TOKEN", "Passwd", "ghx", "sk"]),
+        max_size=5,
+    )
+)
+def test_a_write_is_refused_exactly_when_one_of_its_parts_holds_a_secret(
+    fields: list[str],
+) -> None:
+    """Skipping a write with no detector's anchor or keyword anywhere in it refuses
+    nothing a scan of each part would refuse, and admits nothing it would not."""
+    named = [(f"part {i}", text) for i, text in enumerate(fields)]
+    expected = any(list(scan(text)) for text in fields)
+    try:
+        check_texts(named)
+    except SecretFound:
+        assert expected
+    else:
+        assert not expected

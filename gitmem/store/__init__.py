@@ -1,28 +1,56 @@
 """The git store: every contact with dulwich, behind ``Storage``, ``Snapshot`` (a
-memory store) and ``FileSnapshot`` (a file store)."""
+memory store) and ``FileSnapshot`` (a file store).
+
+Names are imported when first used (module ``__getattr__``): a submodule such as the
+push hook's readers loads without the whole store and dulwich's repository layers."""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from gitmem.store.filestore import FileSnapshot
-from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
-from gitmem.store.moments import past_write
-from gitmem.store.proposals import APPROVED, PROPOSAL, Pending, proposal_name, split_name
-from gitmem.store.snapshot import Snapshot
-from gitmem.store.storage import Storage, git_identity
-
 if TYPE_CHECKING:
+    from gitmem.store.filestore import FileSnapshot
+    from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
+    from gitmem.store.moments import past_write
+    from gitmem.store.proposals import APPROVED, PROPOSAL, Pending, proposal_name, split_name
     from gitmem.store.remote import Remote
+    from gitmem.store.snapshot import Snapshot
+    from gitmem.store.storage import Storage, git_identity
+
+# name → the module that defines it, imported on first use (``Remote`` brings
+# dulwich's network client: loaded by sync, not by every read)
+_LAZY = {
+    "APPROVED": "gitmem.store.proposals",
+    "FileSnapshot": "gitmem.store.filestore",
+    "PROJECT_PREFIX": "gitmem.store.layout",
+    "PROPOSAL": "gitmem.store.proposals",
+    "Pending": "gitmem.store.proposals",
+    "Remote": "gitmem.store.remote",
+    "Snapshot": "gitmem.store.snapshot",
+    "Storage": "gitmem.store.storage",
+    "check_store": "gitmem.store.layout",
+    "git_identity": "gitmem.store.storage",
+    "in_use": "gitmem.store.layout",
+    "past_write": "gitmem.store.moments",
+    "project_dir": "gitmem.store.layout",
+    "proposal_name": "gitmem.store.proposals",
+    "split_name": "gitmem.store.proposals",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # ``Remote`` brings dulwich's network client: loaded by sync, not by every read
-    if name == "Remote":
-        from gitmem.store.remote import Remote
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    if name != "Remote":
+        globals()[name] = value
+    return value
 
-        return Remote
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

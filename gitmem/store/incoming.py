@@ -4,7 +4,7 @@ On a server, ``git receive-pack`` keeps the pushed objects in a quarantine direc
 (``GIT_OBJECT_DIRECTORY``) until its ``pre-receive`` hook accepts them; an
 :class:`Incoming` reads them through that directory and the repository's own objects,
 and writes nothing. A push of more than git's unpack limit (100 objects) waits there as
-one pack, so the packs' indexes are asked first, then the loose objects.
+one pack; :mod:`gitmem.store.pushobjects` reads the folders' files directly.
 
 What a hook needs of a commit (its tree, parents, author and message) is read from the
 commit's raw bytes, and a tree's entries straight from its raw bytes, each once per
@@ -14,19 +14,18 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
-import bisect
-import os
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
-from dulwich.object_store import DiskObjectStore
-from dulwich.objects import Blob, Commit, ObjectID, Tree, parse_tree
-from dulwich.pack import OFS_DELTA, REF_DELTA, Pack
-from dulwich.pack import apply_delta as _apply  # pyright: ignore[reportUnknownVariableType]
-from dulwich.repo import Repo
-
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
+from gitmem.store.pushobjects import Objects, common_dir, control_dir
+
+try:
+    # dulwich's native tree parser, alone
+    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
+except ImportError:  # a dulwich built without its native parts
+    from dulwich.objects import parse_tree
 
 __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 
@@ -38,15 +37,9 @@ _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
-# a push of a few objects is read as asked; past that many reads, the pushed packs are
-# read front to back (those of at most _PRELOAD_PACK bytes, up to _PRELOAD_BYTES of
-# objects): `gitmem sync` to a local path runs the hook with a whole repository's
-# objects as the pushed ones
-_PRELOAD_AFTER = 64
-_PRELOAD_PACK = 32 << 20
-_PRELOAD_BYTES = 64 << 20
+_COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
+_REVISIONS_KEPT = 256
 
-_delta = cast("Callable[[bytes, list[bytes]], list[bytes]]", _apply)
 TreeEntries = list[tuple[bytes, int, bytes]]
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
 
@@ -78,16 +71,9 @@ class Incoming:
     receive-pack keeps the pushed objects (``None``: every object is in place)."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
-        self._repo = Repo(git_dir)
-        self.main: DiskObjectStore = self._repo.object_store
-        pushed = DiskObjectStore(quarantine) if quarantine else None
-        self._stores: list[DiskObjectStore] = [pushed, self.main] if pushed else [self.main]
-        self._main_packs: list[Pack] = self.main.packs
-        self._pushed_packs: list[Pack] = pushed.packs if pushed else []
-        self._packs = self._pushed_packs + self._main_packs
-        self._loaded: dict[bytes, tuple[int, bytes]] | None = None
-        self._asked = 0
-        self.standalone = layout.serves_standalone(self._repo)
+        self._git_dir = common_dir(control_dir(git_dir))
+        self.standalone = layout.serves_standalone_at(self._git_dir)
+        self._objects = Objects(self._git_dir, quarantine)
         self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
@@ -100,11 +86,13 @@ class Incoming:
         """Per-commit answers a checker above the store remembers for this push."""
 
     def close(self) -> None:
-        self._repo.close()
+        self._objects.close()
 
     @staticmethod
     def is_bare(path: str) -> bool:
         """Whether ``path`` is a bare git repository."""
+        from dulwich.repo import Repo  # installing a hook, not running one
+
         try:
             repo = Repo(path)
         except Exception:  # dulwich raises several kinds for "not a repository"
@@ -118,6 +106,8 @@ class Incoming:
     def serve(path: str, standalone: bool) -> None:
         """Record that the bare repository at ``path`` serves standalone stores
         (``refs/heads/<store-id>``) or a project's (``refs/heads/gitmem/<store-id>``)."""
+        from dulwich.repo import Repo
+
         repo = Repo(path)
         try:
             layout.record_layout(repo, standalone or layout.is_standalone(repo))
@@ -126,11 +116,17 @@ class Incoming:
 
     def refs(self, prefix: str) -> dict[str, str]:
         """Every ref under ``prefix`` (full name → commit)."""
+        from dulwich.repo import Repo  # the client-side hook's question alone
+
         base = prefix.encode().rstrip(b"/")
-        return {
-            (base + b"/" + name).decode(): sha.decode()
-            for name, sha in self._repo.refs.as_dict(base).items()  # type: ignore[arg-type]
-        }
+        repo = Repo(self._git_dir)
+        try:
+            return {
+                (base + b"/" + name).decode(): sha.decode()
+                for name, sha in repo.refs.as_dict(base).items()  # type: ignore[arg-type]
+            }
+        finally:
+            repo.close()
 
     def store_of(self, ref: str) -> str | None:
         """The store a ref is the branch of, or ``None`` for a project's own ref."""
@@ -143,74 +139,25 @@ class Incoming:
     # -- objects ---------------------------------------------------------------------
 
     def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
-        """An object's type number and raw bytes, from whichever store holds it;
+        """An object's type number and raw bytes, from whichever folder holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
-        if self._loaded is None:
-            self._asked += 1
-            if self._asked > _PRELOAD_AFTER:
-                self._loaded = self._preload()
-        found = self._loaded.get(sha) if self._loaded is not None else None
-        if found is not None:
-            return found
         short = sha.decode("ascii", "replace")[:12]
+        found = None
         try:
             if len(sha) == 40 and _HEX_BYTES.issuperset(sha):
-                binary = bytes.fromhex(sha.decode())
-                for pack in self._packs:
-                    try:
-                        return pack.get_raw(binary)  # type: ignore[arg-type]
-                    except KeyError:
-                        continue
-                for store in self._stores:
-                    try:
-                        return store.get_raw(ObjectID(sha))
-                    except KeyError:
-                        continue
+                found = self._objects.get(sha)
         except Exception as exc:  # a damaged object reads as many kinds of error
             raise Refused("parse", commit, f"object {short} does not read: {exc}") from None
-        raise Refused("parse", commit, f"object {short} is missing")
-
-    def _preload(self) -> dict[bytes, tuple[int, bytes]]:
-        """The objects of the pushed packs by id, each pack read front to back once:
-        a hook reads nearly every object a push brings, and asked one by one, a pack
-        resolves a delta's chain of bases again for each object."""
-        loaded: dict[bytes, tuple[int, bytes]] = {}
-        size = 0
-        for pack in self._pushed_packs:
-            try:
-                if os.path.getsize(pack.data.path) > _PRELOAD_PACK:
-                    continue
-                ids = {offset: sha.hex().encode() for sha, offset, _ in pack.index.iterentries()}
-                at: dict[int, tuple[int, bytes]] = {}
-                for unpacked in pack.data.iter_unpacked():
-                    kind, base = unpacked.pack_type_num, unpacked.delta_base
-                    offset = unpacked.offset or 0
-                    if kind == OFS_DELTA and isinstance(base, int):
-                        found = at.get(offset - base)
-                    elif kind == REF_DELTA and isinstance(base, bytes):
-                        found = loaded.get(base.hex().encode())
-                    else:
-                        found = (kind, b"".join(unpacked.decomp_chunks))
-                    if found is None:
-                        continue  # a base stored after its delta: read as asked
-                    if kind in (OFS_DELTA, REF_DELTA):
-                        found = (found[0], b"".join(_delta(found[1], unpacked.decomp_chunks)))
-                    size += len(found[1])
-                    if size > _PRELOAD_BYTES:
-                        break
-                    at[offset] = found
-                    if offset in ids:
-                        loaded[ids[offset]] = found
-            except Exception:  # a damaged pack: its objects are read (and refused) as asked
-                continue
-        return loaded
+        if found is None:
+            raise Refused("parse", commit, f"object {short} is missing")
+        return found
 
     def head(self, sha: str) -> Head:
         """What a hook needs of commit ``sha``."""
         found = self._heads.get(sha)
         if found is None:
             kind, raw = self.raw(sha.encode(), sha)
-            if kind != Commit.type_num:
+            if kind != _COMMIT:
                 raise Refused("parse", sha, f"{sha[:12]} is not a commit")
             found = _read_head(sha, raw)
             if len(self._heads) >= _CACHE_MAX:
@@ -229,7 +176,7 @@ class Incoming:
         found = self._tree_raws.get(sha)
         if found is None:
             kind, found = self.raw(sha, commit)
-            if kind != Tree.type_num:
+            if kind != _TREE:
                 raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
         return found
 
@@ -277,10 +224,38 @@ class Incoming:
                 middle = None
             if middle is not None:
                 self._keep_tree(new, b, before[:first] + middle + before[last:])
+                self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
                 old_part = before[first:last]
                 return _only_in(old_part, middle), _only_in(middle, old_part)
         after = self.tree(new, commit)
         return _only_in(before, after), _only_in(after, before)
+
+    def _carry_starts(
+        self,
+        sha: bytes,
+        starts: list[int],
+        first: int,
+        last: int,
+        middle: TreeEntries,
+        shift: int,
+    ) -> None:
+        """Keep where each entry of tree ``sha`` starts, from its parent tree's
+        ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
+        ``shift`` bytes (the next commit's tree is compared with this one)."""
+        at = starts[first]
+        spans: list[int] = []
+        for name, mode, _ in middle:
+            spans.append(at)
+            at += len(b"%o" % mode) + len(name) + 22
+        if at != starts[last] + shift:
+            return  # an entry of the span spelled otherwise: `_starts` reads it whole
+        if shift == 0 and spans == starts[first:last]:
+            found = starts  # the usual change, an id: every entry where it was (never mutated)
+        else:
+            found = starts[:first] + spans + [start + shift for start in starts[last:]]
+        if len(self._tree_starts) >= _TREES_MAX:
+            self._tree_starts.clear()
+        self._tree_starts[sha] = found
 
     def _starts(self, sha: bytes, entries: TreeEntries, raw: bytes) -> list[int] | None:
         """Where each entry of tree ``sha`` starts in ``raw``, and its end last; ``None``
@@ -301,25 +276,18 @@ class Incoming:
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
         kind, raw = self.raw(sha, commit)
-        if kind != Blob.type_num:
+        if kind != _BLOB:
             raise Refused("parse", commit, f"{sha.decode()[:12]} is not a file")
         return raw
 
     def has(self, sha: str) -> bool:
         """Whether the repository (pushed objects included) holds ``sha``."""
-        # each store asked in turn: dulwich's overlay answers `in` from loose objects
-        # only, and a push of more than git's unpack limit (100 objects) stays a pack
-        oid = ObjectID(sha.encode())
-        return any(oid in store for store in self._stores)
+        return _HEX.issuperset(sha) and len(sha) == 40 and self._objects.holds(sha.encode())
 
     def in_main(self, sha: str) -> bool:
         """Whether ``sha`` was in the repository before the push (not quarantined)."""
-        binary = bytes.fromhex(sha)
-        if any(binary in pack for pack in self._main_packs):  # type: ignore[operator]
-            return True
-        oid = ObjectID(sha.encode())
-        # not `in main`: on a miss it lists the pack directory again, per commit
-        return self.main.contains_loose(oid) or any(oid in other for other in self.main.alternates)
+        readable = _HEX.issuperset(sha) and len(sha) == 40
+        return readable and self._objects.holds(sha.encode(), main_only=True)
 
     # -- commits ---------------------------------------------------------------------
 
@@ -413,11 +381,12 @@ class Incoming:
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
-            # keep the maps of the line's ends only: a push walks them in order
-            if step == sha:
-                self._revisions[step] = (last, exact)
-                last = dict(last)
-        return self._revisions[sha]
+        # keep the maps of the line's ends only, the latest few: a push walks them in
+        # order (one a commit, each as long as the store has slugs)
+        if len(self._revisions) >= _REVISIONS_KEPT:
+            del self._revisions[next(iter(self._revisions))]
+        self._revisions[sha] = (last, exact)
+        return last, exact
 
     # -- the store's own files -------------------------------------------------------
 
@@ -465,26 +434,28 @@ class Incoming:
 def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
-    lying in bytes both trees hold at the same distance from their head or tail."""
-    most = min(len(a), len(b))
-    low, high = 0, most  # the longest common head, by halves (each test a memcmp)
+    lying in bytes both trees hold at the same distance from their head or tail.
+    Found by halves over the entries (each test a memcmp), the head then the tail."""
+    low, high = 0, len(starts) - 1  # the most entries both trees start with
     while low < high:
         mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
+        at = starts[mid]
+        if a[:at] == b[:at]:
             low = mid
         else:
             high = mid - 1
-    head = low
-    low, high = 0, most - head  # the longest common tail not overlapping the head
+    first = low
+    size_a, size_b = len(a), len(b)
+    high = len(starts) - 1  # the first entry from which both trees end alike
     while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            low = mid
+        mid = (low + high) // 2
+        size = size_a - starts[mid]
+        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
+            high = mid
         else:
-            high = mid - 1
-    first = bisect.bisect_right(starts, head) - 1
-    last = bisect.bisect_left(starts, len(a) - low)
-    if first < 0 or last < first or len(b) - (len(a) - starts[last]) < starts[first]:
+            low = mid + 1
+    last = low
+    if size_b - (size_a - starts[last]) < starts[first]:
         return None
     return first, last
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import os
 
-from dulwich.errors import NotGitRepository
-from dulwich.refs import Ref
-from dulwich.repo import Repo
-
 from gitmem.errors import InvalidArgument, NotARepository, PathOccupied
 from gitmem.lean.refs import STORE_MAX
 from gitmem.lean.refs import usable_store as store_rule
 from gitmem.store.locking import fsync_dir, storage_error
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from dulwich.config import Config
+    from dulwich.repo import Repo
 
 __all__ = [
     "MARKER_PREFIX",
@@ -38,6 +39,7 @@ __all__ = [
     "project_dir",
     "record_layout",
     "serves_standalone",
+    "serves_standalone_at",
     "start_project",
     "usable_store",
 ]
@@ -84,10 +86,29 @@ def serves_standalone(repo: Repo) -> bool:
     """Whether ``repo`` keeps stores as ``refs/heads/<store-id>``: a standalone
     repository, or a shared bare repository whose hooks were installed for standalone
     stores (its config says ``gitmem.layout = standalone``)."""
-    if is_standalone(repo):
-        return True
+    return _serves_standalone(repo.get_config())
+
+
+def serves_standalone_at(git_dir: str) -> bool:
+    """:func:`serves_standalone` of the repository at ``git_dir``, from its config file
+    alone (the push hook opens no repository)."""
+    from dulwich.config import ConfigFile  # the hook's start-up loads no repository layer
+
     try:
-        return repo.get_config().get((b"gitmem",), _LAYOUT) == b"standalone"
+        config = ConfigFile.from_path(os.path.join(git_dir, "config"))
+    except FileNotFoundError:
+        return False
+    return _serves_standalone(config)
+
+
+def _serves_standalone(config: Config) -> bool:
+    try:
+        config.get((b"gitmem",), b"version")
+        return True
+    except KeyError:
+        pass
+    try:
+        return config.get((b"gitmem",), _LAYOUT) == b"standalone"
     except KeyError:
         return False
 
@@ -112,6 +133,8 @@ def is_standalone(repo: Repo) -> bool:
 def holds_stores(repo: Repo, common: str) -> bool:
     """Whether a project's repository is in gitmem's use: started with ``gitmem init``, or
     holding store branches (its own, or a clone's remote-tracking ones)."""
+    from dulwich.refs import Ref
+
     if os.path.isdir(os.path.join(common, _META)):
         return True
     if repo.refs.keys(base=Ref(PROJECT_PREFIX.encode()[:-1])):
@@ -126,6 +149,9 @@ def holds_stores(repo: Repo, common: str) -> bool:
 def in_use(path: str) -> bool:
     """Whether the project whose work tree (or ``.git`` directory) is ``path`` holds
     gitmem stores (see ``holds_stores``)."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
     common = project_dir(path)
     if common is None:
         return False
@@ -143,6 +169,9 @@ def project_dir(path: str) -> str | None:
     """The common git directory of the project at ``path`` (a work tree's top folder or
     a non-bare repository's ``.git`` directory); ``None`` for anything else, a bare
     repository included."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
     if not os.path.isdir(path):
         return None
     is_tree = os.path.exists(os.path.join(path, ".git"))
@@ -181,6 +210,8 @@ def create(path: str, *, bare: bool = False) -> None:
     repository, unless ``bare``; an empty or new folder becomes a standalone bare
     repository.
     """
+    from dulwich.repo import Repo
+
     if os.path.isdir(os.path.join(path, _META)) and os.path.isfile(os.path.join(path, "HEAD")):
         return
     project = None if bare else project_dir(path)
@@ -216,6 +247,9 @@ def open_git(path: str) -> tuple[str, Repo, bool]:
     """The git directory holding the stores at ``path`` (absolute: a standalone bare
     repository, or a project's work tree, ``.git`` directory or bare repository), the
     repository opened, and whether it is a project's."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
     try:
         repo = Repo(path)
     except (NotGitRepository, OSError):

@@ -38,6 +38,11 @@ __all__ = [
 
 SUFFIXES = (MD, CODE, ON_USE)
 """A memory's files: its markdown, and the code and onUse halves beside it."""
+ALLOWLIST = "@allowlist"
+"""The root-tree file of a memory store that lists the secrets it admits (see
+:mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""
+GUARD = "@guard.ts"
+"""The root-tree file of a memory store holding its guard, a TypeScript module."""
 
 
 def memory_path(slug: str) -> str:

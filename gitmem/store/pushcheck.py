@@ -24,8 +24,8 @@ from gitmem.errors import GitmemError
 from gitmem.names import tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
-from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.types import Memory, Totals, check_path, check_slug
 
 __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
@@ -74,6 +74,8 @@ class PushReader(Incoming):
         self._memories: dict[tuple[str, bytes | None, bytes | None, bytes | None], Memory] = {}
         self._totals: dict[str, Totals] = {}
         self._names: set[bytes] = set()
+        self._homes: dict[str, str] = {}
+        """Each valid slug met, with the fan-out directory it belongs in."""
 
     def commit(self, sha: str, kind: str) -> PushCommit:
         """Read one new commit as a store of ``kind`` holds it (``"files"`` or
@@ -231,13 +233,19 @@ class PushReader(Incoming):
             slugs.add(split[0])
         valid: list[str] = []
         for slug in sorted(slugs):
-            try:
-                check_slug(slug)
-            except GitmemError as exc:
-                problems.append(Refused("slug", sha, str(exc)))
-                continue
-            if files.bucket(slug) != bucket:
-                why = f"`{slug}` is filed under {bucket}/, not {files.bucket(slug)}/"
+            home = self._homes.get(slug)
+            if home is None:
+                try:
+                    check_slug(slug)
+                except GitmemError as exc:
+                    problems.append(Refused("slug", sha, str(exc)))
+                    continue
+                home = files.bucket(slug)
+                if len(self._homes) >= _CACHE_MAX:
+                    self._homes.clear()
+                self._homes[slug] = home  # a push writes the same slugs again and again
+            if home != bucket:
+                why = f"`{slug}` is filed under {bucket}/, not {home}/"
                 problems.append(Refused("slug", sha, why))
                 continue
             valid.append(slug)

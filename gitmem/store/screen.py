@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from gitmem.store.snapshot import ALLOWLIST
+from gitmem.store.memoryfiles import ALLOWLIST
 from gitmem.types import Edit
 
 __all__ = ["SECRETS", "Screen", "Write", "run"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.store import memoryfiles as files
 from gitmem.store.history import History
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
@@ -20,11 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot"]
 
-ALLOWLIST = "@allowlist"
-"""The root-tree file of a memory store that lists the secrets it admits (see
-:mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""
-GUARD = "@guard.ts"
-"""The root-tree file of a memory store holding its guard, a TypeScript module."""
 META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 
 # how many memories a listing reads and files one by one before it reads every kept

@@ -1,0 +1,176 @@
+"""The push hook's object reader (gitmem.store.pushobjects) reads every object as git
+stores it: whole or as deltas against an earlier entry or a named base, packed or
+loose, in the repository or in one its alternates name; an index it does not read is
+left to dulwich; what is missing is ``None``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.store import pushobjects
+from gitmem.store.pushobjects import Objects
+
+ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+KINDS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=ENV, input=stdin, check=True, capture_output=True
+    ).stdout
+
+
+def history(path: Path, commits: int = 12) -> Path:
+    """A repository whose files change a little each commit (so packs hold deltas)."""
+    git(path.parent, "init", "-q", "-b", "main", path.name)
+    for i in range(commits):
+        for name in ("a.md", "b.md"):
+            (path / name).write_text("".join(f"line {n} of {name}\n" for n in range(200 + i)))
+        git(path, "add", ".")
+        git(path, "commit", "-q", "-m", f"change {i}")
+    git(path, "tag", "-a", "-m", "a tag", "v1")
+    return path
+
+
+def every_object(path: Path) -> dict[str, tuple[int, bytes]]:
+    """Each object of the repository as git reads it: type number and content."""
+    listed = git(
+        path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"
+    )
+    found: dict[str, tuple[int, bytes]] = {}
+    for line in listed.decode().splitlines():
+        sha, kind = line.split()
+        found[sha] = (KINDS[kind], git(path, "cat-file", kind, sha))
+    return found
+
+
+def read_all(objects: Objects, expected: dict[str, tuple[int, bytes]]) -> None:
+    try:
+        for sha, want in expected.items():
+            assert objects.get(sha.encode()) == want, sha
+            assert objects.holds(sha.encode())
+    finally:
+        objects.close()
+
+
+@pytest.mark.parametrize(
+    "pack",
+    [
+        ["repack", "-a", "-d", "-q"],  # deltas against an earlier entry (by offset)
+        ["repack", "-a", "-d", "-q", "--depth=3", "--window=50"],
+        ["gc", "-q", "--aggressive"],
+    ],
+    ids=["offset-deltas", "short-chains", "aggressive"],
+)
+def test_every_packed_object_reads_as_git_reads_it(tmp_path: Path, pack: list[str]) -> None:
+    """Whole objects and delta chains, read in any order, match ``git cat-file``."""
+    repo = history(tmp_path / "r")
+    expected = every_object(repo)
+    git(repo, *pack)
+    assert not any(len(d.name) == 2 for d in (repo / ".git" / "objects").iterdir())
+    read_all(Objects(str(repo)), expected)
+    # newest first too: a chain's base read after the objects built on it
+    read_all(Objects(str(repo)), dict(reversed(expected.items())))
+
+
+def test_a_large_pack_is_searched_in_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looked up by halves in the index (as a large repository's pack is), every object
+    reads the same, and an object the pack lacks is not found."""
+    monkeypatch.setattr(pushobjects, "_NAMED_SHARE", 0)
+    repo = history(tmp_path / "r", commits=6)
+    expected = every_object(repo)
+    git(repo, "repack", "-a", "-d", "-q")
+    read_all(Objects(str(repo)), expected)
+    objects = Objects(str(repo))
+    try:
+        for sha in expected:
+            near = f"{sha[:39]}{'0' if sha[39] != '0' else '1'}"
+            assert objects.get(near.encode()) is None
+    finally:
+        objects.close()
+
+
+def test_deltas_against_a_named_base_read(tmp_path: Path) -> None:
+    """A pack written without offsets names each delta's base by id."""
+    repo = history(tmp_path / "r")
+    expected = every_object(repo)
+    folder = tmp_path / "objects"
+    (folder / "pack").mkdir(parents=True)
+    names = "\n".join(expected).encode() + b"\n"
+    git(repo, "pack-objects", "-q", "--window=50", str(folder / "pack" / "p"), stdin=names)
+    (folder / "info").mkdir()
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    pushed = Objects(str(bare), str(folder))
+    read_all(pushed, expected)
+
+
+def test_loose_objects_and_alternates_read(tmp_path: Path) -> None:
+    """Loose objects, and a repository's alternates, are asked too; only the
+    repository and its alternates count as already held, not the pushed folder."""
+    repo = history(tmp_path / "r", commits=3)
+    expected = every_object(repo)
+    other = tmp_path / "o.git"
+    git(tmp_path, "init", "-q", "--bare", "o.git")
+    (other / "objects" / "info" / "alternates").write_text(str(repo / ".git" / "objects") + "\n")
+    read_all(Objects(str(other)), expected)
+    empty = tmp_path / "e.git"
+    git(tmp_path, "init", "-q", "--bare", "e.git")
+    pushed = Objects(str(empty), str(repo / ".git" / "objects"))
+    try:
+        some = next(iter(expected)).encode()
+        assert pushed.holds(some) and not pushed.holds(some, main_only=True)
+        assert pushed.get(b"0" * 40) is None
+        assert not pushed.holds(b"0" * 40)
+    finally:
+        pushed.close()
+
+
+def test_an_index_of_another_version_is_left_to_dulwich(tmp_path: Path) -> None:
+    """A version-1 index is not mapped; its objects still read, through dulwich."""
+    repo = history(tmp_path / "r", commits=4)
+    expected = every_object(repo)
+    git(repo, "repack", "-a", "-d", "-q")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    pack.with_suffix(".idx").unlink()
+    git(repo, "index-pack", "--index-version=1", str(pack))
+    objects = Objects(str(repo))
+    assert objects.folders[0].odd
+    read_all(objects, expected)
+
+
+def test_a_damaged_pack_does_not_read(tmp_path: Path) -> None:
+    """A pack whose bytes were changed raises when read, never returns other content."""
+    repo = history(tmp_path / "r", commits=2)
+    expected = every_object(repo)
+    git(repo, "repack", "-a", "-d", "-q")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    data = bytearray(pack.read_bytes())
+    for at in range(40, len(data) - 20, 7):
+        data[at] ^= 0x55
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    objects = Objects(str(repo))
+    try:
+        for sha, want in expected.items():
+            try:
+                found = objects.get(sha.encode())
+            except Exception:
+                continue
+            assert found is None or found == want
+    finally:
+        objects.close()
