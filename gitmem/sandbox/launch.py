@@ -303,6 +303,9 @@ def deno_command(
         "--deny-write",
         # Blob modules would each leave a compiled copy in the private DENO_DIR.
         "--no-code-cache",
+        # Every isolate of the process, each worker's and the runtime's, gets this heap
+        # cap; a worker that fills it aborts the process, which fails that request alone.
+        f"--v8-flags=--max-old-space-size={int(cast(int, settings['memoryMb']))}",
         f"--allow-net=127.0.0.1:{port}",
         f"--import-map={map_file}",
         str(runtime),

@@ -123,6 +123,8 @@ def _capped(text: str) -> str:
 
 def _died(died: Died, what: str) -> str:
     """What a request whose process died is told: its own failure, never a defect."""
+    if died.out_of_memory:
+        return f"{what} exceeded the sandbox memory limit"
     if died.out_of_stack:
         return (
             f"{what} ran the sandbox out of stack while it was parsed or run: it nests too "
