@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 58dadabd7dac180fe746b915211fbf451b114f4ac45185365709dcfd92380cd1) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 ea16cb357226bbe6cc6331a75960cdff325b6d918fd03f2aabcf1840bed21845) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();

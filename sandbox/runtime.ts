@@ -999,10 +999,11 @@ const IDLE_EXIT = 3;
 // turn ends with, or a read that loads two code memories, finds each its own
 // without waiting for one to be made. An idle one costs some 2-4 MB.
 const SPARES = 2;
-// Booting a worker blocks this thread for some 30-45 ms (Deno makes a
-// node:worker_threads worker synchronously), so spares are booted only once no
-// request has come for this long: the next request of a burst, sent as soon as
-// a reply arrives, finds a spare rather than a boot in its way.
+// Booting a worker blocks this thread while Deno makes its isolate (it does so
+// synchronously), so spares are booted only once no request has come for this
+// long: the next request of a burst, sent as soon as a reply arrives, finds a
+// spare rather than a boot in its way (booting at once after each reply was
+// measured slower back to back).
 const BOOT_AFTER_MS = 20;
 
 // Made once by the main thread and given to every worker.

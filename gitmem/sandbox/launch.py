@@ -255,8 +255,8 @@ def node_builtins() -> frozenset[str]:
 
 
 def import_map(runtime: Path) -> dict[str, object]:
-    """The import map: only the runtime itself may reach the two built-ins it may need
-    (``node:process`` only on a Deno without ``Deno.cpuUsage``)."""
+    """The import map: only the runtime itself may reach the one built-in it may need
+    (``node:process``, on a Deno without ``Deno.cpuUsage``)."""
     own = runtime.as_uri()
     imports: dict[str, str] = {"file:///": _BLOCKED + "file/", own: own}
     for name in sorted(node_builtins()):
@@ -264,7 +264,7 @@ def import_map(runtime: Path) -> dict[str, object]:
         imports[name] = f"{_BLOCKED}node/{name}"
     return {
         "imports": imports,
-        "scopes": {own: {n: n for n in ("node:worker_threads", "node:process")}},
+        "scopes": {own: {"node:process": "node:process"}},
     }
 
 
