@@ -239,6 +239,27 @@ class History:
             position = self._pos.get(commit)
             return position is not None and position in reach
 
+    def newest_at(self, head: str, limit: int, commit_time: Callable[[str], int]) -> str | None:
+        """The newest commit of ``head``'s first-parent line whose ``commit_time`` is at
+        or before ``limit`` (``None``: none is), found by halving the line (its commits'
+        times rise along it); in a fresh process whose index file holds no merge, by
+        halving the file's bytes, reading no row but the few it lands on."""
+        with self._mutex:
+            if not self._rows and self._persisted and not self._wrote_cold:
+                found = _cold_newest(self._path, self._source, head, limit, commit_time)
+                if found is not None:
+                    return found[0]
+            rows, reach = self._rows, self._reach(head)
+            if not reach.extra and not any(s < reach.end for s in self._side_start):
+                # the line is every row up to the head's: halve the rows themselves
+                at = bisect.bisect_right(
+                    range(reach.end), limit, key=lambda p: commit_time(rows[p][0])
+                )
+                return rows[at - 1][0] if at else None
+        line = self.commits(head, line=True)
+        at = bisect.bisect_right(line, limit, key=commit_time)
+        return line[at - 1] if at else None
+
     def commits(self, head: str | None, *, line: bool = False) -> list[str]:
         """Every commit reachable from ``head``, each once, in index order (with ``line``,
         only its first-parent line's, for a ``head`` on the index's own line)."""
@@ -589,11 +610,25 @@ class BlobIds:
 
 
 def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:
-    """``slug``'s rows at ``head`` read straight from the file, when nothing is in
-    memory yet and the file ends with ``head``'s rows, complete: then ``head``'s
-    ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
-    rows without parsing the others. ``None``: take the full path (which also
-    repairs or rebuilds a file that does not read)."""
+    """``slug``'s rows at ``head`` read straight from the file (see :func:`_cold_file`),
+    by a scan of its bytes for ``slug`` that parses no other row. ``None``: take the
+    full path (which also repairs or rebuilds a file that does not read)."""
+    data = _cold_file(path, source, head)
+    if data is None:
+        return None
+    try:
+        found = [parse_row(line.decode("ascii")) for line in lines_with(data, slug, 3)]
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return [row for row in found if row[2] not in MARKS]
+
+
+def _cold_file(path: str, source: Source, head: str) -> bytes | None:
+    """The index file's rows up to ``head``'s last, when those are exactly ``head``'s
+    ancestry, read without parsing them: the file ends with ``head``'s rows, all of
+    them (then every row of it is), or it holds no merge (then its rows are one line,
+    each commit's ancestry the rows up to its own) and ``head``'s rows, all of them.
+    ``None``: neither, or the file does not read."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -601,7 +636,16 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
         return None
     end = data.rfind(b"\n") + 1
     key = head.encode()
-    start = end - 1
+    if data[data.rfind(b"\n", 0, end - 1) + 1 : end].startswith(key):
+        stop = end
+    else:
+        if data.find(b" " + MERGE.encode() + b" ", 0, end) >= 0:
+            return None
+        last = data.rfind(b"\n" + key, 0, end) + 1
+        if not last and not data.startswith(key):
+            return None
+        stop = data.find(b"\n", last) + 1
+    start = stop - 1
     rows = 0
     while start > 0:
         before = data.rfind(b"\n", 0, start - 1) + 1
@@ -611,10 +655,36 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
     try:
         if rows != _expected(source, head):
             return None
-        found = [parse_row(line.decode("ascii")) for line in lines_with(data[:end], slug, 3)]
-    except (GitmemError, ValueError, UnicodeDecodeError):
+    except GitmemError:
         return None
-    return [row for row in found if row[2] not in MARKS]
+    return data[:stop]
+
+
+def _cold_newest(
+    path: str, source: Source, head: str, limit: int, commit_time: Callable[[str], int]
+) -> tuple[str | None] | None:
+    """The newest commit of ``head``'s history made at or before ``limit`` (in a 1-tuple:
+    ``None`` inside when there is none), found by halving the index file's bytes when
+    it holds no merge; ``None``: take the full path."""
+    data = _cold_file(path, source, head)
+    if data is None or data.find(b" " + MERGE.encode() + b" ") >= 0:
+        return None
+    low, high = 0, len(data)
+    try:
+        while low < high:
+            mid = (low + high) // 2
+            start = max(low, data.rfind(b"\n", low, mid) + 1)
+            stop = data.index(b"\n", start) + 1
+            if commit_time(data[start : start + 40].decode("ascii")) <= limit:
+                low = stop
+            else:
+                high = start
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not low:
+        return (None,)
+    start = data.rfind(b"\n", 0, low - 1) + 1
+    return (data[start : start + 40].decode("ascii"),)
 
 
 def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
