@@ -23,7 +23,7 @@ from typing import Any
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
 from gitmem.limits import exceeded
-from gitmem.store import APPROVED, PROPOSAL, Pending, Snapshot, Storage, split_name
+from gitmem.store import APPROVED, PROPOSAL, Built, Pending, Snapshot, Storage, split_name
 from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
 from gitmem.sync.reconcile import reconcile
 from gitmem.trailers import read_capability_trailer
@@ -161,11 +161,14 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
 
 def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
     """Merge proposal ``name`` (only ``slugs`` of it, if any are named) into its store as
-    one commit, held to the store's limits and screens; what is not taken stays pending."""
+    one commit, held to the store's limits and screens; what is not taken stays pending.
+    The store's move and the proposal's are one compare-and-swap: a decision made on
+    what it read, taken again if the store or the proposal moved meanwhile."""
     for _ in range(_ATTEMPTS):
-        pending, chosen = _pending(repo, name, slugs)
-        store = pending.store
+        store = split_name(name)[0]
+        # read before the proposal: if the store moves after, the swap below refuses
         ours = repo.head(store)
+        pending, chosen = _pending(repo, name, slugs)
         mine = repo.snapshot(store, ours)
         theirs = repo.snapshot(store, pending.head)
         base = repo.snapshot(store, pending.base) if pending.base else None
@@ -181,23 +184,27 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         recorded = dict(mine.trailers) or dict(theirs.trailers)
         trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
         trailers[APPROVED] = pending.name
-        commit = repo.merge(store, author, ours, pending.head, edits, trailers)
-        if commit is None:
-            continue  # another writer moved the store: merge again on its new head
+        merged = repo.merge_commit(store, author, ours, pending.head, edits, trailers)
         rest = [s for s in pending.memories if s not in taken]
-        if rest:
-            _carry(repo, pending, rest, commit)
+        carried = _carry(repo, pending, rest, merged.commit) if rest else None
+        if not repo.settle(
+            store, pending.holder, ours, pending.head, merged=merged, amended=carried
+        ):
+            continue  # the store or the proposal moved: decide again on what they hold
         conflicts = tuple(c for c in done.conflicts if c in taken)
         return Decision(
-            pending.name, store, pending.holder, "approved", tuple(chosen), commit,
+            pending.name, store, pending.holder, "approved", tuple(chosen), merged.commit,
             tuple(rest), conflicts,
         )  # fmt: skip
-    raise StorageError(f"the store of {name!r} kept changing while approving; try again")
+    raise StorageError(
+        f"the store or the proposal {name!r} kept changing while approving; nothing was "
+        "approved; try again"
+    )
 
 
-def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> None:
+def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Built | None:
     """Keep ``rest`` pending after a partial approval: one proposal commit on the
-    merge that re-proposes them."""
+    merge that re-proposes them (``None`` where the merge leaves nothing to)."""
     at = repo.snapshot(pending.store, merged)
     edits: list[Edit] = []
     for slug in rest:
@@ -206,10 +213,10 @@ def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Non
             continue
         op = "delete" if memory is None else "create" if old is None else "update"
         edits.append(Edit(op, slug, memory))
-    if edits:
-        name, email, _ = repo.made_by(pending.head)
-        carrier = Author(name, email)
-        repo.amend_proposal(pending.store, pending.holder, pending.head, edits, carrier, merged)
+    if not edits:
+        return None
+    name, email, _ = repo.made_by(pending.head)
+    return repo.amendment(pending.store, pending.holder, merged, edits, Author(name, email))
 
 
 def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
@@ -264,8 +271,11 @@ def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
 
 def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
     """Reject proposal ``name`` (only ``slugs`` of it, if any are named): one commit on
-    the proposal that puts them back as the store had them; the store is not touched."""
+    the proposal that puts them back as the store had them; the store is not touched,
+    and the proposal moves only if neither it nor the store moved since it was read."""
     for _ in range(_ATTEMPTS):
+        store = split_name(name)[0]
+        ours = repo.head(store)
         pending, chosen = _pending(repo, name, slugs)
         before = repo.snapshot(pending.store, pending.base) if pending.base else None
         at = repo.snapshot(pending.store, pending.head)
@@ -274,11 +284,13 @@ def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> De
             then, now = before.get(slug) if before else None, at.get(slug)
             op = "delete" if then is None else "create" if now is None else "update"
             edits.append(Edit(op, slug, then))
-        commit = repo.amend_proposal(pending.store, pending.holder, pending.head, edits, author)
-        if commit is None:
+        amended = repo.amendment(store, pending.holder, pending.head, edits, author)
+        if not repo.settle(store, pending.holder, ours, pending.head, amended=amended):
             continue  # the holder wrote meanwhile: decide on what it holds now
         rest = tuple(s for s in pending.memories if s not in chosen)
         return Decision(
-            pending.name, pending.store, pending.holder, "rejected", tuple(chosen), commit, rest
+            pending.name, store, pending.holder, "rejected", tuple(chosen), amended.commit, rest
         )
-    raise StorageError(f"the proposal {name!r} kept changing while rejecting; try again")
+    raise StorageError(
+        f"the proposal {name!r} kept changing while rejecting; nothing was rejected; try again"
+    )

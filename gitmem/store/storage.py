@@ -40,7 +40,7 @@ from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.message import FILES, extra_lines, kind_of
 from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
-from gitmem.store.proposals import Proposals
+from gitmem.store.proposals import Built, Proposals
 from gitmem.store.refs import Refs
 from gitmem.store.screen import SECRETS, Screen, Write, run
 from gitmem.store.settings import Configured
@@ -385,6 +385,26 @@ class Storage(Past, Sharing, Proposals, Configured):
         for a store with no commit yet) and ``theirs`` with ``edits`` applied (see
         :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
         branch moved off ``ours``."""
+        built = self.merge_commit(store, author, ours, theirs, edits, trailers)
+        # published as a commit is: the ref re-read under its lock file, the pack and
+        # that lock file made durable in one flush
+        if not self._swap(store, ours, built.commit, f"merging {store}", built.new):
+            return None
+        self._reader.remember(built.new, built.facts)
+        self._maybe_pack()
+        return built.commit
+
+    def merge_commit(
+        self,
+        store: str,
+        author: Author,
+        ours: str | None,
+        theirs: str,
+        edits: Sequence[Edit],
+        trailers: Mapping[str, str],
+    ) -> Built:
+        """The merge commit :meth:`merge` publishes, held to the screens, built and not
+        yet published (it can be read back before it is)."""
         check_store(store)
         self._refuse_past(store)
         snapshot = self.snapshot(store, ours)
@@ -395,13 +415,8 @@ class Storage(Past, Sharing, Proposals, Configured):
         new, facts = merge.build_merge(
             self._reader, history, snapshot, other, author, edits, trailers
         )
-        # published as a commit is: the ref re-read under its lock file, the pack and
-        # that lock file made durable in one flush
-        if not self._swap(store, ours, new.commit, f"merging {store}", new):
-            return None
         self._reader.remember(new, facts)
-        self._maybe_pack()
-        return new.commit
+        return Built(new, facts)
 
     # -- publishing --------------------------------------------------------------------
 
