@@ -16,7 +16,7 @@ not touched, so no other holder hears of it. A refusal changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,16 +159,38 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
     return pending, list(dict.fromkeys(slugs)) or list(pending.memories)
 
 
+def _chosen(
+    repo: Storage, name: str, slugs: Sequence[str], decided: Mapping[str, Memory | None] | None
+) -> tuple[Pending, list[str]]:
+    """:func:`_pending`, read again for a decision's next attempt: ``decided`` holds the
+    chosen memories as its first attempt read them, and a decision takes only what was
+    read, so one the holder has rewritten since is refused (a memory it added since
+    stays pending)."""
+    if decided is None:
+        return _pending(repo, name, slugs)
+    pending = repo.pending(*split_name(name))
+    now: Mapping[str, Memory | None] = pending.memories if pending is not None else {}
+    changed = [slug for slug, memory in decided.items() if slug not in now or now[slug] != memory]
+    if changed or pending is None:
+        raise StorageError(
+            f"the holder of proposal {name!r} rewrote {', '.join(changed)} while it was being "
+            "decided; nothing was decided; `gitmem review` shows it as it is now"
+        )
+    return pending, list(decided)
+
+
 def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
     """Merge proposal ``name`` (only ``slugs`` of it, if any are named) into its store as
     one commit, held to the store's limits and screens; what is not taken stays pending.
     The store's move and the proposal's are one compare-and-swap: a decision made on
     what it read, taken again if the store or the proposal moved meanwhile."""
+    decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
         store = split_name(name)[0]
         # read before the proposal: if the store moves after, the swap below refuses
         ours = repo.head(store)
-        pending, chosen = _pending(repo, name, slugs)
+        pending, chosen = _chosen(repo, name, slugs, decided)
+        decided = {slug: pending.memories[slug] for slug in chosen}
         mine = repo.snapshot(store, ours)
         theirs = repo.snapshot(store, pending.head)
         base = repo.snapshot(store, pending.base) if pending.base else None
@@ -273,10 +295,12 @@ def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> De
     """Reject proposal ``name`` (only ``slugs`` of it, if any are named): one commit on
     the proposal that puts them back as the store had them; the store is not touched,
     and the proposal moves only if neither it nor the store moved since it was read."""
+    decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
         store = split_name(name)[0]
         ours = repo.head(store)
-        pending, chosen = _pending(repo, name, slugs)
+        pending, chosen = _chosen(repo, name, slugs, decided)
+        decided = {slug: pending.memories[slug] for slug in chosen}
         before = repo.snapshot(pending.store, pending.base) if pending.base else None
         at = repo.snapshot(pending.store, pending.head)
         edits: list[Edit] = []

@@ -261,6 +261,36 @@ def test_a_proposal_that_keeps_moving_is_refused_in_one_line(
     assert {m.slug for m in repo.review()[0].memories} == {"first", *names}
 
 
+def test_a_memory_rewritten_while_it_is_decided_is_refused(
+    repo: Repository, team: tuple[Holder, Holder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision takes what it read: the holder rewriting a chosen memory before the
+    swap makes it refuse in one line, nothing decided and the new text pending."""
+    _, agent = team
+    create(agent, "plan", "draft one")
+    head = repo.head(STORE)
+
+    drafts = iter([("draft one", "draft two"), ("draft two", "draft three")])
+    for decide in (repo.approve, repo.reject):
+        old, body = next(drafts)
+
+        def rewrite(old: str = old, body: str = body) -> None:
+            edit = {"name": "plan", "old_text": old, "new_text": body}
+            result = agent.call("edit_memory", edit)
+            assert result.ok, result.text
+
+        _racing(repo, monkeypatch, [rewrite])
+        with pytest.raises(StorageError) as refused:
+            decide(f"{STORE}/a1", author=ANA)
+        assert str(refused.value) == (
+            f"the holder of proposal '{STORE}/a1' rewrote plan while it was being decided; "
+            "nothing was decided; `gitmem review` shows it as it is now"
+        )
+        assert repo.head(STORE) == head
+        [memory] = repo.review()[0].memories
+        assert memory.after is not None and memory.after.body == body
+
+
 def test_approval_is_held_to_the_stores_limits(repo: Repository) -> None:
     """The store filled up since the proposal began: approval is refused in one line
     and changes nothing."""
