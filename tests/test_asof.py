@@ -24,7 +24,6 @@ from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, NotFound, ReadOnly
 from gitmem.search import index_file
 from gitmem.store.moments import parse_date, resolve
-from gitmem.store.objects import ObjectReader
 from gitmem.types import Edit, Memory
 
 ME = Author("Operator", "op@example.com")
@@ -378,13 +377,13 @@ def test_a_date_is_found_by_halving_the_history(
             made.append((commit, repo.revisions(STORE, f"m{n}")[-1].time))
         repo.commit_at(STORE, made[0][0])  # the history index, written as any read writes it
     read: list[str] = []
-    real = ObjectReader.commit_time
+    real = Repository._commit_time  # pyright: ignore[reportPrivateUsage]
 
-    def counted(self: ObjectReader, sha: str) -> int:
+    def counted(self: Repository, sha: str) -> int:
         read.append(sha)
         return real(self, sha)
 
-    monkeypatch.setattr(ObjectReader, "commit_time", counted)
+    monkeypatch.setattr(Repository, "_commit_time", counted)
     stamp = lambda when: datetime.fromtimestamp(when, UTC).isoformat()  # noqa: E731
     for commit, when in [made[0], made[7], made[20], made[38]]:
         for moment in (stamp(when), stamp(when + 50)):

@@ -66,6 +66,7 @@ ORDER: dict[str, list[str]] = {
         "memoryfiles",
         "objects",
         "rows",
+        "blobids",
         "history",
         "view",
         "summaries",

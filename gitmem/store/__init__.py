@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gitmem.store.commit import Built
 from gitmem.store.filestore import FileSnapshot
 from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
 from gitmem.store.moments import past_write
-from gitmem.store.proposals import APPROVED, PROPOSAL, Built, Pending, proposal_name, split_name
+from gitmem.store.proposals import APPROVED, PROPOSAL, Pending, proposal_name, split_name
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.storage import Storage, git_identity
 

@@ -52,22 +52,19 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gitmem.errors import GitmemError
+from gitmem.store.blobids import BlobIds
 from gitmem.store.locking import flocked
 from gitmem.store.message import Edited, Facts
 from gitmem.store.objects import Step
 from gitmem.store.rows import (
     FOREIGN,
-    LATER,
     LATER3,
     MARKS,
     MERGE,
     Entry,
     Row,
-    entry_of,
-    field_of,
     format_row,
     lines_with,
-    name_of,
     numbered,
     parse_row,
 )
@@ -240,23 +237,17 @@ class History:
             return position is not None and position in reach
 
     def newest_at(self, head: str, limit: int, commit_time: Callable[[str], int]) -> str | None:
-        """The newest commit of ``head``'s first-parent line whose ``commit_time`` is at
-        or before ``limit`` (``None``: none is), found by halving the line (its commits'
-        times rise along it); in a fresh process whose index file holds no merge, by
-        halving the file's bytes, reading no row but the few it lands on."""
+        """The newest commit of ``head``'s first-parent line made at or before ``limit``
+        (``None``: none), by halving the line, or when cold, the file (:func:`_cold_newest`)."""
         with self._mutex:
             if not self._rows and self._persisted and not self._wrote_cold:
                 found = _cold_newest(self._path, self._source, head, limit, commit_time)
                 if found is not None:
                     return found[0]
             rows, reach = self._rows, self._reach(head)
-            if not reach.extra and not any(s < reach.end for s in self._side_start):
-                # the line is every row up to the head's: halve the rows themselves
-                at = bisect.bisect_right(
-                    range(reach.end), limit, key=lambda p: commit_time(rows[p][0])
-                )
-                return rows[at - 1][0] if at else None
-        line = self.commits(head, line=True)
+            whole = not reach.extra and not any(s < reach.end for s in self._side_start)
+            line = [row[0] for row in rows[: reach.end]] if whole else None
+        line = self.commits(head, line=True) if line is None else line
         at = bisect.bisect_right(line, limit, key=commit_time)
         return line[at - 1] if at else None
 
@@ -530,83 +521,6 @@ class History:
 
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
-
-
-class BlobIds:
-    """The blob ids of index rows written as ``?``: looked up in a commit's tree when a
-    row is first read, and kept in the side file ``<index>.blobs`` (``commit slug md
-    code onUse`` lines) for the next process."""
-
-    def __init__(self, path: str, source: Source, persisted: Callable[[], bool]) -> None:
-        self._path = path
-        self._source = source
-        self._persisted = persisted
-        self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
-        self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
-
-    def entries(self, rows: list[Row], slug: str | None = None) -> list[Entry]:
-        """Entries for ``rows`` (all of ``slug``'s if given), their blob ids found."""
-        blobs = self._blobs
-        missing = [r for r in rows if r[4] == LATER and (r[0], r[3]) not in blobs]
-        if missing and slug not in self._blobs_read and None not in self._blobs_read:
-            self._read_blobs(slug)
-            missing = [r for r in missing if (r[0], r[3]) not in blobs]
-        if missing:
-            self._resolve(list(dict.fromkeys(r[0] for r in missing)))
-        return [entry_of(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
-
-    def _read_blobs(self, slug: str | None) -> None:
-        """Take what the side file knows (``slug``'s lines only, if given). A line that
-        does not read is passed over: its row is looked up again."""
-        try:
-            with open(self._path + ".blobs", "rb") as f:
-                data = f.read()
-        except OSError:
-            data = b""
-        data = data[: data.rfind(b"\n") + 1]
-        lines = lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
-        for line in lines:
-            fields = line.split(b" ")
-            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
-                try:
-                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = name_of(name)
-                except UnicodeDecodeError:
-                    continue
-                self._blobs[commit, name] = (md, code, on_use)
-        self._blobs_read.add(slug)
-
-    def _resolve(self, commits: list[str]) -> None:
-        """Look up the blob ids of every slug ``commits`` changed, in their trees, and
-        keep them in the side file for the next process."""
-        found: dict[tuple[str, str], tuple[str, str, str]] = {}
-        for commit in commits:
-            step = self._source.step(commit)
-            if step.facts is None:
-                continue
-            for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
-                found[commit, edit.slug] = blobs
-        self.keep(found)
-
-    def keep(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
-        """Keep blob ids in memory and in the side file, for the next process."""
-        self._blobs.update(found)
-        if not found or not self._persisted():
-            return
-        lines = [
-            f"{commit} {field_of(slug)} {' '.join(blobs)}\n"
-            for (commit, slug), blobs in found.items()
-        ]
-        try:
-            # one write, after a newline: a line a killed writer left half-written
-            # stays a line of its own, which the reader passes over
-            fd = os.open(self._path + ".blobs", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, ("\n" + "".join(lines)).encode())
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # derived data: found again by the next reader that needs it
 
 
 def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:

@@ -180,13 +180,25 @@ class Past:
             contains=lambda sha: history.contains(head, sha),
             commits=lambda: history.commits(head),
             line=lambda: history.commits(head, line=True),
-            commit_time=self._reader.commit_time,
+            commit_time=self._commit_time,
             newest=lambda limit: (
-                history.newest_at(head, limit, self._reader.commit_time)
-                if head is not None
-                else None
+                history.newest_at(head, limit, self._commit_time) if head is not None else None
             ),
         )
+
+    def _commit_time(self, sha: str) -> int:
+        """A commit's (committer's) time, read from its raw header without making a
+        commit object; anything unusual takes the ordinary path, with its errors."""
+        from gitmem.store.objects import COMMIT
+
+        header = self._reader.raw(sha, COMMIT).partition(b"\n\n")[0]
+        for line in header.split(b"\n"):
+            if line.startswith(b"committer "):
+                when = line.rpartition(b"> ")[2].split(b" ", 1)[0]
+                if when.isdigit():
+                    return int(when)
+                break
+        return self._reader.commit(sha).commit_time
 
     def as_of(self, store: str, at: str) -> Self:
         """This repository reading ``store`` as it stood at the moment ``at`` names (see

@@ -330,21 +330,6 @@ class ObjectReader:
             _bounded(self._commits)[sha] = found
         return found
 
-    def commit_time(self, sha: str) -> int:
-        """A commit's (committer's) time, read from its raw header without making a
-        commit object; anything unusual takes the ordinary path, with its errors."""
-        found = self._commits.get(sha)
-        if found is not None:
-            return found.commit_time
-        raw = self._raw_commits.get(sha) or self.raw(sha, COMMIT)
-        for line in raw.partition(b"\n\n")[0].split(b"\n"):
-            if line.startswith(b"committer "):
-                when = line.rpartition(b"> ")[2].split(b" ", 1)[0]
-                if when.isdigit():
-                    return int(when)
-                break
-        return self.commit(sha).commit_time
-
     def root(self, sha: str) -> str:
         """The id of a commit's root tree."""
         found = self._roots.get(sha)

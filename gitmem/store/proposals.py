@@ -26,10 +26,10 @@ from dulwich.refs import Ref
 
 from gitmem.errors import InvalidArgument, StorageError
 from gitmem.store import commit as build
+from gitmem.store.commit import Built
 from gitmem.store.history import History
 from gitmem.store.layout import PROPOSAL_PREFIX, check_store
 from gitmem.store.locking import WriteLock, storage_error
-from gitmem.store.message import Facts
 from gitmem.store.objects import MemoryFiles, NewObjects, ObjectReader
 from gitmem.store.refs import Refs
 from gitmem.store.screen import Screen
@@ -75,17 +75,6 @@ def split_name(name: str) -> tuple[str, str]:
         )
     proposal_name(store, holder)
     return store, holder
-
-
-class Built(NamedTuple):
-    """A commit built and not yet published: its new objects and its facts."""
-
-    new: NewObjects
-    facts: Facts | None
-
-    @property
-    def commit(self) -> str:
-        return self.new.commit
 
 
 class Pending(NamedTuple):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Self, TypeVar
 
@@ -37,12 +37,13 @@ from gitmem.store.history import History
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
-from gitmem.store.message import FILES, extra_lines, kind_of
+from gitmem.store.merge import Merging
+from gitmem.store.message import FILES, kind_of
 from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
-from gitmem.store.proposals import Built, Proposals
+from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
-from gitmem.store.screen import SECRETS, Screen, Write, run
+from gitmem.store.screen import SECRETS, Screen
 from gitmem.store.settings import Configured
 from gitmem.store.sharing import Sharing
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
@@ -50,7 +51,6 @@ from gitmem.store.summaries import Summaries, Summary
 from gitmem.types import (
     Author,
     Change,
-    Edit,
     FileChange,
     FileRevision,
     Revision,
@@ -88,7 +88,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Past, Sharing, Proposals, Configured):
+class Storage(Past, Sharing, Proposals, Merging, Configured):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -371,52 +371,6 @@ class Storage(Past, Sharing, Proposals, Configured):
         ``ours``."""
         history = self._history(check_store(store))
         return merge.revisions_between(self._reader, history, ours, theirs)
-
-    def merge(
-        self,
-        store: str,
-        author: Author,
-        ours: str | None,
-        theirs: str,
-        edits: Sequence[Edit],
-        trailers: Mapping[str, str],
-    ) -> str | None:
-        """Publish one merge commit of ``ours`` (the branch's head, first parent; ``None``
-        for a store with no commit yet) and ``theirs`` with ``edits`` applied (see
-        :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
-        branch moved off ``ours``."""
-        built = self.merge_commit(store, author, ours, theirs, edits, trailers)
-        # published as a commit is: the ref re-read under its lock file, the pack and
-        # that lock file made durable in one flush
-        if not self._swap(store, ours, built.commit, f"merging {store}", built.new):
-            return None
-        self._reader.remember(built.new, built.facts)
-        self._maybe_pack()
-        return built.commit
-
-    def merge_commit(
-        self,
-        store: str,
-        author: Author,
-        ours: str | None,
-        theirs: str,
-        edits: Sequence[Edit],
-        trailers: Mapping[str, str],
-    ) -> Built:
-        """The merge commit :meth:`merge` publishes, held to the screens, built and not
-        yet published (it can be read back before it is)."""
-        check_store(store)
-        self._refuse_past(store)
-        snapshot = self.snapshot(store, ours)
-        chosen = "\n".join(extra_lines(trailers))
-        run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
-        other = self.snapshot(store, theirs)
-        history = self._history(store)
-        new, facts = merge.build_merge(
-            self._reader, history, snapshot, other, author, edits, trailers
-        )
-        self._reader.remember(new, facts)
-        return Built(new, facts)
 
     # -- publishing --------------------------------------------------------------------
 
