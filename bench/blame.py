@@ -11,7 +11,9 @@ seconds. Measured side by side in one run, each the median of several:
 2. ``Repository.blame`` in a warm process (the console's and a harness's case) against
    the same ``git blame`` process;
 3. the interpreter's own start (``python -c pass``), the floor under any process of
-   ours: what a process costs past it is imports plus the blame itself.
+   ours: what a process costs past it is imports plus the blame itself. (An editable
+   install's import finder adds to every start of the dev interpreter; a plain venv's
+   ``python -c pass`` is the floor a user's install has.)
 
 Wall and CPU time both (CPU from ``getrusage``: steadier on a loaded machine). The two
 must agree line for line (checked before timing).
