@@ -16,14 +16,14 @@ not touched, so no other holder hears of it. A refusal changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
 from gitmem.limits import exceeded
-from gitmem.store import APPROVED, PROPOSAL, Pending, Snapshot, Storage, split_name
+from gitmem.store import APPROVED, PROPOSAL, Built, Pending, Snapshot, Storage, split_name
 from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
 from gitmem.sync.reconcile import reconcile
 from gitmem.trailers import read_capability_trailer
@@ -159,13 +159,38 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
     return pending, list(dict.fromkeys(slugs)) or list(pending.memories)
 
 
+def _chosen(
+    repo: Storage, name: str, slugs: Sequence[str], decided: Mapping[str, Memory | None] | None
+) -> tuple[Pending, list[str]]:
+    """:func:`_pending`, read again for a decision's next attempt: ``decided`` holds the
+    chosen memories as its first attempt read them, and a decision takes only what was
+    read, so one the holder has rewritten since is refused (a memory it added since
+    stays pending)."""
+    if decided is None:
+        return _pending(repo, name, slugs)
+    pending = repo.pending(*split_name(name))
+    now: Mapping[str, Memory | None] = pending.memories if pending is not None else {}
+    changed = [slug for slug, memory in decided.items() if slug not in now or now[slug] != memory]
+    if changed or pending is None:
+        raise StorageError(
+            f"the holder of proposal {name!r} rewrote {', '.join(changed)} while it was being "
+            "decided; nothing was decided; `gitmem review` shows it as it is now"
+        )
+    return pending, list(decided)
+
+
 def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
     """Merge proposal ``name`` (only ``slugs`` of it, if any are named) into its store as
-    one commit, held to the store's limits and screens; what is not taken stays pending."""
+    one commit, held to the store's limits and screens; what is not taken stays pending.
+    The store's move and the proposal's are one compare-and-swap: a decision made on
+    what it read, taken again if the store or the proposal moved meanwhile."""
+    decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
-        pending, chosen = _pending(repo, name, slugs)
-        store = pending.store
+        store = split_name(name)[0]
+        # read before the proposal: if the store moves after, the swap below refuses
         ours = repo.head(store)
+        pending, chosen = _chosen(repo, name, slugs, decided)
+        decided = {slug: pending.memories[slug] for slug in chosen}
         mine = repo.snapshot(store, ours)
         theirs = repo.snapshot(store, pending.head)
         base = repo.snapshot(store, pending.base) if pending.base else None
@@ -181,23 +206,27 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         recorded = dict(mine.trailers) or dict(theirs.trailers)
         trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
         trailers[APPROVED] = pending.name
-        commit = repo.merge(store, author, ours, pending.head, edits, trailers)
-        if commit is None:
-            continue  # another writer moved the store: merge again on its new head
+        merged = repo.merge_commit(store, author, ours, pending.head, edits, trailers)
         rest = [s for s in pending.memories if s not in taken]
-        if rest:
-            _carry(repo, pending, rest, commit)
+        carried = _carry(repo, pending, rest, merged.commit) if rest else None
+        if not repo.settle(
+            store, pending.holder, ours, pending.head, merged=merged, amended=carried
+        ):
+            continue  # the store or the proposal moved: decide again on what they hold
         conflicts = tuple(c for c in done.conflicts if c in taken)
         return Decision(
-            pending.name, store, pending.holder, "approved", tuple(chosen), commit,
+            pending.name, store, pending.holder, "approved", tuple(chosen), merged.commit,
             tuple(rest), conflicts,
         )  # fmt: skip
-    raise StorageError(f"the store of {name!r} kept changing while approving; try again")
+    raise StorageError(
+        f"the store or the proposal {name!r} kept changing while approving; nothing was "
+        "approved; try again"
+    )
 
 
-def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> None:
+def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Built | None:
     """Keep ``rest`` pending after a partial approval: one proposal commit on the
-    merge that re-proposes them."""
+    merge that re-proposes them (``None`` where the merge leaves nothing to)."""
     at = repo.snapshot(pending.store, merged)
     edits: list[Edit] = []
     for slug in rest:
@@ -206,10 +235,10 @@ def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Non
             continue
         op = "delete" if memory is None else "create" if old is None else "update"
         edits.append(Edit(op, slug, memory))
-    if edits:
-        name, email, _ = repo.made_by(pending.head)
-        carrier = Author(name, email)
-        repo.amend_proposal(pending.store, pending.holder, pending.head, edits, carrier, merged)
+    if not edits:
+        return None
+    name, email, _ = repo.made_by(pending.head)
+    return repo.amendment(pending.store, pending.holder, merged, edits, Author(name, email))
 
 
 def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
@@ -264,9 +293,14 @@ def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
 
 def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
     """Reject proposal ``name`` (only ``slugs`` of it, if any are named): one commit on
-    the proposal that puts them back as the store had them; the store is not touched."""
+    the proposal that puts them back as the store had them; the store is not touched,
+    and the proposal moves only if neither it nor the store moved since it was read."""
+    decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
-        pending, chosen = _pending(repo, name, slugs)
+        store = split_name(name)[0]
+        ours = repo.head(store)
+        pending, chosen = _chosen(repo, name, slugs, decided)
+        decided = {slug: pending.memories[slug] for slug in chosen}
         before = repo.snapshot(pending.store, pending.base) if pending.base else None
         at = repo.snapshot(pending.store, pending.head)
         edits: list[Edit] = []
@@ -274,11 +308,13 @@ def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> De
             then, now = before.get(slug) if before else None, at.get(slug)
             op = "delete" if then is None else "create" if now is None else "update"
             edits.append(Edit(op, slug, then))
-        commit = repo.amend_proposal(pending.store, pending.holder, pending.head, edits, author)
-        if commit is None:
+        amended = repo.amendment(store, pending.holder, pending.head, edits, author)
+        if not repo.settle(store, pending.holder, ours, pending.head, amended=amended):
             continue  # the holder wrote meanwhile: decide on what it holds now
         rest = tuple(s for s in pending.memories if s not in chosen)
         return Decision(
-            pending.name, pending.store, pending.holder, "rejected", tuple(chosen), commit, rest
+            pending.name, store, pending.holder, "rejected", tuple(chosen), amended.commit, rest
         )
-    raise StorageError(f"the proposal {name!r} kept changing while rejecting; try again")
+    raise StorageError(
+        f"the proposal {name!r} kept changing while rejecting; nothing was rejected; try again"
+    )

@@ -5,8 +5,10 @@ notices carry the commits they cover."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -358,3 +360,39 @@ def test_the_first_parent_line_leaves_out_what_a_merge_brought_in(repo: Reposito
     history = repo._history(STORE)  # pyright: ignore[reportPrivateUsage]
     assert history.commits(merged, line=True) == [ours, merged]
     assert history.commits(merged) == [ours, theirs, merged]
+
+
+def test_a_date_is_found_by_halving_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A date names the same commit in a fresh repository as in one that has read its
+    history, and a fresh one finds it reading a few commits' times, not every one's."""
+    clock = itertools.count(1_800_000_000, 100)
+    monkeypatch.setattr(time, "time", lambda: next(clock))
+    path = str(tmp_path / "dated.git")
+    made: list[tuple[str, int]] = []
+    with Repository.init(path) as repo:
+        for n in range(40):
+            commit = ops.create(repo, STORE, ME, f"m{n}", "a memory", f"{n}\n").commit
+            made.append((commit, repo.revisions(STORE, f"m{n}")[-1].time))
+        repo.commit_at(STORE, made[0][0])  # the history index, written as any read writes it
+    read: list[str] = []
+    real = Repository._commit_time  # pyright: ignore[reportPrivateUsage]
+
+    def counted(self: Repository, sha: str) -> int:
+        read.append(sha)
+        return real(self, sha)
+
+    monkeypatch.setattr(Repository, "_commit_time", counted)
+    stamp = lambda when: datetime.fromtimestamp(when, UTC).isoformat()  # noqa: E731
+    for commit, when in [made[0], made[7], made[20], made[38]]:
+        for moment in (stamp(when), stamp(when + 50)):
+            read.clear()
+            with Repository.open(path) as fresh:
+                assert fresh.commit_at(STORE, moment) == commit
+            assert len(read) <= 8, read
+            with Repository.open(path) as warm:
+                warm.commit_at(STORE, made[1][0][:8])  # reads the whole history index
+                assert warm.commit_at(STORE, moment) == commit
+    with Repository.open(path) as fresh, pytest.raises(NotFound, match="no commit at or before"):
+        fresh.commit_at(STORE, stamp(made[0][1] - 1))

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from conftest import commit_by_hand, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitmem import (
     Agent,
@@ -23,7 +27,7 @@ from gitmem import (
     Repository,
 )
 from gitmem.cli import cli
-from gitmem.store import Snapshot
+from gitmem.store import Snapshot, blame
 from gitmem.store import memoryfiles as files
 from gitmem.types import Change, Edit, Memory
 
@@ -262,3 +266,76 @@ def test_a_commit_by_hand_reaches_holders_as_a_notice(repo: Repository, tmp_path
     commit_by_hand(repo.directory, S, tmp_path / "work", by_hand)
     told = holder.notices()
     assert told is not None and "`todo`" in told
+
+
+def test_the_core_stops_reading_once_every_line_has_its_owner() -> None:
+    """Texts are taken newest first and only while some line is unexplained: a file
+    whose lines all changed in its last revision reads two texts of a hundred."""
+    taken: list[int] = []
+
+    def revisions() -> Iterator[tuple[int, bytes]]:
+        for n in range(100, 0, -1):
+            taken.append(n)
+            yield n, (b"new\nlines\n" if n == 100 else b"old\ntext\n" * (n % 3 + 1))
+
+    owned = blame.attribute(revisions())
+    assert owned == [(b"new", 100), (b"lines", 100)]
+    assert taken == [100, 99]
+    assert blame.attribute([]) == []
+    # the oldest owns what no older text explains; equal texts pass every line on
+    assert blame.attribute([("c", b"a\nb\n"), ("b", b"a\nb\n"), ("a", b"a\n")]) == [
+        (b"a", "a"),
+        (b"b", "b"),
+    ]
+
+
+def test_blame_reads_only_the_revisions_it_needs(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory whose code was rewritten whole in its last revision reads two of its
+    code's texts, however many revisions it has; its description, whose front-matter
+    lines date from the first, reads back to it, one text per change of the file."""
+    for n in range(1, 13):
+        write(repo, "tool", f"step {n}\n", code=f"export const v{n} = {n};\n")
+    drawn: dict[int, int] = {}
+    real = blame.attribute
+
+    def counting(revisions: Iterable[tuple[Any, bytes]]) -> list[tuple[bytes, Any]]:
+        call = len(drawn)
+        drawn[call] = 0
+
+        def counted() -> Iterator[tuple[Any, bytes]]:
+            for item in revisions:
+                drawn[call] += 1
+                yield item
+
+        return real(counted())
+
+    monkeypatch.setattr(blame, "attribute", counting)
+    lines = repo.blame(S, "tool")
+    assert [b.revision for b in lines if b.file == "code"] == [12]
+    assert drawn == {0: 12, 1: 2, 2: 0}  # .md, .code.ts, .onuse.ts
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "", "é"]), max_size=6),
+    st.lists(st.sampled_from(["a", "b", "", "é"]), max_size=6),
+    st.booleans(),
+    st.booleans(),
+)
+def test_shared_ends_agree_with_a_line_by_line_comparison(
+    old: list[str], new: list[str], old_newline: bool, new_newline: bool
+) -> None:
+    """The lines two texts share at their start and end, found on their bytes, are
+    the ones a comparison line by line finds, with or without a final newline."""
+
+    def text(lines: list[str], newline: bool) -> bytes:
+        return ("\n".join(lines) + ("\n" if newline and lines else "")).encode()
+
+    a, b = text(old, old_newline), text(new, new_newline)
+    x, y = blame.split_lines(a), blame.split_lines(b)
+    most = min(len(x), len(y))
+    start = next((i for i in range(most) if x[i] != y[i]), most)
+    end = next((i for i in range(most - start) if x[-1 - i] != y[-1 - i]), most - start)
+    assert blame._shared(a, b, x, y) == (start, end)  # pyright: ignore[reportPrivateUsage]

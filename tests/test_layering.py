@@ -68,6 +68,7 @@ ORDER: dict[str, list[str]] = {
         "memoryfiles",
         "objects",
         "rows",
+        "blobids",
         "history",
         "view",
         "summaries",

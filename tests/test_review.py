@@ -5,7 +5,7 @@ console API and across replicas; the holder's state shows over MCP."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from gitmem import Agent, Author, Capability, LaunchRefused, Repository
 from gitmem.adapters.console import Console
 from gitmem.cli import cli
-from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, SecretFound
+from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, SecretFound, StorageError
 from gitmem.holder import Holder
 from gitmem.types import Edit, Memory
 
@@ -186,6 +186,109 @@ def test_per_memory_decisions_leave_the_rest_pending(
     assert "`keep`" in notice and "drop" not in notice and "later" not in notice
     repo.reject(f"{STORE}/a1", author=ANA)
     assert repo.review() == []
+
+
+def _racing(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch, writes: list[Callable[[], object]]
+) -> list[bool]:
+    """Make each of ``writes`` land between a decision's read and its swap, one per
+    swap attempted; returns what each attempt of the swap answered."""
+    real = repo.settle
+    answers: list[bool] = []
+
+    def settle(*args: Any, **kwargs: Any) -> bool:
+        if writes:
+            writes.pop(0)()
+        answers.append(real(*args, **kwargs))
+        return answers[-1]
+
+    monkeypatch.setattr(repo, "settle", settle)
+    return answers
+
+
+def _merges(repo: Repository) -> int:
+    return sum(len(repo.parents(c)) > 1 for c in repo.iter_commits(STORE))
+
+
+def test_a_write_that_lands_while_deciding_is_neither_lost_nor_taken_twice(
+    repo: Repository, team: tuple[Holder, Holder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder writes to its proposal, or another writer to the store, between a
+    decision's read and its swap: the one swap of both refs refuses, the decision is
+    made again on what they hold now, and every write is approved once or pending."""
+    plain, agent = team
+    for name in ("keep", "drop", "later"):
+        create(agent, name)
+    answers = _racing(
+        repo, monkeypatch, [lambda: create(agent, "late"), lambda: create(plain, "aside")]
+    )
+    approved = repo.approve(f"{STORE}/a1", ["keep"], author=ANA)
+    assert answers == [False, False, True]
+    assert set(approved.pending) == {"drop", "later", "late"}
+    assert repo.snapshot(STORE).slugs() == ["aside", "base", "keep"]
+    assert _merges(repo) == 1
+    assert {m.slug for m in repo.review()[0].memories} == {"drop", "later", "late"}
+    head = repo.head(STORE)
+    answers = _racing(repo, monkeypatch, [lambda: create(agent, "latest")])
+    rejected = repo.reject(f"{STORE}/a1", ["drop"], author=ANA)
+    assert answers == [False, True]
+    assert set(rejected.pending) == {"later", "late", "latest"}
+    assert repo.head(STORE) == head
+    assert {m.slug for m in repo.review()[0].memories} == {"later", "late", "latest"}
+    approved = repo.approve(f"{STORE}/a1", author=ANA)
+    assert repo.snapshot(STORE).slugs() == ["aside", "base", "keep", "late", "later", "latest"]
+    assert _merges(repo) == 2 and repo.review() == []
+    assert_fsck(repo.directory)
+
+
+def test_a_proposal_that_keeps_moving_is_refused_in_one_line(
+    repo: Repository, team: tuple[Holder, Holder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A holder that writes before every attempt of a decision outlasts it: refused in
+    one line, the store untouched and every write still pending."""
+    _, agent = team
+    create(agent, "first")
+    head = repo.head(STORE)
+    names = [f"w{n}" for n in range(8)]
+    _racing(repo, monkeypatch, [lambda name=name: create(agent, name) for name in names])
+    with pytest.raises(StorageError) as refused:
+        repo.approve(f"{STORE}/a1", ["first"], author=ANA)
+    assert str(refused.value) == (
+        f"the store or the proposal '{STORE}/a1' kept changing while approving; nothing "
+        "was approved; try again"
+    )
+    assert repo.head(STORE) == head
+    assert {m.slug for m in repo.review()[0].memories} == {"first", *names}
+
+
+def test_a_memory_rewritten_while_it_is_decided_is_refused(
+    repo: Repository, team: tuple[Holder, Holder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision takes what it read: the holder rewriting a chosen memory before the
+    swap makes it refuse in one line, nothing decided and the new text pending."""
+    _, agent = team
+    create(agent, "plan", "draft one")
+    head = repo.head(STORE)
+
+    drafts = iter([("draft one", "draft two"), ("draft two", "draft three")])
+    for decide in (repo.approve, repo.reject):
+        old, body = next(drafts)
+
+        def rewrite(old: str = old, body: str = body) -> None:
+            edit = {"name": "plan", "old_text": old, "new_text": body}
+            result = agent.call("edit_memory", edit)
+            assert result.ok, result.text
+
+        _racing(repo, monkeypatch, [rewrite])
+        with pytest.raises(StorageError) as refused:
+            decide(f"{STORE}/a1", author=ANA)
+        assert str(refused.value) == (
+            f"the holder of proposal '{STORE}/a1' rewrote plan while it was being decided; "
+            "nothing was decided; `gitmem review` shows it as it is now"
+        )
+        assert repo.head(STORE) == head
+        [memory] = repo.review()[0].memories
+        assert memory.after is not None and memory.after.body == body
 
 
 def test_approval_is_held_to_the_stores_limits(repo: Repository) -> None:

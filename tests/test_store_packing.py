@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_fsck, git
+from dulwich.refs import Ref
 
 from gitmem import Author, Memory, Repository
 from gitmem.store import packing
@@ -251,6 +252,31 @@ def test_the_swap_refuses_a_head_moved_by_another_program(
     parent = git(repo.directory, "rev-parse", f"{head}^").stdout.strip()
     assert parent == moved[0]
     assert repo.snapshot(STORE).get("a").body == "two"  # type: ignore[union-attr]
+    assert_fsck(repo.directory)
+
+
+def test_two_refs_move_by_one_swap_or_not_at_all(repo: Repository) -> None:
+    """A swap of two refs moves both only if each still names what the caller read:
+    one moved by another leaves both as they were, with no lock file and no pack
+    left; a ref held still keeps its commit while the other moves."""
+    _write(repo, "a", "one")
+    first = repo.head(STORE)
+    _write(repo, "a", "two")
+    second = repo.head(STORE)
+    assert first is not None and second is not None
+    refs = repo._refs  # pyright: ignore[reportPrivateUsage]
+    store = Ref(("refs/heads/" + STORE).encode())
+    other = Ref(b"refs/gitmem/proposals/x/y")
+    packs = sorted(os.listdir(_pack_dir(repo)))
+    with repo._lock.held():  # pyright: ignore[reportPrivateUsage]
+        assert refs.swap_all([(store, second, first), (other, None, second)])
+        assert refs.read(store) == first and refs.read(other) == second
+        assert not refs.swap_all([(store, second, second), (other, second, first)])
+        assert refs.read(store) == first and refs.read(other) == second
+        assert refs.swap_all([(other, second, first), (store, first, first)])
+    assert refs.read(store) == first and refs.read(other) == first
+    assert not list((Path(repo.directory) / "refs").rglob("*.lock"))
+    assert sorted(os.listdir(_pack_dir(repo))) == packs
     assert_fsck(repo.directory)
 
 

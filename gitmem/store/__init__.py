@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitmem.store.commit import Built
     from gitmem.store.filestore import FileSnapshot
     from gitmem.store.layout import PROJECT_PREFIX, check_store, in_use, project_dir
     from gitmem.store.moments import past_write
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 # dulwich's network client: loaded by sync, not by every read)
 _LAZY = {
     "APPROVED": "gitmem.store.proposals",
+    "Built": "gitmem.store.commit",
     "FileSnapshot": "gitmem.store.filestore",
     "PROJECT_PREFIX": "gitmem.store.layout",
     "PROPOSAL": "gitmem.store.proposals",
@@ -57,6 +59,7 @@ __all__ = [
     "APPROVED",
     "PROJECT_PREFIX",
     "PROPOSAL",
+    "Built",
     "FileSnapshot",
     "Pending",
     "Remote",

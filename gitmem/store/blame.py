@@ -1,33 +1,54 @@
 """Line origins: for each line of a memory's files, the commit that last changed it.
 
-The walk is git's: start at a commit with every line of a file as yet unexplained;
-at each commit, a line that its parent holds unchanged (a line diff says which) passes
-to that parent; a line no parent holds is the commit's own. A commit whose file equals
-a parent's hands that parent every line without a diff (so a merge that took one side's
-text credits that side), and a commit that created the memory by renaming another hands
-its lines to the old name's file in the parent. Commits are taken children first, in
-the reverse of the history index's order (parents come before children there), so each
-commit is explained once, with every line its children passed it.
+**The core** (:func:`attribute`) works on texts alone. Given a file's revisions newest
+first, each a key and the file's text then, it says which revision each line of the
+newest came from: a line the next older text holds unchanged (a line diff says which)
+passes to that revision, a line it does not hold is the newer revision's own. It asks
+for the next text only while some line is unexplained, so a file whose lines all
+changed lately reads a few texts however long its history (git's blame stops there
+too). Any reader can feed it: it imports nothing that reads git.
 
-Cost: one line diff per revision that changed the file. A commit that changed no memory
-of that name and has one parent passes its lines on without reading a tree; a merge
-reads the file in each parent.
+**A history with no merge** is a line, so a memory's revisions are a list: the history
+index's rows for the memory, newest first, runs that left the file as it was folded
+into their oldest without reading it, each text read only when the core asks for it;
+past the memory's creation by a rename, the old name's rows before it.
+
+**A history with merges** is walked as git walks it: from the head with every line
+unexplained; at each commit, lines a parent holds unchanged pass to that parent and the
+rest are the commit's own. A commit whose file equals a parent's hands that parent
+every line without a diff (so a merge that took one side's text credits that side), and
+a commit that created the memory by renaming another hands its lines to the old name's
+file in the parent. Commits are taken children first, in the reverse of the history
+index's order (parents come before children there), so each commit is explained once,
+with every line its children passed it.
+
+**The diff** is git's in the part that decides most lines: the lines both texts share
+at their start and end are kept as they are, found by comparing slices of the line
+lists (a halving search, each comparison in C, no loop over lines); only what lies
+between is matched line by line (``difflib``'s matcher, which hashes each line once).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+import os
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from gitmem.store import memoryfiles as files
-from gitmem.store.history import History
-from gitmem.store.objects import Blobs, ObjectReader
+from gitmem.store.message import parse_message
 
-__all__ = ["Origin", "line_origins", "origins"]
+if TYPE_CHECKING:
+    from gitmem.store.history import History
+    from gitmem.store.objects import ObjectReader
+    from gitmem.store.rows import Entry
+
+__all__ = ["Origin", "attribute", "line_origins", "origins", "split_lines"]
 
 _RENAME = "rename"
+K = TypeVar("K")
 
 
 class Origin(NamedTuple):
@@ -51,15 +72,6 @@ class Origin(NamedTuple):
     """The extra trailers of a commit gitmem made; ``None`` for one it did not make."""
 
 
-class _Lines(NamedTuple):
-    """Lines a commit is asked to explain: the file's name and blob there, and pairs
-    of (line's index in that blob, its index in the final file)."""
-
-    slug: str
-    blob: bytes
-    pairs: list[tuple[int, int]]
-
-
 def split_lines(data: bytes) -> list[bytes]:
     """A file's lines as git counts them: split at ``\\n`` only, the last one kept if it
     has no newline."""
@@ -69,35 +81,198 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-Before = Callable[[str], Mapping[str, Blobs | None] | None]
-"""For a slug, each of its rows' commits → the blob ids of its files in that commit's
-parent (``None``: not there); ``None`` where the history does not tell (a merge in it)."""
+# -- the core: texts in, owners out ----------------------------------------------------
+
+
+class _Text(NamedTuple):
+    """A text and its lines."""
+
+    data: bytes
+    lines: list[bytes]
+
+
+class _Ask(NamedTuple):
+    """Lines still unexplained: their indexes in the text at hand (rising) and in the
+    newest text, side by side."""
+
+    at: list[int]
+    final: list[int]
+
+
+def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
+    """Each line of the newest text of ``revisions`` with the key of the revision that
+    last changed it. ``revisions``: a file's texts newest first, each with a key, each
+    the one before it as its parent left it (equal texts are fine: lines pass on);
+    the oldest owns what no older text explains. Stops taking texts once every line
+    has its owner. Empty if ``revisions`` is."""
+    given = iter(revisions)
+    first = next(given, None)
+    if first is None:
+        return []
+    key, text = first
+    new = _Text(text, split_lines(text))
+    lines = new.lines
+    owners: list[K] = [key] * len(lines)
+    ask = _Ask(list(range(len(lines))), list(range(len(lines))))
+    for older_key, older in given:
+        if older != new.data:
+            old = _Text(older, split_lines(older))
+            ask, left = _match(old, new, ask)
+            for final in left.final:
+                owners[final] = key
+            new = old
+        key = older_key
+        if not ask.at:
+            return list(zip(lines, owners, strict=True))
+    for final in ask.final:
+        owners[final] = key
+    return list(zip(lines, owners, strict=True))
+
+
+def _shared(
+    old: bytes, new: bytes, old_lines: list[bytes], new_lines: list[bytes]
+) -> tuple[int, int]:
+    """How many lines the texts ``old`` and ``new`` share at their start, and then at
+    their end. The bytes say most of it at C's pace: the lines wholly inside the bytes
+    both ends share are shared; the line at the edge is then compared as a line."""
+    most = min(len(old_lines), len(new_lines))
+    size = min(len(old), len(new))
+    start = min(old.count(b"\n", 0, _alike(old[:size], new[:size], "big")), most)
+    while start < most and old_lines[start] == new_lines[start]:
+        start += 1
+    tail = _alike(old[len(old) - size :], new[len(new) - size :], "little")
+    # the first newline of the shared tail may end a line that differs before it
+    end = min(max(old.count(b"\n", len(old) - tail) - 1, 0), most - start)
+    while end < most - start and old_lines[-1 - end] == new_lines[-1 - end]:
+        end += 1
+    return start, end
+
+
+def _alike(a: bytes, b: bytes, order: Literal["big", "little"]) -> int:
+    """How many bytes ``a`` and ``b`` (of one length) share from their start (``big``)
+    or their end (``little``): the highest byte where the two, read as numbers, differ."""
+    differ = int.from_bytes(a, order) ^ int.from_bytes(b, order)
+    return len(a) - 1 - (differ.bit_length() - 1) // 8 if differ else len(a)
+
+
+def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
+    """Split the lines ``ask`` holds (lines of ``new``) into those ``old`` holds
+    unchanged, as lines of ``old``, and those it does not."""
+    start, end = _shared(old.data, new.data, old.lines, new.lines)
+    stop_new, stop_old = len(new.lines) - end, len(old.lines) - end
+    at, final = ask
+    i = bisect_left(at, start)
+    j = bisect_left(at, stop_new, i)
+    passed_at, passed_final = at[:i], final[:i]
+    left = _Ask([], [])
+    if i < j:
+        if start < stop_old:
+            keep: dict[int, int] = {}
+            matcher = SequenceMatcher(
+                None, old.lines[start:stop_old], new.lines[start:stop_new], False
+            )
+            for a, b, size in matcher.get_matching_blocks():
+                for k in range(size):
+                    keep[start + b + k] = start + a + k
+            for line, to in zip(at[i:j], final[i:j], strict=True):
+                kept = keep.get(line)
+                if kept is None:
+                    left.at.append(line)
+                    left.final.append(to)
+                else:
+                    passed_at.append(kept)
+                    passed_final.append(to)
+        else:
+            left = _Ask(at[i:j], final[i:j])
+    shift = stop_old - stop_new
+    passed_at += at[j:] if not shift else [line + shift for line in at[j:]]
+    passed_final += final[j:]
+    return _Ask(passed_at, passed_final), left
+
+
+# -- reading a store's history ---------------------------------------------------------
+
+
+class _Key(NamedTuple):
+    """A revision of a memory's file: its commit, the memory's name there, and that
+    commit's revision of it (0 where the walk does not know it)."""
+
+    commit: str
+    slug: str
+    revision: int = 0
+
+
+def _states(
+    reader: ObjectReader,
+    entries: Callable[[str, str], list[Entry]],
+    head: str,
+    slug: str,
+    suffix: str,
+) -> Iterator[tuple[_Key, str]]:
+    """``slug``'s file (of ``suffix``) at ``head`` and before, newest first, as the
+    history index has it: each revision with the file's blob id then, up to the one
+    that created it (past a rename, the old name's). For a history with no merge;
+    ``entries(head, slug)``: the history index's rows of ``slug`` up to ``head``."""
+    index = files.SUFFIXES.index(suffix)
+    name, top = slug, head
+    while True:
+        last = None
+        for entry in reversed(entries(top, name)):
+            blob = entry.blobs[index]
+            if entry.removed or blob == "-":
+                break
+            yield _Key(entry.commit, name, entry.revision), blob
+            last = entry
+        if last is None:
+            return
+        old = _renamed_from(reader, last.commit, name)
+        if old is None:
+            return
+        name, top = old, reader.parents(last.commit)[0]
+
+
+def _texts(
+    read: Callable[[str], bytes], states: Iterable[tuple[_Key, str]]
+) -> Iterator[tuple[_Key, bytes]]:
+    """The texts of ``states``, a run of revisions with one blob folded into its oldest;
+    each read only when asked for."""
+    key: _Key | None = None
+    blob = ""
+    for older, found in states:
+        if key is not None and found != blob:
+            yield key, read(blob)
+        key, blob = older, found
+    if key is not None:
+        yield key, read(blob)
 
 
 def origins(
-    reader: ObjectReader,
-    order: list[str],
-    changed: Callable[[str], Mapping[str, int]],
-    before: Before,
-    head: str,
-    slug: str,
+    reader: ObjectReader, history: History, head: str, slug: str, read: Callable[[str], bytes]
 ) -> list[Origin]:
     """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
-    there). ``order``: every commit reachable from ``head``, parents before children;
-    ``changed(slug)``: the commits whose rows name ``slug`` (with their revisions);
-    ``before``: what the history index knows of their parents' files, which spares
-    reading trees."""
+    there), the revisions of a history with no merge read from the history index and
+    their texts by ``read`` (a blob's id → its content)."""
+    linear = history.linear(head)
+    walk: _Walk | None = None
+    kept: dict[tuple[str, str], list[Entry]] = {}
+
+    def entries(top: str, name: str) -> list[Entry]:
+        found = kept.get((top, name))
+        if found is None:
+            found = kept[top, name] = history.entries(top, name)
+        return found
+
     found: list[Origin] = []
-    root = reader.root(head)
     for suffix in files.SUFFIXES:
-        blob = _blob(reader, root, slug, suffix)
-        if blob is None:
-            continue
-        lines = split_lines(reader.blob(blob))
-        owners = _walk(reader, order, changed, before, head, slug, suffix, blob, len(lines))
-        for i, text in enumerate(lines):
-            commit, name = owners[i]
-            found.append(Origin(suffix, i + 1, text.decode("utf-8", "replace"), commit, name))
+        if linear:
+            owned = attribute(_texts(read, _states(reader, entries, head, slug, suffix)))
+        else:
+            walk = walk or _Walk(reader, history, head)
+            owned = walk.file(slug, suffix)
+        found += [
+            Origin(suffix, i, text.decode("utf-8", "replace"), key.commit, key.slug, key.revision)
+            for i, (text, key) in enumerate(owned, 1)
+        ]
     return found
 
 
@@ -105,71 +280,89 @@ def _blob(reader: ObjectReader, root: str, slug: str, suffix: str) -> bytes | No
     return reader.bucket(root, files.bucket(slug)).get(slug + suffix)
 
 
-def _walk(
-    reader: ObjectReader,
-    order: list[str],
-    changed: Callable[[str], Mapping[str, int]],
-    before: Before,
-    head: str,
-    slug: str,
-    suffix: str,
-    blob: bytes,
-    count: int,
-) -> list[tuple[str, str]]:
-    """For each line of the file (``count`` lines), the commit and name it came from."""
-    place = {sha: i for i, sha in enumerate(order)}
-    linear = before(slug) is not None
-    owners: list[tuple[str, str]] = [("", slug)] * count
-    pending: dict[str, list[_Lines]] = {head: [_Lines(slug, blob, [(i, i) for i in range(count)])]}
-    queue = [-place[head]]
-    texts: dict[bytes, list[bytes]] = {}
+class _Lines(NamedTuple):
+    """Lines a commit is asked to explain: the file's name and blob there, and which."""
 
-    def lines_of(sha: bytes) -> list[bytes]:
-        found = texts.get(sha)
+    slug: str
+    blob: bytes
+    ask: _Ask
+
+
+class _Walk:
+    """Blame over a history with merges, commit by commit (see the module's docstring)."""
+
+    def __init__(self, reader: ObjectReader, history: History, head: str) -> None:
+        self.reader = reader
+        self.history = history
+        self.head = head
+        self.order = history.commits(head)
+        self.place = {sha: i for i, sha in enumerate(self.order)}
+        self._changed: dict[str, dict[str, int]] = {}
+        self._texts: dict[bytes, _Text] = {}
+
+    def changed(self, name: str) -> Mapping[str, int]:
+        """The commits whose rows name ``name``, with their revisions of it."""
+        found = self._changed.get(name)
         if found is None:
-            found = texts[sha] = split_lines(reader.blob(sha))
+            commits = self.history.changes(self.head, name)
+            found = self._changed[name] = {c: i for i, c in enumerate(commits, 1)}
         return found
 
-    def hand(commit: str, lines: _Lines) -> None:
-        waiting = pending.get(commit)
-        if waiting is None:
-            pending[commit] = [lines]
-            heapq.heappush(queue, -place[commit])
-        else:
-            waiting.append(lines)
+    def text(self, blob: bytes) -> _Text:
+        found = self._texts.get(blob)
+        if found is None:
+            data = self.reader.blob(blob)
+            found = self._texts[blob] = _Text(data, split_lines(data))
+        return found
 
-    while queue:
-        at = -heapq.heappop(queue)
-        commit = order[at]
-        # a history with no merge is a line: a commit's parent is the one before it
-        parents = (order[at - 1 : at] if at else []) if linear else reader.parents(commit)
-        for asked in pending.pop(commit):
-            name = asked.slug
-            if len(parents) == 1 and commit not in changed(name):
-                hand(parents[0], asked)  # the memory did not change here
-                continue
-            left = asked.pairs
-            known = before(name) if len(parents) == 1 else None
-            ids = known.get(commit) if known is not None else None
-            if ids is not None:
-                kept = ids[files.SUFFIXES.index(suffix)]
-                found = [(name, kept.encode()) if kept != "-" else None]
+    def file(self, slug: str, suffix: str) -> list[tuple[bytes, _Key]]:
+        """Each line of ``slug``'s ``suffix`` file at the head with its revision."""
+        reader, head = self.reader, self.head
+        blob = _blob(reader, reader.root(head), slug, suffix)
+        if blob is None:
+            return []
+        lines = split_lines(reader.blob(blob))
+        count = len(lines)
+        owners = [_Key("", slug)] * count
+        pending: dict[str, list[_Lines]] = {
+            head: [_Lines(slug, blob, _Ask(list(range(count)), list(range(count))))]
+        }
+        queue = [-self.place[head]]
+
+        def hand(commit: str, asked: _Lines) -> None:
+            waiting = pending.get(commit)
+            if waiting is None:
+                pending[commit] = [asked]
+                heapq.heappush(queue, -self.place[commit])
             else:
-                found = [_parent_blob(reader, commit, p, name, suffix) for p in parents]
-            same = next((i for i, f in enumerate(found) if f and f[1] == asked.blob), None)
-            kept = found[same] if same is not None else None
-            if same is not None and kept is not None:
-                hand(parents[same], _Lines(kept[0], asked.blob, left))  # the same text
-                continue
-            for parent, at in zip(parents, found, strict=True):
-                if at is None or not left:
+                waiting.append(asked)
+
+        while queue:
+            commit = self.order[-heapq.heappop(queue)]
+            parents = reader.parents(commit)
+            for asked in pending.pop(commit):
+                name = asked.slug
+                if len(parents) == 1 and commit not in self.changed(name):
+                    hand(parents[0], asked)  # the memory did not change here
                     continue
-                passed, left = _match(lines_of(at[1]), lines_of(asked.blob), left)
-                if passed:
-                    hand(parent, _Lines(at[0], at[1], passed))
-            for _, final in left:
-                owners[final] = (commit, name)
-    return owners
+                found = [_parent_blob(reader, commit, p, name, suffix) for p in parents]
+                same = next((i for i, f in enumerate(found) if f and f[1] == asked.blob), None)
+                kept = found[same] if same is not None else None
+                if same is not None and kept is not None:
+                    hand(parents[same], _Lines(kept[0], asked.blob, asked.ask))  # the same text
+                    continue
+                ask = asked.ask
+                for parent, at in zip(parents, found, strict=True):
+                    if at is None or not ask.at:
+                        continue
+                    passed, left = _match(self.text(at[1]), self.text(asked.blob), ask)
+                    if passed.at:
+                        hand(parent, _Lines(at[0], at[1], passed))
+                    ask = left
+                revision = self.changed(name).get(commit, 0)
+                for final in ask.final:
+                    owners[final] = _Key(commit, name, revision)
+        return list(zip(lines, owners, strict=True))
 
 
 def _parent_blob(
@@ -209,78 +402,30 @@ def _renamed_from(reader: ObjectReader, commit: str, slug: str) -> str | None:
     return None
 
 
-def _match(
-    old: list[bytes], new: list[bytes], pairs: list[tuple[int, int]]
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Split ``pairs`` (lines of ``new``) into those ``old`` holds unchanged, as pairs
-    of ``old``'s lines, and those it does not."""
-    # the lines both ends share are kept as they are (as git's diff trims them first);
-    # only what lies between is diffed
-    start, most = 0, min(len(old), len(new))
-    while start < most and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < most - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    keep: dict[int, int] = {}
-    matcher = SequenceMatcher(
-        None, old[start : len(old) - end], new[start : len(new) - end], autojunk=False
-    )
-    for a, b, size in matcher.get_matching_blocks():
-        for k in range(size):
-            keep[start + b + k] = start + a + k
-    shift = len(old) - len(new)
-    passed: list[tuple[int, int]] = []
-    left: list[tuple[int, int]] = []
-    for line, final in pairs:
-        if line < start:
-            passed.append((line, final))
-        elif line >= len(new) - end:
-            passed.append((line + shift, final))
-        elif line in keep:
-            passed.append((keep[line], final))
-        else:
-            left.append((line, final))
-    return passed, left
-
-
 def line_origins(reader: ObjectReader, history: History, head: str, slug: str) -> list[Origin]:
-    """:func:`origins` of ``slug`` at ``head``, with each line's revision, author, time
-    and trailers, the history index answering what it can."""
-    order = history.commits(head)
-    places: dict[str, dict[str, int]] = {}
+    """:func:`origins` of ``slug`` at ``head``, with each line's author, time and
+    trailers (a blame reads many objects: straight from the packs, while it lasts)."""
+    # imported here: the core above reads no git
+    from gitmem.store.objects import BLOB, COMMIT
+    from gitmem.store.transfer import packed_reads
 
-    def changed(name: str) -> Mapping[str, int]:
-        found = places.get(name)
-        if found is None:
-            commits = history.changes(head, name)
-            found = places[name] = {c: i for i, c in enumerate(commits, 1)}
-        return found
+    objects = os.path.join(reader.repo.controldir(), "objects")
+    with packed_reads(objects, reader.raw) as read:
+        found = origins(reader, history, head, slug, lambda sha: read(sha, BLOB))
+        made = {sha: _made(read(sha, COMMIT)) for sha in {o.commit for o in found}}
+    return [o._replace(author=a, time=t, trailers=x) for o in found for a, t, x in [made[o.commit]]]
 
-    linear = history.linear(head)
-    parents_files: dict[str, dict[str, Blobs | None]] = {}
 
-    def before(name: str) -> Mapping[str, Blobs | None] | None:
-        if not linear:
-            return None
-        found = parents_files.get(name)
-        if found is None:
-            found = parents_files[name] = {}
-            last: Blobs | None = None
-            for entry in history.entries(head, name):
-                found[entry.commit] = last
-                last = None if entry.removed else entry.blobs
-        return found
-
-    found = origins(reader, order, changed, before, head, slug)
-    made: dict[str, tuple[str, int, Mapping[str, str] | None]] = {}
-    for sha in {o.commit for o in found}:
-        raw = reader.commit(sha)
-        author = raw.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
-        facts = reader.facts(sha)
-        made[sha] = (author, raw.author_time, facts.extra if facts is not None else None)
-    return [
-        o._replace(revision=changed(o.slug).get(o.commit, 0), author=a, time=t, trailers=x)
-        for o in found
-        for a, t, x in [made[o.commit]]
-    ]
+def _made(raw: bytes) -> tuple[str, int, Mapping[str, str] | None]:
+    """A raw commit's author name and time, and the extra trailers of its facts."""
+    header, _, message = raw.partition(b"\n\n")
+    name, when = "", 0
+    for line in header.split(b"\n"):
+        if line.startswith(b"author "):
+            ident, _, rest = line[7:].rpartition(b"> ")
+            name = ident.decode("utf-8", "replace").rsplit(" <", 1)[0]
+            at = rest.split(b" ", 1)[0]
+            when = int(at) if at.isdigit() else 0
+            break
+    facts = parse_message(message)
+    return name, when, facts.extra if facts is not None else None

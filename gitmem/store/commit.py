@@ -52,6 +52,7 @@ from gitmem.types import (
 
 __all__ = [
     "Attempt",
+    "Built",
     "build_files",
     "build_memories",
     "check_change",
@@ -85,6 +86,17 @@ class Attempt(NamedTuple, Generic[T]):
     """The commit's facts, as a reader parses them from its message."""
     rows: list[Row] | None = None
     """The commit's rows in the history index, blob ids included."""
+
+
+class Built(NamedTuple):
+    """A commit built and not yet published: its new objects and its facts."""
+
+    new: NewObjects
+    facts: Facts | None
+
+    @property
+    def commit(self) -> str:
+        return self.new.commit
 
 
 # -- checking a change -------------------------------------------------------------

@@ -52,22 +52,19 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gitmem.errors import GitmemError
+from gitmem.store.blobids import BlobIds
 from gitmem.store.locking import flocked
 from gitmem.store.message import Edited, Facts
 from gitmem.store.objects import Step
 from gitmem.store.rows import (
     FOREIGN,
-    LATER,
     LATER3,
     MARKS,
     MERGE,
     Entry,
     Row,
-    entry_of,
-    field_of,
     format_row,
     lines_with,
-    name_of,
     numbered,
     parse_row,
 )
@@ -238,6 +235,21 @@ class History:
             reach = self._reach(head)
             position = self._pos.get(commit)
             return position is not None and position in reach
+
+    def newest_at(self, head: str, limit: int, commit_time: Callable[[str], int]) -> str | None:
+        """The newest commit of ``head``'s first-parent line made at or before ``limit``
+        (``None``: none), by halving the line, or when cold, the file (:func:`_cold_newest`)."""
+        with self._mutex:
+            if not self._rows and self._persisted and not self._wrote_cold:
+                found = _cold_newest(self._path, self._source, head, limit, commit_time)
+                if found is not None:
+                    return found[0]
+            rows, reach = self._rows, self._reach(head)
+            whole = not reach.extra and not any(s < reach.end for s in self._side_start)
+            line = [row[0] for row in rows[: reach.end]] if whole else None
+        line = self.commits(head, line=True) if line is None else line
+        at = bisect.bisect_right(line, limit, key=commit_time)
+        return line[at - 1] if at else None
 
     def commits(self, head: str | None, *, line: bool = False) -> list[str]:
         """Every commit reachable from ``head``, each once, in index order (with ``line``,
@@ -511,89 +523,26 @@ _TAIL = 65536  # bytes of the index read to see what it ends with
 _NONE4 = ("-", "-", "-", "-")
 
 
-class BlobIds:
-    """The blob ids of index rows written as ``?``: looked up in a commit's tree when a
-    row is first read, and kept in the side file ``<index>.blobs`` (``commit slug md
-    code onUse`` lines) for the next process."""
-
-    def __init__(self, path: str, source: Source, persisted: Callable[[], bool]) -> None:
-        self._path = path
-        self._source = source
-        self._persisted = persisted
-        self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
-        self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
-
-    def entries(self, rows: list[Row], slug: str | None = None) -> list[Entry]:
-        """Entries for ``rows`` (all of ``slug``'s if given), their blob ids found."""
-        blobs = self._blobs
-        missing = [r for r in rows if r[4] == LATER and (r[0], r[3]) not in blobs]
-        if missing and slug not in self._blobs_read and None not in self._blobs_read:
-            self._read_blobs(slug)
-            missing = [r for r in missing if (r[0], r[3]) not in blobs]
-        if missing:
-            self._resolve(list(dict.fromkeys(r[0] for r in missing)))
-        return [entry_of(r if r[4] != LATER else (*r[:4], *blobs[r[0], r[3]])) for r in rows]
-
-    def _read_blobs(self, slug: str | None) -> None:
-        """Take what the side file knows (``slug``'s lines only, if given). A line that
-        does not read is passed over: its row is looked up again."""
-        try:
-            with open(self._path + ".blobs", "rb") as f:
-                data = f.read()
-        except OSError:
-            data = b""
-        data = data[: data.rfind(b"\n") + 1]
-        lines = lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
-        for line in lines:
-            fields = line.split(b" ")
-            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
-                try:
-                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = name_of(name)
-                except UnicodeDecodeError:
-                    continue
-                self._blobs[commit, name] = (md, code, on_use)
-        self._blobs_read.add(slug)
-
-    def _resolve(self, commits: list[str]) -> None:
-        """Look up the blob ids of every slug ``commits`` changed, in their trees, and
-        keep them in the side file for the next process."""
-        found: dict[tuple[str, str], tuple[str, str, str]] = {}
-        for commit in commits:
-            step = self._source.step(commit)
-            if step.facts is None:
-                continue
-            for edit, blobs in zip(step.facts.edits, step.blobs, strict=True):
-                found[commit, edit.slug] = blobs
-        self.keep(found)
-
-    def keep(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
-        """Keep blob ids in memory and in the side file, for the next process."""
-        self._blobs.update(found)
-        if not found or not self._persisted():
-            return
-        lines = [
-            f"{commit} {field_of(slug)} {' '.join(blobs)}\n"
-            for (commit, slug), blobs in found.items()
-        ]
-        try:
-            # one write, after a newline: a line a killed writer left half-written
-            # stays a line of its own, which the reader passes over
-            fd = os.open(self._path + ".blobs", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, ("\n" + "".join(lines)).encode())
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # derived data: found again by the next reader that needs it
-
-
 def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:
-    """``slug``'s rows at ``head`` read straight from the file, when nothing is in
-    memory yet and the file ends with ``head``'s rows, complete: then ``head``'s
-    ancestry is every row of the file, and a scan of its bytes for ``slug`` finds the
-    rows without parsing the others. ``None``: take the full path (which also
-    repairs or rebuilds a file that does not read)."""
+    """``slug``'s rows at ``head`` read straight from the file (see :func:`_cold_file`),
+    by a scan of its bytes for ``slug`` that parses no other row. ``None``: take the
+    full path (which also repairs or rebuilds a file that does not read)."""
+    data = _cold_file(path, source, head)
+    if data is None:
+        return None
+    try:
+        found = [parse_row(line.decode("ascii")) for line in lines_with(data, slug, 3)]
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return [row for row in found if row[2] not in MARKS]
+
+
+def _cold_file(path: str, source: Source, head: str) -> bytes | None:
+    """The index file's rows up to ``head``'s last, when those are exactly ``head``'s
+    ancestry, read without parsing them: the file ends with ``head``'s rows, all of
+    them (then every row of it is), or it holds no merge (then its rows are one line,
+    each commit's ancestry the rows up to its own) and ``head``'s rows, all of them.
+    ``None``: neither, or the file does not read."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -601,7 +550,16 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
         return None
     end = data.rfind(b"\n") + 1
     key = head.encode()
-    start = end - 1
+    if data[data.rfind(b"\n", 0, end - 1) + 1 : end].startswith(key):
+        stop = end
+    else:
+        if data.find(b" " + MERGE.encode() + b" ", 0, end) >= 0:
+            return None
+        last = data.rfind(b"\n" + key, 0, end) + 1
+        if not last and not data.startswith(key):
+            return None
+        stop = data.find(b"\n", last) + 1
+    start = stop - 1
     rows = 0
     while start > 0:
         before = data.rfind(b"\n", 0, start - 1) + 1
@@ -611,10 +569,36 @@ def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | N
     try:
         if rows != _expected(source, head):
             return None
-        found = [parse_row(line.decode("ascii")) for line in lines_with(data[:end], slug, 3)]
-    except (GitmemError, ValueError, UnicodeDecodeError):
+    except GitmemError:
         return None
-    return [row for row in found if row[2] not in MARKS]
+    return data[:stop]
+
+
+def _cold_newest(
+    path: str, source: Source, head: str, limit: int, commit_time: Callable[[str], int]
+) -> tuple[str | None] | None:
+    """The newest commit of ``head``'s history made at or before ``limit`` (in a 1-tuple:
+    ``None`` inside when there is none), found by halving the index file's bytes when
+    it holds no merge; ``None``: take the full path."""
+    data = _cold_file(path, source, head)
+    if data is None or data.find(b" " + MERGE.encode() + b" ") >= 0:
+        return None
+    low, high = 0, len(data)
+    try:
+        while low < high:
+            mid = (low + high) // 2
+            start = max(low, data.rfind(b"\n", low, mid) + 1)
+            stop = data.index(b"\n", start) + 1
+            if commit_time(data[start : start + 40].decode("ascii")) <= limit:
+                low = stop
+            else:
+                high = start
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not low:
+        return (None,)
+    start = data.rfind(b"\n", 0, low - 1) + 1
+    return (data[start : start + 40].decode("ascii"),)
 
 
 def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:

@@ -10,10 +10,12 @@ from collections.abc import Mapping, Sequence
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
 from gitmem.store import memoryfiles
-from gitmem.store.commit import memory_sizes, totals_after
+from gitmem.store.commit import Built, memory_sizes, totals_after
 from gitmem.store.history import History
-from gitmem.store.message import Edited, Facts, format_message
+from gitmem.store.layout import check_store
+from gitmem.store.message import Edited, Facts, extra_lines, format_message
 from gitmem.store.objects import DIR_MODE, FILE_MODE, NewObjects, ObjectReader, RawTree
+from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
 from gitmem.types import Author, Edit
 
@@ -165,3 +167,71 @@ def _merge_tree(
         return root.id, objects
     objects.append(root)
     return root.id, objects
+
+
+class Merging:
+    """The part of a repository that publishes merges (a base of ``Storage``)."""
+
+    screens: list[Screen]
+    _reader: ObjectReader
+
+    def snapshot(self, store: str, commit: str | None = None) -> Snapshot:
+        raise NotImplementedError
+
+    def _history(self, store: str) -> History:
+        raise NotImplementedError
+
+    def _refuse_past(self, store: str | None = None) -> None:
+        raise NotImplementedError
+
+    def _swap(
+        self, store: str, old: str | None, new: str, doing: str, objects: NewObjects | None = None
+    ) -> bool:
+        raise NotImplementedError
+
+    def _maybe_pack(self) -> None:
+        raise NotImplementedError
+
+    def merge(
+        self,
+        store: str,
+        author: Author,
+        ours: str | None,
+        theirs: str,
+        edits: Sequence[Edit],
+        trailers: Mapping[str, str],
+    ) -> str | None:
+        """Publish one merge commit of ``ours`` (the branch's head, first parent; ``None``
+        for a store with no commit yet) and ``theirs`` with ``edits`` applied (see
+        :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
+        branch moved off ``ours``."""
+        built = self.merge_commit(store, author, ours, theirs, edits, trailers)
+        # published as a commit is: the ref re-read under its lock file, the pack and
+        # that lock file made durable in one flush
+        if not self._swap(store, ours, built.commit, f"merging {store}", built.new):
+            return None
+        self._reader.remember(built.new, built.facts)
+        self._maybe_pack()
+        return built.commit
+
+    def merge_commit(
+        self,
+        store: str,
+        author: Author,
+        ours: str | None,
+        theirs: str,
+        edits: Sequence[Edit],
+        trailers: Mapping[str, str],
+    ) -> Built:
+        """The merge commit :meth:`merge` publishes, held to the screens, built and not
+        yet published (it can be read back before it is)."""
+        check_store(store)
+        self._refuse_past(store)
+        snapshot = self.snapshot(store, ours)
+        chosen = "\n".join(extra_lines(trailers))
+        run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
+        other = self.snapshot(store, theirs)
+        history = self._history(store)
+        new, facts = build_merge(self._reader, history, snapshot, other, author, edits, trailers)
+        self._reader.remember(new, facts)
+        return Built(new, facts)

@@ -69,13 +69,15 @@ def resolve(
     commits: Callable[[], list[str]],
     line: Callable[[], list[str]],
     commit_time: Callable[[str], int],
+    newest: Callable[[int], str | None] | None = None,
 ) -> str:
     """The commit of ``store``'s history (up to ``head``) that ``moment`` names.
 
     ``contains`` says whether a full commit id is on the history, ``commits`` lists
     every commit of it and ``line`` those of the head's first-parent line, oldest
     first; ``commit_time`` reads one commit's time. The line is searched by halving,
-    as its commits' times rise along it."""
+    as its commits' times rise along it; ``newest``, if given, does that search
+    itself (the newest commit of the line at or before a time; ``None``: none)."""
     given = moment.strip()
     if head is None:
         raise NotFound(f"store {store!r} has no commits yet, so it has no past to read")
@@ -90,10 +92,14 @@ def resolve(
     limit = int(when.timestamp())
     if commit_time(head) <= limit:
         return head
-    commits_of_line = line()
-    found = bisect.bisect_right(commits_of_line, limit, key=commit_time)
-    if found:
-        return commits_of_line[found - 1]
+    if newest is None:
+        commits_of_line = line()
+        at = bisect.bisect_right(commits_of_line, limit, key=commit_time)
+        found = commits_of_line[at - 1] if at else None
+    else:
+        found = newest(limit)
+    if found is not None:
+        return found
     raise NotFound(
         f"store {store!r} has no commit at or before {when.strftime('%Y-%m-%d %H:%M:%S UTC')}; "
         "name a later moment"
@@ -174,8 +180,25 @@ class Past:
             contains=lambda sha: history.contains(head, sha),
             commits=lambda: history.commits(head),
             line=lambda: history.commits(head, line=True),
-            commit_time=lambda sha: self._reader.commit(sha).commit_time,
+            commit_time=self._commit_time,
+            newest=lambda limit: (
+                history.newest_at(head, limit, self._commit_time) if head is not None else None
+            ),
         )
+
+    def _commit_time(self, sha: str) -> int:
+        """A commit's (committer's) time, read from its raw header without making a
+        commit object; anything unusual takes the ordinary path, with its errors."""
+        from gitmem.store.objects import COMMIT
+
+        header = self._reader.raw(sha, COMMIT).partition(b"\n\n")[0]
+        for line in header.split(b"\n"):
+            if line.startswith(b"committer "):
+                when = line.rpartition(b"> ")[2].split(b" ", 1)[0]
+                if when.isdigit():
+                    return int(when)
+                break
+        return self._reader.commit(sha).commit_time
 
     def as_of(self, store: str, at: str) -> Self:
         """This repository reading ``store`` as it stood at the moment ``at`` names (see

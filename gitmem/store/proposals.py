@@ -26,6 +26,7 @@ from dulwich.refs import Ref
 
 from gitmem.errors import InvalidArgument, StorageError
 from gitmem.store import commit as build
+from gitmem.store.commit import Built
 from gitmem.store.history import History
 from gitmem.store.layout import PROPOSAL_PREFIX, check_store
 from gitmem.store.locking import WriteLock, storage_error
@@ -39,6 +40,7 @@ from gitmem.types import Author, Change, Edit, Memory, Revision, Totals
 __all__ = [
     "APPROVED",
     "PROPOSAL",
+    "Built",
     "Overlay",
     "Pending",
     "Proposals",
@@ -186,6 +188,9 @@ class Proposals:
     def _history(self, store: str) -> History:
         raise NotImplementedError
 
+    def _ref(self, store: str) -> Ref:
+        raise NotImplementedError
+
     def _maybe_pack(self) -> None:
         raise NotImplementedError
 
@@ -317,18 +322,61 @@ class Proposals:
         """Move ``holder``'s proposal from ``old`` to one commit of ``edits`` on ``on``
         (default ``old``; any other must descend from it): a reviewer's decision, so
         no screen judges it. Returns the commit, or ``None`` if the proposal moved."""
+        built = self.amendment(store, holder, on or old, edits, author)
         name = proposal_name(store, holder)
-        at = self.snapshot(store, on or old)
+        if not self._move(_ref(store, holder), old, built.new, f"amending {name}"):
+            return None
+        self._reader.remember(built.new, built.facts)
+        return built.commit
+
+    def amendment(
+        self, store: str, holder: str, on: str, edits: Sequence[Edit], author: Author
+    ) -> Built:
+        """One commit of ``edits`` on ``on`` for ``holder``'s proposal, built and not
+        yet published (a reviewer's decision: no screen judges it); what it builds on
+        may itself be built and not yet published."""
+        name = proposal_name(store, holder)
+        at = self.snapshot(store, on)
         first = edits[0]
         change = Change(first.op, first.slug, first.memory, {PROPOSAL: name}, tuple(edits[1:]))
         checked = build.check_change(change)
         olds = [at.get(e.slug) for e in checked]
         built = build.build_memories(self._reader, at, change, checked, olds, author)
         assert built.new is not None
-        if not self._move(_ref(store, holder), old, built.new, f"amending {name}"):
-            return None
-        self._reader.remember(built.new, built.facts)
-        return built.new.commit
+        self._reader.remember(built.new, built.facts)  # to be read before it is published
+        return Built(built.new, built.facts)
+
+    def settle(
+        self,
+        store: str,
+        holder: str,
+        head: str | None,
+        proposal: str,
+        *,
+        merged: Built | None = None,
+        amended: Built | None = None,
+    ) -> bool:
+        """Record a reviewer's decision on ``holder``'s proposal as one compare-and-swap
+        of both refs: the store's branch from ``head`` to ``merged`` (held where it is,
+        if none) and the proposal from ``proposal`` to ``amended`` (likewise). ``False``,
+        nothing moved, if either moved since the decision read it: a holder's write that
+        lands meanwhile is neither lost nor taken unseen."""
+        built = [b for b in (merged, amended) if b is not None]
+        moves = [
+            (self._ref(store), head, merged.commit if merged else head),
+            (_ref(store, holder), proposal, amended.commit if amended else proposal),
+        ]
+        records = [r for b in built for r in b.new.records]
+        try:
+            with self._lock.held():
+                if not self._refs.swap_all(moves, records):
+                    return False
+        except OSError as exc:
+            raise storage_error(exc, f"deciding on {proposal_name(store, holder)}") from exc
+        for b in built:
+            self._reader.remember(b.new, b.facts)
+        self._maybe_pack()
+        return True
 
     def _move(self, ref: Ref, old: str | None, new: NewObjects, doing: str) -> bool:
         try:

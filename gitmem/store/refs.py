@@ -149,6 +149,74 @@ class Refs:
                 self._sync_folders(ref, deep=created or old is None)
         return True
 
+    def swap_all(
+        self, moves: Sequence[tuple[Ref, str | None, str | None]], records: Sequence[Record] = ()
+    ) -> bool:
+        """Move every ref of ``moves`` (``(ref, old, new)``) by one compare-and-swap:
+        each ref's lock file taken (in the order of their names, so that two callers
+        cannot hold one each), every ref re-read under its lock, and only if each still
+        names its ``old`` are they all moved; ``False`` (nothing written) otherwise. A
+        move whose ``new`` is its ``old`` only holds the ref still (absent, for ``None``)
+        while the others move.
+        The new objects ``records`` ride in one pack, made durable with the lock files
+        before any ref names what they hold. Must hold the write lock."""
+        moves = sorted(moves, key=lambda move: move[0])
+        paths = [os.path.join(self.directory, os.fsdecode(ref)) for ref, _, _ in moves]
+        held: list[tuple[str, int]] = []
+        staged: packing.Staged | None = None
+        try:
+            for (ref, old, _), path in zip(moves, paths, strict=True):
+                if not os.path.isdir(os.path.dirname(path)):
+                    if self.read(ref) != old:
+                        return False
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                lock = path + ".lock"
+                try:
+                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:
+                    remove_stale(lock)  # we hold the write lock: a killed writer's
+                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                held.append((lock, fd))
+            if any(self.read(ref) != old for ref, old, _ in moves):
+                return False
+            fds = [fd for _, fd in held]
+            for (_, old, new), fd in zip(moves, fds, strict=True):
+                if new != old:
+                    if new is None:
+                        raise ValueError("swap_all moves refs; it removes none")
+                    os.write(fd, new.encode() + b"\n")
+            if records:
+                pack_dir = packing.pack_folder(self._objects)
+                staged = packing.stage(pack_dir, list(records), len(records))
+                fsync_together(*staged.fds, *fds)
+                staged.install()
+                staged = None
+                fsync_dir(pack_dir)
+            else:
+                fsync_together(*fds)
+            for (lock, fd), (_, old, new), path in zip(held, moves, paths, strict=True):
+                os.close(fd)
+                if new == old:
+                    os.unlink(lock)
+                else:
+                    os.rename(lock, path)
+            held.clear()
+        finally:
+            if staged is not None:
+                staged.discard()
+            for lock, fd in held:
+                with suppress(OSError):
+                    os.close(fd)
+                with suppress(FileNotFoundError):
+                    os.unlink(lock)
+        with suppress(OSError):
+            # the refs have moved and readers see them: refusing now would invite a
+            # retry that makes the move twice
+            for ref, old, new in moves:
+                if new != old:
+                    self._sync_folders(ref, deep=old is None)
+        return True
+
     def track(self, ref: Ref, commit: str) -> None:
         """Point the remote-tracking ``ref`` at ``commit`` (must hold the write lock),
         without fsync: it only records where the remote was, so a crash that loses it

@@ -14,7 +14,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Self, TypeVar
 
@@ -38,13 +38,14 @@ from gitmem.store.kept import Keeping
 from gitmem.store.layout import check_store, wrong_kind
 from gitmem.store.lease import Leases
 from gitmem.store.locking import WriteLock, storage_error
-from gitmem.store.message import FILES, extra_lines, kind_of
+from gitmem.store.merge import Merging
+from gitmem.store.message import FILES, kind_of
 from gitmem.store.moments import Past
 from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.outline import Outlines
 from gitmem.store.proposals import Proposals
 from gitmem.store.refs import Refs
-from gitmem.store.screen import SECRETS, Screen, Write, run
+from gitmem.store.screen import SECRETS, Screen
 from gitmem.store.settings import Configured
 from gitmem.store.sharing import Sharing
 from gitmem.store.snapshot import ALLOWLIST, GUARD, META, Snapshot
@@ -52,7 +53,6 @@ from gitmem.store.summaries import Summaries, Summary
 from gitmem.types import (
     Author,
     Change,
-    Edit,
     FileChange,
     FileRevision,
     Revision,
@@ -90,7 +90,7 @@ def _close_open() -> None:
             repo.close()
 
 
-class Storage(Past, Sharing, Proposals, Configured, Keeping, Outlines):
+class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
     """A gitmem repository on disk: its stores, read and written."""
 
     def __init__(
@@ -373,37 +373,6 @@ class Storage(Past, Sharing, Proposals, Configured, Keeping, Outlines):
         ``ours``."""
         history = self._history(check_store(store))
         return merge.revisions_between(self._reader, history, ours, theirs)
-
-    def merge(
-        self,
-        store: str,
-        author: Author,
-        ours: str | None,
-        theirs: str,
-        edits: Sequence[Edit],
-        trailers: Mapping[str, str],
-    ) -> str | None:
-        """Publish one merge commit of ``ours`` (the branch's head, first parent; ``None``
-        for a store with no commit yet) and ``theirs`` with ``edits`` applied (see
-        :func:`gitmem.store.merge.build_merge`). Returns the commit, or ``None`` if the
-        branch moved off ``ours``."""
-        check_store(store)
-        self._refuse_past(store)
-        snapshot = self.snapshot(store, ours)
-        chosen = "\n".join(extra_lines(trailers))
-        run(self.screens, Write(store, author.name, edits, None, snapshot.meta, chosen))
-        other = self.snapshot(store, theirs)
-        history = self._history(store)
-        new, facts = merge.build_merge(
-            self._reader, history, snapshot, other, author, edits, trailers
-        )
-        # published as a commit is: the ref re-read under its lock file, the pack and
-        # that lock file made durable in one flush
-        if not self._swap(store, ours, new.commit, f"merging {store}", new):
-            return None
-        self._reader.remember(new, facts)
-        self._maybe_pack()
-        return new.commit
 
     # -- publishing --------------------------------------------------------------------
 

@@ -23,7 +23,8 @@ import os
 import struct
 import zlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from hashlib import sha1
 from operator import itemgetter
 from typing import NamedTuple, cast
@@ -42,7 +43,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 
-__all__ = ["copy_history"]
+__all__ = ["copy_history", "packed_reads"]
 
 _DIR_MODE = 0o040000
 _MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
@@ -162,6 +163,30 @@ class _RawReader:
             found = (tree, parents)
             self._links[sha] = found
         return found
+
+
+@contextmanager
+def packed_reads(
+    objects: str, fallback: Callable[[str, int], bytes]
+) -> Generator[Callable[[str, int], bytes]]:
+    """A reader of many objects at once (a blame reads a file's every revision):
+    ``read(sha, type number)`` reads each straight from the packs in the folder
+    ``objects``, mapped while this lasts; one they do not hold whole or by a delta in
+    the same pack, or that does not read, or is not of that type, ``fallback`` reads
+    (and refuses as it refuses)."""
+    packs = _Packs(os.path.join(objects, "pack"))
+
+    def read(sha: str, kind: int) -> bytes:
+        try:
+            found = packs.get(bytes.fromhex(sha))
+        except ValueError:
+            found = None
+        return found[1] if found is not None and found[0] == kind else fallback(sha, kind)
+
+    try:
+        yield read
+    finally:
+        packs.close()
 
 
 class _Packs:
