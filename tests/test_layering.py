@@ -64,6 +64,7 @@ ORDER: dict[str, list[str]] = {
         "settings",
         "message",
         "memoryfiles",
+        "packreader",
         "objects",
         "rows",
         "history",

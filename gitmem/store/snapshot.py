@@ -192,7 +192,7 @@ class Snapshot(StoreView):
             return self._all.get(slug)
         if self.root is None:
             return None
-        return memory_files(slug, self._reader.bucket(self.root, files.bucket(slug)))
+        return self._reader.files_of(self.root, slug)
 
     def _listing(self) -> dict[str, MemoryFiles]:
         if self._all is None:
