@@ -28,7 +28,7 @@ from dulwich.repo import Repo
 from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
-from gitmem.store.packreader import Packs
+from gitmem.store.packreader import PackedObjects
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -276,7 +276,8 @@ class ObjectReader:
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
-        self._packs: Packs | None = None
+        # objects read straight from the packs; dulwich reads the rest (loose ones)
+        self._packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -520,16 +521,13 @@ class ObjectReader:
         store = self.repo.object_store
         with self.lock:
             try:
-                packed = self._packed(sha)
-                if packed is not None:
-                    found, content = packed
-                else:
-                    try:
-                        found, content = store.get_raw(key)
-                    except KeyError:
-                        # a concurrent pack may have moved it: look at the packs afresh
-                        _ = store.packs
-                        found, content = store.get_raw(key)
+                packed = self._packs.get(sha)
+                try:
+                    found, content = packed or store.get_raw(key)
+                except KeyError:
+                    # a concurrent pack may have moved it: look at the packs afresh
+                    _ = store.packs
+                    found, content = store.get_raw(key)
             except KeyError:
                 raise StorageError(f"object {sha} is missing; run `gitmem check`") from None
             except Exception as exc:  # zlib, format and I/O errors: a damaged object
@@ -540,28 +538,10 @@ class ObjectReader:
             raise StorageError(f"object {sha} is not of the type expected; run `gitmem check`")
         return content
 
-    def _packed(self, sha: str) -> tuple[int, bytes] | None:
-        """An object read straight from the packs (see ``gitmem.store.packreader``), or
-        ``None``: then dulwich reads it (a loose object, a pack it does not read)."""
-        if self._packs is None:
-            folder = getattr(self.repo.object_store, "pack_dir", None)
-            if not isinstance(folder, str):
-                return None
-            self._packs = Packs(folder)
-        found = self._packs.get(bytes.fromhex(sha))
-        if found is None and self._packs.stale():
-            self._packs.close()
-            self._packs = Packs(self._packs.folder)
-            found = self._packs.get(bytes.fromhex(sha))
-        return None if found is None else (found[0], found[1])
-
     def forget_packs(self) -> None:
-        """Let go of the packs read so far (packs were combined): the next read lists
-        the pack folder again."""
+        """Let go of the packs read so far (packs were combined, or the repository closes)."""
         with self.lock:
-            if self._packs is not None:
-                self._packs.close()
-                self._packs = None
+            self._packs.forget()
 
     def raw_tree(self, sha: str) -> RawTree:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
@@ -621,24 +601,6 @@ class ObjectReader:
             _bounded(self._buckets)[key] = found
         return found
 
-    def files_of(self, root: str, slug: str) -> MemoryFiles | None:
-        """The blob ids of ``slug``'s files in the root tree ``root``, or ``None``. The
-        fan-out folder is parsed as a ``RawTree`` (unless a listing read it already),
-        which a commit changing the memory then builds on without parsing it again."""
-        name = files.bucket(slug)
-        known = self._buckets.get((root, name))
-        if known is not None:
-            return memory_files(slug, known)
-        entry = self.entry(root, name)
-        if entry is None or entry[0] != DIR_MODE:
-            return None
-        tree = self.raw_tree(entry[1].decode())
-        md = tree.get(slug + files.MD)
-        if md is None:
-            return None
-        code, on_use = tree.get(slug + files.CODE), tree.get(slug + files.ON_USE)
-        return MemoryFiles(md[1], code[1] if code else None, on_use[1] if on_use else None)
-
     def memory(self, slug: str, found: MemoryFiles) -> Memory:
         key = (found, slug)
         memory = self._memories.get(key)
@@ -678,7 +640,7 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self._packed(sha)
+                        packed = self._packs.get(sha)
                         kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""

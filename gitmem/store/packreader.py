@@ -19,11 +19,41 @@ from typing import cast
 from dulwich.pack import OFS_DELTA, bisect_find_sha, read_pack_header_at
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 
-__all__ = ["Pack", "Packs", "inflate"]
+__all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
 _TREE = 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
 _APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
+
+
+class PackedObjects:
+    """Objects of a pack folder by hex id, through ``Packs`` made when first asked and
+    made again when packs came or went and an object is in none of those it read
+    (``folder`` ``None``: a repository without one, whose objects this never finds)."""
+
+    def __init__(self, folder: object) -> None:
+        self.folder = folder if isinstance(folder, str) else None
+        self._packs: Packs | None = None
+
+    def get(self, sha: str) -> tuple[int, bytes] | None:
+        """``(type number, content)`` of object ``sha``, or ``None`` if no pack holds
+        it in a form this reader reads; ``ValueError`` if its pack entry is damaged."""
+        if self.folder is None:
+            return None
+        if self._packs is None:
+            self._packs = Packs(self.folder)
+        found = self._packs.get(bytes.fromhex(sha))
+        if found is None and self._packs.stale():
+            self._packs.close()
+            self._packs = Packs(self.folder)
+            found = self._packs.get(bytes.fromhex(sha))
+        return None if found is None else (found[0], found[1])
+
+    def forget(self) -> None:
+        """Let go of the packs read so far: the next read lists the folder again."""
+        if self._packs is not None:
+            self._packs.close()
+            self._packs = None
 
 
 class Packs:
