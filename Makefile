@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(PY) bench/asof.py
 	$(PY) bench/observer.py
 	$(PY) bench/blame.py
+	$(PY) bench/scale.py
 
 # The sandbox runtime ships as JavaScript, so no Deno process transpiles it at start.
 # Rebuild it after editing sandbox/runtime.ts (`deno bundle` fetches esbuild once);

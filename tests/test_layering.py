@@ -66,6 +66,7 @@ ORDER: dict[str, list[str]] = {
         "settings",
         "message",
         "memoryfiles",
+        "packreader",
         "objects",
         "rows",
         "blobids",

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem import Memory, RemoteError, Repository
+from gitmem.store.packreader import Packs
 from gitmem.store.transfer import (  # pyright: ignore[reportPrivateUsage]
     _delta,
     _delta_between,
-    _Packs,
     _TreeCache,
     copy_history,
 )
@@ -267,7 +267,7 @@ def test_the_pack_reader_reads_what_dulwich_reads(pair: tuple[Path, Path]) -> No
     listed = sh(source, "rev-list", "--objects", "--all").split()
     ids = sorted({line for line in listed if len(line) == 40})
     assert _deltas(source) > 0
-    packs = _Packs(str(source / "objects" / "pack"))
+    packs = Packs(str(source / "objects" / "pack"))
     try:
         with Repo(str(source)) as repo:
             for sha in ids:

@@ -6,7 +6,6 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 import threading
 from collections.abc import Callable, Mapping
@@ -27,9 +26,9 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
-from gitmem.lean.objects import Objects, Unreadable
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
+from gitmem.store.packreader import PackedObjects
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -260,9 +259,6 @@ class ObjectReader:
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        # the mapped packs read directly: a listing of a store nothing has listed yet
-        # reads every memory's blob, and dulwich's lookup asks each pack in turn
-        self._objects = Objects(os.fspath(repo.object_store.path))
         # dulwich reads packs through shared file objects: one reader at a time
         self.lock = threading.RLock()
         self._trees: dict[str, TreeEntries] = {}
@@ -280,6 +276,8 @@ class ObjectReader:
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
+        # objects read straight from the packs; dulwich reads the rest (loose ones)
+        self._packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -523,14 +521,9 @@ class ObjectReader:
         store = self.repo.object_store
         with self.lock:
             try:
-                found, content = self._objects.read(sha)
-                if found == kind:
-                    return content
-            except (KeyError, Unreadable, OSError):
-                pass  # one that arrived since, or anything odd: dulwich reads it, with its errors
-            try:
+                packed = self._packs.get(sha)
                 try:
-                    found, content = store.get_raw(key)
+                    found, content = packed or store.get_raw(key)
                 except KeyError:
                     # a concurrent pack may have moved it: look at the packs afresh
                     _ = store.packs
@@ -544,6 +537,11 @@ class ObjectReader:
         if found != kind:
             raise StorageError(f"object {sha} is not of the type expected; run `gitmem check`")
         return content
+
+    def forget_packs(self) -> None:
+        """Let go of the packs read so far (packs were combined, or the repository closes)."""
+        with self.lock:
+            self._packs.forget()
 
     def raw_tree(self, sha: str) -> RawTree:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
@@ -642,7 +640,8 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        kind, raw = self.repo.object_store.get_raw(ObjectID(sha.encode()))
+                        packed = self._packs.get(sha)
+                        kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:

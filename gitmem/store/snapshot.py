@@ -188,7 +188,15 @@ class Snapshot(StoreView):
             return self._all.get(slug)
         if self.root is None:
             return None
-        return memory_files(slug, self._reader.bucket(self.root, files.bucket(slug)))
+        # the fan-out folder parsed as the tree a write changing the memory builds on
+        entry = self._reader.entry(self.root, files.bucket(slug))
+        if entry is None or entry[0] != DIR_MODE:
+            return None
+        tree = self._reader.raw_tree(entry[1].decode())
+        md, code, on_use = (tree.get(slug + suffix) for suffix in files.SUFFIXES)
+        if md is None:
+            return None
+        return MemoryFiles(md[1], code[1] if code else None, on_use[1] if on_use else None)
 
     def _listing(self) -> dict[str, MemoryFiles]:
         if self._all is None:

@@ -151,6 +151,7 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         if not self._owner:
             return
         _open.discard(self)
+        self._reader.forget_packs()
         self._repo.close()
 
     def __enter__(self) -> Self:
@@ -428,6 +429,7 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
             return 0
         with self._read_lock:
             _ = self._repo.object_store.packs  # forget the packs that went
+        self._reader.forget_packs()
         return count
 
     # -- helpers -----------------------------------------------------------------------

@@ -18,16 +18,14 @@ folder fsynced (by the caller, when it asks so, before a ref names what arrived)
 
 from __future__ import annotations
 
-import mmap
 import os
-import struct
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from hashlib import sha1
 from operator import itemgetter
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -37,11 +35,10 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, object_header, parse_tree
-from dulwich.pack import OFS_DELTA, bisect_find_sha, read_pack_header_at
-from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
+from gitmem.store.packreader import Packs
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -50,15 +47,12 @@ _MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
 """How many digits git spells each usual mode with, in a tree entry."""
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
-_WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
 _SHA_LENGTH = 20
 # a fetched pack is written once and read a few times before packing combines it:
 # zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
 _COMPRESSION = 1
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
-
-_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -96,7 +90,7 @@ class _RawReader:
     def __init__(self, store: DiskObjectStore) -> None:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
-        self._packs: _Packs | None = None
+        self._packs: Packs | None = None
         self._loose = _loose_folders(os.fspath(store.path))
 
     def raw(self, sha: str) -> tuple[int, bytes]:
@@ -127,7 +121,7 @@ class _RawReader:
 
     def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
         if self._packs is None:
-            self._packs = _Packs(os.path.join(self.store.path, "pack"))
+            self._packs = Packs(os.path.join(self.store.path, "pack"))
         try:
             found = self._packs.get(bytes.fromhex(sha))
             if found is not None:
@@ -174,7 +168,7 @@ def packed_reads(
     ``objects``, mapped while this lasts; one they do not hold whole or by a delta in
     the same pack, or that does not read, or is not of that type, ``fallback`` reads
     (and refuses as it refuses)."""
-    packs = _Packs(os.path.join(objects, "pack"))
+    packs = Packs(os.path.join(objects, "pack"))
 
     def read(sha: str, kind: int) -> bytes:
         try:
@@ -187,167 +181,6 @@ def packed_reads(
         yield read
     finally:
         packs.close()
-
-
-class _Packs:
-    """The packs of a folder read directly through their mapped files: an object's
-    offset found in its index's sorted names (by dulwich's ``bisect_find_sha``), its
-    content inflated from the pack, a delta applied to its base (dulwich's
-    ``apply_delta``); dulwich's ``Pack`` layers spend most of a copy's time. Anything
-    unusual (an index not of version 2, a delta whose base is in another pack, a pack
-    being replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
-    once: a pack that lands later is dulwich's to find."""
-
-    def __init__(self, folder: str) -> None:
-        self._packs: list[_Pack] = []
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
-        except FileNotFoundError:
-            names = []
-        for name in names:
-            try:
-                self._packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
-            except (OSError, ValueError, AssertionError):
-                continue  # gone meanwhile, or a format this reader leaves to dulwich
-
-    def __contains__(self, sha: bytes) -> bool:
-        return any(pack.offset(sha) is not None for pack in self._packs)
-
-    def get(self, sha: bytes) -> tuple[int, bytes, bytes] | None:
-        """``(type number, content, packed)`` as ``_RawReader.entry`` says, or ``None``."""
-        for i, pack in enumerate(self._packs):
-            at = pack.offset(sha)
-            if at is None:
-                continue
-            if i:  # a commit's objects sit together: the pack that answered asked first
-                self._packs.insert(0, self._packs.pop(i))
-            try:
-                return pack.entry(at)
-            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
-                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
-        return None
-
-    def close(self) -> None:
-        for pack in self._packs:
-            pack.close()
-        self._packs = []
-
-
-class _Pack:
-    """One pack and its version-2 index, mapped. Not dulwich's ``load_pack_index``: it
-    reads an index's fan-out table entry by entry, 400 us an index against 40 here (a
-    sync opens each pack of both sides, up to 32 each: 10% of a sync of 100 changes)."""
-
-    def __init__(self, base: str) -> None:
-        with open(base + ".idx", "rb") as f:
-            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            with open(base + ".pack", "rb") as f:
-                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except BaseException:
-            self._idx.close()
-            raise
-        idx = self._idx
-        try:
-            read_pack_header_at(self._data)
-            if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2":
-                raise ValueError(f"{base}.idx is not a version-2 index")
-        except BaseException:
-            self.close()
-            raise
-        self._fanout = struct.unpack_from(">256L", idx, 8)
-        self._count = self._fanout[255]
-        self._offsets = 8 + 1024 + self._count * 24
-        if len(idx) < self._offsets + self._count * 4 + 40:
-            self.close()
-            raise ValueError(f"{base}.idx is cut short")
-        self._bases: dict[int, tuple[int, bytes]] = {}
-
-    def offset(self, sha: bytes) -> int | None:
-        """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
-        first = sha[0]
-        low = self._fanout[first - 1] if first else 0
-        high = self._fanout[first]
-        idx = self._idx
-        found = (
-            bisect_find_sha(low, high - 1, sha, lambda i: idx[1032 + i * 20 : 1052 + i * 20])
-            if low < high
-            else None
-        )
-        if found is None:
-            return None
-        (at,) = struct.unpack_from(">L", idx, self._offsets + found * 4)
-        return None if at & 0x80000000 else at  # past 2 GiB: dulwich reads those
-
-    # Not dulwich's unpack_object_at: 6.5 us an object against 2.5 here (4% of a sync).
-    def entry(self, offset: int) -> tuple[int, bytes, bytes] | None:
-        """``(type number, content, packed)`` of the object at ``offset``: ``packed``
-        is its header and zlib stream when it is held whole (empty for a delta)."""
-        data = self._data
-        kind, size, at = self._header(offset)
-        if kind not in _WHOLE:
-            found = self.read(offset)
-            return None if found is None else (*found, b"")
-        content, end = _inflate(data, at, size)
-        return kind, content, data[offset:end]
-
-    def read(self, offset: int) -> tuple[int, bytes] | None:
-        """``(type number, content)`` of the object at ``offset`` (deltas resolved)."""
-        found = self._bases.get(offset)
-        if found is not None:
-            return found
-        data = self._data
-        kind, size, at = self._header(offset)
-        if kind == OFS_DELTA:
-            byte = data[at]
-            distance, at = byte & 0x7F, at + 1
-            while byte & 0x80:
-                byte = data[at]
-                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
-            if not 0 < distance <= offset:
-                raise ValueError(f"a packed delta at {offset} names no earlier base")
-            base = self.read(offset - distance)
-            if base is None:
-                return None
-            delta = _inflate(data, at, size)[0]
-            found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
-        elif kind in _WHOLE:
-            found = (kind, _inflate(data, at, size)[0])
-        else:
-            return None  # a delta against an object named by id: dulwich resolves it
-        if kind in (_TREE, OFS_DELTA):
-            # trees are the bases of delta chains: a chain is read once, not per link
-            if len(self._bases) > 256:
-                self._bases.clear()
-            self._bases[offset] = found
-        return found
-
-    def _header(self, offset: int) -> tuple[int, int, int]:
-        """A packed object's type, size, and where what follows its header starts."""
-        data = self._data
-        byte = data[offset]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
-        return kind, size, at
-
-    def close(self) -> None:
-        self._idx.close()
-        self._data.close()
-
-
-def _inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
-    """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
-    stream ends."""
-    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
-    chunk = data[at : at + size + 5 * (size >> 14) + 64]
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(chunk, size + 1)
-    if len(out) != size or not inflater.eof:
-        raise ValueError(f"a packed object at {at} does not inflate to its size")
-    return out, at + len(chunk) - len(inflater.unused_data)
 
 
 def _loose_folders(objects: str) -> frozenset[str]:
@@ -365,7 +198,7 @@ def _new_commits(reader: _RawReader, target: Repo, heads: list[str]) -> list[str
     store = target.object_store
     # the pack folder read once: every new commit is a miss, after which dulwich would
     # read the folder again (a pack landing meanwhile at worst makes a commit travel twice)
-    packs = _Packs(os.path.join(store.path, "pack"))
+    packs = Packs(os.path.join(store.path, "pack"))
     loose = _loose_folders(os.fspath(store.path))
     try:
         found: list[str] = []

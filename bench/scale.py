@@ -1,0 +1,516 @@
+"""Flat to 100,000 memories and 100,000 commits (``make bench``), each figure beside its
+reference at a smaller size in the same run, as a ratio.
+
+1. A write (``Repository.mutate``) on stores of 100, 10,000 and 100,000 memories, the
+   writes taking turns (goal: 100,000 <= 1.5x 100), wall-clock and CPU time.
+2. The derived indexes rebuilt from scratch on a store of 100,000 memories and 100,000
+   commits, one memory created by each commit (goal: <= 5 s): the history index, the
+   search index, and the kept listing and summaries; beside the same at 10,000 / 10,000.
+3. ``Repository.open`` + ``sync`` of 100 changes a side on 100,000 memories, beside the
+   same on 10,000 (goal: <= 1.5x).
+4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
+   the console's first request of the Memories panel, at 100,000 beside 10,000.
+
+The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
+directory unless set), one folder per builder and its parameters, and reused by later
+runs: every measurement that writes works on a copy. A history is written as one pack
+in gitmem's layout and trailers, each tree a delta of the one before (as ``git gc``
+stores them; gitmem stores objects whole: reading deltas costs more, not less). On a
+quiet machine the stores of 100,000 take under a minute each to build (CPU: the
+history about 40 s, the others about 20 s). Medians; the machine may be loaded, so
+CPU time is printed beside wall time.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from capability import text
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+from seeding import AUTHOR, GIT_ENV, write_store
+
+from gitmem import Memory, Repository, Totals
+from gitmem.store import memoryfiles as files
+from gitmem.store.message import Edited, Facts, format_message
+from gitmem.store.objects import BLOB, COMMIT, TREE, object_id
+from gitmem.store.packing import Record, write_pack
+from gitmem.types import Change
+
+STORE = "profile/bench"
+FIXTURES = os.environ.get(
+    "GITMEM_BENCH_FIXTURES", os.path.join(tempfile.gettempdir(), "gitmem-bench-fixtures")
+)
+GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
+
+Figure = tuple[float, float]
+"""Wall-clock and CPU (user + system) milliseconds."""
+
+
+# -- fixtures, built once and kept -------------------------------------------------------
+
+
+def fixture(name: str, build: Callable[[str], None]) -> str:
+    """The folder of fixture ``name`` (its builder's parameters and version), built by ``build(folder)`` unless a complete one
+    is kept from an earlier run (a build cut short is built again)."""
+    path = os.path.join(FIXTURES, name)
+    if os.path.exists(os.path.join(path, ".complete")):
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    building = f"{path}.building-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    os.makedirs(building)
+    wall, cpu = time.perf_counter(), _cpu()
+    build(building)
+    print(
+        f"   (fixture {name} built in {time.perf_counter() - wall:.1f} s, "
+        f"cpu {_cpu() - cpu:.1f} s; kept in {FIXTURES})"
+    )
+    open(os.path.join(building, ".complete"), "w").close()
+    os.rename(building, path)
+    return path
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def copy(source: str, work: str, name: str) -> str:
+    """A copy of a fixture's repository to measure on (measuring writes)."""
+    target = os.path.join(work, name)
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
+def body(i: int, salt: str = "") -> str:
+    return f"memory {i}{salt}: " + "lorem ipsum dolor sit amet " * 6 + "\n" * 3
+
+
+def flat_store(count: int) -> str:
+    """A store of ``count`` memories written in one commit (as ``bench/store.py``)."""
+
+    def build(folder: str) -> None:
+        memories = (Memory(f"m{i:05d}", f"memory number {i}", body(i)) for i in range(count))
+        write_store(os.path.join(folder, "repo.git"), STORE, memories).close()
+
+    return os.path.join(fixture(f"flat-{count}-v1", build), "repo.git")
+
+
+def history_store(count: int, body_chars: int = 500) -> str:
+    """A store whose ``count`` commits each create one memory of about ``body_chars``
+    characters (``count`` memories and ``count`` commits); ``m00000`` is edited every
+    100th commit instead, so it has a history. Written as one pack, in gitmem's layout
+    and trailers, each tree stored as a delta of the tree it replaced (as ``git gc``
+    and ``git fast-import`` store them: chains of at most ``DEPTH``), so that a
+    history of 100,000 trees of 100,000 memories takes megabytes, not gigabytes."""
+
+    def build(folder: str) -> None:
+        path = os.path.join(folder, "repo.git")
+        Repository.init(path).close()
+        rng = random.Random(count)
+        ident = AUTHOR.ident()
+        now = int(time.time()) - count
+        root = _Tree()
+        buckets: dict[bytes, _Tree] = {}
+        records: list[Record] = []
+        revisions: dict[str, int] = {}
+        sizes: dict[str, tuple[int, int]] = {}
+        live = chars = lines = 0
+        peaks = Totals()
+        parent = b""
+        for n in range(count):
+            slug = "m00000" if n and n % 100 == 0 else f"m{n:05d}"
+            memory = Memory(slug, f"notes, number {n}", text(rng, body_chars))
+            revisions[slug] = revisions.get(slug, 0) + 1
+            op = "create" if revisions[slug] == 1 else "edit"
+            live += op == "create"
+            old_chars, old_lines = sizes.get(slug, (0, 0))
+            sizes[slug] = (memory.chars, memory.lines)
+            chars, lines = chars + memory.chars - old_chars, lines + memory.lines - old_lines
+            peaks = peaks.peak(Totals(live, chars, lines))
+            facts = Facts(
+                (Edited(slug, op, revisions[slug]),), Totals(live, chars, lines), peaks, {}
+            )
+            data = files.encode(memory)[slug + files.MD]
+            blob = object_id(BLOB, data)
+            records.append((BLOB, data, blob, None))
+            name = files.bucket(slug).encode()
+            bucket = buckets.setdefault(name, _Tree())
+            sub = bucket.put(b"100644 " + slug.encode() + files.MD.encode() + b"\0" + blob, records)
+            top = root.put(b"40000 " + name + b"\0" + sub, records)
+            stamp = b" %d +0000\n" % (now + n)
+            commit = b"".join(
+                [
+                    b"tree " + top.hex().encode() + b"\n",
+                    b"parent " + parent.hex().encode() + b"\n" if parent else b"",
+                    b"author " + ident + stamp + b"committer " + ident + stamp + b"\n",
+                    format_message(facts),
+                ]
+            )
+            parent = object_id(COMMIT, commit)
+            records.append((COMMIT, commit, parent, None))
+        with Repo(path) as raw:
+            write_pack(os.path.join(path, "objects"), records, len(records), level=1)
+            raw.refs[Ref(b"refs/heads/" + STORE.encode())] = ObjectID(parent.hex().encode())
+
+    return os.path.join(fixture(f"history-{count}-{body_chars}-v2", build), "repo.git")
+
+
+DEPTH = 50
+"""The longest chain of tree deltas a fixture writes (git's default)."""
+
+
+class _Tree:
+    """A tree being changed one entry at a time (entries of one mode, so git's order is
+    the names' order), each version added as a delta of the one before."""
+
+    def __init__(self) -> None:
+        self.names: list[bytes] = []
+        self.entries: list[bytes] = []
+        self.content = b""
+        self.id = b""
+        self.depth = 0
+
+    def put(self, entry: bytes, records: list[Record]) -> bytes:
+        """Add or replace ``entry`` (``<mode> <name>\\0<id>``); returns the new tree's id."""
+        name = entry[entry.index(b" ") + 1 : entry.index(b"\0")]
+        i = bisect.bisect_left(self.names, name)
+        at = sum(map(len, self.entries[:i]))
+        if i < len(self.names) and self.names[i] == name:
+            old = len(self.entries[i])
+            self.entries[i] = entry
+        else:
+            old = 0
+            self.names.insert(i, name)
+            self.entries.insert(i, entry)
+        base, base_id = self.content, self.id
+        self.content = b"".join(self.entries)
+        self.id = object_id(TREE, self.content)
+        if not base_id or self.depth >= DEPTH:
+            self.depth = 0
+            records.append((TREE, self.content, self.id, None))
+        else:
+            self.depth += 1
+            delta = [_varint(len(base)), _varint(len(self.content))]
+            if at:
+                delta.append(_copy(0, at))
+            delta.append(bytes([len(entry)]) + entry)
+            if len(base) > at + old:
+                delta.append(_copy(at + old, len(base) - at - old))
+            records.append((TREE, b"".join(delta), self.id, base_id))
+        return self.id
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _copy(offset: int, size: int) -> bytes:
+    """A git delta's copy instruction (``size`` below 64 KiB: a tree of a fixture)."""
+    assert 0 < size < 0x10000
+    command, args = 0x80, bytearray()
+    for i in range(4):
+        if (offset >> (8 * i)) & 0xFF:
+            command |= 1 << i
+            args.append((offset >> (8 * i)) & 0xFF)
+    for i in range(2):
+        if (size >> (8 * i)) & 0xFF:
+            command |= 0x10 << i
+            args.append((size >> (8 * i)) & 0xFF)
+    return bytes([command]) + args
+
+
+def sync_setup(count: int, changes: int = 100) -> str:
+    """Replica ``b`` (remote ``origin``) of a store of ``count`` memories, ``changes``
+    memories changed on it, one commit each, while replica ``a`` pushed as many others
+    to ``origin``: ``b``'s next sync fetches, merges and pushes. The folder holds ``a``,
+    ``b`` and ``origin.git``."""
+
+    def build(folder: str) -> None:
+        a, b, origin = (os.path.join(folder, n) for n in ("a", "b", "origin.git"))
+        memories = (Memory(f"m{i:05d}", f"memory number {i}", body(i)) for i in range(count))
+        write_store(a, STORE, memories).close()
+        _git(folder, "clone", "-q", "--bare", a, origin)
+        shutil.copytree(a, b)
+        for path in (a, b):
+            _git(path, "remote", "add", "origin", origin)
+        with Repository.open(a) as ra, Repository.open(b) as rb:
+            for i in range(changes):
+                _edit(ra, i, " changed on a")
+                _edit(rb, count - 1 - i, " changed on b")
+            ra.sync("origin")
+
+    return fixture(f"sync-{count}-{changes}-v1", build)
+
+
+def _git(cwd: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _edit(repo: Repository, i: int, salt: str) -> None:
+    slug = f"m{i:05d}"
+    memory = Memory(slug, f"memory number {i}", body(i, salt))
+    repo.mutate(STORE, AUTHOR, lambda _: Change("edit", slug, memory))
+
+
+# -- measuring ----------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], object]) -> Figure:
+    start, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+
+
+def run(args: list[str]) -> Figure:
+    """One process, start to exit (it must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=GIT_ENV)
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def median(figures: list[Figure]) -> Figure:
+    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
+
+
+def show(label: str, figure: Figure) -> str:
+    return f"{label} {figure[0]:9.1f} ms (cpu {figure[1]:8.1f})"
+
+
+def judged(ours: Figure, reference: Figure, goal: float) -> str:
+    """The ratio of wall times and of CPU times, and the goal judged on each."""
+    wall, cpu = ours[0] / reference[0], ours[1] / reference[1]
+    return (
+        f"ratio {wall:5.2f}x (cpu {cpu:5.2f}x)   goal <= {goal:g}x: "
+        f"{'met' if wall <= goal else 'MISSED'} (on cpu: {'met' if cpu <= goal else 'MISSED'})"
+    )
+
+
+def load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# -- 1. writes ------------------------------------------------------------------------------
+
+WRITES = 40
+WARMUP = 5
+
+
+def bench_writes(work: str) -> None:
+    sizes = (100, 10_000, 100_000)
+    print(f"1. a write by store size (median of {WRITES}, the stores taking turns)")
+    repos = {n: Repository.open(copy(flat_store(n), work, f"flat-{n}.git")) for n in sizes}
+    samples: dict[int, list[Figure]] = {n: [] for n in sizes}
+    for k in range(WARMUP + WRITES):
+        for n in sizes:
+            slug = f"m{(k * 7919) % n:05d}"
+            memory = Memory(slug, "rewritten", body(k, "w"))
+            figure = timed(
+                lambda r=repos[n], s=slug, m=memory: r.mutate(
+                    STORE, AUTHOR, lambda _: Change("write", s, m)
+                )
+            )
+            if k >= WARMUP:
+                samples[n].append(figure)
+    for repo in repos.values():
+        repo.close()
+    figures = {n: median(samples[n]) for n in sizes}
+    for n in sizes:
+        print(f"   {n:>7,} memories: {show('', figures[n])}")
+    print(f"   100,000 / 100: {judged(figures[100_000], figures[100], 1.5)}")
+    print(f"   load average {load()}\n")
+
+
+# -- 2. the derived indexes from scratch -----------------------------------------------------
+
+
+def forget_derived(path: str) -> None:
+    """Leave ``path`` as a fresh clone has it: none of the derived files gitmem keeps."""
+    meta = os.path.join(path, "gitmem")
+    for name in os.listdir(meta):
+        at = os.path.join(meta, name)
+        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
+
+
+def rebuild(path: str) -> dict[str, Figure]:
+    """Each derived index built from scratch in a fresh ``Repository``."""
+    from gitmem.search import stored_index
+
+    forget_derived(path)
+    found: dict[str, Figure] = {}
+    with Repository.open(path) as repo:
+        found["history index (every commit + one slug's blobs)"] = timed(
+            lambda: repo.revisions(STORE, "m00000")
+        )
+        found["search index (every memory, written to disk)"] = timed(
+            lambda: stored_index(repo, STORE)
+        )
+        found["listing and summaries (every memory, kept)"] = timed(lambda: repo.summaries(STORE))
+    return found
+
+
+def bench_indexes() -> dict[int, str]:
+    sizes = (10_000, 100_000)
+    print("2. the derived indexes rebuilt from scratch (N memories, each created by a commit)")
+    paths = {n: history_store(n) for n in sizes}
+    figures = {n: rebuild(paths[n]) for n in sizes}
+    totals: dict[int, Figure] = {}
+    for n in sizes:
+        print(f"   {n:,} memories / {n:,} commits")
+        for label, figure in figures[n].items():
+            print(f"      {show(f'{label:<52}', figure)}")
+        totals[n] = (
+            sum(f[0] for f in figures[n].values()),
+            sum(f[1] for f in figures[n].values()),
+        )
+        print("      " + show(f"{'all of them':<52}", totals[n]))
+    branch = f"refs/heads/{STORE}"
+    git = ["git", f"--git-dir={paths[100_000]}"]
+    peers = {
+        "git rev-list --count": median([run([*git, "rev-list", "--count", branch])]),
+        "git ls-tree -r": median([run([*git, "ls-tree", "-r", branch])]),
+    }
+    for label, figure in peers.items():
+        print("   " + show(f"{label + ' (100,000)':<55}", figure))
+    wall, cpu = totals[100_000]
+    growth = totals[100_000][0] / totals[10_000][0], totals[100_000][1] / totals[10_000][1]
+    print(
+        f"   100,000 from scratch: {wall / 1000:.2f} s (cpu {cpu / 1000:.2f} s)   goal <= 5 s: "
+        f"{'met' if wall <= 5000 else 'MISSED'} (on cpu: {'met' if cpu <= 5000 else 'MISSED'});"
+        f" 100,000 / 10,000: {growth[0]:.2f}x (cpu {growth[1]:.2f}x)"
+    )
+    print(f"   load average {load()}\n")
+    return paths
+
+
+# -- 3. sync --------------------------------------------------------------------------------
+
+SYNC_RUNS = 3
+
+
+def bench_sync(work: str) -> None:
+    sizes = (10_000, 100_000)
+    print(f"3. Repository.open + sync of 100 changes a side (median of {SYNC_RUNS})")
+    setups = {n: sync_setup(n) for n in sizes}
+    samples: dict[int, list[Figure]] = {n: [] for n in sizes}
+    for k in range(SYNC_RUNS):
+        for n in sizes:
+            folder = copy(setups[n], work, f"sync-{n}-{k}")
+            b = os.path.join(folder, "b")
+            _git(b, "remote", "set-url", "origin", os.path.join(folder, "origin.git"))
+
+            def sync(b: str = b) -> None:
+                with Repository.open(b) as repo:
+                    [report] = repo.sync("origin")
+                assert report.merged and report.pushed and not report.conflicts, report
+
+            samples[n].append(timed(sync))
+            shutil.rmtree(folder)
+    figures = {n: median(samples[n]) for n in sizes}
+    for n in sizes:
+        print(f"   {n:>7,} memories: {show('', figures[n])}")
+    print(f"   100,000 / 10,000: {judged(figures[100_000], figures[10_000], 1.5)}")
+    print(f"   load average {load()}\n")
+
+
+# -- 4. reported: processes and the console's first request ----------------------------------
+
+PROCESS_RUNS = 5
+
+
+def bench_reads(paths: dict[int, str]) -> None:
+    print("4. reported, not judged here: reads at 100,000 beside 10,000 (warm derived files)")
+    commands = {
+        "gitmem ls": ["ls", "-s", STORE],
+        "gitmem show SLUG": ["show", "-s", STORE, "m00042"],
+        "gitmem search": ["search", "-s", STORE, "--limit", "25", "rollout", "envelope"],
+    }
+    for label, args in commands.items():
+        samples: dict[int, list[Figure]] = {n: [] for n in paths}
+        for path in paths.values():
+            run([GITMEM, "--repo", path, *args])  # warm: the derived files exist
+        for _ in range(PROCESS_RUNS):
+            for n, path in paths.items():
+                samples[n].append(run([GITMEM, "--repo", path, *args]))
+        small, big = (median(samples[n]) for n in sorted(paths))
+        print(
+            f"   {label:<18} {show('10,000:', small)}   {show('100,000:', big)}   "
+            f"ratio {big[0] / small[0]:5.2f}x (cpu {big[1] / small[1]:5.2f}x)"
+        )
+    firsts = {n: console_first(path) for n, path in paths.items()}
+    small, big = (firsts[n] for n in sorted(paths))
+    print(
+        f"   {'console, first':<18} {show('10,000:', small)}   {show('100,000:', big)}   "
+        f"ratio {big[0] / small[0]:5.2f}x (cpu {big[1] / small[1]:5.2f}x)"
+    )
+    print("   (console: the Memories panel's first request in a fresh Repository)")
+    print(f"   load average {load()}\n")
+
+
+def console_first(path: str) -> Figure:
+    from starlette.testclient import TestClient
+
+    from gitmem import Author
+    from gitmem.adapters.console import Console
+
+    with Repository.open(path) as repo:
+        console = Console(repo, token="bench", port=8765, author=Author("Bench", "b@x"))
+        client = TestClient(
+            console.asgi(),
+            base_url="http://127.0.0.1:8765",
+            headers={"Authorization": "Bearer bench"},
+        )
+
+        def get() -> None:
+            response = client.get(f"/api/stores/{STORE}/memories")
+            assert response.status_code == 200, response.text
+
+        figure = timed(get)
+        client.close()
+    return figure
+
+
+def main() -> None:
+    started = time.perf_counter()
+    print(
+        f"gitmem at 100,000 memories and 100,000 commits (python {sys.version.split()[0]}); "
+        f"load average {load()}\n"
+    )
+    work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
+    try:
+        bench_writes(work)
+        paths = bench_indexes()
+        bench_sync(work)
+        bench_reads(paths)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"total bench time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

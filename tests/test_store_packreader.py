@@ -1,0 +1,88 @@
+"""Reads straight from the packs: a reader that listed the pack folder still finds what
+lands or moves after, and a memory looked up through its fan-out folder is the memory
+a listing finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmem import Author, Memory, Repository
+from gitmem.store.packreader import Packs
+from gitmem.types import Change
+
+STORE = "profile/packs"
+ME = Author.agent("tester")
+
+
+def _write(repo: Repository, slug: str, body: str, code: str = "") -> None:
+    memory = Memory(slug, f"{slug} described", body, code=code)
+    repo.mutate(STORE, ME, lambda _: Change("write", slug, memory))
+
+
+def test_a_pack_folder_that_changed_is_stale(tmp_path: Path) -> None:
+    """A reader says its listing is stale once a pack lands in the folder."""
+    with Repository.init(str(tmp_path / "r.git")) as repo:
+        _write(repo, "first", "one\n")
+        folder = str(tmp_path / "r.git" / "objects" / "pack")
+        packs = Packs(folder)
+        try:
+            assert not packs.stale()
+            _write(repo, "second", "two\n")
+            assert packs.stale()
+        finally:
+            packs.close()
+
+
+def test_a_reader_finds_what_another_writer_added_and_packed(tmp_path: Path) -> None:
+    """Memories another process wrote after this one read the packs, and memories that
+    packing then moved into one pack (the packs read first deleted), read as written."""
+    path = str(tmp_path / "r.git")
+    with Repository.init(path) as writer:
+        _write(writer, "early", "before the reader\n")
+    with Repository.open(path) as reader, Repository.open(path) as writer:
+        assert [m.slug for m in reader.snapshot(STORE).memories()] == ["early"]
+        for i in range(5):
+            _write(writer, f"later-{i}", f"after the reader, {i}\n")
+        fresh = reader.snapshot(STORE)
+        assert fresh.get("later-4") == Memory(
+            "later-4", "later-4 described", "after the reader, 4\n"
+        )
+        assert writer.pack() > 0
+        _write(writer, "last", "after packing\n")
+        got = {m.slug: m.body for m in reader.snapshot(STORE).memories()}
+        assert got == {
+            "early": "before the reader\n",
+            **{f"later-{i}": f"after the reader, {i}\n" for i in range(5)},
+            "last": "after packing\n",
+        }
+        assert [r.slug for r in reader.revisions(STORE)][-1] == "last"
+
+
+def test_a_memory_looked_up_is_the_memory_listed(tmp_path: Path) -> None:
+    """A memory found through its fan-out folder alone (with its code file, and a
+    missing one absent) equals what the listing of every memory finds, in a fresh
+    repository and after writes that built on the folder it parsed."""
+    path = str(tmp_path / "r.git")
+    with Repository.init(path) as repo:
+        for i in range(30):
+            _write(repo, f"m{i:02d}", f"body {i}\n", code="export default 1;\n" if i % 3 else "")
+    with Repository.open(path) as repo:
+        snapshot = repo.snapshot(STORE)
+        looked_up = {f"m{i:02d}": snapshot.memory_files(f"m{i:02d}") for i in range(30)}
+        assert snapshot.memory_files("absent") is None
+        assert "absent" not in snapshot
+        listed = repo.snapshot(STORE)
+        assert looked_up == {slug: listed.memory_files(slug) for slug in listed.slugs()}
+        assert all(
+            files is not None and files.code
+            for slug, files in looked_up.items()
+            if int(slug[1:]) % 3
+        )
+        _write(repo, "m05", "rewritten\n")
+        _write(repo, "m06", "rewritten too\n")
+        after = repo.snapshot(STORE)
+        assert after.get("m05") == Memory("m05", "m05 described", "rewritten\n")
+        assert after.get("m04") == Memory(
+            "m04", "m04 described", "body 4\n", code="export default 1;\n"
+        )
+        assert len(after.memories()) == 30
