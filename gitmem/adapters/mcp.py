@@ -118,7 +118,6 @@ class MemoryServer:
         self._session: ServerSession | None = None
         self._subscribed: set[str] = set()
         self._head = holder.repo.head(holder.store_id)
-        self._slugs = set(holder.repo.snapshot(holder.store_id).slugs())
         self.server: Server[Any] = Server(
             "gitmem",
             version=_version(),
@@ -307,12 +306,17 @@ class MemoryServer:
         if head == self._head:
             return
         revisions = repo.revisions_since(store, self._head, head)
+        # the list changed if a memory came or went: only the folders that changed are
+        # read, so a large store's names are never all held
+        before = repo.snapshot(store, self._head) if self._head is not None else None
+        after = repo.snapshot(store, head)
         self._head = head
-        slugs = set(repo.snapshot(store).slugs())
         uris = [memory_uri(store, s) for s in dict.fromkeys(r.slug for r in revisions)]
         uris.append(state_uri(store))
-        if slugs != self._slugs:
-            self._slugs = slugs
+        if any(
+            before is None or (slug in before) != (slug in after)
+            for slug in after.changed_since(before)
+        ):
             await self._bus.publish(ResourcesListChanged())
             if self._session is not None:
                 await self._session.send_resource_list_changed()
