@@ -119,10 +119,11 @@ class PinnedBlock:
 
     def _memories(self) -> list[Memory]:
         """What ``pinned`` is given: every memory, or, for a strategy that pins only
-        descriptions, each one's slug and description from the kept listing, so that a
-        large store's bodies are neither read nor held."""
+        descriptions, each one's slug and description from the kept listing (read,
+        never written: rendering writes nothing), so that a large store's bodies are
+        not held."""
         view = self._view()
         if not getattr(self._strategy, "pins_descriptions", False) or view.overlaid:
             return view.memories()
-        rows = self._repo.summaries(self._store, view.commit)
+        rows = self._repo.summaries(self._store, view.commit, keep=False)
         return [Memory(slug, summary[0], "") for slug, summary in rows]

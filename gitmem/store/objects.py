@@ -592,7 +592,8 @@ class ObjectReader:
             _bounded(self._buckets)[key] = found
         return found
 
-    def memory(self, slug: str, found: MemoryFiles) -> Memory:
+    def memory(self, slug: str, found: MemoryFiles, *, keep: bool = True) -> Memory:
+        """The memory whose files are ``found``, cached unless not to ``keep``."""
         key = (found, slug)
         memory = self._memories.get(key)
         if memory is None:
@@ -604,7 +605,8 @@ class ObjectReader:
                 code=self.blob(found.code).decode() if found.code else "",
                 on_use=self.blob(found.on_use).decode() if found.on_use else "",
             )
-            _bounded(self._memories)[key] = memory
+            if keep:
+                _bounded(self._memories)[key] = memory
         return memory
 
     def text(self, sha: bytes) -> str | None:

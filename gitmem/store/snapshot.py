@@ -73,13 +73,18 @@ class Snapshot(StoreView):
         found = self.memories()
         return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
 
-    def summaries(self, kept: Summaries, *, remember: bool = True) -> list[tuple[str, Summary]]:
+    def summaries(
+        self, kept: Summaries, *, remember: bool = True, write: bool = True
+    ) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
         slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
         A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
         its rows in fan-out folders this tree still has unchanged are taken, and only
         the other folders are read. Without ``remember`` the listing is not kept (a
-        reading of the past leaves the head's listing in place)."""
+        reading of the past leaves the head's listing in place); without ``write``
+        neither the listing nor the summaries read are (a reading that writes
+        nothing). The memories read for their summaries are not kept in the reader's
+        cache when there are many: a listing of a large store would fill it."""
         if self.root is None:
             return []
         whole = kept.listing(self.store, self.root)
@@ -121,7 +126,7 @@ class Snapshot(StoreView):
             key = keys[slug]
             summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, files_)
+                memory = self._reader.memory(slug, files_, keep=unknown <= _READ_DIRECTLY)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             new.append(((slug, summary), folder, files_.md.decode()))
         if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
@@ -135,6 +140,8 @@ class Snapshot(StoreView):
             out = [row for row, _, _ in merged]
             folders = [folder for _, folder, _ in merged]
             blobs = [md for _, _, md in merged]
+        if not write:
+            return out
         kept.add(found)
         # a listing of a tree with a slug out of place is kept without its folders, so
         # that the next listing reads every folder again
