@@ -75,11 +75,13 @@ def idle_rss(process: subprocess.Popen[bytes]) -> int:
 
 
 def peer(imports: str) -> int:
-    """A bare interpreter that imports ``imports`` and waits."""
+    """A bare interpreter that imports ``imports`` and waits (started elsewhere than in
+    this folder, whose ``mcp.py`` would hide the package)."""
     process = subprocess.Popen(
         [sys.executable, "-c", f"{imports}\nimport sys\nprint(flush=True)\nsys.stdin.read()"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        cwd=tempfile.gettempdir(),
     )
     try:
         assert process.stdout is not None
