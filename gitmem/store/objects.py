@@ -592,8 +592,7 @@ class ObjectReader:
             _bounded(self._buckets)[key] = found
         return found
 
-    def memory(self, slug: str, found: MemoryFiles, *, keep: bool = True) -> Memory:
-        """The memory whose files are ``found``, cached unless not to ``keep``."""
+    def memory(self, slug: str, found: MemoryFiles) -> Memory:
         key = (found, slug)
         memory = self._memories.get(key)
         if memory is None:
@@ -605,8 +604,7 @@ class ObjectReader:
                 code=self.blob(found.code).decode() if found.code else "",
                 on_use=self.blob(found.on_use).decode() if found.on_use else "",
             )
-            if keep:
-                _bounded(self._memories)[key] = memory
+            _bounded(self._memories)[key] = memory
         return memory
 
     def text(self, sha: bytes) -> str | None:

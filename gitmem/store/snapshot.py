@@ -83,8 +83,7 @@ class Snapshot(StoreView):
         the other folders are read. Without ``remember`` the listing is not kept (a
         reading of the past leaves the head's listing in place); without ``write``
         neither the listing nor the summaries read are (a reading that writes
-        nothing). The memories read for their summaries are not kept in the reader's
-        cache when there are many: a listing of a large store would fill it."""
+        nothing)."""
         if self.root is None:
             return []
         whole = kept.listing(self.store, self.root)
@@ -126,7 +125,7 @@ class Snapshot(StoreView):
             key = keys[slug]
             summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, files_, keep=unknown <= _READ_DIRECTLY)
+                memory = self._reader.memory(slug, files_)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             new.append(((slug, summary), folder, files_.md.decode()))
         if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
