@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(PY) bench/sandbox.py
 	$(PY) bench/curated.py
 	$(PY) bench/mcp.py
+	$(PY) bench/memory.py
 	$(PY) bench/anthropic.py
 	$(PY) bench/sync.py
 	$(PY) bench/review.py

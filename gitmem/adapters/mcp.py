@@ -30,7 +30,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -41,6 +41,7 @@ try:
     import anyio
     import mcp_types as types
     from mcp.server import Server, ServerRequestContext
+    from mcp.server.context import CallNext, HandlerResult
     from mcp.server.lowlevel import NotificationOptions
     from mcp.server.session import ServerSession
     from mcp.server.stdio import stdio_server
@@ -51,6 +52,7 @@ try:
         ResourceUpdated,
     )
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 except ImportError as exc:  # the optional packages
     raise missing_extra("mcp", exc) from exc
 
@@ -105,6 +107,18 @@ def _text(text: str) -> types.TextContent:
     return types.TextContent(type="text", text=text)
 
 
+def _wire_result(texts: list[str], ok: bool, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool result exactly as the SDK puts it on the wire (its fields and their
+    order, ``_meta`` only when there is one)."""
+    result: dict[str, Any] = {} if meta is None else {"_meta": meta}
+    result["content"] = [{"text": text, "type": "text"} for text in texts]
+    result["isError"] = not ok
+    return result
+
+
+_CALL_FIELDS = frozenset({"name", "arguments", "_meta"})
+
+
 class MemoryServer:
     """The MCP face of one holder."""
 
@@ -118,7 +132,6 @@ class MemoryServer:
         self._session: ServerSession | None = None
         self._subscribed: set[str] = set()
         self._head = holder.repo.head(holder.store_id)
-        self._slugs = set(holder.repo.snapshot(holder.store_id).slugs())
         self.server: Server[Any] = Server(
             "gitmem",
             version=_version(),
@@ -136,7 +149,7 @@ class MemoryServer:
         )
         # a tracing span per message costs a stdio round trip about a fifth of its time,
         # and nothing here exports traces
-        self.server.middleware.clear()
+        self.server.middleware[:] = [self._answer_call]
 
     # -- the connection ----------------------------------------------------------------
 
@@ -151,6 +164,34 @@ class MemoryServer:
             return await handler(params)
 
         return wrapped
+
+    async def _answer_call(
+        self, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Answer a plain ``tools/call`` here, already in its wire form.
+
+        The SDK's own path checks the request against the protocol's models, builds the
+        result's models, then checks and dumps them again: about as much work as the
+        call itself. A request of the usual shape (a name, an object of arguments, an
+        object of ``_meta``, on a session begun with ``initialize``) needs none of it:
+        the holder checks the arguments, and the result is built as the wire has it.
+        Anything else goes the SDK's way, with its errors."""
+        params = ctx.params
+        if (
+            ctx.method != "tools/call"
+            or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            or ctx.session.client_params is None
+            or not isinstance(params, Mapping)
+            or not _CALL_FIELDS.issuperset(params)
+            or not isinstance(params.get("name"), str)
+            or not isinstance(params.get("arguments") or {}, dict)
+            or not isinstance(params.get("_meta") or {}, dict)
+            or not _plain_meta(params.get("_meta") or {})
+        ):
+            return await call_next(ctx)
+        self._session = ctx.session
+        self._client(ctx.session)
+        return self.result(params["name"], dict(params.get("arguments") or {}))
 
     def _client(self, session: ServerSession) -> None:
         """Record the client's own name (its ``clientInfo``) on the holder's writes."""
@@ -181,17 +222,19 @@ class MemoryServer:
         )
 
     async def _call_tool(self, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if self.observer and params.name in observe.TOOL_NAMES:
+        result = self.result(params.name, dict(params.arguments or {}))
+        return types.CallToolResult.model_validate(result)
+
+    def result(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One tool call's result as the wire carries it (``content``, ``isError`` and
+        the ``_meta`` of :func:`result_meta`)."""
+        if self.observer and name in observe.TOOL_NAMES:
             # the observation log's tools read the project's log, not the holder's store
-            texts, ok = self.call(params.name, dict(params.arguments or {}))
-            return types.CallToolResult(content=[_text(t) for t in texts], is_error=not ok)
-        turn = self.turn(params.name, dict(params.arguments or {}))
+            texts, ok = self.call(name, arguments)
+            return _wire_result(texts, ok, None)
+        turn = self.turn(name, arguments)
         assert turn.result is not None  # a turn with a call
-        return types.CallToolResult(
-            content=[_text(t) for t in turn.texts()],
-            is_error=not turn.result.ok,
-            _meta=result_meta(turn),
-        )
+        return _wire_result(turn.texts(), turn.result.ok, result_meta(turn))
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[list[str], bool]:
         """One tool call: the text blocks of its result (pending notices first) and
@@ -307,12 +350,17 @@ class MemoryServer:
         if head == self._head:
             return
         revisions = repo.revisions_since(store, self._head, head)
+        # the list changed if a memory came or went: only the folders that changed are
+        # read, so a large store's names are never all held
+        before = repo.snapshot(store, self._head) if self._head is not None else None
+        after = repo.snapshot(store, head)
         self._head = head
-        slugs = set(repo.snapshot(store).slugs())
         uris = [memory_uri(store, s) for s in dict.fromkeys(r.slug for r in revisions)]
         uris.append(state_uri(store))
-        if slugs != self._slugs:
-            self._slugs = slugs
+        if any(
+            before is None or (slug in before) != (slug in after)
+            for slug in after.changed_since(before)
+        ):
             await self._bus.publish(ResourcesListChanged())
             if self._session is not None:
                 await self._session.send_resource_list_changed()
@@ -363,6 +411,13 @@ class MemoryServer:
             group.start_soon(self.watch)
             await self.server.run(read, write, options)
             group.cancel_scope.cancel()
+
+
+def _plain_meta(meta: Mapping[str, Any]) -> bool:
+    """Whether a request's ``_meta`` holds nothing the protocol's models would refuse:
+    a progress token, when there is one, is a string or a whole number."""
+    token = meta.get("progressToken")
+    return token is None or isinstance(token, str) or type(token) is int
 
 
 class _Wire:

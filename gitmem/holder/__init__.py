@@ -99,6 +99,10 @@ class Holder:
         """Where this holder's writes come from, as its harness says: every commit it
         makes records it (see :class:`gitmem.trailers.Provenance`). An adapter that
         learns more after binding (an MCP client's name) may replace it."""
+        self._stamps: tuple[Provenance, dict[tuple[str, bool], dict[str, str]]] = (
+            self.provenance,
+            {},
+        )
         self._hub = hub or Hub()
         self._author = author or Author.agent(agent.instance)
         strategy = capability.strategy
@@ -174,8 +178,15 @@ class Holder:
         return recorded
 
     def _stamp(self, tool: str, program: bool) -> dict[str, str]:
-        """The provenance trailers of a write made by the call ``tool``."""
-        return self.provenance.trailers(tool, program)
+        """The provenance trailers of a write made by the call ``tool`` (every call is
+        stamped, reads too: kept per call name while the provenance is the same)."""
+        if self._stamps[0] is not self.provenance:
+            self._stamps = (self.provenance, {})
+        known = self._stamps[1]
+        found = known.get((tool, program))
+        if found is None:
+            found = known[tool, program] = self.provenance.trailers(tool, program)
+        return found
 
     # -- tools -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from gitmem.capability import Capability
 from gitmem.store import Snapshot, Storage
 from gitmem.strategies import PromptContext, Strategy, Tool
+from gitmem.types import Memory
 
 __all__ = ["PinnedBlock", "having", "memory_compaction_prompt", "system_prompt"]
 
@@ -113,5 +114,16 @@ class PinnedBlock:
     def rebuild(self) -> None:
         text = self._strategy.pinned_from(self._repo, self._store, self._cache)
         if text is None:
-            text = self._strategy.pinned(self._view().memories())
+            text = self._strategy.pinned(self._memories())
         self._text = text
+
+    def _memories(self) -> list[Memory]:
+        """What ``pinned`` is given: every memory, or, for a strategy that pins only
+        descriptions, each one's slug and description from the kept listing (read,
+        never written: rendering writes nothing), so that a large store's bodies are
+        not held."""
+        view = self._view()
+        if not getattr(self._strategy, "pins_descriptions", False) or view.overlaid:
+            return view.memories()
+        rows = self._repo.summaries(self._store, view.commit, keep=False)
+        return [Memory(slug, summary[0], "") for slug, summary in rows]

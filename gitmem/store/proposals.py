@@ -134,7 +134,9 @@ class Overlay(Snapshot):
     def peaks(self) -> Totals:
         return super().peaks.peak(self.totals)
 
-    def summaries(self, kept: Summaries, *, remember: bool = True) -> list[tuple[str, Summary]]:
+    def summaries(
+        self, kept: Summaries, *, remember: bool = True, write: bool = True
+    ) -> list[tuple[str, Summary]]:
         # an overlaid view is never kept as the store's listing
         return [(m.slug, (m.description, m.chars, m.lines)) for m in self.memories()]
 

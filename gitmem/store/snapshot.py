@@ -69,13 +69,17 @@ class Snapshot(StoreView):
         found = self.memories()
         return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
 
-    def summaries(self, kept: Summaries, *, remember: bool = True) -> list[tuple[str, Summary]]:
+    def summaries(
+        self, kept: Summaries, *, remember: bool = True, write: bool = True
+    ) -> list[tuple[str, Summary]]:
         """Every memory's slug and summary (description, characters, lines), sorted by
         slug; the ``.md`` blobs ``kept`` knows are not read, the others are added to it.
         A listing ``kept`` holds of this very tree is taken whole; of an earlier tree,
         its rows in fan-out folders this tree still has unchanged are taken, and only
         the other folders are read. Without ``remember`` the listing is not kept (a
-        reading of the past leaves the head's listing in place)."""
+        reading of the past leaves the head's listing in place); without ``write``
+        neither the listing nor the summaries read are (a reading that writes
+        nothing)."""
         if self.root is None:
             return []
         whole = kept.listing(self.store, self.root)
@@ -131,6 +135,8 @@ class Snapshot(StoreView):
             out = [row for row, _, _ in merged]
             folders = [folder for _, folder, _ in merged]
             blobs = [md for _, _, md in merged]
+        if not write:
+            return out
         kept.add(found)
         # a listing of a tree with a slug out of place is kept without its folders, so
         # that the next listing reads every folder again

@@ -179,12 +179,14 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         at = commit if commit is not None else self.head(store)
         return Snapshot(self._reader, self._history(store), store, at)
 
-    def summaries(self, store: str, commit: str | None = None) -> list[tuple[str, Summary]]:
+    def summaries(
+        self, store: str, commit: str | None = None, *, keep: bool = True
+    ) -> list[tuple[str, Summary]]:
         """Every memory of the store as of ``commit`` (default: its head): slug and
-        (description, characters, lines), sorted by slug, without reading the blobs
-        an earlier listing read (see :mod:`gitmem.store.summaries`)."""
-        remember = store not in self._pins
-        return self.snapshot(store, commit).summaries(self._summaries, remember=remember)
+        (description, characters, lines), sorted by slug, not reading the blobs a listing
+        read (see :mod:`gitmem.store.summaries`); without ``keep``, writing nothing."""
+        snapshot = self.snapshot(store, commit)
+        return snapshot.summaries(self._summaries, remember=store not in self._pins, write=keep)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""

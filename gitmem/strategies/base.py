@@ -153,7 +153,10 @@ class Strategy(Protocol):
     """One way of keeping memory: what is pinned, which calls and limits apply.
 
     A strategy may also have the optional hook ``operator_problems(repo, store)``:
-    what ``gitmem check`` reports of a store that breaks the strategy's own form.
+    what ``gitmem check`` reports of a store that breaks the strategy's own form; and
+    the optional flag ``pins_descriptions``: ``pinned`` reads only each memory's slug
+    and description, so the holder gives it memories with empty bodies, from the
+    store's kept listing, rather than reading every body.
     :class:`StrategyBase` gives a strategy that hook and the defaults below."""
 
     name: str
@@ -210,6 +213,8 @@ class StrategyBase:
     an operator's plain edits, and no health checks beyond the repository's own."""
 
     pinned_in_prompt = False
+    pins_descriptions = False
+    """``pinned`` reads more of a memory than its slug and description."""
 
     def pinned_from(self, repo: Storage, store: str, cache: dict[str, object]) -> str | None:
         """``None``: the holder gives ``pinned`` every memory."""

@@ -19,6 +19,7 @@ class Markdown(StrategyBase):
     notice_tail = "Read one with `read_memory` if it bears on what you are doing."
     find_hint = "the index lists the names (it may lag until the next compaction)"
     revise_call = "edit_memory"
+    pins_descriptions = True
 
     def __init__(self) -> None:
         self.tools: tuple[Tool, ...] = (

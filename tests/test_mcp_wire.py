@@ -1,0 +1,123 @@
+"""What ``gitmem mcp`` puts on the wire for a tool call, beside what the SDK's own path
+makes of the same result; and the pinned index a large store's listing gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from conftest import capability
+from mcp.server.runner import _dump_result  # pyright: ignore[reportPrivateUsage]
+from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from gitmem import Agent, Repository
+from gitmem.adapters.mcp import MemoryServer
+from gitmem.strategies.markdown import Markdown
+
+GITMEM = str(Path(sys.executable).parent / "gitmem")
+
+
+def sdk_wire(result: dict[str, Any], version: str) -> dict[str, Any]:
+    """The result as the SDK's path puts it on the wire: the model, dumped, checked and
+    sieved for ``version``."""
+    model = types.CallToolResult.model_validate(result)
+    return methods.serialize_server_result("tools/call", version, _dump_result(model))
+
+
+def test_a_tool_result_is_what_the_sdk_would_send(repo: Repository) -> None:
+    """A result, a refusal and a result led by notices (with their ``_meta`` span) are
+    each, field for field and in order, what the SDK makes of them, in every version
+    a client can agree on with ``initialize``."""
+    writer = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    reader = repo.bind(capability("markdown", "shared"), Agent("p", "reader"))
+    assert writer is not None and reader is not None
+    writer.call("create_memory", {"name": "a", "description": "first", "body": "x"})
+    server = MemoryServer(reader)
+    results = [server.result("read_memory", {"name": "a"})]
+    results.append(server.result("read_memory", {"name": "nope"}))
+    writer.call("create_memory", {"name": "b", "description": "second", "body": "y"})
+    results.append(server.result("read_memory", {"name": "b"}))
+    assert results[1]["isError"] is True
+    assert "gitmem/notices" in results[2]["_meta"]
+    for result in results:
+        for version in HANDSHAKE_PROTOCOL_VERSIONS:
+            wire = sdk_wire(result, version)
+            assert result == wire
+            assert json.dumps(result) == json.dumps(wire)
+
+
+def test_a_request_of_another_shape_gets_the_sdks_refusal(repo: Repository) -> None:
+    """``tools/call`` with arguments that are not an object, or without a name, is
+    answered by the SDK's own checks: an invalid-params error, and the server goes on."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    assert holder is not None
+    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
+    cap = json.dumps(capability("markdown", "shared").to_dict())
+    requests: list[dict[str, Any]] = [
+        {
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "wire-test", "version": "0"},
+            },
+        },
+        {"method": "tools/call", "params": {"name": "read_memory", "arguments": "a"}},
+        {"method": "tools/call", "params": {"arguments": {"name": "a"}}},
+        {"method": "tools/call", "params": {"name": "read_memory", "arguments": {"name": "a"}}},
+    ]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": n, **request}) for n, request in enumerate(requests)
+    ]
+    lines.insert(1, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    process = subprocess.Popen(
+        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("\n".join(lines) + "\n")
+    process.stdin.flush()
+    answers: dict[int, Any] = {}
+    while len(answers) < len(requests):
+        message = json.loads(process.stdout.readline())
+        answers[message["id"]] = message
+    process.stdin.close()
+    assert process.wait(timeout=60) == 0
+    assert answers[1]["error"]["code"] == types.INVALID_PARAMS
+    assert answers[2]["error"]["code"] == types.INVALID_PARAMS
+    result = answers[3]["result"]
+    assert result["isError"] is False
+    assert list(result) == ["_meta", "content", "isError"]
+    assert "x" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize("review", [False, True])
+def test_the_markdown_index_is_every_memorys_line(repo: Repository, review: bool) -> None:
+    """The index a markdown holder pins, taken from the store's kept listing, is the one
+    its lines over every memory make; a holder whose writes await review pins its
+    pending memories too."""
+    writer = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    assert writer is not None
+    for n in range(5):
+        writer.call("create_memory", {"name": f"m{n}", "description": f"d {n}", "body": "x"})
+    held = replace(capability("markdown", "shared"), review=review)
+    holder = repo.bind(held, Agent("p", "held"))
+    assert holder is not None
+    if review:
+        holder.call("create_memory", {"name": "pending", "description": "p", "body": "y"})
+        holder.compact()
+    shown = holder.pinned_block()
+    memories = repo.snapshot(holder.store_id).memories()
+    assert ("- `pending` — p" in shown) is review
+    if not review:
+        assert shown == Markdown().pinned(memories)
