@@ -32,6 +32,7 @@ __all__ = [
     "inflate",
     "loose_object",
     "ofs_base",
+    "pack_bases",
     "tree_entries",
 ]
 
@@ -170,6 +171,16 @@ def loose_object(data: bytes) -> tuple[int, bytes]:
     return kind, content
 
 
+def pack_bases(folder: str) -> list[str]:
+    """The packs of a pack folder in name order, each as its path without ``.idx``
+    (none if there is no folder)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(folder, name[: -len(".idx")]) for name in names]
+
+
 class MappedPack:
     """One pack and its version-2 index, mapped: ``find`` looks an object up in the
     index; what reads the entries is the reader's own."""
@@ -296,18 +307,14 @@ class Objects:
 
     def _all_packs(self) -> list[_Pack]:
         if self._packs is None:
-            folder = os.path.join(self._folder, "pack")
-            try:
-                names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
-            except FileNotFoundError:
-                names = []
             packs: list[_Pack] = []
-            for name in names:
+            for base in pack_bases(os.path.join(self._folder, "pack")):
                 try:
-                    packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+                    packs.append(_Pack(base))
                 except FileNotFoundError:
                     continue  # a pack replaced meanwhile
                 except (OSError, ValueError) as exc:
-                    raise Unreadable(f"pack {name} does not read: {exc}") from None
+                    name = os.path.basename(base)
+                    raise Unreadable(f"pack {name}.idx does not read: {exc}") from None
             self._packs = packs
         return self._packs

@@ -18,7 +18,7 @@ from typing import cast
 from dulwich.pack import OFS_DELTA
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 
-from gitmem.lean.objects import MappedPack, entry_header, inflate, ofs_base
+from gitmem.lean.objects import MappedPack, entry_header, inflate, ofs_base, pack_bases
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -70,13 +70,9 @@ class Packs:
         self.folder = folder
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
-        except FileNotFoundError:
-            names = []
-        for name in names:
+        for base in pack_bases(folder):
             try:
-                self._packs.append(Pack(os.path.join(folder, name[: -len(".idx")])))
+                self._packs.append(Pack(base))
             except (OSError, ValueError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
 

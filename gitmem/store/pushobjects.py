@@ -29,7 +29,14 @@ except ImportError:  # a dulwich built without its native parts
         apply_delta as _native_delta,  # pyright: ignore[reportUnknownVariableType]
     )
 
-from gitmem.lean.objects import MappedPack, entry_header, inflate, loose_object, ofs_base
+from gitmem.lean.objects import (
+    MappedPack,
+    entry_header,
+    inflate,
+    loose_object,
+    ofs_base,
+    pack_bases,
+)
 
 if TYPE_CHECKING:
     from dulwich.object_store import DiskObjectStore
@@ -145,14 +152,13 @@ class _Folder:
         self.odd = False
         """Whether some pack here is dulwich's to read."""
         self._store: DiskObjectStore | None = None
-        folder = os.path.join(path, "pack")
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+            bases = pack_bases(os.path.join(path, "pack"))
         except OSError:
-            names = []
-        for name in names:
+            bases = []
+        for base in bases:
             try:
-                self.packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+                self.packs.append(_Pack(base))
             except (OSError, ValueError):
                 self.odd = True  # gone meanwhile, or a format this reader leaves to dulwich
         try:
