@@ -24,9 +24,15 @@ __all__ = [
     "COMMIT",
     "MAX_CHAIN",
     "TREE",
+    "MappedPack",
     "Objects",
     "Unreadable",
     "apply_delta",
+    "entry_header",
+    "inflate",
+    "loose_object",
+    "ofs_base",
+    "pack_bases",
     "tree_entries",
 ]
 
@@ -37,7 +43,7 @@ MAX_CHAIN = 64
 """The longest delta chain read (git's own default depth is 50)."""
 
 
-class Unreadable(Exception):
+class Unreadable(ValueError):
     """An object that is not here as git writes it."""
 
 
@@ -112,42 +118,103 @@ def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
     return found
 
 
-def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:
+def entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
+    """A packed object's type, size, and where what follows its header starts."""
+    byte = data[offset]
+    kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
+    while byte & 0x80:
+        byte = data[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+    return kind, size, at
+
+
+def ofs_base(data: mmap.mmap, at: int, offset: int) -> tuple[int, int]:
+    """Where the base of the offset delta at ``offset`` starts (its distance is read
+    at ``at``), and where the delta's zlib stream starts."""
+    byte = data[at]
+    distance, at = byte & 0x7F, at + 1
+    while byte & 0x80:
+        byte = data[at]
+        distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
+    if not 0 < distance <= offset:
+        raise Unreadable(f"a packed delta at {offset} names no earlier base")
+    return offset - distance, at
+
+
+def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
+    """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
+    stream ends."""
     # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
+    chunk = data[at : at + size + 5 * (size >> 14) + 64]
     inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(data[at : at + size + 5 * (size >> 14) + 64], size + 1)
+        out = inflater.decompress(chunk, size + 1)
     except zlib.error as exc:
         raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
     if len(out) != size or not inflater.eof:
         raise Unreadable(f"a packed object at {at} does not inflate to its size")
-    return out
+    return out, at + len(chunk) - len(inflater.unused_data)
 
 
-class _Pack:
-    """One pack and its version-2 index, mapped."""
+def loose_object(data: bytes) -> tuple[int, bytes]:
+    """A loose object's type number and content, from its file's bytes."""
+    try:
+        whole = zlib.decompress(data)
+    except zlib.error as exc:
+        raise Unreadable(f"a loose object does not inflate: {exc}") from None
+    header, _, content = whole.partition(b"\0")
+    name, _, size = header.partition(b" ")
+    kind = _NAMES.get(name)
+    if kind is None or not size.isdigit() or int(size) != len(content):
+        raise Unreadable("a loose object has a damaged header")
+    return kind, content
+
+
+def pack_bases(folder: str) -> list[str]:
+    """The packs of a pack folder in name order, each as its path without ``.idx``
+    (none if there is no folder)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(folder, name[: -len(".idx")]) for name in names]
+
+
+class MappedPack:
+    """One pack and its version-2 index, mapped: ``find`` looks an object up in the
+    index; what reads the entries is the reader's own."""
 
     def __init__(self, base: str) -> None:
         with open(base + ".idx", "rb") as f:
             self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        with open(base + ".pack", "rb") as f:
-            self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            with open(base + ".pack", "rb") as f:
+                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            self._idx.close()
+            raise
         idx = self._idx
         if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2":
+            self.close()
             raise Unreadable(f"{base}.idx is not a version-2 index")
         if self._data[:4] != b"PACK" or self._data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+            self.close()
             raise Unreadable(f"{base}.pack is not a pack")
         self._fanout = struct.unpack_from(">256L", idx, 8)
         self._count = self._fanout[255]
         self._offsets = 8 + 1024 + self._count * 24
         if len(idx) < self._offsets + self._count * 4 + 40:
+            self.close()
             raise Unreadable(f"{base}.idx is cut short")
 
-    def offset(self, sha: bytes) -> int | None:
-        """Where ``sha`` (20 bytes) starts in the pack, or ``None`` if it is not here."""
+    def find(self, sha: bytes) -> int | None:
+        """The index's offset entry for ``sha`` (20 bytes), or ``None`` if it is not
+        here; an entry with its top bit set names an offset past 2 GiB."""
         idx = self._idx
-        low = self._fanout[sha[0] - 1] if sha[0] else 0
-        high = self._fanout[sha[0]]
+        first = sha[0]
+        low = self._fanout[first - 1] if first else 0
+        high = self._fanout[first]
         while low < high:
             middle = (low + high) // 2
             at = 1032 + middle * 20
@@ -157,11 +224,23 @@ class _Pack:
             elif name > sha:
                 high = middle
             else:
-                (offset,) = struct.unpack_from(">L", idx, self._offsets + middle * 4)
-                if offset & 0x80000000:
-                    raise Unreadable("an object past 2 GiB of its pack")
-                return offset
+                return struct.unpack_from(">L", idx, self._offsets + middle * 4)[0]
         return None
+
+    def close(self) -> None:
+        self._idx.close()
+        self._data.close()
+
+
+class _Pack(MappedPack):
+    """One pack, its objects read with their deltas applied here."""
+
+    def offset(self, sha: bytes) -> int | None:
+        """Where ``sha`` (20 bytes) starts in the pack, or ``None`` if it is not here."""
+        offset = self.find(sha)
+        if offset is not None and offset & 0x80000000:
+            raise Unreadable("an object past 2 GiB of its pack")
+        return offset
 
     def read(
         self, offset: int, by_id: Callable[[bytes, int], tuple[int, bytes]], depth: int
@@ -172,29 +251,18 @@ class _Pack:
         data = self._data
         if offset >= len(data):
             raise Unreadable("an index names an offset past its pack")
-        byte = data[offset]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
+        kind, size, at = entry_header(data, offset)
         if kind in (COMMIT, TREE, BLOB, TAG):
-            return kind, _inflate(data, at, size)
+            return kind, inflate(data, at, size)[0]
         if kind == _OFS_DELTA:
-            byte = data[at]
-            distance, at = byte & 0x7F, at + 1
-            while byte & 0x80:
-                byte = data[at]
-                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
-            if not 0 < distance <= offset:
-                raise Unreadable(f"a packed delta at {offset} names no earlier base")
-            base = self.read(offset - distance, by_id, depth + 1)
+            start, at = ofs_base(data, at, offset)
+            base = self.read(start, by_id, depth + 1)
         elif kind == _REF_DELTA:
             base = by_id(data[at : at + 20], depth + 1)
             at += 20
         else:
             raise Unreadable(f"a packed object of unknown type {kind}")
-        return base[0], apply_delta(base[1], _inflate(data, at, size))
+        return base[0], apply_delta(base[1], inflate(data, at, size)[0])
 
 
 class Objects:
@@ -227,32 +295,26 @@ class Objects:
     def _loose(self, sha: str) -> tuple[int, bytes]:
         try:
             with open(os.path.join(self._folder, sha[:2], sha[2:]), "rb") as f:
-                data = zlib.decompress(f.read())
+                data = f.read()
         except FileNotFoundError:
             raise KeyError(sha) from None
-        except (OSError, zlib.error) as exc:
+        except OSError as exc:
             raise Unreadable(f"object {sha} does not read: {exc}") from None
-        header, _, content = data.partition(b"\0")
-        name, _, size = header.partition(b" ")
-        kind = _NAMES.get(name)
-        if kind is None or not size.isdigit() or int(size) != len(content):
-            raise Unreadable(f"object {sha} has a damaged header")
-        return kind, content
+        try:
+            return loose_object(data)
+        except Unreadable as exc:
+            raise Unreadable(f"object {sha}: {exc}") from None
 
     def _all_packs(self) -> list[_Pack]:
         if self._packs is None:
-            folder = os.path.join(self._folder, "pack")
-            try:
-                names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
-            except FileNotFoundError:
-                names = []
             packs: list[_Pack] = []
-            for name in names:
+            for base in pack_bases(os.path.join(self._folder, "pack")):
                 try:
-                    packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+                    packs.append(_Pack(base))
                 except FileNotFoundError:
                     continue  # a pack replaced meanwhile
                 except (OSError, ValueError) as exc:
-                    raise Unreadable(f"pack {name} does not read: {exc}") from None
+                    name = os.path.basename(base)
+                    raise Unreadable(f"pack {name}.idx does not read: {exc}") from None
             self._packs = packs
         return self._packs

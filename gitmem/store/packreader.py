@@ -9,15 +9,16 @@ read, an index not of version 2, a delta whose base is in another pack.
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import zlib
 from collections.abc import Callable
 from typing import cast
 
-from dulwich.pack import OFS_DELTA, bisect_find_sha, read_pack_header_at
+from dulwich.pack import OFS_DELTA
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
+
+from gitmem.lean.objects import MappedPack, entry_header, inflate, ofs_base, pack_bases
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -69,14 +70,10 @@ class Packs:
         self.folder = folder
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
-        except FileNotFoundError:
-            names = []
-        for name in names:
+        for base in pack_bases(folder):
             try:
-                self._packs.append(Pack(os.path.join(folder, name[: -len(".idx")])))
-            except (OSError, ValueError, AssertionError):
+                self._packs.append(Pack(base))
+            except (OSError, ValueError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
 
     def __contains__(self, sha: bytes) -> bool:
@@ -108,58 +105,26 @@ class Packs:
         self._packs = []
 
 
-class Pack:
+class Pack(MappedPack):
     """One pack and its version-2 index, mapped. Not dulwich's ``load_pack_index``: it
     reads an index's fan-out table entry by entry, 400 us an index against 40 here (a
     sync opens each pack of both sides, up to 32 each: 10% of a sync of 100 changes)."""
 
     def __init__(self, base: str) -> None:
-        with open(base + ".idx", "rb") as f:
-            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            with open(base + ".pack", "rb") as f:
-                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except BaseException:
-            self._idx.close()
-            raise
-        idx = self._idx
-        try:
-            read_pack_header_at(self._data)
-            if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2":
-                raise ValueError(f"{base}.idx is not a version-2 index")
-        except BaseException:
-            self.close()
-            raise
-        self._fanout = struct.unpack_from(">256L", idx, 8)
-        self._count = self._fanout[255]
-        self._offsets = 8 + 1024 + self._count * 24
-        if len(idx) < self._offsets + self._count * 4 + 40:
-            self.close()
-            raise ValueError(f"{base}.idx is cut short")
+        super().__init__(base)
         self._bases: dict[int, tuple[int, bytes]] = {}
 
     def offset(self, sha: bytes) -> int | None:
         """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
-        first = sha[0]
-        low = self._fanout[first - 1] if first else 0
-        high = self._fanout[first]
-        idx = self._idx
-        found = (
-            bisect_find_sha(low, high - 1, sha, lambda i: idx[1032 + i * 20 : 1052 + i * 20])
-            if low < high
-            else None
-        )
-        if found is None:
-            return None
-        (at,) = struct.unpack_from(">L", idx, self._offsets + found * 4)
-        return None if at & 0x80000000 else at  # past 2 GiB: dulwich reads those
+        at = self.find(sha)
+        return None if at is None or at & 0x80000000 else at  # past 2 GiB: dulwich reads those
 
     # Not dulwich's unpack_object_at: 6.5 us an object against 2.5 here (4% of a sync).
     def entry(self, offset: int) -> tuple[int, bytes, bytes] | None:
         """``(type number, content, packed)`` of the object at ``offset``: ``packed``
         is its header and zlib stream when it is held whole (empty for a delta)."""
         data = self._data
-        kind, size, at = self._header(offset)
+        kind, size, at = entry_header(data, offset)
         if kind not in _WHOLE:
             found = self.read(offset)
             return None if found is None else (*found, b"")
@@ -172,16 +137,10 @@ class Pack:
         if found is not None:
             return found
         data = self._data
-        kind, size, at = self._header(offset)
+        kind, size, at = entry_header(data, offset)
         if kind == OFS_DELTA:
-            byte = data[at]
-            distance, at = byte & 0x7F, at + 1
-            while byte & 0x80:
-                byte = data[at]
-                distance, at = ((distance + 1) << 7) | (byte & 0x7F), at + 1
-            if not 0 < distance <= offset:
-                raise ValueError(f"a packed delta at {offset} names no earlier base")
-            base = self.read(offset - distance)
+            start, at = ofs_base(data, at, offset)
+            base = self.read(start)
             if base is None:
                 return None
             delta = inflate(data, at, size)[0]
@@ -196,33 +155,6 @@ class Pack:
                 self._bases.clear()
             self._bases[offset] = found
         return found
-
-    def _header(self, offset: int) -> tuple[int, int, int]:
-        """A packed object's type, size, and where what follows its header starts."""
-        data = self._data
-        byte = data[offset]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
-        return kind, size, at
-
-    def close(self) -> None:
-        self._idx.close()
-        self._data.close()
-
-
-def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
-    """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
-    stream ends."""
-    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
-    chunk = data[at : at + size + 5 * (size >> 14) + 64]
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(chunk, size + 1)
-    if len(out) != size or not inflater.eof:
-        raise ValueError(f"a packed object at {at} does not inflate to its size")
-    return out, at + len(chunk) - len(inflater.unused_data)
 
 
 def _stamp(folder: str) -> int | None:

@@ -15,10 +15,8 @@ asked of dulwich's object store for that folder, loaded then.
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
-import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
@@ -31,14 +29,22 @@ except ImportError:  # a dulwich built without its native parts
         apply_delta as _native_delta,  # pyright: ignore[reportUnknownVariableType]
     )
 
+from gitmem.lean.objects import (
+    MappedPack,
+    entry_header,
+    inflate,
+    loose_object,
+    ofs_base,
+    pack_bases,
+)
+
 if TYPE_CHECKING:
     from dulwich.object_store import DiskObjectStore
 
 __all__ = ["Objects", "common_dir", "control_dir"]
 
 _APPLY = cast("Callable[[bytes, bytes], list[bytes]]", _native_delta)
-_KINDS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
-_WHOLE = frozenset(_KINDS.values())
+_WHOLE = frozenset((1, 2, 3, 4))  # commit, tree, blob, tag
 _OFS_DELTA, _REF_DELTA = 6, 7
 # a pack is looked up by halves in its index until it has been asked for one in
 # _NAMED_SHARE of its objects, then by a dictionary of its names (a push's own pack
@@ -146,14 +152,13 @@ class _Folder:
         self.odd = False
         """Whether some pack here is dulwich's to read."""
         self._store: DiskObjectStore | None = None
-        folder = os.path.join(path, "pack")
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".idx"))
+            bases = pack_bases(os.path.join(path, "pack"))
         except OSError:
-            names = []
-        for name in names:
+            bases = []
+        for base in bases:
             try:
-                self.packs.append(_Pack(os.path.join(folder, name[: -len(".idx")])))
+                self.packs.append(_Pack(base))
             except (OSError, ValueError):
                 self.odd = True  # gone meanwhile, or a format this reader leaves to dulwich
         try:
@@ -175,7 +180,7 @@ class _Folder:
                     data = f.read()
             except FileNotFoundError:
                 return None
-            return _loose(data)
+            return loose_object(data)
         return None
 
     def holds(self, binary: bytes) -> bool:
@@ -211,39 +216,11 @@ class _Folder:
             self._store.close()
 
 
-def _loose(data: bytes) -> _Found:
-    """A loose object's type number and content, from its file's bytes."""
-    whole = zlib.decompress(data)
-    header, _, content = whole.partition(b"\0")
-    kind, _, size = header.partition(b" ")
-    number = _KINDS.get(kind)
-    if number is None or not size.isdigit() or int(size) != len(content):
-        raise ValueError("a loose object has a damaged header")
-    return number, content
-
-
-class _Pack:
-    """One pack and its version-2 index, mapped."""
+class _Pack(MappedPack):
+    """One pack and its version-2 index, mapped, its objects kept once read."""
 
     def __init__(self, base: str) -> None:
-        with open(base + ".idx", "rb") as f:
-            self._idx = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            with open(base + ".pack", "rb") as f:
-                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except BaseException:
-            self._idx.close()
-            raise
-        idx = self._idx
-        if len(idx) < 8 + 1024 or idx[:8] != b"\377tOc\0\0\0\2" or self._data[:4] != b"PACK":
-            self.close()
-            raise ValueError(f"{base} is not a version-2 pack and index")
-        self._fanout = struct.unpack_from(">256L", idx, 8)
-        self._count = self._fanout[255]
-        self._offsets = 8 + 1024 + self._count * 24
-        if len(idx) < self._offsets + self._count * 4 + 40:
-            self.close()
-            raise ValueError(f"{base}.idx is cut short")
+        super().__init__(base)
         self._named: dict[bytes, int] | None = None
         self._asked = 0
         self._kept: dict[int, _Found] = {}
@@ -259,55 +236,34 @@ class _Pack:
             starts = struct.unpack_from(f">{count}L", self._idx, self._offsets)
             ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
             self._named = dict(zip(ids, starts, strict=True))
-        at = self._named.get(binary) if self._named is not None else self._search(binary)
+        at = self._named.get(binary) if self._named is not None else self.find(binary)
         if at is None:
             return None
         return -1 if at & 0x80000000 else at
-
-    def _search(self, binary: bytes) -> int | None:
-        first = binary[0]
-        low, high = (self._fanout[first - 1] if first else 0), self._fanout[first] - 1
-        idx = self._idx
-        while low <= high:
-            mid = (low + high) // 2
-            name = idx[1032 + mid * 20 : 1052 + mid * 20]
-            if name < binary:
-                low = mid + 1
-            elif name > binary:
-                high = mid - 1
-            else:
-                return struct.unpack_from(">L", idx, self._offsets + mid * 4)[0]
-        return None
 
     def read(self, offset: int, base: Callable[[bytes], _Found]) -> _Found | None:
         """The object at ``offset``, its delta chain resolved (``base`` finds a base
         named by id elsewhere); ``None`` for what dulwich is to read."""
         if offset < 0:
             return None
+        data = self._data
         chain: list[bytes] = []  # the deltas met, newest first
         starts: list[int] = []
         found = self._kept.get(offset)
         at = offset
         while found is None:
-            kind, size, start = self._header(at)
+            kind, size, start = entry_header(data, at)
             if kind in _WHOLE:
-                found = (kind, _inflate(self._data, start, size))
+                found = (kind, inflate(data, start, size)[0])
                 break
             if kind == _OFS_DELTA:
-                data = self._data
-                byte = data[start]
-                distance, start = byte & 0x7F, start + 1
-                while byte & 0x80:
-                    byte = data[start]
-                    distance, start = ((distance + 1) << 7) | (byte & 0x7F), start + 1
-                if not 0 < distance <= at:
-                    raise ValueError(f"a packed delta at {at} names no earlier base")
-                chain.append(_inflate(data, start, size))
+                base_at, start = ofs_base(data, start, at)
+                chain.append(inflate(data, start, size)[0])
                 starts.append(at)
-                at -= distance
+                at = base_at
             elif kind == _REF_DELTA:
-                named = self._data[start : start + 20]
-                chain.append(_inflate(self._data, start + 20, size))
+                named = data[start : start + 20]
+                chain.append(inflate(data, start + 20, size)[0])
                 starts.append(at)
                 inside = self.offset(named)
                 if inside is None or inside < 0:
@@ -331,28 +287,3 @@ class _Pack:
             self._kept.clear()
             self._kept_bytes = len(found[1])
         self._kept[offset] = found
-
-    def _header(self, offset: int) -> tuple[int, int, int]:
-        """A packed object's type, size, and where what follows its header starts."""
-        data = self._data
-        byte = data[offset]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
-        return kind, size, at
-
-    def close(self) -> None:
-        self._idx.close()
-        self._data.close()
-
-
-def _inflate(data: mmap.mmap, at: int, size: int) -> bytes:
-    """The ``size`` bytes the zlib stream at ``at`` inflates to."""
-    # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(data[at : at + size + 5 * (size >> 14) + 64], size + 1)
-    if len(out) != size or not inflater.eof:
-        raise ValueError(f"a packed object at {at} does not inflate to its size")
-    return out
