@@ -37,13 +37,10 @@ from gitmem.errors import (
     Unavailable,
     Unchanged,
 )
+from gitmem.lazy import on_first_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    # annotations only: typing's import costs a fresh process about as much as the
-    # interpreter's own start, and a command that only reads needs none of it
-    from typing import Any
-
     from gitmem.binding import Agent
     from gitmem.capability import Capability
     from gitmem.holder import Holder, ToolResult, Turn
@@ -78,19 +75,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = on_first_use(globals(), _LAZY)
 
 
 __all__ = [

@@ -22,6 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitmem"
 # -- the tables ------------------------------------------------------------------------
 
 LAYERS = [
+    "gitmem.lazy",
     "gitmem.errors",
     "gitmem.lean",
     "gitmem.names",

@@ -160,6 +160,7 @@ def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path:
         "gitmem",
         "gitmem.__main__",
         "gitmem.errors",
+        "gitmem.lazy",
         "gitmem.observe",
         "gitmem.observe.capture",
     ]

@@ -14,13 +14,11 @@ Names are imported when first used, so the capture hook, which imports only
 
 from __future__ import annotations
 
-import importlib
+from gitmem.lazy import on_first_use
 
 TYPE_CHECKING = False  # typing is not loaded at run time: the capture hook loads this module
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from gitmem.observe.capture import Recorder, strip_private
     from gitmem.observe.config import ObserverConfig, configure, read_config
     from gitmem.observe.entries import Entry
@@ -74,17 +72,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = on_first_use(globals(), _LAZY)
 
 
 __all__ = [

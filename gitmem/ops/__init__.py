@@ -22,9 +22,9 @@ no strategy.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from gitmem.lazy import on_first_use
 from gitmem.ops import reports
 from gitmem.ops.diffs import diff, diff_stat, line_changes, render
 from gitmem.ops.finding import (
@@ -142,44 +142,42 @@ __all__ = [
     "timeline",
 ]
 
-# loaded when first used: a command that reads memories loads no write rule, strategy,
-# console view, sandbox or sync (tests/test_cold.py holds this)
-_WHEN_USED = {
-    "gitmem.ops.console": (
-        "Ledger",
-        "agents",
-        "allowed_actions",
-        "holders",
-        "memory_history",
-        "modules",
-        "store_overview",
-        "store_state",
-        "timeline",
-    ),
-    "gitmem.ops.health": ("check", "code_problems", "strategy_problems"),
-    "gitmem.ops.program": ("run",),
-    "gitmem.ops.sharing": ("sync",),
-    "gitmem.ops.writing": ("create", "delete", "edit", "save", "set_limits"),
-    "gitmem.strategies.notebook_ops": ("notebook_save", "notebook_text", "notebook_timeline"),
-    "gitmem.strategies.curated_ops": (
-        "rows_add",
-        "rows_append",
-        "rows_birth",
-        "rows_conflicts",
-        "rows_link",
-        "rows_list",
-        "rows_reclassify",
-        "rows_relevant",
-        "rows_show",
-        "rows_unlink",
-    ),
+# name → the module that defines it, imported on first use: a command that reads
+# memories loads no write rule, strategy, console view, sandbox or sync
+# (tests/test_cold.py holds this)
+_LAZY = {
+    "Ledger": "gitmem.ops.console",
+    "agents": "gitmem.ops.console",
+    "allowed_actions": "gitmem.ops.console",
+    "holders": "gitmem.ops.console",
+    "memory_history": "gitmem.ops.console",
+    "modules": "gitmem.ops.console",
+    "store_overview": "gitmem.ops.console",
+    "store_state": "gitmem.ops.console",
+    "timeline": "gitmem.ops.console",
+    "check": "gitmem.ops.health",
+    "code_problems": "gitmem.ops.health",
+    "strategy_problems": "gitmem.ops.health",
+    "run": "gitmem.ops.program",
+    "sync": "gitmem.ops.sharing",
+    "create": "gitmem.ops.writing",
+    "delete": "gitmem.ops.writing",
+    "edit": "gitmem.ops.writing",
+    "save": "gitmem.ops.writing",
+    "set_limits": "gitmem.ops.writing",
+    "notebook_save": "gitmem.strategies.notebook_ops",
+    "notebook_text": "gitmem.strategies.notebook_ops",
+    "notebook_timeline": "gitmem.strategies.notebook_ops",
+    "rows_add": "gitmem.strategies.curated_ops",
+    "rows_append": "gitmem.strategies.curated_ops",
+    "rows_birth": "gitmem.strategies.curated_ops",
+    "rows_conflicts": "gitmem.strategies.curated_ops",
+    "rows_link": "gitmem.strategies.curated_ops",
+    "rows_list": "gitmem.strategies.curated_ops",
+    "rows_reclassify": "gitmem.strategies.curated_ops",
+    "rows_relevant": "gitmem.strategies.curated_ops",
+    "rows_show": "gitmem.strategies.curated_ops",
+    "rows_unlink": "gitmem.strategies.curated_ops",
 }
-_MODULE_OF = {name: module for module, names in _WHEN_USED.items() for name in names}
 
-
-def __getattr__(name: str) -> object:
-    """A name loaded when first used (a strategy's verb with its strategy)."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = on_first_use(globals(), _LAZY)

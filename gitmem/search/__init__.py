@@ -8,10 +8,10 @@ stored index with :mod:`gitmem.search.index` alone, loads no ``typing`` through 
 
 from __future__ import annotations
 
+from gitmem.lazy import on_first_use
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from gitmem.search.hits import Hit
     from gitmem.search.index import (
         BEHIND,
@@ -31,15 +31,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = on_first_use(globals(), _LAZY)
 
 __all__ = ["BEHIND", "Hit", "SearchIndex", "check_keywords", "index_file", "stored_index"]

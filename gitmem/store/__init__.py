@@ -6,8 +6,9 @@ push hook's readers loads without the whole store and dulwich's repository layer
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gitmem.lazy import on_first_use
 
 if TYPE_CHECKING:
     from gitmem.store.commit import Built
@@ -41,18 +42,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    if name != "Remote":
-        globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = on_first_use(globals(), _LAZY, fresh=("Remote",))
 
 
 __all__ = [

@@ -15,15 +15,15 @@ passed over, and written again by the next reader that works the value out.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
 import re
 import sys
-import threading
 import zlib
 from typing import Any, NamedTuple
+
+from gitmem.store.locking import replace_quietly
 
 __all__ = ["Keeping", "Kept"]
 
@@ -61,17 +61,7 @@ class Keeping:
         crc = zlib.crc32(payload, zlib.crc32(head.encode()))
         header = b"%s %s %d %d\n" % (_FORMAT, head.encode(), len(payload), crc)
         path = self._kept_path(kind, store)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(header + payload)
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
+        replace_quietly(path, header + payload)
 
     def _kept_path(self, kind: str, store: str) -> str:
         if not _KIND.fullmatch(kind):

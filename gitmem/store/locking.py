@@ -1,4 +1,4 @@
-"""The repository's write lock, stale-lock recovery and directory fsync.
+"""The repository's write lock, stale-lock recovery, directory fsync and whole-file replace.
 
 Every gitmem writer publishes under one exclusive ``fcntl.flock`` on
 ``<repo>/gitmem/write.lock``. The kernel drops a flock when its holder dies, so a writer
@@ -72,6 +72,23 @@ def remove_stale(lockfile: str) -> None:
     with suppress(FileNotFoundError):
         os.unlink(lockfile)
     fsync_dir(os.path.dirname(lockfile))
+
+
+def replace_quietly(path: str, data: bytes) -> None:
+    """Write ``data`` as the whole file at ``path`` (its folder made if need be), or
+    leave the file as it was: for derived data a later write makes again, so a failure
+    to write is no error. Readers never see a half-written file (it is renamed into place)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    finally:
+        with suppress(OSError):
+            os.remove(tmp)
 
 
 def fsync_dir(path: str) -> None:

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from gitmem.errors import InvalidPath
+from gitmem.lean.heads import TOTAL_KEYS
 from gitmem.types import OP_RE as _OP_RE
 from gitmem.types import SLUG_RE as _SLUG_RE
 from gitmem.types import Op, Totals, check_path
@@ -77,15 +78,7 @@ EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision")
 PATH_KEY = "Gitmem-Path"
 FILES = "files"
 MEMORIES = "memories"
-_TOTAL_KEYS = (
-    "Gitmem-Count",
-    "Gitmem-Chars",
-    "Gitmem-Lines",
-    "Gitmem-Peak-Count",
-    "Gitmem-Peak-Chars",
-    "Gitmem-Peak-Lines",
-)
-KEYS = frozenset((*EDIT_KEYS, PATH_KEY, *_TOTAL_KEYS))
+KEYS = frozenset((*EDIT_KEYS, PATH_KEY, *TOTAL_KEYS))
 """The trailer keys gitmem itself writes; an extra trailer may not use them."""
 _SHOWN = 3
 
@@ -196,7 +189,7 @@ def parse_message(message: bytes) -> Facts | None:
             elif not _SLUG_RE.fullmatch(slug):
                 return None
             edits.append(Edited(slug, op, number))
-        numbers = [int(trailers[k]) for k in _TOTAL_KEYS]
+        numbers = [int(trailers[k]) for k in TOTAL_KEYS]
     except (KeyError, ValueError, InvalidPath):
         return None
     return Facts(

@@ -22,7 +22,6 @@ match; any other file is passed over and written again by the next listing.
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
 import threading
@@ -30,6 +29,7 @@ import zlib
 from typing import NamedTuple
 
 from gitmem.lean import listing as kept_file
+from gitmem.store.locking import replace_quietly
 
 __all__ = ["Buckets", "KeptListing", "Listing", "Summaries", "Summary"]
 
@@ -126,17 +126,7 @@ class Summaries:
         listing if it is lost)."""
         data = kept_file.encode(tree, buckets, listing, folders, blobs)
         path = self._listing_path(store)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
+        replace_quietly(path, data)
 
     def _listing_path(self, store: str) -> str:
         return kept_file.listing_path(os.path.dirname(self._path), store)
