@@ -325,11 +325,9 @@ class ObjectReader:
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
         if found is None:
-            raw = self._raw_commits.get(sha)
-            if raw is not None:
-                found = cast(Commit, Commit.from_raw_string(COMMIT, raw, ObjectID(sha.encode())))
-            else:
-                found = cast(Commit, self.object(sha))
+            # read as the other objects are (straight from the packs first), then parsed
+            raw = self._raw_commits.get(sha) or self.raw(sha, COMMIT)
+            found = cast(Commit, Commit.from_raw_string(COMMIT, raw, ObjectID(sha.encode())))
             _bounded(self._commits)[sha] = found
         return found
 
