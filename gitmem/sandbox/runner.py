@@ -562,11 +562,6 @@ class Sandbox:
             except Died as died:
                 self._discard(process)
                 what = "the program" if kind == "program" else "the onUse script"
-                if time.monotonic() - started - bridge_time >= self.time_limit:
-                    # a heap filled after the time limit passed (a microtask loop
-                    # outlives its worker's end): the time limit is what it broke first
-                    error = f"{what} did not finish within its time limit of {self.time_limit:g} s"
-                    return ProgramResult(False, "", error)
                 return ProgramResult(False, "", _died(died, what))
             except InternalError:
                 self._discard(process)
