@@ -123,8 +123,6 @@ def _capped(text: str) -> str:
 
 def _died(died: Died, what: str) -> str:
     """What a request whose process died is told: its own failure, never a defect."""
-    if died.out_of_memory:
-        return f"{what} exceeded the sandbox memory limit"
     if died.out_of_stack:
         return (
             f"{what} ran the sandbox out of stack while it was parsed or run: it nests too "
@@ -368,7 +366,10 @@ class Sandbox:
             except InternalError:
                 self._discard(process)
                 raise
-            process.prune(reply.get("keep"))
+            if reply.get("restart"):
+                self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
             diagnostic = reply.get("diagnostic")
             raw = reply.get("exports")
             exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
@@ -451,7 +452,14 @@ class Sandbox:
             if reply.get("op") != "result":
                 self._discard(process)
                 raise InternalError(f"the sandbox runtime answered {reply.get('op')!r}")
-            process.prune(reply.get("keep"))
+            if reply.get("restart"):
+                self._discard(process)
+            else:
+                process.prune(reply.get("keep"))
+            if reply.get("again"):
+                # The kept worker would not end: its process is gone, and a fresh
+                # one answers.
+                raise Retired
             message, error = reply.get("message"), reply.get("error")
             return Verdict(
                 kind=str(reply.get("kind")),
@@ -569,7 +577,10 @@ class Sandbox:
             if message.get("op") != "result":
                 self._discard(process)
                 raise InternalError(f"the sandbox runtime answered {message.get('op')!r}")
-            process.prune(message.get("keep"))
+            if message.get("restart"):
+                self._discard(process)
+            else:
+                process.prune(message.get("keep"))
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
