@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gitmem.lean.objects import COMMIT, Objects, Unreadable
 
-__all__ = ["TOTAL_KEYS", "Head", "head", "trailer_block"]
+__all__ = ["TOTAL_KEYS", "Head", "authored", "head", "message_of", "trailer_block"]
 
 TOTAL_KEYS = (
     "Gitmem-Count",
@@ -44,6 +44,25 @@ def trailer_block(message: bytes) -> list[str] | None:
     if not sep or not subject.strip() or "\n" in subject:
         return None
     return rest.split("\n\n", 1)[0].splitlines()
+
+
+def message_of(raw: bytes) -> bytes:
+    """A raw commit's message: what follows its header and the blank line after it."""
+    return raw.partition(b"\n\n")[2]
+
+
+def authored(raw: bytes) -> tuple[str, int]:
+    """A raw commit's author name and time (seconds since the epoch), read from its
+    header as git writes it (``author NAME <EMAIL> TIME ZONE``); ``("", 0)`` where
+    there is none."""
+    header = raw.partition(b"\n\n")[0]
+    for line in header.split(b"\n"):
+        if line.startswith(b"author "):
+            ident, _, rest = line[7:].rpartition(b"> ")
+            name = ident.decode("utf-8", "replace").rsplit(" <", 1)[0]
+            at = rest.split(b" ", 1)[0]
+            return name, int(at) if at.isdigit() else 0
+    return "", 0
 
 
 class Head:

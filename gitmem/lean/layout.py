@@ -13,11 +13,23 @@ else:
     except ImportError:  # a Python built without it
         from hashlib import sha1
 
-__all__ = ["CLOSE", "CODE", "MD", "ON_USE", "OPEN", "bucket", "description", "split_md"]
+__all__ = [
+    "CLOSE",
+    "CODE",
+    "MD",
+    "ON_USE",
+    "OPEN",
+    "SUFFIXES",
+    "bucket",
+    "description",
+    "split_md",
+]
 
 MD = ".md"
 CODE = ".code.ts"
 ON_USE = ".onuse.ts"
+SUFFIXES = (MD, CODE, ON_USE)
+"""A memory's files: its markdown, and the code and onUse halves beside it."""
 OPEN = b"---\ndescription: "
 CLOSE = b"\n---\n"
 

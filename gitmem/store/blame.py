@@ -35,20 +35,47 @@ import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeVar
 
-from gitmem.store import memoryfiles as files
-from gitmem.store.message import parse_message
+from gitmem.lean.heads import authored, message_of
+from gitmem.lean.layout import MD, SUFFIXES, bucket
 
 if TYPE_CHECKING:
-    from gitmem.store.history import History
+    from collections.abc import Sequence
+
+    from gitmem.store.history import Edit, History, Said
     from gitmem.store.objects import ObjectReader
     from gitmem.store.rows import Entry
 
-__all__ = ["Origin", "attribute", "line_origins", "origins", "split_lines"]
+__all__ = [
+    "Commits",
+    "Origin",
+    "attribute",
+    "line_origins",
+    "made",
+    "origins",
+    "split_lines",
+    "stamped",
+]
 
 _RENAME = "rename"
 K = TypeVar("K")
+
+
+class Commits(Protocol):
+    """What blame reads of a store's commits (the store's reader, or the lean path's)."""
+
+    def parents(self, sha: str) -> list[str]: ...
+
+    def facts(self, sha: str) -> Said | None: ...
+
+    def root(self, sha: str) -> str: ...
+
+    def bucket(self, root: str, name: str) -> Mapping[str, bytes]: ...
+
+    def outside(self, sha: str) -> Sequence[Edit]: ...
+
+    def blob(self, sha: bytes) -> bytes: ...
 
 
 class Origin(NamedTuple):
@@ -203,7 +230,7 @@ class _Key(NamedTuple):
 
 
 def _states(
-    reader: ObjectReader,
+    reader: Commits,
     entries: Callable[[str, str], list[Entry]],
     head: str,
     slug: str,
@@ -213,7 +240,7 @@ def _states(
     history index has it: each revision with the file's blob id then, up to the one
     that created it (past a rename, the old name's). For a history with no merge;
     ``entries(head, slug)``: the history index's rows of ``slug`` up to ``head``."""
-    index = files.SUFFIXES.index(suffix)
+    index = SUFFIXES.index(suffix)
     name, top = slug, head
     while True:
         last = None
@@ -247,7 +274,7 @@ def _texts(
 
 
 def origins(
-    reader: ObjectReader, history: History, head: str, slug: str, read: Callable[[str], bytes]
+    reader: Commits, history: History, head: str, slug: str, read: Callable[[str], bytes]
 ) -> list[Origin]:
     """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
     there), the revisions of a history with no merge read from the history index and
@@ -263,7 +290,7 @@ def origins(
         return found
 
     found: list[Origin] = []
-    for suffix in files.SUFFIXES:
+    for suffix in SUFFIXES:
         if linear:
             owned = attribute(_texts(read, _states(reader, entries, head, slug, suffix)))
         else:
@@ -276,8 +303,8 @@ def origins(
     return found
 
 
-def _blob(reader: ObjectReader, root: str, slug: str, suffix: str) -> bytes | None:
-    return reader.bucket(root, files.bucket(slug)).get(slug + suffix)
+def _blob(reader: Commits, root: str, slug: str, suffix: str) -> bytes | None:
+    return reader.bucket(root, bucket(slug)).get(slug + suffix)
 
 
 class _Lines(NamedTuple):
@@ -291,7 +318,7 @@ class _Lines(NamedTuple):
 class _Walk:
     """Blame over a history with merges, commit by commit (see the module's docstring)."""
 
-    def __init__(self, reader: ObjectReader, history: History, head: str) -> None:
+    def __init__(self, reader: Commits, history: History, head: str) -> None:
         self.reader = reader
         self.history = history
         self.head = head
@@ -366,7 +393,7 @@ class _Walk:
 
 
 def _parent_blob(
-    reader: ObjectReader, commit: str, parent: str, slug: str, suffix: str
+    reader: Commits, commit: str, parent: str, slug: str, suffix: str
 ) -> tuple[str, bytes] | None:
     """The name and blob of the file in ``parent`` that ``commit``'s ``slug`` file
     continues: the same name's, or where ``commit`` renamed the memory, the old
@@ -382,7 +409,7 @@ def _parent_blob(
     return (old, blob) if blob is not None else None
 
 
-def _renamed_from(reader: ObjectReader, commit: str, slug: str) -> str | None:
+def _renamed_from(reader: Commits, commit: str, slug: str) -> str | None:
     """The memory ``commit`` renamed to ``slug``: gitmem's rename names both; a commit
     gitmem did not make that removed a memory and added ``slug`` with the very same
     text renamed it too (as git sees a rename)."""
@@ -394,10 +421,10 @@ def _renamed_from(reader: ObjectReader, commit: str, slug: str) -> str | None:
     parents = reader.parents(commit)
     if not parents:
         return None
-    md = _blob(reader, reader.root(commit), slug, files.MD)
+    md = _blob(reader, reader.root(commit), slug, MD)
     before = reader.root(parents[0])
     for edit in reader.outside(commit):
-        if edit.op == "delete" and _blob(reader, before, edit.slug, files.MD) == md:
+        if edit.op == "delete" and _blob(reader, before, edit.slug, MD) == md:
             return edit.slug
     return None
 
@@ -406,26 +433,30 @@ def line_origins(reader: ObjectReader, history: History, head: str, slug: str) -
     """:func:`origins` of ``slug`` at ``head``, with each line's author, time and
     trailers (a blame reads many objects: straight from the packs, while it lasts)."""
     # imported here: the core above reads no git
+    from gitmem.store.message import parse_message
     from gitmem.store.objects import BLOB, COMMIT
     from gitmem.store.transfer import packed_reads
 
     objects = os.path.join(reader.repo.controldir(), "objects")
     with packed_reads(objects, reader.raw) as read:
         found = origins(reader, history, head, slug, lambda sha: read(sha, BLOB))
-        made = {sha: _made(read(sha, COMMIT)) for sha in {o.commit for o in found}}
+        return stamped(found, lambda sha: made(read(sha, COMMIT), parse_message))
+
+
+Made = tuple[str, int, "Mapping[str, str] | None"]
+"""A commit's author name and time, and the extra trailers of its facts (``None`` for a
+commit gitmem did not make)."""
+
+
+def stamped(found: list[Origin], made_by: Callable[[str], Made]) -> list[Origin]:
+    """``found`` with each line's author, time and trailers, ``made_by`` its commit's
+    id (each commit asked once)."""
+    made = {sha: made_by(sha) for sha in dict.fromkeys(o.commit for o in found)}
     return [o._replace(author=a, time=t, trailers=x) for o in found for a, t, x in [made[o.commit]]]
 
 
-def _made(raw: bytes) -> tuple[str, int, Mapping[str, str] | None]:
-    """A raw commit's author name and time, and the extra trailers of its facts."""
-    header, _, message = raw.partition(b"\n\n")
-    name, when = "", 0
-    for line in header.split(b"\n"):
-        if line.startswith(b"author "):
-            ident, _, rest = line[7:].rpartition(b"> ")
-            name = ident.decode("utf-8", "replace").rsplit(" <", 1)[0]
-            at = rest.split(b" ", 1)[0]
-            when = int(at) if at.isdigit() else 0
-            break
-    facts = parse_message(message)
+def made(raw: bytes, said: Callable[[bytes], Said | None]) -> Made:
+    """A raw commit's :data:`Made`, its message's facts read by ``said``."""
+    name, when = authored(raw)
+    facts = said(message_of(raw))
     return name, when, facts.extra if facts is not None else None

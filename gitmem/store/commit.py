@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
+from gitmem.lean.heads import authored
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
@@ -494,13 +495,12 @@ def _recorded(
             f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "
             f"{what} is not in its tree; run `gitmem check`"
         )
-    commit = reader.commit(entry.commit)
+    author, when = authored(reader.raw_commit(entry.commit))
     facts = reader.facts(entry.commit)
     if facts is None:
         totals, peaks = measured(entry.commit) if measured else (Totals(), Totals())
         facts = Facts((), totals, peaks, {})
-    author = commit.author.decode("utf-8", "replace").rsplit(" <", 1)[0]
-    return facts, author, commit.author_time
+    return facts, author, when
 
 
 def memory_revision(

@@ -48,14 +48,12 @@ import bisect
 import hashlib
 import os
 import threading
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
 from gitmem.store.locking import flocked
-from gitmem.store.message import Edited, Facts
-from gitmem.store.objects import Step
 from gitmem.store.rows import (
     FOREIGN,
     LATER3,
@@ -69,19 +67,49 @@ from gitmem.store.rows import (
     parse_row,
 )
 
+if TYPE_CHECKING:
+    from gitmem.store.objects import Step
+
+
+class Edit(Protocol):
+    """What a commit says of one slug it changed (as :class:`~gitmem.store.message.Edited`)."""
+
+    @property
+    def slug(self) -> str: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def revision(self) -> int: ...
+
+
+class Said(Protocol):
+    """What a commit gitmem made says of itself, as far as its history is concerned (as
+    :class:`~gitmem.store.message.Facts`)."""
+
+    @property
+    def edits(self) -> Sequence[Edit]: ...
+
+    @property
+    def paths(self) -> bool: ...
+
+    @property
+    def extra(self) -> Mapping[str, str]: ...
+
 
 class Source(Protocol):
     """What the index reads of the commits."""
 
     def parents(self, sha: str) -> list[str]: ...
 
-    def facts(self, sha: str) -> Facts | None: ...
+    def facts(self, sha: str) -> Said | None: ...
 
     def step(self, sha: str) -> Step: ...
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+    def heading(self, sha: str) -> tuple[list[str], Said | None]: ...
 
-    def outside(self, sha: str) -> tuple[Edited, ...]: ...
+    def outside(self, sha: str) -> Sequence[Edit]: ...
 
 
 class _Frame:
@@ -89,7 +117,7 @@ class _Frame:
 
     __slots__ = ("facts", "mark", "next", "parents", "sha")
 
-    def __init__(self, sha: str, parents: list[str], facts: Facts | None) -> None:
+    def __init__(self, sha: str, parents: list[str], facts: Said | None) -> None:
         self.sha = sha
         self.parents = parents
         self.facts = facts
@@ -637,7 +665,7 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
     return new
 
 
-def _edits(source: Source, sha: str, facts: Facts | None) -> tuple[Edited, ...]:
+def _edits(source: Source, sha: str, facts: Said | None) -> Sequence[Edit]:
     """The edits a commit's rows record: its facts', or for a commit gitmem did not
     make, what its tree changed (numbered 0: a row's place is its number)."""
     return facts.edits if facts is not None else source.outside(sha)

@@ -20,7 +20,7 @@ import json
 
 from gitmem.errors import StorageError
 from gitmem.lean.layout import CLOSE as _CLOSE
-from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
+from gitmem.lean.layout import CODE, MD, ON_USE, SUFFIXES, bucket, split_md
 from gitmem.lean.layout import OPEN as _OPEN
 from gitmem.types import Memory
 
@@ -36,8 +36,6 @@ __all__ = [
     "split_name",
 ]
 
-SUFFIXES = (MD, CODE, ON_USE)
-"""A memory's files: its markdown, and the code and onUse halves beside it."""
 ALLOWLIST = "@allowlist"
 """The root-tree file of a memory store that lists the secrets it admits (see
 :mod:`gitmem.secrets`); ``@`` keeps it clear of every slug and fan-out directory."""

@@ -26,9 +26,11 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
+from gitmem.lean.heads import message_of
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.packreader import PackedObjects
+from gitmem.store.rows import REMOVED
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -64,10 +66,6 @@ class Step(NamedTuple):
     facts: Facts | None
     blobs: tuple[Blobs, ...]
     """One entry per edit in ``facts``."""
-
-
-REMOVED = "~"
-"""Marks the ``.md`` blob id of a revision that removed its slug."""
 
 
 def object_id(type_num: int, content: bytes) -> bytes:
@@ -326,10 +324,14 @@ class ObjectReader:
         found = self._commits.get(sha)
         if found is None:
             # read as the other objects are (straight from the packs first), then parsed
-            raw = self._raw_commits.get(sha) or self.raw(sha, COMMIT)
+            raw = self.raw_commit(sha)
             found = cast(Commit, Commit.from_raw_string(COMMIT, raw, ObjectID(sha.encode())))
             _bounded(self._commits)[sha] = found
         return found
+
+    def raw_commit(self, sha: str) -> bytes:
+        """A commit as stored: its header lines, a blank line, its message."""
+        return self._raw_commits.get(sha) or self.raw(sha, COMMIT)
 
     def root(self, sha: str) -> str:
         """The id of a commit's root tree."""
@@ -342,7 +344,9 @@ class ObjectReader:
         """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
         if sha in self._facts:
             return self._facts[sha]
-        found = parse_message(self.commit(sha).message)
+        cached = self._commits.get(sha)
+        message = cached.message if cached is not None else message_of(self.raw_commit(sha))
+        found = parse_message(message)
         _bounded(self._facts)[sha] = found
         return found
 

@@ -1,13 +1,15 @@
 """The history index's rows: what one line of the index file says, and how it is
-written and read (see :mod:`gitmem.store.history` for the file and its order)."""
+written and read (see :mod:`gitmem.store.history` for the file and its order).
+
+It reads no git and loads neither the store nor ``urllib`` for a slug (which reads as
+itself), so the lean read path reads rows as the store does."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-from urllib.parse import quote, unquote
+from typing import TYPE_CHECKING, NamedTuple
 
-from gitmem.store.objects import REMOVED
-from gitmem.types import Op
+if TYPE_CHECKING:
+    from gitmem.types import Op
 
 FOREIGN = "-"
 MERGE = "^"
@@ -37,17 +39,30 @@ LATER = "?"
 """Stands for the blob ids of a row the walk wrote without reading trees."""
 LATER3 = (LATER, LATER, LATER)
 
+REMOVED = "~"
+"""Marks the ``.md`` blob id of a revision that removed its slug."""
+
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~/")
+
 
 def field_of(name: str) -> str:
     """A slug or a file-store path as one field of a line: ASCII with no space, so a
     path of any characters keeps the line's shape. Names of letters, digits, ``-``,
-    ``_``, ``.`` and ``/`` (every slug) read as themselves; others are %-escaped."""
+    ``_``, ``.``, ``~`` and ``/`` (every slug) read as themselves; others are %-escaped."""
+    if _PLAIN.issuperset(name):
+        return name
+    from urllib.parse import quote
+
     return quote(name, safe="/")
 
 
 def name_of(field: str) -> str:
     """The slug or path a line's field stands for."""
-    return unquote(field, errors="strict") if "%" in field else field
+    if "%" not in field:
+        return field
+    from urllib.parse import unquote
+
+    return unquote(field, errors="strict")
 
 
 def format_row(row: Row) -> str:
