@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 
 from gitmem.lean import grammar, listing, refs, repository
-from gitmem.lean.heads import Head, head
-from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
-from gitmem.lean.lines import excerpt, hits_text, listing_text, state_text
+from gitmem.lean.heads import SESSION_TRAILER, Head, head, slug_shape
+from gitmem.lean.layout import CODE, FILE_NAMES, MD, ON_USE, bucket, description, split_md
+from gitmem.lean.lines import blame_text, excerpt, hits_text, listing_text, state_text
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
 TYPE_CHECKING = False
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "Parsed", "answer", "parse"]
 
-COMMANDS = ("ls", "show", "log", "search", "state")
+COMMANDS = ("ls", "show", "log", "search", "state", "blame")
 """The commands whose grammar :mod:`gitmem.lean.grammar` holds."""
 
 _PREFIX = "refs/heads/"  # a standalone repository's stores
@@ -256,7 +256,43 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     return "".join(hits_text(hits, parsed.arguments))
 
 
+def _blame(store: _Store, parsed: Parsed) -> str | None:
+    # the store's own modules, which load neither dulwich nor the store's types
+    from gitmem.lean.commits import Commits, said
+    from gitmem.store.blame import made, origins, stamped
+    from gitmem.store.history import History
+
+    (slug,) = parsed.arguments
+    if not slug_shape(slug):
+        return None
+    commits = Commits(store.objects)
+    folder = os.path.join(store.directory, "gitmem", "history")
+    history = History(History.file_for(folder, store.name), commits)
+    found = origins(commits, history, store.head.commit, slug, commits.text)
+    if not found:
+        return None  # no such memory: the command line says so
+    found = stamped(found, lambda sha: made(commits.raw(sha), said))
+    return "".join(
+        blame_text(
+            [
+                (
+                    o.commit,
+                    o.revision,
+                    o.author,
+                    (o.trailers or {}).get(SESSION_TRAILER, ""),
+                    o.time,
+                    FILE_NAMES[o.suffix],
+                    o.line,
+                    o.text,
+                )
+                for o in found
+            ]
+        )
+    )
+
+
 _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
+    "blame": (frozenset({"store"}), _blame),
     "ls": (frozenset({"store"}), _ls),
     "search": (frozenset({"store", "limit"}), _search),
     "state": (frozenset({"store"}), _state),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument, NotFound
 from gitmem.screens import chain
-from gitmem.store.memoryfiles import CODE, MD, ON_USE
+from gitmem.lean.layout import FILE_NAMES
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.store.storage import Storage
 from gitmem.types import Author, BlameLine, Revision
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from gitmem.trailers import Provenance
 
 __all__ = ["Repository"]
-
-_FILES = {MD: "memory", CODE: "code", ON_USE: "onUse"}
-"""How a blamed line names the memory's file it is in."""
 
 
 class Repository(Storage):
@@ -63,7 +60,7 @@ class Repository(Storage):
             by = "git" if trailers is None else "agent" if AGENT_TRAILER in trailers else "operator"
             lines.append(
                 BlameLine(
-                    file=_FILES[origin.suffix],
+                    file=FILE_NAMES[origin.suffix],
                     line=origin.line,
                     text=origin.text,
                     slug=origin.slug,

@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gitmem.lean.heads import SESSION_TRAILER
 from gitmem.limits import LIMITS, Limits
 
 __all__ = [
@@ -50,8 +51,6 @@ CAPABILITY_TRAILER = "Gitmem-Capability"
 AGENT_TRAILER = "Gitmem-Agent"
 WIDEN_TRAILER = "Gitmem-Widen"
 """Names the limits an operator loosened on purpose (``gitmem set-limits --widen``)."""
-SESSION_TRAILER = "Gitmem-Session"
-"""The session (or run) a write came from."""
 CLIENT_TRAILER = "Gitmem-Client"
 """The client that ran the session (an MCP client's name)."""
 TOOL_TRAILER = "Gitmem-Tool"

@@ -81,4 +81,15 @@ COMMANDS: dict[str, tuple[dict[str, tuple[str, bool]], list[tuple[str, int, bool
         },
         [],
     ),
+    "blame": (
+        {
+            "--at": ("at", False),
+            "--help": ("_click_default_help", True),
+            "--json": ("as_json", True),
+            "--store": ("store", False),
+            "-h": ("_click_default_help", True),
+            "-s": ("store", False),
+        },
+        [("slug", 1, True)],
+    ),
 }

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from gitmem.lean.objects import COMMIT, Objects, Unreadable
 
-__all__ = ["TOTAL_KEYS", "Head", "authored", "head", "message_of", "trailer_block"]
+__all__ = [
+    "SESSION_TRAILER",
+    "TOTAL_KEYS",
+    "Head",
+    "authored",
+    "facts",
+    "head",
+    "message_of",
+    "trailer_block",
+]
 
 TOTAL_KEYS = (
     "Gitmem-Count",
@@ -21,6 +30,8 @@ TOTAL_KEYS = (
     "Gitmem-Peak-Chars",
     "Gitmem-Peak-Lines",
 )
+SESSION_TRAILER = "Gitmem-Session"
+"""The session (or run) a write came from."""
 _EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Path")
 _SLUG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _OP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz-")
@@ -85,8 +96,9 @@ class Head:
         self.extra = extra
 
 
-def _facts(message: bytes) -> tuple[list[int], dict[str, str]] | None:
-    """The six totals and the extra trailers of a memory store's gitmem message."""
+def facts(message: bytes) -> tuple[list[int], dict[str, str], list[tuple[str, str, int]]] | None:
+    """The six totals, the extra trailers and the edits (slug, op, revision) of a memory
+    store's gitmem message; ``None`` if it is not one this reads."""
     lines = trailer_block(message)
     if lines is None:
         return None
@@ -107,17 +119,20 @@ def _facts(message: bytes) -> tuple[list[int], dict[str, str]] | None:
         return None  # a file store's, or not gitmem's: for the full reader
     if len(set(slugs)) < len(slugs):
         return None
+    found: list[tuple[str, str, int]] = []
     try:
         for slug, op, revision in zip(slugs, ops, revisions, strict=True):
-            if int(revision) < 0 or not op_shape(op) or not slug_shape(slug):
+            number = int(revision)
+            if number < 0 or not op_shape(op) or not slug_shape(slug):
                 return None
+            found.append((slug, op, number))
         numbers = [int(trailers[k]) for k in TOTAL_KEYS]
     except (KeyError, ValueError):
         return None
     if min(numbers) < 0:
         return None
     extra = {k: v for k, v in trailers.items() if k not in TOTAL_KEYS}
-    return numbers, extra
+    return numbers, extra, found
 
 
 def head(objects: Objects, commit: str) -> Head | None:
@@ -132,9 +147,9 @@ def head(objects: Objects, commit: str) -> Head | None:
     first = header.split(b"\n", 1)[0]
     if not sep or not first.startswith(b"tree ") or len(first) != 45:
         return None
-    found = _facts(message)
+    found = facts(message)
     if found is None:
         return None
-    (count, chars, lines, peak_count, peak_chars, peak_lines), extra = found
+    (count, chars, lines, peak_count, peak_chars, peak_lines), extra, _ = found
     tree = first[5:].decode("ascii", "replace")
     return Head(commit, tree, (count, chars, lines), (peak_count, peak_chars, peak_lines), extra)

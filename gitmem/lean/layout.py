@@ -19,6 +19,7 @@ __all__ = [
     "MD",
     "ON_USE",
     "OPEN",
+    "FILE_NAMES",
     "SUFFIXES",
     "bucket",
     "description",
@@ -30,6 +31,8 @@ CODE = ".code.ts"
 ON_USE = ".onuse.ts"
 SUFFIXES = (MD, CODE, ON_USE)
 """A memory's files: its markdown, and the code and onUse halves beside it."""
+FILE_NAMES = {MD: "memory", CODE: "code", ON_USE: "onUse"}
+"""How a blamed line names the memory's file it is in."""
 OPEN = b"---\ndescription: "
 CLOSE = b"\n---\n"
 

@@ -8,7 +8,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CARETS", "counted", "excerpt", "hits_text", "listing_text", "state_text"]
+__all__ = [
+    "CARETS",
+    "Blamed",
+    "blame_text",
+    "counted",
+    "excerpt",
+    "hits_text",
+    "listing_text",
+    "state_text",
+    "when",
+]
 
 # Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
 # stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
@@ -20,6 +30,28 @@ CARETS = (
 )
 """What a terminal shows of agents' text: its control characters in caret notation
 (``str.translate`` table), so that they are shown, not obeyed."""
+
+
+def when(epoch: int) -> str:
+    """A commit time as the command line prints it, in UTC."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+Blamed = tuple[str, int, str, str, int, str, int, str]
+"""A blamed line as ``gitmem blame`` prints it: commit, revision, author, session, time,
+the memory's file (``memory``, ``code``, ``onUse``), the line's number and its text."""
+
+
+def blame_text(lines: list[Blamed]) -> list[str]:
+    """``gitmem blame``: each line of a memory's files with what last changed it."""
+    width = max((len(author) for _, _, author, _, _, _, _, _ in lines), default=0)
+    return [
+        f"{commit[:12]} r{revision:<3} {author:<{width}} {session[:12] or '-':<12} "
+        f"{when(time)[:10]} {file:<6} {line:>4}) {text}\n"
+        for commit, revision, author, session, time, file, line, text in lines
+    ]
 
 
 def counted(count: int, noun: str) -> str:

@@ -8,10 +8,9 @@ what ``--json`` prints. The shapes are described in ``docs/cli-json.md``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gitmem.lean.lines import counted, hits_text, listing_text, state_text
+from gitmem.lean.lines import blame_text, counted, hits_text, listing_text, state_text, when
 from gitmem.ops.diffs import diff_stat, render
 from gitmem.ops.reading import (
     OUTSIDE,
@@ -83,11 +82,6 @@ class Verdict(Report, Protocol):
     def refusal(self) -> str | None:
         """Why the command fails, or ``None`` if it does not."""
         ...
-
-
-def when(epoch: int) -> str:
-    """A commit time as the CLI prints it, in UTC."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _block(text: str) -> str:
@@ -345,14 +339,9 @@ def blame(repo: Repository, store: str, slug: str, at: str | None = None) -> Rep
     """``gitmem blame``: each line of a memory's files with the revision that last
     changed it (commit, revision, author, session, date), as of ``at``."""
     lines = repo.blame(store, slug, at)
-    width = max(len(b.author) for b in lines)
-    shown: list[str] = []
-    for b in lines:
-        session = b.session[:12] or "-"
-        shown.append(
-            f"{b.commit[:12]} r{b.revision:<3} {b.author:<{width}} {session:<12} "
-            f"{when(b.time)[:10]} {b.file:<6} {b.line:>4}) {b.text}\n"
-        )
+    shown = blame_text(
+        [(b.commit, b.revision, b.author, b.session, b.time, b.file, b.line, b.text) for b in lines]
+    )
     return _Fixed(shown, [b.to_dict() for b in lines])
 
 

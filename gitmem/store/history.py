@@ -212,6 +212,11 @@ class History:
         """Whether ``head``'s history holds no merge: then each row's commit has the
         row before it (of the same slug) in its ancestry, with nothing between."""
         with self._mutex:
+            if head is not None and not self._rows and self._persisted and not self._wrote_cold:
+                # a fresh process: the file's rows of head's ancestry, searched for a merge
+                data = _cold_file(self._path, self._source, head)
+                if data is not None:
+                    return data.find(_MERGE_FIELD) < 0
             reach = self._reach(head)
             return not reach.extra and (not self._merges or self._merges[0] >= reach.end)
 
@@ -548,6 +553,7 @@ class History:
 
 
 _TAIL = 65536  # bytes of the index read to see what it ends with
+_MERGE_FIELD = b" " + MERGE.encode() + b" "  # a merge row's op, found in the file's bytes
 _NONE4 = ("-", "-", "-", "-")
 
 
@@ -581,7 +587,7 @@ def _cold_file(path: str, source: Source, head: str) -> bytes | None:
     if data[data.rfind(b"\n", 0, end - 1) + 1 : end].startswith(key):
         stop = end
     else:
-        if data.find(b" " + MERGE.encode() + b" ", 0, end) >= 0:
+        if data.find(_MERGE_FIELD, 0, end) >= 0:
             return None
         last = data.rfind(b"\n" + key, 0, end) + 1
         if not last and not data.startswith(key):
@@ -609,7 +615,7 @@ def _cold_newest(
     ``None`` inside when there is none), found by halving the index file's bytes when
     it holds no merge; ``None``: take the full path."""
     data = _cold_file(path, source, head)
-    if data is None or data.find(b" " + MERGE.encode() + b" ") >= 0:
+    if data is None or data.find(_MERGE_FIELD) >= 0:
         return None
     low, high = 0, len(data)
     try:
