@@ -21,7 +21,7 @@ __all__ = ["Commits", "Edit", "NotLean", "Said", "said"]
 _DIR_MODE = 0o040000
 
 
-class NotLean(Exception):  # noqa: N818 (not an error: a question for the full reader)
+class NotLean(Exception):
     """What the lean reader leaves to the store's reader."""
 
 

@@ -16,10 +16,10 @@ else:
 __all__ = [
     "CLOSE",
     "CODE",
+    "FILE_NAMES",
     "MD",
     "ON_USE",
     "OPEN",
-    "FILE_NAMES",
     "SUFFIXES",
     "bucket",
     "description",

@@ -33,10 +33,14 @@ CARETS = (
 
 
 def when(epoch: int) -> str:
-    """A commit time as the command line prints it, in UTC."""
-    from datetime import datetime, timezone
+    """A commit time as the command line prints it, in UTC (a time past the years 1 to
+    9999 is refused with ``ValueError``, as a date's is)."""
+    import time  # built in: the lean path spares itself ``datetime``
 
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    found = time.gmtime(epoch)
+    if not 1 <= found.tm_year <= 9999:
+        raise ValueError(f"year {found.tm_year} is out of range")
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", found)
 
 
 Blamed = tuple[str, int, str, str, int, str, int, str]

@@ -39,6 +39,7 @@ __all__ = [
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 _OFS_DELTA, _REF_DELTA = 6, 7
 _NAMES = {b"commit": COMMIT, b"tree": TREE, b"blob": BLOB, b"tag": TAG}
+_HEX = frozenset("0123456789abcdef")
 MAX_CHAIN = 64
 """The longest delta chain read (git's own default depth is 50)."""
 
@@ -275,7 +276,7 @@ class Objects:
     def read(self, sha: str) -> tuple[int, bytes]:
         """``(type, content)`` of the object ``sha`` (40 hex digits); ``KeyError`` if
         it is not here, :class:`Unreadable` if it does not read whole."""
-        if len(sha) != 40 or not all(c in "0123456789abcdef" for c in sha):
+        if len(sha) != 40 or not _HEX.issuperset(sha):
             raise Unreadable(f"{sha!r} is not an object id")
         return self._by_id(bytes.fromhex(sha), 0)
 

@@ -35,17 +35,35 @@ import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
 
 if TYPE_CHECKING:
+    # for the type checker only: a fresh process's blame does without ``typing``'s protocols
     from collections.abc import Sequence
+    from typing import Protocol
 
     from gitmem.store.history import Edit, History, Said
     from gitmem.store.objects import ObjectReader
     from gitmem.store.rows import Entry
+
+    class Commits(Protocol):
+        """What blame reads of a store's commits (the store's reader, or the lean path's)."""
+
+        def parents(self, sha: str) -> list[str]: ...
+
+        def facts(self, sha: str) -> Said | None: ...
+
+        def root(self, sha: str) -> str: ...
+
+        def bucket(self, root: str, name: str) -> Mapping[str, bytes]: ...
+
+        def outside(self, sha: str) -> Sequence[Edit]: ...
+
+        def blob(self, sha: bytes) -> bytes: ...
+
 
 __all__ = [
     "Commits",
@@ -60,22 +78,6 @@ __all__ = [
 
 _RENAME = "rename"
 K = TypeVar("K")
-
-
-class Commits(Protocol):
-    """What blame reads of a store's commits (the store's reader, or the lean path's)."""
-
-    def parents(self, sha: str) -> list[str]: ...
-
-    def facts(self, sha: str) -> Said | None: ...
-
-    def root(self, sha: str) -> str: ...
-
-    def bucket(self, root: str, name: str) -> Mapping[str, bytes]: ...
-
-    def outside(self, sha: str) -> Sequence[Edit]: ...
-
-    def blob(self, sha: bytes) -> bytes: ...
 
 
 class Origin(NamedTuple):

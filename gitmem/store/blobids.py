@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from gitmem.store.rows import LATER, Entry, Row, entry_of, field_of, lines_with, name_of
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from gitmem.store.objects import Step
 
+    class Steps(Protocol):
+        """What the lookup reads of the commits: a commit as a walk sees it."""
+
+        def step(self, sha: str) -> Step: ...
+
+
 __all__ = ["BlobIds"]
-
-
-class Steps(Protocol):
-    """What the lookup reads of the commits: a commit as a walk sees it."""
-
-    def step(self, sha: str) -> Step: ...
 
 
 class BlobIds:

@@ -45,11 +45,10 @@ it from the commits. An index built bit by bit equals one built from scratch.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
@@ -68,48 +67,57 @@ from gitmem.store.rows import (
 )
 
 if TYPE_CHECKING:
+    from hashlib import sha1
+else:
+    try:  # the module itself: hashlib would load OpenSSL to name one file
+        from _sha1 import sha1
+    except ImportError:  # a Python built without it
+        from hashlib import sha1
+
+if TYPE_CHECKING:
+    # what the index reads, described for the type checker only: loading ``typing``'s
+    # protocols would cost a fresh process more than its read of the index
+    from typing import Protocol
+
     from gitmem.store.objects import Step
 
+    class Edit(Protocol):
+        """What a commit says of one slug it changed (as :class:`~gitmem.store.message.Edited`)."""
 
-class Edit(Protocol):
-    """What a commit says of one slug it changed (as :class:`~gitmem.store.message.Edited`)."""
+        @property
+        def slug(self) -> str: ...
 
-    @property
-    def slug(self) -> str: ...
+        @property
+        def op(self) -> str: ...
 
-    @property
-    def op(self) -> str: ...
+        @property
+        def revision(self) -> int: ...
 
-    @property
-    def revision(self) -> int: ...
+    class Said(Protocol):
+        """What a commit gitmem made says of itself, as far as its history is concerned (as
+        :class:`~gitmem.store.message.Facts`)."""
 
+        @property
+        def edits(self) -> Sequence[Edit]: ...
 
-class Said(Protocol):
-    """What a commit gitmem made says of itself, as far as its history is concerned (as
-    :class:`~gitmem.store.message.Facts`)."""
+        @property
+        def paths(self) -> bool: ...
 
-    @property
-    def edits(self) -> Sequence[Edit]: ...
+        @property
+        def extra(self) -> Mapping[str, str]: ...
 
-    @property
-    def paths(self) -> bool: ...
+    class Source(Protocol):
+        """What the index reads of the commits."""
 
-    @property
-    def extra(self) -> Mapping[str, str]: ...
+        def parents(self, sha: str) -> list[str]: ...
 
+        def facts(self, sha: str) -> Said | None: ...
 
-class Source(Protocol):
-    """What the index reads of the commits."""
+        def step(self, sha: str) -> Step: ...
 
-    def parents(self, sha: str) -> list[str]: ...
+        def heading(self, sha: str) -> tuple[list[str], Said | None]: ...
 
-    def facts(self, sha: str) -> Said | None: ...
-
-    def step(self, sha: str) -> Step: ...
-
-    def heading(self, sha: str) -> tuple[list[str], Said | None]: ...
-
-    def outside(self, sha: str) -> Sequence[Edit]: ...
+        def outside(self, sha: str) -> Sequence[Edit]: ...
 
 
 class _Frame:
@@ -172,7 +180,7 @@ class History:
     @staticmethod
     def file_for(directory: str, store: str) -> str:
         # the suffix names the row format: a file of an older format is rebuilt
-        return os.path.join(directory, hashlib.sha1(store.encode()).hexdigest() + ".4")
+        return os.path.join(directory, sha1(store.encode()).hexdigest() + ".4")
 
     # -- answers ---------------------------------------------------------------------
 
