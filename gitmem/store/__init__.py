@@ -6,10 +6,9 @@ push hook's readers loads without the whole store and dulwich's repository layer
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gitmem.lazy import on_first_use
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitmem.store.commit import Built
     from gitmem.store.filestore import FileSnapshot

@@ -25,7 +25,11 @@ with every line its children passed it.
 **The diff** is git's in the part that decides most lines: the lines both texts share
 at their start and end are kept as they are, found by comparing slices of the line
 lists (a halving search, each comparison in C, no loop over lines); only what lies
-between is matched line by line (``difflib``'s matcher, which hashes each line once).
+between is matched line by line (``difflib``'s matcher, which hashes each line once),
+and only when the two share a line at all (lines rewritten outright share none).
+
+It loads neither ``typing`` nor ``difflib`` until they are needed: a blame on the lean
+read path is a fresh process, whose imports cost as much as its reading.
 """
 
 from __future__ import annotations
@@ -34,20 +38,21 @@ import heapq
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    # for the type checker only: a fresh process's blame does without ``typing``'s protocols
+    # for the type checker only: a fresh process's blame does without ``typing``
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Literal, NamedTuple, Protocol, TypeVar
 
     from gitmem.store.history import Edit, History, Said
     from gitmem.store.objects import ObjectReader
     from gitmem.store.rows import Entry
+
+    K = TypeVar("K")
 
     class Commits(Protocol):
         """What blame reads of a store's commits (the store's reader, or the lean path's)."""
@@ -63,10 +68,11 @@ if TYPE_CHECKING:
         def outside(self, sha: str) -> Sequence[Edit]: ...
 
         def blob(self, sha: bytes) -> bytes: ...
+else:
+    from gitmem.lean.tuples import NamedTuple
 
 
 __all__ = [
-    "Commits",
     "Origin",
     "attribute",
     "line_origins",
@@ -77,7 +83,6 @@ __all__ = [
 ]
 
 _RENAME = "rename"
-K = TypeVar("K")
 
 
 class Origin(NamedTuple):
@@ -195,14 +200,10 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     passed_at, passed_final = at[:i], final[:i]
     left = _Ask([], [])
     if i < j:
-        if start < stop_old:
-            keep: dict[int, int] = {}
-            matcher = SequenceMatcher(
-                None, old.lines[start:stop_old], new.lines[start:stop_new], False
-            )
-            for a, b, size in matcher.get_matching_blocks():
-                for k in range(size):
-                    keep[start + b + k] = start + a + k
+        old_middle, new_middle = old.lines[start:stop_old], new.lines[start:stop_new]
+        # lines rewritten outright (the common case) share no line: nothing to match
+        if old_middle and not set(old_middle).isdisjoint(new_middle):
+            keep = _kept(old_middle, new_middle, start)
             for line, to in zip(at[i:j], final[i:j], strict=True):
                 kept = keep.get(line)
                 if kept is None:
@@ -217,6 +218,18 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     passed_at += at[j:] if not shift else [line + shift for line in at[j:]]
     passed_final += final[j:]
     return _Ask(passed_at, passed_final), left
+
+
+def _kept(old: list[bytes], new: list[bytes], start: int) -> dict[int, int]:
+    """Which lines of ``new`` (from line ``start``) ``old`` holds unchanged, and where."""
+    # imported here: its import compiles a pattern, and most diffs never get this far
+    from difflib import SequenceMatcher
+
+    keep: dict[int, int] = {}
+    for a, b, size in SequenceMatcher(None, old, new, False).get_matching_blocks():
+        for k in range(size):
+            keep[start + b + k] = start + a + k
+    return keep
 
 
 # -- reading a store's history ---------------------------------------------------------

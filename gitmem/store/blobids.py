@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gitmem.store.rows import LATER, Entry, Row, entry_of, field_of, lines_with, name_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Protocol
 

@@ -44,15 +44,13 @@ it from the commits. An index built bit by bit equals one built from scratch.
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
-from gitmem.store.locking import flocked
 from gitmem.store.rows import (
     FOREIGN,
     LATER3,
@@ -66,6 +64,7 @@ from gitmem.store.rows import (
     parse_row,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hashlib import sha1
 else:
@@ -159,7 +158,7 @@ class History:
     def __init__(self, path: str, source: Source) -> None:
         self._path = path
         self._source = source
-        self._mutex = threading.Lock()
+        self._mutex = _thread.allocate_lock()  # threading's Lock, without loading threading
         # rows as stored; Entry objects are made on demand
         self._rows: list[Row] = []
         self._pos: dict[str, int] = {}  # commit → its last row
@@ -375,6 +374,8 @@ class History:
                     self._catch_up(parent)
                     if self._rows[-1][0] != parent:
                         return
+                from gitmem.store.locking import flocked  # a write: a reader never locks
+
                 with flocked(self._path + ".lock"):
                     fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
                     try:
@@ -424,6 +425,8 @@ class History:
             try:
                 self._load()
                 if head not in self._pos:
+                    from gitmem.store.locking import flocked  # a write: a reader never locks
+
                     with flocked(self._path + ".lock"):
                         self._load()
                         if head not in self._pos:

@@ -6,10 +6,13 @@ itself), so the lean read path reads rows as the store does."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from gitmem.types import Op
+else:
+    from gitmem.lean.tuples import NamedTuple
 
 FOREIGN = "-"
 MERGE = "^"
