@@ -16,12 +16,13 @@ from conftest import commit_by_hand, git
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
-from gitmem import Agent, Author, Capability, Limits, Memory, Repository
+from gitmem import Agent, Author, Capability, Limits, Memory, Provenance, Repository
 from gitmem.cli import cli
 from gitmem.lean import heads, layout, refs, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
 from gitmem.quick import answer
-from gitmem.types import OP_RE, SLUG_RE, Change
+from gitmem.store import Snapshot
+from gitmem.types import OP_RE, SLUG_RE, Change, Edit
 
 AGENT = Author.agent("agent-1")
 STORE = "profile/notes"
@@ -129,6 +130,11 @@ REFUSED = [
     ["state", "extra"],
     ["show", "deploy"],
     ["log", "deploy"],
+    ["blame", "deploy", "--json"],
+    ["blame", "deploy", "--at", "2026-01-01"],
+    ["blame", "deploy", "extra"],
+    ["blame"],
+    ["blame", "no.such"],
     ["search"],
     ["search", "--limit", "x", "ship"],
     ["search", "--limit", "-1", "ship"],
@@ -219,6 +225,110 @@ def test_a_project_repository_is_left_to_the_command_line(tmp_path: Path) -> Non
     full(str(project), ["ls"])
     assert lean(str(project), ["ls"]) is None
     assert repository.find(str(project)) is None
+
+
+def write(repo: Repository, slug: str, body: str, code: str = "", store: str = STORE) -> str:
+    """Write ``slug`` whole (created or replaced); its commit."""
+
+    def change(snapshot: Snapshot) -> Change:
+        op = "write" if slug in snapshot else "create"
+        return Change(op, slug, Memory(slug, "notes", body, code))
+
+    return repo.mutate(store, AGENT, change).commit
+
+
+def rename(repo: Repository, old: str, new: str) -> None:
+    def change(snapshot: Snapshot) -> Change:
+        memory = snapshot.get(old)
+        assert memory is not None
+        moved = Memory(new, memory.description, memory.body, memory.code)
+        return Change("rename", new, moved, also=(Edit("rename", old, None),))
+
+    repo.mutate(STORE, AGENT, change)
+
+
+def same_blame(path: str, slug: str, store: str = STORE) -> bool:
+    """The lean answer to ``blame SLUG`` is the command line's (``False``: it left the
+    command to the command line)."""
+    argv = ["blame", slug, "-s", store]
+    text = lean(path, argv)
+    if text is None:
+        return False
+    assert (text, 0) == full(path, argv)
+    return True
+
+
+def test_blame_is_answered_as_the_command_line_answers_it(tmp_path: Path) -> None:
+    """Revisions, code halves, a rename, a merge: where the history index is kept, the
+    lean blame prints the command line's text; where it is not, it leaves it to it."""
+    path = str(tmp_path / "repo.git")
+    with Repository.init(path) as repo:
+        write(repo, "plan", "one\ntwo\nthree\n")
+        assert same_blame(path, "plan")  # the write kept the history index
+        shutil.rmtree(os.path.join(path, "gitmem", "history"))  # as a fresh clone has it
+        assert not same_blame(path, "plan")
+        full(path, ["blame", "plan"])
+        assert same_blame(path, "plan")
+        write(repo, "plan", "one\nTWO\nthree\nfour\n")
+        write(repo, "plan", "zero\none\nTWO\nthree\nfour\n", code="export const x = 1;\n")
+        write(repo, "other", "x\n")
+        assert same_blame(path, "plan")
+        assert same_blame(path, "other")
+        assert lean(path, ["blame", "missing", "-s", STORE]) is None  # the refusal is its
+        rename(repo, "plan", "tasks")
+        write(repo, "tasks", "zero\none\nTWO\nthree\nfour\nfive\n")
+        assert same_blame(path, "tasks")
+        repo.fork(STORE, "profile/copy")
+        write(repo, "tasks", "ZERO\none\nTWO\nthree\nfour\nfive\n")
+        write(repo, "tasks", "zero\none\nTWO\nthree\nfour\nFIVE\n", store="profile/copy")
+        ours, theirs = repo.head(STORE), repo.head("profile/copy")
+        assert ours is not None and theirs is not None
+        merged = Memory("tasks", "notes", "ZERO\none\nTWO\nthree\nfour\nFIVE\nsix\n")
+        assert repo.merge(STORE, AGENT, ours, theirs, [Edit("merge", "tasks", merged)], {})
+        full(path, ["blame", "tasks", "-s", STORE])
+        assert same_blame(path, "tasks")
+        assert same_blame(path, "other")
+
+
+def test_blame_of_a_history_with_a_commit_by_hand(tmp_path: Path) -> None:
+    """A commit gitmem did not make in the history: the lean blame prints the command
+    line's text once the command line has read that commit, and leaves it until then."""
+    path = str(tmp_path / "repo.git")
+    with Repository.init(path) as repo:
+        write(repo, "todo", "one\ntwo\n")
+        full(path, ["blame", "todo"])
+        md = layout.bucket("todo") + "/todo" + layout.MD
+
+        def by_hand(work: Path) -> None:
+            text = (work / md).read_text()
+            (work / md).write_text(text.replace("two\n", "two, by hand\nthree\n"))
+
+        commit_by_hand(path, STORE, tmp_path / "work", by_hand)
+        assert lean(path, ["blame", "todo"]) is None  # a hand-made head
+        write(repo, "todo", "one\ntwo, by hand\nthree\nfour\n")
+        assert not same_blame(path, "todo")  # the commit by hand is not read yet
+        full(path, ["blame", "todo"])
+        assert same_blame(path, "todo")
+
+
+def test_blame_names_the_session_as_the_command_line_does(tmp_path: Path) -> None:
+    """An agent's lines with the session its harness gave: the same text."""
+    path = str(tmp_path / "repo.git")
+    with Repository.init(path) as repo:
+        holder = repo.bind(
+            Capability("markdown", "shared", Limits()),
+            Agent("researcher", "r-1"),
+            provenance=Provenance(session="sess-42-and-more", client="claude-code"),
+        )
+        assert holder is not None
+        result = holder.call(
+            "create_memory", {"name": "found", "description": "a finding", "body": "x\n"}
+        )
+        assert result.ok, result.text
+        store_id = holder.store_id
+    full(path, ["blame", "found", "-s", store_id])
+    assert same_blame(path, "found", store_id)
+    assert "sess-42-and-" in (lean(path, ["blame", "found", "-s", store_id]) or "")
 
 
 def test_the_process_prints_the_lean_answer_and_exits_zero(store: str) -> None:
