@@ -7,13 +7,13 @@ trailers written directly with dulwich (as :mod:`seeding` does), so building it 
 seconds. Measured side by side in one run, each the median of several:
 
 1. ``gitmem blame journal`` as a process against ``git blame <its file>`` as a process
-   (goal: <= 1.5x);
+   (goal: <= 1.5x), ``gitmem`` as a user's install from the wheel has it (see
+   ``installed.py``: the dev venv's editable install adds its import finder to every
+   start);
 2. ``Repository.blame`` in a warm process (the console's and a harness's case) against
    the same ``git blame`` process;
-3. the interpreter's own start (``python -c pass``), the floor under any process of
-   ours: what a process costs past it is imports plus the blame itself. (An editable
-   install's import finder adds to every start of the dev interpreter; a plain venv's
-   ``python -c pass`` is the floor a user's install has.)
+3. the interpreter's own start (``python -c pass``) of that install, the floor under
+   any process of ours: what a process costs past it is imports plus the blame itself.
 
 Wall and CPU time both (CPU from ``getrusage``: steadier on a loaded machine). The two
 must agree line for line (checked before timing).
@@ -26,7 +26,6 @@ import re
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from typing import Any
 from dulwich.objects import Blob, ShaFile
 from dulwich.refs import Ref
 from dulwich.repo import Repo
+from installed import install
 from seeding import GIT_ENV, gitmem_commit
 
 from gitmem import Memory, Repository, Totals
@@ -48,7 +48,6 @@ OTHERS = 50
 RUNS = 7
 GOAL = 1.5
 HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
-GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
 
 
 def journal(i: int, lines: list[str]) -> Memory:
@@ -121,11 +120,13 @@ def row(label: str, figures: tuple[float, float], base: tuple[float, float] | No
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        user = install(os.path.join(tmp, "install"))
+        print(user.describe())
         path = os.path.join(tmp, "mem.git")
         repo = build(path)
         file = files.memory_path(SLUG)
         git = ["git", f"--git-dir={path}", "blame", "--porcelain", STORE, "--", file]
-        ours = [GITMEM, "--repo", path, "blame", SLUG, "--store", STORE, "--json"]
+        ours = [user.gitmem, "--repo", path, "blame", SLUG, "--store", STORE]
 
         def run(argv: list[str]) -> str:
             done = subprocess.run(argv, env=GIT_ENV, check=True, capture_output=True)
@@ -142,7 +143,7 @@ def main() -> None:
         git_s = median(lambda: run(git))
         cli_s = median(lambda: run(ours))
         lib_s = median(lambda: repo.blame(STORE, SLUG))
-        floor_s = median(lambda: run([sys.executable, "-c", "pass"]))
+        floor_s = median(lambda: run([user.python, "-c", "pass"]))
         repo.close()
     print(f"blame of a memory with {REVISIONS:,} revisions ({OTHERS} other memories)")
     print(row("git blame (process)", git_s, None))

@@ -16,14 +16,27 @@ from __future__ import annotations
 import os
 
 from gitmem.lean import grammar, listing, refs, repository
-from gitmem.lean.heads import SESSION_TRAILER, Head, head, slug_shape
-from gitmem.lean.layout import CODE, FILE_NAMES, MD, ON_USE, bucket, description, split_md
-from gitmem.lean.lines import blame_text, excerpt, hits_text, listing_text, state_text
+from gitmem.lean.heads import SESSION_TRAILER, Head, authored, head, slug_shape
+from gitmem.lean.layout import FILE_NAMES, MD, SUFFIXES, bucket, description, split_md
+from gitmem.lean.lines import (
+    blame_text,
+    block,
+    excerpt,
+    hits_text,
+    listing_text,
+    log_line,
+    memory_text,
+    state_text,
+)
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+
+    from gitmem.lean.commits import Commits
+    from gitmem.store.history import History
+    from gitmem.store.rows import Entry
 
 __all__ = ["COMMANDS", "Parsed", "answer", "parse"]
 
@@ -151,21 +164,41 @@ class _Store:
         there or does not read."""
         if self._root is None:
             self._root = self._tree(self.head.tree)
+        found = self.files(slug)
+        if found is None:
+            return None
+        read = self.read(found)
+        return (read[0], read[1]) if read is not None else None
+
+    def files(self, slug: str) -> tuple[str, str, str] | None:
+        """The blob ids of ``slug``'s files at the head (``.md``, code, onUse; "-"
+        where absent, as the history index has them), or ``None``."""
+        if self._root is None:
+            self._root = self._tree(self.head.tree)
         folder = self._root.get(bucket(slug))
         if folder is None or folder[0] != _DIR_MODE:
             return None
         entries = self._tree(folder[1])
-        md = entries.get(slug + MD)
-        if md is None:
+        if slug + MD not in entries:
             return None
-        for half in (CODE, ON_USE):
-            if slug + half in entries:
-                self._blob(entries[slug + half][1]).decode()
-        framed = split_md(self._blob(md[1]))
+        md, code, on_use = (entries.get(slug + suffix, (0, "-"))[1] for suffix in SUFFIXES)
+        return md, code, on_use
+
+    def read(self, blobs: tuple[str, str, str]) -> tuple[str, str, str, str] | None:
+        """The description, body, code and onUse text of a memory whose files are
+        ``blobs``, read as the store reads a memory (every file must be text); ``None``
+        if it does not read."""
+        md, code, on_use = blobs
+        code_text, on_use_text = (
+            self._blob(half).decode() if half != "-" else "" for half in (code, on_use)
+        )
+        framed = split_md(self._blob(md))
         if framed is None:
             return None
         found = description(framed[0])
-        return (found, framed[1].decode()) if found is not None else None
+        if found is None:
+            return None
+        return found, framed[1].decode(), code_text, on_use_text
 
     def _tree(self, sha: str) -> dict[str, tuple[int, str]]:
         kind, content = self.objects.read(sha)
@@ -256,18 +289,70 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     return "".join(hits_text(hits, parsed.arguments))
 
 
-def _blame(store: _Store, parsed: Parsed) -> str | None:
+def _history(store: _Store) -> tuple[Commits, History]:
+    """The store's commits and its history index, as the store reads them."""
     # the store's own modules, which load neither dulwich nor the store's types
-    from gitmem.lean.commits import Commits, said
-    from gitmem.store.blame import made, origins, stamped
+    from gitmem.lean.commits import Commits
     from gitmem.store.history import History
+
+    commits = Commits(store.objects)
+    folder = os.path.join(store.directory, "gitmem", "history")
+    return commits, History(History.file_for(folder, store.name), commits)
+
+
+def _revisions(store: _Store, slug: str) -> list[tuple[Entry, str, int]] | None:
+    """``slug``'s revisions at the head, oldest first, each with its author and time;
+    ``None`` if it has none, or one of them is not a revision gitmem made (whose
+    totals the store counts) or does not read as the store reads a revision."""
+    commits, history = _history(store)
+    entries = history.entries(store.head.commit, slug)
+    found: list[tuple[Entry, str, int]] = []
+    for entry in entries:
+        if entry.blobs[0] == "-" or commits.facts(entry.commit) is None:
+            return None
+        found.append((entry, *authored(commits.raw(entry.commit))))
+    if not found or any(store.read(entry.blobs) is None for entry, _, _ in found):
+        return None
+    return found
+
+
+def _log(store: _Store, parsed: Parsed) -> str | None:
+    if not parsed.arguments or not slug_shape(parsed.arguments[0]):
+        return None  # the whole store's log is the command line's
+    found = _revisions(store, parsed.arguments[0])
+    if found is None:
+        return None
+    return "".join(
+        log_line(e.commit, e.op, e.slug, e.revision, author, time) + "\n"
+        for e, author, time in reversed(found)
+    )
+
+
+def _show(store: _Store, parsed: Parsed) -> str | None:
+    (slug,) = parsed.arguments
+    if not slug_shape(slug):
+        return None
+    found = _revisions(store, slug)
+    live = store.files(slug)
+    if found is None or live is None:
+        return None
+    last = found[-1][0]
+    if last.removed or last.blobs != live:
+        return None  # changed outside gitmem since: the command line says how
+    text = store.read(live)
+    if text is None:
+        return None
+    return f"# {slug}  revision {last.revision}\n" + block(memory_text(*text))
+
+
+def _blame(store: _Store, parsed: Parsed) -> str | None:
+    from gitmem.lean.commits import said
+    from gitmem.store.blame import made, origins, stamped
 
     (slug,) = parsed.arguments
     if not slug_shape(slug):
         return None
-    commits = Commits(store.objects)
-    folder = os.path.join(store.directory, "gitmem", "history")
-    history = History(History.file_for(folder, store.name), commits)
+    commits, history = _history(store)
     found = origins(commits, history, store.head.commit, slug, commits.text)
     if not found:
         return None  # no such memory: the command line says so
@@ -293,7 +378,9 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
 
 _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
     "blame": (frozenset({"store"}), _blame),
+    "log": (frozenset({"store"}), _log),
     "ls": (frozenset({"store"}), _ls),
+    "show": (frozenset({"store"}), _show),
     "search": (frozenset({"store", "limit"}), _search),
     "state": (frozenset({"store"}), _state),
 }

@@ -81,12 +81,18 @@ ANSWERED = [
     ["search", "--limit=0", "a-much"],
     ["search", "nothing-matches-this"],
     ["search", "ünï"],
+    ["show", "deploy"],
+    ["show", "tabs", "-s", STORE],
+    ["log", "deploy"],
+    ["log", "-s", STORE, "tabs"],
+    ["blame", "deploy"],
 ]
 
 
 @pytest.mark.parametrize("argv", ANSWERED)
 def test_the_lean_path_prints_what_the_command_line_prints(store: str, argv: list[str]) -> None:
-    """Each plain form of ls and state: the same text, status 0."""
+    """Each plain form of ls, state, search, show, log and blame: the same text,
+    status 0."""
     text = lean(store, argv)
     assert text is not None, argv
     assert (text, 0) == full(store, argv)
@@ -128,8 +134,16 @@ REFUSED = [
     ["ls", "-s", "-x"],
     ["state", "--json"],
     ["state", "extra"],
-    ["show", "deploy"],
-    ["log", "deploy"],
+    ["show", "deploy", "--rev", "1"],
+    ["show", "deploy", "--json"],
+    ["show", "deploy", "--at", "2026-01-01"],
+    ["show", "nope"],
+    ["show"],
+    ["log"],
+    ["log", "deploy", "-p"],
+    ["log", "deploy", "--stat"],
+    ["log", "deploy", "--json"],
+    ["log", "nope"],
     ["blame", "deploy", "--json"],
     ["blame", "deploy", "--at", "2026-01-01"],
     ["blame", "deploy", "extra"],
@@ -247,10 +261,10 @@ def rename(repo: Repository, old: str, new: str) -> None:
     repo.mutate(STORE, AGENT, change)
 
 
-def same_blame(path: str, slug: str, store: str = STORE) -> bool:
-    """The lean answer to ``blame SLUG`` is the command line's (``False``: it left the
-    command to the command line)."""
-    argv = ["blame", slug, "-s", store]
+def same_blame(path: str, slug: str, store: str = STORE, command: str = "blame") -> bool:
+    """The lean answer to ``blame SLUG`` (or ``command``) is the command line's
+    (``False``: it left the command to the command line)."""
+    argv = [command, slug, "-s", store]
     text = lean(path, argv)
     if text is None:
         return False
@@ -288,6 +302,14 @@ def test_blame_is_answered_as_the_command_line_answers_it(tmp_path: Path) -> Non
         full(path, ["blame", "tasks", "-s", STORE])
         assert same_blame(path, "tasks")
         assert same_blame(path, "other")
+        # the merged side's blob ids are looked up by the command line's first read
+        assert not same_blame(path, "tasks", command="log")
+        full(path, ["log", "tasks", "-s", STORE])
+        for command in ("log", "show"):
+            assert same_blame(path, "tasks", command=command)
+            assert same_blame(path, "other", command=command)
+        assert same_blame(path, "plan", command="log")  # up to its rename
+        assert not same_blame(path, "plan", command="show")  # renamed: the refusal is its
 
 
 def test_blame_of_a_history_with_a_commit_by_hand(tmp_path: Path) -> None:
@@ -309,6 +331,9 @@ def test_blame_of_a_history_with_a_commit_by_hand(tmp_path: Path) -> None:
         assert not same_blame(path, "todo")  # the commit by hand is not read yet
         full(path, ["blame", "todo"])
         assert same_blame(path, "todo")
+        # a revision by hand counts the store's totals: the command line's to read
+        assert not same_blame(path, "todo", command="log")
+        assert not same_blame(path, "todo", command="show")
 
 
 def test_blame_names_the_session_as_the_command_line_does(tmp_path: Path) -> None:

@@ -12,10 +12,13 @@ __all__ = [
     "CARETS",
     "Blamed",
     "blame_text",
+    "block",
     "counted",
     "excerpt",
     "hits_text",
     "listing_text",
+    "log_line",
+    "memory_text",
     "state_text",
     "when",
 ]
@@ -41,6 +44,26 @@ def when(epoch: int) -> str:
     if not 1 <= found.tm_year <= 9999:
         raise ValueError(f"year {found.tm_year} is out of range")
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", found)
+
+
+def log_line(commit: str, op: str, name: str, revision: int, author: str, time: int) -> str:
+    """``gitmem log``: one revision (of a memory, or a file store's path), without its
+    newline."""
+    return f"{commit[:12]}  {op:<6} {name} r{revision}  {author}  {when(time)}"
+
+
+def memory_text(description: str, body: str, code: str, on_use: str) -> str:
+    """A memory's text as a person reads it: description, body, then any code."""
+    text = f"description: {description}\n\n{body}"
+    for title, half in (("code", code), ("onUse", on_use)):
+        if half:
+            text += ("" if text.endswith("\n") else "\n") + f"\n# {title}\n{half}"
+    return text
+
+
+def block(text: str) -> str:
+    """``text`` as a printed block: ending in exactly the newline it has or one more."""
+    return text if text.endswith("\n") else text + "\n"
 
 
 Blamed = tuple[str, int, str, str, int, str, int, str]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from gitmem.lean.lines import memory_text
 from gitmem.types import FileRevision, Memory, Revision
 
 __all__ = [
@@ -24,11 +25,7 @@ Picked = TypeVar("Picked", Revision, FileRevision)
 def render(rev: Revision | Memory) -> str:
     """A revision's (or memory's) text as a person reads it: description, body, then any
     code."""
-    text = f"description: {rev.description}\n\n{rev.body}"
-    for title, half in (("code", rev.code), ("onUse", rev.on_use)):
-        if half:
-            text += ("" if text.endswith("\n") else "\n") + f"\n# {title}\n{half}"
-    return text
+    return memory_text(rev.description, rev.body, rev.code, rev.on_use)
 
 
 def diff(before: Revision | None, after: Revision) -> str:

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gitmem.lean.lines import blame_text, counted, hits_text, listing_text, state_text, when
+from gitmem.lean.lines import (
+    blame_text,
+    block,
+    counted,
+    hits_text,
+    listing_text,
+    log_line,
+    state_text,
+    when,
+)
 from gitmem.ops.diffs import diff_stat, render
 from gitmem.ops.reading import (
     OUTSIDE,
@@ -82,11 +91,6 @@ class Verdict(Report, Protocol):
     def refusal(self) -> str | None:
         """Why the command fails, or ``None`` if it does not."""
         ...
-
-
-def _block(text: str) -> str:
-    """``text`` as a printed block: ending in exactly the newline it has or one more."""
-    return text if text.endswith("\n") else text + "\n"
 
 
 def _lines(lines: list[str]) -> list[str]:
@@ -221,7 +225,7 @@ class _ShownMemory:
                 if found.revision
                 else " (written outside gitmem; gitmem has no revision of it)"
             )
-        return [f"# {self.slug}  revision {found.revision}{note}\n", _block(render(found))]
+        return [f"# {self.slug}  revision {found.revision}{note}\n", block(render(found))]
 
     def to_dict(self) -> object:
         found = self.found
@@ -247,7 +251,7 @@ class _ShownFile:
 
     def pieces(self) -> Iterable[str]:
         gone = " (removed here; the text it removed)" if self.found.removed else ""
-        return [f"# {self.path}  revision {self.found.revision}{gone}\n", _block(self.found.text)]
+        return [f"# {self.path}  revision {self.found.revision}{gone}\n", block(self.found.text)]
 
     def to_dict(self) -> object:
         found = self.found
@@ -280,8 +284,7 @@ class _MemoryLog:
         for r, d in self.rows:
             counts = "  +{} -{}".format(*diff_stat(d)) if self.stat else ""
             out.append(
-                f"{r.commit[:12]}  {r.op:<6} {r.slug} r{r.revision}  {r.author}  {when(r.time)}"
-                f"{counts}\n"
+                log_line(r.commit, r.op, r.slug, r.revision, r.author, r.time) + f"{counts}\n"
             )
             if self.patch:
                 out.append(d)
@@ -309,9 +312,7 @@ class _FileLog:
     def pieces(self) -> Iterable[str]:
         out: list[str] = []
         for r, d in self.rows:
-            out.append(
-                f"{r.commit[:12]}  {r.op:<6} {r.path} r{r.revision}  {r.author}  {when(r.time)}\n"
-            )
+            out.append(log_line(r.commit, r.op, r.path, r.revision, r.author, r.time) + "\n")
             if self.patch:
                 out.append(d)
         return out
@@ -352,7 +353,7 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
         return _Fixed(
             [
                 f"== {r.path} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
-                f"({r.commit[:12]})\n" + _block(r.text)
+                f"({r.commit[:12]})\n" + block(r.text)
                 for r in files
             ],
             [r.to_dict() for r in files],
@@ -361,7 +362,7 @@ def revisions(repo: Repository, store: str, slug: str | None = None) -> Report:
     return _Fixed(
         [
             f"== {r.slug} r{r.revision} {r.op} by {r.author} at {when(r.time)} "
-            f"({r.commit[:12]})\n" + _block(render(r))
+            f"({r.commit[:12]})\n" + block(render(r))
             for r in history
         ],
         [r.to_dict() for r in history],
