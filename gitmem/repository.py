@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument, NotFound
-from gitmem.screens import chain
 from gitmem.lean.layout import FILE_NAMES
+from gitmem.screens import chain
 from gitmem.store.snapshot import ALLOWLIST, GUARD
 from gitmem.store.storage import Storage
 from gitmem.types import Author, BlameLine, Revision
