@@ -384,7 +384,7 @@ class History:
                         if loaded:
                             if stat.st_size != self._offset or self._file not in (None, here):
                                 return
-                        elif not self._ends_with(fd, stat.st_size, parent):
+                        elif not _ends_with(self._source, fd, stat.st_size, parent):
                             return
                         if os.write(fd, data) != len(data):
                             return  # a short write: the next load reads what landed
@@ -397,27 +397,6 @@ class History:
                 self._offset += len(data)
                 self._add(written)
             self._blob_ids.keep({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
-
-    def _ends_with(self, fd: int, size: int, parent: str | None) -> bool:
-        """Whether the index file (open as ``fd``, ``size`` bytes) holds exactly
-        ``parent``'s ancestry: it ends with ``parent``'s rows, all of them (the last
-        64 KB are read). ``None``: whether it is empty."""
-        if parent is None or not size:
-            return parent is None and not size
-        start = max(0, size - _TAIL)
-        tail = os.pread(fd, size - start, start)
-        if not tail.endswith(b"\n"):
-            return False
-        lines = tail[:-1].split(b"\n")
-        if start:
-            lines = lines[1:]  # the first may be cut
-        key = parent.encode()
-        rows = 0
-        while rows < len(lines) and lines[-1 - rows][:40] == key:
-            rows += 1
-        if rows == len(lines) and start:
-            return False  # the window holds nothing but parent's rows: too many to tell
-        return rows == _expected(self._source, parent)
 
     def _catch_up(self, head: str) -> None:
         """Make the index cover ``head``."""
@@ -566,6 +545,28 @@ class History:
 _TAIL = 65536  # bytes of the index read to see what it ends with
 _MERGE_FIELD = b" " + MERGE.encode() + b" "  # a merge row's op, found in the file's bytes
 _NONE4 = ("-", "-", "-", "-")
+
+
+def _ends_with(source: Source, fd: int, size: int, parent: str | None) -> bool:
+    """Whether the index file (open as ``fd``, ``size`` bytes) holds exactly
+    ``parent``'s ancestry: it ends with ``parent``'s rows, all of them (the last
+    64 KB are read). ``None``: whether it is empty."""
+    if parent is None or not size:
+        return parent is None and not size
+    start = max(0, size - _TAIL)
+    tail = os.pread(fd, size - start, start)
+    if not tail.endswith(b"\n"):
+        return False
+    lines = tail[:-1].split(b"\n")
+    if start:
+        lines = lines[1:]  # the first may be cut
+    key = parent.encode()
+    rows = 0
+    while rows < len(lines) and lines[-1 - rows][:40] == key:
+        rows += 1
+    if rows == len(lines) and start:
+        return False  # the window holds nothing but parent's rows: too many to tell
+    return rows == _expected(source, parent)
 
 
 def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:

@@ -342,13 +342,9 @@ class ObjectReader:
 
     def facts(self, sha: str) -> Facts | None:
         """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
-        if sha in self._facts:
-            return self._facts[sha]
-        cached = self._commits.get(sha)
-        message = cached.message if cached is not None else message_of(self.raw_commit(sha))
-        found = parse_message(message)
-        _bounded(self._facts)[sha] = found
-        return found
+        if sha not in self._facts:
+            _bounded(self._facts)[sha] = parse_message(message_of(self.raw_commit(sha)))
+        return self._facts[sha]
 
     def standing(self, sha: str) -> Facts | None:
         """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
