@@ -104,6 +104,7 @@ ORDER: dict[str, list[str]] = {
         "refs",
         "repository",
         "listing",
+        "survey",
         "heads",
         "lines",
         "grammar",

@@ -17,7 +17,7 @@ import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "BLOB",
@@ -201,8 +201,11 @@ class MappedPack:
         if self._data[:4] != b"PACK" or self._data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
             self.close()
             raise Unreadable(f"{base}.pack is not a pack")
+        self._table: dict[bytes, int] | None = None
         self._fanout = struct.unpack_from(">256L", idx, 8)
         self._count = self._fanout[255]
+        self.count = self._count
+        """How many objects the pack holds."""
         self._offsets = 8 + 1024 + self._count * 24
         if len(idx) < self._offsets + self._count * 4 + 40:
             self.close()
@@ -226,6 +229,17 @@ class MappedPack:
             else:
                 return struct.unpack_from(">L", idx, self._offsets + middle * 4)[0]
         return None
+
+    def table(self) -> dict[bytes, int]:
+        """Every object's index offset entry by its id (20 bytes), read from the index
+        at once: finding many objects costs less through this than one by one."""
+        if self._table is None:
+            idx, count = self._idx, self._count
+            names = idx[1032 : 1032 + 20 * count]
+            offsets = struct.unpack_from(f">{count}L", idx, self._offsets)
+            ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
+            self._table = dict(zip(ids, offsets, strict=True))
+        return self._table
 
     def close(self) -> None:
         self._idx.close()
@@ -278,6 +292,39 @@ class Objects:
         if len(sha) != 40 or not all(c in "0123456789abcdef" for c in sha):
             raise Unreadable(f"{sha!r} is not an object id")
         return self._by_id(bytes.fromhex(sha), 0)
+
+    def read_many(self, shas: Iterable[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type, content)`` of each object of ``shas`` (hex ids, as trees name them),
+        those in packs read in the order each pack holds them: one sweep through the
+        pack, not a seek per object. Errors as :meth:`read`'s."""
+        packs = list(self._all_packs())
+        wanted: list[list[tuple[int, str]]] = [[] for _ in packs]
+        found: dict[str, tuple[int, bytes]] = {}
+        loose = list(shas)
+        for i, pack in enumerate(packs):
+            # a lookup in the whole index's table once it is cheaper than a search each
+            table = pack.table() if len(loose) * 16 > pack.count else None
+            rest: list[str] = []
+            for sha in loose:
+                binsha = bytes.fromhex(sha)
+                offset = table.get(binsha) if table is not None else pack.find(binsha)
+                if offset is None:
+                    rest.append(sha)
+                elif offset & 0x80000000:
+                    raise Unreadable("an object past 2 GiB of its pack")
+                else:
+                    wanted[i].append((offset, sha))
+            loose = rest
+        for pack, placed in zip(packs, wanted, strict=True):
+            placed.sort()
+            try:
+                for offset, sha in placed:
+                    found[sha] = pack.read(offset, self._by_id, 0)
+            except (IndexError, struct.error) as exc:
+                raise Unreadable(f"a pack entry is cut short: {exc}") from None
+        for sha in loose:
+            found[sha] = self._loose(sha)
+        return found
 
     def _by_id(self, binsha: bytes, depth: int) -> tuple[int, bytes]:
         packs = self._all_packs()

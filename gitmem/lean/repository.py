@@ -63,7 +63,7 @@ def standalone(path: str) -> str | None:
         return None
     if config.get(("core", "repositoryformatversion"), "0") != "0":
         return None
-    if not os.path.isdir(os.path.join(path, "gitmem", "history")):
+    if not os.path.isdir(os.path.join(path, "gitmem")):
         return None
     return path
 

@@ -26,6 +26,7 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
+from gitmem.lean.survey import Summary, summary
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.packreader import PackedObjects
@@ -613,6 +614,33 @@ class ObjectReader:
             )
             _bounded(self._memories)[key] = memory
         return memory
+
+    def summaries(self, found: Mapping[str, MemoryFiles]) -> dict[str, Summary]:
+        """The summaries (description, characters, lines) of many memories at once,
+        ``slug → files``, their blobs read in one sweep through each pack: what a
+        listing of a whole store reads. A memory whose files do not read as a memory's
+        is left out (``memory`` reads it, and says what is wrong)."""
+        wanted = [sha.decode() for blobs in found.values() for sha in blobs if sha]
+        with self.lock:
+            try:
+                packed = self._packs.get_many(wanted)
+            except ValueError as exc:
+                raise StorageError(f"{exc}; run `gitmem check`") from exc
+        out: dict[str, Summary] = {}
+        for slug, blobs in found.items():
+            contents = [packed.get(sha.decode()) for sha in blobs if sha]
+            if not all(got is not None and got[0] == BLOB for got in contents):
+                continue
+            halves = [got[1] for got in contents if got is not None]
+            read = summary(halves[0])
+            try:
+                for half in halves[1:]:
+                    half.decode()  # a code half is text, as a memory is read
+            except UnicodeDecodeError:
+                continue
+            if read is not None:
+                out[slug] = read
+        return out
 
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""

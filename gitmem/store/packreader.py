@@ -50,6 +50,17 @@ class PackedObjects:
             found = self._packs.get(bytes.fromhex(sha))
         return None if found is None else (found[0], found[1])
 
+    def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` that the packs hold in
+        a form this reader reads, read in the order each pack holds them (one sweep,
+        not a seek per object); the others are left out. ``ValueError`` as ``get``."""
+        if self.folder is None or not shas:
+            return {}
+        if self._packs is None or self._packs.stale():
+            self.forget()
+            self._packs = Packs(self.folder)
+        return self._packs.get_many(shas)
+
     def forget(self) -> None:
         """Let go of the packs read so far: the next read lists the folder again."""
         if self._packs is not None:
@@ -98,6 +109,36 @@ class Packs:
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
+
+    def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` some pack of this reader
+        holds in a form it reads, each pack's read in the order it holds them."""
+        found: dict[str, tuple[int, bytes]] = {}
+        rest = shas
+        for pack in self._packs:
+            # the whole index's table once it costs less than a search per object
+            table = pack.table() if len(rest) * 16 > pack.count else None
+            placed: list[tuple[int, str]] = []
+            missing: list[str] = []
+            for sha in rest:
+                binsha = bytes.fromhex(sha)
+                at = table.get(binsha) if table is not None else pack.find(binsha)
+                if at is None or at & 0x80000000:
+                    missing.append(sha)
+                else:
+                    placed.append((at, sha))
+            placed.sort()
+            for at, sha in placed:
+                try:
+                    read = pack.read(at)
+                except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                    raise ValueError(f"object {sha} does not read from its pack: {exc}") from None
+                if read is None:
+                    missing.append(sha)
+                else:
+                    found[sha] = read
+            rest = missing
+        return found
 
     def close(self) -> None:
         for pack in self._packs:

@@ -7,6 +7,7 @@ import bisect
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from gitmem.lean.survey import READ_DIRECTLY
 from gitmem.store import memoryfiles as files
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
@@ -24,8 +25,8 @@ __all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot"]
 META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 
 # how many memories a listing reads and files one by one before it reads every kept
-# summary and sorts instead
-_READ_DIRECTLY = 32
+# summary, reads the blobs in one sweep, and sorts instead
+_READ_DIRECTLY = READ_DIRECTLY
 
 
 class Snapshot(StoreView):
@@ -116,6 +117,14 @@ class Snapshot(StoreView):
         # a few memories are read sooner than every summary ever kept is
         known = kept.known() if unknown > _READ_DIRECTLY else {}
         found: dict[str, Summary] = {}
+        if unknown > _READ_DIRECTLY:
+            unread = {
+                slug: files_
+                for slug, (_, files_) in listing.items()
+                if keys[slug] not in prior and keys[slug] not in known
+            }
+            read = self._reader.summaries(unread)
+            found = {keys[slug]: read[slug] for slug in unread if slug in read}
         new: list[tuple[tuple[str, Summary], str, str]] = []
         for slug, (folder, files_) in listing.items():
             key = keys[slug]

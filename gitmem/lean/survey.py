@@ -1,0 +1,147 @@
+"""A store's listing read whole from its tree, as the listing of a store with nothing
+kept reads it (see :meth:`gitmem.store.snapshot.Snapshot.summaries`): every memory's
+summary, its ``.md`` blob read in one sweep through the pack in the order the pack holds
+them, and the listing kept for the next command.
+
+This is what a fresh clone's first ``gitmem ls`` does before the command line loads.
+Anything it does not read exactly as the full reader does (a memory file without front
+matter, a description that is not one JSON string, text that is not UTF-8, an object
+that is not the type its tree says) is ``None``: the full reader reads it, and says
+what is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitmem.lean import listing
+from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
+from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
+
+__all__ = ["READ_DIRECTLY", "Summary", "summary", "survey"]
+
+Summary = tuple[str, int, int]
+"""A memory's description, and its body's characters and lines."""
+
+READ_DIRECTLY = 32
+"""How many memories a listing reads one by one before it reads every kept summary."""
+
+_DIR_MODE = 0o040000
+_SUFFIXES = (CODE, ON_USE, MD)  # as a file's name is split: the longer suffixes first
+
+
+def summary(md: bytes) -> Summary | None:
+    """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
+    body's characters and lines (a last line without a newline counts); ``None`` if
+    the file does not read as a memory's."""
+    framed = split_md(md)
+    if framed is None:
+        return None
+    found = description(framed[0])
+    if found is None:
+        return None
+    try:
+        body = framed[1].decode()
+    except UnicodeDecodeError:
+        return None
+    lines = body.count("\n") + (0 if not body or body.endswith("\n") else 1)
+    return found, len(body), lines
+
+
+def _name(entry: str) -> tuple[str, str] | None:
+    for suffix in _SUFFIXES:
+        if entry.endswith(suffix) and len(entry) > len(suffix):
+            return entry[: -len(suffix)], suffix
+    return None
+
+
+def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept | None:
+    """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
+    folder ``meta`` (its summaries and the listing, as the full reader keeps them);
+    ``None`` if a memory does not read as the full reader reads it."""
+    kind, content = objects.read(tree)
+    if kind != TREE:
+        return None
+    buckets = {n: sha for n, (mode, sha) in tree_entries(content).items() if mode == _DIR_MODE}
+    folders_read = objects.read_many(buckets.values())
+    # slug → (folder, md blob, other halves): a slug in two folders keeps its first place
+    found: dict[str, tuple[str, str, list[str]]] = {}
+    placed = True
+    for name, sha in buckets.items():
+        kind, content = folders_read[sha]
+        if kind != TREE:
+            return None
+        entries = {n: entry for n, (_, entry) in tree_entries(content).items()}
+        for entry, md in entries.items():
+            split = _name(entry)
+            if split is None or split[1] != MD:
+                continue
+            slug = split[0]
+            halves = [entries[slug + half] for half in (CODE, ON_USE) if slug + half in entries]
+            found[slug] = (name, md, halves)
+            placed = placed and bucket(slug) == name
+    known: listing.Summaries = {}
+    if len(found) > READ_DIRECTLY:
+        known = _known(meta)
+    keys = {slug: f"{md} {slug}" for slug, (_, md, _) in found.items()}
+    unread = [slug for slug, key in keys.items() if key not in known]
+    blobs = objects.read_many(sha for slug in unread for sha in (found[slug][1], *found[slug][2]))
+    read: listing.Summaries = {}
+    for slug in unread:
+        kind, content = blobs[found[slug][1]]
+        got = summary(content) if kind == BLOB else None
+        if got is None:
+            return None
+        for half in found[slug][2]:
+            kind, content = blobs[half]
+            if kind != BLOB:
+                return None
+            content.decode()  # a code half must be text, as the full reader reads it
+        read[keys[slug]] = got
+    rows = sorted(
+        ((slug, known.get(keys[slug]) or read[keys[slug]]), name, md)
+        for slug, (name, md, _) in found.items()
+    )
+    kept: listing.Kept = (
+        tree,
+        buckets if placed else {},
+        [row for row, _, _ in rows],
+        [name for _, name, _ in rows],
+        [md for _, _, md in rows],
+    )
+    _keep(meta, store, read, kept)
+    return kept
+
+
+def _known(meta: str) -> listing.Summaries:
+    try:
+        with open(listing.summaries_path(meta), "rb") as f:
+            return listing.summaries(f.read())
+    except OSError:
+        return {}
+
+
+def _keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) -> None:
+    """Keep the summaries read and the listing, as the full reader does (best effort:
+    derived data, read again by the next listing if it is lost)."""
+    try:
+        if read:
+            fd = os.open(
+                listing.summaries_path(meta), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+            try:
+                os.write(fd, listing.summaries_record(read))
+            finally:
+                os.close(fd)
+        path = listing.listing_path(meta, store)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(listing.encode(*kept))
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    except OSError:
+        pass
