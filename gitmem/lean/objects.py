@@ -278,6 +278,35 @@ class _Pack(MappedPack):
             raise Unreadable(f"a packed object of unknown type {kind}")
         return base[0], apply_delta(base[1], inflate(data, at, size)[0])
 
+    def sweep(
+        self, offsets: list[int], by_id: Callable[[bytes, int], tuple[int, bytes]]
+    ) -> list[tuple[int, bytes]]:
+        """``read`` of each of ``offsets`` (sorted: one pass through the pack), in one
+        loop for the objects held whole."""
+        data, end = self._data, len(self._data)
+        found: list[tuple[int, bytes]] = []
+        for offset in offsets:
+            if offset >= end:
+                raise Unreadable("an index names an offset past its pack")
+            byte = data[offset]
+            kind = (byte >> 4) & 7
+            if not COMMIT <= kind <= TAG:
+                found.append(self.read(offset, by_id, 0))
+                continue
+            size, shift, at = byte & 0x0F, 4, offset + 1
+            while byte & 0x80:
+                byte = data[at]
+                size |= (byte & 0x7F) << shift
+                shift, at = shift + 7, at + 1
+            try:  # as inflate reads it; what follows the stream is the next object
+                content = zlib.decompress(data[at : at + size + 5 * (size >> 14) + 64])
+            except zlib.error as exc:
+                raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+            if len(content) != size:
+                raise Unreadable(f"a packed object at {at} does not inflate to its size")
+            found.append((kind, content))
+        return found
+
 
 class Objects:
     """The objects of one git directory's ``objects`` folder, read on demand."""
@@ -318,10 +347,10 @@ class Objects:
         for pack, placed in zip(packs, wanted, strict=True):
             placed.sort()
             try:
-                for offset, sha in placed:
-                    found[sha] = pack.read(offset, self._by_id, 0)
+                read = pack.sweep([offset for offset, _ in placed], self._by_id)
             except (IndexError, struct.error) as exc:
                 raise Unreadable(f"a pack entry is cut short: {exc}") from None
+            found.update(zip([sha for _, sha in placed], read, strict=True))
         for sha in loose:
             found[sha] = self._loose(sha)
         return found

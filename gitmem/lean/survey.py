@@ -27,7 +27,7 @@ READ_DIRECTLY = 32
 """How many memories a listing reads one by one before it reads every kept summary."""
 
 _DIR_MODE = 0o040000
-_SUFFIXES = (CODE, ON_USE, MD)  # as a file's name is split: the longer suffixes first
+_HALVES = (CODE, ON_USE)
 
 
 def summary(md: bytes) -> Summary | None:
@@ -48,13 +48,6 @@ def summary(md: bytes) -> Summary | None:
     return found, len(body), lines
 
 
-def _name(entry: str) -> tuple[str, str] | None:
-    for suffix in _SUFFIXES:
-        if entry.endswith(suffix) and len(entry) > len(suffix):
-            return entry[: -len(suffix)], suffix
-    return None
-
-
 def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept | None:
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
@@ -71,13 +64,13 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
         kind, content = folders_read[sha]
         if kind != TREE:
             return None
-        entries = {n: entry for n, (_, entry) in tree_entries(content).items()}
-        for entry, md in entries.items():
-            split = _name(entry)
-            if split is None or split[1] != MD:
+        entries = tree_entries(content)
+        for entry, (_, md) in entries.items():
+            # a name ending in .md is a memory's (its code halves end otherwise)
+            if not entry.endswith(MD) or len(entry) <= len(MD):
                 continue
-            slug = split[0]
-            halves = [entries[slug + half] for half in (CODE, ON_USE) if slug + half in entries]
+            slug = entry[: -len(MD)]
+            halves = [entries[slug + half][1] for half in _HALVES if slug + half in entries]
             found[slug] = (name, md, halves)
             placed = placed and bucket(slug) == name
     known: listing.Summaries = {}
