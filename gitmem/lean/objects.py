@@ -30,6 +30,7 @@ __all__ = [
     "apply_delta",
     "entry_header",
     "inflate",
+    "inflate_whole",
     "loose_object",
     "ofs_base",
     "pack_bases",
@@ -41,6 +42,7 @@ _OFS_DELTA, _REF_DELTA = 6, 7
 _NAMES = {b"commit": COMMIT, b"tree": TREE, b"blob": BLOB, b"tag": TAG}
 MAX_CHAIN = 64
 """The longest delta chain read (git's own default depth is 50)."""
+_SCANNED = 256  # names of an index searched as bytes rather than halved
 
 
 class Unreadable(ValueError):
@@ -157,6 +159,18 @@ def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
     return out, at + len(chunk) - len(inflater.unused_data)
 
 
+def inflate_whole(data: mmap.mmap, at: int, size: int) -> bytes:
+    """The ``size`` bytes that the zlib stream at ``at`` inflates to (as :func:`inflate`,
+    without finding where the stream ends: what follows it is passed over)."""
+    try:
+        content = zlib.decompress(data[at : at + size + 5 * (size >> 14) + 64])
+    except zlib.error as exc:
+        raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+    if len(content) != size:
+        raise Unreadable(f"a packed object at {at} does not inflate to its size")
+    return content
+
+
 def loose_object(data: bytes) -> tuple[int, bytes]:
     """A loose object's type number and content, from its file's bytes."""
     try:
@@ -201,7 +215,6 @@ class MappedPack:
         if self._data[:4] != b"PACK" or self._data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
             self.close()
             raise Unreadable(f"{base}.pack is not a pack")
-        self._table: dict[bytes, int] | None = None
         self._fanout = struct.unpack_from(">256L", idx, 8)
         self._count = self._fanout[255]
         self.count = self._count
@@ -218,7 +231,7 @@ class MappedPack:
         first = sha[0]
         low = self._fanout[first - 1] if first else 0
         high = self._fanout[first]
-        while low < high:
+        while high - low > _SCANNED:
             middle = (low + high) // 2
             at = 1032 + middle * 20
             name = idx[at : at + 20]
@@ -228,18 +241,24 @@ class MappedPack:
                 high = middle
             else:
                 return struct.unpack_from(">L", idx, self._offsets + middle * 4)[0]
-        return None
+        # the last few names: one search of their bytes costs less than halving on
+        end = 1032 + high * 20
+        at = idx.find(sha, 1032 + low * 20, end)
+        while at >= 0 and (at - 1032) % 20:  # found across two names: look on
+            at = idx.find(sha, at + 1, end)
+        if at < 0:
+            return None
+        return struct.unpack_from(">L", idx, self._offsets + (at - 1032) // 20 * 4)[0]
 
     def table(self) -> dict[bytes, int]:
         """Every object's index offset entry by its id (20 bytes), read from the index
-        at once: finding many objects costs less through this than one by one."""
-        if self._table is None:
-            idx, count = self._idx, self._count
-            names = idx[1032 : 1032 + 20 * count]
-            offsets = struct.unpack_from(f">{count}L", idx, self._offsets)
-            ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
-            self._table = dict(zip(ids, offsets, strict=True))
-        return self._table
+        at once: finding many objects costs less through this than one by one. Not
+        kept: a pack's table takes as much memory as its index."""
+        idx, count = self._idx, self._count
+        names = idx[1032 : 1032 + 20 * count]
+        offsets = struct.unpack_from(f">{count}L", idx, self._offsets)
+        ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
+        return dict(zip(ids, offsets, strict=True))
 
     def close(self) -> None:
         self._idx.close()
@@ -267,7 +286,7 @@ class _Pack(MappedPack):
             raise Unreadable("an index names an offset past its pack")
         kind, size, at = entry_header(data, offset)
         if kind in (COMMIT, TREE, BLOB, TAG):
-            return kind, inflate(data, at, size)[0]
+            return kind, inflate_whole(data, at, size)
         if kind == _OFS_DELTA:
             start, at = ofs_base(data, at, offset)
             base = self.read(start, by_id, depth + 1)
@@ -298,13 +317,7 @@ class _Pack(MappedPack):
                 byte = data[at]
                 size |= (byte & 0x7F) << shift
                 shift, at = shift + 7, at + 1
-            try:  # as inflate reads it; what follows the stream is the next object
-                content = zlib.decompress(data[at : at + size + 5 * (size >> 14) + 64])
-            except zlib.error as exc:
-                raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-            if len(content) != size:
-                raise Unreadable(f"a packed object at {at} does not inflate to its size")
-            found.append((kind, content))
+            found.append((kind, inflate_whole(data, at, size)))
         return found
 
 

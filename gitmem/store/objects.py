@@ -666,7 +666,7 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self._packs.get(sha)
+                        packed = self._packs.read(sha)
                         kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""

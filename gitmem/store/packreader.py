@@ -18,7 +18,14 @@ from typing import cast
 from dulwich.pack import OFS_DELTA
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 
-from gitmem.lean.objects import MappedPack, entry_header, inflate, ofs_base, pack_bases
+from gitmem.lean.objects import (
+    MappedPack,
+    entry_header,
+    inflate,
+    inflate_whole,
+    ofs_base,
+    pack_bases,
+)
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -49,6 +56,19 @@ class PackedObjects:
             self._packs = Packs(self.folder)
             found = self._packs.get(bytes.fromhex(sha))
         return None if found is None else (found[0], found[1])
+
+    def read(self, sha: str) -> tuple[int, bytes] | None:
+        """As ``get``, for a read of many objects one by one (a walk of a history)."""
+        if self.folder is None:
+            return None
+        if self._packs is None:
+            self._packs = Packs(self.folder)
+        found = self._packs.read(bytes.fromhex(sha))
+        if found is None and self._packs.stale():
+            self._packs.close()
+            self._packs = Packs(self.folder)
+            found = self._packs.read(bytes.fromhex(sha))
+        return found
 
     def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
         """``(type number, content)`` of each object of ``shas`` that the packs hold in
@@ -106,6 +126,18 @@ class Packs:
                 self._packs.insert(0, self._packs.pop(i))
             try:
                 return pack.entry(at)
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
+        return None
+
+    def read(self, sha: bytes) -> tuple[int, bytes] | None:
+        """``(type number, content)``, as ``get`` without the packed form."""
+        for pack in self._packs:
+            at = pack.offset(sha)
+            if at is None:
+                continue
+            try:
+                return pack.read(at)
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
@@ -187,7 +219,7 @@ class Pack(MappedPack):
             delta = inflate(data, at, size)[0]
             found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
         elif kind in _WHOLE:
-            found = (kind, inflate(data, at, size)[0])
+            found = (kind, inflate_whole(data, at, size))
         else:
             return None  # a delta against an object named by id: dulwich resolves it
         if kind in (_TREE, OFS_DELTA):
