@@ -521,7 +521,7 @@ class _Counting:
     def facts(self, sha: str) -> Facts | None:
         return self.reader.facts(sha)
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
         return self.reader.heading(sha)
 
     def step(self, sha: str) -> Step:
@@ -689,8 +689,9 @@ class _AsDulwichReads:
     def facts(self, sha: str) -> Facts | None:
         return parse_message(self._commit(sha).message)
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
-        return self.parents(sha), self.facts(sha)
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
+        facts = self.facts(sha)
+        return self.parents(sha), facts.edits if facts is not None else None
 
     def step(self, sha: str) -> Step:
         return self._reader.step(sha)

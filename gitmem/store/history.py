@@ -49,7 +49,7 @@ import gc
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from typing import Protocol
 
@@ -81,20 +81,21 @@ class Source(Protocol):
 
     def step(self, sha: str) -> Step: ...
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]: ...
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]: ...
 
     def outside(self, sha: str) -> tuple[Edited, ...]: ...
 
 
 class _Frame:
-    """A commit on the walk's stack, and how far the walk has gone through its parents."""
+    """A commit on the walk's stack, and how far the walk has gone through its parents
+    (``edits``: those its facts record; ``None`` for a commit gitmem did not make)."""
 
-    __slots__ = ("facts", "mark", "next", "parents", "sha")
+    __slots__ = ("edits", "mark", "next", "parents", "sha")
 
-    def __init__(self, sha: str, parents: list[str], facts: Facts | None) -> None:
+    def __init__(self, sha: str, parents: list[str], edits: tuple[Edited, ...] | None) -> None:
         self.sha = sha
         self.parents = parents
-        self.facts = facts
+        self.edits = edits
         self.next = 0
         self.mark = 0
 
@@ -524,7 +525,7 @@ class History:
 
 
 @contextmanager
-def _uncollected() -> Iterator[None]:
+def _uncollected() -> Generator[None]:
     """No garbage collection meanwhile: a walk of a long history makes a few objects
     per commit, none of them garbage, and the collector would go over all of them again
     and again (a quarter of a build of 100,000 commits)."""
@@ -642,10 +643,10 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         stack.pop()
         if len(parents) > 1:
             new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-        edits = _edits(source, frame.sha, frame.facts)
+        edits = frame.edits if frame.edits is not None else source.outside(frame.sha)
         # a commit that changes no memory (one setting a store's guard or allowlist, a
         # hand-made one that touched no memory) still holds a place in the order
-        if not edits and (frame.facts is None or len(parents) < 2):
+        if not edits and (frame.edits is None or len(parents) < 2):
             new.append((frame.sha, "0", FOREIGN, *_NONE4))
             continue
         # the blob ids are looked up when a row is first read (see BlobIds): the

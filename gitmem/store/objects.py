@@ -28,7 +28,7 @@ from dulwich.repo import Repo
 from gitmem.errors import StorageError
 from gitmem.lean.survey import Summary, summary
 from gitmem.store import memoryfiles as files
-from gitmem.store.message import Edited, Facts, parse_message
+from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.types import Memory, Totals
 
@@ -656,10 +656,12 @@ class ObjectReader:
     def blob(self, sha: bytes) -> bytes:
         return self.raw(sha.decode(), BLOB)
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
-        """A commit's parents and facts, read from its raw text without making a commit
-        object: a walk of the whole history (the history index's build) reads every
-        commit once. Anything unusual takes the ordinary path, with its errors."""
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
+        """A commit's parents and the edits its facts record (``None``: a commit gitmem
+        did not make), read from its raw text without making a commit object or the
+        rest of its facts: a walk of the whole history (the history index's build)
+        reads every commit once. Anything unusual takes the ordinary path, with its
+        errors."""
         cached = self._commits.get(sha)
         if cached is None:
             kind, raw = COMMIT, self._raw_commits.get(sha, b"")
@@ -674,10 +676,12 @@ class ObjectReader:
                 header, _, message = raw.partition(b"\n\n")
                 lines = header.split(b"\n")
                 parents = [line[7:].decode() for line in lines if line.startswith(b"parent ")]
-                if sha not in self._facts:
-                    _bounded(self._facts)[sha] = parse_message(message)
-                return parents, self._facts[sha]
-        return self.parents(sha), self.facts(sha)
+                if sha in self._facts:
+                    facts = self._facts[sha]
+                    return parents, facts.edits if facts is not None else None
+                return parents, parse_edits(message)
+        facts = self.facts(sha)
+        return self.parents(sha), facts.edits if facts is not None else None
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:
