@@ -45,16 +45,15 @@ it from the commits. An index built bit by bit equals one built from scratch.
 from __future__ import annotations
 
 import bisect
-import gc
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Protocol
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
+from gitmem.store.collector import uncollected
 from gitmem.store.locking import flocked
 from gitmem.store.message import Edited, Facts
 from gitmem.store.objects import Step
@@ -447,7 +446,7 @@ class History:
         # keep the index up to where head's first-parent line joins the head's line;
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
-        with _uncollected():
+        with uncollected():
             new = _walk(self._source, self._pos, head, keep)
         data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
@@ -467,7 +466,7 @@ class History:
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
             self._offset = stat.st_size
-        with _uncollected():
+        with uncollected():
             if rewound:
                 kept = self._rows[:keep]
                 self._clear()
@@ -522,20 +521,6 @@ class History:
             entries.append(row)
             last, last_op = commit, op
             at += 1
-
-
-@contextmanager
-def _uncollected() -> Generator[None]:
-    """No garbage collection meanwhile: a walk of a long history makes a few objects
-    per commit, none of them garbage, and the collector would go over all of them again
-    and again (a quarter of a build of 100,000 commits)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 _TAIL = 65536  # bytes of the index read to see what it ends with

@@ -627,20 +627,30 @@ class ObjectReader:
             except ValueError as exc:
                 raise StorageError(f"{exc}; run `gitmem check`") from exc
         out: dict[str, Summary] = {}
-        for slug, blobs in found.items():
-            contents = [packed.get(sha.decode()) for sha in blobs if sha]
-            if not all(got is not None and got[0] == BLOB for got in contents):
+        for slug, (md, code, on_use) in found.items():
+            got = packed.get(md.decode())
+            if got is None or got[0] != BLOB:
                 continue
-            halves = [got[1] for got in contents if got is not None]
-            read = summary(halves[0])
-            try:
-                for half in halves[1:]:
-                    half.decode()  # a code half is text, as a memory is read
-            except UnicodeDecodeError:
+            if (code or on_use) and not self._halves_read(packed, code, on_use):
                 continue
+            read = summary(got[1])
             if read is not None:
                 out[slug] = read
         return out
+
+    @staticmethod
+    def _halves_read(packed: Mapping[str, tuple[int, bytes]], *halves: bytes | None) -> bool:
+        """Whether a memory's code halves were read, and are text (as a memory's are)."""
+        for sha in halves:
+            if sha:
+                got = packed.get(sha.decode())
+                if got is None or got[0] != BLOB:
+                    return False
+                try:
+                    got[1].decode()
+                except UnicodeDecodeError:
+                    return False
+        return True
 
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.lean.survey import READ_DIRECTLY
 from gitmem.store import memoryfiles as files
+from gitmem.store.collector import uncollected
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
@@ -86,7 +87,13 @@ class Snapshot(StoreView):
         whole = kept.listing(self.store, self.root)
         if whole is not None:
             return whole
-        root = self.root
+        with uncollected():  # a listing of a whole store keeps every row it makes
+            return self._read_listing(kept, self.root, remember=remember, write=write)
+
+    def _read_listing(
+        self, kept: Summaries, root: str, *, remember: bool, write: bool
+    ) -> list[tuple[str, Summary]]:
+        """The listing of ``root`` (see ``summaries``), read and kept."""
         buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
         read = set(buckets)
         out: Listing = []
