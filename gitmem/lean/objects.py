@@ -260,6 +260,30 @@ class MappedPack:
         ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
         return dict(zip(ids, offsets, strict=True))
 
+    def sweep(
+        self, offsets: list[int], other: Callable[[int], tuple[int, bytes] | None]
+    ) -> list[tuple[int, bytes] | None]:
+        """``(type, content)`` of the objects at ``offsets`` (sorted: one pass through
+        the pack), those held whole inflated in one loop, ``other`` reading the rest
+        (deltas: each reader resolves them its own way)."""
+        data, end = self._data, len(self._data)
+        found: list[tuple[int, bytes] | None] = []
+        for offset in offsets:
+            if offset >= end:
+                raise Unreadable("an index names an offset past its pack")
+            byte = data[offset]
+            kind = (byte >> 4) & 7
+            if not COMMIT <= kind <= TAG:
+                found.append(other(offset))
+                continue
+            size, shift, at = byte & 0x0F, 4, offset + 1
+            while byte & 0x80:
+                byte = data[at]
+                size |= (byte & 0x7F) << shift
+                shift, at = shift + 7, at + 1
+            found.append((kind, inflate_whole(data, at, size)))
+        return found
+
     def close(self) -> None:
         self._idx.close()
         self._data.close()
@@ -296,29 +320,6 @@ class _Pack(MappedPack):
         else:
             raise Unreadable(f"a packed object of unknown type {kind}")
         return base[0], apply_delta(base[1], inflate(data, at, size)[0])
-
-    def sweep(
-        self, offsets: list[int], by_id: Callable[[bytes, int], tuple[int, bytes]]
-    ) -> list[tuple[int, bytes]]:
-        """``read`` of each of ``offsets`` (sorted: one pass through the pack), in one
-        loop for the objects held whole."""
-        data, end = self._data, len(self._data)
-        found: list[tuple[int, bytes]] = []
-        for offset in offsets:
-            if offset >= end:
-                raise Unreadable("an index names an offset past its pack")
-            byte = data[offset]
-            kind = (byte >> 4) & 7
-            if not COMMIT <= kind <= TAG:
-                found.append(self.read(offset, by_id, 0))
-                continue
-            size, shift, at = byte & 0x0F, 4, offset + 1
-            while byte & 0x80:
-                byte = data[at]
-                size |= (byte & 0x7F) << shift
-                shift, at = shift + 7, at + 1
-            found.append((kind, inflate_whole(data, at, size)))
-        return found
 
 
 class Objects:
@@ -360,10 +361,15 @@ class Objects:
         for pack, placed in zip(packs, wanted, strict=True):
             placed.sort()
             try:
-                read = pack.sweep([offset for offset, _ in placed], self._by_id)
+                read = pack.sweep(
+                    [offset for offset, _ in placed],
+                    lambda offset, pack=pack: pack.read(offset, self._by_id, 0),
+                )
             except (IndexError, struct.error) as exc:
                 raise Unreadable(f"a pack entry is cut short: {exc}") from None
-            found.update(zip([sha for _, sha in placed], read, strict=True))
+            for (_, sha), got in zip(placed, read, strict=True):
+                if got is not None:
+                    found[sha] = got
         for sha in loose:
             found[sha] = self._loose(sha)
         return found

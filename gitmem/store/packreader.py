@@ -160,15 +160,15 @@ class Packs:
                 else:
                     placed.append((at, sha))
             placed.sort()
-            for at, sha in placed:
-                try:
-                    read = pack.read(at)
-                except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
-                    raise ValueError(f"object {sha} does not read from its pack: {exc}") from None
-                if read is None:
+            try:
+                read = pack.sweep([at for at, _ in placed], pack.read)
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"an object does not read from its pack: {exc}") from None
+            for (_, sha), got in zip(placed, read, strict=True):
+                if got is None:
                     missing.append(sha)
                 else:
-                    found[sha] = read
+                    found[sha] = got
             rest = missing
         return found
 
