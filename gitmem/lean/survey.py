@@ -57,43 +57,45 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
         return None
     buckets = {n: sha for n, (mode, sha) in tree_entries(content).items() if mode == _DIR_MODE}
     folders_read = objects.read_many(buckets.values())
-    # slug → (folder, md blob, other halves): a slug in two folders keeps its first place
-    found: dict[str, tuple[str, str, list[str]]] = {}
+    # slug → (folder, md blob, code halves): a slug in two folders keeps its first place
+    found: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     placed = True
     for name, sha in buckets.items():
         kind, content = folders_read[sha]
         if kind != TREE:
             return None
         entries = tree_entries(content)
-        for entry, (_, md) in entries.items():
-            # a name ending in .md is a memory's (its code halves end otherwise)
-            if not entry.endswith(MD) or len(entry) <= len(MD):
-                continue
-            slug = entry[: -len(MD)]
-            halves = [entries[slug + half][1] for half in _HALVES if slug + half in entries]
-            found[slug] = (name, md, halves)
+        # a name ending in .md is a memory's (its code halves end otherwise)
+        slugs = [e[: -len(MD)] for e in entries if e.endswith(MD) and len(e) > len(MD)]
+        halved = len(slugs) < len(entries)  # else no memory of the folder has code
+        for slug in slugs:
+            halves = ()
+            if halved:
+                halves = tuple(entries[slug + h][1] for h in _HALVES if slug + h in entries)
+            found[slug] = (name, entries[slug + MD][1], halves)
             placed = placed and bucket(slug) == name
-    known: listing.Summaries = {}
-    if len(found) > READ_DIRECTLY:
-        known = _known(meta)
+    known: listing.Summaries = _known(meta) if len(found) > READ_DIRECTLY else {}
     keys = {slug: f"{md} {slug}" for slug, (_, md, _) in found.items()}
-    unread = [slug for slug, key in keys.items() if key not in known]
-    blobs = objects.read_many(sha for slug in unread for sha in (found[slug][1], *found[slug][2]))
+    unread = [
+        (slug, md, halves) for slug, (_, md, halves) in found.items() if keys[slug] not in known
+    ]
+    blobs = objects.read_many([md for _, md, _ in unread])
+    blobs.update(objects.read_many([sha for _, _, halves in unread for sha in halves]))
     read: listing.Summaries = {}
-    for slug in unread:
-        kind, content = blobs[found[slug][1]]
+    for slug, md, halves in unread:
+        kind, content = blobs[md]
         got = summary(content) if kind == BLOB else None
         if got is None:
             return None
-        for half in found[slug][2]:
+        for half in halves:
             kind, content = blobs[half]
             if kind != BLOB:
                 return None
             content.decode()  # a code half must be text, as the full reader reads it
         read[keys[slug]] = got
+    summaries = known | read
     rows = sorted(
-        ((slug, known.get(keys[slug]) or read[keys[slug]]), name, md)
-        for slug, (name, md, _) in found.items()
+        ((slug, summaries[keys[slug]]), name, md) for slug, (name, md, _) in found.items()
     )
     kept: listing.Kept = (
         tree,
