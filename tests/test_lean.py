@@ -171,7 +171,7 @@ def _forget_derived(path: str) -> None:
         shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
 
 
-def _kept(path: str, store: str) -> tuple[object, dict[str, tuple[str, int, int]]]:
+def _kept(path: str, store: str) -> tuple[listing.Kept | None, listing.Summaries]:
     """The listing and the summaries kept in ``path``, as read back."""
     meta = os.path.join(path, "gitmem")
     with open(listing.listing_path(meta, store), "rb") as f:
@@ -201,6 +201,11 @@ def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, 
     _forget_derived(path)
     assert (text, 0) == full(path, ["ls"])
     assert lean_kept == _kept(path, STORE)
+    with Repository.open(path) as repo:  # each summary as the memory itself reads
+        memories = repo.snapshot(STORE).memories()
+    kept = lean_kept[0]
+    assert kept is not None
+    assert kept[2] == [(m.slug, (m.description, m.chars, m.lines)) for m in memories]
 
 
 def test_a_memory_the_lean_path_does_not_read_is_left_to_the_command_line(
