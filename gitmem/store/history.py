@@ -438,6 +438,7 @@ class History:
             return first  # not a commit here: the next writer rewrites this part
         return len(rows) if len(rows) - first == expected else first
 
+    @uncollected()  # the walk and the rows it adds make objects and free none
     def _extend(self, head: str, *, persist: bool) -> None:
         join: str | None = head if self._rows else None
         while join is not None and join not in self._pos:
@@ -446,8 +447,7 @@ class History:
         # keep the index up to where head's first-parent line joins the head's line;
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
-        with uncollected():
-            new = _walk(self._source, self._pos, head, keep)
+        new = _walk(self._source, self._pos, head, keep)
         data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
@@ -466,12 +466,10 @@ class History:
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
             self._offset = stat.st_size
-        with uncollected():
-            if rewound:
-                kept = self._rows[:keep]
-                self._clear()
-                self._add(kept)
-            self._add(new)
+        if rewound:
+            new = self._rows[:keep] + new
+            self._clear()
+        self._add(new)
 
     def _reset(self) -> None:
         self._clear()

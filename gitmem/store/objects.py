@@ -26,7 +26,6 @@ from dulwich.objects import (
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
-from gitmem.lean.survey import Summary, summary
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
@@ -615,42 +614,13 @@ class ObjectReader:
             _bounded(self._memories)[key] = memory
         return memory
 
-    def summaries(self, found: Mapping[str, MemoryFiles]) -> dict[str, Summary]:
-        """The summaries (description, characters, lines) of many memories at once,
-        ``slug → files``, their blobs read in one sweep through each pack: what a
-        listing of a whole store reads. A memory whose files do not read as a memory's
-        is left out (``memory`` reads it, and says what is wrong)."""
-        wanted = [sha.decode() for blobs in found.values() for sha in blobs if sha]
+    def packed(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type, content)`` of each of ``shas`` a pack holds, in one sweep a pack."""
         with self.lock:
             try:
-                packed = self._packs.get_many(wanted)
+                return self._packs.get_many(shas)
             except ValueError as exc:
                 raise StorageError(f"{exc}; run `gitmem check`") from exc
-        out: dict[str, Summary] = {}
-        for slug, (md, code, on_use) in found.items():
-            got = packed.get(md.decode())
-            if got is None or got[0] != BLOB:
-                continue
-            if (code or on_use) and not self._halves_read(packed, code, on_use):
-                continue
-            read = summary(got[1])
-            if read is not None:
-                out[slug] = read
-        return out
-
-    @staticmethod
-    def _halves_read(packed: Mapping[str, tuple[int, bytes]], *halves: bytes | None) -> bool:
-        """Whether a memory's code halves were read, and are text (as a memory's are)."""
-        for sha in halves:
-            if sha:
-                got = packed.get(sha.decode())
-                if got is None or got[0] != BLOB:
-                    return False
-                try:
-                    got[1].decode()
-                except UnicodeDecodeError:
-                    return False
-        return True
 
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
@@ -667,13 +637,9 @@ class ObjectReader:
         return self.raw(sha.decode(), BLOB)
 
     def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
-        """A commit's parents and the edits its facts record (``None``: a commit gitmem
-        did not make), read from its raw text without making a commit object or the
-        rest of its facts: a walk of the whole history (the history index's build)
-        reads every commit once. Anything unusual takes the ordinary path, with its
-        errors."""
-        cached = self._commits.get(sha)
-        if cached is None:
+        """A commit's parents and the edits its facts record (``None``: not gitmem's), from
+        its raw text alone (a history's build reads every commit): else the ordinary path."""
+        if sha not in self._commits and sha not in self._facts:
             kind, raw = COMMIT, self._raw_commits.get(sha, b"")
             try:
                 if not raw:
@@ -684,11 +650,7 @@ class ObjectReader:
                 kind, raw = -1, b""
             if kind == Commit.type_num:
                 header, _, message = raw.partition(b"\n\n")
-                lines = header.split(b"\n")
-                parents = [line[7:].decode() for line in lines if line.startswith(b"parent ")]
-                if sha in self._facts:
-                    facts = self._facts[sha]
-                    return parents, facts.edits if facts is not None else None
+                parents = [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
                 return parents, parse_edits(message)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
