@@ -29,6 +29,7 @@ from gitmem.lean.lines import (
     state_text,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
+from gitmem.lean.survey import survey
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,14 +149,18 @@ class _Store:
         self._root: dict[str, tuple[int, str]] | None = None
 
     def listing(self) -> list[tuple[str, tuple[str, int, int]]] | None:
-        """The listing kept for this very head's tree, or ``None``."""
-        path = listing.listing_path(os.path.join(self.directory, "gitmem"), self.name)
+        """The listing kept for this very head's tree; with none kept at all (a fresh
+        clone), the tree's listing read whole and kept; ``None`` for anything else (a
+        listing kept of an earlier tree: the full reader reads only what changed)."""
+        meta = os.path.join(self.directory, "gitmem")
         try:
-            with open(path, "rb") as f:
+            with open(listing.listing_path(meta, self.name), "rb") as f:
                 data = f.read()
-        except OSError:
-            return None
+        except FileNotFoundError:
+            data = b""
         kept = listing.parse(data, folders=False, tree=self.head.tree)
+        if kept is None and listing.parse(data, folders=True, tree=None) is None:
+            kept = survey(self.objects, meta, self.name, self.head.tree)
         return kept[2] if kept is not None else None
 
     def memory(self, slug: str) -> tuple[str, str] | None:

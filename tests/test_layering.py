@@ -62,6 +62,7 @@ front (its ``__init__``), which only the layers above it may import."""
 
 ORDER: dict[str, list[str]] = {
     "gitmem.store": [
+        "collector",
         "locking",
         "layout",
         "settings",
@@ -105,6 +106,7 @@ ORDER: dict[str, list[str]] = {
         "refs",
         "repository",
         "listing",
+        "survey",
         "heads",
         "commits",
         "lines",

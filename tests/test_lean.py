@@ -18,8 +18,9 @@ from dulwich.repo import Repo
 
 from gitmem import Agent, Author, Capability, Limits, Memory, Provenance, Repository
 from gitmem.cli import cli
-from gitmem.lean import heads, layout, refs, repository
+from gitmem.lean import heads, layout, listing, refs, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
+from gitmem.lean.survey import survey
 from gitmem.quick import answer
 from gitmem.store import Snapshot
 from gitmem.types import OP_RE, SLUG_RE, Change, Edit
@@ -182,12 +183,74 @@ def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str)
     assert (lean(store, ["ls"]), 0) == printed
 
 
-def test_a_fresh_clone_without_derived_files_is_left_to_the_command_line(store: str) -> None:
-    """No kept listing: ``None`` for ``ls``; a search needs only its own index."""
+def _forget_derived(path: str) -> None:
+    """Leave ``path`` as a fresh clone has it: gitmem's folder, empty."""
+    meta = os.path.join(path, "gitmem")
+    for name in os.listdir(meta):
+        at = os.path.join(meta, name)
+        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
+
+
+def _kept(path: str, store: str) -> tuple[listing.Kept | None, listing.Summaries]:
+    """The listing and the summaries kept in ``path``, as read back."""
+    meta = os.path.join(path, "gitmem")
+    with open(listing.listing_path(meta, store), "rb") as f:
+        kept = listing.parse(f.read(), folders=True, tree=None)
+    with open(listing.summaries_path(meta), "rb") as f:
+        return kept, listing.summaries(f.read())
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, count: int) -> None:
+    """No derived file at all: ``ls`` and ``state`` read the tree whole, print what the
+    command line prints and keep the listing and summaries it keeps (a few memories
+    read one by one, many in one sweep); a search needs its own index."""
+    path = str(tmp_path / "repo.git")
+    with Repository.init(path) as repo:
+        for i in range(count):
+            memory = Memory(f"m{i:02d}", f"note {i} ü", "line\n" * (i % 3) + "end" * (i % 2))
+            if i % 4 == 0:
+                memory = Memory(memory.slug, memory.description, memory.body, code="export {};\n")
+            repo.mutate(STORE, AGENT, lambda _, m=memory: Change("create", m.slug, m))
+    _forget_derived(path)
+    text = lean(path, ["ls"])
+    assert text is not None
+    lean_kept = _kept(path, STORE)
+    assert (lean(path, ["state"]), 0) == full(path, ["state"])
+    assert lean(path, ["search", "note"]) is None
+    _forget_derived(path)
+    assert (text, 0) == full(path, ["ls"])
+    assert lean_kept == _kept(path, STORE)
+    with Repository.open(path) as repo:  # each summary as the memory itself reads
+        memories = repo.snapshot(STORE).memories()
+    kept = lean_kept[0]
+    assert kept is not None
+    assert kept[2] == [(m.slug, (m.description, m.chars, m.lines)) for m in memories]
+
+
+def test_a_memory_the_lean_path_does_not_read_is_left_to_the_command_line(
+    store: str, tmp_path: Path
+) -> None:
+    """A memory file without front matter (made by hand): no listing read, nothing
+    kept; the full reader says what is wrong."""
+
+    def change(work: Path) -> None:
+        (work / layout.bucket("deploy") / "deploy.md").write_text("no front matter\n")
+
+    commit_by_hand(store, STORE, tmp_path / "work", change)
+    _forget_derived(store)
+    tree = git(store, "rev-parse", f"refs/heads/{STORE}^{{tree}}").stdout.strip()
+    objects = Objects(os.path.join(store, "objects"))
+    assert survey(objects, os.path.join(store, "gitmem"), STORE, tree) is None
+    assert os.listdir(os.path.join(store, "gitmem")) == []
+
+
+def test_a_fresh_clone_without_a_search_index_leaves_search_to_the_command_line(
+    store: str,
+) -> None:
+    """A search needs only its own index, kept or not."""
     for name in os.listdir(os.path.join(store, "gitmem", "listing")):
         os.remove(os.path.join(store, "gitmem", "listing", name))
-    assert lean(store, ["ls"]) is None
-    assert lean(store, ["state"]) is None
     assert (lean(store, ["search", "ship"]), 0) == full(store, ["search", "ship"])
     shutil.rmtree(os.path.join(store, "gitmem", "search"))
     assert lean(store, ["search", "ship"]) is None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import assert_fsck, git, tree_bytes
+from conftest import assert_fsck, commit_by_hand, git, tree_bytes
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
 
@@ -22,7 +22,7 @@ from gitmem import (
     Revision,
     Totals,
 )
-from gitmem.store import Snapshot
+from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.objects import ObjectReader, Step
@@ -521,7 +521,7 @@ class _Counting:
     def facts(self, sha: str) -> Facts | None:
         return self.reader.facts(sha)
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
         return self.reader.heading(sha)
 
     def step(self, sha: str) -> Step:
@@ -665,3 +665,73 @@ def test_a_process_that_writes_on_reads_the_index_whole(
     assert reads[:1] == ["cold"]
     assert "cold" not in reads[1:]
     assert [r.body for r in writer.revisions(S, "a")][-1] == "take 3\n"
+
+
+# -- building the index from scratch -----------------------------------------------
+
+
+class _AsDulwichReads:
+    """The commits as dulwich itself reads them, each parsed whole: what the index
+    built through the store's own raw reader must agree with."""
+
+    def __init__(self, raw: Repo, reader: ObjectReader) -> None:
+        self._raw = raw
+        self._reader = reader
+
+    def _commit(self, sha: str) -> Commit:
+        found = self._raw[sha.encode()]
+        assert isinstance(found, Commit)
+        return found
+
+    def parents(self, sha: str) -> list[str]:
+        return [p.decode() for p in self._commit(sha).parents]
+
+    def facts(self, sha: str) -> Facts | None:
+        return parse_message(self._commit(sha).message)
+
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
+        facts = self.facts(sha)
+        return self.parents(sha), facts.edits if facts is not None else None
+
+    def step(self, sha: str) -> Step:
+        return self._reader.step(sha)
+
+    def outside(self, sha: str) -> tuple[Edited, ...]:
+        return self._reader.outside(sha)
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
+def test_an_index_built_from_scratch_reads_every_commit_as_dulwich_does(
+    repo: Repository, tmp_path: Path, packed: bool
+) -> None:
+    """Creations, edits, a rename, a deletion, a merge made by git and a commit made by
+    hand: the index a fresh process builds (its file and every row, blob ids and all)
+    equals one built from the commits as dulwich parses them."""
+    f = Forked(repo, index_before=False)
+    rename(repo, "a", "b")
+    put(repo, "delete", "c")
+    put(repo, "create", "d", "d1")
+
+    def change(work: Path) -> None:
+        (work / memoryfiles.memory_path("d")).write_text('---\ndescription: "by hand"\n---\nd2\n')
+
+    commit_by_hand(repo.directory, S, tmp_path / "work", change)
+    put(repo, "edit", "b", "b2")
+    if packed:
+        repo.pack()
+    drop_history(repo)
+    head = repo.head(S)
+    assert head is not None and f.merge in git_ok(repo, "rev-list", head).split()
+    with Repository.open(repo.directory) as fresh:
+        built = fresh.revisions(S)
+        files = history_files(fresh)
+    assert [r.op for r in built].count("rename") == 2 and "delete" in [r.op for r in built]
+    (path,) = files
+    with Repo(repo.directory) as raw:
+        reader = ObjectReader(raw)
+        reference = History(str(tmp_path / "reference"), _AsDulwichReads(raw, reader))
+        expected = reference.entries(head)
+        with open(tmp_path / "reference", "rb") as kept:
+            assert files[path] == kept.read()
+    with Repository.open(repo.directory) as fresh:
+        assert fresh._history(S).entries(head) == expected  # pyright: ignore[reportPrivateUsage]

@@ -7,7 +7,8 @@ objects. This package reads those with no git library, no command-line library a
 Python's own start: the git objects (:mod:`~gitmem.lean.objects`), refs
 (:mod:`~gitmem.lean.refs`), a standalone repository's place on disk
 (:mod:`~gitmem.lean.repository`), a store's head commit (:mod:`~gitmem.lean.heads`),
-the kept listing's format (:mod:`~gitmem.lean.listing`), the lines the read commands
+the kept listing's format (:mod:`~gitmem.lean.listing`), a listing read whole from a
+tree when none is kept (:mod:`~gitmem.lean.survey`), the lines the read commands
 print (:mod:`~gitmem.lean.lines`), storable text (:mod:`~gitmem.lean.text`) and the
 read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
 generated). The answers themselves are :mod:`gitmem.quick`'s. Whatever they do not

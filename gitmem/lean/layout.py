@@ -54,21 +54,24 @@ def split_md(data: bytes) -> tuple[bytes, bytes] | None:
 
 _SPACE = " \t\n\r"
 
+try:  # json's own scanner, without loading the json package
+    from _json import scanstring as _scanstring
+except ImportError:
+    _scanstring = None
+
 
 def description(framed: bytes) -> str | None:
     """The description a ``.md`` file's front matter holds (its JSON string, as
     :func:`split_md` gives it), read as ``json.loads`` reads it, without loading the
     ``json`` package; ``None`` if it is not one JSON string (the full reader says why)."""
-    try:
-        from _json import scanstring
-    except ImportError:  # another Python: the full reader decodes it
+    if _scanstring is None:  # another Python: the full reader decodes it
         return None
     try:
         text = framed.decode("utf-8")
         start = len(text) - len(text.lstrip(_SPACE))
         if text[start : start + 1] != '"':
             return None
-        value, end = scanstring(text, start + 1, True)
+        value, end = _scanstring(text, start + 1, True)
     except (UnicodeDecodeError, ValueError):
         return None
     return value if not text[end:].strip(_SPACE) else None

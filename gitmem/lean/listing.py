@@ -5,6 +5,11 @@ Its first line is ``gitmem-listing-1-pyX.Y <tree> <rows length> <where length>
 <CRC>``, then two ``marshal`` payloads: ``(buckets, rows)`` and ``(folders, blobs)``.
 The CRC covers the tree id and both payloads; a file whose framing, lengths or CRC do
 not match is not a listing.
+
+Beside it, the repository's summaries file ``<git dir>/gitmem/summaries``: records
+appended one write each, every record a marker line ``gitmem-summaries-1 <length>
+<CRC>`` (after a newline) and a ``marshal`` payload, a list of ``(md blob id and slug,
+description, chars, lines)``; a record that does not read whole is passed over.
 """
 
 from __future__ import annotations
@@ -28,7 +33,16 @@ else:
         return value
 
 
-__all__ = ["HEADER", "encode", "listing_path", "parse", "store_file_name"]
+__all__ = [
+    "HEADER",
+    "encode",
+    "listing_path",
+    "parse",
+    "store_file_name",
+    "summaries",
+    "summaries_path",
+    "summaries_record",
+]
 
 HEADER = b"gitmem-listing-1-py%d.%d" % sys.version_info[:2]
 """The first field: ``marshal``'s format may change between Python versions, so another
@@ -111,3 +125,46 @@ def parse(data: bytes, *, folders: bool, tree: str | None) -> Kept | None:
 
 def _pair(value: object) -> bool:
     return isinstance(value, tuple) and len(cast(tuple[object, ...], value)) == 2
+
+
+Summaries = dict[str, tuple[str, int, int]]
+"""Summaries by ``"<md blob id> <slug>"``: description, chars, lines."""
+
+_MARK = b"\ngitmem-summaries-1 "
+
+
+def summaries_path(meta: str) -> str:
+    """Where the summaries are kept, in gitmem's folder ``meta`` of a git directory."""
+    return os.path.join(meta, "summaries")
+
+
+def summaries_record(found: Summaries) -> bytes:
+    """The record that appends ``found`` to the summaries file."""
+    payload = marshal.dumps([(sha, *summary) for sha, summary in found.items()])
+    return _MARK + b"%d %d\n" % (len(payload), zlib.crc32(payload)) + payload
+
+
+def summaries(data: bytes) -> Summaries:
+    """Every summary the summaries file's bytes ``data`` hold, passing over records that
+    do not read whole."""
+    known: Summaries = {}
+    at = data.find(_MARK)
+    while at >= 0:
+        start = at + len(_MARK)
+        end = data.find(b"\n", start)
+        fields = data[start:end].split(b" ") if end >= 0 else []
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            payload = data[end + 1 : end + 1 + int(fields[0])]
+            if len(payload) == int(fields[0]) and zlib.crc32(payload) == int(fields[1]):
+                _take(payload, known)
+        at = data.find(_MARK, start)
+    return known
+
+
+def _take(payload: bytes, known: Summaries) -> None:
+    """Add a record's summaries (its CRC matched: it is as a writer made it)."""
+    try:
+        items = cast(list[tuple[str, str, int, int]], marshal.loads(payload))
+        known.update({sha: (description, chars, lines) for sha, description, chars, lines in items})
+    except (EOFError, ValueError, TypeError):
+        return

@@ -3,8 +3,8 @@
 ``gitmem.version``, with gitmem's folder in it.
 
 A project's repository (stores under ``refs/heads/gitmem/``), a config this reader does
-not follow, or a repository gitmem has not opened before (its folder not made yet) is
-not recognised: ``None``, and the full reader opens it.
+not follow, or a repository without gitmem's folder (which ``Repository.open`` takes
+for no standalone one) is not recognised: ``None``, and the full reader opens it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def standalone(path: str) -> str | None:
         return None
     if config.get(("core", "repositoryformatversion"), "0") != "0":
         return None
-    if not os.path.isdir(os.path.join(path, "gitmem", "history")):
+    if not os.path.isdir(os.path.join(path, "gitmem")):
         return None
     return path
 

@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
+from gitmem.store.collector import uncollected
 from gitmem.store.rows import (
     FOREIGN,
     LATER3,
@@ -114,20 +115,21 @@ if TYPE_CHECKING:
 
         def step(self, sha: str) -> Step: ...
 
-        def heading(self, sha: str) -> tuple[list[str], Said | None]: ...
+        def heading(self, sha: str) -> tuple[list[str], Sequence[Edit] | None]: ...
 
         def outside(self, sha: str) -> Sequence[Edit]: ...
 
 
 class _Frame:
-    """A commit on the walk's stack, and how far the walk has gone through its parents."""
+    """A commit on the walk's stack, and how far the walk has gone through its parents
+    (``edits``: those its facts record; ``None`` for a commit gitmem did not make)."""
 
-    __slots__ = ("facts", "mark", "next", "parents", "sha")
+    __slots__ = ("edits", "mark", "next", "parents", "sha")
 
-    def __init__(self, sha: str, parents: list[str], facts: Said | None) -> None:
+    def __init__(self, sha: str, parents: list[str], edits: Sequence[Edit] | None) -> None:
         self.sha = sha
         self.parents = parents
-        self.facts = facts
+        self.edits = edits
         self.next = 0
         self.mark = 0
 
@@ -467,7 +469,8 @@ class History:
         # keep the index up to where head's first-parent line joins the head's line;
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
-        new = _walk(self._source, self._pos, head, keep)
+        with uncollected():  # the walk makes objects for every commit and frees none
+            new = _walk(self._source, self._pos, head, keep)
         data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
@@ -487,9 +490,8 @@ class History:
             self._file = (stat.st_dev, stat.st_ino)
             self._offset = stat.st_size
         if rewound:
-            kept = self._rows[:keep]
+            new = self._rows[:keep] + new
             self._clear()
-            self._add(kept)
         self._add(new)
 
     def _reset(self) -> None:
@@ -670,10 +672,10 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         stack.pop()
         if len(parents) > 1:
             new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-        edits = _edits(source, frame.sha, frame.facts)
+        edits = frame.edits if frame.edits is not None else source.outside(frame.sha)
         # a commit that changes no memory (one setting a store's guard or allowlist, a
         # hand-made one that touched no memory) still holds a place in the order
-        if not edits and (frame.facts is None or len(parents) < 2):
+        if not edits and (frame.edits is None or len(parents) < 2):
             new.append((frame.sha, "0", FOREIGN, *_NONE4))
             continue
         # the blob ids are looked up when a row is first read (see BlobIds): the

@@ -147,6 +147,32 @@ def parse_message(message: bytes) -> Facts | None:
     Only the trailer block is read: the paragraph after the subject line and a blank
     line, as gitmem writes it. A ``Gitmem-`` line anywhere else (the subject, a
     paragraph after the block) is text."""
+    read = _trailers(message)
+    if read is None:
+        return None
+    edits, numbers, trailers, paths = read
+    return Facts(
+        edits=edits,
+        totals=Totals(*numbers[0:3]),
+        peaks=Totals(*numbers[3:6]),
+        # read-only: readers share one Facts per commit
+        extra=MappingProxyType({k: v for k, v in trailers.items() if k not in KEYS}),
+        paths=paths,
+    )
+
+
+def parse_edits(message: bytes) -> tuple[Edited, ...] | None:
+    """``parse_message(message).edits`` (``None`` for a commit gitmem did not make),
+    without making the rest of the facts: what a walk of a whole history reads."""
+    read = _trailers(message)
+    return read[0] if read is not None else None
+
+
+def _trailers(
+    message: bytes,
+) -> tuple[tuple[Edited, ...], list[int], dict[str, str], bool] | None:
+    """A gitmem message's edits, totals and peaks, every other trailer and whether it
+    names paths; ``None`` if it is not a gitmem message."""
     trailers: dict[str, str] = {}
     slugs: list[str] = []
     paths: list[str] = []
@@ -192,11 +218,4 @@ def parse_message(message: bytes) -> Facts | None:
         numbers = [int(trailers[k]) for k in TOTAL_KEYS]
     except (KeyError, ValueError, InvalidPath):
         return None
-    return Facts(
-        edits=tuple(edits),
-        totals=Totals(*numbers[0:3]),
-        peaks=Totals(*numbers[3:6]),
-        # read-only: readers share one Facts per commit
-        extra=MappingProxyType({k: v for k, v in trailers.items() if k not in KEYS}),
-        paths=bool(paths),
-    )
+    return tuple(edits), numbers, trailers, bool(paths)

@@ -28,7 +28,7 @@ from dulwich.repo import Repo
 from gitmem.errors import StorageError
 from gitmem.lean.heads import message_of
 from gitmem.store import memoryfiles as files
-from gitmem.store.message import Edited, Facts, parse_message
+from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.store.rows import REMOVED
 from gitmem.types import Memory, Totals
@@ -614,6 +614,14 @@ class ObjectReader:
             _bounded(self._memories)[key] = memory
         return memory
 
+    def packed(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type, content)`` of each of ``shas`` a pack holds, in one sweep a pack."""
+        with self.lock:
+            try:
+                return self._packs.get_many(shas)
+            except ValueError as exc:
+                raise StorageError(f"{exc}; run `gitmem check`") from exc
+
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
         if sha in self._texts:
@@ -628,28 +636,24 @@ class ObjectReader:
     def blob(self, sha: bytes) -> bytes:
         return self.raw(sha.decode(), BLOB)
 
-    def heading(self, sha: str) -> tuple[list[str], Facts | None]:
-        """A commit's parents and facts, read from its raw text without making a commit
-        object: a walk of the whole history (the history index's build) reads every
-        commit once. Anything unusual takes the ordinary path, with its errors."""
-        cached = self._commits.get(sha)
-        if cached is None:
+    def heading(self, sha: str) -> tuple[list[str], tuple[Edited, ...] | None]:
+        """A commit's parents and the edits its facts record (``None``: not gitmem's), from
+        its raw text alone (a history's build reads every commit): else the ordinary path."""
+        if sha not in self._commits and sha not in self._facts:
             kind, raw = COMMIT, self._raw_commits.get(sha, b"")
             try:
                 if not raw:
                     with self.lock:
-                        packed = self._packs.get(sha)
+                        packed = self._packs.read(sha)
                         kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:
                 header, _, message = raw.partition(b"\n\n")
-                lines = header.split(b"\n")
-                parents = [line[7:].decode() for line in lines if line.startswith(b"parent ")]
-                if sha not in self._facts:
-                    _bounded(self._facts)[sha] = parse_message(message)
-                return parents, self._facts[sha]
-        return self.parents(sha), self.facts(sha)
+                parents = [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
+                return parents, parse_edits(message)
+        facts = self.facts(sha)
+        return self.parents(sha), facts.edits if facts is not None else None
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:

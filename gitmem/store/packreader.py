@@ -18,7 +18,14 @@ from typing import cast
 from dulwich.pack import OFS_DELTA
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 
-from gitmem.lean.objects import MappedPack, entry_header, inflate, ofs_base, pack_bases
+from gitmem.lean.objects import (
+    MappedPack,
+    entry_header,
+    inflate,
+    inflate_whole,
+    ofs_base,
+    pack_bases,
+)
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -49,6 +56,30 @@ class PackedObjects:
             self._packs = Packs(self.folder)
             found = self._packs.get(bytes.fromhex(sha))
         return None if found is None else (found[0], found[1])
+
+    def read(self, sha: str) -> tuple[int, bytes] | None:
+        """As ``get``, for a read of many objects one by one (a walk of a history)."""
+        if self.folder is None:
+            return None
+        if self._packs is None:
+            self._packs = Packs(self.folder)
+        found = self._packs.read(bytes.fromhex(sha))
+        if found is None and self._packs.stale():
+            self._packs.close()
+            self._packs = Packs(self.folder)
+            found = self._packs.read(bytes.fromhex(sha))
+        return found
+
+    def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` that the packs hold in
+        a form this reader reads, read in the order each pack holds them (one sweep,
+        not a seek per object); the others are left out. ``ValueError`` as ``get``."""
+        if self.folder is None or not shas:
+            return {}
+        if self._packs is None or self._packs.stale():
+            self.forget()
+            self._packs = Packs(self.folder)
+        return self._packs.get_many(shas)
 
     def forget(self) -> None:
         """Let go of the packs read so far: the next read lists the folder again."""
@@ -99,6 +130,48 @@ class Packs:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
 
+    def read(self, sha: bytes) -> tuple[int, bytes] | None:
+        """``(type number, content)``, as ``get`` without the packed form."""
+        for pack in self._packs:
+            at = pack.offset(sha)
+            if at is None:
+                continue
+            try:
+                return pack.read(at)
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
+        return None
+
+    def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` some pack of this reader
+        holds in a form it reads, each pack's read in the order it holds them."""
+        found: dict[str, tuple[int, bytes]] = {}
+        rest = shas
+        for pack in self._packs:
+            # the whole index's table once it costs less than a search per object
+            table = pack.table() if len(rest) * 16 > pack.count else None
+            placed: list[tuple[int, str]] = []
+            missing: list[str] = []
+            for sha in rest:
+                binsha = bytes.fromhex(sha)
+                at = table.get(binsha) if table is not None else pack.find(binsha)
+                if at is None or at & 0x80000000:
+                    missing.append(sha)
+                else:
+                    placed.append((at, sha))
+            placed.sort()
+            try:
+                read = pack.sweep([at for at, _ in placed], pack.read)
+            except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"an object does not read from its pack: {exc}") from None
+            for (_, sha), got in zip(placed, read, strict=True):
+                if got is None:
+                    missing.append(sha)
+                else:
+                    found[sha] = got
+            rest = missing
+        return found
+
     def close(self) -> None:
         for pack in self._packs:
             pack.close()
@@ -146,7 +219,7 @@ class Pack(MappedPack):
             delta = inflate(data, at, size)[0]
             found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
         elif kind in _WHOLE:
-            found = (kind, inflate(data, at, size)[0])
+            found = (kind, inflate_whole(data, at, size))
         else:
             return None  # a delta against an object named by id: dulwich resolves it
         if kind in (_TREE, OFS_DELTA):

@@ -7,10 +7,12 @@ import bisect
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from gitmem.lean.survey import READ_DIRECTLY, summary
 from gitmem.store import memoryfiles as files
+from gitmem.store.collector import uncollected
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
-from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.objects import BLOB, DIR_MODE, MemoryFiles, ObjectReader, memory_files
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import Memory, Totals
@@ -24,8 +26,8 @@ __all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot"]
 META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 
 # how many memories a listing reads and files one by one before it reads every kept
-# summary and sorts instead
-_READ_DIRECTLY = 32
+# summary, reads the blobs in one sweep, and sorts instead
+_READ_DIRECTLY = READ_DIRECTLY
 
 
 class Snapshot(StoreView):
@@ -85,7 +87,13 @@ class Snapshot(StoreView):
         whole = kept.listing(self.store, self.root)
         if whole is not None:
             return whole
-        root = self.root
+        with uncollected():  # a listing of a whole store keeps every row it makes
+            return self._read_listing(kept, self.root, remember=remember, write=write)
+
+    def _read_listing(
+        self, kept: Summaries, root: str, *, remember: bool, write: bool
+    ) -> list[tuple[str, Summary]]:
+        """The listing of ``root`` (see ``summaries``), read and kept."""
         buckets = {n: sha.decode() for n, mode, sha in self._reader.tree(root) if mode == DIR_MODE}
         read = set(buckets)
         out: Listing = []
@@ -116,6 +124,14 @@ class Snapshot(StoreView):
         # a few memories are read sooner than every summary ever kept is
         known = kept.known() if unknown > _READ_DIRECTLY else {}
         found: dict[str, Summary] = {}
+        if unknown > _READ_DIRECTLY:
+            unread = {
+                slug: files_
+                for slug, (_, files_) in listing.items()
+                if keys[slug] not in prior and keys[slug] not in known
+            }
+            read = _summaries(self._reader, unread)
+            found = {keys[slug]: read[slug] for slug in unread if slug in read}
         new: list[tuple[tuple[str, Summary], str, str]] = []
         for slug, (folder, files_) in listing.items():
             key = keys[slug]
@@ -239,3 +255,36 @@ class Snapshot(StoreView):
                 placed = placed and all(files.bucket(slug) == name for slug in folder)
                 listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
         return listing, placed
+
+
+def _summaries(reader: ObjectReader, found: dict[str, MemoryFiles]) -> dict[str, Summary]:
+    """The summaries of many memories at once, ``slug → files``, their blobs read in one
+    sweep through each pack: what a listing of a whole store reads. A memory whose
+    files are not all in a pack, or do not read as a memory's, is left out (the reader
+    reads it as ever, and says what is wrong)."""
+    packed = reader.packed([sha.decode() for blobs in found.values() for sha in blobs if sha])
+    out: dict[str, Summary] = {}
+    for slug, (md, code, on_use) in found.items():
+        got = packed.get(md.decode())
+        if got is None or got[0] != BLOB:
+            continue
+        if (code or on_use) and not _halves_read(packed, code, on_use):
+            continue
+        read = summary(got[1])
+        if read is not None:
+            out[slug] = read
+    return out
+
+
+def _halves_read(packed: dict[str, tuple[int, bytes]], *halves: bytes | None) -> bool:
+    """Whether a memory's code halves were read, and are text (as a memory's are)."""
+    for sha in halves:
+        if sha:
+            got = packed.get(sha.decode())
+            if got is None or got[0] != BLOB:
+                return False
+            try:
+                got[1].decode()
+            except UnicodeDecodeError:
+                return False
+    return True

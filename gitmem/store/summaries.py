@@ -22,10 +22,8 @@ match; any other file is passed over and written again by the next listing.
 
 from __future__ import annotations
 
-import marshal
 import os
 import threading
-import zlib
 from typing import NamedTuple
 
 from gitmem.lean import listing as kept_file
@@ -55,9 +53,6 @@ class KeptListing(NamedTuple):
     blobs: list[str]
 
 
-_MARK = b"\ngitmem-summaries-1 "
-
-
 class Summaries:
     """The summaries file of one repository, read on first use, appended as it grows."""
 
@@ -81,8 +76,7 @@ class Summaries:
         with self._mutex:
             if self._known is not None:  # else the file is read when first asked for
                 self._known.update(found)
-        payload = marshal.dumps([(sha, *summary) for sha, summary in found.items()])
-        record = _MARK + f"{len(payload)} {zlib.crc32(payload)}\n".encode() + payload
+        record = kept_file.summaries_record(found)
         try:
             fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
@@ -138,24 +132,4 @@ def _read(path: str) -> dict[str, Summary]:
             data = f.read()
     except OSError:
         return {}
-    known: dict[str, Summary] = {}
-    at = data.find(_MARK)
-    while at >= 0:
-        start = at + len(_MARK)
-        end = data.find(b"\n", start)
-        fields = data[start:end].split(b" ") if end >= 0 else []
-        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
-            payload = data[end + 1 : end + 1 + int(fields[0])]
-            if len(payload) == int(fields[0]) and zlib.crc32(payload) == int(fields[1]):
-                _take(payload, known)
-        at = data.find(_MARK, start)
-    return known
-
-
-def _take(payload: bytes, known: dict[str, Summary]) -> None:
-    """Add a record's summaries (its CRC matched: it is as a writer made it)."""
-    try:
-        items: list[tuple[str, str, int, int]] = marshal.loads(payload)
-        known.update({sha: (description, chars, lines) for sha, description, chars, lines in items})
-    except (EOFError, ValueError, TypeError):
-        return
+    return kept_file.summaries(data)
