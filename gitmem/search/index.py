@@ -55,10 +55,15 @@ BEHIND = 64
 _MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
 _SUFFIX = ".2"
 _word: list[re.Pattern[str]] = []
+_SPACES = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
 
 
 def _words(text: str) -> list[str]:
-    """The words (runs of word characters) of ``text``."""
+    """The words (runs of word characters) of ``text``: what ``\\w+`` finds. In ASCII
+    text a word character is a letter, a digit or ``_``: every other byte becomes a
+    space and the text is split on spaces, at C speed, with the very same words."""
+    if text.isascii():
+        return text.encode("ascii").translate(_SPACES).decode("ascii").split()
     if not _word:
         import re  # here: a search of a stored index splits no text
 
@@ -124,13 +129,14 @@ class SearchIndex:
         """Index exactly ``memories``, as of ``commit``."""
         self._base = None
         self._hidden.clear()
-        self._docs.clear()
-        self._postings.clear()
         self._orders.clear()
-        self._vocab.clear()
+        self._version += 1
         self._vocab_text, self._vocab_starts = "", []
-        for memory in memories:
-            self.put(memory)
+        # in bulk: every text lowered, then split and counted, and each memory's counts
+        # filed under their words, with no Python step per word (as ``put`` does one)
+        self._docs = {m.slug: (m, f"{m.slug}\0{m.description}\0{m.body}".lower()) for m in memories}
+        self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
+        self._vocab = list(self._postings)
         self.commit = commit
 
     def follow(self, repo: Storage, store: str) -> None:
@@ -283,7 +289,7 @@ class SearchIndex:
             if base is not None and base.ordered(postings):
                 order = list(postings.items())
             else:
-                order = sorted(postings.items(), key=_most_first)
+                order = list(_most_first(postings).items())
             cached = self._orders[key] = (postings, self._version, order)
         return cached[2]
 
@@ -467,7 +473,7 @@ class _Stored:
     ) -> bytes:
         """The file for an index as of ``commit``."""
         vocab = sorted(postings)
-        blobs = [marshal.dumps(dict(sorted(postings[w].items(), key=_most_first))) for w in vocab]
+        blobs = [marshal.dumps(_most_first(postings[w])) for w in vocab]
         spans = [0]
         for blob in blobs:
             spans.append(spans[-1] + len(blob))
@@ -577,8 +583,32 @@ class _Stored:
         return self._texts
 
 
-def _most_first(posting: tuple[str, int]) -> tuple[int, str]:
-    return -posting[1], posting[0]
+def _most_first(postings: dict[str, int]) -> dict[str, int]:
+    """``postings`` most occurrences first, then by slug: sorted by slug, then by count,
+    which keeps the slugs' order among equal counts (Python's sort is stable, reversed
+    too)."""
+    if len(postings) < 2:
+        return postings
+    order = sorted(postings)
+    count = postings.__getitem__
+    if max(postings.values()) > 1:
+        order.sort(key=count, reverse=True)
+    return dict(zip(order, map(count, order), strict=True))
+
+
+def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
+    """Word → slug → how often the word occurs in that memory's text, for ``texts``
+    (slug → lowered text); each word's memories in the order of ``texts``."""
+    from collections import Counter, defaultdict, deque
+    from itertools import repeat
+    from operator import setitem
+
+    postings: defaultdict[str, dict[str, int]] = defaultdict(dict)
+    file = postings.__getitem__  # a new word gets its empty dict without a Python step
+    for slug, text in texts.items():
+        counts = Counter(_words(text))
+        deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
+    return dict(postings)
 
 
 def _vocabulary(words: list[str]) -> tuple[str, list[int]]:
