@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import stat
 import threading
+from binascii import a2b_hex, b2a_hex
 from collections.abc import Callable, Mapping
 from typing import NamedTuple, TypeVar, cast
 
@@ -613,6 +614,30 @@ class ObjectReader:
             )
             _bounded(self._memories)[key] = memory
         return memory
+
+    def memories(self, wanted: list[tuple[str, MemoryFiles]]) -> list[Memory]:
+        """The memories ``wanted`` (slug and files), in its order: their blobs read
+        from the packs in one sweep, in the order they lie there (what the packs do
+        not hold, one by one), and none kept in the cache (a whole store would only
+        push out what is there)."""
+        ids = {sha for _, found in wanted for sha in found if sha}
+        with self.lock:
+            try:
+                packed = self._packs.many([a2b_hex(sha) for sha in ids])
+            except ValueError as exc:  # a damaged pack entry
+                raise StorageError(f"a memory does not read ({exc}); run `gitmem check`") from exc
+        blobs = {b2a_hex(sha): content for sha, (kind, content) in packed.items() if kind == BLOB}
+        for sha in ids.difference(blobs):
+            blobs[sha] = self.blob(sha)  # loose, or in a pack that landed since
+        return [
+            Memory(
+                slug,
+                *files.decode_md(slug, blobs[found.md]),
+                code=blobs[found.code].decode() if found.code else "",
+                on_use=blobs[found.on_use].decode() if found.on_use else "",
+            )
+            for slug, found in wanted
+        ]
 
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""

@@ -50,6 +50,17 @@ class PackedObjects:
             found = self._packs.get(bytes.fromhex(sha))
         return None if found is None else (found[0], found[1])
 
+    def many(self, shas: list[bytes]) -> dict[bytes, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` (20-byte ids) that the
+        packs hold in a form this reader reads, by id: each pack's objects read in the
+        order they lie in it, in one sweep; the others are the caller's to read one by
+        one. ``ValueError`` if a pack entry is damaged."""
+        if self.folder is None:
+            return {}
+        if self._packs is None:
+            self._packs = Packs(self.folder)
+        return self._packs.many(shas)
+
     def forget(self) -> None:
         """Let go of the packs read so far: the next read lists the folder again."""
         if self._packs is not None:
@@ -98,6 +109,31 @@ class Packs:
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
+
+    def many(self, shas: list[bytes]) -> dict[bytes, tuple[int, bytes]]:
+        """``(type number, content)`` of each object of ``shas`` a pack of this reader
+        holds in a form it reads, by id, each pack read in the order of its offsets."""
+        found: dict[bytes, tuple[int, bytes]] = {}
+        left = shas
+        for pack in self._packs:
+            if not left:
+                break
+            offsets = list(map(pack.offset, left))
+            # plain pairs: offsets are distinct, so they alone decide the order
+            located = sorted(
+                (at, sha) for at, sha in zip(offsets, left, strict=True) if at is not None
+            )
+            left = [sha for at, sha in zip(offsets, left, strict=True) if at is None]
+            for at, sha in located:
+                try:
+                    entry = pack.read(at)
+                except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                    raise ValueError(
+                        f"object {sha.hex()} does not read from its pack: {exc}"
+                    ) from None
+                if entry is not None:
+                    found[sha] = entry
+        return found
 
     def close(self) -> None:
         for pack in self._packs:

@@ -63,7 +63,7 @@ class Snapshot(StoreView):
     def memories(self) -> list[Memory]:
         """Every memory, sorted by slug."""
         listing = self._listing()
-        return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
+        return self._reader.memories([(slug, listing[slug]) for slug in sorted(listing)])
 
     def _count(self) -> Totals:
         found = self.memories()
