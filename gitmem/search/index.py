@@ -213,10 +213,7 @@ class SearchIndex:
             raise AssertionError("a stored index is searched only after it follows its store")
         repo, store = self._source
         self.reset(repo.snapshot(store, self.commit).memories(), self.commit)
-        import contextlib
-
-        with contextlib.suppress(OSError):  # derived data: the next reader builds it again
-            self.save(index_file(repo, store))
+        self.save(index_file(repo, store))
 
     def _search(self, keywords: list[str], limit: int) -> list[Hit]:
         from gitmem.search.hits import Hit
@@ -341,7 +338,8 @@ class SearchIndex:
 
     def save(self, path: str) -> None:
         """Write the whole index to ``path``, atomically (a reader sees the old file or
-        the new one, never part of one)."""
+        the new one, never part of one), or leave the file as it was if it cannot be
+        written: it is derived data, which the next reader builds again."""
         texts = {slug: text for slug, (_, text) in self._docs.items()}
         postings = {w: p for w, p in self._postings.items() if p}
         if self._base is not None:
@@ -353,19 +351,10 @@ class SearchIndex:
                 kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
                 if kept:
                     postings[word] = {**kept, **postings.get(word, {})}
-        data = _Stored.build(self.commit, postings, texts)
-        import contextlib
-        import threading
+        # here: the lean read path loads this module to search, and never writes
+        from gitmem.store.locking import replace_quietly
 
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
+        replace_quietly(path, _Stored.build(self.commit, postings, texts))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -412,10 +401,7 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
             index.save(path)
         except _Damaged:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
-            with contextlib.suppress(OSError):
-                index.save(path)
-        except OSError:  # derived data: the next reader builds it again
-            pass
+            index.save(path)
     return index
 
 
