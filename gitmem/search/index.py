@@ -117,6 +117,7 @@ class SearchIndex:
         self._docs: dict[str, tuple[Memory, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
+        self._by_slug = True  # whether every word's memories are in slug order
         self._vocab: list[str] = []
         self._vocab_text = ""
         self._vocab_starts: list[int] = []
@@ -134,7 +135,12 @@ class SearchIndex:
         self._vocab_text, self._vocab_starts = "", []
         # in bulk: every text lowered, then split and counted, and each memory's counts
         # filed under their words, with no Python step per word (as ``put`` does one)
-        self._docs = {m.slug: (m, f"{m.slug}\0{m.description}\0{m.body}".lower()) for m in memories}
+        docs = {m.slug: (m, f"{m.slug}\0{m.description}\0{m.body}".lower()) for m in memories}
+        slugs = list(docs)
+        if slugs != sorted(slugs):
+            docs = {slug: docs[slug] for slug in sorted(slugs)}
+        self._docs = docs
+        self._by_slug = True  # every word's memories are in slug order, as the file wants
         self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
         self._vocab = list(self._postings)
         self.commit = commit
@@ -183,6 +189,8 @@ class SearchIndex:
 
         for word, count in Counter(_words(text)).items():
             slugs = self._postings.get(word)
+            if slugs and memory.slug not in slugs:
+                self._by_slug = False  # filed after the slugs it holds
             if slugs is None:
                 slugs = self._postings[word] = {}
                 self._vocab.append(word)
@@ -286,7 +294,7 @@ class SearchIndex:
             if base is not None and base.ordered(postings):
                 order = list(postings.items())
             else:
-                order = list(_most_first(postings).items())
+                order = list(_most_first(postings, False).items())
             cached = self._orders[key] = (postings, self._version, order)
         return cached[2]
 
@@ -342,6 +350,7 @@ class SearchIndex:
         written: it is derived data, which the next reader builds again."""
         texts = {slug: text for slug, (_, text) in self._docs.items()}
         postings = {w: p for w, p in self._postings.items() if p}
+        by_slug = self._by_slug and self._base is None
         if self._base is not None:
             base = self._base
             for slug, text in base.texts().items():
@@ -354,7 +363,7 @@ class SearchIndex:
         # here: the lean read path loads this module to search, and never writes
         from gitmem.store.locking import replace_quietly
 
-        replace_quietly(path, _Stored.build(self.commit, postings, texts))
+        replace_quietly(path, _Stored.build(self.commit, postings, texts, by_slug=by_slug))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -455,11 +464,18 @@ class _Stored:
 
     @staticmethod
     def build(
-        commit: str | None, postings: dict[str, dict[str, int]], texts: dict[str, str]
+        commit: str | None,
+        postings: dict[str, dict[str, int]],
+        texts: dict[str, str],
+        *,
+        by_slug: bool = False,
     ) -> bytes:
-        """The file for an index as of ``commit``."""
+        """The file for an index as of ``commit`` (``by_slug``: every word's memories
+        are in slug order already)."""
         vocab = sorted(postings)
-        blobs = [marshal.dumps(_most_first(postings[w])) for w in vocab]
+        # marshal's version 2 shares no objects: a third faster to write slugs that many
+        # words hold, and read alike
+        blobs = [marshal.dumps(_most_first(postings[w], by_slug), 2) for w in vocab]
         spans = [0]
         for blob in blobs:
             spans.append(spans[-1] + len(blob))
@@ -569,15 +585,18 @@ class _Stored:
         return self._texts
 
 
-def _most_first(postings: dict[str, int]) -> dict[str, int]:
-    """``postings`` most occurrences first, then by slug: sorted by slug, then by count,
-    which keeps the slugs' order among equal counts (Python's sort is stable, reversed
-    too)."""
+def _most_first(postings: dict[str, int], by_slug: bool) -> dict[str, int]:
+    """``postings`` most occurrences first, then by slug: sorted by slug (unless they
+    are ``by_slug`` already), then by count, which keeps the slugs' order among equal
+    counts (Python's sort is stable, reversed too)."""
     if len(postings) < 2:
         return postings
-    order = sorted(postings)
+    once = max(postings.values()) == 1
+    if by_slug and once:
+        return postings
+    order = list(postings) if by_slug else sorted(postings)
     count = postings.__getitem__
-    if max(postings.values()) > 1:
+    if not once:
         order.sort(key=count, reverse=True)
     return dict(zip(order, map(count, order), strict=True))
 
