@@ -114,7 +114,7 @@ class Packs:
         """``(type number, content)`` of each object of ``shas`` a pack of this reader
         holds in a form it reads, by id, each pack read in the order of its offsets."""
         found: dict[bytes, tuple[int, bytes]] = {}
-        left = shas
+        left: list[bytes] = shas
         for pack in self._packs:
             if not left:
                 break
