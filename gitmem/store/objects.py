@@ -277,8 +277,8 @@ class ObjectReader:
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
-        # objects read straight from the packs; dulwich reads the rest (loose ones)
-        self._packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
+        # objects read straight from the packs (under ``lock``); dulwich reads the rest
+        self.packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -520,7 +520,7 @@ class ObjectReader:
         store = self.repo.object_store
         with self.lock:
             try:
-                packed = self._packs.get(sha)
+                packed = self.packs.get(sha)
                 try:
                     found, content = packed or store.get_raw(key)
                 except KeyError:
@@ -540,7 +540,7 @@ class ObjectReader:
     def forget_packs(self) -> None:
         """Let go of the packs read so far (packs were combined, or the repository closes)."""
         with self.lock:
-            self._packs.forget()
+            self.packs.forget()
 
     def raw_tree(self, sha: str) -> RawTree:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
@@ -615,30 +615,6 @@ class ObjectReader:
             _bounded(self._memories)[key] = memory
         return memory
 
-    def memories(self, wanted: list[tuple[str, MemoryFiles]]) -> list[Memory]:
-        """The memories ``wanted`` (slug and files), in its order: their blobs read
-        from the packs in one sweep, in the order they lie there (what the packs do
-        not hold, one by one), and none kept in the cache (a whole store would only
-        push out what is there)."""
-        ids = {sha for _, found in wanted for sha in found if sha}
-        with self.lock:
-            try:
-                packed = self._packs.many([a2b_hex(sha) for sha in ids])
-            except ValueError as exc:  # a damaged pack entry
-                raise StorageError(f"a memory does not read ({exc}); run `gitmem check`") from exc
-        blobs = {b2a_hex(sha): content for sha, (kind, content) in packed.items() if kind == BLOB}
-        for sha in ids.difference(blobs):
-            blobs[sha] = self.blob(sha)  # loose, or in a pack that landed since
-        return [
-            Memory(
-                slug,
-                *files.decode_md(slug, blobs[found.md]),
-                code=blobs[found.code].decode() if found.code else "",
-                on_use=blobs[found.on_use].decode() if found.on_use else "",
-            )
-            for slug, found in wanted
-        ]
-
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
         if sha in self._texts:
@@ -663,7 +639,7 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self._packs.get(sha)
+                        packed = self.packs.get(sha)
                         kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
@@ -675,6 +651,31 @@ class ObjectReader:
                     _bounded(self._facts)[sha] = parse_message(message)
                 return parents, self._facts[sha]
         return self.parents(sha), self.facts(sha)
+
+
+def read_memories(reader: ObjectReader, wanted: list[tuple[str, MemoryFiles]]) -> list[Memory]:
+    """The memories ``wanted`` (slug and files), in its order: their blobs read from
+    the packs in one sweep, in the order they lie there (what the packs do not hold,
+    one by one), and none kept in the reader's cache (a whole store would only push
+    out what is there)."""
+    ids = {sha for _, found in wanted for sha in found if sha}
+    with reader.lock:
+        try:
+            packed = reader.packs.many([a2b_hex(sha) for sha in ids])
+        except ValueError as exc:  # a damaged pack entry
+            raise StorageError(f"a memory does not read ({exc}); run `gitmem check`") from exc
+    blobs = {b2a_hex(sha): content for sha, (kind, content) in packed.items() if kind == BLOB}
+    for sha in ids.difference(blobs):
+        blobs[sha] = reader.blob(sha)  # loose, or in a pack that landed since
+    return [
+        Memory(
+            slug,
+            *files.decode_md(slug, blobs[found.md]),
+            code=blobs[found.code].decode() if found.code else "",
+            on_use=blobs[found.on_use].decode() if found.on_use else "",
+        )
+        for slug, found in wanted
+    ]
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:
