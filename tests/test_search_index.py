@@ -345,3 +345,90 @@ def test_a_stored_index_ranks_a_broad_search_as_a_built_one(repo: Repository) ->
                     (h.memory.slug, h.distinct, h.frequency) for h in built.search(keywords, limit)
                 ]
                 assert got == want, (keywords, limit)
+
+
+# -- built in bulk: the same index as one built a change at a time ---------------------
+
+_PIECES = ["roll", "Out", "rollout", "canary_2", "déploiement", "ÉTÉ", "naïve", "x9", "ß"]
+_GLUE = [" ", "  ", "-", ", ", ".\n", "/", "\t", "'", "_", "→"]
+
+
+def _text(rng: random.Random) -> str:
+    return "".join(rng.choice(_PIECES) + rng.choice(_GLUE) for _ in range(rng.randrange(0, 14)))
+
+
+def _stored_parts(index: SearchIndex, path: str) -> tuple[object, ...]:
+    """What a saved index holds, part by part (decoded: marshal's bytes may differ
+    with how objects are shared, not with what they hold)."""
+    index.save(path)
+    loaded = SearchIndex.load(path)
+    assert loaded is not None
+    base = loaded._base  # pyright: ignore[reportPrivateUsage]
+    assert base is not None
+    words = base.words()
+    postings = [list(base.postings(i).items()) for i in range(len(words))]
+    # against a plain count: every word of every text, each list most occurrences first
+    counted: dict[str, dict[str, int]] = {}
+    for slug, text in base.texts().items():
+        for word in re.findall(r"\w+", text):
+            counted.setdefault(word, {}).setdefault(slug, 0)
+            counted[word][slug] += 1
+    assert words == sorted(counted)
+    for word, found in zip(words, postings, strict=True):
+        assert found == sorted(counted[word].items(), key=lambda p: (-p[1], p[0])), word
+    return (loaded.commit, words, sorted(base.slugs()), base.texts(), postings)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_index_built_in_bulk_is_the_one_built_a_change_at_a_time(
+    repo: Repository, tmp_path: Path, seed: int
+) -> None:
+    """Random creations, edits and deletions (ASCII and other text, punctuation,
+    repeated words); an index that followed every change one at a time and one built
+    afresh from the head in one go answer every search alike, scores and order
+    included, and write the same file."""
+    rng = random.Random(seed)
+    slugs = [f"m{i:02d}" for i in range(30)]
+    live: set[str] = set()
+    stepped = SearchIndex()
+    for _ in range(70):
+        slug = rng.choice(slugs)
+        op = (
+            "delete"
+            if slug in live and rng.random() < 0.25
+            else "edit"
+            if slug in live
+            else "create"
+        )
+        memory = None if op == "delete" else Memory(slug, _text(rng)[:80], _text(rng))
+        repo.mutate(S, ALICE, lambda _, op=op, slug=slug, memory=memory: Change(op, slug, memory))
+        (live.discard if op == "delete" else live.add)(slug)
+        stepped.follow(repo, S)
+    assert stepped.changed == len(live)
+    bulk = stored_index(repo, S)
+    assert not bulk.stored
+    texts = [f"{m.slug} {m.description} {m.body}".lower() for m in repo.snapshot(S).memories()]
+    keywords = [t[i : i + rng.randrange(1, 6)] for t in texts for i in range(0, len(t), 7)]
+    keywords += ["roll", "rollout", "é", "-", ", ", "m0", "zzz", "ROLL", "_"]
+    for _ in range(120):
+        asked = rng.sample(keywords, rng.randrange(1, 4))
+        for limit in (0, 1, 3):
+            assert [(h.memory, h.distinct, h.frequency) for h in bulk.search(asked, limit)] == [
+                (h.memory, h.distinct, h.frequency) for h in stepped.search(asked, limit)
+            ], (asked, limit)
+    assert _stored_parts(bulk, str(tmp_path / "bulk")) == _stored_parts(
+        stepped, str(tmp_path / "stepped")
+    )
+
+
+def test_words_are_what_the_word_pattern_finds() -> None:
+    """Text split at C speed (ASCII) gives the words ``\\w+`` finds, in order."""
+    from gitmem.search.index import _words  # pyright: ignore[reportPrivateUsage]
+
+    rng = random.Random(3)
+    alphabet = [chr(c) for c in range(128)] + ["é", "ß", "İ", "٣", "\u00a0", "\u2028", "_"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
+        assert _words(text) == re.findall(r"\w+", text), text
+        ascii_only = text.encode("ascii", "ignore").decode()
+        assert _words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only

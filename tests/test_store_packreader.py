@@ -86,3 +86,24 @@ def test_a_memory_looked_up_is_the_memory_listed(tmp_path: Path) -> None:
             "m04", "m04 described", "body 4\n", code="export default 1;\n"
         )
         assert len(after.memories()) == 30
+
+
+def test_memories_read_in_one_sweep_are_those_read_one_by_one(tmp_path: Path) -> None:
+    """A whole store read pack by pack in offset order (code halves, descriptions JSON
+    escapes, objects in several packs and loose) is the store read a memory at a time."""
+    path = str(tmp_path / "r.git")
+    with Repository.init(path) as repo:
+        for i in range(12):
+            _write(repo, f"m{i:02d}", f"body {i}\n", code="export const x = 1;\n" * (i % 2))
+        repo.mutate(
+            STORE, ME, lambda _: Change("write", "odd", Memory("odd", 'a "quoted"\tdé', "b\n"))
+        )
+        repo.pack()
+        _write(repo, "after", "written after packing\n")
+    with Repository.open(path) as repo:
+        snapshot = repo.snapshot(STORE)
+        swept = snapshot.memories()
+        one_by_one = [snapshot.get(slug) for slug in snapshot.slugs()]
+    assert swept == one_by_one
+    assert len(swept) == 14 and swept[-1].description == 'a "quoted"\tdé'
+    assert [m for m in swept if m.code] == [m for m in one_by_one if m and m.code] != []

@@ -55,10 +55,15 @@ BEHIND = 64
 _MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
 _SUFFIX = ".2"
 _word: list[re.Pattern[str]] = []
+_SPACES = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
 
 
 def _words(text: str) -> list[str]:
-    """The words (runs of word characters) of ``text``."""
+    """The words (runs of word characters) of ``text``: what ``\\w+`` finds. In ASCII
+    text a word character is a letter, a digit or ``_``: every other byte becomes a
+    space and the text is split on spaces, at C speed, with the very same words."""
+    if text.isascii():
+        return text.encode("ascii").translate(_SPACES).decode("ascii").split()
     if not _word:
         import re  # here: a search of a stored index splits no text
 
@@ -112,6 +117,7 @@ class SearchIndex:
         self._docs: dict[str, tuple[Memory, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
+        self._by_slug = True  # whether every word's memories are in slug order
         self._vocab: list[str] = []
         self._vocab_text = ""
         self._vocab_starts: list[int] = []
@@ -124,13 +130,19 @@ class SearchIndex:
         """Index exactly ``memories``, as of ``commit``."""
         self._base = None
         self._hidden.clear()
-        self._docs.clear()
-        self._postings.clear()
         self._orders.clear()
-        self._vocab.clear()
+        self._version += 1
         self._vocab_text, self._vocab_starts = "", []
-        for memory in memories:
-            self.put(memory)
+        # in bulk: every text lowered, then split and counted, and each memory's counts
+        # filed under their words, with no Python step per word (as ``put`` does one)
+        docs = {m.slug: (m, f"{m.slug}\0{m.description}\0{m.body}".lower()) for m in memories}
+        slugs = list(docs)
+        if slugs != sorted(slugs):
+            docs = {slug: docs[slug] for slug in sorted(slugs)}
+        self._docs = docs
+        self._by_slug = True  # every word's memories are in slug order, as the file wants
+        self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
+        self._vocab = list(self._postings)
         self.commit = commit
 
     def follow(self, repo: Storage, store: str) -> None:
@@ -177,6 +189,8 @@ class SearchIndex:
 
         for word, count in Counter(_words(text)).items():
             slugs = self._postings.get(word)
+            if slugs and memory.slug not in slugs:
+                self._by_slug = False  # filed after the slugs it holds
             if slugs is None:
                 slugs = self._postings[word] = {}
                 self._vocab.append(word)
@@ -207,10 +221,7 @@ class SearchIndex:
             raise AssertionError("a stored index is searched only after it follows its store")
         repo, store = self._source
         self.reset(repo.snapshot(store, self.commit).memories(), self.commit)
-        import contextlib
-
-        with contextlib.suppress(OSError):  # derived data: the next reader builds it again
-            self.save(index_file(repo, store))
+        self.save(index_file(repo, store))
 
     def _search(self, keywords: list[str], limit: int) -> list[Hit]:
         from gitmem.search.hits import Hit
@@ -283,7 +294,7 @@ class SearchIndex:
             if base is not None and base.ordered(postings):
                 order = list(postings.items())
             else:
-                order = sorted(postings.items(), key=_most_first)
+                order = list(_most_first(postings, False).items())
             cached = self._orders[key] = (postings, self._version, order)
         return cached[2]
 
@@ -335,9 +346,11 @@ class SearchIndex:
 
     def save(self, path: str) -> None:
         """Write the whole index to ``path``, atomically (a reader sees the old file or
-        the new one, never part of one)."""
+        the new one, never part of one), or leave the file as it was if it cannot be
+        written: it is derived data, which the next reader builds again."""
         texts = {slug: text for slug, (_, text) in self._docs.items()}
         postings = {w: p for w, p in self._postings.items() if p}
+        by_slug = self._by_slug and self._base is None
         if self._base is not None:
             base = self._base
             for slug, text in base.texts().items():
@@ -347,19 +360,10 @@ class SearchIndex:
                 kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
                 if kept:
                     postings[word] = {**kept, **postings.get(word, {})}
-        data = _Stored.build(self.commit, postings, texts)
-        import contextlib
-        import threading
+        # here: the lean read path loads this module to search, and never writes
+        from gitmem.store.locking import replace_quietly
 
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
+        replace_quietly(path, _Stored.build(self.commit, postings, texts, by_slug=by_slug))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -406,10 +410,7 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
             index.save(path)
         except _Damaged:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
-            with contextlib.suppress(OSError):
-                index.save(path)
-        except OSError:  # derived data: the next reader builds it again
-            pass
+            index.save(path)
     return index
 
 
@@ -463,11 +464,18 @@ class _Stored:
 
     @staticmethod
     def build(
-        commit: str | None, postings: dict[str, dict[str, int]], texts: dict[str, str]
+        commit: str | None,
+        postings: dict[str, dict[str, int]],
+        texts: dict[str, str],
+        *,
+        by_slug: bool = False,
     ) -> bytes:
-        """The file for an index as of ``commit``."""
+        """The file for an index as of ``commit`` (``by_slug``: every word's memories
+        are in slug order already)."""
         vocab = sorted(postings)
-        blobs = [marshal.dumps(dict(sorted(postings[w].items(), key=_most_first))) for w in vocab]
+        # marshal's version 2 shares no objects: a third faster to write slugs that many
+        # words hold, and read alike
+        blobs = [marshal.dumps(_most_first(postings[w], by_slug), 2) for w in vocab]
         spans = [0]
         for blob in blobs:
             spans.append(spans[-1] + len(blob))
@@ -577,8 +585,35 @@ class _Stored:
         return self._texts
 
 
-def _most_first(posting: tuple[str, int]) -> tuple[int, str]:
-    return -posting[1], posting[0]
+def _most_first(postings: dict[str, int], by_slug: bool) -> dict[str, int]:
+    """``postings`` most occurrences first, then by slug: sorted by slug (unless they
+    are ``by_slug`` already), then by count, which keeps the slugs' order among equal
+    counts (Python's sort is stable, reversed too)."""
+    if len(postings) < 2:
+        return postings
+    once = max(postings.values()) == 1
+    if by_slug and once:
+        return postings
+    order = list(postings) if by_slug else sorted(postings)
+    count = postings.__getitem__
+    if not once:
+        order.sort(key=count, reverse=True)
+    return dict(zip(order, map(count, order), strict=True))
+
+
+def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
+    """Word → slug → how often the word occurs in that memory's text, for ``texts``
+    (slug → lowered text); each word's memories in the order of ``texts``."""
+    from collections import Counter, defaultdict, deque
+    from itertools import repeat
+    from operator import setitem
+
+    postings: defaultdict[str, dict[str, int]] = defaultdict(dict)
+    file = postings.__getitem__  # a new word gets its empty dict without a Python step
+    for slug, text in texts.items():
+        counts = Counter(_words(text))
+        deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
+    return dict(postings)
 
 
 def _vocabulary(words: list[str]) -> tuple[str, list[int]]:

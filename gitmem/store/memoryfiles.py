@@ -22,6 +22,7 @@ from gitmem.errors import StorageError
 from gitmem.lean.layout import CLOSE as _CLOSE
 from gitmem.lean.layout import CODE, MD, ON_USE, SUFFIXES, bucket, split_md
 from gitmem.lean.layout import OPEN as _OPEN
+from gitmem.lean.layout import description as plain_description
 from gitmem.types import Memory
 
 __all__ = [
@@ -76,7 +77,10 @@ def decode_md(slug: str, data: bytes) -> tuple[str, str]:
             "restore it with `gitmem log` or rewrite it with `gitmem edit`"
         )
     try:
-        description = json.loads(framed[0])
+        # the JSON string read at C speed; anything unusual is json's to read, or refuse
+        description = plain_description(framed[0])
+        if description is None:
+            description = json.loads(framed[0])
         body = framed[1].decode()
     except (ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"memory file {slug}{MD} does not parse: {exc}") from None

@@ -274,8 +274,8 @@ class ObjectReader:
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
-        # objects read straight from the packs; dulwich reads the rest (loose ones)
-        self._packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
+        # objects read straight from the packs (under ``lock``); dulwich reads the rest
+        self.packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
     def object(self, sha: str | bytes) -> ShaFile:
         key = ObjectID(sha if isinstance(sha, bytes) else sha.encode())
@@ -519,7 +519,7 @@ class ObjectReader:
         store = self.repo.object_store
         with self.lock:
             try:
-                packed = self._packs.get(sha)
+                packed = self.packs.get(sha)
                 try:
                     found, content = packed or store.get_raw(key)
                 except KeyError:
@@ -539,7 +539,7 @@ class ObjectReader:
     def forget_packs(self) -> None:
         """Let go of the packs read so far (packs were combined, or the repository closes)."""
         with self.lock:
-            self._packs.forget()
+            self.packs.forget()
 
     def raw_tree(self, sha: str) -> RawTree:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
@@ -618,7 +618,7 @@ class ObjectReader:
         """``(type, content)`` of each of ``shas`` a pack holds, in one sweep a pack."""
         with self.lock:
             try:
-                return self._packs.get_many(shas)
+                return self.packs.get_many(shas)
             except ValueError as exc:
                 raise StorageError(f"{exc}; run `gitmem check`") from exc
 
@@ -644,7 +644,7 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self._packs.read(sha)
+                        packed = self.packs.read(sha)
                         kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
@@ -654,6 +654,29 @@ class ObjectReader:
                 return parents, parse_edits(message)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
+
+
+def read_memories(reader: ObjectReader, wanted: list[tuple[str, MemoryFiles]]) -> list[Memory]:
+    """The memories ``wanted`` (slug and files), in its order: their blobs read from
+    the packs in one sweep, in the order they lie there (what the packs do not hold,
+    one by one), and none kept in the reader's cache (a whole store would only push
+    out what is there)."""
+    ids = {sha for _, found in wanted for sha in found if sha}
+    packed = reader.packed([sha.decode() for sha in ids])
+    blobs: dict[bytes, bytes] = {}
+    for sha in ids:
+        got = packed.get(sha.decode())
+        # loose, or in a pack that landed since: read one by one
+        blobs[sha] = got[1] if got is not None and got[0] == BLOB else reader.blob(sha)
+    return [
+        Memory(
+            slug,
+            *files.decode_md(slug, blobs[found.md]),
+            code=blobs[found.code].decode() if found.code else "",
+            on_use=blobs[found.on_use].decode() if found.on_use else "",
+        )
+        for slug, found in wanted
+    ]
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:

@@ -12,7 +12,14 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.collector import uncollected
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
-from gitmem.store.objects import BLOB, DIR_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.objects import (
+    BLOB,
+    DIR_MODE,
+    MemoryFiles,
+    ObjectReader,
+    memory_files,
+    read_memories,
+)
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import Memory, Totals
@@ -65,7 +72,7 @@ class Snapshot(StoreView):
     def memories(self) -> list[Memory]:
         """Every memory, sorted by slug."""
         listing = self._listing()
-        return [self._reader.memory(slug, listing[slug]) for slug in sorted(listing)]
+        return read_memories(self._reader, [(slug, listing[slug]) for slug in sorted(listing)])
 
     def _count(self) -> Totals:
         found = self.memories()
