@@ -63,6 +63,7 @@ from gitmem.store.rows import (
     MERGE,
     Entry,
     Row,
+    entry_of,
     format_row,
     lines_with,
     numbered,
@@ -148,28 +149,36 @@ class History:
 
     # -- answers ---------------------------------------------------------------------
 
-    def entries(self, head: str | None, slug: str | None = None) -> list[Entry]:
+    def entries(
+        self, head: str | None, slug: str | None = None, *, lookup: bool = True
+    ) -> list[Entry]:
         """The rows of every commit reachable from ``head``, in index order (only
         ``slug``'s, if given), each numbered by its place among its slug's rows (see
-        :func:`numbered`)."""
+        :func:`numbered`). Without ``lookup``, blob ids the walk left to be looked up
+        stay ``?`` (for a reader that finds them its own way)."""
         with self._mutex:
             if slug is not None:
                 cold = self._cold_rows(head, slug)
                 if cold is not None:
-                    return numbered(self._blob_ids.entries(cold, slug))
+                    return numbered(self._found(cold, slug, lookup))
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
                 return numbered(
-                    self._blob_ids.entries(
-                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
+                    self._found(
+                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS],
+                        None,
+                        lookup,
                     )
                 )
             return numbered(
-                self._blob_ids.entries(
-                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug
+                self._found(
+                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug, lookup
                 )
             )
+
+    def _found(self, rows: list[Row], slug: str | None, lookup: bool) -> list[Entry]:
+        return self._blob_ids.entries(rows, slug) if lookup else [entry_of(r) for r in rows]
 
     def changes(self, head: str | None, slug: str) -> list[str]:
         """The commits whose rows name ``slug`` in ``head``'s history, in index order
@@ -196,10 +205,12 @@ class History:
                 return len(cold)
             return len(self._slug_positions(slug, self._reach(head)))
 
-    def since(self, base: str | None, head: str | None) -> list[Entry] | None:
+    def since(
+        self, base: str | None, head: str | None, *, lookup: bool = True
+    ) -> list[Entry] | None:
         """The rows reachable from ``head`` and not from ``base``, in index order,
         numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
-        ``head``."""
+        ``head``. ``lookup``: as for ``entries``."""
         with self._mutex:
             reach = self._reach(head)
             if base is None:
@@ -215,7 +226,7 @@ class History:
             rows = self._rows
             kept = [p for p in kept if rows[p][2] not in MARKS]
             places = [self._place(rows[p][3], p, reach) for p in kept]
-            entries = self._blob_ids.entries([rows[p] for p in kept])
+            entries = self._found([rows[p] for p in kept], None, lookup)
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
 
     def _place(self, slug: str, position: int, reach: _Reach) -> int:

@@ -6,6 +6,7 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
+import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
@@ -39,6 +40,10 @@ _RAW_TREES_MAX = 4_096
 _RECENT = 64
 _DEPTH_MAX = 64  # folders deep a hand-made tree is read to
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
+# a name, a newline, then a tree's raw entries ("<octal mode> <name>\0<20-byte id>"):
+# the entries are taken one by one from the first, as git reads them, up to the one
+# whose name is the name in front (linear: each entry matches one way only)
+_ENTRY_NAMED = re.compile(rb"([^\n]+)\n(?:[0-7]+ [^\0]+\0.{20})*?([0-7]+) \1\0(.{20})", re.DOTALL)
 
 TreeEntries = list[tuple[str, int, bytes]]
 K = TypeVar("K")
@@ -346,6 +351,14 @@ class ObjectReader:
         _bounded(self._facts)[sha] = found
         return found
 
+    def facts_in(self, sha: str, message: bytes) -> Facts | None:
+        """``facts(sha)`` for a caller that holds the commit's ``message`` (as its raw
+        text has it): what the walk already read is not parsed again."""
+        if sha in self._facts:
+            return self._facts[sha]
+        found = _bounded(self._facts)[sha] = parse_message(message)
+        return found
+
     def standing(self, sha: str) -> Facts | None:
         """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
         commit`` on a store's branch, say), those of its nearest first-parent ancestor
@@ -561,6 +574,21 @@ class ObjectReader:
         if known is not None:
             return known.get(name)
         return self.names(tree).get(name)
+
+    def find(self, tree: str, name: str) -> tuple[int, str] | None:
+        """The ``(mode, hex id)`` of the entry ``name`` of ``tree``, or ``None``, found in
+        the tree's raw bytes without parsing every entry (a walk of every revision looks
+        up one entry in each of 50,000 trees of 256)."""
+        known = self._raw_trees.get(tree)
+        if known is not None:
+            found = known.get(name)
+            return None if found is None else (found[0], found[1].decode())
+        key = name.encode()
+        if b"\n" in key:
+            found = self.names(tree).get(name)
+            return None if found is None else (found[0], found[1].decode())
+        match = _ENTRY_NAMED.match(key + b"\n" + self.raw(tree, TREE))
+        return None if match is None else (int(match[2], 8), match[3].hex())
 
     def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
         """A tree's entries by name: ``name → (mode, sha)``."""
