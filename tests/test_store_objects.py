@@ -101,7 +101,12 @@ def test_a_tree_keeps_its_bytes_as_stored() -> None:
 
 # ids made of the bytes an entry is made of, so that one id can look like an entry
 HOSTILE_IDS = st.binary(min_size=20, max_size=20) | st.sampled_from(
-    [b" a\x00" + b"1" * 17, b"40000 a\x00" + b"0" * 12, b"0 b.md\x00" * 2 + b"\n" * 6]
+    [
+        b" a\x00" + b"1" * 17,
+        b"40000 a\x00" + b"0" * 12,
+        b"0 b.md\x00" * 2 + b"\n" * 6,
+        b"40000 7f\x00" + b"0" * 11,
+    ]
 )
 
 
@@ -125,6 +130,30 @@ def test_an_entry_found_in_raw_bytes_is_the_entry_parsed(
         parsed = reader.names(tree.id.decode()).get(name)
         expected = None if parsed is None else (parsed[0], parsed[1].decode())
         assert ObjectReader(repo).find(tree.id.decode(), name) == expected
+
+
+@settings(derandomize=True, max_examples=40, deadline=None)
+@given(
+    ids=st.dictionaries(st.integers(0, 255), HOSTILE_IDS, max_size=8),
+    extra=st.dictionaries(st.sampled_from(["@guard.ts", "1", "7f0", "a0.md", "ff "]), ENTRY),
+)
+def test_an_entry_found_in_a_store_root_is_the_entry_parsed(
+    ids: dict[int, bytes], extra: dict[str, tuple[int, bytes]]
+) -> None:
+    """In a tree as large as a store's root (256 fan-out folders, maybe with other
+    entries among them), ``find`` says what parsing the whole tree says."""
+    folders = {f"{i:02x}": (DIR_MODE, ids.get(i, bytes([i]) * 20)) for i in range(256)}
+    entries = folders | extra
+    repo = MemoryRepo()
+    tree = Tree.from_string(_dulwich(entries))
+    repo.object_store.add_object(tree)
+    reader = ObjectReader(repo)
+    parsed = reader.names(tree.id.decode())
+    names = [*extra, *(f"{i:02x}" for i in [*ids, 0, 1, 127, 254, 255]), "7g", "zz", "@", "0"]
+    for name in names:
+        found = parsed.get(name)
+        expected = None if found is None else (found[0], found[1].decode())
+        assert reader.find(tree.id.decode(), name) == expected
 
 
 def test_new_objects_are_the_objects_dulwich_makes() -> None:

@@ -43,6 +43,7 @@ BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
 # a name, a newline, then a tree's raw entries ("<octal mode> <name>\0<20-byte id>"):
 # the entries are taken one by one from the first, as git reads them, up to the one
 # whose name is the name in front (linear: each entry matches one way only)
+_STRIDE_MIN = 4096  # bytes of a tree worth checking column by column first (see _by_stride)
 _ENTRY_NAMED = re.compile(rb"([^\n]+)\n(?:[0-7]+ [^\0]+\0.{20})*?([0-7]+) \1\0(.{20})", re.DOTALL)
 
 TreeEntries = list[tuple[str, int, bytes]]
@@ -587,7 +588,11 @@ class ObjectReader:
         if b"\n" in key:
             found = self.names(tree).get(name)
             return None if found is None else (found[0], found[1].decode())
-        match = _ENTRY_NAMED.match(key + b"\n" + self.raw(tree, TREE))
+        content = self.raw(tree, TREE)
+        found = _by_stride(content, key) if len(content) >= _STRIDE_MIN else None
+        if found is not None:
+            return found
+        match = _ENTRY_NAMED.match(key + b"\n" + content)
         return None if match is None else (int(match[2], 8), match[3].hex())
 
     def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
@@ -678,6 +683,30 @@ class ObjectReader:
                     _bounded(self._facts)[sha] = parse_message(message)
                 return parents, self._facts[sha]
         return self.parents(sha), self.facts(sha)
+
+
+def _by_stride(content: bytes, name: bytes) -> tuple[int, str] | None:
+    """The entry ``name`` of a tree's raw ``content`` when every entry before it has
+    its width and mode (a store's root: fan-out folders of two-character names), found
+    by checking those entries' fixed bytes column by column; ``None``: not so (the
+    entry may still be there: read it entry by entry)."""
+    for mode in (b"40000", b"100644"):
+        head = mode + b" " + name + b"\0"
+        width = len(head) + 20
+        at = content.find(head)
+        while at > 0 and at % width:
+            at = content.find(head, at + 1)
+        if at < 0:
+            continue
+        # each entry before: the same mode and a space, a name without a NUL, a NUL
+        fixed, count = len(mode) + 1, at // width
+        if (
+            all(content[i:at:width] == head[i : i + 1] * count for i in range(fixed))
+            and content[len(head) - 1 : at : width] == b"\0" * count
+            and not any(b"\0" in content[i:at:width] for i in range(fixed, len(head) - 1))
+        ):
+            return int(mode, 8), content[at + len(head) : at + width].hex()
+    return None
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:
