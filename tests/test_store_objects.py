@@ -7,8 +7,7 @@ import os
 
 import pytest
 from dulwich.objects import Blob, Commit, ObjectID, Tree
-from dulwich.repo import MemoryRepo
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.store.message import Edited, Facts, as_read, format_message, parse_message
@@ -19,7 +18,6 @@ from gitmem.store.objects import (
     FILE_MODE,
     TREE,
     NewObjects,
-    ObjectReader,
     RawTree,
     object_id,
 )
@@ -97,63 +95,6 @@ def test_a_tree_keeps_its_bytes_as_stored() -> None:
     assert tree.entries() == [("a", DIR_MODE, b"01" * 20), ("b.md", FILE_MODE, b"02" * 20)]
     swapped = tree.replaced({"b.md": (FILE_MODE, b"03" * 20)})
     assert swapped.chunks[0] == content[:29]
-
-
-# ids made of the bytes an entry is made of, so that one id can look like an entry
-HOSTILE_IDS = st.binary(min_size=20, max_size=20) | st.sampled_from(
-    [
-        b" a\x00" + b"1" * 17,
-        b"40000 a\x00" + b"0" * 12,
-        b"0 b.md\x00" * 2 + b"\n" * 6,
-        b"40000 7f\x00" + b"0" * 11,
-    ]
-)
-
-
-@settings(derandomize=True, max_examples=200, deadline=None)
-@given(
-    entries=st.dictionaries(
-        NAMES, st.tuples(st.sampled_from([FILE_MODE, DIR_MODE]), HOSTILE_IDS), max_size=8
-    )
-)
-@example(entries={"0": (FILE_MODE, b"40000 a\x00" + b"0" * 12), "a": (DIR_MODE, b"\x01" * 20)})
-def test_an_entry_found_in_raw_bytes_is_the_entry_parsed(
-    entries: dict[str, tuple[int, bytes]],
-) -> None:
-    """``find`` (one entry, from a tree's raw bytes) says what parsing the whole tree
-    says, for names there and not, whatever bytes the ids hold."""
-    repo = MemoryRepo()
-    tree = Tree.from_string(_dulwich(entries))
-    repo.object_store.add_object(tree)
-    for name in [*entries, "a", "b.md", "0", "zz", " a"]:
-        reader = ObjectReader(repo)  # nothing read before
-        parsed = reader.names(tree.id.decode()).get(name)
-        expected = None if parsed is None else (parsed[0], parsed[1].decode())
-        assert ObjectReader(repo).find(tree.id.decode(), name) == expected
-
-
-@settings(derandomize=True, max_examples=40, deadline=None)
-@given(
-    ids=st.dictionaries(st.integers(0, 255), HOSTILE_IDS, max_size=8),
-    extra=st.dictionaries(st.sampled_from(["@guard.ts", "1", "7f0", "a0.md", "ff "]), ENTRY),
-)
-def test_an_entry_found_in_a_store_root_is_the_entry_parsed(
-    ids: dict[int, bytes], extra: dict[str, tuple[int, bytes]]
-) -> None:
-    """In a tree as large as a store's root (256 fan-out folders, maybe with other
-    entries among them), ``find`` says what parsing the whole tree says."""
-    folders = {f"{i:02x}": (DIR_MODE, ids.get(i, bytes([i]) * 20)) for i in range(256)}
-    entries = folders | extra
-    repo = MemoryRepo()
-    tree = Tree.from_string(_dulwich(entries))
-    repo.object_store.add_object(tree)
-    reader = ObjectReader(repo)
-    parsed = reader.names(tree.id.decode())
-    names = [*extra, *(f"{i:02x}" for i in [*ids, 0, 1, 127, 254, 255]), "7g", "zz", "@", "0"]
-    for name in names:
-        found = parsed.get(name)
-        expected = None if found is None else (found[0], found[1].decode())
-        assert reader.find(tree.id.decode(), name) == expected
 
 
 def test_new_objects_are_the_objects_dulwich_makes() -> None:

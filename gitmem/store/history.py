@@ -149,36 +149,28 @@ class History:
 
     # -- answers ---------------------------------------------------------------------
 
-    def entries(
-        self, head: str | None, slug: str | None = None, *, lookup: bool = True
-    ) -> list[Entry]:
+    def entries(self, head: str | None, slug: str | None = None) -> list[Entry]:
         """The rows of every commit reachable from ``head``, in index order (only
         ``slug``'s, if given), each numbered by its place among its slug's rows (see
-        :func:`numbered`). Without ``lookup``, blob ids the walk left to be looked up
-        stay ``?`` (for a reader that finds them its own way)."""
+        :func:`numbered`)."""
         with self._mutex:
             if slug is not None:
                 cold = self._cold_rows(head, slug)
                 if cold is not None:
-                    return numbered(self._found(cold, slug, lookup))
+                    return numbered(self._blob_ids.entries(cold, slug))
             reach = self._reach(head)
             if slug is None:
                 rows = self._rows
                 return numbered(
-                    self._found(
-                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS],
-                        None,
-                        lookup,
+                    self._blob_ids.entries(
+                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
                     )
                 )
             return numbered(
-                self._found(
-                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug, lookup
+                self._blob_ids.entries(
+                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug
                 )
             )
-
-    def _found(self, rows: list[Row], slug: str | None, lookup: bool) -> list[Entry]:
-        return self._blob_ids.entries(rows, slug) if lookup else [entry_of(r) for r in rows]
 
     def changes(self, head: str | None, slug: str) -> list[str]:
         """The commits whose rows name ``slug`` in ``head``'s history, in index order
@@ -205,12 +197,10 @@ class History:
                 return len(cold)
             return len(self._slug_positions(slug, self._reach(head)))
 
-    def since(
-        self, base: str | None, head: str | None, *, lookup: bool = True
-    ) -> list[Entry] | None:
+    def since(self, base: str | None, head: str | None, lookup: bool = True) -> list[Entry] | None:
         """The rows reachable from ``head`` and not from ``base``, in index order,
         numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
-        ``head``. ``lookup``: as for ``entries``."""
+        ``head``. Without ``lookup``, blob ids not yet looked up are left ``?``."""
         with self._mutex:
             reach = self._reach(head)
             if base is None:
@@ -226,7 +216,7 @@ class History:
             rows = self._rows
             kept = [p for p in kept if rows[p][2] not in MARKS]
             places = [self._place(rows[p][3], p, reach) for p in kept]
-            entries = self._found([rows[p] for p in kept], None, lookup)
+            entries = (self._blob_ids.entries if lookup else _as_written)([rows[p] for p in kept])
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
 
     def _place(self, slug: str, position: int, reach: _Reach) -> int:
@@ -528,6 +518,12 @@ class History:
             entries.append(row)
             last, last_op = commit, op
             at += 1
+
+
+def _as_written(rows: list[Row]) -> list[Entry]:
+    """Entries for ``rows`` with their blob ids as the index holds them (``?``: not
+    looked up)."""
+    return [entry_of(row) for row in rows]
 
 
 _TAIL = 65536  # bytes of the index read to see what it ends with

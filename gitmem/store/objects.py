@@ -6,7 +6,6 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
-import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
@@ -40,11 +39,6 @@ _RAW_TREES_MAX = 4_096
 _RECENT = 64
 _DEPTH_MAX = 64  # folders deep a hand-made tree is read to
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
-# a name, a newline, then a tree's raw entries ("<octal mode> <name>\0<20-byte id>"):
-# the entries are taken one by one from the first, as git reads them, up to the one
-# whose name is the name in front (linear: each entry matches one way only)
-_STRIDE_MIN = 4096  # bytes of a tree worth checking column by column first (see _by_stride)
-_ENTRY_NAMED = re.compile(rb"([^\n]+)\n(?:[0-7]+ [^\0]+\0.{20})*?([0-7]+) \1\0(.{20})", re.DOTALL)
 
 TreeEntries = list[tuple[str, int, bytes]]
 K = TypeVar("K")
@@ -353,12 +347,8 @@ class ObjectReader:
         return found
 
     def facts_in(self, sha: str, message: bytes) -> Facts | None:
-        """``facts(sha)`` for a caller that holds the commit's ``message`` (as its raw
-        text has it): what the walk already read is not parsed again."""
-        if sha in self._facts:
-            return self._facts[sha]
-        found = _bounded(self._facts)[sha] = parse_message(message)
-        return found
+        """``facts(sha)``, parsed from the commit's raw ``message`` unless read before."""
+        return self._facts[sha] if sha in self._facts else parse_message(message)
 
     def standing(self, sha: str) -> Facts | None:
         """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
@@ -576,25 +566,6 @@ class ObjectReader:
             return known.get(name)
         return self.names(tree).get(name)
 
-    def find(self, tree: str, name: str) -> tuple[int, str] | None:
-        """The ``(mode, hex id)`` of the entry ``name`` of ``tree``, or ``None``, found in
-        the tree's raw bytes without parsing every entry (a walk of every revision looks
-        up one entry in each of 50,000 trees of 256)."""
-        known = self._raw_trees.get(tree)
-        if known is not None:
-            found = known.get(name)
-            return None if found is None else (found[0], found[1].decode())
-        key = name.encode()
-        if b"\n" in key:
-            found = self.names(tree).get(name)
-            return None if found is None else (found[0], found[1].decode())
-        content = self.raw(tree, TREE)
-        found = _by_stride(content, key) if len(content) >= _STRIDE_MIN else None
-        if found is not None:
-            return found
-        match = _ENTRY_NAMED.match(key + b"\n" + content)
-        return None if match is None else (int(match[2], 8), match[3].hex())
-
     def names(self, sha: str) -> dict[str, tuple[int, bytes]]:
         """A tree's entries by name: ``name → (mode, sha)``."""
         found = self._names.get(sha)
@@ -683,30 +654,6 @@ class ObjectReader:
                     _bounded(self._facts)[sha] = parse_message(message)
                 return parents, self._facts[sha]
         return self.parents(sha), self.facts(sha)
-
-
-def _by_stride(content: bytes, name: bytes) -> tuple[int, str] | None:
-    """The entry ``name`` of a tree's raw ``content`` when every entry before it has
-    its width and mode (a store's root: fan-out folders of two-character names), found
-    by checking those entries' fixed bytes column by column; ``None``: not so (the
-    entry may still be there: read it entry by entry)."""
-    for mode in (b"40000", b"100644"):
-        head = mode + b" " + name + b"\0"
-        width = len(head) + 20
-        at = content.find(head)
-        while at > 0 and at % width:
-            at = content.find(head, at + 1)
-        if at < 0:
-            continue
-        # each entry before: the same mode and a space, a name without a NUL, a NUL
-        fixed, count = len(mode) + 1, at // width
-        if (
-            all(content[i:at:width] == head[i : i + 1] * count for i in range(fixed))
-            and content[len(head) - 1 : at : width] == b"\0" * count
-            and not any(b"\0" in content[i:at:width] for i in range(fixed, len(head) - 1))
-        ):
-            return int(mode, 8), content[at + len(head) : at + width].hex()
-    return None
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Facts
-from gitmem.store.objects import DIR_MODE, REMOVED, MemoryFiles, ObjectReader
+from gitmem.store.objects import DIR_MODE, REMOVED, TREE, MemoryFiles, ObjectReader
 from gitmem.store.rows import LATER
+from gitmem.store.treefind import find_entry
 
 if TYPE_CHECKING:
     from gitmem.store.history import History
@@ -71,12 +72,9 @@ class Outlines:
         head = self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         history = self._history(store)
-        # the blob ids are found here, in one pass that reads each object once
-        entries = (
-            history.entries(head, lookup=False)
-            if base is None
-            else history.since(base, head, lookup=False) or []
-        )
+        # the blob ids are found here, in one pass that reads each object once (with no
+        # ``base``: every row, numbered as ``entries`` numbers them)
+        entries = history.since(base, head, lookup=False) or []
         reader = self._reader
         commits: dict[str, _Made] = {}
         found: list[Outline] = []
@@ -144,10 +142,10 @@ def _located(reader: ObjectReader, commits: dict[str, _Made], made: _Made, entry
 
 def _md_at(reader: ObjectReader, root: str, slug: str) -> str | None:
     """The blob id of ``slug``'s ``.md`` file in root tree ``root``, if it is there."""
-    folder = reader.find(root, files.bucket(slug))
+    folder = find_entry(reader.raw(root, TREE), files.bucket(slug).encode())
     if folder is None or folder[0] != DIR_MODE:
         return None
-    found = reader.find(folder[1], slug + files.MD)
+    found = find_entry(reader.raw(folder[1], TREE), (slug + files.MD).encode())
     return None if found is None else found[1]
 
 
