@@ -69,6 +69,7 @@ ORDER: dict[str, list[str]] = {
         "message",
         "memoryfiles",
         "packreader",
+        "treefind",
         "rows",
         "objects",
         "blobids",

@@ -59,6 +59,7 @@ from gitmem.store.rows import (
     MERGE,
     Entry,
     Row,
+    entry_of,
     format_row,
     lines_with,
     numbered,
@@ -238,10 +239,10 @@ class History:
                 return len(cold)
             return len(self._slug_positions(slug, self._reach(head)))
 
-    def since(self, base: str | None, head: str | None) -> list[Entry] | None:
+    def since(self, base: str | None, head: str | None, lookup: bool = True) -> list[Entry] | None:
         """The rows reachable from ``head`` and not from ``base``, in index order,
         numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
-        ``head``."""
+        ``head``. Without ``lookup``, blob ids not yet looked up are left ``?``."""
         with self._mutex:
             reach = self._reach(head)
             if base is None:
@@ -257,7 +258,7 @@ class History:
             rows = self._rows
             kept = [p for p in kept if rows[p][2] not in MARKS]
             places = [self._place(rows[p][3], p, reach) for p in kept]
-            entries = self._blob_ids.entries([rows[p] for p in kept])
+            entries = (self._blob_ids.entries if lookup else _as_written)([rows[p] for p in kept])
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
 
     def _place(self, slug: str, position: int, reach: _Reach) -> int:
@@ -542,6 +543,12 @@ class History:
             entries.append(row)
             last, last_op = commit, op
             at += 1
+
+
+def _as_written(rows: list[Row]) -> list[Entry]:
+    """Entries for ``rows`` with their blob ids as the index holds them (``?``: not
+    looked up)."""
+    return [entry_of(row) for row in rows]
 
 
 _TAIL = 65536  # bytes of the index read to see what it ends with

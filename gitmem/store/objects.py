@@ -346,6 +346,10 @@ class ObjectReader:
             _bounded(self._facts)[sha] = parse_message(message_of(self.raw_commit(sha)))
         return self._facts[sha]
 
+    def facts_in(self, sha: str, message: bytes) -> Facts | None:
+        """``facts(sha)``, parsed from the commit's raw ``message`` unless read before."""
+        return self._facts[sha] if sha in self._facts else parse_message(message)
+
     def standing(self, sha: str) -> Facts | None:
         """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
         commit`` on a store's branch, say), those of its nearest first-parent ancestor

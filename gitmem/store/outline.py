@@ -14,8 +14,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import StorageError
-from gitmem.store.message import parse_message
-from gitmem.store.objects import MemoryFiles, ObjectReader
+from gitmem.store import memoryfiles as files
+from gitmem.store.message import Facts
+from gitmem.store.objects import DIR_MODE, REMOVED, TREE, MemoryFiles, ObjectReader
+from gitmem.store.rows import LATER
+from gitmem.store.treefind import find_entry
 
 if TYPE_CHECKING:
     from gitmem.store.history import History
@@ -69,15 +72,19 @@ class Outlines:
         head = self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         history = self._history(store)
-        entries = history.entries(head) if base is None else history.since(base, head) or []
-        commits: dict[str, tuple[str, int, tuple[str, str, Mapping[str, str]]]] = {}
+        # the blob ids are found here, in one pass that reads each object once (with no
+        # ``base``: every row, numbered as ``entries`` numbers them)
+        entries = history.since(base, head, lookup=False) or []
+        reader = self._reader
+        commits: dict[str, _Made] = {}
         found: list[Outline] = []
         for entry in entries:
             made = commits.get(entry.commit)
             if made is None:
-                made = commits[entry.commit] = _made(self._reader, entry.commit)
-            description, chars = _measure(self._reader, entry)
-            author, when, maker = made
+                made = commits[entry.commit] = _made(reader, entry.commit)
+            if entry.blobs[0] == LATER:
+                entry = _located(reader, commits, made, entry)
+            description, chars = _measure(reader, entry)
             found.append(
                 Outline(
                     entry.slug,
@@ -86,12 +93,60 @@ class Outlines:
                     description,
                     chars,
                     entry.commit,
-                    author,
-                    when,
-                    maker,
+                    made.author,
+                    made.time,
+                    made.made_by,
                 )
             )
         return found
+
+
+class _Made(NamedTuple):
+    """What an outline reads of a commit: who made it and when, and where its tree is."""
+
+    author: str
+    time: int
+    made_by: tuple[str, str, Mapping[str, str]]
+    tree: str
+    parent: str | None
+    """The first parent (``None``: a root commit)."""
+    facts: Facts | None
+
+
+def _located(reader: ObjectReader, commits: dict[str, _Made], made: _Made, entry: Entry) -> Entry:
+    """``entry`` with its ``.md`` blob id found in its commit's tree, as a walk's step
+    finds it (``ObjectReader.step``): where the memory is absent, the one its first
+    parent held, marked removed. A commit gitmem did not make, or a file store's, takes
+    the step itself."""
+    facts = made.facts
+    if facts is None or facts.paths:
+        step = reader.step(entry.commit)
+        edits = step.facts.edits if step.facts is not None else ()
+        for edit, blobs in zip(edits, step.blobs, strict=True):
+            if edit.slug == entry.slug:
+                md = blobs[0]
+                removed = md.startswith(REMOVED)
+                return entry._replace(blobs=(md.lstrip(REMOVED), *blobs[1:]), removed=removed)
+        return entry._replace(blobs=("-", "-", "-"))
+    md = _md_at(reader, made.tree, entry.slug)
+    if md is not None:
+        return entry._replace(blobs=(md, LATER, LATER))
+    md = "-"
+    if made.parent is not None:
+        parent = commits.get(made.parent)
+        if parent is None:
+            parent = commits[made.parent] = _made(reader, made.parent)
+        md = _md_at(reader, parent.tree, entry.slug) or "-"
+    return entry._replace(blobs=(md, LATER, LATER), removed=made.parent is not None)
+
+
+def _md_at(reader: ObjectReader, root: str, slug: str) -> str | None:
+    """The blob id of ``slug``'s ``.md`` file in root tree ``root``, if it is there."""
+    folder = find_entry(reader.raw(root, TREE), files.bucket(slug).encode())
+    if folder is None or folder[0] != DIR_MODE:
+        return None
+    found = find_entry(reader.raw(folder[1], TREE), (slug + files.MD).encode())
+    return None if found is None else found[1]
 
 
 def _measure(reader: ObjectReader, entry: Entry) -> tuple[str, int]:
@@ -107,14 +162,21 @@ def _measure(reader: ObjectReader, entry: Entry) -> tuple[str, int]:
     return memory.description, len(memory.body)
 
 
-def _made(reader: ObjectReader, sha: str) -> tuple[str, int, tuple[str, str, Mapping[str, str]]]:
-    """A commit's author name (as a revision names it), time, and who made it (as
-    ``made_by`` says), read from its raw text. Anything unusual takes the commit
-    object's path, with its errors."""
+def _made(reader: ObjectReader, sha: str) -> _Made:
+    """A commit's author name (as a revision names it), time, who made it (as
+    ``made_by`` says), tree, first parent and facts, read from its raw text. Anything
+    unusual takes the commit object's path, with its errors."""
     raw = reader.raw(sha, _COMMIT)
     header, _, message = raw.partition(b"\n\n")
     person, when = b"", None
-    for line in header.split(b"\n"):
+    lines = header.split(b"\n")
+    tree = lines[0][5:].decode("ascii", "replace") if lines[0].startswith(b"tree ") else ""
+    parent = (
+        lines[1][7:].decode("ascii", "replace")
+        if lines[1:2] and lines[1].startswith(b"parent ")
+        else None
+    )
+    for line in lines:
         if line.startswith(b"author "):
             # as git writes it: "author NAME <EMAIL> SECONDS ZONE"
             end = line.rfind(b"> ")
@@ -122,11 +184,15 @@ def _made(reader: ObjectReader, sha: str) -> tuple[str, int, tuple[str, str, Map
             if end > 0 and len(stamp) == 2 and stamp[0].isdigit():
                 person, when = line[7 : end + 1], int(stamp[0])
             break
-    if when is None:
+    if when is None or len(tree) != 40 or (parent is not None and len(parent) != 40):
         commit = reader.commit(sha)
         person, when = commit.author, commit.author_time
+        tree = commit.tree.decode()
+        parent = commit.parents[0].decode() if commit.parents else None
     ident = person.decode("utf-8", "replace")
     name, _, email = ident.partition(" <")
-    facts = parse_message(message)
+    facts = reader.facts_in(sha, message)
     extra: Mapping[str, str] = facts.extra if facts is not None else {}
-    return ident.rsplit(" <", 1)[0], when, (name, email.removesuffix(">"), extra)
+    return _Made(
+        ident.rsplit(" <", 1)[0], when, (name, email.removesuffix(">"), extra), tree, parent, facts
+    )
