@@ -323,16 +323,24 @@ def _check_commit(
             screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
         )
         return
-    # the commit's own words once, then each memory it writes
-    _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message), problems)
+    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
+    edits = [
+        Edit(ops.get(slug) or ("delete" if after is None else "write"), slug, after)
+        for slug, (_, after) in commit.changed.items()
+    ]
+    # the whole commit as one write first: when every screen passes it, each part passes
+    # (a screen judges a write's parts each on its own); else the parts are screened one
+    # by one, each refusal named: the commit's own words once, then each memory it writes
+    whole = Write(store, commit.author, edits, None, meta, commit.message)
+    parts = not _passes(screens, whole)
+    if parts:
+        _screen(screens, sha, whole._replace(edits=()), problems)
     count, chars = commit.parent_totals.count, commit.parent_totals.chars
     line = _index_line(recorded)
     memories = index.before(commit) if line is not None else None
-    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
-    for slug, (before, after) in commit.changed.items():
-        op = ops.get(slug) or ("delete" if after is None else "write")
-        edit = Edit(op, slug, after)
-        _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
+    for edit, (slug, (before, after)) in zip(edits, commit.changed.items(), strict=True):
+        if parts:
+            _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
         if after is not None and recorded is not None:
             _hold_limits(sha, recorded, before, after, count, chars, problems)
             if line is not None and memories is not None:
@@ -344,6 +352,16 @@ def _check_commit(
                 memories[slug] = after
         count += (after is not None) - (before is not None)
         chars += (after.chars if after else 0) - (before.chars if before else 0)
+
+
+def _passes(screens: list[Screen], write: Write) -> bool:
+    """Whether every screen lets ``write`` through."""
+    try:
+        for screen in screens:
+            screen.check(write)
+    except GitmemError:
+        return False
+    return True
 
 
 def _screen(screens: list[Screen], sha: str, write: Write, problems: list[Refused]) -> None:
