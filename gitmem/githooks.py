@@ -19,6 +19,7 @@ exits 1; git then changes nothing on the server.
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import sys
@@ -554,6 +555,10 @@ def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> 
     when the script has read them); the exit status."""
     args = sys.argv[1:] if argv is None else argv
     git_dir = common_dir(os.environ.get("GIT_DIR") or ".")
+    # a hook's objects live as long as its one check, kept in bounded caches: collecting
+    # cycles among them would only walk those caches again and again
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         lines = (sys.stdin.read() if stdin is None else stdin).splitlines()
         if hook == "pre-receive":
@@ -565,6 +570,9 @@ def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> 
             f"gitmem {hook}: the check itself failed ({exc}); nothing was accepted", file=sys.stderr
         )
         return 1
+    finally:
+        if collecting:
+            gc.enable()
     for line in refused:
         print(line, file=sys.stderr)
     return 1 if refused else 0
