@@ -33,12 +33,14 @@ DIR_MODE = 0o040000
 _ZERO = "0" * 40
 _HEX = frozenset("0123456789abcdef")
 _HEX_BYTES = frozenset(b"0123456789abcdef")
+_HEX_DIGITS = b"0123456789abcdef"  # what deleting them from an id leaves empty
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
 _COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
 _REVISIONS_KEPT = 256
+_SMALL = 16  # entries of a tree read whole rather than from where it differs
 
 TreeEntries = list[tuple[bytes, int, bytes]]
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
@@ -141,14 +143,15 @@ class Incoming:
     def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
         """An object's type number and raw bytes, from whichever folder holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
-        short = sha.decode("ascii", "replace")[:12]
         found = None
         try:
-            if len(sha) == 40 and _HEX_BYTES.issuperset(sha):
+            if len(sha) == 40 and not sha.translate(None, _HEX_DIGITS):
                 found = self._objects.get(sha)
         except Exception as exc:  # a damaged object reads as many kinds of error
+            short = sha.decode("ascii", "replace")[:12]
             raise Refused("parse", commit, f"object {short} does not read: {exc}") from None
         if found is None:
+            short = sha.decode("ascii", "replace")[:12]
             raise Refused("parse", commit, f"object {short} is missing")
         return found
 
@@ -211,6 +214,9 @@ class Incoming:
         if old is None:
             return [], self.tree(new, commit)
         before = self.tree(old, commit)
+        if len(before) <= _SMALL:  # a few entries: parsing the whole tree costs less
+            after = self.tree(new, commit)
+            return _only_in(before, after), _only_in(after, before)
         a = self._tree_raw(old, commit)
         b = self._tree_raw(new, commit)
         starts = self._starts(old, before, a)

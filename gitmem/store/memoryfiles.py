@@ -21,6 +21,7 @@ import json
 from gitmem.errors import StorageError
 from gitmem.lean.layout import CLOSE as _CLOSE
 from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
+from gitmem.lean.layout import description as lean_description
 from gitmem.lean.layout import OPEN as _OPEN
 from gitmem.types import Memory
 
@@ -78,7 +79,11 @@ def decode_md(slug: str, data: bytes) -> tuple[str, str]:
             "restore it with `gitmem log` or rewrite it with `gitmem edit`"
         )
     try:
-        description = json.loads(framed[0])
+        # the usual front matter is read without json's Python layer; what it leaves
+        # (``None``) json reads, and says why it does not parse
+        description = lean_description(framed[0])
+        if description is None:
+            description = json.loads(framed[0])
         body = framed[1].decode()
     except (ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"memory file {slug}{MD} does not parse: {exc}") from None
