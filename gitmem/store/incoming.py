@@ -442,11 +442,11 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
     lying in bytes both trees hold at the same distance from their head or tail.
     Found by halves over the entries (each test a memcmp), the head then the tail."""
+    view = memoryview(a)  # compared where it lies, not copied
     low, high = 0, len(starts) - 1  # the most entries both trees start with
     while low < high:
         mid = (low + high + 1) // 2
-        at = starts[mid]
-        if a[:at] == b[:at]:
+        if b.startswith(view[: starts[mid]]):
             low = mid
         else:
             high = mid - 1
@@ -455,8 +455,7 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     high = len(starts) - 1  # the first entry from which both trees end alike
     while low < high:
         mid = (low + high) // 2
-        size = size_a - starts[mid]
-        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
+        if b.endswith(view[starts[mid] :]):
             high = mid
         else:
             low = mid + 1
