@@ -21,8 +21,8 @@ import json
 from gitmem.errors import StorageError
 from gitmem.lean.layout import CLOSE as _CLOSE
 from gitmem.lean.layout import CODE, MD, ON_USE, bucket, split_md
-from gitmem.lean.layout import description as lean_description
 from gitmem.lean.layout import OPEN as _OPEN
+from gitmem.lean.layout import description as lean_description
 from gitmem.types import Memory
 
 __all__ = [
