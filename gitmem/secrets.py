@@ -324,9 +324,11 @@ class Allowlist:
 _FINGERPRINT = r"[0-9a-f]{16}"
 
 
+@functools.lru_cache(maxsize=8)
 def read_allowlist(text: str | None) -> Allowlist:
     """The secrets a store's ``@allowlist`` text admits: none if it is missing or broken
-    (a broken list admits nothing, so it never widens what passes)."""
+    (a broken list admits nothing, so it never widens what passes). An allowlist is
+    frozen: the same text read again (a push's every commit) is the same one."""
     if not text:
         return Allowlist()
     try:
