@@ -14,6 +14,7 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
@@ -76,7 +77,9 @@ class Incoming:
         self._git_dir = common_dir(control_dir(git_dir))
         self.standalone = layout.serves_standalone_at(self._git_dir)
         self._objects = Objects(self._git_dir, quarantine)
-        self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
+        # the oldest dropped first, in constant time (a dict's own first key is found
+        # past every entry deleted before it)
+        self._revisions: OrderedDict[str, tuple[dict[str, int], bool]] = OrderedDict()
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
         self._trees: dict[bytes, TreeEntries] = {}
@@ -390,7 +393,7 @@ class Incoming:
         # keep the maps of the line's ends only, the latest few: a push walks them in
         # order (one a commit, each as long as the store has slugs)
         if len(self._revisions) >= _REVISIONS_KEPT:
-            del self._revisions[next(iter(self._revisions))]
+            self._revisions.popitem(last=False)
         self._revisions[sha] = (last, exact)
         return last, exact
 
