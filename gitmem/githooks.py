@@ -26,16 +26,16 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.limits import Baseline, Limits, check_write, index_size
+from gitmem.pushrecord import hold_record, record_at
 from gitmem.screens import chain
-from gitmem.store.message import FILES, MEMORIES, kind_of
+from gitmem.store.message import kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.pushobjects import common_dir
 from gitmem.store.screen import Screen, Write
-from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
 
 if TYPE_CHECKING:
@@ -178,21 +178,6 @@ def check_adopted(
     return _refusals(check)
 
 
-@dataclass(frozen=True)
-class _Record:
-    """What the receiving side holds a store to: its kind and the capability recorded
-    as of the commit a push builds on (``None``: nothing recorded yet)."""
-
-    kind: str | None
-    capability: tuple[str, Limits] | None
-
-
-def _record(reader: PushReader, old: str | None) -> _Record:
-    if old is None:
-        return _Record(None, None)
-    return _Record(kind_of(reader.standing(old)), _recorded_at(reader, old))
-
-
 def _check_commits(
     reader: PushReader,
     store: str,
@@ -205,78 +190,17 @@ def _check_commits(
     store takes its kind and capability from the first commit that records them. Each
     commit is read as the kind of store it lands in, whatever its trailers claim; the
     first that breaks a rule is refused with every rule it breaks."""
-    record = _record(reader, old)
+    record = record_at(reader, old)
     index = _IndexSet(reader)
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
-        record, recorded = _hold_record(reader, record, commit, widened, problems)
+        record, recorded = hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
         _check_commit(reader, store, commit, screens, index, recorded, problems)
         if problems:
             raise _Broken(problems)
-
-
-def _hold_record(
-    reader: PushReader,
-    record: _Record,
-    commit: PushCommit,
-    widened: list[str] | None,
-    problems: list[Refused],
-) -> tuple[_Record, tuple[str, Limits] | None]:
-    """Add to ``problems`` a commit that would change the store's kind or loosen its
-    recorded limits (unless ``widened`` takes an operator's deliberate widening); the
-    record as it stands after the commit, and the capability the commit's writes are
-    held to (the store's own, where the commit's would loosen it). A commit gitmem did
-    not make claims neither."""
-    facts = commit.facts
-    kind = kind_of(facts) if facts is not None else record.kind
-    if record.kind is not None and kind != record.kind:
-        problems.append(
-            Refused(
-                "kind",
-                commit.sha,
-                f"it writes the store as a {_KIND_NAMES[kind or MEMORIES]}, but the store is "
-                f"a {_KIND_NAMES[record.kind]}; a store's kind never changes",
-            )
-        )
-    found = _recorded(reader, commit)
-    held = record.capability
-    if held is not None and found is not None:
-        if found[0] != held[0]:
-            problems.append(
-                Refused(
-                    "widen",
-                    commit.sha,
-                    f"it records strategy {found[0]} where the store records {held[0]}; "
-                    "a store keeps the strategy it was first written under",
-                )
-            )
-            return _Record(record.kind or kind, held), held
-        loosened = held[1].widened(found[1])
-        on_purpose = facts is not None and WIDEN_TRAILER in facts.extra
-        if loosened and widened is not None and on_purpose:
-            widened.append(
-                f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
-                "on purpose"
-            )
-            return _Record(record.kind or kind, found), found
-        if loosened:
-            problems.append(
-                Refused(
-                    "widen",
-                    commit.sha,
-                    f"it loosens the store's recorded {', '.join(loosened)}; "
-                    "an operator widens limits with `gitmem set-limits --widen` where the "
-                    "store is kept",
-                )
-            )
-            return _Record(record.kind or kind, held), held
-    return _Record(record.kind or kind, held or found), found or held
-
-
-_KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
 
 
 class _IndexSet:
@@ -458,36 +382,6 @@ def _size(memory: Memory, limit: str) -> int:
     if limit in ("code", "onUse") or "code" in limit.lower():
         return max(len(memory.code), len(memory.on_use))
     return memory.chars
-
-
-def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
-    """The capability the commit's binding recorded (its own trailer, else the nearest
-    first-parent ancestor's)."""
-    found = read_capability_trailer(commit.facts.extra) if commit.facts is not None else None
-    return found if found is not None else _recorded_at(reader, commit.parent)
-
-
-def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:
-    """The nearest capability recorded on ``sha``'s first-parent line, remembered per
-    commit so a long push walks its history once."""
-    cache = reader.memo
-    line: list[str] = []
-    found: tuple[str, Limits] | None = None
-    at = sha
-    while at is not None:
-        if at in cache:
-            found = cast("tuple[str, Limits] | None", cache[at])
-            break
-        line.append(at)
-        facts = reader.facts(at)
-        found = read_capability_trailer(facts.extra) if facts is not None else None
-        if found is not None:
-            break
-        parents = reader.parents(at)
-        at = parents[0] if parents else None
-    for step in line:
-        cache[step] = found
-    return found
 
 
 # -- the hooks themselves ------------------------------------------------------------
