@@ -19,22 +19,23 @@ exits 1; git then changes nothing on the server.
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.limits import Baseline, Limits, check_write, index_size
+from gitmem.pushrecord import hold_record, record_at
 from gitmem.screens import chain
-from gitmem.store.message import FILES, MEMORIES, kind_of
+from gitmem.store.message import kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
 from gitmem.store.pushobjects import common_dir
 from gitmem.store.screen import Screen, Write
-from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
 from gitmem.types import Edit, Memory
 
 if TYPE_CHECKING:
@@ -177,21 +178,6 @@ def check_adopted(
     return _refusals(check)
 
 
-@dataclass(frozen=True)
-class _Record:
-    """What the receiving side holds a store to: its kind and the capability recorded
-    as of the commit a push builds on (``None``: nothing recorded yet)."""
-
-    kind: str | None
-    capability: tuple[str, Limits] | None
-
-
-def _record(reader: PushReader, old: str | None) -> _Record:
-    if old is None:
-        return _Record(None, None)
-    return _Record(kind_of(reader.standing(old)), _recorded_at(reader, old))
-
-
 def _check_commits(
     reader: PushReader,
     store: str,
@@ -204,78 +190,17 @@ def _check_commits(
     store takes its kind and capability from the first commit that records them. Each
     commit is read as the kind of store it lands in, whatever its trailers claim; the
     first that breaks a rule is refused with every rule it breaks."""
-    record = _record(reader, old)
+    record = record_at(reader, old)
     index = _IndexSet(reader)
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
-        record, recorded = _hold_record(reader, record, commit, widened, problems)
+        record, recorded = hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
         _check_commit(reader, store, commit, screens, index, recorded, problems)
         if problems:
             raise _Broken(problems)
-
-
-def _hold_record(
-    reader: PushReader,
-    record: _Record,
-    commit: PushCommit,
-    widened: list[str] | None,
-    problems: list[Refused],
-) -> tuple[_Record, tuple[str, Limits] | None]:
-    """Add to ``problems`` a commit that would change the store's kind or loosen its
-    recorded limits (unless ``widened`` takes an operator's deliberate widening); the
-    record as it stands after the commit, and the capability the commit's writes are
-    held to (the store's own, where the commit's would loosen it). A commit gitmem did
-    not make claims neither."""
-    facts = commit.facts
-    kind = kind_of(facts) if facts is not None else record.kind
-    if record.kind is not None and kind != record.kind:
-        problems.append(
-            Refused(
-                "kind",
-                commit.sha,
-                f"it writes the store as a {_KIND_NAMES[kind or MEMORIES]}, but the store is "
-                f"a {_KIND_NAMES[record.kind]}; a store's kind never changes",
-            )
-        )
-    found = _recorded(reader, commit)
-    held = record.capability
-    if held is not None and found is not None:
-        if found[0] != held[0]:
-            problems.append(
-                Refused(
-                    "widen",
-                    commit.sha,
-                    f"it records strategy {found[0]} where the store records {held[0]}; "
-                    "a store keeps the strategy it was first written under",
-                )
-            )
-            return _Record(record.kind or kind, held), held
-        loosened = held[1].widened(found[1])
-        on_purpose = facts is not None and WIDEN_TRAILER in facts.extra
-        if loosened and widened is not None and on_purpose:
-            widened.append(
-                f"commit {commit.sha[:12]} by {commit.author} widens {', '.join(loosened)} "
-                "on purpose"
-            )
-            return _Record(record.kind or kind, found), found
-        if loosened:
-            problems.append(
-                Refused(
-                    "widen",
-                    commit.sha,
-                    f"it loosens the store's recorded {', '.join(loosened)}; "
-                    "an operator widens limits with `gitmem set-limits --widen` where the "
-                    "store is kept",
-                )
-            )
-            return _Record(record.kind or kind, held), held
-    return _Record(record.kind or kind, held or found), found or held
-
-
-_KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
 
 
 class _IndexSet:
@@ -323,16 +248,24 @@ def _check_commit(
             screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
         )
         return
-    # the commit's own words once, then each memory it writes
-    _screen(screens, sha, Write(store, commit.author, (), None, meta, commit.message), problems)
+    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
+    edits = [
+        Edit(ops.get(slug) or ("delete" if after is None else "write"), slug, after)
+        for slug, (_, after) in commit.changed.items()
+    ]
+    # the whole commit as one write first: when every screen passes it, each part passes
+    # (a screen judges a write's parts each on its own); else the parts are screened one
+    # by one, each refusal named: the commit's own words once, then each memory it writes
+    whole = Write(store, commit.author, edits, None, meta, commit.message)
+    parts = not _passes(screens, whole)
+    if parts:
+        _screen(screens, sha, whole._replace(edits=()), problems)
     count, chars = commit.parent_totals.count, commit.parent_totals.chars
     line = _index_line(recorded)
     memories = index.before(commit) if line is not None else None
-    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
-    for slug, (before, after) in commit.changed.items():
-        op = ops.get(slug) or ("delete" if after is None else "write")
-        edit = Edit(op, slug, after)
-        _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
+    for edit, (slug, (before, after)) in zip(edits, commit.changed.items(), strict=True):
+        if parts:
+            _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
         if after is not None and recorded is not None:
             _hold_limits(sha, recorded, before, after, count, chars, problems)
             if line is not None and memories is not None:
@@ -344,6 +277,16 @@ def _check_commit(
                 memories[slug] = after
         count += (after is not None) - (before is not None)
         chars += (after.chars if after else 0) - (before.chars if before else 0)
+
+
+def _passes(screens: list[Screen], write: Write) -> bool:
+    """Whether every screen lets ``write`` through."""
+    try:
+        for screen in screens:
+            screen.check(write)
+    except GitmemError:
+        return False
+    return True
 
 
 def _screen(screens: list[Screen], sha: str, write: Write, problems: list[Refused]) -> None:
@@ -441,36 +384,6 @@ def _size(memory: Memory, limit: str) -> int:
     return memory.chars
 
 
-def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
-    """The capability the commit's binding recorded (its own trailer, else the nearest
-    first-parent ancestor's)."""
-    found = read_capability_trailer(commit.facts.extra) if commit.facts is not None else None
-    return found if found is not None else _recorded_at(reader, commit.parent)
-
-
-def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:
-    """The nearest capability recorded on ``sha``'s first-parent line, remembered per
-    commit so a long push walks its history once."""
-    cache = reader.memo
-    line: list[str] = []
-    found: tuple[str, Limits] | None = None
-    at = sha
-    while at is not None:
-        if at in cache:
-            found = cast("tuple[str, Limits] | None", cache[at])
-            break
-        line.append(at)
-        facts = reader.facts(at)
-        found = read_capability_trailer(facts.extra) if facts is not None else None
-        if found is not None:
-            break
-        parents = reader.parents(at)
-        at = parents[0] if parents else None
-    for step in line:
-        cache[step] = found
-    return found
-
-
 # -- the hooks themselves ------------------------------------------------------------
 
 
@@ -536,6 +449,10 @@ def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> 
     when the script has read them); the exit status."""
     args = sys.argv[1:] if argv is None else argv
     git_dir = common_dir(os.environ.get("GIT_DIR") or ".")
+    # a hook's objects live as long as its one check, kept in bounded caches: collecting
+    # cycles among them would only walk those caches again and again
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         lines = (sys.stdin.read() if stdin is None else stdin).splitlines()
         if hook == "pre-receive":
@@ -547,6 +464,9 @@ def main(hook: str, argv: list[str] | None = None, stdin: str | None = None) -> 
             f"gitmem {hook}: the check itself failed ({exc}); nothing was accepted", file=sys.stderr
         )
         return 1
+    finally:
+        if collecting:
+            gc.enable()
     for line in refused:
         print(line, file=sys.stderr)
     return 1 if refused else 0

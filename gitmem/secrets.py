@@ -18,7 +18,6 @@ merely mention a password pass.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -46,6 +45,8 @@ class Finding:
 
 def fingerprint(secret: str) -> str:
     """The allowlist name of ``secret``: 16 hex digits of its SHA-256."""
+    import hashlib  # a finding is rare: a write that holds none never loads it
+
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -323,9 +324,11 @@ class Allowlist:
 _FINGERPRINT = r"[0-9a-f]{16}"
 
 
+@functools.lru_cache(maxsize=8)
 def read_allowlist(text: str | None) -> Allowlist:
     """The secrets a store's ``@allowlist`` text admits: none if it is missing or broken
-    (a broken list admits nothing, so it never widens what passes)."""
+    (a broken list admits nothing, so it never widens what passes). An allowlist is
+    frozen: the same text read again (a push's every commit) is the same one."""
     if not text:
         return Allowlist()
     try:

@@ -42,6 +42,7 @@ LAYERS = [
     "gitmem.guard",
     "gitmem.screens",
     "gitmem.holder",
+    "gitmem.pushrecord",
     "gitmem.githooks",
     "gitmem.sync",
     "gitmem.review",

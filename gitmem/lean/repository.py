@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["REPOSITORY_DIR", "find", "standalone"]
+__all__ = ["REPOSITORY_DIR", "find", "plain_config", "standalone"]
 
 REPOSITORY_DIR = ".gitmem"
 """The folder a standalone repository has in the project or folder it serves."""
 
 
-def _config(directory: str) -> dict[tuple[str, str], str] | None:
+def plain_config(directory: str) -> dict[tuple[str, str], str] | None:
     """The ``(section, key) → value`` pairs of a plain git config; ``None`` for one
     with subsections, includes, quoting or continued lines."""
     try:
@@ -58,7 +58,7 @@ def standalone(path: str) -> str | None:
         return None
     if os.path.lexists(os.path.join(path, "commondir")):
         return None
-    config = _config(path)
+    config = plain_config(path)
     if config is None or ("gitmem", "version") not in config or ("core", "worktree") in config:
         return None
     if config.get(("core", "repositoryformatversion"), "0") != "0":

@@ -14,6 +14,7 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple, cast
 
@@ -33,12 +34,14 @@ DIR_MODE = 0o040000
 _ZERO = "0" * 40
 _HEX = frozenset("0123456789abcdef")
 _HEX_BYTES = frozenset(b"0123456789abcdef")
+_HEX_DIGITS = b"0123456789abcdef"  # what deleting them from an id leaves empty
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
 _TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
 _COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
 _REVISIONS_KEPT = 256
+_SMALL = 16  # entries of a tree read whole rather than from where it differs
 
 TreeEntries = list[tuple[bytes, int, bytes]]
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
@@ -74,7 +77,9 @@ class Incoming:
         self._git_dir = common_dir(control_dir(git_dir))
         self.standalone = layout.serves_standalone_at(self._git_dir)
         self._objects = Objects(self._git_dir, quarantine)
-        self._revisions: dict[str, tuple[dict[str, int], bool]] = {}
+        # the oldest dropped first, in constant time (a dict's own first key is found
+        # past every entry deleted before it)
+        self._revisions: OrderedDict[str, tuple[dict[str, int], bool]] = OrderedDict()
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
         self._trees: dict[bytes, TreeEntries] = {}
@@ -141,14 +146,15 @@ class Incoming:
     def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
         """An object's type number and raw bytes, from whichever folder holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
-        short = sha.decode("ascii", "replace")[:12]
         found = None
         try:
-            if len(sha) == 40 and _HEX_BYTES.issuperset(sha):
+            if len(sha) == 40 and not sha.translate(None, _HEX_DIGITS):
                 found = self._objects.get(sha)
         except Exception as exc:  # a damaged object reads as many kinds of error
+            short = sha.decode("ascii", "replace")[:12]
             raise Refused("parse", commit, f"object {short} does not read: {exc}") from None
         if found is None:
+            short = sha.decode("ascii", "replace")[:12]
             raise Refused("parse", commit, f"object {short} is missing")
         return found
 
@@ -211,6 +217,9 @@ class Incoming:
         if old is None:
             return [], self.tree(new, commit)
         before = self.tree(old, commit)
+        if len(before) <= _SMALL:  # a few entries: parsing the whole tree costs less
+            after = self.tree(new, commit)
+            return _only_in(before, after), _only_in(after, before)
         a = self._tree_raw(old, commit)
         b = self._tree_raw(new, commit)
         starts = self._starts(old, before, a)
@@ -384,7 +393,7 @@ class Incoming:
         # keep the maps of the line's ends only, the latest few: a push walks them in
         # order (one a commit, each as long as the store has slugs)
         if len(self._revisions) >= _REVISIONS_KEPT:
-            del self._revisions[next(iter(self._revisions))]
+            self._revisions.popitem(last=False)
         self._revisions[sha] = (last, exact)
         return last, exact
 
@@ -436,11 +445,11 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
     lying in bytes both trees hold at the same distance from their head or tail.
     Found by halves over the entries (each test a memcmp), the head then the tail."""
+    view = memoryview(a)  # compared where it lies, not copied
     low, high = 0, len(starts) - 1  # the most entries both trees start with
     while low < high:
         mid = (low + high + 1) // 2
-        at = starts[mid]
-        if a[:at] == b[:at]:
+        if b.startswith(view[: starts[mid]]):
             low = mid
         else:
             high = mid - 1
@@ -449,8 +458,7 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     high = len(starts) - 1  # the first entry from which both trees end alike
     while low < high:
         mid = (low + high) // 2
-        size = size_a - starts[mid]
-        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
+        if b.endswith(view[starts[mid] :]):
             high = mid
         else:
             low = mid + 1

@@ -92,6 +92,11 @@ def serves_standalone(repo: Repo) -> bool:
 def serves_standalone_at(git_dir: str) -> bool:
     """:func:`serves_standalone` of the repository at ``git_dir``, from its config file
     alone (the push hook opens no repository)."""
+    from gitmem.lean.repository import plain_config
+
+    plain = plain_config(git_dir)
+    if plain is not None:  # the usual config, read without loading dulwich's reader
+        return ("gitmem", "version") in plain or plain.get(("gitmem", "layout")) == "standalone"
     from dulwich.config import ConfigFile  # the hook's start-up loads no repository layer
 
     try:

@@ -247,9 +247,24 @@ class _Pack(MappedPack):
         if offset < 0:
             return None
         data = self._data
+        found = self._kept.get(offset)
+        if found is not None:
+            return found
+        kind, size, start = entry_header(data, offset)
+        if kind in _WHOLE:  # the most common entries: whole, or one delta on a kept base
+            found = (kind, inflate(data, start, size)[0])
+            self._keep(offset, found)
+            return found
+        if kind == _OFS_DELTA:
+            base_at, start = ofs_base(data, start, offset)
+            held = self._kept.get(base_at)
+            if held is not None:
+                found = (held[0], b"".join(_APPLY(held[1], inflate(data, start, size)[0])))
+                self._keep(offset, found)
+                return found
         chain: list[bytes] = []  # the deltas met, newest first
         starts: list[int] = []
-        found = self._kept.get(offset)
+        found = None
         at = offset
         while found is None:
             kind, size, start = entry_header(data, at)

@@ -58,14 +58,17 @@ def _secrets(write: Write) -> None:
     # imported here: a write scans, a read does not
     from gitmem.secrets import check_texts, memory_fields, read_allowlist
 
-    written = [edit.memory for edit in write.edits if edit.memory is not None]
     allow = None if write.files is not None else read_allowlist(write.meta(ALLOWLIST))
-    for memory in written:
-        check_texts(memory_fields(memory), allow)
+    fields: list[tuple[str, str]] = []
+    for edit in write.edits:
+        if edit.memory is not None:
+            fields += memory_fields(edit.memory)
     for path, text in write.files or ():
         # the path first, named without itself: a refusal never repeats a secret
-        check_texts((("path of a file", path), (f"file {path}", text)), allow)
-    check_texts((("commit message", write.message), ("author name", write.author)), allow)
+        fields += (("path of a file", path), (f"file {path}", text))
+    fields += (("commit message", write.message), ("author name", write.author))
+    # one pass over every part, in order: the first secret found is the one refused
+    check_texts(fields, allow)
 
 
 SECRETS = Screen("secret", _secrets)
