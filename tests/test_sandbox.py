@@ -361,6 +361,34 @@ def test_watchdog_kills_past_the_resident_memory_cap() -> None:
         assert box.pid != first
 
 
+def test_a_filled_heap_fails_its_own_run_and_the_next_works() -> None:
+    """Every isolate's heap is capped when the process starts: a program that fills its
+    heap ends the process, and that run alone fails, as the program's own doing."""
+    with Sandbox(time_limit=20.0, memory_mb=32) as box:
+        box.start()
+        first = box.pid
+        result = box.run(
+            "const keep = [];\nfor (;;) keep.push(new Array(100000).fill(1.5));\n",
+            modules={},
+            bridge=refuse_all,
+        )
+        assert result == ProgramResult(False, "", "the program exceeded the sandbox memory limit")
+        assert box.run("console.log('after')", modules={}, bridge=refuse_all).output == "after\n"
+        assert box.pid != first
+
+
+def test_a_guard_hears_none_of_the_runtimes_messages(sandbox: Sandbox) -> None:
+    """A listener a module adds to its worker's global scope sees none of the requests
+    the runtime sends that worker: the checks after its first reach only the runtime."""
+    guard = (
+        "let heard = 0;\n"
+        'EventTarget.prototype.addEventListener.call(globalThis, "message", () => heard++);\n'
+        "export function check(change: unknown): string { return `heard ${heard}`; }\n"
+    )
+    verdicts = [sandbox.check(guard, {"n": n}, scope="listener") for n in range(3)]
+    assert [v.message for v in verdicts] == ["heard 0"] * 3, verdicts
+
+
 def test_load_documents_a_module_that_ends_in_a_keyword(sandbox: Sandbox) -> None:
     """A source whose last word is ``function`` (a property name here) is documented; the
     scanner once read past the end of its tokens there and raised IndexError."""
