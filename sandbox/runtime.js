@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 141eac5bfcafa05b26d775c1d5a3ce2df34ca8ff54c19a3e9b67cad7b94373d8) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 75e87624a95e3eba9dc7a13bd831cd60c179c81e9eb78bdac2e59ff6efbb9ecd) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -170,9 +170,10 @@ function workerMain(split) {
   const ownNames = Object.getOwnPropertyNames;
   const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
-  const setTimer = g.setTimeout;
-  const setRepeat = g.setInterval;
-  const clearTimer = g.clearTimeout;
+  let setTimer = null;
+  let setRepeat = null;
+  let clearTimer = () => {
+  };
   const sliceText = uncurry(String.prototype.slice);
   const codeAt = uncurry(String.prototype.charCodeAt);
   const findText = uncurry(String.prototype.indexOf);
@@ -831,6 +832,9 @@ export * from ${stringify(baseUrl)};
       const checkOnce = async (request) => {
         if (kept === null) {
           loading = true;
+          setTimer = g.setTimeout;
+          setRepeat = g.setInterval;
+          clearTimer = g.clearTimeout;
           defineProperty(g, "setTimeout", {
             value: (...args) => {
               const id = apply(setTimer, g, args);

@@ -234,9 +234,12 @@ function workerMain(split: (source: string) => string[]): void {
   const ownNames = Object.getOwnPropertyNames;
   const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
-  const setTimer = g.setTimeout;
-  const setRepeat = g.setInterval;
-  const clearTimer = g.clearTimeout;
+  // The timer functions are taken by a check worker's first check, before its
+  // module (the first user code it runs) is imported: reading them loads Deno's
+  // timers module, some 10 ms of every worker's boot that a program never uses.
+  let setTimer: unknown = null;
+  let setRepeat: unknown = null;
+  let clearTimer: (id: unknown) => void = () => {};
   const sliceText = uncurry(String.prototype.slice as (a?: number, b?: number) => string);
   const codeAt = uncurry(String.prototype.charCodeAt as (at: number) => number);
   const findText = uncurry(String.prototype.indexOf as (s: string, at?: number) => number);
@@ -845,10 +848,13 @@ function workerMain(split: (source: string) => string[]): void {
       const checkOnce = async (request: { url: string; key: string; change: string }) => {
         if (kept === null) {
           loading = true;
+          setTimer = g.setTimeout;
+          setRepeat = g.setInterval;
+          clearTimer = g.clearTimeout;
           // Every timer a check sets is known, so that it can be cleared.
           defineProperty(g, "setTimeout", {
             value: (...args: unknown[]) => {
-              const id = apply(setTimer, g, args);
+              const id = apply(setTimer as () => unknown, g, args);
               append(timers, id);
               return id;
             },
@@ -857,7 +863,7 @@ function workerMain(split: (source: string) => string[]): void {
           });
           defineProperty(g, "setInterval", {
             value: (...args: unknown[]) => {
-              const id = apply(setRepeat, g, args);
+              const id = apply(setRepeat as () => unknown, g, args);
               append(timers, id);
               return id;
             },
