@@ -6,8 +6,8 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
 - process start: a new Deno process to a runtime that answers (spawn, connect,
   greeting), beside a new mini-racer context. Goal ≤ 50 ms. Also Deno's own floor in
   the same run: ``deno run`` of an empty file, and of a file that only imports
-  ``node:worker_threads`` (the runtime's workers come from it, for their heap limits,
-  and it brings up Deno's Node layer).
+  ``node:worker_threads`` (which brings up Deno's Node layer; the runtime's workers are
+  Deno's own, so it no longer pays for that layer).
 - first program in a fresh process: from an empty pool to a trivial program's output,
   so the process start, its first worker and that worker's first TypeScript module,
   beside a new mini-racer context running the same code. No goal; it is what a holder

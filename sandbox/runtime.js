@@ -1,6 +1,5 @@
-// Built from runtime.ts (sha256 0dfb50a8ca700786fb20b2154ee8932428d6e289c11b0ecd38df0e51eb93df5b) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 75e87624a95e3eba9dc7a13bd831cd60c179c81e9eb78bdac2e59ff6efbb9ecd) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
-import { isMainThread, Worker } from "node:worker_threads";
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 function splitImports(source) {
@@ -136,14 +135,12 @@ function joinImports(parts, target) {
 }
 function workerMain(split) {
   const g = globalThis;
-  const wt = g.require("node:worker_threads");
   const denoInspect = g.Deno.inspect;
   const inspect = (value) => denoInspect(value, {
     depth: 4,
     colors: false
   });
-  const parentPort = wt.parentPort;
-  const post = parentPort.postMessage.bind(parentPort);
+  const post = g.postMessage.bind(g);
   const apply = Reflect.apply;
   const uncurry = (f) => (self, ...args) => apply(f, self, args);
   const wait = Atomics.wait;
@@ -173,9 +170,10 @@ function workerMain(split) {
   const ownNames = Object.getOwnPropertyNames;
   const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
-  const setTimer = g.setTimeout;
-  const setRepeat = g.setInterval;
-  const clearTimer = g.clearTimeout;
+  let setTimer = null;
+  let setRepeat = null;
+  let clearTimer = () => {
+  };
   const sliceText = uncurry(String.prototype.slice);
   const codeAt = uncurry(String.prototype.charCodeAt);
   const findText = uncurry(String.prototype.indexOf);
@@ -188,6 +186,13 @@ function workerMain(split) {
   const testRe = uncurry(RegExp.prototype.test);
   const toLocale = uncurry(Number.prototype.toLocaleString);
   const number = (n) => toLocale(n, "en-US");
+  const stopHere = uncurry(Event.prototype.stopImmediatePropagation);
+  let onMessage = () => {
+  };
+  g.addEventListener("message", (event) => {
+    stopHere(event);
+    onMessage(event.data);
+  });
   const append = (list, item) => defineProperty(list, list.length, {
     value: item,
     writable: true,
@@ -315,598 +320,605 @@ function workerMain(split) {
       }
     }
   }
-  parentPort.once("message", (init) => {
-    const token = init.token;
-    const settings = init.settings;
-    const flag = new Int32Array(init.sab, 0, 2);
-    let written = 0;
-    let outputFull = false;
-    let viewsOpened = 0;
-    const send = (message) => post({
-      ...message,
-      t: token
-    });
-    const write = (args) => {
-      if (outputFull) return;
-      let text = "";
-      for (let k = 0; k < args.length && text.length <= settings.outputCap; k++) {
-        const a = args[k];
-        text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
-      }
-      text += "\n";
-      if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
-      written += text.length;
-      if (written > settings.outputCap) outputFull = true;
-      send({
-        op: "out",
-        text
+  onMessage = (data) => {
+    const init = data;
+    {
+      const token = init.token;
+      const settings = init.settings;
+      const flag = new Int32Array(init.sab, 0, 2);
+      let written = 0;
+      let outputFull = false;
+      let viewsOpened = 0;
+      const send = (message) => post({
+        ...message,
+        t: token
       });
-    };
-    const capture = {
-      log: (...a) => write(a),
-      info: (...a) => write(a),
-      debug: (...a) => write(a),
-      warn: (...a) => write(a),
-      error: (...a) => write(a),
-      trace: (...a) => write(a),
-      dir: (a) => write([
-        a
-      ]),
-      table: (a) => write([
-        a
-      ]),
-      assert: (ok, ...a) => {
-        if (!ok) write([
-          "Assertion failed",
-          ...a
-        ]);
-      }
-    };
-    defineProperty(g, "console", {
-      value: capture,
-      writable: true,
-      configurable: true
-    });
-    const refuse = (what, attempted, limit, max, fix) => new RangeErrorOf(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
-    let loading = true;
-    let checking = false;
-    let callId = 0;
-    const call = (name, args) => {
-      if (checking) {
-        throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
-      }
-      if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
-      if (args === void 0) args = {};
-      if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
-        throw new TypeErrorOf(`memories.${name} takes one object argument`);
-      }
-      let json;
-      try {
-        json = stringify(args);
-      } catch (e) {
-        throw new TypeErrorOf(`memories.${name}: the argument is not JSON: ${e}`);
-      }
-      if (typeof json !== "string") {
-        throw new TypeErrorOf(`memories.${name} takes one object argument`);
-      }
-      if (json.length > settings.maxArgsChars) {
-        throw refuse(`the argument to memories.${name}`, json.length, "the argument limit", settings.maxArgsChars, "Send less in one call.");
-      }
-      let depth = 0;
-      let deepest = 0;
-      let quoted = false;
-      for (let i = 0; i < json.length; i++) {
-        const c = codeAt(json, i);
-        if (quoted) {
-          if (c === 92) i++;
-          else if (c === 34) quoted = false;
-        } else if (c === 34) quoted = true;
-        else if (c === 91 || c === 123) {
-          depth++;
-          if (depth > deepest) deepest = depth;
-        } else if (c === 93 || c === 125) depth--;
-      }
-      if (deepest > settings.maxArgsDepth) {
-        throw refuse(`the nesting of the argument to memories.${name}`, deepest, "the nesting limit", settings.maxArgsDepth, "Pass a flat object.");
-      }
-      const id = ++callId;
-      atomicStore(flag, 0, 0);
-      send({
-        op: "call",
-        id,
-        name,
-        args: json
-      });
-      let bytes = new U8(0);
-      let at = 0;
-      for (; ; ) {
-        wait(flag, 0, 0);
-        const length = atomicLoad(flag, 1);
-        const state = atomicLoad(flag, 0);
-        if (state === 3) {
-          bytes = new U8(length);
-          at = 0;
-        } else {
-          copyInto(bytes, new U8(init.sab, 8, length), at);
-          at += length;
+      const write = (args) => {
+        if (outputFull) return;
+        let text = "";
+        for (let k = 0; k < args.length && text.length <= settings.outputCap; k++) {
+          const a = args[k];
+          text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
         }
-        atomicStore(flag, 0, 0);
-        if (state === 1) break;
+        text += "\n";
+        if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
+        written += text.length;
+        if (written > settings.outputCap) outputFull = true;
         send({
-          op: "more"
-        });
-      }
-      const reply = parse(decode(decoder2, bytes));
-      if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
-      return StringOf(reply.text);
-    };
-    const callName = (name) => {
-      if (name.length < 1 || name.length > 64) return false;
-      for (let i = 0; i < name.length; i++) {
-        const c = codeAt(name, i);
-        const letter = c >= 65 && c <= 90 || c >= 97 && c <= 122;
-        const digitOrUnderscore = c >= 48 && c <= 57 || c === 95;
-        if (!letter && (i === 0 || !digitOrUnderscore)) return false;
-      }
-      return true;
-    };
-    const listed = [];
-    const isListed = (name) => {
-      for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
-      return false;
-    };
-    const callOf = (name) => (args) => call(name, args);
-    const memories = new ProxyOf(createObject(null), {
-      get: (_target, name) => {
-        if (typeof name !== "string" || name === "then") return void 0;
-        if (!callName(name)) {
-          return () => {
-            throw new TypeErrorOf(`memories has no call named ${stringify(sliceText(name, 0, 64))}`);
-          };
-        }
-        return callOf(name);
-      },
-      has: (_target, name) => isListed(name),
-      ownKeys: () => {
-        const keys = [];
-        for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
-        return keys;
-      },
-      getOwnPropertyDescriptor: (_target, name) => isListed(name) ? {
-        value: callOf(name),
-        writable: false,
-        enumerable: true,
-        configurable: true
-      } : void 0,
-      set: () => false,
-      defineProperty: () => false,
-      deleteProperty: () => false
-    });
-    const views = freeze({
-      openText(title, text) {
-        if (typeof title !== "string" || typeof text !== "string") {
-          throw new TypeErrorOf("views.openText(title, text) takes two strings");
-        }
-        if (viewsOpened >= settings.maxViews) {
-          throw refuse("the views opened in one run", viewsOpened + 1, "the view limit", settings.maxViews, "Put more in each view.");
-        }
-        if (title.length > settings.maxTitleChars) {
-          throw refuse("the view's title", title.length, "the title limit", settings.maxTitleChars, "Use a shorter title.");
-        }
-        if (text.length > settings.maxViewChars) {
-          throw refuse("the view's text", text.length, "the view text limit", settings.maxViewChars, "Open a shorter text, or split it across views.");
-        }
-        viewsOpened += 1;
-        send({
-          op: "view",
-          title,
+          op: "out",
           text
         });
-      }
-    });
-    let linked = false;
-    const runtimeSlot = {
-      memories,
-      views,
-      started: () => linked = true
-    };
-    defineProperty(g, Symbol.for("gitmem.runtime"), {
-      value: runtimeSlot
-    });
-    let unhandled = null;
-    addListener("unhandledrejection", (event) => {
-      event.preventDefault();
-      if (unhandled === null) unhandled = describe(event.reason);
-    });
-    addListener("error", (event) => {
-      event.preventDefault();
-      if (unhandled === null) unhandled = describe(event.error);
-    });
-    const labels = [];
-    const label = (url, name) => append(labels, [
-      url,
-      name
-    ]);
-    const replaceAll = (text, from, to) => {
-      let out = "";
-      let at = 0;
-      for (; ; ) {
-        const found = findText(text, from, at);
-        if (found < 0) break;
-        out += sliceText(text, at, found) + to;
-        at = found + from.length;
-      }
-      return out + sliceText(text, at);
-    };
-    const relabel = (text) => {
-      for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
-      return text;
-    };
-    const capped = (text) => text.length > settings.maxErrorChars ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]" : text;
-    const frameLine = /^\s+at /;
-    const describe = (error) => {
-      if (error instanceof ErrorOf) {
-        const stack = typeof error.stack === "string" ? capped(error.stack) : "";
-        let head = "";
-        try {
-          head = capped(`${StringOf(error.name)}: ${StringOf(error.message)}`);
-        } catch {
-          head = "Error";
+      };
+      const capture = {
+        log: (...a) => write(a),
+        info: (...a) => write(a),
+        debug: (...a) => write(a),
+        warn: (...a) => write(a),
+        error: (...a) => write(a),
+        trace: (...a) => write(a),
+        dir: (a) => write([
+          a
+        ]),
+        table: (a) => write([
+          a
+        ]),
+        assert: (ok, ...a) => {
+          if (!ok) write([
+            "Assertion failed",
+            ...a
+          ]);
         }
-        let frames = "";
-        const text = relabel(stack);
+      };
+      defineProperty(g, "console", {
+        value: capture,
+        writable: true,
+        configurable: true
+      });
+      const refuse = (what, attempted, limit, max, fix) => new RangeErrorOf(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
+      let loading = true;
+      let checking = false;
+      let callId = 0;
+      const call = (name, args) => {
+        if (checking) {
+          throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
+        }
+        if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
+        if (args === void 0) args = {};
+        if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
+          throw new TypeErrorOf(`memories.${name} takes one object argument`);
+        }
+        let json;
+        try {
+          json = stringify(args);
+        } catch (e) {
+          throw new TypeErrorOf(`memories.${name}: the argument is not JSON: ${e}`);
+        }
+        if (typeof json !== "string") {
+          throw new TypeErrorOf(`memories.${name} takes one object argument`);
+        }
+        if (json.length > settings.maxArgsChars) {
+          throw refuse(`the argument to memories.${name}`, json.length, "the argument limit", settings.maxArgsChars, "Send less in one call.");
+        }
+        let depth = 0;
+        let deepest = 0;
+        let quoted = false;
+        for (let i = 0; i < json.length; i++) {
+          const c = codeAt(json, i);
+          if (quoted) {
+            if (c === 92) i++;
+            else if (c === 34) quoted = false;
+          } else if (c === 34) quoted = true;
+          else if (c === 91 || c === 123) {
+            depth++;
+            if (depth > deepest) deepest = depth;
+          } else if (c === 93 || c === 125) depth--;
+        }
+        if (deepest > settings.maxArgsDepth) {
+          throw refuse(`the nesting of the argument to memories.${name}`, deepest, "the nesting limit", settings.maxArgsDepth, "Pass a flat object.");
+        }
+        const id = ++callId;
+        atomicStore(flag, 0, 0);
+        send({
+          op: "call",
+          id,
+          name,
+          args: json
+        });
+        let bytes = new U8(0);
         let at = 0;
-        while (at < text.length) {
-          let end = findText(text, "\n", at);
-          if (end < 0) end = text.length;
-          const line = sliceText(text, at, end);
-          at = end + 1;
-          if (!testRe(frameLine, line)) continue;
-          for (let k = 0; k < labels.length; k++) {
-            if (includes(line, labels[k][1] + ":")) {
-              frames += "\n" + line;
-              break;
+        for (; ; ) {
+          wait(flag, 0, 0);
+          const length = atomicLoad(flag, 1);
+          const state = atomicLoad(flag, 0);
+          if (state === 3) {
+            bytes = new U8(length);
+            at = 0;
+          } else {
+            copyInto(bytes, new U8(init.sab, 8, length), at);
+            at += length;
+          }
+          atomicStore(flag, 0, 0);
+          if (state === 1) break;
+          send({
+            op: "more"
+          });
+        }
+        const reply = parse(decode(decoder2, bytes));
+        if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
+        return StringOf(reply.text);
+      };
+      const callName = (name) => {
+        if (name.length < 1 || name.length > 64) return false;
+        for (let i = 0; i < name.length; i++) {
+          const c = codeAt(name, i);
+          const letter = c >= 65 && c <= 90 || c >= 97 && c <= 122;
+          const digitOrUnderscore = c >= 48 && c <= 57 || c === 95;
+          if (!letter && (i === 0 || !digitOrUnderscore)) return false;
+        }
+        return true;
+      };
+      const listed = [];
+      const isListed = (name) => {
+        for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+        return false;
+      };
+      const callOf = (name) => (args) => call(name, args);
+      const memories = new ProxyOf(createObject(null), {
+        get: (_target, name) => {
+          if (typeof name !== "string" || name === "then") return void 0;
+          if (!callName(name)) {
+            return () => {
+              throw new TypeErrorOf(`memories has no call named ${stringify(sliceText(name, 0, 64))}`);
+            };
+          }
+          return callOf(name);
+        },
+        has: (_target, name) => isListed(name),
+        ownKeys: () => {
+          const keys = [];
+          for (let k = 0; k < listed.length; k++) append(keys, listed[k]);
+          return keys;
+        },
+        getOwnPropertyDescriptor: (_target, name) => isListed(name) ? {
+          value: callOf(name),
+          writable: false,
+          enumerable: true,
+          configurable: true
+        } : void 0,
+        set: () => false,
+        defineProperty: () => false,
+        deleteProperty: () => false
+      });
+      const views = freeze({
+        openText(title, text) {
+          if (typeof title !== "string" || typeof text !== "string") {
+            throw new TypeErrorOf("views.openText(title, text) takes two strings");
+          }
+          if (viewsOpened >= settings.maxViews) {
+            throw refuse("the views opened in one run", viewsOpened + 1, "the view limit", settings.maxViews, "Put more in each view.");
+          }
+          if (title.length > settings.maxTitleChars) {
+            throw refuse("the view's title", title.length, "the title limit", settings.maxTitleChars, "Use a shorter title.");
+          }
+          if (text.length > settings.maxViewChars) {
+            throw refuse("the view's text", text.length, "the view text limit", settings.maxViewChars, "Open a shorter text, or split it across views.");
+          }
+          viewsOpened += 1;
+          send({
+            op: "view",
+            title,
+            text
+          });
+        }
+      });
+      let linked = false;
+      const runtimeSlot = {
+        memories,
+        views,
+        started: () => linked = true
+      };
+      defineProperty(g, Symbol.for("gitmem.runtime"), {
+        value: runtimeSlot
+      });
+      let unhandled = null;
+      addListener("unhandledrejection", (event) => {
+        event.preventDefault();
+        if (unhandled === null) unhandled = describe(event.reason);
+      });
+      addListener("error", (event) => {
+        event.preventDefault();
+        if (unhandled === null) unhandled = describe(event.error);
+      });
+      const labels = [];
+      const label = (url, name) => append(labels, [
+        url,
+        name
+      ]);
+      const replaceAll = (text, from, to) => {
+        let out = "";
+        let at = 0;
+        for (; ; ) {
+          const found = findText(text, from, at);
+          if (found < 0) break;
+          out += sliceText(text, at, found) + to;
+          at = found + from.length;
+        }
+        return out + sliceText(text, at);
+      };
+      const relabel = (text) => {
+        for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
+        return text;
+      };
+      const capped = (text) => text.length > settings.maxErrorChars ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]" : text;
+      const frameLine = /^\s+at /;
+      const describe = (error) => {
+        if (error instanceof ErrorOf) {
+          const stack = typeof error.stack === "string" ? capped(error.stack) : "";
+          let head = "";
+          try {
+            head = capped(`${StringOf(error.name)}: ${StringOf(error.message)}`);
+          } catch {
+            head = "Error";
+          }
+          let frames = "";
+          const text = relabel(stack);
+          let at = 0;
+          while (at < text.length) {
+            let end = findText(text, "\n", at);
+            if (end < 0) end = text.length;
+            const line = sliceText(text, at, end);
+            at = end + 1;
+            if (!testRe(frameLine, line)) continue;
+            for (let k = 0; k < labels.length; k++) {
+              if (includes(line, labels[k][1] + ":")) {
+                frames += "\n" + line;
+                break;
+              }
             }
           }
+          return relabel(head) + frames;
         }
-        return relabel(head) + frames;
-      }
-      try {
-        return "Uncaught " + relabel(capped(inspect(error)));
-      } catch {
-        return "Uncaught error";
-      }
-    };
-    const syntax = /SyntaxError: ([^\n]*)/;
-    const position = /^:(\d+):(\d+)/;
-    const diagnose = (error, shift = 0) => {
-      let text;
-      try {
-        text = capped(error instanceof ErrorOf ? `${StringOf(error.name)}: ${StringOf(error.message)}
-${StringOf(error.stack ?? "")}` : StringOf(error));
-      } catch {
-        return null;
-      }
-      const match = execRe(syntax, text);
-      if (!match) return null;
-      let message = match[1];
-      for (let k = 0; k < labels.length; k++) {
-        const url = labels[k][0];
-        const name = labels[k][1];
-        const at = lastText(text, url + ":");
-        if (at < 0) continue;
-        const loc = execRe(position, sliceText(text, at + url.length));
-        if (loc) {
-          message = relabel(message);
-          const line = +loc[1];
-          const column = line === 1 ? +loc[2] - shift : +loc[2];
-          return {
-            diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`,
-            where: name
-          };
+        try {
+          return "Uncaught " + relabel(capped(inspect(error)));
+        } catch {
+          return "Uncaught error";
         }
-      }
-      return {
-        diagnostic: `1:1: ${relabel(message)}`,
-        where: labels.length ? labels[labels.length - 1][1] : ""
       };
-    };
-    const toUrl = (source, media = "application/typescript") => {
-      const url = createUrl(new BlobOf([
-        source
-      ], {
-        type: media
-      }));
-      send({
-        op: "url",
-        url
+      const syntax = /SyntaxError: ([^\n]*)/;
+      const position = /^:(\d+):(\d+)/;
+      const diagnose = (error, shift = 0) => {
+        let text;
+        try {
+          text = capped(error instanceof ErrorOf ? `${StringOf(error.name)}: ${StringOf(error.message)}
+${StringOf(error.stack ?? "")}` : StringOf(error));
+        } catch {
+          return null;
+        }
+        const match = execRe(syntax, text);
+        if (!match) return null;
+        let message = match[1];
+        for (let k = 0; k < labels.length; k++) {
+          const url = labels[k][0];
+          const name = labels[k][1];
+          const at = lastText(text, url + ":");
+          if (at < 0) continue;
+          const loc = execRe(position, sliceText(text, at + url.length));
+          if (loc) {
+            message = relabel(message);
+            const line = +loc[1];
+            const column = line === 1 ? +loc[2] - shift : +loc[2];
+            return {
+              diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`,
+              where: name
+            };
+          }
+        }
+        return {
+          diagnostic: `1:1: ${relabel(message)}`,
+          where: labels.length ? labels[labels.length - 1][1] : ""
+        };
+      };
+      const toUrl = (source, media = "application/typescript") => {
+        const url = createUrl(new BlobOf([
+          source
+        ], {
+          type: media
+        }));
+        send({
+          op: "url",
+          url
+        });
+        return url;
+      };
+      const join = (parts, target) => {
+        const quoted = stringify(target);
+        let text = parts[0];
+        for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
+        return text;
+      };
+      const baseUrl = init.baseUrl;
+      const linkedUrl = init.linkedUrl;
+      const promiseThen = uncurry(Promise.prototype.then);
+      const settle = (promise) => new PromiseOf((resolve) => {
+        promiseThen(promise, (value) => resolve({
+          ok: true,
+          value
+        }), (value) => resolve({
+          ok: false,
+          value
+        }));
       });
-      return url;
-    };
-    const join = (parts, target) => {
-      const quoted = stringify(target);
-      let text = parts[0];
-      for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
-      return text;
-    };
-    const baseUrl = init.baseUrl;
-    const linkedUrl = init.linkedUrl;
-    const promiseThen = uncurry(Promise.prototype.then);
-    const settle = (promise) => new PromiseOf((resolve) => {
-      promiseThen(promise, (value) => resolve({
-        ok: true,
-        value
-      }), (value) => resolve({
-        ok: false,
-        value
-      }));
-    });
-    let namespace = null;
-    defineProperty(runtimeSlot, "loaded", {
-      value: (secret, ns) => {
-        if (secret === token) namespace = ns;
-      }
-    });
-    freeze(runtimeSlot);
-    const reporter = toUrl(`const r = globalThis[Symbol.for("gitmem.runtime")];
+      let namespace = null;
+      defineProperty(runtimeSlot, "loaded", {
+        value: (secret, ns) => {
+          if (secret === token) namespace = ns;
+        }
+      });
+      freeze(runtimeSlot);
+      const reporter = toUrl(`const r = globalThis[Symbol.for("gitmem.runtime")];
 const loaded = r.loaded;
 export const got = (ns) => loaded(${stringify(token)}, ns);
 `, "application/javascript");
-    const load = async (request) => {
-      loading = true;
-      const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
-      const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
-      label(url, request.op === "load" ? StringOf(request.key) : "module");
-      const wrapper = toUrl(`import { got } from ${stringify(reporter)};
-import * as ns from ${stringify(url)};
-got(ns);
-`, "application/javascript");
-      const outcome = await settle(import(wrapper));
-      if (outcome.ok && namespace !== null) {
-        const ns = namespace;
-        const names = keysOf(ns);
-        const exports = [];
-        for (let k = 0; k < names.length && exports.length < settings.maxViews; k++) {
-          const name = names[k];
-          if (typeof ns[name] === "function" && name.length <= settings.maxTitleChars) {
-            append(exports, name);
-          }
-        }
-        send({
-          op: "result",
-          diagnostic: null,
-          exports
-        });
-        return;
-      }
-      const error = outcome.value;
-      if (stop && error === token) {
-        send({
-          op: "result",
-          diagnostic: null,
-          exports: []
-        });
-        return;
-      }
-      const found = diagnose(error, stop.length);
-      let diagnostic;
-      if (found) diagnostic = found.diagnostic;
-      else {
-        const text = describe(error);
-        const end = findText(text, "\n");
-        diagnostic = `1:1: ${end < 0 ? text : sliceText(text, 0, end)}`;
-      }
-      send({
-        op: "result",
-        diagnostic: capped(diagnostic),
-        exports: []
-      });
-    };
-    const missingExport = (error, gitmemUrl) => {
-      if (linked || !(error instanceof SyntaxErrorOf)) return null;
-      const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
-      const message = StringOf(error.message);
-      if (!startsWith(message, head)) return null;
-      const end = findText(message, "'", head.length);
-      return end < 0 ? null : sliceText(message, head.length, end);
-    };
-    const run = async (request) => {
-      loading = false;
-      const calls = request.calls;
-      if (ArrayIsArray(calls)) {
-        for (let k = 0; k < calls.length; k++) {
-          if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
-        }
-      }
-      const modules = request.modules;
-      const kind = StringOf(request.kind);
-      if (kind === "onuse") {
-        defineProperty(g, "memories", {
-          value: memories,
-          writable: true,
-          configurable: true
-        });
-        defineProperty(g, "views", {
-          value: views,
-          writable: true,
-          configurable: true
-        });
-      }
-      const parts = split(StringOf(request.source));
-      const imported = [];
-      const importedUrls = [];
-      let error = null;
-      for (; ; ) {
-        let head = `import ${stringify(linkedUrl)};
-export * from ${stringify(baseUrl)};
-`;
-        for (let k = 0; k < imported.length; k++) {
-          head += `export * as ${imported[k]} from ${stringify(importedUrls[k])};
-`;
-        }
-        const gitmemUrl = toUrl(head, "application/javascript");
-        label(gitmemUrl, "gitmem");
-        const programUrl = toUrl(join(parts, gitmemUrl));
-        label(programUrl, kind);
-        const wrapper = toUrl(`import ${stringify(programUrl)};
-`, "application/javascript");
-        const outcome = await settle(import(wrapper));
-        if (outcome.ok) break;
-        const e = outcome.value;
-        const missing = missingExport(e, gitmemUrl);
-        if (missing !== null && imported.indexOf(missing) < 0 && Object.prototype.hasOwnProperty.call(modules, missing)) {
-          const url = StringOf(modules[missing]);
-          label(url, missing);
-          append(imported, missing);
-          append(importedUrls, url);
-          continue;
-        }
-        const found = diagnose(e);
-        if (found) {
-          const where = found.where === kind ? "" : ` in module ${found.where}`;
-          error = `SyntaxError${where}: ${found.diagnostic}`;
-        } else {
-          error = describe(e);
-        }
-        break;
-      }
-      if (error === null && unhandled !== null) error = unhandled;
-      send({
-        op: "done",
-        error: error === null ? null : capped(error),
-        imported
-      });
-    };
-    let kept = null;
-    const timers = [];
-    const verdict = (ok, value, reuse) => {
-      let kind = "error";
-      let message = null;
-      let error = null;
-      if (!ok) error = capped(describe(value));
-      else if (value === void 0 || value === null) kind = "accept";
-      else {
-        kind = typeof value;
-        if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
-      }
-      if (error === null && unhandled !== null) {
-        kind = "error";
-        error = unhandled;
-      }
-      send({
-        op: "verdict",
-        kind,
-        message,
-        error,
-        reuse: reuse && error === null
-      });
-    };
-    const lockDown = () => {
-      const keep = (target) => {
-        if (typeof target === "object" && target !== null || typeof target === "function") {
-          freeze(target);
-        }
-      };
-      keep(Object.prototype);
-      keep(Array.prototype);
-      keep(Function.prototype);
-      const names = ownNames(g);
-      for (let k = 0; k < names.length; k++) {
-        const found = ownDescriptor(g, names[k]);
-        if (found !== void 0 && "value" in found && found.configurable) {
-          defineProperty(g, names[k], {
-            writable: false,
-            configurable: false
-          });
-        }
-      }
-      preventExtensions(g);
-    };
-    const checkOnce = async (request) => {
-      if (kept === null) {
+      const load = async (request) => {
         loading = true;
-        defineProperty(g, "setTimeout", {
-          value: (...args) => {
-            const id = apply(setTimer, g, args);
-            append(timers, id);
-            return id;
-          },
-          writable: true,
-          configurable: true
-        });
-        defineProperty(g, "setInterval", {
-          value: (...args) => {
-            const id = apply(setRepeat, g, args);
-            append(timers, id);
-            return id;
-          },
-          writable: true,
-          configurable: true
-        });
-        const url = StringOf(request.url);
-        const key = StringOf(request.key);
-        label(url, key);
+        const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
+        const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
+        label(url, request.op === "load" ? StringOf(request.key) : "module");
         const wrapper = toUrl(`import { got } from ${stringify(reporter)};
 import * as ns from ${stringify(url)};
 got(ns);
 `, "application/javascript");
-        const outcome2 = await settle(import(wrapper));
-        if (!outcome2.ok || namespace === null) {
-          const found = diagnose(outcome2.value);
-          if (found) {
-            send({
-              op: "verdict",
-              kind: "error",
-              error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
-              reuse: false
-            });
-          } else verdict(false, outcome2.value, false);
+        const outcome = await settle(import(wrapper));
+        if (outcome.ok && namespace !== null) {
+          const ns = namespace;
+          const names = keysOf(ns);
+          const exports = [];
+          for (let k = 0; k < names.length && exports.length < settings.maxViews; k++) {
+            const name = names[k];
+            if (typeof ns[name] === "function" && name.length <= settings.maxTitleChars) {
+              append(exports, name);
+            }
+          }
+          send({
+            op: "result",
+            diagnostic: null,
+            exports
+          });
           return;
         }
-        kept = namespace;
-        lockDown();
-      }
-      const module = kept;
-      const check = module.check;
-      if (typeof check !== "function") {
-        verdict(false, new ErrorOf("the module exports no check(change) function"), false);
-        return;
-      }
-      checking = true;
-      let change;
-      try {
-        change = parse(StringOf(request.change));
-      } catch (e) {
-        verdict(false, e, false);
-        return;
-      }
-      const outcome = await settle(new PromiseOf((resolve) => resolve(apply(check, module, [
-        change
-      ]))));
-      for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
-      timers.length = 0;
-      verdict(outcome.ok, outcome.value, true);
-    };
-    parentPort.on("message", (request) => {
-      if (request.t !== token) return;
-      if (request.op === "check") {
-        void checkOnce(request);
-        return;
-      }
-      if (request.op === "compile" || request.op === "load") {
-        void load(request);
-      } else if (request.op === "run") {
-        void run(request);
-      }
-    });
-    PromiseOf.all([
-      import(init.warmUrl),
-      import(reporter)
-    ]).catch(() => {
-    }).finally(() => send({
-      op: "ready"
-    }));
-  });
+        const error = outcome.value;
+        if (stop && error === token) {
+          send({
+            op: "result",
+            diagnostic: null,
+            exports: []
+          });
+          return;
+        }
+        const found = diagnose(error, stop.length);
+        let diagnostic;
+        if (found) diagnostic = found.diagnostic;
+        else {
+          const text = describe(error);
+          const end = findText(text, "\n");
+          diagnostic = `1:1: ${end < 0 ? text : sliceText(text, 0, end)}`;
+        }
+        send({
+          op: "result",
+          diagnostic: capped(diagnostic),
+          exports: []
+        });
+      };
+      const missingExport = (error, gitmemUrl) => {
+        if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
+        const message = StringOf(error.message);
+        if (!startsWith(message, head)) return null;
+        const end = findText(message, "'", head.length);
+        return end < 0 ? null : sliceText(message, head.length, end);
+      };
+      const run = async (request) => {
+        loading = false;
+        const calls = request.calls;
+        if (ArrayIsArray(calls)) {
+          for (let k = 0; k < calls.length; k++) {
+            if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+          }
+        }
+        const modules = request.modules;
+        const kind = StringOf(request.kind);
+        if (kind === "onuse") {
+          defineProperty(g, "memories", {
+            value: memories,
+            writable: true,
+            configurable: true
+          });
+          defineProperty(g, "views", {
+            value: views,
+            writable: true,
+            configurable: true
+          });
+        }
+        const parts = split(StringOf(request.source));
+        const imported = [];
+        const importedUrls = [];
+        let error = null;
+        for (; ; ) {
+          let head = `import ${stringify(linkedUrl)};
+export * from ${stringify(baseUrl)};
+`;
+          for (let k = 0; k < imported.length; k++) {
+            head += `export * as ${imported[k]} from ${stringify(importedUrls[k])};
+`;
+          }
+          const gitmemUrl = toUrl(head, "application/javascript");
+          label(gitmemUrl, "gitmem");
+          const programUrl = toUrl(join(parts, gitmemUrl));
+          label(programUrl, kind);
+          const wrapper = toUrl(`import ${stringify(programUrl)};
+`, "application/javascript");
+          const outcome = await settle(import(wrapper));
+          if (outcome.ok) break;
+          const e = outcome.value;
+          const missing = missingExport(e, gitmemUrl);
+          if (missing !== null && imported.indexOf(missing) < 0 && Object.prototype.hasOwnProperty.call(modules, missing)) {
+            const url = StringOf(modules[missing]);
+            label(url, missing);
+            append(imported, missing);
+            append(importedUrls, url);
+            continue;
+          }
+          const found = diagnose(e);
+          if (found) {
+            const where = found.where === kind ? "" : ` in module ${found.where}`;
+            error = `SyntaxError${where}: ${found.diagnostic}`;
+          } else {
+            error = describe(e);
+          }
+          break;
+        }
+        if (error === null && unhandled !== null) error = unhandled;
+        send({
+          op: "done",
+          error: error === null ? null : capped(error),
+          imported
+        });
+      };
+      let kept = null;
+      const timers = [];
+      const verdict = (ok, value, reuse) => {
+        let kind = "error";
+        let message = null;
+        let error = null;
+        if (!ok) error = capped(describe(value));
+        else if (value === void 0 || value === null) kind = "accept";
+        else {
+          kind = typeof value;
+          if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
+        }
+        if (error === null && unhandled !== null) {
+          kind = "error";
+          error = unhandled;
+        }
+        send({
+          op: "verdict",
+          kind,
+          message,
+          error,
+          reuse: reuse && error === null
+        });
+      };
+      const lockDown = () => {
+        const keep = (target) => {
+          if (typeof target === "object" && target !== null || typeof target === "function") {
+            freeze(target);
+          }
+        };
+        keep(Object.prototype);
+        keep(Array.prototype);
+        keep(Function.prototype);
+        const names = ownNames(g);
+        for (let k = 0; k < names.length; k++) {
+          const found = ownDescriptor(g, names[k]);
+          if (found !== void 0 && "value" in found && found.configurable) {
+            defineProperty(g, names[k], {
+              writable: false,
+              configurable: false
+            });
+          }
+        }
+        preventExtensions(g);
+      };
+      const checkOnce = async (request) => {
+        if (kept === null) {
+          loading = true;
+          setTimer = g.setTimeout;
+          setRepeat = g.setInterval;
+          clearTimer = g.clearTimeout;
+          defineProperty(g, "setTimeout", {
+            value: (...args) => {
+              const id = apply(setTimer, g, args);
+              append(timers, id);
+              return id;
+            },
+            writable: true,
+            configurable: true
+          });
+          defineProperty(g, "setInterval", {
+            value: (...args) => {
+              const id = apply(setRepeat, g, args);
+              append(timers, id);
+              return id;
+            },
+            writable: true,
+            configurable: true
+          });
+          const url = StringOf(request.url);
+          const key = StringOf(request.key);
+          label(url, key);
+          const wrapper = toUrl(`import { got } from ${stringify(reporter)};
+import * as ns from ${stringify(url)};
+got(ns);
+`, "application/javascript");
+          const outcome2 = await settle(import(wrapper));
+          if (!outcome2.ok || namespace === null) {
+            const found = diagnose(outcome2.value);
+            if (found) {
+              send({
+                op: "verdict",
+                kind: "error",
+                error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
+                reuse: false
+              });
+            } else verdict(false, outcome2.value, false);
+            return;
+          }
+          kept = namespace;
+          lockDown();
+        }
+        const module = kept;
+        const check = module.check;
+        if (typeof check !== "function") {
+          verdict(false, new ErrorOf("the module exports no check(change) function"), false);
+          return;
+        }
+        checking = true;
+        let change;
+        try {
+          change = parse(StringOf(request.change));
+        } catch (e) {
+          verdict(false, e, false);
+          return;
+        }
+        const outcome = await settle(new PromiseOf((resolve) => resolve(apply(check, module, [
+          change
+        ]))));
+        for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
+        timers.length = 0;
+        verdict(outcome.ok, outcome.value, true);
+      };
+      onMessage = (data2) => {
+        const request = data2;
+        if (request === null || typeof request !== "object" || request.t !== token) return;
+        if (request.op === "check") {
+          void checkOnce(request);
+          return;
+        }
+        if (request.op === "compile" || request.op === "load") {
+          void load(request);
+        } else if (request.op === "run") {
+          void run(request);
+        }
+      };
+      PromiseOf.all([
+        import(init.warmUrl),
+        import(reporter)
+      ]).catch(() => {
+      }).finally(() => send({
+        op: "ready"
+      }));
+    }
+  };
 }
 var Host = class {
   conn;
@@ -951,7 +963,15 @@ function capError(text, settings) {
 var IDLE_EXIT = 3;
 var SPARES = 2;
 var BOOT_AFTER_MS = 20;
-var Slot = class {
+var Slot = class _Slot {
+  // Deno names each worker's thread `worker-<n>`, counting the workers of the
+  // process from 1 in the order they are made; only this class makes any.
+  static made = 0;
+  // The numbers of the workers terminated since the last reply: the host waits
+  // for their threads to be gone (a terminate does not stop a thread caught in
+  // a microtask loop, a Deno defect) before the process serves anyone again.
+  static ended = [];
+  id = ++_Slot.made;
   worker;
   token = crypto.randomUUID();
   sab = new SharedArrayBuffer(8 + CHUNK);
@@ -961,23 +981,18 @@ var Slot = class {
   // Ready for its request: its thread is up and its warm-up module imported.
   booted = false;
   exited = false;
-  exitWaiters = [];
   // The blob URLs the worker made for its request, revoked when it ends.
   urls = [];
   revoked = false;
   constructor(settings, urls) {
-    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
-      eval: true,
-      resourceLimits: {
-        maxOldGenerationSizeMb: settings.memoryMb,
-        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
-        stackSizeMb: 4
-      }
+    this.worker = new Worker(urls.workerUrl, {
+      type: "module"
     });
     let markReady = () => {
     };
     this.ready = new Promise((resolve) => markReady = resolve);
-    this.worker.on("message", (message) => {
+    this.worker.onmessage = (event) => {
+      const message = event.data;
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
         this.booted = true;
@@ -992,19 +1007,18 @@ var Slot = class {
         return;
       }
       this.listener?.(message);
-    });
-    const gone = (why) => {
-      this.exited = true;
+    };
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      this.stop();
       markReady();
-      for (const waiter of this.exitWaiters) waiter();
-      this.exitWaiters = [];
       this.listener?.({
         op: "gone",
-        why
+        why: String(event.message)
       });
     };
-    this.worker.on("error", (error) => gone(String(error)));
-    this.worker.on("exit", () => gone("exit"));
+    this.worker.onmessageerror = () => {
+    };
     this.worker.postMessage({
       token: this.token,
       sab: this.sab,
@@ -1024,16 +1038,11 @@ var Slot = class {
     for (const url of this.urls) URL.revokeObjectURL(url);
     this.urls = [];
   }
-  // Resolves true once the thread is gone, false if it outlives the grace.
-  async stop(graceMs = 1e3) {
-    if (this.exited) return true;
-    const gone = new Promise((resolve) => this.exitWaiters.push(() => resolve(true)));
+  stop() {
+    if (this.exited) return;
+    this.exited = true;
     this.worker.terminate();
-    const timeout = new Promise((resolve) => setTimeout(() => resolve(false), graceMs));
-    return await Promise.race([
-      gone,
-      timeout
-    ]);
+    _Slot.ended.push(this.id);
   }
 };
 var Queue = class {
@@ -1120,9 +1129,6 @@ var Runtime = class {
   // Requests that found no booted spare and waited for a worker to be made.
   cold;
   retiring;
-  // Settles once the last request's worker is gone: true, or false if it
-  // outlived the grace.
-  stopping;
   urls;
   modules;
   constructor(host, settings) {
@@ -1136,7 +1142,6 @@ var Runtime = class {
     this.booting = 0;
     this.cold = 0;
     this.retiring = false;
-    this.stopping = Promise.resolve(true);
     const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
     ], {
@@ -1145,7 +1150,9 @@ var Runtime = class {
     this.urls = {
       baseUrl: script('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n'),
       linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
-      warmUrl: script("export const warm: number = 1;\n", "application/typescript")
+      warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
+      workerUrl: script(`(${workerMain.toString()})(${splitImports.toString()});
+`)
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
   }
@@ -1229,11 +1236,6 @@ var Runtime = class {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
-      if (op !== "ping" && !await this.stopping) {
-        this.retire();
-        await new Promise(() => {
-        });
-      }
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
         await this.host.send({
@@ -1243,26 +1245,15 @@ var Runtime = class {
         });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
-        const result = await this.load(request);
-        await this.host.send({
-          ...result,
-          keep: this.kept()
-        });
+        await this.reply(await this.load(request));
       } else if (op === "check") {
         this.modules.begin();
-        const result = await this.check(request);
-        await this.host.send({
-          ...result,
-          keep: this.kept()
-        });
+        await this.reply(await this.check(request));
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.host.send({
-          ...result,
-          keep: this.kept()
-        });
+        await this.reply(result);
       } else await this.host.send({
         op: "error",
         message: `unknown op ${String(op)}`
@@ -1271,11 +1262,19 @@ var Runtime = class {
       this.warm();
     }
   }
-  // Ends a request's worker: its URLs are revoked at once, and the next
-  // request waits until its thread is gone.
+  // A request's result, with the cache the host keeps and the workers it ended.
+  async reply(result) {
+    await this.host.send({
+      ...result,
+      keep: this.kept(),
+      ended: Slot.ended.splice(0)
+    });
+  }
+  // Ends a request's worker: its URLs are revoked at once, and the host waits
+  // for its thread to be gone before the process serves another request.
   finish(slot) {
     slot.revoke();
-    this.stopping = slot.stop();
+    slot.stop();
   }
   // Each load gets a fresh worker: nothing one module's top-level code does can
   // reach the next load's result.
@@ -1312,14 +1311,13 @@ var Runtime = class {
         exports
       };
     }
-    slot.revoke();
-    const stopped = await slot.stop();
-    const why = outcome.op === "timeout" ? `the module's top-level code did not finish within ${request.timeLimit} s` : `the module's top-level code exceeded the sandbox memory limit`;
+    this.finish(slot);
+    const why = outcome.op === "timeout" ? `the module's top-level code did not finish within ${request.timeLimit} s` : `the module's worker ended: ${String(outcome.why)}`;
     return {
       op: "result",
-      diagnostic: `1:1: ${why}`,
+      diagnostic: `1:1: ${capError(why, this.settings)}`,
       exports: [],
-      restart: !stopped
+      restart: true
     };
   }
   // One check(change) of a kept module, in the worker kept for its scope and
@@ -1343,12 +1341,12 @@ var Runtime = class {
         this.keep(key, known);
         return again.result;
       }
-      if (!again.stopped) return {
+      if (again.answered) return again.result;
+      if (!again.verdict) return {
         op: "result",
         again: true,
         restart: true
       };
-      if (again.answered) return again.result;
     }
     const fresh = {
       slot: this.take(),
@@ -1358,7 +1356,7 @@ var Runtime = class {
     await fresh.slot.ready;
     const first = await this.checkIn(fresh, request, limitMs);
     if (first.keep) this.keep(key, fresh);
-    return first.stopped ? first.result : {
+    return first.verdict ? first.result : {
       ...first.result,
       restart: true
     };
@@ -1410,18 +1408,18 @@ var Runtime = class {
           result,
           keep: false,
           answered: believed,
-          stopped: true
+          verdict: true
         };
       }
       return {
         result,
         keep: true,
         answered: true,
-        stopped: true
+        verdict: true
       };
     }
-    const stopped = await slot.stop();
-    const error = outcome.op === "timeout" ? `the check did not finish within its time limit of ${request.timeLimit} s` : String(outcome.why).includes("memory") ? "the check exceeded its memory limit" : "the check's worker ended";
+    this.finish(slot);
+    const error = outcome.op === "timeout" ? `the check did not finish within its time limit of ${request.timeLimit} s` : "the check's worker ended";
     return {
       result: {
         op: "result",
@@ -1431,7 +1429,7 @@ var Runtime = class {
       },
       keep: false,
       answered: kept.uses === 1,
-      stopped
+      verdict: false
     };
   }
   // Returns null when the host hung up mid-run.
@@ -1521,8 +1519,7 @@ var Runtime = class {
         const reply = await this.host.receive();
         if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
           clearTimeout(timer);
-          slot.revoke();
-          await slot.stop();
+          this.finish(slot);
           return null;
         }
         const bytes = encoder.encode(JSON.stringify({
@@ -1559,21 +1556,14 @@ var Runtime = class {
     }
     clearTimeout(timer);
     slot.listener = null;
-    let stopped = true;
-    if (outcome.op === "done") this.finish(slot);
-    else {
-      slot.revoke();
-      stopped = await slot.stop();
-    }
+    this.finish(slot);
     if (truncated) output += "\n[output truncated]";
     let error;
     if (outcome.op === "done") {
       error = outcome.error === null || outcome.error === void 0 ? null : capError(String(outcome.error), settings);
     } else if (outcome.op === "timeout") {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
-    } else if (String(outcome.why).includes("memory")) {
-      error = "the program exceeded its memory limit";
-    } else error = `the program's worker ended:`;
+    } else error = capError(`the program's worker ended: ${String(outcome.why)}`, settings);
     const imported = outcome.op === "done" && Array.isArray(outcome.imported) ? outcome.imported : [];
     return {
       op: "result",
@@ -1582,7 +1572,9 @@ var Runtime = class {
       error,
       views,
       imported,
-      restart: !stopped
+      // A worker that did not report done may be one a terminate cannot stop: the
+      // host replaces the whole process after this reply.
+      restart: outcome.op !== "done"
     };
   }
 };
@@ -1651,6 +1643,6 @@ var denoCpuUsage = (() => {
   const own = Deno.cpuUsage;
   return typeof own === "function" ? own.bind(Deno) : null;
 })();
-if (isMainThread && import.meta.main) {
+if (import.meta.main) {
   await main();
 }

@@ -5,18 +5,22 @@
 // (Deno.args[1]) and serves framed JSON requests: compile, load, run (and
 // ping, whose pong tells how many booted spares wait and how many requests
 // found none). The process has no file permission at all. User code never runs
-// on this thread: every request is evaluated inside a fresh
-// `node:worker_threads` worker, which is terminated afterwards and whose heap
-// is capped, so nothing a module or program does outlives its request. Frames
-// are a 4-byte big-endian length and UTF-8 JSON.
+// on this thread: every request is evaluated inside a fresh web worker of
+// Deno's own, which is terminated afterwards, so nothing a module or program
+// does outlives its request. Every isolate of the process, each worker's and
+// this thread's, has its heap capped by the V8 flag the host starts the
+// process with; a worker that fills its heap aborts the whole process, which
+// the host reports as that request's failure (the process serves one request
+// at a time) and replaces. Each reply names the workers the request ended, by
+// the name Deno gives their threads, so the host can make sure they are gone
+// before the process serves anyone again. Frames are a 4-byte big-endian
+// length and UTF-8 JSON.
 //
 // Security rests on Deno's permissions and the import map the host writes
 // (which turns every `file:`, `node:` and bare import into a denied remote
 // one); inside a worker only an allowlist of globals survives, so the web APIs
 // that reach native allocators or devices (OffscreenCanvas, WebGPU, Deno.*,
 // process) are gone before user code runs.
-
-import { isMainThread, Worker } from "node:worker_threads";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Message = { [key: string]: Json };
@@ -183,18 +187,16 @@ function joinImports(parts: string[], target: string): string {
 }
 
 // Runs inside every worker, serialised with Function.prototype.toString, so it
-// may use nothing from this module's scope. `require` exists only in an eval
-// worker's global scope: the bootstrap takes what it needs, then removes every
-// global that is not on the allowlist before any user code runs.
+// may use nothing from this module's scope. The bootstrap takes what it needs
+// of the worker's global scope, then removes every global that is not on the
+// allowlist before any user code runs.
 function workerMain(split: (source: string) => string[]): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
-  const wt = g.require("node:worker_threads");
   const denoInspect = g.Deno.inspect;
   const inspect: (value: unknown) => string = (value) =>
     denoInspect(value, { depth: 4, colors: false });
-  const parentPort = wt.parentPort;
-  const post: (message: unknown) => void = parentPort.postMessage.bind(parentPort);
+  const post: (message: unknown) => void = g.postMessage.bind(g);
   // Every built-in used once user code may have run is taken here, before any
   // has: a program can patch prototypes and globals (Atomics.wait,
   // Uint8Array.prototype.slice, TextDecoder.prototype.decode, Object.keys,
@@ -232,9 +234,12 @@ function workerMain(split: (source: string) => string[]): void {
   const ownNames = Object.getOwnPropertyNames;
   const ownDescriptor = Object.getOwnPropertyDescriptor;
   const createObject = Object.create;
-  const setTimer = g.setTimeout;
-  const setRepeat = g.setInterval;
-  const clearTimer = g.clearTimeout;
+  // The timer functions are taken by a check worker's first check, before its
+  // module (the first user code it runs) is imported: reading them loads Deno's
+  // timers module, some 10 ms of every worker's boot that a program never uses.
+  let setTimer: unknown = null;
+  let setRepeat: unknown = null;
+  let clearTimer: (id: unknown) => void = () => {};
   const sliceText = uncurry(String.prototype.slice as (a?: number, b?: number) => string);
   const codeAt = uncurry(String.prototype.charCodeAt as (at: number) => number);
   const findText = uncurry(String.prototype.indexOf as (s: string, at?: number) => number);
@@ -247,6 +252,14 @@ function workerMain(split: (source: string) => string[]): void {
   const testRe = uncurry(RegExp.prototype.test as (s: string) => boolean);
   const toLocale = uncurry(Number.prototype.toLocaleString as (l: string) => string);
   const number = (n: number) => toLocale(n, "en-US");
+  // The runtime's messages reach this listener first, and no later one: a
+  // listener user code adds (through EventTarget.prototype) sees none of them.
+  const stopHere = uncurry(Event.prototype.stopImmediatePropagation as () => void);
+  let onMessage: (data: unknown) => void = () => {};
+  g.addEventListener("message", (event: { data: unknown }) => {
+    stopHere(event);
+    onMessage(event.data);
+  });
   // Appends without Array.prototype: an index setter there sees nothing.
   const append = <T>(list: T[], item: T) =>
     defineProperty(list, list.length, {
@@ -296,16 +309,16 @@ function workerMain(split: (source: string) => string[]): void {
     }
   }
 
-  parentPort.once(
-    "message",
-    (init: {
+  onMessage = (data: unknown) => {
+    const init = data as {
       token: string;
       sab: SharedArrayBuffer;
       settings: Settings;
       baseUrl: string;
       linkedUrl: string;
       warmUrl: string;
-    }) => {
+    };
+    {
       const token = init.token;
       const settings = init.settings;
       const flag = new Int32Array(init.sab, 0, 2);
@@ -835,10 +848,13 @@ function workerMain(split: (source: string) => string[]): void {
       const checkOnce = async (request: { url: string; key: string; change: string }) => {
         if (kept === null) {
           loading = true;
+          setTimer = g.setTimeout;
+          setRepeat = g.setInterval;
+          clearTimer = g.clearTimeout;
           // Every timer a check sets is known, so that it can be cleared.
           defineProperty(g, "setTimeout", {
             value: (...args: unknown[]) => {
-              const id = apply(setTimer, g, args);
+              const id = apply(setTimer as () => unknown, g, args);
               append(timers, id);
               return id;
             },
@@ -847,7 +863,7 @@ function workerMain(split: (source: string) => string[]): void {
           });
           defineProperty(g, "setInterval", {
             value: (...args: unknown[]) => {
-              const id = apply(setRepeat, g, args);
+              const id = apply(setRepeat as () => unknown, g, args);
               append(timers, id);
               return id;
             },
@@ -900,10 +916,9 @@ function workerMain(split: (source: string) => string[]): void {
         verdict(outcome.ok, outcome.value, true);
       };
 
-      parentPort.on(
-        "message",
-        (request: { t: string; op: string; [key: string]: unknown }) => {
-          if (request.t !== token) return;
+      onMessage = (data: unknown) => {
+          const request = data as { t: string; op: string; [key: string]: unknown };
+          if (request === null || typeof request !== "object" || request.t !== token) return;
           if (request.op === "check") {
             void checkOnce(request as unknown as { url: string; key: string; change: string });
             return;
@@ -922,8 +937,7 @@ function workerMain(split: (source: string) => string[]): void {
               },
             );
           }
-        },
-      );
+        };
       // The first TypeScript module a process imports pays for setting up its
       // transpiler and loader, some ten times a trivial program's cost. Paid here,
       // while the worker boots, no program waits for it: not even the first one in
@@ -933,8 +947,8 @@ function workerMain(split: (source: string) => string[]): void {
       PromiseOf.all([import(init.warmUrl), import(reporter)]).catch(() => {}).finally(() =>
         send({ op: "ready" })
       );
-    },
-  );
+    }
+  };
 }
 
 // The one reader and writer of the host connection. Requests are served one
@@ -991,18 +1005,27 @@ const IDLE_EXIT = 3;
 // turn ends with, or a read that loads two code memories, finds each its own
 // without waiting for one to be made. An idle one costs some 2-4 MB.
 const SPARES = 2;
-// Booting a worker blocks this thread for some 30-45 ms (Deno makes a
-// node:worker_threads worker synchronously), so spares are booted only once no
-// request has come for this long: the next request of a burst, sent as soon as
-// a reply arrives, finds a spare rather than a boot in its way.
+// Booting a worker blocks this thread while Deno makes its isolate (it does so
+// synchronously), so spares are booted only once no request has come for this
+// long: the next request of a burst, sent as soon as a reply arrives, finds a
+// spare rather than a boot in its way (booting at once after each reply was
+// measured slower back to back).
 const BOOT_AFTER_MS = 20;
 
 // Made once by the main thread and given to every worker.
-type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string };
+type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string; workerUrl: string };
 
 // One worker, booted and waiting for exactly one request. Every message it
 // sends must carry its token: user code can reach postMessage but not the token.
 class Slot {
+  // Deno names each worker's thread `worker-<n>`, counting the workers of the
+  // process from 1 in the order they are made; only this class makes any.
+  private static made = 0;
+  // The numbers of the workers terminated since the last reply: the host waits
+  // for their threads to be gone (a terminate does not stop a thread caught in
+  // a microtask loop, a Deno defect) before the process serves anyone again.
+  static ended: number[] = [];
+  readonly id = ++Slot.made;
   readonly worker: Worker;
   readonly token = crypto.randomUUID();
   readonly sab = new SharedArrayBuffer(8 + CHUNK);
@@ -1012,23 +1035,16 @@ class Slot {
   // Ready for its request: its thread is up and its warm-up module imported.
   booted = false;
   exited = false;
-  private exitWaiters: (() => void)[] = [];
   // The blob URLs the worker made for its request, revoked when it ends.
   private urls: string[] = [];
   private revoked = false;
 
   constructor(settings: Settings, urls: Urls) {
-    this.worker = new Worker(`(${workerMain.toString()})(${splitImports.toString()})`, {
-      eval: true,
-      resourceLimits: {
-        maxOldGenerationSizeMb: settings.memoryMb,
-        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(settings.memoryMb / 8))),
-        stackSizeMb: 4,
-      },
-    });
+    this.worker = new Worker(urls.workerUrl, { type: "module" });
     let markReady: () => void = () => {};
     this.ready = new Promise((resolve) => (markReady = resolve));
-    this.worker.on("message", (message: Message) => {
+    this.worker.onmessage = (event: MessageEvent) => {
+      const message = event.data as Message;
       if (message === null || typeof message !== "object" || message.t !== this.token) return;
       if (message.op === "ready") {
         this.booted = true;
@@ -1043,16 +1059,15 @@ class Slot {
         return;
       }
       this.listener?.(message);
-    });
-    const gone = (why: string) => {
-      this.exited = true;
-      markReady();
-      for (const waiter of this.exitWaiters) waiter();
-      this.exitWaiters = [];
-      this.listener?.({ op: "gone", why });
     };
-    this.worker.on("error", (error: unknown) => gone(String(error)));
-    this.worker.on("exit", () => gone("exit"));
+    // An error that escaped the worker ended it; handled here, it goes no further.
+    this.worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.stop();
+      markReady();
+      this.listener?.({ op: "gone", why: String(event.message) });
+    };
+    this.worker.onmessageerror = () => {};
     this.worker.postMessage({ token: this.token, sab: this.sab, settings, ...urls });
   }
 
@@ -1067,13 +1082,11 @@ class Slot {
     this.urls = [];
   }
 
-  // Resolves true once the thread is gone, false if it outlives the grace.
-  async stop(graceMs = 1000): Promise<boolean> {
-    if (this.exited) return true;
-    const gone = new Promise<boolean>((resolve) => this.exitWaiters.push(() => resolve(true)));
+  stop(): void {
+    if (this.exited) return;
+    this.exited = true;
     this.worker.terminate();
-    const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs));
-    return await Promise.race([gone, timeout]);
+    Slot.ended.push(this.id);
   }
 }
 
@@ -1167,9 +1180,6 @@ class Runtime {
   // Requests that found no booted spare and waited for a worker to be made.
   private cold = 0;
   private retiring = false;
-  // Settles once the last request's worker is gone: true, or false if it
-  // outlived the grace.
-  private stopping: Promise<boolean> = Promise.resolve(true);
 
   private urls: Urls;
   private modules: Modules;
@@ -1183,6 +1193,7 @@ class Runtime {
       ),
       linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
       warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
+      workerUrl: script(`(${workerMain.toString()})(${splitImports.toString()});\n`),
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
   }
@@ -1271,41 +1282,36 @@ class Runtime {
       this.busy = true;
       if (request === null) return;
       const op = request.op;
-      // The last request's worker must be gone before another is served: one
-      // left running (a thread a terminate could not stop) would take CPU and
-      // memory from the next request, any holder's. The process retires
-      // instead, and the host sends this request to a fresh one.
-      if (op !== "ping" && !(await this.stopping)) {
-        this.retire();
-        await new Promise(() => {});
-      }
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
         await this.host.send({ op: "pong", spares, cold: this.cold });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
-        const result = await this.load(request);
-        await this.host.send({ ...result, keep: this.kept() });
+        await this.reply(await this.load(request));
       } else if (op === "check") {
         this.modules.begin();
-        const result = await this.check(request);
-        await this.host.send({ ...result, keep: this.kept() });
+        await this.reply(await this.check(request));
       } else if (op === "run") {
         this.modules.begin();
         const result = await this.run(request);
         if (result === null) return;
-        await this.host.send({ ...result, keep: this.kept() });
+        await this.reply(result);
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.work++;
       this.warm();
     }
   }
 
-  // Ends a request's worker: its URLs are revoked at once, and the next
-  // request waits until its thread is gone.
+  // A request's result, with the cache the host keeps and the workers it ended.
+  private async reply(result: Message): Promise<void> {
+    await this.host.send({ ...result, keep: this.kept(), ended: Slot.ended.splice(0) });
+  }
+
+  // Ends a request's worker: its URLs are revoked at once, and the host waits
+  // for its thread to be gone before the process serves another request.
   private finish(slot: Slot): void {
     slot.revoke();
-    this.stopping = slot.stop();
+    slot.stop();
   }
 
   // Each load gets a fresh worker: nothing one module's top-level code does can
@@ -1348,14 +1354,18 @@ class Runtime {
         : capError(String(outcome.diagnostic), this.settings);
       return { op: "result", diagnostic, exports };
     }
-    // A worker that did not answer and cannot be stopped spends the process: the
-    // host replaces it after this reply.
-    slot.revoke();
-    const stopped = await slot.stop();
+    // A worker that did not answer may be one a terminate cannot stop: the host
+    // replaces the whole process after this reply, so nothing of it runs on.
+    this.finish(slot);
     const why = outcome.op === "timeout"
       ? `the module's top-level code did not finish within ${request.timeLimit} s`
-      : `the module's top-level code exceeded the sandbox memory limit`;
-    return { op: "result", diagnostic: `1:1: ${why}`, exports: [], restart: !stopped };
+      : `the module's worker ended: ${String(outcome.why)}`;
+    return {
+      op: "result",
+      diagnostic: `1:1: ${capError(why, this.settings)}`,
+      exports: [],
+      restart: true,
+    };
   }
 
   // One check(change) of a kept module, in the worker kept for its scope and
@@ -1376,16 +1386,16 @@ class Runtime {
         this.keep(key, known);
         return again.result;
       }
-      // A worker that will not end spends the process: the host asks again of
-      // a fresh one.
-      if (!again.stopped) return { op: "result", again: true, restart: true };
       if (again.answered) return again.result;
+      // The kept worker did not answer: the host replaces the process and asks a
+      // fresh one, so no worker that may still run shares a process with the next.
+      if (!again.verdict) return { op: "result", again: true, restart: true };
     }
     const fresh = { slot: this.take(), uses: 0, spentMs: 0 };
     await fresh.slot.ready;
     const first = await this.checkIn(fresh, request, limitMs);
     if (first.keep) this.keep(key, fresh);
-    return first.stopped ? first.result : { ...first.result, restart: true };
+    return first.verdict ? first.result : { ...first.result, restart: true };
   }
 
   private keep(key: string, kept: Kept): void {
@@ -1404,7 +1414,7 @@ class Runtime {
     kept: Kept,
     request: Message,
     limitMs: number,
-  ): Promise<{ result: Message; keep: boolean; answered: boolean; stopped: boolean }> {
+  ): Promise<{ result: Message; keep: boolean; answered: boolean; verdict: boolean }> {
     const slot = kept.slot;
     const started = performance.now();
     const outcome = await new Promise<Message>((resolve) => {
@@ -1443,21 +1453,19 @@ class Runtime {
         // A failed check is believed only from a fresh worker.
         const believed = outcome.reuse === true || kept.uses === 1;
         this.finish(slot);
-        return { result, keep: false, answered: believed, stopped: true };
+        return { result, keep: false, answered: believed, verdict: true };
       }
-      return { result, keep: true, answered: true, stopped: true };
+      return { result, keep: true, answered: true, verdict: true };
     }
-    const stopped = await slot.stop();
+    this.finish(slot);
     const error = outcome.op === "timeout"
       ? `the check did not finish within its time limit of ${request.timeLimit} s`
-      : String(outcome.why).includes("memory")
-      ? "the check exceeded its memory limit"
       : "the check's worker ended";
     return {
       result: { op: "result", kind: "error", message: null, error },
       keep: false,
       answered: kept.uses === 1,
-      stopped,
+      verdict: false,
     };
   }
 
@@ -1550,8 +1558,7 @@ class Runtime {
         const reply = await this.host.receive();
         if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
           clearTimeout(timer);
-          slot.revoke();
-          await slot.stop();
+          this.finish(slot);
           return null;
         }
         const bytes = encoder.encode(
@@ -1590,15 +1597,8 @@ class Runtime {
     }
     clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here. A worker
-    // that reported done is not waited for: one that will not end (it left a thread
-    // spinning) is caught by the idle watch.
-    let stopped = true;
-    if (outcome.op === "done") this.finish(slot);
-    else {
-      slot.revoke();
-      stopped = await slot.stop();
-    }
+    // Whatever the program left pending (timers, promises, loops) dies here.
+    this.finish(slot);
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") {
@@ -1608,9 +1608,7 @@ class Runtime {
     }
     else if (outcome.op === "timeout") {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
-    } else if (String(outcome.why).includes("memory")) {
-      error = "the program exceeded its memory limit";
-    } else error = `the program's worker ended:`;
+    } else error = capError(`the program's worker ended: ${String(outcome.why)}`, settings);
     const imported = outcome.op === "done" && Array.isArray(outcome.imported)
       ? outcome.imported
       : [];
@@ -1621,7 +1619,9 @@ class Runtime {
       error,
       views,
       imported,
-      restart: !stopped,
+      // A worker that did not report done may be one a terminate cannot stop: the
+      // host replaces the whole process after this reply.
+      restart: outcome.op !== "done",
     };
   }
 }
@@ -1707,6 +1707,6 @@ const denoCpuUsage: CpuUsage | null = (() => {
   return typeof own === "function" ? own.bind(Deno) : null;
 })();
 
-if (isMainThread && import.meta.main) {
+if (import.meta.main) {
   await main();
 }

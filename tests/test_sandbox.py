@@ -361,8 +361,87 @@ def test_watchdog_kills_past_the_resident_memory_cap() -> None:
         assert box.pid != first
 
 
+def test_a_filled_heap_fails_its_own_run_and_the_next_works() -> None:
+    """Every isolate's heap is capped when the process starts: a program that fills its
+    heap ends the process, and that run alone fails, as the program's own doing."""
+    with Sandbox(time_limit=20.0, memory_mb=32) as box:
+        box.start()
+        first = box.pid
+        result = box.run(
+            "const keep = [];\nfor (;;) keep.push(new Array(100000).fill(1.5));\n",
+            modules={},
+            bridge=refuse_all,
+        )
+        assert result == ProgramResult(False, "", "the program exceeded the sandbox memory limit")
+        assert box.run("console.log('after')", modules={}, bridge=refuse_all).output == "after\n"
+        assert box.pid != first
+
+
+def test_a_guard_hears_none_of_the_runtimes_messages(sandbox: Sandbox) -> None:
+    """A listener a module adds to its worker's global scope sees none of the requests
+    the runtime sends that worker: the checks after its first reach only the runtime."""
+    guard = (
+        "let heard = 0;\n"
+        'EventTarget.prototype.addEventListener.call(globalThis, "message", () => heard++);\n'
+        "export function check(change: unknown): string { return `heard ${heard}`; }\n"
+    )
+    verdicts = [sandbox.check(guard, {"n": n}, scope="listener") for n in range(3)]
+    assert [v.message for v in verdicts] == ["heard 0"] * 3, verdicts
+
+
 def test_load_documents_a_module_that_ends_in_a_keyword(sandbox: Sandbox) -> None:
     """A source whose last word is ``function`` (a property name here) is documented; the
     scanner once read past the end of its tokens there and raised IndexError."""
     docs = sandbox.load("tail", "export const f = (a: number) => a;\nf.function")
     assert [(d.name, d.signature) for d in docs] == [("f", "f(a: number)")]
+
+
+UNENDING = "await new Promise(() => {\n  const f = () => queueMicrotask(f);\n  f();\n});\n"
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_run_that_did_not_finish_takes_its_process_with_it() -> None:
+    """A worker stopped at its time limit may be one a terminate cannot end (a loop of
+    microtasks): its whole process is gone before the next run, which gets a fresh one."""
+    with Sandbox(time_limit=0.5, memory_mb=64) as box:
+        box.start()
+        first = box.pid
+        assert first is not None
+        result = box.run(UNENDING, modules={}, bridge=refuse_all)
+        assert result == ProgramResult(
+            False, "", "the program did not finish within its time limit of 0.5 s"
+        )
+        assert gone(first)
+        assert box.run("console.log('after')", modules={}, bridge=refuse_all).output == "after\n"
+        assert box.pid not in (None, first)
+
+
+def test_a_load_or_check_that_did_not_finish_takes_its_process_with_it() -> None:
+    """The same for a code memory's top-level code and for a guard's check."""
+    with Sandbox(time_limit=0.5, memory_mb=64) as box:
+        box.start()
+        first = box.pid
+        assert first is not None
+        with pytest.raises(CodeError, match="did not finish within"):
+            box.load("stuck", UNENDING + "export function f(): number { return 1; }\n")
+        assert gone(first)
+        box.start()
+        second = box.pid
+        assert second is not None and second != first
+        verdict = box.check(
+            "export function check(change: unknown): Promise<never> {\n"
+            "  return new Promise(() => { const f = (): unknown => Promise.resolve().then(f); "
+            "f(); });\n}\n",
+            {"n": 1},
+            scope="stuck",
+        )
+        assert verdict.kind == "error" and "time limit" in (verdict.error or ""), verdict
+        assert gone(second)
+        assert box.compile("export const a = 1;") is None

@@ -255,8 +255,8 @@ def node_builtins() -> frozenset[str]:
 
 
 def import_map(runtime: Path) -> dict[str, object]:
-    """The import map: only the runtime itself may reach the two built-ins it may need
-    (``node:process`` only on a Deno without ``Deno.cpuUsage``)."""
+    """The import map: only the runtime itself may reach the one built-in it may need
+    (``node:process``, on a Deno without ``Deno.cpuUsage``)."""
     own = runtime.as_uri()
     imports: dict[str, str] = {"file:///": _BLOCKED + "file/", own: own}
     for name in sorted(node_builtins()):
@@ -264,7 +264,7 @@ def import_map(runtime: Path) -> dict[str, object]:
         imports[name] = f"{_BLOCKED}node/{name}"
     return {
         "imports": imports,
-        "scopes": {own: {n: n for n in ("node:worker_threads", "node:process")}},
+        "scopes": {own: {"node:process": "node:process"}},
     }
 
 
@@ -303,6 +303,9 @@ def deno_command(
         "--deny-write",
         # Blob modules would each leave a compiled copy in the private DENO_DIR.
         "--no-code-cache",
+        # Every isolate of the process, each worker's and the runtime's, gets this heap
+        # cap; a worker that fills it aborts the process, which fails that request alone.
+        f"--v8-flags=--max-old-space-size={int(cast(int, settings['memoryMb']))}",
         f"--allow-net=127.0.0.1:{port}",
         f"--import-map={map_file}",
         str(runtime),

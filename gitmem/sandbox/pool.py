@@ -187,11 +187,16 @@ def _key(settings: Mapping[str, object], rss_cap_mb: int) -> str:
 
 
 def _healthy(process: Process) -> bool:
-    # A process that said something while idle is retiring. One that still holds a
-    # past run's memory (a terminated worker frees it lazily) would fail an innocent
-    # call: half the cap, so the next run has room to reach its own limits. One with a
-    # worker left spinning would take the next call's CPU.
-    return process.quiet() and 2 * process.rss_kb() <= process.rss_cap_kb and not process.spinning()
+    # A process that said something while idle is retiring. One whose ended workers
+    # are not gone, or with a worker left spinning, would take the next call's CPU
+    # and memory. One that still holds a past run's memory would fail an innocent
+    # call: half the cap, so the next run has room to reach its own limits.
+    return (
+        process.quiet()
+        and process.settled()
+        and 2 * process.rss_kb() <= process.rss_cap_kb
+        and not process.spinning()
+    )
 
 
 _shared: Pool | None = None

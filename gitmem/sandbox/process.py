@@ -117,12 +117,13 @@ class Killed(Exception):
 
 class Died(Exception):
     """The process ended while it served a request: the request's own doing (Deno
-    aborts the whole process when its parser runs out of stack), so the request fails
-    and the next call starts a fresh process."""
+    aborts the whole process when its parser runs out of stack, V8 when a worker fills
+    its heap), so the request fails and the next call starts a fresh process."""
 
-    def __init__(self, message: str, *, out_of_stack: bool) -> None:
+    def __init__(self, message: str, *, out_of_stack: bool, out_of_memory: bool = False) -> None:
         super().__init__(message)
         self.out_of_stack = out_of_stack
+        self.out_of_memory = out_of_memory
 
 
 class Retired(Exception):
@@ -141,6 +142,8 @@ class Process:
         self.rss_cap_kb = rss_cap_mb * 1024
         self.longest = 0.0
         """The longest time limit of any request sent: no worker may use more CPU."""
+        self.ended: set[int] = set()
+        """The workers the runtime ended whose threads have not yet been seen gone."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
         self._owner = _own(self.root)
@@ -231,23 +234,52 @@ class Process:
         found = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
         return int(found.group(1)) if found else 0
 
-    def spinning(self) -> bool:
-        """Whether a worker thread has used more CPU than any request it served may: one
-        that a terminate did not stop (a Deno defect leaves a microtask loop running after
-        the worker says it exited), which would take CPU and memory from later requests,
-        any holder's. Such a process is never lent again."""
-        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+    def _workers(self) -> dict[int, str]:
+        """The process's worker threads: thread id to the name Deno gave it."""
         base = f"/proc/{self.pid}/task"
         try:
             threads = os.listdir(base)
         except OSError:
-            return False
+            return {}
+        found: dict[int, str] = {}
         for tid in threads:
             try:
                 with open(f"{base}/{tid}/comm", "rb") as f:
-                    if not f.read().startswith(b"worker-"):
-                        continue
-                with open(f"{base}/{tid}/stat", "rb") as f:
+                    name = f.read().strip().decode("ascii", "replace")
+            except OSError:
+                continue
+            if name.startswith("worker-"):
+                found[int(tid)] = name
+        return found
+
+    def settled(self, grace: float = _SPIN_GRACE) -> bool:
+        """Whether every worker the runtime ended is gone, waiting up to ``grace`` s.
+
+        A terminate does not stop a thread caught in a microtask loop (a Deno defect):
+        left running, it would take CPU and memory from the next request, any holder's,
+        and could fill its heap and abort the process under that request. Such a
+        process is never lent again.
+        """
+        if not self.ended:
+            return True
+        names = {f"worker-{n}" for n in self.ended}
+        give_up = time.monotonic() + grace
+        while True:
+            if not names.intersection(self._workers().values()):
+                self.ended.clear()
+                return True
+            if time.monotonic() > give_up or not self.alive():
+                return False
+            time.sleep(0.001)
+
+    def spinning(self) -> bool:
+        """Whether a worker thread has used more CPU than any request it served may:
+        one left running past its request, which would take CPU from later requests,
+        any holder's. Such a process is never lent again."""
+        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+        for tid in self._workers():
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat", "rb") as f:
                     fields = f.read().rsplit(b")", 1)[1].split()
             except (OSError, IndexError):
                 continue
@@ -309,6 +341,10 @@ class Process:
                         # Sent while idle, before any reply: the request went unread.
                         self.kill()
                         raise Retired
+                    ended = frame.get("ended")
+                    if isinstance(ended, list):
+                        ended_list = cast(list[object], ended)
+                        self.ended.update(n for n in ended_list if isinstance(n, int))
                     return frame
             readable, _, _ = select.select([self.conn], [], [], _POLL)
             if readable:
@@ -361,8 +397,9 @@ class Process:
         detail = self.stderr.text() if self.stderr is not None else ""
         code = self.proc.returncode if self.proc is not None else None
         out_of_stack = "stack overflow" in detail
-        if out_of_stack or code in _ABORTED:
-            return Died(str(crashed), out_of_stack=out_of_stack)
+        out_of_memory = "JavaScript out of memory" in detail
+        if out_of_stack or out_of_memory or code in _ABORTED:
+            return Died(str(crashed), out_of_stack=out_of_stack, out_of_memory=out_of_memory)
         return crashed
 
     def kill(self) -> None:

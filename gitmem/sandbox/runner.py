@@ -123,6 +123,8 @@ def _capped(text: str) -> str:
 
 def _died(died: Died, what: str) -> str:
     """What a request whose process died is told: its own failure, never a defect."""
+    if died.out_of_memory:
+        return f"{what} exceeded the sandbox memory limit"
     if died.out_of_stack:
         return (
             f"{what} ran the sandbox out of stack while it was parsed or run: it nests too "
@@ -457,7 +459,7 @@ class Sandbox:
             else:
                 process.prune(reply.get("keep"))
             if reply.get("again"):
-                # The kept worker would not end: its process is gone, and a fresh
+                # The kept worker did not answer: its process is gone, and a fresh
                 # one answers.
                 raise Retired
             message, error = reply.get("message"), reply.get("error")
