@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["uncollected"]
 
 
-class uncollected:  # noqa: N801 - used as a context manager, named as one
+class uncollected:  # named as the statement reads: `with uncollected():`
     """No garbage collection inside a ``with`` block (it resumes after, if it ran before).
 
     A plain class rather than a generator made a context manager: the read path loads
