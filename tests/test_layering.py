@@ -74,6 +74,7 @@ ORDER: dict[str, list[str]] = {
         "rows",
         "objects",
         "blobids",
+        "historyfile",
         "history",
         "view",
         "summaries",

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal, NamedTuple, Protocol, TypeVar
 
-    from gitmem.store.history import Edit, History, Said
+    from gitmem.store.history import History
+    from gitmem.store.historyfile import Edit, Said
     from gitmem.store.objects import ObjectReader
     from gitmem.store.rows import Entry
 

@@ -24,7 +24,7 @@ file ``<index>.blobs`` (``<commit> <slug> <md> <code> <onUse>`` lines, appended;
 that does not read is passed over and looked up again), so a slug's history costs its
 own rows' lookups once, in any process. A fresh process whose index file ends with the
 head's rows answers one slug's history by searching the file's bytes for that slug's
-lines, without parsing the others (``_cold_rows``); anything else reads the whole file.
+lines, without parsing the others (``historyfile.cold_rows``); anything else reads the whole file.
 
 **Order.** Commits come parents first, as a depth-first walk from the head that visits
 a commit's parents in order emits them: a commit's first-parent ancestry, then what
@@ -47,11 +47,19 @@ from __future__ import annotations
 import _thread
 import bisect
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from gitmem.errors import GitmemError
 from gitmem.store.blobids import BlobIds
 from gitmem.store.collector import uncollected
+from gitmem.store.historyfile import (
+    MERGE_FIELD,
+    cold_file,
+    cold_newest,
+    cold_rows,
+    ends_with,
+    expected,
+)
 from gitmem.store.rows import (
     FOREIGN,
     LATER3,
@@ -61,7 +69,6 @@ from gitmem.store.rows import (
     Row,
     entry_of,
     format_row,
-    lines_with,
     numbered,
     parse_row,
 )
@@ -76,49 +83,7 @@ else:
         from hashlib import sha1
 
 if TYPE_CHECKING:
-    # what the index reads, described for the type checker only: loading ``typing``'s
-    # protocols would cost a fresh process more than its read of the index
-    from typing import Protocol
-
-    from gitmem.store.objects import Step
-
-    class Edit(Protocol):
-        """What a commit says of one slug it changed (as :class:`~gitmem.store.message.Edited`)."""
-
-        @property
-        def slug(self) -> str: ...
-
-        @property
-        def op(self) -> str: ...
-
-        @property
-        def revision(self) -> int: ...
-
-    class Said(Protocol):
-        """What a commit gitmem made says of itself, as far as its history is concerned (as
-        :class:`~gitmem.store.message.Facts`)."""
-
-        @property
-        def edits(self) -> Sequence[Edit]: ...
-
-        @property
-        def paths(self) -> bool: ...
-
-        @property
-        def extra(self) -> Mapping[str, str]: ...
-
-    class Source(Protocol):
-        """What the index reads of the commits."""
-
-        def parents(self, sha: str) -> list[str]: ...
-
-        def facts(self, sha: str) -> Said | None: ...
-
-        def step(self, sha: str) -> Step: ...
-
-        def heading(self, sha: str) -> tuple[list[str], Sequence[Edit] | None]: ...
-
-        def outside(self, sha: str) -> Sequence[Edit]: ...
+    from gitmem.store.historyfile import Edit, Source
 
 
 class _Frame:
@@ -224,9 +189,9 @@ class History:
         with self._mutex:
             if head is not None and not self._rows and self._persisted and not self._wrote_cold:
                 # a fresh process: the file's rows of head's ancestry, searched for a merge
-                data = _cold_file(self._path, self._source, head)
+                data = cold_file(self._path, self._source, head)
                 if data is not None:
-                    return data.find(_MERGE_FIELD) < 0
+                    return data.find(MERGE_FIELD) < 0
             reach = self._reach(head)
             return not reach.extra and (not self._merges or self._merges[0] >= reach.end)
 
@@ -281,10 +246,10 @@ class History:
 
     def newest_at(self, head: str, limit: int, commit_time: Callable[[str], int]) -> str | None:
         """The newest commit of ``head``'s first-parent line made at or before ``limit``
-        (``None``: none), by halving the line, or when cold, the file (:func:`_cold_newest`)."""
+        (``None``: none), by halving the line, or when cold, the file (:func:`~gitmem.store.historyfile.cold_newest`)."""
         with self._mutex:
             if not self._rows and self._persisted and not self._wrote_cold:
-                found = _cold_newest(self._path, self._source, head, limit, commit_time)
+                found = cold_newest(self._path, self._source, head, limit, commit_time)
                 if found is not None:
                     return found[0]
             rows, reach = self._rows, self._reach(head)
@@ -347,10 +312,10 @@ class History:
         return not i or position >= self._side_end[i - 1]
 
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
-        """A cold read (see :func:`_cold_rows`) when nothing is in memory yet."""
+        """A cold read (see :func:`~gitmem.store.historyfile.cold_rows`) when nothing is in memory yet."""
         if head is None or self._rows or not self._persisted or self._wrote_cold:
             return None
-        return _cold_rows(self._path, self._source, head, slug)
+        return cold_rows(self._path, self._source, head, slug)
 
     # -- keeping the index in step with the branch --------------------------------
 
@@ -387,7 +352,7 @@ class History:
                         if loaded:
                             if stat.st_size != self._offset or self._file not in (None, here):
                                 return
-                        elif not _ends_with(self._source, fd, stat.st_size, parent):
+                        elif not ends_with(self._source, fd, stat.st_size, parent):
                             return
                         if os.write(fd, data) != len(data):
                             return  # a short write: the next load reads what landed
@@ -457,10 +422,10 @@ class History:
         if not first and self._rows and self._rows[-1][0] == last:
             raise ValueError(f"commit {last} has rows in two places")
         try:
-            expected = _expected(self._source, last)
+            held = expected(self._source, last)
         except GitmemError:
             return first  # not a commit here: the next writer rewrites this part
-        return len(rows) if len(rows) - first == expected else first
+        return len(rows) if len(rows) - first == held else first
 
     def _extend(self, head: str, *, persist: bool) -> None:
         join: str | None = head if self._rows else None
@@ -551,109 +516,7 @@ def _as_written(rows: list[Row]) -> list[Entry]:
     return [entry_of(row) for row in rows]
 
 
-_TAIL = 65536  # bytes of the index read to see what it ends with
-_MERGE_FIELD = b" " + MERGE.encode() + b" "  # a merge row's op, found in the file's bytes
 _NONE4 = ("-", "-", "-", "-")
-
-
-def _ends_with(source: Source, fd: int, size: int, parent: str | None) -> bool:
-    """Whether the index file (open as ``fd``, ``size`` bytes) holds exactly
-    ``parent``'s ancestry: it ends with ``parent``'s rows, all of them (the last
-    64 KB are read). ``None``: whether it is empty."""
-    if parent is None or not size:
-        return parent is None and not size
-    start = max(0, size - _TAIL)
-    tail = os.pread(fd, size - start, start)
-    if not tail.endswith(b"\n"):
-        return False
-    lines = tail[:-1].split(b"\n")
-    if start:
-        lines = lines[1:]  # the first may be cut
-    key = parent.encode()
-    rows = 0
-    while rows < len(lines) and lines[-1 - rows][:40] == key:
-        rows += 1
-    if rows == len(lines) and start:
-        return False  # the window holds nothing but parent's rows: too many to tell
-    return rows == _expected(source, parent)
-
-
-def _cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | None:
-    """``slug``'s rows at ``head`` read straight from the file (see :func:`_cold_file`),
-    by a scan of its bytes for ``slug`` that parses no other row. ``None``: take the
-    full path (which also repairs or rebuilds a file that does not read)."""
-    data = _cold_file(path, source, head)
-    if data is None:
-        return None
-    try:
-        found = [parse_row(line.decode("ascii")) for line in lines_with(data, slug, 3)]
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return [row for row in found if row[2] not in MARKS]
-
-
-def _cold_file(path: str, source: Source, head: str) -> bytes | None:
-    """The index file's rows up to ``head``'s last, when those are exactly ``head``'s
-    ancestry, read without parsing them: the file ends with ``head``'s rows, all of
-    them (then every row of it is), or it holds no merge (then its rows are one line,
-    each commit's ancestry the rows up to its own) and ``head``'s rows, all of them.
-    ``None``: neither, or the file does not read."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    end = data.rfind(b"\n") + 1
-    key = head.encode()
-    if data[data.rfind(b"\n", 0, end - 1) + 1 : end].startswith(key):
-        stop = end
-    else:
-        if data.find(_MERGE_FIELD, 0, end) >= 0:
-            return None
-        last = data.rfind(b"\n" + key, 0, end) + 1
-        if not last and not data.startswith(key):
-            return None
-        stop = data.find(b"\n", last) + 1
-    start = stop - 1
-    rows = 0
-    while start > 0:
-        before = data.rfind(b"\n", 0, start - 1) + 1
-        if data[before : before + 40] != key:
-            break
-        start, rows = before, rows + 1
-    try:
-        if rows != _expected(source, head):
-            return None
-    except GitmemError:
-        return None
-    return data[:stop]
-
-
-def _cold_newest(
-    path: str, source: Source, head: str, limit: int, commit_time: Callable[[str], int]
-) -> tuple[str | None] | None:
-    """The newest commit of ``head``'s history made at or before ``limit`` (in a 1-tuple:
-    ``None`` inside when there is none), found by halving the index file's bytes when
-    it holds no merge; ``None``: take the full path."""
-    data = _cold_file(path, source, head)
-    if data is None or data.find(_MERGE_FIELD) >= 0:
-        return None
-    low, high = 0, len(data)
-    try:
-        while low < high:
-            mid = (low + high) // 2
-            start = max(low, data.rfind(b"\n", low, mid) + 1)
-            stop = data.index(b"\n", start) + 1
-            if commit_time(data[start : start + 40].decode("ascii")) <= limit:
-                low = stop
-            else:
-                high = start
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not low:
-        return (None,)
-    start = data.rfind(b"\n", 0, low - 1) + 1
-    return (data[start : start + 40].decode("ascii"),)
 
 
 def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
@@ -690,17 +553,3 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         for edit in edits:
             new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *LATER3))
     return new
-
-
-def _edits(source: Source, sha: str, facts: Said | None) -> Sequence[Edit]:
-    """The edits a commit's rows record: its facts', or for a commit gitmem did not
-    make, what its tree changed (numbered 0: a row's place is its number)."""
-    return facts.edits if facts is not None else source.outside(sha)
-
-
-def _expected(source: Source, sha: str) -> int:
-    """How many rows the index holds for commit ``sha``."""
-    facts = source.facts(sha)
-    merge = len(source.parents(sha)) > 1
-    edits = _edits(source, sha, facts)
-    return merge + (len(edits) if edits or (facts is not None and merge) else 1)

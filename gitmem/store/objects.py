@@ -618,14 +618,6 @@ class ObjectReader:
             _bounded(self._memories)[key] = memory
         return memory
 
-    def packed(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
-        """``(type, content)`` of each of ``shas`` a pack holds, in one sweep a pack."""
-        with self.lock:
-            try:
-                return self.packs.get_many(shas)
-            except ValueError as exc:
-                raise StorageError(f"{exc}; run `gitmem check`") from exc
-
     def text(self, sha: bytes) -> str | None:
         """A blob's content as UTF-8 text (``None`` if it is not), cached by id."""
         if sha in self._texts:
@@ -660,16 +652,26 @@ class ObjectReader:
         return self.parents(sha), facts.edits if facts is not None else None
 
 
+def packed(reader: ObjectReader, shas: list[str]) -> dict[str, tuple[int, bytes]]:
+    """``(type, content)`` of each of ``shas`` the reader's packs hold, in one sweep a
+    pack (what they do not hold is the caller's to read one by one)."""
+    with reader.lock:
+        try:
+            return reader.packs.get_many(shas)
+        except ValueError as exc:
+            raise StorageError(f"{exc}; run `gitmem check`") from exc
+
+
 def read_memories(reader: ObjectReader, wanted: list[tuple[str, MemoryFiles]]) -> list[Memory]:
     """The memories ``wanted`` (slug and files), in its order: their blobs read from
     the packs in one sweep, in the order they lie there (what the packs do not hold,
     one by one), and none kept in the reader's cache (a whole store would only push
     out what is there)."""
     ids = {sha for _, found in wanted for sha in found if sha}
-    packed = reader.packed([sha.decode() for sha in ids])
+    found = packed(reader, [sha.decode() for sha in ids])
     blobs: dict[bytes, bytes] = {}
     for sha in ids:
-        got = packed.get(sha.decode())
+        got = found.get(sha.decode())
         # loose, or in a pack that landed since: read one by one
         blobs[sha] = got[1] if got is not None and got[0] == BLOB else reader.blob(sha)
     return [

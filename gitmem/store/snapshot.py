@@ -20,6 +20,7 @@ from gitmem.store.objects import (
     memory_files,
     read_memories,
 )
+from gitmem.store.objects import packed as read_packed
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import Memory, Totals
@@ -269,7 +270,7 @@ def _summaries(reader: ObjectReader, found: dict[str, MemoryFiles]) -> dict[str,
     sweep through each pack: what a listing of a whole store reads. A memory whose
     files are not all in a pack, or do not read as a memory's, is left out (the reader
     reads it as ever, and says what is wrong)."""
-    packed = reader.packed([sha.decode() for blobs in found.values() for sha in blobs if sha])
+    packed = read_packed(reader, [sha.decode() for blobs in found.values() for sha in blobs if sha])
     out: dict[str, Summary] = {}
     for slug, (md, code, on_use) in found.items():
         got = packed.get(md.decode())
