@@ -170,6 +170,13 @@ def out_of_memory(result: ProgramResult, ctx: Ctx) -> None:
     )
 
 
+def limit_reached(result: ProgramResult, ctx: Ctx) -> None:
+    """Ended by the first of its limits it broke: the clock, or the heap."""
+    assert not result.ok
+    assert result.error is not None
+    assert "time limit" in result.error or "memory limit" in result.error, result.error
+
+
 def nothing_written(result: ProgramResult, ctx: Ctx) -> None:
     refused(result, ctx)
     assert not ctx.target.exists()
@@ -353,7 +360,7 @@ ATTACKS: list[tuple[str, str, Callable[[ProgramResult, Ctx], None]]] = [
     (
         "microtask-loop",
         "await new Promise(() => {\n  const f = () => Promise.resolve().then(f);\n  f();\n});",
-        timed_out,
+        limit_reached,  # its chain of promises grows each turn: the heap may fill first
     ),
     (
         "microtask-loop-left-behind",
