@@ -68,6 +68,7 @@ ORDER: dict[str, list[str]] = {
         "message",
         "memoryfiles",
         "packreader",
+        "trees",
         "objects",
         "rows",
         "blobids",

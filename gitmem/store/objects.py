@@ -9,6 +9,7 @@ import hashlib
 import stat
 import threading
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
@@ -29,6 +30,7 @@ from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.packreader import PackedObjects
+from gitmem.store.trees import BadTree, Entries, Trees, names_of, starts_of
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -41,6 +43,7 @@ _DEPTH_MAX = 64  # folders deep a hand-made tree is read to
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
 
 TreeEntries = list[tuple[str, int, bytes]]
+_NAME, _MODE, _ID = itemgetter(0), itemgetter(1), itemgetter(2)
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -100,19 +103,18 @@ class RawTree:
     def parse(cls, content: bytes) -> RawTree:
         """The entries of a tree object's content; ``ValueError`` if it does not parse."""
         try:
-            entries = parse_tree(content, 20)
+            entries = list(parse_tree(content, 20))
         except ObjectFormatException as exc:
             raise ValueError(f"a tree does not parse: {exc}") from None
-        # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
-        chunks: list[bytes] = []
-        index: dict[str, int] = {}
-        at = 0
-        for name, _, _ in entries:
-            end = content.index(b"\0", at) + 21
-            index[name.decode()] = len(chunks)
-            chunks.append(content[at:end])
-            at = end
-        return cls(chunks, index)
+        names = list(map(bytes.decode, map(names_of, entries)))
+        starts = starts_of(entries, len(content))
+        if starts is None:
+            # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
+            starts = [0]
+            for _ in entries:
+                starts.append(content.index(b"\0", starts[-1]) + 21)
+        chunks = list(map(content.__getitem__, map(slice, starts, starts[1:])))
+        return cls(chunks, dict(zip(names, range(len(names)))))
 
     def content(self) -> bytes:
         return b"".join(self.chunks)
@@ -265,7 +267,7 @@ class ObjectReader:
         self._names: dict[str, dict[str, tuple[int, bytes]]] = {}
         self._sizes: dict[bytes, int] = {}
         self._texts: dict[bytes, str | None] = {}
-        self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
+        self._buckets: dict[bytes, dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
         self._facts: dict[str, Facts | None] = {}
@@ -276,6 +278,9 @@ class ObjectReader:
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
+        self.trees = Trees(_RECENT)
+        """The trees comparisons found (see :meth:`differing`); while a sync lasts, one
+        shared with its other readers (see :mod:`gitmem.store.trees`)."""
         # objects read straight from the packs; dulwich reads the rest (loose ones)
         self._packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
@@ -499,19 +504,44 @@ class ObjectReader:
         if found is None:
             # the entries straight from the raw tree, in its stored order (git's), without
             # building a Tree object and sorting its entries again
-            content = self.raw(sha, Tree.type_num)
-            # a commit that changes this tree next parses it as a RawTree: spare it the read
-            _bounded(self._tree_contents, _RECENT)[sha] = content
+            entries = self._parsed(sha)
             try:
-                found = [
-                    (name.decode(), mode, entry) for name, mode, entry in parse_tree(content, 20)
-                ]
+                found = list(
+                    zip(
+                        map(bytes.decode, map(names_of, entries)),
+                        map(_MODE, entries),
+                        map(_ID, entries),
+                    )
+                )
             except (ObjectFormatException, ValueError) as exc:
                 raise StorageError(
                     f"tree {sha} does not parse ({exc}); run `gitmem check`"
                 ) from exc
             _bounded(self._trees)[sha] = found
         return found
+
+    def differing(self, old: bytes | None, new: bytes | None) -> set[bytes]:
+        """The names whose entries' ids differ between two trees (hex ids; ``None``:
+        no tree). A tree that is the other's with an entry or two changed is not
+        parsed whole; what is found is kept in :attr:`trees` for the next reads."""
+        if old == new:
+            return set()
+        try:
+            if new is None:
+                assert old is not None
+                return set(map(names_of, self.trees.entries(old, self._tree_content)))
+            removed, added = self.trees.differing(old, new, self._tree_content)
+        except BadTree as exc:
+            raise StorageError(
+                f"tree {exc.sha.decode()} does not parse ({exc.reason}); run `gitmem check`"
+            ) from None
+        # a name whose entry changed its mode only holds the same file
+        was = {name: sha for name, _, sha in removed}
+        found = {name for name, _, sha in added if was.get(name) != sha}
+        return found | (was.keys() - set(map(names_of, added)))
+
+    def _tree_content(self, sha: bytes) -> bytes:
+        return self.raw(sha.decode(), TREE)
 
     def raw(self, sha: str, kind: int) -> bytes:
         """The content of the object ``sha``, which must be of type ``kind``."""
@@ -589,15 +619,51 @@ class ObjectReader:
 
     def bucket(self, root: str, name: str) -> dict[str, bytes]:
         """The entries (file name → blob id) of one fan-out directory of a root tree."""
-        key = (root, name)
-        found = self._buckets.get(key)
+        entry = self.entry(root, name)
+        if entry is None or entry[0] != DIR_MODE:
+            return {}
+        # kept by the folder's own id: two root trees that share a folder share its read
+        found = self._buckets.get(entry[1])
         if found is None:
-            entry = self.entry(root, name)
-            found = {}
-            if entry is not None and entry[0] == DIR_MODE:
-                found = {n: s for n, _, s in self.tree(entry[1].decode())}
-            _bounded(self._buckets)[key] = found
+            sha = entry[1].decode()
+            if sha in self._trees or sha in self._raw_trees:
+                tree = self.tree(sha)
+                found = dict(zip(map(_NAME, tree), map(_ID, tree)))
+            else:
+                # straight from the parsed entries: no list of a folder's entries is kept
+                # beside its files' ids (a listing reads every folder of the store)
+                entries = self._parsed(sha)
+                try:
+                    found = dict(zip(map(bytes.decode, map(names_of, entries)), map(_ID, entries)))
+                except ValueError as exc:
+                    raise StorageError(
+                        f"tree {sha} does not parse ({exc}); run `gitmem check`"
+                    ) from exc
+            _bounded(self._buckets)[entry[1]] = found
         return found
+
+    def _parsed(self, sha: str) -> Entries:
+        """The entries of tree ``sha`` as parsed (a comparison of trees may have found
+        them: see :meth:`differing`)."""
+        entries = self.trees.held(sha.encode())
+        if entries is None:
+            content = self.raw(sha, TREE)
+            # a commit that changes this tree next parses it as a RawTree: spare it the read
+            _bounded(self._tree_contents, _RECENT)[sha] = content
+            try:
+                entries = list(parse_tree(content, 20))
+            except (ObjectFormatException, ValueError) as exc:
+                raise StorageError(
+                    f"tree {sha} does not parse ({exc}); run `gitmem check`"
+                ) from exc
+        return entries
+
+    def held_bucket(self, root: str, name: str) -> dict[str, bytes] | None:
+        """``bucket(root, name)`` if that folder was read already, else ``None``."""
+        entry = self.entry(root, name)
+        if entry is None or entry[0] != DIR_MODE:
+            return {}
+        return self._buckets.get(entry[1])
 
     def memory(self, slug: str, found: MemoryFiles) -> Memory:
         key = (found, slug)

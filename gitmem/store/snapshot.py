@@ -158,19 +158,26 @@ class Snapshot(StoreView):
         before = other.root if other is not None else None
         if before == self.root:
             return set()
-        mine = {name: sha for name, _, sha in self._reader.tree(self.root)} if self.root else {}
-        theirs = {name: sha for name, _, sha in self._reader.tree(before)} if before else {}
+        mine = self._reader.names(self.root) if self.root else {}
+        theirs = self._reader.names(before) if before else {}
         found: set[str] = set()
         for name in mine.keys() | theirs.keys():
-            if mine.get(name) == theirs.get(name):
+            now, then = mine.get(name), theirs.get(name)
+            if now == then:
                 continue
-            now = self._reader.bucket(self.root, name) if self.root else {}
-            then = self._reader.bucket(before, name) if before else {}
-            for entry in now.keys() | then.keys():
-                if now.get(entry) != then.get(entry):
-                    split = files.split_name(entry)
-                    if split:
-                        found.add(split[0])
+            folders = [
+                entry[1] if entry is not None and entry[0] == DIR_MODE else None
+                for entry in (then, now)
+            ]
+            for entry in self._reader.differing(*folders):
+                split = files.split_name(entry.decode())
+                if split:
+                    found.add(split[0])
+            # each folder's names read as the store reads them (and kept for the merge)
+            if self.root:
+                self._reader.bucket(self.root, name)
+            if before:
+                self._reader.bucket(before, name)
         return found
 
     def meta(self, name: str) -> str | None:
@@ -194,8 +201,12 @@ class Snapshot(StoreView):
             return self._all.get(slug)
         if self.root is None:
             return None
+        name = files.bucket(slug)
+        held = self._reader.held_bucket(self.root, name)
+        if held is not None:  # a comparison of two snapshots read the folder already
+            return memory_files(slug, held)
         # the fan-out folder parsed as the tree a write changing the memory builds on
-        entry = self._reader.entry(self.root, files.bucket(slug))
+        entry = self._reader.entry(self.root, name)
         if entry is None or entry[0] != DIR_MODE:
             return None
         tree = self._reader.raw_tree(entry[1].decode())

@@ -39,12 +39,11 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
+from gitmem.store.trees import BadTree, Trees, starts_of
 
 __all__ = ["copy_history", "packed_reads"]
 
 _DIR_MODE = 0o040000
-_MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
-"""How many digits git spells each usual mode with, in a tree entry."""
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
@@ -58,9 +57,19 @@ Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
 
 
-def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: bool = True) -> int:
+def copy_history(
+    source: Repo,
+    target: Repo,
+    heads: list[str],
+    *,
+    sync_folder: bool = True,
+    trees: Trees | None = None,
+) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
     ``target`` lacks, as one durable pack; returns how many objects were copied.
+
+    ``trees``: trees shared with the other readers of a sync (what this copy reads of
+    them is checked against their ids before it is shared).
 
     With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
     ``target``'s pack folder before a ref names what arrived.
@@ -71,12 +80,12 @@ def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: b
     try:
         commits = _new_commits(reader, target, heads)
         objects: dict[str, _Object] = {}
-        trees = _TreeCache(reader)
+        cache = _TreeCache(reader, trees)
         for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
             tree, parents = reader.links(sha)
             kind, content, packed = reader.entry(sha)
             objects[sha] = _Object(kind, content, packed=packed)
-            _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+            _copy_tree(reader, cache, tree, [reader.links(p)[0] for p in parents], objects)
     finally:
         reader.close()
     if objects:
@@ -224,8 +233,9 @@ class _TreeCache:
     """Trees by id (bounded: a long history passes many): their content and where each
     entry starts, and, when asked, all their entries."""
 
-    def __init__(self, reader: _RawReader) -> None:
+    def __init__(self, reader: _RawReader, shared: Trees | None = None) -> None:
         self._reader = reader
+        self._shared = shared
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self._names: dict[str, dict[bytes, Entry]] = {}
@@ -233,11 +243,20 @@ class _TreeCache:
     def tree(self, sha: str, content: bytes | None = None) -> _Tree:
         found = self._trees.get(sha)
         if found is None:
-            if content is None:
-                kind, content = self._reader.raw(sha)
-                if kind != _TREE:
-                    raise ValueError(f"object {sha} is not a tree")
-            found = _Tree(content, _starts_of(sha, content))
+            if self._shared is not None:
+                if content is not None:
+                    self._share(sha, content)
+                try:
+                    content = self._shared.content(sha.encode(), self._read)
+                    starts = self._shared.starts(sha.encode(), self._read)
+                except BadTree as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc.reason}") from None
+                if starts is None:
+                    starts = _starts(sha, content, 0, len(content))[1]
+            else:
+                content = content if content is not None else self._read(sha.encode())
+                starts = _starts_of(sha, content)
+            found = _Tree(content, starts)
             self._keep(sha, found)
         return found
 
@@ -245,12 +264,34 @@ class _TreeCache:
         found = self._sets.get(sha)
         if found is None:
             content = self.tree(sha, content).content
-            try:
-                found = frozenset(parse_tree(content, _SHA_LENGTH))
-            except ObjectFormatException as exc:
-                raise ValueError(f"tree {sha} does not parse: {exc}") from None
+            if self._shared is not None:
+                try:
+                    found = frozenset(self._shared.entries(sha.encode(), self._read))
+                except BadTree as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc.reason}") from None
+            else:
+                try:
+                    found = frozenset(parse_tree(content, _SHA_LENGTH))
+                except ObjectFormatException as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc}") from None
             self._sets[sha] = found
         return found
+
+    def _read(self, sha: bytes) -> bytes:
+        """A tree's content from the source; one shared with other readers is checked
+        against its id first (the source may be another repository)."""
+        kind, content = self._reader.raw(sha.decode())
+        if kind != _TREE:
+            raise ValueError(f"object {sha.decode()} is not a tree")
+        if self._shared is not None:
+            _check(sha.decode(), kind, content)
+        return content
+
+    def _share(self, sha: str, content: bytes, starts: list[int] | None = None) -> None:
+        """Hand a tree read from the source to the other readers, checked first."""
+        if self._shared is not None:
+            _check(sha, _TREE, content)
+            self._shared.keep(sha.encode(), content, starts)
 
     def names(self, sha: str) -> dict[bytes, Entry]:
         found = self._names.get(sha)
@@ -288,6 +329,7 @@ class _TreeCache:
         theirs = _starts(parent, before, starts[first], at - shift)[0]
         kept += [n + shift for n in starts[last:]]
         self._keep(sha, _Tree(content, kept))
+        self._share(sha, content, kept)
         gone = frozenset(theirs)
         return [e for e in mine if e not in gone], _Change(head, tail, {e[0]: e for e in theirs})
 
@@ -330,20 +372,14 @@ def _entry(sha: str, content: bytes, at: int) -> tuple[Entry, int]:
 def _starts_of(sha: str, content: bytes) -> list[int]:
     """Where each entry of a whole tree starts, and its length last: from dulwich's
     native parse, each entry's length made from its mode's usual spelling, checked
-    against the tree's length (a mode spelled otherwise, say with a leading zero, is
-    found by reading the entries one by one)."""
+    against the tree's length (a mode spelled otherwise, say with a leading zero, or
+    an unusual mode, is found by reading the entries one by one)."""
     try:
-        entries = parse_tree(content, _SHA_LENGTH)
+        entries = list(parse_tree(content, _SHA_LENGTH))
     except ObjectFormatException as exc:
         raise ValueError(f"tree {sha} does not parse: {exc}") from None
-    starts = [0]
-    at = 0
-    for name, mode, _ in entries:
-        at += len(name) + (_MODE_WIDTH.get(mode) or len(f"{mode:o}")) + 22
-        starts.append(at)
-    if at == len(content):
-        return starts
-    return _starts(sha, content, 0, len(content))[1]
+    starts = starts_of(entries, len(content))
+    return starts if starts is not None else _starts(sha, content, 0, len(content))[1]
 
 
 def _starts(sha: str, content: bytes, at: int, end: int) -> tuple[list[Entry], list[int]]:
@@ -508,12 +544,17 @@ def _common(equal: Callable[[int], bool], most: int) -> int:
     return low
 
 
+def _check(sha: str, kind: int, content: bytes) -> None:
+    """Refuse an object whose content does not match its id."""
+    if sha1(object_header(kind, len(content)) + content).hexdigest() != sha:
+        raise ValueError(f"object {sha} does not match its content")
+
+
 def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_folder: bool) -> None:
     """Write ``objects`` into ``store`` as one pack and its index, by packing's writer."""
     # each id is computed again from the content: a damaged source object is refused
     for sha, obj in objects.items():
-        if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
-            raise ValueError(f"object {sha} does not match its content")
+        _check(sha, obj.kind, obj.content)
     records: Iterator[Record] = (
         (PACKED, obj.packed, bytes.fromhex(sha), None)
         if obj.packed and obj.base is None

@@ -1,0 +1,220 @@
+"""Trees read once: a tree's content, its entries as git's parser gives them and where
+each entry starts, kept by id, and what two versions of a tree hold differently.
+
+One :class:`Trees` is shared by the readers taking part in one piece of work (a sync:
+the copy of history, the check of the commits it brought, the store's reader
+comparing and merging both lines), so a tree one of them read is not read or parsed
+again by the next; and a tree that is its parent version with an entry or two changed
+is never parsed whole: its entries are the parent's with the changed span parsed.
+
+Objects never change, so a tree kept by id is always right; the cache only needs a
+bound. A reader keeps only content read from the repository's own objects or checked
+against its id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import accumulate, repeat
+from operator import add, itemgetter
+from typing import TypeVar, cast
+
+try:
+    # dulwich's native tree parser, alone
+    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
+except ImportError:  # a dulwich built without its native parts
+    from dulwich.objects import parse_tree
+
+__all__ = ["BadTree", "Entries", "Trees", "names_of", "only_in", "parse", "starts_of"]
+
+Entries = list[tuple[bytes, int, bytes]]
+"""A tree's entries ``(name, mode, hex id)``, in its order, as dulwich's parser gives them."""
+
+Read = Callable[[bytes], bytes]
+"""Reads the content of a tree by hex id (raising the reader's own error)."""
+
+_MOST = 2_048
+"""Trees kept at most by default: a sync of a few hundred changes a side reads fewer."""
+
+# an entry is "<mode in octal> <name>\0<20-byte id>": its length less the name's, for
+# each mode git writes (any other mode counts 0, which leaves the total short)
+_LENGTH = {
+    mode: len(b"%o" % mode) + 22 for mode in (0o040000, 0o100644, 0o100755, 0o120000, 0o160000)
+}
+
+V = TypeVar("V")
+names_of = itemgetter(0)
+_modes_of = itemgetter(1)
+
+
+def starts_of(entries: Entries, size: int) -> list[int] | None:
+    """Where each of ``entries`` starts in the tree's content of ``size`` bytes, and
+    ``size`` last; ``None`` unless each mode is a usual one spelled as git spells it
+    (plain octal). Any other spelling of a mode is longer than the plain one, so
+    lengths that add up to ``size`` mean every entry is where the plain spelling puts it."""
+    lengths = map(
+        add, map(len, map(names_of, entries)), map(_LENGTH.get, map(_modes_of, entries), repeat(0))
+    )
+    starts = list(accumulate(lengths, initial=0))
+    return starts if starts[-1] == size else None
+
+
+class BadTree(ValueError):
+    """Tree ``sha`` does not parse; ``reason`` says how (the parser's words)."""
+
+    def __init__(self, sha: bytes, reason: str) -> None:
+        super().__init__(reason)
+        self.sha = sha
+        self.reason = reason
+
+
+def parse(content: bytes, sha: bytes = b"") -> Entries:
+    """A tree's entries from its content; :class:`BadTree` if it does not parse."""
+    try:
+        return list(cast(Entries, parse_tree(content, 20)))
+    except Exception as exc:  # dulwich raises its format error, or others for garbage
+        raise BadTree(sha, str(exc)) from None
+
+
+def only_in(entries: Entries, other: Entries) -> Entries:
+    """The entries of ``entries`` not in ``other``, in their order."""
+    if not other:
+        return list(entries)
+    held = set(other)
+    return [entry for entry in entries if entry not in held]
+
+
+class Trees:
+    """Trees by hex id (as bytes): content, entries and entry starts, each kept once
+    found; ``read`` arguments read a tree's content when it is not kept."""
+
+    def __init__(self, most: int = _MOST) -> None:
+        self.most = most
+        """How many trees of each kind are kept at most, the oldest let go first."""
+        self._contents: dict[bytes, bytes] = {}
+        self._entries: dict[bytes, Entries] = {}
+        self._starts: dict[bytes, list[int]] = {}
+
+    def content(self, sha: bytes, read: Read) -> bytes:
+        found = self._contents.get(sha)
+        if found is None:
+            found = read(sha)
+            _keep(self._contents, self.most, sha, found)
+        return found
+
+    def held(self, sha: bytes) -> Entries | None:
+        """The entries of tree ``sha`` if they were found already (nothing is read)."""
+        return self._entries.get(sha)
+
+    def entries(self, sha: bytes, read: Read) -> Entries:
+        """The entries of tree ``sha``; :class:`BadTree` if it does not parse."""
+        found = self._entries.get(sha)
+        if found is None:
+            found = parse(self.content(sha, read), sha)
+            _keep(self._entries, self.most, sha, found)
+        return found
+
+    def keep(self, sha: bytes, content: bytes, starts: list[int] | None = None) -> None:
+        """Keep what a reader found of tree ``sha`` (see the module's text)."""
+        _keep(self._contents, self.most, sha, content)
+        if starts is not None:
+            _keep(self._starts, self.most, sha, starts)
+
+    def starts(self, sha: bytes, read: Read) -> list[int] | None:
+        """Where each entry of tree ``sha`` starts, its length last; ``None`` unless
+        each is written as git writes it (see :func:`starts_of`)."""
+        found = self._starts.get(sha)
+        if found is None:
+            found = starts_of(self.entries(sha, read), len(self.content(sha, read)))
+            if found is None:
+                return None
+            _keep(self._starts, self.most, sha, found)
+        return found
+
+    def differing(self, old: bytes | None, new: bytes, read: Read) -> tuple[Entries, Entries]:
+        """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
+        not in both, each in git's order: what a commit changed at one level.
+
+        A commit's tree is most often its parent's with one entry changed, so the
+        bytes both share at their head and tail are not parsed again: parsing starts
+        at the entry where they first differ and stops where their common tail
+        begins on an entry of ``old``. Parsing that span of ``new`` on its own must
+        end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
+        the span, the span's, then ``old``'s after it."""
+        if old is None:
+            return [], self.entries(new, read)
+        before = self.entries(old, read)
+        after = self._entries.get(new)
+        if after is None:
+            a = self.content(old, read)
+            b = self.content(new, read)
+            starts = self.starts(old, read)
+            span = _span(a, b, starts) if starts is not None else None
+            if starts is not None and span is not None:
+                first, last = span
+                end = len(b) - (len(a) - starts[last])
+                try:
+                    middle = parse(b[starts[first] : end], new)
+                except BadTree:  # not whole entries there: the tree is read whole below
+                    middle = None
+                if middle is not None:
+                    _keep(self._entries, self.most, new, before[:first] + middle + before[last:])
+                    self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
+                    old_part = before[first:last]
+                    return only_in(old_part, middle), only_in(middle, old_part)
+            after = self.entries(new, read)
+        return only_in(before, after), only_in(after, before)
+
+    def _carry_starts(
+        self, sha: bytes, starts: list[int], first: int, last: int, middle: Entries, shift: int
+    ) -> None:
+        """Keep where each entry of tree ``sha`` starts, from its parent tree's
+        ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
+        ``shift`` bytes (the next commit's tree is compared with this one)."""
+        spans = starts_of(middle, starts[last] + shift - starts[first])
+        if spans is None:
+            return  # an entry of the span spelled otherwise: `starts` reads it whole
+        spans = [at + starts[first] for at in spans[:-1]]
+        if shift == 0 and spans == starts[first:last]:
+            found = starts  # the usual change, an id: every entry where it was (never mutated)
+        else:
+            found = starts[:first] + spans + [start + shift for start in starts[last:]]
+        _keep(self._starts, self.most, sha, found)
+
+
+def _keep(cache: dict[bytes, V], most: int, sha: bytes, value: V) -> None:
+    if len(cache) >= most:
+        try:  # the oldest goes (another thread may be letting it go too)
+            cache.pop(next(iter(cache)), None)
+        except (StopIteration, RuntimeError):
+            pass
+    cache[sha] = value
+
+
+def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
+    """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
+    not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
+    lying in bytes both trees hold at the same distance from their head or tail.
+    Found by halves over the entries (each test a memcmp), the head then the tail."""
+    low, high = 0, len(starts) - 1  # the most entries both trees start with
+    while low < high:
+        mid = (low + high + 1) // 2
+        at = starts[mid]
+        if a[:at] == b[:at]:
+            low = mid
+        else:
+            high = mid - 1
+    first = low
+    size_a, size_b = len(a), len(b)
+    high = len(starts) - 1  # the first entry from which both trees end alike
+    while low < high:
+        mid = (low + high) // 2
+        size = size_a - starts[mid]
+        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
+            high = mid
+        else:
+            low = mid + 1
+    last = low
+    if size_b - (size_a - starts[last]) < starts[first]:
+        return None
+    return first, last
