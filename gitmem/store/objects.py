@@ -114,7 +114,7 @@ class RawTree:
             for _ in entries:
                 starts.append(content.index(b"\0", starts[-1]) + 21)
         chunks = list(map(content.__getitem__, map(slice, starts, starts[1:])))
-        return cls(chunks, dict(zip(names, range(len(names)))))
+        return cls(chunks, dict(zip(names, range(len(names)), strict=True)))
 
     def content(self) -> bytes:
         return b"".join(self.chunks)
@@ -511,6 +511,7 @@ class ObjectReader:
                         map(bytes.decode, map(names_of, entries)),
                         map(_MODE, entries),
                         map(_ID, entries),
+                        strict=True,
                     )
                 )
             except (ObjectFormatException, ValueError) as exc:
@@ -628,13 +629,14 @@ class ObjectReader:
             sha = entry[1].decode()
             if sha in self._trees or sha in self._raw_trees:
                 tree = self.tree(sha)
-                found = dict(zip(map(_NAME, tree), map(_ID, tree)))
+                found = dict(zip(map(_NAME, tree), map(_ID, tree), strict=True))
             else:
                 # straight from the parsed entries: no list of a folder's entries is kept
                 # beside its files' ids (a listing reads every folder of the store)
                 entries = self._parsed(sha)
                 try:
-                    found = dict(zip(map(bytes.decode, map(names_of, entries)), map(_ID, entries)))
+                    names = map(bytes.decode, map(names_of, entries))
+                    found = dict(zip(names, map(_ID, entries), strict=True))
                 except ValueError as exc:
                     raise StorageError(
                         f"tree {sha} does not parse ({exc}); run `gitmem check`"

@@ -264,7 +264,7 @@ class PushReader(Incoming):
         entries = self.tree(tree, commit)
         if DIR_MODE in map(_MODE, entries):
             entries = [entry for entry in entries if entry[1] != DIR_MODE]
-        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries)))
+        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)

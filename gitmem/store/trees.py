@@ -15,6 +15,7 @@ against its id.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import TypeVar, cast
@@ -184,10 +185,9 @@ class Trees:
 
 def _keep(cache: dict[bytes, V], most: int, sha: bytes, value: V) -> None:
     if len(cache) >= most:
-        try:  # the oldest goes (another thread may be letting it go too)
+        # the oldest goes (another thread may be letting it go too)
+        with suppress(StopIteration, RuntimeError):
             cache.pop(next(iter(cache)), None)
-        except (StopIteration, RuntimeError):
-            pass
     cache[sha] = value
 
 
