@@ -661,11 +661,14 @@ class ObjectReader:
         return entries
 
     def held_bucket(self, root: str, name: str) -> dict[str, bytes] | None:
-        """``bucket(root, name)`` if that folder was read already, else ``None``."""
+        """``bucket(root, name)`` if that folder was read already (by itself, or by a
+        comparison of trees), else ``None``."""
         entry = self.entry(root, name)
         if entry is None or entry[0] != DIR_MODE:
             return {}
-        return self._buckets.get(entry[1])
+        if entry[1] in self._buckets or self.trees.held(entry[1]) is not None:
+            return self.bucket(root, name)
+        return None
 
     def memory(self, slug: str, found: MemoryFiles) -> Memory:
         key = (found, slug)

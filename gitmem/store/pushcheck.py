@@ -217,8 +217,8 @@ class PushReader(Incoming):
             for slug in self._slugs(sha, name, self._diff(old, new, sha, problems), problems):
                 try:
                     changed[slug] = (
-                        self._memory(slug, self._bucket(old, sha), sha),
-                        self._memory(slug, self._bucket(new, sha), sha),
+                        self._memory(slug, self._files_of(slug, old, sha), sha),
+                        self._memory(slug, self._files_of(slug, new, sha), sha),
                     )
                 except Refused as refused:
                     problems.append(refused)
@@ -265,6 +265,18 @@ class PushReader(Incoming):
         if DIR_MODE in map(_MODE, entries):
             entries = [entry for entry in entries if entry[1] != DIR_MODE]
         return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
+
+    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
+        files' names are not decoded)."""
+        if tree is None:
+            return {}
+        entries = self.tree(tree, commit)
+        if DIR_MODE in map(_MODE, entries):
+            entries = [entry for entry in entries if entry[1] != DIR_MODE]
+        held = dict(zip(map(_NAME, entries), map(_ID, entries), strict=True))
+        names = (slug + suffix for suffix in files.SUFFIXES)
+        return {name: held[name.encode()] for name in names if name.encode() in held}
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)

@@ -7,6 +7,7 @@ import bisect
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
@@ -170,14 +171,17 @@ class Snapshot(StoreView):
                 for entry in (then, now)
             ]
             for entry in self._reader.differing(*folders):
-                split = files.split_name(entry.decode())
+                try:
+                    split = files.split_name(entry.decode())
+                except UnicodeDecodeError:
+                    raise StorageError(
+                        f"a tree of store {self.store} names a file {entry!r}, which is not "
+                        "UTF-8; run `gitmem check`"
+                    ) from None
                 if split:
                     found.add(split[0])
-            # each folder's names read as the store reads them (and kept for the merge)
-            if self.root:
+            if self.root:  # this side's folder as the store reads it, kept for the merge
                 self._reader.bucket(self.root, name)
-            if before:
-                self._reader.bucket(before, name)
         return found
 
     def meta(self, name: str) -> str | None:
