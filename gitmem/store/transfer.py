@@ -24,7 +24,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from hashlib import sha1
-from operator import itemgetter
+from itertools import repeat
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from dulwich.errors import (
@@ -39,7 +40,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.trees import BadTree, Trees, starts_of
+from gitmem.store.trees import BadTree, Trees, common_head, common_tail, starts_of
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -310,9 +311,8 @@ class _TreeCache:
         old = self.tree(parent)
         before, starts = old.content, old.starts
         most = min(len(before), len(content))
-        # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
-        head = _common(lambda n: content.startswith(before[:n]), most)
-        tail = _common(lambda n: content.endswith(before[len(before) - n :]), most - head)
+        head = common_head(content, before, most)
+        tail = common_tail(content, before, most - head)
         first = bisect_right(starts, head) - 1
         shift = len(content) - len(before)
         mine: list[Entry] = []
@@ -327,7 +327,8 @@ class _TreeCache:
             entry, at = _entry(sha, content, at)
             mine.append(entry)
         theirs = _starts(parent, before, starts[first], at - shift)[0]
-        kept += [n + shift for n in starts[last:]]
+        # an entry's id changed in place (the usual change) moves nothing after it
+        kept += starts[last:] if not shift else map(add, starts[last:], repeat(shift))
         self._keep(sha, _Tree(content, kept))
         self._share(sha, content, kept)
         gone = frozenset(theirs)
@@ -478,9 +479,8 @@ def _delta(source: bytes, target: bytes) -> bytes | None:
     """A git delta that makes ``target`` from ``source`` by copying their common head
     and tail and inserting the rest; ``None`` when it would not save half."""
     most = min(len(source), len(target))
-    # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
-    head = _common(lambda n: target.startswith(source[:n]), most)
-    tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    head = common_head(target, source, most)
+    tail = common_tail(target, source, most - head)
     return _delta_between(source, target, head, tail)
 
 
@@ -530,18 +530,6 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
         out.append(op)
         out += args
         offset, length = offset + size, length - size
-
-
-def _common(equal: Callable[[int], bool], most: int) -> int:
-    """The largest ``n <= most`` with ``equal(n)`` (which holds for every smaller n)."""
-    low, high = 0, most
-    while low < high:
-        middle = (low + high + 1) // 2
-        if equal(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _check(sha: str, kind: int, content: bytes) -> None:

@@ -14,6 +14,7 @@ against its id.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from contextlib import suppress
 from itertools import accumulate, repeat
@@ -26,7 +27,17 @@ try:
 except ImportError:  # a dulwich built without its native parts
     from dulwich.objects import parse_tree
 
-__all__ = ["BadTree", "Entries", "Trees", "names_of", "only_in", "parse", "starts_of"]
+__all__ = [
+    "BadTree",
+    "Entries",
+    "Trees",
+    "common_head",
+    "common_tail",
+    "names_of",
+    "only_in",
+    "parse",
+    "starts_of",
+]
 
 Entries = list[tuple[bytes, int, bytes]]
 """A tree's entries ``(name, mode, hex id)``, in its order, as dulwich's parser gives them."""
@@ -67,6 +78,32 @@ class BadTree(ValueError):
         super().__init__(reason)
         self.sha = sha
         self.reason = reason
+
+
+def common_head(a: bytes, b: bytes, most: int) -> int:
+    """How many bytes (``most`` at most) ``a`` and ``b`` start with alike: found by
+    halves, each test a memcmp of only the bytes not known alike yet."""
+    low, high = 0, min(most, len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def common_tail(a: bytes, b: bytes, most: int) -> int:
+    """How many bytes (``most`` at most) ``a`` and ``b`` end with alike."""
+    low, high = 0, min(most, len(a), len(b))
+    size_a, size_b = len(a), len(b)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[size_a - mid : size_a - low] == b[size_b - mid : size_b - low]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def parse(content: bytes, sha: bytes = b"") -> Entries:
@@ -194,27 +231,10 @@ def _keep(cache: dict[bytes, V], most: int, sha: bytes, value: V) -> None:
 def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
     not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
-    lying in bytes both trees hold at the same distance from their head or tail.
-    Found by halves over the entries (each test a memcmp), the head then the tail."""
-    low, high = 0, len(starts) - 1  # the most entries both trees start with
-    while low < high:
-        mid = (low + high + 1) // 2
-        at = starts[mid]
-        if a[:at] == b[:at]:
-            low = mid
-        else:
-            high = mid - 1
-    first = low
-    size_a, size_b = len(a), len(b)
-    high = len(starts) - 1  # the first entry from which both trees end alike
-    while low < high:
-        mid = (low + high) // 2
-        size = size_a - starts[mid]
-        if size <= size_b and a[starts[mid] :] == b[size_b - size :]:
-            high = mid
-        else:
-            low = mid + 1
-    last = low
-    if size_b - (size_a - starts[last]) < starts[first]:
+    lying in bytes both trees hold at the same distance from their head or tail."""
+    first = bisect_right(starts, common_head(a, b, len(a))) - 1
+    tail = common_tail(a, b, len(a))
+    last = max(first, bisect_left(starts, len(a) - tail))
+    if len(b) - (len(a) - starts[last]) < starts[first]:
         return None
     return first, last
