@@ -618,8 +618,9 @@ class ObjectReader:
             _bounded(self._sizes)[sha] = found
         return found
 
-    def bucket(self, root: str, name: str) -> dict[str, bytes]:
-        """The entries (file name → blob id) of one fan-out directory of a root tree."""
+    def bucket(self, root: str, name: str, *, keep: bool = True) -> dict[str, bytes]:
+        """The entries (file name → blob id) of one fan-out directory of a root tree;
+        without ``keep``, one not read before is not kept (a listing reads them all)."""
         entry = self.entry(root, name)
         if entry is None or entry[0] != DIR_MODE:
             return {}
@@ -641,7 +642,8 @@ class ObjectReader:
                     raise StorageError(
                         f"tree {sha} does not parse ({exc}); run `gitmem check`"
                     ) from exc
-            _bounded(self._buckets)[entry[1]] = found
+            if keep:
+                _bounded(self._buckets)[entry[1]] = found
         return found
 
     def _parsed(self, sha: str) -> Entries:
@@ -670,7 +672,10 @@ class ObjectReader:
             return self.bucket(root, name)
         return None
 
-    def memory(self, slug: str, found: MemoryFiles) -> Memory:
+    def memory(self, slug: str, found: MemoryFiles, *, keep: bool = True) -> Memory:
+        """The memory ``slug`` whose files are ``found``; without ``keep``, one not read
+        before is not kept (a listing reads every memory once: their bodies would
+        stay in this process)."""
         key = (found, slug)
         memory = self._memories.get(key)
         if memory is None:
@@ -682,7 +687,8 @@ class ObjectReader:
                 code=self.blob(found.code).decode() if found.code else "",
                 on_use=self.blob(found.on_use).decode() if found.on_use else "",
             )
-            _bounded(self._memories)[key] = memory
+            if keep:
+                _bounded(self._memories)[key] = memory
         return memory
 
     def text(self, sha: bytes) -> str | None:

@@ -122,7 +122,7 @@ class Snapshot(StoreView):
             key = keys[slug]
             summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, files_)
+                memory = self._reader.memory(slug, files_, keep=False)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             new.append(((slug, summary), folder, files_.md.decode()))
         if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
@@ -136,6 +136,10 @@ class Snapshot(StoreView):
             out = [row for row, _, _ in merged]
             folders = [folder for _, folder, _ in merged]
             blobs = [md for _, _, md in merged]
+        if len(found) > _READ_DIRECTLY:
+            # the pack's pages a reading of many memories touched would stay in this
+            # process's resident set (a server idles on them): let go of the mapping
+            self._reader.forget_packs()
         if not write:
             return out
         kept.add(found)
@@ -229,9 +233,10 @@ class Snapshot(StoreView):
             self._all = listing
         return self._all
 
-    def _folder(self, name: str) -> dict[str, MemoryFiles]:
-        """The memories in the root's fan-out folder ``name``."""
-        entries = self._reader.bucket(self.root, name) if self.root is not None else {}
+    def _folder(self, name: str, *, keep: bool = True) -> dict[str, MemoryFiles]:
+        """The memories in the root's fan-out folder ``name`` (without ``keep``, the
+        folder's entries are not kept once read)."""
+        entries = self._reader.bucket(self.root, name, keep=keep) if self.root is not None else {}
         found: dict[str, MemoryFiles] = {}
         for entry in entries:
             split = files.split_name(entry)
@@ -250,7 +255,7 @@ class Snapshot(StoreView):
         placed = True
         for name, mode, _ in self._reader.tree(root):
             if mode == DIR_MODE and name in names:
-                folder = self._folder(name)
+                folder = self._folder(name, keep=False)
                 placed = placed and all(files.bucket(slug) == name for slug in folder)
                 listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
         return listing, placed
