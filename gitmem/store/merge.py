@@ -14,9 +14,10 @@ from gitmem.store.commit import Built, memory_sizes, totals_after
 from gitmem.store.history import History
 from gitmem.store.layout import check_store
 from gitmem.store.message import Edited, Facts, extra_lines, format_message
-from gitmem.store.objects import DIR_MODE, TREE, NewObjects, ObjectReader, RawTree, object_id
+from gitmem.store.objects import DIR_MODE, TREE, NewObjects, ObjectReader, object_id
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
+from gitmem.store.trees import RawTree
 from gitmem.types import Author, Edit
 
 __all__ = ["build_merge", "merge_base", "revisions_between"]

@@ -11,7 +11,14 @@ from gitmem.errors import StorageError
 from gitmem.store import memoryfiles as files
 from gitmem.store.history import History
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
-from gitmem.store.objects import DIR_MODE, MemoryFiles, ObjectReader, memory_files
+from gitmem.store.objects import (
+    DIR_MODE,
+    MemoryFiles,
+    ObjectReader,
+    differing,
+    held_bucket,
+    memory_files,
+)
 from gitmem.store.summaries import Listing, Summaries, Summary
 from gitmem.store.view import StoreView
 from gitmem.types import Memory, Totals
@@ -174,7 +181,7 @@ class Snapshot(StoreView):
                 entry[1] if entry is not None and entry[0] == DIR_MODE else None
                 for entry in (then, now)
             ]
-            for entry in self._reader.differing(*folders):
+            for entry in differing(self._reader, *folders):
                 try:
                     split = files.split_name(entry.decode())
                 except UnicodeDecodeError:
@@ -210,7 +217,7 @@ class Snapshot(StoreView):
         if self.root is None:
             return None
         name = files.bucket(slug)
-        held = self._reader.held_bucket(self.root, name)
+        held = held_bucket(self._reader, self.root, name)
         if held is not None:  # a comparison of two snapshots read the folder already
             return memory_files(slug, held)
         # the fan-out folder parsed as the tree a write changing the memory builds on

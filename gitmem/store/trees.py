@@ -1,4 +1,5 @@
-"""Trees read once: a tree's content, its entries as git's parser gives them and where
+"""Trees as git stores them: a tree kept as its encoded entries (:class:`RawTree`,
+what a write builds on), and trees read once: a tree's content, its entries as git's parser gives them and where
 each entry starts, kept by id, and what two versions of a tree hold differently.
 
 One :class:`Trees` is shared by the readers taking part in one piece of work (a sync:
@@ -14,8 +15,9 @@ against its id.
 
 from __future__ import annotations
 
+import stat
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from itertools import accumulate, repeat
 from operator import add, itemgetter
@@ -28,8 +30,10 @@ except ImportError:  # a dulwich built without its native parts
     from dulwich.objects import parse_tree
 
 __all__ = [
+    "EMPTY_TREE",
     "BadTree",
     "Entries",
+    "RawTree",
     "Trees",
     "common_head",
     "common_tail",
@@ -238,3 +242,105 @@ def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
     if len(b) - (len(a) - starts[last]) < starts[first]:
         return None
     return first, last
+
+
+class RawTree:
+    """A tree as git stores it: one encoded entry per name, in git's order.
+
+    A commit changes one or two entries of a root tree of 256: the new tree is the old
+    one's entries with those swapped, joined, rather than 256 entries encoded and sorted
+    again. Instances are never changed in place, so two trees may share their index.
+    Entries are parsed, encoded and put in git's order by dulwich (``parse_tree``,
+    ``serialize_tree``, ``sorted_tree_items``); this class only keeps them as chunks.
+    """
+
+    __slots__ = ("chunks", "index")
+
+    def __init__(self, chunks: list[bytes], index: dict[str, int]) -> None:
+        self.chunks = chunks
+        """Each entry as stored: ``<octal mode> <name>\\0<20-byte id>``."""
+        self.index = index
+        """name → position in ``chunks``."""
+
+    @classmethod
+    def parse(cls, content: bytes) -> RawTree:
+        """The entries of a tree object's content; ``ValueError`` if it does not parse."""
+        try:
+            entries = parse(content)
+        except BadTree as exc:
+            raise ValueError(f"a tree does not parse: {exc.reason}") from None
+        names = list(map(bytes.decode, map(names_of, entries)))
+        starts = starts_of(entries, len(content))
+        if starts is None:
+            # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
+            starts = [0]
+            for _ in entries:
+                starts.append(content.index(b"\0", starts[-1]) + 21)
+        chunks = list(map(content.__getitem__, map(slice, starts, starts[1:])))
+        return cls(chunks, dict(zip(names, range(len(names)), strict=True)))
+
+    def content(self) -> bytes:
+        return b"".join(self.chunks)
+
+    def get(self, name: str) -> tuple[int, bytes] | None:
+        """The ``(mode, hex id)`` of entry ``name``, or ``None``."""
+        i = self.index.get(name)
+        if i is None:
+            return None
+        _, mode, sha = _entry(self.chunks[i])
+        return mode, sha
+
+    def entries(self) -> list[tuple[str, int, bytes]]:
+        """Every entry as ``(name, mode, hex id)``, in the tree's order."""
+        return [(name.decode(), mode, sha) for name, mode, sha in parse(self.content())]
+
+    def replaced(self, changes: Mapping[str, tuple[int, bytes] | None]) -> RawTree:
+        """This tree with ``changes`` applied: name → ``(mode, hex id)``, ``None`` removes."""
+        # a write's, never a hook's reading: dulwich's encoders only here
+        from dulwich.objects import ObjectID, serialize_tree, sorted_tree_items
+
+        chunks = self.chunks.copy()
+        index = self.index
+        reorder = False
+        for name, new in changes.items():
+            i = index.get(name)
+            if (
+                new is None
+                or i is None
+                or stat.S_ISDIR(new[0]) != stat.S_ISDIR(_entry(chunks[i])[1])
+            ):
+                reorder = True  # a name comes or goes, or sorts anew (git sorts a tree as "name/")
+                continue
+            [chunks[i]] = serialize_tree([(name.encode(), new[0], ObjectID(new[1]))])
+        if not reorder:
+            return RawTree(chunks, index)
+        # entries come or go: dulwich sorts the entries and encodes the changed ones
+        items: dict[bytes, tuple[int, ObjectID]] = {
+            name: (mode, ObjectID(sha)) for name, mode, sha in parse(self.content())
+        }
+        for name, new in changes.items():
+            if new is None:
+                items.pop(name.encode(), None)
+            else:
+                items[name.encode()] = (new[0], ObjectID(new[1]))
+        kept: list[bytes] = []
+        order: dict[str, int] = {}
+        for entry in sorted_tree_items(items, False):
+            name = entry.path.decode()
+            i = index.get(name)
+            if i is None or name in changes:
+                [chunk] = serialize_tree([entry])
+                kept.append(chunk)
+            else:
+                kept.append(self.chunks[i])
+            order[name] = len(order)
+        return RawTree(kept, order)
+
+
+EMPTY_TREE = RawTree([], {})
+
+
+def _entry(chunk: bytes) -> tuple[bytes, int, bytes]:
+    """One encoded tree entry as ``(name, mode, hex id)``."""
+    [found] = parse(chunk)
+    return found
