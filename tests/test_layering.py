@@ -71,6 +71,7 @@ ORDER: dict[str, list[str]] = {
         "memoryfiles",
         "packreader",
         "treefind",
+        "trees",
         "rows",
         "objects",
         "blobids",

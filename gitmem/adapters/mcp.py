@@ -27,6 +27,7 @@ The SDK is imported here and nowhere else (``pip install 'gitmem-agent[mcp]'``).
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -128,6 +129,9 @@ class MemoryServer:
         self.observer = observer
         block = holder.pinned_block()
         self.instructions = holder.system_prompt() + (f"\n{block}" if block else "")
+        # the pinned block may have read every memory once (a store whose listing is not
+        # kept yet): what that left behind is let go before the server idles
+        gc.collect()
         self._bus = InMemorySubscriptionBus()
         self._session: ServerSession | None = None
         self._subscribed: set[str] = set()

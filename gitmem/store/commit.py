@@ -20,19 +20,18 @@ from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
 from gitmem.store.objects import (
     DIR_MODE,
-    EMPTY_TREE,
     FILE_MODE,
     REMOVED,
     Blobs,
     MemoryFiles,
     NewObjects,
     ObjectReader,
-    RawTree,
     blob_ids,
 )
 from gitmem.store.rows import Entry, Row
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
+from gitmem.store.trees import EMPTY_TREE, RawTree
 from gitmem.store.view import StoreView
 from gitmem.types import (
     Author,

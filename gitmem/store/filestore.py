@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from gitmem.errors import InvalidArgument, StorageError
-from gitmem.store.objects import DIR_MODE, EMPTY_TREE, FILE_MODE, NewObjects, ObjectReader
+from gitmem.store.objects import DIR_MODE, FILE_MODE, NewObjects, ObjectReader
+from gitmem.store.trees import EMPTY_TREE
 from gitmem.store.view import StoreView
 from gitmem.types import Totals, count_lines
 

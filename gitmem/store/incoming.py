@@ -16,17 +16,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
 from gitmem.store.pushobjects import Objects, common_dir, control_dir
-
-try:
-    # dulwich's native tree parser, alone
-    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
-except ImportError:  # a dulwich built without its native parts
-    from dulwich.objects import parse_tree
+from gitmem.store.trees import BadTree, Entries, Trees
 
 __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 
@@ -37,13 +32,11 @@ _HEX_BYTES = frozenset(b"0123456789abcdef")
 _HEX_DIGITS = b"0123456789abcdef"  # what deleting them from an id leaves empty
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
-_TREES_MAX = 4_096  # a push walks its commits in order: a tree is read again soon or never
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
 _COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
 _REVISIONS_KEPT = 256
-_SMALL = 16  # entries of a tree read whole rather than from where it differs
 
-TreeEntries = list[tuple[bytes, int, bytes]]
+TreeEntries = Entries
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
 
 
@@ -73,7 +66,9 @@ class Incoming:
     """A repository read as a hook sees it; ``quarantine`` is the directory where a
     receive-pack keeps the pushed objects (``None``: every object is in place)."""
 
-    def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
+    def __init__(
+        self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
+    ) -> None:
         self._git_dir = common_dir(control_dir(git_dir))
         self.standalone = layout.serves_standalone_at(self._git_dir)
         self._objects = Objects(self._git_dir, quarantine)
@@ -82,9 +77,8 @@ class Incoming:
         self._revisions: OrderedDict[str, tuple[dict[str, int], bool]] = OrderedDict()
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
-        self._trees: dict[bytes, TreeEntries] = {}
-        self._tree_raws: dict[bytes, bytes] = {}
-        self._tree_starts: dict[bytes, list[int]] = {}
+        self.trees = trees if trees is not None else Trees()
+        """The trees read so far (shared with the other readers of one sync)."""
         self._metas: dict[bytes, dict[bytes, bytes]] = {}
         self._texts: dict[bytes, str] = {}
         self.memo: dict[str, object] = {}
@@ -173,114 +167,35 @@ class Incoming:
 
     def tree(self, sha: bytes, commit: str) -> TreeEntries:
         """A tree's entries, read straight from its raw bytes (no tree object made)."""
-        found = self._trees.get(sha)
-        if found is None:
-            found = self._parsed(sha, self._tree_raw(sha, commit), commit)
-        return found
+        try:
+            return self.trees.entries(sha, self._reading(commit))
+        except BadTree as exc:
+            short = exc.sha.decode()[:12]
+            raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
 
-    def _tree_raw(self, sha: bytes, commit: str) -> bytes:
-        found = self._tree_raws.get(sha)
-        if found is None:
+    def _reading(self, commit: str) -> Callable[[bytes], bytes]:
+        """Reads a tree's raw bytes, refused (for ``commit``) if it is not one."""
+
+        def read(sha: bytes) -> bytes:
             kind, found = self.raw(sha, commit)
             if kind != _TREE:
                 raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
-        return found
+            return found
 
-    def _parsed(self, sha: bytes, raw: bytes, commit: str) -> TreeEntries:
-        try:
-            found = cast(TreeEntries, parse_tree(raw, 20))
-        except Exception as exc:
-            short = sha.decode()[:12]
-            raise Refused("parse", commit, f"tree {short} does not read: {exc}") from None
-        self._keep_tree(sha, raw, found)
-        return found
-
-    def _keep_tree(self, sha: bytes, raw: bytes, entries: TreeEntries) -> None:
-        if len(self._trees) >= _TREES_MAX:
-            self._trees.clear()
-            self._tree_raws.clear()
-        self._trees[sha] = entries
-        self._tree_raws[sha] = raw
+        return read
 
     def differing(
         self, old: bytes | None, new: bytes, commit: str
     ) -> tuple[TreeEntries, TreeEntries]:
         """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
-        not in both, each in git's order: what a commit changed at one level.
-
-        A commit's tree is most often its parent's with one entry changed, so the
-        bytes both share at their head and tail are not parsed again: parsing starts
-        at the entry where they first differ and stops where their common tail
-        begins on an entry of ``old``. Parsing that span of ``new`` on its own must
-        end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
-        the span, the span's, then ``old``'s after it."""
-        if old is None:
-            return [], self.tree(new, commit)
-        before = self.tree(old, commit)
-        if len(before) <= _SMALL:  # a few entries: parsing the whole tree costs less
-            after = self.tree(new, commit)
-            return _only_in(before, after), _only_in(after, before)
-        a = self._tree_raw(old, commit)
-        b = self._tree_raw(new, commit)
-        starts = self._starts(old, before, a)
-        span = _span(a, b, starts) if starts is not None and new not in self._trees else None
-        if starts is not None and span is not None:
-            first, last = span
-            end = len(b) - (len(a) - starts[last])
-            try:
-                middle = cast(TreeEntries, parse_tree(b[starts[first] : end], 20))
-            except Exception:  # not whole entries there: the tree is read whole below
-                middle = None
-            if middle is not None:
-                self._keep_tree(new, b, before[:first] + middle + before[last:])
-                self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
-                old_part = before[first:last]
-                return _only_in(old_part, middle), _only_in(middle, old_part)
-        after = self.tree(new, commit)
-        return _only_in(before, after), _only_in(after, before)
-
-    def _carry_starts(
-        self,
-        sha: bytes,
-        starts: list[int],
-        first: int,
-        last: int,
-        middle: TreeEntries,
-        shift: int,
-    ) -> None:
-        """Keep where each entry of tree ``sha`` starts, from its parent tree's
-        ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
-        ``shift`` bytes (the next commit's tree is compared with this one)."""
-        at = starts[first]
-        spans: list[int] = []
-        for name, mode, _ in middle:
-            spans.append(at)
-            at += len(b"%o" % mode) + len(name) + 22
-        if at != starts[last] + shift:
-            return  # an entry of the span spelled otherwise: `_starts` reads it whole
-        if shift == 0 and spans == starts[first:last]:
-            found = starts  # the usual change, an id: every entry where it was (never mutated)
-        else:
-            found = starts[:first] + spans + [start + shift for start in starts[last:]]
-        if len(self._tree_starts) >= _TREES_MAX:
-            self._tree_starts.clear()
-        self._tree_starts[sha] = found
-
-    def _starts(self, sha: bytes, entries: TreeEntries, raw: bytes) -> list[int] | None:
-        """Where each entry of tree ``sha`` starts in ``raw``, and its end last; ``None``
-        unless each is written as git writes it (the mode in plain octal)."""
-        found = self._tree_starts.get(sha)
-        if found is None:
-            at = 0
-            found = [0]
-            for name, mode, _ in entries:
-                at += len(b"%o" % mode) + len(name) + 22
-                found.append(at)
-            if len(self._tree_starts) >= _TREES_MAX:
-                self._tree_starts.clear()
-            self._tree_starts[sha] = found
-        # any other spelling of a mode is longer: equal totals mean every entry's is plain
-        return found if found[-1] == len(raw) else None
+        not in both, each in git's order: what a commit changed at one level (see
+        :meth:`gitmem.store.trees.Trees.differing`: a tree that is its parent's with an
+        entry changed is not parsed whole)."""
+        try:
+            return self.trees.differing(old, new, self._reading(commit))
+        except BadTree as exc:
+            short = exc.sha.decode()[:12]
+            raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
 
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
@@ -438,42 +353,6 @@ class Incoming:
         if len(self._metas) >= _CACHE_MAX:
             self._metas.clear()
         self._metas[root] = found
-
-
-def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
-    """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
-    not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
-    lying in bytes both trees hold at the same distance from their head or tail.
-    Found by halves over the entries (each test a memcmp), the head then the tail."""
-    view = memoryview(a)  # compared where it lies, not copied
-    low, high = 0, len(starts) - 1  # the most entries both trees start with
-    while low < high:
-        mid = (low + high + 1) // 2
-        if b.startswith(view[: starts[mid]]):
-            low = mid
-        else:
-            high = mid - 1
-    first = low
-    size_a, size_b = len(a), len(b)
-    high = len(starts) - 1  # the first entry from which both trees end alike
-    while low < high:
-        mid = (low + high) // 2
-        if b.endswith(view[starts[mid] :]):
-            high = mid
-        else:
-            low = mid + 1
-    last = low
-    if size_b - (size_a - starts[last]) < starts[first]:
-        return None
-    return first, last
-
-
-def _only_in(entries: TreeEntries, other: TreeEntries) -> TreeEntries:
-    """The entries of ``entries`` not in ``other``, in their order."""
-    if not other:
-        return list(entries)
-    held = set(other)
-    return [entry for entry in entries if entry not in held]
 
 
 def _read_head(sha: str, raw: bytes) -> Head:

@@ -27,8 +27,9 @@ from dulwich.refs import Ref
 from gitmem.errors import InvalidArgument
 from gitmem.store.layout import MARKER_PREFIX, check_store
 from gitmem.store.locking import WriteLock, storage_error
-from gitmem.store.objects import EMPTY_TREE, NewObjects, ObjectReader
+from gitmem.store.objects import NewObjects, ObjectReader
 from gitmem.store.refs import Refs
+from gitmem.store.trees import EMPTY_TREE
 
 __all__ = ["LEASES", "Lease", "Leases", "check_holder", "give_back", "read", "take"]
 

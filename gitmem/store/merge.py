@@ -14,9 +14,10 @@ from gitmem.store.commit import Built, memory_sizes, totals_after
 from gitmem.store.history import History
 from gitmem.store.layout import check_store
 from gitmem.store.message import Edited, Facts, extra_lines, format_message
-from gitmem.store.objects import DIR_MODE, FILE_MODE, NewObjects, ObjectReader, RawTree
+from gitmem.store.objects import DIR_MODE, TREE, NewObjects, ObjectReader, object_id
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
+from gitmem.store.trees import RawTree
 from gitmem.types import Author, Edit
 
 __all__ = ["build_merge", "merge_base", "revisions_between"]
@@ -100,7 +101,9 @@ def build_merge(
     )
     new = NewObjects()
     for obj in objects:
-        if isinstance(obj, Blob):
+        if isinstance(obj, RawTree):
+            new.add_tree(obj)
+        elif isinstance(obj, Blob):
             new.add_blob(obj.as_raw_string())
         else:
             new.add_tree(RawTree.parse(obj.as_raw_string()))
@@ -117,12 +120,12 @@ def build_merge(
 
 def _merge_tree(
     reader: ObjectReader, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
-) -> tuple[ObjectID, list[ShaFile]]:
+) -> tuple[ObjectID, list[ShaFile | RawTree]]:
     """The root tree of ``ours`` with a merge's ``edits`` applied, and its new
     objects. A memory taken as ``theirs`` holds it keeps their blobs, and a fan-out
     folder that comes out as either side has it is that side's tree: neither is
     encoded, hashed or written again (most of a merge takes one side's memories)."""
-    objects: list[ShaFile] = []
+    objects: list[ShaFile | RawTree] = []
     buckets: dict[str, dict[str, bytes]] = {}
     for edit in edits:
         name = memoryfiles.bucket(edit.slug)
@@ -158,15 +161,24 @@ def _merge_tree(
                 root.add(name.encode(), DIR_MODE, ObjectID(held))
                 break
         else:
-            sub = Tree()
-            for filename, sha in entries.items():
-                sub.add(filename.encode(), FILE_MODE, ObjectID(sha))
+            sub = _files_tree(entries)
             objects.append(sub)
-            root.add(name.encode(), DIR_MODE, sub.id)
+            root.add(
+                name.encode(), DIR_MODE, ObjectID(object_id(TREE, sub.content()).hex().encode())
+            )
     if ours.root and root.id.decode() == ours.root:
         return root.id, objects
     objects.append(root)
     return root.id, objects
+
+
+def _files_tree(entries: Mapping[str, bytes]) -> RawTree:
+    """A tree of files (name → blob id), each a plain file, as dulwich writes one: in
+    git's order, which for files alone is their names' (UTF-8 keeps the order of
+    code points), each mode spelled ``100644``."""
+    names = sorted(entries)
+    chunks = [b"100644 " + n.encode() + b"\0" + bytes.fromhex(entries[n].decode()) for n in names]
+    return RawTree(chunks, {n: i for i, n in enumerate(names)})
 
 
 class Merging:

@@ -6,9 +6,9 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
-import stat
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from operator import itemgetter
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
@@ -20,8 +20,6 @@ from dulwich.objects import (
     Tree,
     object_header,
     parse_tree,
-    serialize_tree,
-    sorted_tree_items,
 )
 from dulwich.repo import Repo
 
@@ -31,6 +29,8 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.store.rows import REMOVED
+from gitmem.store.trees import EMPTY_TREE as EMPTY_TREE  # its home is trees; read here too
+from gitmem.store.trees import BadTree, Entries, RawTree, Trees, names_of
 from gitmem.types import Memory, Totals
 
 DIR_MODE = 0o040000
@@ -43,6 +43,7 @@ _DEPTH_MAX = 64  # folders deep a hand-made tree is read to
 BLOB, TREE, COMMIT = Blob.type_num, Tree.type_num, Commit.type_num
 
 TreeEntries = list[tuple[str, int, bytes]]
+_NAME, _MODE, _ID, _TEXT = itemgetter(0), itemgetter(1), itemgetter(2), bytes.decode
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -75,99 +76,6 @@ def object_id(type_num: int, content: bytes) -> bytes:
     digest.update(content)
     return digest.digest()
 
-
-class RawTree:
-    """A tree as git stores it: one encoded entry per name, in git's order.
-
-    A commit changes one or two entries of a root tree of 256: the new tree is the old
-    one's entries with those swapped, joined, rather than 256 entries encoded and sorted
-    again. Instances are never changed in place, so two trees may share their index.
-    Entries are parsed, encoded and put in git's order by dulwich (``parse_tree``,
-    ``serialize_tree``, ``sorted_tree_items``); this class only keeps them as chunks.
-    """
-
-    __slots__ = ("chunks", "index")
-
-    def __init__(self, chunks: list[bytes], index: dict[str, int]) -> None:
-        self.chunks = chunks
-        """Each entry as stored: ``<octal mode> <name>\\0<20-byte id>``."""
-        self.index = index
-        """name → position in ``chunks``."""
-
-    @classmethod
-    def parse(cls, content: bytes) -> RawTree:
-        """The entries of a tree object's content; ``ValueError`` if it does not parse."""
-        try:
-            entries = parse_tree(content, 20)
-        except ObjectFormatException as exc:
-            raise ValueError(f"a tree does not parse: {exc}") from None
-        # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
-        chunks: list[bytes] = []
-        index: dict[str, int] = {}
-        at = 0
-        for name, _, _ in entries:
-            end = content.index(b"\0", at) + 21
-            index[name.decode()] = len(chunks)
-            chunks.append(content[at:end])
-            at = end
-        return cls(chunks, index)
-
-    def content(self) -> bytes:
-        return b"".join(self.chunks)
-
-    def get(self, name: str) -> tuple[int, bytes] | None:
-        """The ``(mode, hex id)`` of entry ``name``, or ``None``."""
-        i = self.index.get(name)
-        if i is None:
-            return None
-        _, mode, sha = _entry(self.chunks[i])
-        return mode, sha
-
-    def entries(self) -> TreeEntries:
-        """Every entry as ``(name, mode, hex id)``, in the tree's order."""
-        return [(name.decode(), mode, sha) for name, mode, sha in parse_tree(self.content(), 20)]
-
-    def replaced(self, changes: Mapping[str, tuple[int, bytes] | None]) -> RawTree:
-        """This tree with ``changes`` applied: name → ``(mode, hex id)``, ``None`` removes."""
-        chunks = self.chunks.copy()
-        index = self.index
-        reorder = False
-        for name, new in changes.items():
-            i = index.get(name)
-            if (
-                new is None
-                or i is None
-                or stat.S_ISDIR(new[0]) != stat.S_ISDIR(_entry(chunks[i])[1])
-            ):
-                reorder = True  # a name comes or goes, or sorts anew (git sorts a tree as "name/")
-                continue
-            [chunks[i]] = serialize_tree([(name.encode(), new[0], ObjectID(new[1]))])
-        if not reorder:
-            return RawTree(chunks, index)
-        # entries come or go: dulwich sorts the entries and encodes the changed ones
-        items: dict[bytes, tuple[int, ObjectID]] = {
-            name: (mode, ObjectID(sha)) for name, mode, sha in parse_tree(self.content(), 20)
-        }
-        for name, new in changes.items():
-            if new is None:
-                items.pop(name.encode(), None)
-            else:
-                items[name.encode()] = (new[0], ObjectID(new[1]))
-        kept: list[bytes] = []
-        order: dict[str, int] = {}
-        for entry in sorted_tree_items(items, False):
-            name = entry.path.decode()
-            i = index.get(name)
-            if i is None or name in changes:
-                [chunk] = serialize_tree([entry])
-                kept.append(chunk)
-            else:
-                kept.append(self.chunks[i])
-            order[name] = len(order)
-        return RawTree(kept, order)
-
-
-EMPTY_TREE = RawTree([], {})
 
 Record = tuple[int, bytes, bytes, None]
 """A new object for the pack writer: type, content, binary id, no delta base (see
@@ -228,12 +136,6 @@ class NewObjects:
         return self.commit
 
 
-def _entry(chunk: bytes) -> tuple[bytes, int, bytes]:
-    """One encoded tree entry as ``(name, mode, hex id)``."""
-    [found] = parse_tree(chunk, 20)
-    return found
-
-
 def blob_ids(found: MemoryFiles | None) -> Blobs:
     """The hex ids of a memory's files as the history index keeps them ("-" where absent)."""
     if found is None:
@@ -263,18 +165,19 @@ class ObjectReader:
         self._names: dict[str, dict[str, tuple[int, bytes]]] = {}
         self._sizes: dict[bytes, int] = {}
         self._texts: dict[bytes, str | None] = {}
-        self._buckets: dict[tuple[str, str], dict[str, bytes]] = {}
+        self.buckets: dict[bytes, dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
         self._commits: dict[str, Commit] = {}
         self._facts: dict[str, Facts | None] = {}
         self._raw_trees: dict[str, RawTree] = {}
         self._raw_commits: dict[str, bytes] = {}
-        self._tree_contents: dict[str, bytes] = {}
+        self.tree_contents: dict[str, bytes] = {}
         self._roots: dict[str, str] = {}
         self._tallies: dict[tuple[str, str], Totals] = {}
         self._standings: dict[str, Facts | None] = {}
         self._outside: dict[str, tuple[Edited, ...]] = {}
-        # objects read straight from the packs (under ``lock``); dulwich reads the rest
+        self.trees = Trees(_RECENT)  # shared with the other readers while a sync lasts
+        # objects read straight from the packs; dulwich reads the rest (loose ones)
         self.packs = PackedObjects(getattr(repo.object_store, "pack_dir", None))
 
     def object(self, sha: str | bytes) -> ShaFile:
@@ -501,16 +404,12 @@ class ObjectReader:
         if found is None and sha in self._raw_trees:
             found = _bounded(self._trees)[sha] = self._raw_trees[sha].entries()
         if found is None:
-            # the entries straight from the raw tree, in its stored order (git's), without
-            # building a Tree object and sorting its entries again
-            content = self.raw(sha, Tree.type_num)
-            # a commit that changes this tree next parses it as a RawTree: spare it the read
-            _bounded(self._tree_contents, _RECENT)[sha] = content
+            # straight from the raw tree, in its stored order (git's): no Tree object made
+            entries = parsed(self, sha)
             try:
-                found = [
-                    (name.decode(), mode, entry) for name, mode, entry in parse_tree(content, 20)
-                ]
-            except (ObjectFormatException, ValueError) as exc:
+                names = map(bytes.decode, map(names_of, entries))
+                found = list(zip(names, map(_MODE, entries), map(_ID, entries), strict=True))
+            except ValueError as exc:
                 raise StorageError(
                     f"tree {sha} does not parse ({exc}); run `gitmem check`"
                 ) from exc
@@ -549,7 +448,7 @@ class ObjectReader:
         """A tree's entries as stored, to build a changed tree from (see ``RawTree``)."""
         found = self._raw_trees.get(sha)
         if found is None:
-            content = self._tree_contents.pop(sha, None)
+            content = self.tree_contents.pop(sha, None)
             try:
                 found = RawTree.parse(content if content is not None else self.raw(sha, TREE))
             except ValueError as exc:
@@ -591,19 +490,20 @@ class ObjectReader:
             _bounded(self._sizes)[sha] = found
         return found
 
-    def bucket(self, root: str, name: str) -> dict[str, bytes]:
-        """The entries (file name → blob id) of one fan-out directory of a root tree."""
-        key = (root, name)
-        found = self._buckets.get(key)
+    def bucket(self, root: str, name: str, *, keep: bool = True) -> dict[str, bytes]:
+        """One fan-out folder's file names → blob ids (kept unless a listing reads it)."""
+        entry = self.entry(root, name)
+        if entry is None or entry[0] != DIR_MODE:
+            return {}
+        found = self.buckets.get(entry[1])  # by the folder's id: root trees share folders
         if found is None:
-            entry = self.entry(root, name)
-            found = {}
-            if entry is not None and entry[0] == DIR_MODE:
-                found = {n: s for n, _, s in self.tree(entry[1].decode())}
-            _bounded(self._buckets)[key] = found
+            found = _files_by_name(entry[1].decode(), parsed(self, entry[1].decode()))
+            if keep:
+                _bounded(self.buckets)[entry[1]] = found
         return found
 
-    def memory(self, slug: str, found: MemoryFiles) -> Memory:
+    def memory(self, slug: str, found: MemoryFiles, *, keep: bool = True) -> Memory:
+        """The memory ``slug`` of files ``found`` (kept unless a listing reads it)."""
         key = (found, slug)
         memory = self._memories.get(key)
         if memory is None:
@@ -615,7 +515,8 @@ class ObjectReader:
                 code=self.blob(found.code).decode() if found.code else "",
                 on_use=self.blob(found.on_use).decode() if found.on_use else "",
             )
-            _bounded(self._memories)[key] = memory
+            if keep:
+                _bounded(self._memories)[key] = memory
         return memory
 
     def text(self, sha: bytes) -> str | None:
@@ -683,6 +584,67 @@ def read_memories(reader: ObjectReader, wanted: list[tuple[str, MemoryFiles]]) -
         )
         for slug, found in wanted
     ]
+
+
+def differing(reader: ObjectReader, old: bytes | None, new: bytes | None) -> set[bytes]:
+    """The names whose entries' ids differ between two trees (hex ids; ``None``:
+    no tree). A tree that is the other's with an entry or two changed is not
+    parsed whole; what is found is kept in ``reader.trees`` for the next reads."""
+    if old == new:
+        return set()
+    try:
+        if new is None:
+            assert old is not None
+            return set(map(names_of, reader.trees.entries(old, _tree_content(reader))))
+        removed, added = reader.trees.differing(old, new, _tree_content(reader))
+    except BadTree as exc:
+        raise StorageError(
+            f"tree {exc.sha.decode()} does not parse ({exc.reason}); run `gitmem check`"
+        ) from None
+    # a name whose entry changed its mode only holds the same file
+    was = {name: sha for name, _, sha in removed}
+    found = {name for name, _, sha in added if was.get(name) != sha}
+    return found | (was.keys() - set(map(names_of, added)))
+
+
+def held_bucket(reader: ObjectReader, root: str, name: str) -> dict[str, bytes] | None:
+    """``reader.bucket(root, name)`` if that folder was read already (by itself, or by a
+    comparison of trees), else ``None``."""
+    entry = reader.entry(root, name)
+    if entry is None or entry[0] != DIR_MODE:
+        return {}
+    if entry[1] in reader.buckets or reader.trees.held(entry[1]) is not None:
+        return reader.bucket(root, name)
+    return None
+
+
+def parsed(reader: ObjectReader, sha: str) -> Entries:
+    """The entries of tree ``sha`` as parsed (a comparison of trees may have found
+    them: see :meth:`differing`)."""
+    entries = reader.trees.held(sha.encode())
+    if entries is None:
+        content = reader.raw(sha, TREE)
+        # a commit that changes this tree next parses it as a RawTree: spare it the read
+        _bounded(reader.tree_contents, _RECENT)[sha] = content
+        try:
+            entries = list(parse_tree(content, 20))
+        except (ObjectFormatException, ValueError) as exc:
+            raise StorageError(f"tree {sha} does not parse ({exc}); run `gitmem check`") from exc
+    return entries
+
+
+def _files_by_name(sha: str, entries: Entries) -> dict[str, bytes]:
+    """A folder's file names → blob ids, from its parsed entries (no entry list kept)."""
+    try:
+        names = map(_TEXT, map(names_of, entries))
+        return dict(zip(names, map(_ID, entries), strict=True))
+    except ValueError as exc:
+        raise StorageError(f"tree {sha} does not parse ({exc}); run `gitmem check`") from exc
+
+
+def _tree_content(reader: ObjectReader) -> Callable[[bytes], bytes]:
+    """Reads a tree's content by hex id (as bytes)."""
+    return lambda sha: reader.raw(sha.decode(), TREE)
 
 
 def _bounded(cache: dict[K, V], most: int = _CACHE_MAX) -> dict[K, V]:

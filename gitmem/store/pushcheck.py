@@ -19,6 +19,7 @@ number of commits hold them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter, methodcaller
 
 from gitmem.errors import GitmemError
 from gitmem.names import tree_name_problem
@@ -26,6 +27,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
+from gitmem.store.trees import Trees
 from gitmem.types import Memory, Totals, check_path, check_slug
 
 __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
@@ -33,6 +35,8 @@ __all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
 _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _CACHE_MAX = 20_000
+_NAME, _MODE, _ID = itemgetter(0), itemgetter(1), itemgetter(2)
+_TEXT = methodcaller("decode", "utf-8", "replace")
 
 _Entry = tuple[int, bytes]
 """A tree entry: its mode and its object's id (hex)."""
@@ -69,8 +73,10 @@ class PushReader(Incoming):
     directory where a receive-pack keeps the pushed objects (``None``: every object
     is in place)."""
 
-    def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
-        super().__init__(git_dir, quarantine)
+    def __init__(
+        self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
+    ) -> None:
+        super().__init__(git_dir, quarantine, trees)
         self._memories: dict[tuple[str, bytes | None, bytes | None, bytes | None], Memory] = {}
         self._totals: dict[str, Totals] = {}
         self._names: set[bytes] = set()
@@ -211,8 +217,8 @@ class PushReader(Incoming):
             for slug in self._slugs(sha, name, self._diff(old, new, sha, problems), problems):
                 try:
                     changed[slug] = (
-                        self._memory(slug, self._bucket(old, sha), sha),
-                        self._memory(slug, self._bucket(new, sha), sha),
+                        self._memory(slug, self._files_of(slug, old, sha), sha),
+                        self._memory(slug, self._files_of(slug, new, sha), sha),
                     )
                 except Refused as refused:
                     problems.append(refused)
@@ -255,11 +261,22 @@ class PushReader(Incoming):
         """A fan-out directory's files by name (a folder in it holds no memory)."""
         if tree is None:
             return {}
-        return {
-            name.decode("utf-8", "replace"): blob
-            for name, mode, blob in self.tree(tree, commit)
-            if mode != DIR_MODE
-        }
+        entries = self.tree(tree, commit)
+        if DIR_MODE in map(_MODE, entries):
+            entries = [entry for entry in entries if entry[1] != DIR_MODE]
+        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
+
+    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
+        files' names are not decoded)."""
+        if tree is None:
+            return {}
+        entries = self.tree(tree, commit)
+        if DIR_MODE in map(_MODE, entries):
+            entries = [entry for entry in entries if entry[1] != DIR_MODE]
+        held = dict(zip(map(_NAME, entries), map(_ID, entries), strict=True))
+        names = (slug + suffix for suffix in files.SUFFIXES)
+        return {name: held[name.encode()] for name in names if name.encode() in held}
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)

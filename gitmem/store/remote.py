@@ -28,6 +28,7 @@ from gitmem.errors import GitmemError, RemoteError
 from gitmem.store.locking import flocked, fsync_dir, remove_stale, storage_error
 from gitmem.store.refs import Refs
 from gitmem.store.transfer import copy_history
+from gitmem.store.trees import Trees
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
@@ -75,10 +76,11 @@ class Remote:
         except OSError as exc:
             raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
 
-    def fetch(self, prefix: str) -> dict[str, str]:
+    def fetch(self, prefix: str, trees: Trees | None = None) -> dict[str, str]:
         """Fetch every branch under ``prefix`` into the object store; returns the remote's
         heads (store id → commit). The pack arrives fsynced; the caller must fsync the
-        pack folder before a ref names what it holds."""
+        pack folder before a ref names what it holds. ``trees``: trees shared with the
+        other readers of a sync."""
         local = self._local()
         if local is not None:
             with local:
@@ -89,7 +91,7 @@ class Remote:
                 try:
                     # the pack folder is fsynced by the caller, for either road
                     wanted = sorted(set(heads.values()))
-                    copy_history(local, self._repo, wanted, sync_folder=False)
+                    copy_history(local, self._repo, wanted, sync_folder=False, trees=trees)
                 except (KeyError, OSError, ValueError) as exc:
                     raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
             return heads
@@ -118,14 +120,15 @@ class Remote:
             raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
         return heads
 
-    def push(self, ref: str, old: str | None, new: str) -> Pushed:
+    def push(self, ref: str, old: str | None, new: str, trees: Trees | None = None) -> Pushed:
         """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending
-        what it lacks; never forced."""
+        what it lacks; never forced. ``trees``: trees shared with the other readers of
+        a sync."""
         name = Ref(ref.encode())
         local = self._local()
         if local is not None:
             with local:
-                return self._push_local(local, name, old, new)
+                return self._push_local(local, name, old, new, trees)
         client, path = self._client("push")
         moved: list[str] = []
 
@@ -168,7 +171,9 @@ class Remote:
         )
         return Pushed(False, busy, text)
 
-    def _push_local(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
+    def _push_local(
+        self, target: Repo, name: Ref, old: str | None, new: str, trees: Trees | None
+    ) -> Pushed:
         # Pushers through gitmem take turns on the remote's write lock, as its writers
         # do; a ref lock file met while holding it is either a plain git's, live for
         # milliseconds, or one a pusher killed mid-push left behind, which would refuse
@@ -177,11 +182,13 @@ class Remote:
         try:
             os.makedirs(meta, exist_ok=True)
             with flocked(os.path.join(meta, "write.lock")):
-                return self._push_locked(target, name, old, new)
+                return self._push_locked(target, name, old, new, trees)
         except OSError as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
 
-    def _push_locked(self, target: Repo, name: Ref, old: str | None, new: str) -> Pushed:
+    def _push_locked(
+        self, target: Repo, name: Ref, old: str | None, new: str, trees: Trees | None
+    ) -> Pushed:
         try:
             current: str | None = target.refs[name].decode()
         except KeyError:
@@ -194,7 +201,7 @@ class Remote:
         try:
             # the remote's objects reach its disk (pack, index and folder fsynced)
             # before its ref names them
-            copy_history(self._repo, target, [new], sync_folder=False)
+            copy_history(self._repo, target, [new], sync_folder=False, trees=trees)
             moved = _swap(target, name, old, new)
         except FileLocked as exc:
             _remove_if_stale(os.fsdecode(exc.lockfilename))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from dulwich.refs import Ref
@@ -14,7 +15,9 @@ from dulwich.repo import Repo
 
 from gitmem.store.layout import PROPOSAL_PREFIX, usable_store
 from gitmem.store.locking import WriteLock, storage_error
+from gitmem.store.objects import ObjectReader
 from gitmem.store.refs import Refs
+from gitmem.store.trees import Trees
 
 if TYPE_CHECKING:
     # imported where used: the remote brings dulwich's network client
@@ -34,6 +37,7 @@ class Sharing:
     _lock: WriteLock
     _read_lock: threading.RLock
     _refs: Refs
+    _reader: ObjectReader
 
     def stores(self) -> list[str]:
         """The stores this replica holds (``Storage`` gives it)."""
@@ -70,7 +74,7 @@ class Sharing:
         named remote's heads are recorded as ``refs/remotes/<name>/...``, as ``git fetch``
         records them, so they stay reachable."""
         with self._read_lock:
-            heads = remote.fetch(self._prefix)
+            heads = remote.fetch(self._prefix, self._reader.trees)
         heads = {store: head for store, head in heads.items() if usable_store(store)}
         from gitmem.store.remote import settle_fetched
 
@@ -81,7 +85,7 @@ class Sharing:
     def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
         """Move the remote's branch of ``store`` from ``old`` to ``new`` (never forced)."""
         with self._read_lock:
-            pushed = remote.push(self._ref(store).decode(), old, new)
+            pushed = remote.push(self._ref(store).decode(), old, new, self._reader.trees)
         if pushed.ok:
             self._track(remote, {store: new})
         return pushed
@@ -147,4 +151,16 @@ class Sharing:
         fetch brought before it adopts them (the caller closes it)."""
         from gitmem.store.pushcheck import PushReader
 
-        return PushReader(self._repo.controldir())
+        return PushReader(self._repo.controldir(), trees=self._reader.trees)
+
+    @contextmanager
+    def trees_shared(self) -> Generator[None]:
+        """While this lasts, the fetch, the check of what it brought, the merge and the
+        push share the trees each reads (see :mod:`gitmem.store.trees`): a sync reads
+        and parses each tree once."""
+        kept = self._reader.trees
+        self._reader.trees = Trees()
+        try:
+            yield
+        finally:
+            self._reader.trees = kept

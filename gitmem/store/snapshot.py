@@ -7,6 +7,7 @@ import bisect
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from gitmem.errors import StorageError
 from gitmem.lean.survey import READ_DIRECTLY, summary
 from gitmem.store import memoryfiles as files
 from gitmem.store.collector import uncollected
@@ -17,6 +18,8 @@ from gitmem.store.objects import (
     DIR_MODE,
     MemoryFiles,
     ObjectReader,
+    differing,
+    held_bucket,
     memory_files,
     read_memories,
 )
@@ -145,7 +148,7 @@ class Snapshot(StoreView):
             key = keys[slug]
             summary = prior.get(key) or known.get(key) or found.get(key)
             if summary is None:
-                memory = self._reader.memory(slug, files_)
+                memory = self._reader.memory(slug, files_, keep=False)
                 summary = found[key] = (memory.description, memory.chars, memory.lines)
             new.append(((slug, summary), folder, files_.md.decode()))
         if len(new) <= _READ_DIRECTLY:  # into the sorted rows, each where its slug goes
@@ -159,6 +162,10 @@ class Snapshot(StoreView):
             out = [row for row, _, _ in merged]
             folders = [folder for _, folder, _ in merged]
             blobs = [md for _, _, md in merged]
+        if len(found) > _READ_DIRECTLY:
+            # the pack's pages a reading of many memories touched would stay in this
+            # process's resident set (a server idles on them): let go of the mapping
+            self._reader.forget_packs()
         if not write:
             return out
         kept.add(found)
@@ -182,19 +189,29 @@ class Snapshot(StoreView):
         before = other.root if other is not None else None
         if before == self.root:
             return set()
-        mine = {name: sha for name, _, sha in self._reader.tree(self.root)} if self.root else {}
-        theirs = {name: sha for name, _, sha in self._reader.tree(before)} if before else {}
+        mine = self._reader.names(self.root) if self.root else {}
+        theirs = self._reader.names(before) if before else {}
         found: set[str] = set()
         for name in mine.keys() | theirs.keys():
-            if mine.get(name) == theirs.get(name):
+            now, then = mine.get(name), theirs.get(name)
+            if now == then:
                 continue
-            now = self._reader.bucket(self.root, name) if self.root else {}
-            then = self._reader.bucket(before, name) if before else {}
-            for entry in now.keys() | then.keys():
-                if now.get(entry) != then.get(entry):
-                    split = files.split_name(entry)
-                    if split:
-                        found.add(split[0])
+            folders = [
+                entry[1] if entry is not None and entry[0] == DIR_MODE else None
+                for entry in (then, now)
+            ]
+            for entry in differing(self._reader, *folders):
+                try:
+                    split = files.split_name(entry.decode())
+                except UnicodeDecodeError:
+                    raise StorageError(
+                        f"a tree of store {self.store} names a file {entry!r}, which is not "
+                        "UTF-8; run `gitmem check`"
+                    ) from None
+                if split:
+                    found.add(split[0])
+            if self.root:  # this side's folder as the store reads it, kept for the merge
+                self._reader.bucket(self.root, name)
         return found
 
     def meta(self, name: str) -> str | None:
@@ -218,8 +235,12 @@ class Snapshot(StoreView):
             return self._all.get(slug)
         if self.root is None:
             return None
+        name = files.bucket(slug)
+        held = held_bucket(self._reader, self.root, name)
+        if held is not None:  # a comparison of two snapshots read the folder already
+            return memory_files(slug, held)
         # the fan-out folder parsed as the tree a write changing the memory builds on
-        entry = self._reader.entry(self.root, files.bucket(slug))
+        entry = self._reader.entry(self.root, name)
         if entry is None or entry[0] != DIR_MODE:
             return None
         tree = self._reader.raw_tree(entry[1].decode())
@@ -238,9 +259,10 @@ class Snapshot(StoreView):
             self._all = listing
         return self._all
 
-    def _folder(self, name: str) -> dict[str, MemoryFiles]:
-        """The memories in the root's fan-out folder ``name``."""
-        entries = self._reader.bucket(self.root, name) if self.root is not None else {}
+    def _folder(self, name: str, *, keep: bool = True) -> dict[str, MemoryFiles]:
+        """The memories in the root's fan-out folder ``name`` (without ``keep``, the
+        folder's entries are not kept once read)."""
+        entries = self._reader.bucket(self.root, name, keep=keep) if self.root is not None else {}
         found: dict[str, MemoryFiles] = {}
         for entry in entries:
             split = files.split_name(entry)
@@ -259,7 +281,7 @@ class Snapshot(StoreView):
         placed = True
         for name, mode, _ in self._reader.tree(root):
             if mode == DIR_MODE and name in names:
-                folder = self._folder(name)
+                folder = self._folder(name, keep=False)
                 placed = placed and all(files.bucket(slug) == name for slug in folder)
                 listing.update((slug, (name, blobs)) for slug, blobs in folder.items())
         return listing, placed

@@ -24,7 +24,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from hashlib import sha1
-from operator import itemgetter
+from itertools import repeat
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from dulwich.errors import (
@@ -39,12 +40,11 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
+from gitmem.store.trees import BadTree, Trees, common_head, common_tail, starts_of
 
 __all__ = ["copy_history", "packed_reads"]
 
 _DIR_MODE = 0o040000
-_MODE_WIDTH = {0o040000: 5, 0o100644: 6, 0o100755: 6, 0o120000: 6, 0o160000: 6}
-"""How many digits git spells each usual mode with, in a tree entry."""
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
@@ -58,9 +58,19 @@ Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
 
 
-def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: bool = True) -> int:
+def copy_history(
+    source: Repo,
+    target: Repo,
+    heads: list[str],
+    *,
+    sync_folder: bool = True,
+    trees: Trees | None = None,
+) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
     ``target`` lacks, as one durable pack; returns how many objects were copied.
+
+    ``trees``: trees shared with the other readers of a sync (what this copy reads of
+    them is checked against their ids before it is shared).
 
     With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
     ``target``'s pack folder before a ref names what arrived.
@@ -71,12 +81,12 @@ def copy_history(source: Repo, target: Repo, heads: list[str], *, sync_folder: b
     try:
         commits = _new_commits(reader, target, heads)
         objects: dict[str, _Object] = {}
-        trees = _TreeCache(reader)
+        cache = _TreeCache(reader, trees)
         for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
             tree, parents = reader.links(sha)
             kind, content, packed = reader.entry(sha)
             objects[sha] = _Object(kind, content, packed=packed)
-            _copy_tree(reader, trees, tree, [reader.links(p)[0] for p in parents], objects)
+            _copy_tree(reader, cache, tree, [reader.links(p)[0] for p in parents], objects)
     finally:
         reader.close()
     if objects:
@@ -224,8 +234,9 @@ class _TreeCache:
     """Trees by id (bounded: a long history passes many): their content and where each
     entry starts, and, when asked, all their entries."""
 
-    def __init__(self, reader: _RawReader) -> None:
+    def __init__(self, reader: _RawReader, shared: Trees | None = None) -> None:
         self._reader = reader
+        self._shared = shared
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self._names: dict[str, dict[bytes, Entry]] = {}
@@ -233,11 +244,20 @@ class _TreeCache:
     def tree(self, sha: str, content: bytes | None = None) -> _Tree:
         found = self._trees.get(sha)
         if found is None:
-            if content is None:
-                kind, content = self._reader.raw(sha)
-                if kind != _TREE:
-                    raise ValueError(f"object {sha} is not a tree")
-            found = _Tree(content, _starts_of(sha, content))
+            if self._shared is not None:
+                if content is not None:
+                    self._share(sha, content)
+                try:
+                    content = self._shared.content(sha.encode(), self._read)
+                    starts = self._shared.starts(sha.encode(), self._read)
+                except BadTree as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc.reason}") from None
+                if starts is None:
+                    starts = _starts(sha, content, 0, len(content))[1]
+            else:
+                content = content if content is not None else self._read(sha.encode())
+                starts = _starts_of(sha, content)
+            found = _Tree(content, starts)
             self._keep(sha, found)
         return found
 
@@ -245,12 +265,34 @@ class _TreeCache:
         found = self._sets.get(sha)
         if found is None:
             content = self.tree(sha, content).content
-            try:
-                found = frozenset(parse_tree(content, _SHA_LENGTH))
-            except ObjectFormatException as exc:
-                raise ValueError(f"tree {sha} does not parse: {exc}") from None
+            if self._shared is not None:
+                try:
+                    found = frozenset(self._shared.entries(sha.encode(), self._read))
+                except BadTree as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc.reason}") from None
+            else:
+                try:
+                    found = frozenset(parse_tree(content, _SHA_LENGTH))
+                except ObjectFormatException as exc:
+                    raise ValueError(f"tree {sha} does not parse: {exc}") from None
             self._sets[sha] = found
         return found
+
+    def _read(self, sha: bytes) -> bytes:
+        """A tree's content from the source; one shared with other readers is checked
+        against its id first (the source may be another repository)."""
+        kind, content = self._reader.raw(sha.decode())
+        if kind != _TREE:
+            raise ValueError(f"object {sha.decode()} is not a tree")
+        if self._shared is not None:
+            _check(sha.decode(), kind, content)
+        return content
+
+    def _share(self, sha: str, content: bytes, starts: list[int] | None = None) -> None:
+        """Hand a tree read from the source to the other readers, checked first."""
+        if self._shared is not None:
+            _check(sha, _TREE, content)
+            self._shared.keep(sha.encode(), content, starts)
 
     def names(self, sha: str) -> dict[bytes, Entry]:
         found = self._names.get(sha)
@@ -269,9 +311,8 @@ class _TreeCache:
         old = self.tree(parent)
         before, starts = old.content, old.starts
         most = min(len(before), len(content))
-        # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
-        head = _common(lambda n: content.startswith(before[:n]), most)
-        tail = _common(lambda n: content.endswith(before[len(before) - n :]), most - head)
+        head = common_head(content, before, most)
+        tail = common_tail(content, before, most - head)
         first = bisect_right(starts, head) - 1
         shift = len(content) - len(before)
         mine: list[Entry] = []
@@ -286,8 +327,10 @@ class _TreeCache:
             entry, at = _entry(sha, content, at)
             mine.append(entry)
         theirs = _starts(parent, before, starts[first], at - shift)[0]
-        kept += [n + shift for n in starts[last:]]
+        # an entry's id changed in place (the usual change) moves nothing after it
+        kept += starts[last:] if not shift else map(add, starts[last:], repeat(shift))
         self._keep(sha, _Tree(content, kept))
+        self._share(sha, content, kept)
         gone = frozenset(theirs)
         return [e for e in mine if e not in gone], _Change(head, tail, {e[0]: e for e in theirs})
 
@@ -330,20 +373,14 @@ def _entry(sha: str, content: bytes, at: int) -> tuple[Entry, int]:
 def _starts_of(sha: str, content: bytes) -> list[int]:
     """Where each entry of a whole tree starts, and its length last: from dulwich's
     native parse, each entry's length made from its mode's usual spelling, checked
-    against the tree's length (a mode spelled otherwise, say with a leading zero, is
-    found by reading the entries one by one)."""
+    against the tree's length (a mode spelled otherwise, say with a leading zero, or
+    an unusual mode, is found by reading the entries one by one)."""
     try:
-        entries = parse_tree(content, _SHA_LENGTH)
+        entries = list(parse_tree(content, _SHA_LENGTH))
     except ObjectFormatException as exc:
         raise ValueError(f"tree {sha} does not parse: {exc}") from None
-    starts = [0]
-    at = 0
-    for name, mode, _ in entries:
-        at += len(name) + (_MODE_WIDTH.get(mode) or len(f"{mode:o}")) + 22
-        starts.append(at)
-    if at == len(content):
-        return starts
-    return _starts(sha, content, 0, len(content))[1]
+    starts = starts_of(entries, len(content))
+    return starts if starts is not None else _starts(sha, content, 0, len(content))[1]
 
 
 def _starts(sha: str, content: bytes, at: int, end: int) -> tuple[list[Entry], list[int]]:
@@ -442,9 +479,8 @@ def _delta(source: bytes, target: bytes) -> bytes | None:
     """A git delta that makes ``target`` from ``source`` by copying their common head
     and tail and inserting the rest; ``None`` when it would not save half."""
     most = min(len(source), len(target))
-    # bytes slices compare by memcmp (a memoryview's comparison goes item by item)
-    head = _common(lambda n: target.startswith(source[:n]), most)
-    tail = _common(lambda n: target.endswith(source[len(source) - n :]), most - head)
+    head = common_head(target, source, most)
+    tail = common_tail(target, source, most - head)
     return _delta_between(source, target, head, tail)
 
 
@@ -496,24 +532,17 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
         offset, length = offset + size, length - size
 
 
-def _common(equal: Callable[[int], bool], most: int) -> int:
-    """The largest ``n <= most`` with ``equal(n)`` (which holds for every smaller n)."""
-    low, high = 0, most
-    while low < high:
-        middle = (low + high + 1) // 2
-        if equal(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+def _check(sha: str, kind: int, content: bytes) -> None:
+    """Refuse an object whose content does not match its id."""
+    if sha1(object_header(kind, len(content)) + content).hexdigest() != sha:
+        raise ValueError(f"object {sha} does not match its content")
 
 
 def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_folder: bool) -> None:
     """Write ``objects`` into ``store`` as one pack and its index, by packing's writer."""
     # each id is computed again from the content: a damaged source object is refused
     for sha, obj in objects.items():
-        if sha1(object_header(obj.kind, len(obj.content)) + obj.content).hexdigest() != sha:
-            raise ValueError(f"object {sha} does not match its content")
+        _check(sha, obj.kind, obj.content)
     records: Iterator[Record] = (
         (PACKED, obj.packed, bytes.fromhex(sha), None)
         if obj.packed and obj.base is None

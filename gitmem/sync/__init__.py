@@ -89,6 +89,11 @@ def sync(
     repo: Storage, remote: str = "origin", store: str | None = None, author: Author = SYNC_AUTHOR
 ) -> list[StoreSync]:
     """Sync every store (or only ``store``) with ``remote``; one report per store."""
+    with repo.trees_shared():
+        return _sync(repo, remote, store, author)
+
+
+def _sync(repo: Storage, remote: str, store: str | None, author: Author) -> list[StoreSync]:
     target = repo.remote(remote)
     heads = repo.fetch(target)
     names = sorted(set(repo.stores()) | set(heads))

@@ -1,0 +1,351 @@
+"""Trees as git stores them: a tree kept as its encoded entries (:class:`RawTree`,
+what a write builds on), and trees read once: a tree's content, its entries as git's parser gives them and where
+each entry starts, kept by id, and what two versions of a tree hold differently.
+
+One :class:`Trees` is shared by the readers taking part in one piece of work (a sync:
+the copy of history, the check of the commits it brought, the store's reader
+comparing and merging both lines), so a tree one of them read is not read or parsed
+again by the next; and a tree that is its parent version with an entry or two changed
+is never parsed whole: its entries are the parent's with the changed span parsed.
+
+Objects never change, so a tree kept by id is always right; the cache only needs a
+bound. A reader keeps only content read from the repository's own objects or checked
+against its id.
+"""
+
+from __future__ import annotations
+
+import stat
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from itertools import accumulate, repeat
+from operator import add, itemgetter
+from typing import TypeVar, cast
+
+try:
+    # dulwich's native tree parser, alone
+    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
+except ImportError:  # a dulwich built without its native parts
+    from dulwich.objects import parse_tree
+
+__all__ = [
+    "EMPTY_TREE",
+    "BadTree",
+    "Entries",
+    "RawTree",
+    "Trees",
+    "common_head",
+    "common_tail",
+    "names_of",
+    "only_in",
+    "parse",
+    "starts_of",
+]
+
+Entries = list[tuple[bytes, int, bytes]]
+"""A tree's entries ``(name, mode, hex id)``, in its order, as dulwich's parser gives them."""
+
+Read = Callable[[bytes], bytes]
+"""Reads the content of a tree by hex id (raising the reader's own error)."""
+
+_MOST = 2_048
+"""Trees kept at most by default: a sync of a few hundred changes a side reads fewer."""
+
+# an entry is "<mode in octal> <name>\0<20-byte id>": its length less the name's, for
+# each mode git writes (any other mode counts 0, which leaves the total short)
+_LENGTH = {
+    mode: len(b"%o" % mode) + 22 for mode in (0o040000, 0o100644, 0o100755, 0o120000, 0o160000)
+}
+
+V = TypeVar("V")
+names_of = itemgetter(0)
+_modes_of = itemgetter(1)
+
+
+def starts_of(entries: Entries, size: int) -> list[int] | None:
+    """Where each of ``entries`` starts in the tree's content of ``size`` bytes, and
+    ``size`` last; ``None`` unless each mode is a usual one spelled as git spells it
+    (plain octal). Any other spelling of a mode is longer than the plain one, so
+    lengths that add up to ``size`` mean every entry is where the plain spelling puts it."""
+    lengths = map(
+        add, map(len, map(names_of, entries)), map(_LENGTH.get, map(_modes_of, entries), repeat(0))
+    )
+    starts = list(accumulate(lengths, initial=0))
+    return starts if starts[-1] == size else None
+
+
+_SMALL = 16  # entries of a tree read whole rather than from where it differs
+
+
+class BadTree(ValueError):
+    """Tree ``sha`` does not parse; ``reason`` says how (the parser's words)."""
+
+    def __init__(self, sha: bytes, reason: str) -> None:
+        super().__init__(reason)
+        self.sha = sha
+        self.reason = reason
+
+
+def common_head(a: bytes, b: bytes, most: int) -> int:
+    """How many bytes (``most`` at most) ``a`` and ``b`` start with alike: found by
+    halves, each test a memcmp of only the bytes not known alike yet."""
+    low, high = 0, min(most, len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def common_tail(a: bytes, b: bytes, most: int) -> int:
+    """How many bytes (``most`` at most) ``a`` and ``b`` end with alike."""
+    low, high = 0, min(most, len(a), len(b))
+    size_a, size_b = len(a), len(b)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[size_a - mid : size_a - low] == b[size_b - mid : size_b - low]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def parse(content: bytes, sha: bytes = b"") -> Entries:
+    """A tree's entries from its content; :class:`BadTree` if it does not parse."""
+    try:
+        return list(cast(Entries, parse_tree(content, 20)))
+    except Exception as exc:  # dulwich raises its format error, or others for garbage
+        raise BadTree(sha, str(exc)) from None
+
+
+def only_in(entries: Entries, other: Entries) -> Entries:
+    """The entries of ``entries`` not in ``other``, in their order."""
+    if not other:
+        return list(entries)
+    held = set(other)
+    return [entry for entry in entries if entry not in held]
+
+
+class Trees:
+    """Trees by hex id (as bytes): content, entries and entry starts, each kept once
+    found; ``read`` arguments read a tree's content when it is not kept."""
+
+    def __init__(self, most: int = _MOST) -> None:
+        self.most = most
+        """How many trees of each kind are kept at most, the oldest let go first."""
+        self._contents: dict[bytes, bytes] = {}
+        self._entries: dict[bytes, Entries] = {}
+        self._starts: dict[bytes, list[int]] = {}
+
+    def content(self, sha: bytes, read: Read) -> bytes:
+        found = self._contents.get(sha)
+        if found is None:
+            found = read(sha)
+            _keep(self._contents, self.most, sha, found)
+        return found
+
+    def held(self, sha: bytes) -> Entries | None:
+        """The entries of tree ``sha`` if they were found already (nothing is read)."""
+        return self._entries.get(sha)
+
+    def entries(self, sha: bytes, read: Read) -> Entries:
+        """The entries of tree ``sha``; :class:`BadTree` if it does not parse."""
+        found = self._entries.get(sha)
+        if found is None:
+            found = parse(self.content(sha, read), sha)
+            _keep(self._entries, self.most, sha, found)
+        return found
+
+    def keep(self, sha: bytes, content: bytes, starts: list[int] | None = None) -> None:
+        """Keep what a reader found of tree ``sha`` (see the module's text)."""
+        _keep(self._contents, self.most, sha, content)
+        if starts is not None:
+            _keep(self._starts, self.most, sha, starts)
+
+    def starts(self, sha: bytes, read: Read) -> list[int] | None:
+        """Where each entry of tree ``sha`` starts, its length last; ``None`` unless
+        each is written as git writes it (see :func:`starts_of`)."""
+        found = self._starts.get(sha)
+        if found is None:
+            found = starts_of(self.entries(sha, read), len(self.content(sha, read)))
+            if found is None:
+                return None
+            _keep(self._starts, self.most, sha, found)
+        return found
+
+    def differing(self, old: bytes | None, new: bytes, read: Read) -> tuple[Entries, Entries]:
+        """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
+        not in both, each in git's order: what a commit changed at one level.
+
+        A commit's tree is most often its parent's with one entry changed, so the
+        bytes both share at their head and tail are not parsed again: parsing starts
+        at the entry where they first differ and stops where their common tail
+        begins on an entry of ``old``. Parsing that span of ``new`` on its own must
+        end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
+        the span, the span's, then ``old``'s after it."""
+        if old is None:
+            return [], self.entries(new, read)
+        before = self.entries(old, read)
+        after = self._entries.get(new)
+        if after is None and len(before) <= _SMALL:  # a few entries: parse the tree whole
+            after = self.entries(new, read)
+        if after is None:
+            a = self.content(old, read)
+            b = self.content(new, read)
+            starts = self.starts(old, read)
+            span = _span(a, b, starts) if starts is not None else None
+            if starts is not None and span is not None:
+                first, last = span
+                end = len(b) - (len(a) - starts[last])
+                try:
+                    middle = parse(b[starts[first] : end], new)
+                except BadTree:  # not whole entries there: the tree is read whole below
+                    middle = None
+                if middle is not None:
+                    _keep(self._entries, self.most, new, before[:first] + middle + before[last:])
+                    self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
+                    old_part = before[first:last]
+                    return only_in(old_part, middle), only_in(middle, old_part)
+            after = self.entries(new, read)
+        return only_in(before, after), only_in(after, before)
+
+    def _carry_starts(
+        self, sha: bytes, starts: list[int], first: int, last: int, middle: Entries, shift: int
+    ) -> None:
+        """Keep where each entry of tree ``sha`` starts, from its parent tree's
+        ``starts``: the span ``first:last`` became ``middle``, and what follows moved by
+        ``shift`` bytes (the next commit's tree is compared with this one)."""
+        spans = starts_of(middle, starts[last] + shift - starts[first])
+        if spans is None:
+            return  # an entry of the span spelled otherwise: `starts` reads it whole
+        spans = [at + starts[first] for at in spans[:-1]]
+        if shift == 0 and spans == starts[first:last]:
+            found = starts  # the usual change, an id: every entry where it was (never mutated)
+        else:
+            found = starts[:first] + spans + [start + shift for start in starts[last:]]
+        _keep(self._starts, self.most, sha, found)
+
+
+def _keep(cache: dict[bytes, V], most: int, sha: bytes, value: V) -> None:
+    if len(cache) >= most:
+        # the oldest goes (another thread may be letting it go too)
+        with suppress(StopIteration, RuntimeError):
+            cache.pop(next(iter(cache)), None)
+    cache[sha] = value
+
+
+def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
+    """The entries of raw tree ``a`` (starting at ``starts``) that raw tree ``b`` may
+    not share: ``(first, last)``, every entry before ``first`` and from ``last`` on
+    lying in bytes both trees hold at the same distance from their head or tail."""
+    first = bisect_right(starts, common_head(a, b, len(a))) - 1
+    tail = common_tail(a, b, len(a))
+    last = max(first, bisect_left(starts, len(a) - tail))
+    if len(b) - (len(a) - starts[last]) < starts[first]:
+        return None
+    return first, last
+
+
+class RawTree:
+    """A tree as git stores it: one encoded entry per name, in git's order.
+
+    A commit changes one or two entries of a root tree of 256: the new tree is the old
+    one's entries with those swapped, joined, rather than 256 entries encoded and sorted
+    again. Instances are never changed in place, so two trees may share their index.
+    Entries are parsed, encoded and put in git's order by dulwich (``parse_tree``,
+    ``serialize_tree``, ``sorted_tree_items``); this class only keeps them as chunks.
+    """
+
+    __slots__ = ("chunks", "index")
+
+    def __init__(self, chunks: list[bytes], index: dict[str, int]) -> None:
+        self.chunks = chunks
+        """Each entry as stored: ``<octal mode> <name>\\0<20-byte id>``."""
+        self.index = index
+        """name → position in ``chunks``."""
+
+    @classmethod
+    def parse(cls, content: bytes) -> RawTree:
+        """The entries of a tree object's content; ``ValueError`` if it does not parse."""
+        try:
+            entries = parse(content)
+        except BadTree as exc:
+            raise ValueError(f"a tree does not parse: {exc.reason}") from None
+        names = list(map(bytes.decode, map(names_of, entries)))
+        starts = starts_of(entries, len(content))
+        if starts is None:
+            # dulwich's parse checked every entry: each one ends 20 bytes past its name's NUL
+            starts = [0]
+            for _ in entries:
+                starts.append(content.index(b"\0", starts[-1]) + 21)
+        chunks = list(map(content.__getitem__, map(slice, starts, starts[1:])))
+        return cls(chunks, dict(zip(names, range(len(names)), strict=True)))
+
+    def content(self) -> bytes:
+        return b"".join(self.chunks)
+
+    def get(self, name: str) -> tuple[int, bytes] | None:
+        """The ``(mode, hex id)`` of entry ``name``, or ``None``."""
+        i = self.index.get(name)
+        if i is None:
+            return None
+        _, mode, sha = _entry(self.chunks[i])
+        return mode, sha
+
+    def entries(self) -> list[tuple[str, int, bytes]]:
+        """Every entry as ``(name, mode, hex id)``, in the tree's order."""
+        return [(name.decode(), mode, sha) for name, mode, sha in parse(self.content())]
+
+    def replaced(self, changes: Mapping[str, tuple[int, bytes] | None]) -> RawTree:
+        """This tree with ``changes`` applied: name → ``(mode, hex id)``, ``None`` removes."""
+        # a write's, never a hook's reading: dulwich's encoders only here
+        from dulwich.objects import ObjectID, serialize_tree, sorted_tree_items
+
+        chunks = self.chunks.copy()
+        index = self.index
+        reorder = False
+        for name, new in changes.items():
+            i = index.get(name)
+            if (
+                new is None
+                or i is None
+                or stat.S_ISDIR(new[0]) != stat.S_ISDIR(_entry(chunks[i])[1])
+            ):
+                reorder = True  # a name comes or goes, or sorts anew (git sorts a tree as "name/")
+                continue
+            [chunks[i]] = serialize_tree([(name.encode(), new[0], ObjectID(new[1]))])
+        if not reorder:
+            return RawTree(chunks, index)
+        # entries come or go: dulwich sorts the entries and encodes the changed ones
+        items: dict[bytes, tuple[int, ObjectID]] = {
+            name: (mode, ObjectID(sha)) for name, mode, sha in parse(self.content())
+        }
+        for name, new in changes.items():
+            if new is None:
+                items.pop(name.encode(), None)
+            else:
+                items[name.encode()] = (new[0], ObjectID(new[1]))
+        kept: list[bytes] = []
+        order: dict[str, int] = {}
+        for entry in sorted_tree_items(items, False):
+            name = entry.path.decode()
+            i = index.get(name)
+            if i is None or name in changes:
+                [chunk] = serialize_tree([entry])
+                kept.append(chunk)
+            else:
+                kept.append(self.chunks[i])
+            order[name] = len(order)
+        return RawTree(kept, order)
+
+
+EMPTY_TREE = RawTree([], {})
+
+
+def _entry(chunk: bytes) -> tuple[bytes, int, bytes]:
+    """One encoded tree entry as ``(name, mode, hex id)``."""
+    [found] = parse(chunk)
+    return found
