@@ -214,9 +214,9 @@ def _count_reads(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[str]
     reader = repo._reader  # pyright: ignore[reportPrivateUsage]
     original = reader.memory
 
-    def memory(slug: str, found: MemoryFiles) -> Memory:
+    def memory(slug: str, found: MemoryFiles, *, keep: bool = True) -> Memory:
         read.append(slug)
-        return original(slug, found)
+        return original(slug, found, keep=keep)
 
     monkeypatch.setattr(reader, "memory", memory)
     return read
@@ -303,9 +303,9 @@ def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[tupl
     reader = repo._reader  # pyright: ignore[reportPrivateUsage]
     original = reader.bucket
 
-    def bucket(root: str, name: str) -> dict[str, bytes]:
+    def bucket(root: str, name: str, *, keep: bool = True) -> dict[str, bytes]:
         walked.append((root, name))
-        return original(root, name)
+        return original(root, name, keep=keep)
 
     monkeypatch.setattr(reader, "bucket", bucket)
     return walked
