@@ -105,6 +105,7 @@ ORDER: dict[str, list[str]] = {
     "gitmem.lean": [
         "tuples",
         "text",
+        "alike",
         "layout",
         "objects",
         "refs",

@@ -39,6 +39,7 @@ import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from gitmem.lean.alike import common_head, common_tail
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
 
@@ -46,7 +47,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     # for the type checker only: a fresh process's blame does without ``typing``
     from collections.abc import Sequence
-    from typing import Literal, NamedTuple, Protocol, TypeVar
+    from typing import NamedTuple, Protocol, TypeVar
 
     from gitmem.store.history import History
     from gitmem.store.historyfile import Edit, Said
@@ -172,22 +173,15 @@ def _shared(
     both ends share are shared; the line at the edge is then compared as a line."""
     most = min(len(old_lines), len(new_lines))
     size = min(len(old), len(new))
-    start = min(old.count(b"\n", 0, _alike(old[:size], new[:size], "big")), most)
+    start = min(old.count(b"\n", 0, common_head(old, new, size)), most)
     while start < most and old_lines[start] == new_lines[start]:
         start += 1
-    tail = _alike(old[len(old) - size :], new[len(new) - size :], "little")
+    tail = common_tail(old, new, size)
     # the first newline of the shared tail may end a line that differs before it
     end = min(max(old.count(b"\n", len(old) - tail) - 1, 0), most - start)
     while end < most - start and old_lines[-1 - end] == new_lines[-1 - end]:
         end += 1
     return start, end
-
-
-def _alike(a: bytes, b: bytes, order: Literal["big", "little"]) -> int:
-    """How many bytes ``a`` and ``b`` (of one length) share from their start (``big``)
-    or their end (``little``): the highest byte where the two, read as numbers, differ."""
-    differ = int.from_bytes(a, order) ^ int.from_bytes(b, order)
-    return len(a) - 1 - (differ.bit_length() - 1) // 8 if differ else len(a)
 
 
 def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:

@@ -23,6 +23,8 @@ from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import TypeVar, cast
 
+from gitmem.lean.alike import common_head, common_tail
+
 try:
     # dulwich's native tree parser, alone
     from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
@@ -85,32 +87,6 @@ class BadTree(ValueError):
         super().__init__(reason)
         self.sha = sha
         self.reason = reason
-
-
-def common_head(a: bytes, b: bytes, most: int) -> int:
-    """How many bytes (``most`` at most) ``a`` and ``b`` start with alike: found by
-    halves, each test a memcmp of only the bytes not known alike yet."""
-    low, high = 0, min(most, len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[low:mid] == b[low:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def common_tail(a: bytes, b: bytes, most: int) -> int:
-    """How many bytes (``most`` at most) ``a`` and ``b`` end with alike."""
-    low, high = 0, min(most, len(a), len(b))
-    size_a, size_b = len(a), len(b)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[size_a - mid : size_a - low] == b[size_b - mid : size_b - low]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def parse(content: bytes, sha: bytes = b"") -> Entries:
