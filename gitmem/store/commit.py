@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
-from gitmem.lean.heads import authored
+from gitmem.lean.heads import authored, message_of
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
@@ -494,8 +494,9 @@ def _recorded(
             f"commit {entry.commit[:12]} says it changed {entry.slug!r}, but the "
             f"{what} is not in its tree; run `gitmem check`"
         )
-    author, when = authored(reader.raw_commit(entry.commit))
-    facts = reader.facts(entry.commit)
+    raw = reader.raw_commit(entry.commit)  # read once: the header and the message
+    author, when = authored(raw)
+    facts = reader.facts_in(entry.commit, message_of(raw))
     if facts is None:
         totals, peaks = measured(entry.commit) if measured else (Totals(), Totals())
         facts = Facts((), totals, peaks, {})
