@@ -13,7 +13,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable
-from typing import cast
+from typing import TypeVar, cast
 
 from dulwich.pack import OFS_DELTA
 from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
@@ -28,6 +28,8 @@ from gitmem.lean.objects import (
 )
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
+
+T = TypeVar("T")
 
 _TREE = 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
@@ -46,28 +48,25 @@ class PackedObjects:
     def get(self, sha: str) -> tuple[int, bytes] | None:
         """``(type number, content)`` of object ``sha``, or ``None`` if no pack holds
         it in a form this reader reads; ``ValueError`` if its pack entry is damaged."""
-        if self.folder is None:
-            return None
-        if self._packs is None:
-            self._packs = Packs(self.folder)
-        found = self._packs.get(bytes.fromhex(sha))
-        if found is None and self._packs.stale():
-            self._packs.close()
-            self._packs = Packs(self.folder)
-            found = self._packs.get(bytes.fromhex(sha))
+        found = self._ask(Packs.get, sha)
         return None if found is None else (found[0], found[1])
 
     def read(self, sha: str) -> tuple[int, bytes] | None:
         """As ``get``, for a read of many objects one by one (a walk of a history)."""
+        return self._ask(Packs.read, sha)
+
+    def _ask(self, how: Callable[[Packs, bytes], T | None], sha: str) -> T | None:
+        """``how`` asked of the packs for ``sha``; asked again of the folder listed
+        anew when packs came or went since (a concurrent repack moves objects)."""
         if self.folder is None:
             return None
         if self._packs is None:
             self._packs = Packs(self.folder)
-        found = self._packs.read(bytes.fromhex(sha))
+        found = how(self._packs, bytes.fromhex(sha))
         if found is None and self._packs.stale():
             self._packs.close()
             self._packs = Packs(self.folder)
-            found = self._packs.read(bytes.fromhex(sha))
+            found = how(self._packs, bytes.fromhex(sha))
         return found
 
     def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
