@@ -151,6 +151,7 @@ ORDER: dict[str, list[str]] = {
         "sharing",
         "writing",
         "reading",
+        "ledger",
         "console",
         "health",
         "reports",

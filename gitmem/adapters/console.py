@@ -138,9 +138,9 @@ class Console:
         # one repository object serves every request thread: its caches are not
         # meant for concurrent writers, and a console is one operator's tool
         self._lock = threading.Lock()
-        self._ledgers: dict[str, ops.Ledger] = {}
-        self._panels: dict[str, tuple[str | None, bytes]] = {}
         self._closing = threading.Event()
+        # a store's first fold of its history runs on a thread of its own
+        self._ledgers = ops.Ledgers(repo, self._lock, self._closing)
         self._hosts: tuple[int, set[str]] | None = None
         self.app = Starlette(routes=self._routes())
 
@@ -300,19 +300,17 @@ class Console:
     async def _no_icon(self, request: Request) -> Response:
         return Response(status_code=204, headers=_HEADERS)
 
-    async def _call(self, fn: Callable[[], Any]) -> Any:
-        def locked() -> Any:
+    async def _call(self, fn: Callable[[], Any], *, locked: bool = True) -> Any:
+        def run() -> Any:
+            if not locked:
+                return fn()
             with self._lock:
                 return fn()
 
-        return await run_in_threadpool(locked)
+        return await run_in_threadpool(run)
 
     def _ledger(self, store: str) -> ops.Ledger:
-        ledger = self._ledgers.get(store)
-        if ledger is None:
-            ledger = self._ledgers.setdefault(store, ops.Ledger(store))
-        ledger.follow(self.repo)
-        return ledger
+        return self._ledgers.ledger(store)
 
     def _existing(self, store: str) -> str:
         return ops.pick_store(self.repo, store)
@@ -325,13 +323,13 @@ class Console:
                 for store in self.repo.stores()
             ]
 
-        return await self._answer(rows)
+        return await self._answer(rows, folded=True)
 
     async def _agents(self, request: Request) -> Response:
-        return await self._answer(lambda: ops.agents(self.repo, self._followed()))
+        return await self._answer(lambda: ops.agents(self.repo, self._followed()), folded=True)
 
     async def _modules(self, request: Request) -> Response:
-        return await self._answer(lambda: ops.modules(self.repo, self._followed()))
+        return await self._answer(lambda: ops.modules(self.repo, self._followed()), folded=True)
 
     async def _review(self, request: Request) -> Response:
         return await self._answer(lambda: reviewing.review(self.repo).to_dict())
@@ -374,7 +372,7 @@ class Console:
         if tail == "state":
             return await self._answer(lambda: ops.store_state(self.repo, self._existing(store)))
         if tail == "memories":
-            return await self._answer(lambda: self._panel(self._existing(store)), raw=True)
+            return await self._answer(lambda: self._panel(store), raw=True, locked=False)
         if tail == "actions":
             return await self._answer(lambda: ops.allowed_actions(self.repo, self._existing(store)))
         if tail == "timeline":
@@ -393,13 +391,12 @@ class Console:
         )
 
     def _panel(self, store: str) -> bytes:
-        """The treemap's rows as JSON, kept until the store's head moves: the panel
-        redraws on every live update, mostly of other stores."""
-        ledger = self._ledger(store)
-        cached = self._panels.get(store)
-        if cached is None or cached[0] != ledger.head:
-            cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
-        return cached[1]
+        """The treemap's rows as JSON (``Ledgers.panel``), kept until the store's head
+        moves: the panel redraws on every live update, mostly of other stores. While
+        the store's history is first read, the rows its listing knows, at once."""
+        with self._lock:
+            found = self._existing(store)
+        return self._ledgers.panel(found)
 
     def _blame(self, store: str, slug: str, at: str | None, method: str) -> list[dict[str, Any]]:
         """Each line of a memory with the revision that last changed it (``gitmem blame``)."""
@@ -410,9 +407,17 @@ class Console:
     def _memory(self, store: str, slug: str) -> dict[str, Any]:
         return ops.memory_history(self.repo, self._existing(store), slug)
 
-    async def _answer(self, fn: Callable[[], Any], *, raw: bool = False) -> Response:
+    async def _answer(
+        self, fn: Callable[[], Any], *, raw: bool = False, locked: bool = True, folded: bool = False
+    ) -> Response:
+        """``fn``'s answer as JSON (``raw``: its bytes are); ``locked``: called holding the
+        lock on the repository; ``folded``: once every store's first fold completed
+        (waited for without the lock, so the Memories panel answers meanwhile)."""
         try:
-            data = await self._call(fn)
+            if folded:
+                stores: list[str] = await self._call(self.repo.stores)
+                await self._call(lambda: self._ledgers.wait(stores), locked=False)
+            data = await self._call(fn, locked=locked)
         except GitmemError as exc:
             return _error(exc)
         except Exception as exc:

@@ -53,7 +53,6 @@ from gitmem.ops.reports import Run, sync_line
 
 if TYPE_CHECKING:
     from gitmem.ops.console import (
-        Ledger,
         agents,
         allowed_actions,
         holders,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
         timeline,
     )
     from gitmem.ops.health import check, code_problems, strategy_problems
+    from gitmem.ops.ledger import Ledger, Ledgers
     from gitmem.ops.program import run
     from gitmem.ops.sharing import sync
     from gitmem.ops.writing import create, delete, edit, save, set_limits
@@ -85,6 +85,7 @@ __all__ = [
     "OUTSIDE",
     "REPOSITORY_DIR",
     "Ledger",
+    "Ledgers",
     "Record",
     "Run",
     "agents",
@@ -146,7 +147,8 @@ __all__ = [
 # memories loads no write rule, strategy, console view, sandbox or sync
 # (tests/test_cold.py holds this)
 _LAZY = {
-    "Ledger": "gitmem.ops.console",
+    "Ledger": "gitmem.ops.ledger",
+    "Ledgers": "gitmem.ops.ledger",
     "agents": "gitmem.ops.console",
     "allowed_actions": "gitmem.ops.console",
     "holders": "gitmem.ops.console",

@@ -1,28 +1,25 @@
-"""What the console shows: every memory a store ever held (the ledger its treemap
-draws), each store's overview and the edits its strategy allows, one memory's history,
-a store's timeline, and the agents and modules views: each profile with how its
-instances hold their stores, and each store with every instance holding it."""
+"""What the console shows: each store's overview and the edits its strategy allows, one
+memory's history, a store's timeline, and the agents and modules views: each profile
+with how its instances hold their stores, and each store with every instance holding
+it. Every memory a store ever held (the ledger the treemap draws) is
+:mod:`gitmem.ops.ledger`'s."""
 
 from __future__ import annotations
 
-import bisect
-import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import NotFound
 from gitmem.ops.diffs import diff_stat, line_changes
 from gitmem.ops.reading import file_log, is_file_store, log, state
 from gitmem.ops.record import record
-from gitmem.types import AGENT_EMAIL, FileRevision, Revision
+from gitmem.types import Revision
 
 if TYPE_CHECKING:
+    from gitmem.ops.ledger import Ledger
     from gitmem.repository import Repository
-    from gitmem.store.outline import Outline
 
 __all__ = [
     "ACTIONS",
-    "Ledger",
     "agents",
     "allowed_actions",
     "holders",
@@ -35,213 +32,6 @@ __all__ = [
 ACTIONS = ("create", "edit", "delete")
 """The plain edits an operator may make on the console: create a memory, save one
 (``edit``), delete one."""
-
-
-class _Held:
-    """One memory a store has ever held, as the ledger folds its revisions (its
-    attributes, in this order, are the console's JSON row)."""
-
-    def __init__(self, slug: str) -> None:
-        self.slug = slug
-        self.description = ""
-        self.live = False
-        self.chars = 0
-        self.peak_chars = 0
-        self.revisions = 0
-        self.revision = 0
-        self.author = ""
-        self.time = 0
-
-    @classmethod
-    def of(cls, kept: tuple[Any, ...]) -> _Held:
-        """A row as the ledger keeps it (its attributes' values, in order)."""
-        held = cls.__new__(cls)
-        vars(held).update(zip(_FIELDS, kept, strict=True))
-        return held
-
-
-_FIELDS = tuple(vars(_Held("")))
-
-
-class _Change(NamedTuple):
-    """What the ledger reads of one revision, of a memory or of a file store's file."""
-
-    slug: str
-    description: str
-    chars: int
-    removed: bool
-    revision: int
-    author: str
-    time: int
-    commit: str
-    made_by: tuple[str, str, Mapping[str, str]] | None
-    """Who made the commit, as ``Repository.made_by`` says (``None``: ask it)."""
-
-    @classmethod
-    def of(cls, o: Outline) -> _Change:
-        return cls(
-            o.slug, o.description, o.chars, o.removed, o.revision, o.author, o.time, o.commit,
-            o.made_by,
-        )  # fmt: skip
-
-    @classmethod
-    def of_file(cls, f: FileRevision) -> _Change:
-        return cls(
-            f.path, "", len(f.text), f.removed, f.revision, f.author, f.time, f.commit, None
-        )  # fmt: skip
-
-
-_KIND = "ledger"
-"""The name the ledger is kept under, beside the repository's other derived files."""
-_KEEP_AFTER = 256
-"""How many revisions a ledger folds in before it is kept again (a fold of the whole
-history is kept at once): a later process goes on from the kept head, and a store
-moving one revision at a time is not rewritten whole at each move."""
-
-
-class Ledger:
-    """Every memory a store ever held (deleted ones too), with its size and peak: what
-    the console's treemap draws. It follows the store's head one change at a time, and
-    keeps each memory's row as JSON, so a long-lived reader pays for each revision once
-    and for each changed memory once per move. What it folded is kept in the
-    repository with its head, so a new process goes on from there rather than folding
-    every revision again."""
-
-    def __init__(self, store: str) -> None:
-        self.store = store
-        self.head: str | None = None
-        self._held: dict[str, _Held] = {}
-        self._slugs: list[str] = []
-        self._json: dict[str, str] = {}
-        self._authors: dict[str, int] = {}
-        self._agents: dict[str, dict[str, Any]] = {}
-        self._resumed = False
-        self._unkept = 0
-
-    def follow(self, repo: Repository) -> None:
-        """Bring the ledger up to the store's head."""
-        head = repo.head(self.store)
-        if head == self.head:
-            return
-        if not self._resumed:
-            self._resumed = True
-            self._resume(repo)
-            if head == self.head:
-                return
-        files = head is not None and repo.layout(self.store) == "files"
-        news: list[_Change] = []
-        if self.head and not files:
-            news = [_Change.of(o) for o in repo.outlines(self.store, self.head)]
-        whole = not news or head is None
-        if whole:
-            # a first look, a file store (small, written by the memory tool), or a branch
-            # rewritten under us: fold it all again
-            self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
-            self._agents = {}
-            if files:
-                news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
-            elif head is not None:
-                news = [_Change.of(o) for o in repo.outlines(self.store)]
-        self._fold(repo, news)
-        self.head = head
-        self._unkept += len(news)
-        if head is not None and (whole or self._unkept >= _KEEP_AFTER):
-            repo.keep(_KIND, self.store, head, self._kept())
-            self._unkept = 0
-
-    def _fold(self, repo: Repository, news: list[_Change]) -> None:
-        seen: set[str] = set()
-        for r in news:
-            held = self._held.get(r.slug)
-            if held is None:
-                held = self._held[r.slug] = _Held(r.slug)
-                bisect.insort(self._slugs, r.slug)
-            held.description = r.description
-            held.live = not r.removed
-            held.chars = r.chars
-            held.peak_chars = max(held.peak_chars, held.chars)
-            held.revisions += 1
-            held.revision = max(held.revision, r.revision)
-            held.author, held.time = r.author, r.time
-            self._authors[r.author] = self._authors.get(r.author, 0) + 1
-            self._json.pop(r.slug, None)
-            # the revisions a fold takes in are those of commits it has not met
-            if r.commit not in seen:
-                seen.add(r.commit)
-                self._met(r.made_by or repo.made_by(r.commit))
-
-    def _kept(self) -> tuple[object, ...]:
-        """What the repository keeps of the ledger: its rows (with their JSON), authors
-        and agents."""
-        rows = [tuple(vars(self._held[slug]).values()) for slug in self._slugs]
-        texts = [self._row_json(slug) for slug in self._slugs]
-        return (rows, texts, self._authors, self._agents)
-
-    def _resume(self, repo: Repository) -> None:
-        """Take the ledger the repository last kept for the store, if one reads whole."""
-        found = repo.kept(_KIND, self.store)
-        if found is None:
-            return
-        try:
-            rows, texts, authors, agents = cast(
-                tuple[list[tuple[Any, ...]], list[str], Any, Any], found.value
-            )
-            held = {row[0]: _Held.of(row) for row in rows}
-            texts = dict(zip(held, texts, strict=True))
-            if not (isinstance(authors, dict) and isinstance(agents, dict)):
-                return
-        except (TypeError, ValueError, IndexError):
-            return  # not a ledger as this version keeps it: fold the history again
-        self._held, self._slugs, self._json = held, sorted(held), texts
-        self._authors = cast(dict[str, int], authors)
-        self._agents = cast(dict[str, dict[str, Any]], agents)
-        self.head = found.head
-
-    def rows(self) -> list[dict[str, Any]]:
-        """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
-        "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
-        the size of the text its deletion removed."""
-        return [dict(vars(self._held[slug])) for slug in self._slugs]
-
-    def rows_json(self) -> str:
-        """``rows()`` as JSON text, joined from the rows kept since they last changed."""
-        return "[" + ",".join(self._row_json(slug) for slug in self._slugs) + "]"
-
-    def _row_json(self, slug: str) -> str:
-        found = self._json.get(slug)
-        if found is None:
-            found = self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
-        return found
-
-    def authors(self) -> dict[str, int]:
-        """Each commit author's name with how many revisions they made."""
-        return dict(sorted(self._authors.items()))
-
-    def agents(self) -> dict[str, dict[str, Any]]:
-        """Each agent instance that wrote the store (an operator and ``gitmem sync``
-        are not agents): ``{instance: {"profile", "scope", "started_as", "commits"}}``,
-        the profile and scope as its latest commit records them (``None`` where no
-        commit of its records them)."""
-        return {name: dict(found) for name, found in sorted(self._agents.items())}
-
-    def _met(self, made_by: tuple[str, str, Mapping[str, str]]) -> None:
-        """Note the agent that made a commit (``made_by`` says who), if an agent did: it
-        records an agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
-        from gitmem.trailers import read_agent_trailer
-
-        name, email, trailers = made_by
-        said = read_agent_trailer(trailers)
-        if said is None and not email.endswith(AGENT_EMAIL):
-            return
-        instance = said["instance"] if said is not None else name
-        found = self._agents.setdefault(
-            instance, {"profile": None, "scope": None, "started_as": None, "commits": 0}
-        )
-        found["commits"] += 1
-        if said is not None:
-            found.update(
-                profile=said["profile"], scope=said["scope"], started_as=said["started-as"]
-            )
 
 
 def holders(repo: Repository) -> dict[str, list[str]]:

@@ -204,12 +204,20 @@ class History:
                 return len(cold)
             return len(self._slug_positions(slug, self._reach(head)))
 
-    def since(self, base: str | None, head: str | None, lookup: bool = True) -> list[Entry] | None:
+    def since(
+        self,
+        base: str | None,
+        head: str | None,
+        lookup: bool = True,
+        walked: Callable[[int], None] | None = None,
+    ) -> list[Entry] | None:
         """The rows reachable from ``head`` and not from ``base``, in index order,
         numbered as in ``entries(head)``; ``None`` if ``base`` is not an ancestor of
-        ``head``. Without ``lookup``, blob ids not yet looked up are left ``?``."""
+        ``head``. Without ``lookup``, blob ids not yet looked up are left ``?``. A walk
+        of commits the index does not hold yet calls ``walked`` with how many it has
+        read, now and then as it goes (it may raise to stop the walk)."""
         with self._mutex:
-            reach = self._reach(head)
+            reach = self._reach(head, walked)
             if base is None:
                 kept = reach.positions()
             elif base in self._pos and self._pos[base] in reach:
@@ -276,10 +284,10 @@ class History:
         found += [p for p in reach.extra if rows[p][3] == slug and rows[p][2] not in MARKS]
         return found
 
-    def _reach(self, head: str | None) -> _Reach:
+    def _reach(self, head: str | None, walked: Callable[[int], None] | None = None) -> _Reach:
         if head is None:
             return _Reach(0)
-        self._catch_up(head)
+        self._catch_up(head, walked)
         pos = self._pos[head]
         if self._on_line(pos):
             return _Reach(pos + 1)
@@ -366,8 +374,8 @@ class History:
                 self._add(written)
             self._blob_ids.keep({(row[0], row[3]): (row[4], row[5], row[6]) for row in rows})
 
-    def _catch_up(self, head: str) -> None:
-        """Make the index cover ``head``."""
+    def _catch_up(self, head: str, walked: Callable[[int], None] | None = None) -> None:
+        """Make the index cover ``head`` (``walked``: see ``since``)."""
         if head not in self._pos and self._persisted:
             try:
                 self._load()
@@ -377,11 +385,11 @@ class History:
                     with flocked(self._path + ".lock"):
                         self._load()
                         if head not in self._pos:
-                            self._extend(head, persist=True)
+                            self._extend(head, persist=True, walked=walked)
             except OSError:
                 self._persisted = False
         if head not in self._pos:
-            self._extend(head, persist=False)
+            self._extend(head, persist=False, walked=walked)
 
     def _load(self) -> None:
         """Read what other processes wrote since we last looked."""
@@ -427,7 +435,9 @@ class History:
             return first  # not a commit here: the next writer rewrites this part
         return len(rows) if len(rows) - first == held else first
 
-    def _extend(self, head: str, *, persist: bool) -> None:
+    def _extend(
+        self, head: str, *, persist: bool, walked: Callable[[int], None] | None = None
+    ) -> None:
         join: str | None = head if self._rows else None
         while join is not None and join not in self._pos:
             parents = self._source.parents(join)
@@ -436,7 +446,7 @@ class History:
         # anywhere else (a rewritten branch) the index is rebuilt from the commits
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         with uncollected():  # the walk makes objects for every commit and frees none
-            new = _walk(self._source, self._pos, head, keep)
+            new = _walk(self._source, self._pos, head, keep, walked)
         data = "".join(format_row(row) for row in new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
@@ -519,10 +529,21 @@ def _as_written(rows: list[Row]) -> list[Entry]:
 _NONE4 = ("-", "-", "-", "-")
 
 
-def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row]:
+_WALKED_EVERY = 256
+"""How many commits a walk reads between two calls of its ``walked``."""
+
+
+def _walk(
+    source: Source,
+    pos: dict[str, int],
+    head: str,
+    keep: int,
+    walked: Callable[[int], None] | None = None,
+) -> list[Row]:
     """Rows for every commit reachable from ``head`` that the first ``keep`` rows (whose
     positions ``pos`` gives) do not hold, parents first (an iterative depth-first walk:
-    histories are deep)."""
+    histories are deep); ``walked`` is told how many commits it has read, every
+    :data:`_WALKED_EVERY` and at the end."""
     new: list[Row] = []
     seen = {head}
     heading = source.heading
@@ -538,6 +559,8 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
             if parent not in seen and pos.get(parent, keep) >= keep:
                 seen.add(parent)
                 stack.append(_Frame(parent, *heading(parent)))
+                if walked is not None and not len(seen) % _WALKED_EVERY:
+                    walked(len(seen))
             continue
         stack.pop()
         if len(parents) > 1:
@@ -552,4 +575,6 @@ def _walk(source: Source, pos: dict[str, int], head: str, keep: int) -> list[Row
         # walk reads gitmem's commits only, never a tree
         for edit in edits:
             new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *LATER3))
+    if walked is not None:
+        walked(len(seen))
     return new

@@ -10,7 +10,7 @@ did not make, counts the store's totals as of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import StorageError
@@ -24,9 +24,17 @@ if TYPE_CHECKING:
     from gitmem.store.history import History
     from gitmem.store.rows import Entry
 
-__all__ = ["Outline", "Outlines"]
+__all__ = ["Outline", "Outlines", "Progress"]
 
 _COMMIT = 1
+
+Progress = Callable[[int, int, "int | None"], None]
+"""Told now and then how far a reading of revisions has gone: the commits walked, the
+revisions read, and of how many (``None`` while the commits are walked). It may raise
+to stop the reading."""
+
+_EVERY = 256
+"""How many revisions are read between two calls of a ``Progress``."""
 
 
 class Outline(NamedTuple):
@@ -65,20 +73,33 @@ class Outlines:
         """Refuse a store of the other kind (``Storage`` gives it)."""
         raise NotImplementedError
 
-    def outlines(self, store: str, base: str | None = None) -> list[Outline]:
+    def outlines(
+        self, store: str, base: str | None = None, *, progress: Progress | None = None
+    ) -> list[Outline]:
         """The revisions of a memory store reachable from its head and not from ``base``
         (all of them, with no ``base``; none if ``base`` is not an ancestor of the head),
-        in the order of ``revisions``, as outlines."""
+        in the order of ``revisions``, as outlines; ``progress`` is told how far the
+        reading has gone as it goes."""
         head = self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         history = self._history(store)
+        walked = 0
+
+        def walking(commits: int) -> None:
+            nonlocal walked
+            walked = commits
+            if progress is not None:
+                progress(commits, 0, None)
+
         # the blob ids are found here, in one pass that reads each object once (with no
         # ``base``: every row, numbered as ``entries`` numbers them)
-        entries = history.since(base, head, lookup=False) or []
+        entries = history.since(base, head, lookup=False, walked=walking) or []
         reader = self._reader
         commits: dict[str, _Made] = {}
         found: list[Outline] = []
         for entry in entries:
+            if progress is not None and not len(found) % _EVERY:
+                progress(walked, len(found), len(entries))
             made = commits.get(entry.commit)
             if made is None:
                 made = commits[entry.commit] = _made(reader, entry.commit)
@@ -98,6 +119,8 @@ class Outlines:
                     made.made_by,
                 )
             )
+        if progress is not None:
+            progress(walked, len(found), len(entries))
         return found
 
 

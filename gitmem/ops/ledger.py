@@ -1,0 +1,461 @@
+"""Every memory a store ever held, as the console's Memories panel draws it: the
+ledger folded from every revision (:class:`Ledger`), and each store's ledger as a
+long-lived reader holds it (:class:`Ledgers`), whose first reading of a long history
+runs on a thread of its own while the panel answers at once from the head's listing.
+
+**The first request.** A ledger folds every revision of its store: on a store of
+50,000 revisions with nothing kept (a fresh clone), some 200,000 objects and many
+seconds. So the panel never waits for that. A store with no ledger yet in this process
+gets one: the ledger the repository kept, if it is at the head, answers at once;
+otherwise the fold starts on a thread (with a repository object of its own) and the
+request waits only while the fold is short (up to :data:`PATIENCE` commits walked and
+revisions read). A longer one is answered in the *interim form*: the rows of the
+head's listing, each live memory's slug, description and characters, with every field
+the listing does not know ``null`` (never a guess), under what the fold has read so
+far. Deleted memories and the history's fields come with the completed form, exactly
+the JSON a console that was running all along answers. What the fold worked out is
+kept as ever, so a later process goes on from it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+from gitmem.errors import GitmemError
+from gitmem.types import AGENT_EMAIL, FileRevision
+
+if TYPE_CHECKING:
+    from gitmem.repository import Repository
+    from gitmem.store.outline import Outline, Progress
+
+__all__ = ["PATIENCE", "Ledger", "Ledgers"]
+
+
+class _Held:
+    """One memory a store has ever held, as the ledger folds its revisions (its
+    attributes, in this order, are the console's JSON row)."""
+
+    def __init__(self, slug: str) -> None:
+        self.slug = slug
+        self.description = ""
+        self.live = False
+        self.chars = 0
+        self.peak_chars = 0
+        self.revisions = 0
+        self.revision = 0
+        self.author = ""
+        self.time = 0
+
+    @classmethod
+    def of(cls, kept: tuple[Any, ...]) -> _Held:
+        """A row as the ledger keeps it (its attributes' values, in order)."""
+        held = cls.__new__(cls)
+        vars(held).update(zip(_FIELDS, kept, strict=True))
+        return held
+
+
+_FIELDS = tuple(vars(_Held("")))
+
+
+class _Change(NamedTuple):
+    """What the ledger reads of one revision, of a memory or of a file store's file."""
+
+    slug: str
+    description: str
+    chars: int
+    removed: bool
+    revision: int
+    author: str
+    time: int
+    commit: str
+    made_by: tuple[str, str, Mapping[str, str]] | None
+    """Who made the commit, as ``Repository.made_by`` says (``None``: ask it)."""
+
+    @classmethod
+    def of(cls, o: Outline) -> _Change:
+        return cls(
+            o.slug, o.description, o.chars, o.removed, o.revision, o.author, o.time, o.commit,
+            o.made_by,
+        )  # fmt: skip
+
+    @classmethod
+    def of_file(cls, f: FileRevision) -> _Change:
+        return cls(
+            f.path, "", len(f.text), f.removed, f.revision, f.author, f.time, f.commit, None
+        )  # fmt: skip
+
+
+_KIND = "ledger"
+"""The name the ledger is kept under, beside the repository's other derived files."""
+_KEEP_AFTER = 256
+"""How many revisions a ledger folds in before it is kept again (a fold of the whole
+history is kept at once): a later process goes on from the kept head, and a store
+moving one revision at a time is not rewritten whole at each move."""
+
+
+class Ledger:
+    """Every memory a store ever held (deleted ones too), with its size and peak: what
+    the console's treemap draws. It follows the store's head one change at a time, and
+    keeps each memory's row as JSON, so a long-lived reader pays for each revision once
+    and for each changed memory once per move. What it folded is kept in the
+    repository with its head, so a new process goes on from there rather than folding
+    every revision again."""
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.head: str | None = None
+        self._held: dict[str, _Held] = {}
+        self._slugs: list[str] = []
+        self._json: dict[str, str] = {}
+        self._authors: dict[str, int] = {}
+        self._agents: dict[str, dict[str, Any]] = {}
+        self._resumed = False
+        self._unkept = 0
+
+    def follow(self, repo: Repository, progress: Progress | None = None) -> None:
+        """Bring the ledger up to the store's head (``progress`` is told how far the
+        reading of revisions has gone, as :meth:`Repository.outlines` tells it)."""
+        head = repo.head(self.store)
+        if head == self.head:
+            return
+        if not self._resumed:
+            self.resume(repo)
+            if head == self.head:
+                return
+        files = head is not None and repo.layout(self.store) == "files"
+        news: list[_Change] = []
+        if self.head and not files:
+            news = [_Change.of(o) for o in repo.outlines(self.store, self.head, progress=progress)]
+        whole = not news or head is None
+        if whole:
+            # a first look, a file store (small, written by the memory tool), or a branch
+            # rewritten under us: fold it all again
+            self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
+            self._agents = {}
+            if files:
+                news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
+            elif head is not None:
+                news = [_Change.of(o) for o in repo.outlines(self.store, progress=progress)]
+        self._fold(repo, news)
+        self.head = head
+        self._unkept += len(news)
+        if head is not None and (whole or self._unkept >= _KEEP_AFTER):
+            repo.keep(_KIND, self.store, head, self._kept())
+            self._unkept = 0
+
+    def _fold(self, repo: Repository, news: list[_Change]) -> None:
+        seen: set[str] = set()
+        for r in news:
+            held = self._held.get(r.slug)
+            if held is None:
+                held = self._held[r.slug] = _Held(r.slug)
+                bisect.insort(self._slugs, r.slug)
+            held.description = r.description
+            held.live = not r.removed
+            held.chars = r.chars
+            held.peak_chars = max(held.peak_chars, held.chars)
+            held.revisions += 1
+            held.revision = max(held.revision, r.revision)
+            held.author, held.time = r.author, r.time
+            self._authors[r.author] = self._authors.get(r.author, 0) + 1
+            self._json.pop(r.slug, None)
+            # the revisions a fold takes in are those of commits it has not met
+            if r.commit not in seen:
+                seen.add(r.commit)
+                self._met(r.made_by or repo.made_by(r.commit))
+
+    def _kept(self) -> tuple[object, ...]:
+        """What the repository keeps of the ledger: its rows (with their JSON), authors
+        and agents."""
+        rows = [tuple(vars(self._held[slug]).values()) for slug in self._slugs]
+        texts = [self._row_json(slug) for slug in self._slugs]
+        return (rows, texts, self._authors, self._agents)
+
+    def resume(self, repo: Repository) -> bool:
+        """Take the ledger the repository last kept for the store, if one reads whole
+        (once: a ledger resumes before its first fold); whether it took one."""
+        if self._resumed:
+            return self.head is not None
+        self._resumed = True
+        found = repo.kept(_KIND, self.store)
+        if found is None:
+            return False
+        try:
+            rows, texts, authors, agents = cast(
+                tuple[list[tuple[Any, ...]], list[str], Any, Any], found.value
+            )
+            held = {row[0]: _Held.of(row) for row in rows}
+            texts = dict(zip(held, texts, strict=True))
+            if not (isinstance(authors, dict) and isinstance(agents, dict)):
+                return False
+        except (TypeError, ValueError, IndexError):
+            return False  # not a ledger as this version keeps it: fold the history again
+        self._held, self._slugs, self._json = held, sorted(held), texts
+        self._authors = cast(dict[str, int], authors)
+        self._agents = cast(dict[str, dict[str, Any]], agents)
+        self.head = found.head
+        return True
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
+        "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
+        the size of the text its deletion removed."""
+        return [dict(vars(self._held[slug])) for slug in self._slugs]
+
+    def rows_json(self) -> str:
+        """``rows()`` as JSON text, joined from the rows kept since they last changed."""
+        return "[" + ",".join(self._row_json(slug) for slug in self._slugs) + "]"
+
+    def _row_json(self, slug: str) -> str:
+        found = self._json.get(slug)
+        if found is None:
+            found = self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
+        return found
+
+    def authors(self) -> dict[str, int]:
+        """Each commit author's name with how many revisions they made."""
+        return dict(sorted(self._authors.items()))
+
+    def agents(self) -> dict[str, dict[str, Any]]:
+        """Each agent instance that wrote the store (an operator and ``gitmem sync``
+        are not agents): ``{instance: {"profile", "scope", "started_as", "commits"}}``,
+        the profile and scope as its latest commit records them (``None`` where no
+        commit of its records them)."""
+        return {name: dict(found) for name, found in sorted(self._agents.items())}
+
+    def _met(self, made_by: tuple[str, str, Mapping[str, str]]) -> None:
+        """Note the agent that made a commit (``made_by`` says who), if an agent did: it
+        records an agent (the ``Gitmem-Agent`` trailer), or it is authored as one."""
+        from gitmem.trailers import read_agent_trailer
+
+        name, email, trailers = made_by
+        said = read_agent_trailer(trailers)
+        if said is None and not email.endswith(AGENT_EMAIL):
+            return
+        instance = said["instance"] if said is not None else name
+        found = self._agents.setdefault(
+            instance, {"profile": None, "scope": None, "started_as": None, "commits": 0}
+        )
+        found["commits"] += 1
+        if said is not None:
+            found.update(
+                profile=said["profile"], scope=said["scope"], started_as=said["started-as"]
+            )
+
+
+def listed(repo: Repository, store: str) -> list[dict[str, Any]]:
+    """The panel's rows as the head's listing knows them: each live memory's slug,
+    description and characters, and every other field ``None`` (a file store's: none)."""
+    if repo.layout(store) == "files":
+        return []
+    return [
+        {**dict.fromkeys(_FIELDS), "slug": slug, "description": about, "live": True, "chars": n}
+        for slug, (about, n, _) in repo.summaries(store)
+    ]
+
+
+PATIENCE = (500, 500)
+"""How long a first request waits for its store's fold before it answers in the interim
+form: while the fold has walked at most this many commits and has at most this many
+revisions to read (a short history is answered whole)."""
+
+
+class _Stopped(GitmemError):
+    """The reader that started a fold is closing."""
+
+    kind = "unavailable"
+
+
+class _Reading:
+    """A store's fold, running on a thread of its own, and how far it has gone."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        head: str | None,
+        patience: tuple[int, int] | None,
+        stopping: threading.Event,
+    ) -> None:
+        self.ledger = ledger
+        self.head = head
+        """The store's head when the fold started (a failed fold is tried again once
+        the head moves)."""
+        self.progress: tuple[int, int, int | None] = (0, 0, None)
+        """The commits walked, the revisions read, and of how many (``None``: not yet
+        known), as :data:`~gitmem.store.outline.Progress` says."""
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.settled = threading.Event()
+        """Set once the fold is done, or is too long for a request to wait for."""
+        self._patience = patience
+        self._stopping = stopping
+        if patience is None:
+            self.settled.set()
+
+    def note(self, commits: int, revisions: int, of: int | None) -> None:
+        if self._stopping.is_set():
+            raise _Stopped("the console is closing")
+        self.progress = (commits, revisions, of)
+        patience = self._patience
+        if patience is not None and (
+            commits > patience[0] or (of is not None and of > patience[1])
+        ):
+            self.settled.set()
+
+    def run(self, open_repo: Callable[[], Repository]) -> None:
+        try:
+            repo = open_repo()
+            try:
+                self.ledger.follow(repo, self.note)
+            finally:
+                repo.close()
+        except Exception as exc:  # said in the panel's one line, never raised in a thread
+            self.error = exc
+        finally:
+            self.done.set()
+            self.settled.set()
+
+    def history(self) -> dict[str, Any]:
+        """What the interim form says of the fold."""
+        if self.error is not None:
+            return {"state": "failed", "message": _failure(self.error)}
+        commits, revisions, of = self.progress
+        return {"state": "reading", "commits": commits, "revisions": revisions, "of": of}
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, GitmemError):
+        return f"the history could not be read: {exc}"
+    return (
+        f"the history could not be read (unexpected {type(exc).__name__}: {exc}); "
+        "please report this as a bug"
+    )
+
+
+class Ledgers:
+    """Each store's ledger as one long-lived reader of ``repo`` holds them (the
+    console), ``lock`` being the lock its requests hold while they use ``repo``. A
+    store's first fold runs on a thread of its own, with a repository object of its
+    own, so no request is held behind it (see the module's docstring); ``stopping``
+    set stops the folds still running."""
+
+    patience: tuple[int, int] | None = PATIENCE
+    """See :data:`PATIENCE`; ``None``: a first request never waits for the fold."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        lock: threading.Lock,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        self.repo = repo
+        self.lock = lock
+        self.stopping = stopping or threading.Event()
+        self._ledgers: dict[str, Ledger] = {}
+        self._readings: dict[str, _Reading] = {}
+        self._panels: dict[str, tuple[str | None, bytes]] = {}
+        self._listed: dict[str, tuple[str | None, str]] = {}
+
+    def panel(self, store: str) -> bytes:
+        """The Memories panel's JSON of ``store`` (one that exists): the rows as
+        :meth:`Ledger.rows_json` joins them, kept until the store's head moves; while
+        the store's first fold runs, ``{"history": {"state": "reading", "commits",
+        "revisions", "of"}, "rows": [...]}``, the rows the head's listing knows (or
+        ``{"state": "failed", "message"}`` if the fold failed). Takes the lock itself:
+        call it without."""
+        with self.lock:
+            if self._take(store):
+                return self._complete(store)
+            reading = self._begin(store, listing=True)
+            if reading is None:
+                return self._complete(store)
+        reading.settled.wait()
+        with self.lock:
+            if self._take(store):
+                return self._complete(store)
+            history = self._readings[store].history()
+            rows = self._rows(store)
+            return ('{"history":' + json.dumps(history) + ',"rows":' + rows + "}").encode()
+
+    def wait(self, stores: list[str]) -> None:
+        """Wait for the first folds of ``stores`` to complete (starting those not yet
+        started), so that :meth:`ledger` then holds the lock only to follow the
+        head. Takes the lock itself: call it without."""
+        for store in stores:
+            with self.lock:
+                if self._take(store):
+                    continue
+                reading = self._begin(store, listing=False)
+            if reading is not None:
+                reading.done.wait()
+
+    def ledger(self, store: str) -> Ledger:
+        """``store``'s ledger at its head (call it holding the lock; after :meth:`wait`,
+        it folds no more than what came since); a fold that failed raises its error."""
+        if not self._take(store):
+            reading = self._begin(store, listing=False)
+            if reading is not None:
+                reading.done.wait()
+                if not self._take(store):
+                    raise reading.error or _Stopped("the console is closing")
+        ledger = self._ledgers[store]
+        ledger.follow(self.repo)
+        return ledger
+
+    def _take(self, store: str) -> bool:
+        """Whether the store's ledger is held here (a fold that completed is taken)."""
+        if store in self._ledgers:
+            return True
+        reading = self._readings.get(store)
+        if reading is None or not reading.done.is_set() or reading.error is not None:
+            return False
+        self._ledgers[store] = reading.ledger
+        del self._readings[store]
+        return True
+
+    def _begin(self, store: str, *, listing: bool) -> _Reading | None:
+        """The store's fold, started unless it runs (or failed at the head): ``None``
+        if the ledger the repository kept is at the head, and so is held now."""
+        head = self.repo.head(store)
+        reading = self._readings.get(store)
+        if reading is not None and (reading.error is None or reading.head == head):
+            return reading
+        ledger = Ledger(store)
+        resumed = ledger.resume(self.repo)
+        if resumed and ledger.head == head:
+            self._ledgers[store] = ledger
+            self._readings.pop(store, None)
+            return None
+        if listing and not resumed:
+            # the listing is read before the fold starts: the two would share the
+            # interpreter, and the first request waits for the listing
+            self._rows(store)
+        reading = self._readings[store] = _Reading(ledger, head, self.patience, self.stopping)
+        name = f"gitmem-ledger {store}"
+        threading.Thread(target=reading.run, args=(self._open,), name=name, daemon=True).start()
+        return reading
+
+    def _open(self) -> Repository:
+        """A repository object of the fold's own: the reader's serves its requests."""
+        return type(self.repo).open(self.repo.directory)
+
+    def _complete(self, store: str) -> bytes:
+        ledger = self._ledgers[store]
+        ledger.follow(self.repo)
+        cached = self._panels.get(store)
+        if cached is None or cached[0] != ledger.head:
+            cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
+        return cached[1]
+
+    def _rows(self, store: str) -> str:
+        """The interim form's rows as JSON, kept until the store's head moves."""
+        head = self.repo.head(store)
+        cached = self._listed.get(store)
+        if cached is None or cached[0] != head:
+            rows = json.dumps(listed(self.repo, store), ensure_ascii=False)
+            cached = self._listed[store] = (head, rows)
+        return cached[1]
