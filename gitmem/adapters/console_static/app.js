@@ -14,7 +14,7 @@
     history.replaceState(null, "", location.pathname + location.hash);
   }
 
-  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null };
+  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null, poll: null };
 
   // -- small helpers ------------------------------------------------------------------
 
@@ -165,6 +165,7 @@
     // renders overlap (a live update, a navigation): only the latest may draw
     const mine = ++state.renders;
     state.stale = () => mine !== state.renders;
+    clearTimeout(state.poll);
     drawTabs(view);
     if (fresh) say(...(state.flash || [""]));
     state.flash = null;
@@ -349,14 +350,28 @@
 
   // -- Memories panel -----------------------------------------------------------------
 
+  // While the store's history is first read, the panel answers with the rows its
+  // listing knows (each live memory's name, description and size) and says how far
+  // the reading has gone; every field it does not know yet is null, shown as "reading
+  // history…", and the page asks again until the history is complete.
+  const POLL_MS = 1000;
+
   async function memoriesPage(store, fresh) {
     const stale = state.stale;
-    const [st, memories, actions] = await Promise.all([
+    const [st, panel, actions] = await Promise.all([
       get(`/api/stores/${storePath(store)}/state`),
       get(`/api/stores/${storePath(store)}/memories`),
       get(`/api/stores/${storePath(store)}/actions`),
     ]);
-    if (stale() || same(fresh, st, memories, actions)) return;
+    if (stale()) return;
+    const history = Array.isArray(panel) ? null : panel.history;
+    const memories = history ? panel.rows : panel;
+    if (history && history.state === "reading") {
+      state.poll = setTimeout(() => {
+        if (!stale()) render(false);
+      }, POLL_MS);
+    }
+    if (same(fresh, st, panel, actions)) return;
     const keep = !fresh && document.getElementById("new-memory");
     const listing = main.querySelector("details.listing");
     const listed = !fresh && listing !== null && listing.open;
@@ -371,11 +386,13 @@
     fill(main,
       h("h2", {}, "Memories"),
       totals(st),
+      history ? historyNote(history) : null,
       h(
         "p",
         { class: "muted" },
         `${plural(live.length, "live memory", "live memories")}, sized by characters` +
           (gone.length ? `; ${plural(gone.length, "deleted one", "deleted ones")} below` : "") +
+          (history ? "; deleted ones show once the history is read" : "") +
           ". Click one for its history.",
       ),
       treemap(store, live),
@@ -383,6 +400,28 @@
       legendList(store, memories, listed),
       form,
     );
+  }
+
+  // how far the first reading of the store's history has gone, or why it failed
+  function historyNote(history) {
+    if (history.state === "failed") {
+      return h("p", { class: "history failed", id: "history" }, history.message);
+    }
+    const far =
+      history.of === null
+        ? `${plural(history.commits, "commit", "commits")} walked`
+        : `${number(history.revisions)} of ${plural(history.of, "revision", "revisions")} read`;
+    return h(
+      "p",
+      { class: "history reading", id: "history" },
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      `Reading history… ${far}. Sizes and names are the store's now; the columns marked “reading history…” fill in when it is read.`,
+    );
+  }
+
+  // a field the panel does not know yet (null while the history is read)
+  function known(value, shown) {
+    return value === null ? h("span", { class: "pending" }, "reading history…") : shown(value);
   }
 
   function totals(st) {
@@ -468,7 +507,10 @@
     const cells = squarify(items, 0, 0, width, height).map((c) => {
       const m = c.item.m;
       const size = `${number(m.chars)} chars`;
-      const title = `${m.slug} — ${size} (peak ${number(m.peak_chars)}), ${m.revisions} revisions\n${m.description}`;
+      const title =
+        m.peak_chars === null
+          ? `${m.slug} — ${size} (history still being read)\n${m.description}`
+          : `${m.slug} — ${size} (peak ${number(m.peak_chars)}), ${m.revisions} revisions\n${m.description}`;
       const roomy = c.w > 70 && c.h > 34;
       return h(
         "a",
@@ -533,10 +575,10 @@
               { class: m.live ? "" : "deleted" },
               h("td", {}, h("a", { href: link("memory", store, encodeURIComponent(m.slug)) }, m.slug), m.live ? "" : " (deleted)"),
               h("td", { class: "num" }, number(m.chars)),
-              h("td", { class: "num" }, number(m.peak_chars)),
-              h("td", { class: "num" }, m.revisions),
-              h("td", {}, m.author),
-              h("td", {}, when(m.time)),
+              h("td", { class: "num" }, known(m.peak_chars, number)),
+              h("td", { class: "num" }, known(m.revisions, String)),
+              h("td", {}, known(m.author, String)),
+              h("td", {}, known(m.time, when)),
             ),
           ),
         ),
