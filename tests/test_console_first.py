@@ -1,0 +1,290 @@
+"""The Memories panel's first request while the store's history is read on a thread of
+its own: the interim answer's shape, that it shows no value it does not know, that the
+completed answer is the one a console running all along gives, and the fold under a
+write, two requests at once, a failure and a closing console."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+from test_console import (
+    ADA,
+    BASE,
+    PORT,
+    TOKEN,
+    derived_files_removed,
+    history_of_every_kind,
+    seed,
+)
+
+from gitmem import Repository, ops
+from gitmem.adapters.console import Console
+from gitmem.errors import StorageError
+from gitmem.ops import ledger as ledgers
+
+URL = "/api/stores/profile/ops/memories"
+KNOWN = ("slug", "description", "live", "chars")
+"""What the head's listing knows of a live memory; every other field waits for the
+history."""
+
+
+def on_fold_thread() -> bool:
+    return threading.current_thread().name.startswith("gitmem-ledger")
+
+
+class Gate(threading.Event):
+    """Set, it lets the folds through; ``folds`` counts those that came to it."""
+
+    folds = 0
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Holds every fold run on a ledger's own thread until set; a first request never
+    waits for a fold."""
+    opened = Gate()
+    real = ledgers.Ledger.follow
+
+    def follow(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
+        if on_fold_thread():
+            opened.folds += 1
+            assert opened.wait(30)
+        real(self, repo, progress)
+
+    monkeypatch.setattr(ledgers.Ledger, "follow", follow)
+    monkeypatch.setattr(ledgers.Ledgers, "patience", None)
+    yield opened
+    opened.set()
+
+
+@pytest.fixture
+def console(repo: Repository) -> Iterator[Console]:
+    made = Console(repo, token=TOKEN, port=PORT, author=ADA)
+    yield made
+    made._closing.set()  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.fixture
+def client(console: Console) -> Iterator[TestClient]:
+    with TestClient(
+        console.asgi(),
+        base_url=BASE,
+        headers={"Authorization": f"Bearer {TOKEN}", "Origin": BASE},
+    ) as test_client:
+        yield test_client
+
+
+def completed(client: TestClient) -> bytes:
+    """The panel asked again until it answers in the completed form."""
+    for _ in range(3000):
+        answer = client.get(URL)
+        assert answer.status_code == 200
+        if isinstance(answer.json(), list):
+            return answer.content
+        time.sleep(0.01)
+    raise AssertionError("the history was never read")
+
+
+def folded(repo: Repository, store: str = "profile/ops") -> ops.Ledger:
+    """A ledger folded here and now, as the console folded every first request before."""
+    fresh = ops.Ledger(store)
+    fresh.follow(repo)
+    return fresh
+
+
+def assert_known_only(rows: list[dict[str, Any]], truth: list[dict[str, Any]]) -> None:
+    """``rows`` are the live memories of ``truth`` (the completed rows), in its order
+    and with its keys, each saying only what the listing knows: the rest is null."""
+    live = [row for row in truth if row["live"]]
+    assert [row["slug"] for row in rows] == [row["slug"] for row in live]
+    for row, full in zip(rows, live, strict=True):
+        assert list(row) == list(full)
+        assert {k: row[k] for k in KNOWN} == {k: full[k] for k in KNOWN}
+        assert all(row[k] is None for k in row if k not in KNOWN)
+
+
+def test_the_interim_answer_shows_the_listing_and_how_far_the_history_is(
+    client: TestClient, repo: Repository, gate: Gate, tmp_path: Path
+) -> None:
+    """While the history is read, the panel answers at once with each live memory's
+    slug, description and size, null for what only the history knows, no deleted
+    memory, and how far the reading has gone; then the completed rows, exactly."""
+    history_of_every_kind(repo, tmp_path / "work")
+    ops.delete(repo, "profile/ops", ADA, "scratch")
+    first = client.get(URL)
+    assert first.status_code == 200
+    interim = first.json()
+    assert set(interim) == {"history", "rows"}
+    assert interim["history"] == {"state": "reading", "commits": 0, "revisions": 0, "of": None}
+    truth = folded(repo).rows()
+    assert any(not row["live"] for row in truth)
+    assert_known_only(interim["rows"], truth)
+    gate.set()
+    assert completed(client) == folded(repo).rows_json().encode()
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["create", "edit", "delete"]), st.sampled_from("abcd")),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_listing_never_says_what_the_history_would_not(
+    steps: list[tuple[str, str]],
+) -> None:
+    """Over any run of creates, edits, deletes and re-creations, the interim rows are
+    the completed rows' live memories with only what the listing knows: every field
+    it shows is the one the fold finds, and every other is null."""
+    with tempfile.TemporaryDirectory() as folder, Repository.init(folder + "/m.git") as repo:
+        for i, (op, slug) in enumerate(steps):
+            here = slug in repo.snapshot("profile/ops")
+            if op == "create" and not here:
+                ops.create(repo, "profile/ops", ADA, slug, f"about {slug} {i}", "x" * i)
+            elif op == "edit" and here:
+                ops.edit(repo, "profile/ops", ADA, slug, body="é" * (i + 1) + "\n")
+            elif op == "delete" and here:
+                ops.delete(repo, "profile/ops", ADA, slug)
+        if repo.head("profile/ops") is None:
+            return
+        assert_known_only(ledgers.listed(repo, "profile/ops"), folded(repo).rows())
+
+
+def test_a_first_request_on_a_short_history_is_answered_whole(
+    client: TestClient, repo: Repository
+) -> None:
+    """A first request waits for a fold as short as a test's: it answers the completed
+    rows, byte for byte those of a ledger folded here and now."""
+    seed(repo)
+    assert client.get(URL).content == folded(repo).rows_json().encode()
+
+
+def test_a_write_while_the_history_is_read(
+    client: TestClient, repo: Repository, gate: Gate
+) -> None:
+    """A memory saved while the fold runs shows in the next interim answer (the head's
+    listing), and the completed rows, once the fold goes on from its head to the new
+    one, equal a fold of the whole history."""
+    seed(repo)
+    before = repo.head("profile/ops")
+    assert client.get(URL).json()["history"]["state"] == "reading"
+    saved = client.put(
+        f"{URL}/written-meanwhile",
+        json={"description": "saved during the fold", "body": "while the history is read\n"},
+        headers={"If-Match": "0"},
+    )
+    assert saved.status_code == 201
+    assert repo.head("profile/ops") != before
+    rows = {row["slug"]: row for row in client.get(URL).json()["rows"]}
+    assert rows["written-meanwhile"]["description"] == "saved during the fold"
+    assert rows["written-meanwhile"]["revisions"] is None
+    gate.set()
+    whole = json.loads(completed(client))
+    assert whole == folded(repo).rows()
+    assert {row["slug"]: row for row in whole}["written-meanwhile"]["revisions"] == 1
+    kept = repo.kept("ledger", "profile/ops")
+    assert kept is not None  # kept as ever, for the next process to go on from
+
+
+def test_two_requests_at_once_share_one_fold_and_neither_waits_for_it(
+    client: TestClient, repo: Repository, gate: Gate
+) -> None:
+    """Two panel requests at once both answer in the interim form from one fold, and
+    a Stores page waiting for that fold holds neither of them."""
+    seed(repo)
+    answers: list[Any] = []
+
+    def ask(url: str) -> None:
+        answers.append((url, client.get(url).json()))
+
+    stores = threading.Thread(target=ask, args=("/api/stores",))
+    stores.start()
+    panels = [threading.Thread(target=ask, args=(URL,)) for _ in range(2)]
+    for thread in panels:
+        thread.start()
+    for thread in panels:
+        thread.join(30)
+    assert [a[1]["history"]["state"] for a in answers if a[0] == URL] == ["reading", "reading"]
+    assert gate.folds == 1
+    assert stores.is_alive()  # it waits for the history, without the panel waiting too
+    gate.set()
+    stores.join(30)
+    overview = {s["store"]: s for s in answers[-1][1]}["profile/ops"]
+    assert overview["memories_ever"] == len(folded(repo).rows())
+    assert completed(client) == folded(repo).rows_json().encode()
+
+
+def test_a_fold_that_fails_is_said_in_one_line(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold that fails leaves the panel answering its listing with the failure in one
+    line (never a 500); once the store moves, the history is read again."""
+    seed(repo)
+    real = ledgers.Ledger.follow
+
+    def broken(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
+        if on_fold_thread():
+            raise StorageError("commit 0123456789ab is damaged; run `gitmem check`")
+        real(self, repo, progress)
+
+    monkeypatch.setattr(ledgers.Ledger, "follow", broken)
+    answer = client.get(URL)
+    assert answer.status_code == 200
+    history = answer.json()["history"]
+    assert history == {
+        "state": "failed",
+        "message": "the history could not be read: commit 0123456789ab is damaged; "
+        "run `gitmem check`",
+    }
+    assert "\n" not in history["message"]
+    assert [row["slug"] for row in answer.json()["rows"]] == ["runbook"]
+    monkeypatch.setattr(ledgers.Ledger, "follow", real)
+    assert client.get(URL).json()["history"]["state"] == "failed"  # the same head
+    ops.create(repo, "profile/ops", ADA, "after", "d", "written after the failure")
+    assert client.get(URL).content == folded(repo).rows_json().encode()
+
+
+def test_a_fold_says_how_far_it_has_gone(repo: Repository) -> None:
+    """The reading of revisions tells its progress: commits walked while it walks (the
+    index not yet built), then revisions read of how many, ending at all of them."""
+    seed(repo)
+    ops.create(repo, "profile/ops", ADA, "more", "d", "text")
+    commits = len(list(repo.iter_commits("profile/ops")))
+    whole = repo.outlines("profile/ops")
+    derived_files_removed(repo)
+    other = Repository.open(repo.directory)  # an index not yet built: the commits walked
+    try:
+        told: list[tuple[int, int, int | None]] = []
+        found = other.outlines("profile/ops", progress=lambda *p: told.append(p))
+    finally:
+        other.close()
+    assert found == whole
+    assert told[0] == (commits, 0, None)
+    assert told[-1] == (commits, len(found), len(found))
+    assert all(t[2] == len(found) for t in told[1:])
+
+
+def test_a_closing_console_stops_its_folds(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold still running when the console closes stops at its next step."""
+    seed(repo)
+    lock = threading.Lock()
+    held = ops.Ledgers(repo, lock)
+    held.patience = None
+    held.stopping.set()
+    held.panel("profile/ops")
+    reading = held._readings["profile/ops"]  # pyright: ignore[reportPrivateUsage]
+    assert reading.done.wait(30)
+    assert reading.error is not None and "closing" in str(reading.error)
