@@ -15,8 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git
@@ -24,6 +26,7 @@ from conftest import git
 from gitmem import Author, Repository, ops
 from gitmem.adapters.console import Console
 from gitmem.demo import run_demo
+from gitmem.ops import ledger as ledgers
 
 CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
@@ -633,3 +636,53 @@ def test_the_review_tab_approves_and_rejects(page: Page, demo: Repository) -> No
     card.locator("p button.reject").click()
     expect(page.locator("#no-proposals")).to_be_visible()
     assert demo.review() == []
+
+
+def test_the_memories_panel_shows_its_rows_before_the_history(
+    browser: Browser, demo: Repository, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With the history still being read (a fresh clone of a long one), the panel draws
+    the live memories at once, marks the history's columns as being read with how far
+    it is, and fills them in, deleted memories too, once the history is read."""
+    opened = threading.Event()
+    real = ledgers.Ledger.follow
+
+    def follow(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
+        if threading.current_thread().name.startswith("gitmem-ledger"):
+            assert opened.wait(60)
+        real(self, repo, progress)
+
+    monkeypatch.setattr(ledgers.Ledger, "follow", follow)
+    monkeypatch.setattr(ledgers.Ledgers, "patience", None)
+    shutil.rmtree(Path(demo.directory) / "gitmem" / "ledger", ignore_errors=True)
+    live = [slug for slug, _ in demo.summaries("profile/ops")]
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    try:
+        with Console(demo, token=Console.new_token(), port=0, author=ADA).running() as url:
+            page = context.new_page()
+            page.goto(url + "#/store/profile/ops/memories")
+            expect(page.locator("#history.reading")).to_contain_text("Reading history…")
+            expect(page.locator("#treemap .cell")).to_have_count(len(live))
+            for slug in live:
+                expect(page.locator(f'#treemap .cell[data-slug="{slug}"]')).to_have_count(1)
+            expect(page.locator("#deleted")).to_have_count(0)
+            page.locator("details.listing summary").click()
+            pending = page.locator("details.listing tbody tr").first.locator(".pending")
+            expect(pending).to_have_count(4)
+            expect(pending.first).to_have_text("reading history…")
+            snap(page, tmp_path, "memories-reading")
+            opened.set()
+            expect(page.locator("#history")).to_have_count(0)
+            expect(page.locator("details.listing .pending")).to_have_count(0)
+            gone = [row for row in ledger_rows(demo) if not row["live"]]
+            assert gone
+            expect(page.locator("#deleted .chip.deleted")).to_have_count(len(gone))
+    finally:
+        opened.set()
+        context.close()
+
+
+def ledger_rows(repo: Repository) -> list[dict[str, Any]]:
+    ledger = ops.Ledger("profile/ops")
+    ledger.follow(repo)
+    return ledger.rows()

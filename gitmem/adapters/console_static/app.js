@@ -408,9 +408,11 @@
       return h("p", { class: "history failed", id: "history" }, history.message);
     }
     const far =
-      history.of === null
-        ? `${plural(history.commits, "commit", "commits")} walked`
-        : `${number(history.revisions)} of ${plural(history.of, "revision", "revisions")} read`;
+      history.of !== null
+        ? `${number(history.revisions)} of ${plural(history.of, "revision", "revisions")} read`
+        : history.commits
+          ? `${plural(history.commits, "commit", "commits")} walked`
+          : "just started";
     return h(
       "p",
       { class: "history reading", id: "history" },
