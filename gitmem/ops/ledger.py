@@ -358,7 +358,7 @@ class Ledgers:
         self._ledgers: dict[str, Ledger] = {}
         self._readings: dict[str, _Reading] = {}
         self._panels: dict[str, tuple[str | None, bytes]] = {}
-        self._listed: dict[str, tuple[str | None, str]] = {}
+        self._listed: dict[str, tuple[str | None, bytes]] = {}
 
     def panel(self, store: str) -> bytes:
         """The Memories panel's JSON of ``store`` (one that exists): the rows as
@@ -377,9 +377,8 @@ class Ledgers:
         with self.lock:
             if self._take(store):
                 return self._complete(store)
-            history = self._readings[store].history()
-            rows = self._rows(store)
-            return ('{"history":' + json.dumps(history) + ',"rows":' + rows + "}").encode()
+            history = json.dumps(self._readings[store].history()).encode()
+            return b'{"history":' + history + b',"rows":' + self._rows(store) + b"}"
 
     def wait(self, stores: list[str]) -> None:
         """Wait for the first folds of ``stores`` to complete (starting those not yet
@@ -451,11 +450,12 @@ class Ledgers:
             cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
         return cached[1]
 
-    def _rows(self, store: str) -> str:
-        """The interim form's rows as JSON, kept until the store's head moves."""
+    def _rows(self, store: str) -> bytes:
+        """The interim form's rows as JSON, kept until the store's head moves (the
+        page asks again every second while the history is read)."""
         head = self.repo.head(store)
         cached = self._listed.get(store)
         if cached is None or cached[0] != head:
-            rows = json.dumps(listed(self.repo, store), ensure_ascii=False)
+            rows = json.dumps(listed(self.repo, store), ensure_ascii=False).encode()
             cached = self._listed[store] = (head, rows)
         return cached[1]

@@ -371,7 +371,13 @@
         if (!stale()) render(false);
       }, POLL_MS);
     }
-    if (same(fresh, st, panel, actions)) return;
+    // while the history is read, only the line saying how far it is changes: the
+    // treemap of thousands of tiles is drawn again only when the rows change
+    if (same(fresh, st, memories, actions)) {
+      const note = document.getElementById("history");
+      if (note && history) note.replaceWith(historyNote(history));
+      return;
+    }
     const keep = !fresh && document.getElementById("new-memory");
     const listing = main.querySelector("details.listing");
     const listed = !fresh && listing !== null && listing.open;
