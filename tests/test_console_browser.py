@@ -641,9 +641,11 @@ def test_the_review_tab_approves_and_rejects(page: Page, demo: Repository) -> No
 def test_the_memories_panel_shows_its_rows_before_the_history(
     browser: Browser, demo: Repository, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """With the history still being read (a fresh clone of a long one), the panel draws
-    the live memories at once, marks the history's columns as being read with how far
-    it is, and fills them in, deleted memories too, once the history is read."""
+    """With the history still being read (a fresh clone of a long one), the Stores page
+    lists the stores at once, its history's figures marked as being read, and the
+    Memories panel draws the live memories at once, marks the history's columns as
+    being read with how far it is, and fills them in, deleted memories too, once the
+    history is read."""
     opened = threading.Event()
     real = ledgers.Ledger.follow
 
@@ -660,7 +662,11 @@ def test_the_memories_panel_shows_its_rows_before_the_history(
     try:
         with Console(demo, token=Console.new_token(), port=0, author=ADA).running() as url:
             page = context.new_page()
-            page.goto(url + "#/store/profile/ops/memories")
+            page.goto(url)
+            row = page.locator('#stores tr[data-store="profile/ops"]')
+            expect(row.locator(".pending")).to_have_count(3)
+            expect(row).to_contain_text("markdown")
+            row.get_by_role("link", name="profile/ops", exact=True).click()
             expect(page.locator("#history.reading")).to_contain_text("Reading history…")
             expect(page.locator("#treemap .cell")).to_have_count(len(live))
             for slug in live:
@@ -677,6 +683,9 @@ def test_the_memories_panel_shows_its_rows_before_the_history(
             gone = [row for row in ledger_rows(demo) if not row["live"]]
             assert gone
             expect(page.locator("#deleted .chip.deleted")).to_have_count(len(gone))
+            page.locator("#tabs").get_by_role("link", name="Stores").click()
+            expect(row.locator(".pending")).to_have_count(0)
+            expect(row).to_contain_text("shared")
     finally:
         opened.set()
         context.close()

@@ -201,28 +201,48 @@ def test_two_requests_at_once_share_one_fold_and_neither_waits_for_it(
     client: TestClient, repo: Repository, gate: Gate
 ) -> None:
     """Two panel requests at once both answer in the interim form from one fold, and
-    a Stores page waiting for that fold holds neither of them."""
+    the Agents view, which waits for that fold, holds neither of them."""
     seed(repo)
     answers: list[Any] = []
 
     def ask(url: str) -> None:
         answers.append((url, client.get(url).json()))
 
-    stores = threading.Thread(target=ask, args=("/api/stores",))
-    stores.start()
+    agents = threading.Thread(target=ask, args=("/api/agents",))
+    agents.start()
     panels = [threading.Thread(target=ask, args=(URL,)) for _ in range(2)]
     for thread in panels:
         thread.start()
     for thread in panels:
         thread.join(30)
     assert [a[1]["history"]["state"] for a in answers if a[0] == URL] == ["reading", "reading"]
-    assert stores.is_alive()  # it waits for the history, without the panel waiting too
+    assert agents.is_alive()  # it waits for the history, without the panel waiting too
     gate.set()
-    stores.join(30)
-    overview = {s["store"]: s for s in answers[-1][1]}["profile/ops"]
-    assert overview["memories_ever"] == len(folded(repo).rows())
+    agents.join(30)
+    assert answers[-1] == ("/api/agents", ops.agents(repo, [folded(repo)]))
     assert completed(client) == folded(repo).rows_json().encode()
     assert gate.folds == 1
+
+
+def test_the_stores_page_says_which_figures_wait_for_the_history(
+    client: TestClient, repo: Repository, gate: Gate
+) -> None:
+    """While a store's history is read, the Stores page answers at once: what only the
+    history knows (authors, instances, shared, memories ever held) is null, the rest is
+    as ever, and ``history`` says how far the reading is; then the overview as ever."""
+    seed(repo)
+    interim = {s["store"]: s for s in client.get("/api/stores").json()}["profile/ops"]
+    assert interim["history"] == {"state": "reading", "commits": 0, "revisions": 0, "of": None}
+    waiting = ("authors", "instances", "shared", "memories_ever")
+    assert all(interim[k] is None for k in waiting)
+    gate.set()
+    completed(client)
+    whole = {s["store"]: s for s in client.get("/api/stores").json()}["profile/ops"]
+    assert list(whole) == [k for k in interim if k != "history"]
+    assert {k: v for k, v in interim.items() if k not in (*waiting, "history")} == {
+        k: v for k, v in whole.items() if k not in waiting
+    }
+    assert whole["memories_ever"] == len(folded(repo).rows()) and whole["shared"]
 
 
 def test_a_fold_that_fails_is_said_in_one_line(

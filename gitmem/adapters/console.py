@@ -318,18 +318,27 @@ class Console:
     async def _stores(self, request: Request) -> Response:
         def rows() -> list[dict[str, Any]]:
             held = ops.holders(self.repo)
-            return [
-                ops.store_overview(self.repo, self._ledger(store), held.get(store, []))
-                for store in self.repo.stores()
-            ]
+            found: list[dict[str, Any]] = []
+            for store in self.repo.stores():
+                # a store whose history is still being read says so, and what it knows
+                ledger = self._ledgers.held(store)
+                history = self._ledgers.history(store) if ledger is None else None
+                found.append(
+                    ops.store_overview(self.repo, ledger, held.get(store, []), store, history)
+                )
+            return found
 
-        return await self._answer(rows, folded=True)
+        return await self._answer(rows, folds=self._ledgers.settle)
 
     async def _agents(self, request: Request) -> Response:
-        return await self._answer(lambda: ops.agents(self.repo, self._followed()), folded=True)
+        return await self._answer(
+            lambda: ops.agents(self.repo, self._followed()), folds=self._ledgers.wait
+        )
 
     async def _modules(self, request: Request) -> Response:
-        return await self._answer(lambda: ops.modules(self.repo, self._followed()), folded=True)
+        return await self._answer(
+            lambda: ops.modules(self.repo, self._followed()), folds=self._ledgers.wait
+        )
 
     async def _review(self, request: Request) -> Response:
         return await self._answer(lambda: reviewing.review(self.repo).to_dict())
@@ -408,15 +417,20 @@ class Console:
         return ops.memory_history(self.repo, self._existing(store), slug)
 
     async def _answer(
-        self, fn: Callable[[], Any], *, raw: bool = False, locked: bool = True, folded: bool = False
+        self,
+        fn: Callable[[], Any],
+        *,
+        raw: bool = False,
+        locked: bool = True,
+        folds: Callable[[list[str]], None] | None = None,
     ) -> Response:
         """``fn``'s answer as JSON (``raw``: its bytes are); ``locked``: called holding the
-        lock on the repository; ``folded``: once every store's first fold completed
-        (waited for without the lock, so the Memories panel answers meanwhile)."""
+        lock on the repository; ``folds``: called first with every store, without the
+        lock (it waits for their first folds, while the Memories panel answers)."""
         try:
-            if folded:
+            if folds is not None:
                 stores: list[str] = await self._call(self.repo.stores)
-                await self._call(lambda: self._ledgers.wait(stores), locked=False)
+                await self._call(lambda: folds(stores), locked=False)
             data = await self._call(fn, locked=locked)
         except GitmemError as exc:
             return _error(exc)

@@ -63,33 +63,47 @@ def allowed_actions(repo: Repository, store: str) -> dict[str, Any]:
     return {"allowed": [a for a in ACTIONS if a not in refused], "refused": refused}
 
 
-def store_overview(repo: Repository, ledger: Ledger, held_by: list[str]) -> dict[str, Any]:
+def store_overview(
+    repo: Repository,
+    ledger: Ledger | None,
+    held_by: list[str],
+    store: str = "",
+    history: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A store as the console's Stores page shows it: ``{"store", "head", "strategy",
     "limits", "totals", "peaks", "holders", "authors", "instances", "shared",
     "memories_ever", "actions"}``; ``instances`` is every watermark holder and every agent
     that wrote it (an operator and ``gitmem sync`` are authors, not instances), and
-    ``shared`` says whether more than one of them holds the store."""
+    ``shared`` says whether more than one of them holds the store.
+
+    With no ``ledger`` (``store``'s history is still being read), what only the history
+    knows (``authors``, ``instances``, ``shared``, ``memories_ever``) is ``None``, and
+    ``history`` (how far the reading has gone, see ``Ledgers``) is added."""
     from gitmem.limits import Limits
 
-    ledger.follow(repo)
-    snap = repo.snapshot(ledger.store)
-    found = record(repo, ledger.store)
-    authors = ledger.authors()
-    instances = sorted(set(held_by) | set(ledger.agents()))
-    return {
-        "store": ledger.store,
+    if ledger is not None:
+        ledger.follow(repo)
+        store = ledger.store
+    snap = repo.snapshot(store)
+    found = record(repo, store)
+    instances = sorted(set(held_by) | set(ledger.agents())) if ledger is not None else None
+    overview: dict[str, Any] = {
+        "store": store,
         "head": snap.commit,
         "strategy": found.strategy.name if found else None,
         "limits": (found.limits if found else Limits()).as_params(),
         "totals": snap.totals.to_dict(),
         "peaks": snap.peaks.to_dict(),
         "holders": held_by,
-        "authors": authors,
+        "authors": ledger.authors() if ledger is not None else None,
         "instances": instances,
-        "shared": len(instances) > 1,
-        "memories_ever": len(ledger.rows()),
-        "actions": allowed_actions(repo, ledger.store),
+        "shared": len(instances) > 1 if instances is not None else None,
+        "memories_ever": len(ledger.rows()) if ledger is not None else None,
+        "actions": allowed_actions(repo, store),
     }
+    if ledger is None:
+        overview["history"] = history
+    return overview
 
 
 _HOLDING = {

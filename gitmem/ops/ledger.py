@@ -377,20 +377,40 @@ class Ledgers:
         with self.lock:
             if self._take(store):
                 return self._complete(store)
-            history = json.dumps(self._readings[store].history()).encode()
+            history = json.dumps(self.history(store)).encode()
             return b'{"history":' + history + b',"rows":' + self._rows(store) + b"}"
 
-    def wait(self, stores: list[str]) -> None:
+    def wait(self, stores: list[str], *, whole: bool = True) -> None:
         """Wait for the first folds of ``stores`` to complete (starting those not yet
-        started), so that :meth:`ledger` then holds the lock only to follow the
-        head. Takes the lock itself: call it without."""
+        started), so that :meth:`ledger` then holds the lock only to follow the head;
+        without ``whole``, only while each is short (see :data:`PATIENCE`), as a first
+        request waits before :meth:`held`. Takes the lock itself: call it without."""
         for store in stores:
             with self.lock:
                 if self._take(store):
                     continue
                 reading = self._begin(store, listing=False)
             if reading is not None:
-                reading.done.wait()
+                (reading.done if whole else reading.settled).wait()
+
+    def settle(self, stores: list[str]) -> None:
+        """``wait(stores, whole=False)``."""
+        self.wait(stores, whole=False)
+
+    def held(self, store: str) -> Ledger | None:
+        """``store``'s ledger at its head once its first fold is done, else ``None``
+        (the fold is started if it was not; :meth:`history` says how far it is). Call
+        it holding the lock."""
+        if not self._take(store) and self._begin(store, listing=False) is not None:
+            return None
+        ledger = self._ledgers[store]
+        ledger.follow(self.repo)
+        return ledger
+
+    def history(self, store: str) -> dict[str, Any]:
+        """How far the first fold of ``store`` has gone, as the interim form says it
+        (call it holding the lock, after :meth:`held` said ``None``)."""
+        return self._readings[store].history()
 
     def ledger(self, store: str) -> Ledger:
         """``store``'s ledger at its head (call it holding the lock; after :meth:`wait`,

@@ -14,6 +14,9 @@
     history.replaceState(null, "", location.pathname + location.hash);
   }
 
+  // how often a page whose data waits for a store's history asks again
+  const POLL_MS = 1000;
+
   const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null, poll: null };
 
   // -- small helpers ------------------------------------------------------------------
@@ -204,7 +207,14 @@
   async function storesPage(fresh) {
     const stale = state.stale;
     const stores = await get("/api/stores");
-    if (stale() || same(fresh, stores)) return;
+    if (stale()) return;
+    // a store whose history is still being read: ask again until it is
+    if (stores.some((s) => s.history && s.history.state === "reading")) {
+      state.poll = setTimeout(() => {
+        if (!stale()) render(false);
+      }, POLL_MS);
+    }
+    if (same(fresh, stores)) return;
     if (!stores.length) {
       fill(main, h("p", { class: "muted" }, "This repository has no stores yet."));
       return;
@@ -218,15 +228,17 @@
         h("td", {}, limitText(s.limits)),
         h("td", { class: "num" }, `${number(s.totals.count)} / ${number(s.peaks.count)}`),
         h("td", { class: "num" }, `${number(s.totals.chars)} / ${number(s.peaks.chars)}`),
-        h("td", { class: "num" }, number(s.memories_ever)),
+        h("td", { class: "num" }, s.history ? unread(s.history) : number(s.memories_ever)),
         h(
           "td",
           {},
-          s.instances.map((i) =>
-            h("span", { class: "pill" + (s.holders.includes(i) ? " holder" : "") }, i),
-          ),
+          s.instances === null
+            ? unread(s.history)
+            : s.instances.map((i) =>
+                h("span", { class: "pill" + (s.holders.includes(i) ? " holder" : "") }, i),
+              ),
         ),
-        h("td", {}, s.shared ? "shared" : s.instances.length ? "one instance" : "—"),
+        h("td", {}, s.shared === null ? unread(s.history) : s.shared ? "shared" : s.instances.length ? "one instance" : "—"),
       ),
     );
     fill(main, 
@@ -253,6 +265,13 @@
         h("tbody", {}, rows),
       ),
     );
+  }
+
+  // a Stores cell only the store's history knows, while it is read (or why it was not)
+  function unread(history) {
+    return history.state === "failed"
+      ? h("span", { class: "pending failed", title: history.message }, "history not read")
+      : h("span", { class: "pending" }, "reading history…");
   }
 
   function limitText(limits) {
@@ -353,8 +372,7 @@
   // While the store's history is first read, the panel answers with the rows its
   // listing knows (each live memory's name, description and size) and says how far
   // the reading has gone; every field it does not know yet is null, shown as "reading
-  // history…", and the page asks again until the history is complete.
-  const POLL_MS = 1000;
+  // history…", and the page asks again (every POLL_MS) until the history is complete.
 
   async function memoriesPage(store, fresh) {
     const stale = state.stale;
