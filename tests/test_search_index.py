@@ -158,7 +158,7 @@ def test_a_stored_index_far_behind_is_written_again(repo: Repository) -> None:
         lambda data: data[: len(data) // 2],
         lambda data: data[:-1],
         lambda data: b"garbage\n" + data,
-        lambda data: data.replace(b"gitmem-search-2", b"gitmem-search-9", 1),
+        lambda data: data.replace(b"gitmem-search-3", b"gitmem-search-9", 1),
         lambda data: data.replace(b" py3.", b" py2.", 1),
         lambda data: _flip(data, _parts(data)["head"] + 7),
         lambda data: b"",

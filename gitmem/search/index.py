@@ -1,7 +1,7 @@
 """The search index: an inverted index of one store's memories, kept in step one change
 at a time, and kept on disk as derived data so that a fresh process does not build it.
 
-The file (``<git dir>/gitmem/search/<sha1 of the store id>.2``, in no branch) is
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.3``, in no branch) is
 written whole beside its place and renamed over it, so a reader sees an old index or a
 new one, never part of one. A fresh process maps it and reads only what a search
 needs: a small head (the vocabulary, where each word's postings lie, and each one's
@@ -22,7 +22,7 @@ import os
 import sys
 import zlib
 from array import array
-from itertools import chain
+from itertools import accumulate, chain, pairwise, repeat
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
@@ -51,9 +51,14 @@ __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path"
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
 
-# marshal's format and array's item sizes are this interpreter's: another writes anew
-_MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
-_SUFFIX = ".2"
+# marshal's format and array's item sizes and byte order are this interpreter's and
+# this machine's: another writes anew
+_MAGIC = f"gitmem-search-3-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
+_SUFFIX = ".3"
+_OLDER = (".1", ".2")  # earlier formats' files, never read: removed when one is written
+_NUMBERS = array("I")
+"""A word's postings are kept as the numbers of the memories it occurs in (their places
+in slug order), in order, each once per occurrence."""
 _word: list[re.Pattern[str]] = []
 _SPACES = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
 
@@ -117,7 +122,6 @@ class SearchIndex:
         self._docs: dict[str, tuple[Memory, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
-        self._by_slug = True  # whether every word's memories are in slug order
         self._vocab: list[str] = []
         self._vocab_text = ""
         self._vocab_starts: list[int] = []
@@ -140,7 +144,6 @@ class SearchIndex:
         if slugs != sorted(slugs):
             docs = {slug: docs[slug] for slug in sorted(slugs)}
         self._docs = docs
-        self._by_slug = True  # every word's memories are in slug order, as the file wants
         self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
         self._vocab = list(self._postings)
         self.commit = commit
@@ -189,8 +192,6 @@ class SearchIndex:
 
         for word, count in Counter(_words(text)).items():
             slugs = self._postings.get(word)
-            if slugs and memory.slug not in slugs:
-                self._by_slug = False  # filed after the slugs it holds
             if slugs is None:
                 slugs = self._postings[word] = {}
                 self._vocab.append(word)
@@ -350,7 +351,6 @@ class SearchIndex:
         written: it is derived data, which the next reader builds again."""
         texts = {slug: text for slug, (_, text) in self._docs.items()}
         postings = {w: p for w, p in self._postings.items() if p}
-        by_slug = self._by_slug and self._base is None
         if self._base is not None:
             base = self._base
             for slug, text in base.texts().items():
@@ -360,10 +360,13 @@ class SearchIndex:
                 kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
                 if kept:
                     postings[word] = {**kept, **postings.get(word, {})}
-        # here: the lean read path loads this module to search, and never writes
-        from gitmem.store.locking import replace_quietly
-
-        replace_quietly(path, _Stored.build(self.commit, postings, texts, by_slug=by_slug))
+        slugs = sorted(texts)
+        number = {slug: i for i, slug in enumerate(slugs)}
+        numbered = {
+            word: sorted(chain.from_iterable(repeat(number[s], n) for s, n in p.items()))
+            for word, p in postings.items()
+        }
+        write(path, _Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -402,16 +405,55 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
     index.follow(repo, store)
     # no base: built here (none on disk, a damaged one, or a rewritten branch)
     if not index.stored or index.changed >= BEHIND:
-        import contextlib
-
-        with contextlib.suppress(OSError):  # the first format's file, now never read
-            os.remove(path[: -len(_SUFFIX)] + ".1")
+        _forget_older(path)
         try:
             index.save(path)
         except _Damaged:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
+
+
+def _forget_older(path: str) -> None:
+    """Remove the files earlier formats kept beside ``path`` (a reader never opens them)."""
+    for suffix in _OLDER:
+        _remove(path[: -len(_SUFFIX)] + suffix)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:  # gone already, or not ours to remove: derived data either way
+        return
+
+
+def encode(commit: str, texts: dict[str, str]) -> bytes:
+    """The file of an index built afresh, as of ``commit``, of memories whose lowered
+    texts (``slug NUL description NUL body``) are ``texts``: the very bytes
+    :meth:`SearchIndex.save` writes for the same memories."""
+    slugs = sorted(texts)
+    ordered = [texts[slug] for slug in slugs]
+    return _Stored.build(commit, slugs, ordered, _inverted(ordered))
+
+
+def write(path: str, data: bytes) -> bool:
+    """Write the index file ``data`` at ``path`` whole (renamed into place: a reader sees
+    the old file or the new one), and remove earlier formats' files; whether it was
+    written (derived data: a failure to write is no error, the next search builds it)."""
+    from _thread import get_ident
+
+    tmp = f"{path}.{os.getpid()}.{get_ident()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    finally:
+        _remove(tmp)
+    _forget_older(path)
+    return True
 
 
 def index_file(repo: Storage, store: str) -> str:
@@ -459,34 +501,39 @@ class _Stored:
         self._data = data
         self._cache: dict[int, dict[str, int]] = {}
         self._ordered: set[int] = set()
+        self._slug_order: list[str] | None = None
         self._slugs: frozenset[str] | None = None
         self._texts: dict[str, str] | None = None
 
     @staticmethod
     def build(
-        commit: str | None,
-        postings: dict[str, dict[str, int]],
-        texts: dict[str, str],
-        *,
-        by_slug: bool = False,
+        commit: str | None, slugs: list[str], texts: list[str], postings: dict[str, list[int]]
     ) -> bytes:
-        """The file for an index as of ``commit`` (``by_slug``: every word's memories
-        are in slug order already)."""
+        """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
+        the lowered ``texts``, and its words' ``postings`` (see :data:`_NUMBERS`)."""
         vocab = sorted(postings)
-        # marshal's version 2 shares no objects: a third faster to write slugs that many
-        # words hold, and read alike
-        blobs = [marshal.dumps(_most_first(postings[w], by_slug), 2) for w in vocab]
-        spans = [0]
-        for blob in blobs:
-            spans.append(spans[-1] + len(blob))
+        lists = [postings[w] for w in vocab]
+        spans = [0, *accumulate(map(len, lists))]
+        whole = array("I", chain.from_iterable(lists)).tobytes()  # as _NUMBERS
+        view = memoryview(whole)
+        width = _NUMBERS.itemsize
+        crcs = array(
+            "I", [zlib.crc32(view[a * width : b * width]) for a, b in pairwise(spans)]
+        ).tobytes()
+        spans = [at * width for at in spans]
         vocab_text, starts = _vocabulary(vocab)
-        slugs = marshal.dumps(sorted(texts))
-        text_blob = marshal.dumps(texts)
-        crcs = array("I", [zlib.crc32(b) for b in blobs]).tobytes()
-        parts = (len(slugs), zlib.crc32(slugs), spans[-1], len(text_blob), zlib.crc32(text_blob))
+        slug_part = marshal.dumps(slugs)
+        text_part = marshal.dumps(texts)
+        parts = (
+            len(slug_part),
+            zlib.crc32(slug_part),
+            spans[-1],
+            len(text_part),
+            zlib.crc32(text_part),
+        )
         head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
         line = f"{_MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
-        return b"".join([line.encode(), head, slugs, *blobs, text_blob])
+        return b"".join([line.encode(), head, slug_part, whole, text_part])
 
     @classmethod
     def parse(cls, data: memoryview) -> _Stored | None:
@@ -535,13 +582,17 @@ class _Stored:
             body,
         )
 
-    def _part(self, at: int, length: int, crc: int) -> object:
-        """The marshalled part at ``at``, if it matches ``crc``."""
+    def _piece(self, at: int, length: int, crc: int) -> memoryview:
+        """The part at ``at``, if it matches ``crc``."""
         piece = self._data[at : at + length]
         if zlib.crc32(piece) != crc:
             raise _Damaged
+        return piece
+
+    def _part(self, at: int, length: int, crc: int) -> object:
+        """The marshalled part at ``at``, if it matches ``crc``."""
         try:
-            return marshal.loads(piece)
+            return marshal.loads(self._piece(at, length, crc))
         except (EOFError, ValueError, TypeError):
             raise _Damaged from None
 
@@ -549,11 +600,25 @@ class _Stored:
         """Word ``i``'s postings: slug → occurrences, most first."""
         found = self._cache.get(i)
         if found is None:
-            at = self._slugs_len + self._spans[i]
-            part = self._part(at, self._spans[i + 1] - self._spans[i], self._crcs[i])
-            if not isinstance(part, dict):
+            start, end = self._spans[i], self._spans[i + 1]
+            piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
+            if len(piece) % _NUMBERS.itemsize:
                 raise _Damaged
-            found = self._cache[i] = cast(dict[str, int], part)
+            numbers = array("I")  # as _NUMBERS
+            numbers.frombytes(piece)
+            from collections import Counter
+
+            counts = Counter(numbers)  # in slug order, as the numbers are
+            slugs = self._slug_list()
+            if counts and max(counts) >= len(slugs):
+                raise _Damaged
+            order = list(counts)
+            if len(order) < len(numbers):  # most occurrences first, then in slug order
+                order.sort(key=counts.__getitem__, reverse=True)
+            found = dict(
+                zip(map(slugs.__getitem__, order), map(counts.__getitem__, order), strict=True)
+            )
+            self._cache[i] = found
             self._ordered.add(id(found))
         return found
 
@@ -565,13 +630,20 @@ class _Stored:
         """Every word, in the order of their numbers."""
         return self.vocab_text.split("\0")[:-1]
 
-    def slugs(self) -> frozenset[str]:
-        """The slugs of every memory the stored index holds."""
-        if self._slugs is None:
+    def _slug_list(self) -> list[str]:
+        """The slugs of every memory the stored index holds, in the order of their
+        numbers (sorted)."""
+        if self._slug_order is None:
             part = self._part(0, self._slugs_len, self._slugs_crc)
             if not isinstance(part, list):
                 raise _Damaged
-            self._slugs = frozenset(cast(list[str], part))
+            self._slug_order = cast(list[str], part)
+        return self._slug_order
+
+    def slugs(self) -> frozenset[str]:
+        """The slugs of every memory the stored index holds."""
+        if self._slugs is None:
+            self._slugs = frozenset(self._slug_list())
         return self._slugs
 
     def texts(self) -> dict[str, str]:
@@ -579,9 +651,10 @@ class _Stored:
         if self._texts is None:
             at = self._slugs_len + self._postings_len
             part = self._part(at, self._texts_len, self._texts_crc)
-            if not isinstance(part, dict):
+            slugs = self._slug_list()
+            if not isinstance(part, list) or len(cast(list[str], part)) != len(slugs):
                 raise _Damaged
-            self._texts = cast(dict[str, str], part)
+            self._texts = dict(zip(slugs, cast(list[str], part), strict=True))
         return self._texts
 
 
@@ -613,6 +686,22 @@ def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
     for slug, text in texts.items():
         counts = Counter(_words(text))
         deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
+    return dict(postings)
+
+
+def _inverted(texts: list[str]) -> dict[str, list[int]]:
+    """Word → its postings (see :data:`_NUMBERS`), for the memories numbered by their
+    place in ``texts`` (lowered texts in slug order): every word of every text filed
+    in one pass, with no Python step per word."""
+    from collections import defaultdict, deque
+
+    if len(texts) > 1 << 32:
+        raise ValueError("too many memories for one index")
+    postings: defaultdict[str, list[int]] = defaultdict(list)
+    file = postings.__getitem__  # a new word gets its empty list without a Python step
+    append = list[int].append
+    for number, text in enumerate(texts):
+        deque(map(append, map(file, _words(text)), repeat(number)), maxlen=0)
     return dict(postings)
 
 
