@@ -432,3 +432,58 @@ def test_words_are_what_the_word_pattern_finds() -> None:
         assert _words(text) == re.findall(r"\w+", text), text
         ascii_only = text.encode("ascii", "ignore").decode()
         assert _words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only
+
+
+def _text(rng: random.Random) -> str:
+    pieces = ["Roll", "out", "ROLLOUT", "ünï", "_x", "42", "a-b", "\t", " ", ",", "\n", "ß", "ǅ"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+
+
+def test_an_index_built_in_bulk_is_the_file_the_index_writes(tmp_path: Path) -> None:
+    """The lean path's bulk build of a fresh index (one pass over the memories' texts) is
+    byte for byte the file a ``SearchIndex`` writes of the same memories, built at once
+    or changed one memory at a time over a stored base."""
+    from gitmem.search.index import encode
+
+    rng = random.Random(7)
+    for case in range(40):
+        memories = {
+            f"m{rng.randrange(60):02d}": Memory(f"m{rng.randrange(60):02d}", _text(rng), _text(rng))
+            for _ in range(rng.randrange(1, 25))
+        }
+        memories = {m.slug: m for m in memories.values()}
+        texts = {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories.values()}
+        path = str(tmp_path / f"{case}.3")
+        index = SearchIndex()
+        index.reset(list(memories.values()), "c" * 40)
+        index.save(path)
+        assert Path(path).read_bytes() == encode("c" * 40, texts), case
+        stored = SearchIndex.load(path)
+        assert stored is not None
+        for slug in rng.sample(sorted(memories), len(memories) // 2):
+            if rng.random() < 0.5:
+                stored.remove(slug)
+                del texts[slug]
+            else:
+                changed = Memory(slug, _text(rng), _text(rng))
+                stored.put(changed)
+                texts[slug] = f"{slug}\0{changed.description}\0{changed.body}".lower()
+        stored.save(path)
+        assert Path(path).read_bytes() == encode("c" * 40, texts), case
+
+
+def test_an_earlier_format_is_never_read_and_goes_when_the_index_is_written(
+    repo: Repository,
+) -> None:
+    """A file an earlier format wrote is not this format's file: the index is built from
+    the store, and the earlier file removed when the new one is written."""
+    _seed(repo, 4)
+    path = index_file(repo, S)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    older = path[: -len(".3")] + ".2"
+    with open(older, "wb") as f:
+        f.write(b"gitmem-search-2 py3.11 - 1 0\n")
+    index = stored_index(repo, S)
+    assert _answers(index) == _answers(_built(repo))
+    assert not os.path.exists(older)
+    assert SearchIndex.load(path) is not None
