@@ -166,7 +166,7 @@ class _Store:
     def index_afresh(self, path: str) -> bool:
         """Build the search index of this very head from one read of every memory, which
         keeps the listing too, and write it at ``path``; whether it was written."""
-        from gitmem.search.index import encode, write
+        from gitmem.search.stored import encode, write
 
         meta = os.path.join(self.directory, "gitmem")
         found = survey_texts(self.objects, meta, self.name, self.head.tree)

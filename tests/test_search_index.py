@@ -184,7 +184,7 @@ def test_a_damaged_index_is_rebuilt_never_trusted(
 
 
 def _parts(data: bytes) -> dict[str, int]:
-    """Where each part of an index file starts (see ``gitmem.search.index._Stored``)."""
+    """Where each part of an index file starts (see ``gitmem.search.stored.Stored``)."""
     line_end = data.index(b"\n") + 1
     head_len = int(data[:line_end].split()[3])
     slugs_len, _, postings_len, _, _ = marshal.loads(data[line_end : line_end + head_len])[4:]
@@ -423,15 +423,15 @@ def test_an_index_built_in_bulk_is_the_one_built_a_change_at_a_time(
 
 def test_words_are_what_the_word_pattern_finds() -> None:
     """Text split at C speed (ASCII) gives the words ``\\w+`` finds, in order."""
-    from gitmem.search.index import _words  # pyright: ignore[reportPrivateUsage]
+    from gitmem.search.words import words
 
     rng = random.Random(3)
     alphabet = [chr(c) for c in range(128)] + ["é", "ß", "İ", "٣", "\u00a0", "\u2028", "_"]
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
-        assert _words(text) == re.findall(r"\w+", text), text
+        assert words(text) == re.findall(r"\w+", text), text
         ascii_only = text.encode("ascii", "ignore").decode()
-        assert _words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only
+        assert words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only
 
 
 def _text(rng: random.Random) -> str:
@@ -443,7 +443,7 @@ def test_an_index_built_in_bulk_is_the_file_the_index_writes(tmp_path: Path) -> 
     """The lean path's bulk build of a fresh index (one pass over the memories' texts) is
     byte for byte the file a ``SearchIndex`` writes of the same memories, built at once
     or changed one memory at a time over a stored base."""
-    from gitmem.search.index import encode
+    from gitmem.search.stored import encode
 
     rng = random.Random(7)
     for case in range(40):

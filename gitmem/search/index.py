@@ -16,24 +16,22 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import marshal
 import mmap
 import os
-import sys
-import zlib
 from array import array
-from itertools import accumulate, chain, pairwise, repeat
+from itertools import chain, repeat
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
 from gitmem.lean.text import check_text
+from gitmem.search.stored import SUFFIX, Damaged, Stored, forget_older, write
+from gitmem.search.words import is_word, vocabulary, words
 
 # annotations only at run time: the lean read path searches with this module, in a
 # process that loads no typing, no regular expressions and no memory types (and what
 # only building or writing an index needs is imported where it is used)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
     from typing import cast
 
@@ -51,36 +49,6 @@ __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path"
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
 
-# marshal's format and array's item sizes and byte order are this interpreter's and
-# this machine's: another writes anew
-_MAGIC = f"gitmem-search-3-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
-_SUFFIX = ".3"
-_OLDER = (".1", ".2")  # earlier formats' files, never read: removed when one is written
-_NUMBERS = array("I")
-"""A word's postings are kept as the numbers of the memories it occurs in (their places
-in slug order), in order, each once per occurrence."""
-_word: list[re.Pattern[str]] = []
-_SPACES = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
-
-
-def _words(text: str) -> list[str]:
-    """The words (runs of word characters) of ``text``: what ``\\w+`` finds. In ASCII
-    text a word character is a letter, a digit or ``_``: every other byte becomes a
-    space and the text is split on spaces, at C speed, with the very same words."""
-    if text.isascii():
-        return text.encode("ascii").translate(_SPACES).decode("ascii").split()
-    if not _word:
-        import re  # here: a search of a stored index splits no text
-
-        _word.append(re.compile(r"\w+"))
-    return _word[0].findall(text)
-
-
-def _is_word(keyword: str) -> bool:
-    """Whether ``keyword`` is one word: what ``\\w+`` matches whole (a word character is
-    a letter, a digit, a number or ``_``, as ``str.isalnum`` says)."""
-    return bool(keyword) and all(c.isalnum() or c == "_" for c in keyword)
-
 
 def check_keywords(keywords: object) -> list[str]:
     """The keywords, if they are text and at least one is not empty."""
@@ -90,10 +58,6 @@ def check_keywords(keywords: object) -> list[str]:
     if not any(found):
         raise InvalidArgument("give at least one non-empty keyword")
     return found
-
-
-class _Damaged(Exception):
-    """A part of a stored index did not match its CRC (never leaves this module)."""
 
 
 class SearchIndex:
@@ -114,7 +78,7 @@ class SearchIndex:
     def __init__(self) -> None:
         self.commit: str | None = None
         """The commit the index reflects."""
-        self._base: _Stored | None = None
+        self._base: Stored | None = None
         self._hidden: set[str] = set()
         self._fetch: Callable[[str], Memory | None] | None = None
         # the store the index follows: where a damaged base is rebuilt from
@@ -167,7 +131,7 @@ class SearchIndex:
                     self.remove(rev.slug)
                 else:
                     self.put(rev.memory())
-        except _Damaged:
+        except Damaged:
             self.reset(repo.snapshot(store, head).memories(), head)
             return
         self.commit = head
@@ -190,7 +154,7 @@ class SearchIndex:
         self._docs[memory.slug] = (memory, text)
         from collections import Counter
 
-        for word, count in Counter(_words(text)).items():
+        for word, count in Counter(words(text)).items():
             slugs = self._postings.get(word)
             if slugs is None:
                 slugs = self._postings[word] = {}
@@ -202,7 +166,7 @@ class SearchIndex:
         self._orders.clear()
         old = self._docs.pop(slug, None)
         if old is not None:
-            for word in set(_words(old[1])):
+            for word in set(words(old[1])):
                 self._postings[word].pop(slug, None)
         if self._base is not None and slug in self._base.slugs():
             self._hidden.add(slug)
@@ -211,7 +175,7 @@ class SearchIndex:
         """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
         try:
             return self._search(keywords, limit)
-        except _Damaged:
+        except Damaged:
             self._rebuild()
             return self._search(keywords, limit)
 
@@ -309,7 +273,7 @@ class SearchIndex:
     def _occurrences(self, keyword: str) -> dict[str, int]:
         """How often ``keyword`` occurs in each memory that has it."""
         base, hidden = self._base, self._hidden
-        if not _is_word(keyword):
+        if not is_word(keyword):
             texts = [(slug, text) for slug, (_, text) in self._docs.items()]
             if base is not None:
                 texts += [(s, t) for s, t in base.texts().items() if s not in hidden]
@@ -319,7 +283,7 @@ class SearchIndex:
         # over the words that contain it, of the word's count times its count in the word
         if len(self._vocab_starts) < len(self._vocab):
             # the vocabulary only grows; a word whose memories are gone matches nothing
-            self._vocab_text, self._vocab_starts = _vocabulary(self._vocab)
+            self._vocab_text, self._vocab_starts = vocabulary(self._vocab)
         starts, text = self._vocab_starts, self._vocab_text
         lists = [(word, self._postings[word], False) for word in _containing(keyword, starts, text)]
         if base is not None:
@@ -366,7 +330,7 @@ class SearchIndex:
             word: sorted(chain.from_iterable(repeat(number[s], n) for s, n in p.items()))
             for word, p in postings.items()
         }
-        write(path, _Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
+        write(path, Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -380,7 +344,7 @@ class SearchIndex:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError):
             return None
-        stored = _Stored.parse(memoryview(data))
+        stored = Stored.parse(memoryview(data))
         if stored is None:
             return None
         index = cls()
@@ -405,55 +369,13 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
     index.follow(repo, store)
     # no base: built here (none on disk, a damaged one, or a rewritten branch)
     if not index.stored or index.changed >= BEHIND:
-        _forget_older(path)
+        forget_older(path)
         try:
             index.save(path)
-        except _Damaged:
+        except Damaged:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
-
-
-def _forget_older(path: str) -> None:
-    """Remove the files earlier formats kept beside ``path`` (a reader never opens them)."""
-    for suffix in _OLDER:
-        _remove(path[: -len(_SUFFIX)] + suffix)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:  # gone already, or not ours to remove: derived data either way
-        return
-
-
-def encode(commit: str, texts: dict[str, str]) -> bytes:
-    """The file of an index built afresh, as of ``commit``, of memories whose lowered
-    texts (``slug NUL description NUL body``) are ``texts``: the very bytes
-    :meth:`SearchIndex.save` writes for the same memories."""
-    slugs = sorted(texts)
-    ordered = [texts[slug] for slug in slugs]
-    return _Stored.build(commit, slugs, ordered, _inverted(ordered))
-
-
-def write(path: str, data: bytes) -> bool:
-    """Write the index file ``data`` at ``path`` whole (renamed into place: a reader sees
-    the old file or the new one), and remove earlier formats' files; whether it was
-    written (derived data: a failure to write is no error, the next search builds it)."""
-    from _thread import get_ident
-
-    tmp = f"{path}.{os.getpid()}.{get_ident()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        return False
-    finally:
-        _remove(tmp)
-    _forget_older(path)
-    return True
 
 
 def index_file(repo: Storage, store: str) -> str:
@@ -463,199 +385,7 @@ def index_file(repo: Storage, store: str) -> str:
 
 def index_path(directory: str, store: str) -> str:
     """Where ``store``'s search index is kept in the git directory ``directory``."""
-    return os.path.join(directory, "gitmem", "search", store_file_name(store) + _SUFFIX)
-
-
-def _u64(values: list[int]) -> bytes:
-    return array("Q", values).tobytes()
-
-
-class _Stored:
-    """A search index as written, read a part at a time.
-
-    The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
-    marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs,
-    then the length and CRC of the slug list and of the texts); then the slug list,
-    every word's postings (a dict in most-occurrences-first order, then by slug), and
-    the memories' lowered texts, each part marshalled.
-    """
-
-    def __init__(
-        self,
-        commit: str | None,
-        vocab_text: str,
-        starts: array[int],
-        spans: array[int],
-        crcs: array[int],
-        parts: tuple[int, int, int, int, int],
-        data: memoryview,
-    ) -> None:
-        self.commit = commit
-        self.vocab_text = vocab_text
-        self.starts = starts
-        self._spans = spans
-        self._crcs = crcs
-        self._slugs_len, self._slugs_crc, self._postings_len, self._texts_len, self._texts_crc = (
-            parts
-        )
-        self._data = data
-        self._cache: dict[int, dict[str, int]] = {}
-        self._ordered: set[int] = set()
-        self._slug_order: list[str] | None = None
-        self._slugs: frozenset[str] | None = None
-        self._texts: dict[str, str] | None = None
-
-    @staticmethod
-    def build(
-        commit: str | None, slugs: list[str], texts: list[str], postings: dict[str, list[int]]
-    ) -> bytes:
-        """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
-        the lowered ``texts``, and its words' ``postings`` (see :data:`_NUMBERS`)."""
-        vocab = sorted(postings)
-        lists = [postings[w] for w in vocab]
-        spans = [0, *accumulate(map(len, lists))]
-        whole = array("I", chain.from_iterable(lists)).tobytes()  # as _NUMBERS
-        view = memoryview(whole)
-        width = _NUMBERS.itemsize
-        crcs = array(
-            "I", [zlib.crc32(view[a * width : b * width]) for a, b in pairwise(spans)]
-        ).tobytes()
-        spans = [at * width for at in spans]
-        vocab_text, starts = _vocabulary(vocab)
-        slug_part = marshal.dumps(slugs)
-        text_part = marshal.dumps(texts)
-        parts = (
-            len(slug_part),
-            zlib.crc32(slug_part),
-            spans[-1],
-            len(text_part),
-            zlib.crc32(text_part),
-        )
-        head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
-        line = f"{_MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
-        return b"".join([line.encode(), head, slug_part, whole, text_part])
-
-    @classmethod
-    def parse(cls, data: memoryview) -> _Stored | None:
-        """The index ``data`` holds, if its first line and head read whole."""
-        end = bytes(data[:200]).find(b"\n")
-        fields = bytes(data[: max(end, 0)]).decode("ascii", "replace").split(" ")
-        if end < 0 or len(fields) != 5 or " ".join(fields[:2]) != _MAGIC:
-            return None
-        commit, head_len, head_crc = fields[2:]
-        if not (head_len.isdigit() and head_crc.isdigit()):
-            return None
-        if commit != "-" and len(commit) != 40:
-            return None
-        head = data[end + 1 : end + 1 + int(head_len)]
-        if len(head) != int(head_len) or zlib.crc32(head) != int(head_crc):
-            return None
-        try:
-            vocab_text, starts_raw, spans_raw, crcs_raw, *parts = marshal.loads(head)
-            starts, spans, crcs = array("Q"), array("Q"), array("I")
-            starts.frombytes(starts_raw)
-            spans.frombytes(spans_raw)
-            crcs.frombytes(crcs_raw)
-        except (EOFError, ValueError, TypeError):
-            return None
-        if not isinstance(vocab_text, str) or len(parts) != 5:
-            return None
-        if not all(isinstance(p, int) and p >= 0 for p in parts):
-            return None
-        sizes = cast(tuple[int, int, int, int, int], tuple(parts))
-        slugs_len, _, postings_len, texts_len, _ = sizes
-        body = data[end + 1 + int(head_len) :]
-        if (
-            len(spans) != len(starts) + 1
-            or len(crcs) != len(starts)
-            or spans[-1] != postings_len
-            or len(body) != slugs_len + postings_len + texts_len
-        ):
-            return None
-        return cls(
-            commit if commit != "-" else None,
-            vocab_text,
-            starts,
-            spans,
-            crcs,
-            sizes,
-            body,
-        )
-
-    def _piece(self, at: int, length: int, crc: int) -> memoryview:
-        """The part at ``at``, if it matches ``crc``."""
-        piece = self._data[at : at + length]
-        if zlib.crc32(piece) != crc:
-            raise _Damaged
-        return piece
-
-    def _part(self, at: int, length: int, crc: int) -> object:
-        """The marshalled part at ``at``, if it matches ``crc``."""
-        try:
-            return marshal.loads(self._piece(at, length, crc))
-        except (EOFError, ValueError, TypeError):
-            raise _Damaged from None
-
-    def postings(self, i: int) -> dict[str, int]:
-        """Word ``i``'s postings: slug → occurrences, most first."""
-        found = self._cache.get(i)
-        if found is None:
-            start, end = self._spans[i], self._spans[i + 1]
-            piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
-            if len(piece) % _NUMBERS.itemsize:
-                raise _Damaged
-            numbers = array("I")  # as _NUMBERS
-            numbers.frombytes(piece)
-            from collections import Counter
-
-            counts = Counter(numbers)  # in slug order, as the numbers are
-            slugs = self._slug_list()
-            if counts and max(counts) >= len(slugs):
-                raise _Damaged
-            order = list(counts)
-            if len(order) < len(numbers):  # most occurrences first, then in slug order
-                order.sort(key=counts.__getitem__, reverse=True)
-            found = dict(
-                zip(map(slugs.__getitem__, order), map(counts.__getitem__, order), strict=True)
-            )
-            self._cache[i] = found
-            self._ordered.add(id(found))
-        return found
-
-    def ordered(self, postings: dict[str, int]) -> bool:
-        """Whether ``postings`` is a stored word's, in most-occurrences-first order."""
-        return id(postings) in self._ordered  # each is held in the cache: ids stay unique
-
-    def words(self) -> list[str]:
-        """Every word, in the order of their numbers."""
-        return self.vocab_text.split("\0")[:-1]
-
-    def _slug_list(self) -> list[str]:
-        """The slugs of every memory the stored index holds, in the order of their
-        numbers (sorted)."""
-        if self._slug_order is None:
-            part = self._part(0, self._slugs_len, self._slugs_crc)
-            if not isinstance(part, list):
-                raise _Damaged
-            self._slug_order = cast(list[str], part)
-        return self._slug_order
-
-    def slugs(self) -> frozenset[str]:
-        """The slugs of every memory the stored index holds."""
-        if self._slugs is None:
-            self._slugs = frozenset(self._slug_list())
-        return self._slugs
-
-    def texts(self) -> dict[str, str]:
-        """Every memory's lowered text, by slug."""
-        if self._texts is None:
-            at = self._slugs_len + self._postings_len
-            part = self._part(at, self._texts_len, self._texts_crc)
-            slugs = self._slug_list()
-            if not isinstance(part, list) or len(cast(list[str], part)) != len(slugs):
-                raise _Damaged
-            self._texts = dict(zip(slugs, cast(list[str], part), strict=True))
-        return self._texts
+    return os.path.join(directory, "gitmem", "search", store_file_name(store) + SUFFIX)
 
 
 def _most_first(postings: dict[str, int], by_slug: bool) -> dict[str, int]:
@@ -684,35 +414,9 @@ def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
     postings: defaultdict[str, dict[str, int]] = defaultdict(dict)
     file = postings.__getitem__  # a new word gets its empty dict without a Python step
     for slug, text in texts.items():
-        counts = Counter(_words(text))
+        counts = Counter(words(text))
         deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
     return dict(postings)
-
-
-def _inverted(texts: list[str]) -> dict[str, list[int]]:
-    """Word → its postings (see :data:`_NUMBERS`), for the memories numbered by their
-    place in ``texts`` (lowered texts in slug order): every word of every text filed
-    in one pass, with no Python step per word."""
-    from collections import defaultdict, deque
-
-    if len(texts) > 1 << 32:
-        raise ValueError("too many memories for one index")
-    postings: defaultdict[str, list[int]] = defaultdict(list)
-    file = postings.__getitem__  # a new word gets its empty list without a Python step
-    append = list[int].append
-    for number, text in enumerate(texts):
-        deque(map(append, map(file, _words(text)), repeat(number)), maxlen=0)
-    return dict(postings)
-
-
-def _vocabulary(words: list[str]) -> tuple[str, list[int]]:
-    """The words as one NUL-separated text, and where each starts in it."""
-    starts: list[int] = []
-    offset = 0
-    for word in words:
-        starts.append(offset)
-        offset += len(word) + 1
-    return "\0".join(words) + "\0", starts
 
 
 def _numbered(keyword: str, starts: list[int] | array[int], text: str) -> list[tuple[int, str]]:
