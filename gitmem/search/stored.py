@@ -41,7 +41,7 @@ in slug order), in order, each once per occurrence."""
 
 
 class Damaged(Exception):
-    """A part of a stored index did not match its CRC (never leaves this module)."""
+    """A part of a stored index did not match its CRC (never leaves the search index)."""
 
 
 def forget_older(path: str) -> None:
