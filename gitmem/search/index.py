@@ -19,7 +19,7 @@ import heapq
 import mmap
 import os
 from array import array
-from itertools import chain, repeat
+from itertools import chain
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
@@ -326,10 +326,11 @@ class SearchIndex:
                     postings[word] = {**kept, **postings.get(word, {})}
         slugs = sorted(texts)
         number = {slug: i for i, slug in enumerate(slugs)}
-        numbered = {
-            word: sorted(chain.from_iterable(repeat(number[s], n) for s, n in p.items()))
-            for word, p in postings.items()
-        }
+        numbered: dict[str, list[int]] = {}
+        for word, found in postings.items():
+            order = sorted(found, key=number.__getitem__)
+            order.sort(key=found.__getitem__, reverse=True)  # stable: slug order kept
+            numbered[word] = [*map(number.__getitem__, order), *map(found.__getitem__, order)]
         write(path, Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
 
     @classmethod

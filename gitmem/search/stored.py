@@ -36,8 +36,9 @@ MAGIC = f"gitmem-search-3-{sys.byteorder} py{sys.version_info[0]}.{sys.version_i
 SUFFIX = ".3"
 OLDER = (".1", ".2")  # earlier formats' files, never read: removed when one is written
 NUMBERS = array("I")
-"""A word's postings are kept as the numbers of the memories it occurs in (their places
-in slug order), in order, each once per occurrence."""
+"""A word's postings are kept as numbers: those of the memories it occurs in (their
+places in slug order), most occurrences first, then in slug order, followed by how
+often it occurs in each."""
 
 
 class Damaged(Exception):
@@ -91,14 +92,9 @@ def _u64(values: list[int]) -> bytes:
 
 
 class Stored:
-    """A search index as written, read a part at a time.
-
-    The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
-    marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs,
-    then the length and CRC of the slug list and of the texts); then the slug list,
-    every word's postings (a dict in most-occurrences-first order, then by slug), and
-    the memories' lowered texts, each part marshalled.
-    """
+    """A search index as written (see the module's description), read a part at a
+    time: a word's postings are given as slug → occurrences, most occurrences first,
+    then in slug order."""
 
     def __init__(
         self,
@@ -222,22 +218,15 @@ class Stored:
         if found is None:
             start, end = self._spans[i], self._spans[i + 1]
             piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
-            if len(piece) % NUMBERS.itemsize:
+            if len(piece) % (2 * NUMBERS.itemsize):
                 raise Damaged
             numbers = array("I")  # as NUMBERS
             numbers.frombytes(piece)
-            from collections import Counter
-
-            counts = Counter(numbers)  # in slug order, as the numbers are
+            half = len(numbers) // 2
             slugs = self._slug_list()
-            if counts and max(counts) >= len(slugs):
+            if half and max(numbers[:half]) >= len(slugs):
                 raise Damaged
-            order = list(counts)
-            if len(order) < len(numbers):  # most occurrences first, then in slug order
-                order.sort(key=counts.__getitem__, reverse=True)
-            found = dict(
-                zip(map(slugs.__getitem__, order), map(counts.__getitem__, order), strict=True)
-            )
+            found = dict(zip(map(slugs.__getitem__, numbers[:half]), numbers[half:], strict=True))
             self._cache[i] = found
             self._ordered.add(id(found))
         return found
@@ -281,14 +270,24 @@ class Stored:
 def numbered(texts: list[str]) -> dict[str, list[int]]:
     """Word → its postings (see :data:`NUMBERS`), for the memories numbered by their
     place in ``texts`` (lowered texts in slug order): every word of every text filed
-    in one pass, with no Python step per word."""
-    from collections import defaultdict, deque
+    under its memory's number in one pass, with no Python step per word, and each
+    word's numbers then counted."""
+    from collections import Counter, defaultdict, deque
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
-    postings: defaultdict[str, list[int]] = defaultdict(list)
-    file = postings.__getitem__  # a new word gets its empty list without a Python step
+    runs: defaultdict[str, list[int]] = defaultdict(list)
+    file = runs.__getitem__  # a new word gets its empty list without a Python step
     append = list[int].append
     for number, text in enumerate(texts):
         deque(map(append, map(file, words(text)), repeat(number)), maxlen=0)
-    return dict(postings)
+    postings: dict[str, list[int]] = {}
+    for word, run in runs.items():
+        if len(run) == 1 or len(set(run)) == len(run):  # once in each memory
+            postings[word] = [*run, *repeat(1, len(run))]
+        else:
+            counts = Counter(run)  # in slug order, as the run is
+            order = list(counts)
+            order.sort(key=counts.__getitem__, reverse=True)  # stable: slug order kept
+            postings[word] = [*order, *map(counts.__getitem__, order)]
+    return postings
