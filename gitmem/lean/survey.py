@@ -123,15 +123,13 @@ def _survey(
         if texts is not None:
             texts[slug] = f"{slug}\0{got[0]}\0{got[1]}".lower()
     summaries = known | read
-    rows = sorted(
-        ((slug, summaries[keys[slug]]), name, md) for slug, (name, md, _) in found.items()
-    )
+    order = sorted(found)  # each slug once: its rows in slug order
     kept: listing.Kept = (
         tree,
         buckets if placed else {},
-        [row for row, _, _ in rows],
-        [name for _, name, _ in rows],
-        [md for _, _, md in rows],
+        [(slug, summaries[keys[slug]]) for slug in order],
+        [found[slug][0] for slug in order],
+        [found[slug][1] for slug in order],
     )
     _keep(meta, store, {k: v for k, v in read.items() if k not in known}, kept)
     return kept, texts if texts is not None else {}
