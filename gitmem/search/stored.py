@@ -287,7 +287,12 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
             postings[word] = [*run, *repeat(1, len(run))]
         else:
             counts = Counter(run)  # in slug order, as the run is
-            order = list(counts)
-            order.sort(key=counts.__getitem__, reverse=True)  # stable: slug order kept
-            postings[word] = [*order, *map(counts.__getitem__, order)]
+            # grouped by count, each group in slug order: no sort of the numbers
+            levels: defaultdict[int, list[int]] = defaultdict(list)
+            deque(map(append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
+            most = sorted(levels, reverse=True)
+            postings[word] = [
+                *chain.from_iterable(levels[n] for n in most),
+                *chain.from_iterable(repeat(n, len(levels[n])) for n in most),
+            ]
     return postings
