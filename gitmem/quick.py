@@ -29,7 +29,7 @@ from gitmem.lean.lines import (
     state_text,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
-from gitmem.lean.survey import survey
+from gitmem.lean.survey import survey, survey_texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,6 +163,15 @@ class _Store:
             kept = survey(self.objects, meta, self.name, self.head.tree)
         return kept[2] if kept is not None else None
 
+    def index_afresh(self, path: str) -> bool:
+        """Build the search index of this very head from one read of every memory, which
+        keeps the listing too, and write it at ``path``; whether it was written."""
+        from gitmem.search.stored import encode, write
+
+        meta = os.path.join(self.directory, "gitmem")
+        found = survey_texts(self.objects, meta, self.name, self.head.tree)
+        return found is not None and write(path, encode(self.head.commit, found[1]))
+
     def memory(self, slug: str) -> tuple[str, str] | None:
         """The description and body of the memory ``slug`` at the head, read as the store
         reads a memory (its code halves too, which must be text); ``None`` if it is not
@@ -281,9 +290,12 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     if not limit and _CAPABILITY in store.head.extra:
         return None  # its maxResults is the full command line's to read
     keywords = check_keywords(parsed.arguments)
-    index = SearchIndex.load(index_path(store.directory, store.name))
+    path = index_path(store.directory, store.name)
+    index = SearchIndex.load(path)
+    if index is None and not os.path.exists(path) and store.index_afresh(path):
+        index = SearchIndex.load(path)  # none kept yet (a fresh clone): built here
     if index is None or index.commit != store.head.commit:
-        return None  # none kept yet, or behind the head: the full path catches it up
+        return None  # behind the head, or damaged: the full path catches it up
     lowered = [k.lower() for k in keywords]
     hits: list[tuple[str, str, str]] = []
     for slug, _, _ in index.rank(keywords, limit):

@@ -117,7 +117,7 @@ ORDER: dict[str, list[str]] = {
         "lines",
         "grammar",
     ],
-    "gitmem.search": ["hits", "index"],
+    "gitmem.search": ["words", "stored", "hits", "index"],
     "gitmem.strategies": [
         "base",
         "calls",

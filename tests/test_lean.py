@@ -22,6 +22,7 @@ from gitmem.lean import heads, layout, listing, refs, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
 from gitmem.lean.survey import survey
 from gitmem.quick import answer
+from gitmem.search.index import index_path
 from gitmem.store import Snapshot
 from gitmem.types import OP_RE, SLUG_RE, Change, Edit
 
@@ -204,7 +205,8 @@ def _kept(path: str, store: str) -> tuple[listing.Kept | None, listing.Summaries
 def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, count: int) -> None:
     """No derived file at all: ``ls`` and ``state`` read the tree whole, print what the
     command line prints and keep the listing and summaries it keeps (a few memories
-    read one by one, many in one sweep); a search needs its own index."""
+    read one by one, many in one sweep); a first search reads the tree whole once for
+    both: the listing and the search index the command line keeps."""
     path = str(tmp_path / "repo.git")
     with Repository.init(path) as repo:
         for i in range(count):
@@ -217,7 +219,14 @@ def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, 
     assert text is not None
     lean_kept = _kept(path, STORE)
     assert (lean(path, ["state"]), 0) == full(path, ["state"])
-    assert lean(path, ["search", "note"]) is None
+    _forget_derived(path)
+    searched = lean(path, ["search", "note"])
+    index = Path(index_path(path, STORE))
+    lean_index = index.read_bytes()
+    assert lean_kept == _kept(path, STORE)
+    _forget_derived(path)
+    assert (searched, 0) == full(path, ["search", "note"])
+    assert index.read_bytes() == lean_index
     _forget_derived(path)
     assert (text, 0) == full(path, ["ls"])
     assert lean_kept == _kept(path, STORE)
@@ -245,15 +254,28 @@ def test_a_memory_the_lean_path_does_not_read_is_left_to_the_command_line(
     assert os.listdir(os.path.join(store, "gitmem")) == []
 
 
-def test_a_fresh_clone_without_a_search_index_leaves_search_to_the_command_line(
+def test_a_search_index_not_kept_is_built_here_and_a_damaged_one_left_to_the_command_line(
     store: str,
 ) -> None:
-    """A search needs only its own index, kept or not."""
+    """A search needs only its own index: kept, it is read; not kept at all (a fresh
+    clone), it is built here as the command line builds it; kept but not readable (an
+    earlier format, damaged), the command line rebuilds it."""
     for name in os.listdir(os.path.join(store, "gitmem", "listing")):
         os.remove(os.path.join(store, "gitmem", "listing", name))
     assert (lean(store, ["search", "ship"]), 0) == full(store, ["search", "ship"])
+    index = Path(index_path(store, STORE))
+    kept = index.read_bytes()
     shutil.rmtree(os.path.join(store, "gitmem", "search"))
+    older = index.with_suffix(".2")
+    older.parent.mkdir()
+    older.write_bytes(b"gitmem-search-2 an earlier format\n")
+    assert (lean(store, ["search", "ship"]), 0) == full(store, ["search", "ship"])
+    assert index.read_bytes() == kept
+    assert not older.exists()  # an earlier format's file goes when the index is written
+    index.write_bytes(kept[:-1])
     assert lean(store, ["search", "ship"]) is None
+    printed = full(store, ["search", "ship"])  # rebuilt there
+    assert (lean(store, ["search", "ship"]), 0) == printed
 
 
 def test_two_stores_need_one_named(store: str) -> None:

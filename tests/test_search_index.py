@@ -158,7 +158,7 @@ def test_a_stored_index_far_behind_is_written_again(repo: Repository) -> None:
         lambda data: data[: len(data) // 2],
         lambda data: data[:-1],
         lambda data: b"garbage\n" + data,
-        lambda data: data.replace(b"gitmem-search-2", b"gitmem-search-9", 1),
+        lambda data: data.replace(b"gitmem-search-3", b"gitmem-search-9", 1),
         lambda data: data.replace(b" py3.", b" py2.", 1),
         lambda data: _flip(data, _parts(data)["head"] + 7),
         lambda data: b"",
@@ -184,7 +184,7 @@ def test_a_damaged_index_is_rebuilt_never_trusted(
 
 
 def _parts(data: bytes) -> dict[str, int]:
-    """Where each part of an index file starts (see ``gitmem.search.index._Stored``)."""
+    """Where each part of an index file starts (see ``gitmem.search.stored.Stored``)."""
     line_end = data.index(b"\n") + 1
     head_len = int(data[:line_end].split()[3])
     slugs_len, _, postings_len, _, _ = marshal.loads(data[line_end : line_end + head_len])[4:]
@@ -423,12 +423,67 @@ def test_an_index_built_in_bulk_is_the_one_built_a_change_at_a_time(
 
 def test_words_are_what_the_word_pattern_finds() -> None:
     """Text split at C speed (ASCII) gives the words ``\\w+`` finds, in order."""
-    from gitmem.search.index import _words  # pyright: ignore[reportPrivateUsage]
+    from gitmem.search.words import words
 
     rng = random.Random(3)
     alphabet = [chr(c) for c in range(128)] + ["é", "ß", "İ", "٣", "\u00a0", "\u2028", "_"]
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
-        assert _words(text) == re.findall(r"\w+", text), text
+        assert words(text) == re.findall(r"\w+", text), text
         ascii_only = text.encode("ascii", "ignore").decode()
-        assert _words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only
+        assert words(ascii_only) == re.findall(r"\w+", ascii_only), ascii_only
+
+
+def _text(rng: random.Random) -> str:
+    pieces = ["Roll", "out", "ROLLOUT", "ünï", "_x", "42", "a-b", "\t", " ", ",", "\n", "ß", "ǅ"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+
+
+def test_an_index_built_in_bulk_is_the_file_the_index_writes(tmp_path: Path) -> None:
+    """The lean path's bulk build of a fresh index (one pass over the memories' texts) is
+    byte for byte the file a ``SearchIndex`` writes of the same memories, built at once
+    or changed one memory at a time over a stored base."""
+    from gitmem.search.stored import encode
+
+    rng = random.Random(7)
+    for case in range(40):
+        memories = {
+            f"m{rng.randrange(60):02d}": Memory(f"m{rng.randrange(60):02d}", _text(rng), _text(rng))
+            for _ in range(rng.randrange(1, 25))
+        }
+        memories = {m.slug: m for m in memories.values()}
+        texts = {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories.values()}
+        path = str(tmp_path / f"{case}.3")
+        index = SearchIndex()
+        index.reset(list(memories.values()), "c" * 40)
+        index.save(path)
+        assert Path(path).read_bytes() == encode("c" * 40, texts), case
+        stored = SearchIndex.load(path)
+        assert stored is not None
+        for slug in rng.sample(sorted(memories), len(memories) // 2):
+            if rng.random() < 0.5:
+                stored.remove(slug)
+                del texts[slug]
+            else:
+                changed = Memory(slug, _text(rng), _text(rng))
+                stored.put(changed)
+                texts[slug] = f"{slug}\0{changed.description}\0{changed.body}".lower()
+        stored.save(path)
+        assert Path(path).read_bytes() == encode("c" * 40, texts), case
+
+
+def test_an_earlier_format_is_never_read_and_goes_when_the_index_is_written(
+    repo: Repository,
+) -> None:
+    """A file an earlier format wrote is not this format's file: the index is built from
+    the store, and the earlier file removed when the new one is written."""
+    _seed(repo, 4)
+    path = index_file(repo, S)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    older = path[: -len(".3")] + ".2"
+    with open(older, "wb") as f:
+        f.write(b"gitmem-search-2 py3.11 - 1 0\n")
+    index = stored_index(repo, S)
+    assert _answers(index) == _answers(_built(repo))
+    assert not os.path.exists(older)
+    assert SearchIndex.load(path) is not None

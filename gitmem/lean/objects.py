@@ -269,20 +269,27 @@ class MappedPack:
         (deltas: each reader resolves them its own way)."""
         data, end = self._data, len(self._data)
         found: list[tuple[int, bytes] | None] = []
-        for offset in offsets:
-            if offset >= end:
-                raise Unreadable("an index names an offset past its pack")
-            byte = data[offset]
-            kind = (byte >> 4) & 7
-            if not COMMIT <= kind <= TAG:
-                found.append(other(offset))
-                continue
-            size, shift, at = byte & 0x0F, 4, offset + 1
-            while byte & 0x80:
-                byte = data[at]
-                size |= (byte & 0x7F) << shift
-                shift, at = shift + 7, at + 1
-            found.append((kind, inflate_whole(data, at, size)))
+        with memoryview(data) as view:
+            for offset in offsets:
+                if offset >= end:
+                    raise Unreadable("an index names an offset past its pack")
+                byte = data[offset]
+                kind = (byte >> 4) & 7
+                if not COMMIT <= kind <= TAG:
+                    found.append(other(offset))
+                    continue
+                size, shift, at = byte & 0x0F, 4, offset + 1
+                while byte & 0x80:
+                    byte = data[at]
+                    size |= (byte & 0x7F) << shift
+                    shift, at = shift + 7, at + 1
+                try:  # as inflate_whole, without copying the stream out of the map
+                    content = zlib.decompress(view[at : at + size + 5 * (size >> 14) + 64])
+                except zlib.error as exc:
+                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+                if len(content) != size:
+                    raise Unreadable(f"a packed object at {at} does not inflate to its size")
+                found.append((kind, content))
         return found
 
     def close(self) -> None:
@@ -345,20 +352,29 @@ class Objects:
         wanted: list[list[tuple[int, str]]] = [[] for _ in packs]
         found: dict[str, tuple[int, bytes]] = {}
         loose = list(shas)
-        for i, pack in enumerate(packs):
+        binary = [bytes.fromhex(sha) for sha in loose]
+        # the largest packs first: most objects are found in the first one asked
+        for i in sorted(range(len(packs)), key=lambda i: -packs[i].count):
+            if not loose:
+                break
+            pack = packs[i]
             # a lookup in the whole index's table once it is cheaper than a search each
-            table = pack.table() if len(loose) * 16 > pack.count else None
+            if len(loose) * 16 > pack.count:
+                offsets = list(map(pack.table().get, binary))
+            else:
+                offsets = [pack.find(binsha) for binsha in binary]
             rest: list[str] = []
-            for sha in loose:
-                binsha = bytes.fromhex(sha)
-                offset = table.get(binsha) if table is not None else pack.find(binsha)
+            rest_binary: list[bytes] = []
+            placed = wanted[i]
+            for sha, binsha, offset in zip(loose, binary, offsets, strict=True):
                 if offset is None:
                     rest.append(sha)
+                    rest_binary.append(binsha)
                 elif offset & 0x80000000:
                     raise Unreadable("an object past 2 GiB of its pack")
                 else:
-                    wanted[i].append((offset, sha))
-            loose = rest
+                    placed.append((offset, sha))
+            loose, binary = rest, rest_binary
         for pack, placed in zip(packs, wanted, strict=True):
             placed.sort()
             try:

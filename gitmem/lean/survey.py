@@ -18,7 +18,7 @@ from gitmem.lean import listing
 from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
-__all__ = ["READ_DIRECTLY", "Summary", "summary", "survey"]
+__all__ = ["READ_DIRECTLY", "Summary", "summary", "survey", "survey_texts"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -34,6 +34,12 @@ def summary(md: bytes) -> Summary | None:
     """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
     body's characters and lines (a last line without a newline counts); ``None`` if
     the file does not read as a memory's."""
+    found = _memory(md)
+    return _summed(*found) if found is not None else None
+
+
+def _memory(md: bytes) -> tuple[str, str] | None:
+    """The description and body of a memory whose ``.md`` file holds ``md``."""
     framed = split_md(md)
     if framed is None:
         return None
@@ -41,9 +47,12 @@ def summary(md: bytes) -> Summary | None:
     if found is None:
         return None
     try:
-        body = framed[1].decode()
+        return found, framed[1].decode()
     except UnicodeDecodeError:
         return None
+
+
+def _summed(found: str, body: str) -> Summary:
     lines = body.count("\n") + (0 if not body or body.endswith("\n") else 1)
     return found, len(body), lines
 
@@ -52,6 +61,22 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
     ``None`` if a memory does not read as the full reader reads it."""
+    found = _survey(objects, meta, store, tree, None)
+    return found[0] if found is not None else None
+
+
+def survey_texts(
+    objects: Objects, meta: str, store: str, tree: str
+) -> tuple[listing.Kept, dict[str, str]] | None:
+    """As :func:`survey`, every memory read (none taken from the kept summaries), and
+    with the listing each memory's text as the search index holds it: ``slug NUL
+    description NUL body``, lowered."""
+    return _survey(objects, meta, store, tree, {})
+
+
+def _survey(
+    objects: Objects, meta: str, store: str, tree: str, texts: dict[str, str] | None
+) -> tuple[listing.Kept, dict[str, str]] | None:
     kind, content = objects.read(tree)
     if kind != TREE:
         return None
@@ -77,14 +102,16 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
     known: listing.Summaries = _known(meta) if len(found) > READ_DIRECTLY else {}
     keys = {slug: f"{md} {slug}" for slug, (_, md, _) in found.items()}
     unread = [
-        (slug, md, halves) for slug, (_, md, halves) in found.items() if keys[slug] not in known
+        (slug, md, halves)
+        for slug, (_, md, halves) in found.items()
+        if texts is not None or keys[slug] not in known
     ]
     blobs = objects.read_many([md for _, md, _ in unread])
     blobs.update(objects.read_many([sha for _, _, halves in unread for sha in halves]))
     read: listing.Summaries = {}
     for slug, md, halves in unread:
         kind, content = blobs[md]
-        got = summary(content) if kind == BLOB else None
+        got = _memory(content) if kind == BLOB else None
         if got is None:
             return None
         for half in halves:
@@ -92,20 +119,20 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
             if kind != BLOB:
                 return None
             content.decode()  # a code half must be text, as the full reader reads it
-        read[keys[slug]] = got
+        read[keys[slug]] = _summed(*got)
+        if texts is not None:
+            texts[slug] = f"{slug}\0{got[0]}\0{got[1]}".lower()
     summaries = known | read
-    rows = sorted(
-        ((slug, summaries[keys[slug]]), name, md) for slug, (name, md, _) in found.items()
-    )
+    order = sorted(found)  # each slug once: its rows in slug order
     kept: listing.Kept = (
         tree,
         buckets if placed else {},
-        [row for row, _, _ in rows],
-        [name for _, name, _ in rows],
-        [md for _, _, md in rows],
+        [(slug, summaries[keys[slug]]) for slug in order],
+        [found[slug][0] for slug in order],
+        [found[slug][1] for slug in order],
     )
-    _keep(meta, store, read, kept)
-    return kept
+    _keep(meta, store, {k: v for k, v in read.items() if k not in known}, kept)
+    return kept, texts if texts is not None else {}
 
 
 def _known(meta: str) -> listing.Summaries:

@@ -1,7 +1,7 @@
 """The search index: an inverted index of one store's memories, kept in step one change
 at a time, and kept on disk as derived data so that a fresh process does not build it.
 
-The file (``<git dir>/gitmem/search/<sha1 of the store id>.2``, in no branch) is
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.3``, in no branch) is
 written whole beside its place and renamed over it, so a reader sees an old index or a
 new one, never part of one. A fresh process maps it and reads only what a search
 needs: a small head (the vocabulary, where each word's postings lie, and each one's
@@ -16,24 +16,22 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import marshal
 import mmap
 import os
-import sys
-import zlib
 from array import array
 from itertools import chain
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
 from gitmem.lean.text import check_text
+from gitmem.search.stored import SUFFIX, Damaged, Stored, forget_older, write
+from gitmem.search.words import is_word, vocabulary, words
 
 # annotations only at run time: the lean read path searches with this module, in a
 # process that loads no typing, no regular expressions and no memory types (and what
 # only building or writing an index needs is imported where it is used)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
     from typing import cast
 
@@ -51,31 +49,6 @@ __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path"
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
 
-# marshal's format and array's item sizes are this interpreter's: another writes anew
-_MAGIC = f"gitmem-search-2 py{sys.version_info[0]}.{sys.version_info[1]}"
-_SUFFIX = ".2"
-_word: list[re.Pattern[str]] = []
-_SPACES = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
-
-
-def _words(text: str) -> list[str]:
-    """The words (runs of word characters) of ``text``: what ``\\w+`` finds. In ASCII
-    text a word character is a letter, a digit or ``_``: every other byte becomes a
-    space and the text is split on spaces, at C speed, with the very same words."""
-    if text.isascii():
-        return text.encode("ascii").translate(_SPACES).decode("ascii").split()
-    if not _word:
-        import re  # here: a search of a stored index splits no text
-
-        _word.append(re.compile(r"\w+"))
-    return _word[0].findall(text)
-
-
-def _is_word(keyword: str) -> bool:
-    """Whether ``keyword`` is one word: what ``\\w+`` matches whole (a word character is
-    a letter, a digit, a number or ``_``, as ``str.isalnum`` says)."""
-    return bool(keyword) and all(c.isalnum() or c == "_" for c in keyword)
-
 
 def check_keywords(keywords: object) -> list[str]:
     """The keywords, if they are text and at least one is not empty."""
@@ -85,10 +58,6 @@ def check_keywords(keywords: object) -> list[str]:
     if not any(found):
         raise InvalidArgument("give at least one non-empty keyword")
     return found
-
-
-class _Damaged(Exception):
-    """A part of a stored index did not match its CRC (never leaves this module)."""
 
 
 class SearchIndex:
@@ -109,7 +78,7 @@ class SearchIndex:
     def __init__(self) -> None:
         self.commit: str | None = None
         """The commit the index reflects."""
-        self._base: _Stored | None = None
+        self._base: Stored | None = None
         self._hidden: set[str] = set()
         self._fetch: Callable[[str], Memory | None] | None = None
         # the store the index follows: where a damaged base is rebuilt from
@@ -117,7 +86,6 @@ class SearchIndex:
         self._docs: dict[str, tuple[Memory, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
-        self._by_slug = True  # whether every word's memories are in slug order
         self._vocab: list[str] = []
         self._vocab_text = ""
         self._vocab_starts: list[int] = []
@@ -140,7 +108,6 @@ class SearchIndex:
         if slugs != sorted(slugs):
             docs = {slug: docs[slug] for slug in sorted(slugs)}
         self._docs = docs
-        self._by_slug = True  # every word's memories are in slug order, as the file wants
         self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
         self._vocab = list(self._postings)
         self.commit = commit
@@ -164,7 +131,7 @@ class SearchIndex:
                     self.remove(rev.slug)
                 else:
                     self.put(rev.memory())
-        except _Damaged:
+        except Damaged:
             self.reset(repo.snapshot(store, head).memories(), head)
             return
         self.commit = head
@@ -187,10 +154,8 @@ class SearchIndex:
         self._docs[memory.slug] = (memory, text)
         from collections import Counter
 
-        for word, count in Counter(_words(text)).items():
+        for word, count in Counter(words(text)).items():
             slugs = self._postings.get(word)
-            if slugs and memory.slug not in slugs:
-                self._by_slug = False  # filed after the slugs it holds
             if slugs is None:
                 slugs = self._postings[word] = {}
                 self._vocab.append(word)
@@ -201,7 +166,7 @@ class SearchIndex:
         self._orders.clear()
         old = self._docs.pop(slug, None)
         if old is not None:
-            for word in set(_words(old[1])):
+            for word in set(words(old[1])):
                 self._postings[word].pop(slug, None)
         if self._base is not None and slug in self._base.slugs():
             self._hidden.add(slug)
@@ -210,7 +175,7 @@ class SearchIndex:
         """Rank by distinct keywords mentioned, then by occurrences, then by slug."""
         try:
             return self._search(keywords, limit)
-        except _Damaged:
+        except Damaged:
             self._rebuild()
             return self._search(keywords, limit)
 
@@ -308,7 +273,7 @@ class SearchIndex:
     def _occurrences(self, keyword: str) -> dict[str, int]:
         """How often ``keyword`` occurs in each memory that has it."""
         base, hidden = self._base, self._hidden
-        if not _is_word(keyword):
+        if not is_word(keyword):
             texts = [(slug, text) for slug, (_, text) in self._docs.items()]
             if base is not None:
                 texts += [(s, t) for s, t in base.texts().items() if s not in hidden]
@@ -318,7 +283,7 @@ class SearchIndex:
         # over the words that contain it, of the word's count times its count in the word
         if len(self._vocab_starts) < len(self._vocab):
             # the vocabulary only grows; a word whose memories are gone matches nothing
-            self._vocab_text, self._vocab_starts = _vocabulary(self._vocab)
+            self._vocab_text, self._vocab_starts = vocabulary(self._vocab)
         starts, text = self._vocab_starts, self._vocab_text
         lists = [(word, self._postings[word], False) for word in _containing(keyword, starts, text)]
         if base is not None:
@@ -350,7 +315,6 @@ class SearchIndex:
         written: it is derived data, which the next reader builds again."""
         texts = {slug: text for slug, (_, text) in self._docs.items()}
         postings = {w: p for w, p in self._postings.items() if p}
-        by_slug = self._by_slug and self._base is None
         if self._base is not None:
             base = self._base
             for slug, text in base.texts().items():
@@ -360,10 +324,14 @@ class SearchIndex:
                 kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
                 if kept:
                     postings[word] = {**kept, **postings.get(word, {})}
-        # here: the lean read path loads this module to search, and never writes
-        from gitmem.store.locking import replace_quietly
-
-        replace_quietly(path, _Stored.build(self.commit, postings, texts, by_slug=by_slug))
+        slugs = sorted(texts)
+        number = {slug: i for i, slug in enumerate(slugs)}
+        numbered: dict[str, list[int]] = {}
+        for word, found in postings.items():
+            order = sorted(found, key=number.__getitem__)
+            order.sort(key=found.__getitem__, reverse=True)  # stable: slug order kept
+            numbered[word] = [*map(number.__getitem__, order), *map(found.__getitem__, order)]
+        write(path, Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -377,7 +345,7 @@ class SearchIndex:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError):
             return None
-        stored = _Stored.parse(memoryview(data))
+        stored = Stored.parse(memoryview(data))
         if stored is None:
             return None
         index = cls()
@@ -402,13 +370,10 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
     index.follow(repo, store)
     # no base: built here (none on disk, a damaged one, or a rewritten branch)
     if not index.stored or index.changed >= BEHIND:
-        import contextlib
-
-        with contextlib.suppress(OSError):  # the first format's file, now never read
-            os.remove(path[: -len(_SUFFIX)] + ".1")
+        forget_older(path)
         try:
             index.save(path)
-        except _Damaged:
+        except Damaged:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
@@ -421,168 +386,7 @@ def index_file(repo: Storage, store: str) -> str:
 
 def index_path(directory: str, store: str) -> str:
     """Where ``store``'s search index is kept in the git directory ``directory``."""
-    return os.path.join(directory, "gitmem", "search", store_file_name(store) + _SUFFIX)
-
-
-def _u64(values: list[int]) -> bytes:
-    return array("Q", values).tobytes()
-
-
-class _Stored:
-    """A search index as written, read a part at a time.
-
-    The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
-    marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs,
-    then the length and CRC of the slug list and of the texts); then the slug list,
-    every word's postings (a dict in most-occurrences-first order, then by slug), and
-    the memories' lowered texts, each part marshalled.
-    """
-
-    def __init__(
-        self,
-        commit: str | None,
-        vocab_text: str,
-        starts: array[int],
-        spans: array[int],
-        crcs: array[int],
-        parts: tuple[int, int, int, int, int],
-        data: memoryview,
-    ) -> None:
-        self.commit = commit
-        self.vocab_text = vocab_text
-        self.starts = starts
-        self._spans = spans
-        self._crcs = crcs
-        self._slugs_len, self._slugs_crc, self._postings_len, self._texts_len, self._texts_crc = (
-            parts
-        )
-        self._data = data
-        self._cache: dict[int, dict[str, int]] = {}
-        self._ordered: set[int] = set()
-        self._slugs: frozenset[str] | None = None
-        self._texts: dict[str, str] | None = None
-
-    @staticmethod
-    def build(
-        commit: str | None,
-        postings: dict[str, dict[str, int]],
-        texts: dict[str, str],
-        *,
-        by_slug: bool = False,
-    ) -> bytes:
-        """The file for an index as of ``commit`` (``by_slug``: every word's memories
-        are in slug order already)."""
-        vocab = sorted(postings)
-        # marshal's version 2 shares no objects: a third faster to write slugs that many
-        # words hold, and read alike
-        blobs = [marshal.dumps(_most_first(postings[w], by_slug), 2) for w in vocab]
-        spans = [0]
-        for blob in blobs:
-            spans.append(spans[-1] + len(blob))
-        vocab_text, starts = _vocabulary(vocab)
-        slugs = marshal.dumps(sorted(texts))
-        text_blob = marshal.dumps(texts)
-        crcs = array("I", [zlib.crc32(b) for b in blobs]).tobytes()
-        parts = (len(slugs), zlib.crc32(slugs), spans[-1], len(text_blob), zlib.crc32(text_blob))
-        head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
-        line = f"{_MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
-        return b"".join([line.encode(), head, slugs, *blobs, text_blob])
-
-    @classmethod
-    def parse(cls, data: memoryview) -> _Stored | None:
-        """The index ``data`` holds, if its first line and head read whole."""
-        end = bytes(data[:200]).find(b"\n")
-        fields = bytes(data[: max(end, 0)]).decode("ascii", "replace").split(" ")
-        if end < 0 or len(fields) != 5 or " ".join(fields[:2]) != _MAGIC:
-            return None
-        commit, head_len, head_crc = fields[2:]
-        if not (head_len.isdigit() and head_crc.isdigit()):
-            return None
-        if commit != "-" and len(commit) != 40:
-            return None
-        head = data[end + 1 : end + 1 + int(head_len)]
-        if len(head) != int(head_len) or zlib.crc32(head) != int(head_crc):
-            return None
-        try:
-            vocab_text, starts_raw, spans_raw, crcs_raw, *parts = marshal.loads(head)
-            starts, spans, crcs = array("Q"), array("Q"), array("I")
-            starts.frombytes(starts_raw)
-            spans.frombytes(spans_raw)
-            crcs.frombytes(crcs_raw)
-        except (EOFError, ValueError, TypeError):
-            return None
-        if not isinstance(vocab_text, str) or len(parts) != 5:
-            return None
-        if not all(isinstance(p, int) and p >= 0 for p in parts):
-            return None
-        sizes = cast(tuple[int, int, int, int, int], tuple(parts))
-        slugs_len, _, postings_len, texts_len, _ = sizes
-        body = data[end + 1 + int(head_len) :]
-        if (
-            len(spans) != len(starts) + 1
-            or len(crcs) != len(starts)
-            or spans[-1] != postings_len
-            or len(body) != slugs_len + postings_len + texts_len
-        ):
-            return None
-        return cls(
-            commit if commit != "-" else None,
-            vocab_text,
-            starts,
-            spans,
-            crcs,
-            sizes,
-            body,
-        )
-
-    def _part(self, at: int, length: int, crc: int) -> object:
-        """The marshalled part at ``at``, if it matches ``crc``."""
-        piece = self._data[at : at + length]
-        if zlib.crc32(piece) != crc:
-            raise _Damaged
-        try:
-            return marshal.loads(piece)
-        except (EOFError, ValueError, TypeError):
-            raise _Damaged from None
-
-    def postings(self, i: int) -> dict[str, int]:
-        """Word ``i``'s postings: slug → occurrences, most first."""
-        found = self._cache.get(i)
-        if found is None:
-            at = self._slugs_len + self._spans[i]
-            part = self._part(at, self._spans[i + 1] - self._spans[i], self._crcs[i])
-            if not isinstance(part, dict):
-                raise _Damaged
-            found = self._cache[i] = cast(dict[str, int], part)
-            self._ordered.add(id(found))
-        return found
-
-    def ordered(self, postings: dict[str, int]) -> bool:
-        """Whether ``postings`` is a stored word's, in most-occurrences-first order."""
-        return id(postings) in self._ordered  # each is held in the cache: ids stay unique
-
-    def words(self) -> list[str]:
-        """Every word, in the order of their numbers."""
-        return self.vocab_text.split("\0")[:-1]
-
-    def slugs(self) -> frozenset[str]:
-        """The slugs of every memory the stored index holds."""
-        if self._slugs is None:
-            part = self._part(0, self._slugs_len, self._slugs_crc)
-            if not isinstance(part, list):
-                raise _Damaged
-            self._slugs = frozenset(cast(list[str], part))
-        return self._slugs
-
-    def texts(self) -> dict[str, str]:
-        """Every memory's lowered text, by slug."""
-        if self._texts is None:
-            at = self._slugs_len + self._postings_len
-            part = self._part(at, self._texts_len, self._texts_crc)
-            if not isinstance(part, dict):
-                raise _Damaged
-            self._texts = cast(dict[str, str], part)
-        return self._texts
+    return os.path.join(directory, "gitmem", "search", store_file_name(store) + SUFFIX)
 
 
 def _most_first(postings: dict[str, int], by_slug: bool) -> dict[str, int]:
@@ -611,19 +415,9 @@ def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
     postings: defaultdict[str, dict[str, int]] = defaultdict(dict)
     file = postings.__getitem__  # a new word gets its empty dict without a Python step
     for slug, text in texts.items():
-        counts = Counter(_words(text))
+        counts = Counter(words(text))
         deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
     return dict(postings)
-
-
-def _vocabulary(words: list[str]) -> tuple[str, list[int]]:
-    """The words as one NUL-separated text, and where each starts in it."""
-    starts: list[int] = []
-    offset = 0
-    for word in words:
-        starts.append(offset)
-        offset += len(word) + 1
-    return "\0".join(words) + "\0", starts
 
 
 def _numbered(keyword: str, starts: list[int] | array[int], text: str) -> list[tuple[int, str]]:

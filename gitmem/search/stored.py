@@ -1,0 +1,298 @@
+"""The search index as kept on disk, one file per store: its format, written whole and
+renamed into place, and read a part at a time (see :mod:`gitmem.search.index`).
+
+The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
+marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs, then the
+length and CRC of the slug list and of the texts); then the slug list (sorted: a
+memory's number is its place in it), every word's postings (see :data:`NUMBERS`), and
+the memories' lowered texts in slug order. A part is used only once its CRC matched.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+from array import array
+from itertools import accumulate, chain, pairwise, repeat
+
+from gitmem.search.words import vocabulary, words
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import cast
+else:
+
+    def cast(_: object, value: object) -> object:
+        return value
+
+
+__all__ = ["NUMBERS", "SUFFIX", "Damaged", "Stored", "encode", "forget_older", "numbered", "write"]
+
+# marshal's format and array's item sizes and byte order are this interpreter's and
+# this machine's: another writes anew
+MAGIC = f"gitmem-search-3-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
+SUFFIX = ".3"
+OLDER = (".1", ".2")  # earlier formats' files, never read: removed when one is written
+NUMBERS = array("I")
+"""A word's postings are kept as numbers: those of the memories it occurs in (their
+places in slug order), most occurrences first, then in slug order, followed by how
+often it occurs in each."""
+
+
+class Damaged(Exception):
+    """A part of a stored index did not match its CRC (never leaves the search index)."""
+
+
+def forget_older(path: str) -> None:
+    """Remove the files earlier formats kept beside ``path`` (a reader never opens them)."""
+    for suffix in OLDER:
+        _remove(path[: -len(SUFFIX)] + suffix)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:  # gone already, or not ours to remove: derived data either way
+        return
+
+
+def encode(commit: str, texts: dict[str, str]) -> bytes:
+    """The file of an index built afresh, as of ``commit``, of memories whose lowered
+    texts (``slug NUL description NUL body``) are ``texts``: the very bytes
+    :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories."""
+    slugs = sorted(texts)
+    ordered = [texts[slug] for slug in slugs]
+    return Stored.build(commit, slugs, ordered, numbered(ordered))
+
+
+def write(path: str, data: bytes) -> bool:
+    """Write the index file ``data`` at ``path`` whole (renamed into place: a reader sees
+    the old file or the new one), and remove earlier formats' files; whether it was
+    written (derived data: a failure to write is no error, the next search builds it)."""
+    from _thread import get_ident
+
+    tmp = f"{path}.{os.getpid()}.{get_ident()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    finally:
+        _remove(tmp)
+    forget_older(path)
+    return True
+
+
+def _u64(values: list[int]) -> bytes:
+    return array("Q", values).tobytes()
+
+
+class Stored:
+    """A search index as written (see the module's description), read a part at a
+    time: a word's postings are given as slug → occurrences, most occurrences first,
+    then in slug order."""
+
+    def __init__(
+        self,
+        commit: str | None,
+        vocab_text: str,
+        starts: array[int],
+        spans: array[int],
+        crcs: array[int],
+        parts: tuple[int, int, int, int, int],
+        data: memoryview,
+    ) -> None:
+        self.commit = commit
+        self.vocab_text = vocab_text
+        self.starts = starts
+        self._spans = spans
+        self._crcs = crcs
+        self._slugs_len, self._slugs_crc, self._postings_len, self._texts_len, self._texts_crc = (
+            parts
+        )
+        self._data = data
+        self._cache: dict[int, dict[str, int]] = {}
+        self._ordered: set[int] = set()
+        self._slug_order: list[str] | None = None
+        self._slugs: frozenset[str] | None = None
+        self._texts: dict[str, str] | None = None
+
+    @staticmethod
+    def build(
+        commit: str | None, slugs: list[str], texts: list[str], postings: dict[str, list[int]]
+    ) -> bytes:
+        """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
+        the lowered ``texts``, and its words' ``postings`` (see :data:`NUMBERS`)."""
+        vocab = sorted(postings)
+        lists = [postings[w] for w in vocab]
+        spans = [0, *accumulate(map(len, lists))]
+        whole = array("I", chain.from_iterable(lists)).tobytes()  # as NUMBERS
+        view = memoryview(whole)
+        width = NUMBERS.itemsize
+        crcs = array(
+            "I", [zlib.crc32(view[a * width : b * width]) for a, b in pairwise(spans)]
+        ).tobytes()
+        spans = [at * width for at in spans]
+        vocab_text, starts = vocabulary(vocab)
+        slug_part = marshal.dumps(slugs)
+        text_part = marshal.dumps(texts)
+        parts = (
+            len(slug_part),
+            zlib.crc32(slug_part),
+            spans[-1],
+            len(text_part),
+            zlib.crc32(text_part),
+        )
+        head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
+        line = f"{MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
+        return b"".join([line.encode(), head, slug_part, whole, text_part])
+
+    @classmethod
+    def parse(cls, data: memoryview) -> Stored | None:
+        """The index ``data`` holds, if its first line and head read whole."""
+        end = bytes(data[:200]).find(b"\n")
+        fields = bytes(data[: max(end, 0)]).decode("ascii", "replace").split(" ")
+        if end < 0 or len(fields) != 5 or " ".join(fields[:2]) != MAGIC:
+            return None
+        commit, head_len, head_crc = fields[2:]
+        if not (head_len.isdigit() and head_crc.isdigit()):
+            return None
+        if commit != "-" and len(commit) != 40:
+            return None
+        head = data[end + 1 : end + 1 + int(head_len)]
+        if len(head) != int(head_len) or zlib.crc32(head) != int(head_crc):
+            return None
+        try:
+            vocab_text, starts_raw, spans_raw, crcs_raw, *parts = marshal.loads(head)
+            starts, spans, crcs = array("Q"), array("Q"), array("I")
+            starts.frombytes(starts_raw)
+            spans.frombytes(spans_raw)
+            crcs.frombytes(crcs_raw)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(vocab_text, str) or len(parts) != 5:
+            return None
+        if not all(isinstance(p, int) and p >= 0 for p in parts):
+            return None
+        sizes = cast(tuple[int, int, int, int, int], tuple(parts))
+        slugs_len, _, postings_len, texts_len, _ = sizes
+        body = data[end + 1 + int(head_len) :]
+        if (
+            len(spans) != len(starts) + 1
+            or len(crcs) != len(starts)
+            or spans[-1] != postings_len
+            or len(body) != slugs_len + postings_len + texts_len
+        ):
+            return None
+        return cls(
+            commit if commit != "-" else None,
+            vocab_text,
+            starts,
+            spans,
+            crcs,
+            sizes,
+            body,
+        )
+
+    def _piece(self, at: int, length: int, crc: int) -> memoryview:
+        """The part at ``at``, if it matches ``crc``."""
+        piece = self._data[at : at + length]
+        if zlib.crc32(piece) != crc:
+            raise Damaged
+        return piece
+
+    def _part(self, at: int, length: int, crc: int) -> object:
+        """The marshalled part at ``at``, if it matches ``crc``."""
+        try:
+            return marshal.loads(self._piece(at, length, crc))
+        except (EOFError, ValueError, TypeError):
+            raise Damaged from None
+
+    def postings(self, i: int) -> dict[str, int]:
+        """Word ``i``'s postings: slug → occurrences, most first."""
+        found = self._cache.get(i)
+        if found is None:
+            start, end = self._spans[i], self._spans[i + 1]
+            piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
+            if len(piece) % (2 * NUMBERS.itemsize):
+                raise Damaged
+            numbers = array("I")  # as NUMBERS
+            numbers.frombytes(piece)
+            half = len(numbers) // 2
+            slugs = self._slug_list()
+            if half and max(numbers[:half]) >= len(slugs):
+                raise Damaged
+            found = dict(zip(map(slugs.__getitem__, numbers[:half]), numbers[half:], strict=True))
+            self._cache[i] = found
+            self._ordered.add(id(found))
+        return found
+
+    def ordered(self, postings: dict[str, int]) -> bool:
+        """Whether ``postings`` is a stored word's, in most-occurrences-first order."""
+        return id(postings) in self._ordered  # each is held in the cache: ids stay unique
+
+    def words(self) -> list[str]:
+        """Every word, in the order of their numbers."""
+        return self.vocab_text.split("\0")[:-1]
+
+    def _slug_list(self) -> list[str]:
+        """The slugs of every memory the stored index holds, in the order of their
+        numbers (sorted)."""
+        if self._slug_order is None:
+            part = self._part(0, self._slugs_len, self._slugs_crc)
+            if not isinstance(part, list):
+                raise Damaged
+            self._slug_order = cast(list[str], part)
+        return self._slug_order
+
+    def slugs(self) -> frozenset[str]:
+        """The slugs of every memory the stored index holds."""
+        if self._slugs is None:
+            self._slugs = frozenset(self._slug_list())
+        return self._slugs
+
+    def texts(self) -> dict[str, str]:
+        """Every memory's lowered text, by slug."""
+        if self._texts is None:
+            at = self._slugs_len + self._postings_len
+            part = self._part(at, self._texts_len, self._texts_crc)
+            slugs = self._slug_list()
+            if not isinstance(part, list) or len(cast(list[str], part)) != len(slugs):
+                raise Damaged
+            self._texts = dict(zip(slugs, cast(list[str], part), strict=True))
+        return self._texts
+
+
+def numbered(texts: list[str]) -> dict[str, list[int]]:
+    """Word → its postings (see :data:`NUMBERS`), for the memories numbered by their
+    place in ``texts`` (lowered texts in slug order): every word of every text filed
+    under its memory's number in one pass, with no Python step per word, and each
+    word's numbers then counted."""
+    from collections import Counter, defaultdict, deque
+
+    if len(texts) > 1 << 32:
+        raise ValueError("too many memories for one index")
+    runs: defaultdict[str, list[int]] = defaultdict(list)
+    file = runs.__getitem__  # a new word gets its empty list without a Python step
+    append = list[int].append
+    for number, text in enumerate(texts):
+        deque(map(append, map(file, words(text)), repeat(number)), maxlen=0)
+    postings: dict[str, list[int]] = {}
+    for word, run in runs.items():
+        if len(run) == 1 or len(set(run)) == len(run):  # once in each memory
+            postings[word] = [*run, *repeat(1, len(run))]
+        else:
+            counts = Counter(run)  # in slug order, as the run is
+            # grouped by count, each group in slug order: no sort of the numbers
+            levels: defaultdict[int, list[int]] = defaultdict(list)
+            deque(map(append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
+            most = sorted(levels, reverse=True)
+            postings[word] = [
+                *chain.from_iterable(levels[n] for n in most),
+                *chain.from_iterable(repeat(n, len(levels[n])) for n in most),
+            ]
+    return postings
