@@ -338,4 +338,4 @@ def test_shared_ends_agree_with_a_line_by_line_comparison(
     most = min(len(x), len(y))
     start = next((i for i in range(most) if x[i] != y[i]), most)
     end = next((i for i in range(most - start) if x[-1 - i] != y[-1 - i]), most - start)
-    assert blame._shared(a, b, x, y) == (start, end)  # pyright: ignore[reportPrivateUsage]
+    assert blame._shared(x, y) == (start, end)  # pyright: ignore[reportPrivateUsage]

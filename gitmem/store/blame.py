@@ -23,8 +23,8 @@ index's order (parents come before children there), so each commit is explained 
 with every line its children passed it.
 
 **The diff** is git's in the part that decides most lines: the lines both texts share
-at their start and end are kept as they are, found by comparing slices of the line
-lists (a halving search, each comparison in C, no loop over lines); only what lies
+at their start and end are kept as they are, found by comparing the line lists pair
+by pair with C-level iterators (no Python loop over lines); only what lies
 between is matched line by line (``difflib``'s matcher, which hashes each line once),
 and only when the two share a line at all (lines rewritten outright share none).
 
@@ -38,8 +38,9 @@ import heapq
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import compress, count, islice
+from operator import ne
 
-from gitmem.lean.alike import common_head, common_tail
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
 
@@ -165,29 +166,21 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     return list(zip(lines, owners, strict=True))
 
 
-def _shared(
-    old: bytes, new: bytes, old_lines: list[bytes], new_lines: list[bytes]
-) -> tuple[int, int]:
-    """How many lines the texts ``old`` and ``new`` share at their start, and then at
-    their end. The bytes say most of it at C's pace: the lines wholly inside the bytes
-    both ends share are shared; the line at the edge is then compared as a line."""
-    most = min(len(old_lines), len(new_lines))
-    size = min(len(old), len(new))
-    start = min(old.count(b"\n", 0, common_head(old, new, size)), most)
-    while start < most and old_lines[start] == new_lines[start]:
-        start += 1
-    tail = common_tail(old, new, size)
-    # the first newline of the shared tail may end a line that differs before it
-    end = min(max(old.count(b"\n", len(old) - tail) - 1, 0), most - start)
-    while end < most - start and old_lines[-1 - end] == new_lines[-1 - end]:
-        end += 1
-    return start, end
+def _shared(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
+    """How many lines ``old`` and ``new`` share at their start, and then at their end
+    (never counting a line twice): each found by one pass of C-level iterators that
+    stops at the first pair of lines that differ."""
+    most = min(len(old), len(new))
+    start = next(compress(count(), map(ne, old, new)), most)
+    rest = most - start
+    differ = islice(map(ne, reversed(old), reversed(new)), rest)
+    return start, next(compress(count(), differ), rest)
 
 
 def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     """Split the lines ``ask`` holds (lines of ``new``) into those ``old`` holds
     unchanged, as lines of ``old``, and those it does not."""
-    start, end = _shared(old.data, new.data, old.lines, new.lines)
+    start, end = _shared(old.lines, new.lines)
     stop_new, stop_old = len(new.lines) - end, len(old.lines) - end
     at, final = ask
     i = bisect_left(at, start)
