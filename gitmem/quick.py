@@ -358,7 +358,7 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
     if not slug_shape(slug):
         return None
     commits, history = _history(store)
-    found = origins(commits, history, store.head.commit, slug, commits.text)
+    found = origins(commits, history, store.head.commit, slug, commits.texts)
     if not found:
         return None  # no such memory: the command line says so
     found = stamped(found, lambda sha: made(commits.raw(sha), said))

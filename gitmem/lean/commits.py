@@ -103,9 +103,12 @@ class Commits:
     def blob(self, sha: bytes) -> bytes:
         return self._read(sha.decode("ascii"), BLOB)
 
-    def text(self, sha: str) -> bytes:
-        """The blob ``sha`` (40 hex digits)."""
-        return self._read(sha, BLOB)
+    def texts(self, shas: list[str]) -> list[bytes]:
+        """The blobs ``shas``, read together (in the order their packs hold them)."""
+        found = self._objects.read_many(shas)
+        if any(found[sha][0] != BLOB for sha in shas):
+            raise Unreadable("an object is not of the type expected")
+        return [found[sha][1] for sha in shas]
 
     def outside(self, sha: str) -> NoReturn:
         raise NotLean(f"commit {sha} was not made by gitmem")
