@@ -136,6 +136,9 @@ class _Ask(NamedTuple):
     final: list[int]
 
 
+_NONE = _Ask([], [])  # no lines (never added to: each list is made anew to be)
+
+
 def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     """Each line of the newest text of ``revisions`` with the key of the revision that
     last changed it. ``revisions``: a file's texts newest first, each with a key, each
@@ -185,13 +188,17 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     at, final = ask
     i = bisect_left(at, start)
     j = bisect_left(at, stop_new, i)
+    shift = stop_old - stop_new
+    if i == j and (not shift or j == len(at)):
+        return ask, _NONE  # no line asked for changed or moved: all pass as they are
     passed_at, passed_final = at[:i], final[:i]
-    left = _Ask([], [])
+    left = _NONE
     if i < j:
         old_middle, new_middle = old.lines[start:stop_old], new.lines[start:stop_new]
         # lines rewritten outright (the common case) share no line: nothing to match
         if old_middle and not set(old_middle).isdisjoint(new_middle):
             keep = _kept(old_middle, new_middle, start)
+            left = _Ask([], [])
             for line, to in zip(at[i:j], final[i:j], strict=True):
                 kept = keep.get(line)
                 if kept is None:
@@ -202,7 +209,6 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
                     passed_final.append(to)
         else:
             left = _Ask(at[i:j], final[i:j])
-    shift = stop_old - stop_new
     passed_at += at[j:] if not shift else [line + shift for line in at[j:]]
     passed_final += final[j:]
     return _Ask(passed_at, passed_final), left
