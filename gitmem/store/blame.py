@@ -34,7 +34,6 @@ read path is a fresh process, whose imports cost as much as its reading.
 
 from __future__ import annotations
 
-import heapq
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -121,19 +120,29 @@ def split_lines(data: bytes) -> list[bytes]:
 # -- the core: texts in, owners out ----------------------------------------------------
 
 
-class _Text(NamedTuple):
+# The core's own records are plain classes: a named tuple's class costs a fresh
+# process a third of a millisecond to make, and the core makes one of these a step.
+
+
+class _Text:
     """A text and its lines."""
 
-    data: bytes
-    lines: list[bytes]
+    __slots__ = ("data", "lines")
+
+    def __init__(self, data: bytes, lines: list[bytes]) -> None:
+        self.data = data
+        self.lines = lines
 
 
-class _Ask(NamedTuple):
+class _Ask:
     """Lines still unexplained: their indexes in the text at hand (rising) and in the
     newest text, side by side."""
 
-    at: list[int]
-    final: list[int]
+    __slots__ = ("at", "final")
+
+    def __init__(self, at: list[int], final: list[int]) -> None:
+        self.at = at
+        self.final = final
 
 
 _NONE = _Ask([], [])  # no lines (never added to: each list is made anew to be)
@@ -185,7 +194,7 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     unchanged, as lines of ``old``, and those it does not."""
     start, end = _shared(old.lines, new.lines)
     stop_new, stop_old = len(new.lines) - end, len(old.lines) - end
-    at, final = ask
+    at, final = ask.at, ask.final
     i = bisect_left(at, start)
     j = bisect_left(at, stop_new, i)
     shift = stop_old - stop_new
@@ -229,13 +238,16 @@ def _kept(old: list[bytes], new: list[bytes], start: int) -> dict[int, int]:
 # -- reading a store's history ---------------------------------------------------------
 
 
-class _Key(NamedTuple):
+class _Key:
     """A revision of a memory's file: its commit, the memory's name there, and that
     commit's revision of it (0 where the walk does not know it)."""
 
-    commit: str
-    slug: str
-    revision: int = 0
+    __slots__ = ("commit", "revision", "slug")
+
+    def __init__(self, commit: str, slug: str, revision: int = 0) -> None:
+        self.commit = commit
+        self.slug = slug
+        self.revision = revision
 
 
 def _states(
@@ -334,12 +346,15 @@ def _blob(reader: Commits, root: str, slug: str, suffix: str) -> bytes | None:
     return reader.bucket(root, bucket(slug)).get(slug + suffix)
 
 
-class _Lines(NamedTuple):
+class _Lines:
     """Lines a commit is asked to explain: the file's name and blob there, and which."""
 
-    slug: str
-    blob: bytes
-    ask: _Ask
+    __slots__ = ("ask", "blob", "slug")
+
+    def __init__(self, slug: str, blob: bytes, ask: _Ask) -> None:
+        self.slug = slug
+        self.blob = blob
+        self.ask = ask
 
 
 class _Walk:
@@ -371,6 +386,8 @@ class _Walk:
 
     def file(self, slug: str, suffix: str) -> list[tuple[bytes, _Key]]:
         """Each line of ``slug``'s ``suffix`` file at the head with its revision."""
+        import heapq  # here: a history with no merge never needs it
+
         reader, head = self.reader, self.head
         blob = _blob(reader, reader.root(head), slug, suffix)
         if blob is None:
