@@ -370,9 +370,10 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
     if not slug_shape(slug):
         return None
     commits, history = _history(store)
-    found = origins(commits, history, store.head.commit, slug, commits.text)
+    found = origins(commits, history, store.head.commit, slug, commits.texts)
     if not found:
         return None  # no such memory: the command line says so
+    commits.read_all(list(dict.fromkeys(o.commit for o in found)))
     found = stamped(found, lambda sha: made(commits.raw(sha), said))
     return "".join(
         blame_text(

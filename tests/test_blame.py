@@ -338,4 +338,61 @@ def test_shared_ends_agree_with_a_line_by_line_comparison(
     most = min(len(x), len(y))
     start = next((i for i in range(most) if x[i] != y[i]), most)
     end = next((i for i in range(most - start) if x[-1 - i] != y[-1 - i]), most - start)
-    assert blame._shared(a, b, x, y) == (start, end)  # pyright: ignore[reportPrivateUsage]
+    assert blame._shared(x, y) == (start, end)  # pyright: ignore[reportPrivateUsage]
+
+
+def _plain_attribute(revisions: list[tuple[int, bytes]]) -> list[tuple[bytes, int]]:
+    """The core's rule written plainly: every pair of neighbouring texts compared line
+    by line in full (their shared ends, then the matcher over what lies between), every
+    line of the newest followed back until a text does not hold it."""
+    from difflib import SequenceMatcher
+
+    key, text = revisions[0]
+    lines = blame.split_lines(text)
+    owners: list[int] = [key] * len(lines)
+    here = {i: i for i in range(len(lines))}  # a line of the text at hand → its final line
+    new, new_text = lines, text
+    for older_key, older in revisions[1:]:
+        old = blame.split_lines(older)
+        if older != new_text:
+            most = min(len(old), len(new))
+            start = next((i for i in range(most) if old[i] != new[i]), most)
+            end = next((i for i in range(most - start) if old[-1 - i] != new[-1 - i]), most - start)
+            keep = {i: i for i in range(start)}
+            keep.update({len(new) - 1 - i: len(old) - 1 - i for i in range(end)})
+            old_middle, new_middle = old[start : len(old) - end], new[start : len(new) - end]
+            if set(old_middle) & set(new_middle):
+                matcher = SequenceMatcher(None, old_middle, new_middle, False)
+                for a, b, size in matcher.get_matching_blocks():
+                    keep.update({start + b + k: start + a + k for k in range(size)})
+            for line, final in here.items():
+                if line not in keep:
+                    owners[final] = key
+            here = {keep[line]: final for line, final in here.items() if line in keep}
+        new, new_text, key = old, older, older_key
+        if not here:
+            break
+    for final in here.values():
+        owners[final] = key
+    return list(zip(lines, owners, strict=True))
+
+
+_TEXTS = st.lists(
+    st.builds(
+        lambda lines, newline: ("\n".join(lines) + ("\n" if newline else "")).encode(),
+        st.lists(st.sampled_from(["a", "b", "c", "", "a b"]), max_size=8),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(_TEXTS)
+def test_the_core_decides_as_a_plain_comparison_of_every_pair_does(texts: list[bytes]) -> None:
+    """The core's shortcuts (lines passed on without copying when no line asked for
+    changed, ends found without a loop over lines) give every line the owner a plain
+    comparison of every pair of neighbouring texts gives it."""
+    revisions = list(enumerate(texts))
+    assert blame.attribute(revisions) == _plain_attribute(revisions)

@@ -10,6 +10,8 @@ import pytest
 from conftest import assert_fsck, commit_by_hand, git, tree_bytes
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitmem import (
     AlreadyExists,
@@ -26,6 +28,7 @@ from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.objects import ObjectReader, Step
+from gitmem.store.rows import field_of, lines_with
 from gitmem.types import Change, Edit, check_op
 
 S = "profile/s"
@@ -735,3 +738,32 @@ def test_an_index_built_from_scratch_reads_every_commit_as_dulwich_does(
             assert files[path] == kept.read()
     with Repository.open(repo.directory) as fresh:
         assert fresh._history(S).entries(head) == expected  # pyright: ignore[reportPrivateUsage]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "ab", "b", "a%20b", "", "-"]), min_size=1, max_size=5),
+        max_size=30,
+    ),
+    st.sampled_from(["a", "ab", "a b"]),
+    st.integers(1, 3),
+    st.booleans(),
+)
+def test_lines_with_a_word_are_found_as_a_split_of_every_line_finds_them(
+    lines: list[list[str]], word: str, field: int, cut: bool
+) -> None:
+    """Whether the word is on few lines (searched for) or many (taken from all of
+    them), the complete lines whose field (one with fields on both sides) holds it are
+    the ones a split finds."""
+    data = "".join(" ".join(fields) + "\n" for fields in lines).encode()
+    if cut:
+        data += b"a a a a"  # a last line a writer has not finished
+    wanted = field_of(word).encode()
+    complete = data.split(b"\n")[:-1]
+    expected = [
+        line
+        for line in complete
+        if len(line.split(b" ", field + 1)) > field + 1 and line.split(b" ")[field] == wanted
+    ]
+    assert lines_with(data, word, field) == expected

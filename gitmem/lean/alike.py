@@ -1,8 +1,8 @@
 """How many bytes two byte strings share at their start, or at their end: found by
 halves, each test a comparison (a memcmp) of only the bytes not known alike yet.
 
-Trees compared by their raw bytes and texts compared line by line for blame both ask
-it; it loads nothing, so the lean read path may ask it too.
+Trees compared by their raw bytes ask it; it loads nothing, so the lean read path may
+ask it too.
 """
 
 from __future__ import annotations

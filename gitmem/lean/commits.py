@@ -75,6 +75,15 @@ class Commits:
             found = self._raw[sha] = self._read(sha, COMMIT)
         return found
 
+    def read_all(self, shas: list[str]) -> None:
+        """Read the commits ``shas`` together (in the order their packs hold them), for
+        :meth:`raw` to give one by one."""
+        wanted = [sha for sha in shas if sha not in self._raw]
+        for sha, (kind, content) in self._objects.read_many(wanted).items():
+            if kind != COMMIT:
+                raise Unreadable(f"object {sha} is not of the type expected")
+            self._raw[sha] = content
+
     def parents(self, sha: str) -> list[str]:
         """A commit's parents, the first parent first."""
         header = self.raw(sha).partition(b"\n\n")[0]
@@ -103,9 +112,12 @@ class Commits:
     def blob(self, sha: bytes) -> bytes:
         return self._read(sha.decode("ascii"), BLOB)
 
-    def text(self, sha: str) -> bytes:
-        """The blob ``sha`` (40 hex digits)."""
-        return self._read(sha, BLOB)
+    def texts(self, shas: list[str]) -> list[bytes]:
+        """The blobs ``shas``, read together (in the order their packs hold them)."""
+        found = self._objects.read_many(shas)
+        if any(found[sha][0] != BLOB for sha in shas):
+            raise Unreadable("an object is not of the type expected")
+        return [found[sha][1] for sha in shas]
 
     def outside(self, sha: str) -> NoReturn:
         raise NotLean(f"commit {sha} was not made by gitmem")

@@ -44,58 +44,77 @@ _HEX = frozenset("0123456789abcdef")
 MAX_CHAIN = 64
 """The longest delta chain read (git's own default depth is 50)."""
 _SCANNED = 256  # names of an index searched as bytes rather than halved
+_KEPT = 1 << 24  # bytes of resolved delta chains a pack keeps
 
 
 class Unreadable(ValueError):
     """An object that is not here as git writes it."""
 
 
+def _varint(delta: bytes, at: int) -> tuple[int, int]:
+    """A size in a delta's header (7 bits a byte, least significant first) and where
+    what follows it starts."""
+    value = shift = 0
+    while True:
+        if at >= len(delta):
+            raise Unreadable("a delta ends inside its header")
+        byte = delta[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
 def apply_delta(base: bytes, delta: bytes) -> bytes:
     """``base`` with git's ``delta`` (its copy and insert instructions) applied."""
-    at = 0
-
-    def size() -> int:
-        nonlocal at
-        value = shift = 0
-        while True:
-            if at >= len(delta):
-                raise Unreadable("a delta ends inside its header")
-            byte = delta[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    if size() != len(base):
+    source, at = _varint(delta, 0)
+    if source != len(base):
         raise Unreadable("a delta names a base of another size")
-    wanted = size()
+    wanted, at = _varint(delta, at)
     out: list[bytes] = []
     end = len(delta)
-    while at < end:
-        op = delta[at]
-        at += 1
-        if op & 0x80:
-            offset = length = 0
-            for bit, shift in ((0x01, 0), (0x02, 8), (0x04, 16), (0x08, 24)):
-                if op & bit:
-                    offset |= delta[at] << shift
+    try:
+        while at < end:
+            op = delta[at]
+            at += 1
+            if op & 0x80:
+                # the offset's and the length's bytes, each there only if its bit is set
+                offset = length = 0
+                if op & 0x01:
+                    offset = delta[at]
                     at += 1
-            for bit, shift in ((0x10, 0), (0x20, 8), (0x40, 16)):
-                if op & bit:
-                    length |= delta[at] << shift
+                if op & 0x02:
+                    offset |= delta[at] << 8
                     at += 1
-            length = length or 0x10000
-            if offset + length > len(base):
-                raise Unreadable("a delta copies past its base")
-            out.append(base[offset : offset + length])
-        elif op:
-            if at + op > end:
-                raise Unreadable("a delta inserts past its end")
-            out.append(delta[at : at + op])
-            at += op
-        else:
-            raise Unreadable("a delta holds a reserved instruction")
+                if op & 0x04:
+                    offset |= delta[at] << 16
+                    at += 1
+                if op & 0x08:
+                    offset |= delta[at] << 24
+                    at += 1
+                if op & 0x10:
+                    length = delta[at]
+                    at += 1
+                if op & 0x20:
+                    length |= delta[at] << 8
+                    at += 1
+                if op & 0x40:
+                    length |= delta[at] << 16
+                    at += 1
+                length = length or 0x10000
+                if offset + length > source:
+                    raise Unreadable("a delta copies past its base")
+                out.append(base[offset : offset + length])
+            elif op:
+                if at + op > end:
+                    raise Unreadable("a delta inserts past its end")
+                out.append(delta[at : at + op])
+                at += op
+            else:
+                raise Unreadable("a delta holds a reserved instruction")
+    except IndexError:
+        raise Unreadable("a delta ends inside an instruction") from None
     result = b"".join(out)
     if len(result) != wanted:
         raise Unreadable("a delta makes an object of another size")
@@ -298,7 +317,15 @@ class MappedPack:
 
 
 class _Pack(MappedPack):
-    """One pack, its objects read with their deltas applied here."""
+    """One pack, its objects read with their deltas applied here. What a delta chain
+    resolves is kept (up to :data:`_KEPT` bytes), so reading a chain's objects one
+    after another (a file's revisions, as git packs them) applies each delta once,
+    not once for every object read through it."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(base)
+        self._bases: dict[int, tuple[int, bytes]] = {}
+        self._held = 0
 
     def offset(self, sha: bytes) -> int | None:
         """Where ``sha`` (20 bytes) starts in the pack, or ``None`` if it is not here."""
@@ -313,12 +340,18 @@ class _Pack(MappedPack):
         """``(type, content)`` of the object at ``offset``, deltas applied."""
         if depth > MAX_CHAIN:
             raise Unreadable("a delta chain longer than gitmem reads")
+        found = self._bases.get(offset)
+        if found is not None:
+            return found
         data = self._data
         if offset >= len(data):
             raise Unreadable("an index names an offset past its pack")
         kind, size, at = entry_header(data, offset)
         if kind in (COMMIT, TREE, BLOB, TAG):
-            return kind, inflate_whole(data, at, size)
+            found = kind, inflate_whole(data, at, size)
+            if depth:  # the base of a delta: the next object of its chain needs it too
+                self._keep(offset, found)
+            return found
         if kind == _OFS_DELTA:
             start, at = ofs_base(data, at, offset)
             base = self.read(start, by_id, depth + 1)
@@ -327,7 +360,16 @@ class _Pack(MappedPack):
             at += 20
         else:
             raise Unreadable(f"a packed object of unknown type {kind}")
-        return base[0], apply_delta(base[1], inflate(data, at, size)[0])
+        found = base[0], apply_delta(base[1], inflate(data, at, size)[0])
+        self._keep(offset, found)
+        return found
+
+    def _keep(self, offset: int, found: tuple[int, bytes]) -> None:
+        if self._held + len(found[1]) > _KEPT:
+            self._bases.clear()
+            self._held = 0
+        self._bases[offset] = found
+        self._held += len(found[1])
 
 
 class Objects:

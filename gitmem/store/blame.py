@@ -23,8 +23,8 @@ index's order (parents come before children there), so each commit is explained 
 with every line its children passed it.
 
 **The diff** is git's in the part that decides most lines: the lines both texts share
-at their start and end are kept as they are, found by comparing slices of the line
-lists (a halving search, each comparison in C, no loop over lines); only what lies
+at their start and end are kept as they are, found by comparing the line lists pair
+by pair with C-level iterators (no Python loop over lines); only what lies
 between is matched line by line (``difflib``'s matcher, which hashes each line once),
 and only when the two share a line at all (lines rewritten outright share none).
 
@@ -34,12 +34,12 @@ read path is a fresh process, whose imports cost as much as its reading.
 
 from __future__ import annotations
 
-import heapq
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import compress, count, islice
+from operator import ne
 
-from gitmem.lean.alike import common_head, common_tail
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
 
@@ -120,19 +120,32 @@ def split_lines(data: bytes) -> list[bytes]:
 # -- the core: texts in, owners out ----------------------------------------------------
 
 
-class _Text(NamedTuple):
+# The core's own records are plain classes: a named tuple's class costs a fresh
+# process a third of a millisecond to make, and the core makes one of these a step.
+
+
+class _Text:
     """A text and its lines."""
 
-    data: bytes
-    lines: list[bytes]
+    __slots__ = ("data", "lines")
+
+    def __init__(self, data: bytes, lines: list[bytes]) -> None:
+        self.data = data
+        self.lines = lines
 
 
-class _Ask(NamedTuple):
+class _Ask:
     """Lines still unexplained: their indexes in the text at hand (rising) and in the
     newest text, side by side."""
 
-    at: list[int]
-    final: list[int]
+    __slots__ = ("at", "final")
+
+    def __init__(self, at: list[int], final: list[int]) -> None:
+        self.at = at
+        self.final = final
+
+
+_NONE = _Ask([], [])  # no lines (never added to: each list is made anew to be)
 
 
 def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
@@ -165,40 +178,36 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     return list(zip(lines, owners, strict=True))
 
 
-def _shared(
-    old: bytes, new: bytes, old_lines: list[bytes], new_lines: list[bytes]
-) -> tuple[int, int]:
-    """How many lines the texts ``old`` and ``new`` share at their start, and then at
-    their end. The bytes say most of it at C's pace: the lines wholly inside the bytes
-    both ends share are shared; the line at the edge is then compared as a line."""
-    most = min(len(old_lines), len(new_lines))
-    size = min(len(old), len(new))
-    start = min(old.count(b"\n", 0, common_head(old, new, size)), most)
-    while start < most and old_lines[start] == new_lines[start]:
-        start += 1
-    tail = common_tail(old, new, size)
-    # the first newline of the shared tail may end a line that differs before it
-    end = min(max(old.count(b"\n", len(old) - tail) - 1, 0), most - start)
-    while end < most - start and old_lines[-1 - end] == new_lines[-1 - end]:
-        end += 1
-    return start, end
+def _shared(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
+    """How many lines ``old`` and ``new`` share at their start, and then at their end
+    (never counting a line twice): each found by one pass of C-level iterators that
+    stops at the first pair of lines that differ."""
+    most = min(len(old), len(new))
+    start = next(compress(count(), map(ne, old, new)), most)
+    rest = most - start
+    differ = islice(map(ne, reversed(old), reversed(new)), rest)
+    return start, next(compress(count(), differ), rest)
 
 
 def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
     """Split the lines ``ask`` holds (lines of ``new``) into those ``old`` holds
     unchanged, as lines of ``old``, and those it does not."""
-    start, end = _shared(old.data, new.data, old.lines, new.lines)
+    start, end = _shared(old.lines, new.lines)
     stop_new, stop_old = len(new.lines) - end, len(old.lines) - end
-    at, final = ask
+    at, final = ask.at, ask.final
     i = bisect_left(at, start)
     j = bisect_left(at, stop_new, i)
+    shift = stop_old - stop_new
+    if i == j and (not shift or j == len(at)):
+        return ask, _NONE  # no line asked for changed or moved: all pass as they are
     passed_at, passed_final = at[:i], final[:i]
-    left = _Ask([], [])
+    left = _NONE
     if i < j:
         old_middle, new_middle = old.lines[start:stop_old], new.lines[start:stop_new]
         # lines rewritten outright (the common case) share no line: nothing to match
         if old_middle and not set(old_middle).isdisjoint(new_middle):
             keep = _kept(old_middle, new_middle, start)
+            left = _Ask([], [])
             for line, to in zip(at[i:j], final[i:j], strict=True):
                 kept = keep.get(line)
                 if kept is None:
@@ -209,7 +218,6 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
                     passed_final.append(to)
         else:
             left = _Ask(at[i:j], final[i:j])
-    shift = stop_old - stop_new
     passed_at += at[j:] if not shift else [line + shift for line in at[j:]]
     passed_final += final[j:]
     return _Ask(passed_at, passed_final), left
@@ -230,13 +238,16 @@ def _kept(old: list[bytes], new: list[bytes], start: int) -> dict[int, int]:
 # -- reading a store's history ---------------------------------------------------------
 
 
-class _Key(NamedTuple):
+class _Key:
     """A revision of a memory's file: its commit, the memory's name there, and that
     commit's revision of it (0 where the walk does not know it)."""
 
-    commit: str
-    slug: str
-    revision: int = 0
+    __slots__ = ("commit", "revision", "slug")
+
+    def __init__(self, commit: str, slug: str, revision: int = 0) -> None:
+        self.commit = commit
+        self.slug = slug
+        self.revision = revision
 
 
 def _states(
@@ -268,27 +279,45 @@ def _states(
         name, top = old, reader.parents(last.commit)[0]
 
 
-def _texts(
-    read: Callable[[str], bytes], states: Iterable[tuple[_Key, str]]
-) -> Iterator[tuple[_Key, bytes]]:
-    """The texts of ``states``, a run of revisions with one blob folded into its oldest;
-    each read only when asked for."""
+def _runs(states: Iterable[tuple[_Key, str]]) -> Iterator[tuple[_Key, str]]:
+    """``states`` with each run of revisions of one blob folded into its oldest."""
     key: _Key | None = None
     blob = ""
     for older, found in states:
         if key is not None and found != blob:
-            yield key, read(blob)
+            yield key, blob
         key, blob = older, found
     if key is not None:
-        yield key, read(blob)
+        yield key, blob
+
+
+def _texts(
+    read: Callable[[list[str]], list[bytes]], states: Iterable[tuple[_Key, str]]
+) -> Iterator[tuple[_Key, bytes]]:
+    """The texts of ``states`` (see :func:`_runs`), read by ``read`` (blob ids → their
+    contents) in batches that double from 4 to 256: one read of many objects costs
+    less than a read of each, and a batch reads no more texts past the one last asked
+    for than were asked for before it."""
+    runs = _runs(states)
+    size = 4
+    while True:
+        batch = list(islice(runs, size))
+        if not batch:
+            return
+        yield from zip((key for key, _ in batch), read([blob for _, blob in batch]), strict=True)
+        size = min(2 * size, 256)
 
 
 def origins(
-    reader: Commits, history: History, head: str, slug: str, read: Callable[[str], bytes]
+    reader: Commits,
+    history: History,
+    head: str,
+    slug: str,
+    read: Callable[[list[str]], list[bytes]],
 ) -> list[Origin]:
     """The origin of every line of ``slug``'s files at ``head`` (empty if it has none
     there), the revisions of a history with no merge read from the history index and
-    their texts by ``read`` (a blob's id → its content)."""
+    their texts by ``read`` (blob ids → their contents, in that order)."""
     linear = history.linear(head)
     walk: _Walk | None = None
     kept: dict[tuple[str, str], list[Entry]] = {}
@@ -317,12 +346,15 @@ def _blob(reader: Commits, root: str, slug: str, suffix: str) -> bytes | None:
     return reader.bucket(root, bucket(slug)).get(slug + suffix)
 
 
-class _Lines(NamedTuple):
+class _Lines:
     """Lines a commit is asked to explain: the file's name and blob there, and which."""
 
-    slug: str
-    blob: bytes
-    ask: _Ask
+    __slots__ = ("ask", "blob", "slug")
+
+    def __init__(self, slug: str, blob: bytes, ask: _Ask) -> None:
+        self.slug = slug
+        self.blob = blob
+        self.ask = ask
 
 
 class _Walk:
@@ -354,6 +386,8 @@ class _Walk:
 
     def file(self, slug: str, suffix: str) -> list[tuple[bytes, _Key]]:
         """Each line of ``slug``'s ``suffix`` file at the head with its revision."""
+        import heapq  # here: a history with no merge never needs it
+
         reader, head = self.reader, self.head
         blob = _blob(reader, reader.root(head), slug, suffix)
         if blob is None:
@@ -449,7 +483,7 @@ def line_origins(reader: ObjectReader, history: History, head: str, slug: str) -
 
     objects = os.path.join(reader.repo.controldir(), "objects")
     with packed_reads(objects, reader.raw) as read:
-        found = origins(reader, history, head, slug, lambda sha: read(sha, BLOB))
+        found = origins(reader, history, head, slug, lambda shas: [read(sha, BLOB) for sha in shas])
         return stamped(found, lambda sha: made(read(sha, COMMIT), parse_message))
 
 

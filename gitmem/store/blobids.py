@@ -60,15 +60,19 @@ class BlobIds:
             data = b""
         data = data[: data.rfind(b"\n") + 1]
         lines = lines_with(data, slug, 1) if slug is not None else data.split(b"\n")
-        for line in lines:
-            fields = line.split(b" ")
-            if len(fields) == 5 and len(fields[0]) == 40 and all(fields):
+        try:  # every line at once: one that does not decode is the rare case
+            texts = b"\n".join(lines).decode("ascii").split("\n")
+        except UnicodeDecodeError:
+            texts = [line.decode("ascii", "replace") for line in lines]
+        blobs = self._blobs
+        for text in texts:
+            fields = text.split(" ")
+            if len(fields) == 5 and len(fields[0]) == 40 and all(fields) and "\ufffd" not in text:
+                commit, name, md, code, on_use = fields
                 try:
-                    commit, name, md, code, on_use = (f.decode("ascii") for f in fields)
-                    name = name_of(name)
+                    blobs[commit, name_of(name) if "%" in name else name] = (md, code, on_use)
                 except UnicodeDecodeError:
                     continue
-                self._blobs[commit, name] = (md, code, on_use)
         self._blobs_read.add(slug)
 
     def _resolve(self, commits: list[str]) -> None:

@@ -96,8 +96,11 @@ def cold_rows(path: str, source: Source, head: str, slug: str) -> list[Row] | No
     data = cold_file(path, source, head)
     if data is None:
         return None
+    lines = lines_with(data, slug, 3)
+    if not lines:
+        return []
     try:
-        found = [parse_row(line.decode("ascii")) for line in lines_with(data, slug, 3)]
+        found = [parse_row(line) for line in b"\n".join(lines).decode("ascii").split("\n")]
     except (ValueError, UnicodeDecodeError):
         return None
     return [row for row in found if row[2] not in MARKS]
