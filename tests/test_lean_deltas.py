@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,29 @@ def test_blame_over_a_repacked_history_is_the_command_lines(tmp_path: Path) -> N
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 0
     assert answer(argv, {}) == result.stdout
+
+
+@pytest.mark.parametrize("declared", [0, 10, 999, 100_000])
+def test_a_stream_that_inflates_past_its_declared_size_is_refused_unread(declared: int) -> None:
+    """A packed object's size is what its entry declares: a stream that would inflate to
+    more (a few bytes that make many megabytes) is refused once it passes that size,
+    never inflated whole; a stream that ends short is refused too."""
+    import mmap
+    import tracemalloc
+
+    bomb = zlib.compress(b"\0" * 64_000_000, 9)  # about 62 KB: within a 100,000-byte read
+    short = zlib.compress(b"x" * (declared - 1)) if declared else zlib.compress(b"x")[:-4]
+    for stream in (bomb, short):
+        data = stream + b"\0" * 64
+        with mmap.mmap(-1, len(data)) as mapped:
+            mapped[:] = data
+            tracemalloc.start()
+            try:
+                with pytest.raises(Unreadable, match="does not inflate"):
+                    objects.inflate_whole(mapped, 0, declared)
+                with memoryview(mapped) as view, pytest.raises(Unreadable, match="inflate"):
+                    objects.inflate_whole(view, 0, declared)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 4 * declared + 1_000_000

@@ -179,14 +179,17 @@ def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
     return out, at + len(chunk) - len(inflater.unused_data)
 
 
-def inflate_whole(data: mmap.mmap, at: int, size: int) -> bytes:
+def inflate_whole(data: mmap.mmap | memoryview, at: int, size: int) -> bytes:
     """The ``size`` bytes that the zlib stream at ``at`` inflates to (as :func:`inflate`,
-    without finding where the stream ends: what follows it is passed over)."""
+    without finding where the stream ends: what follows it is passed over). A stream
+    that would inflate past ``size`` is refused after ``size + 1`` bytes, never inflated
+    whole."""
+    inflater = zlib.decompressobj()
     try:
-        content = zlib.decompress(data[at : at + size + 5 * (size >> 14) + 64])
+        content = inflater.decompress(data[at : at + size + 5 * (size >> 14) + 64], size + 1)
     except zlib.error as exc:
         raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-    if len(content) != size:
+    if len(content) != size or not inflater.eof:
         raise Unreadable(f"a packed object at {at} does not inflate to its size")
     return content
 
@@ -302,13 +305,8 @@ class MappedPack:
                     byte = data[at]
                     size |= (byte & 0x7F) << shift
                     shift, at = shift + 7, at + 1
-                try:  # as inflate_whole, without copying the stream out of the map
-                    content = zlib.decompress(view[at : at + size + 5 * (size >> 14) + 64])
-                except zlib.error as exc:
-                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-                if len(content) != size:
-                    raise Unreadable(f"a packed object at {at} does not inflate to its size")
-                found.append((kind, content))
+                # read through the view: the stream is not copied out of the map
+                found.append((kind, inflate_whole(view, at, size)))
         return found
 
     def close(self) -> None:
