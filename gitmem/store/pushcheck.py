@@ -271,12 +271,12 @@ class PushReader(Incoming):
         files' names are not decoded)."""
         if tree is None:
             return {}
-        entries = self.tree(tree, commit)
-        if DIR_MODE in map(_MODE, entries):
-            entries = [entry for entry in entries if entry[1] != DIR_MODE]
-        held = dict(zip(map(_NAME, entries), map(_ID, entries), strict=True))
-        names = (slug + suffix for suffix in files.SUFFIXES)
-        return {name: held[name.encode()] for name in names if name.encode() in held}
+        wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+        found: dict[str, bytes] = {}
+        for name, mode, sha in self.tree(tree, commit):
+            if name in wanted and mode != DIR_MODE:
+                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
+        return found
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)
