@@ -24,9 +24,8 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.pushrecord import hold_record, record_at
@@ -57,8 +56,7 @@ HOOKS = ("pre-receive", "pre-push")
 """The hooks gitmem ships (top-level ``hooks/``, and inside the package)."""
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(NamedTuple):
     """One ref a push would move from ``old`` to ``new`` (all-zero: absent)."""
 
     ref: str

@@ -10,8 +10,7 @@ recorded limits, is refused (an operator's deliberate widening is adopted by syn
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused
@@ -22,8 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Record", "hold_record", "record_at"]
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """What the receiving side holds a store to: its kind and the capability recorded
     as of the commit a push builds on (``None``: nothing recorded yet)."""
 

@@ -18,8 +18,8 @@ number of commits hold them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
+from typing import NamedTuple
 
 from gitmem.errors import GitmemError
 from gitmem.names import tree_name_problem
@@ -44,8 +44,7 @@ _Diff = list[tuple[str, _Entry | None, _Entry | None]]
 """The entries two trees hold differently: ``(name, old, new)``."""
 
 
-@dataclass(frozen=True)
-class PushCommit:
+class PushCommit(NamedTuple):
     """One new commit of a store: what it changes against its first parent."""
 
     sha: str
@@ -60,11 +59,11 @@ class PushCommit:
     parent_totals: Totals
     """The store's totals as of the first parent (counted from its tree when gitmem did
     not make it)."""
-    files: dict[str, str] | None = None
+    files: dict[str, str] | None
     """For a file store's commit: path → new text of every file it writes."""
-    message: str = ""
+    message: str
     """The commit's whole message."""
-    problems: list[Refused] = field(default_factory=lambda: list[Refused]())
+    problems: list[Refused]
     """Every structural rule the commit breaks (empty: it reads)."""
 
 
