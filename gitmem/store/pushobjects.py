@@ -32,7 +32,7 @@ except ImportError:  # a dulwich built without its native parts
 from gitmem.lean.objects import (
     MappedPack,
     entry_header,
-    inflate_whole,
+    inflate,
     loose_object,
     ofs_base,
     pack_bases,
@@ -252,14 +252,14 @@ class _Pack(MappedPack):
             return found
         kind, size, start = entry_header(data, offset)
         if kind in _WHOLE:  # the most common entries: whole, or one delta on a kept base
-            found = (kind, inflate_whole(data, start, size))
+            found = (kind, inflate(data, start, size)[0])
             self._keep(offset, found)
             return found
         if kind == _OFS_DELTA:
             base_at, start = ofs_base(data, start, offset)
             held = self._kept.get(base_at)
             if held is not None:
-                found = (held[0], b"".join(_APPLY(held[1], inflate_whole(data, start, size))))
+                found = (held[0], b"".join(_APPLY(held[1], inflate(data, start, size)[0])))
                 self._keep(offset, found)
                 return found
         chain: list[bytes] = []  # the deltas met, newest first
@@ -269,16 +269,16 @@ class _Pack(MappedPack):
         while found is None:
             kind, size, start = entry_header(data, at)
             if kind in _WHOLE:
-                found = (kind, inflate_whole(data, start, size))
+                found = (kind, inflate(data, start, size)[0])
                 break
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
-                chain.append(inflate_whole(data, start, size))
+                chain.append(inflate(data, start, size)[0])
                 starts.append(at)
                 at = base_at
             elif kind == _REF_DELTA:
                 named = data[start : start + 20]
-                chain.append(inflate_whole(data, start + 20, size))
+                chain.append(inflate(data, start + 20, size)[0])
                 starts.append(at)
                 inside = self.offset(named)
                 if inside is None or inside < 0:
