@@ -9,8 +9,9 @@
    (ratio <= 2.0x), by wall-clock time and by CPU time (user + system of every
    process the push runs: on a machine shared with other work the CPU ratio is the
    steadier one). A push of the project's own ``main`` shows what the hook costs a ref
-   that is not a store's (it does not load gitmem). gitmem's modules are compiled first,
-   as an installed package's are.
+   that is not a store's (it does not load gitmem). The hook is installed by, and runs
+   in, a user's install of the wheel (``installed.py``: the development venv's
+   editable-install finder would add its own start to every hook process).
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ import sys
 import tempfile
 import time
 
-from click.testing import CliRunner
+from installed import Installed, install
 from seeding import AUTHOR, GIT_ENV
 
 import gitmem
 from gitmem import Memory, Repository
-from gitmem.cli import cli
 from gitmem.secrets import scan
 from gitmem.types import Change
 
@@ -170,7 +170,7 @@ def median(figures: list[Figure]) -> Figure:
     return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
 
 
-def bench_hook(work: str, project: str) -> tuple[Figure, Figure, Figure, Figure]:
+def bench_hook(work: str, project: str, user: Installed) -> tuple[Figure, Figure, Figure, Figure]:
     """Median figures: store push with the hook / without; main push with / without."""
     hooked: list[Figure] = []
     plain: list[Figure] = []
@@ -181,8 +181,11 @@ def bench_hook(work: str, project: str) -> tuple[Figure, Figure, Figure, Figure]
             server = os.path.join(work, f"{kind}-{run}.git")
             git(work, "init", "-q", "--bare", server)
             if kind == "hooked":
-                result = CliRunner().invoke(cli, ["hooks", "install", "--server", server])
-                assert result.exit_code == 0, result.output
+                subprocess.run(
+                    [user.gitmem, "hooks", "install", "--server", server],
+                    check=True,
+                    capture_output=True,
+                )
             took = timed_push(project, server, "gitmem/notes")
             main = timed_push(project, server, "main")
             (hooked if kind == "hooked" else plain).append(took)
@@ -210,7 +213,9 @@ def main() -> None:
             f"   scan / write {dense_ms / write_ms:.3f}x"
         )
         project = setup_push(work)
-        hooked, plain, main_hooked, main_plain = bench_hook(work, project)
+        user = install(os.path.join(work, "install"))
+        print(user.describe())
+        hooked, plain, main_hooked, main_plain = bench_hook(work, project, user)
         ratio = hooked[0] / plain[0]
         cpu_ratio = hooked[1] / plain[1]
         print(

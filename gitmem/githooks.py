@@ -24,12 +24,10 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
-from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.pushrecord import hold_record, record_at
 from gitmem.screens import chain
 from gitmem.store.message import kind_of
@@ -40,6 +38,7 @@ from gitmem.types import Edit, Memory
 
 if TYPE_CHECKING:
     from gitmem.guard import Guards
+    from gitmem.limits import Limits
 
 __all__ = [
     "HOOKS",
@@ -57,8 +56,7 @@ HOOKS = ("pre-receive", "pre-push")
 """The hooks gitmem ships (top-level ``hooks/``, and inside the package)."""
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(NamedTuple):
     """One ref a push would move from ``old`` to ``new`` (all-zero: absent)."""
 
     ref: str
@@ -308,6 +306,7 @@ def _hold_limits(
     problems: list[Refused],
 ) -> None:
     from gitmem import strategies  # a push that records no binding never needs them
+    from gitmem.limits import check_write
 
     name, limits = recorded
     strategy = strategies.get(name)
@@ -355,6 +354,8 @@ def _hold_index(
     """maxLenIndex, measured as the tools measure it, over the set before this change
     (``memories``) with ``after`` in place of ``before``. As for the other limits, an
     index already over it (after a merge) may take a change that does not lengthen it."""
+    from gitmem.limits import Baseline, Limits, check_write, index_size
+
     old = line(before) if before is not None else None
     if old is not None and len(line(after)) <= len(old):
         return

@@ -9,19 +9,19 @@ recorded limits, is refused (an operator's deliberate widening is adopted by syn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, NamedTuple, cast
 
-from gitmem.limits import Limits
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused
-from gitmem.trailers import WIDEN_TRAILER, read_capability_trailer
+
+if TYPE_CHECKING:
+    from gitmem.limits import Limits
 
 __all__ = ["Record", "hold_record", "record_at"]
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """What the receiving side holds a store to: its kind and the capability recorded
     as of the commit a push builds on (``None``: nothing recorded yet)."""
 
@@ -74,6 +74,8 @@ def hold_record(
             )
             return Record(record.kind or kind, held), held
         loosened = held[1].widened(found[1])
+        from gitmem.trailers import WIDEN_TRAILER  # loaded: a capability was found
+
         on_purpose = facts is not None and WIDEN_TRAILER in facts.extra
         if loosened and widened is not None and on_purpose:
             widened.append(
@@ -101,7 +103,7 @@ _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
 def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
     """The capability the commit's binding recorded (its own trailer, else the nearest
     first-parent ancestor's)."""
-    found = read_capability_trailer(commit.facts.extra) if commit.facts is not None else None
+    found = _capability(commit.facts.extra) if commit.facts is not None else None
     return found if found is not None else _recorded_at(reader, commit.parent)
 
 
@@ -118,7 +120,7 @@ def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | No
             break
         line.append(at)
         facts = reader.facts(at)
-        found = read_capability_trailer(facts.extra) if facts is not None else None
+        found = _capability(facts.extra) if facts is not None else None
         if found is not None:
             break
         parents = reader.parents(at)
@@ -126,3 +128,13 @@ def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | No
     for step in line:
         cache[step] = found
     return found
+
+
+def _capability(extra: Mapping[str, str]) -> tuple[str, Limits] | None:
+    """The capability a commit's extra trailers record: the trailers' reader and the
+    limits are loaded only for a commit that has some (a plain store's push never does)."""
+    if not extra:
+        return None
+    from gitmem.trailers import read_capability_trailer
+
+    return read_capability_trailer(extra)

@@ -21,10 +21,12 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import InvalidArgument, SecretFound
-from gitmem.types import Memory
+
+if TYPE_CHECKING:
+    from gitmem.types import Memory
 
 __all__ = ["ALLOWLIST_MAX", "Allowlist", "Finding", "check_texts", "fingerprint", "scan"]
 
@@ -32,8 +34,7 @@ ALLOWLIST_MAX = 65_536
 """Characters an allowlist file may hold."""
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One credential in a text: its kind, where it starts (1-based line and column, in
     characters) and its fingerprint (what an allowlist names; never the secret)."""
 
@@ -281,8 +282,7 @@ def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     return _GENERIC_KIND, value, rest.group(1)
 
 
-@dataclass(frozen=True)
-class Allowlist:
+class Allowlist(NamedTuple):
     """The fingerprints a store admits: reviewed false positives.
 
     The file (``@allowlist`` at the root of the store's tree) holds one fingerprint per
@@ -322,6 +322,7 @@ class Allowlist:
 
 
 _FINGERPRINT = r"[0-9a-f]{16}"
+_NONE_ADMITTED = Allowlist()
 
 
 @functools.lru_cache(maxsize=8)
@@ -352,7 +353,9 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
     ]
 
 
-def check_texts(fields: Iterable[tuple[str, str]], allow: Allowlist | None = Allowlist()) -> None:
+def check_texts(
+    fields: Iterable[tuple[str, str]], allow: Allowlist | None = _NONE_ADMITTED
+) -> None:
     """Refuse (``SecretFound``) the first credential in ``fields`` (``(what, text)``
     pairs such as ``("body of `notes`", body)``) that ``allow`` does not admit
     (``None``: a store that keeps no allowlist)."""

@@ -103,6 +103,7 @@ ORDER: dict[str, list[str]] = {
         "storage",
     ],
     "gitmem.lean": [
+        "ending",
         "tuples",
         "text",
         "alike",

@@ -95,3 +95,39 @@ def test_a_tree_against_its_parent_reads_as_a_whole_parse(tmp_path: Path) -> Non
             assert incoming.tree(new_id, "c") == whole_new
         finally:
             incoming.close()
+
+
+def test_a_line_of_trees_each_with_one_id_changed_reads_as_whole_parses(tmp_path: Path) -> None:
+    """A push's usual trees: each its parent with one entry's id changed (the first, the
+    last, any), sometimes with a second change beside it. Each, read against the one
+    before, is what whole parses say, and so is the next one read against it."""
+    Repo.init_bare(str(tmp_path / "r.git"), mkdir=True).close()
+    objects = tmp_path / "r.git" / "objects"
+    rng = random.Random(11)
+    for _ in range(12):
+        current = entries(rng) + [(FILE, b"z%03d" % i, rng.randbytes(20)) for i in range(20)]
+        incoming = Incoming(str(tmp_path / "r.git"))
+        try:
+            old_id = store(objects, raw_tree(current))
+            incoming.tree(old_id, "c")
+            for _ in range(30):
+                at = rng.choice((0, len(current) - 1, rng.randrange(len(current))))
+                mode, name, _ = current[at]
+                after = list(current)
+                after[at] = (mode, name, rng.randbytes(20))
+                if rng.random() < 0.2:
+                    after = mutated(rng, after)
+                new = raw_tree(after)
+                new_id = store(objects, new)
+                try:
+                    whole_new = parse_tree(new, 20)
+                except Exception:
+                    continue
+                whole_old = parse_tree(raw_tree(current), 20)
+                removed, added = incoming.differing(old_id, new_id, "c")
+                assert sorted(removed) == sorted(set(whole_old) - set(whole_new))
+                assert sorted(added) == sorted(set(whole_new) - set(whole_old))
+                assert incoming.tree(new_id, "c") == whole_new
+                current, old_id = after, new_id
+        finally:
+            incoming.close()

@@ -3,15 +3,12 @@ text with its control characters shown, and a process that ends without teardown
 
 from __future__ import annotations
 
-import atexit
 import json
-import os
-import sys
-import threading
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
+from gitmem.lean.ending import end
 from gitmem.lean.lines import CARETS
 
 if TYPE_CHECKING:
@@ -81,31 +78,3 @@ def shown(stream: TextIO) -> TextIO:
     except (AttributeError, ValueError):
         terminal = False
     return cast(TextIO, _Shown(stream)) if terminal else stream
-
-
-def end(code: str | int | None) -> NoReturn:
-    """Exit with ``code`` as ``sys.exit`` does, without the interpreter's teardown.
-
-    When a command returns, every write it acknowledged is on disk (fsynced before its
-    ref moved), its repository is closed and its derived files are whole or absent.
-    What the interpreter would do next is free every module and object one by one,
-    which costs a command about 13 ms of CPU (a tenth of `gitmem show`). So the exit
-    hooks run (the sandbox pool's stops its processes), stdout and stderr are flushed,
-    and the process leaves. A command that left another thread running exits the
-    ordinary way, which waits for it.
-    """
-    if threading.active_count() > 1:
-        sys.exit(code)
-    if code is None or isinstance(code, int):
-        status = code or 0
-    else:
-        print(code, file=sys.stderr)  # as sys.exit prints a message
-        status = 1
-    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            # a reader that went away (`gitmem log | head`), or a closed stream
-            status = status or 1
-    os._exit(status & 0xFF)

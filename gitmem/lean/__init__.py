@@ -11,6 +11,8 @@ the kept listing's format (:mod:`~gitmem.lean.listing`), a listing read whole fr
 tree when none is kept (:mod:`~gitmem.lean.survey`), the lines the read commands
 print (:mod:`~gitmem.lean.lines`), storable text (:mod:`~gitmem.lean.text`) and the
 read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
-generated). The answers themselves are :mod:`gitmem.quick`'s. Whatever they do not
-cover exactly is left to the full command line, which says every refusal.
+generated), and how a process ends without the interpreter's teardown
+(:mod:`~gitmem.lean.ending`). The answers themselves are :mod:`gitmem.quick`'s.
+Whatever they do not cover exactly is left to the full command line, which says every
+refusal.
 """

@@ -81,6 +81,7 @@ class Incoming:
         """The trees read so far (shared with the other readers of one sync)."""
         self._metas: dict[bytes, dict[bytes, bytes]] = {}
         self._texts: dict[bytes, str] = {}
+        self._reader: tuple[str, Callable[[bytes], bytes]] | None = None
         self.memo: dict[str, object] = {}
         """Per-commit answers a checker above the store remembers for this push."""
 
@@ -174,7 +175,10 @@ class Incoming:
             raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
 
     def _reading(self, commit: str) -> Callable[[bytes], bytes]:
-        """Reads a tree's raw bytes, refused (for ``commit``) if it is not one."""
+        """Reads a tree's raw bytes, refused (for ``commit``) if it is not one (made
+        once per commit: a commit's trees are read one after another)."""
+        if self._reader is not None and self._reader[0] == commit:
+            return self._reader[1]
 
         def read(sha: bytes) -> bytes:
             kind, found = self.raw(sha, commit)
@@ -182,6 +186,7 @@ class Incoming:
                 raise Refused("parse", commit, f"{sha.decode()[:12]} is not a tree")
             return found
 
+        self._reader = (commit, read)
         return read
 
     def differing(

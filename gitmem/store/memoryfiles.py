@@ -16,8 +16,6 @@ The ``.md`` file is a front-matter block holding the description as a JSON strin
 
 from __future__ import annotations
 
-import json
-
 from gitmem.errors import StorageError
 from gitmem.lean.layout import CLOSE as _CLOSE
 from gitmem.lean.layout import CODE, MD, ON_USE, SUFFIXES, bucket, split_md
@@ -59,6 +57,8 @@ def split_name(name: str) -> tuple[str, str] | None:
 
 def encode(memory: Memory) -> dict[str, bytes]:
     """The files (name → content) that hold ``memory``; empty code halves are absent."""
+    import json  # a write's: a reader (the push hook) rarely needs json at all
+
     description = json.dumps(memory.description, ensure_ascii=False).encode()
     files = {memory.slug + MD: _OPEN + description + _CLOSE + memory.body.encode()}
     if memory.code:
@@ -80,6 +80,8 @@ def decode_md(slug: str, data: bytes) -> tuple[str, str]:
         # the JSON string read at C speed; anything unusual is json's to read, or refuse
         description = plain_description(framed[0])
         if description is None:
+            import json
+
             description = json.loads(framed[0])
         body = framed[1].decode()
     except (ValueError, UnicodeDecodeError) as exc:

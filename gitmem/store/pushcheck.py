@@ -18,8 +18,8 @@ number of commits hold them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
+from typing import NamedTuple
 
 from gitmem.errors import GitmemError
 from gitmem.names import tree_name_problem
@@ -44,8 +44,7 @@ _Diff = list[tuple[str, _Entry | None, _Entry | None]]
 """The entries two trees hold differently: ``(name, old, new)``."""
 
 
-@dataclass(frozen=True)
-class PushCommit:
+class PushCommit(NamedTuple):
     """One new commit of a store: what it changes against its first parent."""
 
     sha: str
@@ -60,11 +59,11 @@ class PushCommit:
     parent_totals: Totals
     """The store's totals as of the first parent (counted from its tree when gitmem did
     not make it)."""
-    files: dict[str, str] | None = None
+    files: dict[str, str] | None
     """For a file store's commit: path → new text of every file it writes."""
-    message: str = ""
+    message: str
     """The commit's whole message."""
-    problems: list[Refused] = field(default_factory=lambda: list[Refused]())
+    problems: list[Refused]
     """Every structural rule the commit breaks (empty: it reads)."""
 
 
@@ -271,12 +270,12 @@ class PushReader(Incoming):
         files' names are not decoded)."""
         if tree is None:
             return {}
-        entries = self.tree(tree, commit)
-        if DIR_MODE in map(_MODE, entries):
-            entries = [entry for entry in entries if entry[1] != DIR_MODE]
-        held = dict(zip(map(_NAME, entries), map(_ID, entries), strict=True))
-        names = (slug + suffix for suffix in files.SUFFIXES)
-        return {name: held[name.encode()] for name in names if name.encode() in held}
+        wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+        found: dict[str, bytes] = {}
+        for name, mode, sha in self.tree(tree, commit):
+            if name in wanted and mode != DIR_MODE:
+                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
+        return found
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
         md = bucket.get(slug + files.MD)

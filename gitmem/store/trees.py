@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from contextlib import suppress
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from gitmem.lean.alike import common_head, common_tail
 
@@ -92,7 +92,8 @@ class BadTree(ValueError):
 def parse(content: bytes, sha: bytes = b"") -> Entries:
     """A tree's entries from its content; :class:`BadTree` if it does not parse."""
     try:
-        return list(cast(Entries, parse_tree(content, 20)))
+        found: Entries = list(parse_tree(content, 20))  # pyright: ignore[reportUnknownArgumentType]
+        return found
     except Exception as exc:  # dulwich raises its format error, or others for garbage
         raise BadTree(sha, str(exc)) from None
 
@@ -172,6 +173,10 @@ class Trees:
             a = self.content(old, read)
             b = self.content(new, read)
             starts = self.starts(old, read)
+            if starts is not None and len(a) == len(b):
+                one = self._one_id(new, before, starts, a, b)
+                if one is not None:
+                    return one
             span = _span(a, b, starts) if starts is not None else None
             if starts is not None and span is not None:
                 first, last = span
@@ -187,6 +192,27 @@ class Trees:
                     return only_in(old_part, middle), only_in(middle, old_part)
             after = self.entries(new, read)
         return only_in(before, after), only_in(after, before)
+
+    def _one_id(
+        self, sha: bytes, before: Entries, starts: list[int], a: bytes, b: bytes
+    ) -> tuple[Entries, Entries] | None:
+        """What :meth:`differing` finds when tree ``b`` (``sha``) is tree ``a`` with
+        one entry's id changed and nothing else (a commit's usual change to a root or
+        a fan-out directory), found without parsing: every byte before that entry's id
+        and every byte after it alike, so ``b`` parses as ``a`` with that id; else
+        ``None``."""
+        first = common_head(a, b, len(a))
+        if first == len(a):
+            return None  # the same content under another id: left to the full reading
+        i = bisect_right(starts, first) - 1
+        end = starts[i + 1]
+        if first < end - 20 or a[end:] != b[end:]:
+            return None
+        name, mode, old_id = before[i]
+        entry = (name, mode, b[end - 20 : end].hex().encode())
+        _keep(self._entries, self.most, sha, [*before[:i], entry, *before[i + 1 :]])
+        _keep(self._starts, self.most, sha, starts)  # never mutated: shared
+        return [(name, mode, old_id)], [entry]
 
     def _carry_starts(
         self, sha: bytes, starts: list[int], first: int, last: int, middle: Entries, shift: int
