@@ -128,9 +128,36 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
         elif token in "\"'`":
             at = _string_end(source, hit.end(), token)
         elif _starts_token(source, hit.start()):
-            at = _declaration(_Tokens(source, hit.start()), found)
+            quick = _plain_declaration(source, token, hit.end(), found)
+            at = quick if quick >= 0 else _declaration(_Tokens(source, hit.start()), found)
         else:
             at = hit.end()
+
+
+# The two shapes most declarations take, read with one match each rather than token by
+# token: `export` before a word other than `default` or before a plain character, and
+# `function [*] name` before a word or a plain character. "Plain" leaves out what the
+# token reader would skip or read past (comments, strings, a lone slash, a digit or
+# another word character that cannot start a word), so wherever one of these matches,
+# the token reader would read the same name and go on from the same place; where none
+# does, the token reader reads the declaration.
+_PLAIN_NEXT = r"(?:[A-Za-z_$]|[^\s\w$/\"'`])"
+_EXPORT_PLAIN = re.compile(r"\s*(?!default(?![\w$]))" + _PLAIN_NEXT)
+_FUNCTION_PLAIN = re.compile(r"\s*(?:\*\s*)?([A-Za-z_$][\w$]*)(?![\w$])\s*(?=" + _PLAIN_NEXT + ")")
+
+
+def _plain_declaration(source: str, token: str, at: int, found: dict[str, tuple[int, bool]]) -> int:
+    """:func:`_declaration` for a plain ``export`` or ``function`` whose word ends at
+    ``at``: where to go on, or -1 when the declaration is not one of those shapes."""
+    if token == "export":
+        return at if _EXPORT_PLAIN.match(source, at) else -1
+    if token != "function":
+        return -1
+    head = _FUNCTION_PLAIN.match(source, at)
+    if head is None:
+        return -1
+    found.setdefault(head.group(1), (head.end(1), False))
+    return head.end()
 
 
 def _is_name(token: str) -> bool:
