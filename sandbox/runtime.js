@@ -1,8 +1,11 @@
-// Built from runtime.ts (sha256 75e87624a95e3eba9dc7a13bd831cd60c179c81e9eb78bdac2e59ff6efbb9ecd) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 726743747b8a93e26eb0ee8bc450b6fcfc65f28944372329cb589b56f671746e) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
-function splitImports(source) {
+function splitImports(source, whole = false) {
+  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [
+    source
+  ];
   const parts = [];
   let part = "";
   let from = 0;

@@ -49,8 +49,11 @@ const decoder = new TextDecoder();
 // mark, so no module can make Deno look for a source map. The one definition:
 // the main thread uses it for cached modules, and every worker gets it as its
 // argument (serialised like workerMain), calling it before any code of its own
-// request has run.
-function splitImports(source: string): string[] {
+// request has run. A text that holds neither "gitmem" nor a comment opening
+// with `#` or `@` has nothing to split or disarm, and is its own one part,
+// found without the token pass (`whole` makes the pass read it anyway).
+function splitImports(source: string, whole = false): string[] {
+  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [source];
   const parts: string[] = [];
   let part = "";
   let from = 0;

@@ -331,3 +331,27 @@ def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
     assert pong()["cold"] == before["cold"]
     assert spares_booted()["cold"] == before["cold"]
     assert pool.processes() == [process]
+
+
+def test_the_resident_memory_the_pool_reads_is_what_status_reports(pool: Pool) -> None:
+    """The resident memory read from ``statm`` (pages) is the ``VmRSS`` of ``status``."""
+    box = Sandbox(pool=pool)
+    assert box.run("console.log(1);", modules={}, bridge=echo).ok
+    process = next(iter(pool.processes()))
+    status = Path(f"/proc/{process.pid}/status")
+
+    def vm_rss() -> int:
+        found = re.search(r"^VmRSS:\s+(\d+)", status.read_text(), re.MULTILINE)
+        assert found is not None
+        return int(found.group(1))
+
+    for _ in range(50):
+        # Compared only when the memory held still around the read.
+        before = vm_rss()
+        rss = process.rss_kb()
+        if before == vm_rss():
+            assert rss == before
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the process's memory never held still")

@@ -22,7 +22,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import select
 import signal
@@ -68,6 +67,7 @@ _ABORTED = frozenset(
 # CPU a worker may use beyond its request's time limit (its boot, its teardown).
 _SPIN_GRACE = 1.0
 _TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 # The environment, whole.
 _ENV = {"NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"}
 
@@ -226,13 +226,19 @@ class Process:
         return self.proc is not None and self.proc.poll() is None
 
     def rss_kb(self) -> int:
-        """The process's resident memory in KiB, or 0 once it is gone."""
+        """The process's resident memory in KiB (the kernel's VmRSS, as ``statm`` gives
+        it in pages), or 0 once it is gone."""
         try:
-            status = Path(f"/proc/{self.pid}/status").read_text()
+            fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
         except OSError:
             return 0
-        found = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
-        return int(found.group(1)) if found else 0
+        try:
+            fields = os.read(fd, 256).split()
+        except OSError:
+            return 0
+        finally:
+            os.close(fd)
+        return int(fields[1]) * _PAGE_KB if len(fields) > 1 else 0
 
     def _workers(self) -> dict[int, str]:
         """The process's worker threads: thread id to the name Deno gave it."""

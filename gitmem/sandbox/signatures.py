@@ -4,8 +4,8 @@ Signatures come from the source text: the runtime knows which exports are functi
 source still has the types the transpiler erased. The source is an agent's text, so the
 scan is one forward pass (no backtracking regular expression): a regular expression
 passes over everything but comments, strings and the words a declaration starts with,
-each declaration is read token by token, and each signature is read from a bounded
-window after its declaration.
+each declaration is read token by token (the two plainest shapes with one match each),
+and each signature is read from a bounded window after its declaration.
 """
 
 from __future__ import annotations
@@ -110,8 +110,9 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
     Kept for the last few sources, so a caller can scan while the runtime loads and
     :func:`signatures` finds the scan done.
 
-    One forward pass: each declaration is read token by token from its first word, and
-    the scan goes on from the first token it did not consume.
+    One forward pass: each declaration is read from its first word, token by token
+    unless it is a plain one (:func:`_plain_declaration`), and the scan goes on from the
+    first token it did not consume.
     """
     found: dict[str, tuple[int, bool]] = {}
     at = 0
@@ -128,9 +129,36 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
         elif token in "\"'`":
             at = _string_end(source, hit.end(), token)
         elif _starts_token(source, hit.start()):
-            at = _declaration(_Tokens(source, hit.start()), found)
+            quick = _plain_declaration(source, token, hit.end(), found)
+            at = quick if quick >= 0 else _declaration(_Tokens(source, hit.start()), found)
         else:
             at = hit.end()
+
+
+# The two shapes most declarations take, read with one match each rather than token by
+# token: `export` before a word other than `default` or before a plain character, and
+# `function [*] name` before a word or a plain character. "Plain" leaves out what the
+# token reader would skip or read past (comments, strings, a lone slash, a digit or
+# another word character that cannot start a word), so wherever one of these matches,
+# the token reader would read the same name and go on from the same place; where none
+# does, the token reader reads the declaration.
+_PLAIN_NEXT = r"(?:[A-Za-z_$]|[^\s\w$/\"'`])"
+_EXPORT_PLAIN = re.compile(r"\s*+(?!default(?![\w$]))" + _PLAIN_NEXT)
+_FUNCTION_PLAIN = re.compile(r"\s*+(?:\*\s*+)?([A-Za-z_$][\w$]*+)\s*+(?=" + _PLAIN_NEXT + ")")
+
+
+def _plain_declaration(source: str, token: str, at: int, found: dict[str, tuple[int, bool]]) -> int:
+    """:func:`_declaration` for a plain ``export`` or ``function`` whose word ends at
+    ``at``: where to go on, or -1 when the declaration is not one of those shapes."""
+    if token == "export":
+        return at if _EXPORT_PLAIN.match(source, at) else -1
+    if token != "function":
+        return -1
+    head = _FUNCTION_PLAIN.match(source, at)
+    if head is None:
+        return -1
+    found.setdefault(head.group(1), (head.end(1), False))
+    return head.end()
 
 
 def _is_name(token: str) -> bool:

@@ -1,0 +1,82 @@
+"""The signature scanner's quick reading of plain declarations reads as the token reader does."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.sandbox import signatures as scanner
+
+# Pieces a module's text is made of, chosen to sit on every edge of the quick reading:
+# comments, strings, a lone slash, digits and non-ASCII letters right after `export` or
+# a function's name, `default`, generators, and the end of the source.
+PIECES = [
+    "export",
+    "function",
+    "default",
+    "defaultX",
+    "async",
+    "const",
+    "let",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "*",
+    "**",
+    "f",
+    "g1",
+    "é",
+    "1",
+    "$",
+    "_",
+    "(",
+    ")",
+    "(a: number): string",
+    "<T>",
+    "{",
+    "}",
+    ";",
+    "=",
+    "=>",
+    ":",
+    "/",
+    "//c\n",
+    "/*c*/",
+    "'s'",
+    '"s"',
+    "`t`",
+    "'",
+    "\\",
+]
+
+sources = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+
+
+def read_by_tokens(source: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, bool]]:
+    with monkeypatch.context() as patched:
+        patched.setattr(scanner, "_plain_declaration", lambda *_: -1)
+        return scanner.declarations.__wrapped__(source)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(sources)
+def test_quick_reading_finds_what_the_token_reader_finds(source: str) -> None:
+    """Each declared function's name, where its signature starts, and whether an arrow:
+    the same whichever reader reads a declaration."""
+    monkeypatch = pytest.MonkeyPatch()
+    assert scanner.declarations.__wrapped__(source) == read_by_tokens(source, monkeypatch)
+
+
+def test_quick_reading_reads_the_common_shapes() -> None:
+    """The shapes it exists for are read by it, and read right."""
+    source = "export function f(a: number): string {}\nfunction* g <T>() {}\n"
+    found: dict[str, tuple[int, bool]] = {}
+    quick = scanner._plain_declaration  # pyright: ignore[reportPrivateUsage]
+    assert quick(source, "export", 6, found) == 6
+    assert quick(source, "function", 15, found) == source.index("(")
+    assert quick(source, "function", source.index("* g"), found) == source.index("<")
+    assert found == {"f": (source.index("("), False), "g": (source.index(" <"), False)}
+    assert quick("export default function", "export", 6, {}) == -1
+    assert quick("function f // c", "function", 8, {}) == -1
