@@ -104,6 +104,7 @@ ORDER: dict[str, list[str]] = {
     ],
     "gitmem.lean": [
         "ending",
+        "files",
         "tuples",
         "text",
         "alike",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from gitmem.lean import listing
+from gitmem.lean.files import replace_quietly
 from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 
@@ -155,15 +156,6 @@ def _keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) ->
                 os.write(fd, listing.summaries_record(read))
             finally:
                 os.close(fd)
-        path = listing.listing_path(meta, store)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            with open(tmp, "wb") as f:
-                f.write(listing.encode(*kept))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        replace_quietly(listing.listing_path(meta, store), listing.encode(*kept))
     except OSError:
         pass

@@ -11,12 +11,12 @@ the memories' lowered texts in slug order. A part is used only once its CRC matc
 from __future__ import annotations
 
 import marshal
-import os
 import sys
 import zlib
 from array import array
 from itertools import accumulate, chain, pairwise, repeat
 
+from gitmem.lean.files import remove_quietly, replace_quietly
 from gitmem.search.words import vocabulary, words
 
 TYPE_CHECKING = False
@@ -48,14 +48,7 @@ class Damaged(Exception):
 def forget_older(path: str) -> None:
     """Remove the files earlier formats kept beside ``path`` (a reader never opens them)."""
     for suffix in OLDER:
-        _remove(path[: -len(SUFFIX)] + suffix)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:  # gone already, or not ours to remove: derived data either way
-        return
+        remove_quietly(path[: -len(SUFFIX)] + suffix)
 
 
 def encode(commit: str, texts: dict[str, str]) -> bytes:
@@ -71,18 +64,8 @@ def write(path: str, data: bytes) -> bool:
     """Write the index file ``data`` at ``path`` whole (renamed into place: a reader sees
     the old file or the new one), and remove earlier formats' files; whether it was
     written (derived data: a failure to write is no error, the next search builds it)."""
-    from _thread import get_ident
-
-    tmp = f"{path}.{os.getpid()}.{get_ident()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
+    if not replace_quietly(path, data):
         return False
-    finally:
-        _remove(tmp)
     forget_older(path)
     return True
 

@@ -23,7 +23,7 @@ import sys
 import zlib
 from typing import Any, NamedTuple
 
-from gitmem.store.locking import replace_quietly
+from gitmem.lean.files import replace_quietly
 
 __all__ = ["Keeping", "Kept"]
 

@@ -74,23 +74,6 @@ def remove_stale(lockfile: str) -> None:
     fsync_dir(os.path.dirname(lockfile))
 
 
-def replace_quietly(path: str, data: bytes) -> None:
-    """Write ``data`` as the whole file at ``path`` (its folder made if need be), or
-    leave the file as it was: for derived data a later write makes again, so a failure
-    to write is no error. Readers never see a half-written file (it is renamed into place)."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    finally:
-        with suppress(OSError):
-            os.remove(tmp)
-
-
 def fsync_dir(path: str) -> None:
     """Make a rename or create inside ``path`` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

@@ -27,7 +27,7 @@ import threading
 from typing import NamedTuple
 
 from gitmem.lean import listing as kept_file
-from gitmem.store.locking import replace_quietly
+from gitmem.lean.files import replace_quietly
 
 __all__ = ["Buckets", "KeptListing", "Listing", "Summaries", "Summary"]
 
