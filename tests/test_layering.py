@@ -114,6 +114,7 @@ ORDER: dict[str, list[str]] = {
         "listing",
         "survey",
         "heads",
+        "asof",
         "commits",
         "lines",
         "grammar",
