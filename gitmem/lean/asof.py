@@ -14,14 +14,13 @@ line; nothing is read or written.
 from __future__ import annotations
 
 import bisect
-import re
-from datetime import UTC, datetime, time
 
 from gitmem.errors import InvalidArgument, NotFound
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
     from typing import Protocol
 
     class Line(Protocol):
@@ -41,8 +40,23 @@ __all__ = ["MIN_PREFIX", "named", "parse_date", "resolve"]
 
 MIN_PREFIX = 4
 """The fewest hex digits a commit prefix may have."""
-_HEX = re.compile(r"[0-9a-f]{4,40}")
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_HEX = frozenset("0123456789abcdef")
+# shapes checked without ``re``, and ``datetime`` loaded only for a date: loading ``re``
+# alone would cost a fresh process more than the lean read of a commit it names
+
+
+def _commit_id(text: str) -> bool:
+    """Whether ``text`` has a commit id's shape: 4 to 40 lower-case hex digits."""
+    return MIN_PREFIX <= len(text) <= 40 and _HEX.issuperset(text)
+
+
+def _day(text: str) -> bool:
+    """Whether ``text`` has a date's shape alone: ``DDDD-DD-DD`` (any decimal digits)."""
+    return (
+        len(text) == 10
+        and text[4] == text[7] == "-"
+        and (text[:4] + text[5:7] + text[8:]).isdecimal()
+    )
 
 
 def parse_date(text: str) -> datetime | None:
@@ -50,8 +64,10 @@ def parse_date(text: str) -> datetime | None:
     of that day; no zone: UTC), or ``None`` if ``text`` is not one."""
     if not text or len(text) > 64 or not text[:1].isdigit():
         return None
+    from datetime import UTC, datetime, time
+
     try:
-        if _DAY.fullmatch(text):
+        if _day(text):
             day = datetime.fromisoformat(text).date()
             return datetime.combine(day, time.max, UTC)
         found = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -81,7 +97,7 @@ def resolve(
     given = moment.strip()
     if head is None:
         raise NotFound(f"store {store!r} has no commits yet, so it has no past to read")
-    if _HEX.fullmatch(given.lower()):
+    if _commit_id(given.lower()):
         return _by_id(store, head, given.lower(), contains, commits)
     when = parse_date(given)
     if when is None:

@@ -54,7 +54,9 @@ from gitmem.store.blobids import BlobIds
 from gitmem.store.collector import uncollected
 from gitmem.store.historyfile import (
     MERGE_FIELD,
+    cold_commits,
     cold_file,
+    cold_holds,
     cold_newest,
     cold_rows,
     ends_with,
@@ -246,8 +248,13 @@ class History:
         )
 
     def contains(self, head: str | None, commit: str) -> bool:
-        """Whether ``commit`` is ``head`` or one of its ancestors."""
+        """Whether ``commit`` is ``head`` or one of its ancestors (when cold, found in
+        the file: :func:`~gitmem.store.historyfile.cold_holds`)."""
         with self._mutex:
+            if head is not None and self._cold():
+                held = cold_holds(self._path, self._source, head, commit)
+                if held is not None:
+                    return held
             reach = self._reach(head)
             position = self._pos.get(commit)
             return position is not None and position in reach
@@ -256,7 +263,7 @@ class History:
         """The newest commit of ``head``'s first-parent line made at or before ``limit``
         (``None``: none), by halving the line, or when cold, the file (:func:`~gitmem.store.historyfile.cold_newest`)."""
         with self._mutex:
-            if not self._rows and self._persisted and not self._wrote_cold:
+            if self._cold():
                 found = cold_newest(self._path, self._source, head, limit, commit_time)
                 if found is not None:
                     return found[0]
@@ -269,8 +276,13 @@ class History:
 
     def commits(self, head: str | None, *, line: bool = False) -> list[str]:
         """Every commit reachable from ``head``, each once, in index order (with ``line``,
-        only its first-parent line's, for a ``head`` on the index's own line)."""
+        only its first-parent line's, for a ``head`` on the index's own line; when
+        cold, every commit is read from the file: :func:`~gitmem.store.historyfile.cold_commits`)."""
         with self._mutex:
+            if head is not None and not line and self._cold():
+                found = cold_commits(self._path, self._source, head)
+                if found is not None:
+                    return found
             rows, pos, reach = self._rows, self._pos, self._reach(head)
             found = [p for p in reach.positions() if pos[rows[p][0]] == p]
             if line and not reach.extra:
@@ -319,9 +331,14 @@ class History:
         i = bisect.bisect_right(self._side_start, position)
         return not i or position >= self._side_end[i - 1]
 
+    def _cold(self) -> bool:
+        """Whether a read may take the file's bytes as they are: nothing is in memory
+        yet, the file is kept, and this process wrote none of it."""
+        return not self._rows and self._persisted and not self._wrote_cold
+
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
         """A cold read (see :func:`~gitmem.store.historyfile.cold_rows`) when nothing is in memory yet."""
-        if head is None or self._rows or not self._persisted or self._wrote_cold:
+        if head is None or not self._cold():
             return None
         return cold_rows(self._path, self._source, head, slug)
 
