@@ -171,9 +171,10 @@ def cold_commits(path: str, source: Source, head: str) -> list[str] | None:
     if data is None:
         return None
     try:
-        return list(dict.fromkeys(line[:40].decode("ascii") for line in data.split(b"\n")[:-1]))
+        lines = data.decode("ascii").split("\n")
     except UnicodeDecodeError:
         return None
+    return list(dict.fromkeys([line[:40] for line in lines[:-1]]))
 
 
 def cold_newest(
