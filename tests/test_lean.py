@@ -535,6 +535,28 @@ def test_show_at_what_the_command_line_refuses_is_left_to_it(
     assert full(path, argv)[1] == 1
 
 
+def test_show_at_a_commit_loads_neither_click_dulwich_nor_re(
+    past: tuple[str, list[str], list[int]],
+) -> None:
+    """A fresh process answers ``show SLUG --at`` a short id on the lean path without
+    loading the command line, dulwich or ``re`` (which alone costs more than the read)."""
+    path, commits, _ = past
+    argv = ["--repo", path, "show", "deploy", "-s", STORE, "--at", commits[0][:7]]
+    root = str(Path(__file__).resolve().parent.parent)
+    code = (
+        f"import sys\nsys.path.insert(0, {root!r})\nfrom gitmem.quick import answer\n"
+        f"found = answer({argv!r}, {{}})\n"
+        "print(found is not None, sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    # without site: the development install's import finder loads ``re`` itself
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True
+    )
+    answered, loaded = out.stdout.split(" ", 1)
+    assert answered == "True"
+    assert not {"click", "dulwich", "re"} & set(json.loads(loaded.replace("'", '"')))
+
+
 def test_the_process_prints_the_lean_answer_and_exits_zero(store: str) -> None:
     """``python -m gitmem ls`` as a process: the command line's text, status 0."""
     done = subprocess.run(
