@@ -576,9 +576,10 @@ def test_a_cold_read_of_one_slug_parses_only_its_rows(repo: Repository) -> None:
 
 
 def test_a_cold_reader_names_a_heads_commits_as_the_full_path_does(repo: Repository) -> None:
-    """A fresh reader says which commits a head's history holds, and whether it holds
-    one, from the index file alone (of the head and of an older commit), as a reader
-    that took the rows into memory says it."""
+    """A fresh reader says which commits a head's history holds (all, or those whose
+    ids start with a prefix), and whether it holds one, from the index file alone (of
+    the head and of an older commit), as a reader that took the rows into memory says
+    it."""
     for i in range(4):
         put(repo, "create", f"c{i}", "x\n")
     put(repo, "create", "other", "x\n", store=T)
@@ -591,6 +592,9 @@ def test_a_cold_reader_names_a_heads_commits_as_the_full_path_does(repo: Reposit
     for at in (head, older):
         history, _ = _fresh_history(repo)
         commits = history.commits(at)
+        for prefix in (older[:4], head[:40], "0000"):
+            named = [c for c in loaded.commits(at) if c.startswith(prefix)]
+            assert history.commits(at, prefix=prefix) == loaded.commits(at, prefix=prefix) == named
         assert [history.contains(at, c) for c in (head, older, other)] == [
             loaded.contains(at, c) for c in (head, older, other)
         ]

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
         def contains(self, head: str | None, commit: str) -> bool: ...
 
-        def commits(self, head: str | None, *, line: bool = False) -> list[str]: ...
+        def commits(
+            self, head: str | None, *, line: bool = False, prefix: str = ""
+        ) -> list[str]: ...
 
         def newest_at(
             self, head: str, limit: int, commit_time: Callable[[str], int]
@@ -86,6 +88,7 @@ def resolve(
     line: Callable[[], list[str]],
     commit_time: Callable[[str], int],
     newest: Callable[[int], str | None] | None = None,
+    starting: Callable[[str], list[str]] | None = None,
 ) -> str:
     """The commit of ``store``'s history (up to ``head``) that ``moment`` names.
 
@@ -93,12 +96,19 @@ def resolve(
     every commit of it and ``line`` those of the head's first-parent line, oldest
     first; ``commit_time`` reads one commit's time. The line is searched by halving,
     as its commits' times rise along it; ``newest``, if given, does that search
-    itself (the newest commit of the line at or before a time; ``None``: none)."""
+    itself (the newest commit of the line at or before a time; ``None``: none), and
+    ``starting``, if given, lists the commits whose ids start with a prefix itself."""
     given = moment.strip()
     if head is None:
         raise NotFound(f"store {store!r} has no commits yet, so it has no past to read")
     if _commit_id(given.lower()):
-        return _by_id(store, head, given.lower(), contains, commits)
+
+        def listed(prefix: str) -> list[str]:
+            if starting is not None:
+                return starting(prefix)
+            return [c for c in commits() if c.startswith(prefix)]
+
+        return _by_id(store, head, given.lower(), contains, listed)
     when = parse_date(given)
     if when is None:
         raise InvalidArgument(
@@ -133,6 +143,7 @@ def named(
         moment,
         contains=lambda sha: history.contains(head, sha),
         commits=lambda: history.commits(head),
+        starting=lambda prefix: history.commits(head, prefix=prefix),
         line=lambda: history.commits(head, line=True),
         commit_time=commit_time,
         newest=lambda limit: (
@@ -146,16 +157,16 @@ def _by_id(
     head: str,
     prefix: str,
     contains: Callable[[str], bool],
-    commits: Callable[[], list[str]],
+    starting: Callable[[str], list[str]],
 ) -> str:
     if len(prefix) == 40:
         if prefix == head or contains(prefix):
             return prefix
         found: list[str] = []
     elif head.startswith(prefix):
-        found = [head, *(c for c in commits() if c.startswith(prefix) and c != head)]
+        found = [head, *(c for c in starting(prefix) if c != head)]
     else:
-        found = [c for c in commits() if c.startswith(prefix)]
+        found = starting(prefix)
     if len(found) == 1:
         return found[0]
     if not found:

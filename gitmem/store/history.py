@@ -263,19 +263,20 @@ class History:
         at = bisect.bisect_right(line, limit, key=commit_time)
         return line[at - 1] if at else None
 
-    def commits(self, head: str | None, *, line: bool = False) -> list[str]:
+    def commits(self, head: str | None, *, line: bool = False, prefix: str = "") -> list[str]:
         """Every commit reachable from ``head``, each once, in index order (with ``line``,
-        only its first-parent line's, for a ``head`` on the index's own line)."""
+        only its first-parent line's, for a ``head`` on the index's own line; with
+        ``prefix``, only those whose ids start with it)."""
         with self._mutex:
             if not line and self._cold(head):
-                cold = cold_commits(self._path, self._source, head)
+                cold = cold_commits(self._path, self._source, head, prefix)
                 if cold is not None:
                     return cold
             rows, pos, reach = self._rows, self._pos, self._reach(head)
             found = [p for p in reach.positions() if pos[rows[p][0]] == p]
             if line and not reach.extra:
                 found = [p for p in found if self._on_line(p)]
-            return [rows[p][0] for p in found]
+            return [rows[p][0] for p in found if rows[p][0].startswith(prefix)]
 
     def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
         positions = self._by_slug.get(slug, [])

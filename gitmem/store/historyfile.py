@@ -164,17 +164,26 @@ def cold_holds(path: str, source: Source, head: str, commit: str) -> bool | None
     return data.startswith(key) or data.find(b"\n" + key) >= 0
 
 
-def cold_commits(path: str, source: Source, head: str) -> list[str] | None:
-    """Every commit of ``head``'s history, each once, in the index file's order, read
-    from its rows' first fields (see :func:`cold_file`); ``None``: take the full path."""
+def cold_commits(path: str, source: Source, head: str, prefix: str = "") -> list[str] | None:
+    """Every commit of ``head``'s history (those whose ids start with ``prefix``), each
+    once, in the index file's order, read from its rows' first fields (see
+    :func:`cold_file`); ``None``: take the full path."""
     data = cold_file(path, source, head)
     if data is None:
         return None
     try:
-        lines = data.decode("ascii").split("\n")
+        if not prefix:
+            lines = data.decode("ascii").split("\n")[:-1]
+        else:  # a search of the bytes for rows that start with it: no list of every row
+            lines: list[str] = []
+            key, text = b"\n" + prefix.encode(), b"\n" + data
+            at = text.find(key)
+            while at >= 0:
+                lines.append(text[at + 1 : at + 41].decode("ascii"))
+                at = text.find(key, at + 1)
     except UnicodeDecodeError:
         return None
-    return list(dict.fromkeys([line[:40] for line in lines[:-1]]))
+    return list(dict.fromkeys([line[:40] for line in lines if line[:40].startswith(prefix)]))
 
 
 def cold_newest(
