@@ -375,12 +375,6 @@ def _show(store: _Store, parsed: Parsed) -> str | None:
     (slug,) = parsed.arguments
     if not slug_shape(slug):
         return None
-    moment = parsed.options.get("at")
-    if isinstance(moment, str):
-        pinned = store.at(moment)
-        if pinned is None:
-            return None
-        store = pinned
     found = _revisions(store, slug)
     live = store.files(slug)
     if found is None or live is None:
@@ -427,14 +421,15 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
 
 
 _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
-    "blame": (frozenset({"store"}), _blame),
-    "log": (frozenset({"store"}), _log),
+    "blame": (frozenset({"store", "at"}), _blame),
+    "log": (frozenset({"store", "at"}), _log),
     "ls": (frozenset({"store"}), _ls),
     "show": (frozenset({"store", "at"}), _show),
     "search": (frozenset({"store", "limit"}), _search),
     "state": (frozenset({"store"}), _state),
 }
-"""What the lean path answers: each command, the options it answers with, its answer."""
+"""What the lean path answers: each command, the options it answers with, its answer
+(with ``--at``, given the store as of the commit it names)."""
 
 
 def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
@@ -448,6 +443,9 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
         return None
     try:
         store = _store(parsed, environ)
+        moment = parsed.options.get("at")
+        if store is not None and isinstance(moment, str):
+            store = store.at(moment)  # every read of it as of that commit
         text = known[1](store, parsed) if store is not None else None
     except Exception:  # anything unforeseen: the full command line reads it
         return None

@@ -152,6 +152,7 @@ REFUSED = [
     ["log", "nope"],
     ["blame", "deploy", "--json"],
     ["blame", "deploy", "--at", "2026-01-01"],
+    ["log", "deploy", "--at", "2026-01-01"],
     ["blame", "deploy", "extra"],
     ["blame"],
     ["blame", "no.such"],
@@ -494,6 +495,34 @@ def test_show_at_a_moment_is_answered_as_the_command_line_answers_it(
         assert text is not None, argv
         assert (text, 0) == full(path, argv)
         assert text.startswith(f"# {argv[1]}  {revision}\n"), argv
+
+
+def test_log_and_blame_at_a_moment_are_answered_as_the_command_line_answers_them(
+    past: tuple[str, list[str], list[int]],
+) -> None:
+    """``log SLUG --at`` and ``blame SLUG --at``: the store as of that commit, read as
+    at the head; what the command line refuses is left to it."""
+    path, commits, times = past
+    for command in ("log", "blame"):
+        for slug, moment in [
+            ("deploy", commits[0][:7]),
+            ("deploy", commits[2]),
+            ("deploy", _stamp(times[0] + 50)),
+            ("deploy", commits[1]),
+            ("gone", commits[2][:9]),
+        ]:
+            argv = [command, slug, "-s", STORE, "--at", moment]
+            text = lean(path, argv)
+            assert text is not None, argv
+            assert (text, 0) == full(path, argv)
+        for refused in (
+            [command, "later", "--at", commits[3]],
+            [command, "deploy", "--at", "0000"],
+        ):
+            argv = [*refused, "-s", STORE]
+            assert lean(path, argv) is None, argv
+            assert full(path, argv)[1] == 1, argv
+    assert lean(path, ["log", "-s", STORE, "--at", commits[3]]) is None  # the whole store's
 
 
 def test_show_at_what_the_command_line_refuses_is_left_to_it(
