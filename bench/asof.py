@@ -5,27 +5,31 @@ The moment is a commit half way back (its short id), and a date of that commit; 
 ``git show COMMIT:PATH`` of the same commit is printed beside them as the plain-git
 peer. Medians of alternating runs, after a warm-up of each, so that load on the machine
 falls on both alike; wall-clock time with the CPU time (user + system) beside it.
+``gitmem`` is a user's install from the wheel (see ``installed.py``: the dev venv's
+editable install adds its import finder to every start), and the interpreter's own
+start (``python -c pass``) of that install is printed as the floor under both.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 
-from cold import RUNS, STORE, line, pair, run
+from cold import RUNS, STORE, line, median, pair, run
+from installed import install
 from store import build_history
 
 from gitmem import Repository
 
-GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
 GOAL = 1.2
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as work:
+        user = install(os.path.join(work, "install"))
+        print(user.describe())
         path = os.path.join(work, "history.git")
         started = time.perf_counter()
         target = "target"
@@ -41,7 +45,7 @@ def main() -> None:
             "as-of show at 10,000 commits "
             f"(built in {time.perf_counter() - started:.1f} s; {RUNS} runs each)"
         )
-        show = [GITMEM, "--repo", path, "show", "-s", STORE, target]
+        show = [user.gitmem, "--repo", path, "show", "-s", STORE, target]
         run(show)  # the history index, built once as any first read builds it
         head, past = pair(show, [*show, "--at", middle[:12]])
         _ratio("gitmem show SLUG --at COMMIT", past, head)
@@ -50,6 +54,8 @@ def main() -> None:
         git = ["git", f"--git-dir={path}", "show", f"{middle}:{memory_path}"]
         ours, peer = pair([*show, "--at", middle[:12]], git)
         line("gitmem show --at COMMIT", ours, peer, "git show COMMIT:PATH", 120)
+        bare = median([run([user.python, "-c", "pass"]) for _ in range(RUNS)])
+        print(f"   {'the floor: python -c pass':<34} {bare[0]:8.1f} ms (cpu {bare[1]:7.1f})")
 
 
 def _ratio(label: str, past: tuple[float, float], head: tuple[float, float]) -> None:

@@ -139,7 +139,7 @@ _DIR_MODE = 0o040000
 class _Store:
     """A standalone repository's store, its head commit as gitmem wrote it."""
 
-    __slots__ = ("_root", "directory", "head", "name", "objects")
+    __slots__ = ("_history", "_root", "directory", "head", "name", "objects")
 
     def __init__(self, directory: str, name: str, objects: Objects, found: Head) -> None:
         self.directory = directory
@@ -147,6 +147,43 @@ class _Store:
         self.objects = objects
         self.head = found
         self._root: dict[str, tuple[int, str]] | None = None
+        self._history: tuple[Commits, History] | None = None
+
+    def history(self) -> tuple[Commits, History]:
+        """The store's commits and its history index, as the store reads them."""
+        if self._history is None:
+            # the store's own modules, which load neither dulwich nor the store's types
+            from gitmem.lean.commits import Commits
+            from gitmem.store.history import History
+
+            commits = Commits(self.objects)
+            folder = os.path.join(self.directory, "gitmem", "history")
+            self._history = commits, History(History.file_for(folder, self.name), commits)
+        return self._history
+
+    def at(self, moment: str) -> _Store | None:
+        """The store as it stood at the commit ``moment`` names, named as the store's
+        reader names it (the same rule, from the same index); ``None`` if that commit
+        is not one this reads. A moment that names no commit raises, for the command
+        line to refuse."""
+        from gitmem.lean.asof import named
+        from gitmem.lean.heads import committed
+
+        commits, history = self.history()
+
+        def commit_time(sha: str) -> int:
+            found = committed(commits.raw(sha))
+            if found is None:
+                raise ValueError(f"commit {sha} has no time this reads")
+            return found
+
+        commit = named(self.name, self.head.commit, moment, history, commit_time)
+        found = head(self.objects, commit)
+        if found is None:
+            return None
+        pinned = _Store(self.directory, self.name, self.objects, found)
+        pinned._history = self._history
+        return pinned
 
     def listing(self) -> list[tuple[str, tuple[str, int, int]]] | None:
         """The listing kept for this very head's tree; with none kept at all (a fresh
@@ -306,22 +343,11 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     return "".join(hits_text(hits, parsed.arguments))
 
 
-def _history(store: _Store) -> tuple[Commits, History]:
-    """The store's commits and its history index, as the store reads them."""
-    # the store's own modules, which load neither dulwich nor the store's types
-    from gitmem.lean.commits import Commits
-    from gitmem.store.history import History
-
-    commits = Commits(store.objects)
-    folder = os.path.join(store.directory, "gitmem", "history")
-    return commits, History(History.file_for(folder, store.name), commits)
-
-
 def _revisions(store: _Store, slug: str) -> list[tuple[Entry, str, int]] | None:
     """``slug``'s revisions at the head, oldest first, each with its author and time;
     ``None`` if it has none, or one of them is not a revision gitmem made (whose
     totals the store counts) or does not read as the store reads a revision."""
-    commits, history = _history(store)
+    commits, history = store.history()
     entries = history.entries(store.head.commit, slug)
     found: list[tuple[Entry, str, int]] = []
     for entry in entries:
@@ -369,7 +395,7 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
     (slug,) = parsed.arguments
     if not slug_shape(slug):
         return None
-    commits, history = _history(store)
+    commits, history = store.history()
     found = origins(commits, history, store.head.commit, slug, commits.texts)
     if not found:
         return None  # no such memory: the command line says so
@@ -395,14 +421,15 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
 
 
 _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
-    "blame": (frozenset({"store"}), _blame),
-    "log": (frozenset({"store"}), _log),
+    "blame": (frozenset({"store", "at"}), _blame),
+    "log": (frozenset({"store", "at"}), _log),
     "ls": (frozenset({"store"}), _ls),
-    "show": (frozenset({"store"}), _show),
+    "show": (frozenset({"store", "at"}), _show),
     "search": (frozenset({"store", "limit"}), _search),
     "state": (frozenset({"store"}), _state),
 }
-"""What the lean path answers: each command, the options it answers with, its answer."""
+"""What the lean path answers: each command, the options it answers with, its answer
+(with ``--at``, given the store as of the commit it names)."""
 
 
 def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
@@ -416,6 +443,9 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
         return None
     try:
         store = _store(parsed, environ)
+        moment = parsed.options.get("at")
+        if store is not None and isinstance(moment, str):
+            store = store.at(moment)  # every read of it as of that commit
         text = known[1](store, parsed) if store is not None else None
     except Exception:  # anything unforeseen: the full command line reads it
         return None

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument, NotFound, Unchanged
-from gitmem.store.moments import MIN_PREFIX
+from gitmem.lean.asof import MIN_PREFIX
 from gitmem.types import Author, Edit, Memory, Revision, check_slug
 
 if TYPE_CHECKING:

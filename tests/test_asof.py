@@ -22,8 +22,8 @@ from test_mcp import cap_json, server, texts
 from gitmem import Agent, Author, Repository, ops
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, NotFound, ReadOnly
+from gitmem.lean.asof import parse_date, resolve
 from gitmem.search import index_file
-from gitmem.store.moments import parse_date, resolve
 from gitmem.types import Edit, Memory
 
 ME = Author("Operator", "op@example.com")

@@ -115,6 +115,7 @@ ORDER: dict[str, list[str]] = {
         "listing",
         "survey",
         "heads",
+        "asof",
         "commits",
         "lines",
         "grammar",

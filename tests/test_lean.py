@@ -3,11 +3,14 @@ object reader reads what dulwich reads."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,8 @@ from gitmem.lean.survey import survey
 from gitmem.quick import answer
 from gitmem.search.index import index_path
 from gitmem.store import Snapshot
-from gitmem.types import OP_RE, SLUG_RE, Change, Edit
+from gitmem.store.history import History
+from gitmem.types import OP_RE, SLUG_RE, Change, Edit, FileChange, FileEdit
 
 AGENT = Author.agent("agent-1")
 STORE = "profile/notes"
@@ -148,6 +152,7 @@ REFUSED = [
     ["log", "nope"],
     ["blame", "deploy", "--json"],
     ["blame", "deploy", "--at", "2026-01-01"],
+    ["log", "deploy", "--at", "2026-01-01"],
     ["blame", "deploy", "extra"],
     ["blame"],
     ["blame", "no.such"],
@@ -439,6 +444,146 @@ def test_blame_names_the_session_as_the_command_line_does(tmp_path: Path) -> Non
     full(path, ["blame", "found", "-s", store_id])
     assert same_blame(path, "found", store_id)
     assert "sess-42-and-" in (lean(path, ["blame", "found", "-s", store_id]) or "")
+
+
+@pytest.fixture
+def past(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[str], list[int]]:
+    """A store of five commits 100 s apart (``deploy`` written twice, ``gone`` made then
+    deleted, ``later`` made last), another store beside it, and a file store; its
+    commits, oldest first, and the times of ``deploy``'s two revisions."""
+    clock = itertools.count(1_800_000_000, 100)
+    monkeypatch.setattr(time, "time", lambda: next(clock))
+    path = str(tmp_path / "past.git")
+    with Repository.init(path) as repo:
+        write(repo, "deploy", "1. build\n")
+        write(repo, "gone", "soon gone\n")
+        write(repo, "deploy", "1. build\n2. ship\n")
+        repo.mutate(STORE, AGENT, lambda _: Change("delete", "gone", None))
+        write(repo, "later", "last\n")
+        write(repo, "elsewhere", "x\n", store="other/store")
+        edits = (FileEdit("create", "a.md", "x\n"),)
+        repo.publish_files("files", AGENT, lambda _: FileChange(edits))
+        commits = list(reversed(list(repo.iter_commits(STORE))))
+        times = [r.time for r in repo.revisions(STORE, "deploy")]
+    full(path, ["log", "deploy", "-s", STORE])  # keeps the history index
+    return path, commits, times
+
+
+def _stamp(when: int) -> str:
+    return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_show_at_a_moment_is_answered_as_the_command_line_answers_it(
+    past: tuple[str, list[str], list[int]],
+) -> None:
+    """``show SLUG --at`` a full id, a short id, a date between commits or after the
+    head, and a memory deleted since: the same text, status 0."""
+    path, commits, times = past
+    cases = [
+        (["show", "deploy", "--at", commits[0]], "revision 1"),
+        (["show", "deploy", "--at", commits[0][:7]], "revision 1"),
+        (["show", "deploy", f"--at={commits[2][:12].upper()}"], "revision 2"),
+        (["show", "gone", "--at", commits[1]], "revision 1"),
+        (["show", "deploy", "--at", _stamp(times[0] + 50)], "revision 1"),
+        (["show", "deploy", "--at", _stamp(times[1])], "revision 2"),
+        (["show", "deploy", "--at", "2099-01-01"], "revision 2"),
+        (["show", "later", "--at", commits[4][:5], "-s", STORE], "revision 1"),
+    ]
+    for argv, revision in cases:
+        argv = [*argv, "-s", STORE] if "-s" not in argv else argv
+        text = lean(path, argv)
+        assert text is not None, argv
+        assert (text, 0) == full(path, argv)
+        assert text.startswith(f"# {argv[1]}  {revision}\n"), argv
+
+
+def test_log_and_blame_at_a_moment_are_answered_as_the_command_line_answers_them(
+    past: tuple[str, list[str], list[int]],
+) -> None:
+    """``log SLUG --at`` and ``blame SLUG --at``: the store as of that commit, read as
+    at the head; what the command line refuses is left to it."""
+    path, commits, times = past
+    for command in ("log", "blame"):
+        for slug, moment in [
+            ("deploy", commits[0][:7]),
+            ("deploy", commits[2]),
+            ("deploy", _stamp(times[0] + 50)),
+            ("deploy", commits[1]),
+            ("gone", commits[2][:9]),
+        ]:
+            argv = [command, slug, "-s", STORE, "--at", moment]
+            text = lean(path, argv)
+            assert text is not None, argv
+            assert (text, 0) == full(path, argv)
+        for refused in (
+            [command, "later", "--at", commits[3]],
+            [command, "deploy", "--at", "0000"],
+        ):
+            argv = [*refused, "-s", STORE]
+            assert lean(path, argv) is None, argv
+            assert full(path, argv)[1] == 1, argv
+    assert lean(path, ["log", "-s", STORE, "--at", commits[3]]) is None  # the whole store's
+
+
+def test_show_at_what_the_command_line_refuses_is_left_to_it(
+    past: tuple[str, list[str], list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unknown id, a date before the first commit, a memory that did not exist then
+    or was deleted by then, a commit of another store or of none, a file store, a
+    moment that is neither id nor date, and an ambiguous short id: ``None``, and the
+    command line refuses in one line."""
+    path, commits, _ = past
+    with Repository.open(path) as repo:
+        elsewhere = next(iter(repo.iter_commits("other/store")))
+    refused = [
+        ["show", "deploy", "--at", "deadbeef"],
+        ["show", "deploy", "--at", "f" * 40],
+        ["show", "deploy", "--at", "2000-01-01"],
+        ["show", "deploy", "--at", "yesterday"],
+        ["show", "later", "--at", commits[3]],
+        ["show", "gone", "--at", commits[3]],
+        ["show", "deploy", "--at", elsewhere],
+        ["show", "deploy", "--at", elsewhere[:8]],
+    ]
+    for argv in refused:
+        argv = [*argv, "-s", STORE]
+        assert lean(path, argv) is None, argv
+        out, status = full(path, argv)
+        assert status == 1 and out == "", argv
+    argv = ["show", "a.md", "-s", "files", "--at", "2099-01-01"]
+    assert lean(path, argv) is None
+    assert full(path, argv)[1] == 0
+    real = History.commits
+
+    def crowded(self: History, head: str | None, *, line: bool = False) -> list[str]:
+        return [*real(self, head, line=line), commits[0][:4] + "0" * 36]
+
+    monkeypatch.setattr(History, "commits", crowded)
+    argv = ["show", "deploy", "-s", STORE, "--at", commits[0][:4]]
+    assert lean(path, argv) is None
+    assert full(path, argv)[1] == 1
+
+
+def test_show_at_a_commit_loads_neither_click_dulwich_nor_re(
+    past: tuple[str, list[str], list[int]],
+) -> None:
+    """A fresh process answers ``show SLUG --at`` a short id on the lean path without
+    loading the command line, dulwich or ``re`` (which alone costs more than the read)."""
+    path, commits, _ = past
+    argv = ["--repo", path, "show", "deploy", "-s", STORE, "--at", commits[0][:7]]
+    root = str(Path(__file__).resolve().parent.parent)
+    code = (
+        f"import sys\nsys.path.insert(0, {root!r})\nfrom gitmem.quick import answer\n"
+        f"found = answer({argv!r}, {{}})\n"
+        "print(found is not None, sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    # without site: the development install's import finder loads ``re`` itself
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True
+    )
+    answered, loaded = out.stdout.split(" ", 1)
+    assert answered == "True"
+    assert not {"click", "dulwich", "re"} & set(json.loads(loaded.replace("'", '"')))
 
 
 def test_the_process_prints_the_lean_answer_and_exits_zero(store: str) -> None:

@@ -575,6 +575,34 @@ def test_a_cold_read_of_one_slug_parses_only_its_rows(repo: Repository) -> None:
     assert history.entries(head, "c2") == cold
 
 
+def test_a_cold_reader_names_a_heads_commits_as_the_full_path_does(repo: Repository) -> None:
+    """A fresh reader says which commits a head's history holds (all, or those whose
+    ids start with a prefix), and whether it holds one, from the index file alone (of
+    the head and of an older commit), as a reader that took the rows into memory says
+    it."""
+    for i in range(4):
+        put(repo, "create", f"c{i}", "x\n")
+    put(repo, "create", "other", "x\n", store=T)
+    other = repo.head(T)
+    head = repo.head(S)
+    assert head is not None and other is not None
+    older = repo.parents(repo.parents(head)[0])[0]
+    loaded, _ = _fresh_history(repo)
+    loaded.entries(head)
+    for at in (head, older):
+        history, _ = _fresh_history(repo)
+        commits = history.commits(at)
+        for prefix in (older[:4], head[:40], "0000"):
+            named = [c for c in loaded.commits(at) if c.startswith(prefix)]
+            assert history.commits(at, prefix=prefix) == loaded.commits(at, prefix=prefix) == named
+        assert [history.contains(at, c) for c in (head, older, other)] == [
+            loaded.contains(at, c) for c in (head, older, other)
+        ]
+        assert history._rows == []  # pyright: ignore[reportPrivateUsage]
+        assert commits == loaded.commits(at)
+    assert loaded._rows != []  # pyright: ignore[reportPrivateUsage]
+
+
 def test_a_damaged_blob_side_file_is_passed_over(repo: Repository) -> None:
     """Garbage in the side file of blob ids changes no answer."""
     put(repo, "create", "a", "one\n")

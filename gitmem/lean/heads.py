@@ -16,6 +16,7 @@ __all__ = [
     "TOTAL_KEYS",
     "Head",
     "authored",
+    "committed",
     "facts",
     "head",
     "message_of",
@@ -74,6 +75,17 @@ def authored(raw: bytes) -> tuple[str, int]:
             at = rest.split(b" ", 1)[0]
             return name, int(at) if at.isdigit() else 0
     return "", 0
+
+
+def committed(raw: bytes) -> int | None:
+    """A raw commit's (committer's) time, read from its header as git writes it
+    (``committer NAME <EMAIL> TIME ZONE``); ``None`` where that does not read."""
+    header = raw.partition(b"\n\n")[0]
+    for line in header.split(b"\n"):
+        if line.startswith(b"committer "):
+            when = line.rpartition(b"> ")[2].split(b" ", 1)[0]
+            return int(when) if when.isdigit() else None
+    return None
 
 
 class Head:

@@ -54,7 +54,9 @@ from gitmem.store.blobids import BlobIds
 from gitmem.store.collector import uncollected
 from gitmem.store.historyfile import (
     MERGE_FIELD,
+    cold_commits,
     cold_file,
+    cold_holds,
     cold_newest,
     cold_rows,
     ends_with,
@@ -83,6 +85,8 @@ else:
         from hashlib import sha1
 
 if TYPE_CHECKING:
+    from typing import TypeGuard
+
     from gitmem.store.historyfile import Edit, Source
 
 
@@ -230,24 +234,16 @@ class History:
                 return None
             rows = self._rows
             kept = [p for p in kept if rows[p][2] not in MARKS]
-            places = [self._place(rows[p][3], p, reach) for p in kept]
+            places = [_place(rows, self._by_slug, rows[p][3], p, reach) for p in kept]
             entries = (self._blob_ids.entries if lookup else _as_written)([rows[p] for p in kept])
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
-
-    def _place(self, slug: str, position: int, reach: _Reach) -> int:
-        """The place (from 1) of the row at ``position`` among ``slug``'s rows in ``reach``."""
-        positions = self._by_slug.get(slug, [])
-        place = bisect.bisect_right(positions, min(position, reach.end - 1))
-        rows = self._rows
-        return place + sum(
-            1
-            for p in reach.extra
-            if p <= position and rows[p][3] == slug and rows[p][2] not in MARKS
-        )
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""
         with self._mutex:
+            held = cold_holds(self._path, self._source, head, commit) if self._cold(head) else None
+            if held is not None:
+                return held
             reach = self._reach(head)
             position = self._pos.get(commit)
             return position is not None and position in reach
@@ -256,7 +252,7 @@ class History:
         """The newest commit of ``head``'s first-parent line made at or before ``limit``
         (``None``: none), by halving the line, or when cold, the file (:func:`~gitmem.store.historyfile.cold_newest`)."""
         with self._mutex:
-            if not self._rows and self._persisted and not self._wrote_cold:
+            if self._cold(head):
                 found = cold_newest(self._path, self._source, head, limit, commit_time)
                 if found is not None:
                     return found[0]
@@ -267,15 +263,20 @@ class History:
         at = bisect.bisect_right(line, limit, key=commit_time)
         return line[at - 1] if at else None
 
-    def commits(self, head: str | None, *, line: bool = False) -> list[str]:
+    def commits(self, head: str | None, *, line: bool = False, prefix: str = "") -> list[str]:
         """Every commit reachable from ``head``, each once, in index order (with ``line``,
-        only its first-parent line's, for a ``head`` on the index's own line)."""
+        only its first-parent line's, for a ``head`` on the index's own line; with
+        ``prefix``, only those whose ids start with it)."""
         with self._mutex:
+            if not line and self._cold(head):
+                cold = cold_commits(self._path, self._source, head, prefix)
+                if cold is not None:
+                    return cold
             rows, pos, reach = self._rows, self._pos, self._reach(head)
             found = [p for p in reach.positions() if pos[rows[p][0]] == p]
             if line and not reach.extra:
                 found = [p for p in found if self._on_line(p)]
-            return [rows[p][0] for p in found]
+            return [rows[p][0] for p in found if rows[p][0].startswith(prefix)]
 
     def _slug_positions(self, slug: str, reach: _Reach) -> list[int]:
         positions = self._by_slug.get(slug, [])
@@ -319,11 +320,14 @@ class History:
         i = bisect.bisect_right(self._side_start, position)
         return not i or position >= self._side_end[i - 1]
 
+    def _cold(self, head: str | None) -> TypeGuard[str]:
+        """Whether a read of ``head`` takes the file's bytes as they are (see
+        :mod:`~gitmem.store.historyfile`): nothing is in memory, nor written here."""
+        return head is not None and not self._rows and self._persisted and not self._wrote_cold
+
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
         """A cold read (see :func:`~gitmem.store.historyfile.cold_rows`) when nothing is in memory yet."""
-        if head is None or self._rows or not self._persisted or self._wrote_cold:
-            return None
-        return cold_rows(self._path, self._source, head, slug)
+        return cold_rows(self._path, self._source, head, slug) if self._cold(head) else None
 
     # -- keeping the index in step with the branch --------------------------------
 
@@ -518,6 +522,17 @@ class History:
             entries.append(row)
             last, last_op = commit, op
             at += 1
+
+
+def _place(
+    rows: list[Row], by_slug: dict[str, list[int]], slug: str, position: int, reach: _Reach
+) -> int:
+    """The place (from 1) of the row at ``position`` among ``slug``'s rows in ``reach``
+    (``by_slug``: each slug's positions in ``rows``)."""
+    place = bisect.bisect_right(by_slug.get(slug, []), min(position, reach.end - 1))
+    return place + sum(
+        1 for p in reach.extra if p <= position and rows[p][3] == slug and rows[p][2] not in MARKS
+    )
 
 
 def _as_written(rows: list[Row]) -> list[Entry]:

@@ -2,8 +2,9 @@
 parsing its rows (see :mod:`gitmem.store.history` for the format).
 
 Whether the file ends with a head's rows, the rows of one slug found by a search of
-the bytes, the newest commit at a moment found by halving them, and how many rows a
-commit holds, which is what tells a file that is whole from one cut short.
+the bytes, a head's commits and whether it holds one, the newest commit at a moment
+found by halving them, and how many rows a commit holds, which is what tells a file
+that is whole from one cut short.
 """
 
 from __future__ import annotations
@@ -14,7 +15,16 @@ from collections.abc import Callable, Mapping, Sequence
 from gitmem.errors import GitmemError
 from gitmem.store.rows import MARKS, MERGE, Row, lines_with, parse_row
 
-__all__ = ["MERGE_FIELD", "cold_file", "cold_newest", "cold_rows", "ends_with", "expected"]
+__all__ = [
+    "MERGE_FIELD",
+    "cold_commits",
+    "cold_file",
+    "cold_holds",
+    "cold_newest",
+    "cold_rows",
+    "ends_with",
+    "expected",
+]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,6 +151,39 @@ def cold_file(path: str, source: Source, head: str) -> bytes | None:
     except GitmemError:
         return None
     return data[:stop]
+
+
+def cold_holds(path: str, source: Source, head: str, commit: str) -> bool | None:
+    """Whether the commit ``commit`` (a full id) is ``head`` or one of its ancestors,
+    found by a search of the index file's bytes for a row of it (see :func:`cold_file`);
+    ``None``: take the full path."""
+    data = cold_file(path, source, head)
+    if data is None or len(commit) != 40:
+        return None
+    key = commit.encode() + b" "
+    return data.startswith(key) or data.find(b"\n" + key) >= 0
+
+
+def cold_commits(path: str, source: Source, head: str, prefix: str = "") -> list[str] | None:
+    """Every commit of ``head``'s history (those whose ids start with ``prefix``), each
+    once, in the index file's order, read from its rows' first fields (see
+    :func:`cold_file`); ``None``: take the full path."""
+    data = cold_file(path, source, head)
+    if data is None:
+        return None
+    try:
+        if not prefix:
+            lines = data.decode("ascii").split("\n")[:-1]
+        else:  # a search of the bytes for rows that start with it: no list of every row
+            lines: list[str] = []
+            key, text = b"\n" + prefix.encode(), b"\n" + data
+            at = text.find(key)
+            while at >= 0:
+                lines.append(text[at + 1 : at + 41].decode("ascii"))
+                at = text.find(key, at + 1)
+    except UnicodeDecodeError:
+        return None
+    return list(dict.fromkeys([line[:40] for line in lines if line[:40].startswith(prefix)]))
 
 
 def cold_newest(
