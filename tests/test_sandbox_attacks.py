@@ -1333,7 +1333,12 @@ def test_stress_leaves_nothing_behind(tmp_path: Path) -> None:
 
 PARSER_BOMBS = [
     ("nested-parentheses", "const x = " + "(" * 1_500 + "1" + ")" * 1_500 + ";\nconsole.log(x);"),
-    ("nested-type", "type T = " + "Array<" * 1_500 + "number" + ">" * 1_500 + ";\nconsole.log(1);"),
+    # 1,500 levels of a type ran Deno out of stack in the attack round; whether they still
+    # do depends on the stack the parser starts with, so the bomb goes far past it
+    (
+        "nested-type",
+        "type T = " + "A<" * 60_000 + "number" + ">" * 60_000 + ";\nconsole.log(1);",
+    ),
     ("flat-sum", "const x = " + "+".join(["1"] * 60_000) + ";\nconsole.log(x);"),
     (
         "built-data-module",
