@@ -15,6 +15,21 @@ from gitmem.limits import LIMITS
 
 
 @pytest.fixture
+def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder whose git identity is Ada Operator, no git or gitmem configuration
+    from the machine, and no GITMEM_REPO (a module uses it for every test with
+    ``pytestmark = pytest.mark.usefixtures("operator_home")``)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+    return home
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Iterator[Repository]:
     """A fresh, empty gitmem repository in ``tmp_path / "mem.git"``."""
     repository = Repository.init(str(tmp_path / "mem.git"))
@@ -89,3 +104,12 @@ def capability(
             "features": {"reviseMemories": revise},
         }
     )
+
+
+def gone(pid: int) -> bool:
+    """Whether no process ``pid`` is left (ended, and reaped by its parent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

@@ -25,17 +25,7 @@ GITMEM = Path(sys.executable).parent / "gitmem"
 AGENT = Author.agent("agent-1")
 
 
-@pytest.fixture(autouse=True)
-def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder whose git identity is Ada Operator, and no GITMEM_REPO."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("GITMEM_REPO", raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("operator_home")
 
 
 def run(repo: Repository | str, *args: str, stdin: str | None = None) -> Result:

@@ -25,15 +25,7 @@ GITMEM = str(Path(sys.executable).parent / "gitmem")
 AGENT = Author.agent("agent-1")
 
 
-@pytest.fixture(autouse=True)
-def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("GITMEM_REPO", raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("operator_home")
 
 
 def run(repo: Repository | Path, *args: str) -> Result:

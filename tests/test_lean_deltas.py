@@ -30,15 +30,7 @@ AGENT = Author.agent("agent-1")
 _LINES = st.lists(st.sampled_from(["a", "bb", "a much longer line " * 3, "", "é"]), max_size=30)
 
 
-@pytest.fixture(autouse=True)
-def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A home folder with a git identity, and no GITMEM_REPO."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Ada Operator\n\temail = ada@example.org\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("GITMEM_REPO", raising=False)
+pytestmark = pytest.mark.usefixtures("operator_home")
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)

@@ -7,6 +7,7 @@ import signal
 from collections.abc import Iterator
 
 import pytest
+from conftest import gone
 
 import gitmem.sandbox
 from gitmem.errors import CodeError, InternalError, InvalidArgument
@@ -397,14 +398,6 @@ def test_load_documents_a_module_that_ends_in_a_keyword(sandbox: Sandbox) -> Non
 
 
 UNENDING = "await new Promise(() => {\n  const f = () => queueMicrotask(f);\n  f();\n});\n"
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def test_a_run_that_did_not_finish_takes_its_process_with_it() -> None:

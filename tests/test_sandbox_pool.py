@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import gone
 
 from gitmem.sandbox import Pool, Sandbox
 from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
@@ -32,14 +33,6 @@ class Clock:
 
 def echo(name: str, args: dict[str, object]) -> tuple[bool, str]:
     return True, f"{name}:{args.get('n')}"
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 @pytest.fixture
