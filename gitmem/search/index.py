@@ -79,6 +79,10 @@ class SearchIndex:
         self.commit: str | None = None
         """The commit the index reflects."""
         self._base: Stored | None = None
+        self._loaded = False  # whether the base was read from disk
+        # a base built here: its memories, and its file until it is written
+        self._held: dict[str, Memory] = {}
+        self._unwritten: bytes | None = None
         self._hidden: set[str] = set()
         self._fetch: Callable[[str], Memory | None] | None = None
         # the store the index follows: where a damaged base is rebuilt from
@@ -95,22 +99,32 @@ class SearchIndex:
         self._stable: set[int] = set()  # ids of this search's lists that are postings
 
     def reset(self, memories: list[Memory], commit: str | None) -> None:
-        """Index exactly ``memories``, as of ``commit``."""
-        self._base = None
+        """Index exactly ``memories``, as of ``commit``: built in bulk as the file that
+        keeps it (see :func:`gitmem.search.stored.encode`), read as a base is read."""
+        from gitmem.search.stored import encode
+
+        held = {m.slug: m for m in memories}
+        data = encode(
+            commit, {s: f"{s}\0{m.description}\0{m.body}".lower() for s, m in held.items()}
+        )
+        base = Stored.parse(memoryview(data))
+        if base is None:
+            raise AssertionError("an index built here reads back whole")
+        self._start(base, False)
+        self._held, self._unwritten = held, data
+
+    def _start(self, base: Stored, loaded: bool) -> None:
+        """Stand on ``base`` alone: nothing changed since, nothing hidden."""
+        self._base, self._loaded = base, loaded
+        self._held, self._unwritten = {}, None
         self._hidden.clear()
+        self._docs.clear()
+        self._postings.clear()
+        self._vocab.clear()
+        self._vocab_text, self._vocab_starts = "", []
         self._orders.clear()
         self._version += 1
-        self._vocab_text, self._vocab_starts = "", []
-        # in bulk: every text lowered, then split and counted, and each memory's counts
-        # filed under their words, with no Python step per word (as ``put`` does one)
-        docs = {m.slug: (m, f"{m.slug}\0{m.description}\0{m.body}".lower()) for m in memories}
-        slugs = list(docs)
-        if slugs != sorted(slugs):
-            docs = {slug: docs[slug] for slug in sorted(slugs)}
-        self._docs = docs
-        self._postings = _invert({slug: text for slug, (_, text) in self._docs.items()})
-        self._vocab = list(self._postings)
-        self.commit = commit
+        self.commit = base.commit
 
     def follow(self, repo: Storage, store: str) -> None:
         """Bring the index up to the store's head, one change at a time."""
@@ -139,11 +153,15 @@ class SearchIndex:
     @property
     def stored(self) -> bool:
         """Whether the index stands on one read from disk."""
-        return self._base is not None
+        return self._loaded
 
     @property
     def changed(self) -> int:
-        """How many memories the index holds beyond its base (all, without a base)."""
+        """How many memories the index holds beyond a base read from disk (all, without
+        one)."""
+        if self._base is not None and not self._loaded:
+            kept = self._base.slugs().difference(self._hidden, self._docs)
+            return len(kept) + len(self._docs)
         return len(self._docs) + len(self._hidden.difference(self._docs))
 
     def put(self, memory: Memory) -> None:
@@ -267,7 +285,10 @@ class SearchIndex:
         doc = self._docs.get(slug)
         if doc is not None:
             return doc[0]
-        # a hit on the base: read from the store at the index's commit
+        held = self._held.get(slug)
+        if held is not None:
+            return held
+        # a hit on a base read from disk: read from the store at the index's commit
         return self._fetch(slug) if self._fetch is not None else None
 
     def _occurrences(self, keyword: str) -> dict[str, int]:
@@ -312,26 +333,20 @@ class SearchIndex:
     def save(self, path: str) -> None:
         """Write the whole index to ``path``, atomically (a reader sees the old file or
         the new one, never part of one), or leave the file as it was if it cannot be
-        written: it is derived data, which the next reader builds again."""
+        written: it is derived data, which the next reader builds again. The file is
+        the one a bulk build of the memories the index now holds makes."""
+        from gitmem.search.stored import encode
+
+        if self._unwritten is not None and not self._docs and not self._hidden:
+            write(path, self._unwritten)
+            return
         texts = {slug: text for slug, (_, text) in self._docs.items()}
-        postings = {w: p for w, p in self._postings.items() if p}
         if self._base is not None:
-            base = self._base
-            for slug, text in base.texts().items():
-                if slug not in self._hidden and slug not in texts:
+            hidden = self._hidden
+            for slug, text in self._base.texts().items():
+                if slug not in hidden and slug not in texts:
                     texts[slug] = text
-            for i, word in enumerate(base.words()):
-                kept = {s: n for s, n in base.postings(i).items() if s not in self._hidden}
-                if kept:
-                    postings[word] = {**kept, **postings.get(word, {})}
-        slugs = sorted(texts)
-        number = {slug: i for i, slug in enumerate(slugs)}
-        numbered: dict[str, list[int]] = {}
-        for word, found in postings.items():
-            order = sorted(found, key=number.__getitem__)
-            order.sort(key=found.__getitem__, reverse=True)  # stable: slug order kept
-            numbered[word] = [*map(number.__getitem__, order), *map(found.__getitem__, order)]
-        write(path, Stored.build(self.commit, slugs, [texts[s] for s in slugs], numbered))
+        write(path, encode(self.commit, texts))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -349,8 +364,7 @@ class SearchIndex:
         if stored is None:
             return None
         index = cls()
-        index._base = stored
-        index.commit = stored.commit
+        index._start(stored, True)
         return index
 
 
@@ -403,21 +417,6 @@ def _most_first(postings: dict[str, int], by_slug: bool) -> dict[str, int]:
     if not once:
         order.sort(key=count, reverse=True)
     return dict(zip(order, map(count, order), strict=True))
-
-
-def _invert(texts: dict[str, str]) -> dict[str, dict[str, int]]:
-    """Word → slug → how often the word occurs in that memory's text, for ``texts``
-    (slug → lowered text); each word's memories in the order of ``texts``."""
-    from collections import Counter, defaultdict, deque
-    from itertools import repeat
-    from operator import setitem
-
-    postings: defaultdict[str, dict[str, int]] = defaultdict(dict)
-    file = postings.__getitem__  # a new word gets its empty dict without a Python step
-    for slug, text in texts.items():
-        counts = Counter(words(text))
-        deque(map(setitem, map(file, counts), repeat(slug), counts.values()), maxlen=0)
-    return dict(postings)
 
 
 def _numbered(keyword: str, starts: list[int] | array[int], text: str) -> list[tuple[int, str]]:

@@ -10,14 +10,16 @@ the memories' lowered texts in slug order. A part is used only once its CRC matc
 
 from __future__ import annotations
 
+import gc
 import marshal
 import sys
 import zlib
 from array import array
-from itertools import accumulate, chain, pairwise, repeat
+from itertools import accumulate, chain, compress, repeat
+from operator import mul, ne
 
 from gitmem.lean.files import remove_quietly, replace_quietly
-from gitmem.search.words import vocabulary, words
+from gitmem.search.words import encoded, vocabulary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ def forget_older(path: str) -> None:
         remove_quietly(path[: -len(SUFFIX)] + suffix)
 
 
-def encode(commit: str, texts: dict[str, str]) -> bytes:
+def encode(commit: str | None, texts: dict[str, str]) -> bytes:
     """The file of an index built afresh, as of ``commit``, of memories whose lowered
     texts (``slug NUL description NUL body``) are ``texts``: the very bytes
     :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories."""
@@ -111,15 +113,12 @@ class Stored:
         """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
         the lowered ``texts``, and its words' ``postings`` (see :data:`NUMBERS`)."""
         vocab = sorted(postings)
-        lists = [postings[w] for w in vocab]
-        spans = [0, *accumulate(map(len, lists))]
+        lists = list(map(postings.__getitem__, vocab))
         whole = array("I", chain.from_iterable(lists)).tobytes()  # as NUMBERS
-        view = memoryview(whole)
-        width = NUMBERS.itemsize
-        crcs = array(
-            "I", [zlib.crc32(view[a * width : b * width]) for a, b in pairwise(spans)]
-        ).tobytes()
-        spans = [at * width for at in spans]
+        # each word's span and CRC, with no Python step per word
+        spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, lists)), initial=0))
+        pieces = map(memoryview(whole).__getitem__, map(slice, spans, spans[1:]))
+        crcs = array("I", map(zlib.crc32, pieces)).tobytes()
         vocab_text, starts = vocabulary(vocab)
         slug_part = marshal.dumps(slugs)
         text_part = marshal.dumps(texts)
@@ -253,29 +252,50 @@ class Stored:
 def numbered(texts: list[str]) -> dict[str, list[int]]:
     """Word → its postings (see :data:`NUMBERS`), for the memories numbered by their
     place in ``texts`` (lowered texts in slug order): every word of every text filed
-    under its memory's number in one pass, with no Python step per word, and each
-    word's numbers then counted."""
-    from collections import Counter, defaultdict, deque
+    under its memory's number in one pass, with no Python step per word (the words as
+    bytes, cheaper to make and to hash than text), then every word's numbers counted,
+    again with no Python step per word but for the few words some memory repeats
+    unevenly (their memories ordered by how often, by one pass over their counts)."""
+    from collections import defaultdict, deque
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
-    runs: defaultdict[str, list[int]] = defaultdict(list)
-    file = runs.__getitem__  # a new word gets its empty list without a Python step
-    append = list[int].append
-    for number, text in enumerate(texts):
-        deque(map(append, map(file, words(text)), repeat(number)), maxlen=0)
-    postings: dict[str, list[int]] = {}
-    for word, run in runs.items():
-        if len(run) == 1 or len(set(run)) == len(run):  # once in each memory
-            postings[word] = [*run, *repeat(1, len(run))]
-        else:
-            counts = Counter(run)  # in slug order, as the run is
-            # grouped by count, each group in slug order: no sort of the numbers
-            levels: defaultdict[int, list[int]] = defaultdict(list)
-            deque(map(append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
-            most = sorted(levels, reverse=True)
-            postings[word] = [
-                *chain.from_iterable(levels[n] for n in most),
-                *chain.from_iterable(repeat(n, len(levels[n])) for n in most),
-            ]
-    return postings
+    # building makes millions of lists and words and no cycle, and every collection it
+    # would trigger walks all that it made so far: a cost that grows faster than the store
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        runs: defaultdict[bytes, list[int]] = defaultdict(list)
+        file = runs.__getitem__  # a new word gets its empty list without a Python step
+        append = list[int].append
+        for number, text in enumerate(texts):
+            deque(map(append, map(file, encoded(text)), repeat(number)), maxlen=0)
+        vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points
+        names = b"\0".join(vocab).decode().split("\0") if vocab else []
+        lists = list(map(runs.__getitem__, vocab))
+        del runs
+        sizes = list(map(len, lists))
+        # a word no memory repeats: its numbers (in slug order), then a count of 1 each
+        ones: list[list[int]] = list(map(mul, repeat([1]), sizes))
+        found = list(map(list[int].__add__, lists, ones))
+        for i in compress(range(len(lists)), map(ne, sizes, map(len, map(set, lists)))):
+            found[i] = _counted(lists[i])
+    finally:
+        if collecting:
+            gc.enable()
+    return dict(zip(names, found, strict=True))
+
+
+def _counted(run: list[int]) -> list[int]:
+    """The postings of a word whose memories' numbers (ascending, with repeats) are
+    ``run``: grouped by count, each group in slug order, with no sort of the numbers."""
+    from collections import Counter, defaultdict, deque
+
+    counts = Counter(run)  # in slug order, as the run is
+    levels: defaultdict[int, list[int]] = defaultdict(list)
+    deque(map(list[int].append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
+    most = sorted(levels, reverse=True)
+    return [
+        *chain.from_iterable(levels[n] for n in most),
+        *chain.from_iterable(repeat(n, len(levels[n])) for n in most),
+    ]
