@@ -11,6 +11,8 @@ reference at a smaller size in the same run, as a ratio.
 4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
    the console's first request of the Memories panel, at 100,000 beside 10,000.
 
+``scale.py search`` runs only part 2's search index, a few times at each size.
+
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
 runs: every measurement that writes works on a copy. A history is written as one pack
@@ -495,7 +497,40 @@ def console_first(path: str) -> Figure:
     return figure
 
 
+SEARCH_RUNS = 3
+
+
+def bench_search_rebuild() -> None:
+    """Only the search index of part 2, built from scratch (``scale.py search``), a few
+    times at each size, on copies of the fixtures (whose derived files stay as kept)."""
+    from gitmem.search import stored_index
+
+    sizes = (10_000, 100_000)
+    print(f"2. the search index rebuilt from scratch (median of {SEARCH_RUNS})")
+    work = tempfile.mkdtemp(prefix="gitmem-bench-search-")
+    try:
+        figures: dict[int, Figure] = {}
+        for n in sizes:
+            path = copy(history_store(n), work, f"history-{n}.git")
+            samples: list[Figure] = []
+            for _ in range(SEARCH_RUNS):
+                forget_derived(path)
+                with Repository.open(path) as repo:
+                    repo.head(STORE)
+                    samples.append(timed(lambda repo=repo: stored_index(repo, STORE)))
+            figures[n] = median(samples)
+            print(f"   {n:>7,} memories: {show('', figures[n])}")
+        growth = [figures[100_000][i] / figures[10_000][i] for i in (0, 1)]
+        print(f"   100,000 / 10,000: {growth[0]:.2f}x (cpu {growth[1]:.2f}x)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"   load average {load()}\n")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["search"]:
+        bench_search_rebuild()
+        return
     started = time.perf_counter()
     print(
         f"gitmem at 100,000 memories and 100,000 commits (python {sys.version.split()[0]}); "

@@ -353,6 +353,37 @@ _PIECES = ["roll", "Out", "rollout", "canary_2", "déploiement", "ÉTÉ", "naïv
 _GLUE = [" ", "  ", "-", ", ", ".\n", "/", "\t", "'", "_", "→"]
 
 
+def test_words_as_bytes_are_the_words_encoded() -> None:
+    """The bulk build files words as UTF-8 bytes: the very words of the text, in order,
+    and sorted as bytes they sort as the text does."""
+    from gitmem.search.words import encoded, words
+
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(128)] + ["é", "ß", "İ", "٣", "\u00a0", "_", "😀", "ǅ"]
+    seen: set[str] = set()
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
+        assert encoded(text) == [w.encode() for w in words(text)], text
+        seen.update(words(text))
+    assert [w.decode() for w in sorted(w.encode() for w in seen)] == sorted(seen)
+
+
+def test_a_bulk_build_leaves_the_collector_as_it_was() -> None:
+    """The collector paused while an index is built is on again after (and stays off
+    for a caller that had turned it off)."""
+    import gc
+
+    from gitmem.search.stored import encode
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            encode(None, {"a": "a\0b\0c d c"})
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
 def _text(rng: random.Random) -> str:
     return "".join(rng.choice(_PIECES) + rng.choice(_GLUE) for _ in range(rng.randrange(0, 14)))
 

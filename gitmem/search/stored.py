@@ -16,13 +16,14 @@ import sys
 import zlib
 from array import array
 from itertools import accumulate, chain, compress, repeat
-from operator import mul, ne
+from operator import mul
 
 from gitmem.lean.files import remove_quietly, replace_quietly
 from gitmem.search.words import encoded, vocabulary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import Counter
     from typing import cast
 else:
 
@@ -254,9 +255,9 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
     place in ``texts`` (lowered texts in slug order): every word of every text filed
     under its memory's number in one pass, with no Python step per word (the words as
     bytes, cheaper to make and to hash than text), then every word's numbers counted,
-    again with no Python step per word but for the few words some memory repeats
-    unevenly (their memories ordered by how often, by one pass over their counts)."""
-    from collections import defaultdict, deque
+    again with no Python step per word but for the few words in more than one place
+    (whose memories a repeat puts in order of how often, by one pass over their counts)."""
+    from collections import Counter, defaultdict, deque
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
@@ -278,20 +279,21 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
         # a word no memory repeats: its numbers (in slug order), then a count of 1 each
         ones: list[list[int]] = list(map(mul, repeat([1]), sizes))
         found = list(map(list[int].__add__, lists, ones))
-        for i in compress(range(len(lists)), map(ne, sizes, map(len, map(set, lists)))):
-            found[i] = _counted(lists[i])
+        for i in compress(range(len(lists)), map((1).__lt__, sizes)):
+            counts = Counter(lists[i])  # in slug order, as the run is
+            if len(counts) < sizes[i]:
+                found[i] = _most_first(counts)
     finally:
         if collecting:
             gc.enable()
     return dict(zip(names, found, strict=True))
 
 
-def _counted(run: list[int]) -> list[int]:
-    """The postings of a word whose memories' numbers (ascending, with repeats) are
-    ``run``: grouped by count, each group in slug order, with no sort of the numbers."""
-    from collections import Counter, defaultdict, deque
+def _most_first(counts: Counter[int]) -> list[int]:
+    """The postings of a word occurring ``counts`` times in each memory (by number, in
+    slug order): grouped by count, each group in slug order, with no sort of the numbers."""
+    from collections import defaultdict, deque
 
-    counts = Counter(run)  # in slug order, as the run is
     levels: defaultdict[int, list[int]] = defaultdict(list)
     deque(map(list[int].append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
     most = sorted(levels, reverse=True)
