@@ -10,7 +10,6 @@ the memories' lowered texts in slug order. A part is used only once its CRC matc
 
 from __future__ import annotations
 
-import gc
 import marshal
 import sys
 import zlib
@@ -261,11 +260,11 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
-    # building makes millions of lists and words and no cycle, and every collection it
-    # would trigger walks all that it made so far: a cost that grows faster than the store
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    from gitmem.store.collector import uncollected  # here: only a build pauses it
+
+    # a build makes millions of lists and words and no cycle: the collections it would
+    # trigger would walk all it made so far, a cost that grows faster than the store
+    with uncollected():
         runs: defaultdict[bytes, list[int]] = defaultdict(list)
         file = runs.__getitem__  # a new word gets its empty list without a Python step
         append = list[int].append
@@ -283,9 +282,6 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
             counts = Counter(lists[i])  # in slug order, as the run is
             if len(counts) < sizes[i]:
                 found[i] = _most_first(counts)
-    finally:
-        if collecting:
-            gc.enable()
     return dict(zip(names, found, strict=True))
 
 
