@@ -68,6 +68,11 @@ class Summaries:
                 self._known = _read(self._path)
             return self._known
 
+    def stored(self) -> dict[str, Summary]:
+        """Every summary the file holds now, read afresh and not kept in this process (a
+        listing read whole asks it once; keeping it would keep every summary read)."""
+        return _read(self._path)
+
     def add(self, found: dict[str, Summary]) -> None:
         """Keep ``found`` for the next listing, in this process and on disk (best effort:
         a summary that is not written is read again next time)."""
