@@ -114,8 +114,8 @@ class Snapshot(StoreView):
         blobs: list[str] = []
         prior: dict[str, Summary] = {}  # the last listing's rows in the folders read again
         last = kept.last_listing(self.store)
-        if last is None and write and remember:
-            whole = self._read_whole(kept, root)
+        if last is None:
+            whole = self._read_whole(kept, root, remember=remember, write=write)
             if whole is not None:
                 return whole
         if last is not None:
@@ -181,12 +181,15 @@ class Snapshot(StoreView):
             kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
         return out
 
-    def _read_whole(self, kept: Summaries, root: str) -> Listing | None:
+    def _read_whole(
+        self, kept: Summaries, root: str, *, remember: bool, write: bool
+    ) -> Listing | None:
         """The listing of ``root`` with none kept before, read whole by the one builder
         of a whole listing (:func:`gitmem.lean.survey.build`, which the lean read path
-        builds a fresh clone's first listing with), and kept; ``None`` if it leaves the
-        tree to this reader (no packs, an object it does not read, a memory that does
-        not read as a memory: this reader reads it, and says what is wrong)."""
+        builds a fresh clone's first listing with), and kept as ``summaries`` says;
+        ``None`` if it leaves the tree to this reader (no packs, an object it does not
+        read, a memory that does not read as a memory: this reader reads it, and says
+        what is wrong)."""
         folder = self._reader.packs.folder
         if folder is None:
             return None
@@ -197,8 +200,10 @@ class Snapshot(StoreView):
         if found is None:
             return None
         listing, read = found
-        kept.add(read)
-        kept.keep_listing(self.store, *listing)
+        if write:
+            kept.add(read)
+            if remember:
+                kept.keep_listing(self.store, *listing)
         return listing[2]
 
     def revision(self, slug: str) -> int:

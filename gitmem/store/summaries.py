@@ -69,8 +69,12 @@ class Summaries:
             return self._known
 
     def stored(self) -> dict[str, Summary]:
-        """Every summary the file holds now, read afresh and not kept in this process (a
-        listing read whole asks it once; keeping it would keep every summary read)."""
+        """As ``known``, but read without keeping what the file holds in this process
+        if it was not kept already (a listing read whole asks once; keeping them would
+        keep every summary it reads from then on)."""
+        with self._mutex:
+            if self._known is not None:
+                return self._known
         return _read(self._path)
 
     def add(self, found: dict[str, Summary]) -> None:
