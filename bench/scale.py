@@ -12,6 +12,8 @@ reference at a smaller size in the same run, as a ratio.
    the console's first request of the Memories panel, at 100,000 beside 10,000.
 
 ``scale.py search`` runs only part 2's search index, a few times at each size.
+``python bench/scale.py --listing`` runs only the listing's line of 2 (on copies of the
+fixtures, a few runs of each size in turns).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -410,6 +412,28 @@ def bench_indexes() -> dict[int, str]:
     return paths
 
 
+LISTING_RUNS = 3
+
+
+def bench_listing(work: str) -> None:
+    """Only the listing's line of 2: ``Repository.summaries`` with nothing kept."""
+    sizes = (10_000, 100_000)
+    print(f"2. the listing and summaries built from scratch (median of {LISTING_RUNS})")
+    paths = {n: copy(history_store(n), work, f"listing-{n}.git") for n in sizes}
+    samples: dict[int, list[Figure]] = {n: [] for n in sizes}
+    for _ in range(LISTING_RUNS):
+        for n in sizes:
+            forget_derived(paths[n])
+            with Repository.open(paths[n]) as repo:
+                samples[n].append(timed(lambda repo=repo: repo.summaries(STORE)))
+    figures = {n: median(samples[n]) for n in sizes}
+    for n in sizes:
+        print(f"   {n:>7,} memories / {n:,} commits: {show('', figures[n])}")
+    big, small = figures[100_000], figures[10_000]
+    print(f"   100,000 / 10,000: {big[0] / small[0]:.2f}x (cpu {big[1] / small[1]:.2f}x)")
+    print(f"   load average {load()}\n")
+
+
 # -- 3. sync --------------------------------------------------------------------------------
 
 SYNC_RUNS = 3
@@ -538,6 +562,9 @@ def main() -> None:
     )
     work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
     try:
+        if sys.argv[1:] == ["--listing"]:
+            bench_listing(work)
+            return
         bench_writes(work)
         paths = bench_indexes()
         bench_sync(work)

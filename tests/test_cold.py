@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,10 @@ import pytest
 import gitmem
 from gitmem import Author, Memory, Repository, cli
 from gitmem.adapters import claude_code, schemas
+from gitmem.lean.listing import Kept
+from gitmem.lean.objects import Objects
 from gitmem.store import memoryfiles as files
+from gitmem.store import snapshot
 from gitmem.store.objects import MemoryFiles
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change, Edit
@@ -298,16 +302,30 @@ def _listing_files(repo: Repository) -> list[Path]:
 
 
 def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """The (root tree, fan-out folder) pairs a listing reads (through ``bucket``)."""
+    """The (root tree, fan-out folder) pairs a listing reads (through ``bucket``, or
+    the builder of a whole listing: each folder a row of it was read from)."""
     walked: list[tuple[str, str]] = []
     reader = repo._reader  # pyright: ignore[reportPrivateUsage]
     original = reader.bucket
+    whole = snapshot.build
 
     def bucket(root: str, name: str, *, keep: bool = True) -> dict[str, bytes]:
         walked.append((root, name))
         return original(root, name, keep=keep)
 
+    def build(
+        objects: Objects,
+        tree: str,
+        known: Callable[[], dict[str, tuple[str, int, int]]],
+        texts: dict[str, str] | None = None,
+    ) -> tuple[Kept, dict[str, tuple[str, int, int]]] | None:
+        found = whole(objects, tree, known, texts)
+        if found is not None:
+            walked.extend((tree, name) for name in dict.fromkeys(found[0][3]))
+        return found
+
     monkeypatch.setattr(reader, "bucket", bucket)
+    monkeypatch.setattr(snapshot, "build", build)
     return walked
 
 

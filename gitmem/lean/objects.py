@@ -17,7 +17,7 @@ import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "BLOB",
@@ -35,6 +35,7 @@ __all__ = [
     "ofs_base",
     "pack_bases",
     "tree_entries",
+    "tree_items",
 ]
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
@@ -121,9 +122,9 @@ def apply_delta(base: bytes, delta: bytes) -> bytes:
     return result
 
 
-def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
-    """A tree's entries: name → (mode, object id)."""
-    found: dict[str, tuple[int, str]] = {}
+def tree_items(content: bytes) -> list[tuple[str, int, bytes]]:
+    """A tree's entries in the order it holds them: (name, mode, 20-byte object id)."""
+    found: list[tuple[str, int, bytes]] = []
     at, end = 0, len(content)
     while at < end:
         space = content.find(b" ", at)
@@ -135,9 +136,14 @@ def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
             name = content[space + 1 : nul].decode("utf-8")
         except (ValueError, UnicodeDecodeError):
             raise Unreadable("a tree entry does not read") from None
-        found[name] = (mode, content[nul + 1 : nul + 21].hex())
         at = nul + 21
+        found.append((name, mode, content[nul + 1 : at]))
     return found
+
+
+def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
+    """A tree's entries: name → (mode, object id)."""
+    return {name: (mode, sha.hex()) for name, mode, sha in tree_items(content)}
 
 
 def entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
@@ -273,6 +279,27 @@ class MappedPack:
             return None
         return struct.unpack_from(">L", idx, self._offsets + (at - 1032) // 20 * 4)[0]
 
+    def find_sorted(self, shas: list[bytes]) -> list[int | None]:
+        """The index's offset entry for each of ``shas`` (20 bytes each, in ascending
+        order), as :meth:`find` says it: one walk through the index's sorted names, each
+        search starting where the one before found its name."""
+        idx, fanout, offsets = self._idx, self._fanout, self._offsets
+        found: list[int | None] = []
+        at = 1032
+        for sha in shas:
+            first = sha[0]
+            end = 1032 + fanout[first] * 20
+            start = 1032 + fanout[first - 1] * 20 if first else 1032
+            hit = idx.find(sha, at if at > start else start, end)
+            while hit >= 0 and (hit - 1032) % 20:  # found across two names: look on
+                hit = idx.find(sha, hit + 1, end)
+            if hit < 0:
+                found.append(None)
+                continue
+            at = hit  # an id asked twice is found again here
+            found.append(struct.unpack_from(">L", idx, offsets + (hit - 1032) // 20 * 4)[0])
+        return found
+
     def table(self) -> dict[bytes, int]:
         """Every object's index offset entry by its id (20 bytes), read from the index
         at once: finding many objects costs less through this than one by one. Not
@@ -289,8 +316,14 @@ class MappedPack:
         """``(type, content)`` of the objects at ``offsets`` (sorted: one pass through
         the pack), those held whole inflated in one loop, ``other`` reading the rest
         (deltas: each reader resolves them its own way)."""
+        return list(self.sweeping(offsets, other))
+
+    def sweeping(
+        self, offsets: list[int], other: Callable[[int], tuple[int, bytes] | None]
+    ) -> Iterator[tuple[int, bytes] | None]:
+        """As :meth:`sweep`, each object given as it is read (what reads them one by one
+        holds one object at a time, not all of them)."""
         data, end = self._data, len(self._data)
-        found: list[tuple[int, bytes] | None] = []
         with memoryview(data) as view:
             for offset in offsets:
                 if offset >= end:
@@ -298,7 +331,7 @@ class MappedPack:
                 byte = data[offset]
                 kind = (byte >> 4) & 7
                 if not COMMIT <= kind <= TAG:
-                    found.append(other(offset))
+                    yield other(offset)
                     continue
                 size, shift, at = byte & 0x0F, 4, offset + 1
                 while byte & 0x80:
@@ -306,8 +339,7 @@ class MappedPack:
                     size |= (byte & 0x7F) << shift
                     shift, at = shift + 7, at + 1
                 # read through the view: the stream is not copied out of the map
-                found.append((kind, inflate_whole(view, at, size)))
-        return found
+                yield kind, inflate_whole(view, at, size)
 
     def close(self) -> None:
         self._idx.close()
@@ -386,50 +418,56 @@ class Objects:
 
     def read_many(self, shas: Iterable[str]) -> dict[str, tuple[int, bytes]]:
         """``(type, content)`` of each object of ``shas`` (hex ids, as trees name them),
-        those in packs read in the order each pack holds them: one sweep through the
-        pack, not a seek per object. Errors as :meth:`read`'s."""
-        packs = list(self._all_packs())
-        wanted: list[list[tuple[int, str]]] = [[] for _ in packs]
-        found: dict[str, tuple[int, bytes]] = {}
-        loose = list(shas)
-        binary = [bytes.fromhex(sha) for sha in loose]
+        read as :meth:`read_each` reads them."""
+        wanted = list(shas)
+        return dict(
+            zip(wanted, self.read_each([bytes.fromhex(sha) for sha in wanted]), strict=True)
+        )
+
+    def read_each(self, ids: list[bytes]) -> list[tuple[int, bytes]]:
+        """``(type, content)`` of each object of ``ids`` (20 bytes each), in their
+        order, read as :meth:`each` reads them."""
+        found: list[tuple[int, bytes]] = [(0, b"")] * len(ids)
+        for i, got in self.each(ids):
+            found[i] = got
+        return found
+
+    def each(self, ids: list[bytes]) -> Iterator[tuple[int, tuple[int, bytes]]]:
+        """Each object of ``ids`` (20 bytes each) as it is read: its place in ``ids``
+        and ``(type, content)``. Those in packs are read in the order each pack holds
+        them: one walk through its index, one sweep through the pack, not a seek per
+        object. Errors as :meth:`read`'s."""
+        packs = self._all_packs()
+        rest = sorted(range(len(ids)), key=ids.__getitem__)  # by id: as indexes sort them
         # the largest packs first: most objects are found in the first one asked
-        for i in sorted(range(len(packs)), key=lambda i: -packs[i].count):
-            if not loose:
+        for pack in sorted(packs, key=lambda pack: -pack.count):
+            if not rest:
                 break
-            pack = packs[i]
-            # a lookup in the whole index's table once it is cheaper than a search each
-            if len(loose) * 16 > pack.count:
-                offsets = list(map(pack.table().get, binary))
-            else:
-                offsets = [pack.find(binsha) for binsha in binary]
-            rest: list[str] = []
-            rest_binary: list[bytes] = []
-            placed = wanted[i]
-            for sha, binsha, offset in zip(loose, binary, offsets, strict=True):
+            offsets = pack.find_sorted([ids[i] for i in rest])
+            placed: list[tuple[int, int]] = []
+            missing: list[int] = []
+            for i, offset in zip(rest, offsets, strict=True):
                 if offset is None:
-                    rest.append(sha)
-                    rest_binary.append(binsha)
+                    missing.append(i)
                 elif offset & 0x80000000:
                     raise Unreadable("an object past 2 GiB of its pack")
                 else:
-                    placed.append((offset, sha))
-            loose, binary = rest, rest_binary
-        for pack, placed in zip(packs, wanted, strict=True):
+                    placed.append((offset, i))
+            rest = missing
             placed.sort()
+            read = pack.sweeping(
+                [offset for offset, _ in placed],
+                lambda offset, pack=pack: pack.read(offset, self._by_id, 0),
+            )
             try:
-                read = pack.sweep(
-                    [offset for offset, _ in placed],
-                    lambda offset, pack=pack: pack.read(offset, self._by_id, 0),
-                )
+                for (_, i), got in zip(placed, read, strict=True):
+                    if got is None:  # not so: this reader resolves every delta itself
+                        raise Unreadable("a packed object was not read")
+                    yield i, got
             except (IndexError, struct.error) as exc:
                 raise Unreadable(f"a pack entry is cut short: {exc}") from None
-            for (_, sha), got in zip(placed, read, strict=True):
-                if got is not None:
-                    found[sha] = got
-        for sha in loose:
-            found[sha] = self._loose(sha)
-        return found
+        for i in rest:
+            yield i, self._loose(ids[i].hex())
 
     def _by_id(self, binsha: bytes, depth: int) -> tuple[int, bytes]:
         packs = self._all_packs()

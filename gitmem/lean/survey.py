@@ -17,9 +17,13 @@ import os
 from gitmem.lean import listing
 from gitmem.lean.files import replace_quietly
 from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
-from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
+from gitmem.lean.objects import BLOB, TREE, Objects, tree_items
 
-__all__ = ["READ_DIRECTLY", "Summary", "summary", "survey", "survey_texts"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "survey_texts"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -35,8 +39,23 @@ def summary(md: bytes) -> Summary | None:
     """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
     body's characters and lines (a last line without a newline counts); ``None`` if
     the file does not read as a memory's."""
-    found = _memory(md)
-    return _summed(*found) if found is not None else None
+    framed = split_md(md)
+    if framed is None:
+        return None
+    found = description(framed[0])
+    if found is None:
+        return None
+    body = framed[1]
+    # counted in the bytes: UTF-8 holds a newline only as itself, and ASCII text has a
+    # character a byte; other text is decoded, as the memory's reader decodes it
+    if body.isascii():
+        chars = len(body)
+    else:
+        try:
+            chars = len(body.decode())
+        except UnicodeDecodeError:
+            return None
+    return found, chars, body.count(b"\n") + (0 if body[-1:] in (b"\n", b"") else 1)
 
 
 def _memory(md: bytes) -> tuple[str, str] | None:
@@ -78,62 +97,100 @@ def survey_texts(
 def _survey(
     objects: Objects, meta: str, store: str, tree: str, texts: dict[str, str] | None
 ) -> tuple[listing.Kept, dict[str, str]] | None:
+    found = build(objects, tree, lambda: _known(meta), texts)
+    if found is None:
+        return None
+    _keep(meta, store, found[1], found[0])
+    return found[0], texts if texts is not None else {}
+
+
+def build(
+    objects: Objects,
+    tree: str,
+    known: Callable[[], listing.Summaries],
+    texts: dict[str, str] | None = None,
+) -> tuple[listing.Kept, listing.Summaries] | None:
+    """The listing of the root ``tree`` read whole, and the summaries it read that
+    ``known()`` (the kept summaries, asked for only when more than
+    :data:`READ_DIRECTLY` memories are listed) did not hold: what a listing with none
+    kept keeps. With ``texts``, every memory is read and its text added to it (see
+    :func:`survey_texts`). ``None`` if a memory does not read as the full reader reads
+    it; :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
     kind, content = objects.read(tree)
     if kind != TREE:
         return None
-    buckets = {n: sha for n, (mode, sha) in tree_entries(content).items() if mode == _DIR_MODE}
+    buckets = {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
     folders_read = objects.read_many(buckets.values())
     # slug → (folder, md blob, code halves): a slug in two folders keeps its first place
-    found: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    found: dict[str, tuple[str, bytes, tuple[bytes, ...]]] = {}
     placed = True
     for name, sha in buckets.items():
         kind, content = folders_read[sha]
         if kind != TREE:
             return None
-        entries = tree_entries(content)
+        entries = {entry: sha for entry, _, sha in tree_items(content)}
         # a name ending in .md is a memory's (its code halves end otherwise)
         slugs = [e[: -len(MD)] for e in entries if e.endswith(MD) and len(e) > len(MD)]
         halved = len(slugs) < len(entries)  # else no memory of the folder has code
         for slug in slugs:
             halves = ()
             if halved:
-                halves = tuple(entries[slug + h][1] for h in _HALVES if slug + h in entries)
-            found[slug] = (name, entries[slug + MD][1], halves)
-            placed = placed and bucket(slug) == name
-    known: listing.Summaries = _known(meta) if len(found) > READ_DIRECTLY else {}
-    keys = {slug: f"{md} {slug}" for slug, (_, md, _) in found.items()}
-    unread = [
-        (slug, md, halves)
-        for slug, (_, md, halves) in found.items()
-        if texts is not None or keys[slug] not in known
-    ]
-    blobs = objects.read_many([md for _, md, _ in unread])
-    blobs.update(objects.read_many([sha for _, _, halves in unread for sha in halves]))
-    read: listing.Summaries = {}
-    for slug, md, halves in unread:
-        kind, content = blobs[md]
-        got = _memory(content) if kind == BLOB else None
-        if got is None:
-            return None
-        for half in halves:
-            kind, content = blobs[half]
-            if kind != BLOB:
-                return None
-            content.decode()  # a code half must be text, as the full reader reads it
-        read[keys[slug]] = _summed(*got)
-        if texts is not None:
-            texts[slug] = f"{slug}\0{got[0]}\0{got[1]}".lower()
-    summaries = known | read
+                halves = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
+            found[slug] = (name, entries[slug + MD], halves)
+        placed = placed and all(bucket(slug) == name for slug in slugs)
     order = sorted(found)  # each slug once: its rows in slug order
+    blobs = [found[slug][1].hex() for slug in order]
+    keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+    kept_before = known() if len(found) > READ_DIRECTLY else {}
+    unread = [i for i, key in enumerate(keys) if texts is not None or key not in kept_before]
+    read = _read(objects, [(order[i], found[order[i]]) for i in unread], texts)
+    if read is None:
+        return None
+    fresh = dict(zip([keys[i] for i in unread], read, strict=True))
+    summaries = kept_before | fresh if kept_before else fresh
     kept: listing.Kept = (
         tree,
         buckets if placed else {},
-        [(slug, summaries[keys[slug]]) for slug in order],
+        [(slug, summaries[key]) for slug, key in zip(order, keys, strict=True)],
         [found[slug][0] for slug in order],
-        [found[slug][1] for slug in order],
+        blobs,
     )
-    _keep(meta, store, {k: v for k, v in read.items() if k not in known}, kept)
-    return kept, texts if texts is not None else {}
+    return kept, {k: v for k, v in fresh.items() if k not in kept_before}
+
+
+def _read(
+    objects: Objects,
+    memories: list[tuple[str, tuple[str, bytes, tuple[bytes, ...]]]],
+    texts: dict[str, str] | None,
+) -> list[Summary] | None:
+    """The summaries of ``memories`` (slug and files), their blobs read in one sweep
+    through each pack, each summed up as it is read (with ``texts``, each memory's
+    text added to it); ``None`` if one does not read as the full reader reads it."""
+    halves = [sha for _, (_, _, shas) in memories for sha in shas]
+    for _, (kind, content) in objects.each(halves) if halves else ():
+        if kind != BLOB:
+            return None
+        try:
+            content.decode()  # a code half must be text, as the full reader reads it
+        except UnicodeDecodeError:
+            return None
+    out: list[Summary] = [("", 0, 0)] * len(memories)
+    for i, (kind, content) in objects.each([md for _, (_, md, _) in memories]):
+        if kind != BLOB:
+            return None
+        if texts is None:
+            got = summary(content)
+        else:
+            text = _memory(content)
+            if text is None:
+                return None
+            got = _summed(*text)
+            slug = memories[i][0]
+            texts[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
+        if got is None:
+            return None
+        out[i] = got
+    return out
 
 
 def _known(meta: str) -> listing.Summaries:

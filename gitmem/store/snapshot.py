@@ -4,11 +4,13 @@ files, read through the object reader without writing anything."""
 from __future__ import annotations
 
 import bisect
+import os
 from itertools import compress
 from typing import TYPE_CHECKING
 
 from gitmem.errors import StorageError
-from gitmem.lean.survey import READ_DIRECTLY, summary
+from gitmem.lean.objects import Objects
+from gitmem.lean.survey import READ_DIRECTLY, build, summary
 from gitmem.store import memoryfiles as files
 from gitmem.store.collector import uncollected
 from gitmem.store.history import History
@@ -112,6 +114,10 @@ class Snapshot(StoreView):
         blobs: list[str] = []
         prior: dict[str, Summary] = {}  # the last listing's rows in the folders read again
         last = kept.last_listing(self.store)
+        if last is None:
+            whole = self._read_whole(kept, root, remember=remember, write=write)
+            if whole is not None:
+                return whole
         if last is not None:
             read = {n for n in buckets if last.buckets.get(n) != buckets[n]}
             gone = read | (last.buckets.keys() - buckets.keys())
@@ -174,6 +180,31 @@ class Snapshot(StoreView):
         if remember:
             kept.keep_listing(self.store, root, buckets if placed else {}, out, folders, blobs)
         return out
+
+    def _read_whole(
+        self, kept: Summaries, root: str, *, remember: bool, write: bool
+    ) -> Listing | None:
+        """The listing of ``root`` with none kept before, read whole by the one builder
+        of a whole listing (:func:`gitmem.lean.survey.build`, which the lean read path
+        builds a fresh clone's first listing with), and kept as ``summaries`` says;
+        ``None`` if it leaves the tree to this reader (no packs, an object it does not
+        read, a memory that does not read as a memory: this reader reads it, and says
+        what is wrong)."""
+        folder = self._reader.packs.folder
+        if folder is None:
+            return None
+        try:
+            found = build(Objects(os.path.dirname(folder)), root, kept.stored)
+        except (KeyError, ValueError, OSError):
+            return None
+        if found is None:
+            return None
+        listing, read = found
+        if write:
+            kept.add(read)
+            if remember:
+                kept.keep_listing(self.store, *listing)
+        return listing[2]
 
     def revision(self, slug: str) -> int:
         """The number of ``slug``'s latest revision in this commit's history (0 if never

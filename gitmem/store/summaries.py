@@ -68,6 +68,15 @@ class Summaries:
                 self._known = _read(self._path)
             return self._known
 
+    def stored(self) -> dict[str, Summary]:
+        """As ``known``, but read without keeping what the file holds in this process
+        if it was not kept already (a listing read whole asks once; keeping them would
+        keep every summary it reads from then on)."""
+        with self._mutex:
+            if self._known is not None:
+                return self._known
+        return _read(self._path)
+
     def add(self, found: dict[str, Summary]) -> None:
         """Keep ``found`` for the next listing, in this process and on disk (best effort:
         a summary that is not written is read again next time)."""

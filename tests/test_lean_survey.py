@@ -1,0 +1,193 @@
+"""A whole listing's one builder (:func:`gitmem.lean.survey.build`) and the reads under
+it: a memory summed up from its bytes as from its decoded text, objects found by one
+walk of each pack index as one by one, and the store's first listing built by it
+deciding and keeping what the store's own reading of every folder does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem import Author, Memory, Repository
+from gitmem.errors import StorageError
+from gitmem.lean import layout, listing
+from gitmem.lean.objects import MappedPack, Objects, pack_bases
+from gitmem.lean.survey import summary
+from gitmem.store.snapshot import Snapshot
+from gitmem.store.summaries import Summaries
+from gitmem.types import Change
+
+STORE = "profile/notes"
+AGENT = Author.agent("agent-1")
+
+pytestmark = pytest.mark.usefixtures("operator_home")
+
+
+def _by_decoding(md: bytes) -> tuple[str, int, int] | None:
+    """A memory's summary as its reader makes it: the body decoded, then counted."""
+    framed = layout.split_md(md)
+    if framed is None:
+        return None
+    found = layout.description(framed[0])
+    if found is None:
+        return None
+    try:
+        body = framed[1].decode()
+    except UnicodeDecodeError:
+        return None
+    return found, len(body), body.count("\n") + (0 if not body or body.endswith("\n") else 1)
+
+
+_TEXT = st.text(st.sampled_from(["a", " ", "\n", "\r", "é", "日", "😀", '"', "\\", "\0"]))
+_BODY = st.one_of(
+    _TEXT.map(str.encode),
+    st.binary(max_size=40),  # often not UTF-8
+    st.lists(st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xc3", b"\xff", b"\xe6\x97"])).map(
+        b"".join
+    ),
+)
+_FRAMED = st.one_of(
+    _TEXT.map(lambda text: json.dumps(text, ensure_ascii=False).encode()),
+    _TEXT.map(lambda text: b" " + json.dumps(text).encode() + b"\n"),
+    st.binary(max_size=12),
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(_FRAMED, _BODY, st.booleans())
+def test_a_summary_counted_in_bytes_is_the_decoded_texts(
+    framed: bytes, body: bytes, framing: bool
+) -> None:
+    """Characters and lines counted in the body's bytes (decoded only when not ASCII)
+    are those of its decoded text, and what does not read does not read either way."""
+    md = layout.OPEN + framed + layout.CLOSE + body if framing else framed + body
+    assert summary(md) == _by_decoding(md)
+
+
+def _store(path: str, count: int) -> None:
+    with Repository.init(path) as repo:
+        for i in range(count):
+            memory = Memory(f"m{i:03d}", f"note {i} ü", "line\n" * (i % 3) + "end" * (i % 2))
+            if i % 4 == 0:
+                memory = Memory(memory.slug, memory.description, memory.body, code="export {};\n")
+            repo.mutate(STORE, AGENT, lambda _, m=memory: Change("create", m.slug, m))
+
+
+def _git(path: str, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    done = subprocess.run(["git", f"--git-dir={path}", *args], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode()
+
+
+def test_objects_read_together_are_those_read_one_by_one(tmp_path: Path) -> None:
+    """Objects in several packs (one of deltas) and loose, one asked twice: each read by
+    the walk of the indexes and the sweeps as it reads alone, in the order asked; an
+    object that is nowhere is a ``KeyError``, as alone."""
+    path = str(tmp_path / "repo.git")
+    _store(path, 30)
+    _git(path, "repack", "-a", "-d", "-q", "--depth=10")
+    with Repository.open(path) as repo:
+        for i in range(5):
+            memory = Memory(f"n{i}", "later", f"after the pack {i}\n")
+            repo.mutate(STORE, AGENT, lambda _, m=memory: Change("create", m.slug, m))
+    loose = Path(tmp_path / "loose.txt")
+    loose.write_text("never packed\n")
+    _git(path, "hash-object", "-w", str(loose))
+    every = _git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    ids = [bytes.fromhex(sha) for sha in every.split()]
+    assert len(pack_bases(os.path.join(path, "objects", "pack"))) > 1
+    objects = Objects(os.path.join(path, "objects"))
+    asked = [*ids[::-1], ids[3]]
+    alone = [Objects(os.path.join(path, "objects")).read(sha.hex()) for sha in asked]
+    assert objects.read_each(asked) == alone
+    assert objects.read_many(sha.hex() for sha in asked) == {
+        sha.hex(): got for sha, got in zip(asked, alone, strict=True)
+    }
+    with pytest.raises(KeyError):
+        objects.read_each([*asked[:3], b"\x01" * 20])
+    for base in pack_bases(os.path.join(path, "objects", "pack")):
+        pack = MappedPack(base)
+        try:
+            wanted = sorted([*ids, b"\x00" * 20, b"\xff" * 20, ids[0]])
+            assert pack.find_sorted(wanted) == [pack.find(sha) for sha in wanted]
+        finally:
+            pack.close()
+
+
+def _forget_derived(path: str) -> None:
+    meta = os.path.join(path, "gitmem")
+    for name in ("listing", "summaries"):
+        at = os.path.join(meta, name)
+        if os.path.isdir(at):
+            for file in os.listdir(at):
+                os.remove(os.path.join(at, file))
+        elif os.path.exists(at):
+            os.remove(at)
+
+
+def _kept(path: str) -> tuple[listing.Kept | None, listing.Summaries]:
+    meta = os.path.join(path, "gitmem")
+    with open(listing.listing_path(meta, STORE), "rb") as f:
+        kept = listing.parse(f.read(), folders=True, tree=None)
+    with open(listing.summaries_path(meta), "rb") as f:
+        return kept, listing.summaries(f.read())
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_a_first_listing_built_whole_is_the_folder_by_folder_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    """The store's first listing, built whole, lists and keeps what its reading of
+    every folder lists and keeps; kept or not, as asked."""
+    path = str(tmp_path / "repo.git")
+    _store(path, count)
+    _forget_derived(path)
+    built: list[object] = []
+    whole_read = Snapshot._read_whole  # pyright: ignore[reportPrivateUsage]
+
+    def spied(self: Snapshot, kept: Summaries, root: str, *, remember: bool, write: bool) -> object:
+        built.append(whole_read(self, kept, root, remember=remember, write=write))
+        return built[-1]
+
+    monkeypatch.setattr(Snapshot, "_read_whole", spied)
+    with Repository.open(path) as repo:
+        assert repo.summaries(STORE, keep=False) == repo.summaries(STORE, keep=False)
+        meta = os.path.join(path, "gitmem")
+        assert not os.path.exists(listing.listing_path(meta, STORE))
+        assert not os.path.exists(listing.summaries_path(meta))
+        whole = repo.summaries(STORE)
+    assert len(built) == 3 and None not in built  # each built whole
+    whole_kept = _kept(path)
+    _forget_derived(path)
+    monkeypatch.setattr(Snapshot, "_read_whole", lambda *_, **__: None)
+    with Repository.open(path) as repo:
+        assert repo.summaries(STORE) == whole
+        memories = repo.snapshot(STORE).memories()
+    assert _kept(path) == whole_kept
+    assert whole == [(m.slug, (m.description, m.chars, m.lines)) for m in memories]
+
+
+def test_a_memory_the_builder_does_not_read_is_the_stores_to_refuse(tmp_path: Path) -> None:
+    """A memory file without front matter, made by hand: the store's own reading says
+    what is wrong, as it did before a listing was built whole."""
+    path = str(tmp_path / "repo.git")
+    _store(path, 3)
+    work = str(tmp_path / "work")
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "clone", "-q", "-b", STORE, path, work], env=env, check=True)
+    Path(work, layout.bucket("m001"), "m001.md").write_text("no front matter\n")
+    for args in (
+        ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qam", "by hand"],
+        ["push", "-q", "origin", STORE],
+    ):
+        subprocess.run(["git", "-C", work, *args], env=env, check=True)
+    _forget_derived(path)
+    with Repository.open(path) as repo, pytest.raises(StorageError):
+        repo.summaries(STORE)
