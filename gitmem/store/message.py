@@ -27,6 +27,7 @@ both slugs and paths is not gitmem's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple
@@ -163,9 +164,45 @@ def parse_message(message: bytes) -> Facts | None:
 
 def parse_edits(message: bytes) -> tuple[Edited, ...] | None:
     """``parse_message(message).edits`` (``None`` for a commit gitmem did not make),
-    without making the rest of the facts: what a walk of a whole history reads."""
+    without making the rest of the facts: what a walk of a whole history reads.
+
+    A message exactly as gitmem writes it (the trios, then the totals and peaks in
+    their order, then trailers of other names) is read by one match; anything else,
+    by the full reading. Both read such a message alike: every line the match takes
+    is one the full reading takes the same way, and what follows names none of the
+    trailers that decide the edits or whether the message is gitmem's."""
+    text = message.decode("utf-8", "replace")
+    match = _WRITTEN.match(text)
+    if match is not None and match[1].strip():
+        stop = text.find("\n\n", match.end())
+        if not _DECIDING.search(text, match.end(), len(text) if stop < 0 else stop):
+            if match[2] is None:
+                return ()
+            edits = (Edited(match[2], match[3], int(match[4])),)
+            if match[5]:
+                edits += tuple(Edited(s, o, int(r)) for s, o, r in _TRIO.findall(match[5]))
+                if len({edit.slug for edit in edits}) < len(edits):
+                    edits = None  # a slug named twice: the full reading refuses it
+            if edits is not None:
+                return edits
     read = _trailers(message)
     return read[0] if read is not None else None
+
+
+# a trio as gitmem writes it: a slug, an op, a revision of plain digits, a line each
+_TRIO_TEXT = (
+    r"Gitmem-Slug: ([A-Za-z0-9._-]{1,64})\n"
+    r"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
+    r"Gitmem-Revision: ([0-9]+)\n"
+)
+_TRIO = re.compile(_TRIO_TEXT)
+_WRITTEN = re.compile(
+    rf"([^\n]*)\n\n(?:{_TRIO_TEXT}((?:{_TRIO_TEXT.replace('(', '(?:')})*))?"
+    + "".join(rf"{key}: [0-9]+\n" for key in TOTAL_KEYS[:-1])
+    + rf"{TOTAL_KEYS[-1]}: [0-9]+(?=\n|\Z)"
+)
+# a trailer that decides the edits, or whether a message is gitmem's
+_DECIDING = re.compile(r"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
 
 
 def _trailers(
