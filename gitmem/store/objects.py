@@ -29,6 +29,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.store.rows import REMOVED
+from gitmem.store.treefind import find_entry
 from gitmem.store.trees import EMPTY_TREE as EMPTY_TREE  # its home is trees; read here too
 from gitmem.store.trees import BadTree, Entries, RawTree, Trees, names_of
 from gitmem.types import Memory, Totals
@@ -314,15 +315,36 @@ class ObjectReader:
                 blobs.append((REMOVED + (old[1].decode() if old else "-"), "-", "-"))
             return Step(parents, facts, tuple(blobs))
         for edit in facts.edits:
-            bucket = files.bucket(edit.slug)
-            found = memory_files(edit.slug, self.bucket(root, bucket))
+            found = self._files_at(root, edit.slug)
             if found is None and before is not None:
                 # a removal: the text it removed, marked so the index knows it for one
-                md, code, on_use = blob_ids(memory_files(edit.slug, self.bucket(before, bucket)))
+                md, code, on_use = blob_ids(self._files_at(before, edit.slug))
                 blobs.append((REMOVED + md, code, on_use))
                 continue
             blobs.append(blob_ids(found))
         return Step(parents, facts, tuple(blobs))
+
+    def _files_at(self, root: str, slug: str) -> MemoryFiles | None:
+        """``memory_files(slug, self.bucket(root, ...))``, found in the raw trees without
+        parsing them (see :mod:`~gitmem.store.treefind`): a history's blob ids are
+        looked up in a tree per revision, each read once."""
+        folder = find_entry(self.raw(root, TREE), files.bucket(slug).encode())
+        if folder is None or folder[0] != DIR_MODE:
+            return None
+        content = self.raw(folder[1], TREE)
+        md = find_entry(content, (slug + files.MD).encode())
+        if md is None:
+            return None
+        code, on_use = (
+            # a name not in the bytes at all is in no entry: the common case, no search
+            find_entry(content, name) if b" " + name + b"\0" in content else None
+            for name in ((slug + files.CODE).encode(), (slug + files.ON_USE).encode())
+        )
+        return MemoryFiles(
+            md[1].encode(),
+            code[1].encode() if code is not None else None,
+            on_use[1].encode() if on_use is not None else None,
+        )
 
     def outside(self, sha: str) -> tuple[Edited, ...]:
         """What a commit gitmem did not make changed, as edits numbered 0: each memory
