@@ -290,8 +290,7 @@ class ObjectReader:
         changed the blob ids of that memory's files, ``(md, code, on_use)`` with "-"
         where absent. A slug the commit removed gets its files in the first parent:
         the text it removed."""
-        commit = self.commit(sha)
-        parents = [p.decode() for p in commit.parents]
+        root, parents = self._tree_and_parents(sha)
         facts = self.facts(sha)
         if facts is None:
             # a commit gitmem did not make: what its tree changes, as edits
@@ -301,8 +300,7 @@ class ObjectReader:
             standing = self.standing(sha)
             paths = standing is not None and standing.paths
             facts = Facts(outside, Totals(), Totals(), {}, paths)
-        root = commit.tree.decode()
-        before = self.commit(parents[0]).tree.decode() if parents else None
+        before = self._tree_and_parents(parents[0])[0] if parents else None
         blobs: list[Blobs] = []
         if facts.paths:
             for edit in facts.edits:
@@ -345,6 +343,16 @@ class ObjectReader:
             code[1].encode() if code is not None else None,
             on_use[1].encode() if on_use is not None else None,
         )
+
+    def _tree_and_parents(self, sha: str) -> tuple[str, list[str]]:
+        """A commit's root tree and parents, read from its raw header when it starts as
+        git writes one (``tree`` first, named once), else from the parsed commit."""
+        if sha not in self._commits:
+            header = self.raw_commit(sha).partition(b"\n\n")[0]
+            if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
+                return header[5:45].decode(), _parents(header)
+        commit = self.commit(sha)
+        return commit.tree.decode(), [p.decode() for p in commit.parents]
 
     def outside(self, sha: str) -> tuple[Edited, ...]:
         """What a commit gitmem did not make changed, as edits numbered 0: each memory
@@ -563,16 +571,31 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self.packs.read(sha)
-                        kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
+                        raw = self.packs.whole(sha, COMMIT) or b""
+                        if not raw:
+                            packed = self.packs.read(sha)
+                            kind, raw = packed or self.repo.object_store.get_raw(
+                                ObjectID(sha.encode())
+                            )
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:
                 header, _, message = raw.partition(b"\n\n")
-                parents = [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
-                return parents, parse_edits(message)
+                return _parents(header), parse_edits(message)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
+
+
+def _parents(header: bytes) -> list[str]:
+    """The parents a raw commit's ``header`` names: the value of each line that starts
+    with ``parent ``, in order (one such line, the usual case, found by one search)."""
+    if header.startswith(b"parent ") or header.count(b"\nparent ") > 1:
+        return [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
+    at = header.find(b"\nparent ")
+    if at < 0:
+        return []
+    end = header.find(b"\n", at + 8)
+    return [header[at + 8 : end if end >= 0 else len(header)].decode()]
 
 
 def packed(reader: ObjectReader, shas: list[str]) -> dict[str, tuple[int, bytes]]:
