@@ -28,7 +28,7 @@ from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.objects import ObjectReader, Step
-from gitmem.store.rows import field_of, lines_with
+from gitmem.store.rows import Row, field_of, lines_with
 from gitmem.types import Change, Edit, check_op
 
 S = "profile/s"
@@ -903,3 +903,28 @@ def every_entry(repo: Repository, head: str) -> list[object]:
     """Every entry of the store's index at ``head``, blob ids and all, in a fresh process."""
     with Repository.open(repo.directory) as fresh:
         return list(fresh._history(S).entries(head))  # pyright: ignore[reportPrivateUsage]
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a" * 40, "b" * 40]),
+            st.sampled_from(["0", "7"]),
+            st.sampled_from(["edit", "-", "^"]),
+            st.text(min_size=1, max_size=6),
+            st.sampled_from(["?", "-", "~" + "c" * 40]),
+            st.sampled_from(["?", "-"]),
+            st.sampled_from(["?", "-"]),
+        ),
+        max_size=8,
+    )
+)
+def test_rows_formatted_together_read_as_each_formatted_alone(rows: list[Row]) -> None:
+    """A build's rows written in one go are the bytes of each row written alone, and
+    read back as the rows written (a slug of any characters escaped alike)."""
+    from gitmem.store.rows import format_row, format_rows, parse_row
+
+    together = format_rows(rows)
+    assert together == "".join(format_row(row) for row in rows)
+    assert [parse_row(line) for line in together.split("\n")[:-1]] == rows

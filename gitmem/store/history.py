@@ -71,7 +71,7 @@ from gitmem.store.rows import (
     Entry,
     Row,
     entry_of,
-    format_row,
+    format_rows,
     numbered,
     parse_row,
 )
@@ -345,7 +345,7 @@ class History:
             if not self._persisted:
                 return
             written: list[Row] = [(*row[:4], *LATER3) for row in rows]
-            data = "".join(format_row(row) for row in written).encode()
+            data = format_rows(written).encode()
             loaded = bool(self._rows)
             self._wrote_cold = self._wrote_cold or not loaded
             try:
@@ -452,7 +452,7 @@ class History:
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         with uncollected():  # the walk makes objects for every commit and frees none
             new = _walk(self._source, self._pos, head, keep, walked)
-        data = "".join(format_row(row) for row in new).encode()
+        data = format_rows(new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
@@ -465,7 +465,7 @@ class History:
         elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(format_row(row) for row in self._rows[:keep]).encode() + data)
+                f.write(format_rows(self._rows[:keep]).encode() + data)
                 stat = os.fstat(f.fileno())
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
