@@ -29,7 +29,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.store.rows import REMOVED
-from gitmem.store.treefind import find_entry
+from gitmem.store.treefind import files_in
 from gitmem.store.trees import EMPTY_TREE as EMPTY_TREE  # its home is trees; read here too
 from gitmem.store.trees import BadTree, Entries, RawTree, Trees, names_of
 from gitmem.types import Memory, Totals
@@ -290,7 +290,7 @@ class ObjectReader:
         changed the blob ids of that memory's files, ``(md, code, on_use)`` with "-"
         where absent. A slug the commit removed gets its files in the first parent:
         the text it removed."""
-        root, parents = self._tree_and_parents(sha)
+        root, parents = _tree_and_parents(self, sha)
         facts = self.facts(sha)
         if facts is None:
             # a commit gitmem did not make: what its tree changes, as edits
@@ -300,7 +300,7 @@ class ObjectReader:
             standing = self.standing(sha)
             paths = standing is not None and standing.paths
             facts = Facts(outside, Totals(), Totals(), {}, paths)
-        before = self._tree_and_parents(parents[0])[0] if parents else None
+        before = _tree_and_parents(self, parents[0])[0] if parents else None
         blobs: list[Blobs] = []
         if facts.paths:
             for edit in facts.edits:
@@ -313,46 +313,14 @@ class ObjectReader:
                 blobs.append((REMOVED + (old[1].decode() if old else "-"), "-", "-"))
             return Step(parents, facts, tuple(blobs))
         for edit in facts.edits:
-            found = self._files_at(root, edit.slug)
+            found = _files_at(self, root, edit.slug)
             if found is None and before is not None:
                 # a removal: the text it removed, marked so the index knows it for one
-                md, code, on_use = blob_ids(self._files_at(before, edit.slug))
+                md, code, on_use = blob_ids(_files_at(self, before, edit.slug))
                 blobs.append((REMOVED + md, code, on_use))
                 continue
             blobs.append(blob_ids(found))
         return Step(parents, facts, tuple(blobs))
-
-    def _files_at(self, root: str, slug: str) -> MemoryFiles | None:
-        """``memory_files(slug, self.bucket(root, ...))``, found in the raw trees without
-        parsing them (see :mod:`~gitmem.store.treefind`): a history's blob ids are
-        looked up in a tree per revision, each read once."""
-        folder = find_entry(self.raw(root, TREE), files.bucket(slug).encode())
-        if folder is None or folder[0] != DIR_MODE:
-            return None
-        content = self.raw(folder[1], TREE)
-        md = find_entry(content, (slug + files.MD).encode())
-        if md is None:
-            return None
-        code, on_use = (
-            # a name not in the bytes at all is in no entry: the common case, no search
-            find_entry(content, name) if b" " + name + b"\0" in content else None
-            for name in ((slug + files.CODE).encode(), (slug + files.ON_USE).encode())
-        )
-        return MemoryFiles(
-            md[1].encode(),
-            code[1].encode() if code is not None else None,
-            on_use[1].encode() if on_use is not None else None,
-        )
-
-    def _tree_and_parents(self, sha: str) -> tuple[str, list[str]]:
-        """A commit's root tree and parents, read from its raw header when it starts as
-        git writes one (``tree`` first, named once), else from the parsed commit."""
-        if sha not in self._commits:
-            header = self.raw_commit(sha).partition(b"\n\n")[0]
-            if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
-                return header[5:45].decode(), _parents(header)
-        commit = self.commit(sha)
-        return commit.tree.decode(), [p.decode() for p in commit.parents]
 
     def outside(self, sha: str) -> tuple[Edited, ...]:
         """What a commit gitmem did not make changed, as edits numbered 0: each memory
@@ -584,6 +552,23 @@ class ObjectReader:
                 return _parents(header), parse_edits(message)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
+
+
+def _files_at(reader: ObjectReader, root: str, slug: str) -> MemoryFiles | None:
+    """``memory_files(slug, reader.bucket(root, ...))``, found in the raw trees without
+    parsing them: a history's blob ids are looked up in a tree per revision."""
+    found = files_in(reader.raw(root, TREE), lambda sha: reader.raw(sha, TREE), slug)
+    return None if found is None else MemoryFiles(*found)
+
+
+def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
+    """A commit's root tree and parents, read from its raw header when it starts as
+    git writes one (``tree`` first, named once), else from the parsed commit."""
+    header = reader.raw_commit(sha).partition(b"\n\n")[0]
+    if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
+        return header[5:45].decode(), _parents(header)
+    commit = reader.commit(sha)
+    return commit.tree.decode(), [p.decode() for p in commit.parents]
 
 
 def _parents(header: bytes) -> list[str]:
