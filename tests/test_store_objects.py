@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.store.message import (
+    KEYS,
     Edited,
     Facts,
     as_read,
@@ -196,6 +197,8 @@ _LINES = st.sampled_from(
         "Gitmem-Peak-Lines: 9",
         "Gitmem-Session: s é",
         "Gitmem-Opinion: yes",
+        "Gitmem-Session: again",
+        "Gitmem-Count: 08",
         "Gitmem-Slug:a",
         "",
         " ",
@@ -218,9 +221,10 @@ _LINES = st.sampled_from(
 def test_edits_read_by_the_quick_match_are_those_the_full_reading_finds(
     slugs: list[str], op: str, subject: str, spliced: list[tuple[int, str]], cut: int, tail: str
 ) -> None:
-    """parse_edits (one match for a message as gitmem writes it) finds exactly the
-    edits parse_message does, or refuses as it does, for messages as written, with
-    lines spliced in, cut short, or followed by more."""
+    """parse_edits and parse_message (one match for a message as gitmem writes it) find
+    exactly the edits, totals, peaks and extra trailers (in their order) the full
+    reading finds, or refuse as it does, for messages as written, with lines spliced
+    in, cut short, or followed by more."""
     facts = Facts(
         tuple(Edited(s, "edit", i) for i, s in enumerate(slugs)),
         Totals(3, 40, 5),
@@ -234,8 +238,35 @@ def test_edits_read_by_the_quick_match_are_those_the_full_reading_finds(
         lines.insert(min(at, len(lines)), line)
     text = "\n".join(lines)
     for message in (text.encode(), text.encode()[: len(text) - cut], (text + tail).encode()):
-        full = parse_message(message)
-        assert parse_edits(message) == (full.edits if full is not None else None)
+        full = _fully_read(message)
+        facts = parse_message(message)
+        assert parse_edits(message) == (full[0] if full is not None else None)
+        assert full == (
+            None
+            if facts is None
+            else (
+                facts.edits,
+                [*_numbers(facts.totals), *_numbers(facts.peaks)],
+                list(facts.extra.items()),
+                facts.paths,
+            )
+        )
+
+
+def _numbers(totals: Totals) -> list[int]:
+    return [totals.count, totals.chars, totals.lines]
+
+
+def _fully_read(message: bytes) -> tuple[object, ...] | None:
+    """What the full reading of a message finds: edits, totals and peaks, the extra
+    trailers in their order, whether it names paths."""
+    from gitmem.store import message as reading
+
+    read = reading._trailers(message)  # pyright: ignore[reportPrivateUsage]
+    if read is None:
+        return None
+    edits, numbers, trailers, paths = read
+    return edits, numbers, [(k, v) for k, v in trailers.items() if k not in KEYS], paths
 
 
 def test_a_message_as_gitmem_writes_it_takes_the_quick_match(
@@ -248,4 +279,6 @@ def test_a_message_as_gitmem_writes_it_takes_the_quick_match(
     written = format_message(Facts(edits, Totals(), Totals(), {"Gitmem-Session": "é"}))
     monkeypatch.setattr(message, "_trailers", lambda _: pytest.fail("the full reading ran"))
     assert parse_edits(written) == edits
+    facts = parse_message(written)
+    assert facts is not None and dict(facts.extra) == {"Gitmem-Session": "é"}
     assert parse_edits(format_message(Facts((), Totals(), Totals(), {}))) == ()
