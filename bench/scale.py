@@ -11,9 +11,9 @@ reference at a smaller size in the same run, as a ratio.
 4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
    the console's first request of the Memories panel, at 100,000 beside 10,000.
 
-``scale.py search`` runs only part 2's search index, a few times at each size.
-``python bench/scale.py --listing`` runs only the listing's line of 2 (on copies of the
-fixtures, a few runs of each size in turns).
+``python bench/scale.py --only PART`` runs one line of part 2 alone, a few runs of each
+size on copies of the stores: ``search``, ``listing`` or ``history`` (the history beside
+git's walk of every commit and the paths it changed).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -368,9 +368,7 @@ def rebuild(path: str) -> dict[str, Figure]:
     forget_derived(path)
     found: dict[str, Figure] = {}
     with Repository.open(path) as repo:
-        found["history index (every commit + one slug's blobs)"] = timed(
-            lambda: repo.revisions(STORE, "m00000")
-        )
+        found[HISTORY] = timed(lambda: repo.revisions(STORE, "m00000"))
         found["search index (every memory, written to disk)"] = timed(
             lambda: stored_index(repo, STORE)
         )
@@ -393,13 +391,7 @@ def bench_indexes() -> dict[int, str]:
             sum(f[1] for f in figures[n].values()),
         )
         print("      " + show(f"{'all of them':<52}", totals[n]))
-    branch = f"refs/heads/{STORE}"
-    git = ["git", f"--git-dir={paths[100_000]}"]
-    peers = {
-        "git rev-list --count": median([run([*git, "rev-list", "--count", branch])]),
-        "git ls-tree -r": median([run([*git, "ls-tree", "-r", branch])]),
-    }
-    for label, figure in peers.items():
+    for label, figure in peers(paths[100_000]).items():
         print("   " + show(f"{label + ' (100,000)':<55}", figure))
     wall, cpu = totals[100_000]
     growth = totals[100_000][0] / totals[10_000][0], totals[100_000][1] / totals[10_000][1]
@@ -431,6 +423,56 @@ def bench_listing(work: str) -> None:
         print(f"   {n:>7,} memories / {n:,} commits: {show('', figures[n])}")
     big, small = figures[100_000], figures[10_000]
     print(f"   100,000 / 10,000: {big[0] / small[0]:.2f}x (cpu {big[1] / small[1]:.2f}x)")
+    print(f"   load average {load()}\n")
+
+
+def peers(path: str) -> dict[str, Figure]:
+    """git on the same store: counting its commits, listing its tree, and walking every
+    commit with the paths it changed (what a history index from scratch does at most)."""
+    branch = f"refs/heads/{STORE}"
+    git = ["git", f"--git-dir={path}"]
+    return {
+        "git rev-list --count": median([run([*git, "rev-list", "--count", branch])]),
+        "git ls-tree -r": median([run([*git, "ls-tree", "-r", branch])]),
+        "git log --raw --no-renames": median([run([*git, "log", "--raw", "--no-renames", branch])]),
+    }
+
+
+def _linked(source: str, target: str) -> None:
+    """A file of a fixture in a copy: linked (no writer changes a file in place), or
+    copied across file systems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+HISTORY = "history index (every commit + one slug's blobs)"
+HISTORY_RUNS = 3
+
+
+def bench_history(work: str) -> None:
+    """Only the history index from scratch (``--only history``), on copies of the stores
+    (their objects linked, not copied), several runs each, beside git's walks."""
+    print(f"2. the history index rebuilt from scratch (median of {HISTORY_RUNS})")
+    for n in (10_000, 100_000):
+        source = history_store(n)
+        samples: list[Figure] = []
+        for k in range(HISTORY_RUNS):
+            path = os.path.join(work, f"history-{n}-{k}.git")
+            shutil.copytree(source, path, copy_function=_linked)
+            forget_derived(path)
+            with Repository.open(path) as repo:
+                samples.append(timed(lambda repo=repo: repo.revisions(STORE, "m00000")))
+            shutil.rmtree(path)
+        print(f"   {n:,} memories / {n:,} commits: {show('', median(samples))}")
+    ours = median(samples)
+    for label, figure in peers(history_store(100_000)).items():
+        print(
+            "   "
+            + show(f"{label + ' (100,000)':<40}", figure)
+            + f"   history index / this: {ours[0] / figure[0]:5.2f}x (cpu {ours[1] / figure[1]:5.2f}x)"
+        )
     print(f"   load average {load()}\n")
 
 
@@ -525,7 +567,7 @@ SEARCH_RUNS = 3
 
 
 def bench_search_rebuild() -> None:
-    """Only the search index of part 2, built from scratch (``scale.py search``), a few
+    """Only the search index of part 2, built from scratch (``--only search``), a few
     times at each size, on copies of the fixtures (whose derived files stay as kept)."""
     from gitmem.search import stored_index
 
@@ -551,9 +593,27 @@ def bench_search_rebuild() -> None:
     print(f"   load average {load()}\n")
 
 
+def only(part: str) -> None:
+    """One line of part 2 alone (``--only PART``)."""
+    work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
+    try:
+        PARTS[part](work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+PARTS: dict[str, Callable[[str], None]] = {
+    "search": lambda work: bench_search_rebuild(),
+    "listing": bench_listing,
+    "history": bench_history,
+}
+
+
 def main() -> None:
-    if sys.argv[1:] == ["search"]:
-        bench_search_rebuild()
+    if sys.argv[1:2] == ["--only"]:
+        if len(sys.argv) != 3 or sys.argv[2] not in PARTS:
+            sys.exit(f"usage: scale.py [--only {'|'.join(PARTS)}]")
+        only(sys.argv[2])
         return
     started = time.perf_counter()
     print(
@@ -562,9 +622,6 @@ def main() -> None:
     )
     work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
     try:
-        if sys.argv[1:] == ["--listing"]:
-            bench_listing(work)
-            return
         bench_writes(work)
         paths = bench_indexes()
         bench_sync(work)

@@ -28,7 +28,7 @@ from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.objects import ObjectReader, Step
-from gitmem.store.rows import field_of, lines_with
+from gitmem.store.rows import Row, field_of, lines_with
 from gitmem.types import Change, Edit, check_op
 
 S = "profile/s"
@@ -795,3 +795,136 @@ def test_lines_with_a_word_are_found_as_a_split_of_every_line_finds_them(
         if len(line.split(b" ", field + 1)) > field + 1 and line.split(b" ")[field] == wanted
     ]
     assert lines_with(data, word, field) == expected
+
+
+class _AsTreesParsedWhole(_AsDulwichReads):
+    """As :class:`_AsDulwichReads`, and a revision's blob ids found as the walk found
+    them before it read raw trees: the root and the fan-out folder parsed whole by
+    dulwich, a name's last entry taken."""
+
+    def step(self, sha: str) -> Step:
+        facts = self.facts(sha)
+        if facts is not None and facts.paths:
+            return self._reader.step(sha)
+        commit = self._commit(sha)
+        parents = self.parents(sha)
+        edits = facts.edits if facts is not None else self._reader.outside(sha)
+        if facts is None and not edits:
+            return Step(parents, None, ())
+        before = self._commit(parents[0]).tree if parents else None
+        blobs: list[tuple[str, str, str]] = []
+        for edit in edits:
+            found = self._files(commit.tree, edit.slug)
+            if found is None and before is not None:
+                md, code, on_use = self._files(before, edit.slug) or ("-", "-", "-")
+                blobs.append(("~" + md, code, on_use))
+                continue
+            blobs.append(found or ("-", "-", "-"))
+        return Step(parents, facts or Facts(edits, Totals(), Totals(), {}), tuple(blobs))
+
+    def _files(self, root: bytes, slug: str) -> tuple[str, str, str] | None:
+        tree = self._raw[root]
+        assert isinstance(tree, Tree)
+        folder = {n.decode(): (m, s) for n, m, s in tree.iteritems()}.get(memoryfiles.bucket(slug))
+        if folder is None or folder[0] != 0o040000:
+            return None
+        sub = self._raw[folder[1]]
+        assert isinstance(sub, Tree)
+        names = {n.decode(): s.decode() for n, _, s in sub.iteritems()}
+        md = names.get(slug + memoryfiles.MD)
+        if md is None:
+            return None
+        return (
+            md,
+            names.get(slug + memoryfiles.CODE, "-"),
+            names.get(slug + memoryfiles.ON_USE, "-"),
+        )
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
+def test_a_history_read_from_raw_objects_answers_as_one_read_from_parsed_objects(
+    repo: Repository, tmp_path: Path, packed: bool
+) -> None:
+    """Renames, deletions, code halves, a merge made by git, commits made by hand that
+    move a memory's file to another folder and a whole folder elsewhere: every answer
+    built from an index a fresh process builds from raw objects (every row, blob ids
+    and all, the file, each slug's history, every revision) is the one built from
+    objects dulwich parsed whole."""
+    f = Forked(repo, index_before=False)
+    rename(repo, "a", "b")
+    repo.mutate(S, ALICE, lambda _: Change("create", "k", Memory("k", "code", "k1", code="1")))
+    put(repo, "delete", "c")
+    put(repo, "create", "d", "d1")
+    put(repo, "create", "e", "e1")
+    moved = memoryfiles.memory_path("d")
+    folder = memoryfiles.bucket("e")
+
+    def move_a_file(work: Path) -> None:
+        (work / "zz").mkdir(exist_ok=True)
+        (work / moved).rename(work / "zz" / "d.md")
+
+    def move_a_folder(work: Path) -> None:
+        (work / folder).rename(work / "moved-folder")
+
+    commit_by_hand(repo.directory, S, tmp_path / "one", move_a_file)
+    commit_by_hand(repo.directory, S, tmp_path / "two", move_a_folder)
+    put(repo, "create", "d", "d2")
+    put(repo, "edit", "b", "b2")
+    if packed:
+        repo.pack()
+    head = repo.head(S)
+    assert head is not None and f.merge in git_ok(repo, "rev-list", head).split()
+    slugs = ["a", "b", "c", "d", "e", "k", "t"]
+    drop_history(repo)
+    with Repository.open(repo.directory) as fresh:
+        answers = {slug: fresh.revisions(S, slug) for slug in slugs}
+        every = fresh.revisions(S)
+        (built,) = history_files(fresh).values()
+    with Repo(repo.directory) as raw:
+        source = _AsTreesParsedWhole(raw, ObjectReader(raw))
+        reference = History(str(tmp_path / "reference"), source)
+        expected = {slug: reference.entries(head, slug) for slug in slugs}
+        assert reference.entries(head) == every_entry(repo, head)
+        with open(tmp_path / "reference", "rb") as kept:
+            assert built == kept.read()
+    assert {s: [e.commit for e in expected[s]] for s in slugs} == {
+        s: [r.commit for r in answers[s]] for s in slugs
+    }
+    for slug in slugs:
+        assert [(e.revision, e.op, e.removed) for e in expected[slug]] == [
+            (r.revision, r.op, r.removed) for r in answers[slug]
+        ]
+    assert [r.commit for r in every] == [e.commit for e in reference.entries(head)]
+    assert any(r.op == "delete" for r in every) and any(r.op == "rename" for r in every)
+    assert any(r.code for r in every)
+
+
+def every_entry(repo: Repository, head: str) -> list[object]:
+    """Every entry of the store's index at ``head``, blob ids and all, in a fresh process."""
+    with Repository.open(repo.directory) as fresh:
+        return list(fresh._history(S).entries(head))  # pyright: ignore[reportPrivateUsage]
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a" * 40, "b" * 40]),
+            st.sampled_from(["0", "7"]),
+            st.sampled_from(["edit", "-", "^"]),
+            st.text(min_size=1, max_size=6),
+            st.sampled_from(["?", "-", "~" + "c" * 40]),
+            st.sampled_from(["?", "-"]),
+            st.sampled_from(["?", "-"]),
+        ),
+        max_size=8,
+    )
+)
+def test_rows_formatted_together_read_as_each_formatted_alone(rows: list[Row]) -> None:
+    """A build's rows written in one go are the bytes of each row written alone, and
+    read back as the rows written (a slug of any characters escaped alike)."""
+    from gitmem.store.rows import format_row, format_rows, parse_row
+
+    together = format_rows(rows)
+    assert together == "".join(format_row(row) for row in rows)
+    assert [parse_row(line) for line in together.split("\n")[:-1]] == rows

@@ -10,7 +10,15 @@ from dulwich.objects import Blob, Commit, ObjectID, Tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.store.message import Edited, Facts, as_read, format_message, parse_message
+from gitmem.store.message import (
+    KEYS,
+    Edited,
+    Facts,
+    as_read,
+    format_message,
+    parse_edits,
+    parse_message,
+)
 from gitmem.store.objects import (
     BLOB,
     DIR_MODE,
@@ -171,3 +179,106 @@ def test_fsync_together_syncs_every_file(
         for fd in [*fds, folder]:
             os.close(fd)
     assert synced == [*fds, folder]
+
+
+_LINES = st.sampled_from(
+    [
+        "Gitmem-Slug: a",
+        "Gitmem-Slug: b",
+        "Gitmem-Slug: a b",
+        "Gitmem-Path: d/f.md",
+        "Gitmem-Op: edit",
+        "Gitmem-Op: Edit",
+        "Gitmem-Revision: 2",
+        "Gitmem-Revision: -1",
+        "Gitmem-Revision: ٣",
+        "Gitmem-Count: 7",
+        "Gitmem-Count: x",
+        "Gitmem-Peak-Lines: 9",
+        "Gitmem-Session: s é",
+        "Gitmem-Opinion: yes",
+        "Gitmem-Session: again",
+        "Gitmem-Count: 08",
+        "Gitmem-Slug:a",
+        "",
+        " ",
+        "\r",
+        "\x85Gitmem-Slug: c",
+        "text",
+    ]
+)
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(
+    slugs=st.lists(st.sampled_from(["a", "b", "c-1", "x" * 65]), max_size=3),
+    op=st.sampled_from(["edit", "create", "Edit", "x" * 33]),
+    subject=st.sampled_from(["edit a", "", "  ", "a\rb"]),
+    spliced=st.lists(st.tuples(st.integers(0, 30), _LINES), max_size=3),
+    cut=st.integers(0, 400),
+    tail=st.sampled_from(["", "\n", "\n\n", "\n\nGitmem-Slug: z\n", "\xff"]),
+)
+def test_edits_read_by_the_quick_match_are_those_the_full_reading_finds(
+    slugs: list[str], op: str, subject: str, spliced: list[tuple[int, str]], cut: int, tail: str
+) -> None:
+    """parse_edits and parse_message (one match for a message as gitmem writes it) find
+    exactly the edits, totals, peaks and extra trailers (in their order) the full
+    reading finds, or refuse as it does, for messages as written, with lines spliced
+    in, cut short, or followed by more."""
+    facts = Facts(
+        tuple(Edited(s, "edit", i) for i, s in enumerate(slugs)),
+        Totals(3, 40, 5),
+        Totals(4, 50, 6),
+        {"Gitmem-Session": "run 1"},
+    )
+    written = format_message(facts).decode()
+    lines = written.replace("Gitmem-Op: edit", f"Gitmem-Op: {op}").split("\n")
+    lines[0] = subject if subject != "edit a" else lines[0]
+    for at, line in spliced:
+        lines.insert(min(at, len(lines)), line)
+    text = "\n".join(lines)
+    for message in (text.encode(), text.encode()[: len(text) - cut], (text + tail).encode()):
+        full = _fully_read(message)
+        facts = parse_message(message)
+        assert parse_edits(message) == (full[0] if full is not None else None)
+        assert full == (
+            None
+            if facts is None
+            else (
+                facts.edits,
+                [*_numbers(facts.totals), *_numbers(facts.peaks)],
+                list(facts.extra.items()),
+                facts.paths,
+            )
+        )
+
+
+def _numbers(totals: Totals) -> list[int]:
+    return [totals.count, totals.chars, totals.lines]
+
+
+def _fully_read(message: bytes) -> tuple[object, ...] | None:
+    """What the full reading of a message finds: edits, totals and peaks, the extra
+    trailers in their order, whether it names paths."""
+    from gitmem.store import message as reading
+
+    read = reading._trailers(message)  # pyright: ignore[reportPrivateUsage]
+    if read is None:
+        return None
+    edits, numbers, trailers, paths = read
+    return edits, numbers, [(k, v) for k, v in trailers.items() if k not in KEYS], paths
+
+
+def test_a_message_as_gitmem_writes_it_takes_the_quick_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message as written, extra trailers and all, is read without the full reading."""
+    from gitmem.store import message
+
+    edits = (Edited("a", "rename", 2), Edited("b-1", "create", 1))
+    written = format_message(Facts(edits, Totals(), Totals(), {"Gitmem-Session": "é"}))
+    monkeypatch.setattr(message, "_trailers", lambda _: pytest.fail("the full reading ran"))
+    assert parse_edits(written) == edits
+    facts = parse_message(written)
+    assert facts is not None and dict(facts.extra) == {"Gitmem-Session": "é"}
+    assert parse_edits(format_message(Facts((), Totals(), Totals(), {}))) == ()

@@ -64,13 +64,14 @@ from gitmem.store.historyfile import (
 )
 from gitmem.store.rows import (
     FOREIGN,
+    LATER,
     LATER3,
     MARKS,
     MERGE,
     Entry,
     Row,
     entry_of,
-    format_row,
+    format_rows,
     numbered,
     parse_row,
 )
@@ -344,7 +345,7 @@ class History:
             if not self._persisted:
                 return
             written: list[Row] = [(*row[:4], *LATER3) for row in rows]
-            data = "".join(format_row(row) for row in written).encode()
+            data = format_rows(written).encode()
             loaded = bool(self._rows)
             self._wrote_cold = self._wrote_cold or not loaded
             try:
@@ -451,7 +452,7 @@ class History:
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         with uncollected():  # the walk makes objects for every commit and frees none
             new = _walk(self._source, self._pos, head, keep, walked)
-        data = "".join(format_row(row) for row in new).encode()
+        data = format_rows(new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
@@ -464,7 +465,7 @@ class History:
         elif persist:
             tmp = f"{self._path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write("".join(format_row(row) for row in self._rows[:keep]).encode() + data)
+                f.write(format_rows(self._rows[:keep]).encode() + data)
                 stat = os.fstat(f.fileno())
             os.replace(tmp, self._path)
             self._file = (stat.st_dev, stat.st_ino)
@@ -541,9 +542,6 @@ def _as_written(rows: list[Row]) -> list[Entry]:
     return [entry_of(row) for row in rows]
 
 
-_NONE4 = ("-", "-", "-", "-")
-
-
 _WALKED_EVERY = 256
 """How many commits a walk reads between two calls of its ``walked``."""
 
@@ -558,19 +556,23 @@ def _walk(
     """Rows for every commit reachable from ``head`` that the first ``keep`` rows (whose
     positions ``pos`` gives) do not hold, parents first (an iterative depth-first walk:
     histories are deep); ``walked`` is told how many commits it has read, every
-    :data:`_WALKED_EVERY` and at the end."""
+    :data:`_WALKED_EVERY` and at the end. (One loop with locals: a build from scratch
+    runs it once per commit.)"""
     new: list[Row] = []
+    append = new.append
     seen = {head}
     heading = source.heading
+    later = LATER
     stack = [_Frame(head, *heading(head))]
     while stack:
         frame = stack[-1]
         parents = frame.parents
-        if frame.next < len(parents):
-            if frame.next == 1:
+        at = frame.next
+        if at < len(parents):
+            if at == 1:
                 frame.mark = keep + len(new)  # the first parent's ancestry is in
-            parent = parents[frame.next]
-            frame.next += 1
+            parent = parents[at]
+            frame.next = at + 1
             if parent not in seen and pos.get(parent, keep) >= keep:
                 seen.add(parent)
                 stack.append(_Frame(parent, *heading(parent)))
@@ -578,18 +580,24 @@ def _walk(
                     walked(len(seen))
             continue
         stack.pop()
+        sha, edits = frame.sha, frame.edits
         if len(parents) > 1:
-            new.append((frame.sha, str(keep + len(new) - frame.mark), MERGE, *_NONE4))
-        edits = frame.edits if frame.edits is not None else source.outside(frame.sha)
+            append((sha, str(keep + len(new) - frame.mark), MERGE, "-", "-", "-", "-"))
+        elif edits:  # the usual commit: gitmem's, of one parent, changing memories
+            for edit in edits:
+                append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
+            continue
+        if edits is None:
+            edits = source.outside(sha)
         # a commit that changes no memory (one setting a store's guard or allowlist, a
         # hand-made one that touched no memory) still holds a place in the order
         if not edits and (frame.edits is None or len(parents) < 2):
-            new.append((frame.sha, "0", FOREIGN, *_NONE4))
+            append((sha, "0", FOREIGN, "-", "-", "-", "-"))
             continue
         # the blob ids are looked up when a row is first read (see BlobIds): the
         # walk reads gitmem's commits only, never a tree
         for edit in edits:
-            new.append((frame.sha, str(edit.revision), edit.op, edit.slug, *LATER3))
+            append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
     if walked is not None:
         walked(len(seen))
     return new

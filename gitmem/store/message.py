@@ -27,6 +27,7 @@ both slugs and paths is not gitmem's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple
@@ -146,7 +147,19 @@ def parse_message(message: bytes) -> Facts | None:
 
     Only the trailer block is read: the paragraph after the subject line and a blank
     line, as gitmem writes it. A ``Gitmem-`` line anywhere else (the subject, a
-    paragraph after the block) is text."""
+    paragraph after the block) is text. (A message as gitmem writes it is read by one
+    match: see :func:`parse_edits`.)"""
+    written = _as_written(message)
+    if written is not None:
+        edits, match, tail = written
+        extra: dict[str, str] = {}
+        for line in tail.splitlines():  # as the full reading takes them
+            if line.startswith("Gitmem-"):
+                key, sep, value = line.partition(": ")
+                if sep:
+                    extra[key] = value
+        numbers = [int(n) for n in match.group(6, 7, 8, 9, 10, 11)]
+        return Facts(edits, Totals(*numbers[0:3]), Totals(*numbers[3:6]), MappingProxyType(extra))
     read = _trailers(message)
     if read is None:
         return None
@@ -164,8 +177,52 @@ def parse_message(message: bytes) -> Facts | None:
 def parse_edits(message: bytes) -> tuple[Edited, ...] | None:
     """``parse_message(message).edits`` (``None`` for a commit gitmem did not make),
     without making the rest of the facts: what a walk of a whole history reads."""
+    written = _as_written(message)
+    if written is not None:
+        return written[0]
     read = _trailers(message)
     return read[0] if read is not None else None
+
+
+def _as_written(message: bytes) -> tuple[tuple[Edited, ...], re.Match[str], str] | None:
+    """The edits of a message exactly as gitmem writes it (the trios, then the totals
+    and peaks in their order, then trailers of other names), the match that read
+    them, and the rest of the trailer block; ``None``: any other message, for the
+    full reading. Both read such a message alike: every line the match takes is one
+    the full reading takes the same way, and the rest names none of the trailers that
+    decide the edits, the totals or whether the message is gitmem's."""
+    text = message.decode("utf-8", "replace")
+    match = _WRITTEN.match(text)
+    if match is None or not match[1].strip():
+        return None
+    stop = text.find("\n\n", match.end())
+    tail = text[match.end() : len(text) if stop < 0 else stop]
+    if _DECIDING.search(tail):
+        return None
+    if match[2] is None:
+        return (), match, tail
+    edits = (Edited(match[2], match[3], int(match[4])),)
+    if match[5]:
+        edits += tuple(Edited(s, o, int(r)) for s, o, r in _TRIO.findall(match[5]))
+        if len({edit.slug for edit in edits}) < len(edits):
+            return None  # a slug named twice: the full reading refuses it
+    return edits, match, tail
+
+
+# a trio as gitmem writes it: a slug, an op, a revision of plain digits, a line each
+_TRIO_TEXT = (
+    r"Gitmem-Slug: ([A-Za-z0-9._-]{1,64})\n"
+    r"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
+    r"Gitmem-Revision: ([0-9]+)\n"
+)
+_TRIO = re.compile(_TRIO_TEXT)
+_WRITTEN = re.compile(
+    rf"([^\n]*)\n\n(?:{_TRIO_TEXT}((?:{_TRIO_TEXT.replace('(', '(?:')})*))?"
+    + "".join(rf"{key}: ([0-9]+)\n" for key in TOTAL_KEYS[:-1])
+    + rf"{TOTAL_KEYS[-1]}: ([0-9]+)(?=\n|\Z)"
+)
+# a trailer that decides the edits, or whether a message is gitmem's
+_DECIDING = re.compile(r"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
 
 
 def _trailers(

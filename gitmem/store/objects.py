@@ -29,6 +29,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.message import Edited, Facts, parse_edits, parse_message
 from gitmem.store.packreader import PackedObjects
 from gitmem.store.rows import REMOVED
+from gitmem.store.treefind import files_in
 from gitmem.store.trees import EMPTY_TREE as EMPTY_TREE  # its home is trees; read here too
 from gitmem.store.trees import BadTree, Entries, RawTree, Trees, names_of
 from gitmem.types import Memory, Totals
@@ -289,8 +290,7 @@ class ObjectReader:
         changed the blob ids of that memory's files, ``(md, code, on_use)`` with "-"
         where absent. A slug the commit removed gets its files in the first parent:
         the text it removed."""
-        commit = self.commit(sha)
-        parents = [p.decode() for p in commit.parents]
+        root, parents = _tree_and_parents(self, sha)
         facts = self.facts(sha)
         if facts is None:
             # a commit gitmem did not make: what its tree changes, as edits
@@ -300,8 +300,7 @@ class ObjectReader:
             standing = self.standing(sha)
             paths = standing is not None and standing.paths
             facts = Facts(outside, Totals(), Totals(), {}, paths)
-        root = commit.tree.decode()
-        before = self.commit(parents[0]).tree.decode() if parents else None
+        before = _tree_and_parents(self, parents[0])[0] if parents else None
         blobs: list[Blobs] = []
         if facts.paths:
             for edit in facts.edits:
@@ -314,11 +313,10 @@ class ObjectReader:
                 blobs.append((REMOVED + (old[1].decode() if old else "-"), "-", "-"))
             return Step(parents, facts, tuple(blobs))
         for edit in facts.edits:
-            bucket = files.bucket(edit.slug)
-            found = memory_files(edit.slug, self.bucket(root, bucket))
+            found = _files_at(self, root, edit.slug)
             if found is None and before is not None:
                 # a removal: the text it removed, marked so the index knows it for one
-                md, code, on_use = blob_ids(memory_files(edit.slug, self.bucket(before, bucket)))
+                md, code, on_use = blob_ids(_files_at(self, before, edit.slug))
                 blobs.append((REMOVED + md, code, on_use))
                 continue
             blobs.append(blob_ids(found))
@@ -541,16 +539,48 @@ class ObjectReader:
             try:
                 if not raw:
                     with self.lock:
-                        packed = self.packs.read(sha)
-                        kind, raw = packed or self.repo.object_store.get_raw(ObjectID(sha.encode()))
+                        raw = self.packs.whole(sha, COMMIT) or b""
+                        if not raw:
+                            packed = self.packs.read(sha)
+                            kind, raw = packed or self.repo.object_store.get_raw(
+                                ObjectID(sha.encode())
+                            )
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:
                 header, _, message = raw.partition(b"\n\n")
-                parents = [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
-                return parents, parse_edits(message)
+                return _parents(header), parse_edits(message)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
+
+
+def _files_at(reader: ObjectReader, root: str, slug: str) -> MemoryFiles | None:
+    """``memory_files(slug, reader.bucket(root, ...))``, found in the raw trees without
+    parsing them: a history's blob ids are looked up in a tree per revision."""
+    found = files_in(reader.raw(root, TREE), lambda sha: reader.raw(sha, TREE), slug)
+    return None if found is None else MemoryFiles(*found)
+
+
+def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
+    """A commit's root tree and parents, read from its raw header when it starts as
+    git writes one (``tree`` first, named once), else from the parsed commit."""
+    header = reader.raw_commit(sha).partition(b"\n\n")[0]
+    if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
+        return header[5:45].decode(), _parents(header)
+    commit = reader.commit(sha)
+    return commit.tree.decode(), [p.decode() for p in commit.parents]
+
+
+def _parents(header: bytes) -> list[str]:
+    """The parents a raw commit's ``header`` names: the value of each line that starts
+    with ``parent ``, in order (one such line, the usual case, found by one search)."""
+    if header.startswith(b"parent ") or header.count(b"\nparent ") > 1:
+        return [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
+    at = header.find(b"\nparent ")
+    if at < 0:
+        return []
+    end = header.find(b"\n", at + 8)
+    return [header[at + 8 : end if end >= 0 else len(header)].decode()]
 
 
 def packed(reader: ObjectReader, shas: list[str]) -> dict[str, tuple[int, bytes]]:

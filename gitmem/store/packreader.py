@@ -69,6 +69,25 @@ class PackedObjects:
             found = how(self._packs, bytes.fromhex(sha))
         return found
 
+    def whole(self, sha: str, kind: int) -> bytes | None:
+        """The content of object ``sha`` when a pack read so far holds it whole (not as a
+        delta) and of type ``kind``; ``None`` otherwise, for ``read`` or dulwich (the
+        walk of a history reads every commit this way: no layer it does not need).
+        ``ValueError`` as ``get``."""
+        if self._packs is None:
+            if self.folder is None:
+                return None
+            self._packs = Packs(self.folder)
+        binsha = bytes.fromhex(sha)
+        for pack in self._packs.packs:
+            at = pack.find(binsha)
+            if at is not None:
+                try:
+                    return None if at & 0x80000000 else pack.whole(at, kind)
+                except (ValueError, IndexError, zlib.error) as exc:
+                    raise ValueError(f"object {sha} does not read from its pack: {exc}") from None
+        return None
+
     def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
         """``(type number, content)`` of each object of ``shas`` that the packs hold in
         a form this reader reads, read in the order each pack holds them (one sweep,
@@ -105,6 +124,11 @@ class Packs:
                 self._packs.append(Pack(base))
             except (OSError, ValueError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
+
+    @property
+    def packs(self) -> list[Pack]:
+        """The packs read, the one that last answered first."""
+        return self._packs
 
     def __contains__(self, sha: bytes) -> bool:
         return any(pack.offset(sha) is not None for pack in self._packs)
@@ -202,6 +226,20 @@ class Pack(MappedPack):
             return None if found is None else (*found, b"")
         content, end = inflate(data, at, size)
         return kind, content, data[offset:end]
+
+    def whole(self, offset: int, kind: int) -> bytes | None:
+        """The content of the object at ``offset`` if it is held whole and of type
+        ``kind``, else ``None`` (its header read inline: one per commit of a history)."""
+        data = self._data
+        byte = data[offset]
+        if (byte >> 4) & 7 != kind:
+            return None
+        size, shift, at = byte & 0x0F, 4, offset + 1
+        while byte & 0x80:
+            byte = data[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        return inflate_whole(data, at, size)
 
     def read(self, offset: int) -> tuple[int, bytes] | None:
         """``(type number, content)`` of the object at ``offset`` (deltas resolved)."""

@@ -11,12 +11,16 @@ never taken for an entry.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from dulwich.errors import ObjectFormatException
 from dulwich.objects import parse_tree
 
-__all__ = ["find_entry"]
+from gitmem.store import memoryfiles as files
 
+__all__ = ["files_in", "find_entry"]
+
+_DIR_MODE = 0o040000
 _STRIDE_MIN = 4096
 """Bytes of a tree worth checking column by column first (see ``_by_stride``)."""
 # a name, a newline, then a tree's raw entries: the entries are taken one by one from
@@ -63,3 +67,29 @@ def _by_stride(content: bytes, name: bytes) -> tuple[int, str] | None:
         ):
             return int(mode, 8), content[at + len(head) : at + width].hex()
     return None
+
+
+def files_in(
+    root: bytes, read: Callable[[str], bytes], slug: str
+) -> tuple[bytes, bytes | None, bytes | None] | None:
+    """The hex ids of memory ``slug``'s ``.md``, code and onUse files (``None`` where
+    absent) in the root tree whose raw content is ``root`` (``read``: a folder's raw
+    content by id); ``None`` if it has no ``.md`` file there. What a parse of both
+    trees into names finds, for trees as git writes them (no name twice)."""
+    folder = find_entry(root, files.bucket(slug).encode())
+    if folder is None or folder[0] != _DIR_MODE:
+        return None
+    content = read(folder[1])
+    md = find_entry(content, (slug + files.MD).encode())
+    if md is None:
+        return None
+    code, on_use = (
+        # a name not in the bytes at all is in no entry: the common case, no search
+        find_entry(content, name) if b" " + name + b"\0" in content else None
+        for name in ((slug + files.CODE).encode(), (slug + files.ON_USE).encode())
+    )
+    return (
+        md[1].encode(),
+        code[1].encode() if code is not None else None,
+        on_use[1].encode() if on_use is not None else None,
+    )
