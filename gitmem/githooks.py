@@ -23,22 +23,33 @@ import gc
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.pushrecord import hold_record, record_at
 from gitmem.screens import chain
 from gitmem.store.message import kind_of
-from gitmem.store.pushcheck import PushCommit, PushReader, Refused, is_zero
+from gitmem.store.pushcheck import (
+    PushCommit,
+    PushedEdit,
+    PushedMemory,
+    PushReader,
+    Refused,
+    is_zero,
+)
 from gitmem.store.pushobjects import common_dir
 from gitmem.store.screen import Screen, Write
-from gitmem.types import Edit, Memory
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import NamedTuple
+
     from gitmem.guard import Guards
     from gitmem.limits import Limits
+    from gitmem.types import Memory
+else:
+    from gitmem.lean.tuples import NamedTuple  # a hook's process never loads typing
 
 __all__ = [
     "HOOKS",
@@ -215,9 +226,18 @@ class _IndexSet:
         """The set as of ``commit``'s first parent; the caller applies the commit to it."""
         if self.at != commit.parent:
             parent = commit.parent
-            self.memories = self.reader.memories(parent) if parent is not None else {}
+            held = self.reader.memories(parent) if parent is not None else {}
+            self.memories = {slug: _memory(m) for slug, m in held.items()}
         self.at = commit.sha
         return self.memories
+
+
+def _memory(pushed: PushedMemory) -> Memory:
+    """The value a pushed memory is, for the checks that take one (the limits, the
+    index's lines): only a store that records a capability needs them."""
+    from gitmem.types import Memory
+
+    return Memory(*pushed)
 
 
 def _check_commit(
@@ -248,7 +268,7 @@ def _check_commit(
         return
     ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
     edits = [
-        Edit(ops.get(slug) or ("delete" if after is None else "write"), slug, after)
+        PushedEdit(ops.get(slug) or ("delete" if after is None else "write"), slug, after)
         for slug, (_, after) in commit.changed.items()
     ]
     # the whole commit as one write first: when every screen passes it, each part passes
@@ -265,14 +285,15 @@ def _check_commit(
         if parts:
             _screen(screens, sha, Write(store, commit.author, (edit,), None, meta), problems)
         if after is not None and recorded is not None:
-            _hold_limits(sha, recorded, before, after, count, chars, problems)
+            old, new = _memory(before) if before is not None else None, _memory(after)
+            _hold_limits(sha, recorded, old, new, count, chars, problems)
             if line is not None and memories is not None:
-                _hold_index(sha, recorded[1], line, memories, before, after, problems)
+                _hold_index(sha, recorded[1], line, memories, old, new, problems)
         if memories is not None:
             if after is None:
                 memories.pop(slug, None)
             else:
-                memories[slug] = after
+                memories[slug] = _memory(after)
         count += (after is not None) - (before is not None)
         chars += (after.chars if after else 0) - (before.chars if before else 0)
 

@@ -24,7 +24,7 @@ import threading
 
 from gitmem.errors import GitmemError, GuardFailed, GuardRefused
 from gitmem.sandbox import Sandbox
-from gitmem.types import Edit
+from gitmem.types import EditParts
 
 __all__ = ["GUARD_TIME_LIMIT", "Guards", "change_of"]
 
@@ -33,7 +33,7 @@ GUARD_TIME_LIMIT = 2.0
 _MESSAGE_MAX = 1_000
 
 
-def change_of(store: str, edit: Edit, author: str) -> dict[str, object]:
+def change_of(store: str, edit: EditParts, author: str) -> dict[str, object]:
     """The ``change`` a guard's ``check`` is handed for one memory's part of a write."""
     memory = edit.memory
     return {

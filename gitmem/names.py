@@ -15,14 +15,31 @@ plain file:
 gitmem also refuses what a checkout cannot write on a common system: a backslash (git
 on Windows reads it as a folder separator and refuses the tree) and a name over 255
 bytes of UTF-8. :func:`tree_name_problem` says why a name is refused; the slug rules
-and the file-store path rules (:mod:`gitmem.types`) are this rule plus their own.
+(:func:`check_slug`) and the file-store path rules (:func:`check_path`) are this rule
+plus their own, and an op's name has a rule of its own (:func:`check_op`). Each is
+re-exported by :mod:`gitmem.types`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["NAME_BYTES_MAX", "is_dotgit", "tree_name_problem"]
+from gitmem.errors import InvalidArgument, InvalidPath, InvalidSlug
+
+__all__ = [
+    "NAME_BYTES_MAX",
+    "OP_RE",
+    "PATH_DEPTH",
+    "PATH_MAX",
+    "SLUG_MAX",
+    "SLUG_RE",
+    "check_op",
+    "check_path",
+    "check_slug",
+    "is_dotgit",
+    "tree_name_problem",
+]
 
 NAME_BYTES_MAX = 255
 """Bytes of UTF-8 a tree name may take: what common file systems hold in one name."""
@@ -125,3 +142,97 @@ def tree_name_problem(name: str) -> str | None:
     if size > NAME_BYTES_MAX:
         return f"takes {size} bytes of UTF-8; a file system holds at most {NAME_BYTES_MAX}"
     return None
+
+
+OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
+
+SLUG_MAX = 64
+SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def check_slug(slug: object) -> str:
+    """Return ``slug`` if it obeys the slug rules, else raise ``InvalidSlug`` saying why.
+
+    A slug is 1-64 ASCII letters, digits, ``-``, ``_`` and ``.``, is a name a git tree
+    may hold (see :func:`tree_name_problem`: not ``.``, ``..``, nor ``.git`` or
+    ``.gitmodules`` in any spelling) and does not end in ``.lock``.
+    """
+    if not isinstance(slug, str) or not slug:
+        raise InvalidSlug("a memory name must be a non-empty string of 1-64 characters")
+    if len(slug) > SLUG_MAX:
+        raise InvalidSlug(
+            f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
+        )
+    if not SLUG_RE.fullmatch(slug):
+        bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
+        shown = " ".join(repr(c) for c in bad[:5])
+        raise InvalidSlug(
+            f"memory name {slug!r} has characters a name may not hold ({shown}); "
+            "use ASCII letters, digits, '-', '_' and '.'"
+        )
+    problem = tree_name_problem(slug)
+    if problem is not None:
+        raise InvalidSlug(f"memory name {slug!r} {problem}; choose another name")
+    if slug.endswith(".lock"):
+        raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
+    return slug
+
+
+PATH_MAX = 1024
+PATH_DEPTH = 16
+
+
+def check_path(path: object) -> str:
+    """Return ``path`` if it is a usable file-store path, else raise ``InvalidPath``.
+
+    A path is relative, 1-16 ``/``-separated names, at most 1,024 characters. Each name
+    is one a git tree may hold (see :func:`tree_name_problem`: no ``..``, no ``.git`` in any
+    spelling, no backslash, at most 255 bytes of UTF-8) and holds no control character
+    or line separator (a path is one line of its commit's message); any other character
+    is welcome: spaces, accents, any script.
+    """
+    if not isinstance(path, str) or not path:
+        raise InvalidPath("a file path must be a non-empty string such as notes/todo.md")
+    if len(path) > PATH_MAX:
+        raise InvalidPath(
+            f"file path {path[:40]!r}... is {len(path)} characters; use at most {PATH_MAX}"
+        )
+    segments = path.split("/")
+    if len(segments) > PATH_DEPTH:
+        raise InvalidPath(
+            f"file path {path!r} is {len(segments)} folders deep; use at most {PATH_DEPTH}"
+        )
+    for segment in segments:
+        if not segment:
+            raise InvalidPath(
+                f"file path {path!r} has an empty segment; write it relative, "
+                "with single '/' between names (e.g. notes/todo.md)"
+            )
+        problem = _file_name_problem(segment)
+        if problem is not None:
+            raise InvalidPath(f"file path {path!r} is not usable: name {segment!r} {problem}")
+    return path
+
+
+def _file_name_problem(name: str) -> str | None:
+    """Why ``name`` may not be one name of a file-store path, or ``None``."""
+    control = next((c for c in name if unicodedata.category(c) in _LINE_BREAKING), None)
+    if control is not None:
+        return f"holds the control character {control!r}; use printable characters"
+    return tree_name_problem(name)
+
+
+# control characters and line or paragraph separators: each could end a message line
+_LINE_BREAKING = frozenset(("Cc", "Zl", "Zp"))
+
+
+def check_op(op: object) -> str:
+    """Return ``op`` if it is a usable op name (``[a-z][a-z-]{0,31}``), else raise
+    ``InvalidArgument``."""
+    if not isinstance(op, str) or not OP_RE.fullmatch(op):
+        shown = repr(op[:40]) if isinstance(op, str) else type(op).__name__
+        raise InvalidArgument(
+            f"op {shown} is not usable; an op is a lowercase word of 1-32 letters and '-' "
+            "that starts with a letter (e.g. edit, rename)"
+        )
+    return op

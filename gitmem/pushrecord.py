@@ -9,14 +9,17 @@ recorded limits, is refused (an operator's deliberate widening is adopted by syn
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple, cast
-
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import NamedTuple
+
     from gitmem.limits import Limits
+else:
+    from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
 
 __all__ = ["Record", "hold_record", "record_at"]
 
@@ -116,7 +119,7 @@ def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | No
     at = sha
     while at is not None:
         if at in cache:
-            found = cast("tuple[str, Limits] | None", cache[at])
+            found = cache[at]  # pyright: ignore[reportAssignmentType]
             break
         line.append(at)
         facts = reader.facts(at)

@@ -8,13 +8,14 @@ module with a function of the :class:`~gitmem.store.screen.Write`, plus its line
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gitmem.store.memoryfiles import GUARD
 from gitmem.store.screen import SECRETS, Screen, Write
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     # imported where used: opening a repository starts no sandbox
     from gitmem.guard import Guards
 

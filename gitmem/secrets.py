@@ -20,13 +20,17 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.errors import InvalidArgument, SecretFound
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gitmem.types import Memory
+    from collections.abc import Iterable, Iterator
+    from typing import NamedTuple
+
+    from gitmem.types import MemoryParts
+else:
+    from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
 
 __all__ = ["ALLOWLIST_MAX", "Allowlist", "Finding", "check_texts", "fingerprint", "scan"]
 
@@ -338,7 +342,7 @@ def read_allowlist(text: str | None) -> Allowlist:
         return Allowlist()
 
 
-def memory_fields(memory: Memory) -> list[tuple[str, str]]:
+def memory_fields(memory: MemoryParts) -> list[tuple[str, str]]:
     """The parts of a memory a secret may hide in, each named for a refusal: its name
     first (named without itself, since a refusal never repeats a secret; the later
     parts are named by it only once it is clean), then the description, the body and

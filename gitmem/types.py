@@ -1,20 +1,28 @@
 """The values gitmem passes around: memories, authors, changes, revisions, totals.
 
 Also the input rules every entry point shares (slugs, ops, text, authors), so that the
-library, the holder and the CLI refuse the same things with the same words.
+library, the holder and the CLI refuse the same things with the same words: the rules
+for names live in :mod:`gitmem.names`, those for text in :mod:`gitmem.lean.text`, and
+:class:`Totals` in :mod:`gitmem.lean.totals` (all free of ``dataclasses``, for the
+processes that read commits and never load this module), each re-exported here.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from gitmem.errors import InvalidArgument, InvalidAuthor, InvalidPath, InvalidSlug
-from gitmem.lean.text import check_text
-from gitmem.names import tree_name_problem
+from gitmem.errors import InvalidAuthor
+from gitmem.lean.text import check_text, count_lines
+from gitmem.lean.totals import Totals
+from gitmem.names import OP_RE as OP_RE
+from gitmem.names import PATH_DEPTH as PATH_DEPTH
+from gitmem.names import PATH_MAX as PATH_MAX
+from gitmem.names import SLUG_MAX as SLUG_MAX
+from gitmem.names import SLUG_RE as SLUG_RE
+from gitmem.names import check_op, check_path, check_slug
 
 __all__ = [
     "AGENT_EMAIL",
@@ -22,10 +30,12 @@ __all__ = [
     "Author",
     "Change",
     "Edit",
+    "EditParts",
     "FileChange",
     "FileEdit",
     "FileRevision",
     "Memory",
+    "MemoryParts",
     "Op",
     "Revision",
     "Totals",
@@ -40,107 +50,6 @@ Op = str
 """What a change did, as named in its commit: a lowercase word such as ``create``,
 ``edit``, ``delete`` or ``rename`` (see ``check_op``). Whether a change removes a memory
 is said by its ``memory`` being ``None``, never by the op's name."""
-
-OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
-
-SLUG_MAX = 64
-SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
-
-
-def check_slug(slug: object) -> str:
-    """Return ``slug`` if it obeys the slug rules, else raise ``InvalidSlug`` saying why.
-
-    A slug is 1-64 ASCII letters, digits, ``-``, ``_`` and ``.``, is a name a git tree
-    may hold (see :mod:`gitmem.names`: not ``.``, ``..``, nor ``.git`` or
-    ``.gitmodules`` in any spelling) and does not end in ``.lock``.
-    """
-    if not isinstance(slug, str) or not slug:
-        raise InvalidSlug("a memory name must be a non-empty string of 1-64 characters")
-    if len(slug) > SLUG_MAX:
-        raise InvalidSlug(
-            f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
-        )
-    if not SLUG_RE.fullmatch(slug):
-        bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
-        shown = " ".join(repr(c) for c in bad[:5])
-        raise InvalidSlug(
-            f"memory name {slug!r} has characters a name may not hold ({shown}); "
-            "use ASCII letters, digits, '-', '_' and '.'"
-        )
-    problem = tree_name_problem(slug)
-    if problem is not None:
-        raise InvalidSlug(f"memory name {slug!r} {problem}; choose another name")
-    if slug.endswith(".lock"):
-        raise InvalidSlug(f"memory name {slug!r} may not end in '.lock'; choose another name")
-    return slug
-
-
-PATH_MAX = 1024
-PATH_DEPTH = 16
-
-
-def check_path(path: object) -> str:
-    """Return ``path`` if it is a usable file-store path, else raise ``InvalidPath``.
-
-    A path is relative, 1-16 ``/``-separated names, at most 1,024 characters. Each name
-    is one a git tree may hold (see :mod:`gitmem.names`: no ``..``, no ``.git`` in any
-    spelling, no backslash, at most 255 bytes of UTF-8) and holds no control character
-    or line separator (a path is one line of its commit's message); any other character
-    is welcome: spaces, accents, any script.
-    """
-    if not isinstance(path, str) or not path:
-        raise InvalidPath("a file path must be a non-empty string such as notes/todo.md")
-    if len(path) > PATH_MAX:
-        raise InvalidPath(
-            f"file path {path[:40]!r}... is {len(path)} characters; use at most {PATH_MAX}"
-        )
-    segments = path.split("/")
-    if len(segments) > PATH_DEPTH:
-        raise InvalidPath(
-            f"file path {path!r} is {len(segments)} folders deep; use at most {PATH_DEPTH}"
-        )
-    for segment in segments:
-        if not segment:
-            raise InvalidPath(
-                f"file path {path!r} has an empty segment; write it relative, "
-                "with single '/' between names (e.g. notes/todo.md)"
-            )
-        problem = _file_name_problem(segment)
-        if problem is not None:
-            raise InvalidPath(f"file path {path!r} is not usable: name {segment!r} {problem}")
-    return path
-
-
-def _file_name_problem(name: str) -> str | None:
-    """Why ``name`` may not be one name of a file-store path, or ``None``."""
-    control = next((c for c in name if unicodedata.category(c) in _LINE_BREAKING), None)
-    if control is not None:
-        return f"holds the control character {control!r}; use printable characters"
-    return tree_name_problem(name)
-
-
-# control characters and line or paragraph separators: each could end a message line
-_LINE_BREAKING = frozenset(("Cc", "Zl", "Zp"))
-
-
-def check_op(op: object) -> str:
-    """Return ``op`` if it is a usable op name (``[a-z][a-z-]{0,31}``), else raise
-    ``InvalidArgument``."""
-    if not isinstance(op, str) or not OP_RE.fullmatch(op):
-        shown = repr(op[:40]) if isinstance(op, str) else type(op).__name__
-        raise InvalidArgument(
-            f"op {shown} is not usable; an op is a lowercase word of 1-32 letters and '-' "
-            "that starts with a letter (e.g. edit, rename)"
-        )
-    return op
-
-
-def count_lines(text: str) -> int:
-    """Lines in ``text``: 0 for empty text, and a final line without newline counts."""
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
-
 
 AGENT_EMAIL = "@agents.gitmem"
 """How the email of an agent instance's commits ends (an operator's is their own)."""
@@ -197,34 +106,40 @@ class Memory:
 
 
 @dataclass(frozen=True)
-class Totals:
-    """How many memories, body characters and body lines a store holds (or once held)."""
-
-    count: int = 0
-    chars: int = 0
-    lines: int = 0
-
-    def peak(self, other: Totals) -> Totals:
-        return Totals(
-            max(self.count, other.count), max(self.chars, other.chars), max(self.lines, other.lines)
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        """``{"count", "chars", "lines"}``."""
-        return {"count": self.count, "chars": self.chars, "lines": self.lines}
-
-    def as_dict(self) -> dict[str, int]:
-        """The same as :meth:`to_dict` (the name earlier versions used)."""
-        return self.to_dict()
-
-
-@dataclass(frozen=True)
 class Edit:
     """One slug's part of a change: ``memory`` is its new content, ``None`` removes it."""
 
     op: Op
     slug: str
     memory: Memory | None
+
+
+class MemoryParts(Protocol):
+    """What the write screens read of a memory a write makes: a :class:`Memory`, or a
+    memory as the push hook reads it from a pushed commit (without this module)."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def on_use(self) -> str: ...
+
+
+class EditParts(Protocol):
+    """What the write screens read of one memory's part of a write: an :class:`Edit`,
+    or the push hook's reading of one."""
+
+    @property
+    def op(self) -> Op: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def memory(self) -> MemoryParts | None: ...
 
 
 @dataclass(frozen=True)

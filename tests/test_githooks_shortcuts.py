@@ -2,14 +2,18 @@
 
 A pushed commit's writes are screened as one write first, and part by part only when a
 screen refuses that; a memory's description is read without json's Python layer when it
-is one plain JSON string. Each shortcut is held here to the rule it stands for, over
-generated inputs.
+is one plain JSON string; a pushed memory is read without the values' module, and
+``Totals`` is kept free of ``dataclasses``. Each shortcut is held here to the rule it
+stands for, over generated inputs.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import random
+from dataclasses import dataclass
 
 import pytest
 from helpers_secrets import ORDINARY, SECRETS
@@ -19,10 +23,11 @@ from hypothesis import strategies as st
 from gitmem.errors import GitmemError, StorageError
 from gitmem.githooks import _passes  # pyright: ignore[reportPrivateUsage]
 from gitmem.screens import chain
-from gitmem.secrets import fingerprint, scan
+from gitmem.secrets import fingerprint, memory_fields, scan
 from gitmem.store.memoryfiles import decode_md
+from gitmem.store.pushcheck import PushedEdit, PushedMemory
 from gitmem.store.screen import Write
-from gitmem.types import Edit, Memory
+from gitmem.types import Edit, Memory, Totals
 
 _SCREENS = chain(None)
 
@@ -117,3 +122,60 @@ def test_a_description_read_without_json_reads_as_json_reads_it(data: bytes) -> 
     except GitmemError:
         found = None
     assert found == expected
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(_TEXT, _TEXT, _TEXT, _TEXT, _TEXT))
+def test_a_pushed_memory_is_the_memory_it_names(values: tuple[str, str, str, str, str]) -> None:
+    """A memory the hook reads from a pushed commit (without the values' module) has
+    the fields, characters and lines of ``Memory(*pushed)``, and the screens read the
+    same parts of both: the hook and the store's write path refuse it alike."""
+    pushed = PushedMemory(*values)
+    memory = Memory(*pushed)
+    assert (memory.slug, memory.description, memory.body, memory.code, memory.on_use) == values
+    assert (pushed.chars, pushed.lines) == (memory.chars, memory.lines)
+    assert memory_fields(pushed) == memory_fields(memory)
+    edit = PushedEdit("write", values[0], pushed)
+    as_hook = Write("notes", "ana", [edit], None, lambda _: None, "write")
+    as_store = Write("notes", "ana", [Edit("write", values[0], memory)], None, lambda _: None)
+    assert _passes(_SCREENS, as_hook) == _passes(_SCREENS, as_store._replace(message="write"))
+
+
+_COUNT = st.integers(min_value=-(10**12), max_value=10**12)
+
+
+@dataclass(frozen=True)
+class _AsDataclass:
+    """What ``Totals`` was: a frozen dataclass of the same fields."""
+
+    count: int = 0
+    chars: int = 0
+    lines: int = 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_COUNT, _COUNT, _COUNT), min_size=2, max_size=2))
+def test_totals_behave_as_the_frozen_dataclass_they_were(pair: list[tuple[int, int, int]]) -> None:
+    """``Totals`` (kept free of ``dataclasses`` for the hook) compares, hashes, prints,
+    copies and refuses changes as a frozen dataclass of its fields does."""
+    (a, b), (x, y) = [Totals(*p) for p in pair], [_AsDataclass(*p) for p in pair]
+    assert (a == b) == (x == y) and (a != b) == (x != y)
+    assert (hash(a), hash(b)) == (hash(x), hash(y))
+    assert repr(a) == repr(x).replace("_AsDataclass", "Totals")
+    assert a.peak(b) == Totals(*(max(p, q) for p, q in zip(pair[0], pair[1], strict=True)))
+    assert (
+        a.to_dict() == a.as_dict() == dict(zip(("count", "chars", "lines"), pair[0], strict=True))
+    )
+    assert copy.copy(a) == a and pickle.loads(pickle.dumps(a)) == a
+    assert Totals() == Totals(0, 0, 0) != (0, 0, 0)
+    assert Totals(*pair[0]) == Totals(count=pair[0][0], chars=pair[0][1], lines=pair[0][2])
+    match a:
+        case Totals(count, chars, lines):
+            assert (count, chars, lines) == pair[0]
+    with pytest.raises(AttributeError):
+        a.count = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del a.chars  # type: ignore[misc]

@@ -107,6 +107,7 @@ ORDER: dict[str, list[str]] = {
         "files",
         "tuples",
         "text",
+        "totals",
         "alike",
         "layout",
         "objects",

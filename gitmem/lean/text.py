@@ -1,11 +1,12 @@
 """What storable text is: a string with no NUL and no lone surrogate (the one rule
-every text an agent or an operator gives passes, keywords included)."""
+every text an agent or an operator gives passes, keywords included); and how its lines
+are counted."""
 
 from __future__ import annotations
 
 from gitmem.errors import InvalidText
 
-__all__ = ["check_text"]
+__all__ = ["check_text", "count_lines"]
 
 
 def check_text(value: object, what: str) -> str:
@@ -21,3 +22,10 @@ def check_text(value: object, what: str) -> str:
             f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
         ) from None
     return value
+
+
+def count_lines(text: str) -> int:
+    """Lines in ``text``: 0 for empty text, and a final line without newline counts."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)

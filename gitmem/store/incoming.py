@@ -15,13 +15,18 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import NamedTuple
 
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
 from gitmem.store.pushobjects import Objects, common_dir, control_dir
 from gitmem.store.trees import BadTree, Entries, Trees
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NamedTuple
+else:
+    from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
 
 __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 

@@ -21,7 +21,10 @@ from gitmem.lean.layout import CLOSE as _CLOSE
 from gitmem.lean.layout import CODE, MD, ON_USE, SUFFIXES, bucket, split_md
 from gitmem.lean.layout import OPEN as _OPEN
 from gitmem.lean.layout import description as plain_description
-from gitmem.types import Memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitmem.types import Memory
 
 __all__ = [
     "CODE",

@@ -28,15 +28,23 @@ both slugs and paths is not gitmem's.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
 
 from gitmem.errors import InvalidPath
 from gitmem.lean.heads import TOTAL_KEYS
-from gitmem.types import OP_RE as _OP_RE
-from gitmem.types import SLUG_RE as _SLUG_RE
-from gitmem.types import Op, Totals, check_path
+from gitmem.lean.totals import Totals
+from gitmem.names import OP_RE as _OP_RE
+from gitmem.names import SLUG_RE as _SLUG_RE
+from gitmem.names import check_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import NamedTuple
+
+    from gitmem.types import Op
+else:
+    from gitmem.lean.tuples import NamedTuple
 
 
 class Edited(NamedTuple):

@@ -19,18 +19,24 @@ number of commits hold them.
 from __future__ import annotations
 
 from operator import itemgetter, methodcaller
-from typing import NamedTuple
 
 from gitmem.errors import GitmemError
-from gitmem.names import tree_name_problem
+from gitmem.lean.text import count_lines
+from gitmem.lean.totals import Totals
+from gitmem.names import check_path, check_slug, tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
 from gitmem.store.trees import Trees
-from gitmem.types import Memory, Totals, check_path, check_slug
 
-__all__ = ["PushCommit", "PushReader", "Refused", "is_zero"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
+
+__all__ = ["PushCommit", "PushReader", "PushedEdit", "PushedMemory", "Refused", "is_zero"]
 
 _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
@@ -44,6 +50,36 @@ _Diff = list[tuple[str, _Entry | None, _Entry | None]]
 """The entries two trees hold differently: ``(name, old, new)``."""
 
 
+class PushedMemory(NamedTuple):
+    """A memory as a pushed commit holds it: the values of a
+    :class:`gitmem.types.Memory`, in its order (``Memory(*pushed)`` is that memory),
+    read without loading the values' module into a hook's process."""
+
+    slug: str
+    description: str
+    body: str
+    code: str = ""
+    on_use: str = ""
+
+    @property
+    def chars(self) -> int:
+        """Characters (code points) of the body: what the limits count."""
+        return len(self.body)
+
+    @property
+    def lines(self) -> int:
+        return count_lines(self.body)
+
+
+class PushedEdit(NamedTuple):
+    """One memory's part of a pushed commit, as the write screens read it (the values
+    of a :class:`gitmem.types.Edit`, in its order)."""
+
+    op: str
+    slug: str
+    memory: PushedMemory | None
+
+
 class PushCommit(NamedTuple):
     """One new commit of a store: what it changes against its first parent."""
 
@@ -53,7 +89,7 @@ class PushCommit(NamedTuple):
     facts: Facts | None
     """What its trailers say; ``None`` for a commit gitmem did not make."""
     author: str
-    changed: dict[str, tuple[Memory | None, Memory | None]]
+    changed: dict[str, tuple[PushedMemory | None, PushedMemory | None]]
     """slug → (before, after), for every memory whose files differ from the parent's
     and read (one that does not is among the ``problems``)."""
     parent_totals: Totals
@@ -76,7 +112,9 @@ class PushReader(Incoming):
         self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
     ) -> None:
         super().__init__(git_dir, quarantine, trees)
-        self._memories: dict[tuple[str, bytes | None, bytes | None, bytes | None], Memory] = {}
+        self._memories: dict[
+            tuple[str, bytes | None, bytes | None, bytes | None], PushedMemory
+        ] = {}
         self._totals: dict[str, Totals] = {}
         self._names: set[bytes] = set()
         self._homes: dict[str, str] = {}
@@ -131,9 +169,9 @@ class PushReader(Incoming):
             self._totals[sha] = found
         return found
 
-    def memories(self, sha: str) -> dict[str, Memory]:
+    def memories(self, sha: str) -> dict[str, PushedMemory]:
         """Every memory of the store as of commit ``sha`` (already accepted), by slug."""
-        found: dict[str, Memory] = {}
+        found: dict[str, PushedMemory] = {}
         for name, mode, tree in self.tree(self.head(sha).tree, sha):
             bucket = name.decode("utf-8", "replace")
             if not _is_bucket(bucket, (mode, tree)):
@@ -202,8 +240,8 @@ class PushReader(Incoming):
 
     def _changed(
         self, sha: str, diff: _Diff, problems: list[Refused]
-    ) -> dict[str, tuple[Memory | None, Memory | None]]:
-        changed: dict[str, tuple[Memory | None, Memory | None]] = {}
+    ) -> dict[str, tuple[PushedMemory | None, PushedMemory | None]]:
+        changed: dict[str, tuple[PushedMemory | None, PushedMemory | None]] = {}
         for name, before, after in diff:
             if name in (ALLOWLIST, GUARD):
                 continue
@@ -277,7 +315,7 @@ class PushReader(Incoming):
                 found[wanted[name]] = sha  # a name given twice: the last, as git reads it
         return found
 
-    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> Memory | None:
+    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
         md = bucket.get(slug + files.MD)
         code = bucket.get(slug + files.CODE)
         on_use = bucket.get(slug + files.ON_USE)
@@ -299,7 +337,7 @@ class PushReader(Incoming):
             raise Refused("parse", commit, str(exc)) from None
         except UnicodeDecodeError:
             raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
-        found = Memory(slug, description, body, halves[0], halves[1])
+        found = PushedMemory(slug, description, body, halves[0], halves[1])
         if len(self._memories) >= _CACHE_MAX:
             self._memories.clear()
         self._memories[key] = found
@@ -323,7 +361,7 @@ def _hold_trailers(
     sha: str,
     merge: bool,
     facts: Facts,
-    changed: dict[str, tuple[Memory | None, Memory | None]],
+    changed: dict[str, tuple[PushedMemory | None, PushedMemory | None]],
     parent_facts: Facts | None,
     revisions: tuple[dict[str, int], bool] | None,
 ) -> None:

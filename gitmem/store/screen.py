@@ -10,11 +10,16 @@ repository's is longer (see :mod:`gitmem.screens`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
-
 from gitmem.store.memoryfiles import ALLOWLIST
-from gitmem.types import Edit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import NamedTuple
+
+    from gitmem.types import EditParts
+else:
+    from gitmem.lean.tuples import NamedTuple
 
 __all__ = ["SECRETS", "Screen", "Write", "run"]
 
@@ -25,7 +30,7 @@ class Write(NamedTuple):
     store: str
     author: str
     """The writing author's name."""
-    edits: Sequence[Edit]
+    edits: Sequence[EditParts]
     """A memory store's edits (none for a file store's write)."""
     files: Sequence[tuple[str, str]] | None
     """A file store's written files, ``(path, text)``; ``None`` for a memory store."""
