@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 726743747b8a93e26eb0ee8bc450b6fcfc65f28944372329cb589b56f671746e) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 326617a8bb065b22d5f188557895f608129666bb8459cec992fe76b878b5d3a4) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1041,11 +1041,13 @@ var Slot = class _Slot {
     for (const url of this.urls) URL.revokeObjectURL(url);
     this.urls = [];
   }
-  stop() {
+  // `named`: whether the next reply still has to name it (one released by a
+  // reply was named in that reply).
+  stop(named = true) {
     if (this.exited) return;
     this.exited = true;
     this.worker.terminate();
-    _Slot.ended.push(this.id);
+    if (named) _Slot.ended.push(this.id);
   }
 };
 var Queue = class {
@@ -1121,6 +1123,8 @@ var Runtime = class {
   host;
   settings;
   spares;
+  // Workers whose request answered, ended as its reply is written.
+  released;
   checkers;
   bootTimer;
   busy;
@@ -1138,6 +1142,7 @@ var Runtime = class {
     this.host = host;
     this.settings = settings;
     this.spares = [];
+    this.released = [];
     this.checkers = /* @__PURE__ */ new Map();
     this.bootTimer = null;
     this.busy = true;
@@ -1266,12 +1271,29 @@ var Runtime = class {
     }
   }
   // A request's result, with the cache the host keeps and the workers it ended.
+  // The workers the request released are named in it as ended and terminated
+  // as soon as it is written, before the next request is read: the host has its
+  // answer without waiting for their teardown, and still waits for their
+  // threads to be gone before the process serves anyone again.
   async reply(result) {
-    await this.host.send({
-      ...result,
-      keep: this.kept(),
-      ended: Slot.ended.splice(0)
-    });
+    const released = this.released.splice(0);
+    const ended = Slot.ended.splice(0);
+    for (const slot of released) ended.push(slot.id);
+    try {
+      await this.host.send({
+        ...result,
+        keep: this.kept(),
+        ended
+      });
+    } finally {
+      for (const slot of released) slot.stop(false);
+    }
+  }
+  // Ends the worker of a request that answered: its URLs are revoked at once,
+  // and it is terminated once the reply naming it is written (see reply).
+  release(slot) {
+    slot.revoke();
+    this.released.push(slot);
   }
   // Ends a request's worker: its URLs are revoked at once, and the host waits
   // for its thread to be gone before the process serves another request.
@@ -1305,7 +1327,7 @@ var Runtime = class {
     });
     slot.listener = null;
     if (outcome.op === "result") {
-      this.finish(slot);
+      this.release(slot);
       const exports = Array.isArray(outcome.exports) ? outcome.exports.slice(0, this.settings.maxViews).map((e) => String(e).slice(0, this.settings.maxTitleChars)) : [];
       const diagnostic = outcome.diagnostic === null || outcome.diagnostic === void 0 ? null : capError(String(outcome.diagnostic), this.settings);
       return {
@@ -1559,7 +1581,8 @@ var Runtime = class {
     }
     clearTimeout(timer);
     slot.listener = null;
-    this.finish(slot);
+    if (outcome.op === "done") this.release(slot);
+    else this.finish(slot);
     if (truncated) output += "\n[output truncated]";
     let error;
     if (outcome.op === "done") {

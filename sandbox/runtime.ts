@@ -1085,11 +1085,13 @@ class Slot {
     this.urls = [];
   }
 
-  stop(): void {
+  // `named`: whether the next reply still has to name it (one released by a
+  // reply was named in that reply).
+  stop(named = true): void {
     if (this.exited) return;
     this.exited = true;
     this.worker.terminate();
-    Slot.ended.push(this.id);
+    if (named) Slot.ended.push(this.id);
   }
 }
 
@@ -1172,6 +1174,8 @@ const KEPT_USES = 200;
 
 class Runtime {
   private spares: Slot[] = [];
+  // Workers whose request answered, ended as its reply is written.
+  private released: Slot[] = [];
   private checkers = new Map<string, Kept>();
   private bootTimer: ReturnType<typeof setTimeout> | null = null;
   private busy = true;
@@ -1306,8 +1310,26 @@ class Runtime {
   }
 
   // A request's result, with the cache the host keeps and the workers it ended.
+  // The workers the request released are named in it as ended and terminated
+  // as soon as it is written, before the next request is read: the host has its
+  // answer without waiting for their teardown, and still waits for their
+  // threads to be gone before the process serves anyone again.
   private async reply(result: Message): Promise<void> {
-    await this.host.send({ ...result, keep: this.kept(), ended: Slot.ended.splice(0) });
+    const released = this.released.splice(0);
+    const ended = Slot.ended.splice(0);
+    for (const slot of released) ended.push(slot.id);
+    try {
+      await this.host.send({ ...result, keep: this.kept(), ended });
+    } finally {
+      for (const slot of released) slot.stop(false);
+    }
+  }
+
+  // Ends the worker of a request that answered: its URLs are revoked at once,
+  // and it is terminated once the reply naming it is written (see reply).
+  private release(slot: Slot): void {
+    slot.revoke();
+    this.released.push(slot);
   }
 
   // Ends a request's worker: its URLs are revoked at once, and the host waits
@@ -1346,7 +1368,7 @@ class Runtime {
     if (outcome.op === "result") {
       // The worker answered, so the reply need not wait for it to end; one that
       // will not (it left a thread spinning) is caught by the idle watch.
-      this.finish(slot);
+      this.release(slot);
       const exports = Array.isArray(outcome.exports)
         ? outcome.exports.slice(0, this.settings.maxViews).map((e) =>
           String(e).slice(0, this.settings.maxTitleChars)
@@ -1600,8 +1622,11 @@ class Runtime {
     }
     clearTimeout(timer);
     slot.listener = null;
-    // Whatever the program left pending (timers, promises, loops) dies here.
-    this.finish(slot);
+    // Whatever the program left pending (timers, promises, loops) dies here: at
+    // once when it did not report done (the host replaces the process), else
+    // as soon as the reply is written.
+    if (outcome.op === "done") this.release(slot);
+    else this.finish(slot);
     if (truncated) output += "\n[output truncated]";
     let error: Json;
     if (outcome.op === "done") {

@@ -54,9 +54,15 @@ PIECES = [
 sources = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 
 
-def read_by_tokens(source: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, bool]]:
+def read_by_tokens(
+    source: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    quick: tuple[str, ...] = ("_plain_declaration",),
+) -> dict[str, tuple[int, bool]]:
     with monkeypatch.context() as patched:
-        patched.setattr(scanner, "_plain_declaration", lambda *_: -1)
+        for name in quick:
+            patched.setattr(scanner, name, lambda *_: -1)
         return scanner.declarations.__wrapped__(source)
 
 
@@ -80,3 +86,28 @@ def test_quick_reading_reads_the_common_shapes() -> None:
     assert found == {"f": (source.index("("), False), "g": (source.index(" <"), False)}
     assert quick("export default function", "export", 6, {}) == -1
     assert quick("function f // c", "function", 8, {}) == -1
+
+
+@settings(max_examples=1000, deadline=None)
+@given(sources)
+def test_export_function_read_at_once_as_the_token_reader_reads_it(source: str) -> None:
+    """``export function name`` read with one match finds what the token reader finds
+    with no quick reading at all."""
+    monkeypatch = pytest.MonkeyPatch()
+    every = ("_plain_declaration", "_export_function")
+    assert scanner.declarations.__wrapped__(source) == read_by_tokens(
+        source, monkeypatch, quick=every
+    )
+
+
+def test_export_function_read_at_once() -> None:
+    """The shape it exists for is read by it, and read right; others are left to the rest."""
+    source = "export  function\n* f <T>(a: number): string {}\n"
+    found: dict[str, tuple[int, bool]] = {}
+    quick = scanner._export_function  # pyright: ignore[reportPrivateUsage]
+    assert quick(source, "export", 6, found) == source.index("<")
+    assert found == {"f": (source.index(" <"), False)}
+    assert quick("export default function f() {}", "export", 6, {}) == -1
+    assert quick("export functional()", "export", 6, {}) == -1
+    assert quick("export function // c\nf() {}", "export", 6, {}) == -1
+    assert quick("export function f() {}", "function", 8, {}) == -1

@@ -191,12 +191,7 @@ def _healthy(process: Process) -> bool:
     # are not gone, or with a worker left spinning, would take the next call's CPU
     # and memory. One that still holds a past run's memory would fail an innocent
     # call: half the cap, so the next run has room to reach its own limits.
-    return (
-        process.quiet()
-        and process.settled()
-        and 2 * process.rss_kb() <= process.rss_cap_kb
-        and not process.spinning()
-    )
+    return process.quiet() and process.at_rest() and 2 * process.rss_kb() <= process.rss_cap_kb
 
 
 _shared: Pool | None = None

@@ -240,58 +240,54 @@ class Process:
             os.close(fd)
         return int(fields[1]) * _PAGE_KB if len(fields) > 1 else 0
 
-    def _workers(self) -> dict[int, str]:
-        """The process's worker threads: thread id to the name Deno gave it."""
+    def _workers(self) -> dict[int, tuple[str, int]]:
+        """The process's worker threads: thread id to the name Deno gave it and the CPU it
+        has used in clock ticks, from one read of each thread's ``stat``."""
         base = f"/proc/{self.pid}/task"
         try:
             threads = os.listdir(base)
         except OSError:
             return {}
-        found: dict[int, str] = {}
+        found: dict[int, tuple[str, int]] = {}
         for tid in threads:
             try:
-                with open(f"{base}/{tid}/comm", "rb") as f:
-                    name = f.read().strip().decode("ascii", "replace")
+                with open(f"{base}/{tid}/stat", "rb") as f:
+                    stat = f.read()
             except OSError:
                 continue
-            if name.startswith("worker-"):
-                found[int(tid)] = name
+            # `tid (name) state ...`: the name is the kernel's, as in the thread's `comm`.
+            head, _, tail = stat.rpartition(b")")
+            name = head.partition(b"(")[2].decode("ascii", "replace")
+            if not name.startswith("worker-"):
+                continue
+            fields = tail.split()
+            ticks = int(fields[11]) + int(fields[12]) if len(fields) > 12 else 0
+            found[int(tid)] = (name, ticks)
         return found
 
-    def settled(self, grace: float = _SPIN_GRACE) -> bool:
-        """Whether every worker the runtime ended is gone, waiting up to ``grace`` s.
+    def at_rest(self, grace: float = _SPIN_GRACE) -> bool:
+        """Whether every worker the runtime ended is gone, waiting up to ``grace`` s, and
+        no worker thread has used more CPU than any request it served may; both read
+        from the same look at the threads once the ended ones are gone.
 
         A terminate does not stop a thread caught in a microtask loop (a Deno defect):
         left running, it would take CPU and memory from the next request, any holder's,
-        and could fill its heap and abort the process under that request. Such a
-        process is never lent again.
+        and could fill its heap and abort the process under that request. A worker that
+        used more CPU than its requests' longest time limit allows was left running past
+        its request. Such a process is never lent again.
         """
-        if not self.ended:
-            return True
         names = {f"worker-{n}" for n in self.ended}
         give_up = time.monotonic() + grace
         while True:
-            if not names.intersection(self._workers().values()):
+            workers = self._workers()
+            if not names.intersection(name for name, _ in workers.values()):
                 self.ended.clear()
-                return True
+                break
             if time.monotonic() > give_up or not self.alive():
                 return False
             time.sleep(0.001)
-
-    def spinning(self) -> bool:
-        """Whether a worker thread has used more CPU than any request it served may:
-        one left running past its request, which would take CPU from later requests,
-        any holder's. Such a process is never lent again."""
         allowed = (self.longest + _SPIN_GRACE) * _TICKS
-        for tid in self._workers():
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[11]) + int(fields[12]) > allowed:
-                return True
-        return False
+        return all(ticks <= allowed for _, ticks in workers.values())
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the

@@ -129,7 +129,9 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
         elif token in "\"'`":
             at = _string_end(source, hit.end(), token)
         elif _starts_token(source, hit.start()):
-            quick = _plain_declaration(source, token, hit.end(), found)
+            quick = _export_function(source, token, hit.end(), found)
+            if quick < 0:
+                quick = _plain_declaration(source, token, hit.end(), found)
             at = quick if quick >= 0 else _declaration(_Tokens(source, hit.start()), found)
         else:
             at = hit.end()
@@ -155,6 +157,23 @@ def _plain_declaration(source: str, token: str, at: int, found: dict[str, tuple[
     if token != "function":
         return -1
     head = _FUNCTION_PLAIN.match(source, at)
+    if head is None:
+        return -1
+    found.setdefault(head.group(1), (head.end(1), False))
+    return head.end()
+
+
+# `export function name`, the commonest shape of all, read with one match: where the
+# plain `export` would be read, and then the plain `function` right after it.
+_EXPORT_FUNCTION = re.compile(r"\s++function(?![\w$])" + _FUNCTION_PLAIN.pattern)
+
+
+def _export_function(source: str, token: str, at: int, found: dict[str, tuple[int, bool]]) -> int:
+    """The two plain declarations of ``export function name`` at once, for an ``export``
+    whose word ends at ``at``: where to go on, or -1 when it is not that shape."""
+    if token != "export":
+        return -1
+    head = _EXPORT_FUNCTION.match(source, at)
     if head is None:
         return -1
     found.setdefault(head.group(1), (head.end(1), False))
