@@ -11,6 +11,8 @@ reference at a smaller size in the same run, as a ratio.
 4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
    the console's first request of the Memories panel, at 100,000 beside 10,000.
 
+``--sync-only`` runs part 3 alone.
+
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
 runs: every measurement that writes works on a copy. A history is written as one pack
@@ -503,6 +505,9 @@ def main() -> None:
     )
     work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
     try:
+        if "--sync-only" in sys.argv[1:]:  # part 3 alone
+            bench_sync(work)
+            return
         bench_writes(work)
         paths = bench_indexes()
         bench_sync(work)
