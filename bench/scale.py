@@ -11,9 +11,9 @@ reference at a smaller size in the same run, as a ratio.
 4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
    the console's first request of the Memories panel, at 100,000 beside 10,000.
 
-``python bench/scale.py --only PART`` runs one line of part 2 alone, a few runs of each
-size on copies of the stores: ``search``, ``listing`` or ``history`` (the history beside
-git's walk of every commit and the paths it changed).
+``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
+copies of the stores: a line of part 2 (``search``, ``listing`` or ``history``, the
+history beside git's walk of every commit and the paths it changed), or ``sync`` (part 3).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -594,7 +594,7 @@ def bench_search_rebuild() -> None:
 
 
 def only(part: str) -> None:
-    """One line of part 2 alone (``--only PART``)."""
+    """One part alone (``--only PART``)."""
     work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
     try:
         PARTS[part](work)
@@ -606,6 +606,7 @@ PARTS: dict[str, Callable[[str], None]] = {
     "search": lambda work: bench_search_rebuild(),
     "listing": bench_listing,
     "history": bench_history,
+    "sync": bench_sync,
 }
 
 

@@ -141,6 +141,36 @@ def test_a_damaged_object_is_refused_and_nothing_lands(pair: tuple[Path, Path]) 
         assert fresh.stores() == []
 
 
+def test_a_damaged_tree_is_refused_whether_or_not_a_sync_shares_it(
+    pair: tuple[Path, Path],
+) -> None:
+    """A fan-out folder's tree whose content is not what its name says (one that
+    parses) stops a plain copy and a sync's fetch alike, where the sync's readers
+    share what the copy reads (each tree is hashed once there): nothing lands."""
+    source, target = pair
+    head = _head(source)
+    folder = _path(source, "m07").split("/")[0]
+    sha = sh(source, "rev-parse", f"{BRANCH}:{folder}").strip()
+    other = sh(source, "rev-parse", f"{BRANCH}:{_path(source, 'm08')}").strip()
+    # still a tree, naming objects the source holds, but not the tree of this name
+    made = Tree()
+    for name, mode, _ in parse_tree(_cat(source, sha), 20):
+        made.add(name, mode, ObjectID(other.encode()))
+    damaged = made.as_raw_string()
+    assert damaged != _cat(source, sha)
+    sh(source, "repack", "-q", "-a", "-d")
+    loose = source / "objects" / sha[:2] / sha[2:]
+    loose.parent.mkdir(exist_ok=True)
+    loose.write_bytes(zlib.compress(b"tree %d\x00" % len(damaged) + damaged))
+    with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
+        copy_history(src, dst, [head])
+    assert not list((target / "objects" / "pack").glob("*"))
+    with Repository.init(str(source.parent / "fresh")) as fresh:
+        with pytest.raises(RemoteError, match=f"cannot fetch from .*{sha}"):
+            fresh.sync(str(source))
+        assert fresh.stores() == []
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_a_delta_rebuilds_its_target(seed: int) -> None:
     """Copying the common head and tail and inserting the rest makes the target again,
@@ -309,6 +339,12 @@ def test_a_damaged_pack_entry_is_refused_and_nothing_lands(pair: tuple[Path, Pat
     with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
         copy_history(src, dst, [head])
     assert not list((target / "objects" / "pack").glob("*"))
+
+
+def _cat(path: Path, sha: str) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "tree", sha], cwd=path, check=True, capture_output=True
+    ).stdout
 
 
 def _path(source: Path, slug: str) -> str:

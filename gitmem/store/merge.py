@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
@@ -177,8 +178,26 @@ def _files_tree(entries: Mapping[str, bytes]) -> RawTree:
     git's order, which for files alone is their names' (UTF-8 keeps the order of
     code points), each mode spelled ``100644``."""
     names = sorted(entries)
-    chunks = [b"100644 " + n.encode() + b"\0" + bytes.fromhex(entries[n].decode()) for n in names]
+    hexes = [entries[n] for n in names]
+    # the names and ids converted at once, not one by one (a fan-out folder of a large
+    # store holds hundreds); anything but plain names and ids goes one by one
+    encoded = "\0".join(names).encode().split(b"\0")
+    ids = bytes.fromhex(b"".join(hexes).decode()) if set(map(len, hexes)) <= {40} else b""
+    if len(encoded) == len(names) and len(ids) == 20 * len(names):
+        chunks = list(
+            map(b"".join, zip(repeat(b"100644 "), encoded, repeat(b"\0"), _twenties(ids)))
+        )
+    else:
+        chunks = [
+            b"100644 " + n.encode() + b"\0" + bytes.fromhex(h.decode())
+            for n, h in zip(names, hexes, strict=True)
+        ]
     return RawTree(chunks, {n: i for i, n in enumerate(names)})
+
+
+def _twenties(ids: bytes) -> list[bytes]:
+    """``ids`` cut into 20-byte object ids."""
+    return [ids[at : at + 20] for at in range(0, len(ids), 20)]
 
 
 class Merging:

@@ -90,7 +90,7 @@ def copy_history(
     finally:
         reader.close()
     if objects:
-        _write_pack(target.object_store, objects, sync_folder=sync_folder)
+        _write_pack(target.object_store, objects, cache.checked, sync_folder=sync_folder)
     return len(objects)
 
 
@@ -240,6 +240,9 @@ class _TreeCache:
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self._names: dict[str, dict[bytes, Entry]] = {}
+        self.checked: dict[str, bytes] = {}
+        """The content of each tree shared with the other readers, by id: it was
+        checked against its id then, and need not be again when it is written."""
 
     def tree(self, sha: str, content: bytes | None = None) -> _Tree:
         found = self._trees.get(sha)
@@ -291,7 +294,9 @@ class _TreeCache:
     def _share(self, sha: str, content: bytes, starts: list[int] | None = None) -> None:
         """Hand a tree read from the source to the other readers, checked first."""
         if self._shared is not None:
-            _check(sha, _TREE, content)
+            if self.checked.get(sha) is not content:
+                _check(sha, _TREE, content)
+                self.checked[sha] = content
             self._shared.keep(sha.encode(), content, starts)
 
     def names(self, sha: str) -> dict[bytes, Entry]:
@@ -538,11 +543,20 @@ def _check(sha: str, kind: int, content: bytes) -> None:
         raise ValueError(f"object {sha} does not match its content")
 
 
-def _write_pack(store: DiskObjectStore, objects: dict[str, _Object], *, sync_folder: bool) -> None:
-    """Write ``objects`` into ``store`` as one pack and its index, by packing's writer."""
-    # each id is computed again from the content: a damaged source object is refused
+def _write_pack(
+    store: DiskObjectStore,
+    objects: dict[str, _Object],
+    checked: dict[str, bytes],
+    *,
+    sync_folder: bool,
+) -> None:
+    """Write ``objects`` into ``store`` as one pack and its index, by packing's writer;
+    ``checked``: content already checked against its id, by id."""
+    # each id is computed again from the content (this very content once is enough): a
+    # damaged source object is refused
     for sha, obj in objects.items():
-        _check(sha, obj.kind, obj.content)
+        if checked.get(sha) is not obj.content:
+            _check(sha, obj.kind, obj.content)
     records: Iterator[Record] = (
         (PACKED, obj.packed, bytes.fromhex(sha), None)
         if obj.packed and obj.base is None

@@ -60,6 +60,7 @@ _LENGTH = {
     mode: len(b"%o" % mode) + 22 for mode in (0o040000, 0o100644, 0o100755, 0o120000, 0o160000)
 }
 
+K = TypeVar("K")
 V = TypeVar("V")
 names_of = itemgetter(0)
 _modes_of = itemgetter(1)
@@ -116,6 +117,7 @@ class Trees:
         self._contents: dict[bytes, bytes] = {}
         self._entries: dict[bytes, Entries] = {}
         self._starts: dict[bytes, list[int]] = {}
+        self._differences: dict[tuple[bytes, bytes], tuple[Entries, Entries]] = {}
 
     def content(self, sha: bytes, read: Read) -> bytes:
         found = self._contents.get(sha)
@@ -162,9 +164,20 @@ class Trees:
         at the entry where they first differ and stops where their common tail
         begins on an entry of ``old``. Parsing that span of ``new`` on its own must
         end exactly there, so ``new`` reads as git reads it: ``old``'s entries before
-        the span, the span's, then ``old``'s after it."""
+        the span, the span's, then ``old``'s after it.
+
+        What two trees hold differently is kept (the check of a sync's commits and
+        the comparison of each side with the merge base ask about the same pairs);
+        callers do not change the lists."""
         if old is None:
             return [], self.entries(new, read)
+        found = self._differences.get((old, new))
+        if found is None:
+            found = self._differing(old, new, read)
+            _keep(self._differences, self.most, (old, new), found)
+        return found
+
+    def _differing(self, old: bytes, new: bytes, read: Read) -> tuple[Entries, Entries]:
         before = self.entries(old, read)
         after = self._entries.get(new)
         if after is None and len(before) <= _SMALL:  # a few entries: parse the tree whole
@@ -231,7 +244,7 @@ class Trees:
         _keep(self._starts, self.most, sha, found)
 
 
-def _keep(cache: dict[bytes, V], most: int, sha: bytes, value: V) -> None:
+def _keep(cache: dict[K, V], most: int, sha: K, value: V) -> None:
     if len(cache) >= most:
         # the oldest goes (another thread may be letting it go too)
         with suppress(StopIteration, RuntimeError):

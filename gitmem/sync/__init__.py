@@ -24,6 +24,7 @@ from gitmem.errors import NotFound, RemoteError
 from gitmem.githooks import check_adopted
 from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
+from gitmem.store.collector import uncollected
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -89,7 +90,10 @@ def sync(
     repo: Storage, remote: str = "origin", store: str | None = None, author: Author = SYNC_AUTHOR
 ) -> list[StoreSync]:
     """Sync every store (or only ``store``) with ``remote``; one report per store."""
-    with repo.trees_shared():
+    # a sync's objects live as long as it does, in bounded caches (the trees it reads
+    # above all): collecting cycles among them would only walk those caches again and
+    # again, the more often the larger the store
+    with repo.trees_shared(), uncollected():
         return _sync(repo, remote, store, author)
 
 

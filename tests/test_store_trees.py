@@ -1,0 +1,107 @@
+"""Trees read once for a piece of work (``gitmem.store.trees``), and the fan-out folders a
+merge encodes (``gitmem.store.merge``): each shortcut answers as the whole reading does."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from dulwich.objects import ObjectID, Tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.store.merge import _files_tree  # pyright: ignore[reportPrivateUsage]
+from gitmem.store.trees import Trees, only_in, parse
+
+
+def _tree(entries: dict[bytes, tuple[int, bytes]]) -> bytes:
+    made = Tree()
+    for name, (mode, sha) in entries.items():
+        made.add(name, mode, ObjectID(sha))
+    return made.as_raw_string()
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_what_two_trees_hold_differently_is_what_a_whole_parse_finds_asked_again(
+    case: int,
+) -> None:
+    """``Trees.differing`` finds what parsing both trees whole finds, for a line of
+    versions each changing a few entries of its parent, asked once, asked again (the
+    answer kept), and asked of a fresh reader that met the pairs in another order."""
+    rng = random.Random(case)
+
+    def sha() -> bytes:
+        return rng.randbytes(20).hex().encode()
+
+    names = [f"m{n:05d}.md".encode() for n in range(rng.choice((8, 60, 400)))]
+    current = {n: (0o100644, sha()) for n in rng.sample(names, len(names) * 2 // 3)}
+    versions = [_tree(current)]
+    for _ in range(5):
+        for _ in range(rng.randrange(1, 4)):
+            name = rng.choice(names)
+            if name in current and rng.random() < 0.3:
+                del current[name]
+            else:
+                current[name] = (0o100644, sha())
+        versions.append(_tree(current))
+    contents = {f"{i:040x}".encode(): content for i, content in enumerate(versions)}
+    ids = list(contents)
+    pairs = [(ids[i], ids[i + 1]) for i in range(len(ids) - 1)] + [(ids[0], ids[-1])]
+    wanted = {
+        (old, new): (
+            only_in(parse(contents[old]), parse(contents[new])),
+            only_in(parse(contents[new]), parse(contents[old])),
+        )
+        for old, new in pairs
+    }
+    read = contents.__getitem__
+    trees = Trees()
+    for pair in pairs:
+        assert trees.differing(*pair, read) == wanted[pair]
+    for pair in pairs:
+        assert trees.differing(*pair, read) == wanted[pair]
+    other = Trees()
+    for pair in reversed(pairs):
+        assert other.differing(*pair, read) == wanted[pair]
+
+
+def _files_tree_one_by_one(entries: dict[str, bytes]) -> list[bytes]:
+    """A fan-out folder encoded entry by entry, as dulwich encodes one."""
+    return [
+        b"100644 " + n.encode() + b"\0" + bytes.fromhex(entries[n].decode())
+        for n in sorted(entries)
+    ]
+
+
+_NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+_IDS = st.binary(min_size=20, max_size=20).map(lambda b: b.hex().encode())
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.dictionaries(_NAMES, _IDS, max_size=40))
+def test_a_merged_fan_out_folder_is_encoded_as_entry_by_entry(entries: dict[str, bytes]) -> None:
+    """The folder a merge writes (names and ids converted at once) is byte for byte
+    the one encoded entry by entry, whatever the names (a NUL in one takes the
+    entry-by-entry road), and indexes each name at its entry."""
+    made = _files_tree(entries)
+    assert made.chunks == _files_tree_one_by_one(entries)
+    assert [made.chunks[made.index[n]] for n in sorted(entries)] == made.chunks
+    if entries and all("\0" not in n for n in entries):
+        expected = Tree()
+        for name, sha in entries.items():
+            expected.add(name.encode(), 0o100644, ObjectID(sha))
+        assert made.content() == expected.as_raw_string()
+
+
+def test_an_id_that_is_not_forty_digits_is_encoded_or_refused_as_before() -> None:
+    """An id that is not forty hex digits is encoded, or refused, as entry by entry."""
+    odd = (b"12", b"zz" * 20, b"2" * 39, b"12 34" + b"5" * 35, b"a" * 42)
+    for bad in odd:
+        entries = {"a.md": b"1" * 40, "b.md": bad}
+        try:
+            expected = _files_tree_one_by_one(entries)
+        except ValueError:
+            with pytest.raises(ValueError):
+                _files_tree(entries)
+        else:
+            assert _files_tree(entries).chunks == expected
