@@ -39,13 +39,10 @@ def summary(md: bytes) -> Summary | None:
     """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
     body's characters and lines (a last line without a newline counts); ``None`` if
     the file does not read as a memory's."""
-    framed = split_md(md)
+    framed = _framed(md)
     if framed is None:
         return None
-    found = description(framed[0])
-    if found is None:
-        return None
-    body = framed[1]
+    found, body = framed
     # counted in the bytes: UTF-8 holds a newline only as itself, and ASCII text has a
     # character a byte; other text is decoded, as the memory's reader decodes it
     if body.isascii():
@@ -60,16 +57,24 @@ def summary(md: bytes) -> Summary | None:
 
 def _memory(md: bytes) -> tuple[str, str] | None:
     """The description and body of a memory whose ``.md`` file holds ``md``."""
-    framed = split_md(md)
+    framed = _framed(md)
     if framed is None:
         return None
-    found = description(framed[0])
-    if found is None:
-        return None
+    found = framed[0]
     try:
         return found, framed[1].decode()
     except UnicodeDecodeError:
         return None
+
+
+def _framed(md: bytes) -> tuple[str, bytes] | None:
+    """The description and the body's bytes of a memory whose ``.md`` file holds
+    ``md``; ``None`` if the file does not read as a memory's."""
+    framed = split_md(md)
+    if framed is None:
+        return None
+    found = description(framed[0])
+    return None if found is None else (found, framed[1])
 
 
 def _summed(found: str, body: str) -> Summary:
