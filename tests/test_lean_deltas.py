@@ -132,3 +132,23 @@ def test_a_stream_that_inflates_past_its_declared_size_is_refused_unread(declare
             finally:
                 tracemalloc.stop()
             assert peak < 4 * declared + 1_000_000
+
+
+@pytest.mark.parametrize("continued", [8, 9, 40])
+def test_a_packed_size_past_any_objects_is_refused(continued: int) -> None:
+    """An entry's size runs on in bytes whose top bit says another follows: one that
+    runs past 60 bits names no object and is refused, never taken as a size to
+    inflate to; eight such bytes (the most a real size uses) still read."""
+    import mmap
+
+    data = bytes([0x80 | (3 << 4) | 0x0F]) + b"\xff" * (continued - 1) + b"\x01" + b"\0" * 64
+    with mmap.mmap(-1, len(data)) as mapped:
+        mapped[:] = data
+        if continued <= 8:
+            kind, size, at = objects.entry_header(mapped, 0)
+            assert (kind, at) == (3, continued + 1)
+            last = 4 + 7 * (continued - 1)  # where the final byte's bit goes
+            assert size == (1 << last) - 1 + (1 << last)
+        else:
+            with pytest.raises(Unreadable, match="past any object"):
+                objects.entry_header(mapped, 0)

@@ -146,11 +146,18 @@ def tree_entries(content: bytes) -> dict[str, tuple[int, str]]:
     return {name: (mode, sha.hex()) for name, mode, sha in tree_items(content)}
 
 
+_SIZE_SHIFT_MAX = 53
+"""The last place a size's seven more bits may go: a size of 60 bits is past any
+object's (git's fit in 64), and past what an inflate can be asked to stop at."""
+
+
 def entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
     """A packed object's type, size, and where what follows its header starts."""
     byte = data[offset]
     kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, offset + 1
     while byte & 0x80:
+        if shift > _SIZE_SHIFT_MAX:
+            raise Unreadable(f"a packed object at {offset} declares a size past any object's")
         byte = data[at]
         size |= (byte & 0x7F) << shift
         shift, at = shift + 7, at + 1

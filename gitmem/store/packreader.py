@@ -229,16 +229,11 @@ class Pack(MappedPack):
 
     def whole(self, offset: int, kind: int) -> bytes | None:
         """The content of the object at ``offset`` if it is held whole and of type
-        ``kind``, else ``None`` (its header read inline: one per commit of a history)."""
+        ``kind``, else ``None`` (one per commit of a history)."""
         data = self._data
-        byte = data[offset]
-        if (byte >> 4) & 7 != kind:
+        if (data[offset] >> 4) & 7 != kind:
             return None
-        size, shift, at = byte & 0x0F, 4, offset + 1
-        while byte & 0x80:
-            byte = data[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
+        _, size, at = entry_header(data, offset)
         return inflate_whole(data, at, size)
 
     def read(self, offset: int) -> tuple[int, bytes] | None:
