@@ -127,14 +127,20 @@ def test_a_damaged_object_is_refused_and_nothing_lands(pair: tuple[Path, Path]) 
         head = _write(repo, "m00", "to be damaged\n")
         path = repo.path(STORE, "m00")
     sha = sh(source, "rev-parse", f"{BRANCH}:{path}").strip()
-    sh(source, "repack", "-q", "-a", "-d")  # everything packed, then one loose impostor
+    _refused_everywhere(source, target, head, sha, b"blob 5\x00wrong")
+
+
+def _refused_everywhere(source: Path, target: Path, head: str, sha: str, impostor: bytes) -> None:
+    """With everything in ``source`` packed and then ``impostor`` (a loose object's
+    text) planted as ``sha``: a plain copy refuses it and lands nothing, and through a
+    sync the same is one clear remote error."""
+    sh(source, "repack", "-q", "-a", "-d")
     loose = source / "objects" / sha[:2] / sha[2:]
     loose.parent.mkdir(exist_ok=True)
-    loose.write_bytes(zlib.compress(b"blob 5\x00wrong"))
+    loose.write_bytes(zlib.compress(impostor))
     with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
         copy_history(src, dst, [head])
     assert not list((target / "objects" / "pack").glob("*"))
-    # through a sync the same is one clear remote error
     with Repository.init(str(source.parent / "fresh")) as fresh:
         with pytest.raises(RemoteError, match=f"cannot fetch from .*{sha}"):
             fresh.sync(str(source))
@@ -158,17 +164,7 @@ def test_a_damaged_tree_is_refused_whether_or_not_a_sync_shares_it(
         made.add(name, mode, ObjectID(other.encode()))
     damaged = made.as_raw_string()
     assert damaged != _cat(source, sha)
-    sh(source, "repack", "-q", "-a", "-d")
-    loose = source / "objects" / sha[:2] / sha[2:]
-    loose.parent.mkdir(exist_ok=True)
-    loose.write_bytes(zlib.compress(b"tree %d\x00" % len(damaged) + damaged))
-    with Repo(str(source)) as src, Repo(str(target)) as dst, pytest.raises(ValueError, match=sha):
-        copy_history(src, dst, [head])
-    assert not list((target / "objects" / "pack").glob("*"))
-    with Repository.init(str(source.parent / "fresh")) as fresh:
-        with pytest.raises(RemoteError, match=f"cannot fetch from .*{sha}"):
-            fresh.sync(str(source))
-        assert fresh.stores() == []
+    _refused_everywhere(source, target, head, sha, b"tree %d\x00" % len(damaged) + damaged)
 
 
 @pytest.mark.parametrize("seed", range(40))
