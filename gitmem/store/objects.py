@@ -241,7 +241,7 @@ class ObjectReader:
         """The id of a commit's root tree."""
         found = self._roots.get(sha)
         if found is None:
-            found = _bounded(self._roots)[sha] = self.commit(sha).tree.decode()
+            found = _bounded(self._roots)[sha] = _tree_and_parents(self, sha)[0]
         return found
 
     def facts(self, sha: str) -> Facts | None:
@@ -300,7 +300,7 @@ class ObjectReader:
             standing = self.standing(sha)
             paths = standing is not None and standing.paths
             facts = Facts(outside, Totals(), Totals(), {}, paths)
-        before = _tree_and_parents(self, parents[0])[0] if parents else None
+        before = self.root(parents[0]) if parents else None
         blobs: list[Blobs] = []
         if facts.paths:
             for edit in facts.edits:
