@@ -1,4 +1,5 @@
-"""The signature scanner's quick reading of plain declarations reads as the token reader does."""
+"""The signature scanner reads declarations as a reader of every token does: its quick
+reading of plain declarations, and its scan from stop to stop."""
 
 from __future__ import annotations
 
@@ -49,6 +50,12 @@ PIECES = [
     "`t`",
     "'",
     "\\",
+    "\\\\",
+    "/*",
+    "*/",
+    "constant",
+    "xlet",
+    "var$",
 ]
 
 sources = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
@@ -111,3 +118,52 @@ def test_export_function_read_at_once() -> None:
     assert quick("export functional()", "export", 6, {}) == -1
     assert quick("export function // c\nf() {}", "export", 6, {}) == -1
     assert quick("export function f() {}", "function", 8, {}) == -1
+
+
+def read_every_token(source: str) -> dict[str, tuple[int, bool]]:
+    """The declarations a reader finds that reads every token from the start of the
+    source, reading a declaration wherever a word one may start with begins."""
+    found: dict[str, tuple[int, bool]] = {}
+    at = 0
+    while True:
+        tokens = scanner._Tokens(source, at)  # pyright: ignore[reportPrivateUsage]
+        token = tokens.word(0)
+        if not token:
+            return found
+        if token in ("function", "const", "let", "var", "export"):
+            at = scanner._declaration(tokens, found)  # pyright: ignore[reportPrivateUsage]
+        else:
+            at = tokens.end(0)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(sources)
+def test_scan_from_stop_to_stop_finds_what_reading_every_token_finds(source: str) -> None:
+    """Passing from one stop to the next (a slash, a quote, a declaration's first word),
+    comments and strings whole, finds what reading every token finds."""
+    assert scanner.declarations.__wrapped__(source) == read_every_token(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "export function f(a: number): string {}\n",
+        "const s = 'it\\'s'; export function f() {}",
+        "const s = 'a\\\\'; export function f() {}",
+        "/* export function f() {} */ export function g() {}",
+        "// export function f() {}\nexport function g() {}",
+        "const t = `export function f() {}`; function g() {}",
+        "let x = a / b; export function f() {}",
+        "xexport function f() {} constx = 1; letg = 2",
+        "1export function f() {}",
+        "é function f() {}",
+        "'unclosed export function f() {}",
+        "/* unclosed export function f() {}",
+        "/*c*//function f() {}",
+        "export function",
+    ],
+)
+def test_scan_reads_edges_as_reading_every_token_does(source: str) -> None:
+    """Escaped and unclosed strings, comments, a division, words that only contain a
+    declaration's first word, and the end of the source."""
+    assert scanner.declarations.__wrapped__(source) == read_every_token(source)

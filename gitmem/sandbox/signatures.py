@@ -2,15 +2,17 @@
 
 Signatures come from the source text: the runtime knows which exports are functions, the
 source still has the types the transpiler erased. The source is an agent's text, so the
-scan is one forward pass (no backtracking regular expression): a regular expression
-passes over everything but comments, strings and the words a declaration starts with,
-each declaration is read token by token (the two plainest shapes with one match each),
-and each signature is read from a bounded window after its declaration.
+scan is one forward pass (no backtracking regular expression): it goes from stop to stop
+(a slash, a quote, a word a declaration starts with), each found by a plain substring
+search, passes over comments and strings whole, reads each declaration token by token
+(the two plainest shapes with one match each), and reads each signature from a bounded
+window after its declaration.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 from collections.abc import Callable
 
@@ -23,12 +25,11 @@ _WINDOW = 2_000
 # One token: a word, a line comment, the start of a block comment or a string, or any
 # other single character. Each alternative is a plain run, so matching is linear.
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|//[^\n]*|/\*|[\"'`]|[^\s\w$]")
-# What the scan stops at: comments and strings (skipped whole) and the words a
-# declaration starts with. Everything between is passed over by the regular expression
-# engine, not token by token in Python: a 32 KB module has some 8,000 tokens and a few
-# hundred hits. Every alternative starts with a literal, so the engine skips ahead to
-# the next character that can start one.
-_HIT = re.compile(r"//[^\n]*|/\*|\"|'|`|(?:function|const|let|var|export)(?![\w$])")
+# What the scan stops at: a slash (which may open a comment), a quote (which opens a
+# string), and the words a declaration starts with. Each is found by ``str.find``, which
+# skips ahead without Python work at every character; the next of all of them is kept in
+# a heap. A 32 KB module has some 8,000 tokens and a few hundred stops.
+_STOPS = ("/", '"', "'", "`", "function", "const", "let", "var", "export")
 
 
 def _starts_token(source: str, at: int) -> bool:
@@ -115,26 +116,46 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
     first token it did not consume.
     """
     found: dict[str, tuple[int, bool]] = {}
+    find = source.find
+    # (where the next of a stop is, which stop): each stop is looked for again only past
+    # the place the scan has reached, so every part of the source is passed once.
+    ahead = [(where, k) for k, stop in enumerate(_STOPS) if (where := find(stop)) >= 0]
+    heapq.heapify(ahead)
     at = 0
-    while True:
-        hit = _HIT.search(source, at)
-        if hit is None:
-            return found
-        token = hit.group()
-        if token.startswith("//"):
-            at = hit.end()
-        elif token == "/*":
-            close = source.find("*/", hit.end())
-            at = len(source) if close < 0 else close + 2
-        elif token in "\"'`":
-            at = _string_end(source, hit.end(), token)
-        elif _starts_token(source, hit.start()):
-            quick = _export_function(source, token, hit.end(), found)
-            if quick < 0:
-                quick = _plain_declaration(source, token, hit.end(), found)
-            at = quick if quick >= 0 else _declaration(_Tokens(source, hit.start()), found)
+    while ahead:
+        where, k = ahead[0]
+        if where >= at:
+            at = _past(source, where, _STOPS[k], found)
+        again = find(_STOPS[k], max(at, where + 1))
+        if again < 0:
+            heapq.heappop(ahead)
         else:
-            at = hit.end()
+            heapq.heapreplace(ahead, (again, k))
+    return found
+
+
+def _past(source: str, where: int, stop: str, found: dict[str, tuple[int, bool]]) -> int:
+    """Where the scan goes on after the ``stop`` found at ``where``: past a comment or a
+    string whole, past a declaration as far as it was read, else just past the stop."""
+    end = where + len(stop)
+    if stop == "/":
+        after = source[end : end + 1]
+        if after == "/":
+            newline = source.find("\n", end)
+            return len(source) if newline < 0 else newline
+        if after == "*":
+            close = source.find("*/", end + 1)
+            return len(source) if close < 0 else close + 2
+        return end
+    if stop in "\"'`":
+        return _string_end(source, end, stop)
+    follows = source[end : end + 1]
+    if (follows and (follows.isalnum() or follows in "_$")) or not _starts_token(source, where):
+        return end
+    quick = _export_function(source, stop, end, found)
+    if quick < 0:
+        quick = _plain_declaration(source, stop, end, found)
+    return quick if quick >= 0 else _declaration(_Tokens(source, where), found)
 
 
 # The two shapes most declarations take, read with one match each rather than token by
