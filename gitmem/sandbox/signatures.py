@@ -3,7 +3,7 @@
 Signatures come from the source text: the runtime knows which exports are functions, the
 source still has the types the transpiler erased. The source is an agent's text, so the
 scan is one forward pass (no backtracking regular expression): it goes from stop to stop
-(a slash, a quote, a word a declaration starts with), each found by a plain substring
+(a comment, a string, a word a declaration starts with), each found by a plain substring
 search, passes over comments and strings whole, reads each declaration token by token
 (the two plainest shapes with one match each), and reads each signature from a bounded
 window after its declaration.
@@ -25,11 +25,11 @@ _WINDOW = 2_000
 # One token: a word, a line comment, the start of a block comment or a string, or any
 # other single character. Each alternative is a plain run, so matching is linear.
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|//[^\n]*|/\*|[\"'`]|[^\s\w$]")
-# What the scan stops at: a slash (which may open a comment), a quote (which opens a
-# string), and the words a declaration starts with. Each is found by ``str.find``, which
-# skips ahead without Python work at every character; the next of all of them is kept in
-# a heap. A 32 KB module has some 8,000 tokens and a few hundred stops.
-_STOPS = ("/", '"', "'", "`", "function", "const", "let", "var", "export")
+# What the scan stops at: the start of a comment or of a string, and the words a
+# declaration starts with. Each is found by ``str.find``, which skips ahead without Python
+# work at every character; the next of all of them is kept in a heap. A 32 KB module has
+# some 8,000 tokens and a few hundred stops.
+_STOPS = ("//", "/*", '"', "'", "`", "function", "const", "let", "var", "export")
 
 
 def _starts_token(source: str, at: int) -> bool:
@@ -138,15 +138,12 @@ def _past(source: str, where: int, stop: str, found: dict[str, tuple[int, bool]]
     """Where the scan goes on after the ``stop`` found at ``where``: past a comment or a
     string whole, past a declaration as far as it was read, else just past the stop."""
     end = where + len(stop)
-    if stop == "/":
-        after = source[end : end + 1]
-        if after == "/":
-            newline = source.find("\n", end)
-            return len(source) if newline < 0 else newline
-        if after == "*":
-            close = source.find("*/", end + 1)
-            return len(source) if close < 0 else close + 2
-        return end
+    if stop == "//":
+        newline = source.find("\n", end)
+        return len(source) if newline < 0 else newline
+    if stop == "/*":
+        close = source.find("*/", end)
+        return len(source) if close < 0 else close + 2
     if stop in "\"'`":
         return _string_end(source, end, stop)
     follows = source[end : end + 1]
@@ -283,11 +280,19 @@ def signatures(source: str, names: tuple[str, ...]) -> dict[str, str]:
     return result
 
 
+# The characters :func:`_balanced` acts on; every other one it passes over.
+_BRACKETING = re.compile(r"[\"'`=(\[{<)\]}>]")
+
+
 def _balanced(text: str, start: int) -> int:
     """The index just past the bracket group opening at ``start`` (``len`` if unclosed)."""
     stack: list[str] = []
     i = start
-    while i < len(text):
+    while True:
+        found = _BRACKETING.search(text, i)
+        if found is None:
+            return len(text)
+        i = found.start()
         c = text[i]
         if c in "\"'`":
             i = _string_end(text, i + 1, c)
@@ -302,7 +307,10 @@ def _balanced(text: str, start: int) -> int:
             if not stack:
                 return i + 1
         i += 1
-    return len(text)
+
+
+# The characters :func:`_return_type` acts on; every other one it passes over.
+_TYPING = re.compile(r"[(\[<)\]>{=;\n]")
 
 
 def _return_type(text: str, at: int, arrow: bool) -> str:
@@ -315,7 +323,11 @@ def _return_type(text: str, at: int, arrow: bool) -> str:
     i += 1
     begin = i
     depth = 0
-    while i < len(text):
+    while True:
+        found = _TYPING.search(text, i)
+        if found is None:
+            return ""  # ran past the window: shown without a return type
+        i = found.start()
         c = text[i]
         if c in "([<":
             depth += 1
@@ -332,8 +344,6 @@ def _return_type(text: str, at: int, arrow: bool) -> str:
         ):
             break
         i += 1
-    if i >= len(text):
-        return ""  # ran past the window: shown without a return type
     return " ".join(text[begin:i].split())
 
 
