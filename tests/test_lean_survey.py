@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from gitmem import Author, Memory, Repository
 from gitmem.errors import StorageError
 from gitmem.lean import layout, listing
 from gitmem.lean.objects import MappedPack, Objects, Unreadable, pack_bases
-from gitmem.lean.survey import build, summary, survey
+from gitmem.lean.survey import READ_DIRECTLY, build, summary, survey
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change
@@ -266,3 +267,28 @@ def test_memories_packed_as_deltas_are_listed_as_read_whole(tmp_path: Path) -> N
 
 def glob_packs(path: str) -> list[str]:
     return [base + ".idx" for base in pack_bases(os.path.join(path, "objects", "pack"))]
+
+
+def test_summaries_kept_before_are_taken_not_read_again(tmp_path: Path) -> None:
+    """Past :data:`READ_DIRECTLY` memories, a summary the kept summaries hold is taken
+    from them (its blob not read); the listing is the one read whole, and only what was
+    not kept is returned to keep."""
+    path = str(tmp_path / "repo.git")
+    _store(path, READ_DIRECTLY + 8)
+    tree = _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
+    whole = build(Objects(os.path.join(path, "objects")), tree, dict)
+    assert whole is not None
+    kept_before = dict(list(whole[1].items())[::2])
+    asked: list[bytes] = []
+
+    class Counted(Objects):
+        def each(self, ids: list[bytes]) -> Iterator[tuple[int, tuple[int, bytes]]]:
+            asked.extend(ids)
+            return super().each(ids)
+
+    again = build(Counted(os.path.join(path, "objects")), tree, lambda: kept_before)
+    assert again is not None
+    assert again[0] == whole[0]
+    assert again[1] == {k: v for k, v in whole[1].items() if k not in kept_before}
+    known_blobs = {bytes.fromhex(key.split(" ")[0]) for key in kept_before}
+    assert asked and not known_blobs & set(asked)
