@@ -330,37 +330,18 @@ class MappedPack:
     ) -> Iterator[tuple[int, bytes] | None]:
         """As :meth:`sweep`, each object given as it is read (what reads them one by one
         holds one object at a time, not all of them)."""
-        data, end, decompressobj = self._data, len(self._data), zlib.decompressobj
+        data, end = self._data, len(self._data)
         with memoryview(data) as view:
             for offset in offsets:
                 if offset >= end:
                     raise Unreadable("an index names an offset past its pack")
-                byte = data[offset]
-                kind = (byte >> 4) & 7
+                # the one reader of an entry's header, whose bounds every read keeps
+                kind, size, at = entry_header(data, offset)
                 if not COMMIT <= kind <= TAG:
                     yield other(offset)
                     continue
-                size, shift, at = byte & 0x0F, 4, offset + 1
-                while byte & 0x80:
-                    if shift > _SIZE_SHIFT_MAX:
-                        raise Unreadable(
-                            f"a packed object at {offset} declares a size past any object's"
-                        )
-                    byte = data[at]
-                    size |= (byte & 0x7F) << shift
-                    shift, at = shift + 7, at + 1
-                # inflated here, as inflate_whole does, through the view (the stream is
-                # not copied out of the map): a call less for each of many small objects
-                inflater = decompressobj()
-                try:
-                    content = inflater.decompress(
-                        view[at : at + size + 5 * (size >> 14) + 64], size + 1
-                    )
-                except zlib.error as exc:
-                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-                if len(content) != size or not inflater.eof:
-                    raise Unreadable(f"a packed object at {at} does not inflate to its size")
-                yield kind, content
+                # read through the view: the stream is not copied out of the map
+                yield kind, inflate_whole(view, at, size)
 
     def close(self) -> None:
         self._idx.close()
