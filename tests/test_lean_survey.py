@@ -252,7 +252,7 @@ def test_memories_packed_as_deltas_are_listed_as_read_whole(tmp_path: Path) -> N
     _git(path, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
     deltas = [
         line
-        for line in _git(path, "verify-pack", "-v", *glob_packs(path)).splitlines()
+        for line in _git(path, "verify-pack", "-v", *_indexes(path)).splitlines()
         if " blob " in line and len(line.split()) > 5
     ]
     assert deltas, "the repack made no delta of a blob"
@@ -265,7 +265,8 @@ def test_memories_packed_as_deltas_are_listed_as_read_whole(tmp_path: Path) -> N
     assert found[0][2] == [(m.slug, (m.description, m.chars, m.lines)) for m in memories]
 
 
-def glob_packs(path: str) -> list[str]:
+def _indexes(path: str) -> list[str]:
+    """The index file of each pack of the repository at ``path``."""
     return [base + ".idx" for base in pack_bases(os.path.join(path, "objects", "pack"))]
 
 
