@@ -197,7 +197,11 @@ class _Store:
             data = b""
         kept = listing.parse(data, folders=False, tree=self.head.tree)
         if kept is None and listing.parse(data, folders=True, tree=None) is None:
-            kept = survey(self.objects, meta, self.name, self.head.tree)
+            # a light module of the store's, which loads no more of it
+            from gitmem.store.collector import uncollected
+
+            with uncollected():  # a listing of every memory keeps every row it makes
+                kept = survey(self.objects, meta, self.name, self.head.tree)
         return kept[2] if kept is not None else None
 
     def index_afresh(self, path: str) -> bool:

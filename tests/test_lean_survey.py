@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ from hypothesis import strategies as st
 from gitmem import Author, Memory, Repository
 from gitmem.errors import StorageError
 from gitmem.lean import layout, listing
-from gitmem.lean.objects import MappedPack, Objects, pack_bases
-from gitmem.lean.survey import summary
+from gitmem.lean.objects import MappedPack, Objects, Unreadable, pack_bases
+from gitmem.lean.survey import READ_DIRECTLY, build, summary, survey
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change
@@ -191,3 +192,104 @@ def test_a_memory_the_builder_does_not_read_is_the_stores_to_refuse(tmp_path: Pa
     _forget_derived(path)
     with Repository.open(path) as repo, pytest.raises(StorageError):
         repo.summaries(STORE)
+
+
+def _damaged(tmp_path: Path, damage: bytes) -> tuple[str, str]:
+    """A store of a few memories in one pack, ``m002``'s ``.md`` entry overwritten from
+    its first byte with ``damage``; the path and the root tree."""
+    path = str(tmp_path / "repo.git")
+    _store(path, 6)
+    _git(path, "repack", "-a", "-d", "-q")
+    md = _git(path, "rev-parse", f"{STORE}:{layout.bucket('m002')}/m002.md").strip()
+    [base] = pack_bases(os.path.join(path, "objects", "pack"))
+    pack = MappedPack(base)
+    try:
+        offset = pack.find(bytes.fromhex(md))
+    finally:
+        pack.close()
+    assert offset is not None
+    os.chmod(base + ".pack", 0o644)
+    with open(base + ".pack", "r+b") as f:
+        f.seek(offset)
+        f.write(damage)
+    return path, _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        bytes([0x80 | (3 << 4) | 0x0F]) + b"\xff" * 9 + b"\x01",  # a size past any object's
+        bytes([(3 << 4) | 0x0F]) + b"\xff" * 12,  # a stream that does not inflate
+        bytes([(5 << 4) | 0x01]),  # an entry of no type git writes
+    ],
+)
+def test_a_damaged_pack_entry_is_unreadable_to_the_builder(tmp_path: Path, damage: bytes) -> None:
+    """A memory's ``.md`` entry damaged in the pack: the sweep that reads every memory
+    refuses it as unreadable (the full reader's to read, and say what is wrong), as a
+    read of that one object does, and keeps nothing."""
+    path, tree = _damaged(tmp_path, damage)
+    md = _git(path, "rev-parse", f"{STORE}:{layout.bucket('m002')}/m002.md").strip()
+    with pytest.raises(Unreadable):
+        Objects(os.path.join(path, "objects")).read(md)
+    with pytest.raises(Unreadable):
+        build(Objects(os.path.join(path, "objects")), tree, dict)
+    meta = os.path.join(path, "gitmem")
+    _forget_derived(path)
+    with pytest.raises(Unreadable):
+        survey(Objects(os.path.join(path, "objects")), meta, STORE, tree)
+    assert not os.path.exists(listing.listing_path(meta, STORE))
+
+
+def test_memories_packed_as_deltas_are_listed_as_read_whole(tmp_path: Path) -> None:
+    """``.md`` blobs that git packed as deltas of one another (bodies alike but for a
+    line) are summed up by the builder as the store's own reading sums them."""
+    path = str(tmp_path / "repo.git")
+    shared = "".join(f"a line that every memory shares, number {n}\n" for n in range(40))
+    with Repository.init(path) as repo:
+        for i in range(40):
+            memory = Memory(f"d{i:02d}", f"alike {i}", shared + f"and its own line {i}\n")
+            repo.mutate(STORE, AGENT, lambda _, m=memory: Change("create", m.slug, m))
+    _git(path, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
+    deltas = [
+        line
+        for line in _git(path, "verify-pack", "-v", *_indexes(path)).splitlines()
+        if " blob " in line and len(line.split()) > 5
+    ]
+    assert deltas, "the repack made no delta of a blob"
+    tree = _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
+    found = build(Objects(os.path.join(path, "objects")), tree, dict)
+    assert found is not None
+    _forget_derived(path)
+    with Repository.open(path) as repo:
+        memories = repo.snapshot(STORE).memories()
+    assert found[0][2] == [(m.slug, (m.description, m.chars, m.lines)) for m in memories]
+
+
+def _indexes(path: str) -> list[str]:
+    """The index file of each pack of the repository at ``path``."""
+    return [base + ".idx" for base in pack_bases(os.path.join(path, "objects", "pack"))]
+
+
+def test_summaries_kept_before_are_taken_not_read_again(tmp_path: Path) -> None:
+    """Past :data:`READ_DIRECTLY` memories, a summary the kept summaries hold is taken
+    from them (its blob not read); the listing is the one read whole, and only what was
+    not kept is returned to keep."""
+    path = str(tmp_path / "repo.git")
+    _store(path, READ_DIRECTLY + 8)
+    tree = _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
+    whole = build(Objects(os.path.join(path, "objects")), tree, dict)
+    assert whole is not None
+    kept_before = dict(list(whole[1].items())[::2])
+    asked: list[bytes] = []
+
+    class Counted(Objects):
+        def each(self, ids: list[bytes]) -> Iterator[tuple[int, tuple[int, bytes]]]:
+            asked.extend(ids)
+            return super().each(ids)
+
+    again = build(Counted(os.path.join(path, "objects")), tree, lambda: kept_before)
+    assert again is not None
+    assert again[0] == whole[0]
+    assert again[1] == {k: v for k, v in whole[1].items() if k not in kept_before}
+    known_blobs = {bytes.fromhex(key.split(" ")[0]) for key in kept_before}
+    assert asked and not known_blobs & set(asked)

@@ -68,10 +68,11 @@ def description(framed: bytes) -> str | None:
         return None
     try:
         text = framed.decode("utf-8")
-        start = len(text) - len(text.lstrip(_SPACE))
+        # a description as gitmem writes it starts at once and ends the front matter
+        start = 0 if text[:1] == '"' else len(text) - len(text.lstrip(_SPACE))
         if text[start : start + 1] != '"':
             return None
         value, end = _scanstring(text, start + 1, True)
     except (UnicodeDecodeError, ValueError):
         return None
-    return value if not text[end:].strip(_SPACE) else None
+    return value if end == len(text) or not text[end:].strip(_SPACE) else None

@@ -335,16 +335,11 @@ class MappedPack:
             for offset in offsets:
                 if offset >= end:
                     raise Unreadable("an index names an offset past its pack")
-                byte = data[offset]
-                kind = (byte >> 4) & 7
+                # the one reader of an entry's header, whose bounds every read keeps
+                kind, size, at = entry_header(data, offset)
                 if not COMMIT <= kind <= TAG:
                     yield other(offset)
                     continue
-                size, shift, at = byte & 0x0F, 4, offset + 1
-                while byte & 0x80:
-                    byte = data[at]
-                    size |= (byte & 0x7F) << shift
-                    shift, at = shift + 7, at + 1
                 # read through the view: the stream is not copied out of the map
                 yield kind, inflate_whole(view, at, size)
 
@@ -450,24 +445,23 @@ class Objects:
         for pack in sorted(packs, key=lambda pack: -pack.count):
             if not rest:
                 break
-            offsets = pack.find_sorted([ids[i] for i in rest])
-            placed: list[tuple[int, int]] = []
-            missing: list[int] = []
-            for i, offset in zip(rest, offsets, strict=True):
-                if offset is None:
-                    missing.append(i)
-                elif offset & 0x80000000:
-                    raise Unreadable("an object past 2 GiB of its pack")
-                else:
-                    placed.append((offset, i))
-            rest = missing
-            placed.sort()
+            found = pack.find_sorted([ids[i] for i in rest])
+            here = [i for i, offset in zip(rest, found, strict=True) if offset is not None]
+            offsets = [offset for offset in found if offset is not None]
+            if offsets and max(offsets) & 0x80000000:
+                raise Unreadable("an object past 2 GiB of its pack")
+            if len(here) < len(rest):
+                rest = [i for i, offset in zip(rest, found, strict=True) if offset is None]
+            else:
+                rest = []
+            # in the pack's order, by offset alone (a sort of plain numbers)
+            by_offset = sorted(range(len(offsets)), key=offsets.__getitem__)
             read = pack.sweeping(
-                [offset for offset, _ in placed],
+                [offsets[k] for k in by_offset],
                 lambda offset, pack=pack: pack.read(offset, self._by_id, 0),
             )
             try:
-                for (_, i), got in zip(placed, read, strict=True):
+                for i, got in zip([here[k] for k in by_offset], read, strict=True):
                     if got is None:  # not so: this reader resolves every delta itself
                         raise Unreadable("a packed object was not read")
                     yield i, got

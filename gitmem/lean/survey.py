@@ -16,7 +16,7 @@ import os
 
 from gitmem.lean import listing
 from gitmem.lean.files import replace_quietly
-from gitmem.lean.layout import CODE, MD, ON_USE, bucket, description, split_md
+from gitmem.lean.layout import CLOSE, CODE, MD, ON_USE, OPEN, bucket, description, split_md
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_items
 
 TYPE_CHECKING = False
@@ -32,6 +32,7 @@ READ_DIRECTLY = 32
 """How many memories a listing reads one by one before it reads every kept summary."""
 
 _DIR_MODE = 0o040000
+_OPENED, _CLOSED = len(OPEN), len(CLOSE)
 _HALVES = (CODE, ON_USE)
 
 
@@ -39,10 +40,14 @@ def summary(md: bytes) -> Summary | None:
     """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
     body's characters and lines (a last line without a newline counts); ``None`` if
     the file does not read as a memory's."""
-    framed = _framed(md)
-    if framed is None:
+    # framed as split_md frames it, here without its call: this runs for every memory
+    end = md.find(CLOSE, _OPENED)
+    if end < 0 or not md.startswith(OPEN):
         return None
-    found, body = framed
+    found = description(md[_OPENED:end])
+    if found is None:
+        return None
+    body = md[end + _CLOSED :]
     # counted in the bytes: UTF-8 holds a newline only as itself, and ASCII text has a
     # character a byte; other text is decoded, as the memory's reader decodes it
     if body.isascii():
@@ -126,61 +131,77 @@ def build(
         return None
     buckets = {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
     folders_read = objects.read_many(buckets.values())
-    # slug → (folder, md blob, code halves): a slug in two folders keeps its first place
-    found: dict[str, tuple[str, bytes, tuple[bytes, ...]]] = {}
+    # by slug, each memory's folder, .md blob and code halves (where it has any); a slug
+    # in two folders is taken from the last, as one folder's name twice is
+    where: dict[str, str] = {}
+    mds: dict[str, bytes] = {}
+    halves: dict[str, tuple[bytes, ...]] = {}
     placed = True
     for name, sha in buckets.items():
         kind, content = folders_read[sha]
         if kind != TREE:
             return None
-        entries = {entry: sha for entry, _, sha in tree_items(content)}
+        items = tree_items(content)
         # a name ending in .md is a memory's (its code halves end otherwise)
-        slugs = [e[: -len(MD)] for e in entries if e.endswith(MD) and len(e) > len(MD)]
-        halved = len(slugs) < len(entries)  # else no memory of the folder has code
-        for slug in slugs:
-            halves = ()
-            if halved:
-                halves = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
-            found[slug] = (name, entries[slug + MD], halves)
+        named = [(e[: -len(MD)], sha) for e, _, sha in items if e.endswith(MD) and len(e) > len(MD)]
+        mds.update(named)
+        slugs = [slug for slug, _ in named]
+        where.update(dict.fromkeys(slugs, name))
+        if len(named) < len(items):  # else no memory of the folder has code
+            entries = {entry: sha for entry, _, sha in items}
+            for slug in slugs:
+                halves[slug] = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
         placed = placed and all(bucket(slug) == name for slug in slugs)
-    order = sorted(found)  # each slug once: its rows in slug order
-    blobs = [found[slug][1].hex() for slug in order]
+    order = sorted(mds)  # each slug once: its rows in slug order
+    blobs = [mds[slug].hex() for slug in order]
     keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
-    kept_before = known() if len(found) > READ_DIRECTLY else {}
-    unread = [i for i, key in enumerate(keys) if texts is not None or key not in kept_before]
-    read = _read(objects, [(order[i], found[order[i]]) for i in unread], texts)
+    kept_before = known() if len(order) > READ_DIRECTLY else {}
+    if kept_before:
+        unread = [i for i, key in enumerate(keys) if texts is not None or key not in kept_before]
+        slugs = [order[i] for i in unread]
+    else:
+        unread, slugs = range(len(order)), order
+    read = _read(objects, slugs, mds, halves, texts)
     if read is None:
         return None
-    fresh = dict(zip([keys[i] for i in unread], read, strict=True))
-    summaries = kept_before | fresh if kept_before else fresh
+    fresh = dict(zip([keys[i] for i in unread] if kept_before else keys, read, strict=True))
+    if kept_before:
+        summaries = kept_before | fresh
+        rows = [(slug, summaries[key]) for slug, key in zip(order, keys, strict=True)]
+        fresh = {k: v for k, v in fresh.items() if k not in kept_before}
+    else:
+        rows = list(zip(order, read, strict=True))
     kept: listing.Kept = (
         tree,
         buckets if placed else {},
-        [(slug, summaries[key]) for slug, key in zip(order, keys, strict=True)],
-        [found[slug][0] for slug in order],
+        rows,
+        [where[slug] for slug in order],
         blobs,
     )
-    return kept, {k: v for k, v in fresh.items() if k not in kept_before}
+    return kept, fresh
 
 
 def _read(
     objects: Objects,
-    memories: list[tuple[str, tuple[str, bytes, tuple[bytes, ...]]]],
+    slugs: list[str],
+    mds: dict[str, bytes],
+    halves: dict[str, tuple[bytes, ...]],
     texts: dict[str, str] | None,
 ) -> list[Summary] | None:
-    """The summaries of ``memories`` (slug and files), their blobs read in one sweep
-    through each pack, each summed up as it is read (with ``texts``, each memory's
-    text added to it); ``None`` if one does not read as the full reader reads it."""
-    halves = [sha for _, (_, _, shas) in memories for sha in shas]
-    for _, (kind, content) in objects.each(halves) if halves else ():
+    """The summaries of the memories ``slugs`` (their ``.md`` blobs and code halves by
+    slug), their blobs read in one sweep through each pack, each summed up as it is
+    read (with ``texts``, each memory's text added to it); ``None`` if one does not
+    read as the full reader reads it."""
+    coded = [sha for slug in slugs if slug in halves for sha in halves[slug]] if halves else []
+    for _, (kind, content) in objects.each(coded) if coded else ():
         if kind != BLOB:
             return None
         try:
             content.decode()  # a code half must be text, as the full reader reads it
         except UnicodeDecodeError:
             return None
-    out: list[Summary] = [("", 0, 0)] * len(memories)
-    for i, (kind, content) in objects.each([md for _, (_, md, _) in memories]):
+    out: list[Summary] = [("", 0, 0)] * len(slugs)
+    for i, (kind, content) in objects.each([mds[slug] for slug in slugs]):
         if kind != BLOB:
             return None
         if texts is None:
@@ -190,7 +211,7 @@ def _read(
             if text is None:
                 return None
             got = _summed(*text)
-            slug = memories[i][0]
+            slug = slugs[i]
             texts[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
         if got is None:
             return None
