@@ -555,3 +555,25 @@ def test_a_plain_stores_push_loads_no_limits_and_makes_no_dataclass(
     ).stdout.splitlines()
     assert out[0] == "[]"
     assert ast.literal_eval(out[1]) == []
+
+
+def test_a_hook_loads_neither_typing_nor_dulwich_nor_threads(tmp_path: Path) -> None:
+    """A check reads a push's objects with dulwich's native parts alone, never its
+    package (whose start loads ``typing``), and ends without loading ``threading``."""
+    project = make_project(tmp_path / "project")
+    with Repository.init(str(project)) as repo:
+        memory = Memory("m0", "a note", "the body\n")
+        repo.mutate("notes", ME, lambda _, m=memory: Change("write", m.slug, m))
+    head = sh(project, "rev-parse", REF).strip()
+    code = (
+        "import sys\n"
+        "from gitmem.githooks import pre_push\n"
+        f"assert pre_push({str(project / '.git')!r}, '', "
+        f"['{REF} {head} {REF} {'0' * 40}']) == []\n"
+        "print(sorted(m for m in ('typing', 'dulwich', 'threading') if m in sys.modules))\n"
+        "print('dulwich._objects' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]", "True"]
