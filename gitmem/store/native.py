@@ -35,10 +35,10 @@ def native(name: str) -> ModuleType | None:
     if "dulwich" not in sys.modules:
         package = PathFinder.find_spec("dulwich")
         places = package.submodule_search_locations if package is not None else None
-        spec = PathFinder.find_spec(full, list(places)) if places else None
-        loader = spec.loader if spec is not None else None
-        if spec is not None and loader is not None and not (spec.origin or "").endswith(".py"):
-            module = module_from_spec(spec)
+        where = PathFinder.find_spec(full, list(places)) if places else None
+        loader = where.loader if where is not None else None
+        if where is not None and loader is not None and not (where.origin or "").endswith(".py"):
+            module = module_from_spec(where)
             sys.modules[full] = module
             try:
                 loader.exec_module(module)
