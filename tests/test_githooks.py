@@ -523,14 +523,9 @@ def test_pre_push_lists_every_rule_a_commit_by_hand_breaks(world: tuple[Path, Pa
     assert server_state(server) == before
 
 
-def test_a_plain_stores_push_loads_no_limits_and_makes_no_dataclass(
-    tmp_path: Path,
-) -> None:
-    """A hook is a process of its own for every push: checking a store that records no
-    capability loads neither the limits nor the capability trailer's reader nor json,
-    nor the values' module (``gitmem.types``) and ``dataclasses`` under it: the modules
-    it loads keep their records as named tuples (a dataclass costs a fresh process
-    about 0.8 ms to make, ``dataclasses`` several)."""
+def _after_a_check(tmp_path: Path, then: str) -> list[str]:
+    """What a fresh process prints, running ``then`` after the pre-push check of a
+    store of three plain memories (no capability recorded)."""
     project = make_project(tmp_path / "project")
     with Repository.init(str(project)) as repo:
         for i in range(3):
@@ -542,16 +537,40 @@ def test_a_plain_stores_push_loads_no_limits_and_makes_no_dataclass(
         "from gitmem.githooks import pre_push\n"
         f"assert pre_push({str(project / '.git')!r}, '', "
         f"['{REF} {head} {REF} {'0' * 40}']) == []\n"
+    ) + then
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+
+
+def test_a_plain_stores_push_loads_no_limits_and_makes_no_dataclass(
+    tmp_path: Path,
+) -> None:
+    """A hook is a process of its own for every push: checking a store that records no
+    capability loads neither the limits nor the capability trailer's reader nor json,
+    nor the values' module (``gitmem.types``) and ``dataclasses`` under it: the modules
+    it loads keep their records as named tuples (a dataclass costs a fresh process
+    about 0.8 ms to make, ``dataclasses`` several)."""
+    out = _after_a_check(
+        tmp_path,
         "print(sorted(m for m in ('gitmem.limits', 'gitmem.trailers', 'json',"
         " 'gitmem.strategies', 'dulwich.repo', 'gitmem.types', 'dataclasses')"
         " if m in sys.modules))\n"
         "import dataclasses\n"
         "print(sorted(f'{n}.{k}' for n, m in list(sys.modules.items())"
         " if n.startswith('gitmem') for k, v in vars(m).items()"
-        " if dataclasses.is_dataclass(v) and getattr(v, '__module__', '') == n))\n"
+        " if dataclasses.is_dataclass(v) and getattr(v, '__module__', '') == n))\n",
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
     assert out[0] == "[]"
     assert ast.literal_eval(out[1]) == []
+
+
+def test_a_hook_loads_neither_typing_nor_dulwich_nor_threads(tmp_path: Path) -> None:
+    """A check reads a push's objects with dulwich's native parts alone, never its
+    package (whose start loads ``typing``), and ends without loading ``threading``."""
+    out = _after_a_check(
+        tmp_path,
+        "print(sorted(m for m in ('typing', 'dulwich', 'threading') if m in sys.modules))\n"
+        "print('dulwich._objects' in sys.modules)\n",
+    )
+    assert out == ["[]", "True"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dulwich.objects import parse_tree
 from dulwich.repo import Repo
+from helpers_githooks import craft, md, trailers
 
 from gitmem.store.incoming import Incoming
 
@@ -131,3 +132,40 @@ def test_a_line_of_trees_each_with_one_id_changed_reads_as_whole_parses(tmp_path
                 current, old_id = after, new_id
         finally:
             incoming.close()
+
+
+def test_each_commits_revisions_read_alike_in_any_order_of_asking(tmp_path: Path) -> None:
+    """The map of each slug's latest revision along a line is carried from commit to
+    commit in place: asked in a push's order, out of it, and for a side line that
+    leaves the carried end (past the copies kept on the way), every commit's map and
+    exactness are those a fresh reader finds."""
+    git_dir = str(tmp_path / "store.git")
+    Repo.init_bare(git_dir, mkdir=True).close()
+    ref = "refs/heads/notes"
+    line: list[str] = []
+    for i in range(75):
+        slug = f"m{i % 7}"
+        revision = i // 7 + 1
+        message = trailers(slug, "write" if revision > 1 else "create", revision, 7, 0, 0)
+        line.append(craft(git_dir, ref, {f"{slug}.md": md("d", "")}, message))
+    # a side line off an early commit, one of its commits made by hand (no trailers)
+    side = [craft(git_dir, "refs/heads/side", {"x.md": b"x"}, "by hand", [line[5]])]
+    side.append(
+        craft(
+            git_dir, "refs/heads/side", {"m0.md": md("d", "")}, trailers("m0", "write", 9, 7, 0, 0)
+        )
+    )
+    merge = craft(git_dir, ref, {}, trailers("m1", "merge", 30, 7, 0, 0), [line[-1], side[-1]])
+
+    def fresh(sha: str) -> tuple[dict[str, int], bool]:
+        found = Incoming(git_dir).revisions(sha)
+        return dict(found[0]), found[1]
+
+    expected = {sha: fresh(sha) for sha in [*line, *side, merge]}
+    assert expected[line[-1]] == ({f"m{k}": 11 if k < 5 else 10 for k in range(7)}, True)
+    assert expected[side[-1]][1] is False
+    reader = Incoming(git_dir)
+    asked = [*line, merge, *side, line[66], line[3], *reversed(line[:70]), side[0], line[-1]]
+    for sha in asked:
+        found = reader.revisions(sha)
+        assert (dict(found[0]), found[1]) == expected[sha], sha

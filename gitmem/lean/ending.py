@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +25,9 @@ def end(code: str | int | None) -> NoReturn:
     and the process leaves. A process that left another thread running exits the
     ordinary way, which waits for it.
     """
-    if threading.active_count() > 1:
+    # no thread was started through a module that was never loaded (a push hook's case)
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
         sys.exit(code)
     if code is None or isinstance(code, int):
         status = code or 0

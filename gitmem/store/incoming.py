@@ -40,6 +40,7 @@ _CACHE_MAX = 20_000
 _META_PREFIX = b"@"  # the store's own files (``@allowlist``, ``@guard.ts``) sort first
 _COMMIT, _TREE, _BLOB = 1, 2, 3  # git's type numbers
 _REVISIONS_KEPT = 256
+_REVISIONS_EVERY = 64  # commits of a line between the copies of its map kept
 
 TreeEntries = Entries
 """A tree's entries, ``(name, mode, hex id)``, in git's order."""
@@ -80,6 +81,8 @@ class Incoming:
         # the oldest dropped first, in constant time (a dict's own first key is found
         # past every entry deleted before it)
         self._revisions: OrderedDict[str, tuple[dict[str, int], bool]] = OrderedDict()
+        self._end: tuple[str, dict[str, int], bool] | None = None
+        self._carried = 0
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
         self.trees = trees if trees is not None else Trees()
@@ -294,19 +297,29 @@ class Incoming:
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether
         that line holds no merge and no hand-made commit (when it does, revisions may
-        run higher)."""
+        run higher). The map is read, never changed, and only until the next call: a
+        push asks for each commit's parent in turn, and the map of the line's end is
+        carried on to the next commit in place rather than copied."""
         if sha is None:
             return {}, True
+        end = self._end
+        if end is not None and end[0] == sha:
+            return end[1], end[2]
         found = self._revisions.get(sha)
         if found is not None:
             return found
         line: list[str] = []
         at: str | None = sha
-        while at is not None and at not in self._revisions:
+        while at is not None and at not in self._revisions and (end is None or at != end[0]):
             line.append(at)
             parents = self.head(at).parents
             at = parents[0] if parents else None
-        last, exact = (dict(self._revisions[at][0]), self._revisions[at][1]) if at else ({}, True)
+        if at is None:
+            last, exact = {}, True
+        elif end is not None and at == end[0]:
+            last, exact = end[1], end[2]  # the old end is given up: carried on
+        else:
+            last, exact = dict(self._revisions[at][0]), self._revisions[at][1]
         for step in reversed(line):
             facts = self.facts(step)
             # a merge, or a hand-made commit (its memories' revisions count), may
@@ -315,11 +328,14 @@ class Incoming:
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
-        # keep the maps of the line's ends only, the latest few: a push walks them in
-        # order (one a commit, each as long as the store has slugs)
-        if len(self._revisions) >= _REVISIONS_KEPT:
-            self._revisions.popitem(last=False)
-        self._revisions[sha] = (last, exact)
+            self._carried += 1
+            if self._carried % _REVISIONS_EVERY == 0:
+                # now and then a copy stays, so a side line (a merge's other parent)
+                # that leaves the carried end walks a few commits back, not to the root
+                if len(self._revisions) >= _REVISIONS_KEPT:
+                    self._revisions.popitem(last=False)
+                self._revisions[step] = (dict(last), exact)
+        self._end = (sha, last, exact)
         return last, exact
 
     # -- the store's own files -------------------------------------------------------

@@ -17,7 +17,6 @@ import os
 from gitmem.errors import InvalidArgument, NotARepository, PathOccupied
 from gitmem.lean.refs import STORE_MAX
 from gitmem.lean.refs import usable_store as store_rule
-from gitmem.store.locking import fsync_dir, storage_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -202,6 +201,9 @@ def project_dir(path: str) -> str | None:
 
 def start_project(common: str) -> None:
     """Make gitmem's folder inside a project's git directory (and nothing else)."""
+    # a write's alone: a push hook reads the layout and loads no locking
+    from gitmem.store.locking import fsync_dir
+
     meta = os.path.join(common, _META)
     os.makedirs(os.path.join(meta, "history"), exist_ok=True)
     fsync_dir(meta)
@@ -216,6 +218,8 @@ def create(path: str, *, bare: bool = False) -> None:
     repository.
     """
     from dulwich.repo import Repo
+
+    from gitmem.store.locking import fsync_dir, storage_error
 
     if os.path.isdir(os.path.join(path, _META)) and os.path.isfile(os.path.join(path, "HEAD")):
         return
@@ -254,6 +258,8 @@ def open_git(path: str) -> tuple[str, Repo, bool]:
     repository opened, and whether it is a project's."""
     from dulwich.errors import NotGitRepository
     from dulwich.repo import Repo
+
+    from gitmem.store.locking import storage_error
 
     try:
         repo = Repo(path)

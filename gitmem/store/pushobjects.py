@@ -17,17 +17,6 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
-
-try:
-    from dulwich._pack import (
-        apply_delta as _native_delta,  # pyright: ignore[reportUnknownVariableType]
-    )
-except ImportError:  # a dulwich built without its native parts
-    from dulwich.pack import (
-        apply_delta as _native_delta,  # pyright: ignore[reportUnknownVariableType]
-    )
 
 from gitmem.lean.objects import (
     MappedPack,
@@ -37,13 +26,29 @@ from gitmem.lean.objects import (
     ofs_base,
     pack_bases,
 )
+from gitmem.store.native import native
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dulwich.object_store import DiskObjectStore
 
 __all__ = ["Objects", "common_dir", "control_dir"]
 
-_APPLY = cast("Callable[[bytes, bytes], list[bytes]]", _native_delta)
+
+def _applier() -> Callable[[bytes, bytes], list[bytes]]:
+    """dulwich's delta applier: its native one, else its Python one."""
+    found = native("_pack")
+    if found is not None:
+        return found.apply_delta
+    # a dulwich built without its native parts
+    from dulwich.pack import apply_delta  # pyright: ignore[reportUnknownVariableType]
+
+    return apply_delta  # pyright: ignore[reportUnknownVariableType]
+
+
+_APPLY = _applier()
 _WHOLE = frozenset((1, 2, 3, 4))  # commit, tree, blob, tag
 _OFS_DELTA, _REF_DELTA = 6, 7
 # a pack is looked up by halves in its index until it has been asked for one in

@@ -60,20 +60,21 @@ def _secrets(write: Write) -> None:
     a memory's description, body and code halves, a file's text, the commit message it
     chose and its author's name. A memory store's allowlist may admit a finding; a file
     store keeps no allowlist, so nothing in its writes is admitted."""
-    # imported here: a write scans, a read does not
-    from gitmem.secrets import check_texts, memory_fields, read_allowlist
+    # imported here: a write scans, a read does not (and the plain form: a push's
+    # hook runs it for every commit, and a `from` import of a loaded module costs more)
+    import gitmem.secrets as scanner
 
-    allow = None if write.files is not None else read_allowlist(write.meta(ALLOWLIST))
+    allow = None if write.files is not None else scanner.read_allowlist(write.meta(ALLOWLIST))
     fields: list[tuple[str, str]] = []
     for edit in write.edits:
         if edit.memory is not None:
-            fields += memory_fields(edit.memory)
+            fields += scanner.memory_fields(edit.memory)
     for path, text in write.files or ():
         # the path first, named without itself: a refusal never repeats a secret
         fields += (("path of a file", path), (f"file {path}", text))
     fields += (("commit message", write.message), ("author name", write.author))
     # one pass over every part, in order: the first secret found is the one refused
-    check_texts(fields, allow)
+    scanner.check_texts(fields, allow)
 
 
 SECRETS = Screen("secret", _secrets)

@@ -17,18 +17,26 @@ from __future__ import annotations
 
 import stat
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
-from contextlib import suppress
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import TypeVar
 
 from gitmem.lean.alike import common_head, common_tail
+from gitmem.store.native import native
 
-try:
-    # dulwich's native tree parser, alone
-    from dulwich._objects import parse_tree  # pyright: ignore[reportUnknownVariableType]
-except ImportError:  # a dulwich built without its native parts
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import TypeVar
+
+    K = TypeVar("K")
+    V = TypeVar("V")
+    Read = Callable[[bytes], bytes]
+    """Reads the content of a tree by hex id (raising the reader's own error)."""
+
+_native_objects = native("_objects")  # dulwich's native tree parser, alone
+if _native_objects is not None:
+    parse_tree = _native_objects.parse_tree
+else:  # a dulwich built without its native parts
     from dulwich.objects import parse_tree
 
 __all__ = [
@@ -48,9 +56,6 @@ __all__ = [
 Entries = list[tuple[bytes, int, bytes]]
 """A tree's entries ``(name, mode, hex id)``, in its order, as dulwich's parser gives them."""
 
-Read = Callable[[bytes], bytes]
-"""Reads the content of a tree by hex id (raising the reader's own error)."""
-
 _MOST = 2_048
 """Trees kept at most by default: a sync of a few hundred changes a side reads fewer."""
 
@@ -60,8 +65,6 @@ _LENGTH = {
     mode: len(b"%o" % mode) + 22 for mode in (0o040000, 0o100644, 0o100755, 0o120000, 0o160000)
 }
 
-K = TypeVar("K")
-V = TypeVar("V")
 names_of = itemgetter(0)
 _modes_of = itemgetter(1)
 
@@ -247,8 +250,12 @@ class Trees:
 def _keep(cache: dict[K, V], most: int, sha: K, value: V) -> None:
     if len(cache) >= most:
         # the oldest goes (another thread may be letting it go too)
-        with suppress(StopIteration, RuntimeError):
-            cache.pop(next(iter(cache)), None)
+        try:
+            oldest = next(iter(cache))
+        except (StopIteration, RuntimeError):
+            oldest = None
+        if oldest is not None:
+            cache.pop(oldest, None)
     cache[sha] = value
 
 
