@@ -23,9 +23,10 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
+from functools import partial
 from hashlib import sha1
 from itertools import repeat
-from operator import add, itemgetter
+from operator import add
 from typing import NamedTuple
 
 from dulwich.errors import (
@@ -40,7 +41,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.trees import BadTree, Trees, common_head, common_tail, starts_of
+from gitmem.store.trees import BadTree, Trees, common_head, common_tail, named, starts_of
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -239,7 +240,6 @@ class _TreeCache:
         self._shared = shared
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
-        self._names: dict[str, dict[bytes, Entry]] = {}
         self.checked: dict[str, bytes] = {}
         """The content of each tree shared with the other readers, by id: it was
         checked against its id then, and need not be again when it is written."""
@@ -299,13 +299,11 @@ class _TreeCache:
                 self.checked[sha] = content
             self._shared.keep(sha.encode(), content, starts)
 
-    def names(self, sha: str) -> dict[bytes, Entry]:
-        found = self._names.get(sha)
-        if found is None:
-            entries = self.entries(sha)
-            found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
-            self._names[sha] = found
-        return found
+    def entry(self, sha: str, name: bytes) -> Entry | None:
+        """Tree ``sha``'s entry ``name``, found in its raw bytes (not parsed whole)."""
+        tree = self.tree(sha)
+        found = named(tree.content, tree.starts, name)
+        return None if found is None else (name, found[0], found[1])
 
     def changed(self, sha: str, content: bytes, parent: str) -> tuple[list[Entry], _Change]:
         """The entries of tree ``sha`` that its ``parent`` version lacks, and how the
@@ -343,7 +341,6 @@ class _TreeCache:
         if len(self._trees) > 4096:
             self._trees.clear()
             self._sets.clear()
-            self._names.clear()
         self._trees[sha] = tree
 
 
@@ -422,19 +419,22 @@ def _copy_tree(
         kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        if len(before) == 1:
+        olds: list[Callable[[bytes], Entry | None]] = []
+        if before:
             fresh, change = trees.changed(tree_sha, content, before[0])
-            olds = [change.olds]
-        else:  # a merge's tree, or a first one: every entry against every parent's
-            entries = trees.entries(tree_sha, content)
-            fresh = list(entries.difference(*(trees.entries(b) for b in before)))
+            olds.append(change.olds.get)
+            # a merge's tree: what its first parent lacks, less what another one holds
+            for other in before[1:]:
+                olds.append(partial(trees.entry, other))
+                fresh = [e for e in fresh if trees.entry(other, e[0]) != e]
+        else:  # a first tree: every entry
+            fresh = list(trees.entries(tree_sha, content))
             change = None
-            olds = [trees.names(b) for b in before]
         objects[tree_sha] = _as_delta(content, packed, before, objects, change)
         for name, mode, entry in fresh:
             new = entry.decode()
             if mode == _DIR_MODE:
-                found = (o.get(name) for o in olds)
+                found = (old(name) for old in olds)
                 stack.append((new, [o[2].decode() for o in found if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
                 kind, content, packed = reader.entry(new)
