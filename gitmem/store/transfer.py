@@ -49,9 +49,6 @@ _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
-# a fetched pack is written once and read a few times before packing combines it:
-# zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
-_COMPRESSION = 1
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
 
@@ -299,6 +296,15 @@ class _TreeCache:
                 self.checked[sha] = content
             self._shared.keep(sha.encode(), content, starts)
 
+    def kept(self, sha: str) -> bytes | None:
+        """Tree ``sha``'s content if this copy or another reader of the sync read it
+        (each keeps only content read from its own repository or checked against its
+        id), else ``None``: nothing is read."""
+        found = self._trees.get(sha)
+        if found is not None:
+            return found.content
+        return self._shared.kept_content(sha.encode()) if self._shared is not None else None
+
     def entry(self, sha: str, name: bytes) -> Entry | None:
         """Tree ``sha``'s entry ``name``, found in its raw bytes (not parsed whole)."""
         tree = self.tree(sha)
@@ -416,7 +422,12 @@ def _copy_tree(
         tree_sha, before = stack.pop()
         if tree_sha in before or tree_sha in objects:
             continue
-        kind, content, packed = reader.entry(tree_sha)
+        # a tree another reader of the sync read already is not read (inflated) again
+        content = trees.kept(tree_sha)
+        if content is not None:
+            kind, packed = _TREE, b""
+        else:
+            kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
         olds: list[Callable[[bytes], Entry | None]] = []
@@ -570,5 +581,7 @@ def _write_pack(
     )
     # a delta's base is written before it, so it is an offset into this pack
     objects_dir = os.fspath(store.path)
-    write_pack(objects_dir, records, len(objects), level=_COMPRESSION, sync_folder=sync_folder)
+    # zlib's level chosen per object, as for a commit's own objects: trees (object ids
+    # mostly, which hardly shrink) stored as they are, small objects with a small window
+    write_pack(objects_dir, records, len(objects), level=None, sync_folder=sync_folder)
     _ = store.packs  # the store takes up the new pack now
