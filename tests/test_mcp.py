@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -486,3 +487,39 @@ def test_bad_options_are_one_line(tmp_path: Path) -> None:
         "Error: the repository has no stores yet; create one with "
         "`gitmem create --store NAME SLUG --description TEXT`"
     ]
+
+
+_FREED_BLOCK = """
+import sys
+from gitmem.adapters.mcp import _large_blocks_mapped
+
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmRSS:"))
+
+block = b"x" * (16 << 20)  # freed: glibc would take blocks this large into its heap next
+del block
+if sys.argv[1] == "mapped":
+    _large_blocks_mapped()
+before = rss()
+block = b"x" * (8 << 20)
+after = bytes(4096)  # allocated after it: the heap cannot shrink back past it
+del block
+print(rss() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; sets glibc's malloc")
+def test_the_server_gives_back_a_large_block_once_freed() -> None:
+    """Under ``gitmem mcp`` a large block (a copy of a big store's instructions) is
+    given back to the system once freed, not left resident in the heap."""
+    kept = {
+        mode: int(
+            subprocess.run(
+                [sys.executable, "-c", _FREED_BLOCK, mode], check=True, capture_output=True
+            ).stdout
+        )
+        for mode in ("as-is", "mapped")
+    }
+    assert kept["mapped"] < 1024  # KiB
+    assert kept["as-is"] > 4096  # what the server would otherwise keep resident

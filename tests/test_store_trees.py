@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.store.merge import _files_tree  # pyright: ignore[reportPrivateUsage]
-from gitmem.store.trees import Trees, only_in, parse
+from gitmem.store.trees import Trees, only_in, parse, spliced, starts_of
 
 
 def _tree(entries: dict[bytes, tuple[int, bytes]]) -> bytes:
@@ -105,3 +105,55 @@ def test_an_id_that_is_not_forty_digits_is_encoded_or_refused_as_before() -> Non
                 _files_tree(entries)
         else:
             assert _files_tree(entries).chunks == expected
+
+
+_FILE_NAMES = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\0/"), min_size=1, max_size=8
+)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(
+    st.dictionaries(_FILE_NAMES, _IDS, max_size=30),
+    st.dictionaries(_FILE_NAMES, st.one_of(st.none(), _IDS), max_size=6),
+)
+def test_a_folder_spliced_is_the_folder_encoded_whole(
+    entries: dict[str, bytes], changes: dict[str, bytes | None]
+) -> None:
+    """A merge's folder spliced into its bytes (replaced entries in place, new ones
+    where git's order puts them, removed ones cut out) is byte for byte the folder
+    encoded whole from its files."""
+    content = _files_tree(entries).content()
+    starts = starts_of(parse(content), len(content))
+    assert starts is not None
+    merged = dict(entries)
+    for name, sha in changes.items():
+        if sha is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = sha
+    found = spliced(content, starts, {n.encode(): sha for n, sha in changes.items()})
+    assert found == (_files_tree(merged).content() if merged else b"")
+
+
+def test_files_are_found_in_raw_bytes_as_a_whole_parse_finds_them() -> None:
+    """``Trees.files`` finds an entry by its whole name only: not a name inside another
+    entry's name, nor bytes of another entry's id that spell the name; of a name
+    given twice, the last; nothing unless the tree's entry starts are kept."""
+    spelled = b"a.md\0" + b"1" * 15  # an id whose bytes spell " a.md\0" after a space
+    content = b"".join(
+        [
+            b"100644 b a.md\0" + bytes(20),
+            b"100644 ca.md\0" + b" " + spelled[:19],
+            b"100644 d.md\0" + b"\x02" * 20,
+            b"40000 e\0" + b"\x03" * 20,
+            b"100644 e\0" + b"\x04" * 20,
+        ]
+    )
+    entries = parse(content)
+    trees = Trees()
+    assert trees.files(b"1" * 40, [b"a.md"]) is None
+    trees.keep(b"1" * 40, content, starts_of(entries, len(content)))
+    wanted = [b"a.md", b"b a.md", b"ca.md", b"d.md", b"e", b"a"]
+    by_name = {name: (mode, sha) for name, mode, sha in entries}
+    assert trees.files(b"1" * 40, wanted) == [by_name.get(name) for name in wanted]

@@ -10,6 +10,7 @@ from itertools import repeat
 
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
+from gitmem.errors import StorageError
 from gitmem.store import memoryfiles
 from gitmem.store.commit import Built, memory_sizes, totals_after
 from gitmem.store.history import History
@@ -18,7 +19,7 @@ from gitmem.store.message import Edited, Facts, extra_lines, format_message
 from gitmem.store.objects import DIR_MODE, TREE, NewObjects, ObjectReader, object_id
 from gitmem.store.screen import Screen, Write, run
 from gitmem.store.snapshot import Snapshot
-from gitmem.store.trees import RawTree
+from gitmem.store.trees import BadTree, RawTree, spliced
 from gitmem.types import Author, Edit
 
 __all__ = ["build_merge", "merge_base", "revisions_between"]
@@ -102,7 +103,9 @@ def build_merge(
     )
     new = NewObjects()
     for obj in objects:
-        if isinstance(obj, RawTree):
+        if isinstance(obj, bytes):
+            new.add_tree_content(obj)
+        elif isinstance(obj, RawTree):
             new.add_tree(obj)
         elif isinstance(obj, Blob):
             new.add_blob(obj.as_raw_string())
@@ -121,56 +124,81 @@ def build_merge(
 
 def _merge_tree(
     reader: ObjectReader, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
-) -> tuple[ObjectID, list[ShaFile | RawTree]]:
+) -> tuple[ObjectID, list[ShaFile | RawTree | bytes]]:
     """The root tree of ``ours`` with a merge's ``edits`` applied, and its new
-    objects. A memory taken as ``theirs`` holds it keeps their blobs, and a fan-out
-    folder that comes out as either side has it is that side's tree: neither is
-    encoded, hashed or written again (most of a merge takes one side's memories)."""
-    objects: list[ShaFile | RawTree] = []
-    buckets: dict[str, dict[str, bytes]] = {}
+    objects (a fan-out folder as its raw content). A memory taken as ``theirs`` holds
+    it keeps their blobs, and a fan-out folder that comes out as either side has it
+    is that side's tree, not written again (most of a merge takes one side's memories)."""
+    objects: list[ShaFile | RawTree | bytes] = []
+    changes: dict[str, dict[bytes, bytes | None]] = {}
     for edit in edits:
-        name = memoryfiles.bucket(edit.slug)
-        entries = buckets.get(name)
-        if entries is None:
-            entries = dict(reader.bucket(ours.root, name)) if ours.root else {}
-            buckets[name] = entries
-        for suffix in memoryfiles.SUFFIXES:
-            entries.pop(edit.slug + suffix, None)
+        changed = changes.setdefault(memoryfiles.bucket(edit.slug), {})
+        names = [(edit.slug + suffix).encode() for suffix in memoryfiles.SUFFIXES]
+        changed.update(zip(names, repeat(None)))
         if edit.memory is None:
             continue
         if theirs.root and theirs.get(edit.slug) == edit.memory:
-            held = reader.bucket(theirs.root, name)
-            for filename in (edit.slug + suffix for suffix in memoryfiles.SUFFIXES):
-                if filename in held:
-                    entries[filename] = held[filename]
+            held = theirs.memory_files(edit.slug)
+            assert held is not None
+            changed.update((n, sha) for n, sha in zip(names, held, strict=True) if sha)
             continue
         for filename, data in memoryfiles.encode(edit.memory).items():
             blob = Blob.from_string(data)
             objects.append(blob)
-            entries[filename] = blob.id
+            changed[filename.encode()] = blob.id
     root = Tree()
-    if ours.root:
-        for name, mode, sha in reader.tree(ours.root):
-            if name not in buckets:
-                root.add(name.encode(), mode, ObjectID(sha))
-    for name, entries in buckets.items():
-        if not entries:
+    mine = reader.names(ours.root) if ours.root else {}
+    other = reader.names(theirs.root) if theirs.root else {}
+    for name, (mode, sha) in mine.items():
+        if name not in changes:
+            root.add(name.encode(), mode, ObjectID(sha))
+    for name, changed in changes.items():
+        was = mine.get(name)
+        content = _merged_folder(reader, ours, name, was, changed)
+        if not content:
             continue
-        for side in (ours, theirs):
-            if side.root and entries == reader.bucket(side.root, name):
-                held = reader.names(side.root)[name][1]
-                root.add(name.encode(), DIR_MODE, ObjectID(held))
-                break
-        else:
-            sub = _files_tree(entries)
-            objects.append(sub)
-            root.add(
-                name.encode(), DIR_MODE, ObjectID(object_id(TREE, sub.content()).hex().encode())
-            )
+        sha = object_id(TREE, content).hex().encode()
+        if sha not in ((was or (0, b""))[1], other.get(name, (0, b""))[1]):
+            objects.append(content)
+        root.add(name.encode(), DIR_MODE, ObjectID(sha))
     if ours.root and root.id.decode() == ours.root:
         return root.id, objects
     objects.append(root)
     return root.id, objects
+
+
+def _merged_folder(
+    reader: ObjectReader,
+    ours: Snapshot,
+    name: str,
+    was: tuple[int, bytes] | None,
+    changed: Mapping[bytes, bytes | None],
+) -> bytes:
+    """The raw content of fan-out folder ``name`` of ``ours`` (``was``: its entry in
+    the root) with ``changed`` set (file name → blob id, ``None``: removed): spliced
+    into the folder's bytes where it reads as git writes it, else encoded whole."""
+    if was is not None and was[0] == DIR_MODE:
+
+        def read(sha: bytes) -> bytes:
+            return reader.raw(sha.decode(), TREE)
+
+        try:
+            content = reader.trees.content(was[1], read)
+            starts = reader.trees.starts(was[1], read)
+        except BadTree as exc:
+            raise StorageError(
+                f"tree {exc.sha.decode()} does not parse ({exc.reason}); run `gitmem check`"
+            ) from None
+        found = spliced(content, starts, changed) if starts is not None else None
+        if found is not None:
+            return found
+    entries = dict(reader.bucket(ours.root, name)) if ours.root else {}
+    for filename, sha in changed.items():
+        if sha is None:
+            entries.pop(filename.decode(), None)
+        else:
+            entries[filename.decode()] = sha
+    return _files_tree(entries).content() if entries else b""
 
 
 def _files_tree(entries: Mapping[str, bytes]) -> RawTree:

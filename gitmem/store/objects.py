@@ -120,6 +120,10 @@ class NewObjects:
         self.trees[hexid.decode()] = tree
         return hexid
 
+    def add_tree_content(self, content: bytes) -> bytes:
+        """Add a tree given as its raw content; returns its hex id."""
+        return self._add(TREE, content)
+
     def add_commit(
         self, tree: bytes, parents: list[str], ident: bytes, when: int, message: bytes
     ) -> str:

@@ -309,6 +309,10 @@ class PushReader(Incoming):
         if tree is None:
             return {}
         wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+        # a directory the check of its commit compared: the files found in its raw bytes
+        kept = self.trees.files(tree, list(wanted))
+        if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):
+            return {wanted[n]: e[1] for n, e in zip(wanted, kept, strict=True) if e is not None}
         found: dict[str, bytes] = {}
         for name, mode, sha in self.tree(tree, commit):
             if name in wanted and mode != DIR_MODE:

@@ -241,8 +241,6 @@ class Snapshot(StoreView):
                     ) from None
                 if split:
                     found.add(split[0])
-            if self.root:  # this side's folder as the store reads it, kept for the merge
-                self._reader.bucket(self.root, name)
         return found
 
     def meta(self, name: str) -> str | None:
@@ -267,14 +265,19 @@ class Snapshot(StoreView):
         if self.root is None:
             return None
         name = files.bucket(slug)
+        folder = self._reader.entry(self.root, name)
+        if folder is None or folder[0] != DIR_MODE:
+            return None
+        # a folder two snapshots were compared in: its files found in its raw bytes
+        kept = self._reader.trees.files(folder[1], [(slug + s).encode() for s in files.SUFFIXES])
+        if kept is not None:
+            md, code, on_use = (None if e is None else e[1] for e in kept)
+            return None if md is None else MemoryFiles(md, code, on_use)
         held = held_bucket(self._reader, self.root, name)
         if held is not None:  # a comparison of two snapshots read the folder already
             return memory_files(slug, held)
         # the fan-out folder parsed as the tree a write changing the memory builds on
-        entry = self._reader.entry(self.root, name)
-        if entry is None or entry[0] != DIR_MODE:
-            return None
-        tree = self._reader.raw_tree(entry[1].decode())
+        tree = self._reader.raw_tree(folder[1].decode())
         md, code, on_use = (tree.get(slug + suffix) for suffix in files.SUFFIXES)
         if md is None:
             return None

@@ -23,9 +23,10 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
+from functools import partial
 from hashlib import sha1
 from itertools import repeat
-from operator import add, itemgetter
+from operator import add
 from typing import NamedTuple
 
 from dulwich.errors import (
@@ -40,7 +41,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.trees import BadTree, Trees, common_head, common_tail, starts_of
+from gitmem.store.trees import BadTree, Trees, common_head, common_tail, named, starts_of
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -48,9 +49,6 @@ _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
 _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
-# a fetched pack is written once and read a few times before packing combines it:
-# zlib's fastest level (the root trees, 256 object ids each, hardly shrink anyway)
-_COMPRESSION = 1
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
 
@@ -239,7 +237,6 @@ class _TreeCache:
         self._shared = shared
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
-        self._names: dict[str, dict[bytes, Entry]] = {}
         self.checked: dict[str, bytes] = {}
         """The content of each tree shared with the other readers, by id: it was
         checked against its id then, and need not be again when it is written."""
@@ -299,13 +296,20 @@ class _TreeCache:
                 self.checked[sha] = content
             self._shared.keep(sha.encode(), content, starts)
 
-    def names(self, sha: str) -> dict[bytes, Entry]:
-        found = self._names.get(sha)
-        if found is None:
-            entries = self.entries(sha)
-            found = dict(zip(map(itemgetter(0), entries), entries, strict=True))
-            self._names[sha] = found
-        return found
+    def kept(self, sha: str) -> bytes | None:
+        """Tree ``sha``'s content if this copy or another reader of the sync read it
+        (each keeps only content read from its own repository or checked against its
+        id), else ``None``: nothing is read."""
+        found = self._trees.get(sha)
+        if found is not None:
+            return found.content
+        return self._shared.kept_content(sha.encode()) if self._shared is not None else None
+
+    def entry(self, sha: str, name: bytes) -> Entry | None:
+        """Tree ``sha``'s entry ``name``, found in its raw bytes (not parsed whole)."""
+        tree = self.tree(sha)
+        found = named(tree.content, tree.starts, name)
+        return None if found is None else (name, found[0], found[1])
 
     def changed(self, sha: str, content: bytes, parent: str) -> tuple[list[Entry], _Change]:
         """The entries of tree ``sha`` that its ``parent`` version lacks, and how the
@@ -343,7 +347,6 @@ class _TreeCache:
         if len(self._trees) > 4096:
             self._trees.clear()
             self._sets.clear()
-            self._names.clear()
         self._trees[sha] = tree
 
 
@@ -419,22 +422,30 @@ def _copy_tree(
         tree_sha, before = stack.pop()
         if tree_sha in before or tree_sha in objects:
             continue
-        kind, content, packed = reader.entry(tree_sha)
+        # a tree another reader of the sync read already is not read (inflated) again
+        content = trees.kept(tree_sha)
+        if content is not None:
+            kind, packed = _TREE, b""
+        else:
+            kind, content, packed = reader.entry(tree_sha)
         if kind != _TREE:
             raise ValueError(f"object {tree_sha} is not a tree")
-        if len(before) == 1:
+        olds: list[Callable[[bytes], Entry | None]] = []
+        if before:
             fresh, change = trees.changed(tree_sha, content, before[0])
-            olds = [change.olds]
-        else:  # a merge's tree, or a first one: every entry against every parent's
-            entries = trees.entries(tree_sha, content)
-            fresh = list(entries.difference(*(trees.entries(b) for b in before)))
+            olds.append(change.olds.get)
+            # a merge's tree: what its first parent lacks, less what another one holds
+            for other in before[1:]:
+                olds.append(partial(trees.entry, other))
+                fresh = [e for e in fresh if trees.entry(other, e[0]) != e]
+        else:  # a first tree: every entry
+            fresh = list(trees.entries(tree_sha, content))
             change = None
-            olds = [trees.names(b) for b in before]
         objects[tree_sha] = _as_delta(content, packed, before, objects, change)
         for name, mode, entry in fresh:
             new = entry.decode()
             if mode == _DIR_MODE:
-                found = (o.get(name) for o in olds)
+                found = (old(name) for old in olds)
                 stack.append((new, [o[2].decode() for o in found if o and o[1] == mode]))
             elif mode != _GITLINK_MODE and new not in objects:
                 kind, content, packed = reader.entry(new)
@@ -570,5 +581,7 @@ def _write_pack(
     )
     # a delta's base is written before it, so it is an offset into this pack
     objects_dir = os.fspath(store.path)
-    write_pack(objects_dir, records, len(objects), level=_COMPRESSION, sync_folder=sync_folder)
+    # zlib's level chosen per object, as for a commit's own objects: trees (object ids
+    # mostly, which hardly shrink) stored as they are, small objects with a small window
+    write_pack(objects_dir, records, len(objects), level=None, sync_folder=sync_folder)
     _ = store.packs  # the store takes up the new pack now

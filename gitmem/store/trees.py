@@ -25,7 +25,7 @@ from gitmem.store.native import native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import TypeVar
 
     K = TypeVar("K")
@@ -47,9 +47,11 @@ __all__ = [
     "Trees",
     "common_head",
     "common_tail",
+    "named",
     "names_of",
     "only_in",
     "parse",
+    "spliced",
     "starts_of",
 ]
 
@@ -152,11 +154,34 @@ class Trees:
         each is written as git writes it (see :func:`starts_of`)."""
         found = self._starts.get(sha)
         if found is None:
-            found = starts_of(self.entries(sha, read), len(self.content(sha, read)))
+            entries = self._entries.get(sha)
+            content = self.content(sha, read)
+            if entries is None:
+                # a folder of a large store holds hundreds of entries: parsed to place
+                # them, kept only when few (`differing` parses the spans it compares)
+                entries = parse(content, sha)
+                if len(entries) <= _SMALL:
+                    _keep(self._entries, self.most, sha, entries)
+            found = starts_of(entries, len(content))
             if found is None:
                 return None
             _keep(self._starts, self.most, sha, found)
         return found
+
+    def files(self, sha: bytes, names: Sequence[bytes]) -> list[tuple[int, bytes] | None] | None:
+        """The ``(mode, hex id)`` of tree ``sha``'s entries ``names`` (``None`` for a name
+        it lacks; of a name given twice, the last, as git reads it), found in its raw
+        bytes without parsing them; ``None`` (nothing read) unless its content and
+        where each entry starts are kept."""
+        content = self._contents.get(sha)
+        starts = self._starts.get(sha)
+        if content is None or starts is None:
+            return None
+        return [named(content, starts, name) for name in names]
+
+    def kept_content(self, sha: bytes) -> bytes | None:
+        """The content of tree ``sha`` if it is kept (nothing is read)."""
+        return self._contents.get(sha)
 
     def differing(self, old: bytes | None, new: bytes, read: Read) -> tuple[Entries, Entries]:
         """The entries of tree ``old`` (``None``: none) and of tree ``new`` that are
@@ -181,20 +206,18 @@ class Trees:
         return found
 
     def _differing(self, old: bytes, new: bytes, read: Read) -> tuple[Entries, Entries]:
-        before = self.entries(old, read)
+        before = self._entries.get(old)
         after = self._entries.get(new)
-        if after is None and len(before) <= _SMALL:  # a few entries: parse the tree whole
-            after = self.entries(new, read)
-        if after is None:
+        starts = self.starts(old, read) if before is None or after is None else None
+        if starts is not None and len(starts) > _SMALL + 1:
             a = self.content(old, read)
             b = self.content(new, read)
-            starts = self.starts(old, read)
-            if starts is not None and len(a) == len(b):
-                one = self._one_id(new, before, starts, a, b)
+            if len(a) == len(b):
+                one = self._one_id(old, new, starts, a, b)
                 if one is not None:
                     return one
-            span = _span(a, b, starts) if starts is not None else None
-            if starts is not None and span is not None:
+            span = _span(a, b, starts)
+            if span is not None:
                 first, last = span
                 end = len(b) - (len(a) - starts[last])
                 try:
@@ -202,21 +225,21 @@ class Trees:
                 except BadTree:  # not whole entries there: the tree is read whole below
                     middle = None
                 if middle is not None:
-                    _keep(self._entries, self.most, new, before[:first] + middle + before[last:])
                     self._carry_starts(new, starts, first, last, middle, len(b) - len(a))
-                    old_part = before[first:last]
+                    old_part = parse(a[starts[first] : starts[last]], old)
                     return only_in(old_part, middle), only_in(middle, old_part)
-            after = self.entries(new, read)
+        before = self.entries(old, read)
+        after = self.entries(new, read)
         return only_in(before, after), only_in(after, before)
 
     def _one_id(
-        self, sha: bytes, before: Entries, starts: list[int], a: bytes, b: bytes
+        self, old: bytes, new: bytes, starts: list[int], a: bytes, b: bytes
     ) -> tuple[Entries, Entries] | None:
-        """What :meth:`differing` finds when tree ``b`` (``sha``) is tree ``a`` with
-        one entry's id changed and nothing else (a commit's usual change to a root or
-        a fan-out directory), found without parsing: every byte before that entry's id
-        and every byte after it alike, so ``b`` parses as ``a`` with that id; else
-        ``None``."""
+        """What :meth:`differing` finds when tree ``b`` (``new``) is tree ``a``
+        (``old``) with one entry's id changed and nothing else (a commit's usual change
+        to a root or a fan-out directory), found by parsing that entry alone: every
+        byte before that entry's id and every byte after it alike, so ``b`` parses as
+        ``a`` with that id; else ``None``."""
         first = common_head(a, b, len(a))
         if first == len(a):
             return None  # the same content under another id: left to the full reading
@@ -224,11 +247,10 @@ class Trees:
         end = starts[i + 1]
         if first < end - 20 or a[end:] != b[end:]:
             return None
-        name, mode, old_id = before[i]
-        entry = (name, mode, b[end - 20 : end].hex().encode())
-        _keep(self._entries, self.most, sha, [*before[:i], entry, *before[i + 1 :]])
-        _keep(self._starts, self.most, sha, starts)  # never mutated: shared
-        return [(name, mode, old_id)], [entry]
+        [was] = parse(a[starts[i] : end], old)
+        entry = (was[0], was[1], b[end - 20 : end].hex().encode())
+        _keep(self._starts, self.most, new, starts)  # never mutated: shared
+        return [was], [entry]
 
     def _carry_starts(
         self, sha: bytes, starts: list[int], first: int, last: int, middle: Entries, shift: int
@@ -257,6 +279,91 @@ def _keep(cache: dict[K, V], most: int, sha: K, value: V) -> None:
         if oldest is not None:
             cache.pop(oldest, None)
     cache[sha] = value
+
+
+def named(content: bytes, starts: list[int], name: bytes) -> tuple[int, bytes] | None:
+    """The ``(mode, hex id)`` of the last entry ``name`` of a raw tree whose entries
+    start at ``starts`` (see ``_indexes``)."""
+    found = _indexes(content, starts, name)
+    if not found:
+        return None
+    start, end = starts[found[-1]], starts[found[-1] + 1]
+    mode = content[start : content.index(b" ", start)]
+    return int(mode, 8), content[end - 20 : end].hex().encode()
+
+
+def spliced(content: bytes, starts: list[int], files: Mapping[bytes, bytes | None]) -> bytes | None:
+    """Raw tree ``content`` (its entries starting at ``starts``, in git's order) with
+    ``files`` set: name → hex id of a plain file (mode ``100644``), ``None`` removes
+    it. An entry replaced stays where it was, a new one goes where git's order puts it,
+    the others are copied as they are: the work follows the files, not the tree.
+    ``None`` when that cannot be done so (a name given twice, an entry out of git's
+    order where a new one goes): the caller encodes the tree whole."""
+    cuts: list[tuple[int, int, bytes, bytes]] = []
+    for name, sha in files.items():
+        if len(sha or b"0" * 40) != 40:
+            return None
+        entry = b"" if sha is None else b"100644 " + name + b"\0" + bytes.fromhex(sha.decode())
+        found = _indexes(content, starts, name)
+        if len(found) > 1:
+            return None
+        if found:
+            cuts.append((starts[found[0]], starts[found[0] + 1], name, entry))
+        elif sha is not None:
+            at = _place(content, starts, name)
+            if at is None:
+                return None
+            cuts.append((starts[at], starts[at], name, entry))
+    cuts.sort()
+    out: list[bytes] = []
+    at = 0
+    for start, end, _, entry in cuts:
+        out += (content[at:start], entry)
+        at = end
+    out.append(content[at:])
+    return b"".join(out)
+
+
+def _indexes(content: bytes, starts: list[int], name: bytes) -> list[int]:
+    """Which entries of a raw tree (starting at ``starts``) are named ``name``, found
+    in its bytes: a match counts only where it is an entry's whole name (it ends 20
+    bytes before the next entry starts, and no space comes between its entry's start
+    and it), so a name inside another entry's name or id is never taken for one."""
+    needle = b" " + name + b"\0"
+    found: list[int] = []
+    at = content.find(needle)
+    while at >= 0:
+        i = bisect_right(starts, at) - 1
+        if at + len(needle) + 20 == starts[i + 1] and b" " not in content[starts[i] : at]:
+            found.append(i)
+        at = content.find(needle, at + 1)
+    return found
+
+
+def _order(content: bytes, starts: list[int], i: int) -> bytes:
+    """What entry ``i`` of a raw tree sorts by in git's order: its name, and a slash
+    after a directory's."""
+    space = content.index(b" ", starts[i])
+    name = content[space + 1 : starts[i + 1] - 21]
+    return name + b"/" if content[starts[i] : space] == b"40000" else name
+
+
+def _place(content: bytes, starts: list[int], name: bytes) -> int | None:
+    """Where file ``name`` goes among the entries of a raw tree in git's order: the
+    first entry that sorts after it (``None`` if its neighbours there are not in
+    order around it)."""
+    low, high = 0, len(starts) - 1
+    while low < high:
+        mid = (low + high) // 2
+        if _order(content, starts, mid) < name:
+            low = mid + 1
+        else:
+            high = mid
+    if low > 0 and _order(content, starts, low - 1) >= name:
+        return None
+    if low < len(starts) - 1 and _order(content, starts, low) <= name:
+        return None
+    return low
 
 
 def _span(a: bytes, b: bytes, starts: list[int]) -> tuple[int, int] | None:
