@@ -562,9 +562,8 @@ def _files_at(reader: ObjectReader, root: str, slug: str) -> MemoryFiles | None:
 
 
 def _heading(raw: bytes) -> tuple[list[str], tuple[Edited, ...] | None]:
-    """A raw commit's parents and the edits its message records (``None``: not
-    gitmem's). A header as gitmem writes one is read by one match; any other, line by
-    line: the parents are alike either way."""
+    """A raw commit's parents and the edits its message records (``None``: not gitmem's);
+    a header as gitmem writes one read by one match, any other line by line, alike."""
     header = _WRITTEN_HEADER.match(raw)
     if header is not None:
         parent = header[1]
@@ -573,8 +572,7 @@ def _heading(raw: bytes) -> tuple[list[str], tuple[Edited, ...] | None]:
     return _parents(lines), parse_edits(message)
 
 
-# a commit's header as gitmem writes one: its tree, at most one parent, its author and
-# committer, then the blank line (the first one: no line of a header is empty)
+# a header as gitmem writes one: tree, at most one parent, author, committer, blank line
 _WRITTEN_HEADER = re.compile(
     rb"tree [0-9a-f]{40}\n(?:parent ([0-9a-f]{40})\n)?author [^\n]*\ncommitter [^\n]*\n\n"
 )
