@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from gitmem import (
     Revision,
     Totals,
 )
+from gitmem.errors import StorageError
 from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
 from gitmem.store.message import Edited, Facts, parse_message
@@ -928,3 +930,141 @@ def test_rows_formatted_together_read_as_each_formatted_alone(rows: list[Row]) -
     together = format_rows(rows)
     assert together == "".join(format_row(row) for row in rows)
     assert [parse_row(line) for line in together.split("\n")[:-1]] == rows
+
+
+def _generated_history(repo: Repository, seed: int) -> str:
+    """A history of creations, edits, renames and deletions on S and on its fork T, with
+    T merged into S by git now and then (the merge's tree S's), chosen by ``seed``;
+    packed by git with a wide window, so that trees are stored as deltas of trees of
+    other commits. Returns S's head."""
+    rng = random.Random(seed)
+    live = {S: set[str](), T: set[str]()}
+    put(repo, "create", "base", "base")
+    live[S].add("base")
+    repo.fork(S, T)
+    live[T] = set(live[S])
+    for i in range(36):
+        store = S if rng.random() < 0.6 else T
+        slugs = sorted(live[store])
+        roll = rng.random()
+        if roll < 0.12:
+            old, new = repo.head(S), repo.head(T)
+            assert old is not None and new is not None
+            merged = merge(repo, old, new)
+            git_ok(repo, "update-ref", f"refs/heads/{S}", merged, old)
+            continue
+        if roll < 0.4 or not slugs:
+            slug = f"m{rng.randrange(12)}"
+            if slug in live[store]:
+                put(repo, "edit", slug, f"{slug} take {i}", store=store)
+            else:
+                put(repo, "create", slug, f"{slug} made {i}", store=store)
+                live[store].add(slug)
+        elif roll < 0.7:
+            slug = rng.choice(slugs)
+            put(repo, "edit", slug, f"{slug} take {i}\n" * rng.randrange(1, 4), store=store)
+        elif roll < 0.85:
+            old = rng.choice(slugs)
+            rename(repo, old, f"r{i}", store=store)
+            live[store] = (live[store] - {old}) | {f"r{i}"}
+        else:
+            slug = rng.choice(slugs)
+            put(repo, "delete", slug, store=store)
+            live[store].discard(slug)
+    git_ok(repo, "repack", "-adf", "--window=250", "--depth=50")
+    head = repo.head(S)
+    assert head is not None
+    return head
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_index_built_from_a_generated_history_is_the_reference_walks(
+    repo: Repository, tmp_path: Path, seed: int
+) -> None:
+    """Generated histories (creations, edits, renames, deletions, merges made by git),
+    their trees stored as deltas of trees in other commits: the index a fresh process
+    builds through its quick reads (its file, every row, blob ids and all, each slug's
+    history) is the one a walk of objects dulwich parsed whole builds."""
+    head = _generated_history(repo, seed)
+    deltas = git_ok(repo, "verify-pack", "-v", *_pack_indexes(repo)).splitlines()
+    assert any(line.split()[1:2] == ["tree"] and len(line.split()) >= 7 for line in deltas)
+    assert len(git_ok(repo, "rev-list", "--merges", head).split()) >= 1
+    drop_history(repo)
+    with Repository.open(repo.directory) as fresh:
+        every = list(fresh._history(S).entries(head))  # pyright: ignore[reportPrivateUsage]
+        slugs = sorted({entry.slug for entry in every})
+        per_slug = {slug: fresh.revisions(S, slug) for slug in slugs}
+        (built,) = history_files(fresh).values()
+    with Repo(repo.directory) as raw:
+        walked = [line.split(" ")[:4] for line in built.decode().splitlines()]
+        assert walked == _reference_rows(raw, ObjectReader(raw), head)
+        source = _AsTreesParsedWhole(raw, ObjectReader(raw))
+        reference = History(str(tmp_path / "reference"), source)
+        assert reference.entries(head) == every
+        with open(tmp_path / "reference", "rb") as kept:
+            assert built == kept.read()
+        for slug in slugs:
+            expected = reference.entries(head, slug)
+            assert [(e.commit, e.revision, e.op, e.removed) for e in expected] == [
+                (r.commit, r.revision, r.op, r.removed) for r in per_slug[slug]
+            ]
+
+
+def _reference_rows(raw: Repo, reader: ObjectReader, head: str) -> list[list[str]]:
+    """The index's rows (commit, number, op, slug) as its order is defined, by a
+    recursive walk of commits dulwich parsed whole: a commit's parents in order, each
+    visited once, then the commit; a merge's ``^`` row counts the rows its later
+    parents brought in."""
+    rows: list[list[str]] = []
+    seen: set[str] = set()
+
+    def visit(sha: str) -> None:
+        seen.add(sha)
+        commit = raw[sha.encode()]
+        assert isinstance(commit, Commit)
+        parents = [p.decode() for p in commit.parents]
+        mark = len(rows)
+        for i, parent in enumerate(parents):
+            if i == 1:
+                mark = len(rows)
+            if parent not in seen:
+                visit(parent)
+        facts = parse_message(commit.message)
+        edits = facts.edits if facts is not None else reader.outside(sha)
+        if len(parents) > 1:
+            rows.append([sha, str(len(rows) - mark), "^", "-"])
+        if not edits and (facts is None or len(parents) < 2):
+            rows.append([sha, "0", "-", "-"])
+        rows.extend([sha, str(e.revision), e.op, e.slug] for e in edits)
+
+    visit(head)
+    return rows
+
+
+def _pack_indexes(repo: Repository) -> list[str]:
+    folder = os.path.join(repo.directory, "objects", "pack")
+    return [os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".idx")]
+
+
+def test_a_damaged_commit_halfway_down_the_history_is_refused(repo: Repository) -> None:
+    """A commit whose packed bytes do not inflate, halfway down the history, stops a
+    build from scratch with an error naming it: the walk never passes over it."""
+    for i in range(6):
+        put(repo, "create", f"m{i}", f"v{i}\n")
+    repo.pack()
+    head = repo.head(S)
+    assert head is not None
+    middle = git_ok(repo, "rev-list", head).split()[3]
+    (index,) = _pack_indexes(repo)
+    listed = git_ok(repo, "verify-pack", "-v", index).splitlines()
+    offset = next(int(line.split()[4]) for line in listed if line.startswith(middle))
+    pack = index[: -len(".idx")] + ".pack"
+    os.chmod(pack, 0o644)
+    with open(pack, "r+b") as f:
+        f.seek(offset + 8)  # inside the zlib stream, past the entry's header
+        byte = f.read(1)
+        f.seek(offset + 8)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    drop_history(repo)
+    with Repository.open(repo.directory) as fresh, pytest.raises(StorageError, match=middle):
+        fresh.revisions(S)

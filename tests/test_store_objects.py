@@ -241,6 +241,8 @@ def test_edits_read_by_the_quick_match_are_those_the_full_reading_finds(
         full = _fully_read(message)
         facts = parse_message(message)
         assert parse_edits(message) == (full[0] if full is not None else None)
+        # read where it starts inside a raw commit, as a walk reads it: alike
+        assert parse_edits(b"tree x\n\n" + message, 8) == parse_edits(message)
         assert full == (
             None
             if facts is None
@@ -282,3 +284,61 @@ def test_a_message_as_gitmem_writes_it_takes_the_quick_match(
     facts = parse_message(written)
     assert facts is not None and dict(facts.extra) == {"Gitmem-Session": "é"}
     assert parse_edits(format_message(Facts((), Totals(), Totals(), {}))) == ()
+
+
+_HEADER_LINES = st.sampled_from(
+    [
+        b"parent " + b"a" * 40,
+        b"parent " + b"b" * 40,
+        b"parent " + b"A" * 40,
+        b"parent " + b"c" * 39,
+        b"author a <a@b> 1 +0000",
+        b"committer c <c@d> 2 +0000",
+        b"encoding latin-1",
+        b"gpgsig -----BEGIN-----",
+        b" parent " + b"d" * 40,
+        b"tree " + b"e" * 40,
+        b"author \xff\xfe 3 +0000",
+    ]
+)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(
+    tree=st.sampled_from([b"tree " + b"f" * 40, b"tree " + b"f" * 39, b"parent " + b"a" * 40]),
+    lines=st.lists(_HEADER_LINES, max_size=5),
+    slugs=st.lists(st.sampled_from(["a", "b-1", "c"]), max_size=2, unique=True),
+    blank=st.sampled_from([b"\n\n", b"\n", b"\n \n"]),
+    after=st.sampled_from([b"", b"\nGitmem-Slug: z\n", b"\n\nmore\n", b"\xff"]),
+)
+def test_a_commit_read_in_one_match_has_the_parents_and_edits_its_lines_give(
+    tree: bytes, lines: list[bytes], slugs: list[str], blank: bytes, after: bytes
+) -> None:
+    """The walk's reading of a raw commit (one match for a header as gitmem writes it)
+    gives the parents and edits that its header read line by line and its message read
+    after the first blank line give, for headers as written and otherwise (two
+    parents, other lines, lines out of order, a message not gitmem's)."""
+    from gitmem.store.objects import _heading, _parents  # pyright: ignore[reportPrivateUsage]
+
+    facts = Facts(tuple(Edited(s, "edit", 1) for s in slugs), Totals(1, 2, 3), Totals(1, 2, 3), {})
+    raw = b"\n".join([tree, *lines]) + blank + format_message(facts) + after
+    header, _, message = raw.partition(b"\n\n")
+    assert _heading(raw) == (_parents(header), parse_edits(message))
+
+
+def test_a_commit_as_gitmem_writes_it_is_read_in_one_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A commit as gitmem writes it (one parent or none) is read without its header's
+    lines or the message's full reading."""
+    from gitmem.store import message, objects
+
+    monkeypatch.setattr(objects, "_parents", lambda _: pytest.fail("the header read by lines"))
+    monkeypatch.setattr(message, "_trailers", lambda _: pytest.fail("the full reading ran"))
+    edits = (Edited("a", "create", 1),)
+    text = format_message(Facts(edits, Totals(1, 2, 3), Totals(1, 2, 3), {}))
+    ident = b"a <a@b> 1 +0000\n"
+    for parent in (b"parent " + b"0" * 40 + b"\n", b""):
+        raw = b"tree " + b"1" * 40 + b"\n" + parent + b"author " + ident + b"committer " + ident
+        got = objects._heading(raw + b"\n" + text)  # pyright: ignore[reportPrivateUsage]
+        assert got == (["0" * 40] if parent else [], edits)

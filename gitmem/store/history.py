@@ -92,17 +92,26 @@ if TYPE_CHECKING:
 
 
 class _Frame:
-    """A commit on the walk's stack, and how far the walk has gone through its parents
-    (``edits``: those its facts record; ``None`` for a commit gitmem did not make)."""
+    """A merge on the walk's stack, how far the walk has gone through its parents
+    (``edits``: those its facts record; ``None`` for a commit gitmem did not make), and
+    the line of one-parent commits the walk came down to reach it (``run``, the child
+    first), whose rows follow the merge's."""
 
-    __slots__ = ("edits", "mark", "next", "parents", "sha")
+    __slots__ = ("edits", "mark", "next", "parents", "run", "sha")
 
-    def __init__(self, sha: str, parents: list[str], edits: Sequence[Edit] | None) -> None:
+    def __init__(
+        self, sha: str, parents: list[str], edits: Sequence[Edit] | None, run: list[_Step]
+    ) -> None:
         self.sha = sha
         self.parents = parents
         self.edits = edits
+        self.run = run
         self.next = 0
         self.mark = 0
+
+
+_Step = tuple[str, "Sequence[Edit] | None"]
+"""A one-parent (or root) commit on the walk's way down, and the edits its facts record."""
 
 
 class _Reach:
@@ -556,48 +565,80 @@ def _walk(
     """Rows for every commit reachable from ``head`` that the first ``keep`` rows (whose
     positions ``pos`` gives) do not hold, parents first (an iterative depth-first walk:
     histories are deep); ``walked`` is told how many commits it has read, every
-    :data:`_WALKED_EVERY` and at the end. (One loop with locals: a build from scratch
-    runs it once per commit.)"""
+    :data:`_WALKED_EVERY` and at the end. The walk goes down each line of one-parent
+    commits in one loop, and stacks only the merges it meets. (Loops with locals: a
+    build from scratch runs them once per commit.)"""
     new: list[Row] = []
     append = new.append
     seen = {head}
     heading = source.heading
     later = LATER
-    stack = [_Frame(head, *heading(head))]
-    while stack:
-        frame = stack[-1]
-        parents = frame.parents
-        at = frame.next
-        if at < len(parents):
-            if at == 1:
-                frame.mark = keep + len(new)  # the first parent's ancestry is in
-            parent = parents[at]
-            frame.next = at + 1
-            if parent not in seen and pos.get(parent, keep) >= keep:
-                seen.add(parent)
-                stack.append(_Frame(parent, *heading(parent)))
+
+    def emit(sha: str, edits: Sequence[Edit] | None) -> None:
+        """The rows of a commit of at most one parent that changes no memory gitmem
+        recorded: what its tree changed, or its place in the order."""
+        found = source.outside(sha) if edits is None else edits
+        if not found:
+            append((sha, "0", FOREIGN, "-", "-", "-", "-"))
+        for edit in found:
+            append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
+
+    stack: list[_Frame] = []
+    down: str | None = head  # the commit to go down from next
+    while True:
+        if down is not None:
+            run: list[_Step] = []
+            sha = down
+            down = None
+            while True:
+                parents, edits = heading(sha)
+                if len(parents) > 1:
+                    stack.append(_Frame(sha, parents, edits, run))
+                    run = []
+                    break
+                run.append((sha, edits))
+                if not parents:
+                    break
+                sha = parents[0]
+                if sha in seen or pos.get(sha, keep) < keep:
+                    break
+                seen.add(sha)
                 if walked is not None and not len(seen) % _WALKED_EVERY:
                     walked(len(seen))
-            continue
-        stack.pop()
-        sha, edits = frame.sha, frame.edits
-        if len(parents) > 1:
+        elif not stack:
+            break
+        else:
+            frame = stack[-1]
+            parents = frame.parents
+            at = frame.next
+            if at < len(parents):
+                if at == 1:
+                    frame.mark = keep + len(new)  # the first parent's ancestry is in
+                parent = parents[at]
+                frame.next = at + 1
+                if parent not in seen and pos.get(parent, keep) >= keep:
+                    seen.add(parent)
+                    if walked is not None and not len(seen) % _WALKED_EVERY:
+                        walked(len(seen))
+                    down = parent
+                continue
+            stack.pop()
+            sha, edits = frame.sha, frame.edits
             append((sha, str(keep + len(new) - frame.mark), MERGE, "-", "-", "-", "-"))
-        elif edits:  # the usual commit: gitmem's, of one parent, changing memories
-            for edit in edits:
-                append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
-            continue
-        if edits is None:
-            edits = source.outside(sha)
-        # a commit that changes no memory (one setting a store's guard or allowlist, a
-        # hand-made one that touched no memory) still holds a place in the order
-        if not edits and (frame.edits is None or len(parents) < 2):
-            append((sha, "0", FOREIGN, "-", "-", "-", "-"))
-            continue
-        # the blob ids are looked up when a row is first read (see BlobIds): the
-        # walk reads gitmem's commits only, never a tree
-        for edit in edits:
-            append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
+            if edits is None:
+                # a merge gitmem did not make: its own changes, or its place in the order
+                emit(sha, None)
+            else:  # gitmem's merge: the edits it records (a sync's may record none)
+                for edit in edits:
+                    append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
+            run = frame.run
+        # the line walked down, its oldest commit first: what lies below is in
+        for sha, edits in reversed(run):
+            if edits:  # the usual commit: gitmem's, changing memories
+                for edit in edits:
+                    append((sha, str(edit.revision), edit.op, edit.slug, later, later, later))
+            else:
+                emit(sha, edits)
     if walked is not None:
         walked(len(seen))
     return new

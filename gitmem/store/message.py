@@ -159,9 +159,10 @@ def parse_message(message: bytes) -> Facts | None:
     match: see :func:`parse_edits`.)"""
     written = _as_written(message)
     if written is not None:
-        edits, match, tail = written
+        edits, match, stop = written
         extra: dict[str, str] = {}
-        for line in tail.splitlines():  # as the full reading takes them
+        # as the full reading takes them: the lines of the decoded text
+        for line in message[match.end() : stop].decode("utf-8", "replace").splitlines():
             if line.startswith("Gitmem-"):
                 key, sep, value = line.partition(": ")
                 if sep:
@@ -182,55 +183,72 @@ def parse_message(message: bytes) -> Facts | None:
     )
 
 
-def parse_edits(message: bytes) -> tuple[Edited, ...] | None:
-    """``parse_message(message).edits`` (``None`` for a commit gitmem did not make),
-    without making the rest of the facts: what a walk of a whole history reads."""
-    written = _as_written(message)
+def parse_edits(message: bytes, start: int = 0) -> tuple[Edited, ...] | None:
+    """``parse_message(message[start:]).edits`` (``None`` for a commit gitmem did not
+    make), without making the rest of the facts: what a walk of a whole history reads
+    (a raw commit and where its message starts, whose bytes a message as gitmem writes
+    it is read in without copying them out)."""
+    written = _as_written(message, start)
     if written is not None:
         return written[0]
-    read = _trailers(message)
+    read = _trailers(message[start:] if start else message)
     return read[0] if read is not None else None
 
 
-def _as_written(message: bytes) -> tuple[tuple[Edited, ...], re.Match[str], str] | None:
-    """The edits of a message exactly as gitmem writes it (the trios, then the totals
-    and peaks in their order, then trailers of other names), the match that read
-    them, and the rest of the trailer block; ``None``: any other message, for the
-    full reading. Both read such a message alike: every line the match takes is one
-    the full reading takes the same way, and the rest names none of the trailers that
-    decide the edits, the totals or whether the message is gitmem's."""
-    text = message.decode("utf-8", "replace")
-    match = _WRITTEN.match(text)
-    if match is None or not match[1].strip():
+def _as_written(
+    message: bytes, start: int = 0
+) -> tuple[tuple[Edited, ...], re.Match[bytes], int] | None:
+    """The edits of the message that starts at ``start``, when it reads exactly as
+    gitmem writes one (the trios, then the totals and peaks in their order, then
+    trailers of other names), the match that read them, and where the trailer block
+    ends; ``None``: any other message, for the full reading. Both read such a message
+    alike: every line the match takes is one the full reading takes the same way, and
+    the rest names none of the trailers that decide the edits, the totals or whether
+    the message is gitmem's. The match reads bytes: its patterns are ASCII, which UTF-8
+    (bad bytes replaced) decodes as itself, so it takes the lines a match of the
+    decoded text would."""
+    match = _WRITTEN.match(message, start)
+    if match is None:
         return None
-    stop = text.find("\n\n", match.end())
-    tail = text[match.end() : len(text) if stop < 0 else stop]
-    if _DECIDING.search(tail):
+    if not match[1].decode("utf-8", "replace").strip():  # as text: str's whitespace
+        return None
+    end = match.end()
+    stop = message.find(b"\n\n", end)
+    if stop < 0:
+        stop = len(message)
+    if _DECIDING.search(message, end, stop):
         return None
     if match[2] is None:
-        return (), match, tail
-    edits = (Edited(match[2], match[3], int(match[4])),)
+        return (), match, stop
+    edits = (Edited(match[2].decode(), match[3].decode(), int(match[4])),)
     if match[5]:
-        edits += tuple(Edited(s, o, int(r)) for s, o, r in _TRIO.findall(match[5]))
+        edits += tuple(
+            Edited(s.decode(), o.decode(), int(r)) for s, o, r in _TRIO.findall(match[5])
+        )
         if len({edit.slug for edit in edits}) < len(edits):
             return None  # a slug named twice: the full reading refuses it
-    return edits, match, tail
+    return edits, match, stop
 
 
 # a trio as gitmem writes it: a slug, an op, a revision of plain digits, a line each
 _TRIO_TEXT = (
-    r"Gitmem-Slug: ([A-Za-z0-9._-]{1,64})\n"
-    r"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
-    r"Gitmem-Revision: ([0-9]+)\n"
+    rb"Gitmem-Slug: ([A-Za-z0-9._-]{1,64})\n"
+    rb"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
+    rb"Gitmem-Revision: ([0-9]+)\n"
 )
 _TRIO = re.compile(_TRIO_TEXT)
 _WRITTEN = re.compile(
-    rf"([^\n]*)\n\n(?:{_TRIO_TEXT}((?:{_TRIO_TEXT.replace('(', '(?:')})*))?"
-    + "".join(rf"{key}: ([0-9]+)\n" for key in TOTAL_KEYS[:-1])
-    + rf"{TOTAL_KEYS[-1]}: ([0-9]+)(?=\n|\Z)"
+    rb"([^\n]*)\n\n(?:"
+    + _TRIO_TEXT
+    + rb"((?:"
+    + _TRIO_TEXT.replace(b"(", b"(?:")
+    + rb")*))?"
+    + b"".join(key.encode() + rb": ([0-9]+)\n" for key in TOTAL_KEYS[:-1])
+    + TOTAL_KEYS[-1].encode()
+    + rb": ([0-9]+)(?=\n|\Z)"
 )
 # a trailer that decides the edits, or whether a message is gitmem's
-_DECIDING = re.compile(r"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
+_DECIDING = re.compile(rb"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
 
 
 def _trailers(

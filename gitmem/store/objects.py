@@ -6,6 +6,7 @@ Objects never change, so a cache keyed by id is always right; it only needs a bo
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable
 from operator import itemgetter
@@ -552,8 +553,7 @@ class ObjectReader:
             except Exception:  # missing, moved by a concurrent pack, damaged
                 kind, raw = -1, b""
             if kind == Commit.type_num:
-                header, _, message = raw.partition(b"\n\n")
-                return _parents(header), parse_edits(message)
+                return _heading(raw)
         facts = self.facts(sha)
         return self.parents(sha), facts.edits if facts is not None else None
 
@@ -563,6 +563,23 @@ def _files_at(reader: ObjectReader, root: str, slug: str) -> MemoryFiles | None:
     parsing them: a history's blob ids are looked up in a tree per revision."""
     found = files_in(reader.raw(root, TREE), lambda sha: reader.raw(sha, TREE), slug)
     return None if found is None else MemoryFiles(*found)
+
+
+def _heading(raw: bytes) -> tuple[list[str], tuple[Edited, ...] | None]:
+    """A raw commit's parents and the edits its message records (``None``: not gitmem's);
+    a header as gitmem writes one read by one match, any other line by line, alike."""
+    header = _WRITTEN_HEADER.match(raw)
+    if header is not None:
+        parent = header[1]
+        return ([parent.decode()] if parent is not None else []), parse_edits(raw, header.end())
+    lines, _, message = raw.partition(b"\n\n")
+    return _parents(lines), parse_edits(message)
+
+
+# a header as gitmem writes one: tree, at most one parent, author, committer, blank line
+_WRITTEN_HEADER = re.compile(
+    rb"tree [0-9a-f]{40}\n(?:parent ([0-9a-f]{40})\n)?author [^\n]*\ncommitter [^\n]*\n\n"
+)
 
 
 def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
