@@ -566,17 +566,14 @@ def _files_at(reader: ObjectReader, root: str, slug: str) -> MemoryFiles | None:
 
 
 def _heading(raw: bytes) -> tuple[list[str], tuple[Edited, ...] | None]:
-    """A raw commit's parents and the edits its message records (``None``: not gitmem's);
-    a header as gitmem writes one read by one match, any other line by line, alike."""
-    header = _WRITTEN_HEADER.match(raw)
-    if header is not None:
-        parent = header[1]
-        return ([parent.decode()] if parent is not None else []), parse_edits(raw, header.end())
+    """A raw commit's parents and its message's edits (``None``: not gitmem's)."""
+    if (header := _WRITTEN_HEADER.match(raw)) is not None:
+        return [p.decode() for p in header.groups() if p], parse_edits(raw, header.end())
     lines, _, message = raw.partition(b"\n\n")
     return _parents(lines), parse_edits(message)
 
 
-# a header as gitmem writes one: tree, at most one parent, author, committer, blank line
+# a header as gitmem writes one (tree, a parent at most, author, committer): one match
 _WRITTEN_HEADER = re.compile(
     rb"tree [0-9a-f]{40}\n(?:parent ([0-9a-f]{40})\n)?author [^\n]*\ncommitter [^\n]*\n\n"
 )
@@ -593,8 +590,7 @@ def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
 
 
 def _parents(header: bytes) -> list[str]:
-    """The parents a raw commit's ``header`` names: the value of each line that starts
-    with ``parent ``, in order (one such line, the usual case, found by one search)."""
+    """The parents a raw commit's ``header`` names, in order (one, as usual, by one search)."""
     if header.startswith(b"parent ") or header.count(b"\nparent ") > 1:
         return [h[7:].decode() for h in header.split(b"\n") if h[:7] == b"parent "]
     at = header.find(b"\nparent ")
