@@ -631,6 +631,47 @@ def test_the_ledger_followed_one_change_at_a_time_equals_a_fresh_one(repo: Repos
     assert rows["b"]["peak_chars"] == 5 and rows["b"]["live"]
 
 
+def test_a_ledger_moved_over_many_changes_at_once_equals_a_fresh_one(repo: Repository) -> None:
+    """One move that adds rows before, between and after the rows held, and changes
+    the first and the last, puts each row where its slug sorts, as a new fold does."""
+    followed = ops.Ledger("notes")
+    for slug in ("d", "h", "p"):
+        ops.create(repo, "notes", ADA, slug, "held", "x")
+    followed.follow(repo)
+    for slug in ("a", "b", "e", "q", "z"):
+        ops.create(repo, "notes", ADA, slug, "new", "y" * 3)
+    ops.edit(repo, "notes", ADA, "d", body="longer text")
+    ops.delete(repo, "notes", ADA, "p")
+    followed.follow(repo)
+    fresh = ops.Ledger("notes")
+    fresh.follow(repo)
+    assert followed.rows_json() == fresh.rows_json()
+    assert [r["slug"] for r in followed.rows()] == sorted("abdehpqz")
+    assert len(followed) == 8
+    rows = {r["slug"]: r for r in followed.rows()}
+    assert rows["d"]["peak_chars"] == 11 and not rows["p"]["live"]
+
+
+def test_a_ledger_kept_in_another_form_is_folded_again(repo: Repository) -> None:
+    """A kept ledger that is not the panel's JSON (an older form, or rows cut short) is
+    passed over: the history is folded again."""
+    seed(repo)
+    fresh = ops.Ledger("profile/ops")
+    fresh.follow(repo)
+    head = repo.head("profile/ops")
+    assert head is not None
+    for value in (
+        ([("runbook",) * 9], ['{"slug": "runbook"}'], {}, {}),
+        (b'[{"slug": "runbook"', {}, {}),
+        (b"not json", {}, {}),
+    ):
+        repo.keep("ledger", "profile/ops", head, value)
+        again = ops.Ledger("profile/ops")
+        assert not again.resume(repo)
+        again.follow(repo)
+        assert again.rows_json() == fresh.rows_json()
+
+
 def history_of_every_kind(repo: Repository, work: Path, *, seeded: bool = False) -> None:
     """profile/ops as ``seed`` leaves it, then an operator's edit, a memory deleted and
     made again, and a commit made by hand with plain git."""
