@@ -20,9 +20,11 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 from conftest import capability, commit_by_hand, git
+from starlette.responses import StreamingResponse
 from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
+from gitmem.adapters import console as console_module
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
 from gitmem.holder import Holder
@@ -216,6 +218,31 @@ def test_memories_lists_every_memory_ever_held(client: TestClient, repo: Reposit
     assert rows["runbook"]["revisions"] == 2
     assert rows["scratch"]["live"] is False
     assert rows["scratch"]["chars"] == 4 and rows["scratch"]["revision"] == 2
+
+
+def test_a_long_panel_is_sent_in_pages_with_its_length(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A panel longer than a page answers the same bytes, with its length and the
+    console's headers, as one sent whole."""
+    seed(repo)
+    whole = client.get("/api/stores/profile/ops/memories")
+    monkeypatch.setattr(console_module, "PAGE_BYTES", 7)
+    paged = client.get("/api/stores/profile/ops/memories")
+    assert len(whole.content) > 7 * 3
+    assert (paged.status_code, paged.content) == (200, whole.content)
+    assert paged.headers["content-length"] == str(len(whole.content))
+    assert "transfer-encoding" not in paged.headers
+    for name in ("content-type", "content-security-policy", "cache-control", "referrer-policy"):
+        assert paged.headers[name] == whole.headers[name]
+
+    async def pages() -> list[bytes]:
+        answer = console_module._paged(whole.content)  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(answer, StreamingResponse)
+        return [bytes(page) async for page in answer.body_iterator]
+
+    sent = asyncio.run(pages())
+    assert b"".join(sent) == whole.content and max(map(len, sent)) == 7
 
 
 def test_one_memory_has_its_revisions_with_diffs(client: TestClient, repo: Repository) -> None:
