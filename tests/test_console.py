@@ -25,6 +25,7 @@ from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
 from gitmem.adapters import console as console_module
+from gitmem.adapters import heap
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
 from gitmem.holder import Holder
@@ -243,6 +244,30 @@ def test_a_long_panel_is_sent_in_pages_with_its_length(
 
     sent = asyncio.run(pages())
     assert b"".join(sent) == whole.content and max(map(len, sent)) == 7
+
+
+def test_a_stores_first_panel_hands_freed_memory_back_once(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first answer of a store's panel (its ledger then taken in), the console
+    hands the memory freed on the way back to the system, once; not after later ones."""
+    seed(repo)
+    calls: list[None] = []
+    real = heap.give_back
+
+    def give_back() -> None:
+        real()
+        calls.append(None)
+
+    monkeypatch.setattr(heap, "give_back", give_back)
+    first = client.get("/api/stores/profile/ops/memories")
+    assert first.status_code == 200 and len(calls) == 1
+    for _ in range(2):
+        assert client.get("/api/stores/profile/ops/memories").content == first.content
+    assert len(calls) == 1
+    ops.create(repo, "profile/ops", ADA, "later", "d", "text")
+    assert client.get("/api/stores/profile/ops/memories").status_code == 200
+    assert len(calls) == 1
 
 
 def test_one_memory_has_its_revisions_with_diffs(client: TestClient, repo: Repository) -> None:

@@ -36,12 +36,14 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
+from gitmem.adapters import heap
 from gitmem.adapters.extras import missing_extra
 from gitmem.adapters.own_names import outward_address, own_names
 
 try:
     import uvicorn
     from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -381,7 +383,12 @@ class Console:
         if tail == "state":
             return await self._answer(lambda: ops.store_state(self.repo, self._existing(store)))
         if tail == "memories":
-            return await self._answer(lambda: self._panel(store), raw=True, locked=False)
+            answer = await self._answer(lambda: self._panel(store), raw=True, locked=False)
+            if self._ledgers.shed:
+                # a first answer of a large store built megabytes on the way, all freed
+                self._ledgers.shed = False
+                answer.background = BackgroundTask(heap.give_back)
+            return answer
         if tail == "actions":
             return await self._answer(lambda: ops.allowed_actions(self.repo, self._existing(store)))
         if tail == "timeline":

@@ -417,6 +417,10 @@ class Ledgers:
         self._ledgers: dict[str, Ledger] = {}
         self._readings: dict[str, _Reading] = {}
         self._listed: dict[str, tuple[str | None, bytes]] = {}
+        self.shed = False
+        """Set when a store's ledger was first taken in (resumed, or its fold done): what
+        was built on the way, the interim rows too, is garbage now, and a holder may hand
+        the memory it held back to the system (the reader clears it)."""
 
     def panel(self, store: str) -> bytes:
         """The Memories panel's JSON of ``store`` (one that exists): the rows as
@@ -495,6 +499,7 @@ class Ledgers:
         # the interim form's rows answered only while the fold ran: at 100,000 memories
         # they are megabytes the panel never sends again
         self._listed.pop(store, None)
+        self.shed = True
         return True
 
     def _begin(self, store: str, *, listing: bool) -> _Reading | None:
@@ -509,6 +514,7 @@ class Ledgers:
         if resumed and ledger.head == head:
             self._ledgers[store] = ledger
             self._readings.pop(store, None)
+            self.shed = True
             return None
         if listing and not resumed:
             # the listing is read before the fold starts: the two would share the
