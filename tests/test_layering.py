@@ -164,6 +164,7 @@ ORDER: dict[str, list[str]] = {
     ],
     "gitmem.adapters": [
         "extras",
+        "heap",
         "schemas",
         "startup",
         "own_names",
