@@ -203,6 +203,9 @@ class Console:
 
     def serve(self, echo: Callable[[str], None] = print, *, open_browser: bool = False) -> None:
         """Bind, print the URL and serve until interrupted."""
+        # a first answer of a large store is megabytes, built once: the idle server
+        # should not stay as large as that
+        heap.keep_small()
         sock = self.bind()
         echo(self.url())
         if self.wildcard:
