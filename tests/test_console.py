@@ -704,6 +704,33 @@ def test_a_ledger_moved_over_many_changes_at_once_equals_a_fresh_one(repo: Repos
     assert rows["d"]["peak_chars"] == 11 and not rows["p"]["live"]
 
 
+def test_a_long_ledger_moved_one_change_at_a_time_equals_a_fresh_one(
+    repo: Repository,
+) -> None:
+    """Moves of one change each over a ledger of many rows (each changed row found by
+    reading a few) put the first, a middle and the last row, and new ones before and
+    after all, where a new fold puts them."""
+    followed = ops.Ledger("notes")
+    for i in range(20):
+        ops.create(repo, "notes", ADA, f"m{i:02d}", "held", "x" * i)
+    followed.follow(repo)
+    for step in ("edit m00", "edit m11", "edit m19", "create a", "create z", "delete m05"):
+        op, slug = step.split()
+        if op == "create":
+            ops.create(repo, "notes", ADA, slug, "new", "fresh text")
+        elif op == "edit":
+            ops.edit(repo, "notes", ADA, slug, body="edited")
+        else:
+            ops.delete(repo, "notes", ADA, slug)
+        followed.follow(repo)
+    fresh = ops.Ledger("notes")
+    fresh.follow(repo)
+    assert followed.rows_json() == fresh.rows_json() and len(followed) == 22
+    rows = {r["slug"]: r for r in followed.rows()}
+    assert rows["m19"]["revisions"] == 2 and rows["m19"]["peak_chars"] == 19
+    assert not rows["m05"]["live"] and rows["a"]["chars"] == 10
+
+
 def test_a_ledger_kept_in_another_form_is_folded_again(repo: Repository) -> None:
     """A kept ledger that is not the panel's JSON (an older form, or rows cut short) is
     passed over: the history is folded again."""

@@ -19,6 +19,7 @@ kept as ever, so a later process goes on from it.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 from array import array
@@ -159,10 +160,13 @@ class Ledger:
     def _fold(self, repo: Repository, news: list[_Change]) -> None:
         changed: dict[str, tuple[int, bool, list[Any]]] = {}
         seen: set[str] = set()
+        held = len(self._starts)
+        # a row is found by reading a few rows; a move of many reads them all once
+        find = self._find if len(news) * held.bit_length() < held else self._finder()
         for r in news:
             place = changed.get(r.slug)
             if place is None:
-                at, found = self._find(r.slug)
+                at, found = find(r.slug)
                 row = found or [r.slug, "", False, 0, 0, 0, 0, "", 0]
                 changed[r.slug] = (at, found is not None, row)
             else:
@@ -200,6 +204,19 @@ class Ledger:
             else:
                 hi = mid
         return lo, None
+
+    def _finder(self) -> Callable[[str], tuple[int, list[Any] | None]]:
+        """:meth:`_find` over every row, read once."""
+        rows: list[dict[str, Any]] = json.loads(self._panel)
+        slugs = [row["slug"] for row in rows]
+
+        def find(slug: str) -> tuple[int, list[Any] | None]:
+            at = bisect.bisect_left(slugs, slug)
+            if at < len(slugs) and slugs[at] == slug:
+                return at, [rows[at][field] for field in _FIELDS]
+            return at, None
+
+        return find
 
     def _splice(self, changed: dict[str, tuple[int, bool, list[Any]]]) -> None:
         """Put the rows of ``changed`` in the panel, in slug order, each (``{slug: (at,
