@@ -20,9 +20,12 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 from conftest import capability, commit_by_hand, git
+from starlette.responses import StreamingResponse
 from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
+from gitmem.adapters import console as console_module
+from gitmem.adapters import heap
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
 from gitmem.holder import Holder
@@ -216,6 +219,55 @@ def test_memories_lists_every_memory_ever_held(client: TestClient, repo: Reposit
     assert rows["runbook"]["revisions"] == 2
     assert rows["scratch"]["live"] is False
     assert rows["scratch"]["chars"] == 4 and rows["scratch"]["revision"] == 2
+
+
+def test_a_long_panel_is_sent_in_pages_with_its_length(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A panel longer than a page answers the same bytes, with its length and the
+    console's headers, as one sent whole."""
+    seed(repo)
+    whole = client.get("/api/stores/profile/ops/memories")
+    monkeypatch.setattr(console_module, "PAGE_BYTES", 7)
+    paged = client.get("/api/stores/profile/ops/memories")
+    assert len(whole.content) > 7 * 3
+    assert (paged.status_code, paged.content) == (200, whole.content)
+    assert paged.headers["content-length"] == str(len(whole.content))
+    assert "transfer-encoding" not in paged.headers
+    for name in ("content-type", "content-security-policy", "cache-control", "referrer-policy"):
+        assert paged.headers[name] == whole.headers[name]
+
+    async def pages() -> list[bytes]:
+        answer = console_module._paged(whole.content)  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(answer, StreamingResponse)
+        return [bytes(page) async for page in answer.body_iterator]
+
+    sent = asyncio.run(pages())
+    assert b"".join(sent) == whole.content and max(map(len, sent)) == 7
+
+
+def test_a_stores_first_panel_hands_freed_memory_back_once(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first answer of a store's panel (its ledger then taken in), the console
+    hands the memory freed on the way back to the system, once; not after later ones."""
+    seed(repo)
+    calls: list[None] = []
+    real = heap.give_back
+
+    def give_back() -> None:
+        real()
+        calls.append(None)
+
+    monkeypatch.setattr(heap, "give_back", give_back)
+    first = client.get("/api/stores/profile/ops/memories")
+    assert first.status_code == 200 and len(calls) == 1
+    for _ in range(2):
+        assert client.get("/api/stores/profile/ops/memories").content == first.content
+    assert len(calls) == 1
+    ops.create(repo, "profile/ops", ADA, "later", "d", "text")
+    assert client.get("/api/stores/profile/ops/memories").status_code == 200
+    assert len(calls) == 1
 
 
 def test_one_memory_has_its_revisions_with_diffs(client: TestClient, repo: Repository) -> None:
@@ -629,6 +681,74 @@ def test_the_ledger_followed_one_change_at_a_time_equals_a_fresh_one(repo: Repos
     assert rows["a"]["chars"] == 8 and rows["a"]["peak_chars"] == 8
     assert rows["b"]["revisions"] == 4 and rows["b"]["revision"] == 4
     assert rows["b"]["peak_chars"] == 5 and rows["b"]["live"]
+
+
+def test_a_ledger_moved_over_many_changes_at_once_equals_a_fresh_one(repo: Repository) -> None:
+    """One move that adds rows before, between and after the rows held, and changes
+    the first and the last, puts each row where its slug sorts, as a new fold does."""
+    followed = ops.Ledger("notes")
+    for slug in ("d", "h", "p"):
+        ops.create(repo, "notes", ADA, slug, "held", "x")
+    followed.follow(repo)
+    for slug in ("a", "b", "e", "q", "z"):
+        ops.create(repo, "notes", ADA, slug, "new", "y" * 3)
+    ops.edit(repo, "notes", ADA, "d", body="longer text")
+    ops.delete(repo, "notes", ADA, "p")
+    followed.follow(repo)
+    fresh = ops.Ledger("notes")
+    fresh.follow(repo)
+    assert followed.rows_json() == fresh.rows_json()
+    assert [r["slug"] for r in followed.rows()] == sorted("abdehpqz")
+    assert len(followed) == 8
+    rows = {r["slug"]: r for r in followed.rows()}
+    assert rows["d"]["peak_chars"] == 11 and not rows["p"]["live"]
+
+
+def test_a_long_ledger_moved_one_change_at_a_time_equals_a_fresh_one(
+    repo: Repository,
+) -> None:
+    """Moves of one change each over a ledger of many rows (each changed row found by
+    reading a few) put the first, a middle and the last row, and new ones before and
+    after all, where a new fold puts them."""
+    followed = ops.Ledger("notes")
+    for i in range(20):
+        ops.create(repo, "notes", ADA, f"m{i:02d}", "held", "x" * i)
+    followed.follow(repo)
+    for step in ("edit m00", "edit m11", "edit m19", "create a", "create z", "delete m05"):
+        op, slug = step.split()
+        if op == "create":
+            ops.create(repo, "notes", ADA, slug, "new", "fresh text")
+        elif op == "edit":
+            ops.edit(repo, "notes", ADA, slug, body="edited")
+        else:
+            ops.delete(repo, "notes", ADA, slug)
+        followed.follow(repo)
+    fresh = ops.Ledger("notes")
+    fresh.follow(repo)
+    assert followed.rows_json() == fresh.rows_json() and len(followed) == 22
+    rows = {r["slug"]: r for r in followed.rows()}
+    assert rows["m19"]["revisions"] == 2 and rows["m19"]["peak_chars"] == 19
+    assert not rows["m05"]["live"] and rows["a"]["chars"] == 10
+
+
+def test_a_ledger_kept_in_another_form_is_folded_again(repo: Repository) -> None:
+    """A kept ledger that is not the panel's JSON (an older form, or rows cut short) is
+    passed over: the history is folded again."""
+    seed(repo)
+    fresh = ops.Ledger("profile/ops")
+    fresh.follow(repo)
+    head = repo.head("profile/ops")
+    assert head is not None
+    for value in (
+        ([("runbook",) * 9], ['{"slug": "runbook"}'], {}, {}),
+        (b'[{"slug": "runbook"', {}, {}),
+        (b"not json", {}, {}),
+    ):
+        repo.keep("ledger", "profile/ops", head, value)
+        again = ops.Ledger("profile/ops")
+        assert not again.resume(repo)
+        again.follow(repo)
+        assert again.rows_json() == fresh.rows_json()
 
 
 def history_of_every_kind(repo: Repository, work: Path, *, seeded: bool = False) -> None:

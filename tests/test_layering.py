@@ -165,6 +165,7 @@ ORDER: dict[str, list[str]] = {
     ],
     "gitmem.adapters": [
         "extras",
+        "heap",
         "schemas",
         "startup",
         "own_names",

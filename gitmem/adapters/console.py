@@ -36,12 +36,14 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
+from gitmem.adapters import heap
 from gitmem.adapters.extras import missing_extra
 from gitmem.adapters.own_names import outward_address, own_names
 
 try:
     import uvicorn
     from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -201,6 +203,9 @@ class Console:
 
     def serve(self, echo: Callable[[str], None] = print, *, open_browser: bool = False) -> None:
         """Bind, print the URL and serve until interrupted."""
+        # a first answer of a large store is megabytes, built once: the idle server
+        # should not stay as large as that
+        heap.keep_small()
         sock = self.bind()
         echo(self.url())
         if self.wildcard:
@@ -381,7 +386,12 @@ class Console:
         if tail == "state":
             return await self._answer(lambda: ops.store_state(self.repo, self._existing(store)))
         if tail == "memories":
-            return await self._answer(lambda: self._panel(store), raw=True, locked=False)
+            answer = await self._answer(lambda: self._panel(store), raw=True, locked=False)
+            if self._ledgers.shed:
+                # a first answer of a large store built megabytes on the way, all freed
+                self._ledgers.shed = False
+                answer.background = BackgroundTask(heap.give_back)
+            return answer
         if tail == "actions":
             return await self._answer(lambda: ops.allowed_actions(self.repo, self._existing(store)))
         if tail == "timeline":
@@ -437,7 +447,7 @@ class Console:
         except Exception as exc:
             return _error(_unexpected(exc))
         if raw:
-            return Response(data, media_type="application/json", headers=_HEADERS)
+            return _paged(data)
         return JSONResponse(data, headers=_HEADERS)
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
@@ -507,6 +517,27 @@ class Console:
 
     def _heads(self) -> dict[str, str | None]:
         return {store: self.repo.head(store) for store in self.repo.stores()}
+
+
+PAGE_BYTES = 1 << 18
+"""How much of a long JSON answer is handed to the connection at a time."""
+
+
+def _paged(data: bytes) -> Response:
+    """``data`` (JSON) sent a page at a time, with its length said up front: the
+    connection's buffer then holds a page, where an answer handed over whole is copied
+    into it whole (megabytes for the Memories panel of 100,000 memories, kept by the
+    allocator once freed)."""
+    if len(data) <= PAGE_BYTES:
+        return Response(data, media_type="application/json", headers=_HEADERS)
+
+    async def pages() -> AsyncIterator[memoryview]:
+        whole = memoryview(data)
+        for at in range(0, len(whole), PAGE_BYTES):
+            yield whole[at : at + PAGE_BYTES]
+
+    headers = {**_HEADERS, "Content-Length": str(len(data))}
+    return StreamingResponse(pages(), media_type="application/json", headers=headers)
 
 
 def _unexpected(exc: Exception) -> GitmemError:

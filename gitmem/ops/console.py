@@ -98,7 +98,7 @@ def store_overview(
         "authors": ledger.authors() if ledger is not None else None,
         "instances": instances,
         "shared": len(instances) > 1 if instances is not None else None,
-        "memories_ever": len(ledger.rows()) if ledger is not None else None,
+        "memories_ever": len(ledger) if ledger is not None else None,
         "actions": allowed_actions(repo, store),
     }
     if ledger is None:

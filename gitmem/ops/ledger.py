@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import json
 import threading
+from array import array
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -35,30 +36,36 @@ if TYPE_CHECKING:
 __all__ = ["PATIENCE", "Ledger", "Ledgers"]
 
 
-class _Held:
-    """One memory a store has ever held, as the ledger folds its revisions (its
-    attributes, in this order, are the console's JSON row)."""
-
-    def __init__(self, slug: str) -> None:
-        self.slug = slug
-        self.description = ""
-        self.live = False
-        self.chars = 0
-        self.peak_chars = 0
-        self.revisions = 0
-        self.revision = 0
-        self.author = ""
-        self.time = 0
-
-    @classmethod
-    def of(cls, kept: tuple[Any, ...]) -> _Held:
-        """A row as the ledger keeps it (its attributes' values, in order)."""
-        held = cls.__new__(cls)
-        vars(held).update(zip(_FIELDS, kept, strict=True))
-        return held
+_FIELDS = (
+    "slug", "description", "live", "chars", "peak_chars", "revisions", "revision", "author",
+    "time",
+)  # fmt: skip
+"""The fields of one memory's row, in the order of the console's JSON row (a row in the
+making is a list of their values, in this order)."""
+_SLUG, _DESCRIPTION, _LIVE, _CHARS, _PEAK, _REVISIONS, _REVISION, _AUTHOR, _TIME = range(9)
 
 
-_FIELDS = tuple(vars(_Held("")))
+def _row_json(row: list[Any]) -> bytes:
+    return json.dumps(dict(zip(_FIELDS, row, strict=True)), ensure_ascii=False).encode()
+
+
+_BETWEEN = b'},{"slug": '
+"""What stands between two rows of the panel's JSON, and nowhere else: inside a JSON
+string every quote is escaped."""
+
+
+def _starts(panel: bytes) -> array[int] | None:
+    """Where each row of ``panel`` (the rows' JSON) starts; ``None`` if it is not such."""
+    if panel == b"[]":
+        return array("Q")
+    if not (panel.startswith(b'[{"slug": ') and panel.endswith(b"}]")):
+        return None
+    starts = array("Q", [1])
+    at = panel.find(_BETWEEN)
+    while at >= 0:
+        starts.append(at + 2)
+        at = panel.find(_BETWEEN, at + 2)
+    return starts
 
 
 class _Change(NamedTuple):
@@ -99,22 +106,26 @@ moving one revision at a time is not rewritten whole at each move."""
 
 class Ledger:
     """Every memory a store ever held (deleted ones too), with its size and peak: what
-    the console's treemap draws. It follows the store's head one change at a time, and
-    keeps each memory's row as JSON, so a long-lived reader pays for each revision once
-    and for each changed memory once per move. What it folded is kept in the
-    repository with its head, so a new process goes on from there rather than folding
-    every revision again."""
+    the console's treemap draws. It follows the store's head one change at a time. It
+    holds the rows only as the panel's JSON, one text with where each row starts (at
+    100,000 memories an object per memory would be several times its size); a move
+    reads back the rows it changes and splices their new JSON in. What it folded is
+    kept in the repository with its head, so a new process goes on from there rather
+    than folding every revision again."""
 
     def __init__(self, store: str) -> None:
         self.store = store
         self.head: str | None = None
-        self._held: dict[str, _Held] = {}
-        self._slugs: list[str] = []
-        self._json: dict[str, str] = {}
+        self._panel = b"[]"
+        self._starts = array("Q")
         self._authors: dict[str, int] = {}
         self._agents: dict[str, dict[str, Any]] = {}
         self._resumed = False
         self._unkept = 0
+
+    def __len__(self) -> int:
+        """How many memories the store ever held."""
+        return len(self._starts)
 
     def follow(self, repo: Repository, progress: Progress | None = None) -> None:
         """Bring the ledger up to the store's head (``progress`` is told how far the
@@ -134,8 +145,7 @@ class Ledger:
         if whole:
             # a first look, a file store (small, written by the memory tool), or a branch
             # rewritten under us: fold it all again
-            self._held, self._slugs, self._json, self._authors = {}, [], {}, {}
-            self._agents = {}
+            self._panel, self._starts, self._authors, self._agents = b"[]", array("Q"), {}, {}
             if files:
                 news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
             elif head is not None:
@@ -148,32 +158,99 @@ class Ledger:
             self._unkept = 0
 
     def _fold(self, repo: Repository, news: list[_Change]) -> None:
+        changed: dict[str, tuple[int, bool, list[Any]]] = {}
         seen: set[str] = set()
+        held = len(self._starts)
+        # a row is found by reading a few rows; a move of many reads them all once
+        find = self._find if len(news) * held.bit_length() < held else self._finder()
         for r in news:
-            held = self._held.get(r.slug)
-            if held is None:
-                held = self._held[r.slug] = _Held(r.slug)
-                bisect.insort(self._slugs, r.slug)
-            held.description = r.description
-            held.live = not r.removed
-            held.chars = r.chars
-            held.peak_chars = max(held.peak_chars, held.chars)
-            held.revisions += 1
-            held.revision = max(held.revision, r.revision)
-            held.author, held.time = r.author, r.time
+            place = changed.get(r.slug)
+            if place is None:
+                at, found = find(r.slug)
+                row = found or [r.slug, "", False, 0, 0, 0, 0, "", 0]
+                changed[r.slug] = (at, found is not None, row)
+            else:
+                row = place[2]
+            row[_DESCRIPTION] = r.description
+            row[_LIVE] = not r.removed
+            row[_CHARS] = r.chars
+            row[_PEAK] = max(row[_PEAK], r.chars)
+            row[_REVISIONS] += 1
+            row[_REVISION] = max(row[_REVISION], r.revision)
+            row[_AUTHOR], row[_TIME] = r.author, r.time
             self._authors[r.author] = self._authors.get(r.author, 0) + 1
-            self._json.pop(r.slug, None)
             # the revisions a fold takes in are those of commits it has not met
             if r.commit not in seen:
                 seen.add(r.commit)
                 self._met(r.made_by or repo.made_by(r.commit))
+        self._splice(changed)
+
+    def _row(self, at: int) -> bytes:
+        """The JSON of row ``at`` as held."""
+        starts = self._starts
+        end = starts[at + 1] - 1 if at + 1 < len(starts) else len(self._panel) - 1
+        return self._panel[starts[at] : end]
+
+    def _find(self, slug: str) -> tuple[int, list[Any] | None]:
+        """Where ``slug``'s row is (or would go), and its values if it is held."""
+        lo, hi = 0, len(self._starts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            row: dict[str, Any] = json.loads(self._row(mid))
+            if row["slug"] == slug:
+                return mid, [row[field] for field in _FIELDS]
+            if row["slug"] < slug:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo, None
+
+    def _finder(self) -> Callable[[str], tuple[int, list[Any] | None]]:
+        """:meth:`_find` over every row, read once."""
+        rows: list[dict[str, Any]] = json.loads(self._panel)
+        slugs = [row["slug"] for row in rows]
+
+        def find(slug: str) -> tuple[int, list[Any] | None]:
+            at = bisect.bisect_left(slugs, slug)
+            if at < len(slugs) and slugs[at] == slug:
+                return at, [rows[at][field] for field in _FIELDS]
+            return at, None
+
+        return find
+
+    def _splice(self, changed: dict[str, tuple[int, bool, list[Any]]]) -> None:
+        """Put the rows of ``changed`` in the panel, in slug order, each (``{slug: (at,
+        held, row)}``) either replacing row ``at`` (``held``) or going in before it."""
+        if not changed:
+            return
+        old, starts = self._panel, self._starts
+        pieces: list[bytes] = []
+        offsets = array("Q")
+        size, taken = 1, 0  # the bytes written after "[", the old rows copied or replaced
+        for slug in sorted(changed):
+            at, held, row = changed[slug]
+            if at > taken:
+                begin = starts[taken]
+                end = starts[at] - 1 if at < len(starts) else len(old) - 1
+                pieces.append(old[begin:end])
+                offsets.extend(s - begin + size for s in starts[taken:at])
+                size += end - begin + 1
+            text = _row_json(row)
+            pieces.append(text)
+            offsets.append(size)
+            size += len(text) + 1
+            taken = at + held
+        if taken < len(starts):
+            begin = starts[taken]
+            pieces.append(old[begin:-1])
+            offsets.extend(s - begin + size for s in starts[taken:])
+        self._panel = b"[" + b",".join(pieces) + b"]"
+        self._starts = offsets
 
     def _kept(self) -> tuple[object, ...]:
-        """What the repository keeps of the ledger: its rows (with their JSON), authors
-        and agents."""
-        rows = [tuple(vars(self._held[slug]).values()) for slug in self._slugs]
-        texts = [self._row_json(slug) for slug in self._slugs]
-        return (rows, texts, self._authors, self._agents)
+        """What the repository keeps of the ledger: the panel's JSON, authors and
+        agents."""
+        return (self._panel, self._authors, self._agents)
 
     def resume(self, repo: Repository) -> bool:
         """Take the ledger the repository last kept for the store, if one reads whole
@@ -185,16 +262,17 @@ class Ledger:
         if found is None:
             return False
         try:
-            rows, texts, authors, agents = cast(
-                tuple[list[tuple[Any, ...]], list[str], Any, Any], found.value
-            )
-            held = {row[0]: _Held.of(row) for row in rows}
-            texts = dict(zip(held, texts, strict=True))
-            if not (isinstance(authors, dict) and isinstance(agents, dict)):
-                return False
-        except (TypeError, ValueError, IndexError):
+            panel, authors, agents = cast(tuple[Any, Any, Any], found.value)
+        except (TypeError, ValueError):
             return False  # not a ledger as this version keeps it: fold the history again
-        self._held, self._slugs, self._json = held, sorted(held), texts
+        if not (
+            isinstance(panel, bytes) and isinstance(authors, dict) and isinstance(agents, dict)
+        ):
+            return False
+        starts = _starts(panel)
+        if starts is None:
+            return False
+        self._panel, self._starts = panel, starts
         self._authors = cast(dict[str, int], authors)
         self._agents = cast(dict[str, dict[str, Any]], agents)
         self.head = found.head
@@ -204,17 +282,15 @@ class Ledger:
         """``[{"slug", "description", "live", "chars", "peak_chars", "revisions",
         "revision", "author", "time"}]`` sorted by slug; a deleted memory's ``chars`` is
         the size of the text its deletion removed."""
-        return [dict(vars(self._held[slug])) for slug in self._slugs]
+        return cast(list[dict[str, Any]], json.loads(self._panel))
+
+    def panel(self) -> bytes:
+        """``rows()`` as JSON, as held (nothing is built to answer)."""
+        return self._panel
 
     def rows_json(self) -> str:
-        """``rows()`` as JSON text, joined from the rows kept since they last changed."""
-        return "[" + ",".join(self._row_json(slug) for slug in self._slugs) + "]"
-
-    def _row_json(self, slug: str) -> str:
-        found = self._json.get(slug)
-        if found is None:
-            found = self._json[slug] = json.dumps(vars(self._held[slug]), ensure_ascii=False)
-        return found
+        """``rows()`` as JSON text."""
+        return self._panel.decode()
 
     def authors(self) -> dict[str, int]:
         """Each commit author's name with how many revisions they made."""
@@ -357,12 +433,15 @@ class Ledgers:
         self.stopping = stopping or threading.Event()
         self._ledgers: dict[str, Ledger] = {}
         self._readings: dict[str, _Reading] = {}
-        self._panels: dict[str, tuple[str | None, bytes]] = {}
         self._listed: dict[str, tuple[str | None, bytes]] = {}
+        self.shed = False
+        """Set when a store's ledger was first taken in (resumed, or its fold done): what
+        was built on the way, the interim rows too, is garbage now, and a holder may hand
+        the memory it held back to the system (the reader clears it)."""
 
     def panel(self, store: str) -> bytes:
         """The Memories panel's JSON of ``store`` (one that exists): the rows as
-        :meth:`Ledger.rows_json` joins them, kept until the store's head moves; while
+        :meth:`Ledger.panel` holds them, at the store's head; while
         the store's first fold runs, ``{"history": {"state": "reading", "commits",
         "revisions", "of"}, "rows": [...]}``, the rows the head's listing knows (or
         ``{"state": "failed", "message"}`` if the fold failed). Takes the lock itself:
@@ -434,6 +513,10 @@ class Ledgers:
             return False
         self._ledgers[store] = reading.ledger
         del self._readings[store]
+        # the interim form's rows answered only while the fold ran: at 100,000 memories
+        # they are megabytes the panel never sends again
+        self._listed.pop(store, None)
+        self.shed = True
         return True
 
     def _begin(self, store: str, *, listing: bool) -> _Reading | None:
@@ -448,6 +531,7 @@ class Ledgers:
         if resumed and ledger.head == head:
             self._ledgers[store] = ledger
             self._readings.pop(store, None)
+            self.shed = True
             return None
         if listing and not resumed:
             # the listing is read before the fold starts: the two would share the
@@ -465,10 +549,7 @@ class Ledgers:
     def _complete(self, store: str) -> bytes:
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
-        cached = self._panels.get(store)
-        if cached is None or cached[0] != ledger.head:
-            cached = self._panels[store] = (ledger.head, ledger.rows_json().encode())
-        return cached[1]
+        return ledger.panel()
 
     def _rows(self, store: str) -> bytes:
         """The interim form's rows as JSON, kept until the store's head moves (the
