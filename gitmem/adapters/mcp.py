@@ -27,7 +27,6 @@ The SDK is imported here and nowhere else (``pip install 'gitmem-agent[mcp]'``).
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import gc
 import json
 import os
@@ -59,6 +58,7 @@ except ImportError as exc:  # the optional packages
     raise missing_extra("mcp", exc) from exc
 
 from gitmem import observe
+from gitmem.adapters import heap
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
 from gitmem.holder import PROGRAM_TOOL, Holder, Turn
@@ -496,32 +496,12 @@ class _Out:
 
 def serve(holder: Holder, *, programs: bool = False, observer: bool = False) -> None:
     """Serve ``holder`` over stdio until the client goes away; close it after."""
-    _large_blocks_mapped()
+    # answering initialize copies a large store's instructions (megabytes) a few times
+    heap.keep_small()
     try:
         anyio.run(MemoryServer(holder, programs=programs, observer=observer).run)
     finally:
         holder.close()
-
-
-# glibc's mallopt parameter, and its default value: a block this large or larger gets a
-# mapping of its own, given back to the system once freed
-_M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD = 128 << 10
-
-
-def _large_blocks_mapped() -> None:
-    """Keep glibc from moving large blocks into its heap for the server's life.
-
-    The instructions of a large store (its whole pinned index, megabytes) are copied a
-    few times over while ``initialize`` is answered. Once such a block is freed, glibc
-    raises its mapping threshold to that size, so the next copies land in the heap,
-    whose freed pages stay resident: a server idling on a store of 100,000 memories
-    kept a fifth of its memory so. The threshold set once stays where it is."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc: its allocator is left as it is
-        return
-    mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
 
 
 def _version() -> str:
