@@ -4,16 +4,16 @@ main thread's writes and wake-ups reach the worker parked on the shared buffer."
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import run_beside_runtime
 from helpers_soak import size
 
 from gitmem.sandbox import Pool, Sandbox
 from gitmem.sandbox import process as process_module
-from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
+from gitmem.sandbox.launch import runtime_file
 
 # One part of a reply in the shared buffer, as the runtime sizes it.
 PART = 1 << 16
@@ -182,25 +182,7 @@ def test_a_reply_for_a_given_up_ask_is_never_read(tmp_path: Path) -> None:
     """The worker's and the main thread's halves of the handoff, alone: replies of every
     size reach their reads whole, through stray wake-ups, asks given up before the reply
     came or halfway through it, and replies written for those asks."""
-    (tmp_path / "runtime.js").write_text(
-        runtime_file().read_text() + "\nexport { replyReader, ReplyWriter };\n"
-    )
-    (tmp_path / "worker.js").write_text(WORKER)
-    (tmp_path / "driver.js").write_text(DRIVER)
     sizes = [SIZES[k % len(SIZES)] for k in range(60)]
-    done = subprocess.run(
-        [
-            _deno_binary(),
-            "run",
-            "--quiet",
-            "--no-config",
-            f"--allow-read={tmp_path}",
-            str(tmp_path / "driver.js"),
-        ],
-        input=json.dumps(sizes),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    files = {"worker.js": WORKER, "driver.js": DRIVER}
+    printed = run_beside_runtime(tmp_path, "replyReader, ReplyWriter", files, json.dumps(sizes))
+    assert json.loads(printed) == []
