@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 326617a8bb065b22d5f188557895f608129666bb8459cec992fe76b878b5d3a4) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 66be9c0e49b33d2b1595bd99e77d0719c233656cc1dd5384adba5af9ec2de37f) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -136,7 +136,84 @@ function joinImports(parts, target) {
   for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
   return text;
 }
-function workerMain(split) {
+var HEAD = 8;
+var PART = 1 << 16;
+function replyReader(sab) {
+  const wait = Atomics.wait;
+  const load = Atomics.load;
+  const U8 = Uint8Array;
+  const apply = Reflect.apply;
+  const copy = Uint8Array.prototype.set;
+  const head = new Int32Array(sab, 0, 2);
+  const room = sab.byteLength - 8;
+  let last = 0;
+  const fresh = () => last = last + 1 | 0 || 1;
+  return (call, more) => {
+    let ticket = fresh();
+    call(ticket);
+    let bytes = null;
+    let total = 0;
+    let at = 0;
+    for (; ; ) {
+      for (; ; ) {
+        const seen = load(head, 0);
+        if (seen === ticket) break;
+        wait(head, 0, seen);
+      }
+      if (bytes === null) {
+        total = load(head, 1);
+        bytes = new U8(total);
+      }
+      const length = total - at < room ? total - at : room;
+      apply(copy, bytes, [
+        new U8(sab, 8, length),
+        at
+      ]);
+      at += length;
+      if (at >= total) return bytes;
+      ticket = fresh();
+      more(ticket);
+    }
+  };
+}
+var ReplyWriter = class {
+  sab;
+  head;
+  bytes;
+  at;
+  ticket;
+  constructor(sab) {
+    this.sab = sab;
+    this.bytes = null;
+    this.at = 0;
+    this.ticket = 0;
+    this.head = new Int32Array(sab, 0, 2);
+  }
+  // A call's reply, its first part written at once for the call's ticket. A
+  // reply still being taken is dropped: the worker gave it up to call again.
+  start(ticket, bytes) {
+    this.bytes = bytes;
+    this.at = 0;
+    this.put(ticket);
+  }
+  // The next part, if the worker asks for it with the ticket after the last one.
+  more(ticket) {
+    if (this.bytes === null || ticket !== (this.ticket + 1 | 0 || 1)) return;
+    this.put(ticket);
+  }
+  put(ticket) {
+    const bytes = this.bytes;
+    const part = bytes.subarray(this.at, this.at + this.sab.byteLength - HEAD);
+    new Uint8Array(this.sab, HEAD).set(part);
+    this.at += part.length;
+    this.ticket = ticket;
+    if (this.at >= bytes.length) this.bytes = null;
+    Atomics.store(this.head, 1, bytes.length);
+    Atomics.store(this.head, 0, ticket);
+    Atomics.notify(this.head, 0);
+  }
+};
+function workerMain(split, makeReader) {
   const g = globalThis;
   const denoInspect = g.Deno.inspect;
   const inspect = (value) => denoInspect(value, {
@@ -146,11 +223,6 @@ function workerMain(split) {
   const post = g.postMessage.bind(g);
   const apply = Reflect.apply;
   const uncurry = (f) => (self, ...args) => apply(f, self, args);
-  const wait = Atomics.wait;
-  const atomicStore = Atomics.store;
-  const atomicLoad = Atomics.load;
-  const U8 = Uint8Array;
-  const copyInto = uncurry(Uint8Array.prototype.set);
   const decoder2 = new TextDecoder();
   const decode = uncurry(TextDecoder.prototype.decode);
   const BlobOf = Blob;
@@ -328,7 +400,7 @@ function workerMain(split) {
     {
       const token = init.token;
       const settings = init.settings;
-      const flag = new Int32Array(init.sab, 0, 2);
+      const readReply = makeReader(init.sab);
       let written = 0;
       let outputFull = false;
       let viewsOpened = 0;
@@ -380,7 +452,6 @@ function workerMain(split) {
       const refuse = (what, attempted, limit, max, fix) => new RangeErrorOf(`refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`);
       let loading = true;
       let checking = false;
-      let callId = 0;
       const call = (name, args) => {
         if (checking) {
           throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
@@ -419,33 +490,15 @@ function workerMain(split) {
         if (deepest > settings.maxArgsDepth) {
           throw refuse(`the nesting of the argument to memories.${name}`, deepest, "the nesting limit", settings.maxArgsDepth, "Pass a flat object.");
         }
-        const id = ++callId;
-        atomicStore(flag, 0, 0);
-        send({
+        const bytes = readReply((id) => send({
           op: "call",
           id,
           name,
           args: json
-        });
-        let bytes = new U8(0);
-        let at = 0;
-        for (; ; ) {
-          wait(flag, 0, 0);
-          const length = atomicLoad(flag, 1);
-          const state = atomicLoad(flag, 0);
-          if (state === 3) {
-            bytes = new U8(length);
-            at = 0;
-          } else {
-            copyInto(bytes, new U8(init.sab, 8, length), at);
-            at += length;
-          }
-          atomicStore(flag, 0, 0);
-          if (state === 1) break;
-          send({
-            op: "more"
-          });
-        }
+        }), (id) => send({
+          op: "more",
+          id
+        }));
         const reply = parse(decode(decoder2, bytes));
         if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
         return StringOf(reply.text);
@@ -959,7 +1012,6 @@ var Host = class {
     }
   }
 };
-var CHUNK = 1 << 16;
 function capError(text, settings) {
   return text.length > settings.maxErrorChars + 32 ? text.slice(0, settings.maxErrorChars) + " [error text truncated]" : text;
 }
@@ -977,8 +1029,8 @@ var Slot = class _Slot {
   id = ++_Slot.made;
   worker;
   token = crypto.randomUUID();
-  sab = new SharedArrayBuffer(8 + CHUNK);
-  flag = new Int32Array(this.sab, 0, 2);
+  sab = new SharedArrayBuffer(HEAD + PART);
+  replies = new ReplyWriter(this.sab);
   ready;
   listener = null;
   // Ready for its request: its thread is up and its warm-up module imported.
@@ -1159,7 +1211,7 @@ var Runtime = class {
       baseUrl: script('const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n'),
       linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
       warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
-      workerUrl: script(`(${workerMain.toString()})(${splitImports.toString()});
+      workerUrl: script(`(${workerMain.toString()})(${splitImports.toString()}, ${replyReader.toString()});
 `)
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
@@ -1551,27 +1603,12 @@ var Runtime = class {
           ok: reply.ok === true,
           text: String(reply.text)
         }));
-        const pending = [];
-        for (let at = 0; at < bytes.length || at === 0; at += CHUNK) {
-          pending.push(bytes.subarray(at, at + CHUNK));
-          if (bytes.length === 0) break;
-        }
-        Atomics.store(slot.flag, 1, bytes.length);
-        Atomics.store(slot.flag, 0, 3);
-        Atomics.notify(slot.flag, 0);
-        for (let i = 0; i < pending.length; i++) {
-          const more = await events.next();
-          if (more.op !== "more") {
-            events.push(more);
-            break;
-          }
-          const chunk = pending[i];
-          new Uint8Array(slot.sab, 8).set(chunk);
-          Atomics.store(slot.flag, 1, chunk.length);
-          Atomics.store(slot.flag, 0, i < pending.length - 1 ? 2 : 1);
-          Atomics.notify(slot.flag, 0);
-        }
+        slot.replies.start(Number(message.id), bytes);
         resume();
+        continue;
+      }
+      if (message.op === "more") {
+        slot.replies.more(Number(message.id));
         continue;
       }
       if (message.op === "done" || message.op === "gone") {

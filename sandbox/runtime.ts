@@ -189,11 +189,113 @@ function joinImports(parts: string[], target: string): string {
   return text;
 }
 
+// A bridge call's reply crosses from the main thread to the worker, which is
+// parked on Atomics.wait, through the worker's own SharedArrayBuffer: a head of
+// two Int32 words (the ticket of the part in the buffer, the reply's whole
+// length in bytes) and then room for one part. Every ask the worker makes (the
+// call itself, then "more" for each further part) carries a ticket it has not
+// used before, and a part is the worker's only once the head names the ticket
+// it is waiting on. So a wake-up is never taken for an answer: a notify can
+// arrive late (the main thread stores a part's ticket, is descheduled, and
+// notifies only once the worker has taken that part by itself and parked on
+// its next call), and a part written for an ask the worker gave up (the
+// program caught a throw from inside the call and called again) names a ticket
+// no longer awaited; the worker waits past both.
+const HEAD = 8;
+const PART = 1 << 16;
+
+// The worker's half, made while it boots, before any user code, and serialised
+// like workerMain, so it may use nothing from this module's scope: the built-ins
+// it calls are taken here, where no program can have patched them. Returns the
+// reader of one reply: it asks with `call(ticket)`, then `more(ticket)` for
+// each further part, and gives back the reply's bytes.
+function replyReader(
+  sab: SharedArrayBuffer,
+): (call: (ticket: number) => void, more: (ticket: number) => void) => Uint8Array {
+  const wait = Atomics.wait;
+  const load = Atomics.load;
+  const U8 = Uint8Array;
+  const apply = Reflect.apply;
+  const copy = Uint8Array.prototype.set;
+  const head = new Int32Array(sab, 0, 2);
+  const room = sab.byteLength - 8;
+  // 0 is the head's ticket before any part is written: never asked for.
+  let last = 0;
+  const fresh = () => (last = ((last + 1) | 0) || 1);
+  return (call, more) => {
+    let ticket = fresh();
+    call(ticket);
+    let bytes: Uint8Array | null = null;
+    // Lengths are kept here: a program can redefine the typed arrays' `length`.
+    let total = 0;
+    let at = 0;
+    for (;;) {
+      for (;;) {
+        const seen = load(head, 0);
+        if (seen === ticket) break;
+        wait(head, 0, seen);
+      }
+      if (bytes === null) {
+        total = load(head, 1);
+        bytes = new U8(total);
+      }
+      const length = total - at < room ? total - at : room;
+      apply(copy, bytes, [new U8(sab, 8, length), at]);
+      at += length;
+      if (at >= total) return bytes;
+      ticket = fresh();
+      more(ticket);
+    }
+  };
+}
+
+// The main thread's half, one per worker: it writes a part only when the
+// worker asks for it, so it never writes while the worker reads.
+class ReplyWriter {
+  private head: Int32Array;
+  private bytes: Uint8Array | null = null;
+  private at = 0;
+  private ticket = 0;
+
+  constructor(private sab: SharedArrayBuffer) {
+    this.head = new Int32Array(sab, 0, 2);
+  }
+
+  // A call's reply, its first part written at once for the call's ticket. A
+  // reply still being taken is dropped: the worker gave it up to call again.
+  start(ticket: number, bytes: Uint8Array): void {
+    this.bytes = bytes;
+    this.at = 0;
+    this.put(ticket);
+  }
+
+  // The next part, if the worker asks for it with the ticket after the last one.
+  more(ticket: number): void {
+    if (this.bytes === null || ticket !== (((this.ticket + 1) | 0) || 1)) return;
+    this.put(ticket);
+  }
+
+  private put(ticket: number): void {
+    const bytes = this.bytes as Uint8Array;
+    const part = bytes.subarray(this.at, this.at + this.sab.byteLength - HEAD);
+    new Uint8Array(this.sab, HEAD).set(part);
+    this.at += part.length;
+    this.ticket = ticket;
+    if (this.at >= bytes.length) this.bytes = null;
+    Atomics.store(this.head, 1, bytes.length);
+    Atomics.store(this.head, 0, ticket);
+    Atomics.notify(this.head, 0);
+  }
+}
+
 // Runs inside every worker, serialised with Function.prototype.toString, so it
 // may use nothing from this module's scope. The bootstrap takes what it needs
 // of the worker's global scope, then removes every global that is not on the
 // allowlist before any user code runs.
-function workerMain(split: (source: string) => string[]): void {
+function workerMain(
+  split: (source: string) => string[],
+  makeReader: typeof replyReader,
+): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const denoInspect = g.Deno.inspect;
@@ -205,16 +307,12 @@ function workerMain(split: (source: string) => string[]): void {
   // Uint8Array.prototype.slice, TextDecoder.prototype.decode, Object.keys,
   // Array.prototype.push...) but not these copies. Nothing below calls a
   // method through a prototype, iterates with the iterator protocol or
-  // assigns an array index once user code may have run.
+  // assigns an array index once user code may have run. The reader of bridge
+  // replies (makeReader) takes its own copies when the worker is told its buffer.
   const apply = Reflect.apply;
   const uncurry =
     <T extends unknown[], R>(f: (...args: T) => R) => (self: unknown, ...args: T): R =>
       apply(f, self, args) as R;
-  const wait = Atomics.wait;
-  const atomicStore = Atomics.store;
-  const atomicLoad = Atomics.load;
-  const U8 = Uint8Array;
-  const copyInto = uncurry(Uint8Array.prototype.set as (a: ArrayLike<number>, at?: number) => void);
   const decoder = new TextDecoder();
   const decode = uncurry(TextDecoder.prototype.decode as (b: Uint8Array) => string);
   const BlobOf = Blob;
@@ -324,7 +422,7 @@ function workerMain(split: (source: string) => string[]): void {
     {
       const token = init.token;
       const settings = init.settings;
-      const flag = new Int32Array(init.sab, 0, 2);
+      const readReply = makeReader(init.sab);
       let written = 0;
       let outputFull = false;
       let viewsOpened = 0;
@@ -367,7 +465,6 @@ function workerMain(split: (source: string) => string[]): void {
       let loading = true;
       // Set while a kept module's check runs: it may call nothing of the host.
       let checking = false;
-      let callId = 0;
       const call = (name: string, args: unknown): string => {
         if (checking) {
           throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
@@ -419,27 +516,10 @@ function workerMain(split: (source: string) => string[]): void {
             "Pass a flat object.",
           );
         }
-        const id = ++callId;
-        atomicStore(flag, 0, 0);
-        send({ op: "call", id, name, args: json });
-        // The reply comes in chunks; the first says how long the whole is.
-        let bytes = new U8(0);
-        let at = 0;
-        for (;;) {
-          wait(flag, 0, 0);
-          const length = atomicLoad(flag, 1);
-          const state = atomicLoad(flag, 0);
-          if (state === 3) {
-            bytes = new U8(length);
-            at = 0;
-          } else {
-            copyInto(bytes, new U8(init.sab, 8, length), at);
-            at += length;
-          }
-          atomicStore(flag, 0, 0);
-          if (state === 1) break;
-          send({ op: "more" });
-        }
+        const bytes = readReply(
+          (id) => send({ op: "call", id, name, args: json }),
+          (id) => send({ op: "more", id }),
+        );
         const reply = parse(decode(decoder, bytes)) as { ok: boolean; text: string };
         if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
         return StringOf(reply.text);
@@ -993,8 +1073,6 @@ class Host {
   }
 }
 
-const CHUNK = 1 << 16;
-
 // Error text and diagnostics are capped in the worker, here and in the host.
 function capError(text: string, settings: Settings): string {
   // The worker's own cap leaves its mark: room for it.
@@ -1031,8 +1109,8 @@ class Slot {
   readonly id = ++Slot.made;
   readonly worker: Worker;
   readonly token = crypto.randomUUID();
-  readonly sab = new SharedArrayBuffer(8 + CHUNK);
-  readonly flag = new Int32Array(this.sab, 0, 2);
+  readonly sab = new SharedArrayBuffer(HEAD + PART);
+  readonly replies = new ReplyWriter(this.sab);
   readonly ready: Promise<void>;
   listener: ((message: Message) => void) | null = null;
   // Ready for its request: its thread is up and its warm-up module imported.
@@ -1200,7 +1278,9 @@ class Runtime {
       ),
       linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
       warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
-      workerUrl: script(`(${workerMain.toString()})(${splitImports.toString()});\n`),
+      workerUrl: script(
+        `(${workerMain.toString()})(${splitImports.toString()}, ${replyReader.toString()});\n`,
+      ),
     };
     this.modules = new Modules(this.urls.baseUrl, settings);
   }
@@ -1589,30 +1669,14 @@ class Runtime {
         const bytes = encoder.encode(
           JSON.stringify({ ok: reply.ok === true, text: String(reply.text) }),
         );
-        const pending: Uint8Array[] = [];
-        for (let at = 0; at < bytes.length || at === 0; at += CHUNK) {
-          pending.push(bytes.subarray(at, at + CHUNK));
-          if (bytes.length === 0) break;
-        }
-        // The worker is parked on Atomics.wait; it is told the whole length
-        // first (state 3), then takes one chunk at a time (state 2, the last 1)
-        // and asks for the next with "more".
-        Atomics.store(slot.flag, 1, bytes.length);
-        Atomics.store(slot.flag, 0, 3);
-        Atomics.notify(slot.flag, 0);
-        for (let i = 0; i < pending.length; i++) {
-          const more = await events.next();
-          if (more.op !== "more") {
-            events.push(more);
-            break;
-          }
-          const chunk = pending[i];
-          new Uint8Array(slot.sab, 8).set(chunk);
-          Atomics.store(slot.flag, 1, chunk.length);
-          Atomics.store(slot.flag, 0, i < pending.length - 1 ? 2 : 1);
-          Atomics.notify(slot.flag, 0);
-        }
+        slot.replies.start(Number(message.id), bytes);
         resume();
+        continue;
+      }
+      if (message.op === "more") {
+        // The clock runs: the worker takes the further parts of a long reply in
+        // its own time.
+        slot.replies.more(Number(message.id));
         continue;
       }
       if (message.op === "done" || message.op === "gone") {

@@ -12,6 +12,7 @@ import pytest
 
 from gitmem import Capability, Repository
 from gitmem.limits import LIMITS
+from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.fixture
@@ -113,3 +114,27 @@ def gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def run_beside_runtime(folder: Path, names: str, files: dict[str, str], stdin: str) -> str:
+    """What ``driver.js`` prints, run by Deno in ``folder`` (which it alone may read),
+    beside ``files`` and a copy of the sandbox runtime that exports ``names``."""
+    (folder / "runtime.js").write_text(runtime_file().read_text() + f"\nexport {{ {names} }};\n")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    done = subprocess.run(
+        [
+            _deno_binary(),
+            "run",
+            "--quiet",
+            "--no-config",
+            f"--allow-read={folder}",
+            str(folder / "driver.js"),
+        ],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

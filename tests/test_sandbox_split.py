@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from pathlib import Path
 
-from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
+from conftest import run_beside_runtime
 
 # Pieces that sit on every edge of the shortcut: the word it looks for, both comment
 # marks it looks for and their near misses, and the shapes the token pass reads.
@@ -55,29 +54,13 @@ console.log(JSON.stringify(sources.map((s) => [splitImports(s), splitImports(s, 
 def test_a_text_taken_whole_splits_as_the_token_pass_splits_it(tmp_path: Path) -> None:
     """Texts built from the edge pieces: the runtime's split of each, with and without
     the shortcut, is the same list of parts (and the shortcut took some of them)."""
-    (tmp_path / "runtime.js").write_text(
-        runtime_file().read_text() + "\nexport { splitImports };\n"
-    )
-    (tmp_path / "driver.js").write_text(DRIVER)
     rng = random.Random(7)
     sources = ["", "const a = 1;", "// a\nconst b = '#';"]
     sources += ["".join(rng.choices(PIECES, k=rng.randint(1, 16))) for _ in range(3000)]
-    done = subprocess.run(
-        [
-            _deno_binary(),
-            "run",
-            "--quiet",
-            "--no-config",
-            f"--allow-read={tmp_path}",
-            str(tmp_path / "driver.js"),
-        ],
-        input=json.dumps(sources),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    printed = run_beside_runtime(
+        tmp_path, "splitImports", {"driver.js": DRIVER}, json.dumps(sources)
     )
-    assert done.returncode == 0, done.stderr
-    pairs: list[list[list[str]]] = json.loads(done.stdout)
+    pairs: list[list[list[str]]] = json.loads(printed)
     assert len(pairs) == len(sources)
     for source, (quick, whole) in zip(sources, pairs, strict=True):
         assert quick == whole, source
