@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "survey_texts"]
+__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "survey_texts", "texts"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -121,28 +121,10 @@ def build(
     kept keeps. With ``texts``, every memory is read and its text added to it (see
     :func:`survey_texts`). ``None`` if a memory does not read as the full reader reads
     it; :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
-    kind, content = objects.read(tree)
-    if kind != TREE:
+    filed = _filed(objects, tree)
+    if filed is None:
         return None
-    buckets = {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
-    folders_read = objects.read_many(buckets.values())
-    # slug → (folder, md blob, code halves): a slug in two folders keeps its first place
-    found: dict[str, tuple[str, bytes, tuple[bytes, ...]]] = {}
-    placed = True
-    for name, sha in buckets.items():
-        kind, content = folders_read[sha]
-        if kind != TREE:
-            return None
-        entries = {entry: sha for entry, _, sha in tree_items(content)}
-        # a name ending in .md is a memory's (its code halves end otherwise)
-        slugs = [e[: -len(MD)] for e in entries if e.endswith(MD) and len(e) > len(MD)]
-        halved = len(slugs) < len(entries)  # else no memory of the folder has code
-        for slug in slugs:
-            halves = ()
-            if halved:
-                halves = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
-            found[slug] = (name, entries[slug + MD], halves)
-        placed = placed and all(bucket(slug) == name for slug in slugs)
+    buckets, found, placed = filed
     order = sorted(found)  # each slug once: its rows in slug order
     blobs = [found[slug][1].hex() for slug in order]
     keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
@@ -163,9 +145,55 @@ def build(
     return kept, {k: v for k, v in fresh.items() if k not in kept_before}
 
 
+def texts(objects: Objects, tree: str) -> dict[str, str] | None:
+    """Every memory's text under the root ``tree``, by slug, as the search index holds
+    it (see :func:`survey_texts`), the blobs read in one sweep through each pack and
+    nothing kept; ``None`` or an error as :func:`build` says them."""
+    filed = _filed(objects, tree)
+    if filed is None:
+        return None
+    found: dict[str, str] = {}
+    files = filed[1]
+    read = _read(objects, [(slug, files[slug]) for slug in sorted(files)], found)
+    return found if read is not None else None
+
+
+_Files = tuple[str, bytes, tuple[bytes, ...]]
+"""A memory's fan-out folder, its ``.md`` blob, and its code halves' blobs."""
+
+
+def _filed(objects: Objects, tree: str) -> tuple[dict[str, str], dict[str, _Files], bool] | None:
+    """The fan-out folders of the root ``tree`` (name → id), every memory's files by
+    slug, and whether each memory is in its own folder; ``None`` if the root or a folder
+    is not a tree."""
+    kind, content = objects.read(tree)
+    if kind != TREE:
+        return None
+    buckets = {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
+    folders_read = objects.read_many(buckets.values())
+    # a slug in two folders keeps its first place
+    found: dict[str, _Files] = {}
+    placed = True
+    for name, sha in buckets.items():
+        kind, content = folders_read[sha]
+        if kind != TREE:
+            return None
+        entries = {entry: sha for entry, _, sha in tree_items(content)}
+        # a name ending in .md is a memory's (its code halves end otherwise)
+        slugs = [e[: -len(MD)] for e in entries if e.endswith(MD) and len(e) > len(MD)]
+        halved = len(slugs) < len(entries)  # else no memory of the folder has code
+        for slug in slugs:
+            halves = ()
+            if halved:
+                halves = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
+            found[slug] = (name, entries[slug + MD], halves)
+        placed = placed and all(bucket(slug) == name for slug in slugs)
+    return buckets, found, placed
+
+
 def _read(
     objects: Objects,
-    memories: list[tuple[str, tuple[str, bytes, tuple[bytes, ...]]]],
+    memories: list[tuple[str, _Files]],
     texts: dict[str, str] | None,
 ) -> list[Summary] | None:
     """The summaries of ``memories`` (slug and files), their blobs read in one sweep

@@ -1,7 +1,7 @@
 """The search index: an inverted index of one store's memories, kept in step one change
 at a time, and kept on disk as derived data so that a fresh process does not build it.
 
-The file (``<git dir>/gitmem/search/<sha1 of the store id>.3``, in no branch) is
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.4``, in no branch) is
 written whole beside its place and renamed over it, so a reader sees an old index or a
 new one, never part of one. A fresh process maps it and reads only what a search
 needs: a small head (the vocabulary, where each word's postings lie, and each one's
@@ -113,6 +113,25 @@ class SearchIndex:
         self._start(base, False)
         self._held, self._unwritten = held, data
 
+    def _afresh(self, repo: Storage, store: str, head: str | None) -> None:
+        """Index the store's memories at ``head`` afresh: their texts read straight from
+        the packs in one sweep, no ``Memory`` made (a hit reads its memory from the
+        store), or, when a memory or an object does not read that way (loose, moved
+        by a concurrent repack, not as gitmem writes it), every memory read by the
+        store's own reader."""
+        from gitmem.search.stored import encode
+
+        found = _texts(repo, store, head)
+        if found is None:
+            self.reset(repo.snapshot(store, head).memories(), head)
+            return
+        data = encode(head, found)
+        base = Stored.parse(memoryview(data))
+        if base is None:
+            raise AssertionError("an index built here reads back whole")
+        self._start(base, False)
+        self._unwritten = data
+
     def _start(self, base: Stored, loaded: bool) -> None:
         """Stand on ``base`` alone: nothing changed since, nothing hidden."""
         self._base, self._loaded = base, loaded
@@ -137,7 +156,7 @@ class SearchIndex:
         changes = repo.revisions_since(store, self.commit, head) if self.commit else []
         if not changes:
             # first use, or the branch was rewritten: index the head afresh
-            self.reset(repo.snapshot(store, head).memories(), head)
+            self._afresh(repo, store, head)
             return
         try:
             for rev in changes:
@@ -269,13 +288,15 @@ class SearchIndex:
 
     def _descending(self, postings: dict[str, int]) -> list[tuple[str, int]]:
         """``postings`` as ``(slug, count)``, most occurrences first, then by slug; kept
-        until the index changes. A stored word's postings are written in that order."""
+        until the index changes. A stored word's postings are read in slug order."""
         key = id(postings)
         cached = self._orders.get(key)
         if cached is None or cached[0] is not postings or cached[1] != self._version:
             base = self._base
             if base is not None and base.ordered(postings):
-                order = list(postings.items())
+                # by count alone: the sort keeps the slug order among equal counts
+                most = sorted(postings, key=postings.__getitem__, reverse=True)
+                order = list(zip(most, map(postings.__getitem__, most), strict=True))
             else:
                 order = list(_most_first(postings, False).items())
             cached = self._orders[key] = (postings, self._version, order)
@@ -391,6 +412,21 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
+
+
+def _texts(repo: Storage, store: str, commit: str | None) -> dict[str, str] | None:
+    """Every memory's lowered text at ``commit`` (see :func:`gitmem.lean.survey.texts`),
+    or ``None`` when one does not read that way."""
+    from gitmem.lean.objects import Objects, Unreadable
+    from gitmem.lean.survey import texts
+
+    root = repo.snapshot(store, commit).root
+    if root is None:
+        return {}
+    try:
+        return texts(Objects(os.path.join(repo.directory, "objects")), root)
+    except (Unreadable, KeyError, OSError):
+        return None
 
 
 def index_file(repo: Storage, store: str) -> str:
