@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "survey_texts", "texts"]
+__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "texts"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -77,50 +77,25 @@ def _framed(md: bytes) -> tuple[str, bytes] | None:
     return None if found is None else (found, framed[1])
 
 
-def _summed(found: str, body: str) -> Summary:
-    lines = body.count("\n") + (0 if not body or body.endswith("\n") else 1)
-    return found, len(body), lines
-
-
 def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept | None:
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
     ``None`` if a memory does not read as the full reader reads it."""
-    found = _survey(objects, meta, store, tree, None)
-    return found[0] if found is not None else None
-
-
-def survey_texts(
-    objects: Objects, meta: str, store: str, tree: str
-) -> tuple[listing.Kept, dict[str, str]] | None:
-    """As :func:`survey`, every memory read (none taken from the kept summaries), and
-    with the listing each memory's text as the search index holds it: ``slug NUL
-    description NUL body``, lowered."""
-    return _survey(objects, meta, store, tree, {})
-
-
-def _survey(
-    objects: Objects, meta: str, store: str, tree: str, texts: dict[str, str] | None
-) -> tuple[listing.Kept, dict[str, str]] | None:
-    found = build(objects, tree, lambda: _known(meta), texts)
+    found = build(objects, tree, lambda: _known(meta))
     if found is None:
         return None
     _keep(meta, store, found[1], found[0])
-    return found[0], texts if texts is not None else {}
+    return found[0]
 
 
 def build(
-    objects: Objects,
-    tree: str,
-    known: Callable[[], listing.Summaries],
-    texts: dict[str, str] | None = None,
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
 ) -> tuple[listing.Kept, listing.Summaries] | None:
     """The listing of the root ``tree`` read whole, and the summaries it read that
     ``known()`` (the kept summaries, asked for only when more than
     :data:`READ_DIRECTLY` memories are listed) did not hold: what a listing with none
-    kept keeps. With ``texts``, every memory is read and its text added to it (see
-    :func:`survey_texts`). ``None`` if a memory does not read as the full reader reads
-    it; :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
+    kept keeps. ``None`` if a memory does not read as the full reader reads it;
+    :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
     filed = _filed(objects, tree)
     if filed is None:
         return None
@@ -129,8 +104,8 @@ def build(
     blobs = [found[slug][1].hex() for slug in order]
     keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
     kept_before = known() if len(found) > READ_DIRECTLY else {}
-    unread = [i for i, key in enumerate(keys) if texts is not None or key not in kept_before]
-    read = _read(objects, [(order[i], found[order[i]]) for i in unread], texts)
+    unread = [i for i, key in enumerate(keys) if key not in kept_before]
+    read = _read(objects, [(order[i], found[order[i]]) for i in unread])
     if read is None:
         return None
     fresh = dict(zip([keys[i] for i in unread], read, strict=True))
@@ -147,15 +122,24 @@ def build(
 
 def texts(objects: Objects, tree: str) -> dict[str, str] | None:
     """Every memory's text under the root ``tree``, by slug, as the search index holds
-    it (see :func:`survey_texts`), the blobs read in one sweep through each pack and
-    nothing kept; ``None`` or an error as :func:`build` says them."""
+    it (``slug NUL description NUL body``, lowered), its blobs read in one sweep
+    through each pack, and nothing kept; ``None`` if a memory does not read as the
+    full reader reads it, an error as :func:`build` says them."""
     filed = _filed(objects, tree)
     if filed is None:
         return None
-    found: dict[str, str] = {}
     files = filed[1]
-    read = _read(objects, [(slug, files[slug]) for slug in sorted(files)], found)
-    return found if read is not None else None
+    order = sorted(files)
+    if not _halves_read(objects, [files[slug] for slug in order]):
+        return None
+    found: dict[str, str] = {}
+    for i, (kind, content) in objects.each([files[slug][1] for slug in order]):
+        text = _memory(content) if kind == BLOB else None
+        if text is None:
+            return None
+        slug = order[i]
+        found[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
+    return found
 
 
 _Files = tuple[str, bytes, tuple[bytes, ...]]
@@ -191,39 +175,33 @@ def _filed(objects: Objects, tree: str) -> tuple[dict[str, str], dict[str, _File
     return buckets, found, placed
 
 
-def _read(
-    objects: Objects,
-    memories: list[tuple[str, _Files]],
-    texts: dict[str, str] | None,
-) -> list[Summary] | None:
+def _read(objects: Objects, memories: list[tuple[str, _Files]]) -> list[Summary] | None:
     """The summaries of ``memories`` (slug and files), their blobs read in one sweep
-    through each pack, each summed up as it is read (with ``texts``, each memory's
-    text added to it); ``None`` if one does not read as the full reader reads it."""
-    halves = [sha for _, (_, _, shas) in memories for sha in shas]
-    for _, (kind, content) in objects.each(halves) if halves else ():
-        if kind != BLOB:
-            return None
-        try:
-            content.decode()  # a code half must be text, as the full reader reads it
-        except UnicodeDecodeError:
-            return None
+    through each pack, each summed up as it is read; ``None`` if one does not read as
+    the full reader reads it."""
+    if not _halves_read(objects, [files for _, files in memories]):
+        return None
     out: list[Summary] = [("", 0, 0)] * len(memories)
     for i, (kind, content) in objects.each([md for _, (_, md, _) in memories]):
-        if kind != BLOB:
-            return None
-        if texts is None:
-            got = summary(content)
-        else:
-            text = _memory(content)
-            if text is None:
-                return None
-            got = _summed(*text)
-            slug = memories[i][0]
-            texts[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
+        got = summary(content) if kind == BLOB else None
         if got is None:
             return None
         out[i] = got
     return out
+
+
+def _halves_read(objects: Objects, memories: list[_Files]) -> bool:
+    """Whether every code half of ``memories`` is a blob of text, as the full reader
+    reads a memory."""
+    halves = [sha for _, _, shas in memories for sha in shas]
+    for _, (kind, content) in objects.each(halves) if halves else ():
+        if kind != BLOB:
+            return False
+        try:
+            content.decode()
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 def _known(meta: str) -> listing.Summaries:

@@ -381,6 +381,12 @@ class SearchIndex:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError):
             return None
+        return cls.of(data)
+
+    @classmethod
+    def of(cls, data: bytes | mmap.mmap) -> SearchIndex | None:
+        """The index the file's bytes ``data`` hold, read as :meth:`load` reads a file;
+        ``None`` if its head does not read whole."""
         stored = Stored.parse(memoryview(data))
         if stored is None:
             return None
