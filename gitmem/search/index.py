@@ -265,11 +265,15 @@ class SearchIndex:
         memories are read most occurrences first (an order kept per postings list), and
         the reading stops once the ``limit``-th best seen ranks strictly above the best
         any memory not yet seen could reach (it is in at most the lists not yet read to
-        the end, with at most the occurrences where each list has got to)."""
+        the end, with at most the occurrences where each list has got to). That is
+        checked a quarter further down each time (at least ``limit`` rows further): a
+        check weighs every memory seen, so checks at a fixed step would cost the
+        square of a list where every memory ranks alike."""
         lists = [self._descending(f) for f in found]
         seen: dict[str, tuple[int, int, str]] = {}
         longest = max(map(len, lists))
         depth = 0
+        check = limit
         while depth < longest:
             for order in lists:
                 if depth < len(order):
@@ -278,7 +282,10 @@ class SearchIndex:
                         counts = [c for c in (f.get(slug) for f in found) if c]
                         seen[slug] = (-len(counts), -sum(counts), slug)
             depth += 1
-            if depth % limit == 0 and len(seen) >= limit:
+            if depth < check:
+                continue
+            check += max(limit, depth // 4)
+            if len(seen) >= limit:
                 live = [order for order in lists if depth < len(order)]
                 bound = (-len(live), -sum(order[depth][1] for order in live))
                 kth = heapq.nsmallest(limit, seen.values())[-1]
