@@ -20,6 +20,7 @@ import mmap
 import os
 from array import array
 from itertools import chain
+from operator import itemgetter
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
@@ -302,8 +303,7 @@ class SearchIndex:
             base = self._base
             if base is not None and base.ordered(postings):
                 # by count alone: the sort keeps the slug order among equal counts
-                most = sorted(postings, key=postings.__getitem__, reverse=True)
-                order = list(zip(most, map(postings.__getitem__, most), strict=True))
+                order = sorted(postings.items(), key=itemgetter(1), reverse=True)
             else:
                 order = list(_most_first(postings, False).items())
             cached = self._orders[key] = (postings, self._version, order)
