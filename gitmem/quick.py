@@ -29,13 +29,14 @@ from gitmem.lean.lines import (
     state_text,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
-from gitmem.lean.survey import survey, survey_texts
+from gitmem.lean.survey import survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from gitmem.lean.commits import Commits
+    from gitmem.search.index import SearchIndex
     from gitmem.store.history import History
     from gitmem.store.rows import Entry
 
@@ -204,14 +205,20 @@ class _Store:
                 kept = survey(self.objects, meta, self.name, self.head.tree)
         return kept[2] if kept is not None else None
 
-    def index_afresh(self, path: str) -> bool:
-        """Build the search index of this very head from one read of every memory, which
-        keeps the listing too, and write it at ``path``; whether it was written."""
+    def index_afresh(self, path: str) -> SearchIndex | None:
+        """The search index of this very head, built from one read of every memory's
+        text, and written at ``path`` for the next search (derived data: one that cannot
+        be written is built again next time); ``None`` if a memory does not read as
+        the store reads it."""
+        from gitmem.search.index import SearchIndex
         from gitmem.search.stored import encode, write
 
-        meta = os.path.join(self.directory, "gitmem")
-        found = survey_texts(self.objects, meta, self.name, self.head.tree)
-        return found is not None and write(path, encode(self.head.commit, found[1]))
+        found = texts(self.objects, self.head.tree)
+        if found is None:
+            return None
+        data = encode(self.head.commit, found)
+        write(path, data)
+        return SearchIndex.of(data)
 
     def memory(self, slug: str) -> tuple[str, str] | None:
         """The description and body of the memory ``slug`` at the head, read as the store
@@ -333,8 +340,8 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     keywords = check_keywords(parsed.arguments)
     path = index_path(store.directory, store.name)
     index = SearchIndex.load(path)
-    if index is None and not os.path.exists(path) and store.index_afresh(path):
-        index = SearchIndex.load(path)  # none kept yet (a fresh clone): built here
+    if index is None and not os.path.exists(path):
+        index = store.index_afresh(path)  # none kept yet (a fresh clone): built here
     if index is None or index.commit != store.head.commit:
         return None  # behind the head, or damaged: the full path catches it up
     lowered = [k.lower() for k in keywords]

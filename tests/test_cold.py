@@ -317,9 +317,8 @@ def _count_walks(repo: Repository, monkeypatch: pytest.MonkeyPatch) -> list[tupl
         objects: Objects,
         tree: str,
         known: Callable[[], dict[str, tuple[str, int, int]]],
-        texts: dict[str, str] | None = None,
     ) -> tuple[Kept, dict[str, tuple[str, int, int]]] | None:
-        found = whole(objects, tree, known, texts)
+        found = whole(objects, tree, known)
         if found is not None:
             walked.extend((tree, name) for name in dict.fromkeys(found[0][3]))
         return found

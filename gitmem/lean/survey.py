@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "survey_texts"]
+__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "texts"]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -82,62 +82,105 @@ def _framed(md: bytes) -> tuple[str, bytes] | None:
     return None if found is None else (found, framed[1])
 
 
-def _summed(found: str, body: str) -> Summary:
-    lines = body.count("\n") + (0 if not body or body.endswith("\n") else 1)
-    return found, len(body), lines
-
-
 def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept | None:
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
     ``None`` if a memory does not read as the full reader reads it."""
-    found = _survey(objects, meta, store, tree, None)
-    return found[0] if found is not None else None
-
-
-def survey_texts(
-    objects: Objects, meta: str, store: str, tree: str
-) -> tuple[listing.Kept, dict[str, str]] | None:
-    """As :func:`survey`, every memory read (none taken from the kept summaries), and
-    with the listing each memory's text as the search index holds it: ``slug NUL
-    description NUL body``, lowered."""
-    return _survey(objects, meta, store, tree, {})
-
-
-def _survey(
-    objects: Objects, meta: str, store: str, tree: str, texts: dict[str, str] | None
-) -> tuple[listing.Kept, dict[str, str]] | None:
-    found = build(objects, tree, lambda: _known(meta), texts)
+    found = build(objects, tree, lambda: _known(meta))
     if found is None:
         return None
     _keep(meta, store, found[1], found[0])
-    return found[0], texts if texts is not None else {}
+    return found[0]
 
 
 def build(
-    objects: Objects,
-    tree: str,
-    known: Callable[[], listing.Summaries],
-    texts: dict[str, str] | None = None,
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
 ) -> tuple[listing.Kept, listing.Summaries] | None:
     """The listing of the root ``tree`` read whole, and the summaries it read that
     ``known()`` (the kept summaries, asked for only when more than
     :data:`READ_DIRECTLY` memories are listed) did not hold: what a listing with none
-    kept keeps. With ``texts``, every memory is read and its text added to it (see
-    :func:`survey_texts`). ``None`` if a memory does not read as the full reader reads
-    it; :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
+    kept keeps. ``None`` if a memory does not read as the full reader reads it;
+    :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
+    filed = _filed(objects, tree)
+    if filed is None:
+        return None
+    order = sorted(filed.mds)  # each slug once: its rows in slug order
+    blobs = [filed.mds[slug].hex() for slug in order]
+    keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+    kept_before = known() if len(order) > READ_DIRECTLY else {}
+    if kept_before:
+        unread = [i for i, key in enumerate(keys) if key not in kept_before]
+        read = _read(objects, filed, [order[i] for i in unread])
+        if read is None:
+            return None
+        fresh = dict(zip([keys[i] for i in unread], read, strict=True))
+        summaries = kept_before | fresh
+        rows = [(slug, summaries[key]) for slug, key in zip(order, keys, strict=True)]
+    else:
+        read = _read(objects, filed, order)
+        if read is None:
+            return None
+        fresh = dict(zip(keys, read, strict=True))
+        rows = list(zip(order, read, strict=True))
+    kept: listing.Kept = (
+        tree,
+        filed.buckets if filed.placed else {},
+        rows,
+        [filed.where[slug] for slug in order],
+        blobs,
+    )
+    return kept, fresh
+
+
+def texts(objects: Objects, tree: str) -> dict[str, str] | None:
+    """Every memory's text under the root ``tree``, by slug, as the search index holds
+    it (``slug NUL description NUL body``, lowered), its blobs read in one sweep
+    through each pack, and nothing kept; ``None`` if a memory does not read as the
+    full reader reads it, an error as :func:`build` says them."""
+    filed = _filed(objects, tree)
+    if filed is None:
+        return None
+    order = sorted(filed.mds)
+    if not _halves_read(objects, filed, order):
+        return None
+    found: dict[str, str] = {}
+    for i, (kind, content) in objects.each([filed.mds[slug] for slug in order]):
+        text = _memory(content) if kind == BLOB else None
+        if text is None:
+            return None
+        slug = order[i]
+        found[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
+    return found
+
+
+class _Filed:
+    """The fan-out folders of a root tree (name → id) and, by slug, each memory's
+    folder, ``.md`` blob and code halves' blobs (for a memory that has any), in three
+    plain tables; ``placed``: whether each memory is in its own folder."""
+
+    __slots__ = ("buckets", "halves", "mds", "placed", "where")
+
+    def __init__(self, buckets: dict[str, str]) -> None:
+        self.buckets = buckets
+        self.where: dict[str, str] = {}
+        self.mds: dict[str, bytes] = {}
+        self.halves: dict[str, tuple[bytes, ...]] = {}
+        self.placed = True
+
+
+def _filed(objects: Objects, tree: str) -> _Filed | None:
+    """Every memory's files under the root ``tree``; ``None`` if the root or a folder is
+    not a tree."""
     kind, content = objects.read(tree)
     if kind != TREE:
         return None
-    buckets = {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
-    folders_read = objects.read_many(buckets.values())
-    # by slug, each memory's folder, .md blob and code halves (where it has any); a slug
-    # in two folders is taken from the last, as one folder's name twice is
-    where: dict[str, str] = {}
-    mds: dict[str, bytes] = {}
-    halves: dict[str, tuple[bytes, ...]] = {}
-    placed = True
-    for name, sha in buckets.items():
+    filed = _Filed(
+        {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
+    )
+    folders_read = objects.read_many(filed.buckets.values())
+    # a slug in two folders is taken from the last, as one folder's name twice is
+    where, mds, halves = filed.where, filed.mds, filed.halves
+    for name, sha in filed.buckets.items():
         kind, content = folders_read[sha]
         if kind != TREE:
             return None
@@ -151,72 +194,41 @@ def build(
             entries = {entry: sha for entry, _, sha in items}
             for slug in slugs:
                 halves[slug] = tuple(entries[slug + h] for h in _HALVES if slug + h in entries)
-        placed = placed and all(bucket(slug) == name for slug in slugs)
-    order = sorted(mds)  # each slug once: its rows in slug order
-    blobs = [mds[slug].hex() for slug in order]
-    keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
-    kept_before = known() if len(order) > READ_DIRECTLY else {}
-    if kept_before:
-        unread = [i for i, key in enumerate(keys) if texts is not None or key not in kept_before]
-        slugs = [order[i] for i in unread]
-    else:
-        unread, slugs = range(len(order)), order
-    read = _read(objects, slugs, mds, halves, texts)
-    if read is None:
+        elif halves:  # none here, whatever an earlier folder of the same slug had
+            for slug in slugs:
+                halves.pop(slug, None)
+        filed.placed = filed.placed and all(bucket(slug) == name for slug in slugs)
+    return filed
+
+
+def _read(objects: Objects, filed: _Filed, slugs: list[str]) -> list[Summary] | None:
+    """The summaries of the memories ``slugs``, their blobs read in one sweep through
+    each pack, each summed up as it is read; ``None`` if one does not read as the full
+    reader reads it."""
+    if not _halves_read(objects, filed, slugs):
         return None
-    fresh = dict(zip([keys[i] for i in unread] if kept_before else keys, read, strict=True))
-    if kept_before:
-        summaries = kept_before | fresh
-        rows = [(slug, summaries[key]) for slug, key in zip(order, keys, strict=True)]
-        fresh = {k: v for k, v in fresh.items() if k not in kept_before}
-    else:
-        rows = list(zip(order, read, strict=True))
-    kept: listing.Kept = (
-        tree,
-        buckets if placed else {},
-        rows,
-        [where[slug] for slug in order],
-        blobs,
-    )
-    return kept, fresh
-
-
-def _read(
-    objects: Objects,
-    slugs: list[str],
-    mds: dict[str, bytes],
-    halves: dict[str, tuple[bytes, ...]],
-    texts: dict[str, str] | None,
-) -> list[Summary] | None:
-    """The summaries of the memories ``slugs`` (their ``.md`` blobs and code halves by
-    slug), their blobs read in one sweep through each pack, each summed up as it is
-    read (with ``texts``, each memory's text added to it); ``None`` if one does not
-    read as the full reader reads it."""
-    coded = [sha for slug in slugs if slug in halves for sha in halves[slug]] if halves else []
-    for _, (kind, content) in objects.each(coded) if coded else ():
-        if kind != BLOB:
-            return None
-        try:
-            content.decode()  # a code half must be text, as the full reader reads it
-        except UnicodeDecodeError:
-            return None
     out: list[Summary] = [("", 0, 0)] * len(slugs)
-    for i, (kind, content) in objects.each([mds[slug] for slug in slugs]):
-        if kind != BLOB:
-            return None
-        if texts is None:
-            got = summary(content)
-        else:
-            text = _memory(content)
-            if text is None:
-                return None
-            got = _summed(*text)
-            slug = slugs[i]
-            texts[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
+    for i, (kind, content) in objects.each([filed.mds[slug] for slug in slugs]):
+        got = summary(content) if kind == BLOB else None
         if got is None:
             return None
         out[i] = got
     return out
+
+
+def _halves_read(objects: Objects, filed: _Filed, slugs: list[str]) -> bool:
+    """Whether every code half of the memories ``slugs`` is a blob of text, as the full
+    reader reads a memory."""
+    halves = filed.halves
+    coded = [sha for slug in slugs if slug in halves for sha in halves[slug]] if halves else []
+    for _, (kind, content) in objects.each(coded) if coded else ():
+        if kind != BLOB:
+            return False
+        try:
+            content.decode()
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 def _known(meta: str) -> listing.Summaries:

@@ -1,7 +1,7 @@
 """The search index: an inverted index of one store's memories, kept in step one change
 at a time, and kept on disk as derived data so that a fresh process does not build it.
 
-The file (``<git dir>/gitmem/search/<sha1 of the store id>.3``, in no branch) is
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.4``, in no branch) is
 written whole beside its place and renamed over it, so a reader sees an old index or a
 new one, never part of one. A fresh process maps it and reads only what a search
 needs: a small head (the vocabulary, where each word's postings lie, and each one's
@@ -20,6 +20,7 @@ import mmap
 import os
 from array import array
 from itertools import chain
+from operator import itemgetter
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
@@ -113,6 +114,25 @@ class SearchIndex:
         self._start(base, False)
         self._held, self._unwritten = held, data
 
+    def _afresh(self, repo: Storage, store: str, head: str | None) -> None:
+        """Index the store's memories at ``head`` afresh: their texts read straight from
+        the packs in one sweep, no ``Memory`` made (a hit reads its memory from the
+        store), or, when a memory or an object does not read that way (loose, moved
+        by a concurrent repack, not as gitmem writes it), every memory read by the
+        store's own reader."""
+        from gitmem.search.stored import encode
+
+        found = _texts(repo, store, head)
+        if found is None:
+            self.reset(repo.snapshot(store, head).memories(), head)
+            return
+        data = encode(head, found)
+        base = Stored.parse(memoryview(data))
+        if base is None:
+            raise AssertionError("an index built here reads back whole")
+        self._start(base, False)
+        self._unwritten = data
+
     def _start(self, base: Stored, loaded: bool) -> None:
         """Stand on ``base`` alone: nothing changed since, nothing hidden."""
         self._base, self._loaded = base, loaded
@@ -137,7 +157,7 @@ class SearchIndex:
         changes = repo.revisions_since(store, self.commit, head) if self.commit else []
         if not changes:
             # first use, or the branch was rewritten: index the head afresh
-            self.reset(repo.snapshot(store, head).memories(), head)
+            self._afresh(repo, store, head)
             return
         try:
             for rev in changes:
@@ -246,11 +266,15 @@ class SearchIndex:
         memories are read most occurrences first (an order kept per postings list), and
         the reading stops once the ``limit``-th best seen ranks strictly above the best
         any memory not yet seen could reach (it is in at most the lists not yet read to
-        the end, with at most the occurrences where each list has got to)."""
+        the end, with at most the occurrences where each list has got to). That is
+        checked a quarter further down each time (at least ``limit`` rows further): a
+        check weighs every memory seen, so checks at a fixed step would cost the
+        square of a list where every memory ranks alike."""
         lists = [self._descending(f) for f in found]
         seen: dict[str, tuple[int, int, str]] = {}
         longest = max(map(len, lists))
         depth = 0
+        check = limit
         while depth < longest:
             for order in lists:
                 if depth < len(order):
@@ -259,7 +283,10 @@ class SearchIndex:
                         counts = [c for c in (f.get(slug) for f in found) if c]
                         seen[slug] = (-len(counts), -sum(counts), slug)
             depth += 1
-            if depth % limit == 0 and len(seen) >= limit:
+            if depth < check:
+                continue
+            check += max(limit, depth // 4)
+            if len(seen) >= limit:
                 live = [order for order in lists if depth < len(order)]
                 bound = (-len(live), -sum(order[depth][1] for order in live))
                 kth = heapq.nsmallest(limit, seen.values())[-1]
@@ -269,13 +296,14 @@ class SearchIndex:
 
     def _descending(self, postings: dict[str, int]) -> list[tuple[str, int]]:
         """``postings`` as ``(slug, count)``, most occurrences first, then by slug; kept
-        until the index changes. A stored word's postings are written in that order."""
+        until the index changes. A stored word's postings are read in slug order."""
         key = id(postings)
         cached = self._orders.get(key)
         if cached is None or cached[0] is not postings or cached[1] != self._version:
             base = self._base
             if base is not None and base.ordered(postings):
-                order = list(postings.items())
+                # by count alone: the sort keeps the slug order among equal counts
+                order = sorted(postings.items(), key=itemgetter(1), reverse=True)
             else:
                 order = list(_most_first(postings, False).items())
             cached = self._orders[key] = (postings, self._version, order)
@@ -360,6 +388,12 @@ class SearchIndex:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError):
             return None
+        return cls.of(data)
+
+    @classmethod
+    def of(cls, data: bytes | mmap.mmap) -> SearchIndex | None:
+        """The index the file's bytes ``data`` hold, read as :meth:`load` reads a file;
+        ``None`` if its head does not read whole."""
         stored = Stored.parse(memoryview(data))
         if stored is None:
             return None
@@ -391,6 +425,21 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
+
+
+def _texts(repo: Storage, store: str, commit: str | None) -> dict[str, str] | None:
+    """Every memory's lowered text at ``commit`` (see :func:`gitmem.lean.survey.texts`),
+    or ``None`` when one does not read that way."""
+    from gitmem.lean.objects import Objects, Unreadable
+    from gitmem.lean.survey import texts
+
+    root = repo.snapshot(store, commit).root
+    if root is None:
+        return {}
+    try:
+        return texts(Objects(os.path.join(repo.directory, "objects")), root)
+    except (Unreadable, KeyError, OSError):
+        return None
 
 
 def index_file(repo: Storage, store: str) -> str:

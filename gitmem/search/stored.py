@@ -6,6 +6,10 @@ marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs, t
 length and CRC of the slug list and of the texts); then the slug list (sorted: a
 memory's number is its place in it), every word's postings (see :data:`NUMBERS`), and
 the memories' lowered texts in slug order. A part is used only once its CRC matched.
+
+A word's postings are kept as they are filed, one number for each time the word occurs
+(how often it occurs in a memory is counted when a search reads the word): a build
+files every word of every memory once and does nothing more per word.
 """
 
 from __future__ import annotations
@@ -14,15 +18,13 @@ import marshal
 import sys
 import zlib
 from array import array
-from itertools import accumulate, chain, compress, repeat
-from operator import mul
+from itertools import accumulate, chain, repeat
 
 from gitmem.lean.files import remove_quietly, replace_quietly
-from gitmem.search.words import encoded, vocabulary
+from gitmem.search.words import encoded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections import Counter
     from typing import cast
 else:
 
@@ -34,13 +36,13 @@ __all__ = ["NUMBERS", "SUFFIX", "Damaged", "Stored", "encode", "forget_older", "
 
 # marshal's format and array's item sizes and byte order are this interpreter's and
 # this machine's: another writes anew
-MAGIC = f"gitmem-search-3-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
-SUFFIX = ".3"
-OLDER = (".1", ".2")  # earlier formats' files, never read: removed when one is written
+MAGIC = f"gitmem-search-4-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
+SUFFIX = ".4"
+OLDER = (".1", ".2", ".3")  # earlier formats' files, never read: removed when one is written
 NUMBERS = array("I")
-"""A word's postings are kept as numbers: those of the memories it occurs in (their
-places in slug order), most occurrences first, then in slug order, followed by how
-often it occurs in each."""
+"""A word's postings are kept as numbers: that of the memory (its place in slug order)
+for each time the word occurs in it, in slug order (a memory's number repeats as often
+as the word occurs in it)."""
 
 
 class Damaged(Exception):
@@ -59,7 +61,7 @@ def encode(commit: str | None, texts: dict[str, str]) -> bytes:
     :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories."""
     slugs = sorted(texts)
     ordered = [texts[slug] for slug in slugs]
-    return Stored.build(commit, slugs, ordered, numbered(ordered))
+    return Stored.build(commit, slugs, ordered, *numbered(ordered))
 
 
 def write(path: str, data: bytes) -> bool:
@@ -78,8 +80,7 @@ def _u64(values: list[int]) -> bytes:
 
 class Stored:
     """A search index as written (see the module's description), read a part at a
-    time: a word's postings are given as slug → occurrences, most occurrences first,
-    then in slug order."""
+    time: a word's postings are given as slug → occurrences, in slug order."""
 
     def __init__(
         self,
@@ -108,18 +109,18 @@ class Stored:
 
     @staticmethod
     def build(
-        commit: str | None, slugs: list[str], texts: list[str], postings: dict[str, list[int]]
+        commit: str | None, slugs: list[str], texts: list[str], vocab: str, runs: list[list[int]]
     ) -> bytes:
         """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
-        the lowered ``texts``, and its words' ``postings`` (see :data:`NUMBERS`)."""
-        vocab = sorted(postings)
-        lists = list(map(postings.__getitem__, vocab))
-        whole = array("I", chain.from_iterable(lists)).tobytes()  # as NUMBERS
+        the lowered ``texts``, its words (``vocab``: sorted, each ended by a NUL) and
+        each word's postings (``runs``, in the words' order; see :data:`NUMBERS`)."""
+        whole = array("I", chain.from_iterable(runs)).tobytes()  # as NUMBERS
         # each word's span and CRC, with no Python step per word
-        spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, lists)), initial=0))
+        spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, runs)), initial=0))
         pieces = map(memoryview(whole).__getitem__, map(slice, spans, spans[1:]))
         crcs = array("I", map(zlib.crc32, pieces)).tobytes()
-        vocab_text, starts = vocabulary(vocab)
+        starts = list(accumulate(map((1).__add__, map(len, vocab.split("\0"))), initial=0))
+        del starts[-2:]  # the place after the last NUL, and after that
         slug_part = marshal.dumps(slugs)
         text_part = marshal.dumps(texts)
         parts = (
@@ -129,7 +130,7 @@ class Stored:
             len(text_part),
             zlib.crc32(text_part),
         )
-        head = marshal.dumps((vocab_text, _u64(starts), _u64(spans), crcs, *parts))
+        head = marshal.dumps((vocab, _u64(starts), _u64(spans), crcs, *parts))
         line = f"{MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
         return b"".join([line.encode(), head, slug_part, whole, text_part])
 
@@ -195,26 +196,29 @@ class Stored:
             raise Damaged from None
 
     def postings(self, i: int) -> dict[str, int]:
-        """Word ``i``'s postings: slug → occurrences, most first."""
+        """Word ``i``'s postings: slug → occurrences, in slug order."""
         found = self._cache.get(i)
         if found is None:
             start, end = self._spans[i], self._spans[i + 1]
             piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
-            if len(piece) % (2 * NUMBERS.itemsize):
+            if len(piece) % NUMBERS.itemsize:
                 raise Damaged
             numbers = array("I")  # as NUMBERS
             numbers.frombytes(piece)
-            half = len(numbers) // 2
             slugs = self._slug_list()
-            if half and max(numbers[:half]) >= len(slugs):
-                raise Damaged
-            found = dict(zip(map(slugs.__getitem__, numbers[:half]), numbers[half:], strict=True))
+            from collections import Counter
+
+            counts = Counter(numbers)  # in the order the numbers first come: slug order
+            try:
+                found = dict(zip(map(slugs.__getitem__, counts), counts.values(), strict=True))
+            except IndexError:  # a number past the slug list
+                raise Damaged from None
             self._cache[i] = found
             self._ordered.add(id(found))
         return found
 
     def ordered(self, postings: dict[str, int]) -> bool:
-        """Whether ``postings`` is a stored word's, in most-occurrences-first order."""
+        """Whether ``postings`` is a stored word's, in slug order."""
         return id(postings) in self._ordered  # each is held in the cache: ids stay unique
 
     def words(self) -> list[str]:
@@ -249,14 +253,13 @@ class Stored:
         return self._texts
 
 
-def numbered(texts: list[str]) -> dict[str, list[int]]:
-    """Word → its postings (see :data:`NUMBERS`), for the memories numbered by their
-    place in ``texts`` (lowered texts in slug order): every word of every text filed
-    under its memory's number in one pass, with no Python step per word (the words as
-    bytes, cheaper to make and to hash than text), then every word's numbers counted,
-    again with no Python step per word but for the few words in more than one place
-    (whose memories a repeat puts in order of how often, by one pass over their counts)."""
-    from collections import Counter, defaultdict, deque
+def numbered(texts: list[str]) -> tuple[str, list[list[int]]]:
+    """The words of ``texts`` (lowered texts in slug order), sorted, each ended by a NUL,
+    and each word's postings (see :data:`NUMBERS`) in the same order, for the memories
+    numbered by their place in ``texts``: every word of every text filed under its
+    memory's number in one pass, with no Python step per word (the words as bytes,
+    cheaper to make and to hash than text), and nothing more done per word."""
+    from collections import defaultdict, deque
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
@@ -271,29 +274,5 @@ def numbered(texts: list[str]) -> dict[str, list[int]]:
         for number, text in enumerate(texts):
             deque(map(append, map(file, encoded(text)), repeat(number)), maxlen=0)
         vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points
-        names = b"\0".join(vocab).decode().split("\0") if vocab else []
-        lists = list(map(runs.__getitem__, vocab))
-        del runs
-        sizes = list(map(len, lists))
-        # a word no memory repeats: its numbers (in slug order), then a count of 1 each
-        ones: list[list[int]] = list(map(mul, repeat([1]), sizes))
-        found = list(map(list[int].__add__, lists, ones))
-        for i in compress(range(len(lists)), map((1).__lt__, sizes)):
-            counts = Counter(lists[i])  # in slug order, as the run is
-            if len(counts) < sizes[i]:
-                found[i] = _most_first(counts)
-    return dict(zip(names, found, strict=True))
-
-
-def _most_first(counts: Counter[int]) -> list[int]:
-    """The postings of a word occurring ``counts`` times in each memory (by number, in
-    slug order): grouped by count, each group in slug order, with no sort of the numbers."""
-    from collections import defaultdict, deque
-
-    levels: defaultdict[int, list[int]] = defaultdict(list)
-    deque(map(list[int].append, map(levels.__getitem__, counts.values()), counts), maxlen=0)
-    most = sorted(levels, reverse=True)
-    return [
-        *chain.from_iterable(levels[n] for n in most),
-        *chain.from_iterable(repeat(n, len(levels[n])) for n in most),
-    ]
+        text = (b"\0".join(vocab) + b"\0").decode() if vocab else ""
+        return text, list(map(runs.__getitem__, vocab))
