@@ -417,6 +417,34 @@ def test_a_turn_delivers_notices_then_the_answer(repo: Repository) -> None:
     assert again.notices is None and again.texts() == [turn.result.text]
 
 
+def test_a_turn_reads_the_store_at_the_commit_it_records(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write landing while a turn runs is the next turn's news: the call reads the
+    store at the commit the turn records, and the turn's notices run up to it."""
+    mine, other = bind(repo, cap(), "a"), bind(repo, cap(), "b")
+    write(other, "api", "x", "error envelope")
+    head = mine.repo.head
+    seen: list[str | None] = []
+
+    def racing(store: str) -> str | None:
+        found = head(store)
+        if not seen:
+            seen.append(found)
+            write(other, "late", "y", "written as the turn began")
+        return found
+
+    monkeypatch.setattr(mine.repo, "head", racing)
+    turn = mine.turn("read_memory", {"name": "late"}, code=False)
+    monkeypatch.undo()
+    assert turn.commit == seen[0] and turn.span == (None, seen[0])
+    assert turn.notices is not None and "`late`" not in turn.notices
+    assert turn.result is not None and turn.result.kind == "not-found"
+    again = mine.turn("read_memory", {"name": "late"}, code=False)
+    assert again.notices is not None and "- added `late`" in again.notices
+    assert again.result is not None and again.result.ok
+
+
 def test_a_turn_without_code_refuses_the_program_call(repo: Repository) -> None:
     """Without code, ``run_program`` is a call like any other: one the holder does not offer."""
     turn = bind(repo, cap(), "a").turn("run_program", {"source": "1"}, code=False)

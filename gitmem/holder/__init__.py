@@ -219,14 +219,19 @@ class Holder:
         scripts, no views taken). Nothing is raised: refusals and sandbox failures are
         in the turn.
         """
-        taken = self.notices() if notices else None
-        span = self._notices.span if notices else None
+        # the head is read once: the notices run up to it, the turn records it, and a
+        # plain call reads the store there
         commit = self.repo.head(self.store_id)
+        taken = self._notices.take(commit) if notices else None
+        span = self._notices.span if notices else None
         args: Mapping[str, object] = {} if arguments is None else arguments
         if name == PROGRAM_CALL and code:
             result, program, error = self._program_call(args)
+        elif name is None:
+            result, program, error = None, None, None
         else:
-            result, program, error = (None if name is None else self.call(name, args)), None, None
+            result = self._tools.call(name, args, code=False, at=commit)
+            program, error = None, None
         if not code:
             return Turn(taken, result, commit=commit, span=span)
         defect: InternalError | None = None
@@ -285,7 +290,7 @@ class Holder:
 
     def notices(self) -> str | None:
         """What other holders changed since this holder's last turn, delivered once."""
-        return self._notices.take()
+        return self._notices.take(self.repo.head(self.store_id))
 
     @property
     def notice_span(self) -> tuple[str | None, str] | None:

@@ -42,13 +42,13 @@ class Notices:
         """The commits the last notice taken covers: those after ``from`` (``None``:
         from the store's first commit) up to ``to``; ``None`` if it gave no notice."""
 
-    def take(self) -> str | None:
-        """The notice text (or ``None``), delivered once: the watermark moves to the head;
-        :attr:`span` says which commits it covers. A reading of the past has none."""
+    def take(self, head: str | None) -> str | None:
+        """The notice text (or ``None``), delivered once: the watermark moves to
+        ``head``, the store's head as the caller has just read it; :attr:`span` says
+        which commits it covers. A reading of the past has none."""
         self.span = None
         if self._repo.pinned(self._store) is not None:
             return None
-        head = self._repo.head(self._store)
         # the watermark is the instance's, not this object's: another process holding
         # the same instance (an MCP server beside its client's hooks) may have moved it
         found = self._repo.marker(self._marker)

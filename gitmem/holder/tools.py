@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, cast
 
 from gitmem.capability import Capability
@@ -73,13 +74,16 @@ class _Desk:
     published: Callable[[list[Revision]], None]
     proposer: str | None = None
     """The holder whose proposal takes the writes, when they await review."""
+    at: str | None = None
+    """The store's head as the caller read it just before the call (``None``: read it
+    when the call reads the store)."""
     committed: bool = False
     """Whether this call has published a change: what a later failure must admit."""
 
     def snapshot(self) -> Snapshot:
         if self.proposer is not None:
             return self.repo.proposal_view(self.store_id, self.proposer)
-        return self.repo.snapshot(self.store_id)
+        return self.repo.snapshot(self.store_id, self.at)
 
     def publish(self, build: Build) -> list[Revision]:
         self.code.publishing()
@@ -131,6 +135,7 @@ class Toolbox:
     def __post_init__(self) -> None:
         self.offered = offered_tools(self.capability, self.writable)
         self._by_name = {t.name: t for t in self.offered}
+        self._stamped: dict[tuple[str, bool], tuple[Rules, Mapping[str, str], Rules]] = {}
 
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.offered)
@@ -144,8 +149,11 @@ class Toolbox:
             return self.repo.proposal_view(self.store_id, self.proposer)
         return self.repo.snapshot(self.store_id)
 
-    def call(self, name: str, args: object, *, code: bool) -> ToolResult:
-        """Dispatch one call; every refusal and defect becomes a result, never a raise."""
+    def call(self, name: str, args: object, *, code: bool, at: str | None = None) -> ToolResult:
+        """Dispatch one call; every refusal and defect becomes a result, never a raise.
+        ``at`` is the store's head as the caller has just read it (the commit a turn
+        records), so the call reads the store there rather than reading the head again;
+        a write still publishes onto the head it finds."""
         desk: _Desk | None = None
         try:
             tool = self._tool(name)
@@ -157,17 +165,17 @@ class Toolbox:
                 )
             args = cast(Mapping[str, object], args)
             tool.check_arguments(args, code=code)
-            trailers = {**self.rules.trailers, **self.stamp(name, code)}
             desk = _Desk(
                 self.repo,
                 self.store_id,
-                replace(self.rules, trailers=trailers),
+                self._rules(name, code),
                 code,
                 self.cache,
                 self.author,
                 self.code,
                 self.published,
                 self.proposer,
+                at,
             )
             text = tool.run(desk, dict(args))
             if desk.committed and self.proposer is not None:
@@ -180,6 +188,17 @@ class Toolbox:
             return ToolResult(False, "io-error", text)
         except GitmemError as error:
             return ToolResult.refusal(error)
+
+    def _rules(self, name: str, code: bool) -> Rules:
+        """The rules a call ``name`` writes under: the holder's, with the call's stamp
+        among the trailers (kept while the rules and the stamp are the same objects)."""
+        stamp = self.stamp(name, code)
+        kept = self._stamped.get((name, code))
+        if kept is None or kept[0] is not self.rules or kept[1] is not stamp:
+            trailers = MappingProxyType({**self.rules.trailers, **stamp})
+            kept = (self.rules, stamp, replace(self.rules, trailers=trailers))
+            self._stamped[name, code] = kept
+        return kept[2]
 
     def _tool(self, name: str) -> Tool:
         found = self._by_name.get(name)
