@@ -52,13 +52,22 @@ _META = "gitmem"
 _LAYOUT = b"layout"
 
 
+_ACCEPTED: set[str] = set()
+"""Store ids found usable already (a holder checks its own at every read of a ref)."""
+_ACCEPTED_MAX = 1024
+
+
 def check_store(store: object) -> str:
     """Return ``store`` if it is a usable store id, else raise ``InvalidArgument``."""
+    if type(store) is str and store in _ACCEPTED:
+        return store
     if not isinstance(store, str) or not store_rule(store):
         raise InvalidArgument(
             f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
             "digits, '-', '_' and '.', in parts separated by '/' (e.g. profile/researcher)"
         )
+    if type(store) is str and len(_ACCEPTED) < _ACCEPTED_MAX:
+        _ACCEPTED.add(store)
     return store
 
 
