@@ -155,8 +155,7 @@ class History:
         # a cold read per commit would read the whole file each time
         self._wrote_cold = False
         # derived data: after a disk error the index goes on in memory for this process
-        # (the flag is the side file's, which holds no reference back: a store's index is
-        # freed, with the reader it holds, once its repository is)
+        # (the side file holds that flag and no reference back: no cycle keeps the index)
         self._blob_ids = BlobIds(path, source)
 
     @staticmethod
@@ -334,12 +333,8 @@ class History:
     def _cold(self, head: str | None) -> TypeGuard[str]:
         """Whether a read of ``head`` takes the file's bytes as they are (see
         :mod:`~gitmem.store.historyfile`): nothing is in memory, nor written here."""
-        return (
-            head is not None
-            and not self._rows
-            and self._blob_ids.persisted
-            and not self._wrote_cold
-        )
+        kept = self._blob_ids.persisted
+        return head is not None and not self._rows and kept and not self._wrote_cold
 
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
         """A cold read (see :func:`~gitmem.store.historyfile.cold_rows`) when nothing is in memory yet."""
