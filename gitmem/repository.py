@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,12 @@ class Repository(Storage):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # every write passes the whole chain: secrets, then the store's guard code
-        self.screens = chain(lambda: self.guards)
+        # every write passes the whole chain: secrets, then the store's guard code. The
+        # chain reaches this object weakly: a repository no longer used is freed at once,
+        # with the objects it read (a fold's: hundreds of megabytes), not at the next
+        # collection of cycles, which an idle process may never run
+        this: Repository = weakref.proxy(self)
+        self.screens = chain(lambda: this.guards)
 
     def blame(self, store: str, slug: str, at: str | None = None) -> list[BlameLine]:
         """Each line of ``slug``'s files (its description and body, then its code

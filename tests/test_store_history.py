@@ -1068,3 +1068,27 @@ def test_a_damaged_commit_halfway_down_the_history_is_refused(repo: Repository) 
     drop_history(repo)
     with Repository.open(repo.directory) as fresh, pytest.raises(StorageError, match=middle):
         fresh.revisions(S)
+
+
+def test_a_repository_read_through_its_history_is_freed_once_unused(tmp_path: Path) -> None:
+    """A repository object that has read a store's history and is closed is freed when
+    its last reference goes, with what it read, not at a later collection of cycles."""
+    import gc
+    import weakref
+
+    path = str(tmp_path / "repo.git")
+    Repository.init(path).close()
+    with Repository.open(path) as writer:
+        put(writer, "create", "a", "one")
+        put(writer, "update", "a", "two")
+    gc.collect()
+    gc.disable()
+    try:
+        repo = Repository.open(path)
+        assert [o.revision for o in repo.outlines(S)] == [1, 2]
+        repo.close()
+        freed = weakref.ref(repo)
+        del repo
+        assert freed() is None
+    finally:
+        gc.enable()

@@ -142,7 +142,7 @@ class Console:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         # a store's first fold of its history runs on a thread of its own
-        self._ledgers = ops.Ledgers(repo, self._lock, self._closing)
+        self._ledgers = ops.Ledgers(repo, self._lock, self._closing, heap.give_back)
         self._hosts: tuple[int, set[str]] | None = None
         self.app = Starlette(routes=self._routes())
 

@@ -14,6 +14,7 @@ another C library, or on another system, there is no such call and nothing is do
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from typing import Any
 
@@ -39,8 +40,12 @@ def keep_small() -> bool:
 
 
 def give_back() -> bool:
-    """Return the memory the C allocator holds free inside its heaps to the system;
-    whether there was such a call (it returned any, or none, to the system)."""
+    """Free what only cycles of garbage still hold, then return the memory the C
+    allocator holds free inside its heaps to the system; whether there was such a call
+    (it returned any, or none, to the system)."""
+    # a library's reference cycles (dulwich's repository and its object store) outlive
+    # the work that made them until a full collection, which an idle process never runs
+    gc.collect()
     libc = _glibc()
     if libc is None:
         return False

@@ -355,6 +355,7 @@ class _Reading:
         head: str | None,
         patience: tuple[int, int] | None,
         stopping: threading.Event,
+        release: Callable[[], object] | None = None,
     ) -> None:
         self.ledger = ledger
         self.head = head
@@ -369,6 +370,7 @@ class _Reading:
         """Set once the fold is done, or is too long for a request to wait for."""
         self._patience = patience
         self._stopping = stopping
+        self._release = release
         if patience is None:
             self.settled.set()
 
@@ -384,16 +386,24 @@ class _Reading:
 
     def run(self, open_repo: Callable[[], Repository]) -> None:
         try:
-            repo = open_repo()
-            try:
-                self.ledger.follow(repo, self.note)
-            finally:
-                repo.close()
+            self._fold(open_repo)
         except Exception as exc:  # said in the panel's one line, never raised in a thread
-            self.error = exc
+            # without its traceback, whose frames hold the fold's repository
+            self.error = exc.with_traceback(None)
         finally:
+            # the fold's repository, with every object it read, is freed by now: the
+            # memory it took is handed back before the ledger is, not left to a request
+            if self._release is not None:
+                self._release()
             self.done.set()
             self.settled.set()
+
+    def _fold(self, open_repo: Callable[[], Repository]) -> None:
+        repo = open_repo()
+        try:
+            self.ledger.follow(repo, self.note)
+        finally:
+            repo.close()
 
     def history(self) -> dict[str, Any]:
         """What the interim form says of the fold."""
@@ -417,7 +427,7 @@ class Ledgers:
     console), ``lock`` being the lock its requests hold while they use ``repo``. A
     store's first fold runs on a thread of its own, with a repository object of its
     own, so no request is held behind it (see the module's docstring); ``stopping``
-    set stops the folds still running."""
+    set stops the folds still running; ``release`` is called as each fold ends."""
 
     patience: tuple[int, int] | None = PATIENCE
     """See :data:`PATIENCE`; ``None``: a first request never waits for the fold."""
@@ -427,10 +437,14 @@ class Ledgers:
         repo: Repository,
         lock: threading.Lock,
         stopping: threading.Event | None = None,
+        release: Callable[[], object] | None = None,
     ) -> None:
         self.repo = repo
         self.lock = lock
         self.stopping = stopping or threading.Event()
+        self.release = release
+        """Called as a store's fold ends, its repository closed and freed: a holder
+        hands the memory the fold took back to the system (``None``: nothing is done)."""
         self._ledgers: dict[str, Ledger] = {}
         self._readings: dict[str, _Reading] = {}
         self._listed: dict[str, tuple[str | None, bytes]] = {}
@@ -537,7 +551,9 @@ class Ledgers:
             # the listing is read before the fold starts: the two would share the
             # interpreter, and the first request waits for the listing
             self._rows(store)
-        reading = self._readings[store] = _Reading(ledger, head, self.patience, self.stopping)
+        reading = self._readings[store] = _Reading(
+            ledger, head, self.patience, self.stopping, self.release
+        )
         name = f"gitmem-ledger {store}"
         threading.Thread(target=reading.run, args=(self._open,), name=name, daemon=True).start()
         return reading

@@ -8,7 +8,6 @@ process. A line of the side file that does not read is passed over and looked up
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from gitmem.store.rows import LATER, Entry, Row, entry_of, field_of, lines_with, name_of
 
@@ -32,10 +31,12 @@ class BlobIds:
     row is first read, and kept in the side file ``<index>.blobs`` (``commit slug md
     code onUse`` lines) for the next process."""
 
-    def __init__(self, path: str, source: Steps, persisted: Callable[[], bool]) -> None:
+    def __init__(self, path: str, source: Steps) -> None:
         self._path = path
         self._source = source
-        self._persisted = persisted
+        self.persisted = True
+        """Whether the side file is written (after a disk error the index it belongs to
+        goes on in memory for this process)."""
         self._blobs: dict[tuple[str, str], tuple[str, str, str]] = {}
         self._blobs_read: set[str | None] = set()  # the slugs read from it; None: all
 
@@ -90,7 +91,7 @@ class BlobIds:
     def keep(self, found: dict[tuple[str, str], tuple[str, str, str]]) -> None:
         """Keep blob ids in memory and in the side file, for the next process."""
         self._blobs.update(found)
-        if not found or not self._persisted():
+        if not found or not self.persisted:
             return
         lines = [
             f"{commit} {field_of(slug)} {' '.join(blobs)}\n"

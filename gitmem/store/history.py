@@ -151,12 +151,12 @@ class History:
         self._side_end: list[int] = []
         self._offset = 0
         self._file: tuple[int, int] | None = None
-        # derived data: after a disk error the index goes on in memory for this process
-        self._persisted = True
         # a process that wrote without reading the index reads it whole from then on:
         # a cold read per commit would read the whole file each time
         self._wrote_cold = False
-        self._blob_ids = BlobIds(path, source, lambda: self._persisted)
+        # derived data: after a disk error the index goes on in memory for this process
+        # (the side file holds that flag and no reference back: no cycle keeps the index)
+        self._blob_ids = BlobIds(path, source)
 
     @staticmethod
     def file_for(directory: str, store: str) -> str:
@@ -201,7 +201,7 @@ class History:
         """Whether ``head``'s history holds no merge: then each row's commit has the
         row before it (of the same slug) in its ancestry, with nothing between."""
         with self._mutex:
-            if head is not None and not self._rows and self._persisted and not self._wrote_cold:
+            if self._cold(head):
                 # a fresh process: the file's rows of head's ancestry, searched for a merge
                 data = cold_file(self._path, self._source, head)
                 if data is not None:
@@ -333,7 +333,8 @@ class History:
     def _cold(self, head: str | None) -> TypeGuard[str]:
         """Whether a read of ``head`` takes the file's bytes as they are (see
         :mod:`~gitmem.store.historyfile`): nothing is in memory, nor written here."""
-        return head is not None and not self._rows and self._persisted and not self._wrote_cold
+        kept = self._blob_ids.persisted
+        return head is not None and not self._rows and kept and not self._wrote_cold
 
     def _cold_rows(self, head: str | None, slug: str) -> list[Row] | None:
         """A cold read (see :func:`~gitmem.store.historyfile.cold_rows`) when nothing is in memory yet."""
@@ -351,7 +352,7 @@ class History:
         index (a command-line write) appends when the file ends with ``parent``'s rows,
         without reading the rest, so the next process's cold read finds them."""
         with self._mutex:
-            if not self._persisted:
+            if not self._blob_ids.persisted:
                 return
             written: list[Row] = [(*row[:4], *LATER3) for row in rows]
             data = format_rows(written).encode()
@@ -390,7 +391,7 @@ class History:
 
     def _catch_up(self, head: str, walked: Callable[[int], None] | None = None) -> None:
         """Make the index cover ``head`` (``walked``: see ``since``)."""
-        if head not in self._pos and self._persisted:
+        if head not in self._pos and self._blob_ids.persisted:
             try:
                 self._load()
                 if head not in self._pos:
@@ -401,7 +402,7 @@ class History:
                         if head not in self._pos:
                             self._extend(head, persist=True, walked=walked)
             except OSError:
-                self._persisted = False
+                self._blob_ids.persisted = False
         if head not in self._pos:
             self._extend(head, persist=False, walked=walked)
 
