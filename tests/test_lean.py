@@ -203,7 +203,8 @@ def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, 
     """No derived file at all: ``ls`` and ``state`` read the tree whole, print what the
     command line prints and keep the listing and summaries it keeps (a few memories
     read one by one, many in one sweep); a first search reads every memory once and
-    keeps the search index the command line keeps, and nothing a listing keeps."""
+    keeps the search index the command line keeps, and the summaries a listing keeps
+    (its sweep read every blob), but no listing."""
     path = str(tmp_path / "repo.git")
     with Repository.init(path) as repo:
         for i in range(count):
@@ -222,10 +223,13 @@ def test_a_fresh_clone_keeps_the_listing_the_command_line_keeps(tmp_path: Path, 
     lean_index = index.read_bytes()
     meta = os.path.join(path, "gitmem")
     assert not os.path.exists(listing.listing_path(meta, STORE))
-    assert not os.path.exists(listing.summaries_path(meta))
+    with open(listing.summaries_path(meta), "rb") as f:
+        assert listing.summaries(f.read()) == lean_kept[1]
     _forget_derived(path)
     assert (searched, 0) == full(path, ["search", "note"])
     assert index.read_bytes() == lean_index
+    with open(listing.summaries_path(meta), "rb") as f:
+        assert listing.summaries(f.read()) == lean_kept[1]
     _forget_derived(path)
     assert (text, 0) == full(path, ["ls"])
     assert lean_kept == _kept(path, STORE)
