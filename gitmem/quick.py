@@ -29,7 +29,7 @@ from gitmem.lean.lines import (
     state_text,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
-from gitmem.lean.survey import keep_summaries, known_summaries, survey, texts
+from gitmem.lean.survey import keep, known_summaries, survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -208,8 +208,9 @@ class _Store:
     def index_afresh(self, path: str) -> SearchIndex | None:
         """The search index of this very head, built from one read of every memory's
         text, and written at ``path`` for the next search (derived data: one that cannot
-        be written is built again next time), the summaries that read found kept for
-        the next listing; ``None`` if a memory does not read as the store reads it."""
+        be written is built again next time), and the listing and summaries that read
+        makes kept for the next listing; ``None`` if a memory does not read as the
+        store reads it."""
         from gitmem.search.index import SearchIndex
         from gitmem.search.stored import encode, write
 
@@ -217,7 +218,7 @@ class _Store:
         found = texts(self.objects, self.head.tree, lambda: known_summaries(meta))
         if found is None:
             return None
-        keep_summaries(meta, found[1])
+        keep(meta, self.name, found[2], found[1])
         data = encode(self.head.commit, found[0])
         write(path, data)
         return SearchIndex.of(data)

@@ -309,8 +309,8 @@ def _mixed_store(path: str) -> None:
 
 def test_a_search_sweep_sums_up_each_memory_as_a_listing_does(tmp_path: Path) -> None:
     """The search index's one sweep of every memory gives each one's text as the index
-    holds it and its summary as the listing's builder reads it, for the memories whose
-    summaries ``known()`` does not hold (asked only past :data:`READ_DIRECTLY`)."""
+    holds it, and the listing and summaries the listing's builder gives: the summaries
+    of the memories ``known()`` does not hold (asked only past :data:`READ_DIRECTLY`)."""
     path = str(tmp_path / "repo.git")
     _mixed_store(path)
     tree = _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
@@ -318,20 +318,20 @@ def test_a_search_sweep_sums_up_each_memory_as_a_listing_does(tmp_path: Path) ->
     whole = build(objects, tree, dict)
     swept = texts(objects, tree, dict)
     assert whole is not None and swept is not None
-    assert swept[1] == whole[1]
+    assert swept[1:] == whole
     with Repository.open(path) as repo:
         memories = repo.snapshot(STORE).memories()
     assert swept[0] == {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories}
     kept_before = dict(list(whole[1].items())[::2])
     again = texts(objects, tree, lambda: kept_before)
-    assert again is not None and again[0] == swept[0]
-    assert again[1] == {k: v for k, v in whole[1].items() if k not in kept_before}
+    assert again is not None and again[:2] == swept[:2]
+    assert again[2] == {k: v for k, v in whole[1].items() if k not in kept_before}
 
 
 def test_a_listing_after_a_search_built_afresh_reads_no_blob(tmp_path: Path) -> None:
-    """A search index built afresh keeps the summaries its sweep read: the listing after
-    it reads no blob (it keeps no summary more) and lists what a listing with nothing
-    kept lists."""
+    """A search index built afresh keeps the listing and summaries its sweep makes: the
+    listing after it reads no blob (it keeps no summary more) and lists what a listing
+    with nothing kept lists; a search of the past keeps the summaries, not its listing."""
     path = str(tmp_path / "repo.git")
     _mixed_store(path)
     with Repository.open(path) as repo:
@@ -348,3 +348,12 @@ def test_a_listing_after_a_search_built_afresh_reads_no_blob(tmp_path: Path) -> 
     assert Path(listing.summaries_path(meta)).read_bytes() == kept
     with Repository.open(path) as repo:
         assert repo.summaries(STORE) == listed
+    with Repository.open(path) as repo:
+        first = repo.head(STORE)
+        assert first is not None
+        repo.mutate(STORE, AGENT, lambda _: Change("create", "later", Memory("later", "x", "y")))
+    kept_listing = Path(listing.listing_path(meta, STORE)).read_bytes()
+    shutil.rmtree(os.path.join(meta, "search"))
+    with Repository.open(path) as repo:
+        stored_index(repo.as_of(STORE, first), STORE)
+    assert Path(listing.listing_path(meta, STORE)).read_bytes() == kept_listing

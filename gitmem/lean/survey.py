@@ -27,7 +27,7 @@ __all__ = [
     "READ_DIRECTLY",
     "Summary",
     "build",
-    "keep_summaries",
+    "keep",
     "known_summaries",
     "summary",
     "survey",
@@ -92,7 +92,7 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
     found = build(objects, tree, lambda: known_summaries(meta))
     if found is None:
         return None
-    _keep(meta, store, found[1], found[0])
+    keep(meta, store, found[1], found[0])
     return found[0]
 
 
@@ -109,7 +109,7 @@ def build(
         return None
     order = sorted(filed.mds)  # each slug once: its rows in slug order
     blobs = [filed.mds[slug].hex() for slug in order]
-    keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+    keys = _keys(blobs, order)
     kept_before = known() if len(order) > READ_DIRECTLY else {}
     if kept_before:
         unread = [i for i, key in enumerate(keys) if key not in kept_before]
@@ -125,36 +125,29 @@ def build(
             return None
         fresh = dict(zip(keys, read, strict=True))
         rows = list(zip(order, read, strict=True))
-    kept: listing.Kept = (
-        tree,
-        filed.buckets if filed.placed else {},
-        rows,
-        [filed.where[slug] for slug in order],
-        blobs,
-    )
-    return kept, fresh
+    return _kept(tree, filed, order, rows, blobs), fresh
 
 
 def texts(
     objects: Objects, tree: str, known: Callable[[], listing.Summaries]
-) -> tuple[dict[str, str], listing.Summaries] | None:
+) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
     """Every memory's text under the root ``tree``, by slug, as the search index holds
     it (``slug NUL description NUL body``, lowered), its blobs read in one sweep
-    through each pack; and the summaries of those memories that ``known()`` (asked as
-    :func:`build` asks it) does not hold, which a listing keeps: the sweep has read
-    their blobs, so the next listing need not read them again. ``None`` if a memory
-    does not read as the full reader reads it, an error as :func:`build` says them."""
+    through each pack; and, made from the same sweep, what :func:`build` gives of the
+    tree (its listing, and the summaries ``known()`` does not hold, asked as it asks):
+    what a listing keeps, so that the next listing reads no blob again. ``None`` if a
+    memory does not read as the full reader reads it, an error as :func:`build` says
+    them."""
     filed = _filed(objects, tree)
     if filed is None:
         return None
     order = sorted(filed.mds)
     if not _halves_read(objects, filed, order):
         return None
-    blobs = [filed.mds[slug] for slug in order]
-    kept_before = known() if len(order) > READ_DIRECTLY else {}
+    ids = [filed.mds[slug] for slug in order]
     found: dict[str, str] = {}
-    fresh: listing.Summaries = {}
-    for i, (kind, content) in objects.each(blobs):
+    read: list[Summary] = [("", 0, 0)] * len(order)
+    for i, (kind, content) in objects.each(ids):
         framed = _framed(content) if kind == BLOB else None
         if framed is None:
             return None
@@ -165,11 +158,30 @@ def texts(
             return None
         slug = order[i]
         found[slug] = f"{slug}\0{about}\0{body}".lower()
-        key = f"{blobs[i].hex()} {slug}"
-        if key not in kept_before:
-            # as summary() counts: a character is a character of the decoded body
-            fresh[key] = (about, len(body), _lines(raw))
-    return found, fresh
+        # as summary() counts: a character is a character of the decoded body
+        read[i] = (about, len(body), _lines(raw))
+    blobs = [sha.hex() for sha in ids]
+    keys = _keys(blobs, order)
+    kept_before = known() if len(order) > READ_DIRECTLY else {}
+    fresh = dict(zip(keys, read, strict=True))
+    if kept_before:
+        fresh = {key: got for key, got in fresh.items() if key not in kept_before}
+    rows = list(zip(order, read, strict=True))
+    return found, _kept(tree, filed, order, rows, blobs), fresh
+
+
+def _keys(blobs: list[str], order: list[str]) -> list[str]:
+    """The kept summaries' keys of the memories ``order``, whose ``.md`` blobs are
+    ``blobs``."""
+    return [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+
+
+def _kept(
+    tree: str, filed: _Filed, order: list[str], rows: list[tuple[str, Summary]], blobs: list[str]
+) -> listing.Kept:
+    """The listing of the root ``tree`` as it is kept: its rows, the folder and ``.md``
+    blob of each, and its fan-out folders (when each memory is in its own)."""
+    return tree, filed.buckets if filed.placed else {}, rows, [filed.where[s] for s in order], blobs
 
 
 class _Filed:
@@ -259,17 +271,16 @@ def known_summaries(meta: str) -> listing.Summaries:
         return {}
 
 
-def _keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) -> None:
-    """Keep the summaries read and the listing, as the full reader does (best effort:
-    derived data, read again by the next listing if it is lost)."""
-    keep_summaries(meta, read)
+def keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) -> None:
+    """Keep the summaries ``read`` and the listing ``kept`` of ``store`` in gitmem's
+    folder ``meta``, as the full reader keeps them (best effort: derived data, read
+    again by the next listing if it is lost)."""
+    _keep_summaries(meta, read)
     replace_quietly(listing.listing_path(meta, store), listing.encode(*kept))
 
 
-def keep_summaries(meta: str, read: listing.Summaries) -> None:
-    """Append the summaries ``read`` to the summaries file in gitmem's folder ``meta``,
-    as the full reader appends them (best effort: derived data, read again by the next
-    listing if it is lost)."""
+def _keep_summaries(meta: str, read: listing.Summaries) -> None:
+    """Append the summaries ``read`` to the summaries file in gitmem's folder ``meta``."""
     if not read:
         return
     try:

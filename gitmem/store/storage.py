@@ -193,10 +193,11 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
     def search_texts(self, store: str, commit: str | None) -> dict[str, str] | None:
         """Every memory of the store as of ``commit`` as the search index holds it
         (``slug NUL description NUL body``, lowered), by slug, its blobs read in one
-        sweep (see :func:`gitmem.lean.survey.texts`); the summaries that sweep read are
-        kept as a listing keeps them, so the next listing reads none of those blobs
-        again. ``None`` when a memory or an object does not read that way (the caller
-        reads the memories through the store, which says what is wrong)."""
+        sweep (see :func:`gitmem.lean.survey.texts`); the listing and summaries that
+        sweep makes are kept as ``summaries`` keeps them (a reading of the past keeps
+        no listing), so the next listing reads no blob again. ``None`` when a memory
+        or an object does not read that way (the caller reads the memories through the
+        store, which says what is wrong)."""
         root = self.snapshot(store, commit).root
         if root is None:
             return {}
@@ -206,8 +207,11 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
             return None
         if found is None:
             return None
-        self._summaries.add(found[1])
-        return found[0]
+        found_texts, listing, read = found
+        self._summaries.add(read)
+        if store not in self._pins:
+            self._summaries.keep_listing(store, *listing)
+        return found_texts
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
