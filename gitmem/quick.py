@@ -29,7 +29,7 @@ from gitmem.lean.lines import (
     state_text,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
-from gitmem.lean.survey import survey, texts
+from gitmem.lean.survey import keep, known_summaries, survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -208,15 +208,18 @@ class _Store:
     def index_afresh(self, path: str) -> SearchIndex | None:
         """The search index of this very head, built from one read of every memory's
         text, and written at ``path`` for the next search (derived data: one that cannot
-        be written is built again next time); ``None`` if a memory does not read as
-        the store reads it."""
+        be written is built again next time), and the listing and summaries that read
+        makes kept for the next listing; ``None`` if a memory does not read as the
+        store reads it."""
         from gitmem.search.index import SearchIndex
         from gitmem.search.stored import encode, write
 
-        found = texts(self.objects, self.head.tree)
+        meta = os.path.join(self.directory, "gitmem")
+        found = texts(self.objects, self.head.tree, lambda: known_summaries(meta))
         if found is None:
             return None
-        data = encode(self.head.commit, found)
+        keep(meta, self.name, found[2], found[1])
+        data = encode(self.head.commit, found[0])
         write(path, data)
         return SearchIndex.of(data)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,8 @@ from gitmem import Author, Memory, Repository
 from gitmem.errors import StorageError
 from gitmem.lean import layout, listing
 from gitmem.lean.objects import MappedPack, Objects, Unreadable, pack_bases
-from gitmem.lean.survey import READ_DIRECTLY, build, summary, survey
+from gitmem.lean.survey import READ_DIRECTLY, build, summary, survey, texts
+from gitmem.search import stored_index
 from gitmem.store.snapshot import Snapshot
 from gitmem.store.summaries import Summaries
 from gitmem.types import Change
@@ -293,3 +295,65 @@ def test_summaries_kept_before_are_taken_not_read_again(tmp_path: Path) -> None:
     assert again[1] == {k: v for k, v in whole[1].items() if k not in kept_before}
     known_blobs = {bytes.fromhex(key.split(" ")[0]) for key in kept_before}
     assert asked and not known_blobs & set(asked)
+
+
+def _mixed_store(path: str) -> None:
+    """Past :data:`READ_DIRECTLY` memories, some with text that is not ASCII and a last
+    line without a newline."""
+    _store(path, READ_DIRECTLY + 8)
+    with Repository.open(path) as repo:
+        for slug, body in [("wide", "日本語\nend"), ("accent", "Ünïcode"), ("empty", "")]:
+            memory = Memory(slug, f"about {slug} ü", body)
+            repo.mutate(STORE, AGENT, lambda _, m=memory: Change("create", m.slug, m))
+
+
+def test_a_search_sweep_sums_up_each_memory_as_a_listing_does(tmp_path: Path) -> None:
+    """The search index's one sweep of every memory gives each one's text as the index
+    holds it, and the listing and summaries the listing's builder gives: the summaries
+    of the memories ``known()`` does not hold (asked only past :data:`READ_DIRECTLY`)."""
+    path = str(tmp_path / "repo.git")
+    _mixed_store(path)
+    tree = _git(path, "rev-parse", f"{STORE}^{{tree}}").strip()
+    objects = Objects(os.path.join(path, "objects"))
+    whole = build(objects, tree, dict)
+    swept = texts(objects, tree, dict)
+    assert whole is not None and swept is not None
+    assert swept[1:] == whole
+    with Repository.open(path) as repo:
+        memories = repo.snapshot(STORE).memories()
+    assert swept[0] == {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories}
+    kept_before = dict(list(whole[1].items())[::2])
+    again = texts(objects, tree, lambda: kept_before)
+    assert again is not None and again[:2] == swept[:2]
+    assert again[2] == {k: v for k, v in whole[1].items() if k not in kept_before}
+
+
+def test_a_listing_after_a_search_built_afresh_reads_no_blob(tmp_path: Path) -> None:
+    """A search index built afresh keeps the listing and summaries its sweep makes: the
+    listing after it reads no blob (it keeps no summary more) and lists what a listing
+    with nothing kept lists; a search of the past keeps the summaries, not its listing."""
+    path = str(tmp_path / "repo.git")
+    _mixed_store(path)
+    with Repository.open(path) as repo:
+        listed = repo.summaries(STORE, keep=False)
+    meta = os.path.join(path, "gitmem")
+    for name in ("listing", "search"):
+        shutil.rmtree(os.path.join(meta, name), ignore_errors=True)
+    Path(listing.summaries_path(meta)).unlink(missing_ok=True)
+    with Repository.open(path) as repo:
+        stored_index(repo, STORE)
+        kept = Path(listing.summaries_path(meta)).read_bytes()
+        assert len(listing.summaries(kept)) == len(listed)
+        assert repo.summaries(STORE) == listed
+    assert Path(listing.summaries_path(meta)).read_bytes() == kept
+    with Repository.open(path) as repo:
+        assert repo.summaries(STORE) == listed
+    with Repository.open(path) as repo:
+        first = repo.head(STORE)
+        assert first is not None
+        repo.mutate(STORE, AGENT, lambda _: Change("create", "later", Memory("later", "x", "y")))
+    kept_listing = Path(listing.listing_path(meta, STORE)).read_bytes()
+    shutil.rmtree(os.path.join(meta, "search"))
+    with Repository.open(path) as repo:
+        stored_index(repo.as_of(STORE, first), STORE)
+    assert Path(listing.listing_path(meta, STORE)).read_bytes() == kept_listing

@@ -23,7 +23,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["READ_DIRECTLY", "Summary", "build", "summary", "survey", "texts"]
+__all__ = [
+    "READ_DIRECTLY",
+    "Summary",
+    "build",
+    "keep",
+    "known_summaries",
+    "summary",
+    "survey",
+    "texts",
+]
 
 Summary = tuple[str, int, int]
 """A memory's description, and its body's characters and lines."""
@@ -48,8 +57,8 @@ def summary(md: bytes) -> Summary | None:
     if found is None:
         return None
     body = md[end + _CLOSED :]
-    # counted in the bytes: UTF-8 holds a newline only as itself, and ASCII text has a
-    # character a byte; other text is decoded, as the memory's reader decodes it
+    # counted in the bytes: ASCII text has a character a byte; other text is decoded,
+    # as the memory's reader decodes it
     if body.isascii():
         chars = len(body)
     else:
@@ -57,19 +66,13 @@ def summary(md: bytes) -> Summary | None:
             chars = len(body.decode())
         except UnicodeDecodeError:
             return None
-    return found, chars, body.count(b"\n") + (0 if body[-1:] in (b"\n", b"") else 1)
+    return found, chars, _lines(body)
 
 
-def _memory(md: bytes) -> tuple[str, str] | None:
-    """The description and body of a memory whose ``.md`` file holds ``md``."""
-    framed = _framed(md)
-    if framed is None:
-        return None
-    found = framed[0]
-    try:
-        return found, framed[1].decode()
-    except UnicodeDecodeError:
-        return None
+def _lines(body: bytes) -> int:
+    """The lines of a memory's body (a last line without a newline counts), counted in
+    its bytes: UTF-8 holds a newline only as itself."""
+    return body.count(b"\n") + (0 if body[-1:] in (b"\n", b"") else 1)
 
 
 def _framed(md: bytes) -> tuple[str, bytes] | None:
@@ -86,10 +89,10 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
     ``None`` if a memory does not read as the full reader reads it."""
-    found = build(objects, tree, lambda: _known(meta))
+    found = build(objects, tree, lambda: known_summaries(meta))
     if found is None:
         return None
-    _keep(meta, store, found[1], found[0])
+    keep(meta, store, found[1], found[0])
     return found[0]
 
 
@@ -106,7 +109,7 @@ def build(
         return None
     order = sorted(filed.mds)  # each slug once: its rows in slug order
     blobs = [filed.mds[slug].hex() for slug in order]
-    keys = [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+    keys = _keys(blobs, order)
     kept_before = known() if len(order) > READ_DIRECTLY else {}
     if kept_before:
         unread = [i for i, key in enumerate(keys) if key not in kept_before]
@@ -122,35 +125,63 @@ def build(
             return None
         fresh = dict(zip(keys, read, strict=True))
         rows = list(zip(order, read, strict=True))
-    kept: listing.Kept = (
-        tree,
-        filed.buckets if filed.placed else {},
-        rows,
-        [filed.where[slug] for slug in order],
-        blobs,
-    )
-    return kept, fresh
+    return _kept(tree, filed, order, rows, blobs), fresh
 
 
-def texts(objects: Objects, tree: str) -> dict[str, str] | None:
+def texts(
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
+) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
     """Every memory's text under the root ``tree``, by slug, as the search index holds
     it (``slug NUL description NUL body``, lowered), its blobs read in one sweep
-    through each pack, and nothing kept; ``None`` if a memory does not read as the
-    full reader reads it, an error as :func:`build` says them."""
+    through each pack; and, made from the same sweep, what :func:`build` gives of the
+    tree (its listing, and the summaries ``known()`` does not hold, asked as it asks):
+    what a listing keeps, so that the next listing reads no blob again. ``None`` if a
+    memory does not read as the full reader reads it, an error as :func:`build` says
+    them."""
     filed = _filed(objects, tree)
     if filed is None:
         return None
     order = sorted(filed.mds)
     if not _halves_read(objects, filed, order):
         return None
+    ids = [filed.mds[slug] for slug in order]
     found: dict[str, str] = {}
-    for i, (kind, content) in objects.each([filed.mds[slug] for slug in order]):
-        text = _memory(content) if kind == BLOB else None
-        if text is None:
+    read: list[Summary] = [("", 0, 0)] * len(order)
+    for i, (kind, content) in objects.each(ids):
+        framed = _framed(content) if kind == BLOB else None
+        if framed is None:
+            return None
+        about, raw = framed
+        try:
+            body = raw.decode()
+        except UnicodeDecodeError:
             return None
         slug = order[i]
-        found[slug] = f"{slug}\0{text[0]}\0{text[1]}".lower()
-    return found
+        found[slug] = f"{slug}\0{about}\0{body}".lower()
+        # as summary() counts: a character is a character of the decoded body
+        read[i] = (about, len(body), _lines(raw))
+    blobs = [sha.hex() for sha in ids]
+    keys = _keys(blobs, order)
+    kept_before = known() if len(order) > READ_DIRECTLY else {}
+    fresh = dict(zip(keys, read, strict=True))
+    if kept_before:
+        fresh = {key: got for key, got in fresh.items() if key not in kept_before}
+    rows = list(zip(order, read, strict=True))
+    return found, _kept(tree, filed, order, rows, blobs), fresh
+
+
+def _keys(blobs: list[str], order: list[str]) -> list[str]:
+    """The kept summaries' keys of the memories ``order``, whose ``.md`` blobs are
+    ``blobs``."""
+    return [f"{md} {slug}" for md, slug in zip(blobs, order, strict=True)]
+
+
+def _kept(
+    tree: str, filed: _Filed, order: list[str], rows: list[tuple[str, Summary]], blobs: list[str]
+) -> listing.Kept:
+    """The listing of the root ``tree`` as it is kept: its rows, the folder and ``.md``
+    blob of each, and its fan-out folders (when each memory is in its own)."""
+    return tree, filed.buckets if filed.placed else {}, rows, [filed.where[s] for s in order], blobs
 
 
 class _Filed:
@@ -231,7 +262,8 @@ def _halves_read(objects: Objects, filed: _Filed, slugs: list[str]) -> bool:
     return True
 
 
-def _known(meta: str) -> listing.Summaries:
+def known_summaries(meta: str) -> listing.Summaries:
+    """Every summary the summaries file in gitmem's folder ``meta`` holds."""
     try:
         with open(listing.summaries_path(meta), "rb") as f:
             return listing.summaries(f.read())
@@ -239,18 +271,23 @@ def _known(meta: str) -> listing.Summaries:
         return {}
 
 
-def _keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) -> None:
-    """Keep the summaries read and the listing, as the full reader does (best effort:
-    derived data, read again by the next listing if it is lost)."""
+def keep(meta: str, store: str, read: listing.Summaries, kept: listing.Kept) -> None:
+    """Keep the summaries ``read`` and the listing ``kept`` of ``store`` in gitmem's
+    folder ``meta``, as the full reader keeps them (best effort: derived data, read
+    again by the next listing if it is lost)."""
+    _keep_summaries(meta, read)
+    replace_quietly(listing.listing_path(meta, store), listing.encode(*kept))
+
+
+def _keep_summaries(meta: str, read: listing.Summaries) -> None:
+    """Append the summaries ``read`` to the summaries file in gitmem's folder ``meta``."""
+    if not read:
+        return
     try:
-        if read:
-            fd = os.open(
-                listing.summaries_path(meta), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-            )
-            try:
-                os.write(fd, listing.summaries_record(read))
-            finally:
-                os.close(fd)
-        replace_quietly(listing.listing_path(meta, store), listing.encode(*kept))
+        fd = os.open(listing.summaries_path(meta), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, listing.summaries_record(read))
+        finally:
+            os.close(fd)
     except OSError:
         pass

@@ -117,12 +117,12 @@ class SearchIndex:
     def _afresh(self, repo: Storage, store: str, head: str | None) -> None:
         """Index the store's memories at ``head`` afresh: their texts read straight from
         the packs in one sweep, no ``Memory`` made (a hit reads its memory from the
-        store), or, when a memory or an object does not read that way (loose, moved
+        store; the next listing reads none of those blobs again), or, when a memory or an object does not read that way (loose, moved
         by a concurrent repack, not as gitmem writes it), every memory read by the
         store's own reader."""
         from gitmem.search.stored import encode
 
-        found = _texts(repo, store, head)
+        found = repo.search_texts(store, head)
         if found is None:
             self.reset(repo.snapshot(store, head).memories(), head)
             return
@@ -425,21 +425,6 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
             index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
             index.save(path)
     return index
-
-
-def _texts(repo: Storage, store: str, commit: str | None) -> dict[str, str] | None:
-    """Every memory's lowered text at ``commit`` (see :func:`gitmem.lean.survey.texts`),
-    or ``None`` when one does not read that way."""
-    from gitmem.lean.objects import Objects, Unreadable
-    from gitmem.lean.survey import texts
-
-    root = repo.snapshot(store, commit).root
-    if root is None:
-        return {}
-    try:
-        return texts(Objects(os.path.join(repo.directory, "objects")), root)
-    except (Unreadable, KeyError, OSError):
-        return None
 
 
 def index_file(repo: Storage, store: str) -> str:

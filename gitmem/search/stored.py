@@ -18,13 +18,14 @@ import marshal
 import sys
 import zlib
 from array import array
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
 
 from gitmem.lean.files import remove_quietly, replace_quietly
 from gitmem.search.words import encoded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import cast
 else:
 
@@ -109,12 +110,13 @@ class Stored:
 
     @staticmethod
     def build(
-        commit: str | None, slugs: list[str], texts: list[str], vocab: str, runs: list[list[int]]
+        commit: str | None, slugs: list[str], texts: list[str], vocab: str, runs: list[array[int]]
     ) -> bytes:
         """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
         the lowered ``texts``, its words (``vocab``: sorted, each ended by a NUL) and
-        each word's postings (``runs``, in the words' order; see :data:`NUMBERS`)."""
-        whole = array("I", chain.from_iterable(runs)).tobytes()  # as NUMBERS
+        each word's postings (``runs``, in the words' order, each an array as
+        :data:`NUMBERS`)."""
+        whole = b"".join(runs)  # their bytes, copied as they are
         # each word's span and CRC, with no Python step per word
         spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, runs)), initial=0))
         pieces = map(memoryview(whole).__getitem__, map(slice, spans, spans[1:]))
@@ -253,24 +255,27 @@ class Stored:
         return self._texts
 
 
-def numbered(texts: list[str]) -> tuple[str, list[list[int]]]:
+def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     """The words of ``texts`` (lowered texts in slug order), sorted, each ended by a NUL,
-    and each word's postings (see :data:`NUMBERS`) in the same order, for the memories
-    numbered by their place in ``texts``: every word of every text filed under its
-    memory's number in one pass, with no Python step per word (the words as bytes,
+    and each word's postings (an array as :data:`NUMBERS`) in the same order, for the
+    memories numbered by their place in ``texts``: every word of every text filed under
+    its memory's number in one pass, with no Python step per word (the words as bytes,
     cheaper to make and to hash than text), and nothing more done per word."""
     from collections import defaultdict, deque
+    from functools import partial
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
     from gitmem.store.collector import uncollected  # here: only a build pauses it
 
-    # a build makes millions of lists and words and no cycle: the collections it would
+    # a build makes millions of words and no cycle: the collections it would
     # trigger would walk all it made so far, a cost that grows faster than the store
     with uncollected():
-        runs: defaultdict[bytes, list[int]] = defaultdict(list)
-        file = runs.__getitem__  # a new word gets its empty list without a Python step
-        append = list[int].append
+        # each word's numbers filed straight into an array as NUMBERS holds them: the
+        # file's postings are then their bytes joined, with no Python number read back
+        runs: defaultdict[bytes, array[int]] = defaultdict(partial(array, NUMBERS.typecode))
+        file = runs.__getitem__  # a new word gets its empty array without a Python step
+        append: Callable[[array[int], int], None] = array.append  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         for number, text in enumerate(texts):
             deque(map(append, map(file, encoded(text)), repeat(number)), maxlen=0)
         vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points

@@ -28,6 +28,8 @@ from gitmem.errors import (
     NotFound,
     StorageError,
 )
+from gitmem.lean.objects import Objects, Unreadable
+from gitmem.lean.survey import texts
 from gitmem.store import commit as build
 from gitmem.store import layout, markers, memoryfiles, merge, packing
 from gitmem.store.check import check as check_repository
@@ -187,6 +189,29 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         read (see :mod:`gitmem.store.summaries`); without ``keep``, writing nothing."""
         snapshot = self.snapshot(store, commit)
         return snapshot.summaries(self._summaries, remember=store not in self._pins, write=keep)
+
+    def search_texts(self, store: str, commit: str | None) -> dict[str, str] | None:
+        """Every memory of the store as of ``commit`` as the search index holds it
+        (``slug NUL description NUL body``, lowered), by slug, its blobs read in one
+        sweep (see :func:`gitmem.lean.survey.texts`); the listing and summaries that
+        sweep makes are kept as ``summaries`` keeps them (a reading of the past keeps
+        no listing), so the next listing reads no blob again. ``None`` when a memory
+        or an object does not read that way (the caller reads the memories through the
+        store, which says what is wrong)."""
+        root = self.snapshot(store, commit).root
+        if root is None:
+            return {}
+        try:
+            found = texts(Objects(self._objects), root, self._summaries.stored)
+        except (Unreadable, KeyError, OSError):
+            return None
+        if found is None:
+            return None
+        found_texts, listing, read = found
+        self._summaries.add(read)
+        if store not in self._pins:
+            self._summaries.keep_listing(store, *listing)
+        return found_texts
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
