@@ -117,9 +117,9 @@ class SearchIndex:
     def _afresh(self, repo: Storage, store: str, head: str | None) -> None:
         """Index the store's memories at ``head`` afresh: their texts read straight from
         the packs in one sweep, no ``Memory`` made (a hit reads its memory from the
-        store; the next listing reads none of those blobs again), or, when a memory or an object does not read that way (loose, moved
-        by a concurrent repack, not as gitmem writes it), every memory read by the
-        store's own reader."""
+        store; the next listing reads none of those blobs again), or, when a memory or
+        an object does not read that way (loose, moved by a concurrent repack, not as
+        gitmem writes it), every memory read by the store's own reader."""
         from gitmem.search.stored import encode
 
         found = repo.search_texts(store, head)

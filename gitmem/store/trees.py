@@ -1,6 +1,7 @@
 """Trees as git stores them: a tree kept as its encoded entries (:class:`RawTree`,
-what a write builds on), and trees read once: a tree's content, its entries as git's parser gives them and where
-each entry starts, kept by id, and what two versions of a tree hold differently.
+what a write builds on), and trees read once: a tree's content, its entries as git's
+parser gives them and where each entry starts, kept by id, and what two versions of a
+tree hold differently.
 
 One :class:`Trees` is shared by the readers taking part in one piece of work (a sync:
 the copy of history, the check of the commits it brought, the store's reader
