@@ -24,27 +24,50 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import NoReturn, TextIO
 
 
 def _lean() -> None:
     """Print the lean read path's answer and end the process, if it has one."""
-    from gitmem.quick import answer
+    from gitmem.quick import printed
 
-    text = answer(sys.argv[1:], os.environ)
+    text = printed(sys.argv[1:], os.environ)
     if text is None:
         return
-    if sys.stdout.isatty():
+    out = sys.stdout
+    terminal = out.isatty()
+    if isinstance(text, bytes) and (terminal or not _utf8(out)):
+        try:
+            text = text.decode()
+        except UnicodeDecodeError:  # a kept text no gitmem wrote: the command line reads it
+            return
+    if terminal and isinstance(text, str):
         from gitmem.lean.lines import CARETS
 
         text = text.translate(CARETS)
     status = 0
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if isinstance(text, bytes):
+            out.flush()
+            out.buffer.write(text)  # the very bytes the text encodes to
+            out.buffer.flush()
+        else:
+            out.write(text)
+            out.flush()
     except (OSError, ValueError):
         status = 1  # a reader that went away (`gitmem ls | head`)
     os._exit(status)  # as the command line ends: nothing to tear down
+
+
+def _utf8(stream: TextIO) -> bool:
+    """Whether text written to ``stream`` reaches its bytes as UTF-8, each newline as
+    itself."""
+    import codecs  # loaded at every start already
+
+    try:
+        return codecs.lookup(stream.encoding).name == "utf-8" and os.linesep == "\n"
+    except LookupError:
+        return False
 
 
 def main() -> NoReturn:
@@ -53,8 +76,8 @@ def main() -> NoReturn:
         from gitmem.observe.capture import hook_main
 
         sys.exit(hook_main(sys.argv[3:]))
+    gc.disable()  # the lean path makes no cycles either: a listing's rows are many tuples
     _lean()
-    gc.disable()
     try:
         from gitmem.cli import main as run
     finally:

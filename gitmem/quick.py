@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from gitmem.lean import grammar, listing, refs, repository
+from gitmem.lean import grammar, listing, refs, rendered, repository
 from gitmem.lean.heads import SESSION_TRAILER, Head, authored, head, slug_shape
 from gitmem.lean.layout import FILE_NAMES, MD, SUFFIXES, bucket, description, split_md
 from gitmem.lean.lines import (
@@ -26,7 +26,8 @@ from gitmem.lean.lines import (
     listing_text,
     log_line,
     memory_text,
-    state_text,
+    state_around,
+    state_rows,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
 from gitmem.lean.survey import keep, known_summaries, survey, texts
@@ -40,10 +41,13 @@ if TYPE_CHECKING:
     from gitmem.store.history import History
     from gitmem.store.rows import Entry
 
-__all__ = ["COMMANDS", "Parsed", "answer", "parse"]
+__all__ = ["COMMANDS", "Parsed", "answer", "parse", "printed"]
 
 COMMANDS = ("ls", "show", "log", "search", "state", "blame")
 """The commands whose grammar :mod:`gitmem.lean.grammar` holds."""
+
+Rows = list[tuple[str, tuple[str, int, int]]]
+"""A listing's rows: each memory's slug and its description, characters and lines."""
 
 _PREFIX = "refs/heads/"  # a standalone repository's stores
 _CAPABILITY = "Gitmem-Capability"  # a store whose binding recorded limits
@@ -186,7 +190,7 @@ class _Store:
         pinned._history = self._history
         return pinned
 
-    def listing(self) -> list[tuple[str, tuple[str, int, int]]] | None:
+    def listing(self) -> Rows | None:
         """The listing kept for this very head's tree; with none kept at all (a fresh
         clone), the tree's listing read whole and kept; ``None`` for anything else (a
         listing kept of an earlier tree: the full reader reads only what changed)."""
@@ -204,6 +208,27 @@ class _Store:
             with uncollected():  # a listing of every memory keeps every row it makes
                 kept = survey(self.objects, meta, self.name, self.head.tree)
         return kept[2] if kept is not None else None
+
+    def rendered(self, command: str, lay_out: Callable[[Rows], str]) -> str | bytes | None:
+        """``command``'s text of the listing of this very head's tree, as UTF-8: as kept
+        beside the listing, else laid out by ``lay_out`` from the listing (see
+        :meth:`listing`) and kept for the next read; ``None`` with no listing (as text:
+        one that does not encode, which is not kept)."""
+        meta = os.path.join(self.directory, "gitmem")
+        tree = self.head.tree
+        kept = rendered.read(meta, self.name, command, tree)
+        if kept is not None:
+            return kept
+        rows = self.listing()
+        if rows is None:
+            return None
+        text = lay_out(rows)
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a description holding half a surrogate pair
+            return text
+        rendered.keep(meta, self.name, command, tree, data)
+        return data
 
     def index_afresh(self, path: str) -> SearchIndex | None:
         """The search index of this very head, built from one read of every memory's
@@ -303,32 +328,31 @@ def _store(parsed: Parsed, environ: Mapping[str, str]) -> _Store | None:
     return _Store(directory, name, objects, found) if found is not None else None
 
 
-def _ls(store: _Store, parsed: Parsed) -> str | None:
-    rows = store.listing()
-    return listing_text(rows) if rows is not None else None
+def _ls(store: _Store, parsed: Parsed) -> str | bytes | None:
+    return store.rendered("ls", listing_text)
 
 
-def _state(store: _Store, parsed: Parsed) -> str | None:
+def _state(store: _Store, parsed: Parsed) -> str | bytes | None:
     if _CAPABILITY in store.head.extra:
         return None  # its limits and strategy are the full command line's to read
-    rows = store.listing()
+    rows = store.rendered("state", state_rows)
     if rows is None:
         return None
     count, chars, lines = store.head.totals
     peak_count, peak_chars, peak_lines = store.head.peaks
-    return state_text(
+    before, after = state_around(
         {
             "store": store.name,
-            "memories": [
-                {"slug": slug, "description": description, "chars": size, "lines": height}
-                for slug, (description, size, height) in rows
-            ],
             "totals": {"count": count, "chars": chars, "lines": lines},
             "peaks": {"count": peak_count, "chars": peak_chars, "lines": peak_lines},
             "limits": {},  # a store no binding wrote: every limit off
             "exceeded": [],
         }
     )
+    if isinstance(rows, str):
+        return before + rows + after
+    # as UTF-8: the rows (megabytes in a large store) are not decoded to be printed
+    return b"".join([before.encode(), rows, after.encode()])
 
 
 def _search(store: _Store, parsed: Parsed) -> str | None:
@@ -434,7 +458,7 @@ def _blame(store: _Store, parsed: Parsed) -> str | None:
     )
 
 
-_ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]]] = {
+_ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | bytes | None]]] = {
     "blame": (frozenset({"store", "at"}), _blame),
     "log": (frozenset({"store", "at"}), _log),
     "ls": (frozenset({"store"}), _ls),
@@ -449,6 +473,18 @@ _ANSWERS: dict[str, tuple[frozenset[str], Callable[[_Store, Parsed], str | None]
 def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
     """The text the command ``argv`` (after the program's name) prints, with exit
     status 0; ``None`` if the full command line must answer it."""
+    text = printed(argv, environ)
+    if not isinstance(text, bytes):
+        return text
+    try:
+        return text.decode()
+    except UnicodeDecodeError:  # a kept text no gitmem wrote: the command line reads it
+        return None
+
+
+def printed(argv: list[str], environ: Mapping[str, str]) -> str | bytes | None:
+    """As :func:`answer`, but a text kept as UTF-8 (a listing's) given as those bytes,
+    to be written out as they are."""
     parsed = parse(argv)
     if parsed is None or set(parsed.group) - {"repo"}:
         return None
@@ -465,6 +501,8 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> str | None:
         return None
     # on a terminal the command line shows control characters; elsewhere click drops
     # colour sequences: text holding ESC is the command line's to print
-    if text is None or "\x1b" in text:
+    if text is None:
+        return None
+    if b"\x1b" in text if isinstance(text, bytes) else "\x1b" in text:
         return None
     return text

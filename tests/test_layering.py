@@ -120,6 +120,7 @@ ORDER: dict[str, list[str]] = {
         "asof",
         "commits",
         "lines",
+        "rendered",
         "grammar",
     ],
     "gitmem.search": ["words", "stored", "hits", "index"],

@@ -3,6 +3,8 @@ object reader reads what dulwich reads."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import itertools
 import json
 import os
@@ -21,7 +23,7 @@ from dulwich.repo import Repo
 
 from gitmem import Agent, Author, Capability, Limits, Memory, Provenance, Repository
 from gitmem.cli import cli
-from gitmem.lean import heads, layout, listing, refs, repository
+from gitmem.lean import heads, layout, lines, listing, refs, rendered, repository
 from gitmem.lean.objects import Objects, Unreadable, apply_delta
 from gitmem.lean.survey import survey
 from gitmem.quick import answer
@@ -179,6 +181,85 @@ def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str)
     printed = full(store, ["ls"])
     assert "new-one" in printed[0]
     assert (lean(store, ["ls"]), 0) == printed
+
+
+def _rendered(path: str, command: str) -> Path:
+    return Path(rendered.rendered_path(os.path.join(path, "gitmem"), STORE, command))
+
+
+def _head_tree(path: str) -> str:
+    return git(path, "rev-parse", f"refs/heads/{STORE}^{{tree}}").stdout.strip()
+
+
+@pytest.mark.parametrize("command", rendered.COMMANDS)
+def test_the_text_of_a_listing_is_kept_for_its_tree_and_printed_again(
+    store: str, command: str
+) -> None:
+    """The first lean ``ls`` (``state``) of a tree keeps the rows it printed, named by
+    that tree; the next prints them from the kept file, as the command line prints."""
+    kept = _rendered(store, command)
+    assert not kept.exists()
+    printed = full(store, [command])
+    assert (lean(store, [command]), 0) == printed
+    data = kept.read_bytes()
+    text = rendered.parse(data, command, _head_tree(store))
+    assert text is not None
+    assert text.decode() in printed[0]
+    assert (lean(store, [command]), 0) == printed
+    assert kept.read_bytes() == data
+
+
+def _damaged(data: bytes) -> list[bytes]:
+    """A kept text, damaged each way a file can be: a byte changed in the text or in
+    the head line, cut short, grown, emptied, of an older format."""
+    at = data.index(b"\n") + 5
+    flipped = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1 :]
+    line, _, text = data.partition(b"\n")
+    fields = line.split(b" ")
+    older = b" ".join([b"gitmem-rendered-0", *fields[1:]]) + b"\n" + text
+    return [flipped, data[:-1], data + b"x\n", b"", older, data.replace(b"deploy", b"depl0y")]
+
+
+@pytest.mark.parametrize("command", rendered.COMMANDS)
+def test_a_damaged_kept_text_is_never_printed(store: str, command: str) -> None:
+    """A kept text that does not read whole is passed over: the rows are laid out again
+    from the listing, printed as the command line prints them, and kept anew."""
+    lean(store, [command])
+    kept = _rendered(store, command)
+    whole = kept.read_bytes()
+    printed = full(store, [command])
+    for damaged in _damaged(whole):
+        kept.write_bytes(damaged)
+        assert (lean(store, [command]), 0) == printed
+        assert kept.read_bytes() == whole
+
+
+def test_a_kept_text_of_another_tree_or_command_is_never_printed(store: str) -> None:
+    """After a write, the kept texts name the old tree: not printed, though the listing
+    of the new tree is kept; and one command's text is never taken for another's."""
+    lean(store, ["ls"])
+    lean(store, ["state"])
+    old_ls = _rendered(store, "ls").read_bytes()
+    with Repository.open(store) as repo:
+        put(repo, STORE, "new-one", "fresh\n")
+    printed = full(store, ["ls"])  # keeps the new tree's listing
+    assert "new-one" in printed[0]
+    assert (lean(store, ["ls"]), 0) == printed
+    assert (lean(store, ["state"]), 0) == full(store, ["state"])
+    assert _rendered(store, "ls").read_bytes() != old_ls
+    tree = _head_tree(store)
+    assert rendered.parse(_rendered(store, "ls").read_bytes(), "ls", tree) is not None
+    shutil.copy(_rendered(store, "state"), _rendered(store, "ls"))
+    assert (lean(store, ["ls"]), 0) == printed
+
+
+def test_the_rows_format_changes_with_the_rows_layout() -> None:
+    """The kept texts are named by the format of the rows: a change to how ``ls`` or
+    ``state`` lays them out changes this fingerprint, and must change
+    ``ROWS_FORMAT`` too (then record the new fingerprint here)."""
+    source = inspect.getsource(lines.listing_text) + inspect.getsource(lines.state_rows)
+    fingerprints = {1: "f1c94fc7d1b4"}
+    assert fingerprints.get(lines.ROWS_FORMAT) == hashlib.sha1(source.encode()).hexdigest()[:12]
 
 
 def _forget_derived(path: str) -> None:
@@ -580,15 +661,28 @@ def test_show_at_a_commit_loads_neither_click_dulwich_nor_re(
     assert not {"click", "dulwich", "re"} & set(json.loads(loaded.replace("'", '"')))
 
 
-def test_the_process_prints_the_lean_answer_and_exits_zero(store: str) -> None:
-    """``python -m gitmem ls`` as a process: the command line's text, status 0."""
-    done = subprocess.run(
-        [sys.executable, "-m", "gitmem", "--repo", store, "ls"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (done.stdout, done.returncode, done.stderr) == (*full(store, ["ls"]), "")
+@pytest.mark.parametrize("command", ["ls", "state", "show"])
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_the_process_prints_the_lean_answer_and_exits_zero(
+    store: str, command: str, encoding: str
+) -> None:
+    """``python -m gitmem ls`` (``state``, ``show``) as a process: the command line's
+    text, status 0, both when the rows are laid out and when they are kept, in the
+    encoding the output is in."""
+    argv = [command, "tabs"] if command == "show" else [command]
+    expected = full(store, argv)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "gitmem", "--repo", store, *argv],
+            capture_output=True,
+            check=False,
+            env={**os.environ, "PYTHONIOENCODING": encoding},
+        )
+        assert (done.stdout, done.returncode, done.stderr) == (
+            expected[0].encode(encoding),
+            expected[1],
+            b"",
+        )
 
 
 # -- the rules the lean path reads by ----------------------------------------------

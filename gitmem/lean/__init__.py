@@ -9,7 +9,8 @@ Python's own start: the git objects (:mod:`~gitmem.lean.objects`), refs
 (:mod:`~gitmem.lean.repository`), a store's head commit (:mod:`~gitmem.lean.heads`),
 the kept listing's format (:mod:`~gitmem.lean.listing`), a listing read whole from a
 tree when none is kept (:mod:`~gitmem.lean.survey`), the lines the read commands
-print (:mod:`~gitmem.lean.lines`), storable text (:mod:`~gitmem.lean.text`), a store's
+print (:mod:`~gitmem.lean.lines`) and those kept of a listing
+(:mod:`~gitmem.lean.rendered`), storable text (:mod:`~gitmem.lean.text`), a store's
 totals (:mod:`~gitmem.lean.totals`, which the push hook reads too) and the
 read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
 generated), and how a process ends without the interpreter's teardown

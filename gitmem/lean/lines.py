@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CARETS",
+    "ROWS_FORMAT",
     "Blamed",
     "blame_text",
     "block",
@@ -19,6 +20,8 @@ __all__ = [
     "listing_text",
     "log_line",
     "memory_text",
+    "state_around",
+    "state_rows",
     "state_text",
     "when",
 ]
@@ -33,6 +36,11 @@ CARETS = (
 )
 """What a terminal shows of agents' text: its control characters in caret notation
 (``str.translate`` table), so that they are shown, not obeyed."""
+
+
+ROWS_FORMAT = 1
+"""How :func:`listing_text` and :func:`state_rows` lay rows out: the texts kept of a
+listing (:mod:`gitmem.lean.rendered`) are named by it, so it changes with either."""
 
 
 def when(epoch: int) -> str:
@@ -107,20 +115,34 @@ def listing_text(listing: list[tuple[str, tuple[str, int, int]]]) -> str:
 
 def state_text(event: dict[str, Any]) -> str:
     """``gitmem state``: a store's ``memory_state`` event as an operator reads it."""
+    rows = [(m["slug"], (m["description"], m["chars"], m["lines"])) for m in event["memories"]]
+    before, after = state_around(event)
+    return before + state_rows(rows) + after
+
+
+def state_rows(listing: list[tuple[str, tuple[str, int, int]]]) -> str:
+    """``gitmem state``'s lines of a store's memories: each slug, its size in characters
+    and lines, and its description."""
+    # one string, laid out by %-formatting, as a listing's
+    return "".join(
+        [
+            "  %-32s %7d chars %5d lines  %s\n" % (slug, chars, lines, description)  # noqa: UP031
+            for slug, (description, chars, lines) in listing
+        ]
+    )
+
+
+def state_around(event: dict[str, Any]) -> tuple[str, str]:
+    """``gitmem state``'s lines before the memories' (the store) and after them (totals,
+    peaks, limits and any limit exceeded), of a ``memory_state`` event whose
+    ``memories`` are not read."""
     totals, peaks = event["totals"], event["peaks"]
-    out = [f"store {event['store']}"]
-    out += [
-        f"  {m['slug']:<32} {m['chars']:>7} chars {m['lines']:>5} lines  {m['description']}"
-        for m in event["memories"]
-    ]
-    out.append(
+    out = [
         f"totals: {counted(totals['count'], 'memory')}, {counted(totals['chars'], 'char')}, "
-        f"{counted(totals['lines'], 'line')}"
-    )
-    out.append(
+        f"{counted(totals['lines'], 'line')}",
         f"peaks:  {counted(peaks['count'], 'memory')}, {counted(peaks['chars'], 'char')}, "
-        f"{counted(peaks['lines'], 'line')}"
-    )
+        f"{counted(peaks['lines'], 'line')}",
+    ]
     shown = ", ".join(f"{k}={v}" for k, v in event["limits"].items() if v) or "none"
     out.append(f"limits: {shown}")
     for e in event["exceeded"]:
@@ -129,7 +151,7 @@ def state_text(event: dict[str, Any]) -> str:
             f"exceeded: {e['limit']}{where} {e['value']} > {e['maximum']}, over by "
             f"{e['over']}; writes that do not bring it down are refused"
         )
-    return "".join(line + "\n" for line in out)
+    return f"store {event['store']}\n", "".join(line + "\n" for line in out)
 
 
 def excerpt(body: str, keywords: list[str], width: int = 160) -> str:
