@@ -29,8 +29,8 @@ from gitmem.lean.lines import (
     state_around,
     state_rows,
 )
-from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries
-from gitmem.lean.survey import keep, known_summaries, survey, texts
+from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries, tree_named
+from gitmem.lean.survey import keep, known_summaries, md_blobs, survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ class _Store:
         if found is None:
             return None
         keep(meta, self.name, found[2], found[1])
-        data = encode(self.head.commit, found[0])
+        data = encode(self.head.commit, found[0], md_blobs(found[1]))
         write(path, data)
         return SearchIndex.of(data)
 
@@ -268,7 +268,10 @@ class _Store:
         folder = self._root.get(bucket(slug))
         if folder is None or folder[0] != _DIR_MODE:
             return None
-        entries = self._tree(folder[1])
+        kind, content = self.objects.read(folder[1])
+        if kind != TREE:
+            raise ValueError(f"{folder[1]} is not a tree")
+        entries = tree_named(content, tuple(slug + suffix for suffix in SUFFIXES))
         if slug + MD not in entries:
             return None
         md, code, on_use = (entries.get(slug + suffix, (0, "-"))[1] for suffix in SUFFIXES)
@@ -374,7 +377,9 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     lowered = [k.lower() for k in keywords]
     hits: list[tuple[str, str, str]] = []
     for slug, _, _ in index.rank(keywords, limit):
-        found = store.memory(slug)
+        # its .md file as the index was told it: no folder of the tree read
+        md = index.blob(slug)
+        found = store.read((md, "-", "-")) if md is not None else store.memory(slug)
         if found is None:
             return None
         hits.append((slug, found[0], excerpt(found[1], lowered)))

@@ -123,7 +123,7 @@ ORDER: dict[str, list[str]] = {
         "rendered",
         "grammar",
     ],
-    "gitmem.search": ["words", "stored", "hits", "index"],
+    "gitmem.search": ["words", "ranked", "stored", "hits", "index"],
     "gitmem.strategies": [
         "base",
         "calls",

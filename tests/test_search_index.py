@@ -11,10 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import assert_fsck
+from conftest import assert_fsck, git
 
 from gitmem import Author, Memory, Repository, ops
 from gitmem.search import BEHIND, SearchIndex, index_file, stored_index
+from gitmem.search import index as search_index
+from gitmem.search import ranked as search_ranked
+from gitmem.search.stored import SUFFIX, Damaged, encode, write
 from gitmem.types import Change
 
 
@@ -158,7 +161,7 @@ def test_a_stored_index_far_behind_is_written_again(repo: Repository) -> None:
         lambda data: data[: len(data) // 2],
         lambda data: data[:-1],
         lambda data: b"garbage\n" + data,
-        lambda data: data.replace(b"gitmem-search-4", b"gitmem-search-9", 1),
+        lambda data: data.replace(b"gitmem-search-5", b"gitmem-search-9", 1),
         lambda data: data.replace(b" py3.", b" py2.", 1),
         lambda data: _flip(data, _parts(data)["head"] + 7),
         lambda data: b"",
@@ -187,13 +190,15 @@ def _parts(data: bytes) -> dict[str, int]:
     """Where each part of an index file starts (see ``gitmem.search.stored.Stored``)."""
     line_end = data.index(b"\n") + 1
     head_len = int(data[:line_end].split()[3])
-    slugs_len, _, postings_len, _, _ = marshal.loads(data[line_end : line_end + head_len])[4:]
+    parts = marshal.loads(data[line_end : line_end + head_len])[4:]
+    slugs_len, _, blobs_len, _, postings_len, _, _ = parts
     body = line_end + head_len
     return {
         "head": line_end,
         "slugs": body,
-        "postings": body + slugs_len,
-        "texts": body + slugs_len + postings_len,
+        "blobs": body + slugs_len,
+        "postings": body + slugs_len + blobs_len,
+        "texts": body + slugs_len + blobs_len + postings_len,
     }
 
 
@@ -238,7 +243,7 @@ def test_a_damaged_slug_list_is_found_when_catching_up(repo: Repository) -> None
     stored_index(repo, S)
     path = index_file(repo, S)
     good = Path(path).read_bytes()
-    for n, where in enumerate(range(_parts(good)["slugs"], _parts(good)["postings"], 3)):
+    for n, where in enumerate(range(_parts(good)["slugs"], _parts(good)["blobs"], 3)):
         Path(path).write_bytes(_flip(good, where))
         _put(repo, "edit", "m3", f"deployment n3 edit{n}\n")
         with Repository.open(repo.directory) as fresh:
@@ -249,6 +254,27 @@ def test_a_damaged_slug_list_is_found_when_catching_up(repo: Repository) -> None
         reread = SearchIndex.load(path)
         assert reread is not None and reread.commit == repo.head(S)
         good = Path(path).read_bytes()
+
+
+def test_a_damaged_blob_id_is_never_given(repo: Repository) -> None:
+    """The index keeps each memory's ``.md`` blob id (a search's hit is read by it, no
+    folder of the tree read); the ids are checked whole when first read, and a damaged
+    one is never given out."""
+    _seed(repo, 8)
+    stored_index(repo, S)
+    path = index_file(repo, S)
+    good = Path(path).read_bytes()
+    index = SearchIndex.load(path)
+    assert index is not None
+    md = git(repo.directory, "rev-parse", f"refs/heads/{S}:{repo.path(S, 'm3')}").stdout.strip()
+    assert index.blob("m3") == md
+    assert index.blob("no-such-memory") is None
+    for where in range(_parts(good)["blobs"], _parts(good)["postings"], 3):
+        Path(path).write_bytes(_flip(good, where))
+        damaged = SearchIndex.load(path)
+        assert damaged is not None
+        with pytest.raises(Damaged):
+            damaged.blob("m3")
 
 
 def test_a_reader_never_sees_half_an_index(repo: Repository) -> None:
@@ -321,6 +347,80 @@ def test_the_best_few_of_a_broad_search_are_the_best_of_all(seed: int) -> None:
             changed = memory(i)
             memories[changed.slug] = changed
             index.put(changed)
+
+
+def _brute(texts: dict[str, str], keywords: list[str], limit: int) -> list[tuple[str, int, int]]:
+    """Every memory ranked by counting each keyword inside each word of its body."""
+    found: list[tuple[int, int, str]] = []
+    for slug, body in texts.items():
+        counts = [sum(w.count(k) for w in body.split()) for k in dict.fromkeys(keywords)]
+        if any(counts):
+            found.append((-sum(1 for c in counts if c), -sum(counts), slug))
+    return [(slug, -d, -t) for d, t, slug in sorted(found)[:limit]]
+
+
+@pytest.mark.parametrize("short", [0, 50])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_ranking_from_groups_is_the_ranking_of_every_memory(
+    seed: int, short: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Words ranked from their memories grouped by count (here every word, however few
+    its memories; a list read whole first when it is ``short``): the best few are what
+    ranking every memory gives, ties included, whether the groups were counted by
+    this search or read back from the file kept beside the index; a kept record that
+    is damaged, or of another index, is never read: the word is counted again."""
+    monkeypatch.setattr(search_index, "_GROUPED_FROM", 0)
+    monkeypatch.setattr(search_ranked, "_SHORT", short)
+    rng = random.Random(seed)
+    words = ["rollout", "envelope", "canary", "ship", "rollback"]
+
+    def texts(count: int) -> dict[str, str]:
+        return {
+            f"m{i:04d}": " ".join(rng.choice(words) for _ in range(rng.randrange(1, 14)))
+            for i in range(count)
+        }
+
+    def index_of(memories: dict[str, str], commit: str) -> str:
+        write(path, encode(commit, {s: f"{s}\0\0{body}" for s, body in memories.items()}))
+        return path
+
+    queries = [
+        ["rollout", "envelope"],
+        ["ship"],
+        ["canary", "ship", "rollout"],
+        ["rollou", "rollout"],  # two keywords in one word
+        ["rollout", "nothing"],
+        ["roll", "ship"],  # a keyword in two words: counted, not grouped
+    ]
+
+    def check(memories: dict[str, str]) -> None:
+        index = SearchIndex.load(path)
+        assert index is not None
+        for keywords in queries:
+            for limit in (1, 5, 25):
+                assert index.rank(keywords, limit) == _brute(memories, keywords, limit)
+
+    path = str(tmp_path / f"index{SUFFIX}")
+    ranked = Path(path + ".ranked")
+    memories = texts(300)
+    index_of(memories, "a" * 40)
+    check(memories)  # counted, and kept
+    kept = ranked.read_bytes()
+    assert kept.count(b"gitmem-ranked-1 ") == 4  # each word ranked from groups, once
+    check(memories)  # read back
+    assert ranked.read_bytes() == kept
+    middle = len(kept) // 2
+    ranked.write_bytes(kept[:middle] + bytes([kept[middle] ^ 1]) + kept[middle + 1 :])
+    check(memories)  # the damaged record counted again
+    others = texts(300)
+    index_of(others, "b" * 40)
+    assert not ranked.exists()  # gone with the index it was of
+    ranked.write_bytes(kept)
+    check(others)  # a record of another index is never read
+    # a tie the groups read first do not settle: the lower slug, in the group after
+    ties = {"m0000": "envelope envelope rollout", "m0001": "rollout rollout envelope"}
+    index_of(ties, "c" * 40)
+    check(ties)
 
 
 def test_a_stored_index_ranks_a_broad_search_as_a_built_one(repo: Repository) -> None:
@@ -484,7 +584,7 @@ def test_an_index_built_in_bulk_is_the_file_the_index_writes(tmp_path: Path) -> 
         }
         memories = {m.slug: m for m in memories.values()}
         texts = {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories.values()}
-        path = str(tmp_path / f"{case}.4")
+        path = str(tmp_path / f"{case}{SUFFIX}")
         index = SearchIndex()
         index.reset(list(memories.values()), "c" * 40)
         index.save(path)
@@ -511,9 +611,9 @@ def test_an_earlier_format_is_never_read_and_goes_when_the_index_is_written(
     _seed(repo, 4)
     path = index_file(repo, S)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    older = path[: -len(".4")] + ".3"
+    older = path[: -len(SUFFIX)] + ".4"
     with open(older, "wb") as f:
-        f.write(b"gitmem-search-3 py3.11 - 1 0\n")
+        f.write(b"gitmem-search-4 py3.11 - 1 0\n")
     index = stored_index(repo, S)
     assert _answers(index) == _answers(_built(repo))
     assert not os.path.exists(older)

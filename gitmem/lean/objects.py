@@ -36,6 +36,7 @@ __all__ = [
     "pack_bases",
     "tree_entries",
     "tree_items",
+    "tree_named",
 ]
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
@@ -138,6 +139,31 @@ def tree_items(content: bytes) -> list[tuple[str, int, bytes]]:
             raise Unreadable("a tree entry does not read") from None
         at = nul + 21
         found.append((name, mode, content[nul + 1 : at]))
+    return found
+
+
+def tree_named(content: bytes, names: tuple[str, ...]) -> dict[str, tuple[int, str]]:
+    """The entries of a tree named ``names`` (those it has), as :func:`tree_entries`
+    has them, without making a table of every entry (a folder of a store of 100,000
+    memories holds about 390): each entry stepped over from the first as git reads
+    them (``<mode> <name>\\0<20-byte id>``), so a name inside an id is never taken
+    for one."""
+    wanted = {name.encode("utf-8"): name for name in names}
+    found: dict[str, tuple[int, str]] = {}
+    at, end = 0, len(content)
+    while at < end:
+        nul = content.find(b"\0", at)
+        space = content.find(b" ", at, nul)
+        if space < 0 or nul + 21 > end:
+            raise Unreadable("a tree entry is cut short")
+        name = wanted.get(content[space + 1 : nul])
+        if name is not None:
+            try:
+                mode = int(content[at:space], 8)
+            except ValueError:
+                raise Unreadable("a tree entry does not read") from None
+            found[name] = mode, content[nul + 1 : nul + 21].hex()
+        at = nul + 21
     return found
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "build",
     "keep",
     "known_summaries",
+    "md_blobs",
     "summary",
     "survey",
     "texts",
@@ -168,6 +169,11 @@ def texts(
         fresh = {key: got for key, got in fresh.items() if key not in kept_before}
     rows = list(zip(order, read, strict=True))
     return found, _kept(tree, filed, order, rows, blobs), fresh
+
+
+def md_blobs(kept: listing.Kept) -> dict[str, str]:
+    """The ``.md`` blob id of each memory of a listing as it is kept, by slug."""
+    return dict(zip([slug for slug, _ in kept[2]], kept[4], strict=True))
 
 
 def _keys(blobs: list[str], order: list[str]) -> list[str]:

@@ -1,7 +1,7 @@
 """The search index: an inverted index of one store's memories, kept in step one change
 at a time, and kept on disk as derived data so that a fresh process does not build it.
 
-The file (``<git dir>/gitmem/search/<sha1 of the store id>.4``, in no branch) is
+The file (``<git dir>/gitmem/search/<sha1 of the store id>.5``, in no branch) is
 written whole beside its place and renamed over it, so a reader sees an old index or a
 new one, never part of one. A fresh process maps it and reads only what a search
 needs: a small head (the vocabulary, where each word's postings lie, and each one's
@@ -9,7 +9,9 @@ CRC) checked whole when the file is opened, then the postings of the words a key
 falls in, each checked against its own CRC when first read; the memories' lowered texts
 (for a keyword that is not one word) and the list of slugs likewise, checked when first
 read. Nothing is used before its CRC matched: a damaged part found while searching
-makes the index build itself again from the store, and the file is written anew.
+makes the index build itself again from the store, and the file is written anew. A
+word most memories hold is ranked from its memories grouped by count, kept beside the
+file by the first search that ranks it (:mod:`gitmem.search.ranked`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from operator import itemgetter
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
 from gitmem.lean.text import check_text
+from gitmem.search.ranked import Groups, Kept, grouped, top
 from gitmem.search.stored import SUFFIX, Damaged, Stored, forget_older, write
 from gitmem.search.words import is_word, vocabulary, words
 
@@ -49,6 +52,10 @@ __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path"
 
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
+
+_GROUPED_FROM = 4096
+"""How many times a word occurs, all told, past which a search ranks its memories from
+their groups (and keeps them): fewer are counted at once."""
 
 
 def check_keywords(keywords: object) -> list[str]:
@@ -98,6 +105,10 @@ class SearchIndex:
         self._version = 0
         self._orders: dict[int, tuple[dict[str, int], int, list[tuple[str, int]]]] = {}
         self._stable: set[int] = set()  # ids of this search's lists that are postings
+        # the ranked words kept beside the file the base was read from, and the base's
+        # words grouped so far
+        self._ranked: Kept | None = None
+        self._grouped: dict[int, Groups] = {}
 
     def reset(self, memories: list[Memory], commit: str | None) -> None:
         """Index exactly ``memories``, as of ``commit``: built in bulk as the file that
@@ -126,7 +137,7 @@ class SearchIndex:
         if found is None:
             self.reset(repo.snapshot(store, head).memories(), head)
             return
-        data = encode(head, found)
+        data = encode(head, *found)
         base = Stored.parse(memoryview(data))
         if base is None:
             raise AssertionError("an index built here reads back whole")
@@ -136,6 +147,8 @@ class SearchIndex:
     def _start(self, base: Stored, loaded: bool) -> None:
         """Stand on ``base`` alone: nothing changed since, nothing hidden."""
         self._base, self._loaded = base, loaded
+        self._ranked = None
+        self._grouped.clear()
         self._held, self._unwritten = {}, None
         self._hidden.clear()
         self._docs.clear()
@@ -166,7 +179,7 @@ class SearchIndex:
                 else:
                     self.put(rev.memory())
         except Damaged:
-            self.reset(repo.snapshot(store, head).memories(), head)
+            self._afresh(repo, store, head)
             return
         self.commit = head
 
@@ -223,7 +236,7 @@ class SearchIndex:
         if self._source is None:
             raise AssertionError("a stored index is searched only after it follows its store")
         repo, store = self._source
-        self.reset(repo.snapshot(store, self.commit).memories(), self.commit)
+        self._afresh(repo, store, self.commit)
         self.save(index_file(repo, store))
 
     def _search(self, keywords: list[str], limit: int) -> list[Hit]:
@@ -241,7 +254,11 @@ class SearchIndex:
         occurrences)``, ranked as :meth:`search` ranks them; a stored part found damaged
         raises (:meth:`search` rebuilds the index then)."""
         self._stable.clear()
-        found = [self._occurrences(k) for k in dict.fromkeys(k.lower() for k in keywords if k)]
+        lowered = list(dict.fromkeys(k.lower() for k in keywords if k))
+        ranked = self._rank_by_groups(lowered, limit) if limit else None
+        if ranked is not None:
+            return ranked
+        found = [self._occurrences(k) for k in lowered]
         found = [f for f in found if f]
         if not found:
             return []
@@ -260,6 +277,54 @@ class SearchIndex:
                 ((-n, -frequency[slug], slug) for slug, n in distinct.items()),
             )
         return [(slug, -n, -f) for n, f, slug in ranked]
+
+    def blob(self, slug: str) -> str | None:
+        """The ``.md`` blob id of the memory ``slug`` as the index holds it, if it was
+        told it (a memory changed since its base was written: not)."""
+        base = self._base
+        if base is None or slug in self._docs or slug in self._hidden:
+            return None
+        return base.blob(slug)
+
+    def _rank_by_groups(self, keywords: list[str], limit: int) -> list[tuple[str, int, int]] | None:
+        """As :meth:`rank`, for an index that is a base alone and keywords each found in
+        at most one word, once: from each word's memories grouped by how often it occurs
+        in them (see :mod:`gitmem.search.ranked`), read from the top only as far as the
+        ranking needs, when a word is in enough memories for that to pay. ``None`` for
+        any other search."""
+        base = self._base
+        if base is None or self._docs or self._hidden:
+            return None
+        words: list[tuple[int, str]] = []
+        for keyword in keywords:
+            if not is_word(keyword):
+                return None
+            found = _numbered(keyword, base.starts, base.vocab_text)
+            if len(found) > 1 or (found and found[0][1].count(keyword) != 1):
+                return None
+            words += found
+        if not any(base.size(i) > _GROUPED_FROM for i, _ in words):
+            return None
+        lists = [self._groups(i, word) for i, word in words]
+        return [(base.slug(n), k, f) for n, k, f in top(lists, limit)]
+
+    def _groups(self, i: int, word: str) -> Groups:
+        """Word ``i``'s memories grouped by how often it occurs in them: as kept beside
+        the file the base was read from, else counted (and kept, if it is long)."""
+        base = self._base
+        if base is None:
+            raise AssertionError("only a base's words are grouped")
+        found = self._grouped.get(i)
+        if found is not None:
+            return found
+        kept = self._ranked
+        found = kept.get(word) if kept is not None else None
+        if found is None:
+            found = grouped(base.occurrences(i))
+            if kept is not None and base.size(i) > _GROUPED_FROM:
+                kept.add(word, found)
+        self._grouped[i] = found
+        return found
 
     def _top(self, found: list[dict[str, int]], limit: int) -> list[tuple[int, int, str]]:
         """The ``limit`` best-ranked memories, without scoring every one: each keyword's
@@ -369,12 +434,17 @@ class SearchIndex:
             write(path, self._unwritten)
             return
         texts = {slug: text for slug, (_, text) in self._docs.items()}
-        if self._base is not None:
+        blobs: dict[str, str] = {}
+        base = self._base
+        if base is not None:
             hidden = self._hidden
-            for slug, text in self._base.texts().items():
+            told = base.blobs()  # a memory changed since is not told its
+            for slug, text in base.texts().items():
                 if slug not in hidden and slug not in texts:
                     texts[slug] = text
-        write(path, encode(self.commit, texts))
+                    if slug in told:
+                        blobs[slug] = told[slug]
+        write(path, encode(self.commit, texts, blobs))
 
     @classmethod
     def load(cls, path: str) -> SearchIndex | None:
@@ -388,7 +458,10 @@ class SearchIndex:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError):
             return None
-        return cls.of(data)
+        index = cls.of(data)
+        if index is not None and index._base is not None:
+            index._ranked = Kept(path, index._base.identity)
+        return index
 
     @classmethod
     def of(cls, data: bytes | mmap.mmap) -> SearchIndex | None:
@@ -422,7 +495,7 @@ def stored_index(repo: Storage, store: str) -> SearchIndex:
         try:
             index.save(path)
         except Damaged:
-            index.reset(repo.snapshot(store, index.commit).memories(), index.commit)
+            index._afresh(repo, store, index.commit)  # pyright: ignore[reportPrivateUsage]
             index.save(path)
     return index
 

@@ -3,9 +3,12 @@ renamed into place, and read a part at a time (see :mod:`gitmem.search.index`).
 
 The file: one line ``<magic> <commit or -> <head length> <head CRC>``; the head, a
 marshalled tuple (vocabulary text, word starts, postings spans, postings CRCs, then the
-length and CRC of the slug list and of the texts); then the slug list (sorted: a
-memory's number is its place in it), every word's postings (see :data:`NUMBERS`), and
-the memories' lowered texts in slug order. A part is used only once its CRC matched.
+length and CRC of the slug list, of the blob ids, of the postings (length only) and of
+the texts); then the slug list (sorted: a memory's number is its place in it; how many,
+where each starts, then each ended by a NUL, so that a few are read without reading
+all), each memory's ``.md`` blob id (20 bytes; zeros where the index was not told it),
+every word's postings (see :data:`NUMBERS`), and the memories' lowered texts in slug
+order. A part is used only once its CRC matched.
 
 A word's postings are kept as they are filed, one number for each time the word occurs
 (how often it occurs in a memory is counted when a search reads the word): a build
@@ -14,6 +17,7 @@ files every word of every memory once and does nothing more per word.
 
 from __future__ import annotations
 
+import bisect
 import marshal
 import sys
 import zlib
@@ -21,11 +25,12 @@ from array import array
 from itertools import accumulate, repeat
 
 from gitmem.lean.files import remove_quietly, replace_quietly
+from gitmem.search.ranked import forget as forget_ranked
 from gitmem.search.words import encoded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import cast
 else:
 
@@ -37,9 +42,9 @@ __all__ = ["NUMBERS", "SUFFIX", "Damaged", "Stored", "encode", "forget_older", "
 
 # marshal's format and array's item sizes and byte order are this interpreter's and
 # this machine's: another writes anew
-MAGIC = f"gitmem-search-4-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
-SUFFIX = ".4"
-OLDER = (".1", ".2", ".3")  # earlier formats' files, never read: removed when one is written
+MAGIC = f"gitmem-search-5-{sys.byteorder} py{sys.version_info[0]}.{sys.version_info[1]}"
+SUFFIX = ".5"
+OLDER = (".1", ".2", ".3", ".4")  # earlier formats' files, never read: removed when one is written
 NUMBERS = array("I")
 """A word's postings are kept as numbers: that of the memory (its place in slug order)
 for each time the word occurs in it, in slug order (a memory's number repeats as often
@@ -56,13 +61,17 @@ def forget_older(path: str) -> None:
         remove_quietly(path[: -len(SUFFIX)] + suffix)
 
 
-def encode(commit: str | None, texts: dict[str, str]) -> bytes:
+def encode(
+    commit: str | None, texts: dict[str, str], blobs: Mapping[str, str] | None = None
+) -> bytes:
     """The file of an index built afresh, as of ``commit``, of memories whose lowered
-    texts (``slug NUL description NUL body``) are ``texts``: the very bytes
+    texts (``slug NUL description NUL body``) are ``texts`` and whose ``.md`` blob ids
+    are ``blobs`` (hex, of those it gives): the very bytes
     :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories."""
     slugs = sorted(texts)
     ordered = [texts[slug] for slug in slugs]
-    return Stored.build(commit, slugs, ordered, *numbered(ordered))
+    ids: list[str | None] = [blobs.get(slug) for slug in slugs] if blobs else [None] * len(slugs)
+    return Stored.build(commit, slugs, ordered, *numbered(ordered), ids)
 
 
 def write(path: str, data: bytes) -> bool:
@@ -72,11 +81,17 @@ def write(path: str, data: bytes) -> bool:
     if not replace_quietly(path, data):
         return False
     forget_older(path)
+    forget_ranked(path)  # of the index this one replaced
     return True
 
 
 def _u64(values: list[int]) -> bytes:
     return array("Q", values).tobytes()
+
+
+_BLOB = 20
+_UNTOLD = bytes(_BLOB)  # a memory whose blob id the index was not told
+_COUNT = array("I")  # how many slugs, and where each starts in the slug list's text
 
 
 class Stored:
@@ -90,32 +105,51 @@ class Stored:
         starts: array[int],
         spans: array[int],
         crcs: array[int],
-        parts: tuple[int, int, int, int, int],
+        parts: tuple[int, int, int, int, int, int, int],
         data: memoryview,
+        identity: str,
     ) -> None:
         self.commit = commit
+        self.identity = identity
+        """What the file's first line says of it: its commit (or ``-``) and its head's
+        CRC."""
         self.vocab_text = vocab_text
         self.starts = starts
         self._spans = spans
         self._crcs = crcs
-        self._slugs_len, self._slugs_crc, self._postings_len, self._texts_len, self._texts_crc = (
-            parts
-        )
+        (
+            self._slugs_len,
+            self._slugs_crc,
+            self._blobs_len,
+            self._blobs_crc,
+            self._postings_len,
+            self._texts_len,
+            self._texts_crc,
+        ) = parts
+        self._postings_at = self._slugs_len + self._blobs_len
         self._data = data
         self._cache: dict[int, dict[str, int]] = {}
         self._ordered: set[int] = set()
+        self._slug_table: tuple[array[int], memoryview] | None = None
+        self._numbers: dict[str, int] = {}  # the slugs read one by one, and their numbers
+        self._blob_ids: memoryview | None = None
         self._slug_order: list[str] | None = None
         self._slugs: frozenset[str] | None = None
         self._texts: dict[str, str] | None = None
 
     @staticmethod
     def build(
-        commit: str | None, slugs: list[str], texts: list[str], vocab: str, runs: list[array[int]]
+        commit: str | None,
+        slugs: list[str],
+        texts: list[str],
+        vocab: str,
+        runs: list[array[int]],
+        blobs: list[str | None],
     ) -> bytes:
         """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
-        the lowered ``texts``, its words (``vocab``: sorted, each ended by a NUL) and
-        each word's postings (``runs``, in the words' order, each an array as
-        :data:`NUMBERS`)."""
+        the lowered ``texts``, its words (``vocab``: sorted, each ended by a NUL), each
+        word's postings (``runs``, in the words' order, each an array as
+        :data:`NUMBERS`) and each memory's ``.md`` blob id (hex, ``None`` if not told)."""
         whole = b"".join(runs)  # their bytes, copied as they are
         # each word's span and CRC, with no Python step per word
         spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, runs)), initial=0))
@@ -123,18 +157,24 @@ class Stored:
         crcs = array("I", map(zlib.crc32, pieces)).tobytes()
         starts = list(accumulate(map((1).__add__, map(len, vocab.split("\0"))), initial=0))
         del starts[-2:]  # the place after the last NUL, and after that
-        slug_part = marshal.dumps(slugs)
+        named = ("\0".join(slugs) + "\0").encode() if slugs else b""
+        ends = accumulate(map((1).__add__, map(len, map(str.encode, slugs))), initial=0)
+        table = array(_COUNT.typecode, [len(slugs), *ends])
+        slug_part = table.tobytes() + named
+        blob_part = b"".join(bytes.fromhex(blob) if blob else _UNTOLD for blob in blobs)
         text_part = marshal.dumps(texts)
         parts = (
             len(slug_part),
             zlib.crc32(slug_part),
+            len(blob_part),
+            zlib.crc32(blob_part),
             spans[-1],
             len(text_part),
             zlib.crc32(text_part),
         )
         head = marshal.dumps((vocab, _u64(starts), _u64(spans), crcs, *parts))
         line = f"{MAGIC} {commit or '-'} {len(head)} {zlib.crc32(head)}\n"
-        return b"".join([line.encode(), head, slug_part, whole, text_part])
+        return b"".join([line.encode(), head, slug_part, blob_part, whole, text_part])
 
     @classmethod
     def parse(cls, data: memoryview) -> Stored | None:
@@ -159,18 +199,18 @@ class Stored:
             crcs.frombytes(crcs_raw)
         except (EOFError, ValueError, TypeError):
             return None
-        if not isinstance(vocab_text, str) or len(parts) != 5:
+        if not isinstance(vocab_text, str) or len(parts) != 7:
             return None
         if not all(isinstance(p, int) and p >= 0 for p in parts):
             return None
-        sizes = cast(tuple[int, int, int, int, int], tuple(parts))
-        slugs_len, _, postings_len, texts_len, _ = sizes
+        sizes = cast(tuple[int, int, int, int, int, int, int], tuple(parts))
+        slugs_len, _, blobs_len, _, postings_len, texts_len, _ = sizes
         body = data[end + 1 + int(head_len) :]
         if (
             len(spans) != len(starts) + 1
             or len(crcs) != len(starts)
             or spans[-1] != postings_len
-            or len(body) != slugs_len + postings_len + texts_len
+            or len(body) != slugs_len + blobs_len + postings_len + texts_len
         ):
             return None
         return cls(
@@ -181,6 +221,7 @@ class Stored:
             crcs,
             sizes,
             body,
+            f"{commit} {head_crc}",
         )
 
     def _piece(self, at: int, length: int, crc: int) -> memoryview:
@@ -197,16 +238,85 @@ class Stored:
         except (EOFError, ValueError, TypeError):
             raise Damaged from None
 
+    def size(self, i: int) -> int:
+        """How many times word ``i`` occurs in the memories, all told."""
+        return (self._spans[i + 1] - self._spans[i]) // NUMBERS.itemsize
+
+    def occurrences(self, i: int) -> array[int]:
+        """Word ``i``'s postings as kept: a memory's number each time the word occurs in
+        it, in number order."""
+        start, end = self._spans[i], self._spans[i + 1]
+        piece = self._piece(self._postings_at + start, end - start, self._crcs[i])
+        if len(piece) % NUMBERS.itemsize:
+            raise Damaged
+        numbers = array("I")  # as NUMBERS
+        numbers.frombytes(piece)
+        return numbers
+
+    def _slugs_read(self) -> tuple[array[int], memoryview]:
+        """Where each slug starts in the slug list's text (one more: where it ends), and
+        that text."""
+        if self._slug_table is None:
+            part = self._piece(0, self._slugs_len, self._slugs_crc)
+            size = _COUNT.itemsize
+            if len(part) < size:
+                raise Damaged
+            count = int.from_bytes(part[:size], sys.byteorder)
+            table = array("I")  # as _COUNT
+            table.frombytes(part[size : size * (count + 2)])
+            text = part[size * (count + 2) :]
+            if (
+                len(table) != count + 1
+                or table[-1] != len(text)
+                or count * _BLOB != self._blobs_len
+            ):
+                raise Damaged
+            self._slug_table = table, text
+        return self._slug_table
+
+    def slug(self, number: int) -> str:
+        """The slug of memory ``number``, read alone."""
+        table, text = self._slugs_read()
+        if not 0 <= number < len(table) - 1 or not table[number] < table[number + 1]:
+            raise Damaged  # a number past the slug list
+        try:
+            found = bytes(text[table[number] : table[number + 1] - 1]).decode()
+        except UnicodeDecodeError:
+            raise Damaged from None
+        self._numbers[found] = number
+        return found
+
+    def blobs(self) -> dict[str, str]:
+        """Every ``.md`` blob id the index was told (hex), by slug."""
+        slugs = self._slug_list()
+        hexed = bytes(self._blob_part()).hex()
+        width = 2 * _BLOB
+        untold = _UNTOLD.hex()
+        found = {slug: hexed[n * width : (n + 1) * width] for n, slug in enumerate(slugs)}
+        return {slug: blob for slug, blob in found.items() if blob != untold}
+
+    def _blob_part(self) -> memoryview:
+        if self._blob_ids is None:
+            self._blob_ids = self._piece(self._slugs_len, self._blobs_len, self._blobs_crc)
+        return self._blob_ids
+
+    def blob(self, slug: str) -> str | None:
+        """The ``.md`` blob id of the memory ``slug`` (hex), if the index was told it;
+        ``None`` for a slug it does not hold."""
+        number = self._numbers.get(slug)
+        if number is None:
+            slugs = self._slug_list()
+            number = bisect.bisect_left(slugs, slug)
+            if number == len(slugs) or slugs[number] != slug:
+                return None
+        found = bytes(self._blob_part()[number * _BLOB : (number + 1) * _BLOB])
+        return found.hex() if found != _UNTOLD else None
+
     def postings(self, i: int) -> dict[str, int]:
         """Word ``i``'s postings: slug → occurrences, in slug order."""
         found = self._cache.get(i)
         if found is None:
-            start, end = self._spans[i], self._spans[i + 1]
-            piece = self._piece(self._slugs_len + start, end - start, self._crcs[i])
-            if len(piece) % NUMBERS.itemsize:
-                raise Damaged
-            numbers = array("I")  # as NUMBERS
-            numbers.frombytes(piece)
+            numbers = self.occurrences(i)
             slugs = self._slug_list()
             from collections import Counter
 
@@ -231,10 +341,14 @@ class Stored:
         """The slugs of every memory the stored index holds, in the order of their
         numbers (sorted)."""
         if self._slug_order is None:
-            part = self._part(0, self._slugs_len, self._slugs_crc)
-            if not isinstance(part, list):
+            table, text = self._slugs_read()
+            try:
+                slugs = bytes(text).decode().split("\0")
+            except UnicodeDecodeError:
+                raise Damaged from None
+            if slugs.pop() or len(slugs) != len(table) - 1:  # each slug ends in a NUL
                 raise Damaged
-            self._slug_order = cast(list[str], part)
+            self._slug_order = slugs
         return self._slug_order
 
     def slugs(self) -> frozenset[str]:
@@ -246,7 +360,7 @@ class Stored:
     def texts(self) -> dict[str, str]:
         """Every memory's lowered text, by slug."""
         if self._texts is None:
-            at = self._slugs_len + self._postings_len
+            at = self._postings_at + self._postings_len
             part = self._part(at, self._texts_len, self._texts_crc)
             slugs = self._slug_list()
             if not isinstance(part, list) or len(cast(list[str], part)) != len(slugs):

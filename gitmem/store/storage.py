@@ -29,7 +29,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.lean.objects import Objects, Unreadable
-from gitmem.lean.survey import texts
+from gitmem.lean.survey import md_blobs, texts
 from gitmem.store import commit as build
 from gitmem.store import layout, markers, memoryfiles, merge, packing
 from gitmem.store.check import check as check_repository
@@ -190,17 +190,20 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         snapshot = self.snapshot(store, commit)
         return snapshot.summaries(self._summaries, remember=store not in self._pins, write=keep)
 
-    def search_texts(self, store: str, commit: str | None) -> dict[str, str] | None:
+    def search_texts(
+        self, store: str, commit: str | None
+    ) -> tuple[dict[str, str], dict[str, str]] | None:
         """Every memory of the store as of ``commit`` as the search index holds it
         (``slug NUL description NUL body``, lowered), by slug, its blobs read in one
-        sweep (see :func:`gitmem.lean.survey.texts`); the listing and summaries that
+        sweep (see :func:`gitmem.lean.survey.texts`), and the ids of those ``.md``
+        blobs, by slug; the listing and summaries that
         sweep makes are kept as ``summaries`` keeps them (a reading of the past keeps
         no listing), so the next listing reads no blob again. ``None`` when a memory
         or an object does not read that way (the caller reads the memories through the
         store, which says what is wrong)."""
         root = self.snapshot(store, commit).root
         if root is None:
-            return {}
+            return {}, {}
         try:
             found = texts(Objects(self._objects), root, self._summaries.stored)
         except (Unreadable, KeyError, OSError):
@@ -211,7 +214,7 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         self._summaries.add(read)
         if store not in self._pins:
             self._summaries.keep_listing(store, *listing)
-        return found_texts
+        return found_texts, md_blobs(listing)
 
     def path(self, store: str, slug: str) -> str:
         """Where ``slug``'s ``.md`` file lives in the store's tree."""
