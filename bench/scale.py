@@ -8,12 +8,16 @@ reference at a smaller size in the same run, as a ratio.
    search index, and the kept listing and summaries; beside the same at 10,000 / 10,000.
 3. ``Repository.open`` + ``sync`` of 100 changes a side on 100,000 memories, beside the
    same on 10,000 (goal: <= 1.5x).
-4. Reported, not judged here: ``gitmem ls``, ``show`` and ``search`` as processes, and
-   the console's first request of the Memories panel, at 100,000 beside 10,000.
+4. ``gitmem ls``, ``state``, ``show SLUG``, ``log SLUG`` and ``search`` as processes,
+   and the console's first request of the Memories panel, at 100,000 beside 10,000
+   (reported); each process at 100,000 beside ``python -c pass`` run in turn with it
+   (goal: <= 4x), both from the wheel installed in a plain venv (see ``installed.py``:
+   the development venv's editable install slows every start).
 
 ``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
 copies of the stores: a line of part 2 (``search``, ``listing`` or ``history``, the
-history beside git's walk of every commit and the paths it changed), or ``sync`` (part 3).
+history beside git's walk of every commit and the paths it changed), ``sync`` (part 3),
+or ``reads`` (part 4's processes).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -43,6 +47,7 @@ from capability import text
 from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
+from installed import install
 from seeding import AUTHOR, GIT_ENV, write_store
 
 from gitmem import Memory, Repository, Totals
@@ -56,7 +61,6 @@ STORE = "profile/bench"
 FIXTURES = os.environ.get(
     "GITMEM_BENCH_FIXTURES", os.path.join(tempfile.gettempdir(), "gitmem-bench-fixtures")
 )
-GITMEM = os.path.join(os.path.dirname(sys.executable), "gitmem")
 
 Figure = tuple[float, float]
 """Wall-clock and CPU (user + system) milliseconds."""
@@ -511,24 +515,39 @@ def bench_sync(work: str) -> None:
 PROCESS_RUNS = 5
 
 
-def bench_reads(paths: dict[int, str]) -> None:
-    print("4. reported, not judged here: reads at 100,000 beside 10,000 (warm derived files)")
+def bench_reads(paths: dict[int, str], work: str) -> None:
+    print(
+        "4. reads at 100,000 beside 10,000 (warm derived files), reported; and at 100,000 "
+        "beside python -c pass, run in turn with them (goal: <= 4x)"
+    )
+    user = install(os.path.join(work, "install"))
+    print(f"   {user.describe()}")
     commands = {
         "gitmem ls": ["ls", "-s", STORE],
+        "gitmem state": ["state", "-s", STORE],
         "gitmem show SLUG": ["show", "-s", STORE, "m00042"],
+        "gitmem log SLUG": ["log", "-s", STORE, "m00042"],
         "gitmem search": ["search", "-s", STORE, "--limit", "25", "rollout", "envelope"],
     }
+    floor = [user.python, "-c", "pass"]
     for label, args in commands.items():
         samples: dict[int, list[Figure]] = {n: [] for n in paths}
+        floors: list[Figure] = []
         for path in paths.values():
-            run([GITMEM, "--repo", path, *args])  # warm: the derived files exist
+            for _ in range(2):  # warm: the derived files the first runs keep exist
+                run([user.gitmem, "--repo", path, *args])
         for _ in range(PROCESS_RUNS):
             for n, path in paths.items():
-                samples[n].append(run([GITMEM, "--repo", path, *args]))
+                samples[n].append(run([user.gitmem, "--repo", path, *args]))
+            floors.append(run(floor))
         small, big = (median(samples[n]) for n in sorted(paths))
         print(
             f"   {label:<18} {show('10,000:', small)}   {show('100,000:', big)}   "
             f"ratio {big[0] / small[0]:5.2f}x (cpu {big[1] / small[1]:5.2f}x)"
+        )
+        print(
+            f"   {'':<18} {show('python -c pass:', median(floors))}   100,000 / floor: "
+            f"{judged(big, median(floors), 4)}"
         )
     firsts = {n: console_first(path) for n, path in paths.items()}
     small, big = (firsts[n] for n in sorted(paths))
@@ -602,11 +621,18 @@ def only(part: str) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def bench_reads_alone(work: str) -> None:
+    """Only part 4's processes (``--only reads``), on copies of the stores."""
+    sizes = (10_000, 100_000)
+    bench_reads({n: copy(history_store(n), work, f"reads-{n}.git") for n in sizes}, work)
+
+
 PARTS: dict[str, Callable[[str], None]] = {
     "search": lambda work: bench_search_rebuild(),
     "listing": bench_listing,
     "history": bench_history,
     "sync": bench_sync,
+    "reads": bench_reads_alone,
 }
 
 
@@ -626,7 +652,7 @@ def main() -> None:
         bench_writes(work)
         paths = bench_indexes()
         bench_sync(work)
-        bench_reads(paths)
+        bench_reads(paths, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"total bench time {time.perf_counter() - started:.0f} s")

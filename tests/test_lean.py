@@ -24,7 +24,7 @@ from dulwich.repo import Repo
 from gitmem import Agent, Author, Capability, Limits, Memory, Provenance, Repository
 from gitmem.cli import cli
 from gitmem.lean import heads, layout, lines, listing, refs, rendered, repository
-from gitmem.lean.objects import Objects, Unreadable, apply_delta
+from gitmem.lean.objects import Objects, Unreadable, apply_delta, tree_entries, tree_named
 from gitmem.lean.survey import survey
 from gitmem.quick import answer
 from gitmem.search.index import index_path
@@ -744,6 +744,32 @@ def test_ref_names_are_the_stores_dulwich_lists(store: str) -> None:
 def _every_object(path: str) -> list[str]:
     listed = git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
     return listed.stdout.split()
+
+
+def _tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    return b"".join(mode + b" " + name + b"\0" + sha for mode, name, sha in entries)
+
+
+def test_a_tree_s_named_entries_are_those_its_table_has() -> None:
+    """``tree_named`` finds what ``tree_entries`` has of the names asked for, stepping
+    over entries as git does: a name that is inside another entry's id, or that ends
+    another entry's name, is not taken for an entry; a tree cut short is refused."""
+    inside = b"\x01" * 4 + b" a.md\0" + b"\x02" * 10  # an id holding " a.md\0"
+    content = _tree(
+        [
+            (b"100644", b"ba.md", inside),
+            (b"100644", b"b.md", b"\x03" * 20),
+            (b"100755", b"b.code.ts", b"\x04" * 20),
+            (b"40000", b"c", b"\x05" * 20),
+        ]
+    )
+    table = tree_entries(content)
+    names = ("a.md", "b.md", "b.code.ts", "b.onuse.ts", "c", "ba.md", "a")
+    expected = {name: table[name] for name in names if name in table}
+    assert tree_named(content, names) == expected
+    assert "a.md" not in expected and set(expected) == {"b.md", "b.code.ts", "c", "ba.md"}
+    with pytest.raises(Unreadable):
+        tree_named(content[:-1], ("b.md",))
 
 
 @pytest.mark.parametrize("offsets", [True, False])
