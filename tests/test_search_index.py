@@ -15,7 +15,6 @@ from conftest import assert_fsck, git
 
 from gitmem import Author, Memory, Repository, ops
 from gitmem.search import BEHIND, SearchIndex, index_file, stored_index
-from gitmem.search import index as search_index
 from gitmem.search import ranked as search_ranked
 from gitmem.search.stored import SUFFIX, Damaged, encode, write
 from gitmem.types import Change
@@ -369,7 +368,7 @@ def test_a_ranking_from_groups_is_the_ranking_of_every_memory(
     ranking every memory gives, ties included, whether the groups were counted by
     this search or read back from the file kept beside the index; a kept record that
     is damaged, or of another index, is never read: the word is counted again."""
-    monkeypatch.setattr(search_index, "_GROUPED_FROM", 0)
+    monkeypatch.setattr(search_ranked, "GROUPED_FROM", 0)
     monkeypatch.setattr(search_ranked, "_SHORT", short)
     rng = random.Random(seed)
     words = ["rollout", "envelope", "canary", "ship", "rollback"]

@@ -27,7 +27,7 @@ from operator import itemgetter
 from gitmem.errors import InvalidArgument
 from gitmem.lean.listing import store_file_name
 from gitmem.lean.text import check_text
-from gitmem.search.ranked import Groups, Kept, grouped, top
+from gitmem.search.ranked import Kept, top, worth_grouping
 from gitmem.search.stored import SUFFIX, Damaged, Stored, forget_older, write
 from gitmem.search.words import is_word, vocabulary, words
 
@@ -52,10 +52,6 @@ __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path"
 
 BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
-
-_GROUPED_FROM = 4096
-"""How many times a word occurs, all told, past which a search ranks its memories from
-their groups (and keeps them): fewer are counted at once."""
 
 
 def check_keywords(keywords: object) -> list[str]:
@@ -105,10 +101,8 @@ class SearchIndex:
         self._version = 0
         self._orders: dict[int, tuple[dict[str, int], int, list[tuple[str, int]]]] = {}
         self._stable: set[int] = set()  # ids of this search's lists that are postings
-        # the ranked words kept beside the file the base was read from, and the base's
-        # words grouped so far
+        # the base's words grouped so far, and those kept beside the file it was read from
         self._ranked: Kept | None = None
-        self._grouped: dict[int, Groups] = {}
 
     def reset(self, memories: list[Memory], commit: str | None) -> None:
         """Index exactly ``memories``, as of ``commit``: built in bulk as the file that
@@ -148,7 +142,6 @@ class SearchIndex:
         """Stand on ``base`` alone: nothing changed since, nothing hidden."""
         self._base, self._loaded = base, loaded
         self._ranked = None
-        self._grouped.clear()
         self._held, self._unwritten = {}, None
         self._hidden.clear()
         self._docs.clear()
@@ -303,28 +296,12 @@ class SearchIndex:
             if len(found) > 1 or (found and found[0][1].count(keyword) != 1):
                 return None
             words += found
-        if not any(base.size(i) > _GROUPED_FROM for i, _ in words):
+        if not worth_grouping(base.size(i) for i, _ in words):
             return None
-        lists = [self._groups(i, word) for i, word in words]
+        ranked = self._ranked or Kept(None, base.identity)  # an index built here: none kept
+        self._ranked = ranked
+        lists = [ranked.groups(i, word, base.occurrences, base.size(i)) for i, word in words]
         return [(base.slug(n), k, f) for n, k, f in top(lists, limit)]
-
-    def _groups(self, i: int, word: str) -> Groups:
-        """Word ``i``'s memories grouped by how often it occurs in them: as kept beside
-        the file the base was read from, else counted (and kept, if it is long)."""
-        base = self._base
-        if base is None:
-            raise AssertionError("only a base's words are grouped")
-        found = self._grouped.get(i)
-        if found is not None:
-            return found
-        kept = self._ranked
-        found = kept.get(word) if kept is not None else None
-        if found is None:
-            found = grouped(base.occurrences(i))
-            if kept is not None and base.size(i) > _GROUPED_FROM:
-                kept.add(word, found)
-        self._grouped[i] = found
-        return found
 
     def _top(self, found: list[dict[str, int]], limit: int) -> list[tuple[int, int, str]]:
         """The ``limit`` best-ranked memories, without scoring every one: each keyword's

@@ -31,13 +31,21 @@ from bisect import bisect_left
 
 from gitmem.lean.files import remove_quietly
 
-__all__ = ["SUFFIX", "Groups", "Kept", "forget", "grouped", "top"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = ["GROUPED_FROM", "SUFFIX", "Groups", "Kept", "forget", "grouped", "top", "worth_grouping"]
 
 SUFFIX = ".ranked"
 
 Groups = list[tuple[int, "array[int]"]]
 """A word's memories grouped by how often it occurs in them: ``(count, numbers)``, the
 counts descending, each group's memory numbers ascending."""
+
+GROUPED_FROM = 4096
+"""How many times a word occurs, all told, past which a search ranks its memories from
+their groups (and keeps them): fewer are counted at once."""
 
 _SHORT = 1024
 """A list of at most this many memories is read whole before any other."""
@@ -66,6 +74,12 @@ def grouped(occurrences: array[int]) -> Groups:
         groups.append((count, array(_NUMBERS, order[at : at + sizes[count]])))
         at += sizes[count]
     return groups
+
+
+def worth_grouping(sizes: Iterable[int]) -> bool:
+    """Whether words that occur ``sizes`` times, all told, are best ranked from their
+    groups: one of them more than :data:`GROUPED_FROM` times."""
+    return any(size > GROUPED_FROM for size in sizes)
 
 
 def _count(groups: Groups, number: int) -> int:
@@ -167,22 +181,38 @@ def _groups(payload: memoryview) -> Groups | None:
 
 
 class Kept:
-    """The ranked words kept beside one search index file, for the index whose first
-    line names ``identity`` (its commit and its head's CRC)."""
+    """The words of one search index grouped so far, and those kept beside its file
+    (``index_path``; ``None``: an index built in memory, none kept) for the index
+    whose first line names ``identity`` (its commit and its head's CRC)."""
 
-    def __init__(self, index_path: str, identity: str) -> None:
-        self._path = index_path + SUFFIX
+    def __init__(self, index_path: str | None, identity: str) -> None:
+        self._path = index_path + SUFFIX if index_path is not None else None
         self._identity = identity.encode()
         self._records: dict[bytes, memoryview] | None = None
+        self._grouped: dict[int, Groups] = {}
 
-    def get(self, word: str) -> Groups | None:
-        """The groups kept of ``word`` for this index, if a record of them reads whole."""
-        payload = self._read().get(word.encode())
-        return _groups(payload) if payload is not None else None
+    def groups(
+        self, i: int, word: str, occurrences: Callable[[int], array[int]], size: int
+    ) -> Groups:
+        """The groups of word number ``i``: as grouped before, or kept, else counted
+        from its ``occurrences`` and kept if it occurs more than :data:`GROUPED_FROM`
+        times (``size``)."""
+        found = self._grouped.get(i)
+        if found is None:
+            payload = self._read().get(word.encode())
+            found = _groups(payload) if payload is not None else None
+        if found is None:
+            found = grouped(occurrences(i))
+            if size > GROUPED_FROM:
+                self._add(word, found)
+        self._grouped[i] = found
+        return found
 
-    def add(self, word: str, groups: Groups) -> None:
+    def _add(self, word: str, groups: Groups) -> None:
         """Keep ``word``'s ``groups`` for the next search (best effort: derived data,
         counted again if it is lost)."""
+        if self._path is None:
+            return
         record = _record(self._identity, word.encode(), groups)
         try:
             fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -199,6 +229,8 @@ class Kept:
         if self._records is not None:
             return self._records
         self._records = {}
+        if self._path is None:
+            return self._records
         try:
             with open(self._path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
