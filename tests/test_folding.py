@@ -99,10 +99,10 @@ def test_two_readers_of_one_store_each_read_it_whole(
 def test_the_child_wants_a_repository_and_a_store() -> None:
     """The child started by hand without its two arguments says how to start it."""
     done = subprocess.run(
-        [sys.executable, "-m", "gitmem.ops.folding"],
+        [sys.executable, "-m", "gitmem.ops.fold_worker"],
         capture_output=True,
         stdin=subprocess.DEVNULL,
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr == b"usage: python -m gitmem.ops.folding GIT_DIR STORE\n"
+    assert done.stderr == b"usage: python -m gitmem.ops.fold_worker GIT_DIR STORE\n"
