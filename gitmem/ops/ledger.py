@@ -1,7 +1,8 @@
 """Every memory a store ever held, as the console's Memories panel draws it: the
 ledger folded from every revision (:class:`Ledger`), and each store's ledger as a
 long-lived reader holds it (:class:`Ledgers`), whose first reading of a long history
-runs on a thread of its own while the panel answers at once from the head's listing.
+runs on a thread (or a process) of its own while the panel answers at once from the
+head's listing.
 
 **The first request.** A ledger folds every revision of its store: on a store of
 50,000 revisions with nothing kept (a fresh clone), some 200,000 objects and many
@@ -15,6 +16,12 @@ the listing does not know ``null`` (never a guess), under what the fold has read
 far. Deleted memories and the history's fields come with the completed form, exactly
 the JSON a console that was running all along answers. What the fold worked out is
 kept as ever, so a later process goes on from it.
+
+**A long fold goes apart.** A fold beyond :attr:`Ledgers.apart` stops and goes on in
+a process of its own (:mod:`gitmem.ops.folding`), which also reads the interim form's
+listing: the millions of small objects the two make would otherwise leave the reader
+tens of megabytes larger for good. The reader then takes in the ledger the child kept
+and goes on from its head.
 """
 
 from __future__ import annotations
