@@ -11,10 +11,11 @@ The store is the scale benchmark's history of 100,000 commits, each creating or 
 one memory in gitmem's layout and trailers (``scale.history_store``: 99,000 memories),
 copied once into the temporary folder and kept between runs (``BENCH_MEMORY_STORE``
 names another place). A store's first console folds its whole history and keeps what
-it read; the judged figure is a console on a store that has been served before (its
-derived files kept, as an operator's store has them), and the first console is shown
-beside it. "Idle" is after the process has stopped using the CPU (its work after the
-request, as the console's history read, is done), not after a fixed pause.
+it read (in a process of its own); both are judged: a console on a store that has
+been served before (its derived files kept, as an operator's store has them), and the
+first console on a store never served. "Idle" is after the process has stopped using
+the CPU (its work after the request, as the console's history read, is done), not
+after a fixed pause.
 """
 
 from __future__ import annotations
@@ -235,10 +236,7 @@ def main() -> None:
         first = console(fresh)  # reads the whole history and keeps what it read
     finally:
         shutil.rmtree(os.path.dirname(fresh), ignore_errors=True)
-    print(
-        f"   {'console, first':<16} {first / 1024:7.1f} MiB   "
-        f"{'(a store never served before)':<28} {'':7}       {first / starlette:5.2f}x"
-    )
+    line("console, first", first, starlette, "(a store never served before)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The Memories panel's first request while the store's history is read on a thread of
-its own: the interim answer's shape, that it shows no value it does not know, that the
-completed answer is the one a console running all along gives, and the fold under a
-write, two requests at once, a failure and a closing console."""
+its own, or (a long one) in a process of its own: the interim answer's shape, that it
+shows no value it does not know, that the completed answer is the one a console
+running all along gives, and the fold under a write, two requests at once, a failure
+(of the process too) and a closing console."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from test_console import (
 from gitmem import Repository, ops
 from gitmem.adapters.console import Console
 from gitmem.errors import StorageError
+from gitmem.ops import folding
 from gitmem.ops import ledger as ledgers
 
 URL = "/api/stores/profile/ops/memories"
@@ -63,6 +65,25 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
 
     monkeypatch.setattr(ledgers.Ledger, "follow", follow)
     monkeypatch.setattr(ledgers.Ledgers, "patience", None)
+    yield opened
+    opened.set()
+
+
+@pytest.fixture
+def apart(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Every fold goes apart at its first step, and a first request waits for none; the
+    reader takes in what the child kept only once the gate is set."""
+    opened = Gate()
+    real = folding.fold_apart
+
+    def fold_apart(directory: str, store: str, progress: Any, listing: Any) -> None:
+        opened.folds += 1
+        real(directory, store, progress, listing)
+        assert opened.wait(30)
+
+    monkeypatch.setattr(folding, "fold_apart", fold_apart)
+    monkeypatch.setattr(ledgers.Ledgers, "apart", (0, 0))
+    monkeypatch.setattr(ledgers.Ledgers, "patience", (0, 0))
     yield opened
     opened.set()
 
@@ -308,3 +329,95 @@ def test_a_closing_console_stops_its_folds(
     reading = held._readings["profile/ops"]  # pyright: ignore[reportPrivateUsage]
     assert reading.done.wait(30)
     assert reading.error is not None and "closing" in str(reading.error)
+
+
+# -- a long history, read in a process of its own ---------------------------------------
+
+
+def test_a_long_history_is_read_apart(
+    client: TestClient,
+    repo: Repository,
+    apart: Gate,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the child folds, the panel answers with the listing the child read (this
+    process reads none), then with the rows of a fold here, the ledger kept."""
+    history_of_every_kind(repo, tmp_path / "work")
+
+    def read_here(*args: object) -> bytes:
+        raise AssertionError("the reader read the listing itself")
+
+    monkeypatch.setattr(ledgers, "listed_json", read_here)
+    interim = client.get(URL).json()
+    assert interim["history"]["state"] == "reading"
+    apart.set()
+    whole = completed(client)
+    assert whole == folded(repo).rows_json().encode()
+    assert_known_only(interim["rows"], json.loads(whole))
+    assert apart.folds == 1
+
+
+def test_a_write_while_the_history_is_read_apart(
+    client: TestClient, repo: Repository, apart: Gate
+) -> None:
+    """A memory saved while the child folds shows in the next interim answer (the new
+    head's listing, read here), and the reader goes on from the head the child kept to
+    the new one: the rows of a fold of the whole history."""
+    seed(repo)
+    assert client.get(URL).json()["history"]["state"] == "reading"
+    saved = client.put(
+        f"{URL}/written-meanwhile",
+        json={"description": "saved during the fold", "body": "while the history is read\n"},
+        headers={"If-Match": "0"},
+    )
+    assert saved.status_code == 201
+    rows = {row["slug"]: row for row in client.get(URL).json()["rows"]}
+    assert rows["written-meanwhile"]["description"] == "saved during the fold"
+    apart.set()
+    whole = json.loads(completed(client))
+    assert whole == folded(repo).rows()
+    assert {row["slug"]: row for row in whole}["written-meanwhile"]["revisions"] == 1
+
+
+@pytest.mark.parametrize(
+    ("child", "said"),
+    [
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            "the process reading it was stopped by SIGKILL",
+        ),
+        (
+            "print('failed commit 0123456789ab is damaged; run `gitmem check`'); exit(1)",
+            "commit 0123456789ab is damaged; run `gitmem check`",
+        ),
+        (
+            "import sys; sys.stderr.write('Traceback (most recent call last):\\n"
+            "  File x\\nMemoryError\\n\\n'); sys.exit(3)",
+            "the process reading it ended with status 3: MemoryError",
+        ),
+    ],
+)
+def test_a_child_that_fails_is_said_in_one_line(
+    client: TestClient,
+    repo: Repository,
+    monkeypatch: pytest.MonkeyPatch,
+    child: str,
+    said: str,
+) -> None:
+    """A child killed, failing or crashing leaves the panel answering the listing (read
+    here) with why in one line; at the same head it stays so, and once the store moves
+    the history is read again."""
+    seed(repo)
+    monkeypatch.setattr(ledgers.Ledgers, "apart", (0, 0))
+    monkeypatch.setattr(ledgers.Ledgers, "patience", (0, 0))
+    monkeypatch.setattr(folding, "CHILD", ("-c", child))
+    answer = client.get(URL)
+    assert answer.status_code == 200
+    history = answer.json()["history"]
+    assert history == {"state": "failed", "message": f"the history could not be read: {said}"}
+    assert [row["slug"] for row in answer.json()["rows"]] == ["runbook"]
+    monkeypatch.undo()
+    assert client.get(URL).json()["history"]["state"] == "failed"  # the same head
+    ops.create(repo, "profile/ops", ADA, "after", "d", "written after the failure")
+    assert client.get(URL).content == folded(repo).rows_json().encode()

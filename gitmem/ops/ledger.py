@@ -1,7 +1,8 @@
 """Every memory a store ever held, as the console's Memories panel draws it: the
 ledger folded from every revision (:class:`Ledger`), and each store's ledger as a
 long-lived reader holds it (:class:`Ledgers`), whose first reading of a long history
-runs on a thread of its own while the panel answers at once from the head's listing.
+runs on a thread (or a process) of its own while the panel answers at once from the
+head's listing.
 
 **The first request.** A ledger folds every revision of its store: on a store of
 50,000 revisions with nothing kept (a fresh clone), some 200,000 objects and many
@@ -15,6 +16,12 @@ the listing does not know ``null`` (never a guess), under what the fold has read
 far. Deleted memories and the history's fields come with the completed form, exactly
 the JSON a console that was running all along answers. What the fold worked out is
 kept as ever, so a later process goes on from it.
+
+**A long fold goes apart.** A fold beyond :attr:`Ledgers.apart` stops and goes on in
+a process of its own (:mod:`gitmem.ops.folding`), which also reads the interim form's
+listing: the millions of small objects the two make would otherwise leave the reader
+tens of megabytes larger for good. The reader then takes in the ledger the child kept
+and goes on from its head.
 """
 
 from __future__ import annotations
@@ -122,6 +129,8 @@ class Ledger:
         self._agents: dict[str, dict[str, Any]] = {}
         self._resumed = False
         self._unkept = 0
+        self._kept_at: str | None = None
+        """The head the ledger as held was last kept at (or resumed from)."""
 
     def __len__(self) -> int:
         """How many memories the store ever held."""
@@ -153,9 +162,20 @@ class Ledger:
         self._fold(repo, news)
         self.head = head
         self._unkept += len(news)
-        if head is not None and (whole or self._unkept >= _KEEP_AFTER):
-            repo.keep(_KIND, self.store, head, self._kept())
+        if whole or self._unkept >= _KEEP_AFTER:
+            self.keep(repo)
+
+    def keep(self, repo: Repository) -> bool:
+        """Keep what the ledger folded, at its head, for a later process to go on from
+        (unless it is kept there already); whether it is kept (a repository this process
+        may not write to keeps nothing: derived data)."""
+        if self.head is None:
+            return False
+        if self._kept_at != self.head:
             self._unkept = 0
+            if repo.keep(_KIND, self.store, self.head, self._kept()):
+                self._kept_at = self.head
+        return self._kept_at == self.head
 
     def _fold(self, repo: Repository, news: list[_Change]) -> None:
         changed: dict[str, tuple[int, bool, list[Any]]] = {}
@@ -275,7 +295,7 @@ class Ledger:
         self._panel, self._starts = panel, starts
         self._authors = cast(dict[str, int], authors)
         self._agents = cast(dict[str, dict[str, Any]], agents)
-        self.head = found.head
+        self.head = self._kept_at = found.head
         return True
 
     def rows(self) -> list[dict[str, Any]]:
@@ -323,15 +343,21 @@ class Ledger:
             )
 
 
-def listed(repo: Repository, store: str) -> list[dict[str, Any]]:
-    """The panel's rows as the head's listing knows them: each live memory's slug,
-    description and characters, and every other field ``None`` (a file store's: none)."""
+def listed(repo: Repository, store: str, at: str | None = None) -> list[dict[str, Any]]:
+    """The panel's rows as the listing of the head (or of commit ``at``) knows them:
+    each live memory's slug, description and characters, and every other field
+    ``None`` (a file store's: none)."""
     if repo.layout(store) == "files":
         return []
     return [
         {**dict.fromkeys(_FIELDS), "slug": slug, "description": about, "live": True, "chars": n}
-        for slug, (about, n, _) in repo.summaries(store)
+        for slug, (about, n, _) in repo.summaries(store, at)
     ]
+
+
+def listed_json(repo: Repository, store: str, at: str | None = None) -> bytes:
+    """:func:`listed` as the interim form's JSON."""
+    return json.dumps(listed(repo, store, at), ensure_ascii=False).encode()
 
 
 PATIENCE = (500, 500)
@@ -346,6 +372,16 @@ class _Stopped(GitmemError):
     kind = "unavailable"
 
 
+class _Longer(Exception):
+    """The fold is longer than a reader folds in its own process: it goes on apart."""
+
+
+def _beyond(limit: tuple[int, int] | None, commits: int, of: int | None) -> bool:
+    """Whether a fold that has walked ``commits`` and has ``of`` revisions to read goes
+    beyond ``limit`` (see :data:`PATIENCE`)."""
+    return limit is not None and (commits > limit[0] or (of is not None and of > limit[1]))
+
+
 class _Reading:
     """A store's fold, running on a thread of its own, and how far it has gone."""
 
@@ -356,6 +392,7 @@ class _Reading:
         patience: tuple[int, int] | None,
         stopping: threading.Event,
         release: Callable[[], object] | None = None,
+        apart: tuple[int, int] | None = None,
     ) -> None:
         self.ledger = ledger
         self.head = head
@@ -368,9 +405,17 @@ class _Reading:
         self.done = threading.Event()
         self.settled = threading.Event()
         """Set once the fold is done, or is too long for a request to wait for."""
+        self.listing: tuple[str | None, bytes] | None = None
+        """The interim form's rows as the process folding apart read them, with the head
+        they are of (taken by the reader)."""
+        self.listed = threading.Event()
+        """Clear while a fold gone apart has not yet said its listing (a request waits
+        for it rather than read the listing here)."""
+        self.listed.set()
         self._patience = patience
         self._stopping = stopping
         self._release = release
+        self._apart = apart
         if patience is None:
             self.settled.set()
 
@@ -378,11 +423,13 @@ class _Reading:
         if self._stopping.is_set():
             raise _Stopped("the console is closing")
         self.progress = (commits, revisions, of)
-        patience = self._patience
-        if patience is not None and (
-            commits > patience[0] or (of is not None and of > patience[1])
-        ):
+        apart = _beyond(self._apart, commits, of)
+        if apart:
+            self.listed.clear()  # before a request waiting for the fold is let go
+        if _beyond(self._patience, commits, of):
             self.settled.set()
+        if apart:
+            raise _Longer
 
     def run(self, open_repo: Callable[[], Repository]) -> None:
         try:
@@ -396,14 +443,38 @@ class _Reading:
             if self._release is not None:
                 self._release()
             self.done.set()
+            self.listed.set()
             self.settled.set()
 
     def _fold(self, open_repo: Callable[[], Repository]) -> None:
         repo = open_repo()
         try:
-            self.ledger.follow(repo, self.note)
+            try:
+                self.ledger.follow(repo, self.note)
+            except _Longer:
+                self._fold_apart(repo)
         finally:
             repo.close()
+
+    def _fold_apart(self, repo: Repository) -> None:
+        """Fold in a process of its own (see :mod:`gitmem.ops.folding`), which reads the
+        interim form's listing first, then take in the ledger it kept and go on from its
+        head to the store's (a write made meanwhile); if it could keep none (a
+        repository this process may only read), fold here."""
+        from gitmem.ops.folding import fold_apart
+
+        self._apart = None
+        store = self.ledger.store
+        # a child that fails says nothing of its listing: the reader's requests wait for
+        # the failure (``run`` lets them go once it is noted), then read the listing here
+        fold_apart(repo.directory, store, self.note, self._take_listing)
+        ledger = Ledger(store)
+        ledger.follow(repo, self.note)
+        self.ledger = ledger
+
+    def _take_listing(self, head: str | None, rows: bytes) -> None:
+        self.listing = (head, rows)
+        self.listed.set()
 
     def history(self) -> dict[str, Any]:
         """What the interim form says of the fold."""
@@ -431,6 +502,9 @@ class Ledgers:
 
     patience: tuple[int, int] | None = PATIENCE
     """See :data:`PATIENCE`; ``None``: a first request never waits for the fold."""
+    apart: tuple[int, int] | None = PATIENCE
+    """A fold longer than this (as :data:`PATIENCE` measures) goes on in a process of
+    its own (:mod:`gitmem.ops.folding`); ``None``: every fold runs here."""
 
     def __init__(
         self,
@@ -463,15 +537,16 @@ class Ledgers:
         with self.lock:
             if self._take(store):
                 return self._complete(store)
-            reading = self._begin(store, listing=True)
+            reading = self._begin(store)
             if reading is None:
                 return self._complete(store)
         reading.settled.wait()
+        reading.listed.wait()
         with self.lock:
             if self._take(store):
                 return self._complete(store)
             history = json.dumps(self.history(store)).encode()
-            return b'{"history":' + history + b',"rows":' + self._rows(store) + b"}"
+            return b'{"history":' + history + b',"rows":' + self._rows(store, reading) + b"}"
 
     def wait(self, stores: list[str], *, whole: bool = True) -> None:
         """Wait for the first folds of ``stores`` to complete (starting those not yet
@@ -482,7 +557,7 @@ class Ledgers:
             with self.lock:
                 if self._take(store):
                     continue
-                reading = self._begin(store, listing=False)
+                reading = self._begin(store)
             if reading is not None:
                 (reading.done if whole else reading.settled).wait()
 
@@ -494,7 +569,7 @@ class Ledgers:
         """``store``'s ledger at its head once its first fold is done, else ``None``
         (the fold is started if it was not; :meth:`history` says how far it is). Call
         it holding the lock."""
-        if not self._take(store) and self._begin(store, listing=False) is not None:
+        if not self._take(store) and self._begin(store) is not None:
             return None
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
@@ -509,7 +584,7 @@ class Ledgers:
         """``store``'s ledger at its head (call it holding the lock; after :meth:`wait`,
         it folds no more than what came since); a fold that failed raises its error."""
         if not self._take(store):
-            reading = self._begin(store, listing=False)
+            reading = self._begin(store)
             if reading is not None:
                 reading.done.wait()
                 if not self._take(store):
@@ -533,7 +608,7 @@ class Ledgers:
         self.shed = True
         return True
 
-    def _begin(self, store: str, *, listing: bool) -> _Reading | None:
+    def _begin(self, store: str) -> _Reading | None:
         """The store's fold, started unless it runs (or failed at the head): ``None``
         if the ledger the repository kept is at the head, and so is held now."""
         head = self.repo.head(store)
@@ -547,12 +622,8 @@ class Ledgers:
             self._readings.pop(store, None)
             self.shed = True
             return None
-        if listing and not resumed:
-            # the listing is read before the fold starts: the two would share the
-            # interpreter, and the first request waits for the listing
-            self._rows(store)
         reading = self._readings[store] = _Reading(
-            ledger, head, self.patience, self.stopping, self.release
+            ledger, head, self.patience, self.stopping, self.release, self.apart
         )
         name = f"gitmem-ledger {store}"
         threading.Thread(target=reading.run, args=(self._open,), name=name, daemon=True).start()
@@ -567,12 +638,17 @@ class Ledgers:
         ledger.follow(self.repo)
         return ledger.panel()
 
-    def _rows(self, store: str) -> bytes:
+    def _rows(self, store: str, reading: _Reading) -> bytes:
         """The interim form's rows as JSON, kept until the store's head moves (the
-        page asks again every second while the history is read)."""
+        page asks again every second while the history is read): those the fold gone
+        apart read, if they are of the head, else read here."""
         head = self.repo.head(store)
         cached = self._listed.get(store)
         if cached is None or cached[0] != head:
-            rows = json.dumps(listed(self.repo, store), ensure_ascii=False).encode()
+            offered, reading.listing = reading.listing, None
+            if offered is not None and offered[0] == head:
+                rows = offered[1]
+            else:
+                rows = listed_json(self.repo, store)
             cached = self._listed[store] = (head, rows)
         return cached[1]

@@ -54,14 +54,15 @@ class Keeping:
             return None
         return _parse(data)
 
-    def keep(self, kind: str, store: str, head: str, value: Any) -> None:
+    def keep(self, kind: str, store: str, head: str, value: Any) -> bool:
         """Keep ``value`` (of what marshal writes) as ``store``'s ``kind`` at ``head``
-        (best effort: derived data, worked out again by the next reader if it is lost)."""
+        (best effort: derived data, worked out again by the next reader if it is lost);
+        whether it was written."""
         payload = marshal.dumps(value)
         crc = zlib.crc32(payload, zlib.crc32(head.encode()))
         header = b"%s %s %d %d\n" % (_FORMAT, head.encode(), len(payload), crc)
         path = self._kept_path(kind, store)
-        replace_quietly(path, header + payload)
+        return replace_quietly(path, header + payload)
 
     def _kept_path(self, kind: str, store: str) -> str:
         if not _KIND.fullmatch(kind):
