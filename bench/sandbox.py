@@ -42,6 +42,11 @@ figure, the peer's, the ratio and whether the goal is met. Times are medians.
   writes to a store without a guard. Goal ≤ 2x.
 - a new 32 KB TypeScript module's load beside Deno alone importing the same text (the
   figures above), by CPU and by wall. Goal ≤ 1.2x.
+
+``python bench/sandbox.py --only PART`` runs one of the last three alone, with its goal
+lines and the load average: ``load`` (the new module's load beside Deno alone), ``back``
+(the programs back to back beside mini-racer) or ``writes`` (the guarded writes beside
+unguarded ones).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -489,7 +495,94 @@ def line(what: str, ours: float, peer: float, unit: str, goal: float | None) -> 
     return f"{what:<36}{ours:9.2f} {unit:<3} mini-racer {peer:9.2f} {unit:<3} {ratio}   {verdict}"
 
 
+def report_new_load(ours: Timed, alone: Timed, alone_js: Timed) -> None:
+    """The new module's load beside Deno alone, by wall and by CPU, and the goal lines."""
+    med = statistics.median
+    print(
+        f"{'  the same in Deno alone':<36}{med(alone.wall):9.2f} ms  (a booted worker importing "
+        f"it, asked over a pipe; wall, medians of {LOAD_ROUNDS} rounds in turn)"
+    )
+    print(
+        f"{'  the same as JavaScript, Deno alone':<36}{med(alone_js.wall):9.2f} ms  (no "
+        f"transpile: Deno's transpile of the TypeScript {med(alone.wall) - med(alone_js.wall):.2f} ms)"
+    )
+    print(
+        f"{'  CPU, gitmem / Deno alone / as JS':<36}{med(ours.cpu):9.2f} / {med(alone.cpu):.2f} / "
+        f"{med(alone_js.cpu):.2f} ms  (host and Deno process; gitmem's host {med(ours.host):.2f} ms)"
+    )
+    for what, figure in (
+        ("CPU", ratio(ours.cpu, alone.cpu)),
+        ("wall", ratio(ours.wall, alone.wall)),
+    ):
+        print(
+            f"{f'  new text, gitmem / Deno alone, {what}':<36}{figure:9.2f}x     goal <= 1.2x: "
+            + ("met" if figure <= 1.2 else "MISSED")
+            + "  (the median of the rounds' ratios)"
+        )
+
+
+def report_back_to_back(back: tuple[tuple[float, float], tuple[float, float]]) -> None:
+    """The programs back to back beside mini-racer: median and 95th percentile."""
+    (ours_median, ours_p95), (racer_median, racer_p95) = back
+    print(
+        line(f"{BACK_TO_BACK} programs back to back, median", ours_median, racer_median, "ms", 15)
+    )
+    print(line("  the same, 95th percentile", ours_p95, racer_p95, "ms", 25))
+
+
+def report_writes(guarded: float, unguarded: float) -> None:
+    """The writes to a store whose guard accepts everything, beside the same unguarded."""
+    print(
+        f"{f'{WRITES} writes, accept-all guard':<36}{guarded:9.2f} ms  without a guard "
+        f"{unguarded:9.2f} ms  {guarded / unguarded:7.2f}x   goal <= 2x: "
+        + ("met" if guarded / unguarded <= 2 else "MISSED")
+        + "  (per write)"
+    )
+
+
+def only_load() -> None:
+    report_new_load(*load_in_turn(module_32k(), module_32k(typed=False)))
+
+
+def only_back() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repository.init(str(Path(tmp) / "mem.git"))
+        pool = Pool(reaper=False)
+        holder = bind(repo, 999, pool)
+        assert holder.run_program(TRIVIAL).output == "42\n"
+        time.sleep(0.3)  # as in the full run, the spares boot once the runtime idles
+        report_back_to_back((gitmem_back_to_back(holder), racer_back_to_back()))
+        holder.close()
+        pool.close()
+        repo.close()
+
+
+def only_writes() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repository.init(str(Path(tmp) / "mem.git"))
+        unguarded = writes_ms(repo, 1_001, None)
+        report_writes(writes_ms(repo, 1_002, ACCEPT_ALL), unguarded)
+        repo.close()
+
+
+PARTS: dict[str, Callable[[], None]] = {
+    "load": only_load,
+    "back": only_back,
+    "writes": only_writes,
+}
+
+
+def load_average() -> str:
+    return " / ".join(f"{figure:.2f}" for figure in os.getloadavg())
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--only"]:
+        if len(sys.argv) != 3 or sys.argv[2] not in PARTS:
+            sys.exit(f"usage: sandbox.py [--only {'|'.join(PARTS)}]")
+        PARTS[sys.argv[2]]()
+        print(f"load average {load_average()}")
+        return
     typed, plain = module_32k(), module_32k(typed=False, exported=False)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Repository.init(str(Path(tmp) / "mem.git"))
@@ -523,45 +616,15 @@ def main() -> None:
     )
     print(line("first program in a fresh process", first, program[1], "ms", None))
     print(line(f"load a {len(typed) // 1024} KB module, new text", *load, "ms", 8))
-    med = statistics.median
-    print(
-        f"{'  the same in Deno alone':<36}{med(alone.wall):9.2f} ms  (a booted worker importing "
-        f"it, asked over a pipe; wall, medians of {LOAD_ROUNDS} rounds in turn)"
-    )
-    print(
-        f"{'  the same as JavaScript, Deno alone':<36}{med(alone_js.wall):9.2f} ms  (no "
-        f"transpile: Deno's transpile of the TypeScript {med(alone.wall) - med(alone_js.wall):.2f} ms)"
-    )
-    print(
-        f"{'  CPU, gitmem / Deno alone / as JS':<36}{med(ours.cpu):9.2f} / {med(alone.cpu):.2f} / "
-        f"{med(alone_js.cpu):.2f} ms  (host and Deno process; gitmem's host {med(ours.host):.2f} ms)"
-    )
-    for what, figure in (
-        ("CPU", ratio(ours.cpu, alone.cpu)),
-        ("wall", ratio(ours.wall, alone.wall)),
-    ):
-        print(
-            f"{f'  new text, gitmem / Deno alone, {what}':<36}{figure:9.2f}x     goal <= 1.2x: "
-            + ("met" if figure <= 1.2 else "MISSED")
-            + "  (the median of the rounds' ratios)"
-        )
+    report_new_load(ours, alone, alone_js)
     print(line(f"load a {len(typed) // 1024} KB module again", *reload, "ms", 8))
     print(line("trivial program via run_program", *program, "ms", 15))
     print(
         f"{'  two back to back, first / second':<36}{burst[0]:9.2f} / {burst[1]:.2f} ms  "
         "(each in its own worker: two spares wait booted)"
     )
-    (ours_median, ours_p95), (racer_median, racer_p95) = back
-    print(
-        line(f"{BACK_TO_BACK} programs back to back, median", ours_median, racer_median, "ms", 15)
-    )
-    print(line("  the same, 95th percentile", ours_p95, racer_p95, "ms", 25))
-    print(
-        f"{f'{WRITES} writes, accept-all guard':<36}{guarded:9.2f} ms  without a guard "
-        f"{unguarded:9.2f} ms  {guarded / unguarded:7.2f}x   goal <= 2x: "
-        + ("met" if guarded / unguarded <= 2 else "MISSED")
-        + "  (per write)"
-    )
+    report_back_to_back(back)
+    report_writes(guarded, unguarded)
     print(line(f"RSS per active holder ({HOLDERS})", rss, racer_mb, "MB", 30))
     print(line("  the same as PSS", pss, racer_mb, "MB", None))
     print(f"{'  Deno processes for them':<36}{active:9d}")
@@ -572,6 +635,7 @@ def main() -> None:
     print(line("bridge call round trip", call[0] * 1000, call[1] * 1000, "us", None))
     fastest = ", ".join(f"{name.split('.')[0]} {ms:.2f} ms" for name, ms in FASTEST.items())
     print(f"fastest rounds: {fastest}")
+    print(f"load average {load_average()}")
 
 
 if __name__ == "__main__":

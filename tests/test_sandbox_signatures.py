@@ -1,5 +1,6 @@
 """The signature scanner reads declarations as a reader of every token does: its quick
-reading of plain declarations, and its scan from stop to stop."""
+reading of plain declarations, and its scan of the words declarations start with,
+outside comments and strings."""
 
 from __future__ import annotations
 
@@ -138,9 +139,9 @@ def read_every_token(source: str) -> dict[str, tuple[int, bool]]:
 
 @settings(max_examples=1000, deadline=None)
 @given(sources)
-def test_scan_from_stop_to_stop_finds_what_reading_every_token_finds(source: str) -> None:
-    """Passing from one stop to the next (a slash, a quote, a declaration's first word),
-    comments and strings whole, finds what reading every token finds."""
+def test_scan_of_first_words_finds_what_reading_every_token_finds(source: str) -> None:
+    """Reading a declaration at each of its first words outside the comments and strings
+    (each found whole by one search) finds what reading every token finds."""
     assert scanner.declarations.__wrapped__(source) == read_every_token(source)
 
 

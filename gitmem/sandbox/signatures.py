@@ -2,17 +2,16 @@
 
 Signatures come from the source text: the runtime knows which exports are functions, the
 source still has the types the transpiler erased. The source is an agent's text, so the
-scan is one forward pass (no backtracking regular expression): it goes from stop to stop
-(a comment, a string, a word a declaration starts with), each found by a plain substring
-search, passes over comments and strings whole, reads each declaration token by token
-(the two plainest shapes with one match each), and reads each signature from a bounded
-window after its declaration.
+scan is one forward pass with nothing to backtrack: one search finds every comment and
+string whole, one literal search per word finds each word a declaration starts with,
+and a walk over those words in order, passing the ones inside a comment or a string,
+reads each declaration token by token (the two plainest shapes with one match each);
+each signature is read from a bounded window after its declaration.
 """
 
 from __future__ import annotations
 
 import functools
-import heapq
 import re
 from collections.abc import Callable
 
@@ -25,11 +24,23 @@ _WINDOW = 2_000
 # One token: a word, a line comment, the start of a block comment or a string, or any
 # other single character. Each alternative is a plain run, so matching is linear.
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|//[^\n]*|/\*|[\"'`]|[^\s\w$]")
-# What the scan stops at: the start of a comment or of a string, and the words a
-# declaration starts with. Each is found by ``str.find``, which skips ahead without Python
-# work at every character; the next of all of them is kept in a heap. A 32 KB module has
-# some 8,000 tokens and a few hundred stops.
-_STOPS = ("//", "/*", '"', "'", "`", "function", "const", "let", "var", "export")
+# Comments and strings, each matched whole as the token reader passes over them: a line
+# comment up to its newline, a block comment past its `*/`, a string past its closing
+# quote (a backslash escapes the character after it), each to the end of the source if
+# unclosed. Possessive throughout, so no character is tried twice.
+_PASSED = re.compile(
+    r"//[^\n]*+"
+    r"|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?"
+    r"|\"(?:[^\"\\]++|\\.)*+\\?\"?"
+    r"|'(?:[^'\\]++|\\.)*+\\?'?"
+    r"|`(?:[^`\\]++|\\.)*+\\?`?",
+    re.DOTALL,
+)
+# The words a declaration starts with, by their first letter (each a different one), and
+# a search of its own for each: a literal search skips ahead without trying every letter.
+# A 32 KB module has some 8,000 tokens, and a few hundred of these words.
+_FIRST_WORDS = {word[0]: word for word in ("function", "const", "let", "var", "export")}
+_FIRST_WORD_SEARCHES = tuple(re.compile(word).finditer for word in _FIRST_WORDS.values())
 
 
 def _starts_token(source: str, at: int) -> bool:
@@ -116,42 +127,36 @@ def declarations(source: str) -> dict[str, tuple[int, bool]]:
     first token it did not consume.
     """
     found: dict[str, tuple[int, bool]] = {}
-    find = source.find
-    # (where the next of a stop is, which stop): each stop is looked for again only past
-    # the place the scan has reached, so every part of the source is passed once.
-    ahead = [(where, k) for k, stop in enumerate(_STOPS) if (where := find(stop)) >= 0]
-    heapq.heapify(ahead)
+    # Where each comment and string starts and ends, in order. A declaration's reading
+    # passes over them as they are found here, and never stops inside one.
+    passed = [match.span() for match in _PASSED.finditer(source)]
+    passed.append((len(source) + 1, len(source) + 1))  # past every word: the walk's end
+    words = sorted(match.start() for search in _FIRST_WORD_SEARCHES for match in search(source))
     at = 0
-    while ahead:
-        where, k = ahead[0]
-        if where >= at:
-            at = _past(source, where, _STOPS[k], found)
-        again = find(_STOPS[k], max(at, where + 1))
-        if again < 0:
-            heapq.heappop(ahead)
-        else:
-            heapq.heapreplace(ahead, (again, k))
+    k = 0
+    start, end = passed[0]
+    for where in words:
+        if where < at:
+            continue
+        while end <= where:
+            k += 1
+            start, end = passed[k]
+        if start <= where:
+            continue  # in a comment or a string
+        at = _past(source, where, _FIRST_WORDS[source[where]], found)
     return found
 
 
-def _past(source: str, where: int, stop: str, found: dict[str, tuple[int, bool]]) -> int:
-    """Where the scan goes on after the ``stop`` found at ``where``: past a comment or a
-    string whole, past a declaration as far as it was read, else just past the stop."""
-    end = where + len(stop)
-    if stop == "//":
-        newline = source.find("\n", end)
-        return len(source) if newline < 0 else newline
-    if stop == "/*":
-        close = source.find("*/", end)
-        return len(source) if close < 0 else close + 2
-    if stop in "\"'`":
-        return _string_end(source, end, stop)
+def _past(source: str, where: int, word: str, found: dict[str, tuple[int, bool]]) -> int:
+    """Where the scan goes on after the ``word`` found at ``where`` outside comments and
+    strings: past a declaration as far as it was read, else just past the word."""
+    end = where + len(word)
     follows = source[end : end + 1]
     if (follows and (follows.isalnum() or follows in "_$")) or not _starts_token(source, where):
         return end
-    quick = _export_function(source, stop, end, found)
+    quick = _export_function(source, word, end, found)
     if quick < 0:
-        quick = _plain_declaration(source, stop, end, found)
+        quick = _plain_declaration(source, word, end, found)
     return quick if quick >= 0 else _declaration(_Tokens(source, where), found)
 
 
