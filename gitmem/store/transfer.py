@@ -41,7 +41,15 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.trees import BadTree, Trees, common_head, common_tail, named, starts_of
+from gitmem.store.trees import (
+    BadTree,
+    Trees,
+    common_head,
+    common_tail,
+    named,
+    starts_in,
+    starts_of,
+)
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -382,7 +390,11 @@ def _starts_of(sha: str, content: bytes) -> list[int]:
     """Where each entry of a whole tree starts, and its length last: from dulwich's
     native parse, each entry's length made from its mode's usual spelling, checked
     against the tree's length (a mode spelled otherwise, say with a leading zero, or
-    an unusual mode, is found by reading the entries one by one)."""
+    an unusual mode, is found by reading the entries one by one); a tree of usual
+    entries is placed from its bytes, not parsed."""
+    found = starts_in(content)
+    if found is not None:
+        return found
     try:
         entries = list(parse_tree(content, _SHA_LENGTH))
     except ObjectFormatException as exc:

@@ -16,6 +16,7 @@ against its id.
 
 from __future__ import annotations
 
+import re
 import stat
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, repeat
@@ -53,6 +54,7 @@ __all__ = [
     "only_in",
     "parse",
     "spliced",
+    "starts_in",
     "starts_of",
 ]
 
@@ -82,6 +84,32 @@ def starts_of(entries: Entries, size: int) -> list[int] | None:
     )
     starts = list(accumulate(lengths, initial=0))
     return starts if starts[-1] == size else None
+
+
+# a tree every entry of which has a mode git writes, spelled as git spells it, and a
+# name: held to that whole in one pass of the engine (linear: an entry matches one way
+# only, and the possessive repeat never gives one back to try another)
+_USUAL = re.compile(rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+", re.DOTALL)
+
+
+def starts_in(content: bytes) -> list[int] | None:
+    """Where each entry of a tree's ``content`` starts, and its length last, found
+    without parsing its entries: what :func:`starts_of` finds of git's parse of the
+    tree, when every mode is a usual one spelled as git spells it and no name is empty
+    (else ``None``, nothing parsed). Once the whole tree is known to be such entries,
+    each entry's name ends at the first NUL past its mode, and its id fills the 20 bytes
+    after that: a NUL inside an id is never searched from."""
+    if _USUAL.fullmatch(content) is None:
+        return None
+    starts: list[int] = []
+    append = starts.append
+    find = content.find
+    at, end = 0, len(content)
+    while at < end:
+        append(at)
+        at = find(b"\0", at + 6) + 21  # past the shortest mode and its space
+    append(end)
+    return starts
 
 
 _SMALL = 16  # entries of a tree read whole rather than from where it differs
@@ -158,8 +186,13 @@ class Trees:
             entries = self._entries.get(sha)
             content = self.content(sha, read)
             if entries is None:
-                # a folder of a large store holds hundreds of entries: parsed to place
-                # them, kept only when few (`differing` parses the spans it compares)
+                # a folder of a large store holds hundreds of entries: placed from its
+                # bytes, not parsed (`differing` parses the spans it compares); a small
+                # tree, or one written otherwise, is parsed, and its entries kept when few
+                found = starts_in(content)
+                if found is not None and len(found) > _SMALL + 1:
+                    _keep(self._starts, self.most, sha, found)
+                    return found
                 entries = parse(content, sha)
                 if len(entries) <= _SMALL:
                     _keep(self._entries, self.most, sha, entries)
