@@ -193,3 +193,38 @@ def test_entry_starts_found_in_raw_bytes_are_where_a_whole_parse_puts_them(
     else:
         assert found is not None
         assert found == starts_of(parsed, len(content))
+
+
+_STEMS = st.sampled_from([b"a", b"b a", b"ba", b"a.b", b"a a", b"1 a"])
+_SUFFIXES = st.sampled_from([b".md", b".code.ts", b".onuse.ts", b"", b".md.x"])
+_SPELLING_IDS = st.lists(
+    st.sampled_from([b" a.md\0", b" a.code.ts\0", b"100644 a.md\0", b"\0", b"x"]), max_size=6
+).map(lambda parts: b"".join(parts)[:20].ljust(20, b"\1"))
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([b"100644", b"40000"]), _STEMS, _SUFFIXES, _SPELLING_IDS),
+        max_size=12,
+    ),
+    _STEMS,
+)
+def test_a_memorys_files_found_in_one_search_are_what_a_whole_parse_finds(
+    entries: list[tuple[bytes, bytes, bytes, bytes]], stem: bytes
+) -> None:
+    """``Trees.files`` asked for the files of one memory at once (names sharing a stem,
+    found in one search of the bytes) answers as a parse does: an entry by its whole
+    name only, not a name inside another's or bytes of an id, of a name given twice
+    the last; names given twice in the tree, out of order or not."""
+    content = b"".join(
+        mode + b" " + stem_ + suffix + b"\0" + sha for mode, stem_, suffix, sha in entries
+    )
+    parsed = parse(content)
+    starts = starts_in(content)
+    assert starts is not None
+    trees = Trees()
+    trees.keep(b"1" * 40, content, starts)
+    wanted = [stem + b".md", stem + b".code.ts", stem + b".onuse.ts", b"a"]
+    by_name = {name: (mode, sha) for name, mode, sha in parsed}
+    assert trees.files(b"1" * 40, wanted) == [by_name.get(name) for name in wanted]

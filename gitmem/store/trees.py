@@ -211,7 +211,8 @@ class Trees:
         starts = self._starts.get(sha)
         if content is None or starts is None:
             return None
-        return [named(content, starts, name) for name in names]
+        found = _indexes_of(content, starts, names)
+        return [_at(content, starts, found[name][-1]) if found[name] else None for name in names]
 
     def kept_content(self, sha: bytes) -> bytes | None:
         """The content of tree ``sha`` if it is kept (nothing is read)."""
@@ -319,9 +320,12 @@ def named(content: bytes, starts: list[int], name: bytes) -> tuple[int, bytes] |
     """The ``(mode, hex id)`` of the last entry ``name`` of a raw tree whose entries
     start at ``starts`` (see ``_indexes``)."""
     found = _indexes(content, starts, name)
-    if not found:
-        return None
-    start, end = starts[found[-1]], starts[found[-1] + 1]
+    return _at(content, starts, found[-1]) if found else None
+
+
+def _at(content: bytes, starts: list[int], i: int) -> tuple[int, bytes]:
+    """The ``(mode, hex id)`` of entry ``i`` of a raw tree whose entries start at ``starts``."""
+    start, end = starts[i], starts[i + 1]
     mode = content[start : content.index(b" ", start)]
     return int(mode, 8), content[end - 20 : end].hex().encode()
 
@@ -334,11 +338,12 @@ def spliced(content: bytes, starts: list[int], files: Mapping[bytes, bytes | Non
     ``None`` when that cannot be done so (a name given twice, an entry out of git's
     order where a new one goes): the caller encodes the tree whole."""
     cuts: list[tuple[int, int, bytes, bytes]] = []
+    indexes = _indexes_of(content, starts, list(files))
     for name, sha in files.items():
         if len(sha or b"0" * 40) != 40:
             return None
         entry = b"" if sha is None else b"100644 " + name + b"\0" + bytes.fromhex(sha.decode())
-        found = _indexes(content, starts, name)
+        found = indexes[name]
         if len(found) > 1:
             return None
         if found:
@@ -371,6 +376,37 @@ def _indexes(content: bytes, starts: list[int], name: bytes) -> list[int]:
         if at + len(needle) + 20 == starts[i + 1] and b" " not in content[starts[i] : at]:
             found.append(i)
         at = content.find(needle, at + 1)
+    return found
+
+
+def _indexes_of(
+    content: bytes, starts: list[int], names: Sequence[bytes]
+) -> dict[bytes, list[int]]:
+    """Which entries of a raw tree are named each of ``names`` (as ``_indexes`` finds
+    them), the names that share a stem (a memory's files: ``<slug>.md``,
+    ``<slug>.code.ts``, ``<slug>.onuse.ts``) found in one search of the bytes for what
+    they begin with alike, not one search each: a name is missing from most folders,
+    and a search for it reads the folder to its end."""
+    found: dict[bytes, list[int]] = {name: [] for name in names}
+    stems: dict[bytes, set[bytes]] = {}
+    for name in found:
+        stems.setdefault(name.partition(b".")[0], set()).add(name)
+    for stem, group in stems.items():
+        if len(group) == 1:
+            [name] = group
+            found[name] = _indexes(content, starts, name)
+            continue
+        needle = b" " + stem + (b"." if all(b"." in name for name in group) else b"")
+        at = content.find(needle)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            # the first space of its entry (the one after the mode), so the name runs
+            # from there to the NUL 20 bytes before the next entry
+            if b" " not in content[starts[i] : at]:
+                name = content[at + 1 : starts[i + 1] - 21]
+                if name in group:
+                    found[name].append(i)
+            at = content.find(needle, at + 1)
     return found
 
 
