@@ -88,28 +88,45 @@ def starts_of(entries: Entries, size: int) -> list[int] | None:
 
 # a tree every entry of which has a mode git writes, spelled as git spells it, and a
 # name: held to that whole in one pass of the engine (linear: an entry matches one way
-# only, and the possessive repeat never gives one back to try another)
+# only, and the possessive repeats never give one back to try another)
 _USUAL = re.compile(rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+", re.DOTALL)
+# a tree all of whose entries have one mode (a fan-out folder's files, a root's
+# folders): each entry's name, in one pass
+_ALIKE = {
+    mode: re.compile(rb"%s ([^\0]++)\0.{20}" % mode, re.DOTALL) for mode in (b"100644", b"40000")
+}
 
 
 def starts_in(content: bytes) -> list[int] | None:
     """Where each entry of a tree's ``content`` starts, and its length last, found
     without parsing its entries: what :func:`starts_of` finds of git's parse of the
     tree, when every mode is a usual one spelled as git spells it and no name is empty
-    (else ``None``, nothing parsed). Once the whole tree is known to be such entries,
-    each entry's name ends at the first NUL past its mode, and its id fills the 20 bytes
+    (else ``None``, nothing parsed).
+
+    A tree of entries of one mode: the entries the engine finds one after the other,
+    whose lengths add up to the tree's, lie end to end from its first byte, each as
+    git's parse reads it. Else, once the whole tree is known to be such entries, each
+    entry's name ends at the first NUL past its mode, and its id fills the 20 bytes
     after that: a NUL inside an id is never searched from."""
+    for mode, pattern in _ALIKE.items():
+        if content.startswith(mode + b" "):
+            names = pattern.findall(content)
+            lengths = map(add, map(len, names), repeat(len(mode) + 22))
+            starts = list(accumulate(lengths, initial=0))
+            if starts[-1] == len(content):
+                return starts
+            break
     if _USUAL.fullmatch(content) is None:
         return None
-    starts: list[int] = []
-    append = starts.append
+    placed: list[int] = []
+    append = placed.append
     find = content.find
     at, end = 0, len(content)
     while at < end:
         append(at)
         at = find(b"\0", at + 6) + 21  # past the shortest mode and its space
     append(end)
-    return starts
+    return placed
 
 
 _SMALL = 16  # entries of a tree read whole rather than from where it differs
