@@ -321,9 +321,10 @@ class _TreeCache:
         """Hand a tree read from the source to the other readers, checked first."""
         if self._shared is not None:
             if self.checked.get(sha) is not content:
-                _check(sha, _TREE, content)
+                if self._shared.checked(sha.encode()) is not content:
+                    _check(sha, _TREE, content)
                 self.checked[sha] = content
-            self._shared.keep(sha.encode(), content, starts)
+            self._shared.keep(sha.encode(), content, starts, checked=True)
 
     def kept(self, sha: str) -> bytes | None:
         """Tree ``sha``'s content if this copy or another reader of the sync read it

@@ -169,6 +169,7 @@ class Trees:
         self._entries: dict[bytes, Entries] = {}
         self._starts: dict[bytes, list[int]] = {}
         self._differences: dict[tuple[bytes, bytes], tuple[Entries, Entries]] = {}
+        self._checked: dict[bytes, bytes] = {}
 
     def content(self, sha: bytes, read: Read) -> bytes:
         found = self._contents.get(sha)
@@ -189,11 +190,21 @@ class Trees:
             _keep(self._entries, self.most, sha, found)
         return found
 
-    def keep(self, sha: bytes, content: bytes, starts: list[int] | None = None) -> None:
-        """Keep what a reader found of tree ``sha`` (see the module's text)."""
+    def keep(
+        self, sha: bytes, content: bytes, starts: list[int] | None = None, *, checked: bool = False
+    ) -> None:
+        """Keep what a reader found of tree ``sha`` (see the module's text); ``checked``:
+        ``content`` was found to hash to ``sha`` (a copy that writes it need not hash it
+        again)."""
         _keep(self._contents, self.most, sha, content)
         if starts is not None:
             _keep(self._starts, self.most, sha, starts)
+        if checked:
+            _keep(self._checked, self.most, sha, content)
+
+    def checked(self, sha: bytes) -> bytes | None:
+        """The content of tree ``sha`` if it was found to hash to ``sha`` (nothing is read)."""
+        return self._checked.get(sha)
 
     def starts(self, sha: bytes, read: Read) -> list[int] | None:
         """Where each entry of tree ``sha`` starts, its length last; ``None`` unless
