@@ -170,6 +170,7 @@ class Trees:
         self._starts: dict[bytes, list[int]] = {}
         self._differences: dict[tuple[bytes, bytes], tuple[Entries, Entries]] = {}
         self._checked: dict[bytes, bytes] = {}
+        self._files: dict[tuple[bytes, tuple[bytes, ...]], list[tuple[int, bytes] | None]] = {}
 
     def content(self, sha: bytes, read: Read) -> bytes:
         found = self._contents.get(sha)
@@ -234,13 +235,21 @@ class Trees:
         """The ``(mode, hex id)`` of tree ``sha``'s entries ``names`` (``None`` for a name
         it lacks; of a name given twice, the last, as git reads it), found in its raw
         bytes without parsing them; ``None`` (nothing read) unless its content and
-        where each entry starts are kept."""
+        where each entry starts are kept. What is found is kept (a sync asks for a
+        memory's files in a folder again as it compares, merges and sums up); callers
+        do not change the list."""
+        key = (sha, tuple(names))
+        answer = self._files.get(key)
+        if answer is not None:
+            return answer
         content = self._contents.get(sha)
         starts = self._starts.get(sha)
         if content is None or starts is None:
             return None
         found = _indexes_of(content, starts, names)
-        return [_at(content, starts, found[name][-1]) if found[name] else None for name in names]
+        answer = [_at(content, starts, found[name][-1]) if found[name] else None for name in names]
+        _keep(self._files, self.most, key, answer)
+        return answer
 
     def kept_content(self, sha: bytes) -> bytes | None:
         """The content of tree ``sha`` if it is kept (nothing is read)."""
