@@ -584,7 +584,9 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
 
 def _check(sha: str, kind: int, content: bytes) -> None:
     """Refuse an object whose content does not match its id."""
-    if sha1(object_header(kind, len(content)) + content).hexdigest() != sha:
+    digest = sha1(object_header(kind, len(content)))
+    digest.update(content)  # not joined to its header first: a copy of the whole content
+    if digest.hexdigest() != sha:
         raise ValueError(f"object {sha} does not match its content")
 
 
