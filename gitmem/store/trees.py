@@ -91,9 +91,9 @@ def starts_of(entries: Entries, size: int) -> list[int] | None:
 # only, and the possessive repeats never give one back to try another)
 _USUAL = re.compile(rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+", re.DOTALL)
 # a tree all of whose entries have one mode (a fan-out folder's files, a root's
-# folders): each entry's name, in one pass
+# folders): each entry, in one pass
 _ALIKE = {
-    mode: re.compile(rb"%s ([^\0]++)\0.{20}" % mode, re.DOTALL) for mode in (b"100644", b"40000")
+    mode: re.compile(rb"%s [^\0]++\0.{20}" % mode, re.DOTALL) for mode in (b"100644", b"40000")
 }
 
 
@@ -110,9 +110,7 @@ def starts_in(content: bytes) -> list[int] | None:
     after that: a NUL inside an id is never searched from."""
     for mode, pattern in _ALIKE.items():
         if content.startswith(mode + b" "):
-            names = pattern.findall(content)
-            lengths = map(add, map(len, names), repeat(len(mode) + 22))
-            starts = list(accumulate(lengths, initial=0))
+            starts = list(accumulate(map(len, pattern.findall(content)), initial=0))
             if starts[-1] == len(content):
                 return starts
             break
