@@ -122,8 +122,7 @@ class NewObjects:
         return hexid
 
     def add_tree_content(self, content: bytes, sha: bytes | None = None) -> bytes:
-        """Add a tree given as its raw content (``sha``: its binary id, when it was just
-        computed from that content); returns its hex id."""
+        """Add a tree given as its raw content (and its binary id, if known); returns its hex id."""
         return self._add(TREE, content, sha)
 
     def add_commit(
