@@ -152,3 +152,22 @@ def test_a_packed_size_past_any_objects_is_refused(continued: int) -> None:
         else:
             with pytest.raises(Unreadable, match="past any object"):
                 objects.entry_header(mapped, 0)
+
+
+@pytest.mark.parametrize("size", [0, 100, 4095, 4096, 20_000, 70_000])
+def test_a_stream_inflates_to_its_content_and_says_where_it_ends(size: int) -> None:
+    """A packed stream inflates to its content and says where it ends, whether it is
+    copied out of the mapping or inflated where it lies (a large one); the mapping
+    closes after either (nothing holds on to it), and a stream that is not one is
+    refused."""
+    import mmap
+
+    content = bytes(range(256)) * (size // 256) + os.urandom(size % 256)
+    stream = zlib.compress(content)
+    data = b"ahead" + stream + b"what follows" * 8
+    mapped = mmap.mmap(-1, len(data))
+    mapped[:] = data
+    assert objects.inflate(mapped, 5, size) == (content, 5 + len(stream))
+    with pytest.raises(Unreadable, match="inflate"):
+        objects.inflate(mapped, 6, size)
+    mapped.close()

@@ -24,9 +24,11 @@ from gitmem.store.packreader import Packs
 from gitmem.store.transfer import (  # pyright: ignore[reportPrivateUsage]
     _delta,
     _delta_between,
+    _RawReader,
     _TreeCache,
     copy_history,
 )
+from gitmem.store.trees import Trees
 from gitmem.types import Change
 
 BRANCH = f"refs/heads/{STORE}"
@@ -405,3 +407,27 @@ def test_entry_starts_follow_a_mode_spelled_with_a_leading_zero() -> None:
     fresh, change = cache.changed("c" * 40, child, "t" * 40)
     assert fresh == [(b"ef", 0o40000, bytes(20).hex().encode())]
     assert list(change.olds) == [b"ef"]
+
+
+def test_a_fetch_reads_a_parent_tree_from_its_own_repository(pair: tuple[Path, Path]) -> None:
+    """A copy into the repository whose readers share its trees reads a tree that
+    repository holds from it (as its own, not checked again), and from the source
+    only when it lacks it; any other copy reads the source."""
+    source, target = pair
+    with Repo(str(source)) as src, Repo(str(target)) as dst:
+        copy_history(src, dst, [_head(source)])
+        root = sh(source, "rev-parse", f"{BRANCH}^{{tree}}").strip()
+        empty = source.parent / "empty.git"
+        sh(source.parent, "init", "-q", "--bare", str(empty))
+        with Repo(str(empty)) as nothing:
+            lacking = _RawReader(nothing.object_store)
+            own = _RawReader(dst.object_store)
+            try:
+                found = _TreeCache(lacking, Trees(), own).tree(root).content
+                with Repo(str(source)) as again:
+                    assert found == again.object_store[ObjectID(root.encode())].as_raw_string()
+                with pytest.raises(KeyError):
+                    _TreeCache(lacking, Trees()).tree(root)
+            finally:
+                lacking.close()
+                own.close()

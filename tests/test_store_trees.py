@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.store.merge import _files_tree  # pyright: ignore[reportPrivateUsage]
-from gitmem.store.trees import Trees, only_in, parse, spliced, starts_of
+from gitmem.store.trees import BadTree, Trees, only_in, parse, spliced, starts_in, starts_of
 
 
 def _tree(entries: dict[bytes, tuple[int, bytes]]) -> bytes:
@@ -156,4 +156,75 @@ def test_files_are_found_in_raw_bytes_as_a_whole_parse_finds_them() -> None:
     trees.keep(b"1" * 40, content, starts_of(entries, len(content)))
     wanted = [b"a.md", b"b a.md", b"ca.md", b"d.md", b"e", b"a"]
     by_name = {name: (mode, sha) for name, mode, sha in entries}
+    assert trees.files(b"1" * 40, wanted) == [by_name.get(name) for name in wanted]
+
+
+_MODES = st.sampled_from(
+    [b"100644", b"40000", b"100755", b"120000", b"160000", b"040000", b"0100644", b"644", b"1x"]
+)
+_RAW_NAMES = st.binary(max_size=6).map(lambda name: name.replace(b"\0", b""))
+# ids are drawn from bytes that spell modes, spaces and NULs, so an id may read as
+# the start of another entry
+_RAW_IDS = st.binary(min_size=20, max_size=20) | st.lists(
+    st.sampled_from([b"\0", b" ", b"1", b"0", b"100644 a\0"]), min_size=20, max_size=20
+).map(lambda parts: b"".join(parts)[:20].ljust(20, b"\0"))
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_MODES, _RAW_NAMES, _RAW_IDS), max_size=30), st.integers(0, 3))
+def test_entry_starts_found_in_raw_bytes_are_where_a_whole_parse_puts_them(
+    entries: list[tuple[bytes, bytes, bytes]], cut: int
+) -> None:
+    """``starts_in`` places a tree's entries where git's parse of it does, whatever
+    bytes the ids hold; a tree with a mode spelled otherwise, an empty name, or bytes
+    that are no whole entry is left to the parse (``None``)."""
+    content = b"".join(mode + b" " + name + b"\0" + sha for mode, name, sha in entries)
+    cut = min(cut, len(content))
+    content = content[: len(content) - cut]
+    found = starts_in(content)
+    try:
+        parsed = parse(content)
+    except BadTree:
+        assert found is None
+        return
+    usual = (b"100644", b"40000", b"100755", b"120000", b"160000")
+    if cut or not all(mode in usual and name for mode, name, _ in entries):
+        assert found is None
+    else:
+        assert found is not None
+        assert found == starts_of(parsed, len(content))
+
+
+_STEMS = st.sampled_from([b"a", b"b a", b"ba", b"a.b", b"a a", b"1 a"])
+_SUFFIXES = st.sampled_from([b".md", b".code.ts", b".onuse.ts", b"", b".md.x"])
+_SPELLING_IDS = st.lists(
+    st.sampled_from([b" a.md\0", b" a.code.ts\0", b"100644 a.md\0", b"\0", b"x"]), max_size=6
+).map(lambda parts: b"".join(parts)[:20].ljust(20, b"\1"))
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([b"100644", b"40000"]), _STEMS, _SUFFIXES, _SPELLING_IDS),
+        max_size=12,
+    ),
+    _STEMS,
+)
+def test_a_memorys_files_found_in_one_search_are_what_a_whole_parse_finds(
+    entries: list[tuple[bytes, bytes, bytes, bytes]], stem: bytes
+) -> None:
+    """``Trees.files`` asked for the files of one memory at once (names sharing a stem,
+    found in one search of the bytes) answers as a parse does: an entry by its whole
+    name only, not a name inside another's or bytes of an id, of a name given twice
+    the last; names given twice in the tree, out of order or not."""
+    content = b"".join(
+        mode + b" " + stem_ + suffix + b"\0" + sha for mode, stem_, suffix, sha in entries
+    )
+    parsed = parse(content)
+    starts = starts_in(content)
+    assert starts is not None
+    trees = Trees()
+    trees.keep(b"1" * 40, content, starts)
+    wanted = [stem + b".md", stem + b".code.ts", stem + b".onuse.ts", b"a"]
+    by_name = {name: (mode, sha) for name, mode, sha in parsed}
     assert trees.files(b"1" * 40, wanted) == [by_name.get(name) for name in wanted]

@@ -203,19 +203,42 @@ def ofs_base(data: mmap.mmap, at: int, offset: int) -> tuple[int, int]:
     return offset - distance, at
 
 
+_INFLATE_IN_PLACE = 4096
+"""Bytes of an object from which its stream is inflated where it lies in the pack: below,
+copying it out costs less than the view that spares the copy."""
+
+
 def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
     """The ``size`` bytes that the zlib stream at ``at`` inflates to, and where the
     stream ends."""
     # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
-    chunk = data[at : at + size + 5 * (size >> 14) + 64]
-    inflater = zlib.decompressobj()
-    try:
-        out = inflater.decompress(chunk, size + 1)
-    except zlib.error as exc:
-        raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+    stop = at + size + 5 * (size >> 14) + 64
+    if size < _INFLATE_IN_PLACE:
+        chunk = data[at:stop]
+        inflater = zlib.decompressobj()
+        try:
+            out = inflater.decompress(chunk, size + 1)
+        except zlib.error as exc:
+            raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+        end = at + len(chunk) - len(inflater.unused_data)
+    else:
+        # a large stream is inflated where it lies, not copied out first (only what
+        # follows it in the chunk is, as the inflater's unused data), and let go of
+        # before returning, so the pack's mapping can be closed
+        view = memoryview(data)
+        try:
+            with view[at:stop] as chunk:
+                inflater = zlib.decompressobj()
+                try:
+                    out = inflater.decompress(chunk, size + 1)
+                except zlib.error as exc:
+                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+                end = at + len(chunk) - len(inflater.unused_data)
+        finally:
+            view.release()
     if len(out) != size or not inflater.eof:
         raise Unreadable(f"a packed object at {at} does not inflate to its size")
-    return out, at + len(chunk) - len(inflater.unused_data)
+    return out, end
 
 
 def inflate_whole(data: mmap.mmap | memoryview, at: int, size: int) -> bytes:

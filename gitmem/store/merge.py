@@ -103,8 +103,8 @@ def build_merge(
     )
     new = NewObjects()
     for obj in objects:
-        if isinstance(obj, bytes):
-            new.add_tree_content(obj)
+        if isinstance(obj, tuple):
+            new.add_tree_content(*obj)
         elif isinstance(obj, RawTree):
             new.add_tree(obj)
         elif isinstance(obj, Blob):
@@ -124,12 +124,12 @@ def build_merge(
 
 def _merge_tree(
     reader: ObjectReader, ours: Snapshot, theirs: Snapshot, edits: Sequence[Edit]
-) -> tuple[ObjectID, list[ShaFile | RawTree | bytes]]:
+) -> tuple[ObjectID, list[ShaFile | RawTree | tuple[bytes, bytes]]]:
     """The root tree of ``ours`` with a merge's ``edits`` applied, and its new
-    objects (a fan-out folder as its raw content). A memory taken as ``theirs`` holds
+    objects (a fan-out folder as its raw content and binary id). A memory taken as ``theirs`` holds
     it keeps their blobs, and a fan-out folder that comes out as either side has it
     is that side's tree, not written again (most of a merge takes one side's memories)."""
-    objects: list[ShaFile | RawTree | bytes] = []
+    objects: list[ShaFile | RawTree | tuple[bytes, bytes]] = []
     changes: dict[str, dict[bytes, bytes | None]] = {}
     for edit in edits:
         changed = changes.setdefault(memoryfiles.bucket(edit.slug), {})
@@ -157,9 +157,18 @@ def _merge_tree(
         content = _merged_folder(reader, ours, name, was, changed)
         if not content:
             continue
-        sha = object_id(TREE, content).hex().encode()
-        if sha not in ((was or (0, b""))[1], other.get(name, (0, b""))[1]):
-            objects.append(content)
+        sides = [entry[1] for entry in (was, other.get(name)) if entry is not None]
+        # a folder that comes out as a side holds it is known by its bytes, compared
+        # with that side's as the sync read them (from this repository, or checked
+        # against their id), not by hashing it
+        sha = next((side for side in sides if reader.trees.kept_content(side) == content), None)
+        if sha is None:
+            binary = object_id(TREE, content)
+            sha = binary.hex().encode()
+            if sha not in sides:
+                objects.append((content, binary))
+                # the push that follows copies it as it is here, hashed already
+                reader.trees.keep(sha, content, checked=True)
         root.add(name.encode(), DIR_MODE, ObjectID(sha))
     if ours.root and root.id.decode() == ours.root:
         return root.id, objects

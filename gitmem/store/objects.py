@@ -99,8 +99,8 @@ class NewObjects:
         self.memories: list[tuple[MemoryFiles, Memory]] = []
         self._seen: set[bytes] = set()
 
-    def _add(self, type_num: int, content: bytes) -> bytes:
-        sha = object_id(type_num, content)
+    def _add(self, type_num: int, content: bytes, sha: bytes | None = None) -> bytes:
+        sha = object_id(type_num, content) if sha is None else sha
         hexid = sha.hex().encode()
         if sha not in self._seen:  # one object twice in a pack would make a bad index
             self._seen.add(sha)
@@ -121,9 +121,9 @@ class NewObjects:
         self.trees[hexid.decode()] = tree
         return hexid
 
-    def add_tree_content(self, content: bytes) -> bytes:
-        """Add a tree given as its raw content; returns its hex id."""
-        return self._add(TREE, content)
+    def add_tree_content(self, content: bytes, sha: bytes | None = None) -> bytes:
+        """Add a tree given as its raw content (and its binary id, if known); returns its hex id."""
+        return self._add(TREE, content, sha)
 
     def add_commit(
         self, tree: bytes, parents: list[str], ident: bytes, when: int, message: bytes

@@ -91,7 +91,9 @@ class Remote:
                 try:
                     # the pack folder is fsynced by the caller, for either road
                     wanted = sorted(set(heads.values()))
-                    copy_history(local, self._repo, wanted, sync_folder=False, trees=trees)
+                    copy_history(
+                        local, self._repo, wanted, sync_folder=False, trees=trees, into_own=True
+                    )
                 except (KeyError, OSError, ValueError) as exc:
                     raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
             return heads

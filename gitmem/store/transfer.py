@@ -41,7 +41,15 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.trees import BadTree, Trees, common_head, common_tail, named, starts_of
+from gitmem.store.trees import (
+    BadTree,
+    Trees,
+    common_head,
+    common_tail,
+    named,
+    starts_in,
+    starts_of,
+)
 
 __all__ = ["copy_history", "packed_reads"]
 
@@ -63,12 +71,16 @@ def copy_history(
     *,
     sync_folder: bool = True,
     trees: Trees | None = None,
+    into_own: bool = False,
 ) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
     ``target`` lacks, as one durable pack; returns how many objects were copied.
 
     ``trees``: trees shared with the other readers of a sync (what this copy reads of
-    them is checked against their ids before it is shared).
+    them from ``source`` is checked against their ids before it is shared).
+    ``into_own``: ``target`` is the repository of those readers (a fetch), so a tree
+    it holds already (a new commit's parent's) is read from it, as its own, not from
+    ``source`` and checked.
 
     With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
     ``target``'s pack folder before a ref names what arrived.
@@ -76,10 +88,11 @@ def copy_history(
     Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
     whose content does not match its id, ``OSError`` for a failed read or write."""
     reader = _RawReader(source.object_store)
+    own = _RawReader(target.object_store) if into_own and trees is not None else None
     try:
         commits = _new_commits(reader, target, heads)
         objects: dict[str, _Object] = {}
-        cache = _TreeCache(reader, trees)
+        cache = _TreeCache(reader, trees, own)
         for sha in reversed(commits):  # oldest first: a tree's delta base is written before it
             tree, parents = reader.links(sha)
             kind, content, packed = reader.entry(sha)
@@ -87,6 +100,8 @@ def copy_history(
             _copy_tree(reader, cache, tree, [reader.links(p)[0] for p in parents], objects)
     finally:
         reader.close()
+        if own is not None:
+            own.close()
     if objects:
         _write_pack(target.object_store, objects, cache.checked, sync_folder=sync_folder)
     return len(objects)
@@ -232,9 +247,12 @@ class _TreeCache:
     """Trees by id (bounded: a long history passes many): their content and where each
     entry starts, and, when asked, all their entries."""
 
-    def __init__(self, reader: _RawReader, shared: Trees | None = None) -> None:
+    def __init__(
+        self, reader: _RawReader, shared: Trees | None = None, own: _RawReader | None = None
+    ) -> None:
         self._reader = reader
         self._shared = shared
+        self._own = own
         self._trees: dict[str, _Tree] = {}
         self._sets: dict[str, Entries] = {}
         self.checked: dict[str, bytes] = {}
@@ -279,8 +297,19 @@ class _TreeCache:
         return found
 
     def _read(self, sha: bytes) -> bytes:
-        """A tree's content from the source; one shared with other readers is checked
-        against its id first (the source may be another repository)."""
+        """A tree's content from the target when it is the sharing readers' own
+        repository and holds it, else from the source; one read from the source and
+        shared with other readers is checked against its id first (the source may be
+        another repository)."""
+        if self._own is not None:
+            try:
+                kind, content = self._own.raw(sha.decode())
+            except KeyError:
+                pass  # new in this copy, and let go of by the bounded caches
+            else:
+                if kind != _TREE:
+                    raise ValueError(f"object {sha.decode()} is not a tree")
+                return content
         kind, content = self._reader.raw(sha.decode())
         if kind != _TREE:
             raise ValueError(f"object {sha.decode()} is not a tree")
@@ -292,9 +321,10 @@ class _TreeCache:
         """Hand a tree read from the source to the other readers, checked first."""
         if self._shared is not None:
             if self.checked.get(sha) is not content:
-                _check(sha, _TREE, content)
+                if self._shared.checked(sha.encode()) is not content:
+                    _check(sha, _TREE, content)
                 self.checked[sha] = content
-            self._shared.keep(sha.encode(), content, starts)
+            self._shared.keep(sha.encode(), content, starts, checked=True)
 
     def kept(self, sha: str) -> bytes | None:
         """Tree ``sha``'s content if this copy or another reader of the sync read it
@@ -382,7 +412,11 @@ def _starts_of(sha: str, content: bytes) -> list[int]:
     """Where each entry of a whole tree starts, and its length last: from dulwich's
     native parse, each entry's length made from its mode's usual spelling, checked
     against the tree's length (a mode spelled otherwise, say with a leading zero, or
-    an unusual mode, is found by reading the entries one by one)."""
+    an unusual mode, is found by reading the entries one by one); a tree of usual
+    entries is placed from its bytes, not parsed."""
+    found = starts_in(content)
+    if found is not None:
+        return found
     try:
         entries = list(parse_tree(content, _SHA_LENGTH))
     except ObjectFormatException as exc:
@@ -550,7 +584,9 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
 
 def _check(sha: str, kind: int, content: bytes) -> None:
     """Refuse an object whose content does not match its id."""
-    if sha1(object_header(kind, len(content)) + content).hexdigest() != sha:
+    digest = sha1(object_header(kind, len(content)))
+    digest.update(content)  # not joined to its header first: a copy of the whole content
+    if digest.hexdigest() != sha:
         raise ValueError(f"object {sha} does not match its content")
 
 

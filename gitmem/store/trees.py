@@ -16,6 +16,7 @@ against its id.
 
 from __future__ import annotations
 
+import re
 import stat
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, repeat
@@ -53,6 +54,7 @@ __all__ = [
     "only_in",
     "parse",
     "spliced",
+    "starts_in",
     "starts_of",
 ]
 
@@ -82,6 +84,47 @@ def starts_of(entries: Entries, size: int) -> list[int] | None:
     )
     starts = list(accumulate(lengths, initial=0))
     return starts if starts[-1] == size else None
+
+
+# a tree every entry of which has a mode git writes, spelled as git spells it, and a
+# name: held to that whole in one pass of the engine (linear: an entry matches one way
+# only, and the possessive repeats never give one back to try another)
+_USUAL = re.compile(rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+", re.DOTALL)
+# a tree all of whose entries have one mode (a fan-out folder's files, a root's
+# folders): each entry, in one pass
+_ALIKE = {
+    mode: re.compile(rb"%s [^\0]++\0.{20}" % mode, re.DOTALL) for mode in (b"100644", b"40000")
+}
+
+
+def starts_in(content: bytes) -> list[int] | None:
+    """Where each entry of a tree's ``content`` starts, and its length last, found
+    without parsing its entries: what :func:`starts_of` finds of git's parse of the
+    tree, when every mode is a usual one spelled as git spells it and no name is empty
+    (else ``None``, nothing parsed).
+
+    A tree of entries of one mode: the entries the engine finds one after the other,
+    whose lengths add up to the tree's, lie end to end from its first byte, each as
+    git's parse reads it. Else, once the whole tree is known to be such entries, each
+    entry's name ends at the first NUL past its mode, and its id fills the 20 bytes
+    after that: a NUL inside an id is never searched from."""
+    for mode, pattern in _ALIKE.items():
+        if content.startswith(mode + b" "):
+            starts = list(accumulate(map(len, pattern.findall(content)), initial=0))
+            if starts[-1] == len(content):
+                return starts
+            break
+    if _USUAL.fullmatch(content) is None:
+        return None
+    placed: list[int] = []
+    append = placed.append
+    find = content.find
+    at, end = 0, len(content)
+    while at < end:
+        append(at)
+        at = find(b"\0", at + 6) + 21  # past the shortest mode and its space
+    append(end)
+    return placed
 
 
 _SMALL = 16  # entries of a tree read whole rather than from where it differs
@@ -124,6 +167,8 @@ class Trees:
         self._entries: dict[bytes, Entries] = {}
         self._starts: dict[bytes, list[int]] = {}
         self._differences: dict[tuple[bytes, bytes], tuple[Entries, Entries]] = {}
+        self._checked: dict[bytes, bytes] = {}
+        self._files: dict[tuple[bytes, tuple[bytes, ...]], list[tuple[int, bytes] | None]] = {}
 
     def content(self, sha: bytes, read: Read) -> bytes:
         found = self._contents.get(sha)
@@ -144,11 +189,21 @@ class Trees:
             _keep(self._entries, self.most, sha, found)
         return found
 
-    def keep(self, sha: bytes, content: bytes, starts: list[int] | None = None) -> None:
-        """Keep what a reader found of tree ``sha`` (see the module's text)."""
+    def keep(
+        self, sha: bytes, content: bytes, starts: list[int] | None = None, *, checked: bool = False
+    ) -> None:
+        """Keep what a reader found of tree ``sha`` (see the module's text); ``checked``:
+        ``content`` was found to hash to ``sha`` (a copy that writes it need not hash it
+        again)."""
         _keep(self._contents, self.most, sha, content)
         if starts is not None:
             _keep(self._starts, self.most, sha, starts)
+        if checked:
+            _keep(self._checked, self.most, sha, content)
+
+    def checked(self, sha: bytes) -> bytes | None:
+        """The content of tree ``sha`` if it was found to hash to ``sha`` (nothing is read)."""
+        return self._checked.get(sha)
 
     def starts(self, sha: bytes, read: Read) -> list[int] | None:
         """Where each entry of tree ``sha`` starts, its length last; ``None`` unless
@@ -158,8 +213,13 @@ class Trees:
             entries = self._entries.get(sha)
             content = self.content(sha, read)
             if entries is None:
-                # a folder of a large store holds hundreds of entries: parsed to place
-                # them, kept only when few (`differing` parses the spans it compares)
+                # a folder of a large store holds hundreds of entries: placed from its
+                # bytes, not parsed (`differing` parses the spans it compares); a small
+                # tree, or one written otherwise, is parsed, and its entries kept when few
+                found = starts_in(content)
+                if found is not None and len(found) > _SMALL + 1:
+                    _keep(self._starts, self.most, sha, found)
+                    return found
                 entries = parse(content, sha)
                 if len(entries) <= _SMALL:
                     _keep(self._entries, self.most, sha, entries)
@@ -173,12 +233,21 @@ class Trees:
         """The ``(mode, hex id)`` of tree ``sha``'s entries ``names`` (``None`` for a name
         it lacks; of a name given twice, the last, as git reads it), found in its raw
         bytes without parsing them; ``None`` (nothing read) unless its content and
-        where each entry starts are kept."""
+        where each entry starts are kept. What is found is kept (a sync asks for a
+        memory's files in a folder again as it compares, merges and sums up); callers
+        do not change the list."""
+        key = (sha, tuple(names))
+        answer = self._files.get(key)
+        if answer is not None:
+            return answer
         content = self._contents.get(sha)
         starts = self._starts.get(sha)
         if content is None or starts is None:
             return None
-        return [named(content, starts, name) for name in names]
+        found = _indexes_of(content, starts, names)
+        answer = [_at(content, starts, found[name][-1]) if found[name] else None for name in names]
+        _keep(self._files, self.most, key, answer)
+        return answer
 
     def kept_content(self, sha: bytes) -> bytes | None:
         """The content of tree ``sha`` if it is kept (nothing is read)."""
@@ -286,9 +355,12 @@ def named(content: bytes, starts: list[int], name: bytes) -> tuple[int, bytes] |
     """The ``(mode, hex id)`` of the last entry ``name`` of a raw tree whose entries
     start at ``starts`` (see ``_indexes``)."""
     found = _indexes(content, starts, name)
-    if not found:
-        return None
-    start, end = starts[found[-1]], starts[found[-1] + 1]
+    return _at(content, starts, found[-1]) if found else None
+
+
+def _at(content: bytes, starts: list[int], i: int) -> tuple[int, bytes]:
+    """The ``(mode, hex id)`` of entry ``i`` of a raw tree whose entries start at ``starts``."""
+    start, end = starts[i], starts[i + 1]
     mode = content[start : content.index(b" ", start)]
     return int(mode, 8), content[end - 20 : end].hex().encode()
 
@@ -301,11 +373,12 @@ def spliced(content: bytes, starts: list[int], files: Mapping[bytes, bytes | Non
     ``None`` when that cannot be done so (a name given twice, an entry out of git's
     order where a new one goes): the caller encodes the tree whole."""
     cuts: list[tuple[int, int, bytes, bytes]] = []
+    indexes = _indexes_of(content, starts, list(files))
     for name, sha in files.items():
         if len(sha or b"0" * 40) != 40:
             return None
         entry = b"" if sha is None else b"100644 " + name + b"\0" + bytes.fromhex(sha.decode())
-        found = _indexes(content, starts, name)
+        found = indexes[name]
         if len(found) > 1:
             return None
         if found:
@@ -338,6 +411,37 @@ def _indexes(content: bytes, starts: list[int], name: bytes) -> list[int]:
         if at + len(needle) + 20 == starts[i + 1] and b" " not in content[starts[i] : at]:
             found.append(i)
         at = content.find(needle, at + 1)
+    return found
+
+
+def _indexes_of(
+    content: bytes, starts: list[int], names: Sequence[bytes]
+) -> dict[bytes, list[int]]:
+    """Which entries of a raw tree are named each of ``names`` (as ``_indexes`` finds
+    them), the names that share a stem (a memory's files: ``<slug>.md``,
+    ``<slug>.code.ts``, ``<slug>.onuse.ts``) found in one search of the bytes for what
+    they begin with alike, not one search each: a name is missing from most folders,
+    and a search for it reads the folder to its end."""
+    found: dict[bytes, list[int]] = {name: [] for name in names}
+    stems: dict[bytes, set[bytes]] = {}
+    for name in found:
+        stems.setdefault(name.partition(b".")[0], set()).add(name)
+    for stem, group in stems.items():
+        if len(group) == 1:
+            [name] = group
+            found[name] = _indexes(content, starts, name)
+            continue
+        needle = b" " + stem + (b"." if all(b"." in name for name in group) else b"")
+        at = content.find(needle)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            # the first space of its entry (the one after the mode), so the name runs
+            # from there to the NUL 20 bytes before the next entry
+            if b" " not in content[starts[i] : at]:
+                name = content[at + 1 : starts[i + 1] - 21]
+                if name in group:
+                    found[name].append(i)
+            at = content.find(needle, at + 1)
     return found
 
 
