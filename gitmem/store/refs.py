@@ -29,6 +29,8 @@ from gitmem.store.objects import Record
 __all__ = ["Refs"]
 
 _HEX_RE = re.compile(rb"[0-9a-f]{40}")
+# a server reads the same few refs (a store's branch, a notice watermark) at every call
+_PATHS_MAX = 1024
 
 
 class Refs:
@@ -39,14 +41,20 @@ class Refs:
         self._repo = repo
         self._read_lock = read_lock
         self._objects = os.path.join(directory, "objects")
+        self._paths: dict[Ref, str] = {}
 
     def read(self, ref: Ref) -> str | None:
         """The commit ``ref`` names, or ``None``."""
         # the common case, a loose ref, read directly: a ref moves by an atomic rename,
         # so a read sees the old commit or the new one (symbolic and packed refs, or
         # anything odd, go through dulwich)
+        path = self._paths.get(ref)
+        if path is None:
+            path = os.path.join(self.directory, os.fsdecode(ref))
+            if len(self._paths) < _PATHS_MAX:
+                self._paths[ref] = path
         try:
-            fd = os.open(os.path.join(self.directory, os.fsdecode(ref)), os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY)
             try:
                 data = os.read(fd, 42)
             finally:
