@@ -27,7 +27,7 @@ both slugs and paths is not gitmem's.
 
 from __future__ import annotations
 
-import functools
+import re
 from types import MappingProxyType
 
 from gitmem.errors import InvalidPath
@@ -39,7 +39,6 @@ from gitmem.names import check_path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from re import Pattern
     from typing import NamedTuple
 
     from gitmem.types import Op
@@ -155,18 +154,19 @@ def parse_message(message: bytes) -> Facts | None:
 
     Only the trailer block is read: the paragraph after the subject line and a blank
     line, as gitmem writes it. A ``Gitmem-`` line anywhere else (the subject, a
-    paragraph after the block) is text. (A message as gitmem writes it is read in one
-    pass: see :func:`parse_edits`.)"""
+    paragraph after the block) is text. (A message as gitmem writes it is read by one
+    match: see :func:`parse_edits`.)"""
     written = _as_written(message)
     if written is not None:
-        edits, numbers, end, stop = written
+        edits, match, stop = written
         extra: dict[str, str] = {}
         # as the full reading takes them: the lines of the decoded text
-        for line in message[end:stop].decode("utf-8", "replace").splitlines():
+        for line in message[match.end() : stop].decode("utf-8", "replace").splitlines():
             if line.startswith("Gitmem-"):
                 key, sep, value = line.partition(": ")
                 if sep:
                     extra[key] = value
+        numbers = [int(n) for n in match.group(6, 7, 8, 9, 10, 11)]
         return Facts(edits, Totals(*numbers[0:3]), Totals(*numbers[3:6]), MappingProxyType(extra))
     read = _trailers(message)
     if read is None:
@@ -186,95 +186,47 @@ def parse_edits(message: bytes, start: int = 0) -> tuple[Edited, ...] | None:
     """``parse_message(message[start:]).edits`` (``None`` for a commit gitmem did not
     make), without making the rest of the facts: what a walk of a whole history reads
     (a raw commit and where its message starts, whose bytes a message as gitmem writes
-    it is read in without copying them out). A message as gitmem writes it is read by
-    one match of a pattern (a walk reads thousands: the pattern, in C, reads each
-    faster than :func:`_as_written`), which takes the messages that reads alike."""
-    match = _written().match(message, start)
-    if match is not None and match[1].decode("utf-8", "replace").strip():
-        end = match.end()
-        stop = message.find(b"\n\n", end)
-        if not _deciding().search(message, end, stop if stop >= 0 else len(message)):
-            if match[2] is None:
-                return ()
-            edits = (Edited(match[2].decode(), match[3].decode(), int(match[4])),)
-            if match[5]:
-                edits += tuple(
-                    Edited(s.decode(), o.decode(), int(r)) for s, o, r in _trio().findall(match[5])
-                )
-            if len({edit.slug for edit in edits}) == len(edits):
-                return edits
+    it is read in without copying them out)."""
+    written = _as_written(message, start)
+    if written is not None:
+        return written[0]
     read = _trailers(message[start:] if start else message)
     return read[0] if read is not None else None
 
 
 def _as_written(
     message: bytes, start: int = 0
-) -> tuple[tuple[Edited, ...], list[int], int, int] | None:
+) -> tuple[tuple[Edited, ...], re.Match[bytes], int] | None:
     """The edits of the message that starts at ``start``, when it reads exactly as
-    gitmem writes one (a subject line, a blank line, then the trios, the totals and
-    peaks in their order, then trailers of other names), its six numbers, where the
-    line of its last number ends and where the trailer block ends; ``None``: any other
-    message, for the full reading. Both read such a message alike: every line read here
-    is one the full reading takes the same way, and the rest names none of the
-    trailers that decide the edits, the totals or whether the message is gitmem's.
-    The lines are read as bytes, each held to its ASCII shape (which UTF-8, bad bytes
-    replaced, decodes as itself), with ``bytes`` methods alone: a push hook's process
-    loads no ``re``."""
-    nl = message.find(b"\n", start)
-    if nl < 0 or message[nl + 1 : nl + 2] != b"\n":
+    gitmem writes one (the trios, then the totals and peaks in their order, then
+    trailers of other names), the match that read them, and where the trailer block
+    ends; ``None``: any other message, for the full reading. Both read such a message
+    alike: every line the match takes is one the full reading takes the same way, and
+    the rest names none of the trailers that decide the edits, the totals or whether
+    the message is gitmem's. The match reads bytes: its patterns are ASCII, which UTF-8
+    (bad bytes replaced) decodes as itself, so it takes the lines a match of the
+    decoded text would."""
+    match = _WRITTEN.match(message, start)
+    if match is None:
         return None
-    if not message[start:nl].decode("utf-8", "replace").strip():  # as text: str's whitespace
+    if not match[1].decode("utf-8", "replace").strip():  # as text: str's whitespace
         return None
-    stop = message.find(b"\n\n", nl + 2)
+    end = match.end()
+    stop = message.find(b"\n\n", end)
     if stop < 0:
         stop = len(message)
-    lines = message[nl + 2 : stop].split(b"\n")
-    edits: list[Edited] = []
-    at = 0
-    while at + 3 <= len(lines) and lines[at].startswith(_SLUG_KEY):
-        slug, op, revision = lines[at][13:], lines[at + 1][11:], lines[at + 2][17:]
-        if not (
-            0 < len(slug) <= 64
-            and not slug.translate(None, _SLUG_BYTES)
-            and lines[at + 1].startswith(_OP_KEY)
-            and 0 < len(op) <= 32
-            and 97 <= op[0] <= 122  # a lower-case letter first
-            and not op.translate(None, _OP_BYTES)
-            and lines[at + 2].startswith(_REVISION_KEY)
-            and revision.isdigit()
-        ):
-            return None
-        edits.append(Edited(slug.decode(), op.decode(), int(revision)))
-        at += 3
-    six = lines[at : at + 6]
-    # the totals' lines with their digits deleted are the keys alone, and no number is empty
-    if b"\n".join(six).translate(None, _DIGITS) != _TOTALS_BARE:
+    if _DECIDING.search(message, end, stop):
         return None
-    numbers = [line[width:] for line, width in zip(six, _TOTAL_WIDTHS, strict=False)]
-    if not all(numbers):
-        return None
-    end = nl + 2 + sum(map(len, lines[: at + 6])) + at + 5  # the last number's line, no newline
-    rest = message.find(b"Gitmem-", end, stop)
-    while rest >= 0:
-        if message.startswith(_DECIDING, rest + 7):
-            return None
-        rest = message.find(b"Gitmem-", rest + 7, stop)
-    if len({edit.slug for edit in edits}) < len(edits):
-        return None  # a slug named twice: the full reading refuses it
-    return tuple(edits), list(map(int, numbers)), end, stop
-
-
-_SLUG_KEY = b"Gitmem-Slug: "
-_OP_KEY = b"Gitmem-Op: "
-_REVISION_KEY = b"Gitmem-Revision: "
-_TOTAL_WIDTHS = tuple(len(key) + 2 for key in TOTAL_KEYS)
-_TOTALS_BARE = b"\n".join(key.encode() + b": " for key in TOTAL_KEYS)
-_DIGITS = b"0123456789"
-# what deleting them from a slug's or an op's bytes leaves empty
-_SLUG_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
-_OP_BYTES = b"abcdefghijklmnopqrstuvwxyz-"
-# the rest of a trailer's name that decides the edits, or whether a message is gitmem's
-_DECIDING = (b"Slug", b"Path", b"Op", b"Revision", b"Count", b"Chars", b"Lines", b"Peak-")
+    if match[2] is None:
+        return (), match, stop
+    edits = (Edited(match[2].decode(), match[3].decode(), int(match[4])),)
+    if match[5]:
+        edits += tuple(
+            Edited(s.decode(), o.decode(), int(r)) for s, o, r in _TRIO.findall(match[5])
+        )
+        if len({edit.slug for edit in edits}) < len(edits):
+            return None  # a slug named twice: the full reading refuses it
+    return edits, match, stop
 
 
 # a trio as gitmem writes it: a slug, an op, a revision of plain digits, a line each
@@ -283,39 +235,19 @@ _TRIO_TEXT = (
     rb"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
     rb"Gitmem-Revision: ([0-9]+)\n"
 )
-
-
-@functools.cache
-def _trio() -> Pattern[bytes]:
-    import re  # compiled at a walk's first use: a push hook's process loads no re
-
-    return re.compile(_TRIO_TEXT)
-
-
-@functools.cache
-def _written() -> Pattern[bytes]:
-    """A message as gitmem writes it, to its last total: the same shape
-    :func:`_as_written` reads."""
-    import re
-
-    return re.compile(
-        rb"([^\n]*)\n\n(?:"
-        + _TRIO_TEXT
-        + rb"((?:"
-        + _TRIO_TEXT.replace(b"(", b"(?:")
-        + rb")*))?"
-        + b"".join(key.encode() + rb": [0-9]+\n" for key in TOTAL_KEYS[:-1])
-        + TOTAL_KEYS[-1].encode()
-        + rb": [0-9]+(?=\n|\Z)"
-    )
-
-
-@functools.cache
-def _deciding() -> Pattern[bytes]:
-    """A trailer that decides the edits, or whether a message is gitmem's."""
-    import re
-
-    return re.compile(rb"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
+_TRIO = re.compile(_TRIO_TEXT)
+_WRITTEN = re.compile(
+    rb"([^\n]*)\n\n(?:"
+    + _TRIO_TEXT
+    + rb"((?:"
+    + _TRIO_TEXT.replace(b"(", b"(?:")
+    + rb")*))?"
+    + b"".join(key.encode() + rb": ([0-9]+)\n" for key in TOTAL_KEYS[:-1])
+    + TOTAL_KEYS[-1].encode()
+    + rb": ([0-9]+)(?=\n|\Z)"
+)
+# a trailer that decides the edits, or whether a message is gitmem's
+_DECIDING = re.compile(rb"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
 
 
 def _trailers(
