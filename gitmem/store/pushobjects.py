@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import os
 import struct
+import zlib
 from binascii import hexlify
 
 from gitmem.lean.objects import (
     MappedPack,
     entry_header,
     inflate,
-    inflate_whole,
     loose_object,
     ofs_base,
     pack_bases,
@@ -64,6 +64,7 @@ _KEPT_MAX = 64 << 20  # bytes of read objects a pack keeps
 # a quarantined pack up to this size is read whole, in order, at the first object asked
 # (a push's own pack, whose objects the check reads nearly all of)
 _IN_ORDER_MAX = 32 << 20
+_SIZE_SHIFT_MAX = 53  # the last place a size's seven more bits may go (as entry_header)
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
 _Found = tuple[int, bytes]
 """An object's type number and content."""
@@ -294,19 +295,41 @@ class _Pack(MappedPack):
         )
         at_offset: dict[int, _Found] = {}
         spent = 0
+        inflater = zlib.decompressobj
+        # each entry's header, base distance and inflating as entry_header, ofs_base and
+        # inflate_whole read them, written out here: a push's pack holds thousands
         for at in sorted(named):
             try:
-                kind, size, start = entry_header(data, at)
-                if kind in _WHOLE:
-                    found = (kind, inflate_whole(data, start, size))
-                elif kind == _OFS_DELTA:
-                    base_at, start = ofs_base(data, start, at)
-                    held = at_offset.get(base_at)
+                byte = data[at]
+                kind, size, shift, start = (byte >> 4) & 7, byte & 0x0F, 4, at + 1
+                while byte & 0x80:
+                    if shift > _SIZE_SHIFT_MAX:
+                        raise ValueError("a size past any object's")
+                    byte = data[start]
+                    size, shift, start = size | (byte & 0x7F) << shift, shift + 7, start + 1
+                held = None
+                if kind == _OFS_DELTA:
+                    byte = data[start]
+                    distance, start = byte & 0x7F, start + 1
+                    while byte & 0x80:
+                        byte = data[start]
+                        distance, start = ((distance + 1) << 7) | (byte & 0x7F), start + 1
+                    held = at_offset.get(at - distance)
                     if held is None:
                         continue
-                    found = (held[0], b"".join(_APPLY(held[1], inflate_whole(data, start, size))))
-                else:
+                elif kind not in _WHOLE:
                     continue
+                stream = inflater()
+                content = stream.decompress(
+                    data[start : start + size + 5 * (size >> 14) + 64], size + 1
+                )
+                if len(content) != size or not stream.eof:
+                    break
+                found = (
+                    (kind, content)
+                    if held is None
+                    else (held[0], b"".join(_APPLY(held[1], content)))
+                )
             except Exception:  # a damaged entry, read (and refused) when it is asked for
                 break
             spent += len(found[1])
