@@ -286,7 +286,7 @@ class _Pack(MappedPack):
         entry from one that does not read on, are left to :meth:`read`, which reads
         them as it reads any object, and refuses what does not read."""
         count, data = self._count, self._data
-        starts = struct.unpack_from(f">{count}L", self._idx, self._offsets)
+        starts: tuple[int, ...] = struct.unpack_from(f">{count}L", self._idx, self._offsets)
         if count == 0 or max(starts) & 0x80000000:
             return 0
         names = hexlify(self._idx[1032 : 1032 + 20 * count])
