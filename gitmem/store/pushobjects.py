@@ -133,7 +133,10 @@ class Objects:
     def holds(self, sha: bytes, main_only: bool = False) -> bool:
         """Whether an object is here (``main_only``: in the repository before the push)."""
         binary = bytes.fromhex(sha.decode("ascii"))
-        return any(folder.holds(binary) for folder in (self.main if main_only else self.folders))
+        for folder in self.main if main_only else self.folders:  # asked for every new commit
+            if folder.holds(binary):
+                return True
+        return False
 
     def _read_pushed(self) -> dict[bytes, _Found]:
         """What the quarantine's packs hold, each read in one pass (see
@@ -216,8 +219,9 @@ class _Folder:
         return None
 
     def holds(self, binary: bytes) -> bool:
-        if any(pack.offset(binary) is not None for pack in self.packs):
-            return True
+        for pack in self.packs:
+            if pack.offset(binary) is not None:
+                return True
         sha = binary.hex()
         if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
             return True
