@@ -22,6 +22,7 @@ import os
 import struct
 import zlib
 from binascii import hexlify
+from itertools import repeat
 
 from gitmem.lean.objects import (
     MappedPack,
@@ -133,10 +134,8 @@ class Objects:
     def holds(self, sha: bytes, main_only: bool = False) -> bool:
         """Whether an object is here (``main_only``: in the repository before the push)."""
         binary = bytes.fromhex(sha.decode("ascii"))
-        for folder in self.main if main_only else self.folders:  # asked for every new commit
-            if folder.holds(binary):
-                return True
-        return False
+        # asked for every new commit: no generator made for it
+        return any(map(_Folder.holds, self.main if main_only else self.folders, repeat(binary)))
 
     def _read_pushed(self) -> dict[bytes, _Found]:
         """What the quarantine's packs hold, each read in one pass (see
