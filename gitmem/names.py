@@ -22,18 +22,16 @@ re-exported by :mod:`gitmem.types`.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from gitmem.errors import InvalidArgument, InvalidPath, InvalidSlug
+from gitmem.lean.shapes import SLUG_CHARS, op_shape
 
 __all__ = [
     "NAME_BYTES_MAX",
-    "OP_RE",
     "PATH_DEPTH",
     "PATH_MAX",
     "SLUG_MAX",
-    "SLUG_RE",
     "check_op",
     "check_path",
     "check_slug",
@@ -51,8 +49,9 @@ _HFS_IGNORED = frozenset(
 )
 # ASCII letters, digits, '_', '-' and '.' (not first), at most NAME_BYTES_MAX of them:
 # no rule below refuses such a name (each refused spelling starts with '.', or holds
-# '~', '/', '\\', NUL or a character outside ASCII)
-_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
+# '~', '/', '\\', NUL or a character outside ASCII); checked with ``str`` methods, as
+# the push hook's process loads no ``re``
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 # (name after the dot, the first six letters of its NTFS hashed short name)
 _SPECIAL = (("gitmodules", "gi7eba"), ("gitattributes", "gi7d29"))
 
@@ -120,7 +119,7 @@ def tree_name_problem(name: str) -> str | None:
     """Why ``name`` may not be an entry of a git tree, as the end of a sentence
     (``"is read as .git by git"``); ``None`` when git and a checkout take it as a plain
     name."""
-    if _PLAIN.fullmatch(name):
+    if 0 < len(name) <= NAME_BYTES_MAX and name[0] != "." and _PLAIN.issuperset(name):
         return None  # the common case, decided in one step
     if not name:
         return "is empty"
@@ -144,10 +143,7 @@ def tree_name_problem(name: str) -> str | None:
     return None
 
 
-OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
-
 SLUG_MAX = 64
-SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def check_slug(slug: object) -> str:
@@ -163,7 +159,7 @@ def check_slug(slug: object) -> str:
         raise InvalidSlug(
             f"memory name {slug[:20]!r}... is {len(slug)} characters; use at most {SLUG_MAX}"
         )
-    if not SLUG_RE.fullmatch(slug):
+    if not SLUG_CHARS.issuperset(slug):
         bad = sorted({c for c in slug if not (c.isascii() and (c.isalnum() or c in "._-"))})
         shown = " ".join(repr(c) for c in bad[:5])
         raise InvalidSlug(
@@ -229,7 +225,7 @@ _LINE_BREAKING = frozenset(("Cc", "Zl", "Zp"))
 def check_op(op: object) -> str:
     """Return ``op`` if it is a usable op name (``[a-z][a-z-]{0,31}``), else raise
     ``InvalidArgument``."""
-    if not isinstance(op, str) or not OP_RE.fullmatch(op):
+    if not isinstance(op, str) or not op_shape(op):
         shown = repr(op[:40]) if isinstance(op, str) else type(op).__name__
         raise InvalidArgument(
             f"op {shown} is not usable; an op is a lowercase word of 1-32 letters and '-' "

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 
 from gitmem.errors import InvalidArgument, SecretFound
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from re import Pattern
     from typing import NamedTuple
 
     from gitmem.types import MemoryParts
@@ -134,8 +134,11 @@ _PLACEHOLDERS = frozenset(
 
 
 @functools.cache
-def _re(pattern: str) -> re.Pattern[str]:
-    """``pattern`` compiled, once per process, at its first use."""
+def _re(pattern: str) -> Pattern[str]:
+    """``pattern`` compiled, once per process, at its first use (``re`` itself loaded
+    then: a push hook's process that meets no candidate never loads it)."""
+    import re
+
     return re.compile(pattern)
 
 

@@ -17,12 +17,15 @@ from typing import Any, Protocol
 from gitmem.errors import InvalidAuthor
 from gitmem.lean.text import check_text, count_lines
 from gitmem.lean.totals import Totals
-from gitmem.names import OP_RE as OP_RE
 from gitmem.names import PATH_DEPTH as PATH_DEPTH
 from gitmem.names import PATH_MAX as PATH_MAX
 from gitmem.names import SLUG_MAX as SLUG_MAX
-from gitmem.names import SLUG_RE as SLUG_RE
 from gitmem.names import check_op, check_path, check_slug
+
+OP_RE = re.compile(r"[a-z][a-z-]{0,31}")
+"""An op's shape (:func:`gitmem.names.check_op` holds an op to it)."""
+SLUG_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+"""A slug's characters and length (:func:`gitmem.names.check_slug` holds a slug to them)."""
 
 __all__ = [
     "AGENT_EMAIL",

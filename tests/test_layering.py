@@ -108,6 +108,7 @@ ORDER: dict[str, list[str]] = {
         "files",
         "tuples",
         "text",
+        "shapes",
         "totals",
         "alike",
         "layout",

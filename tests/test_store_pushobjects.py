@@ -174,3 +174,126 @@ def test_a_damaged_pack_does_not_read(tmp_path: Path) -> None:
             assert found is None or found == want
     finally:
         objects.close()
+
+
+def quarantined(tmp_path: Path, repo: Path, server: Path, revs: bytes, thin: bool = False) -> Path:
+    """A quarantine folder as receive-pack leaves it for ``server``: the pack of
+    ``revs`` (the objects the push brings; ``thin``: deltas on bases the server holds,
+    which index-pack appends), indexed by ``git index-pack``."""
+    args = ["pack-objects", "-q", "--revs", "--delta-base-offset", "--stdout"]
+    data = git(repo, *args, *(["--thin"] if thin else []), stdin=revs)
+    folder = tmp_path / "incoming"
+    (folder / "pack").mkdir(parents=True)
+    fix = ["--fix-thin"] if thin else []
+    git(server, "index-pack", *fix, "--stdin", str(folder / "pack" / "p.pack"), stdin=data)
+    return folder
+
+
+def chained(path: Path, commits: int = 12) -> Path:
+    """A repository whose one file changes one more line each commit: each version is
+    nearest the next, so a pack holds it as a delta on that one (chains of deltas)."""
+    git(path.parent, "init", "-q", "-b", "main", path.name)
+    lines = [f"line {k} of the notes, unchanged so far\n" for k in range(300)]
+    for i in range(commits):
+        lines[i * 37 % 300] = f"line changed by commit {i:02d} of twelve\n"
+        (path / "a.md").write_text("".join(lines))
+        git(path, "add", ".")
+        git(path, "commit", "-q", "-m", f"change {i}")
+    return path
+
+
+def test_a_pushed_pack_is_read_in_one_pass(tmp_path: Path) -> None:
+    """A quarantined pack of offset-delta chains is read whole, in pack order, at the
+    first object asked: every object of it is then found without another read, and
+    each is what git reads."""
+    repo = chained(tmp_path / "r")
+    expected = every_object(repo)
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    objects = Objects(str(bare), str(folder))
+    pack = objects.folders[0].packs[0]
+    kinds = git(folder, "verify-pack", "-v", str(folder / "pack" / "p.idx")).decode()
+    assert "chain length = 8:" in kinds  # deltas on deltas
+    pushed = {sha: want for sha, want in expected.items() if pack.offset(bytes.fromhex(sha))}
+    assert len(pushed) == pack.count
+    try:
+        assert objects.get(next(iter(pushed)).encode()) == next(iter(pushed.values()))
+        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
+        assert read == {sha.encode(): want for sha, want in pushed.items()}
+    finally:
+        objects.close()
+    read_all(Objects(str(bare), str(folder)), expected)
+
+
+def test_a_thin_pushed_pack_reads_its_deltas_on_held_bases(tmp_path: Path) -> None:
+    """A thin pack's deltas on bases the server held (index-pack appends those bases
+    and names them by id) are left to the lookup, and read as git reads them."""
+    repo = history(tmp_path / "r")
+    expected = every_object(repo)
+    server = tmp_path / "s.git"
+    git(tmp_path, "init", "-q", "--bare", "s.git")
+    git(repo, "push", "-q", str(server), "main~4:refs/heads/main")
+    folder = quarantined(tmp_path, repo, server, b"main\n^main~4\n", thin=True)
+    listed = git(folder, "verify-pack", "-v", str(folder / "pack" / "p.idx")).decode()
+    assert any(
+        line.split()[1:2] == ["blob"] and len(line.split()) == 7 for line in listed.splitlines()
+    )
+    objects = Objects(str(server), str(folder))
+    try:
+        wanted = {sha: want for sha, want in expected.items() if objects.holds(sha.encode())}
+        assert len(wanted) == len(expected) - 1  # every object but the tag
+    finally:
+        objects.close()
+    read_all(Objects(str(server), str(folder)), wanted)
+
+
+def test_a_damaged_pushed_pack_reads_nothing_wrong(tmp_path: Path) -> None:
+    """A quarantined pack whose bytes were changed stops the pass where it first does
+    not read; each object asked then raises or is None, never other content."""
+    repo = history(tmp_path / "r", commits=4)
+    expected = every_object(repo)
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    pack = folder / "pack" / "p.pack"
+    data = bytearray(pack.read_bytes())
+    for at in range(len(data) // 2, len(data) - 20, 5):
+        data[at] ^= 0x55
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    objects = Objects(str(bare), str(folder))
+    read = 0
+    try:
+        for sha, want in expected.items():
+            try:
+                found = objects.get(sha.encode())
+            except Exception:
+                continue
+            assert found is None or found == want
+            read += found is not None
+    finally:
+        objects.close()
+    assert 0 < read < len(expected)
+
+
+def test_a_pushed_pack_past_the_budget_is_read_in_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass keeps at most the reader's budget of bytes: the objects past it are
+    read by lookup, alike."""
+    monkeypatch.setattr(pushobjects, "_KEPT_MAX", 40_000)
+    repo = chained(tmp_path / "r")
+    expected = every_object(repo)
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    objects = Objects(str(bare), str(folder))
+    try:
+        objects.get(next(iter(expected)).encode())
+        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
+        assert read is not None and 0 < len(read) < len(expected)
+        assert sum(len(content) for _, content in read.values()) <= 40_000
+    finally:
+        objects.close()
+    read_all(Objects(str(bare), str(folder)), expected)

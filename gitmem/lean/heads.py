@@ -10,6 +10,7 @@ that does not read is ``None``, for the full reader.
 from __future__ import annotations
 
 from gitmem.lean.objects import COMMIT, Objects, Unreadable
+from gitmem.lean.shapes import op_shape, slug_shape
 
 __all__ = [
     "SESSION_TRAILER",
@@ -20,6 +21,8 @@ __all__ = [
     "facts",
     "head",
     "message_of",
+    "op_shape",
+    "slug_shape",
     "trailer_block",
 ]
 
@@ -34,19 +37,6 @@ TOTAL_KEYS = (
 SESSION_TRAILER = "Gitmem-Session"
 """The session (or run) a write came from."""
 _EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Path")
-_SLUG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-_OP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz-")
-
-
-def slug_shape(slug: str) -> bool:
-    """Whether ``slug`` has a slug's characters and length (1-64)."""
-    return 0 < len(slug) <= 64 and _SLUG_CHARS.issuperset(slug)
-
-
-def op_shape(op: str) -> bool:
-    """Whether ``op`` has an op's shape: a lower-case letter, then up to 31 more
-    letters and ``-``."""
-    return 0 < len(op) <= 32 and "a" <= op[0] <= "z" and _OP_CHARS.issuperset(op)
 
 
 def trailer_block(message: bytes) -> list[str] | None:

@@ -32,8 +32,7 @@ __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 
 DIR_MODE = 0o040000
 _ZERO = "0" * 40
-_HEX = frozenset("0123456789abcdef")
-_HEX_BYTES = frozenset(b"0123456789abcdef")
+_HEX = "0123456789abcdef"  # what stripping them from an id leaves empty
 _HEX_DIGITS = b"0123456789abcdef"  # what deleting them from an id leaves empty
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
@@ -219,11 +218,11 @@ class Incoming:
 
     def has(self, sha: str) -> bool:
         """Whether the repository (pushed objects included) holds ``sha``."""
-        return _HEX.issuperset(sha) and len(sha) == 40 and self._objects.holds(sha.encode())
+        return len(sha) == 40 and not sha.strip(_HEX) and self._objects.holds(sha.encode())
 
     def in_main(self, sha: str) -> bool:
         """Whether ``sha`` was in the repository before the push (not quarantined)."""
-        readable = _HEX.issuperset(sha) and len(sha) == 40
+        readable = len(sha) == 40 and not sha.strip(_HEX)
         return readable and self._objects.holds(sha.encode(), main_only=True)
 
     # -- commits ---------------------------------------------------------------------
@@ -394,8 +393,8 @@ def _read_head(sha: str, raw: bytes) -> Head:
             parents.append(line[7:].decode("ascii", "replace"))
         elif line.startswith(b"author "):
             author = line[7:]
-    readable = len(tree) == 40 and _HEX_BYTES.issuperset(tree)
-    if not readable or any(len(p) != 40 or not _HEX.issuperset(p) for p in parents):
+    readable = len(tree) == 40 and not tree.translate(None, _HEX_DIGITS)
+    if not readable or any(len(p) != 40 or p.strip(_HEX) for p in parents):
         raise Refused("parse", sha, f"commit {sha[:12]} does not read")
     name = author.decode("utf-8", "replace").split(" <", 1)[0]
     return Head(tree, tuple(parents), name, message)

@@ -32,9 +32,8 @@ from types import MappingProxyType
 
 from gitmem.errors import InvalidPath
 from gitmem.lean.heads import TOTAL_KEYS
+from gitmem.lean.shapes import op_shape, slug_shape
 from gitmem.lean.totals import Totals
-from gitmem.names import OP_RE as _OP_RE
-from gitmem.names import SLUG_RE as _SLUG_RE
 from gitmem.names import check_path
 
 TYPE_CHECKING = False
@@ -291,11 +290,11 @@ def _trailers(
         for slug, op, revision in zip(named, ops, revisions, strict=True):
             # the history index stores these: no spaces, a number it can read back
             number = int(revision)
-            if number < 0 or not _OP_RE.fullmatch(op):
+            if number < 0 or not op_shape(op):
                 return None
             if paths:
                 check_path(slug)
-            elif not _SLUG_RE.fullmatch(slug):
+            elif not slug_shape(slug):
                 return None
             edits.append(Edited(slug, op, number))
         numbers = [int(trailers[k]) for k in TOTAL_KEYS]

@@ -41,6 +41,7 @@ __all__ = ["PushCommit", "PushReader", "PushedEdit", "PushedMemory", "Refused", 
 _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _CACHE_MAX = 20_000
+_SMALL = 16  # entries of a directory whose parsed entries are scanned for a memory's files
 _NAME, _MODE, _ID = itemgetter(0), itemgetter(1), itemgetter(2)
 _TEXT = methodcaller("decode", "utf-8", "replace")
 
@@ -119,6 +120,8 @@ class PushReader(Incoming):
         self._names: set[bytes] = set()
         self._homes: dict[str, str] = {}
         """Each valid slug met, with the fan-out directory it belongs in."""
+        self._wanted: dict[str, dict[bytes, str]] = {}
+        """Each slug met: its files' names as a tree holds them, and as text."""
 
     def commit(self, sha: str, kind: str) -> PushCommit:
         """Read one new commit as a store of ``kind`` holds it (``"files"`` or
@@ -308,7 +311,21 @@ class PushReader(Incoming):
         files' names are not decoded)."""
         if tree is None:
             return {}
-        wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+        wanted = self._wanted.get(slug)
+        if wanted is None:
+            wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+            if len(self._wanted) >= _CACHE_MAX:
+                self._wanted.clear()
+            self._wanted[slug] = wanted  # a push writes the same slugs again and again
+        held = self.trees.held(tree)
+        if held is not None and len(held) <= _SMALL:
+            # a small directory, parsed whole when its commit was compared: its entries
+            found: dict[str, bytes] = {}
+            for name, mode, sha in held:
+                text = wanted.get(name)
+                if text is not None and mode != DIR_MODE:
+                    found[text] = sha  # a name given twice: the last, as git reads it
+            return found
         # a directory the check of its commit compared: the files found in its raw bytes
         kept = self.trees.files(tree, list(wanted))
         if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):

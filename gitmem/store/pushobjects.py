@@ -7,7 +7,10 @@ their files alone: a pack's version-2 index and data mapped, an object's offset 
 in the index (by a dictionary of its names once a push has asked for enough of them),
 its zlib stream inflated and a delta applied to its base (each object of a pack read
 once and kept, within a budget: a hook reads nearly every object a push brings, each
-delta's chain of bases once); a loose object read from its file. dulwich's repository
+delta's chain of bases once); a loose object read from its file. The pack a push
+brought (in the quarantine) is read whole at the first object asked, in the order it
+holds its objects: each inflated once, each delta on an earlier entry applied to the
+base just read, every object then found by its id in one dictionary. dulwich's repository
 and pack layers are not loaded: what this reader does not read (an index of another
 version, an offset past 2 GiB, a pack that landed since the folder was listed) is
 asked of dulwich's object store for that folder, loaded then.
@@ -17,6 +20,9 @@ from __future__ import annotations
 
 import os
 import struct
+import zlib
+from binascii import hexlify
+from itertools import repeat
 
 from gitmem.lean.objects import (
     MappedPack,
@@ -56,6 +62,10 @@ _OFS_DELTA, _REF_DELTA = 6, 7
 # soon, a large repository's pack only when a push asks for much of it)
 _NAMED_SHARE = 64
 _KEPT_MAX = 64 << 20  # bytes of read objects a pack keeps
+# a quarantined pack up to this size is read whole, in order, at the first object asked
+# (a push's own pack, whose objects the check reads nearly all of)
+_IN_ORDER_MAX = 32 << 20
+_SIZE_SHIFT_MAX = 53  # the last place a size's seven more bits may go (as entry_header)
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
 _Found = tuple[int, bytes]
 """An object's type number and content."""
@@ -97,10 +107,18 @@ class Objects:
         main = os.path.join(common_dir(control_dir(git_dir)), "objects")
         self.main = _with_alternates(main, 0)
         self.folders = ([_Folder(quarantine)] if quarantine else []) + self.main
+        self._pushed: dict[bytes, _Found] | None = None if quarantine else {}
+        """The quarantined packs' objects read in order, by hex id (``None``: not yet)."""
 
     def get(self, sha: bytes) -> _Found | None:
         """``(type number, content)`` of the object with hex id ``sha``, or ``None``;
         raises when the object is there but does not read."""
+        pushed = self._pushed
+        if pushed is None:
+            pushed = self._pushed = self._read_pushed()
+        found = pushed.get(sha)
+        if found is not None:
+            return found
         binary = bytes.fromhex(sha.decode("ascii"))
         for folder in self.folders:
             found = folder.get(binary, self._base)
@@ -116,7 +134,18 @@ class Objects:
     def holds(self, sha: bytes, main_only: bool = False) -> bool:
         """Whether an object is here (``main_only``: in the repository before the push)."""
         binary = bytes.fromhex(sha.decode("ascii"))
-        return any(folder.holds(binary) for folder in (self.main if main_only else self.folders))
+        # asked for every new commit: no generator made for it
+        return any(map(_Folder.holds, self.main if main_only else self.folders, repeat(binary)))
+
+    def _read_pushed(self) -> dict[bytes, _Found]:
+        """What the quarantine's packs hold, each read in one pass (see
+        :meth:`_Pack.read_in_order`), within one budget of bytes kept."""
+        found: dict[bytes, _Found] = {}
+        budget = _KEPT_MAX
+        for pack in self.folders[0].packs:
+            if pack.size <= _IN_ORDER_MAX:
+                budget -= pack.read_in_order(found, budget)
+        return found
 
     def _base(self, binary: bytes) -> _Found:
         """A delta's base named by id, wherever it is."""
@@ -189,8 +218,9 @@ class _Folder:
         return None
 
     def holds(self, binary: bytes) -> bool:
-        if any(pack.offset(binary) is not None for pack in self.packs):
-            return True
+        for pack in self.packs:
+            if pack.offset(binary) is not None:
+                return True
         sha = binary.hex()
         if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
             return True
@@ -245,6 +275,72 @@ class _Pack(MappedPack):
         if at is None:
             return None
         return -1 if at & 0x80000000 else at
+
+    @property
+    def size(self) -> int:
+        """The pack's length in bytes."""
+        return len(self._data)
+
+    def read_in_order(self, into: dict[bytes, _Found], budget: int) -> int:
+        """Read the pack's objects in the order it holds them into ``into`` (hex id →
+        ``(type number, content)``), each inflated once and each offset delta applied
+        to the base the pass has just read, until ``budget`` bytes are read; the bytes
+        read. A delta whose base is named by id (a thin pack's) or not read, and every
+        entry from one that does not read on, are left to :meth:`read`, which reads
+        them as it reads any object, and refuses what does not read."""
+        count, data = self._count, self._data
+        starts: tuple[int, ...] = struct.unpack_from(f">{count}L", self._idx, self._offsets)
+        if count == 0 or max(starts) & 0x80000000:
+            return 0
+        names = hexlify(self._idx[1032 : 1032 + 20 * count])
+        named = dict(
+            zip(starts, [names[i : i + 40] for i in range(0, 40 * count, 40)], strict=True)
+        )
+        at_offset: dict[int, _Found] = {}
+        spent = 0
+        inflater = zlib.decompressobj
+        # each entry's header, base distance and inflating as entry_header, ofs_base and
+        # inflate_whole read them, written out here: a push's pack holds thousands
+        for at in sorted(named):
+            try:
+                byte = data[at]
+                kind, size, shift, start = (byte >> 4) & 7, byte & 0x0F, 4, at + 1
+                while byte & 0x80:
+                    if shift > _SIZE_SHIFT_MAX:
+                        raise ValueError("a size past any object's")
+                    byte = data[start]
+                    size, shift, start = size | (byte & 0x7F) << shift, shift + 7, start + 1
+                held = None
+                if kind == _OFS_DELTA:
+                    byte = data[start]
+                    distance, start = byte & 0x7F, start + 1
+                    while byte & 0x80:
+                        byte = data[start]
+                        distance, start = ((distance + 1) << 7) | (byte & 0x7F), start + 1
+                    held = at_offset.get(at - distance)
+                    if held is None:
+                        continue
+                elif kind not in _WHOLE:
+                    continue
+                stream = inflater()
+                content = stream.decompress(
+                    data[start : start + size + 5 * (size >> 14) + 64], size + 1
+                )
+                if len(content) != size or not stream.eof:
+                    break
+                found = (
+                    (kind, content)
+                    if held is None
+                    else (held[0], b"".join(_APPLY(held[1], content)))
+                )
+            except Exception:  # a damaged entry, read (and refused) when it is asked for
+                break
+            spent += len(found[1])
+            if spent > budget:
+                break
+            at_offset[at] = found
+            into[named[at]] = found
+        return spent
 
     def read(self, offset: int, base: Callable[[bytes], _Found]) -> _Found | None:
         """The object at ``offset``, its delta chain resolved (``base`` finds a base

@@ -278,7 +278,9 @@ class Trees:
     def _differing(self, old: bytes, new: bytes, read: Read) -> tuple[Entries, Entries]:
         before = self._entries.get(old)
         after = self._entries.get(new)
-        starts = self.starts(old, read) if before is None or after is None else None
+        # a small tree (`starts` keeps the entries of one) is read whole below anyway
+        small = before is not None and len(before) <= _SMALL
+        starts = self.starts(old, read) if (before is None or after is None) and not small else None
         if starts is not None and len(starts) > _SMALL + 1:
             a = self.content(old, read)
             b = self.content(new, read)
