@@ -36,7 +36,7 @@ from gitmem.secrets import scan
 from gitmem.types import Change
 
 COMMITS = 1_000
-RUNS = 3
+RUNS = 9
 PLAIN = [
     *[
         "the",
