@@ -26,6 +26,20 @@ def replace_quietly(path: str, data: bytes) -> bool:
     return True
 
 
+def append_quietly(path: str, record: bytes) -> None:
+    """Add ``record`` at the end of the file at ``path`` (made if need be) in one write,
+    or leave it as it was: a record that is not written is worked out again next time.
+    Readers check each record whole, so one cut short by a full disk is passed over."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, record)
+        finally:
+            os.close(fd)
+    except OSError:
+        return
+
+
 def remove_quietly(path: str) -> None:
     """Remove the file at ``path`` if it is there and may be removed (derived data: a
     file that stays is made again or passed over by the next read)."""

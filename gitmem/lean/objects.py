@@ -214,13 +214,7 @@ def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
     # deflate grows incompressible input by 5 bytes per 16 KiB block, plus its framing
     stop = at + size + 5 * (size >> 14) + 64
     if size < _INFLATE_IN_PLACE:
-        chunk = data[at:stop]
-        inflater = zlib.decompressobj()
-        try:
-            out = inflater.decompress(chunk, size + 1)
-        except zlib.error as exc:
-            raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-        end = at + len(chunk) - len(inflater.unused_data)
+        out, end, whole = _inflated(data[at:stop], at, size)
     else:
         # a large stream is inflated where it lies, not copied out first (only what
         # follows it in the chunk is, as the inflater's unused data), and let go of
@@ -228,17 +222,23 @@ def inflate(data: mmap.mmap, at: int, size: int) -> tuple[bytes, int]:
         view = memoryview(data)
         try:
             with view[at:stop] as chunk:
-                inflater = zlib.decompressobj()
-                try:
-                    out = inflater.decompress(chunk, size + 1)
-                except zlib.error as exc:
-                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
-                end = at + len(chunk) - len(inflater.unused_data)
+                out, end, whole = _inflated(chunk, at, size)
         finally:
             view.release()
-    if len(out) != size or not inflater.eof:
+    if len(out) != size or not whole:
         raise Unreadable(f"a packed object at {at} does not inflate to its size")
     return out, end
+
+
+def _inflated(chunk: bytes | memoryview, at: int, size: int) -> tuple[bytes, int, bool]:
+    """What the stream at the start of ``chunk`` (at ``at`` in the pack) inflates to, up
+    to one byte past ``size``; where it ends in the pack; whether it ended."""
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(chunk, size + 1)
+    except zlib.error as exc:
+        raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+    return out, at + len(chunk) - len(inflater.unused_data), inflater.eof
 
 
 def inflate_whole(data: mmap.mmap | memoryview, at: int, size: int) -> bytes:

@@ -29,7 +29,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 
-from gitmem.lean.files import remove_quietly
+from gitmem.lean.files import append_quietly, remove_quietly
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -213,15 +213,7 @@ class Kept:
         counted again if it is lost)."""
         if self._path is None:
             return
-        record = _record(self._identity, word.encode(), groups)
-        try:
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, record)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        append_quietly(self._path, _record(self._identity, word.encode(), groups))
 
     def _read(self) -> dict[bytes, memoryview]:
         """Each word's payload in the file, of records of this index whose CRC matches

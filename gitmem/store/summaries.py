@@ -27,7 +27,7 @@ import threading
 from typing import NamedTuple
 
 from gitmem.lean import listing as kept_file
-from gitmem.lean.files import replace_quietly
+from gitmem.lean.files import append_quietly, replace_quietly
 
 __all__ = ["Buckets", "KeptListing", "Listing", "Summaries", "Summary"]
 
@@ -85,15 +85,7 @@ class Summaries:
         with self._mutex:
             if self._known is not None:  # else the file is read when first asked for
                 self._known.update(found)
-        record = kept_file.summaries_record(found)
-        try:
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, record)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        append_quietly(self._path, kept_file.summaries_record(found))
 
     def listing(self, store: str, tree: str) -> Listing | None:
         """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
