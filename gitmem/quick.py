@@ -268,10 +268,7 @@ class _Store:
         folder = self._root.get(bucket(slug))
         if folder is None or folder[0] != _DIR_MODE:
             return None
-        kind, content = self.objects.read(folder[1])
-        if kind != TREE:
-            raise ValueError(f"{folder[1]} is not a tree")
-        entries = tree_named(content, tuple(slug + suffix for suffix in SUFFIXES))
+        entries = self._tree(folder[1], tuple(slug + suffix for suffix in SUFFIXES))
         if slug + MD not in entries:
             return None
         md, code, on_use = (entries.get(slug + suffix, (0, "-"))[1] for suffix in SUFFIXES)
@@ -293,11 +290,12 @@ class _Store:
             return None
         return found, framed[1].decode(), code_text, on_use_text
 
-    def _tree(self, sha: str) -> dict[str, tuple[int, str]]:
+    def _tree(self, sha: str, names: tuple[str, ...] | None = None) -> dict[str, tuple[int, str]]:
+        """Tree ``sha``'s entries (only those of ``names``, if given)."""
         kind, content = self.objects.read(sha)
         if kind != TREE:
             raise ValueError(f"{sha} is not a tree")
-        return tree_entries(content)
+        return tree_entries(content) if names is None else tree_named(content, names)
 
     def _blob(self, sha: str) -> bytes:
         kind, content = self.objects.read(sha)
