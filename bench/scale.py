@@ -380,10 +380,12 @@ def rebuild(path: str) -> dict[str, Figure]:
     return found
 
 
-def bench_indexes() -> dict[int, str]:
+def bench_indexes(work: str) -> dict[int, str]:
+    """Part 2 on copies of the stores, so that no run leaves derived files (a kept fold,
+    a search index) in the fixtures for the next run to find."""
     sizes = (10_000, 100_000)
     print("2. the derived indexes rebuilt from scratch (N memories, each created by a commit)")
-    paths = {n: history_store(n) for n in sizes}
+    paths = {n: copy(history_store(n), work, f"indexes-{n}.git") for n in sizes}
     figures = {n: rebuild(paths[n]) for n in sizes}
     totals: dict[int, Figure] = {}
     for n in sizes:
@@ -650,7 +652,7 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="gitmem-bench-scale-")
     try:
         bench_writes(work)
-        paths = bench_indexes()
+        paths = bench_indexes(work)
         bench_sync(work)
         bench_reads(paths, work)
     finally:
