@@ -33,6 +33,7 @@ from gitmem.adapters.console import Console
 from gitmem.errors import StorageError
 from gitmem.ops import folding
 from gitmem.ops import ledger as ledgers
+from gitmem.store.history import History
 
 URL = "/api/stores/profile/ops/memories"
 KNOWN = ("slug", "description", "live", "chars")
@@ -314,6 +315,37 @@ def test_a_fold_says_how_far_it_has_gone(repo: Repository) -> None:
     assert told[0] == (commits, 0, None)
     assert told[-1] == (commits, len(found), len(found))
     assert all(t[2] == len(found) for t in told[1:])
+
+
+def test_a_kept_index_says_how_long_the_reading_is_before_it_is_parsed(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the history index kept, the reading says how many revisions it has to read
+    before it parses the index (a while, at 100,000): a reader that will not wait that
+    long stops having parsed nothing."""
+    seed(repo)
+    ops.create(repo, "profile/ops", ADA, "more", "d", "text")
+    revisions = len(repo.outlines("profile/ops"))  # the index built, and kept
+    parsed: list[str] = []
+    monkeypatch.setattr(History, "_load", lambda self: parsed.append(self))
+
+    class Longer(Exception):
+        pass
+
+    told: list[tuple[int, int, int | None]] = []
+
+    def note(*progress: Any) -> None:
+        told.append(progress)
+        raise Longer
+
+    other = Repository.open(repo.directory)
+    try:
+        with pytest.raises(Longer):
+            other.outlines("profile/ops", progress=note)
+    finally:
+        other.close()
+    assert told == [(0, 0, revisions)]
+    assert parsed == []
 
 
 def test_a_closing_console_stops_its_folds(
