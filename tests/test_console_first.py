@@ -33,6 +33,7 @@ from gitmem.adapters.console import Console
 from gitmem.errors import StorageError
 from gitmem.ops import folding
 from gitmem.ops import ledger as ledgers
+from gitmem.store.history import History
 
 URL = "/api/stores/profile/ops/memories"
 KNOWN = ("slug", "description", "live", "chars")
@@ -182,6 +183,29 @@ def test_the_listing_never_says_what_the_history_would_not(
         assert_known_only(ledgers.listed(repo, "profile/ops"), folded(repo).rows())
 
 
+def test_the_interim_rows_are_written_as_json_dumps_writes_them(repo: Repository) -> None:
+    """The interim rows, written a row a format, are byte for byte what ``json.dumps``
+    writes of a dict each, whatever the descriptions hold."""
+    odd = ['say "hi"', "back\\slash \\u0041", "é ü 中文 😀", "</script> & <b>", "\x7f\u2028\u2029"]
+    for i, about in enumerate(odd):
+        ops.create(repo, "profile/ops", ADA, f"odd-{i}", about, "x" * (i + 1))
+    fields = ("slug", "description", "live", "chars", "peak_chars", "revisions", "revision")
+    dicts = [
+        {
+            **dict.fromkeys((*fields, "author", "time")),
+            "slug": slug,
+            "description": about,
+            "live": True,
+            "chars": chars,
+        }
+        for slug, (about, chars, _) in repo.summaries("profile/ops")
+    ]
+    assert [row["description"] for row in dicts] == odd
+    expected = json.dumps(dicts, ensure_ascii=False).encode()
+    assert ledgers.listed_json(repo, "profile/ops") == expected
+    assert ledgers.kept_listed_json(repo, "profile/ops") == expected
+
+
 def test_a_first_request_on_a_short_history_is_answered_whole(
     client: TestClient, repo: Repository
 ) -> None:
@@ -316,6 +340,37 @@ def test_a_fold_says_how_far_it_has_gone(repo: Repository) -> None:
     assert all(t[2] == len(found) for t in told[1:])
 
 
+def test_a_kept_index_says_how_long_the_reading_is_before_it_is_parsed(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the history index kept, the reading says how many revisions it has to read
+    before it parses the index (a while, at 100,000): a reader that will not wait that
+    long stops having parsed nothing."""
+    seed(repo)
+    ops.create(repo, "profile/ops", ADA, "more", "d", "text")
+    revisions = len(repo.outlines("profile/ops"))  # the index built, and kept
+    parsed: list[str] = []
+    monkeypatch.setattr(History, "_load", lambda self: parsed.append(self))
+
+    class Longer(Exception):
+        pass
+
+    told: list[tuple[int, int, int | None]] = []
+
+    def note(*progress: Any) -> None:
+        told.append(progress)
+        raise Longer
+
+    other = Repository.open(repo.directory)
+    try:
+        with pytest.raises(Longer):
+            other.outlines("profile/ops", progress=note)
+    finally:
+        other.close()
+    assert told == [(0, 0, revisions)]
+    assert parsed == []
+
+
 def test_a_closing_console_stops_its_folds(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -378,6 +433,54 @@ def test_a_write_while_the_history_is_read_apart(
     whole = json.loads(completed(client))
     assert whole == folded(repo).rows()
     assert {row["slug"]: row for row in whole}["written-meanwhile"]["revisions"] == 1
+
+
+def test_a_kept_listing_is_answered_without_waiting_for_the_child(
+    client: TestClient, repo: Repository, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With the head's listing kept, the first answer reads it here, while the child
+    folding apart has said nothing yet; the rows are those the child would have said."""
+    seed(repo)
+    ops.create(repo, "profile/ops", ADA, "more", 'a "quoted" é\\ \t', "text")
+    repo.summaries("profile/ops")  # the listing kept, as `gitmem ls` keeps it
+    go = tmp_path / "go"
+    # a child saying nothing until told to go (or for a minute: a reader waiting for it
+    # then answers its failure)
+    held = (
+        "import os, time\nend = time.monotonic() + 60\n"
+        f"while not os.path.exists({str(go)!r}) and time.monotonic() < end: time.sleep(0.01)\n"
+        "exit(1)"
+    )
+    monkeypatch.setattr(ledgers.Ledgers, "apart", (0, 0))
+    monkeypatch.setattr(ledgers.Ledgers, "patience", (0, 0))
+    monkeypatch.setattr(folding, "CHILD", ("-c", held))
+    try:
+        first = client.get(URL).json()
+    finally:
+        go.touch()
+    assert first["history"]["state"] == "reading"  # the child had not ended
+    assert first["rows"] == json.loads(ledgers.listed_json(repo, "profile/ops"))
+    assert first["rows"] == ledgers.listed(repo, "profile/ops")
+
+
+def test_no_kept_listing_is_known_without_reading_the_store(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no listing is kept (a fresh clone), the reader learns so without reading
+    an object of the store, which would leave it larger for good; a kept one is read."""
+    seed(repo)
+    derived_files_removed(repo)
+    fresh = Repository.open(repo.directory)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(Repository, "snapshot", lambda *_: pytest.fail("read the store"))
+            assert ledgers.kept_listed_json(fresh, "profile/ops") is None
+        fresh.summaries("profile/ops")
+        assert ledgers.kept_listed_json(fresh, "profile/ops") == ledgers.listed_json(
+            fresh, "profile/ops"
+        )
+    finally:
+        fresh.close()
 
 
 @pytest.mark.parametrize(

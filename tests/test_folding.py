@@ -50,6 +50,22 @@ def test_the_child_says_its_listing_then_how_far_it_has_gone(
     assert taken.rows_json() == folded(repo).rows_json()
 
 
+def test_the_child_says_a_kept_listing_is_kept(repo: Repository, tmp_path: Path) -> None:
+    """A child finding the head's listing kept says so rather than send it: the reader
+    reads it itself, at little cost."""
+    history_of_every_kind(repo, tmp_path / "work")
+    repo.summaries("profile/ops")  # the listing kept, as `gitmem ls` keeps it
+    told: list[Any] = []
+    folding.fold_apart(
+        repo.directory,
+        "profile/ops",
+        lambda *progress: told.append(progress),
+        lambda head, rows: told.append((head, rows)),
+    )
+    assert told[0] == (repo.head("profile/ops"), None)
+    assert ledgers.kept_listed_json(repo, "profile/ops") == ledgers.listed_json(repo, "profile/ops")
+
+
 def test_a_closing_reader_stops_its_child(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,7 @@ from gitmem import (
 from gitmem.errors import StorageError
 from gitmem.store import Snapshot, memoryfiles
 from gitmem.store.history import History
+from gitmem.store.historyfile import FOREIGN_END, MERGE_FIELD
 from gitmem.store.message import Edited, Facts, parse_message
 from gitmem.store.objects import ObjectReader, Step
 from gitmem.store.rows import Row, field_of, lines_with
@@ -603,6 +604,32 @@ def test_a_cold_reader_names_a_heads_commits_as_the_full_path_does(repo: Reposit
         assert history._rows == []  # pyright: ignore[reportPrivateUsage]
         assert commits == loaded.commits(at)
     assert loaded._rows != []  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_cold_reader_counts_a_heads_revisions_as_the_full_path_lists_them(
+    repo: Repository,
+) -> None:
+    """A fresh reader says how many revisions a head's history holds from the index
+    file alone, a merge's row and that of a commit changing no memory not counted, as
+    many as the full path lists; once the rows are in memory it leaves that to them."""
+    Forked(repo, index_before=False)
+    merged = repo.head(S)
+    assert merged is not None
+    tree = git_ok(repo, "rev-parse", f"{merged}^{{tree}}")
+    empty = git_ok(repo, "commit-tree", tree, "-p", merged, "-m", "nothing changed")
+    git_ok(repo, "update-ref", f"refs/heads/{S}", empty, merged)
+    put(repo, "create", "after", "x\n")
+    head = repo.head(S)
+    revisions = len(repo.revisions(S))
+    history, _ = _fresh_history(repo)
+    with open(history._path, "rb") as kept:  # pyright: ignore[reportPrivateUsage]
+        data = kept.read()
+    # the merge (keeping its first parent's tree) and the empty commit change nothing
+    assert data.count(FOREIGN_END) == 2 and data.count(MERGE_FIELD) == 1
+    assert history.size(head) == revisions == data.count(b"\n") - 3
+    assert history._rows == []  # pyright: ignore[reportPrivateUsage]
+    assert len(history.entries(head)) == revisions
+    assert history.size(head) is None
 
 
 def test_a_damaged_blob_side_file_is_passed_over(repo: Repository) -> None:

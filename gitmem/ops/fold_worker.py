@@ -2,9 +2,9 @@
 ``python -m gitmem.ops.fold_worker GIT_DIR STORE``, started by
 :func:`gitmem.ops.folding.fold_apart`, which says what it says and why.
 
-It reads the head's listing and says it, folds the history saying how far it has
-gone, and keeps the ledger; if it fails, it says why in one line. It leaves when its
-standard input closes: the reader that started it has gone.
+It reads the head's listing and says it (or that it is kept), folds the history saying
+how far it has gone, and keeps the ledger; if it fails, it says why in one line. It
+leaves when its standard input closes: the reader that started it has gone.
 """
 
 from __future__ import annotations
@@ -32,9 +32,12 @@ def main(argv: list[str]) -> int:
     try:
         with Repository.open(directory) as repo:
             head = repo.head(store)
-            rows = listed_json(repo, store, head)
-            _say(said("listing", head, len(rows)), rows)
-            del rows
+            if repo.kept_summaries(store) is not None:  # the reader reads it (kept_listed_json)
+                _say(said("listing", head, "kept"))
+            else:
+                rows = listed_json(repo, store, head)
+                _say(said("listing", head, len(rows)), rows)
+                del rows
             ledger = Ledger(store)
             ledger.follow(repo, _tell)
             ledger.keep(repo)

@@ -10,13 +10,15 @@ in and goes on from its head, as a later process would.
 
 The child is ``python -m gitmem.ops.fold_worker GIT_DIR STORE``
 (:mod:`gitmem.ops.fold_worker`). It reads the head's listing first, which the
-reader's requests answer with while the fold runs (built here, it would leave the
-reader as large as the fold would), then folds. On its standard output it says, a
-line each (as :func:`said` writes them): ``listing HEAD LENGTH`` followed by the
-listing's JSON (``LENGTH`` bytes); how far the fold has gone (``progress COMMITS
-REVISIONS OF``, ``OF`` being ``-`` while the commits are walked); and, if it fails,
-why (``failed MESSAGE``). It leaves when its standard input closes: the reader that
-started it has gone.
+reader's requests answer with while the fold runs (built here, from the trees and
+blobs, it would leave the reader as large as the fold would), then folds. On its
+standard output it says, a line each (as :func:`said` writes them): ``listing HEAD
+LENGTH`` followed by the listing's JSON (``LENGTH`` bytes), or ``listing HEAD kept``
+when the repository keeps the listing of the head, which the reader reads itself at
+little cost; how far the fold has gone (``progress COMMITS REVISIONS OF``, ``OF``
+being ``-`` while the commits are walked); and, if it fails, why (``failed
+MESSAGE``). It leaves when its standard input closes: the reader that started it has
+gone.
 """
 
 from __future__ import annotations
@@ -46,14 +48,14 @@ def fold_apart(
     directory: str,
     store: str,
     progress: Progress,
-    listing: Callable[[str | None, bytes], object],
+    listing: Callable[[str | None, bytes | None], object],
 ) -> None:
     """Fold ``store``'s history in a child process, which keeps the ledger in the
     repository at ``directory`` (its git directory). ``listing`` is given first the
-    interim form's rows (JSON, see :func:`~gitmem.ops.ledger.listed`) with the head they
-    are of; ``progress`` is told how far the fold has gone as it goes (it may raise to
-    stop the child). A child that fails (or cannot start) raises a
-    :class:`~gitmem.errors.StorageError` saying why in one line."""
+    interim form's rows (JSON, see :func:`~gitmem.ops.ledger.listed`; ``None``: the
+    repository keeps them) with the head they are of; ``progress`` is told how far the
+    fold has gone as it goes (it may raise to stop the child). A child that fails (or
+    cannot start) raises a :class:`~gitmem.errors.StorageError` saying why in one line."""
     # the child runs the same gitmem as this process (the folder holding this
     # package), and never a module named like one of its own in the working folder
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -88,7 +90,7 @@ def fold_apart(
 
 
 def _relay(
-    out: IO[bytes], progress: Progress, listing: Callable[[str | None, bytes], object]
+    out: IO[bytes], progress: Progress, listing: Callable[[str | None, bytes | None], object]
 ) -> str | None:
     """Read the child's lines until it closes its output, telling ``progress`` and
     ``listing``; the failure it said (``None``: none)."""
@@ -98,6 +100,8 @@ def _relay(
         fields = rest.split(" ")
         if word == "progress" and len(fields) == 3 and all(_count(f) for f in fields[:2]):
             progress(int(fields[0]), int(fields[1]), int(fields[2]) if _count(fields[2]) else None)
+        elif word == "listing" and len(fields) == 2 and fields[1] == "kept":
+            listing(fields[0] if fields[0] != "-" else None, None)
         elif word == "listing" and len(fields) == 2 and _count(fields[1]):
             rows = out.read(int(fields[1]))
             if len(rows) == int(fields[1]):

@@ -55,6 +55,7 @@ from gitmem.store.collector import uncollected
 from gitmem.store.historyfile import (
     MERGE_FIELD,
     cold_commits,
+    cold_count,
     cold_file,
     cold_holds,
     cold_newest,
@@ -175,18 +176,12 @@ class History:
                 if cold is not None:
                     return numbered(self._blob_ids.entries(cold, slug))
             reach = self._reach(head)
+            rows = self._rows  # as the reach left them
             if slug is None:
-                rows = self._rows
-                return numbered(
-                    self._blob_ids.entries(
-                        [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
-                    )
-                )
-            return numbered(
-                self._blob_ids.entries(
-                    [self._rows[p] for p in self._slug_positions(slug, reach)], slug
-                )
-            )
+                kept = [rows[p] for p in reach.positions() if rows[p][2] not in MARKS]
+                return numbered(self._blob_ids.entries(kept))
+            found = [rows[p] for p in self._slug_positions(slug, reach)]
+            return numbered(self._blob_ids.entries(found, slug))
 
     def changes(self, head: str | None, slug: str) -> list[str]:
         """The commits whose rows name ``slug`` in ``head``'s history, in index order
@@ -247,6 +242,12 @@ class History:
             places = [_place(rows, self._by_slug, rows[p][3], p, reach) for p in kept]
             entries = (self._blob_ids.entries if lookup else _as_written)([rows[p] for p in kept])
             return [e._replace(revision=n) for e, n in zip(entries, places, strict=True)]
+
+    def size(self, head: str | None) -> int | None:
+        """How many revisions ``head``'s history holds, if the file's bytes tell it with
+        nothing in memory (:func:`~gitmem.store.historyfile.cold_count`), else ``None``."""
+        with self._mutex:
+            return cold_count(self._path, self._source, head) if self._cold(head) else None
 
     def contains(self, head: str | None, commit: str) -> bool:
         """Whether ``commit`` is ``head`` or one of its ancestors."""

@@ -13,11 +13,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 
 from gitmem.errors import GitmemError
-from gitmem.store.rows import MARKS, MERGE, Row, lines_with, parse_row
+from gitmem.store.rows import FOREIGN, MARKS, MERGE, Row, lines_with, parse_row
 
 __all__ = [
     "MERGE_FIELD",
     "cold_commits",
+    "cold_count",
     "cold_file",
     "cold_holds",
     "cold_newest",
@@ -75,6 +76,9 @@ if TYPE_CHECKING:
 
 _TAIL = 65536  # bytes of the index read to see what it ends with
 MERGE_FIELD = b" " + MERGE.encode() + b" "  # a merge row's op, found in the file's bytes
+FOREIGN_END = b" 0 " + b" ".join([FOREIGN.encode()] * 5) + b"\n"
+"""How the row of a commit that changed no memory ends, and no other row: its op is
+the only one of its kind, and a row has seven fields."""
 
 
 def ends_with(source: Source, fd: int, size: int, parent: str | None) -> bool:
@@ -151,6 +155,16 @@ def cold_file(path: str, source: Source, head: str) -> bytes | None:
     except GitmemError:
         return None
     return data[:stop]
+
+
+def cold_count(path: str, source: Source, head: str) -> int | None:
+    """How many revisions ``head``'s history holds: the rows of :func:`cold_file` less
+    its marks, counted in the bytes (a merge's op is the one field ``^`` stands alone
+    in: a file store's path escapes it). ``None``: take the full path."""
+    data = cold_file(path, source, head)
+    if data is None:
+        return None
+    return data.count(b"\n") - data.count(FOREIGN_END) - data.count(MERGE_FIELD)
 
 
 def cold_holds(path: str, source: Source, head: str, commit: str) -> bool | None:

@@ -21,9 +21,13 @@ import os
 import re
 import sys
 import zlib
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.lean.files import replace_quietly
+
+if TYPE_CHECKING:
+    from gitmem.store.summaries import Summaries, Summary
+    from gitmem.store.view import StoreView
 
 __all__ = ["Keeping", "Kept"]
 
@@ -39,10 +43,26 @@ class Kept(NamedTuple):
 
 
 class Keeping:
-    """The part of a repository that keeps values worked out from a store's history
-    (a base of ``Storage``)."""
+    """The part of a repository that keeps values worked out from a store's history,
+    and reads the listing kept of a store's head alone (a base of ``Storage``)."""
 
     _meta: str
+    _summaries: Summaries
+
+    def snapshot(self, store: str, commit: str | None = None) -> StoreView:
+        """The store as of ``commit`` (``Storage`` gives it)."""
+        raise NotImplementedError
+
+    def kept_summaries(self, store: str) -> list[tuple[str, Summary]] | None:
+        """``summaries(store)`` when the listing kept for the store is of its head's
+        tree, read from that file alone (no tree or blob is read, nothing is written);
+        ``None`` when no such listing is kept."""
+        if not self._summaries.kept(store):
+            # said without reading an object: a long-lived reader that opened the
+            # store's pack for it would stay that much larger
+            return None
+        root = self.snapshot(store).root
+        return self._summaries.listing(store, root) if root is not None else []
 
     def kept(self, kind: str, store: str) -> Kept | None:
         """The value of ``kind`` last kept for ``store``, with its head; ``None`` if there

@@ -83,6 +83,12 @@ class Outlines:
         head = self.head(store)
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         history = self._history(store)
+        if progress is not None and base is None:
+            # a kept index says how long the reading is before it is parsed (a while, at
+            # 100,000 revisions): a reader that will not wait that long may stop here
+            size = history.size(head)
+            if size is not None:
+                progress(0, 0, size)
         walked = 0
 
         def walking(commits: int) -> None:

@@ -87,6 +87,10 @@ class Summaries:
                 self._known.update(found)
         append_quietly(self._path, kept_file.summaries_record(found))
 
+    def kept(self, store: str) -> bool:
+        """Whether a listing is kept for ``store`` (of any tree; it may not read whole)."""
+        return os.path.exists(self._listing_path(store))
+
     def listing(self, store: str, tree: str) -> Listing | None:
         """The listing kept for ``store`` if it lists ``tree``, else ``None``."""
         last = self._last(store, folders=False, tree=tree)
