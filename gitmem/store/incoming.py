@@ -209,6 +209,14 @@ class Incoming:
             short = exc.sha.decode()[:12]
             raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
 
+    def swapped(
+        self, old: bytes, new: bytes, name: bytes, commit: str
+    ) -> tuple[TreeEntries, TreeEntries] | None:
+        """What :meth:`differing` finds when tree ``new`` is tree ``old`` with only
+        entry ``name``'s id changed, found cheaply; ``None``: it is not so, or not
+        known cheaply (see :meth:`gitmem.store.trees.Trees.swapped`)."""
+        return self.trees.swapped(old, new, name, self._reading(commit))
+
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
         kind, raw = self.raw(sha, commit)
