@@ -1,7 +1,8 @@
 """The push hook's shortcuts decide as the full rules do.
 
 A pushed commit's writes are screened as one write first, and part by part only when a
-screen refuses that; a memory's description is read without json's Python layer when it
+screen refuses that; a write whose texts hold nothing a secret detector starts at is
+passed before its parts are named; a memory's description is read without json's Python layer when it
 is one plain JSON string; a pushed memory is read without the values' module, and
 ``Totals`` is kept free of ``dataclasses``. Each shortcut is held here to the rule it
 stands for, over generated inputs.
@@ -23,9 +24,17 @@ from hypothesis import strategies as st
 from gitmem.errors import GitmemError, StorageError
 from gitmem.githooks import _passes  # pyright: ignore[reportPrivateUsage]
 from gitmem.screens import chain
-from gitmem.secrets import fingerprint, memory_fields, scan
+from gitmem.secrets import (
+    check_texts,
+    fingerprint,
+    holds_none,
+    memory_fields,
+    read_allowlist,
+    scan,
+)
 from gitmem.store.memoryfiles import decode_md
 from gitmem.store.pushcheck import PushedEdit, PushedMemory
+from gitmem.store.screen import SECRETS as SECRETS_SCREEN
 from gitmem.store.screen import Write
 from gitmem.types import Edit, Memory, Totals
 
@@ -68,6 +77,44 @@ def test_a_commit_screened_whole_passes_exactly_when_each_part_does(seed: int) -
             Write("notes", "bench", (edit,), None, meta) for edit in edits
         ]
         assert _passes(_SCREENS, whole) == all(_passes(_SCREENS, part) for part in parts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_write_that_holds_no_candidate_is_passed_as_the_full_scan_passes_it(seed: int) -> None:
+    """The secret screen passes a write whose texts hold nothing a detector starts at
+    before naming its parts; its verdict, and its refusal's words, are the full scan's."""
+    rng = random.Random(seed)
+    for _ in range(80):
+        memories = [
+            Memory(f"m{i}", _text(rng)[:80].replace("\n", " "), _text(rng), _text(rng))
+            for i in range(rng.randrange(0, 3))
+        ]
+        message, author = _text(rng), rng.choice(["bench", "ghp_" + "a1" * 18])
+        files = [("notes/a.md", _text(rng))] if rng.random() < 0.3 else None
+        texts = [message, author, *(t for m in memories for t in (m.description, m.body))]
+        allow = _allowlist(texts, rng)
+
+        def meta(name: str, allow: str | None = allow) -> str | None:
+            return allow if name == "@allowlist" else None
+
+        edits = [] if files else [Edit("write", m.slug, m) for m in memories]
+        fields = [f for m in memories if not files for f in memory_fields(m)]
+        fields += [("path of a file", p) for p, _ in files or ()]
+        fields += [(f"file {p}", t) for p, t in files or ()]
+        fields += [("commit message", message), ("author name", author)]
+        full: str | None = None
+        try:
+            check_texts(fields, None if files else read_allowlist(allow))
+        except GitmemError as exc:
+            full = str(exc)
+        screened: str | None = None
+        try:
+            SECRETS_SCREEN.check(Write("notes", author, edits, files, meta, message))
+        except GitmemError as exc:
+            screened = str(exc)
+        assert screened == full
+        if holds_none(t for _, t in fields):
+            assert full is None
 
 
 _DESCRIPTIONS = st.one_of(
