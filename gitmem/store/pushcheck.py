@@ -13,7 +13,11 @@ Limits, secrets and guard code are judged above the store, by :mod:`gitmem.githo
 A push reads each object once (see :mod:`gitmem.store.incoming`): a commit is compared
 with its parent subtree by subtree, skipping every subtree whose id did not change, a
 name is held to the tree rules once, and a memory's files are parsed once whatever
-number of commits hold them.
+number of commits hold them. A commit as gitmem writes one (one parent, trailers naming
+one memory, a root that is its parent's with only that memory's directory's id changed)
+is read the short way: its root is compared with its parent's around that one id, not
+searched for where the two part; any other commit, or one that breaks a rule, is read
+the full way.
 """
 
 from __future__ import annotations
