@@ -1,7 +1,9 @@
 """The push hook's shortcuts decide as the full rules do.
 
 A pushed commit's writes are screened as one write first, and part by part only when a
-screen refuses that; a memory's description is read without json's Python layer when it
+screen refuses that; a write whose texts hold nothing a secret detector starts at is
+passed before its parts are named; a commit's parents and author are read from its bytes
+before decoding; a memory's description is read without json's Python layer when it
 is one plain JSON string; a pushed memory is read without the values' module, and
 ``Totals`` is kept free of ``dataclasses``. Each shortcut is held here to the rule it
 stands for, over generated inputs.
@@ -23,9 +25,18 @@ from hypothesis import strategies as st
 from gitmem.errors import GitmemError, StorageError
 from gitmem.githooks import _passes  # pyright: ignore[reportPrivateUsage]
 from gitmem.screens import chain
-from gitmem.secrets import fingerprint, memory_fields, scan
+from gitmem.secrets import (
+    check_texts,
+    fingerprint,
+    holds_none,
+    memory_fields,
+    read_allowlist,
+    scan,
+)
+from gitmem.store.incoming import _read_head  # pyright: ignore[reportPrivateUsage]
 from gitmem.store.memoryfiles import decode_md
-from gitmem.store.pushcheck import PushedEdit, PushedMemory
+from gitmem.store.pushcheck import PushedEdit, PushedMemory, Refused
+from gitmem.store.screen import SECRETS as SECRETS_SCREEN
 from gitmem.store.screen import Write
 from gitmem.types import Edit, Memory, Totals
 
@@ -68,6 +79,44 @@ def test_a_commit_screened_whole_passes_exactly_when_each_part_does(seed: int) -
             Write("notes", "bench", (edit,), None, meta) for edit in edits
         ]
         assert _passes(_SCREENS, whole) == all(_passes(_SCREENS, part) for part in parts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_write_that_holds_no_candidate_is_passed_as_the_full_scan_passes_it(seed: int) -> None:
+    """The secret screen passes a write whose texts hold nothing a detector starts at
+    before naming its parts; its verdict, and its refusal's words, are the full scan's."""
+    rng = random.Random(seed)
+    for _ in range(80):
+        memories = [
+            Memory(f"m{i}", _text(rng)[:80].replace("\n", " "), _text(rng), _text(rng))
+            for i in range(rng.randrange(0, 3))
+        ]
+        message, author = _text(rng), rng.choice(["bench", "ghp_" + "a1" * 18])
+        files = [("notes/a.md", _text(rng))] if rng.random() < 0.3 else None
+        texts = [message, author, *(t for m in memories for t in (m.description, m.body))]
+        allow = _allowlist(texts, rng)
+
+        def meta(name: str, allow: str | None = allow) -> str | None:
+            return allow if name == "@allowlist" else None
+
+        edits = [] if files else [Edit("write", m.slug, m) for m in memories]
+        fields = [f for m in memories if not files for f in memory_fields(m)]
+        fields += [("path of a file", p) for p, _ in files or ()]
+        fields += [(f"file {p}", t) for p, t in files or ()]
+        fields += [("commit message", message), ("author name", author)]
+        full: str | None = None
+        try:
+            check_texts(fields, None if files else read_allowlist(allow))
+        except GitmemError as exc:
+            full = str(exc)
+        screened: str | None = None
+        try:
+            SECRETS_SCREEN.check(Write("notes", author, edits, files, meta, message))
+        except GitmemError as exc:
+            screened = str(exc)
+        assert screened == full
+        if holds_none(t for _, t in fields):
+            assert full is None
 
 
 _DESCRIPTIONS = st.one_of(
@@ -179,3 +228,52 @@ def test_totals_behave_as_the_frozen_dataclass_they_were(pair: list[tuple[int, i
         a.count = 1  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del a.chars  # type: ignore[misc]
+
+
+def _head_as_read_before(raw: bytes) -> tuple[bytes, tuple[str, ...], str] | None:
+    """A commit's tree, parents and author name as the hook once read them (each
+    parent decoded, then held to hex; the author decoded whole, then cut)."""
+    end = raw.find(b"\n\n")
+    header = raw[:end] if end >= 0 else raw
+    lines = header.split(b"\n")
+    tree = lines[0][5:] if lines[0].startswith(b"tree ") else b""
+    parents: list[str] = []
+    author = b""
+    for line in lines[1:]:
+        if line.startswith(b"parent "):
+            parents.append(line[7:].decode("ascii", "replace"))
+        elif line.startswith(b"author "):
+            author = line[7:]
+    hexes = "0123456789abcdef"
+    readable = len(tree) == 40 and not tree.decode("latin-1").strip(hexes)
+    if not readable or any(len(p) != 40 or p.strip(hexes) for p in parents):
+        return None
+    return tree, tuple(parents), author.decode("utf-8", "replace").split(" <", 1)[0]
+
+
+_ID_BYTES = st.one_of(
+    st.binary(min_size=20, max_size=20).map(lambda b: b.hex().encode()),
+    st.binary(min_size=38, max_size=42),
+    st.sampled_from([b"A" * 40, b"\xff" * 40, b"g" * 40]),
+)
+_NAMES = st.one_of(
+    st.binary(max_size=30),
+    st.text(max_size=20).map(str.encode),
+    st.sampled_from([b"a <b> 1 +0000", b"\xe2\x82 <x>", b"\xf0 <", b" <", b"x\xc3 <y> <z>"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ID_BYTES, st.lists(_ID_BYTES, max_size=3), _NAMES)
+def test_a_commit_head_reads_as_it_was_read(tree: bytes, parents: list[bytes], name: bytes) -> None:
+    """A commit's tree, parents and author name are read, or refused, as before the
+    parents were held to hex before decoding and the name cut before decoding."""
+    raw = b"tree " + tree + b"\n" + b"".join(b"parent " + p + b"\n" for p in parents)
+    raw += b"author " + name + b"\ncommitter c <c> 1 +0000\n\nmessage\n"
+    expected = _head_as_read_before(raw)
+    try:
+        head = _read_head("c" * 40, raw)
+    except Refused:
+        assert expected is None
+    else:
+        assert (head.tree, head.parents, head.author) == expected

@@ -32,7 +32,6 @@ __all__ = ["DIR_MODE", "Incoming", "Refused", "TreeEntries", "is_zero"]
 
 DIR_MODE = 0o040000
 _ZERO = "0" * 40
-_HEX = "0123456789abcdef"  # what stripping them from an id leaves empty
 _HEX_DIGITS = b"0123456789abcdef"  # what deleting them from an id leaves empty
 _ANCESTRY_MAX = 1_000_000
 _CACHE_MAX = 20_000
@@ -209,6 +208,14 @@ class Incoming:
             short = exc.sha.decode()[:12]
             raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
 
+    def swapped(
+        self, old: bytes, new: bytes, name: bytes, commit: str
+    ) -> tuple[TreeEntries, TreeEntries] | None:
+        """What :meth:`differing` finds when tree ``new`` is tree ``old`` with only
+        entry ``name``'s id changed, found cheaply; ``None``: it is not so, or not
+        known cheaply (see :meth:`gitmem.store.trees.Trees.swapped`)."""
+        return self.trees.swapped(old, new, name, self._reading(commit))
+
     def blob(self, sha: bytes, commit: str) -> bytes:
         """A file's bytes."""
         kind, raw = self.raw(sha, commit)
@@ -218,12 +225,13 @@ class Incoming:
 
     def has(self, sha: str) -> bool:
         """Whether the repository (pushed objects included) holds ``sha``."""
-        return len(sha) == 40 and not sha.strip(_HEX) and self._objects.holds(sha.encode())
+        key = _id_key(sha)
+        return key is not None and self._objects.holds(key)
 
     def in_main(self, sha: str) -> bool:
         """Whether ``sha`` was in the repository before the push (not quarantined)."""
-        readable = len(sha) == 40 and not sha.strip(_HEX)
-        return readable and self._objects.holds(sha.encode(), main_only=True)
+        key = _id_key(sha)
+        return key is not None and self._objects.holds(key, main_only=True)
 
     # -- commits ---------------------------------------------------------------------
 
@@ -386,18 +394,31 @@ def _read_head(sha: str, raw: bytes) -> Head:
     header, message = (raw[:end], raw[end + 2 :]) if end >= 0 else (raw, b"")
     lines = header.split(b"\n")
     tree = lines[0][5:] if lines[0].startswith(b"tree ") else b""
+    readable = len(tree) == 40 and not tree.translate(None, _HEX_DIGITS)
     parents: list[str] = []
     author = b""
     for line in lines[1:]:
         if line.startswith(b"parent "):
-            parents.append(line[7:].decode("ascii", "replace"))
+            parent = line[7:]
+            readable = readable and len(parent) == 40 and not parent.translate(None, _HEX_DIGITS)
+            parents.append(parent.decode("ascii", "replace"))
         elif line.startswith(b"author "):
             author = line[7:]
-    readable = len(tree) == 40 and not tree.translate(None, _HEX_DIGITS)
-    if not readable or any(len(p) != 40 or p.strip(_HEX) for p in parents):
+    if not readable:
         raise Refused("parse", sha, f"commit {sha[:12]} does not read")
-    name = author.decode("utf-8", "replace").split(" <", 1)[0]
+    # the name ends at the first " <": ASCII, which UTF-8 decodes as itself (bad bytes
+    # replaced), so the name's bytes decode to the name
+    end = author.find(b" <")
+    name = (author[:end] if end >= 0 else author).decode("utf-8", "replace")
     return Head(tree, tuple(parents), name, message)
+
+
+def _id_key(sha: str) -> bytes | None:
+    """``sha`` as bytes, if it is an id written in full (40 lower-case hex digits)."""
+    if len(sha) != 40 or not sha.isascii():
+        return None
+    key = sha.encode()
+    return None if key.translate(None, _HEX_DIGITS) else key
 
 
 def is_zero(sha: str) -> bool:

@@ -166,7 +166,7 @@ def parse_message(message: bytes) -> Facts | None:
                 key, sep, value = line.partition(": ")
                 if sep:
                     extra[key] = value
-        numbers = [int(n) for n in match.group(6, 7, 8, 9, 10, 11)]
+        numbers = list(map(int, match.group(6, 7, 8, 9, 10, 11)))
         return Facts(edits, Totals(*numbers[0:3]), Totals(*numbers[3:6]), MappingProxyType(extra))
     read = _trailers(message)
     if read is None:

@@ -13,7 +13,11 @@ Limits, secrets and guard code are judged above the store, by :mod:`gitmem.githo
 A push reads each object once (see :mod:`gitmem.store.incoming`): a commit is compared
 with its parent subtree by subtree, skipping every subtree whose id did not change, a
 name is held to the tree rules once, and a memory's files are parsed once whatever
-number of commits hold them.
+number of commits hold them. A commit as gitmem writes one (one parent, trailers naming
+one memory, a root that is its parent's with only that memory's directory's id changed)
+is read the short way: its root is compared with its parent's around that one id, not
+searched for where the two part; any other commit, or one that breaks a rule, is read
+the full way.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from gitmem.lean.text import count_lines
 from gitmem.lean.totals import Totals
 from gitmem.names import check_path, check_slug, tree_name_problem
 from gitmem.store import memoryfiles as files
-from gitmem.store.incoming import DIR_MODE, Incoming, Refused, is_zero
+from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
 from gitmem.store.trees import Trees
@@ -38,6 +42,7 @@ else:
 
 __all__ = ["PushCommit", "PushReader", "PushedEdit", "PushedMemory", "Refused", "is_zero"]
 
+_FILE_MODE = 0o100644
 _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _CACHE_MAX = 20_000
@@ -128,6 +133,10 @@ class PushReader(Incoming):
         ``"memories"``), listing every structural rule it breaks."""
         head = self.head(sha)
         facts = self.facts(sha)
+        if kind != FILES:
+            usual = self._usual(sha, head, facts)
+            if usual is not None:
+                return usual
         parent = head.parents[0] if head.parents else None
         merge = len(head.parents) > 1
         old_root = self.head(parent).tree if parent else None
@@ -156,6 +165,85 @@ class PushReader(Incoming):
         return PushCommit(
             sha, parent, merge, facts, head.author, changed, totals, None, message, problems
         )
+
+    def _usual(self, sha: str, head: Head, facts: Facts | None) -> PushCommit | None:
+        """A memory store's commit as gitmem writes one, read the short way: one parent,
+        trailers naming one memory, and a root that is its parent's with only the id of
+        that memory's fan-out directory changed, in which only that memory's files
+        differ, as plain files. What :meth:`commit` reads of it, read by the same rules
+        (the names held to them, the memory parsed, the trailers held to the tree), less
+        the work of finding where the trees differ; ``None``: any other commit, or one
+        that breaks a rule, read the full way."""
+        if facts is None or facts.paths or len(facts.edits) != 1 or len(head.parents) != 1:
+            return None
+        slug = facts.edits[0].slug
+        home = self._home(slug)
+        parent = head.parents[0]
+        old_root = self.head(parent).tree
+        if home is None or old_root == head.tree:
+            return None
+        name = home.encode()
+        swapped = self.swapped(old_root, head.tree, name, sha)
+        if swapped is None or swapped[0][0][1] != DIR_MODE or swapped[1][0][1] != DIR_MODE:
+            return None
+        old, new = swapped[0][0][2], swapped[1][0][2]
+        removed, added = self.differing(old, new, sha)
+        wanted = self._wanted_of(slug)
+        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
+            return None
+        for filename, mode, _ in added:
+            if filename not in wanted or mode != _FILE_MODE:
+                return None
+            if filename not in self._names:
+                if _entry_problem(filename, mode) is not None:
+                    return None
+                if len(self._names) >= _CACHE_MAX:
+                    self._names.clear()
+                self._names.add(filename)
+        try:
+            changed = {
+                slug: (
+                    self._memory(slug, self._files_of(slug, old, sha), sha),
+                    self._memory(slug, self._files_of(slug, new, sha), sha),
+                )
+            }
+        except Refused:
+            return None
+        self.carry_meta(old_root, head.tree, [name], sha)
+        problems: list[Refused] = []
+        try:
+            _hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
+        except Refused as refused:
+            problems.append(refused)
+        message = head.message.decode("utf-8", "replace")
+        totals = self.totals(parent)
+        return PushCommit(
+            sha, parent, False, facts, head.author, changed, totals, None, message, problems
+        )
+
+    def _home(self, slug: str) -> str | None:
+        """The fan-out directory valid slug ``slug`` belongs in (``None``: not valid)."""
+        home = self._homes.get(slug)
+        if home is None:
+            try:
+                check_slug(slug)
+            except GitmemError:
+                return None
+            home = files.bucket(slug)
+            if len(self._homes) >= _CACHE_MAX:
+                self._homes.clear()
+            self._homes[slug] = home  # a push writes the same slugs again and again
+        return home
+
+    def _wanted_of(self, slug: str) -> dict[bytes, str]:
+        """The names of valid slug ``slug``'s files, as a tree holds them → as text."""
+        wanted = self._wanted.get(slug)
+        if wanted is None:
+            wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+            if len(self._wanted) >= _CACHE_MAX:
+                self._wanted.clear()
+            self._wanted[slug] = wanted  # a push writes the same slugs again and again
+        return wanted
 
     def totals(self, sha: str) -> Totals:
         """The store's totals as of commit ``sha``: its trailers', else counted from
@@ -279,17 +367,13 @@ class PushReader(Incoming):
             slugs.add(split[0])
         valid: list[str] = []
         for slug in sorted(slugs):
-            home = self._homes.get(slug)
+            home = self._home(slug)
             if home is None:
                 try:
                     check_slug(slug)
                 except GitmemError as exc:
                     problems.append(Refused("slug", sha, str(exc)))
-                    continue
-                home = files.bucket(slug)
-                if len(self._homes) >= _CACHE_MAX:
-                    self._homes.clear()
-                self._homes[slug] = home  # a push writes the same slugs again and again
+                continue
             if home != bucket:
                 why = f"`{slug}` is filed under {bucket}/, not {home}/"
                 problems.append(Refused("slug", sha, why))
@@ -311,12 +395,7 @@ class PushReader(Incoming):
         files' names are not decoded)."""
         if tree is None:
             return {}
-        wanted = self._wanted.get(slug)
-        if wanted is None:
-            wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
-            if len(self._wanted) >= _CACHE_MAX:
-                self._wanted.clear()
-            self._wanted[slug] = wanted  # a push writes the same slugs again and again
+        wanted = self._wanted_of(slug)
         held = self.trees.held(tree)
         if held is not None and len(held) <= _SMALL:
             # a small directory, parsed whole when its commit was compared: its entries

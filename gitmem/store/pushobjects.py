@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from binascii import hexlify
+from binascii import hexlify, unhexlify
 from itertools import repeat
 
 from gitmem.lean.objects import (
@@ -119,7 +119,7 @@ class Objects:
         found = pushed.get(sha)
         if found is not None:
             return found
-        binary = bytes.fromhex(sha.decode("ascii"))
+        binary = unhexlify(sha)
         for folder in self.folders:
             found = folder.get(binary, self._base)
             if found is not None:
@@ -133,7 +133,7 @@ class Objects:
 
     def holds(self, sha: bytes, main_only: bool = False) -> bool:
         """Whether an object is here (``main_only``: in the repository before the push)."""
-        binary = bytes.fromhex(sha.decode("ascii"))
+        binary = unhexlify(sha)
         # asked for every new commit: no generator made for it
         return any(map(_Folder.holds, self.main if main_only else self.folders, repeat(binary)))
 

@@ -64,6 +64,16 @@ def _secrets(write: Write) -> None:
     # hook runs it for every commit, and a `from` import of a loaded module costs more)
     import gitmem.secrets as scanner
 
+    # most writes hold nothing a detector starts at: passed before a part is named
+    texts = [write.message, write.author]
+    for edit in write.edits:
+        memory = edit.memory
+        if memory is not None:
+            texts += (memory.slug, memory.description, memory.body, memory.code, memory.on_use)
+    for path, text in write.files or ():
+        texts += (path, text)
+    if scanner.holds_none(texts):
+        return
     allow = None if write.files is not None else scanner.read_allowlist(write.meta(ALLOWLIST))
     fields: list[tuple[str, str]] = []
     for edit in write.edits:

@@ -169,6 +169,7 @@ class Trees:
         self._differences: dict[tuple[bytes, bytes], tuple[Entries, Entries]] = {}
         self._checked: dict[bytes, bytes] = {}
         self._files: dict[tuple[bytes, tuple[bytes, ...]], list[tuple[int, bytes] | None]] = {}
+        self._places: dict[bytes, dict[bytes, int]] = {}
 
     def content(self, sha: bytes, read: Read) -> bytes:
         found = self._contents.get(sha)
@@ -274,6 +275,42 @@ class Trees:
             found = self._differing(old, new, read)
             _keep(self._differences, self.most, (old, new), found)
         return found
+
+    def swapped(
+        self, old: bytes, new: bytes, name: bytes, read: Read
+    ) -> tuple[Entries, Entries] | None:
+        """What :meth:`differing` finds when tree ``new`` is tree ``old`` with only the
+        id of its one entry ``name`` changed (a commit's usual change to a root: the
+        folder of the memory it writes), checked by comparing the bytes around that id
+        alone, not by searching both trees for where they part; else ``None``. Only a
+        tree whose entry starts are kept (the parent a push compared last) is asked.
+
+        Where each name's entry is comes from the names of ``old``, found once and
+        carried on to ``new``: its names and their places are ``old``'s."""
+        a = self._contents.get(old)
+        starts = self._starts.get(old)
+        if a is None or starts is None:
+            return None
+        b = self.content(new, read)
+        if len(a) != len(b):
+            return None
+        places = self._places.get(old)
+        if places is None:
+            names = list(map(names_of, parse(a, old)))
+            # a name given twice has no one place: such a tree is compared whole
+            places = {n: i for i, n in enumerate(names)} if len(set(names)) == len(names) else {}
+            _keep(self._places, self.most, old, places)
+        i = places.get(name)
+        if i is None:
+            return None
+        end = starts[i + 1]
+        cut = end - 20
+        if a[cut:end] == b[cut:end] or a[:cut] != b[:cut] or a[end:] != b[end:]:
+            return None
+        _keep(self._starts, self.most, new, starts)  # never mutated: shared
+        _keep(self._places, self.most, new, places)
+        mode, was = _at(a, starts, i)
+        return [(name, mode, was)], [(name, mode, b[cut:end].hex().encode())]
 
     def _differing(self, old: bytes, new: bytes, read: Read) -> tuple[Entries, Entries]:
         before = self._entries.get(old)
@@ -406,11 +443,13 @@ def _indexes(content: bytes, starts: list[int], name: bytes) -> list[int]:
     bytes before the next entry starts, and no space comes between its entry's start
     and it), so a name inside another entry's name or id is never taken for one."""
     needle = b" " + name + b"\0"
+    # `find`, not `in`: a bytes operand of `in` is first tried as a byte's number, a
+    # failure that costs more than the search
     found: list[int] = []
     at = content.find(needle)
     while at >= 0:
         i = bisect_right(starts, at) - 1
-        if at + len(needle) + 20 == starts[i + 1] and b" " not in content[starts[i] : at]:
+        if at + len(needle) + 20 == starts[i + 1] and content.find(b" ", starts[i], at) < 0:
             found.append(i)
         at = content.find(needle, at + 1)
     return found
@@ -433,13 +472,13 @@ def _indexes_of(
             [name] = group
             found[name] = _indexes(content, starts, name)
             continue
-        needle = b" " + stem + (b"." if all(b"." in name for name in group) else b"")
+        needle = b" " + stem + (b"." if all(name.find(b".") >= 0 for name in group) else b"")
         at = content.find(needle)
         while at >= 0:
             i = bisect_right(starts, at) - 1
             # the first space of its entry (the one after the mode), so the name runs
             # from there to the NUL 20 bytes before the next entry
-            if b" " not in content[starts[i] : at]:
+            if content.find(b" ", starts[i], at) < 0:
                 name = content[at + 1 : starts[i + 1] - 21]
                 if name in group:
                     found[name].append(i)
