@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 a2bd3be7a9948bdf686fd596e31604bfd1356802d3853fe4e1866e615ae90e59) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 289da3f8aab670d6b15264efb4571ea89b98398ec8f61ce44b2ac2ab3837b645) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -140,7 +140,6 @@ var SIGNATURE_WINDOW = 2e3;
 var SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 var SPACES = new RegExp(`[${SPACE}]+`);
 var LEADING_SPACES = new RegExp(`^[${SPACE}]+`);
-var TRAILING_SPACES = new RegExp(`[${SPACE}]+$`);
 var IS_SPACE = new RegExp(`[${SPACE}]`);
 var LETTER_OR_DIGIT = /[\p{L}\p{N}]/uy;
 var SURROGATE = /[\ud800-\udfff]/;
@@ -330,10 +329,13 @@ function declarations(source) {
           false
         ]);
         at = plain.lastIndex;
+      } else if (c === 101 && !(nextToken(source, end) && isDefault(source, scanned.start))) {
+        at = end;
       } else at = readDeclaration(new Tokens(source, where), found);
     }
   }
 }
+var isDefault = (source, at) => scanned.end - at === 7 && source.startsWith("default", at);
 var FUNCTION = /function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
 var EXPORT_FUNCTION = /export[ \t]+function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
 function readDeclaration(tokens, found) {
@@ -451,8 +453,10 @@ function returnType(text, at, arrow) {
     else if ((c === ")" || c === "]" || c === ">") && depth && !(c === ">" && text[i - 1] === "=")) {
       depth--;
     } else if (c === "{") {
-      const before = text.slice(begin, i).replace(TRAILING_SPACES, "");
-      if (depth === 0 && before && !/(?::|\||&|=>|,|<)$/.test(before)) break;
+      let last = i - 1;
+      while (last >= begin && IS_SPACE.test(text[last])) last--;
+      const before = last >= begin ? text[last] : "";
+      if (depth === 0 && before !== "" && !":|&,<".includes(before) && !(before === ">" && last > begin && text[last - 1] === "=")) break;
       i = balanced(text, i) - 1;
     } else if (depth === 0 && arrow && (c === ";" || c === "\n" || c === "=" && text[i + 1] === ">")) {
       break;

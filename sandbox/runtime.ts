@@ -211,7 +211,6 @@ const SIGNATURE_WINDOW = 2_000;
 const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const SPACES = new RegExp(`[${SPACE}]+`);
 const LEADING_SPACES = new RegExp(`^[${SPACE}]+`);
-const TRAILING_SPACES = new RegExp(`[${SPACE}]+$`);
 const IS_SPACE = new RegExp(`[${SPACE}]`);
 // A letter or digit outside ASCII at lastIndex, read as one code point.
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/uy;
@@ -421,10 +420,17 @@ function declarations(source: string): Map<string, [number, boolean]> {
       if (head !== null) {
         if (!found.has(head[1])) found.set(head[1], [plain!.lastIndex, false]);
         at = plain!.lastIndex;
+      } else if (c === 101 && !(nextToken(source, end) && isDefault(source, scanned.start))) {
+        // An `export` not before `default` declares nothing of its own.
+        at = end;
       } else at = readDeclaration(new Tokens(source, where), found);
     }
   }
 }
+
+// Whether the token at `at` (which nextToken has read into `scanned`) is `default`.
+const isDefault = (source: string, at: number) =>
+  scanned.end - at === 7 && source.startsWith("default", at);
 
 // `function name(` or `export function name(`, spaced by blanks, with an ASCII
 // name and its parameters or type parameters right after it: the name ends the
@@ -558,8 +564,16 @@ function returnType(text: string, at: number, arrow: boolean): string {
     else if ((c === ")" || c === "]" || c === ">") && depth && !(c === ">" && text[i - 1] === "=")) {
       depth--;
     } else if (c === "{") {
-      const before = text.slice(begin, i).replace(TRAILING_SPACES, "");
-      if (depth === 0 && before && !/(?::|\||&|=>|,|<)$/.test(before)) break;
+      // A brace after the type's first words, and not after `:`, `|`, `&`, `=>`, `,`
+      // or `<`, opens the body. Read back over the blanks before it only: a
+      // search from the end of the type so far would go over it at every brace.
+      let last = i - 1;
+      while (last >= begin && IS_SPACE.test(text[last])) last--;
+      const before = last >= begin ? text[last] : "";
+      if (
+        depth === 0 && before !== "" && !":|&,<".includes(before) &&
+        !(before === ">" && last > begin && text[last - 1] === "=")
+      ) break;
       i = balanced(text, i) - 1;
     } else if (depth === 0 && arrow && (c === ";" || c === "\n" || (c === "=" && text[i + 1] === ">"))) {
       break;

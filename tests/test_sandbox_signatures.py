@@ -185,6 +185,8 @@ def hostile() -> list[str]:
         "\U0001d465" * (size // 4) + " function f() {}",
         "".join(f"export function a{i}(x: number): number {{ return x; }}\n" for i in range(5000)),
         "const f = " + "async " * (size // 6),
+        # Blanks and then braces, in every window of the return types.
+        "".join(f"function f{i}(a): {' ' * 900}x{'|{}' * 350} {{}}\n" for i in range(100)),
     ]
     return texts
 
