@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 66be9c0e49b33d2b1595bd99e77d0719c233656cc1dd5384adba5af9ec2de37f) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 289da3f8aab670d6b15264efb4571ea89b98398ec8f61ce44b2ac2ab3837b645) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -135,6 +135,350 @@ function joinImports(parts, target) {
   let text = parts[0];
   for (let k = 1; k < parts.length; k++) text += quoted + parts[k];
   return text;
+}
+var SIGNATURE_WINDOW = 2e3;
+var SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+var SPACES = new RegExp(`[${SPACE}]+`);
+var LEADING_SPACES = new RegExp(`^[${SPACE}]+`);
+var IS_SPACE = new RegExp(`[${SPACE}]`);
+var LETTER_OR_DIGIT = /[\p{L}\p{N}]/uy;
+var SURROGATE = /[\ud800-\udfff]/;
+var ASCII_CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  if (c >= 65 && c <= 90 || c >= 97 && c <= 122 || c === 95 || c === 36) {
+    ASCII_CLASS[c] = 1;
+  } else if (c >= 48 && c <= 57) ASCII_CLASS[c] = 2;
+  else if (c >= 9 && c <= 13 || c >= 28 && c <= 32) ASCII_CLASS[c] = 4;
+}
+function width(source, at) {
+  const c = source.charCodeAt(at);
+  return c >= 55296 && c <= 56319 && (source.charCodeAt(at + 1) & 64512) === 56320 ? 2 : 1;
+}
+function classAt(source, at) {
+  const w = width(source, at);
+  if (w === 1 && IS_SPACE.test(source[at])) return [
+    4,
+    1
+  ];
+  LETTER_OR_DIGIT.lastIndex = at;
+  return [
+    LETTER_OR_DIGIT.test(source) ? 2 : 0,
+    w
+  ];
+}
+function stringEnd(text, at, quote) {
+  const n = text.length;
+  while (at < n) {
+    const c = text.charCodeAt(at);
+    if (c === 92) at += 2;
+    else if (c === quote) return at + 1;
+    else at++;
+  }
+  return n;
+}
+var scanned = {
+  start: 0,
+  end: 0
+};
+function nextToken(source, at) {
+  const n = source.length;
+  while (at < n) {
+    const c = source.charCodeAt(at);
+    if (c < 128) {
+      const kind2 = ASCII_CLASS[c];
+      if (kind2 === 1) {
+        let end = at + 1;
+        while (end < n) {
+          const d = source.charCodeAt(end);
+          if (d < 128) {
+            if (ASCII_CLASS[d] & 3) end++;
+            else break;
+          } else {
+            const [other, width3] = classAt(source, end);
+            if (other !== 2) break;
+            end += width3;
+          }
+        }
+        scanned.start = at;
+        scanned.end = end;
+        return true;
+      }
+      if (kind2 !== 0) {
+        at++;
+        continue;
+      }
+      if (c === 47) {
+        const d = source.charCodeAt(at + 1);
+        if (d === 47) {
+          const line = source.indexOf("\n", at + 2);
+          at = line < 0 ? n : line;
+          continue;
+        }
+        if (d === 42) {
+          const close = source.indexOf("*/", at + 2);
+          at = close < 0 ? n : close + 2;
+          continue;
+        }
+      } else if (c === 34 || c === 39 || c === 96) {
+        at = stringEnd(source, at + 1, c);
+        continue;
+      }
+      scanned.start = at;
+      scanned.end = at + 1;
+      return true;
+    }
+    const [kind, width2] = classAt(source, at);
+    if (kind === 0) {
+      scanned.start = at;
+      scanned.end = at + width2;
+      return true;
+    }
+    at += width2;
+  }
+  return false;
+}
+var Tokens = class {
+  source;
+  at;
+  words;
+  starts;
+  ends;
+  constructor(source, at) {
+    this.source = source;
+    this.at = at;
+    this.words = [];
+    this.starts = [];
+    this.ends = [];
+  }
+  // Token `k`, or "" past the end.
+  word(k) {
+    while (k >= this.words.length) {
+      if (!nextToken(this.source, this.at)) return "";
+      this.at = scanned.end;
+      this.words.push(this.source.slice(scanned.start, scanned.end));
+      this.starts.push(scanned.start);
+      this.ends.push(scanned.end);
+    }
+    return this.words[k];
+  }
+  // The index just past token `k` (which word has read).
+  end(k) {
+    return this.ends[k];
+  }
+  // Where token `k` begins, or the end of the source past the last token.
+  start(k) {
+    return this.word(k) ? this.starts[k] : this.source.length;
+  }
+};
+var isName = (token) => token !== "" && (ASCII_CLASS[token.charCodeAt(0)] & 1) === 1;
+var STOPS = /\/\/|\/\*|["'`]|function|const|let|var|export/g;
+function continuesWord(source, at) {
+  if (at >= source.length) return false;
+  const c = source.charCodeAt(at);
+  return c < 128 ? (ASCII_CLASS[c] & 3) !== 0 : classAt(source, at)[0] === 2;
+}
+function startsWord(source, at) {
+  let i = at - 1;
+  while (i >= 0) {
+    const c = source.charCodeAt(i);
+    if (c < 128) {
+      if (ASCII_CLASS[c] === 2) {
+        i--;
+        continue;
+      }
+      return ASCII_CLASS[c] !== 1;
+    }
+    const from = (c & 64512) === 56320 && i > 0 && width(source, i - 1) === 2 ? i - 1 : i;
+    if (classAt(source, from)[0] !== 2) return true;
+    i = from - 1;
+  }
+  return true;
+}
+function declarations(source) {
+  const found = /* @__PURE__ */ new Map();
+  let at = 0;
+  for (; ; ) {
+    STOPS.lastIndex = at;
+    const stop = STOPS.exec(source);
+    if (stop === null) return found;
+    const where = stop.index;
+    const c = source.charCodeAt(where);
+    if (c === 47 && source.charCodeAt(where + 1) === 47) {
+      const line = source.indexOf("\n", where + 2);
+      at = line < 0 ? source.length : line;
+    } else if (c === 47) {
+      const close = source.indexOf("*/", where + 2);
+      at = close < 0 ? source.length : close + 2;
+    } else if (c === 34 || c === 39 || c === 96) {
+      at = stringEnd(source, where + 1, c);
+    } else {
+      const end = where + stop[0].length;
+      if (continuesWord(source, end) || !startsWord(source, where)) {
+        at = end;
+        continue;
+      }
+      const plain = c === 101 ? EXPORT_FUNCTION : c === 102 ? FUNCTION : null;
+      let head = null;
+      if (plain !== null) {
+        plain.lastIndex = where;
+        head = plain.exec(source);
+      }
+      if (head !== null) {
+        if (!found.has(head[1])) found.set(head[1], [
+          plain.lastIndex,
+          false
+        ]);
+        at = plain.lastIndex;
+      } else if (c === 101 && !(nextToken(source, end) && isDefault(source, scanned.start))) {
+        at = end;
+      } else at = readDeclaration(new Tokens(source, where), found);
+    }
+  }
+}
+var isDefault = (source, at) => scanned.end - at === 7 && source.startsWith("default", at);
+var FUNCTION = /function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
+var EXPORT_FUNCTION = /export[ \t]+function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
+function readDeclaration(tokens, found) {
+  const word = (k2) => tokens.word(k2);
+  const declare = (name2, at, arrow2) => {
+    if (!found.has(name2)) found.set(name2, [
+      at,
+      arrow2
+    ]);
+  };
+  const token = word(0);
+  if (token === "export") {
+    if (word(1) !== "default") return tokens.end(0);
+    const [k2, arrow2] = functionHead(tokens, 2);
+    if (!arrow2 && (word(k2) === "(" || word(k2) === "<")) declare("default", tokens.end(k2 - 1), false);
+    return tokens.start(k2);
+  }
+  if (token === "function") {
+    let k2 = 1;
+    if (word(k2) === "*") k2++;
+    const name2 = word(k2);
+    if (isName(name2)) declare(name2, tokens.end(k2), false);
+    return tokens.start(k2 + 1);
+  }
+  let k = 1;
+  const name = word(k);
+  if (!isName(name)) return tokens.start(k);
+  k++;
+  if (word(k) === ":") {
+    let depth = 0;
+    for (; ; ) {
+      const t = word(k);
+      if (!t) break;
+      if (t === "(" || t === "[" || t === "{" || t === "<") depth++;
+      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) depth--;
+      else if (depth === 0 && (t === ";" || t === "=" && word(k + 1) !== ">")) break;
+      k++;
+    }
+  }
+  if (word(k) !== "=" || word(k + 1) === ">") return tokens.start(k);
+  const [head, arrow] = functionHead(tokens, k + 1);
+  if (word(head) === "(" || word(head) === "<") declare(name, tokens.end(head - 1), arrow);
+  return tokens.start(head);
+}
+function functionHead(tokens, k) {
+  if (tokens.word(k) === "async") k++;
+  if (tokens.word(k) !== "function") return [
+    k,
+    true
+  ];
+  k++;
+  if (tokens.word(k) === "*") k++;
+  if (tokens.word(k) !== "(" && tokens.word(k) !== "<") k++;
+  return [
+    k,
+    false
+  ];
+}
+function signatures(source, names, found = declarations(source)) {
+  const result = [];
+  for (const name of names) {
+    const declared = found.get(name);
+    if (declared === void 0) {
+      result.push(`${name}(...)`);
+      continue;
+    }
+    const [at, arrow] = declared;
+    let window = source.slice(at, at + SIGNATURE_WINDOW);
+    if (SURROGATE.test(window)) {
+      let end = at;
+      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) end += width(source, end);
+      window = source.slice(at, end);
+    }
+    result.push(signatureAt(window.replace(LEADING_SPACES, ""), name, arrow));
+  }
+  return result;
+}
+var spaced = (text) => text.split(SPACES).filter((part) => part !== "").join(" ");
+function balanced(text, start) {
+  const stack = [];
+  const n = text.length;
+  let i = start;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34 || c === 39 || c === 96) {
+      i = stringEnd(text, i + 1, c);
+      continue;
+    }
+    if (c === 61 && text.charCodeAt(i + 1) === 62) {
+      i += 2;
+      continue;
+    }
+    const closer = c === 40 ? 41 : c === 91 ? 93 : c === 123 ? 125 : c === 60 ? 62 : 0;
+    if (closer) stack.push(closer);
+    else if (stack.length && c === stack[stack.length - 1]) {
+      stack.pop();
+      if (!stack.length) return i + 1;
+    }
+    i++;
+  }
+  return n;
+}
+function returnType(text, at, arrow) {
+  const n = text.length;
+  let i = at;
+  while (i < n && IS_SPACE.test(text[i])) i++;
+  if (i >= n || text[i] !== ":") return "";
+  i++;
+  const begin = i;
+  let depth = 0;
+  for (; ; i++) {
+    if (i >= n) return "";
+    const c = text[i];
+    if (c === "(" || c === "[" || c === "<") depth++;
+    else if ((c === ")" || c === "]" || c === ">") && depth && !(c === ">" && text[i - 1] === "=")) {
+      depth--;
+    } else if (c === "{") {
+      let last = i - 1;
+      while (last >= begin && IS_SPACE.test(text[last])) last--;
+      const before = last >= begin ? text[last] : "";
+      if (depth === 0 && before !== "" && !":|&,<".includes(before) && !(before === ">" && last > begin && text[last - 1] === "=")) break;
+      i = balanced(text, i) - 1;
+    } else if (depth === 0 && arrow && (c === ";" || c === "\n" || c === "=" && text[i + 1] === ">")) {
+      break;
+    }
+  }
+  return spaced(text.slice(begin, i));
+}
+function signatureAt(text, name, arrow) {
+  let generics = "";
+  let at = 0;
+  if (text[0] === "<") {
+    const end2 = balanced(text, 0);
+    generics = text.slice(0, end2);
+    at = end2;
+    while (at < text.length && IS_SPACE.test(text[at])) at++;
+  }
+  if (at >= text.length || text[at] !== "(") return `${name}(...)`;
+  const end = balanced(text, at);
+  if (end >= text.length) return `${name}(...)`;
+  const params = spaced(text.slice(at + 1, end - 1));
+  const returns = returnType(text, end, arrow);
+  return `${name}${generics}(${params})` + (returns ? `: ${returns}` : "");
 }
 var HEAD = 8;
 var PART = 1 << 16;
@@ -1360,6 +1704,8 @@ var Runtime = class {
     const slot = this.take();
     await slot.ready;
     const started = performance.now();
+    const source = String(request.source);
+    let declared = null;
     const outcome = await new Promise((resolve) => {
       const timer = setTimeout(() => resolve({
         op: "timeout"
@@ -1372,20 +1718,23 @@ var Runtime = class {
       };
       slot.request({
         op: request.op,
-        source: request.op === "compile" ? String(request.source) : "",
-        url: request.op === "load" ? this.modules.url(String(request.source)) : "",
+        source: request.op === "compile" ? source : "",
+        url: request.op === "load" ? this.modules.url(source) : "",
         key: request.key ?? "module"
       });
+      if (request.op === "load") declared = declarations(source);
     });
     slot.listener = null;
     if (outcome.op === "result") {
       this.release(slot);
       const exports = Array.isArray(outcome.exports) ? outcome.exports.slice(0, this.settings.maxViews).map((e) => String(e).slice(0, this.settings.maxTitleChars)) : [];
       const diagnostic = outcome.diagnostic === null || outcome.diagnostic === void 0 ? null : capError(String(outcome.diagnostic), this.settings);
+      const typed = declared === null || diagnostic !== null ? [] : signatures(source, exports, declared);
       return {
         op: "result",
         diagnostic,
-        exports
+        exports,
+        signatures: typed
       };
     }
     this.finish(slot);

@@ -189,6 +189,416 @@ function joinImports(parts: string[], target: string): string {
   return text;
 }
 
+// The typed signatures of a module's exports, `name(params): Return` as written
+// in its source: the worker knows which exports are functions, the source still
+// has the types the transpiler erased. Read here, on the main thread, while the
+// worker transpiles and evaluates the module on its own. The source is an
+// agent's text, so the scan is one forward pass that never goes back: a reader
+// of tokens, which passes over comments and strings whole, reads a declaration
+// wherever a word one starts with begins (function, const, let, var, export),
+// and goes on from the first token the declaration did not consume; each
+// signature is then read from a bounded window after its declaration.
+//
+// Characters are classed by Unicode: whitespace is every White_Space character
+// but U+FEFF, and the separators U+001C-U+001F besides; a word is an ASCII
+// letter, `_` or `$` followed by letters, digits (of any script), `_` and `$`.
+// A digit or a letter outside ASCII that starts no word is passed over, as
+// whitespace is; any other character is a token of its own.
+
+// Characters one signature may span, counted in code points; a longer one is
+// shown as `name(...)`.
+const SIGNATURE_WINDOW = 2_000;
+const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const SPACES = new RegExp(`[${SPACE}]+`);
+const LEADING_SPACES = new RegExp(`^[${SPACE}]+`);
+const IS_SPACE = new RegExp(`[${SPACE}]`);
+// A letter or digit outside ASCII at lastIndex, read as one code point.
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/uy;
+const SURROGATE = /[\ud800-\udfff]/;
+
+// Of an ASCII code: 1 for a character a word starts with, 2 for one only
+// inside a word (a digit), 4 for whitespace.
+const ASCII_CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36) {
+    ASCII_CLASS[c] = 1;
+  } else if (c >= 48 && c <= 57) ASCII_CLASS[c] = 2;
+  else if ((c >= 9 && c <= 13) || (c >= 28 && c <= 32)) ASCII_CLASS[c] = 4;
+}
+
+// The length in code units of the code point at `at`: 2 for a surrogate pair.
+function width(source: string, at: number): number {
+  const c = source.charCodeAt(at);
+  return c >= 0xd800 && c <= 0xdbff && (source.charCodeAt(at + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+}
+
+// The class of the character at `at` outside ASCII (2, a letter or digit; 4,
+// whitespace; 0, any other), and its length in code units.
+function classAt(source: string, at: number): [number, number] {
+  const w = width(source, at);
+  if (w === 1 && IS_SPACE.test(source[at])) return [4, 1];
+  LETTER_OR_DIGIT.lastIndex = at;
+  return [LETTER_OR_DIGIT.test(source) ? 2 : 0, w];
+}
+
+// The index just past the string whose opening `quote` ends at `at`: its
+// closing quote is the first one no backslash escapes; unclosed, the end.
+function stringEnd(text: string, at: number, quote: number): number {
+  const n = text.length;
+  while (at < n) {
+    const c = text.charCodeAt(at);
+    if (c === 92) at += 2;
+    else if (c === quote) return at + 1;
+    else at++;
+  }
+  return n;
+}
+
+// The next code token from `at`: its start and end in `scanned`, or false at
+// the end of the source.
+const scanned = { start: 0, end: 0 };
+function nextToken(source: string, at: number): boolean {
+  const n = source.length;
+  while (at < n) {
+    const c = source.charCodeAt(at);
+    if (c < 128) {
+      const kind = ASCII_CLASS[c];
+      if (kind === 1) {
+        let end = at + 1;
+        while (end < n) {
+          const d = source.charCodeAt(end);
+          if (d < 128) {
+            if (ASCII_CLASS[d] & 3) end++;
+            else break;
+          } else {
+            const [other, width] = classAt(source, end);
+            if (other !== 2) break;
+            end += width;
+          }
+        }
+        scanned.start = at;
+        scanned.end = end;
+        return true;
+      }
+      if (kind !== 0) {
+        at++;
+        continue;
+      }
+      if (c === 47) {
+        const d = source.charCodeAt(at + 1);
+        if (d === 47) {
+          const line = source.indexOf("\n", at + 2);
+          at = line < 0 ? n : line;
+          continue;
+        }
+        if (d === 42) {
+          const close = source.indexOf("*/", at + 2);
+          at = close < 0 ? n : close + 2;
+          continue;
+        }
+      } else if (c === 34 || c === 39 || c === 96) {
+        at = stringEnd(source, at + 1, c);
+        continue;
+      }
+      scanned.start = at;
+      scanned.end = at + 1;
+      return true;
+    }
+    const [kind, width] = classAt(source, at);
+    if (kind === 0) {
+      scanned.start = at;
+      scanned.end = at + width;
+      return true;
+    }
+    at += width;
+  }
+  return false;
+}
+
+// The code tokens of a source from one point on, read only as far as asked.
+class Tokens {
+  private words: string[] = [];
+  private starts: number[] = [];
+  private ends: number[] = [];
+
+  constructor(private source: string, private at: number) {}
+
+  // Token `k`, or "" past the end.
+  word(k: number): string {
+    while (k >= this.words.length) {
+      if (!nextToken(this.source, this.at)) return "";
+      this.at = scanned.end;
+      this.words.push(this.source.slice(scanned.start, scanned.end));
+      this.starts.push(scanned.start);
+      this.ends.push(scanned.end);
+    }
+    return this.words[k];
+  }
+
+  // The index just past token `k` (which word has read).
+  end(k: number): number {
+    return this.ends[k];
+  }
+
+  // Where token `k` begins, or the end of the source past the last token.
+  start(k: number): number {
+    return this.word(k) ? this.starts[k] : this.source.length;
+  }
+}
+
+const isName = (token: string) => token !== "" && (ASCII_CLASS[token.charCodeAt(0)] & 1) === 1;
+
+// Where the scan stops: a comment, a string, or a word a declaration starts
+// with, found by one search from where the last stop was passed. A 32 KB
+// module has some 8,000 tokens, and a few hundred stops.
+const STOPS = /\/\/|\/\*|["'`]|function|const|let|var|export/g;
+
+// Whether the character at `at` would go on a word that runs up to it.
+function continuesWord(source: string, at: number): boolean {
+  if (at >= source.length) return false;
+  const c = source.charCodeAt(at);
+  return c < 128 ? (ASCII_CLASS[c] & 3) !== 0 : classAt(source, at)[0] === 2;
+}
+
+// Whether a word starts at `at`, where a letter is: every character before it
+// back to the last other one is one the reader passes over (a digit, or a
+// letter or digit outside ASCII), so no word runs up to it.
+function startsWord(source: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0) {
+    const c = source.charCodeAt(i);
+    if (c < 128) {
+      if (ASCII_CLASS[c] === 2) {
+        i--;
+        continue;
+      }
+      return ASCII_CLASS[c] !== 1;
+    }
+    // The code point that ends at i: a surrogate pair begins one unit earlier.
+    const from = (c & 0xfc00) === 0xdc00 && i > 0 && width(source, i - 1) === 2 ? i - 1 : i;
+    if (classAt(source, from)[0] !== 2) return true;
+    i = from - 1;
+  }
+  return true;
+}
+
+// Each declared function's name → where its signature starts and whether it is
+// an arrow: the first declaration of a name counts. Read as a reader of every
+// token would read them: at each stop outside comments and strings that starts
+// a word, the declaration is read token by token, and the scan goes on from the
+// first token it did not consume.
+function declarations(source: string): Map<string, [number, boolean]> {
+  const found = new Map<string, [number, boolean]>();
+  let at = 0;
+  for (;;) {
+    STOPS.lastIndex = at;
+    const stop = STOPS.exec(source);
+    if (stop === null) return found;
+    const where = stop.index;
+    const c = source.charCodeAt(where);
+    if (c === 47 && source.charCodeAt(where + 1) === 47) {
+      const line = source.indexOf("\n", where + 2);
+      at = line < 0 ? source.length : line;
+    } else if (c === 47) {
+      const close = source.indexOf("*/", where + 2);
+      at = close < 0 ? source.length : close + 2;
+    } else if (c === 34 || c === 39 || c === 96) {
+      at = stringEnd(source, where + 1, c);
+    } else {
+      const end = where + stop[0].length;
+      if (continuesWord(source, end) || !startsWord(source, where)) {
+        at = end;
+        continue;
+      }
+      // The commonest shapes, read at once as the token reader reads them.
+      const plain = c === 101 ? EXPORT_FUNCTION : c === 102 ? FUNCTION : null;
+      let head: RegExpExecArray | null = null;
+      if (plain !== null) {
+        plain.lastIndex = where;
+        head = plain.exec(source);
+      }
+      if (head !== null) {
+        if (!found.has(head[1])) found.set(head[1], [plain!.lastIndex, false]);
+        at = plain!.lastIndex;
+      } else if (c === 101 && !(nextToken(source, end) && isDefault(source, scanned.start))) {
+        // An `export` not before `default` declares nothing of its own.
+        at = end;
+      } else at = readDeclaration(new Tokens(source, where), found);
+    }
+  }
+}
+
+// Whether the token at `at` (which nextToken has read into `scanned`) is `default`.
+const isDefault = (source: string, at: number) =>
+  scanned.end - at === 7 && source.startsWith("default", at);
+
+// `function name(` or `export function name(`, spaced by blanks, with an ASCII
+// name and its parameters or type parameters right after it: the name ends the
+// match, and the token reader would read the same name and go on from there.
+const FUNCTION = /function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
+const EXPORT_FUNCTION = /export[ \t]+function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
+
+// Reads the declaration whose first word is token 0; where the scan goes on.
+function readDeclaration(tokens: Tokens, found: Map<string, [number, boolean]>): number {
+  const word = (k: number) => tokens.word(k);
+  const declare = (name: string, at: number, arrow: boolean) => {
+    if (!found.has(name)) found.set(name, [at, arrow]);
+  };
+  const token = word(0);
+  if (token === "export") {
+    if (word(1) !== "default") return tokens.end(0);
+    const [k, arrow] = functionHead(tokens, 2);
+    if (!arrow && (word(k) === "(" || word(k) === "<")) declare("default", tokens.end(k - 1), false);
+    return tokens.start(k);
+  }
+  if (token === "function") {
+    let k = 1;
+    if (word(k) === "*") k++;
+    const name = word(k);
+    if (isName(name)) declare(name, tokens.end(k), false);
+    return tokens.start(k + 1);
+  }
+  // const, let or var
+  let k = 1;
+  const name = word(k);
+  if (!isName(name)) return tokens.start(k);
+  k++;
+  if (word(k) === ":") {
+    // A type annotation: up to the `=` that is not part of an arrow type.
+    let depth = 0;
+    for (;;) {
+      const t = word(k);
+      if (!t) break;
+      if (t === "(" || t === "[" || t === "{" || t === "<") depth++;
+      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) depth--;
+      else if (depth === 0 && (t === ";" || (t === "=" && word(k + 1) !== ">"))) break;
+      k++;
+    }
+  }
+  if (word(k) !== "=" || word(k + 1) === ">") return tokens.start(k);
+  const [head, arrow] = functionHead(tokens, k + 1);
+  if (word(head) === "(" || word(head) === "<") declare(name, tokens.end(head - 1), arrow);
+  return tokens.start(head);
+}
+
+// Past an optional `async` and `function [*] [name]` from token `k`: the token
+// where the parameters would start, and whether no `function` was read (an arrow).
+function functionHead(tokens: Tokens, k: number): [number, boolean] {
+  if (tokens.word(k) === "async") k++;
+  if (tokens.word(k) !== "function") return [k, true];
+  k++;
+  if (tokens.word(k) === "*") k++;
+  if (tokens.word(k) !== "(" && tokens.word(k) !== "<") k++;
+  return [k, false];
+}
+
+// `name(params): Return` as written in `source` for each of `names`, or
+// `name(...)` for one not declared there.
+function signatures(
+  source: string,
+  names: string[],
+  found: Map<string, [number, boolean]> = declarations(source),
+): string[] {
+  const result: string[] = [];
+  for (const name of names) {
+    const declared = found.get(name);
+    if (declared === undefined) {
+      result.push(`${name}(...)`);
+      continue;
+    }
+    const [at, arrow] = declared;
+    let window = source.slice(at, at + SIGNATURE_WINDOW);
+    if (SURROGATE.test(window)) {
+      // The window counts code points: a pair of surrogates is one.
+      let end = at;
+      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) end += width(source, end);
+      window = source.slice(at, end);
+    }
+    result.push(signatureAt(window.replace(LEADING_SPACES, ""), name, arrow));
+  }
+  return result;
+}
+
+const spaced = (text: string) => text.split(SPACES).filter((part) => part !== "").join(" ");
+
+// The index just past the bracket group opening at `start` (the length if unclosed).
+function balanced(text: string, start: number): number {
+  const stack: number[] = [];
+  const n = text.length;
+  let i = start;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34 || c === 39 || c === 96) {
+      i = stringEnd(text, i + 1, c);
+      continue;
+    }
+    if (c === 61 && text.charCodeAt(i + 1) === 62) {
+      i += 2;
+      continue;
+    }
+    // ( [ { < open, and ) ] } > close, what they open.
+    const closer = c === 40 ? 41 : c === 91 ? 93 : c === 123 ? 125 : c === 60 ? 62 : 0;
+    if (closer) stack.push(closer);
+    else if (stack.length && c === stack[stack.length - 1]) {
+      stack.pop();
+      if (!stack.length) return i + 1;
+    }
+    i++;
+  }
+  return n;
+}
+
+// A `: Type` annotation starting at `at`, or "".
+function returnType(text: string, at: number, arrow: boolean): string {
+  const n = text.length;
+  let i = at;
+  while (i < n && IS_SPACE.test(text[i])) i++;
+  if (i >= n || text[i] !== ":") return "";
+  i++;
+  const begin = i;
+  let depth = 0;
+  for (;; i++) {
+    if (i >= n) return ""; // ran past the window: shown without a return type
+    const c = text[i];
+    if (c === "(" || c === "[" || c === "<") depth++;
+    else if ((c === ")" || c === "]" || c === ">") && depth && !(c === ">" && text[i - 1] === "=")) {
+      depth--;
+    } else if (c === "{") {
+      // A brace after the type's first words, and not after `:`, `|`, `&`, `=>`, `,`
+      // or `<`, opens the body. Read back over the blanks before it only: a
+      // search from the end of the type so far would go over it at every brace.
+      let last = i - 1;
+      while (last >= begin && IS_SPACE.test(text[last])) last--;
+      const before = last >= begin ? text[last] : "";
+      if (
+        depth === 0 && before !== "" && !":|&,<".includes(before) &&
+        !(before === ">" && last > begin && text[last - 1] === "=")
+      ) break;
+      i = balanced(text, i) - 1;
+    } else if (depth === 0 && arrow && (c === ";" || c === "\n" || (c === "=" && text[i + 1] === ">"))) {
+      break;
+    }
+  }
+  return spaced(text.slice(begin, i));
+}
+
+function signatureAt(text: string, name: string, arrow: boolean): string {
+  let generics = "";
+  let at = 0;
+  if (text[0] === "<") {
+    const end = balanced(text, 0);
+    generics = text.slice(0, end);
+    at = end;
+    while (at < text.length && IS_SPACE.test(text[at])) at++;
+  }
+  if (at >= text.length || text[at] !== "(") return `${name}(...)`;
+  const end = balanced(text, at);
+  if (end >= text.length) return `${name}(...)`;
+  const params = spaced(text.slice(at + 1, end - 1));
+  const returns = returnType(text, end, arrow);
+  return `${name}${generics}(${params})` + (returns ? `: ${returns}` : "");
+}
+
 // A bridge call's reply crosses from the main thread to the worker, which is
 // parked on Atomics.wait, through the worker's own SharedArrayBuffer: a head of
 // two Int32 words (the ticket of the part in the buffer, the reply's whole
@@ -1426,6 +1836,8 @@ class Runtime {
     const slot = this.take();
     await slot.ready;
     const started = performance.now();
+    const source = String(request.source);
+    let declared: Map<string, [number, boolean]> | null = null;
     const outcome = await new Promise<Message>((resolve) => {
       const timer = setTimeout(
         () => resolve({ op: "timeout" }),
@@ -1439,10 +1851,12 @@ class Runtime {
       };
       slot.request({
         op: request.op as string,
-        source: request.op === "compile" ? String(request.source) : "",
-        url: request.op === "load" ? this.modules.url(String(request.source)) : "",
+        source: request.op === "compile" ? source : "",
+        url: request.op === "load" ? this.modules.url(source) : "",
         key: (request.key as string) ?? "module",
       });
+      // Read while the worker loads the module on its own thread.
+      if (request.op === "load") declared = declarations(source);
     });
     slot.listener = null;
     if (outcome.op === "result") {
@@ -1457,7 +1871,11 @@ class Runtime {
       const diagnostic = outcome.diagnostic === null || outcome.diagnostic === undefined
         ? null
         : capError(String(outcome.diagnostic), this.settings);
-      return { op: "result", diagnostic, exports };
+      // Each export's signature, in the order of the exports.
+      const typed = declared === null || diagnostic !== null
+        ? []
+        : signatures(source, exports, declared);
+      return { op: "result", diagnostic, exports, signatures: typed };
     }
     // A worker that did not answer may be one a terminate cannot stop: the host
     // replaces the whole process after this reply, so nothing of it runs on.

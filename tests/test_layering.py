@@ -148,7 +148,7 @@ ORDER: dict[str, list[str]] = {
         "index",
         "handlers",
     ],
-    "gitmem.sandbox": ["keys", "signatures", "launch", "process", "pool", "runner"],
+    "gitmem.sandbox": ["keys", "launch", "process", "pool", "runner"],
     "gitmem.holder": ["framing", "telemetry", "code", "context", "notices", "tools", "turn"],
     "gitmem.sync": ["text", "reconcile"],
     "gitmem.ops": [

@@ -180,7 +180,7 @@ def test_run_refuses_bad_input_before_starting(
 def test_public_names_are_exactly_all() -> None:
     """``gitmem.sandbox`` exports a sorted ``__all__`` and nothing else public."""
     public = {n for n in vars(gitmem.sandbox) if not n.startswith("_")}
-    modules = {"keys", "launch", "pool", "process", "runner", "signatures", "annotations"}
+    modules = {"keys", "launch", "pool", "process", "runner", "annotations"}
     assert gitmem.sandbox.__all__ == sorted(gitmem.sandbox.__all__)
     assert set(gitmem.sandbox.__all__) == public - modules
 

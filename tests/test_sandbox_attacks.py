@@ -42,7 +42,6 @@ from gitmem.sandbox.runner import (
     VIEWS_MAX,
     _check_call,  # pyright: ignore[reportPrivateUsage]
 )
-from gitmem.sandbox.signatures import signatures
 
 SECRET = "s3cr3t-d0-n0t-l3ak"
 ENV_NAME = "GITMEM_ATTACK_SECRET"
@@ -1115,8 +1114,6 @@ def test_hostile_code_is_documented_in_one_pass(pair: Pair) -> None:
     assert [v.title for v in docs] == ["hostileSig.f"]
     assert "f(a: number): number" in docs[0].text
     assert pad.call("delete_memory", {"name": "hostile-sig"}).ok
-    assert signatures("const f: " + "(" * 30_000, ("f",)) == {"f": "f(...)"}
-    assert signatures("function f(" * 10_000, ("f",)) == {"f": "f(...)"}
     still_works(pad)
 
 
@@ -1237,7 +1234,6 @@ def test_hostile_work_never_stalls_another_thread(pair: Pair) -> None:
 
     steps: list[Callable[[], object]] = [
         lambda: code_write(pad, f"hostile-{next(_names)}", HOSTILE_SIGNATURES[:32_000]),
-        lambda: signatures(HOSTILE_SIGNATURES[:32_000] + str(next(_names)), ("a", "f")),
         lambda: a.run_program(HOSTILE_IMPORTS),
         lambda: a.run_program("import {" * 28_000),
         lambda: a.run_program("//" + "x" * 5_000_000),

@@ -1,18 +1,22 @@
-"""The signature scanner reads declarations as a reader of every token does: its quick
-reading of plain declarations, and its scan of the words declarations start with,
-outside comments and strings."""
+"""The runtime's signature scan reads declarations and signatures as a reader of every
+token does (tests/helpers_signatures.py): on texts built from the pieces that sit on
+every edge of its stops and quick readings, on edges written out, on windows that end
+inside a signature, and on hostile texts of 256 KB, each read in one pass."""
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+import json
+import random
+from pathlib import Path
+from typing import cast
 
-from gitmem.sandbox import signatures as scanner
+import helpers_signatures as reference
+from conftest import run_beside_runtime
 
-# Pieces a module's text is made of, chosen to sit on every edge of the quick reading:
-# comments, strings, a lone slash, digits and non-ASCII letters right after `export` or
-# a function's name, `default`, generators, and the end of the source.
+# Pieces a module's text is made of, chosen to sit on every edge of the scan: comments,
+# strings, a lone slash, digits and letters outside ASCII right before or after a first
+# word or a function's name, `default`, generators, blanks that are and are not
+# whitespace, letters outside the Basic Multilingual Plane, and the end of the source.
 PIECES = [
     "export",
     "function",
@@ -21,6 +25,7 @@ PIECES = [
     "async",
     "const",
     "let",
+    "var",
     " ",
     "  ",
     "\n",
@@ -36,13 +41,21 @@ PIECES = [
     "(",
     ")",
     "(a: number): string",
+    "(b: { k: T }) => void",
     "<T>",
+    "<",
+    ">",
+    "[",
+    "]",
     "{",
     "}",
     ";",
     "=",
     "=>",
     ":",
+    "|",
+    "&",
+    ",",
     "/",
     "//c\n",
     "/*c*/",
@@ -57,114 +70,180 @@ PIECES = [
     "constant",
     "xlet",
     "var$",
+    "\u00a0",  # no-break space: whitespace
+    "\x1c",  # a separator: whitespace too
+    "\x85",  # next line: whitespace
+    "\ufeff",  # byte order mark: not whitespace, a token of its own
+    "\u200b",  # zero-width space: likewise
+    "\u0301",  # a combining accent: neither a letter nor whitespace
+    "\u0663",  # an Arabic-Indic digit
+    "二",  # a letter of no case
+    "ǅ",  # a title-case letter
+    "\U0001d465",  # a letter outside the Basic Multilingual Plane
+    "\U0001f600",  # a symbol outside it
 ]
 
-sources = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+WEIGHTS = {
+    "export": 6,
+    "function": 8,
+    "const": 4,
+    "let": 2,
+    "var": 2,
+    "async": 2,
+    "default": 2,
+    "f": 6,
+    "g1": 3,
+    "(": 3,
+    ")": 3,
+    "(a: number): string": 4,
+    "(b: { k: T }) => void": 2,
+    "=": 4,
+    "=>": 2,
+    ":": 3,
+}
+
+DRIVER = """
+import { declarations, signatures } from "./runtime.js";
+const cases = JSON.parse(await new Response(Deno.stdin.readable).text());
+// Positions in code points, as the reference counts them.
+const points = (source, at) =>
+  /[\\ud800-\\udfff]/.test(source) ? Array.from(source.slice(0, at)).length : at;
+const out = cases.map(([source, names]) => {
+  const found = declarations(source);
+  const declared = [];
+  for (const [name, [at, arrow]] of found) declared.push([name, points(source, at), arrow]);
+  return [declared, signatures(source, names, found)];
+});
+console.log(JSON.stringify(out));
+"""
+
+# Edges written out: escaped and unclosed strings, comments, a division, words that only
+# contain a declaration's first word, and the end of the source.
+EDGES = [
+    "export function f(a: number): string {}\n",
+    "const s = 'it\\'s'; export function f() {}",
+    "const s = 'a\\\\'; export function f() {}",
+    "/* export function f() {} */ export function g() {}",
+    "// export function f() {}\nexport function g() {}",
+    "const t = `export function f() {}`; function g() {}",
+    "let x = a / b; export function f() {}",
+    "xexport function f() {} constx = 1; letg = 2",
+    "1export function f() {}",
+    "é function f() {}",
+    "\U0001d465function f() {}",
+    "function f\U0001d465(x) {}",
+    "function \U0001d465f(x) {}",
+    "'unclosed export function f() {}",
+    "/* unclosed export function f() {}",
+    "/*c*//function f() {}",
+    "export function",
+    "export  function\n* f <T>(a: number): string {}\n",
+    "export default function (q: string): string { return q; }",
+    "export default async function* g() {}",
+    "export functional()",
+    "export function // c\nf() {}",
+    "const f = async (x: number): Promise<void> => {};",
+    "const f: (x: number) => void = (x) => {};",
+    "let f = function* (a = 1) {};",
+    "function f(x: { a: (b: string) => void }): { k: number } { return { k: 1 }; }",
+    "function f(cb: () => string): () => string { return cb; }",
+    "function f(): A | { b: 1 } { }",
+    "function f(): () => { k: number } { return g; }",
+    "const f = (a): x is { k: 1 } => true;",
+    "function f(s = ')'): void {}",
+]
 
 
-def read_by_tokens(
-    source: str,
-    monkeypatch: pytest.MonkeyPatch,
-    *,
-    quick: tuple[str, ...] = ("_plain_declaration",),
-) -> dict[str, tuple[int, bool]]:
-    with monkeypatch.context() as patched:
-        for name in quick:
-            patched.setattr(scanner, name, lambda *_: -1)
-        return scanner.declarations.__wrapped__(source)
+def windows() -> list[str]:
+    """Signatures that end on either side of the window's last character, counted in
+    characters whether they are one UTF-16 unit or two."""
+    texts: list[str] = []
+    for fill in ("x", "\U0001d465", "\U0001f600"):
+        for length in range(1993, 2001):
+            texts.append(f"function f({fill * length}) {{}}")
+            texts.append(f"function f(a): {fill * (length - 4)} {{}}")
+    texts.append("function f(" + "\U0001d465" * 1500 + "x" * 497 + ") {}")
+    return texts
 
 
-@settings(max_examples=1000, deadline=None)
-@given(sources)
-def test_quick_reading_finds_what_the_token_reader_finds(source: str) -> None:
-    """Each declared function's name, where its signature starts, and whether an arrow:
-    the same whichever reader reads a declaration."""
-    monkeypatch = pytest.MonkeyPatch()
-    assert scanner.declarations.__wrapped__(source) == read_by_tokens(source, monkeypatch)
+def hostile() -> list[str]:
+    """256 KB texts built against a scan that goes back or reads twice."""
+    size = 256 * 1024
+    texts = [
+        "export function f(a: number): number { return a; }\n"
+        + "".join(f"let v{i}: T\n" for i in range(size // 12)),
+        "const f: " + "(" * size,
+        "function f(" * (size // 11),
+        "'" * size,
+        "/*" * (size // 2),
+        "`\\" * (size // 2),
+        "export " * (size // 7),
+        "exports " * (size // 8),
+        "1" * size + "export function f() {}",
+        "a" * size + "export function f() {}",
+        "\u0663" * (size // 2) + "function f() {}",
+        "\U0001d465" * (size // 4) + " function f() {}",
+        "".join(f"export function a{i}(x: number): number {{ return x; }}\n" for i in range(5000)),
+        "const f = " + "async " * (size // 6),
+        # Blanks and then braces, in every window of the return types.
+        "".join(f"function f{i}(a): {' ' * 900}x{'|{}' * 350} {{}}\n" for i in range(100)),
+    ]
+    return texts
 
 
-def test_quick_reading_reads_the_common_shapes() -> None:
-    """The shapes it exists for are read by it, and read right."""
-    source = "export function f(a: number): string {}\nfunction* g <T>() {}\n"
-    found: dict[str, tuple[int, bool]] = {}
-    quick = scanner._plain_declaration  # pyright: ignore[reportPrivateUsage]
-    assert quick(source, "export", 6, found) == 6
-    assert quick(source, "function", 15, found) == source.index("(")
-    assert quick(source, "function", source.index("* g"), found) == source.index("<")
-    assert found == {"f": (source.index("("), False), "g": (source.index(" <"), False)}
-    assert quick("export default function", "export", 6, {}) == -1
-    assert quick("function f // c", "function", 8, {}) == -1
-
-
-@settings(max_examples=1000, deadline=None)
-@given(sources)
-def test_export_function_read_at_once_as_the_token_reader_reads_it(source: str) -> None:
-    """``export function name`` read with one match finds what the token reader finds
-    with no quick reading at all."""
-    monkeypatch = pytest.MonkeyPatch()
-    every = ("_plain_declaration", "_export_function")
-    assert scanner.declarations.__wrapped__(source) == read_by_tokens(
-        source, monkeypatch, quick=every
+def read_in_runtime(folder: Path, sources: list[str]) -> list[list[str]]:
+    """Read each source in the runtime and by the reference, and check that they agree:
+    the declarations (name, place in characters, whether an arrow, in the order first
+    declared) and the signatures of every name the reference declared and one it did
+    not. The signatures, source by source."""
+    cases: list[tuple[str, list[str]]] = []
+    expected: list[object] = []
+    for source in sources:
+        found = reference.declarations(source)
+        names = [*found, "undeclared"]
+        declared = [[name, at, arrow] for name, (at, arrow) in found.items()]
+        cases.append((source, names))
+        expected.append([declared, reference.signatures(source, names)])
+    printed = run_beside_runtime(
+        folder, "declarations, signatures", {"driver.js": DRIVER}, json.dumps(cases)
     )
+    got = cast(list[list[object]], json.loads(printed))
+    assert len(got) == len(sources)
+    for source, mine, theirs in zip(sources, got, expected, strict=True):
+        assert mine == theirs, source[:200]
+    return [cast(list[str], mine[1]) for mine in got]
 
 
-def test_export_function_read_at_once() -> None:
-    """The shape it exists for is read by it, and read right; others are left to the rest."""
-    source = "export  function\n* f <T>(a: number): string {}\n"
-    found: dict[str, tuple[int, bool]] = {}
-    quick = scanner._export_function  # pyright: ignore[reportPrivateUsage]
-    assert quick(source, "export", 6, found) == source.index("<")
-    assert found == {"f": (source.index(" <"), False)}
-    assert quick("export default function f() {}", "export", 6, {}) == -1
-    assert quick("export functional()", "export", 6, {}) == -1
-    assert quick("export function // c\nf() {}", "export", 6, {}) == -1
-    assert quick("export function f() {}", "function", 8, {}) == -1
+def test_runtime_reads_texts_of_edge_pieces_as_every_token_is_read(tmp_path: Path) -> None:
+    """Texts built from the edge pieces (a fixed seed): the same declarations, at the same
+    places, and the same signatures."""
+    rng = random.Random(11)
+    # The words declarations are made of come more often than the rest, and a piece is
+    # followed by a space as often as not.
+    weights = [WEIGHTS.get(piece, 1) for piece in PIECES]
+    sources = [
+        "".join(
+            piece + " " * rng.randint(0, 1)
+            for piece in rng.choices(PIECES, weights, k=rng.randint(0, 24))
+        )
+        for _ in range(20_000)
+    ]
+    read_in_runtime(tmp_path, sources)
+    declared = [s for s in sources if reference.declarations(s)]
+    assert len(declared) > 2000
 
 
-def read_every_token(source: str) -> dict[str, tuple[int, bool]]:
-    """The declarations a reader finds that reads every token from the start of the
-    source, reading a declaration wherever a word one may start with begins."""
-    found: dict[str, tuple[int, bool]] = {}
-    at = 0
-    while True:
-        tokens = scanner._Tokens(source, at)  # pyright: ignore[reportPrivateUsage]
-        token = tokens.word(0)
-        if not token:
-            return found
-        if token in ("function", "const", "let", "var", "export"):
-            at = scanner._declaration(tokens, found)  # pyright: ignore[reportPrivateUsage]
-        else:
-            at = tokens.end(0)
+def test_runtime_reads_written_edges_and_windows_as_every_token_is_read(
+    tmp_path: Path,
+) -> None:
+    """The edges written out, and signatures that end at the window's edge."""
+    shown = [
+        signature for typed in read_in_runtime(tmp_path, EDGES + windows()) for signature in typed
+    ]
+    assert "f(a: number): string" in shown
+    assert "f(...)" in shown and "undeclared(...)" in shown
 
 
-@settings(max_examples=1000, deadline=None)
-@given(sources)
-def test_scan_of_first_words_finds_what_reading_every_token_finds(source: str) -> None:
-    """Reading a declaration at each of its first words outside the comments and strings
-    (each found whole by one search) finds what reading every token finds."""
-    assert scanner.declarations.__wrapped__(source) == read_every_token(source)
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "export function f(a: number): string {}\n",
-        "const s = 'it\\'s'; export function f() {}",
-        "const s = 'a\\\\'; export function f() {}",
-        "/* export function f() {} */ export function g() {}",
-        "// export function f() {}\nexport function g() {}",
-        "const t = `export function f() {}`; function g() {}",
-        "let x = a / b; export function f() {}",
-        "xexport function f() {} constx = 1; letg = 2",
-        "1export function f() {}",
-        "é function f() {}",
-        "'unclosed export function f() {}",
-        "/* unclosed export function f() {}",
-        "/*c*//function f() {}",
-        "export function",
-    ],
-)
-def test_scan_reads_edges_as_reading_every_token_does(source: str) -> None:
-    """Escaped and unclosed strings, comments, a division, words that only contain a
-    declaration's first word, and the end of the source."""
-    assert scanner.declarations.__wrapped__(source) == read_every_token(source)
+def test_runtime_reads_hostile_texts_in_one_pass(tmp_path: Path) -> None:
+    """Texts of 256 KB built against a scan that goes back: read, and read right."""
+    read_in_runtime(tmp_path, hostile())

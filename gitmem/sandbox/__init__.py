@@ -6,7 +6,8 @@ minute by default), so an idle holder holds none. A process runs ``sandbox/runti
 (built from ``runtime.ts`` by ``make runtime``, shipped as ``gitmem._runtime``), which connects
 back over loopback TCP to one port, proves itself with a per-launch token, and evaluates
 every load and run in a fresh web worker of Deno's own (every isolate's heap capped by a
-V8 flag given at the process's start), where only an allowlist of globals survives; a
+V8 flag given at the process's start), where only an allowlist of globals survives (the runtime also reads each loaded module's
+typed signatures from its source, in one linear pass, while the worker loads it); a
 store guard's checks share one worker per guard text and store (:meth:`Sandbox.check`). The process holds no file permission at all, no
 other network, environment, subprocesses or FFI, and an import map turns every
 ``file:``, bare and ``node:`` import into a denied remote one. A program's modules run
@@ -28,7 +29,6 @@ One module per concept, imports pointing down:
 
 - ``keys``: the name a memory's code is imported under (:func:`module_key`);
 - ``launch``: the runtime file, the Deno binary, its permissions and the import map;
-- ``signatures``: typed signatures read from the TypeScript source, in one linear pass;
 - ``process``: the Deno process, its connection, log drains, watchdog and cleanup;
 - ``pool``: :class:`Pool`, which lends processes one call at a time and reaps idle ones;
 - ``runner``: :class:`Sandbox`, its caps and the values it returns.

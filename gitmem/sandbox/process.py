@@ -144,6 +144,9 @@ class Process:
         """The longest time limit of any request sent: no worker may use more CPU."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
+        self._transpiled: dict[str, str] = {}
+        """The file of each module URL the runtime kept at the last prune: each reply
+        lists every kept URL, nearly all of them kept by the reply before."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
         self._owner = _own(self.root)
@@ -296,12 +299,16 @@ class Process:
         Deno names the file for ``blob:<rest>`` by the SHA-256 of ``<rest>``. Were that
         to change, every file would go: the cache would stop saving time, never grow.
         """
-        wanted: set[str] = set()
+        known = self._transpiled
+        self._transpiled = {}
         if isinstance(keep, list):
             for url in cast(list[object], keep):
                 if isinstance(url, str) and url.startswith("blob:"):
-                    rest = url[len("blob:") :].encode()
-                    wanted.add(hashlib.sha256(rest).hexdigest() + ".js")
+                    name = known.get(url)
+                    if name is None:
+                        name = hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
+                    self._transpiled[url] = name
+        wanted = set(self._transpiled.values())
         folder = self.root / "deno" / _TRANSPILED
         try:
             names = os.listdir(folder)

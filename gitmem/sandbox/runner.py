@@ -35,7 +35,6 @@ from typing import TypeVar, cast
 from gitmem.errors import CodeError, GitmemError, InternalError, InvalidArgument
 from gitmem.sandbox.pool import Pool, shared_pool
 from gitmem.sandbox.process import Died, Killed, Process, Retired
-from gitmem.sandbox.signatures import declarations, signatures
 
 __all__ = [
     "ARGS_DEPTH_MAX",
@@ -119,6 +118,11 @@ def _depth(text: str) -> int:
 def _capped(text: str) -> str:
     """``text`` held to :data:`ERROR_MAX` characters (with room for the runtime's mark)."""
     return text if len(text) <= ERROR_MAX + 32 else text[:ERROR_MAX] + _CUT
+
+
+def _strings(raw: object) -> list[str]:
+    """A list in a reply, each item as text; nothing if it is not a list."""
+    return [str(item) for item in cast(list[object], raw)] if isinstance(raw, list) else []
 
 
 def _died(died: Died, what: str) -> str:
@@ -338,33 +342,24 @@ class Sandbox:
                     raise InternalError(f"the sandbox failed: {type(exc).__name__}: {exc}") from exc
             raise InternalError("the sandbox runtime kept retiring itself")
 
-    def _load(
-        self, op: str, source: str, key: str, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[str | None, list[str]]:
-        return self._retrying(lambda process: self._load_once(process, op, source, key, meanwhile))
+    def _load(self, op: str, source: str, key: str) -> tuple[str | None, list[str], list[str]]:
+        return self._retrying(lambda process: self._load_once(process, op, source, key))
 
     def _load_once(
-        self,
-        process: Process,
-        op: str,
-        source: str,
-        key: str,
-        meanwhile: Callable[[], object] | None,
-    ) -> tuple[str | None, list[str]]:
+        self, process: Process, op: str, source: str, key: str
+    ) -> tuple[str | None, list[str], list[str]]:
+        """The diagnostic, the exported functions and, for each, its signature."""
         with self._lock:
             try:
                 process.send({"op": op, "source": source, "key": key, "timeLimit": self.time_limit})
-                if meanwhile is not None:
-                    # Host work that needs no answer runs while the runtime works.
-                    meanwhile()
                 reply = process.receive(time.monotonic() + self._budget())
             except Killed as killed:
                 self._discard(process)
                 what = "time limit" if killed.reason == "time" else "memory limit"
-                return f"1:1: the module's top-level code exceeded the sandbox {what}", []
+                return f"1:1: the module's top-level code exceeded the sandbox {what}", [], []
             except Died as died:
                 self._discard(process)
-                return f"1:1: {_died(died, 'the code')}", []
+                return f"1:1: {_died(died, 'the code')}", [], []
             except InternalError:
                 self._discard(process)
                 raise
@@ -373,16 +368,18 @@ class Sandbox:
             else:
                 process.prune(reply.get("keep"))
             diagnostic = reply.get("diagnostic")
-            raw = reply.get("exports")
-            exports = [str(e) for e in cast(list[object], raw)] if isinstance(raw, list) else []
-            return (_capped(str(diagnostic)) if diagnostic is not None else None), exports
+            return (
+                _capped(str(diagnostic)) if diagnostic is not None else None,
+                _strings(reply.get("exports")),
+                _strings(reply.get("signatures")),
+            )
 
     def compile(self, source: str) -> str | None:
         """Transpile and syntax-check ``source`` without running it.
 
         Returns a located diagnostic, ``line:column: message``, or ``None`` if it compiles.
         """
-        diagnostic, _ = self._load("compile", source, "module")
+        diagnostic, _, _ = self._load("compile", source, "module")
         return diagnostic
 
     def load(self, key: str, source: str) -> list[ExportDoc]:
@@ -392,16 +389,18 @@ class Sandbox:
         Raises :class:`CodeError` with a located diagnostic if it does not compile or
         load (its top-level code throws, or outlives the time or memory limit).
         """
-        # The signatures are read while the runtime loads: the two run on two cores.
-        diagnostic, exports = self._load("load", source, key, lambda: declarations(source))
+        # The runtime reads the signatures from the source while its worker loads it.
+        diagnostic, exports, typed = self._load("load", source, key)
         if diagnostic is not None:
             raise CodeError(
                 f"the code of {key} does not compile: {diagnostic}", diagnostic=diagnostic
             )
+        signature = dict(zip(exports, typed, strict=False))
         exports = [e for e in exports if _IDENTIFIER.fullmatch(e) or e == "default"]
-        exports = exports[:VIEWS_MAX]
-        typed = signatures(source, tuple(exports))
-        return [ExportDoc(key, name, typed[name]) for name in exports]
+        return [
+            ExportDoc(key, name, signature.get(name, f"{name}(...)"))
+            for name in exports[:VIEWS_MAX]
+        ]
 
     def check(self, source: str, change: Mapping[str, object], *, scope: str) -> Verdict:
         """Call ``check(change)`` exported by the module ``source``, in a worker kept for
