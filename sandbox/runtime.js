@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 66be9c0e49b33d2b1595bd99e77d0719c233656cc1dd5384adba5af9ec2de37f) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 c6167e34bf936d4604f900d27ca1bda448449246835c42b097a57443ca6f1681) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1016,8 +1016,9 @@ function capError(text, settings) {
   return text.length > settings.maxErrorChars + 32 ? text.slice(0, settings.maxErrorChars) + " [error text truncated]" : text;
 }
 var IDLE_EXIT = 3;
-var SPARES = 2;
+var SPARES = 3;
 var BOOT_AFTER_MS = 20;
+var BOOT_AT_ONCE = 2;
 var Slot = class _Slot {
   // Deno names each worker's thread `worker-<n>`, counting the workers of the
   // process from 1 in the order they are made; only this class makes any.
@@ -1185,8 +1186,10 @@ var Runtime = class {
   work;
   // Spares booted and not yet ready.
   booting;
-  // Requests that found no booted spare and waited for a worker to be made.
+  // Requests that found no booted spare and waited for one to finish booting.
   cold;
+  // Requests that found no spare at all, and had their worker made on their way.
+  made;
   retiring;
   urls;
   modules;
@@ -1201,6 +1204,7 @@ var Runtime = class {
     this.work = 0;
     this.booting = 0;
     this.cold = 0;
+    this.made = 0;
     this.retiring = false;
     const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
@@ -1223,7 +1227,14 @@ var Runtime = class {
       this.urls.warmUrl
     ];
   }
-  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  boot() {
+    const spare = new Slot(this.settings, this.urls);
+    this.spares.push(spare);
+    this.booting++;
+    this.work++;
+    void spare.ready.then(() => this.booting--);
+  }
+  // Boots the missing spares one at a time, each after `after` ms without a
   // request. A request cancels the plan; its end makes a new one.
   warm(after = BOOT_AFTER_MS) {
     if (this.bootTimer !== null) clearTimeout(this.bootTimer);
@@ -1232,18 +1243,16 @@ var Runtime = class {
     this.bootTimer = setTimeout(() => {
       this.bootTimer = null;
       if (this.busy || this.retiring) return;
-      const spare = new Slot(this.settings, this.urls);
-      this.spares.push(spare);
-      this.booting++;
-      this.work++;
-      void spare.ready.then(() => this.booting--);
+      this.boot();
       this.warm();
     }, after);
   }
   take() {
     const spare = this.spares.shift();
     if (spare === void 0 || !spare.booted) this.cold++;
-    return spare ?? new Slot(this.settings, this.urls);
+    if (spare !== void 0) return spare;
+    this.made++;
+    return new Slot(this.settings, this.urls);
   }
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
@@ -1301,7 +1310,8 @@ var Runtime = class {
         await this.host.send({
           op: "pong",
           spares,
-          cold: this.cold
+          cold: this.cold,
+          made: this.made
         });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
@@ -1319,6 +1329,7 @@ var Runtime = class {
         message: `unknown op ${String(op)}`
       });
       this.work++;
+      if (this.spares.length < BOOT_AT_ONCE && !this.retiring) this.boot();
       this.warm();
     }
   }

@@ -17,6 +17,7 @@ from conftest import gone
 
 from gitmem.sandbox import Pool, Sandbox
 from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
+from gitmem.sandbox.process import Process
 
 SANDBOX = Path(__file__).resolve().parent.parent / "sandbox"
 
@@ -296,33 +297,54 @@ def test_a_process_called_every_few_hundred_ms_is_not_retired(pool: Pool) -> Non
     assert len(set(pids)) == 1, pids
 
 
+def _pong(process: Process) -> dict[str, object]:
+    process.send({"op": "ping"})
+    return process.receive(time.monotonic() + 10)
+
+
+def _spares_booted(process: Process) -> dict[str, object]:
+    """The pong once every spare the runtime keeps is booted."""
+    deadline = time.monotonic() + 20
+    while (stats := _pong(process))["spares"] != 3:
+        assert time.monotonic() < deadline, stats
+        time.sleep(0.1)
+    return stats
+
+
+# Each run counts the workers its process ran programs in: 1 in a fresh worker.
+_LEAK = "globalThis.leaked = (globalThis.leaked ?? 0) + 1; console.log(globalThis.leaked);"
+
+
 def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
     """A program and the onUse script its turn ends with (or a read that loads two code
-    memories) come back to back. The runtime keeps two booted spares, and boots
-    replacements only once requests pause, so neither waits for a worker to be made;
-    each still runs in a worker of its own. With one spare, the second request found
-    none (its replacement is made after the first reply) and waited 30-60 ms for one."""
+    memories) come back to back. The runtime keeps three booted spares, and boots a
+    replacement at once only when fewer than two are left, so neither waits for a
+    worker to be made; each still runs in a worker of its own. With one spare, the
+    second request found none (its replacement is made after the first reply) and
+    waited 30-60 ms for one."""
     box = Sandbox(pool=pool)
     assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
     (process,) = pool.processes()
-
-    def pong() -> dict[str, object]:
-        process.send({"op": "ping"})
-        return process.receive(time.monotonic() + 10)
-
-    def spares_booted() -> dict[str, object]:
-        deadline = time.monotonic() + 20
-        while (stats := pong())["spares"] != 2:
-            assert time.monotonic() < deadline, stats
-            time.sleep(0.1)
-        return stats
-
-    before = spares_booted()
-    program = "globalThis.leaked = (globalThis.leaked ?? 0) + 1; console.log(globalThis.leaked);"
+    before = _spares_booted(process)
     for _ in range(2):  # back to back: each takes a spare booted before the burst
-        assert box.run(program, modules={}, bridge=echo).output == "1\n"
-    assert pong()["cold"] == before["cold"]
-    assert spares_booted()["cold"] == before["cold"]
+        assert box.run(_LEAK, modules={}, bridge=echo).output == "1\n"
+    assert _pong(process)["cold"] == before["cold"]
+    assert _spares_booted(process)["cold"] == before["cold"]
+    assert pool.processes() == [process]
+
+
+def test_a_long_burst_never_waits_for_a_worker_to_be_made(pool: Pool) -> None:
+    """Programs back to back with no pause, as an agent's programs may come: once two spares are used, each reply is followed by the next
+    spare's boot, before the next request is read, so no request of the burst has its
+    worker made on its way (before, every one past the spares did, and waited for the
+    whole boot). Each still runs in a worker no other program ran in."""
+    box = Sandbox(pool=pool)
+    assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
+    (process,) = pool.processes()
+    before = _spares_booted(process)
+    for _ in range(8):
+        assert box.run(_LEAK, modules={}, bridge=echo).output == "1\n"
+    assert _pong(process)["made"] == before["made"]
     assert pool.processes() == [process]
 
 
