@@ -267,8 +267,8 @@ class Process:
 
     def at_rest(self, grace: float = _SPIN_GRACE) -> bool:
         """Whether every worker the runtime ended is gone, waiting up to ``grace`` s, and
-        no worker thread has used more CPU than any request it served may; both read
-        from the same look at the threads once the ended ones are gone.
+        no other worker thread has used more CPU than any request it served may; both
+        start from one look at the threads, and the ended ones are then watched alone.
 
         A terminate does not stop a thread caught in a microtask loop (a Deno defect):
         left running, it would take CPU and memory from the next request, any holder's,
@@ -278,16 +278,23 @@ class Process:
         """
         names = {f"worker-{n}" for n in self.ended}
         give_up = time.monotonic() + grace
-        while True:
-            workers = self._workers()
-            if not names.intersection(name for name, _ in workers.values()):
-                self.ended.clear()
-                break
+        workers = self._workers()
+        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+        if any(ticks > allowed for name, ticks in workers.values() if name not in names):
+            return False
+        # The ended ones are watched by thread id, one look at a folder each, rather
+        # than by reading every thread again: the wait comes after almost every
+        # request. An id the kernel gave to a new thread of this process in the
+        # meantime reads as not gone, which only makes the wait fail safe.
+        pending = [tid for tid, (name, _) in workers.items() if name in names]
+        base = f"/proc/{self.pid}/task/"
+        while pending:
             if time.monotonic() > give_up or not self.alive():
                 return False
             time.sleep(0.001)
-        allowed = (self.longest + _SPIN_GRACE) * _TICKS
-        return all(ticks <= allowed for _, ticks in workers.values())
+            pending = [tid for tid in pending if os.path.lexists(base + str(tid))]
+        self.ended.clear()
+        return True
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the
