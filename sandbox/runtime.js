@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 c6167e34bf936d4604f900d27ca1bda448449246835c42b097a57443ca6f1681) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 91bd94323b6ccb1c2a46042f038177d35c96393caf648f0f05fcf0fef7ae4a7c) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1017,7 +1017,7 @@ function capError(text, settings) {
 }
 var IDLE_EXIT = 3;
 var SPARES = 3;
-var BOOT_AFTER_MS = 20;
+var BOOT_AFTER_MS = 60;
 var BOOT_AT_ONCE = 2;
 var Slot = class _Slot {
   // Deno names each worker's thread `worker-<n>`, counting the workers of the
