@@ -135,13 +135,24 @@ class Process:
 
     live: ClassVar[weakref.WeakSet[Process]] = weakref.WeakSet()
 
-    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int, kind: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        settings: Mapping[str, object],
+        rss_cap_mb: int,
+        kind: str = "",
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Start the runtime and wait for its greeting; ``cancel``, once set, calls the
+        start off (the process is killed and its folder removed)."""
         Process.live.add(self)
         self.kind = kind
         """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
         self.longest = 0.0
         """The longest time limit of any request sent: no worker may use more CPU."""
+        self.sent = 0
+        """Frames sent: each request is followed by the runtime's work on the next worker."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
         _sweep_once()
@@ -154,12 +165,12 @@ class Process:
         self.stderr: _Log | None = None
         self.buffer = bytearray()
         try:
-            self._start(settings)
+            self._start(settings, cancel)
         except BaseException:
             self.kill()
             raise
 
-    def _start(self, settings: Mapping[str, object]) -> None:
+    def _start(self, settings: Mapping[str, object], cancel: threading.Event | None) -> None:
         runtime = runtime_file()
         deno_dir = self.root / "deno"
         workdir = self.root / "work"
@@ -196,6 +207,8 @@ class Process:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    raise InternalError("the sandbox start was called off") from None
                 if self.proc.poll() is not None or time.monotonic() > give_up:
                     time.sleep(_POLL)
                     raise InternalError(
@@ -322,6 +335,7 @@ class Process:
     def send(self, message: Mapping[str, object]) -> None:
         """Send one frame."""
         assert self.conn is not None
+        self.sent += 1
         body = json.dumps(message).encode()
         try:
             self.conn.sendall(_FRAME.pack(len(body)) + body)

@@ -274,6 +274,8 @@ class Sandbox:
         # The process this sandbox used last: lent to it during a call, idle in the
         # pool (or lent to another sandbox, or gone) between calls.
         self._process: Process | None = None
+        # The one it used before that, when a burst was spread over two.
+        self._before: Process | None = None
         self._settings: dict[str, object] = {
             "memoryMb": self.memory_mb,
             "outputCap": self.output_cap,
@@ -301,6 +303,8 @@ class Sandbox:
     @contextlib.contextmanager
     def _lent(self) -> Generator[Process]:
         with self.pool.lend(self._settings, self.rss_cap_mb) as process:
+            if self._process is not process:
+                self._before = self._process
             self._process = process
             yield process
 
@@ -309,6 +313,8 @@ class Sandbox:
         process.kill()
         if self._process is process:
             self._process = None
+        if self._before is process:
+            self._before = None
 
     def _budget(self) -> float:
         # The runtime keeps the real limit; this backstop only catches a runtime that
@@ -614,12 +620,13 @@ class Sandbox:
         return None
 
     def close(self) -> None:
-        """Stop the process this sandbox used last if nobody is using it; the next call
-        would be lent another."""
+        """Stop the processes this sandbox used last (two, after a burst spread over
+        them) if nobody is using them; the next call would be lent another."""
         with self._lock:
-            if self._process is not None:
-                self.pool.forget(self._process)
-                self._process = None
+            for process in (self._process, self._before):
+                if process is not None:
+                    self.pool.forget(process)
+            self._process = self._before = None
 
     def __enter__(self) -> Sandbox:
         return self
