@@ -524,3 +524,19 @@ def test_close_during_a_background_start_kills_it(
     assert gone(a)
     assert spreading.processes() == []
     assert _private_folders(base) == []
+
+
+def test_checks_back_to_back_stay_on_the_process_that_keeps_their_worker(
+    spreading: Pool,
+) -> None:
+    """A guard's check reuses a worker kept for its module: nothing is booted after it,
+    so checks back to back start no second process and go to one process."""
+    box = Sandbox(pool=spreading)
+    guard = "export function check(change: { n: number }): void {}\n"
+    served: set[int | None] = set()
+    for n in range(6):
+        assert box.check(guard, {"n": n}, scope="s").kind == "accept"
+        served.add(box.pid)
+    _settle(spreading)
+    assert len(served) == 1
+    assert len(spreading.processes()) == 1

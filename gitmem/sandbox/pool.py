@@ -63,6 +63,15 @@ class _Idle:
 
 
 @dataclass
+class _Lent:
+    sent: int
+    """Frames it had sent: more when it comes back means it served a request."""
+    rested: float
+    fresh: bool
+    """Whether the call takes a fresh worker, after which the process boots another."""
+
+
+@dataclass
 class _Start:
     """A process being started in the background; ``cancel`` calls its start off."""
 
@@ -98,9 +107,8 @@ class Pool:
         self._reaper = reaper
         self._cond = threading.Condition()
         self._idle: dict[str, list[_Idle]] = {}
-        # Lent processes, each with the frames it had sent and when it had last served
-        # a request, as it was lent.
-        self._lent: dict[Process, tuple[int, float]] = {}
+        # Lent processes, each with what the pool knew of it as it was lent.
+        self._lent: dict[Process, _Lent] = {}
         # Taken out of the pool and being killed, outside the lock.
         self._dying: set[Process] = set()
         self._thread: threading.Thread | None = None
@@ -113,36 +121,42 @@ class Pool:
         _pools.add(self)
 
     @contextmanager
-    def lend(self, settings: Mapping[str, object], rss_cap_mb: int) -> Generator[Process]:
+    def lend(
+        self, settings: Mapping[str, object], rss_cap_mb: int, *, fresh: bool = True
+    ) -> Generator[Process]:
         """A process with ``settings`` for one call, taken back after it.
 
+        ``fresh`` says the call takes a fresh worker, after which the process boots
+        another: only such calls are spread over two processes. A guard's check reuses
+        a worker kept for its module, so it goes to the newest process, which keeps it.
         A borrower that found the process unfit kills it; a dead process is never kept.
         """
-        process = self._take(settings, rss_cap_mb)
+        process = self._take(settings, rss_cap_mb, fresh)
         try:
             yield process
         finally:
             self._give_back(process)
 
-    def _take(self, settings: Mapping[str, object], rss_cap_mb: int) -> Process:
+    def _take(self, settings: Mapping[str, object], rss_cap_mb: int, fresh: bool) -> Process:
         key = _key(settings, rss_cap_mb)
         with self._cond:
             returned = self._returned.get(key)
             back_to_back = returned is not None and self._clock() - returned < BURST_GAP
-            self._streak[key] = self._streak.get(key, 0) + 1 if back_to_back else 0
-        process = self._take_idle(key)
+            if fresh:
+                self._streak[key] = self._streak.get(key, 0) + 1 if back_to_back else 0
+        process = self._take_idle(key, fresh)
         if process is None:
             process = Process(settings=settings, rss_cap_mb=rss_cap_mb, kind=key)
             with self._cond:
                 # Until it serves a request, a process counts as rested: a call right
                 # after Sandbox.start finds the one it started.
-                self._lent[process] = (process.sent, -math.inf)
+                self._lent[process] = _Lent(process.sent, -math.inf, fresh)
         with self._cond:
-            if self._streak[key] >= SPREAD_AFTER and self._may_start_aside(key):
+            if fresh and self._streak.get(key, 0) >= SPREAD_AFTER and self._may_start_aside(key):
                 self._start_aside(key, settings, rss_cap_mb)
         return process
 
-    def _take_idle(self, key: str) -> Process | None:
+    def _take_idle(self, key: str, fresh: bool) -> Process | None:
         while True:
             with self._cond:
                 waiting = self._idle.get(key)
@@ -152,11 +166,11 @@ class Pool:
                 # one that served a request a moment ago may still be booting its next
                 # worker.
                 now = self._clock()
-                rested = [e for e in waiting if now - e.rested >= REST]
+                rested = [e for e in waiting if not fresh or now - e.rested >= REST]
                 entry = rested[-1] if rested else min(waiting, key=lambda e: e.rested)
                 waiting.remove(entry)
                 process = entry.process
-                self._lent[process] = (process.sent, entry.rested)
+                self._lent[process] = _Lent(process.sent, entry.rested, fresh)
             # Checked outside the lock: reading /proc is slow next to a list pop.
             if _healthy(process):
                 return process
@@ -205,8 +219,9 @@ class Pool:
     def _give_back(self, process: Process) -> None:
         spent: list[Process] = []
         with self._cond:
-            sent, rested = self._lent.pop(process)
-            if process.sent > sent:
+            lent = self._lent.pop(process)
+            rested = lent.rested
+            if lent.fresh and process.sent > lent.sent:
                 rested = self._clock()
                 self._returned[process.kind] = rested
             if self._closed or not process.alive():

@@ -301,8 +301,8 @@ class Sandbox:
             pass
 
     @contextlib.contextmanager
-    def _lent(self) -> Generator[Process]:
-        with self.pool.lend(self._settings, self.rss_cap_mb) as process:
+    def _lent(self, *, fresh: bool = True) -> Generator[Process]:
+        with self.pool.lend(self._settings, self.rss_cap_mb, fresh=fresh) as process:
             if self._process is not process:
                 self._before = self._process
             self._process = process
@@ -321,11 +321,11 @@ class Sandbox:
         # stopped answering.
         return 2 * self.time_limit + 1.0
 
-    def _retrying(self, attempt: Callable[[Process], _T]) -> _T:
+    def _retrying(self, attempt: Callable[[Process], _T], *, fresh: bool = True) -> _T:
         with self._lock:
             for _ in range(2):
                 try:
-                    with self._lent() as process:
+                    with self._lent(fresh=fresh) as process:
                         process.longest = max(process.longest, self.time_limit)
                         try:
                             return attempt(process)
@@ -436,7 +436,9 @@ class Sandbox:
             "change": json.dumps(dict(change)),
             "timeLimit": self.time_limit,
         }
-        return self._retrying(lambda process: self._check_once(process, request))
+        # A check mostly reuses its kept worker: nothing to boot after it, so it is not
+        # spread over two processes, and goes where its worker is kept.
+        return self._retrying(lambda process: self._check_once(process, request), fresh=False)
 
     def _check_once(self, process: Process, request: Mapping[str, object]) -> Verdict:
         with self._lock:
