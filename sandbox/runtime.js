@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 289da3f8aab670d6b15264efb4571ea89b98398ec8f61ce44b2ac2ab3837b645) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 4528b8649ae44ea31fe64494cf5e04b871932a01e3d93970fa0dafd00632c506) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1360,8 +1360,9 @@ function capError(text, settings) {
   return text.length > settings.maxErrorChars + 32 ? text.slice(0, settings.maxErrorChars) + " [error text truncated]" : text;
 }
 var IDLE_EXIT = 3;
-var SPARES = 2;
-var BOOT_AFTER_MS = 20;
+var SPARES = 3;
+var BOOT_AFTER_MS = 60;
+var BOOT_AT_ONCE = 2;
 var Slot = class _Slot {
   // Deno names each worker's thread `worker-<n>`, counting the workers of the
   // process from 1 in the order they are made; only this class makes any.
@@ -1529,8 +1530,10 @@ var Runtime = class {
   work;
   // Spares booted and not yet ready.
   booting;
-  // Requests that found no booted spare and waited for a worker to be made.
+  // Requests that found no booted spare and waited for one to finish booting.
   cold;
+  // Requests that found no spare at all, and had their worker made on their way.
+  made;
   retiring;
   urls;
   modules;
@@ -1545,6 +1548,7 @@ var Runtime = class {
     this.work = 0;
     this.booting = 0;
     this.cold = 0;
+    this.made = 0;
     this.retiring = false;
     const script = (text, type = "application/javascript") => URL.createObjectURL(new Blob([
       text
@@ -1567,7 +1571,14 @@ var Runtime = class {
       this.urls.warmUrl
     ];
   }
-  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  boot() {
+    const spare = new Slot(this.settings, this.urls);
+    this.spares.push(spare);
+    this.booting++;
+    this.work++;
+    void spare.ready.then(() => this.booting--);
+  }
+  // Boots the missing spares one at a time, each after `after` ms without a
   // request. A request cancels the plan; its end makes a new one.
   warm(after = BOOT_AFTER_MS) {
     if (this.bootTimer !== null) clearTimeout(this.bootTimer);
@@ -1576,18 +1587,16 @@ var Runtime = class {
     this.bootTimer = setTimeout(() => {
       this.bootTimer = null;
       if (this.busy || this.retiring) return;
-      const spare = new Slot(this.settings, this.urls);
-      this.spares.push(spare);
-      this.booting++;
-      this.work++;
-      void spare.ready.then(() => this.booting--);
+      this.boot();
       this.warm();
     }, after);
   }
   take() {
     const spare = this.spares.shift();
     if (spare === void 0 || !spare.booted) this.cold++;
-    return spare ?? new Slot(this.settings, this.urls);
+    if (spare !== void 0) return spare;
+    this.made++;
+    return new Slot(this.settings, this.urls);
   }
   // A terminated worker caught in a microtask loop keeps its thread spinning
   // (a Deno defect). While idle, nothing of ours should use a core, so a
@@ -1645,7 +1654,8 @@ var Runtime = class {
         await this.host.send({
           op: "pong",
           spares,
-          cold: this.cold
+          cold: this.cold,
+          made: this.made
         });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
@@ -1663,6 +1673,7 @@ var Runtime = class {
         message: `unknown op ${String(op)}`
       });
       this.work++;
+      if (this.spares.length < BOOT_AT_ONCE && !this.retiring) this.boot();
       this.warm();
     }
   }

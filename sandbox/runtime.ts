@@ -3,8 +3,9 @@
 // It connects back to the Python host over loopback TCP, to the one port the
 // process may reach (Deno.args[0]), proves itself with the per-launch token
 // (Deno.args[1]) and serves framed JSON requests: compile, load, run (and
-// ping, whose pong tells how many booted spares wait and how many requests
-// found none). The process has no file permission at all. User code never runs
+// ping, whose pong tells how many booted spares wait, how many requests found
+// none booted and how many found none at all). The process has no file
+// permission at all. User code never runs
 // on this thread: every request is evaluated inside a fresh web worker of
 // Deno's own, which is terminated afterwards, so nothing a module or program
 // does outlives its request. Every isolate of the process, each worker's and
@@ -1494,14 +1495,23 @@ function capError(text: string, settings: Settings): string {
 const IDLE_EXIT = 3;
 // Workers kept booted, each for one request: a program and the onUse script its
 // turn ends with, or a read that loads two code memories, finds each its own
-// without waiting for one to be made. An idle one costs some 2-4 MB.
-const SPARES = 2;
+// without waiting for one to be made, and a longer burst finds one booted while
+// the request before it ran. An idle one costs some 2-4 MB.
+const SPARES = 3;
 // Booting a worker blocks this thread while Deno makes its isolate (it does so
-// synchronously), so spares are booted only once no request has come for this
-// long: the next request of a burst, sent as soon as a reply arrives, finds a
-// spare rather than a boot in its way (booting at once after each reply was
-// measured slower back to back).
-const BOOT_AFTER_MS = 20;
+// synchronously, some 10 ms), so a spare is booted once no request has come for
+// BOOT_AFTER_MS: the second request of a pair, sent as soon as the first's reply
+// arrives, finds a spare rather than a boot in its way. Once fewer than
+// BOOT_AT_ONCE are left, a burst is under way and the next is booted at once,
+// as soon as the reply is out: the boot overlaps the host's turn between two
+// requests and the previous worker's teardown, and its own setup (some 5 ms
+// more on the worker's thread) overlaps the next request, so the request after
+// next finds it booted. A worker made when a request arrives would instead hold
+// that request for the whole boot and then for its setup. The host may spread a
+// burst over two processes, each then seeing a request every two calls: the wait
+// is longer than that gap, so no boot on this timer lands in a request's way.
+const BOOT_AFTER_MS = 60;
+const BOOT_AT_ONCE = 2;
 
 // Made once by the main thread and given to every worker.
 type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string; workerUrl: string };
@@ -1672,8 +1682,10 @@ class Runtime {
   private work = 0;
   // Spares booted and not yet ready.
   private booting = 0;
-  // Requests that found no booted spare and waited for a worker to be made.
+  // Requests that found no booted spare and waited for one to finish booting.
   private cold = 0;
+  // Requests that found no spare at all, and had their worker made on their way.
+  private made = 0;
   private retiring = false;
 
   private urls: Urls;
@@ -1700,7 +1712,16 @@ class Runtime {
     return [...this.modules.kept(), this.urls.warmUrl];
   }
 
-  // Boots the missing spares one at a time, each after BOOT_AFTER_MS without a
+  private boot(): void {
+    const spare = new Slot(this.settings, this.urls);
+    this.spares.push(spare);
+    // The spare boots on its own thread; that is work, not idling.
+    this.booting++;
+    this.work++;
+    void spare.ready.then(() => this.booting--);
+  }
+
+  // Boots the missing spares one at a time, each after `after` ms without a
   // request. A request cancels the plan; its end makes a new one.
   private warm(after = BOOT_AFTER_MS): void {
     if (this.bootTimer !== null) clearTimeout(this.bootTimer);
@@ -1709,12 +1730,7 @@ class Runtime {
     this.bootTimer = setTimeout(() => {
       this.bootTimer = null;
       if (this.busy || this.retiring) return;
-      const spare = new Slot(this.settings, this.urls);
-      this.spares.push(spare);
-      // The spare boots on its own thread; that is work, not idling.
-      this.booting++;
-      this.work++;
-      void spare.ready.then(() => this.booting--);
+      this.boot();
       this.warm();
     }, after);
   }
@@ -1722,7 +1738,9 @@ class Runtime {
   private take(): Slot {
     const spare = this.spares.shift();
     if (spare === undefined || !spare.booted) this.cold++;
-    return spare ?? new Slot(this.settings, this.urls);
+    if (spare !== undefined) return spare;
+    this.made++;
+    return new Slot(this.settings, this.urls);
   }
 
   // A terminated worker caught in a microtask loop keeps its thread spinning
@@ -1781,7 +1799,7 @@ class Runtime {
       const op = request.op;
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
-        await this.host.send({ op: "pong", spares, cold: this.cold });
+        await this.host.send({ op: "pong", spares, cold: this.cold, made: this.made });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
         await this.reply(await this.load(request));
@@ -1795,6 +1813,9 @@ class Runtime {
         await this.reply(result);
       } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
       this.work++;
+      // A burst is under way: its reply is out, and the next spare is made
+      // before the next request is read.
+      if (this.spares.length < BOOT_AT_ONCE && !this.retiring) this.boot();
       this.warm();
     }
   }

@@ -31,7 +31,7 @@ from gitmem.errors import CodeError, GuardRefused, InternalError
 from gitmem.guard import Guards
 from gitmem.holder import code as code_module
 from gitmem.holder.framing import frame_notice, frame_view, framed
-from gitmem.sandbox import ProgramResult, Sandbox
+from gitmem.sandbox import Pool, ProgramResult, Sandbox
 from gitmem.sandbox import runner as runner_module
 from gitmem.sandbox.launch import node_builtins
 from gitmem.sandbox.process import remove_tree, sweep_orphans
@@ -469,10 +469,12 @@ def params(implementation: str, scope: str = "isolated") -> Capability:
     )
 
 
-def make_holder(repo: Repository, implementation: str, instance: str, scope: str) -> Holder:
+def make_holder(
+    repo: Repository, implementation: str, instance: str, scope: str, pool: Pool | None = None
+) -> Holder:
     bound = repo.bind(params(implementation, scope), Agent("round2", instance))
     assert bound is not None
-    bound.use_sandbox(Sandbox(time_limit=LIMIT, memory_mb=64, output_cap=OUTPUT_CAP))
+    bound.use_sandbox(Sandbox(time_limit=LIMIT, memory_mb=64, output_cap=OUTPUT_CAP, pool=pool))
     return bound
 
 
@@ -608,7 +610,18 @@ PROBE_STATE = (
 @pytest.mark.parametrize("source", [s for _, s in STATE_ATTACKS], ids=[n for n, _ in STATE_ATTACKS])
 def test_no_state_survives_a_run(pair: Pair, source: str) -> None:
     """Nothing a program leaves (files, memory) reaches the next run or onUse."""
-    holder = pair.a
+    # One process whatever the pace, so the runs after the attack go to the process it
+    # ran in, and its folder is the one read.
+    pool = Pool(spread=False)
+    holder = make_holder(pair.repo, "markdown", "carol", "shared", pool)
+    try:
+        leaves_nothing(holder, source)
+    finally:
+        holder.close()
+        pool.close()
+
+
+def leaves_nothing(holder: Holder, source: str) -> None:
     # A process that has served a run holds all it keeps: the warm-up module's copy.
     still_works(holder)
     process = holder.sandbox._process  # pyright: ignore[reportPrivateUsage]

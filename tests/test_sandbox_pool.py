@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,10 @@ import pytest
 from conftest import gone
 
 from gitmem.sandbox import Pool, Sandbox
+from gitmem.sandbox import process as process_module
 from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
+from gitmem.sandbox.pool import BURST_GAP
+from gitmem.sandbox.process import Process
 
 SANDBOX = Path(__file__).resolve().parent.parent / "sandbox"
 
@@ -42,7 +46,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 def pool(clock: Clock) -> Iterator[Pool]:
-    manual = Pool(idle_timeout=10.0, clock=clock, reaper=False)
+    # One process a kind, whatever the pace: what a test reads of a process is then all
+    # the calls made. Spreading a burst over two has tests of its own.
+    manual = Pool(idle_timeout=10.0, clock=clock, reaper=False, spread=False)
     yield manual
     manual.close()
 
@@ -296,33 +302,54 @@ def test_a_process_called_every_few_hundred_ms_is_not_retired(pool: Pool) -> Non
     assert len(set(pids)) == 1, pids
 
 
+def _pong(process: Process) -> dict[str, object]:
+    process.send({"op": "ping"})
+    return process.receive(time.monotonic() + 10)
+
+
+def _spares_booted(process: Process) -> dict[str, object]:
+    """The pong once every spare the runtime keeps is booted."""
+    deadline = time.monotonic() + 20
+    while (stats := _pong(process))["spares"] != 3:
+        assert time.monotonic() < deadline, stats
+        time.sleep(0.1)
+    return stats
+
+
+# Each run counts the workers its process ran programs in: 1 in a fresh worker.
+_LEAK = "globalThis.leaked = (globalThis.leaked ?? 0) + 1; console.log(globalThis.leaked);"
+
+
 def test_a_burst_of_two_requests_waits_for_no_worker(pool: Pool) -> None:
     """A program and the onUse script its turn ends with (or a read that loads two code
-    memories) come back to back. The runtime keeps two booted spares, and boots
-    replacements only once requests pause, so neither waits for a worker to be made;
-    each still runs in a worker of its own. With one spare, the second request found
-    none (its replacement is made after the first reply) and waited 30-60 ms for one."""
+    memories) come back to back. The runtime keeps three booted spares, and boots a
+    replacement at once only when fewer than two are left, so neither waits for a
+    worker to be made; each still runs in a worker of its own. With one spare, the
+    second request found none (its replacement is made after the first reply) and
+    waited 30-60 ms for one."""
     box = Sandbox(pool=pool)
     assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
     (process,) = pool.processes()
-
-    def pong() -> dict[str, object]:
-        process.send({"op": "ping"})
-        return process.receive(time.monotonic() + 10)
-
-    def spares_booted() -> dict[str, object]:
-        deadline = time.monotonic() + 20
-        while (stats := pong())["spares"] != 2:
-            assert time.monotonic() < deadline, stats
-            time.sleep(0.1)
-        return stats
-
-    before = spares_booted()
-    program = "globalThis.leaked = (globalThis.leaked ?? 0) + 1; console.log(globalThis.leaked);"
+    before = _spares_booted(process)
     for _ in range(2):  # back to back: each takes a spare booted before the burst
-        assert box.run(program, modules={}, bridge=echo).output == "1\n"
-    assert pong()["cold"] == before["cold"]
-    assert spares_booted()["cold"] == before["cold"]
+        assert box.run(_LEAK, modules={}, bridge=echo).output == "1\n"
+    assert _pong(process)["cold"] == before["cold"]
+    assert _spares_booted(process)["cold"] == before["cold"]
+    assert pool.processes() == [process]
+
+
+def test_a_long_burst_never_waits_for_a_worker_to_be_made(pool: Pool) -> None:
+    """Programs back to back with no pause, as an agent's programs may come: once two spares are used, each reply is followed by the next
+    spare's boot, before the next request is read, so no request of the burst has its
+    worker made on its way (before, every one past the spares did, and waited for the
+    whole boot). Each still runs in a worker no other program ran in."""
+    box = Sandbox(pool=pool)
+    assert box.run("console.log(1);", modules={}, bridge=echo).output == "1\n"
+    (process,) = pool.processes()
+    before = _spares_booted(process)
+    for _ in range(8):
+        assert box.run(_LEAK, modules={}, bridge=echo).output == "1\n"
+    assert _pong(process)["made"] == before["made"]
     assert pool.processes() == [process]
 
 
@@ -348,3 +375,168 @@ def test_the_resident_memory_the_pool_reads_is_what_status_reports(pool: Pool) -
         time.sleep(0.05)
     else:
         pytest.fail("the process's memory never held still")
+
+
+# -- a burst spread over two processes --------------------------------------------
+
+
+@pytest.fixture
+def spreading(clock: Clock) -> Iterator[Pool]:
+    manual = Pool(idle_timeout=10.0, clock=clock, reaper=False, spread=True)
+    yield manual
+    manual.close()
+
+
+def _settle(pool: Pool) -> None:
+    """Wait for the processes being started in the background."""
+    for start in list(pool._starting.values()):  # pyright: ignore[reportPrivateUsage]
+        start.thread.join(timeout=60)
+    assert not pool._starting  # pyright: ignore[reportPrivateUsage]
+
+
+def _run(box: Sandbox) -> int:
+    """Run a program that counts the programs its worker ran; the process that ran it."""
+    assert box.run(_LEAK, modules={}, bridge=echo).output == "1\n"
+    assert box.pid is not None
+    return box.pid
+
+
+def test_the_third_call_back_to_back_starts_a_second_process_aside(spreading: Pool) -> None:
+    """A pair is served by one process; the third call back to back is served by it too,
+    while a second process is started in the background; more calls start no third, and
+    closing the sandbox stops both."""
+    box = Sandbox(pool=spreading)
+    first = [_run(box), _run(box)]
+    assert not spreading._starting  # pyright: ignore[reportPrivateUsage]
+    assert [p.pid for p in spreading.processes()] == first[:1]
+    first.append(_run(box))
+    assert len(set(first)) == 1
+    _settle(spreading)
+    assert len(spreading.processes()) == 2
+    assert len({_run(box) for _ in range(6)}) == 2
+    _settle(spreading)
+    pids = [p.pid for p in spreading.processes()]
+    assert len(pids) == 2
+    box.close()
+    assert spreading.processes() == []
+    assert all(gone(pid) for pid in pids)
+
+
+def test_a_burst_alternates_and_spaced_calls_leave_one_to_be_released(
+    spreading: Pool, clock: Clock
+) -> None:
+    """Back to back, each call goes to the process that has rested longest, not to the
+    one still booting its next worker after the call before; calls spaced out go to the
+    newest, and the other is released when idle long enough."""
+    box = Sandbox(pool=spreading)
+    a = _run(box)
+    assert [_run(box), _run(box)] == [a, a]
+    _settle(spreading)
+    (b,) = {p.pid for p in spreading.processes()} - {a}
+    served: list[int] = []
+    for _ in range(6):
+        clock.now += 0.01
+        served.append(_run(box))
+    assert served == [b, a] * 3
+    for _ in range(2):
+        clock.now += 1.0
+        served.append(_run(box))
+    assert served[-2:] == [a, a]
+    clock.now += 9.5
+    assert spreading.reap() == 1
+    assert gone(b)
+    assert [p.pid for p in spreading.processes()] == [a]
+
+
+def test_no_second_process_is_started_for_spaced_calls(spreading: Pool, clock: Clock) -> None:
+    """Calls more than the burst gap apart are served by one process and start nothing."""
+    box = Sandbox(pool=spreading)
+    served: list[int] = []
+    for _ in range(5):
+        served.append(_run(box))
+        clock.now += BURST_GAP * 1.01
+    assert not spreading._starting  # pyright: ignore[reportPrivateUsage]
+    assert len(set(served)) == 1
+    assert len(spreading.processes()) == 1
+
+
+def _private_folders(base: Path) -> list[str]:
+    return sorted(p.name for p in base.iterdir() if p.name.startswith("gitmem-sbx-"))
+
+
+def test_a_failing_background_start_costs_the_calls_nothing(
+    spreading: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second process that fails to start is dropped with its folder: the calls are
+    served as before, and a call that finds nothing idle starts one on its way."""
+    base = tmp_path / "tmp"
+    base.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(base))
+    box = Sandbox(pool=spreading)
+    a = _run(box)
+    tried = tmp_path / "tried"
+    real = process_module.deno_command
+    monkeypatch.setattr(
+        process_module,
+        "deno_command",
+        lambda *_: [sys.executable, "-c", "import sys; open(sys.argv[1], 'a').write('x')", tried],
+    )
+    assert [_run(box) for _ in range(3)] == [a] * 3
+    _settle(spreading)
+    assert tried.read_text() != ""
+    assert [p.pid for p in spreading.processes()] == [a]
+    assert len(_private_folders(base)) == 1
+    monkeypatch.setattr(process_module, "deno_command", real)
+    settings = box._settings  # pyright: ignore[reportPrivateUsage]
+    with (
+        spreading.lend(settings, box.rss_cap_mb) as lent,
+        spreading.lend(settings, box.rss_cap_mb) as other,
+    ):
+        assert lent.pid == a and other.pid != a and other.alive()
+
+
+def test_close_during_a_background_start_kills_it(
+    spreading: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool closed (as at the host's exit) while a process is being started aside ends
+    that process too, and removes its private folder."""
+    base = tmp_path / "tmp"
+    base.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(base))
+    box = Sandbox(pool=spreading)
+    a = _run(box)
+    marks = tmp_path / "pid"
+    sleeper = (
+        "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(120)"
+    )
+    monkeypatch.setattr(
+        process_module, "deno_command", lambda *_: [sys.executable, "-c", sleeper, marks]
+    )
+    assert [_run(box) for _ in range(3)] == [a] * 3
+    give_up = time.monotonic() + 60
+    while not (marks.exists() and marks.read_text()):
+        assert time.monotonic() < give_up
+        time.sleep(0.02)
+    started = int(marks.read_text())
+    assert len(_private_folders(base)) == 2
+    spreading.close()
+    assert gone(started)
+    assert gone(a)
+    assert spreading.processes() == []
+    assert _private_folders(base) == []
+
+
+def test_checks_back_to_back_stay_on_the_process_that_keeps_their_worker(
+    spreading: Pool,
+) -> None:
+    """A guard's check reuses a worker kept for its module: nothing is booted after it,
+    so checks back to back start no second process and go to one process."""
+    box = Sandbox(pool=spreading)
+    guard = "export function check(change: { n: number }): void {}\n"
+    served: set[int | None] = set()
+    for n in range(6):
+        assert box.check(guard, {"n": n}, scope="s").kind == "accept"
+        served.add(box.pid)
+    _settle(spreading)
+    assert len(served) == 1
+    assert len(spreading.processes()) == 1

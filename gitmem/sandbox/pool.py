@@ -9,6 +9,14 @@ again; one idle longer than ``idle_timeout`` is killed, and more than ``keep_idl
 processes of one kind are never kept. A process that died, retired itself or still
 holds a past run's memory is never lent out again.
 
+After each reply a process boots its next worker, which blocks its one thread for some
+10 ms, so one process serves a burst of calls no faster than a run and a boot each. On
+a host with more than one core, the third call of a kind back to back has a second
+process started for that kind on a thread of its own (the call itself never waits for
+it), and during a burst the pool lends the idle process that has rested longest: while
+one boots its next worker, the other serves. Calls spaced out go to the newest process
+that has rested, so the other is left idle and soon released.
+
 The reaper is a daemon thread that runs only while something is idle; it never touches
 a lent process, so nothing is killed mid-call. :meth:`Pool.reap` does its work on demand,
 against the pool's clock, so tests can drive it without waiting.
@@ -18,6 +26,8 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
+import os
 import threading
 import time
 import weakref
@@ -27,18 +37,53 @@ from dataclasses import dataclass
 
 from gitmem.sandbox.process import Process
 
-__all__ = ["IDLE_TIMEOUT", "KEEP_IDLE", "Pool", "shared_pool"]
+__all__ = ["BURST_GAP", "IDLE_TIMEOUT", "KEEP_IDLE", "REST", "SPREAD_AFTER", "Pool", "shared_pool"]
 
 IDLE_TIMEOUT = 60.0
 """Seconds an unused process is kept before it is killed."""
 KEEP_IDLE = 2
 """Idle processes of one kind kept at most; more are killed as they come back."""
+REST = 0.05
+"""Seconds a process back from a call may still spend booting its next worker."""
+BURST_GAP = 0.05
+"""A call lent within this many seconds of the last return of its kind is back to back."""
+SPREAD_AFTER = 2
+"""Calls back to back before the one that has a second process started in the background:
+a pair (a program and its onUse script) is served by one process's booted spares."""
 
 
 @dataclass
 class _Idle:
     process: Process
     since: float
+    """When it came back, for the reaper."""
+    rested: float
+    """When it last served a request (minus infinity if never): lent and given back
+    unused, as after :meth:`~gitmem.sandbox.Sandbox.start`, it kept on resting."""
+
+
+@dataclass
+class _Lent:
+    sent: int
+    """Frames it had sent: more when it comes back means it served a request."""
+    rested: float
+    fresh: bool
+    """Whether the call takes a fresh worker, after which the process boots another."""
+
+
+@dataclass
+class _Start:
+    """A process being started in the background; ``cancel`` calls its start off."""
+
+    thread: threading.Thread
+    cancel: threading.Event
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 class Pool:
@@ -51,65 +96,147 @@ class Pool:
         keep_idle: int = KEEP_IDLE,
         clock: Callable[[], float] = time.monotonic,
         reaper: bool = True,
+        spread: bool | None = None,
     ) -> None:
         self.idle_timeout = idle_timeout
         self.keep_idle = keep_idle
+        self.spread = _cores() > 1 if spread is None else spread
+        """Whether a burst of calls of one kind is spread over two processes (by default,
+        on a host with more than one core: on one, the second would only take turns)."""
         self._clock = clock
         self._reaper = reaper
         self._cond = threading.Condition()
         self._idle: dict[str, list[_Idle]] = {}
-        self._lent: set[Process] = set()
+        # Lent processes, each with what the pool knew of it as it was lent.
+        self._lent: dict[Process, _Lent] = {}
         # Taken out of the pool and being killed, outside the lock.
         self._dying: set[Process] = set()
         self._thread: threading.Thread | None = None
         self._closed = False
+        # Per kind: when a process last came back, how many calls in a row were lent
+        # back to back, and the process being started in the background.
+        self._returned: dict[str, float] = {}
+        self._streak: dict[str, int] = {}
+        self._starting: dict[str, _Start] = {}
         _pools.add(self)
 
     @contextmanager
-    def lend(self, settings: Mapping[str, object], rss_cap_mb: int) -> Generator[Process]:
+    def lend(
+        self, settings: Mapping[str, object], rss_cap_mb: int, *, fresh: bool = True
+    ) -> Generator[Process]:
         """A process with ``settings`` for one call, taken back after it.
 
+        ``fresh`` says the call takes a fresh worker, after which the process boots
+        another: only such calls are spread over two processes. A guard's check reuses
+        a worker kept for its module, so it goes to the newest process, which keeps it.
         A borrower that found the process unfit kills it; a dead process is never kept.
         """
-        process = self._take(settings, rss_cap_mb)
+        process = self._take(settings, rss_cap_mb, fresh)
         try:
             yield process
         finally:
             self._give_back(process)
 
-    def _take(self, settings: Mapping[str, object], rss_cap_mb: int) -> Process:
+    def _take(self, settings: Mapping[str, object], rss_cap_mb: int, fresh: bool) -> Process:
         key = _key(settings, rss_cap_mb)
+        with self._cond:
+            returned = self._returned.get(key)
+            back_to_back = returned is not None and self._clock() - returned < BURST_GAP
+            if fresh:
+                self._streak[key] = self._streak.get(key, 0) + 1 if back_to_back else 0
+        process = self._take_idle(key, fresh)
+        if process is None:
+            process = Process(settings=settings, rss_cap_mb=rss_cap_mb, kind=key)
+            with self._cond:
+                # Until it serves a request, a process counts as rested: a call right
+                # after Sandbox.start finds the one it started.
+                self._lent[process] = _Lent(process.sent, -math.inf, fresh)
+        with self._cond:
+            if fresh and self._streak.get(key, 0) >= SPREAD_AFTER and self._may_start_aside(key):
+                self._start_aside(key, settings, rss_cap_mb)
+        return process
+
+    def _take_idle(self, key: str, fresh: bool) -> Process | None:
         while True:
             with self._cond:
                 waiting = self._idle.get(key)
                 if not waiting:
-                    break
-                process = waiting.pop().process
-                self._lent.add(process)
+                    return None
+                # Oldest first. The newest that has rested, else the one rested longest:
+                # one that served a request a moment ago may still be booting its next
+                # worker.
+                now = self._clock()
+                rested = [e for e in waiting if not fresh or now - e.rested >= REST]
+                entry = rested[-1] if rested else min(waiting, key=lambda e: e.rested)
+                waiting.remove(entry)
+                process = entry.process
+                self._lent[process] = _Lent(process.sent, entry.rested, fresh)
             # Checked outside the lock: reading /proc is slow next to a list pop.
             if _healthy(process):
                 return process
             with self._cond:
-                self._lent.discard(process)
+                self._lent.pop(process, None)
             self._kill([process])
-        process = Process(settings=settings, rss_cap_mb=rss_cap_mb, kind=key)
+
+    def _may_start_aside(self, key: str) -> bool:
+        # Called with the lock held: only when nothing of the kind waits idle, nothing is
+        # being started for it, and a new one would not pass ``keep_idle`` of the kind.
+        if not self.spread or self._closed or key in self._starting or self._idle.get(key):
+            return False
+        lent = sum(p.kind == key for p in self._lent)
+        return lent < self.keep_idle
+
+    def _start_aside(self, key: str, settings: Mapping[str, object], rss_cap_mb: int) -> None:
+        # Called with the lock held.
+        cancel = threading.Event()
+        thread = threading.Thread(
+            target=self._started_aside,
+            args=(key, dict(settings), rss_cap_mb, cancel),
+            daemon=True,
+        )
+        self._starting[key] = _Start(thread, cancel)
+        thread.start()
+
+    def _started_aside(
+        self, key: str, settings: dict[str, object], rss_cap_mb: int, cancel: threading.Event
+    ) -> None:
+        try:
+            process = Process(settings=settings, rss_cap_mb=rss_cap_mb, kind=key, cancel=cancel)
+        except Exception:
+            # No call waits for it: a lend that finds nothing idle starts one as always.
+            with self._cond:
+                self._starting.pop(key, None)
+            return
+        spent: list[Process] = []
         with self._cond:
-            self._lent.add(process)
-        return process
+            self._starting.pop(key, None)
+            if self._closed:
+                spent.append(process)
+            else:
+                self._rest(process, -math.inf, spent)
+        self._kill(spent)
 
     def _give_back(self, process: Process) -> None:
         spent: list[Process] = []
         with self._cond:
-            self._lent.discard(process)
+            lent = self._lent.pop(process)
+            rested = lent.rested
+            if lent.fresh and process.sent > lent.sent:
+                rested = self._clock()
+                self._returned[process.kind] = rested
             if self._closed or not process.alive():
                 spent.append(process)
             else:
-                waiting = self._idle.setdefault(process.kind, [])
-                waiting.append(_Idle(process, self._clock()))
-                while len(waiting) > self.keep_idle:
-                    spent.append(waiting.pop(0).process)
-                self._wake()
+                self._rest(process, rested, spent)
         self._kill(spent)
+
+    def _rest(self, process: Process, rested: float, spent: list[Process]) -> None:
+        # Called with the lock held; those past ``keep_idle`` go to ``spent``.
+        waiting = self._idle.setdefault(process.kind, [])
+        waiting.append(_Idle(process, self._clock(), rested))
+        while len(waiting) > self.keep_idle:
+            spent.append(waiting.pop(0).process)
+        self._wake()
 
     def _wake(self) -> None:
         # Called with the lock held.
@@ -163,13 +290,20 @@ class Pool:
             return idle + list(self._lent) + list(self._dying)
 
     def close(self) -> None:
-        """Kill every idle process; lent ones are killed as they come back."""
+        """Kill every idle process and any being started; lent ones are killed as they
+        come back."""
         with self._cond:
             self._closed = True
             spent = [e.process for entries in self._idle.values() for e in entries]
             self._idle.clear()
+            starting = list(self._starting.values())
             self._cond.notify_all()
+        for start in starting:
+            start.cancel.set()
         self._kill(spent)
+        # A start called off kills its process and removes its folder before it ends.
+        for start in starting:
+            start.thread.join()
 
     def _kill(self, spent: list[Process]) -> None:
         with self._cond:

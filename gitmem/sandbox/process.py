@@ -135,13 +135,24 @@ class Process:
 
     live: ClassVar[weakref.WeakSet[Process]] = weakref.WeakSet()
 
-    def __init__(self, *, settings: Mapping[str, object], rss_cap_mb: int, kind: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        settings: Mapping[str, object],
+        rss_cap_mb: int,
+        kind: str = "",
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Start the runtime and wait for its greeting; ``cancel``, once set, calls the
+        start off (the process is killed and its folder removed)."""
         Process.live.add(self)
         self.kind = kind
         """Which processes can stand in for this one: those with the same settings."""
         self.rss_cap_kb = rss_cap_mb * 1024
         self.longest = 0.0
         """The longest time limit of any request sent: no worker may use more CPU."""
+        self.sent = 0
+        """Frames sent: each request is followed by the runtime's work on the next worker."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
         self._transpiled: dict[str, str] = {}
@@ -157,12 +168,12 @@ class Process:
         self.stderr: _Log | None = None
         self.buffer = bytearray()
         try:
-            self._start(settings)
+            self._start(settings, cancel)
         except BaseException:
             self.kill()
             raise
 
-    def _start(self, settings: Mapping[str, object]) -> None:
+    def _start(self, settings: Mapping[str, object], cancel: threading.Event | None) -> None:
         runtime = runtime_file()
         deno_dir = self.root / "deno"
         workdir = self.root / "work"
@@ -199,6 +210,8 @@ class Process:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    raise InternalError("the sandbox start was called off") from None
                 if self.proc.poll() is not None or time.monotonic() > give_up:
                     time.sleep(_POLL)
                     raise InternalError(
@@ -270,8 +283,8 @@ class Process:
 
     def at_rest(self, grace: float = _SPIN_GRACE) -> bool:
         """Whether every worker the runtime ended is gone, waiting up to ``grace`` s, and
-        no worker thread has used more CPU than any request it served may; both read
-        from the same look at the threads once the ended ones are gone.
+        no other worker thread has used more CPU than any request it served may; both
+        start from one look at the threads, and the ended ones are then watched alone.
 
         A terminate does not stop a thread caught in a microtask loop (a Deno defect):
         left running, it would take CPU and memory from the next request, any holder's,
@@ -281,16 +294,23 @@ class Process:
         """
         names = {f"worker-{n}" for n in self.ended}
         give_up = time.monotonic() + grace
-        while True:
-            workers = self._workers()
-            if not names.intersection(name for name, _ in workers.values()):
-                self.ended.clear()
-                break
+        workers = self._workers()
+        allowed = (self.longest + _SPIN_GRACE) * _TICKS
+        if any(ticks > allowed for name, ticks in workers.values() if name not in names):
+            return False
+        # The ended ones are watched by thread id, one look at a folder each, rather
+        # than by reading every thread again: the wait comes after almost every
+        # request. An id the kernel gave to a new thread of this process in the
+        # meantime reads as not gone, which only makes the wait fail safe.
+        pending = [tid for tid, (name, _) in workers.items() if name in names]
+        base = f"/proc/{self.pid}/task/"
+        while pending:
             if time.monotonic() > give_up or not self.alive():
                 return False
             time.sleep(0.001)
-        allowed = (self.longest + _SPIN_GRACE) * _TICKS
-        return all(ticks <= allowed for _, ticks in workers.values())
+            pending = [tid for tid in pending if os.path.lexists(base + str(tid))]
+        self.ended.clear()
+        return True
 
     def prune(self, keep: object) -> None:
         """Delete every transpiled blob module in the private folder but those of the
@@ -322,6 +342,7 @@ class Process:
     def send(self, message: Mapping[str, object]) -> None:
         """Send one frame."""
         assert self.conn is not None
+        self.sent += 1
         body = json.dumps(message).encode()
         try:
             self.conn.sendall(_FRAME.pack(len(body)) + body)

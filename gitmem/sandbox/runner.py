@@ -278,6 +278,8 @@ class Sandbox:
         # The process this sandbox used last: lent to it during a call, idle in the
         # pool (or lent to another sandbox, or gone) between calls.
         self._process: Process | None = None
+        # The one it used before that, when a burst was spread over two.
+        self._before: Process | None = None
         self._settings: dict[str, object] = {
             "memoryMb": self.memory_mb,
             "outputCap": self.output_cap,
@@ -303,8 +305,10 @@ class Sandbox:
             pass
 
     @contextlib.contextmanager
-    def _lent(self) -> Generator[Process]:
-        with self.pool.lend(self._settings, self.rss_cap_mb) as process:
+    def _lent(self, *, fresh: bool = True) -> Generator[Process]:
+        with self.pool.lend(self._settings, self.rss_cap_mb, fresh=fresh) as process:
+            if self._process is not process:
+                self._before = self._process
             self._process = process
             yield process
 
@@ -313,17 +317,19 @@ class Sandbox:
         process.kill()
         if self._process is process:
             self._process = None
+        if self._before is process:
+            self._before = None
 
     def _budget(self) -> float:
         # The runtime keeps the real limit; this backstop only catches a runtime that
         # stopped answering.
         return 2 * self.time_limit + 1.0
 
-    def _retrying(self, attempt: Callable[[Process], _T]) -> _T:
+    def _retrying(self, attempt: Callable[[Process], _T], *, fresh: bool = True) -> _T:
         with self._lock:
             for _ in range(2):
                 try:
-                    with self._lent() as process:
+                    with self._lent(fresh=fresh) as process:
                         process.longest = max(process.longest, self.time_limit)
                         try:
                             return attempt(process)
@@ -429,7 +435,9 @@ class Sandbox:
             "change": json.dumps(dict(change)),
             "timeLimit": self.time_limit,
         }
-        return self._retrying(lambda process: self._check_once(process, request))
+        # A check mostly reuses its kept worker: nothing to boot after it, so it is not
+        # spread over two processes, and goes where its worker is kept.
+        return self._retrying(lambda process: self._check_once(process, request), fresh=False)
 
     def _check_once(self, process: Process, request: Mapping[str, object]) -> Verdict:
         with self._lock:
@@ -613,12 +621,13 @@ class Sandbox:
         return None
 
     def close(self) -> None:
-        """Stop the process this sandbox used last if nobody is using it; the next call
-        would be lent another."""
+        """Stop the processes this sandbox used last (two, after a burst spread over
+        them) if nobody is using them; the next call would be lent another."""
         with self._lock:
-            if self._process is not None:
-                self.pool.forget(self._process)
-                self._process = None
+            for process in (self._process, self._before):
+                if process is not None:
+                    self.pool.forget(process)
+            self._process = self._before = None
 
     def __enter__(self) -> Sandbox:
         return self
