@@ -20,6 +20,19 @@ from gitmem.ops import folding
 from gitmem.ops import ledger as ledgers
 
 
+def told_by_child(repo: Repository) -> list[Any]:
+    """What a child folding ``profile/ops`` says, in order: the listing (a head and its
+    rows), then each step of its progress."""
+    told: list[Any] = []
+    folding.fold_apart(
+        repo.directory,
+        "profile/ops",
+        lambda *progress: told.append(progress),
+        lambda head, rows: told.append((head, rows)),
+    )
+    return told
+
+
 def test_the_child_says_its_listing_then_how_far_it_has_gone(
     repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -32,13 +45,7 @@ def test_the_child_says_its_listing_then_how_far_it_has_gone(
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise SystemExit('the working folder ran')\n")
     monkeypatch.chdir(shadow.parent)
-    told: list[Any] = []
-    folding.fold_apart(
-        repo.directory,
-        "profile/ops",
-        lambda *progress: told.append(progress),
-        lambda head, rows: told.append((head, rows)),
-    )
+    told = told_by_child(repo)
     head = repo.head("profile/ops")
     assert told[0] == (head, ledgers.listed_json(repo, "profile/ops"))
     revisions = len(repo.outlines("profile/ops"))
@@ -55,13 +62,7 @@ def test_the_child_says_a_kept_listing_is_kept(repo: Repository, tmp_path: Path)
     reads it itself, at little cost."""
     history_of_every_kind(repo, tmp_path / "work")
     repo.summaries("profile/ops")  # the listing kept, as `gitmem ls` keeps it
-    told: list[Any] = []
-    folding.fold_apart(
-        repo.directory,
-        "profile/ops",
-        lambda *progress: told.append(progress),
-        lambda head, rows: told.append((head, rows)),
-    )
+    told = told_by_child(repo)
     assert told[0] == (repo.head("profile/ops"), None)
     assert ledgers.kept_listed_json(repo, "profile/ops") == ledgers.listed_json(repo, "profile/ops")
 
@@ -76,7 +77,7 @@ def test_a_closing_reader_stops_its_child(
     real = folding.fold_apart
 
     def closing(directory: str, store: str, progress: Any, listing: Any) -> None:
-        def listed(head: str | None, rows: bytes) -> None:
+        def listed(head: str | None, rows: bytes | None) -> None:
             held.stopping.set()
             listing(head, rows)
 
