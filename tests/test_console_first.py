@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import capability
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -28,7 +29,7 @@ from test_console import (
     seed,
 )
 
-from gitmem import Repository, ops
+from gitmem import Agent, Repository, ops
 from gitmem.adapters.console import Console
 from gitmem.errors import StorageError
 from gitmem.ops import folding
@@ -524,3 +525,34 @@ def test_a_child_that_fails_is_said_in_one_line(
     assert client.get(URL).json()["history"]["state"] == "failed"  # the same head
     ops.create(repo, "profile/ops", ADA, "after", "d", "written after the failure")
     assert client.get(URL).content == folded(repo).rows_json().encode()
+
+
+def test_a_write_as_a_fold_begins_is_folded_once(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory saved between the moment a fold reads the store's head and the moment it
+    reads the revisions is left to the next fold, not read twice, neither in the rows
+    nor in the ledger kept for a later process."""
+    seed(repo)
+    writer = repo.bind(capability("markdown", "shared"), Agent("ops", "carol"))
+    assert writer is not None
+    real = Repository.outlines
+    landed: list[str] = []
+
+    def write_first(self: Repository, *args: Any, **kwargs: Any) -> Any:
+        if not landed:
+            landed.append("written-meanwhile")
+            args_ = {"name": "written-meanwhile", "description": "d", "body": "b\n"}
+            assert writer.call("create_memory", args_).ok
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Repository, "outlines", write_first)
+    ledger = ops.Ledger("profile/ops")
+    ledger.follow(repo)
+    ledger.follow(repo)
+    monkeypatch.setattr(Repository, "outlines", real)
+    assert landed
+    revisions = {row["slug"]: row["revisions"] for row in json.loads(ledger.rows_json())}
+    assert revisions == {"runbook": 2, "scratch": 2, "written-meanwhile": 1}
+    # what was kept on the way is what a later process goes on from
+    assert folded(repo).rows_json() == ledger.rows_json()

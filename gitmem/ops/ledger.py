@@ -150,16 +150,21 @@ class Ledger:
         files = head is not None and repo.layout(self.store) == "files"
         news: list[_Change] = []
         if self.head and not files:
-            news = [_Change.of(o) for o in repo.outlines(self.store, self.head, progress=progress)]
+            news = [
+                _Change.of(o)
+                for o in repo.outlines(self.store, self.head, at=head, progress=progress)
+            ]
         whole = not news or head is None
         if whole:
             # a first look, a file store (small, written by the memory tool), or a branch
             # rewritten under us: fold it all again
             self._panel, self._starts, self._authors, self._agents = b"[]", array("Q"), {}, {}
             if files:
-                news = [_Change.of_file(f) for f in repo.file_revisions(self.store)]
+                news = [_Change.of_file(f) for f in repo.file_revisions(self.store, at=head)]
             elif head is not None:
-                news = [_Change.of(o) for o in repo.outlines(self.store, progress=progress)]
+                news = [
+                    _Change.of(o) for o in repo.outlines(self.store, at=head, progress=progress)
+                ]
         self._fold(repo, news)
         self.head = head
         self._unkept += len(news)

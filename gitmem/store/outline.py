@@ -74,13 +74,20 @@ class Outlines:
         raise NotImplementedError
 
     def outlines(
-        self, store: str, base: str | None = None, *, progress: Progress | None = None
+        self,
+        store: str,
+        base: str | None = None,
+        *,
+        at: str | None = None,
+        progress: Progress | None = None,
     ) -> list[Outline]:
-        """The revisions of a memory store reachable from its head and not from ``base``
-        (all of them, with no ``base``; none if ``base`` is not an ancestor of the head),
-        in the order of ``revisions``, as outlines; ``progress`` is told how far the
-        reading has gone as it goes."""
-        head = self.head(store)
+        """The revisions of a memory store reachable from its head (or from commit
+        ``at``) and not from ``base`` (all of them, with no ``base``; none if ``base`` is
+        not an ancestor of the head), in the order of ``revisions``, as outlines;
+        ``progress`` is told how far the reading has gone as it goes. A reader that
+        records which head it read up to passes it as ``at``: a write landing
+        meanwhile is then left to its next reading, not read twice."""
+        head = self.head(store) if at is None else at
         self._expect(store, head, files=False, doing="its history is `file_revisions`")
         history = self._history(store)
         if progress is not None and base is None:

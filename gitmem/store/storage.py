@@ -347,12 +347,14 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
 
         return self._commit(store, attempt)
 
-    def file_revisions(self, store: str, path: str | None = None) -> list[FileRevision]:
+    def file_revisions(
+        self, store: str, path: str | None = None, *, at: str | None = None
+    ) -> list[FileRevision]:
         """Every revision of a file store (or of one path), removals too, in the order of
-        ``revisions``."""
+        ``revisions``, as of its head (or of commit ``at``, as ``outlines`` takes it)."""
         if path is not None:
             check_path(path)
-        head = self.head(store)
+        head = self.head(store) if at is None else at
         self._expect(store, head, files=True, doing="")
         entries = self._history(store).entries(head, path)
         measured = self._measured(store, files=True)
