@@ -216,6 +216,18 @@ def test_a_first_request_on_a_short_history_is_answered_whole(
     assert client.get(URL).content == folded(repo).rows_json().encode()
 
 
+def saved_meanwhile(client: TestClient) -> dict[str, dict[str, Any]]:
+    """Save `written-meanwhile` through the console while its history is read; the next
+    interim answer's rows, by slug."""
+    saved = client.put(
+        f"{URL}/written-meanwhile",
+        json={"description": "saved during the fold", "body": "while the history is read\n"},
+        headers={"If-Match": "0"},
+    )
+    assert saved.status_code == 201
+    return {row["slug"]: row for row in client.get(URL).json()["rows"]}
+
+
 def test_a_write_while_the_history_is_read(
     client: TestClient, repo: Repository, gate: Gate
 ) -> None:
@@ -225,14 +237,8 @@ def test_a_write_while_the_history_is_read(
     seed(repo)
     before = repo.head("profile/ops")
     assert client.get(URL).json()["history"]["state"] == "reading"
-    saved = client.put(
-        f"{URL}/written-meanwhile",
-        json={"description": "saved during the fold", "body": "while the history is read\n"},
-        headers={"If-Match": "0"},
-    )
-    assert saved.status_code == 201
+    rows = saved_meanwhile(client)
     assert repo.head("profile/ops") != before
-    rows = {row["slug"]: row for row in client.get(URL).json()["rows"]}
     assert rows["written-meanwhile"]["description"] == "saved during the fold"
     assert rows["written-meanwhile"]["revisions"] is None
     gate.set()
@@ -422,13 +428,7 @@ def test_a_write_while_the_history_is_read_apart(
     the new one: the rows of a fold of the whole history."""
     seed(repo)
     assert client.get(URL).json()["history"]["state"] == "reading"
-    saved = client.put(
-        f"{URL}/written-meanwhile",
-        json={"description": "saved during the fold", "body": "while the history is read\n"},
-        headers={"If-Match": "0"},
-    )
-    assert saved.status_code == 201
-    rows = {row["slug"]: row for row in client.get(URL).json()["rows"]}
+    rows = saved_meanwhile(client)
     assert rows["written-meanwhile"]["description"] == "saved during the fold"
     apart.set()
     whole = json.loads(completed(client))
