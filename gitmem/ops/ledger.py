@@ -31,6 +31,7 @@ import json
 import threading
 from array import array
 from collections.abc import Callable, Mapping
+from functools import partial
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -148,12 +149,11 @@ class Ledger:
             if head == self.head:
                 return
         files = head is not None and repo.layout(self.store) == "files"
+        # read up to the head recorded below: a write landing meanwhile waits for the next
+        outlines = partial(repo.outlines, self.store, at=head, progress=progress)
         news: list[_Change] = []
         if self.head and not files:
-            news = [
-                _Change.of(o)
-                for o in repo.outlines(self.store, self.head, at=head, progress=progress)
-            ]
+            news = [_Change.of(o) for o in outlines(self.head)]
         whole = not news or head is None
         if whole:
             # a first look, a file store (small, written by the memory tool), or a branch
@@ -162,9 +162,7 @@ class Ledger:
             if files:
                 news = [_Change.of_file(f) for f in repo.file_revisions(self.store, at=head)]
             elif head is not None:
-                news = [
-                    _Change.of(o) for o in repo.outlines(self.store, at=head, progress=progress)
-                ]
+                news = [_Change.of(o) for o in outlines()]
         self._fold(repo, news)
         self.head = head
         self._unkept += len(news)
