@@ -297,3 +297,61 @@ def test_a_pushed_pack_past_the_budget_is_read_in_part(
     finally:
         objects.close()
     read_all(Objects(str(bare), str(folder)), expected)
+
+
+def test_a_pushed_pack_reads_small_and_large_entries_alike(tmp_path: Path) -> None:
+    """The pass inflates an entry under 16 KiB in one call and a larger one a byte past
+    its size at most: both read as git reads them."""
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", "r")
+    for i in range(3):
+        (repo / "big.md").write_text("".join(f"row {n} {n * i % 97}\n" for n in range(4000)))
+        (repo / "small.md").write_text(f"small {i}\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", f"change {i}")
+    expected = every_object(repo)
+    assert any(len(content) >= 1 << 14 for _, content in expected.values())
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    objects = Objects(str(bare), str(folder))
+    try:
+        objects.get(next(iter(expected)).encode())
+        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
+        assert read == {sha.encode(): want for sha, want in expected.items()}
+    finally:
+        objects.close()
+
+
+def test_a_pushed_entry_whose_checksum_is_wrong_does_not_read(tmp_path: Path) -> None:
+    """A small entry whose stream inflates but whose checksum is wrong stops the pass
+    there, and is refused when asked for, never read as other content."""
+    repo = history(tmp_path / "r", commits=3)
+    expected = every_object(repo)
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    listed = git(folder, "verify-pack", "-v", str(folder / "pack" / "p.idx")).decode()
+    entries = [line.split() for line in listed.splitlines() if len(line.split()) in (5, 7)]
+    # a whole blob's entry, its stream's last byte (its checksum's) changed
+    sha, _, _, in_pack, offset = next(e[:5] for e in entries if e[1] == "blob" and len(e) == 5)
+    pack = folder / "pack" / "p.pack"
+    data = bytearray(pack.read_bytes())
+    data[int(offset) + int(in_pack) - 1] ^= 0x01
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    objects = Objects(str(bare), str(folder))
+    try:
+        with pytest.raises(Exception, match="inflate"):
+            objects.get(sha.encode())
+        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
+        assert read is not None and sha.encode() not in read
+        for other, want in expected.items():
+            if other != sha:
+                try:
+                    found = objects.get(other.encode())
+                except Exception:
+                    continue
+                assert found is None or found == want
+    finally:
+        objects.close()

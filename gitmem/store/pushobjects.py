@@ -66,6 +66,10 @@ _KEPT_MAX = 64 << 20  # bytes of read objects a pack keeps
 # (a push's own pack, whose objects the check reads nearly all of)
 _IN_ORDER_MAX = 32 << 20
 _SIZE_SHIFT_MAX = 53  # the last place a size's seven more bits may go (as entry_header)
+# an entry this small is inflated in one call: what its window of the pack inflates to
+# is bounded (deflate expands at most about a thousandfold), so it need not be stopped
+# a byte past its size as a larger one is
+_AT_ONCE_MAX = 1 << 14
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
 _Found = tuple[int, bytes]
 """An object's type number and content."""
@@ -298,7 +302,7 @@ class _Pack(MappedPack):
         )
         at_offset: dict[int, _Found] = {}
         spent = 0
-        inflater = zlib.decompressobj
+        inflater, at_once = zlib.decompressobj, zlib.decompress
         # each entry's header, base distance and inflating as entry_header, ofs_base and
         # inflate_whole read them, written out here: a push's pack holds thousands
         for at in sorted(named):
@@ -322,11 +326,17 @@ class _Pack(MappedPack):
                         continue
                 elif kind not in _WHOLE:
                     continue
-                stream = inflater()
-                content = stream.decompress(
-                    data[start : start + size + 5 * (size >> 14) + 64], size + 1
-                )
-                if len(content) != size or not stream.eof:
+                stop = start + size + 5 * (size >> 14) + 64
+                if size < _AT_ONCE_MAX:
+                    # in one call: refused if the stream (its checksum too) does not end
+                    # in the window; what follows it there is passed over
+                    content = at_once(data[start:stop], 15, size + 1)
+                else:
+                    stream = inflater()
+                    content = stream.decompress(data[start:stop], size + 1)
+                    if not stream.eof:
+                        break
+                if len(content) != size:
                     break
                 found = (
                     (kind, content)
