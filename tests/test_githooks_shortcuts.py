@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError, StorageError
 from gitmem.githooks import _passes  # pyright: ignore[reportPrivateUsage]
+from gitmem.lean.totals import totals_of
 from gitmem.screens import chain
 from gitmem.secrets import (
     check_texts,
@@ -221,6 +222,11 @@ def test_totals_behave_as_the_frozen_dataclass_they_were(pair: list[tuple[int, i
     assert copy.copy(a) == a and pickle.loads(pickle.dumps(a)) == a
     assert Totals() == Totals(0, 0, 0) != (0, 0, 0)
     assert Totals(*pair[0]) == Totals(count=pair[0][0], chars=pair[0][1], lines=pair[0][2])
+    made = totals_of(*pair[0])  # as the hook's reading of a message makes them
+    assert type(made) is Totals and made == a and hash(made) == hash(a)
+    assert repr(made) == repr(a) and pickle.loads(pickle.dumps(made)) == a
+    with pytest.raises(AttributeError):
+        made.lines = 1  # type: ignore[misc]
     match a:
         case Totals(count, chars, lines):
             assert (count, chars, lines) == pair[0]

@@ -33,7 +33,7 @@ from types import MappingProxyType
 from gitmem.errors import InvalidPath
 from gitmem.lean.heads import TOTAL_KEYS
 from gitmem.lean.shapes import op_shape, slug_shape
-from gitmem.lean.totals import Totals
+from gitmem.lean.totals import Totals, totals_of
 from gitmem.names import check_path
 
 TYPE_CHECKING = False
@@ -160,14 +160,16 @@ def parse_message(message: bytes) -> Facts | None:
     if written is not None:
         edits, match, stop = written
         extra: dict[str, str] = {}
-        # as the full reading takes them: the lines of the decoded text
-        for line in message[match.end() : stop].decode("utf-8", "replace").splitlines():
-            if line.startswith("Gitmem-"):
-                key, sep, value = line.partition(": ")
-                if sep:
-                    extra[key] = value
-        numbers = list(map(int, match.group(6, 7, 8, 9, 10, 11)))
-        return Facts(edits, Totals(*numbers[0:3]), Totals(*numbers[3:6]), MappingProxyType(extra))
+        # as the full reading takes them: the lines of the decoded text (a block with
+        # no "Gitmem-" in its bytes has none, nor has its text: the key is ASCII)
+        if message.find(b"Gitmem-", match.end(), stop) >= 0:
+            for line in message[match.end() : stop].decode("utf-8", "replace").splitlines():
+                if line.startswith("Gitmem-"):
+                    key, sep, value = line.partition(": ")
+                    if sep:
+                        extra[key] = value
+        a, b, c, d, e, f = map(int, match.group(6, 7, 8, 9, 10, 11))
+        return Facts(edits, totals_of(a, b, c), totals_of(d, e, f), MappingProxyType(extra))
     read = _trailers(message)
     if read is None:
         return None
