@@ -97,7 +97,10 @@ def hold_record(
                 )
             )
             return Record(record.kind or kind, held), held
-    return Record(record.kind or kind, held or found), found or held
+    kept, capability = record.kind or kind, held or found
+    if kept == record.kind and capability is held:
+        return record, found or held  # the record stands (most commits): not made again
+    return Record(kept, capability), found or held
 
 
 _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
