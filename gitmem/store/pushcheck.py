@@ -469,18 +469,23 @@ def _hold_trailers(
     ops named, each revision's number after its parent line's (``revisions``; ``None``
     for a root commit), and the totals and peaks."""
     parent = revisions is not None
-    named = {e.slug: e for e in facts.edits}
-    unnamed = sorted(set(changed) - set(named))
-    if unnamed:
-        raise Refused(
-            "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
-        )
+    edits = facts.edits
+    # the usual commit names the one memory it changes: nothing unnamed, no set made
+    if len(changed) > 1 or (changed and (len(edits) != 1 or edits[0].slug not in changed)):
+        unnamed = sorted(set(changed) - {e.slug for e in edits})
+        if unnamed:
+            raise Refused(
+                "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
+            )
     last, exact = revisions if revisions is not None else ({}, True)
-    for edit in facts.edits:
-        before, after = changed.get(edit.slug, (None, None))
-        if edit.slug not in changed and parent:
-            # named but unchanged: what the parent holds is what it holds now
-            continue
+    for edit in edits:
+        found = changed.get(edit.slug)
+        if found is None:
+            if parent:
+                # named but unchanged: what the parent holds is what it holds now
+                continue
+            found = (None, None)
+        before, after = found
         # a sync merge names what it took from either side "merge", removals too
         taken = merge and edit.op == "merge"
         if not taken and (edit.op == "delete") != (after is None):
@@ -503,9 +508,16 @@ def _hold_trailers(
     base = parent_facts.totals if parent_facts else Totals()
     count, chars, lines = base.count, base.chars, base.lines
     for before, after in changed.values():
-        count += (after is not None) - (before is not None)
-        chars += (after.chars if after else 0) - (before.chars if before else 0)
-        lines += (after.lines if after else 0) - (before.lines if before else 0)
+        # a memory's chars and lines, as its properties count them
+        if after is not None:
+            count, chars, lines = (
+                count + 1,
+                chars + len(after.body),
+                lines + count_lines(after.body),
+            )
+        if before is not None:
+            count, chars = count - 1, chars - len(before.body)
+            lines -= count_lines(before.body)
     # compared field by field: a push makes no value of its own per commit for them
     said = facts.totals
     if (said.count, said.chars, said.lines) != (count, chars, lines):
