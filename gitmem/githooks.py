@@ -276,6 +276,8 @@ def _check_commit(
     # by one, each refusal named: the commit's own words once, then each memory it writes
     whole = Write(store, commit.author, edits, None, meta, commit.message)
     parts = not _passes(screens, whole)
+    if not parts and recorded is None:
+        return  # every screen passed it, and no limit is recorded: nothing more to judge
     if parts:
         _screen(screens, sha, whole._replace(edits=()), problems)
     count, chars = commit.parent_totals.count, commit.parent_totals.chars
