@@ -218,9 +218,13 @@ def test_a_pushed_pack_is_read_in_one_pass(tmp_path: Path) -> None:
     pushed = {sha: want for sha, want in expected.items() if pack.offset(bytes.fromhex(sha))}
     assert len(pushed) == pack.count
     try:
-        assert objects.get(next(iter(pushed)).encode()) == next(iter(pushed.values()))
+        first = next(iter(pushed)).encode()
+        assert objects.pushed(first) is None  # no pass made yet: nothing read
+        assert objects.get(first) == next(iter(pushed.values()))
         read = objects._pushed  # pyright: ignore[reportPrivateUsage]
         assert read == {sha.encode(): want for sha, want in pushed.items()}
+        assert all(objects.pushed(sha.encode()) == want for sha, want in pushed.items())
+        assert objects.pushed(b"0" * 40) is None and objects.pushed(b"not an id") is None
     finally:
         objects.close()
     read_all(Objects(str(bare), str(folder)), expected)

@@ -147,9 +147,10 @@ class Incoming:
     def raw(self, sha: bytes, commit: str) -> tuple[int, bytes]:
         """An object's type number and raw bytes, from whichever folder holds it;
         ``Refused`` (for ``commit``) if none does or it does not read."""
-        found = None
         try:
-            if len(sha) == 40 and not sha.translate(None, _HEX_DIGITS):
+            # most objects a push reads are its own, found by id at once
+            found = self._objects.pushed(sha)
+            if found is None and len(sha) == 40 and not sha.translate(None, _HEX_DIGITS):
                 found = self._objects.get(sha)
         except Exception as exc:  # a damaged object reads as many kinds of error
             short = sha.decode("ascii", "replace")[:12]

@@ -135,6 +135,13 @@ class Objects:
                 return found
         return None
 
+    def pushed(self, sha: bytes) -> _Found | None:
+        """What :meth:`get` gives for ``sha`` when the quarantined packs' pass (made at
+        the first :meth:`get`) read it: its keys are ids written in full. ``None``:
+        not read there, or no pass made yet; nothing else is asked."""
+        pushed = self._pushed
+        return pushed.get(sha) if pushed is not None else None
+
     def holds(self, sha: bytes, main_only: bool = False) -> bool:
         """Whether an object is here (``main_only``: in the repository before the push)."""
         binary = unhexlify(sha)
