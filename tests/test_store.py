@@ -736,3 +736,37 @@ def test_a_repository_left_open_exits_quietly(tmp_path: Path) -> None:
     )
     assert done.stdout == "body\n"
     assert done.stderr == ""
+
+
+def test_a_memory_found_again_is_what_a_fresh_reading_finds(repo: Repository) -> None:
+    """A slug's files are found once per root tree and kept: every later reading, at
+    that commit or another, in this repository or a fresh opening of it, finds what a
+    reading from the trees finds (a memory gone, added, with code, changed back)."""
+    put(repo, "create", "alpha", "one")
+    put(repo, "create", "beta", "two", code="export const x = 1;\n")
+    first = repo.head(STORE)
+    put(repo, "update", "alpha", "changed")
+    put(repo, "delete", "beta")
+    put(repo, "create", "gamma", "three")
+    second = repo.head(STORE)
+    put(repo, "update", "alpha", "one")  # the first text again, in a new tree
+    third = repo.head(STORE)
+    assert first and second and third
+    slugs = ["alpha", "beta", "gamma", "delta"]
+    for _ in range(2):  # found, then kept
+        for commit in (first, second, third):
+            for slug in slugs:
+                fresh = Repository.open(repo.directory)
+                try:
+                    expected = fresh.snapshot(STORE, commit).memory_files(slug)
+                    assert fresh.snapshot(STORE, commit).get(slug) == (
+                        repo.snapshot(STORE, commit).get(slug)
+                    )
+                finally:
+                    fresh.close()
+                assert repo.snapshot(STORE, commit).memory_files(slug) == expected
+                assert (slug in repo.snapshot(STORE, commit)) == (expected is not None)
+    assert repo.snapshot(STORE, second).get("beta") is None
+    kept = repo.snapshot(STORE, first).get("beta")
+    assert kept is not None and kept.code == "export const x = 1;\n"
+    assert repo.snapshot(STORE, third).get("alpha") == repo.snapshot(STORE, first).get("alpha")

@@ -13,15 +13,7 @@ from operator import itemgetter
 from typing import NamedTuple, TypeVar, cast
 
 from dulwich.errors import ObjectFormatException
-from dulwich.objects import (
-    Blob,
-    Commit,
-    ObjectID,
-    ShaFile,
-    Tree,
-    object_header,
-    parse_tree,
-)
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree, object_header, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import StorageError
@@ -173,6 +165,8 @@ class ObjectReader:
         self._texts: dict[bytes, str | None] = {}
         self.buckets: dict[bytes, dict[str, bytes]] = {}
         self._memories: dict[tuple[MemoryFiles, str], Memory] = {}
+        # a slug's files in a root tree (see ``Snapshot``), found once: a tree never changes
+        self.found: dict[tuple[str, str], MemoryFiles] = {}
         self._commits: dict[str, Commit] = {}
         self._facts: dict[str, Facts | None] = {}
         self._raw_trees: dict[str, RawTree] = {}

@@ -41,6 +41,9 @@ META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 # how many memories a listing reads and files one by one before it reads every kept
 # summary, reads the blobs in one sweep, and sorts instead
 _READ_DIRECTLY = READ_DIRECTLY
+# how many memories' files found in root trees a reader keeps (a server reads the same
+# few at every call)
+_FOUND_MAX = 10_000
 
 
 class Snapshot(StoreView):
@@ -264,8 +267,21 @@ class Snapshot(StoreView):
             return self._all.get(slug)
         if self.root is None:
             return None
+        kept = self._reader.found
+        known = kept.get((self.root, slug))
+        if known is not None:
+            return known
+        found = self._find(self.root, slug)
+        if found is not None:
+            if len(kept) >= _FOUND_MAX:
+                kept.clear()
+            kept[self.root, slug] = found
+        return found
+
+    def _find(self, root: str, slug: str) -> MemoryFiles | None:
+        """The files of ``slug`` in tree ``root``, read from the tree."""
         name = files.bucket(slug)
-        folder = self._reader.entry(self.root, name)
+        folder = self._reader.entry(root, name)
         if folder is None or folder[0] != DIR_MODE:
             return None
         # a folder two snapshots were compared in: its files found in its raw bytes
@@ -273,7 +289,7 @@ class Snapshot(StoreView):
         if kept is not None:
             md, code, on_use = (None if e is None else e[1] for e in kept)
             return None if md is None else MemoryFiles(md, code, on_use)
-        held = held_bucket(self._reader, self.root, name)
+        held = held_bucket(self._reader, root, name)
         if held is not None:  # a comparison of two snapshots read the folder already
             return memory_files(slug, held)
         # the fan-out folder parsed as the tree a write changing the memory builds on
