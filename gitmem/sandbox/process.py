@@ -259,17 +259,19 @@ class Process:
     def _workers(self) -> dict[int, tuple[str, int]]:
         """The process's worker threads: thread id to the name Deno gave it and the CPU it
         has used in clock ticks, from one read of each thread's ``stat``."""
-        base = f"/proc/{self.pid}/task"
         try:
-            threads = os.listdir(base)
+            folder = os.open(f"/proc/{self.pid}/task", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             return {}
         found: dict[int, tuple[str, int]] = {}
-        for tid in threads:
-            try:
-                with open(f"{base}/{tid}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
+        try:
+            stats = [(tid, _read_small(f"{tid}/stat", folder)) for tid in os.listdir(folder)]
+        except OSError:
+            return {}
+        finally:
+            os.close(folder)
+        for tid, stat in stats:
+            if stat is None:
                 continue
             # `tid (name) state ...`: the name is the kernel's, as in the thread's `comm`.
             head, _, tail = stat.rpartition(b")")
@@ -452,6 +454,21 @@ class Process:
             with contextlib.suppress(OSError):
                 os.close(self._owner)
             self._owner = -1
+
+
+def _read_small(path: str, folder: int) -> bytes | None:
+    """The first 4 KiB of ``path`` in the open ``folder`` (a /proc entry is read whole
+    at once), or None if it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 _PREFIX = "gitmem-sbx-"
