@@ -1,7 +1,10 @@
-// Built from runtime.ts (sha256 4528b8649ae44ea31fe64494cf5e04b871932a01e3d93970fa0dafd00632c506) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 8868b0cc00f25a33ebbebf28fe23537bca5a76c753608a3cc226b069b98415ed) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
+var sourceDecoder = new TextDecoder("utf-8", {
+  ignoreBOM: true
+});
 function splitImports(source, whole = false) {
   if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [
     source
@@ -1341,7 +1344,9 @@ var Host = class {
         const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
         if (this.buffer.length >= 4 + length) {
           const body = this.buffer.subarray(4, 4 + length);
-          const message = JSON.parse(decoder.decode(body));
+          const cut = body.indexOf(10);
+          const message = JSON.parse(decoder.decode(cut < 0 ? body : body.subarray(0, cut)));
+          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1349,6 +1354,10 @@ var Host = class {
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);
       if (n === null) return null;
+      if (this.buffer.length === 0) {
+        this.buffer = chunk.subarray(0, n);
+        continue;
+      }
       const grown = new Uint8Array(this.buffer.length + n);
       grown.set(this.buffer);
       grown.set(chunk.subarray(0, n), this.buffer.length);

@@ -15,7 +15,8 @@
 // at a time) and replaces. Each reply names the workers the request ended, by
 // the name Deno gives their threads, so the host can make sure they are gone
 // before the process serves anyone again. Frames are a 4-byte big-endian
-// length and UTF-8 JSON.
+// length and UTF-8 JSON; a request's source may follow its JSON, after a
+// newline, as UTF-8 text (JSON text has no newline of its own).
 //
 // Security rests on Deno's permissions and the import map the host writes
 // (which turns every `file:`, `node:` and bare import into a denied remote
@@ -41,6 +42,8 @@ interface Settings {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// A request's source after its JSON: a leading U+FEFF is part of the text.
+const sourceDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 // Splits a module's text around the specifiers of its `"gitmem"` imports, in
 // one linear pass over its tokens, so that a string, template or comment that
@@ -1468,7 +1471,11 @@ class Host {
         const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
         if (this.buffer.length >= 4 + length) {
           const body = this.buffer.subarray(4, 4 + length);
-          const message = JSON.parse(decoder.decode(body)) as Message;
+          const cut = body.indexOf(10);
+          const message = JSON.parse(
+            decoder.decode(cut < 0 ? body : body.subarray(0, cut)),
+          ) as Message;
+          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1476,6 +1483,10 @@ class Host {
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);
       if (n === null) return null;
+      if (this.buffer.length === 0) {
+        this.buffer = chunk.subarray(0, n);
+        continue;
+      }
       const grown = new Uint8Array(this.buffer.length + n);
       grown.set(this.buffer);
       grown.set(chunk.subarray(0, n), this.buffer.length);
