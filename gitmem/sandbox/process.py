@@ -155,11 +155,13 @@ class Process:
         """Frames sent: each request is followed by the runtime's work on the next worker."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
-        self._transpiled: dict[str, str] = {}
-        """The file of each module URL the runtime kept at the last prune: each reply
-        lists every kept URL, nearly all of them kept by the reply before."""
+        self._transpiled: dict[str, str | None] = {}
+        """The file of each module URL the runtime kept at the last prune (None until a
+        prune had to know it): each reply lists every kept URL, nearly all of them kept
+        by the reply before."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        self._transpiled_folder = str(self.root / "deno" / _TRANSPILED)
         self._owner = _own(self.root)
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: socket.socket | None = None
@@ -322,24 +324,30 @@ class Process:
         to change, every file would go: the cache would stop saving time, never grow.
         """
         known = self._transpiled
-        self._transpiled = {}
+        kept: dict[str, str | None] = {}
         if isinstance(keep, list):
             for url in cast(list[object], keep):
                 if isinstance(url, str) and url.startswith("blob:"):
-                    name = known.get(url)
-                    if name is None:
-                        name = hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
-                    self._transpiled[url] = name
-        wanted = set(self._transpiled.values())
-        folder = self.root / "deno" / _TRANSPILED
+                    kept[url] = known.get(url)
+        self._transpiled = kept
         try:
-            names = os.listdir(folder)
+            names = os.listdir(self._transpiled_folder)
         except OSError:
             return
-        for name in names:
+        wanted = {name for name in kept.values() if name is not None}
+        stray = [name for name in names if name not in wanted]
+        if not stray:
+            return
+        # Only now are the kept URLs' files named that no prune named before.
+        for url, name in kept.items():
+            if name is None:
+                name = hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
+                kept[url] = name
+                wanted.add(name)
+        for name in stray:
             if name not in wanted:
                 with contextlib.suppress(OSError):
-                    os.unlink(folder / name)
+                    os.unlink(os.path.join(self._transpiled_folder, name))
 
     def send(self, message: Mapping[str, object]) -> None:
         """Send one frame. A request's ``source`` goes after its JSON, past a newline, as
