@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 8868b0cc00f25a33ebbebf28fe23537bca5a76c753608a3cc226b069b98415ed) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0ea930c2f5ca5f351095ada21ea70e44e45e635b5b862289250b4084bc6e81d9) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -132,6 +132,9 @@ function splitImports(source, whole = false) {
   }
   parts.push(part + source.slice(from));
   return parts;
+}
+function cannotExportThen(source) {
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
 }
 function joinImports(parts, target) {
   const quoted = JSON.stringify(target);
@@ -1067,11 +1070,17 @@ export const got = (ns) => loaded(${stringify(token)}, ns);
         const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
         const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
         label(url, request.op === "load" ? StringOf(request.key) : "module");
-        const wrapper = toUrl(`import { got } from ${stringify(reporter)};
+        let outcome;
+        if (!stop && request.direct === true) {
+          outcome = await settle(import(url));
+          if (outcome.ok) namespace = outcome.value;
+        } else {
+          const wrapper = toUrl(`import { got } from ${stringify(reporter)};
 import * as ns from ${stringify(url)};
 got(ns);
 `, "application/javascript");
-        const outcome = await settle(import(wrapper));
+          outcome = await settle(import(wrapper));
+        }
         if (outcome.ok && namespace !== null) {
           const ns = namespace;
           const names = keysOf(ns);
@@ -1740,7 +1749,8 @@ var Runtime = class {
         op: request.op,
         source: request.op === "compile" ? source : "",
         url: request.op === "load" ? this.modules.url(source) : "",
-        key: request.key ?? "module"
+        key: request.key ?? "module",
+        direct: request.op === "load" && cannotExportThen(source)
       });
       if (request.op === "load") declared = declarations(source);
     });

@@ -185,6 +185,14 @@ function splitImports(source: string, whole = false): string[] {
   return parts;
 }
 
+// Whether a module's text cannot export a `then`, which would make its namespace
+// a thenable that an import's promise calls rather than hands over: with no
+// backslash, no escape can spell a name, so every export name is spelled out
+// as written, and none is `then`. The transpiler adds no export names.
+function cannotExportThen(source: string): boolean {
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
+}
+
 // The parts of splitImports joined with `target` in each specifier's place.
 function joinImports(parts: string[], target: string): string {
   const quoted = JSON.stringify(target);
@@ -1181,7 +1189,9 @@ function workerMain(
         "application/javascript",
       );
 
-      const load = async (request: { op: string; source: string; key: string; url: string }) => {
+      const load = async (
+        request: { op: string; source: string; key: string; url: string; direct: boolean },
+      ) => {
         loading = true;
         // Compiling must not run the code: a throw ahead of it on line 1 stops
         // evaluation once parsing and linking have succeeded. A load imports the
@@ -1191,12 +1201,21 @@ function workerMain(
           ? toUrl(join(split(stop + StringOf(request.source)), baseUrl))
           : StringOf(request.url);
         label(url, request.op === "load" ? StringOf(request.key) : "module");
-        const wrapper = toUrl(
-          `import { got } from ${stringify(reporter)};\n` +
-            `import * as ns from ${stringify(url)};\ngot(ns);\n`,
-          "application/javascript",
-        );
-        const outcome = await settle(import(wrapper));
+        let outcome: { ok: boolean; value: unknown };
+        if (!stop && request.direct === true) {
+          // A module that cannot export `then` (the main thread read its text) is
+          // imported as it is, its namespace the import's value: a module more,
+          // some 1 ms of every load, for nothing.
+          outcome = await settle(import(url));
+          if (outcome.ok) namespace = outcome.value as Record<string, unknown>;
+        } else {
+          const wrapper = toUrl(
+            `import { got } from ${stringify(reporter)};\n` +
+              `import * as ns from ${stringify(url)};\ngot(ns);\n`,
+            "application/javascript",
+          );
+          outcome = await settle(import(wrapper));
+        }
         if (outcome.ok && namespace !== null) {
           const ns = namespace as Record<string, unknown>;
           const names = keysOf(ns);
@@ -1422,7 +1441,13 @@ function workerMain(
           }
           if (request.op === "compile" || request.op === "load") {
             void load(
-              request as unknown as { op: string; source: string; key: string; url: string },
+              request as unknown as {
+                op: string;
+                source: string;
+                key: string;
+                url: string;
+                direct: boolean;
+              },
             );
           } else if (request.op === "run") {
             void run(
@@ -1886,6 +1911,7 @@ class Runtime {
         source: request.op === "compile" ? source : "",
         url: request.op === "load" ? this.modules.url(source) : "",
         key: (request.key as string) ?? "module",
+        direct: request.op === "load" && cannotExportThen(source),
       });
       // Read while the worker loads the module on its own thread.
       if (request.op === "load") declared = declarations(source);

@@ -89,3 +89,38 @@ def test_a_byte_order_mark_is_part_of_the_source(boxes: tuple[Sandbox, Sandbox])
     marked = boxes[0].compile("\ufeffexport function f(x: number { return x }")
     assert plain == "1:29: Expected ',', got '{'"
     assert marked == "1:30: Expected ',', got '{'"
+
+
+# Modules loaded as they are (their text spells no `then` and holds no backslash) and
+# through the wrapper that hands their namespace over (the same text and a last line
+# that mentions `then`): the same exports, signatures and diagnostics.
+DIRECT = [
+    "export function f(a: number, b: string[]): boolean { return a > b.length; }\n"
+    "export const g = <T,>(x: T): T => x;\nexport default function (): void {}\n"
+    "export const n = 3;\nexport class C {}\n",
+    "",
+    "export function f(x: number { return x }\n",
+    "const a = 1;\nthrow new Error('boom at ' + a);\n",
+    "throw 5;\n",
+    "export const x = missing + 1;\n",
+    'import { nope } from "gitmem";\nexport function f(): void {}\n',
+    'import { memories } from "gitmem";\nexport function f(): unknown { return memories; }\n',
+    'import { readFileSync } from "node:fs";\nexport const r = readFileSync;\n',
+    'import x from "https://example.com/x.ts";\nexport const y = x;\n',
+    "await Promise.reject(new TypeError('late'));\n",
+    "export function f(: number) {}\n",
+    "let s = 'unterminated\n",
+    "export { a as b };\nconst a = (): void => {};\n",
+    "for (;;) {}\n",
+]
+
+
+@pytest.mark.parametrize("source", DIRECT)
+def test_a_module_loads_alike_with_and_without_the_wrapper(source: str) -> None:
+    assert "then" not in source and "\\" not in source
+    pool = Pool(reaper=False)
+    try:
+        box = Sandbox(time_limit=1.0, pool=pool)
+        assert _load(box, source) == _load(box, source + "\n// then\n")
+    finally:
+        pool.close()
