@@ -1,7 +1,10 @@
-// Built from runtime.ts (sha256 4528b8649ae44ea31fe64494cf5e04b871932a01e3d93970fa0dafd00632c506) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 0ea930c2f5ca5f351095ada21ea70e44e45e635b5b862289250b4084bc6e81d9) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
+var sourceDecoder = new TextDecoder("utf-8", {
+  ignoreBOM: true
+});
 function splitImports(source, whole = false) {
   if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [
     source
@@ -129,6 +132,9 @@ function splitImports(source, whole = false) {
   }
   parts.push(part + source.slice(from));
   return parts;
+}
+function cannotExportThen(source) {
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
 }
 function joinImports(parts, target) {
   const quoted = JSON.stringify(target);
@@ -1064,11 +1070,17 @@ export const got = (ns) => loaded(${stringify(token)}, ns);
         const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
         const url = stop ? toUrl(join(split(stop + StringOf(request.source)), baseUrl)) : StringOf(request.url);
         label(url, request.op === "load" ? StringOf(request.key) : "module");
-        const wrapper = toUrl(`import { got } from ${stringify(reporter)};
+        let outcome;
+        if (!stop && request.direct === true) {
+          outcome = await settle(import(url));
+          if (outcome.ok) namespace = outcome.value;
+        } else {
+          const wrapper = toUrl(`import { got } from ${stringify(reporter)};
 import * as ns from ${stringify(url)};
 got(ns);
 `, "application/javascript");
-        const outcome = await settle(import(wrapper));
+          outcome = await settle(import(wrapper));
+        }
         if (outcome.ok && namespace !== null) {
           const ns = namespace;
           const names = keysOf(ns);
@@ -1341,7 +1353,9 @@ var Host = class {
         const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
         if (this.buffer.length >= 4 + length) {
           const body = this.buffer.subarray(4, 4 + length);
-          const message = JSON.parse(decoder.decode(body));
+          const cut = body.indexOf(10);
+          const message = JSON.parse(decoder.decode(cut < 0 ? body : body.subarray(0, cut)));
+          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1349,6 +1363,10 @@ var Host = class {
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);
       if (n === null) return null;
+      if (this.buffer.length === 0) {
+        this.buffer = chunk.subarray(0, n);
+        continue;
+      }
       const grown = new Uint8Array(this.buffer.length + n);
       grown.set(this.buffer);
       grown.set(chunk.subarray(0, n), this.buffer.length);
@@ -1731,7 +1749,8 @@ var Runtime = class {
         op: request.op,
         source: request.op === "compile" ? source : "",
         url: request.op === "load" ? this.modules.url(source) : "",
-        key: request.key ?? "module"
+        key: request.key ?? "module",
+        direct: request.op === "load" && cannotExportThen(source)
       });
       if (request.op === "load") declared = declarations(source);
     });

@@ -15,7 +15,8 @@
 // at a time) and replaces. Each reply names the workers the request ended, by
 // the name Deno gives their threads, so the host can make sure they are gone
 // before the process serves anyone again. Frames are a 4-byte big-endian
-// length and UTF-8 JSON.
+// length and UTF-8 JSON; a request's source may follow its JSON, after a
+// newline, as UTF-8 text (JSON text has no newline of its own).
 //
 // Security rests on Deno's permissions and the import map the host writes
 // (which turns every `file:`, `node:` and bare import into a denied remote
@@ -41,6 +42,8 @@ interface Settings {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// A request's source after its JSON: a leading U+FEFF is part of the text.
+const sourceDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 // Splits a module's text around the specifiers of its `"gitmem"` imports, in
 // one linear pass over its tokens, so that a string, template or comment that
@@ -180,6 +183,14 @@ function splitImports(source: string, whole = false): string[] {
   }
   parts.push(part + source.slice(from));
   return parts;
+}
+
+// Whether a module's text cannot export a `then`, which would make its namespace
+// a thenable that an import's promise calls rather than hands over: with no
+// backslash, no escape can spell a name, so every export name is spelled out
+// as written, and none is `then`. The transpiler adds no export names.
+function cannotExportThen(source: string): boolean {
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
 }
 
 // The parts of splitImports joined with `target` in each specifier's place.
@@ -1178,7 +1189,9 @@ function workerMain(
         "application/javascript",
       );
 
-      const load = async (request: { op: string; source: string; key: string; url: string }) => {
+      const load = async (
+        request: { op: string; source: string; key: string; url: string; direct: boolean },
+      ) => {
         loading = true;
         // Compiling must not run the code: a throw ahead of it on line 1 stops
         // evaluation once parsing and linking have succeeded. A load imports the
@@ -1188,12 +1201,21 @@ function workerMain(
           ? toUrl(join(split(stop + StringOf(request.source)), baseUrl))
           : StringOf(request.url);
         label(url, request.op === "load" ? StringOf(request.key) : "module");
-        const wrapper = toUrl(
-          `import { got } from ${stringify(reporter)};\n` +
-            `import * as ns from ${stringify(url)};\ngot(ns);\n`,
-          "application/javascript",
-        );
-        const outcome = await settle(import(wrapper));
+        let outcome: { ok: boolean; value: unknown };
+        if (!stop && request.direct === true) {
+          // A module that cannot export `then` (the main thread read its text) is
+          // imported as it is, its namespace the import's value: a module more,
+          // some 1 ms of every load, for nothing.
+          outcome = await settle(import(url));
+          if (outcome.ok) namespace = outcome.value as Record<string, unknown>;
+        } else {
+          const wrapper = toUrl(
+            `import { got } from ${stringify(reporter)};\n` +
+              `import * as ns from ${stringify(url)};\ngot(ns);\n`,
+            "application/javascript",
+          );
+          outcome = await settle(import(wrapper));
+        }
         if (outcome.ok && namespace !== null) {
           const ns = namespace as Record<string, unknown>;
           const names = keysOf(ns);
@@ -1419,7 +1441,13 @@ function workerMain(
           }
           if (request.op === "compile" || request.op === "load") {
             void load(
-              request as unknown as { op: string; source: string; key: string; url: string },
+              request as unknown as {
+                op: string;
+                source: string;
+                key: string;
+                url: string;
+                direct: boolean;
+              },
             );
           } else if (request.op === "run") {
             void run(
@@ -1468,7 +1496,11 @@ class Host {
         const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
         if (this.buffer.length >= 4 + length) {
           const body = this.buffer.subarray(4, 4 + length);
-          const message = JSON.parse(decoder.decode(body)) as Message;
+          const cut = body.indexOf(10);
+          const message = JSON.parse(
+            decoder.decode(cut < 0 ? body : body.subarray(0, cut)),
+          ) as Message;
+          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1476,6 +1508,10 @@ class Host {
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);
       if (n === null) return null;
+      if (this.buffer.length === 0) {
+        this.buffer = chunk.subarray(0, n);
+        continue;
+      }
       const grown = new Uint8Array(this.buffer.length + n);
       grown.set(this.buffer);
       grown.set(chunk.subarray(0, n), this.buffer.length);
@@ -1875,6 +1911,7 @@ class Runtime {
         source: request.op === "compile" ? source : "",
         url: request.op === "load" ? this.modules.url(source) : "",
         key: (request.key as string) ?? "module",
+        direct: request.op === "load" && cannotExportThen(source),
       });
       // Read while the worker loads the module on its own thread.
       if (request.op === "load") declared = declarations(source);

@@ -540,3 +540,33 @@ def test_checks_back_to_back_stay_on_the_process_that_keeps_their_worker(
     _settle(spreading)
     assert len(served) == 1
     assert len(spreading.processes()) == 1
+
+
+def _transpiled_name(url: str) -> str:
+    return hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
+
+
+def test_a_prune_keeps_the_files_of_kept_modules_alone() -> None:
+    """Files of the modules the runtime keeps stay, named by the SHA-256 of their URL
+    though no prune had to name them before; every other file goes."""
+    pool = Pool(reaper=False)
+    try:
+        box = Sandbox(pool=pool)
+        box.load("first", "export function f(x: number): number { return x; }")
+        box.load("second", "export function g(x: number): number { return x; }")
+        (process,) = pool.processes()
+        kept = list(process._transpiled)  # pyright: ignore[reportPrivateUsage]
+        assert len(kept) >= 2, kept
+        folder = process.root / "deno" / "gen" / "blob"
+        folder.mkdir(parents=True, exist_ok=True)
+        named = {_transpiled_name(url) for url in kept}
+        for name in (*named, "stray.js"):
+            (folder / name).write_text("//")
+        process.prune(kept)
+        assert set(os.listdir(folder)) == named
+        process.prune(kept[:1])
+        assert set(os.listdir(folder)) == {_transpiled_name(kept[0])}
+        process.prune([])
+        assert os.listdir(folder) == []
+    finally:
+        pool.close()

@@ -155,11 +155,13 @@ class Process:
         """Frames sent: each request is followed by the runtime's work on the next worker."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
-        self._transpiled: dict[str, str] = {}
-        """The file of each module URL the runtime kept at the last prune: each reply
-        lists every kept URL, nearly all of them kept by the reply before."""
+        self._transpiled: dict[str, str | None] = {}
+        """The file of each module URL the runtime kept at the last prune (None until a
+        prune had to know it): each reply lists every kept URL, nearly all of them kept
+        by the reply before."""
         _sweep_once()
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        self._transpiled_folder = str(self.root / "deno" / _TRANSPILED)
         self._owner = _own(self.root)
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: socket.socket | None = None
@@ -259,17 +261,19 @@ class Process:
     def _workers(self) -> dict[int, tuple[str, int]]:
         """The process's worker threads: thread id to the name Deno gave it and the CPU it
         has used in clock ticks, from one read of each thread's ``stat``."""
-        base = f"/proc/{self.pid}/task"
         try:
-            threads = os.listdir(base)
+            folder = os.open(f"/proc/{self.pid}/task", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             return {}
         found: dict[int, tuple[str, int]] = {}
-        for tid in threads:
-            try:
-                with open(f"{base}/{tid}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
+        try:
+            stats = [(tid, _read_small(f"{tid}/stat", folder)) for tid in os.listdir(folder)]
+        except OSError:
+            return {}
+        finally:
+            os.close(folder)
+        for tid, stat in stats:
+            if stat is None:
                 continue
             # `tid (name) state ...`: the name is the kernel's, as in the thread's `comm`.
             head, _, tail = stat.rpartition(b")")
@@ -320,32 +324,49 @@ class Process:
         to change, every file would go: the cache would stop saving time, never grow.
         """
         known = self._transpiled
-        self._transpiled = {}
+        kept: dict[str, str | None] = {}
         if isinstance(keep, list):
             for url in cast(list[object], keep):
                 if isinstance(url, str) and url.startswith("blob:"):
-                    name = known.get(url)
-                    if name is None:
-                        name = hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
-                    self._transpiled[url] = name
-        wanted = set(self._transpiled.values())
-        folder = self.root / "deno" / _TRANSPILED
+                    kept[url] = known.get(url)
+        self._transpiled = kept
         try:
-            names = os.listdir(folder)
+            names = os.listdir(self._transpiled_folder)
         except OSError:
             return
-        for name in names:
+        wanted = {name for name in kept.values() if name is not None}
+        stray = [name for name in names if name not in wanted]
+        if not stray:
+            return
+        # Only now are the kept URLs' files named that no prune named before.
+        for url, name in kept.items():
+            if name is None:
+                name = hashlib.sha256(url[len("blob:") :].encode()).hexdigest() + ".js"
+                kept[url] = name
+                wanted.add(name)
+        for name in stray:
             if name not in wanted:
                 with contextlib.suppress(OSError):
-                    os.unlink(folder / name)
+                    os.unlink(os.path.join(self._transpiled_folder, name))
 
     def send(self, message: Mapping[str, object]) -> None:
-        """Send one frame."""
+        """Send one frame. A request's ``source`` goes after its JSON, past a newline, as
+        UTF-8 (JSON-escaping a module's text costs more than the rest of the frame);
+        one that UTF-8 cannot carry (a lone surrogate) stays in the JSON."""
         assert self.conn is not None
         self.sent += 1
-        body = json.dumps(message).encode()
+        source = message.get("source")
+        tail = None
+        if isinstance(source, str):
+            with contextlib.suppress(UnicodeEncodeError):
+                tail = source.encode()
+        if tail is None:
+            parts = (json.dumps(message).encode(),)
+        else:
+            head = json.dumps({k: v for k, v in message.items() if k != "source"}).encode()
+            parts = (head, b"\n", tail)
         try:
-            self.conn.sendall(_FRAME.pack(len(body)) + body)
+            self.conn.sendall(b"".join((_FRAME.pack(sum(map(len, parts))), *parts)))
         except OSError as exc:
             raise self._crashed(f"the sandbox connection failed: {exc}") from exc
 
@@ -452,6 +473,21 @@ class Process:
             with contextlib.suppress(OSError):
                 os.close(self._owner)
             self._owner = -1
+
+
+def _read_small(path: str, folder: int) -> bytes | None:
+    """The first 4 KiB of ``path`` in the open ``folder`` (a /proc entry is read whole
+    at once), or None if it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 _PREFIX = "gitmem-sbx-"
