@@ -293,3 +293,40 @@ def test_a_fresh_clones_first_command_shared_prints_and_keeps_what_one_process_d
     assert runs[0][0] is not None
     assert runs[1] == runs[0]
     assert quick.printed(command, os.environ) == runs[0][0]
+
+
+@pytest.mark.parametrize("change", [-1, 1])
+def test_a_small_entry_of_another_size_than_its_stream_is_unreadable(
+    tmp_path: Path, change: int
+) -> None:
+    """A ``.md`` entry whose two-byte header declares a size its stream does not
+    inflate to (one byte short, one byte past): the sweep refuses it, as a read of that
+    one object does."""
+    path = str(tmp_path / "repo.git")
+    tree = _store(path, {f"m{i:03d}": f"body {i}\n" for i in range(50)})
+    _git(path, "repack", "-a", "-d", "-q")
+    md = _git(path, "rev-parse", f"{STORE}:{layout.bucket('m004')}/m004.md").strip()
+    [base] = _packs(path)
+    pack = MappedPack(base)
+    try:
+        offset = pack.find(bytes.fromhex(md))
+    finally:
+        pack.close()
+    assert offset is not None
+    with open(base + ".pack", "rb") as f:
+        f.seek(offset)
+        header = f.read(2)
+    assert header[0] & 0x80 and not header[1] & 0x80  # a size of two bytes
+    size = (header[0] & 0x0F | header[1] << 4) + change
+    os.chmod(base + ".pack", 0o644)
+    with open(base + ".pack", "r+b") as f:
+        f.seek(offset)
+        f.write(bytes([0x80 | (3 << 4) | size & 0x0F, size >> 4]))
+    folder = os.path.join(path, "objects")
+    with pytest.raises(Unreadable):
+        Objects(folder).read(md)
+    with pytest.raises(Unreadable):
+        list(Objects(folder).each([bytes.fromhex(md)]))
+    for read in (build, texts):
+        with pytest.raises(Unreadable):
+            read(Objects(folder), tree, dict)

@@ -48,6 +48,11 @@ SHARED_FROM = 2_000
 that reads every one shares the reading with a forked child (see :func:`build`)."""
 
 _DIR_MODE = 0o040000
+
+try:  # json's own scanner, as layout.description reads a description
+    from _json import scanstring as _scan
+except ImportError:
+    _scan = None
 _OPENED, _CLOSED = len(OPEN), len(CLOSE)
 _HALVES = (CODE, ON_USE)
 
@@ -60,20 +65,39 @@ def summary(md: bytes) -> Summary | None:
     end = md.find(CLOSE, _OPENED)
     if end < 0 or not md.startswith(OPEN):
         return None
-    found = description(md[_OPENED:end])
+    framed = md[_OPENED:end]
+    found = _quoted(framed)
     if found is None:
-        return None
-    body = md[end + _CLOSED :]
+        found = description(framed)
+        if found is None:
+            return None
+    start = end + _CLOSED
     # counted in the bytes: ASCII text has a character a byte; other text is decoded,
     # as the memory's reader decodes it
-    if body.isascii():
-        chars = len(body)
+    if md.isascii():
+        chars = len(md) - start
     else:
         try:
-            chars = len(body.decode())
+            chars = len(md[start:].decode())
         except UnicodeDecodeError:
             return None
-    return found, chars, _lines(body)
+    # the body's lines, as _lines counts them: an empty body ends the file with the
+    # front matter's newline
+    return found, chars, md.count(b"\n", start) + (0 if md.endswith(b"\n") else 1)
+
+
+def _quoted(framed: bytes) -> str | None:
+    """The description of front matter ``framed`` as gitmem writes it (one JSON string,
+    alone), as :func:`~gitmem.lean.layout.description` reads it; ``None`` for any other
+    (which that reads)."""
+    if framed[:1] != b'"' or _scan is None:
+        return None
+    try:
+        text = framed.decode()
+        value, stop = _scan(text, 1, True)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if stop == len(text) else None
 
 
 def _lines(body: bytes) -> int:
