@@ -239,7 +239,9 @@ def _shared(
     order = [row[0] for row in read]
     if len(set(order)) != len(order) or len(order) <= READ_DIRECTLY:
         return None
-    read.sort(key=_slug)  # two runs, each in slug order: one merge
+    # two runs, each in slug order: one merge, each row placed by its slug alone (no
+    # two rows share one)
+    read.sort()
     order = [row[0] for row in read]
     blobs = [row[2] for row in read]
     keys = _keys(blobs, order)
@@ -259,10 +261,6 @@ def _shared(
     names = {name: name for name in buckets}
     kept = tree, buckets if placed else {}, rows, [names[row[1]] for row in read], blobs
     return found, kept, fresh
-
-
-def _slug(row: _Swept) -> str:
-    return row[0]
 
 
 def _swept(
