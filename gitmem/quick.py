@@ -30,7 +30,7 @@ from gitmem.lean.lines import (
     state_rows,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries, tree_named
-from gitmem.lean.survey import keep, known_summaries, md_blobs, survey, texts
+from gitmem.lean.survey import SHARED_FROM, keep, known_summaries, md_blobs, survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ class _Store:
             from gitmem.store.collector import uncollected
 
             with uncollected():  # a listing of every memory keeps every row it makes
-                kept = survey(self.objects, meta, self.name, self.head.tree)
+                kept = survey(self.objects, meta, self.name, self.head.tree, shared=self._shared())
         return kept[2] if kept is not None else None
 
     def rendered(self, command: str, lay_out: Callable[[Rows], str]) -> str | bytes | None:
@@ -240,13 +240,19 @@ class _Store:
         from gitmem.search.stored import encode, write
 
         meta = os.path.join(self.directory, "gitmem")
-        found = texts(self.objects, self.head.tree, lambda: known_summaries(meta))
+        tree, known = self.head.tree, lambda: known_summaries(meta)
+        found = texts(self.objects, tree, known, shared=self._shared())
         if found is None:
             return None
         keep(meta, self.name, found[2], found[1])
         data = encode(self.head.commit, found[0], md_blobs(found[1]))
         write(path, data)
         return SearchIndex.of(data)
+
+    def _shared(self) -> bool:
+        """Whether reading every memory is shared with a forked child: a large store,
+        as its head commit counts its memories (this process runs no other thread)."""
+        return self.head.totals[0] >= SHARED_FROM
 
     def memory(self, slug: str) -> tuple[str, str] | None:
         """The description and body of the memory ``slug`` at the head, read as the store

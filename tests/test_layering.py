@@ -106,6 +106,7 @@ ORDER: dict[str, list[str]] = {
     "gitmem.lean": [
         "ending",
         "files",
+        "halves",
         "tuples",
         "text",
         "shapes",

@@ -47,6 +47,7 @@ MAX_CHAIN = 64
 """The longest delta chain read (git's own default depth is 50)."""
 _SCANNED = 256  # names of an index searched as bytes rather than halved
 _KEPT = 1 << 24  # bytes of resolved delta chains a pack keeps
+_TABLED = 4  # objects asked of a pack, past a quarter of it, found through its table
 
 
 class Unreadable(ValueError):
@@ -380,17 +381,38 @@ class MappedPack:
         """As :meth:`sweep`, each object given as it is read (what reads them one by one
         holds one object at a time, not all of them)."""
         data, end = self._data, len(self._data)
+        decompress = zlib.decompress
         with memoryview(data) as view:
             for offset in offsets:
                 if offset >= end:
                     raise Unreadable("an index names an offset past its pack")
-                # the one reader of an entry's header, whose bounds every read keeps
-                kind, size, at = entry_header(data, offset)
+                byte = data[offset]
+                if byte & 0x80 and not data[offset + 1] & 0x80:
+                    # a header of two bytes (a size below 2 KiB), read here as
+                    # entry_header reads it
+                    kind, size, at = (
+                        (byte >> 4) & 7,
+                        byte & 0x0F | data[offset + 1] << 4,
+                        offset + 2,
+                    )
+                else:  # the one reader of an entry's header, whose bounds every read keeps
+                    kind, size, at = entry_header(data, offset)
                 if not COMMIT <= kind <= TAG:
                     yield other(offset)
                     continue
-                # read through the view: the stream is not copied out of the map
-                yield kind, inflate_whole(view, at, size)
+                if size >= _INFLATE_IN_PLACE:
+                    # read through the view: the stream is not copied out of the map
+                    yield kind, inflate_whole(view, at, size)
+                    continue
+                # a small object (most of a store's): inflated in one call, bounded by
+                # what its stream can hold, then held to its size as inflate_whole does
+                try:
+                    content = decompress(view[at : at + size + 64], 15, size)
+                except zlib.error as exc:
+                    raise Unreadable(f"a packed object at {at} does not inflate: {exc}") from None
+                if len(content) != size:
+                    raise Unreadable(f"a packed object at {at} does not inflate to its size")
+                yield kind, content
 
     def close(self) -> None:
         self._idx.close()
@@ -494,7 +516,11 @@ class Objects:
         for pack in sorted(packs, key=lambda pack: -pack.count):
             if not rest:
                 break
-            found = pack.find_sorted([ids[i] for i in rest])
+            if len(rest) * _TABLED < pack.count:
+                found = pack.find_sorted([ids[i] for i in rest])
+            else:  # most of the pack: its whole table costs less than a walk
+                table = pack.table()
+                found = [table.get(ids[i]) for i in rest]
             here = [i for i, offset in zip(rest, found, strict=True) if offset is not None]
             offsets = [offset for offset in found if offset is not None]
             if offsets and max(offsets) & 0x80000000:

@@ -16,6 +16,7 @@ import os
 
 from gitmem.lean import listing
 from gitmem.lean.files import replace_quietly
+from gitmem.lean.halves import halves
 from gitmem.lean.layout import CLOSE, CODE, MD, ON_USE, OPEN, bucket, description, split_md
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_items
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READ_DIRECTLY",
+    "SHARED_FROM",
     "Summary",
     "build",
     "keep",
@@ -41,7 +43,16 @@ Summary = tuple[str, int, int]
 READ_DIRECTLY = 32
 """How many memories a listing reads one by one before it reads every kept summary."""
 
+SHARED_FROM = 2_000
+"""How many memories a store holds (as its head commit counts them) from which a process
+that reads every one shares the reading with a forked child (see :func:`build`)."""
+
 _DIR_MODE = 0o040000
+
+try:  # json's own scanner, as layout.description reads a description
+    from _json import scanstring as _scan
+except ImportError:
+    _scan = None
 _OPENED, _CLOSED = len(OPEN), len(CLOSE)
 _HALVES = (CODE, ON_USE)
 
@@ -54,20 +65,39 @@ def summary(md: bytes) -> Summary | None:
     end = md.find(CLOSE, _OPENED)
     if end < 0 or not md.startswith(OPEN):
         return None
-    found = description(md[_OPENED:end])
+    framed = md[_OPENED:end]
+    found = _quoted(framed)
     if found is None:
-        return None
-    body = md[end + _CLOSED :]
+        found = description(framed)
+        if found is None:
+            return None
+    start = end + _CLOSED
     # counted in the bytes: ASCII text has a character a byte; other text is decoded,
     # as the memory's reader decodes it
-    if body.isascii():
-        chars = len(body)
+    if md.isascii():
+        chars = len(md) - start
     else:
         try:
-            chars = len(body.decode())
+            chars = len(md[start:].decode())
         except UnicodeDecodeError:
             return None
-    return found, chars, _lines(body)
+    # the body's lines, as _lines counts them: an empty body ends the file with the
+    # front matter's newline
+    return found, chars, md.count(b"\n", start) + (0 if md.endswith(b"\n") else 1)
+
+
+def _quoted(framed: bytes) -> str | None:
+    """The description of front matter ``framed`` as gitmem writes it (one JSON string,
+    alone), as :func:`~gitmem.lean.layout.description` reads it; ``None`` for any other
+    (which that reads)."""
+    if framed[:1] != b'"' or _scan is None:
+        return None
+    try:
+        text = framed.decode()
+        value, stop = _scan(text, 1, True)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if stop == len(text) else None
 
 
 def _lines(body: bytes) -> int:
@@ -86,11 +116,14 @@ def _framed(md: bytes) -> tuple[str, bytes] | None:
     return None if found is None else (found, framed[1])
 
 
-def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept | None:
+def survey(
+    objects: Objects, meta: str, store: str, tree: str, *, shared: bool = False
+) -> listing.Kept | None:
     """The listing of the root ``tree`` of ``store``, read whole and kept in gitmem's
     folder ``meta`` (its summaries and the listing, as the full reader keeps them);
-    ``None`` if a memory does not read as the full reader reads it."""
-    found = build(objects, tree, lambda: known_summaries(meta))
+    ``None`` if a memory does not read as the full reader reads it. ``shared`` as
+    :func:`build` has it."""
+    found = build(objects, tree, lambda: known_summaries(meta), shared=shared)
     if found is None:
         return None
     keep(meta, store, found[1], found[0])
@@ -98,13 +131,17 @@ def survey(objects: Objects, meta: str, store: str, tree: str) -> listing.Kept |
 
 
 def build(
-    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries], *, shared: bool = False
 ) -> tuple[listing.Kept, listing.Summaries] | None:
     """The listing of the root ``tree`` read whole, and the summaries it read that
     ``known()`` (the kept summaries, asked for only when more than
     :data:`READ_DIRECTLY` memories are listed) did not hold: what a listing with none
     kept keeps. ``None`` if a memory does not read as the full reader reads it;
-    :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not."""
+    :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not.
+    ``shared``: half the folders read by a forked child (see :func:`_shared`)."""
+    split = _shared(objects, tree, known, lowered=False) if shared else None
+    if split is not None:
+        return split[1:]
     filed = _filed(objects, tree)
     if filed is None:
         return None
@@ -130,7 +167,7 @@ def build(
 
 
 def texts(
-    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries], *, shared: bool = False
 ) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
     """Every memory's text under the root ``tree``, by slug, as the search index holds
     it (``slug NUL description NUL body``, lowered), its blobs read in one sweep
@@ -138,7 +175,10 @@ def texts(
     tree (its listing, and the summaries ``known()`` does not hold, asked as it asks):
     what a listing keeps, so that the next listing reads no blob again. ``None`` if a
     memory does not read as the full reader reads it, an error as :func:`build` says
-    them."""
+    them; ``shared`` as :func:`build` has it."""
+    split = _shared(objects, tree, known, lowered=True) if shared else None
+    if split is not None:
+        return split
     filed = _filed(objects, tree)
     if filed is None:
         return None
@@ -171,6 +211,104 @@ def texts(
     return found, _kept(tree, filed, order, rows, blobs), fresh
 
 
+_Swept = tuple[str, str, str, "Summary | None", "str | None"]
+"""A memory read by half a listing: its slug, folder and ``.md`` blob id, its summary
+(``None`` where the kept summaries hold it) and its text as the search index holds it
+(``None`` unless asked for)."""
+
+
+def _shared(
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries], *, lowered: bool
+) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
+    """What :func:`texts` gives of the root ``tree`` (its texts only if ``lowered``), each half of its folders read whole by one process (see
+    :mod:`gitmem.lean.halves`): a fresh clone's first listing of a large store, on two
+    cores. ``None`` where the work is not so shared (a tree that is not one, a slug in
+    two folders, a memory that does not read, or so few memories that the kept
+    summaries are not asked): :func:`texts` then reads as it always did, deciding and
+    saying every error itself."""
+    buckets = _buckets(objects, tree)
+    if buckets is None:
+        return None
+    kept_before = known()
+    parts = halves(
+        lambda part: _swept(objects, part, kept_before, lowered), list(buckets.items()), 2
+    )
+    if any(part is None for part in parts):
+        return None
+    read = [row for part in parts if part is not None for row in part[1]]
+    order = [row[0] for row in read]
+    if len(set(order)) != len(order) or len(order) <= READ_DIRECTLY:
+        return None
+    # two runs, each in slug order: one merge, each row placed by its slug alone (no
+    # two rows share one)
+    read.sort()
+    order = [row[0] for row in read]
+    blobs = [row[2] for row in read]
+    keys = _keys(blobs, order)
+    rows: list[tuple[str, Summary]] = []
+    fresh: listing.Summaries = {}
+    for (slug, _, _, got, _), key in zip(read, keys, strict=True):
+        if got is None:
+            rows.append((slug, kept_before[key]))
+        else:
+            rows.append((slug, got))
+            if key not in kept_before:
+                fresh[key] = got
+    placed = all(part is not None and part[0] for part in parts)
+    found = {row[0]: row[4] or "" for row in read} if lowered else {}
+    # each folder named by this process's one string of its name, as a reading alone
+    # names it: marshal writes a string shared by many rows once, the kept bytes alike
+    names = {name: name for name in buckets}
+    kept = tree, buckets if placed else {}, rows, [names[row[1]] for row in read], blobs
+    return found, kept, fresh
+
+
+def _swept(
+    objects: Objects, part: list[tuple[str, str]], known: listing.Summaries, lowered: bool
+) -> tuple[bool, list[_Swept]] | None:
+    """Half a listing read whole: the memories of the fan-out folders ``part`` (name,
+    id) in slug order, each read unless ``known`` holds its summary (each read if
+    ``lowered``, its text too); and whether each is in its own folder. ``None`` if a
+    memory does not read as the full reader reads it, or a slug is in two folders."""
+    filed = _Filed(dict(part))
+    if not _file(objects, filed) or filed.count != len(filed.mds):
+        return None
+    order = sorted(filed.mds)
+    if not _halves_read(objects, filed, order):
+        return None
+    mds = filed.mds
+    blobs = [mds[slug].hex() for slug in order]
+    if lowered:
+        wanted = list(range(len(order)))
+    else:
+        wanted = [i for i, key in enumerate(_keys(blobs, order)) if key not in known]
+    summaries: list[Summary | None] = [None] * len(order)
+    lowers: list[str | None] = [None] * len(order)
+    for j, (kind, content) in objects.each([mds[order[i]] for i in wanted]):
+        i = wanted[j]
+        if not lowered:
+            summaries[i] = got = summary(content) if kind == BLOB else None
+            if got is None:
+                return None
+            continue
+        framed = _framed(content) if kind == BLOB else None
+        if framed is None:
+            return None
+        about, raw = framed
+        try:
+            body = raw.decode()
+        except UnicodeDecodeError:
+            return None
+        slug = order[i]
+        lowers[i] = f"{slug}\0{about}\0{body}".lower()
+        summaries[i] = (about, len(body), _lines(raw))
+    where = filed.where
+    return filed.placed, [
+        (slug, where[slug], blob, got, lower)
+        for slug, blob, got, lower in zip(order, blobs, summaries, lowers, strict=True)
+    ]
+
+
 def md_blobs(kept: listing.Kept) -> dict[str, str]:
     """The ``.md`` blob id of each memory of a listing as it is kept, by slug."""
     return dict(zip([slug for slug, _ in kept[2]], kept[4], strict=True))
@@ -195,7 +333,7 @@ class _Filed:
     folder, ``.md`` blob and code halves' blobs (for a memory that has any), in three
     plain tables; ``placed``: whether each memory is in its own folder."""
 
-    __slots__ = ("buckets", "halves", "mds", "placed", "where")
+    __slots__ = ("buckets", "count", "halves", "mds", "placed", "where")
 
     def __init__(self, buckets: dict[str, str]) -> None:
         self.buckets = buckets
@@ -203,24 +341,38 @@ class _Filed:
         self.mds: dict[str, bytes] = {}
         self.halves: dict[str, tuple[bytes, ...]] = {}
         self.placed = True
+        self.count = 0
+        """How many memory files the folders hold (a slug in two folders counts twice)."""
 
 
 def _filed(objects: Objects, tree: str) -> _Filed | None:
     """Every memory's files under the root ``tree``; ``None`` if the root or a folder is
     not a tree."""
+    buckets = _buckets(objects, tree)
+    if buckets is None:
+        return None
+    filed = _Filed(buckets)
+    return filed if _file(objects, filed) else None
+
+
+def _buckets(objects: Objects, tree: str) -> dict[str, str] | None:
+    """The fan-out folders of the root ``tree`` (name → id); ``None`` if it is not a
+    tree."""
     kind, content = objects.read(tree)
     if kind != TREE:
         return None
-    filed = _Filed(
-        {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
-    )
+    return {name: sha.hex() for name, mode, sha in tree_items(content) if mode == _DIR_MODE}
+
+
+def _file(objects: Objects, filed: _Filed) -> bool:
+    """File every memory of the folders of ``filed``; whether each folder is a tree."""
     folders_read = objects.read_many(filed.buckets.values())
     # a slug in two folders is taken from the last, as one folder's name twice is
     where, mds, halves = filed.where, filed.mds, filed.halves
     for name, sha in filed.buckets.items():
         kind, content = folders_read[sha]
         if kind != TREE:
-            return None
+            return False
         items = tree_items(content)
         # a name ending in .md is a memory's (its code halves end otherwise)
         named = [(e[: -len(MD)], sha) for e, _, sha in items if e.endswith(MD) and len(e) > len(MD)]
@@ -235,7 +387,8 @@ def _filed(objects: Objects, tree: str) -> _Filed | None:
             for slug in slugs:
                 halves.pop(slug, None)
         filed.placed = filed.placed and all(bucket(slug) == name for slug in slugs)
-    return filed
+        filed.count += len(slugs)
+    return True
 
 
 def _read(objects: Objects, filed: _Filed, slugs: list[str]) -> list[Summary] | None:
