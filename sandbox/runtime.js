@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 0ea930c2f5ca5f351095ada21ea70e44e45e635b5b862289250b4084bc6e81d9) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 5631d636110261619b12821ab9eba4b34c54eaf352bc0accbc05fe64a5f65f0b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -133,8 +133,9 @@ function splitImports(source, whole = false) {
   parts.push(part + source.slice(from));
   return parts;
 }
+var EXPORT_STAR_OR_COMMENT = /export\s*[*/]/;
 function cannotExportThen(source) {
-  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0 && !EXPORT_STAR_OR_COMMENT.test(source);
 }
 function joinImports(parts, target) {
   const quoted = JSON.stringify(target);

@@ -188,9 +188,14 @@ function splitImports(source: string, whole = false): string[] {
 // Whether a module's text cannot export a `then`, which would make its namespace
 // a thenable that an import's promise calls rather than hands over: with no
 // backslash, no escape can spell a name, so every export name is spelled out
-// as written, and none is `then`. The transpiler adds no export names.
+// as written, and none is `then`; and with no `export *` (nor an `export`
+// followed by a comment, which could hide one), no other module's names are
+// handed on unspelled: `export * from "data:…;base64,…"` spells none of them.
+// The transpiler adds no export names.
+const EXPORT_STAR_OR_COMMENT = /export\s*[*/]/;
 function cannotExportThen(source: string): boolean {
-  return source.indexOf("then") < 0 && source.indexOf("\\") < 0;
+  return source.indexOf("then") < 0 && source.indexOf("\\") < 0 &&
+    !EXPORT_STAR_OR_COMMENT.test(source);
 }
 
 // The parts of splitImports joined with `target` in each specifier's place.

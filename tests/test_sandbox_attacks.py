@@ -8,6 +8,7 @@ the runtime are still alive), then has the same holder run a normal program with
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import json
@@ -1628,6 +1629,26 @@ def test_a_module_exporting_then_cannot_forge_or_stall_its_load(pair: Pair) -> N
     program = a.run_program("export function then() {}\nconsole.log('ran');")
     assert program == ProgramResult(True, "ran\n", None)
     still_works(a)
+
+
+def test_a_module_handing_on_another_modules_then_cannot_forge_its_load(pair: Pair) -> None:
+    """A `then` that a module's text never spells, re-exported from a module whose text
+    is base64 (or behind a comment), is still just another export."""
+    inner = (
+        "export function then(resolve) { resolve({ forged: true }); }\n"
+        "export function real(x) { return x; }\n"
+    )
+    encoded = base64.b64encode(inner.encode()).decode()
+    assert "then" not in encoded
+    url = f"data:text/javascript;base64,{encoded}"
+    for key, source in [
+        ("star", f'export * from "{url}";\nexport function k(a: number): number {{ return a; }}\n'),
+        ("hidden", f'export /* ; */ * from "{url}";\nexport function k(a: number) {{ return a; }}\n'),
+        ("spaced", f'export\n\t* from "{url}";\nexport function k(a: number) {{ return a; }}\n'),
+    ]:
+        docs = pair.a.loader.load(key, source)
+        assert sorted(d.name for d in docs) == ["k", "real", "then"], key
+    still_works(pair.a)
 
 
 def test_patched_builtins_cannot_forge_a_memories_reply(ctx: Ctx) -> None:
