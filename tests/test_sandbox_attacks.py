@@ -1643,7 +1643,10 @@ def test_a_module_handing_on_another_modules_then_cannot_forge_its_load(pair: Pa
     url = f"data:text/javascript;base64,{encoded}"
     for key, source in [
         ("star", f'export * from "{url}";\nexport function k(a: number): number {{ return a; }}\n'),
-        ("hidden", f'export /* ; */ * from "{url}";\nexport function k(a: number) {{ return a; }}\n'),
+        (
+            "hidden",
+            f'export /* ; */ * from "{url}";\nexport function k(a: number) {{ return a; }}\n',
+        ),
         ("spaced", f'export\n\t* from "{url}";\nexport function k(a: number) {{ return a; }}\n'),
     ]:
         docs = pair.a.loader.load(key, source)
