@@ -334,7 +334,9 @@ def test_leaving_with_unsaved_edits_asks_first(page: Page) -> None:
         dialog.dismiss()
 
     page.on("dialog", answer)
-    page.locator("nav").get_by_role("link", name="Memories").click()
+    # the dialog reaches this process as an event of its own, after the click returns
+    with page.expect_event("dialog"):
+        page.locator("nav").get_by_role("link", name="Memories").click()
     expect(page.locator("#editor textarea")).to_have_value("unsaved\n")
     assert asked == ["You have unsaved edits. Leave and discard them?"]
 
