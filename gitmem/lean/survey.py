@@ -189,18 +189,11 @@ def texts(
     found: dict[str, str] = {}
     read: list[Summary] = [("", 0, 0)] * len(order)
     for i, (kind, content) in objects.each(ids):
-        framed = _framed(content) if kind == BLOB else None
-        if framed is None:
-            return None
-        about, raw = framed
-        try:
-            body = raw.decode()
-        except UnicodeDecodeError:
-            return None
         slug = order[i]
-        found[slug] = f"{slug}\0{about}\0{body}".lower()
-        # as summary() counts: a character is a character of the decoded body
-        read[i] = (about, len(body), _lines(raw))
+        text = _text(slug, kind, content)
+        if text is None:
+            return None
+        found[slug], read[i] = text
     blobs = [sha.hex() for sha in ids]
     keys = _keys(blobs, order)
     kept_before = known() if len(order) > READ_DIRECTLY else {}
@@ -209,6 +202,21 @@ def texts(
         fresh = {key: got for key, got in fresh.items() if key not in kept_before}
     rows = list(zip(order, read, strict=True))
     return found, _kept(tree, filed, order, rows, blobs), fresh
+
+
+def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
+    """The memory ``slug``'s text as the search index holds it (lowered) and its summary,
+    from its ``.md`` object; ``None`` if it does not read as the store reads it."""
+    framed = _framed(content) if kind == BLOB else None
+    if framed is None:
+        return None
+    about, raw = framed
+    try:
+        body = raw.decode()
+    except UnicodeDecodeError:
+        return None
+    # as summary() counts: a character is a character of the decoded body
+    return f"{slug}\0{about}\0{body}".lower(), (about, len(body), _lines(raw))
 
 
 _Swept = tuple[str, str, str, "Summary | None", "str | None"]
@@ -291,17 +299,10 @@ def _swept(
             if got is None:
                 return None
             continue
-        framed = _framed(content) if kind == BLOB else None
-        if framed is None:
+        text = _text(order[i], kind, content)
+        if text is None:
             return None
-        about, raw = framed
-        try:
-            body = raw.decode()
-        except UnicodeDecodeError:
-            return None
-        slug = order[i]
-        lowers[i] = f"{slug}\0{about}\0{body}".lower()
-        summaries[i] = (about, len(body), _lines(raw))
+        lowers[i], summaries[i] = text
     where = filed.where
     return filed.placed, [
         (slug, where[slug], blob, got, lower)
