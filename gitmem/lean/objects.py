@@ -387,7 +387,7 @@ class MappedPack:
                 if offset >= end:
                     raise Unreadable("an index names an offset past its pack")
                 byte = data[offset]
-                if byte & 0x80 and not data[offset + 1] & 0x80:
+                if byte & 0x80 and offset + 1 < end and not data[offset + 1] & 0x80:
                     # a header of two bytes (a size below 2 KiB), read here as
                     # entry_header reads it
                     kind, size, at = (
