@@ -230,10 +230,10 @@ def _shared(
 ) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
     """What :func:`texts` gives of the root ``tree`` (its texts only if ``lowered``),
     each half of its folders read whole by one process (see :mod:`gitmem.lean.halves`):
-    a fresh clone's first listing of a large store, on two cores. ``None`` where the work is not so shared (a tree that is not one, a slug in
-    two folders, a memory that does not read, or so few memories that the kept
-    summaries are not asked): :func:`texts` then reads as it always did, deciding and
-    saying every error itself."""
+    a fresh clone's first listing of a large store, on two cores. ``None`` where the
+    work is not so shared (a tree that is not one, a slug in two folders, a memory that
+    does not read, or so few memories that the kept summaries are not asked):
+    :func:`texts` then reads as it always did, deciding and saying every error itself."""
     buckets = _buckets(objects, tree)
     if buckets is None:
         return None
