@@ -206,6 +206,20 @@ def test_an_odd_tree_read_in_halves_is_read_as_whole(tmp_path: Path, case: str) 
         _both(lambda: Objects(folder), tree, {}, split=case == "misplaced")
 
 
+def _md_entry(path: str, slug: str) -> tuple[str, str, int]:
+    """``slug``'s ``.md`` blob id, the one pack of the repository ``path`` (its path
+    without the suffix) and where that blob's entry starts in it."""
+    md = _git(path, "rev-parse", f"{STORE}:{layout.bucket(slug)}/{slug}.md").strip()
+    [base] = _packs(path)
+    pack = MappedPack(base)
+    try:
+        offset = pack.find(bytes.fromhex(md))
+    finally:
+        pack.close()
+    assert offset is not None
+    return md, base, offset
+
+
 def test_a_damaged_entry_is_unreadable_in_either_half(tmp_path: Path) -> None:
     """A damaged ``.md`` entry in the pack, in the first half's folders or the
     child's: :class:`Unreadable`, raised in this process."""
@@ -213,14 +227,7 @@ def test_a_damaged_entry_is_unreadable_in_either_half(tmp_path: Path) -> None:
         path = str(tmp_path / slug / "repo.git")
         tree = _store(path, {f"m{i:03d}": f"body {i}\n" for i in range(50)})
         _git(path, "repack", "-a", "-d", "-q")
-        md = _git(path, "rev-parse", f"{STORE}:{layout.bucket(slug)}/{slug}.md").strip()
-        [base] = _packs(path)
-        pack = MappedPack(base)
-        try:
-            offset = pack.find(bytes.fromhex(md))
-        finally:
-            pack.close()
-        assert offset is not None
+        _, base, offset = _md_entry(path, slug)
         os.chmod(base + ".pack", 0o644)
         with open(base + ".pack", "r+b") as f:
             f.seek(offset)
@@ -305,14 +312,7 @@ def test_a_small_entry_of_another_size_than_its_stream_is_unreadable(
     path = str(tmp_path / "repo.git")
     tree = _store(path, {f"m{i:03d}": f"body {i}\n" for i in range(50)})
     _git(path, "repack", "-a", "-d", "-q")
-    md = _git(path, "rev-parse", f"{STORE}:{layout.bucket('m004')}/m004.md").strip()
-    [base] = _packs(path)
-    pack = MappedPack(base)
-    try:
-        offset = pack.find(bytes.fromhex(md))
-    finally:
-        pack.close()
-    assert offset is not None
+    md, base, offset = _md_entry(path, "m004")
     with open(base + ".pack", "rb") as f:
         f.seek(offset)
         header = f.read(2)

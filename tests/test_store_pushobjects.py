@@ -281,6 +281,22 @@ def test_a_damaged_pushed_pack_reads_nothing_wrong(tmp_path: Path) -> None:
     assert 0 < read < len(expected)
 
 
+def pushed_pass(
+    tmp_path: Path, repo: Path, expected: dict[str, tuple[int, bytes]]
+) -> tuple[Path, Path, dict[bytes, tuple[int, bytes]] | None]:
+    """A bare repository ``b.git``, the quarantine of a push of ``repo``'s main into it,
+    and what the quarantined pack's pass read at the first lookup."""
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    folder = quarantined(tmp_path, repo, bare, b"main\n")
+    objects = Objects(str(bare), str(folder))
+    try:
+        objects.get(next(iter(expected)).encode())
+        return bare, folder, objects._pushed  # pyright: ignore[reportPrivateUsage]
+    finally:
+        objects.close()
+
+
 def test_a_pushed_pack_past_the_budget_is_read_in_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,17 +305,9 @@ def test_a_pushed_pack_past_the_budget_is_read_in_part(
     monkeypatch.setattr(pushobjects, "_KEPT_MAX", 40_000)
     repo = chained(tmp_path / "r")
     expected = every_object(repo)
-    bare = tmp_path / "b.git"
-    git(tmp_path, "init", "-q", "--bare", "b.git")
-    folder = quarantined(tmp_path, repo, bare, b"main\n")
-    objects = Objects(str(bare), str(folder))
-    try:
-        objects.get(next(iter(expected)).encode())
-        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
-        assert read is not None and 0 < len(read) < len(expected)
-        assert sum(len(content) for _, content in read.values()) <= 40_000
-    finally:
-        objects.close()
+    bare, folder, read = pushed_pass(tmp_path, repo, expected)
+    assert read is not None and 0 < len(read) < len(expected)
+    assert sum(len(content) for _, content in read.values()) <= 40_000
     read_all(Objects(str(bare), str(folder)), expected)
 
 
@@ -315,16 +323,8 @@ def test_a_pushed_pack_reads_small_and_large_entries_alike(tmp_path: Path) -> No
         git(repo, "commit", "-q", "-m", f"change {i}")
     expected = every_object(repo)
     assert any(len(content) >= 1 << 14 for _, content in expected.values())
-    bare = tmp_path / "b.git"
-    git(tmp_path, "init", "-q", "--bare", "b.git")
-    folder = quarantined(tmp_path, repo, bare, b"main\n")
-    objects = Objects(str(bare), str(folder))
-    try:
-        objects.get(next(iter(expected)).encode())
-        read = objects._pushed  # pyright: ignore[reportPrivateUsage]
-        assert read == {sha.encode(): want for sha, want in expected.items()}
-    finally:
-        objects.close()
+    _, _, read = pushed_pass(tmp_path, repo, expected)
+    assert read == {sha.encode(): want for sha, want in expected.items()}
 
 
 def test_a_pushed_entry_whose_checksum_is_wrong_does_not_read(tmp_path: Path) -> None:
