@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import pytest
@@ -733,16 +733,24 @@ def test_a_long_ledger_moved_one_change_at_a_time_equals_a_fresh_one(
 
 def test_a_ledger_kept_in_another_form_is_folded_again(repo: Repository) -> None:
     """A kept ledger that is not the panel's JSON (an older form, or rows cut short) is
-    passed over: the history is folded again."""
+    passed over: the history is folded again. So is one kept without its form, as
+    ledgers were before a fold read the history only up to the head it records (one
+    could count a revision twice), however well it reads."""
     seed(repo)
     fresh = ops.Ledger("profile/ops")
     fresh.follow(repo)
     head = repo.head("profile/ops")
-    assert head is not None
+    kept = repo.kept("ledger", "profile/ops")
+    assert head is not None and kept is not None
+    _, panel, authors, agents = cast(tuple[Any, ...], kept.value)
+    doubled = re.sub(rb'"revisions": (\d+)', lambda m: b'"revisions": %d' % (2 * int(m[1])), panel)
+    assert doubled != panel
     for value in (
         ([("runbook",) * 9], ['{"slug": "runbook"}'], {}, {}),
         (b'[{"slug": "runbook"', {}, {}),
         (b"not json", {}, {}),
+        (doubled, authors, agents),
+        (1, doubled, authors, agents),
     ):
         repo.keep("ledger", "profile/ops", head, value)
         again = ops.Ledger("profile/ops")

@@ -105,8 +105,9 @@ class _Change(NamedTuple):
         )  # fmt: skip
 
 
-_KIND = "ledger"
-"""The name the ledger is kept under, beside the repository's other derived files."""
+_KIND, _FORM = "ledger", 2
+"""The name the ledger is kept under, beside the repository's other derived files, and
+the form of what is kept (a ledger kept in form 1 could count a revision twice)."""
 _KEEP_AFTER = 256
 """How many revisions a ledger folds in before it is kept again (a fold of the whole
 history is kept at once): a later process goes on from the kept head, and a store
@@ -272,9 +273,8 @@ class Ledger:
         self._starts = offsets
 
     def _kept(self) -> tuple[object, ...]:
-        """What the repository keeps of the ledger: the panel's JSON, authors and
-        agents."""
-        return (self._panel, self._authors, self._agents)
+        """What the repository keeps: the form, the panel's JSON, authors, agents."""
+        return (_FORM, self._panel, self._authors, self._agents)
 
     def resume(self, repo: Repository) -> bool:
         """Take the ledger the repository last kept for the store, if one reads whole
@@ -286,10 +286,10 @@ class Ledger:
         if found is None:
             return False
         try:
-            panel, authors, agents = cast(tuple[Any, Any, Any], found.value)
+            form, panel, authors, agents = cast(tuple[Any, Any, Any, Any], found.value)
         except (TypeError, ValueError):
             return False  # not a ledger as this version keeps it: fold the history again
-        if not (
+        if form != _FORM or not (
             isinstance(panel, bytes) and isinstance(authors, dict) and isinstance(agents, dict)
         ):
             return False
