@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 78823fb4d675aaefa6747f6c365aa97a2fe510d8575aad1dba4875b74e274b63) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 3bbf2ca9b9e11125b3c8b5e4122133d0c7c3661ce9f7d731f8f170028174ad21) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1189,9 +1189,8 @@ export * from ${stringify(baseUrl)};
           label(gitmemUrl, "gitmem");
           const programUrl = toUrl(join(parts, gitmemUrl));
           label(programUrl, kind);
-          const wrapper = toUrl(`import ${stringify(programUrl)};
-`, "application/javascript");
-          const outcome = await settle(import(wrapper));
+          const outcome = await settle(request.direct === true ? import(programUrl) : import(toUrl(`import ${stringify(programUrl)};
+`, "application/javascript")));
           if (outcome.ok) break;
           const e = outcome.value;
           const missing = missingExport(e, gitmemUrl);
@@ -1957,7 +1956,8 @@ var Runtime = class {
       source: request.source,
       modules,
       kind: request.kind,
-      calls
+      calls,
+      direct: cannotExportThen(String(request.source))
     });
     let outcome;
     for (; ; ) {

@@ -1513,6 +1513,7 @@ function workerMain(
           modules: Record<string, string>;
           kind: string;
           calls: string[];
+          direct: boolean;
         },
       ) => {
         loading = false;
@@ -1559,12 +1560,17 @@ function workerMain(
           const programUrl = toUrl(join(parts, gitmemUrl));
           label(programUrl, kind);
           // Imported through a module of its own, so a program exporting `then`
-          // is not taken for a promise.
-          const wrapper = toUrl(
-            `import ${stringify(programUrl)};\n`,
-            "application/javascript",
+          // is not taken for a promise; one that cannot export it (the main
+          // thread read its text, as for a load) is imported as it is: a module
+          // more (some 0.4 M instructions of a run) for nothing.
+          const outcome = await settle(
+            import(
+              request.direct === true ? programUrl : toUrl(
+                `import ${stringify(programUrl)};\n`,
+                "application/javascript",
+              )
+            ),
           );
-          const outcome = await settle(import(wrapper));
           if (outcome.ok) break;
           const e = outcome.value;
           const missing = missingExport(e, gitmemUrl);
@@ -1768,6 +1774,7 @@ function workerMain(
               modules: Record<string, string>;
               kind: string;
               calls: string[];
+              direct: boolean;
             },
           );
         }
@@ -2452,6 +2459,7 @@ class Runtime {
       modules,
       kind: request.kind as string,
       calls,
+      direct: cannotExportThen(String(request.source)),
     });
     let outcome: Message;
     for (;;) {
