@@ -20,6 +20,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check gitmem tests bench
 	$(VENV)/bin/pyright
 	$(VENV)/bin/pyright --pythonversion 3.13 gitmem
+	$(VENV)/bin/deno fmt --check --quiet sandbox/runtime.ts
 
 test: lint docs
 	$(VENV)/bin/pytest -n 2

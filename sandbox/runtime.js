@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 5631d636110261619b12821ab9eba4b34c54eaf352bc0accbc05fe64a5f65f0b) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 3bbf2ca9b9e11125b3c8b5e4122133d0c7c3661ce9f7d731f8f170028174ad21) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -6,9 +6,11 @@ var sourceDecoder = new TextDecoder("utf-8", {
   ignoreBOM: true
 });
 function splitImports(source, whole = false) {
-  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [
-    source
-  ];
+  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) {
+    return [
+      source
+    ];
+  }
   const parts = [];
   let part = "";
   let from = 0;
@@ -357,7 +359,9 @@ function readDeclaration(tokens, found) {
   if (token === "export") {
     if (word(1) !== "default") return tokens.end(0);
     const [k2, arrow2] = functionHead(tokens, 2);
-    if (!arrow2 && (word(k2) === "(" || word(k2) === "<")) declare("default", tokens.end(k2 - 1), false);
+    if (!arrow2 && (word(k2) === "(" || word(k2) === "<")) {
+      declare("default", tokens.end(k2 - 1), false);
+    }
     return tokens.start(k2);
   }
   if (token === "function") {
@@ -377,14 +381,17 @@ function readDeclaration(tokens, found) {
       const t = word(k);
       if (!t) break;
       if (t === "(" || t === "[" || t === "{" || t === "<") depth++;
-      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) depth--;
-      else if (depth === 0 && (t === ";" || t === "=" && word(k + 1) !== ">")) break;
+      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) {
+        depth--;
+      } else if (depth === 0 && (t === ";" || t === "=" && word(k + 1) !== ">")) break;
       k++;
     }
   }
   if (word(k) !== "=" || word(k + 1) === ">") return tokens.start(k);
   const [head, arrow] = functionHead(tokens, k + 1);
-  if (word(head) === "(" || word(head) === "<") declare(name, tokens.end(head - 1), arrow);
+  if (word(head) === "(" || word(head) === "<") {
+    declare(name, tokens.end(head - 1), arrow);
+  }
   return tokens.start(head);
 }
 function functionHead(tokens, k) {
@@ -413,7 +420,9 @@ function signatures(source, names, found = declarations(source)) {
     let window = source.slice(at, at + SIGNATURE_WINDOW);
     if (SURROGATE.test(window)) {
       let end = at;
-      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) end += width(source, end);
+      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) {
+        end += width(source, end);
+      }
       window = source.slice(at, end);
     }
     result.push(signatureAt(window.replace(LEADING_SPACES, ""), name, arrow));
@@ -549,7 +558,9 @@ var ReplyWriter = class {
   }
   // The next part, if the worker asks for it with the ticket after the last one.
   more(ticket) {
-    if (this.bytes === null || ticket !== (this.ticket + 1 | 0 || 1)) return;
+    if (this.bytes === null || ticket !== (this.ticket + 1 | 0 || 1)) {
+      return;
+    }
     this.put(ticket);
   }
   put(ticket) {
@@ -767,7 +778,9 @@ function workerMain(split, makeReader) {
           text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
         }
         text += "\n";
-        if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
+        if (text.length > settings.outputCap) {
+          text = sliceText(text, 0, settings.outputCap + 1);
+        }
         written += text.length;
         if (written > settings.outputCap) outputFull = true;
         send({
@@ -807,7 +820,9 @@ function workerMain(split, makeReader) {
         if (checking) {
           throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
         }
-        if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
+        if (loading) {
+          throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
+        }
         if (args === void 0) args = {};
         if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
           throw new TypeErrorOf(`memories.${name} takes one object argument`);
@@ -866,7 +881,9 @@ function workerMain(split, makeReader) {
       };
       const listed = [];
       const isListed = (name) => {
-        for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+        for (let k = 0; k < listed.length; k++) {
+          if (listed[k] === name) return true;
+        }
         return false;
       };
       const callOf = (name) => (args) => call(name, args);
@@ -953,7 +970,9 @@ function workerMain(split, makeReader) {
         return out + sliceText(text, at);
       };
       const relabel = (text) => {
-        for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
+        for (let k = 0; k < labels.length; k++) {
+          text = replaceAll(text, labels[k][0], labels[k][1]);
+        }
         return text;
       };
       const capped = (text) => text.length > settings.maxErrorChars ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]" : text;
@@ -1135,7 +1154,9 @@ got(ns);
         const calls = request.calls;
         if (ArrayIsArray(calls)) {
           for (let k = 0; k < calls.length; k++) {
-            if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+            if (typeof calls[k] === "string" && callName(calls[k])) {
+              append(listed, calls[k]);
+            }
           }
         }
         const modules = request.modules;
@@ -1168,9 +1189,8 @@ export * from ${stringify(baseUrl)};
           label(gitmemUrl, "gitmem");
           const programUrl = toUrl(join(parts, gitmemUrl));
           label(programUrl, kind);
-          const wrapper = toUrl(`import ${stringify(programUrl)};
-`, "application/javascript");
-          const outcome = await settle(import(wrapper));
+          const outcome = await settle(request.direct === true ? import(programUrl) : import(toUrl(`import ${stringify(programUrl)};
+`, "application/javascript")));
           if (outcome.ok) break;
           const e = outcome.value;
           const missing = missingExport(e, gitmemUrl);
@@ -1207,7 +1227,9 @@ export * from ${stringify(baseUrl)};
         else if (value === void 0 || value === null) kind = "accept";
         else {
           kind = typeof value;
-          if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
+          if (typeof value === "string") {
+            message = sliceText(value, 0, settings.maxArgsChars);
+          }
         }
         if (error === null && unhandled !== null) {
           kind = "error";
@@ -1356,7 +1378,9 @@ var Host = class {
           const body = this.buffer.subarray(4, 4 + length);
           const cut = body.indexOf(10);
           const message = JSON.parse(decoder.decode(cut < 0 ? body : body.subarray(0, cut)));
-          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
+          if (cut >= 0) {
+            message.source = sourceDecoder.decode(body.subarray(cut + 1));
+          }
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1687,10 +1711,12 @@ var Runtime = class {
         const result = await this.run(request);
         if (result === null) return;
         await this.reply(result);
-      } else await this.host.send({
-        op: "error",
-        message: `unknown op ${String(op)}`
-      });
+      } else {
+        await this.host.send({
+          op: "error",
+          message: `unknown op ${String(op)}`
+        });
+      }
       this.work++;
       if (this.spares.length < BOOT_AT_ONCE && !this.retiring) this.boot();
       this.warm();
@@ -1920,7 +1946,9 @@ var Runtime = class {
     const modules = {};
     const given = request.modules;
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
-      for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
+      for (const [key, source] of Object.entries(given)) {
+        modules[key] = this.modules.url(String(source));
+      }
     }
     const calls = Array.isArray(request.calls) ? request.calls.filter((c) => typeof c === "string").slice(0, 256) : [];
     slot.request({
@@ -1928,7 +1956,8 @@ var Runtime = class {
       source: request.source,
       modules,
       kind: request.kind,
-      calls
+      calls,
+      direct: cannotExportThen(String(request.source))
     });
     let outcome;
     for (; ; ) {
@@ -2006,7 +2035,9 @@ var Runtime = class {
       error = outcome.error === null || outcome.error === void 0 ? null : capError(String(outcome.error), settings);
     } else if (outcome.op === "timeout") {
       error = `the program did not finish within its time limit of ${request.timeLimit} s`;
-    } else error = capError(`the program's worker ended: ${String(outcome.why)}`, settings);
+    } else {
+      error = capError(`the program's worker ended: ${String(outcome.why)}`, settings);
+    }
     const imported = outcome.op === "done" && Array.isArray(outcome.imported) ? outcome.imported : [];
     return {
       op: "result",

@@ -57,7 +57,9 @@ const sourceDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 // with `#` or `@` has nothing to split or disarm, and is its own one part,
 // found without the token pass (`whole` makes the pass read it anyway).
 function splitImports(source: string, whole = false): string[] {
-  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) return [source];
+  if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) {
+    return [source];
+  }
   const parts: string[] = [];
   let part = "";
   let from = 0;
@@ -70,18 +72,33 @@ function splitImports(source: string, whole = false): string[] {
   let depth = 0;
   const templates: number[] = [];
   const keywords = new Set([
-    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
-    "do", "else", "yield", "await",
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await",
   ]);
   const word = (c: number) =>
-    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 36 ||
+    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) ||
+    c === 36 ||
     c === 95 || c > 127;
   const token = (t: string) => {
     before = prev;
     prev = t;
   };
   const lineEnd = (at: number) => {
-    while (at < n && source.charCodeAt(at) !== 10 && source.charCodeAt(at) !== 13) at++;
+    while (
+      at < n && source.charCodeAt(at) !== 10 && source.charCodeAt(at) !== 13
+    ) at++;
     return at;
   };
   // From just after a backtick or a `}` that closes `${`: to just after the
@@ -121,7 +138,8 @@ function splitImports(source: string, whole = false): string[] {
         }
       } else if (
         prev === "" || keywords.has(prev) ||
-        (!word(prev.charCodeAt(0)) && prev !== ")" && prev !== "]" && prev !== "}")
+        (!word(prev.charCodeAt(0)) && prev !== ")" && prev !== "]" &&
+          prev !== "}")
       ) {
         // A regular expression: to its closing slash, outside a class, on this line.
         let at = i + 1;
@@ -151,7 +169,8 @@ function splitImports(source: string, whole = false): string[] {
       }
       const end = at + 1;
       if (
-        (prev === "from" || prev === "import" || (prev === "(" && before === "import")) &&
+        (prev === "from" || prev === "import" ||
+          (prev === "(" && before === "import")) &&
         end - i === 8 && source.slice(i + 1, i + 7) === "gitmem" &&
         source.charCodeAt(at) === c
       ) {
@@ -225,7 +244,8 @@ function joinImports(parts: string[], target: string): string {
 // Characters one signature may span, counted in code points; a longer one is
 // shown as `name(...)`.
 const SIGNATURE_WINDOW = 2_000;
-const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const SPACE =
+  "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const SPACES = new RegExp(`[${SPACE}]+`);
 const LEADING_SPACES = new RegExp(`^[${SPACE}]+`);
 const IS_SPACE = new RegExp(`[${SPACE}]`);
@@ -246,7 +266,10 @@ for (let c = 0; c < 128; c++) {
 // The length in code units of the code point at `at`: 2 for a surrogate pair.
 function width(source: string, at: number): number {
   const c = source.charCodeAt(at);
-  return c >= 0xd800 && c <= 0xdbff && (source.charCodeAt(at + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  return c >= 0xd800 && c <= 0xdbff &&
+      (source.charCodeAt(at + 1) & 0xfc00) === 0xdc00
+    ? 2
+    : 1;
 }
 
 // The class of the character at `at` outside ASCII (2, a letter or digit; 4,
@@ -363,7 +386,8 @@ class Tokens {
   }
 }
 
-const isName = (token: string) => token !== "" && (ASCII_CLASS[token.charCodeAt(0)] & 1) === 1;
+const isName = (token: string) =>
+  token !== "" && (ASCII_CLASS[token.charCodeAt(0)] & 1) === 1;
 
 // Where the scan stops: a comment, a string, or a word a declaration starts
 // with, found by one search from where the last stop was passed. A 32 KB
@@ -392,7 +416,9 @@ function startsWord(source: string, at: number): boolean {
       return ASCII_CLASS[c] !== 1;
     }
     // The code point that ends at i: a surrogate pair begins one unit earlier.
-    const from = (c & 0xfc00) === 0xdc00 && i > 0 && width(source, i - 1) === 2 ? i - 1 : i;
+    const from = (c & 0xfc00) === 0xdc00 && i > 0 && width(source, i - 1) === 2
+      ? i - 1
+      : i;
     if (classAt(source, from)[0] !== 2) return true;
     i = from - 1;
   }
@@ -437,7 +463,10 @@ function declarations(source: string): Map<string, [number, boolean]> {
       if (head !== null) {
         if (!found.has(head[1])) found.set(head[1], [plain!.lastIndex, false]);
         at = plain!.lastIndex;
-      } else if (c === 101 && !(nextToken(source, end) && isDefault(source, scanned.start))) {
+      } else if (
+        c === 101 &&
+        !(nextToken(source, end) && isDefault(source, scanned.start))
+      ) {
         // An `export` not before `default` declares nothing of its own.
         at = end;
       } else at = readDeclaration(new Tokens(source, where), found);
@@ -453,10 +482,14 @@ const isDefault = (source: string, at: number) =>
 // name and its parameters or type parameters right after it: the name ends the
 // match, and the token reader would read the same name and go on from there.
 const FUNCTION = /function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
-const EXPORT_FUNCTION = /export[ \t]+function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
+const EXPORT_FUNCTION =
+  /export[ \t]+function[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)(?=[(<])/y;
 
 // Reads the declaration whose first word is token 0; where the scan goes on.
-function readDeclaration(tokens: Tokens, found: Map<string, [number, boolean]>): number {
+function readDeclaration(
+  tokens: Tokens,
+  found: Map<string, [number, boolean]>,
+): number {
   const word = (k: number) => tokens.word(k);
   const declare = (name: string, at: number, arrow: boolean) => {
     if (!found.has(name)) found.set(name, [at, arrow]);
@@ -465,7 +498,9 @@ function readDeclaration(tokens: Tokens, found: Map<string, [number, boolean]>):
   if (token === "export") {
     if (word(1) !== "default") return tokens.end(0);
     const [k, arrow] = functionHead(tokens, 2);
-    if (!arrow && (word(k) === "(" || word(k) === "<")) declare("default", tokens.end(k - 1), false);
+    if (!arrow && (word(k) === "(" || word(k) === "<")) {
+      declare("default", tokens.end(k - 1), false);
+    }
     return tokens.start(k);
   }
   if (token === "function") {
@@ -487,14 +522,19 @@ function readDeclaration(tokens: Tokens, found: Map<string, [number, boolean]>):
       const t = word(k);
       if (!t) break;
       if (t === "(" || t === "[" || t === "{" || t === "<") depth++;
-      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) depth--;
-      else if (depth === 0 && (t === ";" || (t === "=" && word(k + 1) !== ">"))) break;
+      else if ((t === ")" || t === "]" || t === "}" || t === ">") && depth) {
+        depth--;
+      } else if (
+        depth === 0 && (t === ";" || (t === "=" && word(k + 1) !== ">"))
+      ) break;
       k++;
     }
   }
   if (word(k) !== "=" || word(k + 1) === ">") return tokens.start(k);
   const [head, arrow] = functionHead(tokens, k + 1);
-  if (word(head) === "(" || word(head) === "<") declare(name, tokens.end(head - 1), arrow);
+  if (word(head) === "(" || word(head) === "<") {
+    declare(name, tokens.end(head - 1), arrow);
+  }
   return tokens.start(head);
 }
 
@@ -528,7 +568,9 @@ function signatures(
     if (SURROGATE.test(window)) {
       // The window counts code points: a pair of surrogates is one.
       let end = at;
-      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) end += width(source, end);
+      for (let k = 0; k < SIGNATURE_WINDOW && end < source.length; k++) {
+        end += width(source, end);
+      }
       window = source.slice(at, end);
     }
     result.push(signatureAt(window.replace(LEADING_SPACES, ""), name, arrow));
@@ -536,7 +578,8 @@ function signatures(
   return result;
 }
 
-const spaced = (text: string) => text.split(SPACES).filter((part) => part !== "").join(" ");
+const spaced = (text: string) =>
+  text.split(SPACES).filter((part) => part !== "").join(" ");
 
 // The index just past the bracket group opening at `start` (the length if unclosed).
 function balanced(text: string, start: number): number {
@@ -554,7 +597,15 @@ function balanced(text: string, start: number): number {
       continue;
     }
     // ( [ { < open, and ) ] } > close, what they open.
-    const closer = c === 40 ? 41 : c === 91 ? 93 : c === 123 ? 125 : c === 60 ? 62 : 0;
+    const closer = c === 40
+      ? 41
+      : c === 91
+      ? 93
+      : c === 123
+      ? 125
+      : c === 60
+      ? 62
+      : 0;
     if (closer) stack.push(closer);
     else if (stack.length && c === stack[stack.length - 1]) {
       stack.pop();
@@ -578,7 +629,10 @@ function returnType(text: string, at: number, arrow: boolean): string {
     if (i >= n) return ""; // ran past the window: shown without a return type
     const c = text[i];
     if (c === "(" || c === "[" || c === "<") depth++;
-    else if ((c === ")" || c === "]" || c === ">") && depth && !(c === ">" && text[i - 1] === "=")) {
+    else if (
+      (c === ")" || c === "]" || c === ">") && depth &&
+      !(c === ">" && text[i - 1] === "=")
+    ) {
       depth--;
     } else if (c === "{") {
       // A brace after the type's first words, and not after `:`, `|`, `&`, `=>`, `,`
@@ -592,7 +646,10 @@ function returnType(text: string, at: number, arrow: boolean): string {
         !(before === ">" && last > begin && text[last - 1] === "=")
       ) break;
       i = balanced(text, i) - 1;
-    } else if (depth === 0 && arrow && (c === ";" || c === "\n" || (c === "=" && text[i + 1] === ">"))) {
+    } else if (
+      depth === 0 && arrow &&
+      (c === ";" || c === "\n" || (c === "=" && text[i + 1] === ">"))
+    ) {
       break;
     }
   }
@@ -638,7 +695,10 @@ const PART = 1 << 16;
 // each further part, and gives back the reply's bytes.
 function replyReader(
   sab: SharedArrayBuffer,
-): (call: (ticket: number) => void, more: (ticket: number) => void) => Uint8Array {
+): (
+  call: (ticket: number) => void,
+  more: (ticket: number) => void,
+) => Uint8Array {
   const wait = Atomics.wait;
   const load = Atomics.load;
   const U8 = Uint8Array;
@@ -698,7 +758,9 @@ class ReplyWriter {
 
   // The next part, if the worker asks for it with the ticket after the last one.
   more(ticket: number): void {
-    if (this.bytes === null || ticket !== (((this.ticket + 1) | 0) || 1)) return;
+    if (this.bytes === null || ticket !== (((this.ticket + 1) | 0) || 1)) {
+      return;
+    }
     this.put(ticket);
   }
 
@@ -738,10 +800,12 @@ function workerMain(
   // replies (makeReader) takes its own copies when the worker is told its buffer.
   const apply = Reflect.apply;
   const uncurry =
-    <T extends unknown[], R>(f: (...args: T) => R) => (self: unknown, ...args: T): R =>
-      apply(f, self, args) as R;
+    <T extends unknown[], R>(f: (...args: T) => R) =>
+    (self: unknown, ...args: T): R => apply(f, self, args) as R;
   const decoder = new TextDecoder();
-  const decode = uncurry(TextDecoder.prototype.decode as (b: Uint8Array) => string);
+  const decode = uncurry(
+    TextDecoder.prototype.decode as (b: Uint8Array) => string,
+  );
   const BlobOf = Blob;
   const createUrl = URL.createObjectURL.bind(URL);
   const parse = JSON.parse;
@@ -768,21 +832,35 @@ function workerMain(
   let setTimer: unknown = null;
   let setRepeat: unknown = null;
   let clearTimer: (id: unknown) => void = () => {};
-  const sliceText = uncurry(String.prototype.slice as (a?: number, b?: number) => string);
+  const sliceText = uncurry(
+    String.prototype.slice as (a?: number, b?: number) => string,
+  );
   const codeAt = uncurry(String.prototype.charCodeAt as (at: number) => number);
-  const findText = uncurry(String.prototype.indexOf as (s: string, at?: number) => number);
-  const lastText = uncurry(String.prototype.lastIndexOf as (s: string) => number);
+  const findText = uncurry(
+    String.prototype.indexOf as (s: string, at?: number) => number,
+  );
+  const lastText = uncurry(
+    String.prototype.lastIndexOf as (s: string) => number,
+  );
   const splitText = uncurry(String.prototype.split as (s: string) => string[]);
   const joinText = uncurry(Array.prototype.join as (s: string) => string);
-  const startsWith = uncurry(String.prototype.startsWith as (s: string) => boolean);
+  const startsWith = uncurry(
+    String.prototype.startsWith as (s: string) => boolean,
+  );
   const includes = uncurry(String.prototype.includes as (s: string) => boolean);
-  const execRe = uncurry(RegExp.prototype.exec as (s: string) => RegExpExecArray | null);
+  const execRe = uncurry(
+    RegExp.prototype.exec as (s: string) => RegExpExecArray | null,
+  );
   const testRe = uncurry(RegExp.prototype.test as (s: string) => boolean);
-  const toLocale = uncurry(Number.prototype.toLocaleString as (l: string) => string);
+  const toLocale = uncurry(
+    Number.prototype.toLocaleString as (l: string) => string,
+  );
   const number = (n: number) => toLocale(n, "en-US");
   // The runtime's messages reach this listener first, and no later one: a
   // listener user code adds (through EventTarget.prototype) sees none of them.
-  const stopHere = uncurry(Event.prototype.stopImmediatePropagation as () => void);
+  const stopHere = uncurry(
+    Event.prototype.stopImmediatePropagation as () => void,
+  );
   let onMessage: (data: unknown) => void = () => {};
   g.addEventListener("message", (event: { data: unknown }) => {
     stopHere(event);
@@ -800,22 +878,104 @@ function workerMain(
   // What user code may see: the language itself and the web APIs that compute
   // without reaching the host. Anything else a Deno release adds stays out.
   const allowed = new Set([
-    "Object", "Function", "Array", "Number", "parseFloat", "parseInt", "Infinity", "NaN",
-    "undefined", "Boolean", "String", "Symbol", "Date", "Promise", "RegExp", "Error",
-    "AggregateError", "EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError",
-    "URIError", "SuppressedError", "globalThis", "JSON", "Math", "Intl", "ArrayBuffer",
-    "SharedArrayBuffer", "Atomics", "Uint8Array", "Int8Array", "Uint16Array", "Int16Array",
-    "Uint32Array", "Int32Array", "BigUint64Array", "BigInt64Array", "Uint8ClampedArray",
-    "Float16Array", "Float32Array", "Float64Array", "DataView", "Map", "BigInt", "Set",
-    "Iterator", "WeakMap", "WeakSet", "Proxy", "Reflect", "FinalizationRegistry", "WeakRef",
-    "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "unescape",
-    "eval", "isFinite", "isNaN", "WebAssembly", "Temporal", "DisposableStack",
-    "AsyncDisposableStack", "console", "queueMicrotask", "setTimeout", "clearTimeout",
-    "setInterval", "clearInterval", "structuredClone", "atob", "btoa", "TextEncoder",
-    "TextDecoder", "URL", "URLSearchParams", "URLPattern", "AbortController", "AbortSignal",
-    "DOMException", "Event", "EventTarget", "CustomEvent", "ErrorEvent",
-    "PromiseRejectionEvent", "crypto", "Crypto", "SubtleCrypto", "CryptoKey", "performance",
-    "Performance", "PerformanceEntry", "PerformanceMark", "PerformanceMeasure",
+    "Object",
+    "Function",
+    "Array",
+    "Number",
+    "parseFloat",
+    "parseInt",
+    "Infinity",
+    "NaN",
+    "undefined",
+    "Boolean",
+    "String",
+    "Symbol",
+    "Date",
+    "Promise",
+    "RegExp",
+    "Error",
+    "AggregateError",
+    "EvalError",
+    "RangeError",
+    "ReferenceError",
+    "SyntaxError",
+    "TypeError",
+    "URIError",
+    "SuppressedError",
+    "globalThis",
+    "JSON",
+    "Math",
+    "Intl",
+    "ArrayBuffer",
+    "SharedArrayBuffer",
+    "Atomics",
+    "Uint8Array",
+    "Int8Array",
+    "Uint16Array",
+    "Int16Array",
+    "Uint32Array",
+    "Int32Array",
+    "BigUint64Array",
+    "BigInt64Array",
+    "Uint8ClampedArray",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "DataView",
+    "Map",
+    "BigInt",
+    "Set",
+    "Iterator",
+    "WeakMap",
+    "WeakSet",
+    "Proxy",
+    "Reflect",
+    "FinalizationRegistry",
+    "WeakRef",
+    "decodeURI",
+    "decodeURIComponent",
+    "encodeURI",
+    "encodeURIComponent",
+    "escape",
+    "unescape",
+    "eval",
+    "isFinite",
+    "isNaN",
+    "WebAssembly",
+    "Temporal",
+    "DisposableStack",
+    "AsyncDisposableStack",
+    "console",
+    "queueMicrotask",
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "structuredClone",
+    "atob",
+    "btoa",
+    "TextEncoder",
+    "TextDecoder",
+    "URL",
+    "URLSearchParams",
+    "URLPattern",
+    "AbortController",
+    "AbortSignal",
+    "DOMException",
+    "Event",
+    "EventTarget",
+    "CustomEvent",
+    "ErrorEvent",
+    "PromiseRejectionEvent",
+    "crypto",
+    "Crypto",
+    "SubtleCrypto",
+    "CryptoKey",
+    "performance",
+    "Performance",
+    "PerformanceEntry",
+    "PerformanceMark",
+    "PerformanceMeasure",
   ]);
   for (const name of Object.getOwnPropertyNames(g)) {
     if (allowed.has(name)) continue;
@@ -826,7 +986,11 @@ function workerMain(
     }
     if (name in g) {
       try {
-        defineProperty(g, name, { value: undefined, writable: false, configurable: false });
+        defineProperty(g, name, {
+          value: undefined,
+          writable: false,
+          configurable: false,
+        });
       } catch {
         try {
           g[name] = undefined;
@@ -853,17 +1017,24 @@ function workerMain(
       let written = 0;
       let outputFull = false;
       let viewsOpened = 0;
-      const send = (message: Record<string, unknown>) => post({ ...message, t: token });
+      const send = (message: Record<string, unknown>) =>
+        post({ ...message, t: token });
 
       const write = (args: unknown[]) => {
         if (outputFull) return;
         let text = "";
-        for (let k = 0; k < args.length && text.length <= settings.outputCap; k++) {
+        for (
+          let k = 0;
+          k < args.length && text.length <= settings.outputCap;
+          k++
+        ) {
           const a = args[k];
           text += (k > 0 ? " " : "") + (typeof a === "string" ? a : inspect(a));
         }
         text += "\n";
-        if (text.length > settings.outputCap) text = sliceText(text, 0, settings.outputCap + 1);
+        if (text.length > settings.outputCap) {
+          text = sliceText(text, 0, settings.outputCap + 1);
+        }
         written += text.length;
         if (written > settings.outputCap) outputFull = true;
         send({ op: "out", text });
@@ -881,12 +1052,24 @@ function workerMain(
           if (!ok) write(["Assertion failed", ...a]);
         },
       };
-      defineProperty(g, "console", { value: capture, writable: true, configurable: true });
+      defineProperty(g, "console", {
+        value: capture,
+        writable: true,
+        configurable: true,
+      });
 
       // Refusals in the limit-exceeded voice the rest of gitmem uses.
-      const refuse = (what: string, attempted: number, limit: string, max: number, fix: string) =>
+      const refuse = (
+        what: string,
+        attempted: number,
+        limit: string,
+        max: number,
+        fix: string,
+      ) =>
         new RangeErrorOf(
-          `refused: ${what} would be ${number(attempted)}, over ${limit} (${number(max)}). ${fix}`,
+          `refused: ${what} would be ${number(attempted)}, over ${limit} (${
+            number(max)
+          }). ${fix}`,
         );
 
       let loading = true;
@@ -894,9 +1077,15 @@ function workerMain(
       let checking = false;
       const call = (name: string, args: unknown): string => {
         if (checking) {
-          throw new ErrorOf("a check cannot read or write memories; return a verdict instead");
+          throw new ErrorOf(
+            "a check cannot read or write memories; return a verdict instead",
+          );
         }
-        if (loading) throw new ErrorOf(`memories.${name} cannot be called while a module loads`);
+        if (loading) {
+          throw new ErrorOf(
+            `memories.${name} cannot be called while a module loads`,
+          );
+        }
         if (args === undefined) args = {};
         if (args === null || typeof args !== "object" || ArrayIsArray(args)) {
           throw new TypeErrorOf(`memories.${name} takes one object argument`);
@@ -905,7 +1094,9 @@ function workerMain(
         try {
           json = stringify(args);
         } catch (e) {
-          throw new TypeErrorOf(`memories.${name}: the argument is not JSON: ${e}`);
+          throw new TypeErrorOf(
+            `memories.${name}: the argument is not JSON: ${e}`,
+          );
         }
         if (typeof json !== "string") {
           throw new TypeErrorOf(`memories.${name} takes one object argument`);
@@ -947,7 +1138,10 @@ function workerMain(
           (id) => send({ op: "call", id, name, args: json }),
           (id) => send({ op: "more", id }),
         );
-        const reply = parse(decode(decoder, bytes)) as { ok: boolean; text: string };
+        const reply = parse(decode(decoder, bytes)) as {
+          ok: boolean;
+          text: string;
+        };
         if (reply.ok !== true) throw new ErrorOf(StringOf(reply.text));
         return StringOf(reply.text);
       };
@@ -965,7 +1159,9 @@ function workerMain(
       // Object.keys, for...in and `in` see. Any name may still be called.
       const listed: string[] = [];
       const isListed = (name: unknown): name is string => {
-        for (let k = 0; k < listed.length; k++) if (listed[k] === name) return true;
+        for (let k = 0; k < listed.length; k++) {
+          if (listed[k] === name) return true;
+        }
         return false;
       };
       const callOf = (name: string) => (args?: unknown) => call(name, args);
@@ -975,7 +1171,9 @@ function workerMain(
           if (!callName(name)) {
             return () => {
               throw new TypeErrorOf(
-                `memories has no call named ${stringify(sliceText(name, 0, 64))}`,
+                `memories has no call named ${
+                  stringify(sliceText(name, 0, 64))
+                }`,
               );
             };
           }
@@ -989,7 +1187,12 @@ function workerMain(
         },
         getOwnPropertyDescriptor: (_target: unknown, name: unknown) =>
           isListed(name)
-            ? { value: callOf(name), writable: false, enumerable: true, configurable: true }
+            ? {
+              value: callOf(name),
+              writable: false,
+              enumerable: true,
+              configurable: true,
+            }
             : undefined,
         set: () => false,
         defineProperty: () => false,
@@ -998,7 +1201,9 @@ function workerMain(
       const views = freeze({
         openText(title: unknown, text: unknown): void {
           if (typeof title !== "string" || typeof text !== "string") {
-            throw new TypeErrorOf("views.openText(title, text) takes two strings");
+            throw new TypeErrorOf(
+              "views.openText(title, text) takes two strings",
+            );
           }
           if (viewsOpened >= settings.maxViews) {
             throw refuse(
@@ -1036,14 +1241,20 @@ function workerMain(
       defineProperty(g, Symbol.for("gitmem.runtime"), { value: runtimeSlot });
 
       let unhandled: string | null = null;
-      addListener("unhandledrejection", (event: { preventDefault(): void; reason: unknown }) => {
-        event.preventDefault();
-        if (unhandled === null) unhandled = describe(event.reason);
-      });
-      addListener("error", (event: { preventDefault(): void; error: unknown }) => {
-        event.preventDefault();
-        if (unhandled === null) unhandled = describe(event.error);
-      });
+      addListener(
+        "unhandledrejection",
+        (event: { preventDefault(): void; reason: unknown }) => {
+          event.preventDefault();
+          if (unhandled === null) unhandled = describe(event.reason);
+        },
+      );
+      addListener(
+        "error",
+        (event: { preventDefault(): void; error: unknown }) => {
+          event.preventDefault();
+          if (unhandled === null) unhandled = describe(event.error);
+        },
+      );
 
       // Every URL this worker makes is told to the main thread before it is
       // imported, which revokes them all when the request ends: no later run
@@ -1062,21 +1273,28 @@ function workerMain(
         return out + sliceText(text, at);
       };
       const relabel = (text: string): string => {
-        for (let k = 0; k < labels.length; k++) text = replaceAll(text, labels[k][0], labels[k][1]);
+        for (let k = 0; k < labels.length; k++) {
+          text = replaceAll(text, labels[k][0], labels[k][1]);
+        }
         return text;
       };
       // Error text is capped here, in the main thread and in the host alike.
       const capped = (text: string): string =>
         text.length > settings.maxErrorChars
-          ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]"
+          ? sliceText(text, 0, settings.maxErrorChars) +
+            " [error text truncated]"
           : text;
       const frameLine = /^\s+at /;
       const describe = (error: unknown): string => {
         if (error instanceof ErrorOf) {
-          const stack = typeof error.stack === "string" ? capped(error.stack) : "";
+          const stack = typeof error.stack === "string"
+            ? capped(error.stack)
+            : "";
           let head = "";
           try {
-            head = capped(`${StringOf(error.name)}: ${StringOf(error.message)}`);
+            head = capped(
+              `${StringOf(error.name)}: ${StringOf(error.message)}`,
+            );
           } catch {
             head = "Error";
           }
@@ -1116,7 +1334,9 @@ function workerMain(
         try {
           text = capped(
             error instanceof ErrorOf
-              ? `${StringOf(error.name)}: ${StringOf(error.message)}\n${StringOf(error.stack ?? "")}`
+              ? `${StringOf(error.name)}: ${StringOf(error.message)}\n${
+                StringOf(error.stack ?? "")
+              }`
               : StringOf(error),
           );
         } catch {
@@ -1135,7 +1355,10 @@ function workerMain(
             message = relabel(message);
             const line = +loc[1];
             const column = line === 1 ? +loc[2] - shift : +loc[2];
-            return { diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`, where: name };
+            return {
+              diagnostic: `${line}:${column < 1 ? 1 : column}: ${message}`,
+              where: name,
+            };
           }
         }
         return {
@@ -1167,7 +1390,10 @@ function workerMain(
       // Settles `promise` through the built-in `then`, whatever user code did
       // to Promise.prototype meanwhile.
       const promiseThen = uncurry(
-        Promise.prototype.then as (ok: (v: unknown) => void, no: (e: unknown) => void) => unknown,
+        Promise.prototype.then as (
+          ok: (v: unknown) => void,
+          no: (e: unknown) => void,
+        ) => unknown,
       );
       const settle = (promise: Promise<unknown>) =>
         new PromiseOf<{ ok: boolean; value: unknown }>((resolve) => {
@@ -1190,18 +1416,28 @@ function workerMain(
       // the worker boots, before any user code, so it holds the real `loaded`.
       const reporter = toUrl(
         `const r = globalThis[Symbol.for("gitmem.runtime")];\n` +
-          `const loaded = r.loaded;\nexport const got = (ns) => loaded(${stringify(token)}, ns);\n`,
+          `const loaded = r.loaded;\nexport const got = (ns) => loaded(${
+            stringify(token)
+          }, ns);\n`,
         "application/javascript",
       );
 
       const load = async (
-        request: { op: string; source: string; key: string; url: string; direct: boolean },
+        request: {
+          op: string;
+          source: string;
+          key: string;
+          url: string;
+          direct: boolean;
+        },
       ) => {
         loading = true;
         // Compiling must not run the code: a throw ahead of it on line 1 stops
         // evaluation once parsing and linking have succeeded. A load imports the
         // module's cached URL, made by the main thread.
-        const stop = request.op === "compile" ? `throw ${stringify(token)};` : "";
+        const stop = request.op === "compile"
+          ? `throw ${stringify(token)};`
+          : "";
         const url = stop
           ? toUrl(join(split(stop + StringOf(request.source)), baseUrl))
           : StringOf(request.url);
@@ -1225,9 +1461,16 @@ function workerMain(
           const ns = namespace as Record<string, unknown>;
           const names = keysOf(ns);
           const exports: string[] = [];
-          for (let k = 0; k < names.length && exports.length < settings.maxViews; k++) {
+          for (
+            let k = 0;
+            k < names.length && exports.length < settings.maxViews;
+            k++
+          ) {
             const name = names[k];
-            if (typeof ns[name] === "function" && name.length <= settings.maxTitleChars) {
+            if (
+              typeof ns[name] === "function" &&
+              name.length <= settings.maxTitleChars
+            ) {
               append(exports, name);
             }
           }
@@ -1251,9 +1494,13 @@ function workerMain(
       };
 
       // The name a link error says the generated module lacks, if it is one.
-      const missingExport = (error: unknown, gitmemUrl: string): string | null => {
+      const missingExport = (
+        error: unknown,
+        gitmemUrl: string,
+      ): string | null => {
         if (linked || !(error instanceof SyntaxErrorOf)) return null;
-        const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
+        const head =
+          `The requested module '${gitmemUrl}' does not provide an export named '`;
         const message = StringOf(error.message);
         if (!startsWith(message, head)) return null;
         const end = findText(message, "'", head.length);
@@ -1261,20 +1508,36 @@ function workerMain(
       };
 
       const run = async (
-        request: { source: string; modules: Record<string, string>; kind: string; calls: string[] },
+        request: {
+          source: string;
+          modules: Record<string, string>;
+          kind: string;
+          calls: string[];
+          direct: boolean;
+        },
       ) => {
         loading = false;
         const calls = request.calls;
         if (ArrayIsArray(calls)) {
           for (let k = 0; k < calls.length; k++) {
-            if (typeof calls[k] === "string" && callName(calls[k])) append(listed, calls[k]);
+            if (typeof calls[k] === "string" && callName(calls[k])) {
+              append(listed, calls[k]);
+            }
           }
         }
         const modules = request.modules;
         const kind = StringOf(request.kind);
         if (kind === "onuse") {
-          defineProperty(g, "memories", { value: memories, writable: true, configurable: true });
-          defineProperty(g, "views", { value: views, writable: true, configurable: true });
+          defineProperty(g, "memories", {
+            value: memories,
+            writable: true,
+            configurable: true,
+          });
+          defineProperty(g, "views", {
+            value: views,
+            writable: true,
+            configurable: true,
+          });
         }
         const parts = split(StringOf(request.source));
         // A module's code runs only in a program that imports it by name: the
@@ -1284,18 +1547,30 @@ function workerMain(
         const importedUrls: string[] = [];
         let error: string | null = null;
         for (;;) {
-          let head = `import ${stringify(linkedUrl)};\nexport * from ${stringify(baseUrl)};\n`;
+          let head = `import ${stringify(linkedUrl)};\nexport * from ${
+            stringify(baseUrl)
+          };\n`;
           for (let k = 0; k < imported.length; k++) {
-            head += `export * as ${imported[k]} from ${stringify(importedUrls[k])};\n`;
+            head += `export * as ${imported[k]} from ${
+              stringify(importedUrls[k])
+            };\n`;
           }
           const gitmemUrl = toUrl(head, "application/javascript");
           label(gitmemUrl, "gitmem");
           const programUrl = toUrl(join(parts, gitmemUrl));
           label(programUrl, kind);
           // Imported through a module of its own, so a program exporting `then`
-          // is not taken for a promise.
-          const wrapper = toUrl(`import ${stringify(programUrl)};\n`, "application/javascript");
-          const outcome = await settle(import(wrapper));
+          // is not taken for a promise; one that cannot export it (the main
+          // thread read its text, as for a load) is imported as it is: a module
+          // more (some 0.4 M instructions of a run) for nothing.
+          const outcome = await settle(
+            import(
+              request.direct === true ? programUrl : toUrl(
+                `import ${stringify(programUrl)};\n`,
+                "application/javascript",
+              )
+            ),
+          );
           if (outcome.ok) break;
           const e = outcome.value;
           const missing = missingExport(e, gitmemUrl);
@@ -1312,7 +1587,9 @@ function workerMain(
           }
           const found = diagnose(e);
           if (found) {
-            const where = found.where === kind ? "" : ` in module ${found.where}`;
+            const where = found.where === kind
+              ? ""
+              : ` in module ${found.where}`;
             error = `SyntaxError${where}: ${found.diagnostic}`;
           } else {
             error = describe(e);
@@ -1320,7 +1597,11 @@ function workerMain(
           break;
         }
         if (error === null && unhandled !== null) error = unhandled;
-        send({ op: "done", error: error === null ? null : capped(error), imported });
+        send({
+          op: "done",
+          error: error === null ? null : capped(error),
+          imported,
+        });
       };
 
       // A kept module: loaded by this worker's first check, then asked again for
@@ -1340,17 +1621,28 @@ function workerMain(
         else if (value === undefined || value === null) kind = "accept";
         else {
           kind = typeof value;
-          if (typeof value === "string") message = sliceText(value, 0, settings.maxArgsChars);
+          if (typeof value === "string") {
+            message = sliceText(value, 0, settings.maxArgsChars);
+          }
         }
         if (error === null && unhandled !== null) {
           kind = "error";
           error = unhandled;
         }
-        send({ op: "verdict", kind, message, error, reuse: reuse && error === null });
+        send({
+          op: "verdict",
+          kind,
+          message,
+          error,
+          reuse: reuse && error === null,
+        });
       };
       const lockDown = () => {
         const keep = (target: unknown) => {
-          if ((typeof target === "object" && target !== null) || typeof target === "function") {
+          if (
+            (typeof target === "object" && target !== null) ||
+            typeof target === "function"
+          ) {
             freeze(target);
           }
         };
@@ -1361,12 +1653,17 @@ function workerMain(
         for (let k = 0; k < names.length; k++) {
           const found = ownDescriptor(g, names[k]);
           if (found !== undefined && "value" in found && found.configurable) {
-            defineProperty(g, names[k], { writable: false, configurable: false });
+            defineProperty(g, names[k], {
+              writable: false,
+              configurable: false,
+            });
           }
         }
         preventExtensions(g);
       };
-      const checkOnce = async (request: { url: string; key: string; change: string }) => {
+      const checkOnce = async (
+        request: { url: string; key: string; change: string },
+      ) => {
         if (kept === null) {
           loading = true;
           setTimer = g.setTimeout;
@@ -1406,7 +1703,9 @@ function workerMain(
               send({
                 op: "verdict",
                 kind: "error",
-                error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
+                error: capped(
+                  `SyntaxError in module ${key}: ${found.diagnostic}`,
+                ),
                 reuse: false,
               });
             } else verdict(false, outcome.value, false);
@@ -1418,7 +1717,11 @@ function workerMain(
         const module = kept as Record<string, unknown>;
         const check = module.check;
         if (typeof check !== "function") {
-          verdict(false, new ErrorOf("the module exports no check(change) function"), false);
+          verdict(
+            false,
+            new ErrorOf("the module exports no check(change) function"),
+            false,
+          );
           return;
         }
         checking = true;
@@ -1430,7 +1733,9 @@ function workerMain(
           return;
         }
         const outcome = await settle(
-          new PromiseOf((resolve) => resolve(apply(check as () => unknown, module, [change]))),
+          new PromiseOf((resolve) =>
+            resolve(apply(check as () => unknown, module, [change]))
+          ),
         );
         for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
         timers.length = 0;
@@ -1438,42 +1743,50 @@ function workerMain(
       };
 
       onMessage = (data: unknown) => {
-          const request = data as { t: string; op: string; [key: string]: unknown };
-          if (request === null || typeof request !== "object" || request.t !== token) return;
-          if (request.op === "check") {
-            void checkOnce(request as unknown as { url: string; key: string; change: string });
-            return;
-          }
-          if (request.op === "compile" || request.op === "load") {
-            void load(
-              request as unknown as {
-                op: string;
-                source: string;
-                key: string;
-                url: string;
-                direct: boolean;
-              },
-            );
-          } else if (request.op === "run") {
-            void run(
-              request as unknown as {
-                source: string;
-                modules: Record<string, string>;
-                kind: string;
-                calls: string[];
-              },
-            );
-          }
+        const request = data as {
+          t: string;
+          op: string;
+          [key: string]: unknown;
         };
+        if (
+          request === null || typeof request !== "object" || request.t !== token
+        ) return;
+        if (request.op === "check") {
+          void checkOnce(
+            request as unknown as { url: string; key: string; change: string },
+          );
+          return;
+        }
+        if (request.op === "compile" || request.op === "load") {
+          void load(
+            request as unknown as {
+              op: string;
+              source: string;
+              key: string;
+              url: string;
+              direct: boolean;
+            },
+          );
+        } else if (request.op === "run") {
+          void run(
+            request as unknown as {
+              source: string;
+              modules: Record<string, string>;
+              kind: string;
+              calls: string[];
+              direct: boolean;
+            },
+          );
+        }
+      };
       // The first TypeScript module a process imports pays for setting up its
       // transpiler and loader, some ten times a trivial program's cost. Paid here,
       // while the worker boots, no program waits for it: not even the first one in
       // a fresh process, as after an attack that got the last one killed. One URL
       // for every worker of the process (made by the main thread, kept by the host),
       // so it is transpiled once and no worker leaves a file behind.
-      PromiseOf.all([import(init.warmUrl), import(reporter)]).catch(() => {}).finally(() =>
-        send({ op: "ready" })
-      );
+      PromiseOf.all([import(init.warmUrl), import(reporter)]).catch(() => {})
+        .finally(() => send({ op: "ready" }));
     }
   };
 }
@@ -1498,14 +1811,17 @@ class Host {
   async receive(): Promise<Message | null> {
     for (;;) {
       if (this.buffer.length >= 4) {
-        const length = new DataView(this.buffer.buffer, this.buffer.byteOffset).getUint32(0);
+        const length = new DataView(this.buffer.buffer, this.buffer.byteOffset)
+          .getUint32(0);
         if (this.buffer.length >= 4 + length) {
           const body = this.buffer.subarray(4, 4 + length);
           const cut = body.indexOf(10);
           const message = JSON.parse(
             decoder.decode(cut < 0 ? body : body.subarray(0, cut)),
           ) as Message;
-          if (cut >= 0) message.source = sourceDecoder.decode(body.subarray(cut + 1));
+          if (cut >= 0) {
+            message.source = sourceDecoder.decode(body.subarray(cut + 1));
+          }
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
@@ -1555,7 +1871,12 @@ const BOOT_AFTER_MS = 60;
 const BOOT_AT_ONCE = 2;
 
 // Made once by the main thread and given to every worker.
-type Urls = { baseUrl: string; linkedUrl: string; warmUrl: string; workerUrl: string };
+type Urls = {
+  baseUrl: string;
+  linkedUrl: string;
+  warmUrl: string;
+  workerUrl: string;
+};
 
 // One worker, booted and waiting for exactly one request. Every message it
 // sends must carry its token: user code can reach postMessage but not the token.
@@ -1587,7 +1908,10 @@ class Slot {
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.worker.onmessage = (event: MessageEvent) => {
       const message = event.data as Message;
-      if (message === null || typeof message !== "object" || message.t !== this.token) return;
+      if (
+        message === null || typeof message !== "object" ||
+        message.t !== this.token
+      ) return;
       if (message.op === "ready") {
         this.booted = true;
         markReady();
@@ -1610,7 +1934,12 @@ class Slot {
       this.listener?.({ op: "gone", why: String(event.message) });
     };
     this.worker.onmessageerror = () => {};
-    this.worker.postMessage({ token: this.token, sab: this.sab, settings, ...urls });
+    this.worker.postMessage({
+      token: this.token,
+      sab: this.sab,
+      settings,
+      ...urls,
+    });
   }
 
   request(message: Message): void {
@@ -1685,13 +2014,18 @@ class Modules {
       this.pinned.add(url);
       return url;
     }
-    url = URL.createObjectURL(new Blob([text], { type: "application/typescript" }));
+    url = URL.createObjectURL(
+      new Blob([text], { type: "application/typescript" }),
+    );
     this.urls.set(text, url);
     this.pinned.add(url);
     this.chars += text.length;
     const { cachedModules, cachedChars } = this.settings;
     while (this.urls.size > cachedModules || this.chars > cachedChars) {
-      const [oldest, oldUrl] = this.urls.entries().next().value as [string, string];
+      const [oldest, oldUrl] = this.urls.entries().next().value as [
+        string,
+        string,
+      ];
       if (this.pinned.has(oldUrl)) break;
       this.urls.delete(oldest);
       this.chars -= oldest.length;
@@ -1739,8 +2073,13 @@ class Runtime {
       baseUrl: script(
         'const g = globalThis[Symbol.for("gitmem.runtime")];\nexport const memories = g.memories;\nexport const views = g.views;\n',
       ),
-      linkedUrl: script('globalThis[Symbol.for("gitmem.runtime")].started();\n'),
-      warmUrl: script("export const warm: number = 1;\n", "application/typescript"),
+      linkedUrl: script(
+        'globalThis[Symbol.for("gitmem.runtime")].started();\n',
+      ),
+      warmUrl: script(
+        "export const warm: number = 1;\n",
+        "application/typescript",
+      ),
       workerUrl: script(
         `(${workerMain.toString()})(${splitImports.toString()}, ${replyReader.toString()});\n`,
       ),
@@ -1840,7 +2179,12 @@ class Runtime {
       const op = request.op;
       if (op === "ping") {
         const spares = this.spares.filter((spare) => spare.booted).length;
-        await this.host.send({ op: "pong", spares, cold: this.cold, made: this.made });
+        await this.host.send({
+          op: "pong",
+          spares,
+          cold: this.cold,
+          made: this.made,
+        });
       } else if (op === "compile" || op === "load") {
         this.modules.begin();
         await this.reply(await this.load(request));
@@ -1852,7 +2196,10 @@ class Runtime {
         const result = await this.run(request);
         if (result === null) return;
         await this.reply(result);
-      } else await this.host.send({ op: "error", message: `unknown op ${String(op)}` });
+      } else {await this.host.send({
+          op: "error",
+          message: `unknown op ${String(op)}`,
+        });}
       this.work++;
       // A burst is under way: its reply is out, and the next spare is made
       // before the next request is read.
@@ -1931,9 +2278,10 @@ class Runtime {
           String(e).slice(0, this.settings.maxTitleChars)
         )
         : [];
-      const diagnostic = outcome.diagnostic === null || outcome.diagnostic === undefined
-        ? null
-        : capError(String(outcome.diagnostic), this.settings);
+      const diagnostic =
+        outcome.diagnostic === null || outcome.diagnostic === undefined
+          ? null
+          : capError(String(outcome.diagnostic), this.settings);
       // Each export's signature, in the order of the exports.
       const typed = declared === null || diagnostic !== null
         ? []
@@ -1990,7 +2338,10 @@ class Runtime {
     // host allows it (twice the limit).
     this.checkers.set(key, kept);
     while (this.checkers.size > KEPT) {
-      const [oldest, evicted] = this.checkers.entries().next().value as [string, Kept];
+      const [oldest, evicted] = this.checkers.entries().next().value as [
+        string,
+        Kept,
+      ];
       this.checkers.delete(oldest);
       this.finish(evicted.slot);
     }
@@ -2000,7 +2351,9 @@ class Runtime {
     kept: Kept,
     request: Message,
     limitMs: number,
-  ): Promise<{ result: Message; keep: boolean; answered: boolean; verdict: boolean }> {
+  ): Promise<
+    { result: Message; keep: boolean; answered: boolean; verdict: boolean }
+  > {
     const slot = kept.slot;
     const started = performance.now();
     const outcome = await new Promise<Message>((resolve) => {
@@ -2073,7 +2426,10 @@ class Runtime {
     let since = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
-      timer = setTimeout(() => events.push({ op: "tick" }), Math.max(0, limitMs - spent));
+      timer = setTimeout(
+        () => events.push({ op: "tick" }),
+        Math.max(0, limitMs - spent),
+      );
     };
     const pause = () => {
       clearTimeout(timer);
@@ -2087,10 +2443,15 @@ class Runtime {
     const modules: { [key: string]: Json } = {};
     const given = request.modules;
     if (given !== null && typeof given === "object" && !Array.isArray(given)) {
-      for (const [key, source] of Object.entries(given)) modules[key] = this.modules.url(String(source));
+      for (const [key, source] of Object.entries(given)) {
+        modules[key] = this.modules.url(String(source));
+      }
     }
     const calls: string[] = Array.isArray(request.calls)
-      ? request.calls.filter((c): c is string => typeof c === "string").slice(0, 256)
+      ? request.calls.filter((c): c is string => typeof c === "string").slice(
+        0,
+        256,
+      )
       : [];
     slot.request({
       op: "run",
@@ -2098,6 +2459,7 @@ class Runtime {
       modules,
       kind: request.kind as string,
       calls,
+      direct: cannotExportThen(String(request.source)),
     });
     let outcome: Message;
     for (;;) {
@@ -2125,7 +2487,8 @@ class Runtime {
         const text = String(message.text);
         // The worker refuses these first; this keeps the frame bounded whatever it sent.
         if (
-          views.length < settings.maxViews && title.length <= settings.maxTitleChars &&
+          views.length < settings.maxViews &&
+          title.length <= settings.maxTitleChars &&
           text.length <= settings.maxViewChars
         ) {
           views.push([title, text]);
@@ -2142,7 +2505,10 @@ class Runtime {
           args: args.length > settings.maxArgsChars ? "" : args,
         });
         const reply = await this.host.receive();
-        if (reply === null || reply.op !== "reply" || reply.id !== Number(message.id)) {
+        if (
+          reply === null || reply.op !== "reply" ||
+          reply.id !== Number(message.id)
+        ) {
           clearTimeout(timer);
           this.finish(slot);
           return null;
@@ -2178,10 +2544,13 @@ class Runtime {
       error = outcome.error === null || outcome.error === undefined
         ? null
         : capError(String(outcome.error), settings);
-    }
-    else if (outcome.op === "timeout") {
-      error = `the program did not finish within its time limit of ${request.timeLimit} s`;
-    } else error = capError(`the program's worker ended: ${String(outcome.why)}`, settings);
+    } else if (outcome.op === "timeout") {
+      error =
+        `the program did not finish within its time limit of ${request.timeLimit} s`;
+    } else {error = capError(
+        `the program's worker ended: ${String(outcome.why)}`,
+        settings,
+      );}
     const imported = outcome.op === "done" && Array.isArray(outcome.imported)
       ? outcome.imported
       : [];
@@ -2203,7 +2572,13 @@ function harden(): void {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   for (
-    const name of ["caches", "BroadcastChannel", "localStorage", "sessionStorage", "nodeBootstrap"]
+    const name of [
+      "caches",
+      "BroadcastChannel",
+      "localStorage",
+      "sessionStorage",
+      "nodeBootstrap",
+    ]
   ) {
     try {
       delete g[name];
@@ -2251,7 +2626,10 @@ function harden(): void {
 async function main(): Promise<void> {
   const [port, token, config] = Deno.args;
   const settings = JSON.parse(config) as Settings;
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(port),
+  });
   conn.setNoDelay(true);
   // Nothing on this thread needs Deno's internals after connecting; drop them
   // before the first worker exists.

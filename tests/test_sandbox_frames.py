@@ -124,3 +124,46 @@ def test_a_module_loads_alike_with_and_without_the_wrapper(source: str) -> None:
         assert _load(box, source) == _load(box, source + "\n// then\n")
     finally:
         pool.close()
+
+
+# Programs run as they are (their text spells no `then` and holds no backslash) and
+# through the module that imports them (the same text and a last line that mentions
+# `then`): the same output, error, views and imported modules.
+RUN_DIRECT = [
+    "console.log(6 * 7);\n",
+    "",
+    "const a: number = 1;\nconsole.log(a);\nthrow new Error('boom at ' + a);\n",
+    "throw 5;\n",
+    "console.log(missing + 1);\n",
+    "export const n = 3;\nexport function f(): void {}\nconsole.log(n);\n",
+    'import { nope } from "gitmem";\nconsole.log(nope);\n',
+    'import { lib } from "gitmem";\nconsole.log(lib.double(21));\n',
+    'import { lib, memories, views } from "gitmem";\n'
+    "views.openText('t', String(lib.double(2)));\nconsole.log(memories.ping({}));\n",
+    'import { broken } from "gitmem";\nconsole.log(broken);\n',
+    'import { readFileSync } from "node:fs";\nconsole.log(readFileSync);\n',
+    "await Promise.reject(new TypeError('late'));\n",
+    "Promise.reject(new RangeError('unhandled'));\nconsole.log('after');\n",
+    "let s = 'unterminated\n",
+    "export function f(: number) {}\n",
+    "for (;;) {}\n",
+]
+RUN_MODULES = {
+    "lib": "export function double(x: number): number { return 2 * x; }\n",
+    "broken": "export const b = (x: number { return x };\n",
+}
+
+
+@pytest.mark.parametrize("source", RUN_DIRECT)
+def test_a_program_runs_alike_with_and_without_the_wrapper(source: str) -> None:
+    assert "then" not in source and "\\" not in source
+    pool = Pool(reaper=False)
+    try:
+        box = Sandbox(time_limit=1.0, pool=pool)
+        results = [
+            box.run(text, modules=RUN_MODULES, bridge=lambda name, args: (True, f"{name}!"))
+            for text in (source, source + "\n// then\n")
+        ]
+    finally:
+        pool.close()
+    assert results[0] == results[1]

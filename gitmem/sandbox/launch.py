@@ -305,7 +305,11 @@ def deno_command(
         "--no-code-cache",
         # Every isolate of the process, each worker's and the runtime's, gets this heap
         # cap; a worker that fills it aborts the process, which fails that request alone.
-        f"--v8-flags=--max-old-space-size={int(cast(int, settings['memoryMb']))}",
+        # No V8 platform threads: each isolate does its own collection and compiling on
+        # its own thread (Deno then makes a single-threaded platform). Every program's
+        # fresh worker hands fewer tasks across threads, some 6% fewer instructions per
+        # program, and nothing runs on a thread no worker owns.
+        f"--v8-flags=--max-old-space-size={int(cast(int, settings['memoryMb']))},--single-threaded",
         f"--allow-net=127.0.0.1:{port}",
         f"--import-map={map_file}",
         str(runtime),
