@@ -665,3 +665,22 @@ def test_texts_filed_in_parts_are_filed_as_at_once(count: int) -> None:
         assert joined(parts) == whole, cut
         assert encode("c" * 40, by_slug, None, joined(parts)) == data, cut
     assert joined([filed(texts)]) == whole
+
+
+def test_blob_ids_read_at_once_are_those_read_one_by_one() -> None:
+    """The ``.md`` blob ids as the file keeps them: read in one call, each as it is
+    read alone; ids told and not, none at all; what is not 40 hex digits read one by
+    one (kept or refused as one alone is)."""
+    from gitmem.search import stored
+
+    ids = stored._blob_ids  # pyright: ignore[reportPrivateUsage]
+    told = ["ab" * 20, None, "0123456789abcdefABCDEF0123456789abcdef01", None]
+    assert ids(told) == b"".join(bytes.fromhex(b) if b else bytes(20) for b in told)
+    assert ids([]) == b"" and ids([None]) == bytes(20)
+    assert ids(["ab" * 19 + " a" + "b", "cd" * 20]) == bytes.fromhex("ab" * 19 + " ab") + bytes(
+        [0xCD] * 20
+    )
+    odd = ["ab" * 19, "ab" * 21]
+    assert ids(odd) == bytes.fromhex(odd[0]) + bytes.fromhex(odd[1])
+    with pytest.raises(ValueError):
+        ids(["zz" * 20])

@@ -107,6 +107,20 @@ def _u64(values: list[int]) -> bytes:
 
 _BLOB = 20
 _UNTOLD = bytes(_BLOB)  # a memory whose blob id the index was not told
+_UNTOLD_HEX = _UNTOLD.hex()
+
+
+def _blob_ids(blobs: list[str | None]) -> bytes:
+    """The ``.md`` blob ids ``blobs`` (hex, ``None`` if not told) as the file keeps
+    them, 20 bytes each: every id of 40 digits and letters read in one call, as each
+    would be read alone (anything else read one by one)."""
+    hexed = [blob or _UNTOLD_HEX for blob in blobs]
+    joined = "".join(hexed)
+    if set(map(len, hexed)) <= {2 * _BLOB} and (not joined or joined.isalnum()):
+        return bytes.fromhex(joined)
+    return b"".join(bytes.fromhex(blob) if blob else _UNTOLD for blob in blobs)
+
+
 _COUNT = array("I")  # how many slugs, and where each starts in the slug list's text
 
 
@@ -178,7 +192,7 @@ class Stored:
         ends = accumulate(map((1).__add__, map(len, map(str.encode, slugs))), initial=0)
         table = array(_COUNT.typecode, [len(slugs), *ends])
         slug_part = table.tobytes() + named
-        blob_part = b"".join(bytes.fromhex(blob) if blob else _UNTOLD for blob in blobs)
+        blob_part = _blob_ids(blobs)
         text_part = marshal.dumps(texts)
         parts = (
             len(slug_part),
@@ -426,8 +440,15 @@ def joined(parts: list[dict[bytes, bytes]]) -> tuple[str, list[bytes]]:
     parts' order (a word at a time, no Python step per word)."""
     every: set[bytes] = set()
     words = sorted(every.union(*parts))
-    runs = [b""] * len(words)
-    for part in parts:
+    if len(parts) == 1:
+        return _vocabulary(words), list(map(parts[0].__getitem__, words))
+    runs = list(map(parts[0].get, words, repeat(b"")))
+    for part in parts[1:]:
         runs = list(map(bytes.__add__, runs, map(part.get, words, repeat(b""))))
-    # sorted as the text sorts: UTF-8 keeps the order of code points
-    return (b"\0".join(words) + b"\0").decode() if words else "", runs
+    return _vocabulary(words), runs
+
+
+def _vocabulary(words: list[bytes]) -> str:
+    """The vocabulary's text of ``words`` (sorted as bytes, which sorts them as the text
+    sorts: UTF-8 keeps the order of code points), each ended by a NUL."""
+    return (b"\0".join(words) + b"\0").decode() if words else ""
