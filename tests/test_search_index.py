@@ -617,3 +617,70 @@ def test_an_earlier_format_is_never_read_and_goes_when_the_index_is_written(
     assert _answers(index) == _answers(_built(repo))
     assert not os.path.exists(older)
     assert SearchIndex.load(path) is not None
+
+
+def _filed_plainly(texts: list[str]) -> tuple[str, list[bytes]]:
+    """The words and postings of ``texts`` as the file keeps them, by the definition:
+    each word's memories' numbers, one for each time it occurs, in number order."""
+    from array import array
+
+    from gitmem.search.stored import NUMBERS
+    from gitmem.search.words import words
+
+    postings: dict[str, list[int]] = {}
+    for number, text in enumerate(texts):
+        for word in words(text):
+            postings.setdefault(word, []).append(number)
+    order = sorted(postings)
+    vocab = "".join(word + "\0" for word in order)
+    return vocab, [array(NUMBERS.typecode, postings[w]).tobytes() for w in order]
+
+
+def _awkward_texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    alphabet = [*"abcdefgh _-\n.", "é", "ß", "İ", "٣", "\u00a0", "😀", "ǅ", "\0"]
+    texts = ["", "only", "x\0\0", "a a a a", "\0\0"]
+    while len(texts) < count:
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))))
+    return [t.lower() for t in texts[:count]]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 64, 10_000])
+def test_texts_filed_in_parts_are_filed_as_at_once(count: int) -> None:
+    """Texts filed in two parts (the second numbered after the first, as two processes
+    file the halves of a store) and joined: the words and postings of all filed at
+    once, and of the plain definition; the index file made from them, the same bytes;
+    at every place the halves may be cut."""
+    from gitmem.search.stored import filed, joined, numbered
+
+    texts = _awkward_texts(count, count)
+    whole = numbered(texts)
+    if count <= 64:
+        assert whole == _filed_plainly(texts)
+    slugs = [f"m{i:05d}" for i in range(count)]
+    by_slug = dict(zip(slugs, texts, strict=True))
+    data = encode("c" * 40, by_slug)
+    for cut in sorted({0, count // 2, count, min(1, count), max(count - 1, 0)}):
+        parts = [filed(texts[:cut]), filed(texts[cut:], cut)]
+        assert joined(parts) == whole, cut
+        assert encode("c" * 40, by_slug, None, joined(parts)) == data, cut
+    assert joined([filed(texts)]) == whole
+
+
+def test_blob_ids_read_at_once_are_those_read_one_by_one() -> None:
+    """The ``.md`` blob ids as the file keeps them: read in one call, each as it is
+    read alone; ids told and not, none at all; what is not 40 hex digits read one by
+    one (kept or refused as one alone is)."""
+    from gitmem.search import stored
+
+    ids = stored._blob_ids  # pyright: ignore[reportPrivateUsage]
+    told = ["ab" * 20, None, "0123456789abcdefABCDEF0123456789abcdef01", None]
+    assert ids(told) == b"".join(bytes.fromhex(b) if b else bytes(20) for b in told)
+    assert ids([]) == b"" and ids([None]) == bytes(20)
+    assert ids(["ab" * 19 + " a" + "b", "cd" * 20]) == bytes.fromhex("ab" * 19 + " ab") + bytes(
+        [0xCD] * 20
+    )
+    odd = ["ab" * 19, "ab" * 21]
+    assert ids(odd) == bytes.fromhex(odd[0]) + bytes.fromhex(odd[1])
+    with pytest.raises(ValueError):
+        ids(["zz" * 20])
