@@ -32,7 +32,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
-from gitmem.store.trees import Trees
+from gitmem.store.trees import BadTree, Entries, Trees, only_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +54,10 @@ _Entry = tuple[int, bytes]
 """A tree entry: its mode and its object's id (hex)."""
 _Diff = list[tuple[str, _Entry | None, _Entry | None]]
 """The entries two trees hold differently: ``(name, old, new)``."""
+_Step = tuple[str, bytes, bytes | None, list[int] | None, dict[bytes, int] | None]
+"""A commit read without a problem: its id, its root's id, and (when known) the root's
+bytes, where each of its entries starts and each name's place."""
+_TREE = 2  # git's type number
 
 
 class PushedMemory(NamedTuple):
@@ -109,10 +113,9 @@ class PushCommit(NamedTuple):
     """Every structural rule the commit breaks (empty: it reads)."""
 
 
-class PushReader(Incoming):
-    """A repository read as a hook sees it, commit by commit; ``quarantine`` is the
-    directory where a receive-pack keeps the pushed objects (``None``: every object
-    is in place)."""
+class _Memories(Incoming):
+    """The memories of a repository read as a hook sees it: each slug's fan-out
+    directory and file names, each memory's files parsed once (see :class:`PushReader`)."""
 
     def __init__(
         self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
@@ -127,6 +130,137 @@ class PushReader(Incoming):
         """Each valid slug met, with the fan-out directory it belongs in."""
         self._wanted: dict[str, dict[bytes, str]] = {}
         """Each slug met: its files' names as a tree holds them, and as text."""
+        self._known: dict[str, tuple[bytes, dict[bytes, str]]] = {}
+        """Each valid slug met: its fan-out directory's name as a tree holds it, and
+        its files' names."""
+
+    def _home(self, slug: str) -> str | None:
+        """The fan-out directory valid slug ``slug`` belongs in (``None``: not valid)."""
+        home = self._homes.get(slug)
+        if home is None:
+            try:
+                check_slug(slug)
+            except GitmemError:
+                return None
+            home = files.bucket(slug)
+            if len(self._homes) >= _CACHE_MAX:
+                self._homes.clear()
+            self._homes[slug] = home  # a push writes the same slugs again and again
+        return home
+
+    def _wanted_of(self, slug: str) -> dict[bytes, str]:
+        """The names of valid slug ``slug``'s files, as a tree holds them → as text."""
+        wanted = self._wanted.get(slug)
+        if wanted is None:
+            wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
+            if len(self._wanted) >= _CACHE_MAX:
+                self._wanted.clear()
+            self._wanted[slug] = wanted  # a push writes the same slugs again and again
+        return wanted
+
+    def totals(self, sha: str) -> Totals:
+        """The store's totals as of commit ``sha``: its trailers', else counted from
+        its tree (a commit gitmem did not make records none)."""
+        facts = self.facts(sha)
+        if facts is not None:
+            return facts.totals
+        found = self._totals.get(sha)
+        if found is None:
+            held = self.memories(sha).values()
+            found = Totals(len(held), sum(m.chars for m in held), sum(m.lines for m in held))
+            if len(self._totals) >= _CACHE_MAX:
+                self._totals.clear()
+            self._totals[sha] = found
+        return found
+
+    def memories(self, sha: str) -> dict[str, PushedMemory]:
+        """Every memory of the store as of commit ``sha`` (already accepted), by slug."""
+        found: dict[str, PushedMemory] = {}
+        for name, mode, tree in self.tree(self.head(sha).tree, sha):
+            bucket = name.decode("utf-8", "replace")
+            if not _is_bucket(bucket, (mode, tree)):
+                continue
+            held = self._bucket(tree, sha)
+            for slug in sorted({split[0] for split in map(files.split_name, held) if split}):
+                memory = self._memory(slug, held, sha)
+                if memory is not None:
+                    found[slug] = memory
+        return found
+
+    def _bucket(self, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """A fan-out directory's files by name (a folder in it holds no memory)."""
+        if tree is None:
+            return {}
+        entries = self.tree(tree, commit)
+        if DIR_MODE in map(_MODE, entries):
+            entries = [entry for entry in entries if entry[1] != DIR_MODE]
+        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
+
+    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
+        files' names are not decoded)."""
+        if tree is None:
+            return {}
+        wanted = self._wanted_of(slug)
+        held = self.trees.held(tree)
+        if held is not None and len(held) <= _SMALL:
+            # a small directory, parsed whole when its commit was compared: its entries
+            found: dict[str, bytes] = {}
+            for name, mode, sha in held:
+                text = wanted.get(name)
+                if text is not None and mode != DIR_MODE:
+                    found[text] = sha  # a name given twice: the last, as git reads it
+            return found
+        # a directory the check of its commit compared: the files found in its raw bytes
+        kept = self.trees.files(tree, list(wanted))
+        if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):
+            return {wanted[n]: e[1] for n, e in zip(wanted, kept, strict=True) if e is not None}
+        found: dict[str, bytes] = {}
+        for name, mode, sha in self.tree(tree, commit):
+            if name in wanted and mode != DIR_MODE:
+                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
+        return found
+
+    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
+        md = bucket.get(slug + files.MD)
+        code = bucket.get(slug + files.CODE)
+        on_use = bucket.get(slug + files.ON_USE)
+        if md is None:
+            if code is not None or on_use is not None:
+                raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
+            return None
+        key = (slug, md, code, on_use)
+        found = self._memories.get(key)
+        if found is not None:
+            return found
+        try:
+            description, body = files.decode_md(slug, self.blob(md, commit))
+            halves = [
+                self.blob(h, commit).decode("utf-8") if h is not None else ""
+                for h in (code, on_use)
+            ]
+        except GitmemError as exc:
+            raise Refused("parse", commit, str(exc)) from None
+        except UnicodeDecodeError:
+            raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
+        found = PushedMemory(slug, description, body, halves[0], halves[1])
+        if len(self._memories) >= _CACHE_MAX:
+            self._memories.clear()
+        self._memories[key] = found
+        return found
+
+
+class PushReader(_Memories):
+    """A repository read as a hook sees it, commit by commit; ``quarantine`` is the
+    directory where a receive-pack keeps the pushed objects (``None``: every object
+    is in place)."""
+
+    def __init__(
+        self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
+    ) -> None:
+        super().__init__(git_dir, quarantine, trees)
+        self._step: _Step | None = None
+        """The last memory-store commit read without a problem: its root as read."""
 
     def commit(self, sha: str, kind: str) -> PushCommit:
         """Read one new commit as a store of ``kind`` holds it (``"files"`` or
@@ -134,9 +268,15 @@ class PushReader(Incoming):
         head = self.head(sha)
         facts = self.facts(sha)
         if kind != FILES:
-            usual = self._usual(sha, head, facts)
+            usual = self._next(sha, head, facts)  # carries its root on when it reads
+            if usual is None:
+                usual = self._usual(sha, head, facts)
+                self._step = (sha, head.tree, None, None, None)
             if usual is not None:
+                if usual.problems:
+                    self._step = None
                 return usual
+        self._step = None
         parent = head.parents[0] if head.parents else None
         merge = len(head.parents) > 1
         old_root = self.head(parent).tree if parent else None
@@ -162,6 +302,8 @@ class PushReader(Incoming):
             except Refused as refused:
                 problems.append(refused)
         totals = self.totals(parent) if parent else Totals()
+        if not problems:
+            self._step = (sha, head.tree, None, None, None)
         return PushCommit(
             sha, parent, merge, facts, head.author, changed, totals, None, message, problems
         )
@@ -221,58 +363,113 @@ class PushReader(Incoming):
             sha, parent, False, facts, head.author, changed, totals, None, message, problems
         )
 
-    def _home(self, slug: str) -> str | None:
-        """The fan-out directory valid slug ``slug`` belongs in (``None``: not valid)."""
-        home = self._homes.get(slug)
-        if home is None:
-            try:
-                check_slug(slug)
-            except GitmemError:
+    def _next(self, sha: str, head: Head, facts: Facts | None) -> PushCommit | None:
+        """What :meth:`_usual` reads of a commit whose one parent is the commit read
+        just before it without a problem (a push's commits, one after another), read
+        from what that reading left: the parent's root as read (its bytes, where each
+        entry starts, each name's place), and the fan-out directory's entries as
+        parsed, all kept by the ids they were read by. Only the ids of the root's entry
+        and of the memory's files are compared; ``None``: any other commit, or one that
+        is not plainly usual (it is read the other ways)."""
+        step = self._step
+        if (
+            step is None
+            or facts is None
+            or facts.paths
+            or len(facts.edits) != 1
+            or head.parents != (step[0],)
+        ):
+            return None
+        parent, old_root, a, starts, places = step
+        new_root = head.tree
+        try:
+            kind, b = self.raw(new_root, sha)
+        except Refused:
+            return None  # refused as the full reading refuses it
+        if kind != _TREE:
+            return None
+        if a is None or starts is None or places is None:
+            a = self.trees.kept_content(old_root)
+            if a is None or len(a) != len(b):
                 return None
-            home = files.bucket(slug)
-            if len(self._homes) >= _CACHE_MAX:
-                self._homes.clear()
-            self._homes[slug] = home  # a push writes the same slugs again and again
-        return home
-
-    def _wanted_of(self, slug: str) -> dict[bytes, str]:
-        """The names of valid slug ``slug``'s files, as a tree holds them → as text."""
-        wanted = self._wanted.get(slug)
-        if wanted is None:
-            wanted = {(slug + suffix).encode(): slug + suffix for suffix in files.SUFFIXES}
-            if len(self._wanted) >= _CACHE_MAX:
-                self._wanted.clear()
-            self._wanted[slug] = wanted  # a push writes the same slugs again and again
-        return wanted
-
-    def totals(self, sha: str) -> Totals:
-        """The store's totals as of commit ``sha``: its trailers', else counted from
-        its tree (a commit gitmem did not make records none)."""
-        facts = self.facts(sha)
-        if facts is not None:
-            return facts.totals
-        found = self._totals.get(sha)
-        if found is None:
-            held = self.memories(sha).values()
-            found = Totals(len(held), sum(m.chars for m in held), sum(m.lines for m in held))
-            if len(self._totals) >= _CACHE_MAX:
-                self._totals.clear()
-            self._totals[sha] = found
-        return found
-
-    def memories(self, sha: str) -> dict[str, PushedMemory]:
-        """Every memory of the store as of commit ``sha`` (already accepted), by slug."""
-        found: dict[str, PushedMemory] = {}
-        for name, mode, tree in self.tree(self.head(sha).tree, sha):
-            bucket = name.decode("utf-8", "replace")
-            if not _is_bucket(bucket, (mode, tree)):
-                continue
-            held = self._bucket(tree, sha)
-            for slug in sorted({split[0] for split in map(files.split_name, held) if split}):
-                memory = self._memory(slug, held, sha)
-                if memory is not None:
-                    found[slug] = memory
-        return found
+            try:
+                placed = self.trees.placed(old_root)
+            except BadTree:
+                return None
+            if placed is None:
+                return None
+            a, starts, places = placed
+        slug = facts.edits[0].slug
+        known = self._known.get(slug)
+        if known is None:
+            home = self._home(slug)
+            if home is None:
+                return None
+            known = (home.encode(), self._wanted_of(slug))
+            if len(self._known) >= _CACHE_MAX:
+                self._known.clear()
+            self._known[slug] = known
+        name, wanted = known
+        i = places.get(name)
+        if i is None:
+            return None
+        end = starts[i + 1]
+        cut = end - 20
+        if (
+            len(a) != len(b)
+            or a[cut:end] == b[cut:end]
+            or a[:cut] != b[:cut]
+            or a[end:] != b[end:]
+            or not a.startswith(b"40000 ", starts[i])  # a fan-out directory, as git spells it
+        ):
+            return None
+        old, new = a[cut:end].hex().encode(), b[cut:end].hex().encode()
+        before = self.trees.held(old)
+        if before is None or len(before) > _SMALL:
+            return None
+        try:
+            kind, content = self.raw(new, sha)
+            after = self.trees.parsed(new, content) if kind == _TREE else None
+        except (Refused, BadTree):
+            return None
+        if after is None:
+            return None
+        removed, added = only_in(before, after), only_in(after, before)
+        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
+            return None
+        names = self._names
+        for filename, mode, _ in added:
+            if filename not in wanted or mode != _FILE_MODE:
+                return None
+            if filename not in names:
+                if _entry_problem(filename, mode) is not None:
+                    return None
+                if len(names) >= _CACHE_MAX:
+                    names.clear()
+                names.add(filename)
+        try:
+            changed = {
+                slug: (
+                    self._memory(slug, _held_files(wanted, before), sha),
+                    self._memory(slug, _held_files(wanted, after), sha),
+                )
+            }
+        except Refused:
+            return None
+        self.carry_meta(old_root, new_root, [name], sha)
+        parent_facts = self.facts(parent)
+        problems: list[Refused] = []
+        try:
+            _hold_trailers(sha, False, facts, changed, parent_facts, self.revisions(parent))
+        except Refused as refused:
+            problems.append(refused)
+        message = head.message.decode("utf-8", "replace")
+        totals = self.totals(parent)
+        commit = PushCommit(
+            sha, parent, False, facts, head.author, changed, totals, None, message, problems
+        )
+        self._step = (sha, new_root, b, starts, places)
+        return commit
 
     def _diff(
         self, old: bytes | None, new: bytes | None, commit: str, problems: list[Refused]
@@ -381,67 +578,16 @@ class PushReader(Incoming):
             valid.append(slug)
         return valid
 
-    def _bucket(self, tree: bytes | None, commit: str) -> dict[str, bytes]:
-        """A fan-out directory's files by name (a folder in it holds no memory)."""
-        if tree is None:
-            return {}
-        entries = self.tree(tree, commit)
-        if DIR_MODE in map(_MODE, entries):
-            entries = [entry for entry in entries if entry[1] != DIR_MODE]
-        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
 
-    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
-        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
-        files' names are not decoded)."""
-        if tree is None:
-            return {}
-        wanted = self._wanted_of(slug)
-        held = self.trees.held(tree)
-        if held is not None and len(held) <= _SMALL:
-            # a small directory, parsed whole when its commit was compared: its entries
-            found: dict[str, bytes] = {}
-            for name, mode, sha in held:
-                text = wanted.get(name)
-                if text is not None and mode != DIR_MODE:
-                    found[text] = sha  # a name given twice: the last, as git reads it
-            return found
-        # a directory the check of its commit compared: the files found in its raw bytes
-        kept = self.trees.files(tree, list(wanted))
-        if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):
-            return {wanted[n]: e[1] for n, e in zip(wanted, kept, strict=True) if e is not None}
-        found: dict[str, bytes] = {}
-        for name, mode, sha in self.tree(tree, commit):
-            if name in wanted and mode != DIR_MODE:
-                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
-        return found
-
-    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
-        md = bucket.get(slug + files.MD)
-        code = bucket.get(slug + files.CODE)
-        on_use = bucket.get(slug + files.ON_USE)
-        if md is None:
-            if code is not None or on_use is not None:
-                raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
-            return None
-        key = (slug, md, code, on_use)
-        found = self._memories.get(key)
-        if found is not None:
-            return found
-        try:
-            description, body = files.decode_md(slug, self.blob(md, commit))
-            halves = [
-                self.blob(h, commit).decode("utf-8") if h is not None else ""
-                for h in (code, on_use)
-            ]
-        except GitmemError as exc:
-            raise Refused("parse", commit, str(exc)) from None
-        except UnicodeDecodeError:
-            raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
-        found = PushedMemory(slug, description, body, halves[0], halves[1])
-        if len(self._memories) >= _CACHE_MAX:
-            self._memories.clear()
-        self._memories[key] = found
-        return found
+def _held_files(wanted: dict[bytes, str], entries: Entries) -> dict[str, bytes]:
+    """The files of a memory (``wanted``: its files' names) in a fan-out directory's
+    parsed ``entries``, by name (a name given twice: the last, as git reads it)."""
+    found: dict[str, bytes] = {}
+    for name, mode, sha in entries:
+        text = wanted.get(name)
+        if text is not None and mode != DIR_MODE:
+            found[text] = sha
+    return found
 
 
 def _entry_problem(name: bytes, mode: int) -> str | None:
