@@ -4,7 +4,7 @@
 before without a problem from that reading's root and fan-out directory (the next
 step), else the short way, else the full way. Over generated pushes that look usual but
 are not (trailers that lie, a kind or limits changed in trailers, trees with stray,
-linked, repeated or unsorted entries, two memories or a second file changed, secrets in
+linked, repeated or misplaced entries, two memories or a second file changed, secrets in
 bodies and descriptions, a commit on an earlier parent, merges), every reading gives the
 same commits, and the hook the same refusals, as the full reading alone.
 """
@@ -41,6 +41,7 @@ _HOSTILE = (
     "folder",
     "stray",
     "repeated",
+    "misplaced",
     "secret-body",
     "secret-description",
     "secret-subject",
@@ -72,8 +73,6 @@ def _push(path: str, seed: int, commits: int, rate: float, only: str = "") -> li
         store.write(f"base-{i}", "a base memory\n")
     shas: list[str] = [store.commit("a hand-made start\n")]
     for step in range(commits):
-        slug = rng.choice(_SLUGS)
-        body = f"revision {step}\n" + "words here\n" * rng.randrange(0, 4)
         kind = rng.choice(_HOSTILE) if rng.random() < rate else "usual"
         if kind == "usual" and rate and rng.random() < 0.1:
             kind = "lie"  # most often right after a usual commit
@@ -81,6 +80,9 @@ def _push(path: str, seed: int, commits: int, rate: float, only: str = "") -> li
             kind = only if step == at else "usual"
             if step == 1 and only in ("loosen", "over-limit"):
                 kind = "capability"  # the limits the later commit breaks or loosens
+        # a new memory, most often in a folder of its own, for a misplaced one
+        slug = rng.choice(_SLUGS) if kind != "misplaced" else f"late-{step}"
+        body = f"revision {step}\n" + "words here\n" * rng.randrange(0, 4)
         home = files.bucket(slug).encode()
         op, extra, hostile = "write", "", None
         parents: list[bytes] | None = None
@@ -103,6 +105,8 @@ def _push(path: str, seed: int, commits: int, rate: float, only: str = "") -> li
             store.buckets[home][name] = (mode, target)
         elif kind == "repeated":
             hostile = home if rng.random() < 0.7 else b""
+        elif kind == "misplaced":
+            hostile = b"misplaced"
         elif kind == "secret-body":
             store.write(slug, body + f"key {_KEY}\n")
         elif kind == "secret-description":

@@ -69,11 +69,13 @@ class _History:
         self.repo.object_store.add_object(blob)
         return bytes.fromhex(blob.id.decode())
 
-    def tree(self, entries: Entries, hostile: bool = False) -> bytes:
+    def tree(self, entries: Entries, hostile: bool = False, misplaced: bool = False) -> bytes:
         def order(name: bytes) -> bytes:
             return name + b"/" if entries[name][0] == DIR_MODE else name
 
         names = sorted(entries, key=order)
+        if misplaced and len(names) > 2:
+            names.insert(self.rng.randrange(len(names)), names.pop(self.rng.randrange(len(names))))
         if hostile and names:
             if self.rng.random() < 0.5:
                 names.append(names[0])  # an entry given twice
@@ -109,7 +111,8 @@ class _History:
         for home, entries in self.buckets.items():
             root[home] = (DIR_MODE, self.tree(entries, hostile == home))
         commit = Commit()
-        commit.tree = ObjectID(self.tree(root, hostile == b"").hex().encode())
+        misplaced = hostile == b"misplaced"  # one entry of the root out of git's order
+        commit.tree = ObjectID(self.tree(root, hostile == b"", misplaced).hex().encode())
         if parents is not None:
             commit.parents = [ObjectID(p) for p in parents]
         else:

@@ -22,6 +22,7 @@ the full way.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from operator import itemgetter, methodcaller
 
 from gitmem.errors import GitmemError
@@ -32,6 +33,7 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
+from gitmem.store.pushtrailers import hold_trailers
 from gitmem.store.trees import BadTree, Entries, Trees, only_in
 
 TYPE_CHECKING = False
@@ -298,7 +300,7 @@ class PushReader(_Memories):
             line = self.revisions(parent) if parent is not None else None
             parent_facts = self.facts(parent) if parent else None
             try:
-                _hold_trailers(sha, merge, facts, changed, parent_facts, line)
+                hold_trailers(sha, merge, facts, changed, parent_facts, line)
             except Refused as refused:
                 problems.append(refused)
         totals = self.totals(parent) if parent else Totals()
@@ -354,7 +356,7 @@ class PushReader(_Memories):
         self.carry_meta(old_root, head.tree, [name], sha)
         problems: list[Refused] = []
         try:
-            _hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
+            hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
         except Refused as refused:
             problems.append(refused)
         message = head.message.decode("utf-8", "replace")
@@ -389,9 +391,6 @@ class PushReader(_Memories):
         if kind != _TREE:
             return None
         if a is None or starts is None or places is None:
-            a = self.trees.kept_content(old_root)
-            if a is None or len(a) != len(b):
-                return None
             try:
                 placed = self.trees.placed(old_root)
             except BadTree:
@@ -410,21 +409,11 @@ class PushReader(_Memories):
                 self._known.clear()
             self._known[slug] = known
         name, wanted = known
-        i = places.get(name)
-        if i is None:
+        root = _swapped_in(a, b, starts, places, name)
+        if root is None:
             return None
-        end = starts[i + 1]
-        cut = end - 20
-        if (
-            len(a) != len(b)
-            or a[cut:end] == b[cut:end]
-            or a[:cut] != b[:cut]
-            or a[end:] != b[end:]
-            or not a.startswith(b"40000 ", starts[i])  # a fan-out directory, as git spells it
-        ):
-            return None
-        old, new = a[cut:end].hex().encode(), b[cut:end].hex().encode()
-        before = self.trees.held(old)
+        old, new, starts, places = root
+        before = self.trees.held(old) if old is not None else []
         if before is None or len(before) > _SMALL:
             return None
         try:
@@ -460,7 +449,7 @@ class PushReader(_Memories):
         parent_facts = self.facts(parent)
         problems: list[Refused] = []
         try:
-            _hold_trailers(sha, False, facts, changed, parent_facts, self.revisions(parent))
+            hold_trailers(sha, False, facts, changed, parent_facts, self.revisions(parent))
         except Refused as refused:
             problems.append(refused)
         message = head.message.decode("utf-8", "replace")
@@ -579,6 +568,48 @@ class PushReader(_Memories):
         return valid
 
 
+def _swapped_in(
+    a: bytes, b: bytes, starts: list[int], places: dict[bytes, int], name: bytes
+) -> tuple[bytes | None, bytes, list[int], dict[bytes, int]] | None:
+    """Root ``b`` as root ``a`` (its entries starting at ``starts``, each name at its
+    place in ``places``) with only fan-out directory ``name``'s id changed, or with
+    only that directory added: the directory's old id (``None``: added) and new id,
+    and where ``b``'s entries start and each name's place; ``None``: ``b`` is not
+    so. Every byte of ``b`` but the id's (or the added entry's) is ``a``'s, on an
+    entry's boundary, so ``b`` parses as ``a`` with that one change."""
+    i = places.get(name)
+    if i is not None:
+        end = starts[i + 1]
+        cut = end - 20
+        if (
+            len(a) != len(b)
+            or a[cut:end] == b[cut:end]
+            or a[:cut] != b[:cut]
+            or a[end:] != b[end:]
+            or not a.startswith(b"40000 ", starts[i])  # a directory, as git spells its mode
+        ):
+            return None
+        return a[cut:end].hex().encode(), b[cut:end].hex().encode(), starts, places
+    entry = b"40000 " + name + b"\0"
+    size = len(entry) + 20
+    if len(b) != len(a) + size:
+        return None
+    at = b.find(entry)
+    k = bisect_left(starts, at)
+    if (
+        at < 0
+        or k == len(starts)
+        or starts[k] != at
+        or a[:at] != b[:at]
+        or a[at:] != b[at + size :]
+    ):
+        return None
+    placed = {n: j + (j >= k) for n, j in places.items()}
+    placed[name] = k
+    moved = starts[:k] + [at] + [start + size for start in starts[k:]]
+    return None, b[at + size - 20 : at + size].hex().encode(), moved, placed
+
+
 def _held_files(wanted: dict[bytes, str], entries: Entries) -> dict[str, bytes]:
     """The files of a memory (``wanted``: its files' names) in a fan-out directory's
     parsed ``entries``, by name (a name given twice: the last, as git reads it)."""
@@ -601,81 +632,3 @@ def _entry_problem(name: bytes, mode: int) -> str | None:
 
 def _is_bucket(name: str, entry: _Entry) -> bool:
     return entry[0] == DIR_MODE and len(name) == 2 and set(name) <= _HEX
-
-
-def _hold_trailers(
-    sha: str,
-    merge: bool,
-    facts: Facts,
-    changed: dict[str, tuple[PushedMemory | None, PushedMemory | None]],
-    parent_facts: Facts | None,
-    revisions: tuple[dict[str, int], bool] | None,
-) -> None:
-    """Refuse a commit whose trailers disagree with what its tree changes: the slugs and
-    ops named, each revision's number after its parent line's (``revisions``; ``None``
-    for a root commit), and the totals and peaks."""
-    parent = revisions is not None
-    edits = facts.edits
-    # the usual commit names the one memory it changes: nothing unnamed, no set made
-    if len(changed) > 1 or (changed and (len(edits) != 1 or edits[0].slug not in changed)):
-        unnamed = sorted(set(changed) - {e.slug for e in edits})
-        if unnamed:
-            raise Refused(
-                "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
-            )
-    last, exact = revisions if revisions is not None else ({}, True)
-    for edit in edits:
-        found = changed.get(edit.slug)
-        if found is None:
-            if parent:
-                # named but unchanged: what the parent holds is what it holds now
-                continue
-            found = (None, None)
-        before, after = found
-        # a sync merge names what it took from either side "merge", removals too
-        taken = merge and edit.op == "merge"
-        if not taken and (edit.op == "delete") != (after is None):
-            state = "removes" if after is None else "keeps"
-            raise Refused(
-                "trailers",
-                sha,
-                f"the trailers say {edit.op} `{edit.slug}` but the tree {state} it",
-            )
-        previous = last.get(edit.slug, 0)
-        wrong = edit.revision != previous + 1 if exact and not merge else edit.revision <= previous
-        if wrong:
-            raise Refused(
-                "trailers",
-                sha,
-                f"`{edit.slug}` is numbered revision {edit.revision} after revision {previous}",
-            )
-    if parent and parent_facts is None:
-        return  # a parent gitmem did not write: no totals to continue from
-    base = parent_facts.totals if parent_facts else Totals()
-    count, chars, lines = base.count, base.chars, base.lines
-    for before, after in changed.values():
-        # a memory's chars and lines, as its properties count them
-        if after is not None:
-            count, chars, lines = (
-                count + 1,
-                chars + len(after.body),
-                lines + count_lines(after.body),
-            )
-        if before is not None:
-            count, chars = count - 1, chars - len(before.body)
-            lines -= count_lines(before.body)
-    # compared field by field: a push makes no value of its own per commit for them
-    said = facts.totals
-    if (said.count, said.chars, said.lines) != (count, chars, lines):
-        raise Refused(
-            "trailers",
-            sha,
-            f"the trailers count {said.count} memories, {said.chars} "
-            f"characters, {said.lines} lines; the tree holds {count}, {chars}, {lines}",
-        )
-    last = parent_facts.peaks if parent_facts else Totals()
-    floor = (max(last.count, count), max(last.chars, chars), max(last.lines, lines))
-    peaks = (facts.peaks.count, facts.peaks.chars, facts.peaks.lines)
-    low = peaks[0] < floor[0] or peaks[1] < floor[1] or peaks[2] < floor[2]
-    if low or (not merge and peaks != floor):
-        raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")

@@ -201,10 +201,13 @@ class Trees:
 
     def placed(self, sha: bytes) -> tuple[bytes, list[int], dict[bytes, int]] | None:
         """Tree ``sha``'s content, where each of its entries starts, and each name's
-        place among them, when its content and starts are kept and no name is given
-        twice (see :meth:`swapped`); else ``None`` (nothing is read)."""
+        place among them, when its content and its starts (or entries) are kept and no
+        name is given twice (see :meth:`swapped`); else ``None`` (nothing is read)."""
         content = self._contents.get(sha)
         starts = self._starts.get(sha)
+        if starts is None and content is not None:
+            entries = self._entries.get(sha)  # a small tree, parsed whole
+            starts = starts_of(entries, len(content)) if entries is not None else None
         if content is None or starts is None:
             return None
         places = self._places_of(sha, content)
