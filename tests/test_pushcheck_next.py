@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Callable
 
 import pytest
@@ -34,6 +35,9 @@ _REF = "refs/heads/gitmem/notes"
 _KEY = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # a GitHub token's shape
 _HOSTILE = (
     "lie",
+    "op-lie",
+    "revision-lie",
+    "peak-lie",
     "two",
     "second-file",
     "mode",
@@ -93,6 +97,8 @@ def _push(path: str, seed: int, commits: int, rate: float, only: str = "") -> li
         elif kind == "delete":
             op = "delete"
             store.write(slug, None)
+        elif kind == "op-lie":
+            op = "delete"  # the tree keeps it
         elif kind in ("second-file", "mode", "link", "folder", "stray"):
             name, mode = {
                 "second-file": ((slug + files.CODE).encode(), FILE_MODE),
@@ -127,6 +133,11 @@ def _push(path: str, seed: int, commits: int, rate: float, only: str = "") -> li
         message = store.message(slug, op, lies=1.0 if kind == "lie" else 0, extra=extra)
         if kind == "kind":  # the trailers of a file store's commit
             message = message.replace(f"Gitmem-Slug: {slug}\n", f"Gitmem-Path: notes/{slug}.md\n")
+        if kind in ("revision-lie", "peak-lie"):
+            key = "Revision" if kind == "revision-lie" else "Peak-Lines"
+            said = re.search(rf"Gitmem-{key}: (\d+)", message)
+            assert said is not None
+            message = message.replace(said[0], f"Gitmem-{key}: {int(said[1]) + 2}")
         if kind == "secret-subject":
             message = message.replace(f"{op} {slug}\n", f"{op} {slug} {_KEY}\n", 1)
         shas.append(store.commit(message, hostile, parents))

@@ -33,8 +33,8 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
-from gitmem.store.pushtrailers import hold_trailers
-from gitmem.store.trees import BadTree, Entries, Trees, only_in
+from gitmem.store.pushtrailers import hold_trailers, one_problem
+from gitmem.store.trees import BadTree, Entries, Trees
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -385,7 +385,7 @@ class PushReader(_Memories):
         parent, old_root, a, starts, places = step
         new_root = head.tree
         try:
-            kind, b = self.raw(new_root, sha)
+            kind, b = self._objects.pushed(new_root) or self.raw(new_root, sha)
         except Refused:
             return None  # refused as the full reading refuses it
         if kind != _TREE:
@@ -417,13 +417,15 @@ class PushReader(_Memories):
         if before is None or len(before) > _SMALL:
             return None
         try:
-            kind, content = self.raw(new, sha)
+            kind, content = self._objects.pushed(new) or self.raw(new, sha)
             after = self.trees.parsed(new, content) if kind == _TREE else None
         except (Refused, BadTree):
             return None
         if after is None:
             return None
-        removed, added = only_in(before, after), only_in(after, before)
+        # a folder of a few entries: each looked for among the other's (as only_in)
+        removed = [entry for entry in before if entry not in after]
+        added = [entry for entry in after if entry not in before]
         if not (removed or added) or any(entry[0] not in wanted for entry in removed):
             return None
         names = self._names
@@ -437,21 +439,23 @@ class PushReader(_Memories):
                     names.clear()
                 names.add(filename)
         try:
-            changed = {
-                slug: (
-                    self._memory(slug, _held_files(wanted, before), sha),
-                    self._memory(slug, _held_files(wanted, after), sha),
-                )
-            }
+            was = self._memory(slug, _held_files(wanted, before), sha)
+            now = self._memory(slug, _held_files(wanted, after), sha)
         except Refused:
             return None
+        changed = {slug: (was, now)}
         self.carry_meta(old_root, new_root, [name], sha)
         parent_facts = self.facts(parent)
         problems: list[Refused] = []
-        try:
-            hold_trailers(sha, False, facts, changed, parent_facts, self.revisions(parent))
-        except Refused as refused:
-            problems.append(refused)
+        if parent_facts is not None:
+            found = one_problem(sha, facts, was, now, parent_facts, self.revisions(parent))
+            if found is not None:
+                problems.append(found)
+        else:
+            try:
+                hold_trailers(sha, False, facts, changed, None, self.revisions(parent))
+            except Refused as refused:
+                problems.append(refused)
         message = head.message.decode("utf-8", "replace")
         totals = self.totals(parent)
         commit = PushCommit(

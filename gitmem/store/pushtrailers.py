@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         def body(self) -> str: ...
 
 
-__all__ = ["hold_trailers"]
+__all__ = ["hold_trailers", "one_problem"]
 
 
 def hold_trailers(
@@ -104,3 +104,55 @@ def hold_trailers(
     low = peaks[0] < floor[0] or peaks[1] < floor[1] or peaks[2] < floor[2]
     if low or (not merge and peaks != floor):
         raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")
+
+
+def one_problem(
+    sha: str,
+    facts: Facts,
+    before: PushedMemory | None,
+    after: PushedMemory | None,
+    parent_facts: Facts,
+    revisions: tuple[dict[str, int], bool],
+) -> Refused | None:
+    """What :func:`hold_trailers` refuses of a commit that is not a merge, whose
+    parent gitmem made (``parent_facts``), whose trailers name one memory and whose
+    tree changes that memory alone (``before`` → ``after``): the same refusal, found
+    by the same rules without their loops over several memories; ``None``: none."""
+    edit = facts.edits[0]
+    if (edit.op == "delete") != (after is None):
+        state = "removes" if after is None else "keeps"
+        return Refused(
+            "trailers", sha, f"the trailers say {edit.op} `{edit.slug}` but the tree {state} it"
+        )
+    last, exact = revisions
+    previous = last.get(edit.slug, 0)
+    if edit.revision != previous + 1 if exact else edit.revision <= previous:
+        return Refused(
+            "trailers",
+            sha,
+            f"`{edit.slug}` is numbered revision {edit.revision} after revision {previous}",
+        )
+    base = parent_facts.totals
+    count, chars, lines = base.count, base.chars, base.lines
+    if after is not None:
+        count, chars, lines = count + 1, chars + len(after.body), lines + count_lines(after.body)
+    if before is not None:
+        count, chars = count - 1, chars - len(before.body)
+        lines -= count_lines(before.body)
+    said = facts.totals
+    if said.count != count or said.chars != chars or said.lines != lines:
+        return Refused(
+            "trailers",
+            sha,
+            f"the trailers count {said.count} memories, {said.chars} "
+            f"characters, {said.lines} lines; the tree holds {count}, {chars}, {lines}",
+        )
+    last_peaks, peaks = parent_facts.peaks, facts.peaks
+    # not a merge: the peaks are the floor exactly (one below it is not it either)
+    if (
+        peaks.count != max(last_peaks.count, count)
+        or peaks.chars != max(last_peaks.chars, chars)
+        or peaks.lines != max(last_peaks.lines, lines)
+    ):
+        return Refused("trailers", sha, "the trailers' peaks disagree with the totals")
+    return None
