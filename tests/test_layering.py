@@ -96,6 +96,7 @@ ORDER: dict[str, list[str]] = {
         "screen",
         "pushobjects",
         "incoming",
+        "pushtrailers",
         "pushcheck",
         "sharing",
         "commit",

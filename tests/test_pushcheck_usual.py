@@ -15,6 +15,7 @@ import os
 import random
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from dulwich.objects import Blob, Commit, ObjectID
@@ -68,11 +69,13 @@ class _History:
         self.repo.object_store.add_object(blob)
         return bytes.fromhex(blob.id.decode())
 
-    def tree(self, entries: Entries, hostile: bool = False) -> bytes:
+    def tree(self, entries: Entries, hostile: bool = False, misplaced: bool = False) -> bytes:
         def order(name: bytes) -> bytes:
             return name + b"/" if entries[name][0] == DIR_MODE else name
 
         names = sorted(entries, key=order)
+        if misplaced and len(names) > 2:
+            names.insert(self.rng.randrange(len(names)), names.pop(self.rng.randrange(len(names))))
         if hostile and names:
             if self.rng.random() < 0.5:
                 names.append(names[0])  # an entry given twice
@@ -101,13 +104,19 @@ class _History:
         if not entries:
             del self.buckets[home]
 
-    def commit(self, message: str, hostile: bytes | None = None) -> str:
+    def commit(
+        self, message: str, hostile: bytes | None = None, parents: list[bytes] | None = None
+    ) -> str:
         root: Entries = dict(self.root_extra)
         for home, entries in self.buckets.items():
             root[home] = (DIR_MODE, self.tree(entries, hostile == home))
         commit = Commit()
-        commit.tree = ObjectID(self.tree(root, hostile == b"").hex().encode())
-        commit.parents = [self.head] if self.head else []
+        misplaced = hostile == b"misplaced"  # one entry of the root out of git's order
+        commit.tree = ObjectID(self.tree(root, hostile == b"", misplaced).hex().encode())
+        if parents is not None:
+            commit.parents = [ObjectID(p) for p in parents]
+        else:
+            commit.parents = [ObjectID(self.head)] if self.head else []
         commit.author = commit.committer = b"Agent <agent@example.com>"
         commit.author_time = commit.commit_time = 1_800_000_000
         commit.author_timezone = commit.commit_timezone = 0
@@ -116,14 +125,14 @@ class _History:
         self.head = commit.id
         return commit.id.decode()
 
-    def message(self, slug: str, op: str) -> str:
-        """Trailers for ``slug``, mostly true to the tree, now and then not."""
+    def message(self, slug: str, op: str, lies: float = 0.15, extra: str = "") -> str:
+        """Trailers for ``slug``, mostly true to the tree, now and then (``lies``) not."""
         rng = self.rng
         count = len(self.bodies)
         chars = sum(map(len, self.bodies.values()))
         lines = sum(map(count_lines, self.bodies.values()))
         revision = self.revisions.get(slug, 0) + 1
-        if rng.random() < 0.15:
+        if rng.random() < lies:
             count, chars, revision = count + 1, chars + rng.randrange(-3, 4), revision + 1
         self.revisions[slug] = revision
         self.peaks = (
@@ -131,7 +140,7 @@ class _History:
             max(self.peaks[1], chars),
             max(self.peaks[2], lines),
         )
-        text = trailers(slug, op, revision, count, chars, lines)
+        text = trailers(slug, op, revision, count, chars, lines, extra)
         peaks = (
             f"Gitmem-Peak-Count: {count}\nGitmem-Peak-Chars: {chars}\nGitmem-Peak-Lines: {lines}\n"
         )
@@ -237,16 +246,18 @@ def test_a_commit_read_the_short_way_reads_as_the_full_reading(
     path = os.path.join(str(tmp_path), "store.git")
     shas = _history(path, seed, 60)
     taken: list[str] = []
-    usual = PushReader._usual  # pyright: ignore[reportPrivateUsage]
+    for name in ("_next", "_usual"):  # the short ways: from the parent's reading, or not
+        reading = getattr(PushReader, name)
 
-    def counted(reader: PushReader, *args: object) -> PushCommit | None:
-        found = usual(reader, *args)  # type: ignore[arg-type]
-        if found is not None:
-            taken.append(found.sha)
-        return found
+        def counted(reader: PushReader, *args: object, reading: Any = reading) -> PushCommit | None:
+            found = reading(reader, *args)
+            if found is not None:
+                taken.append(found.sha)
+            return found
 
-    monkeypatch.setattr(PushReader, "_usual", counted)
+        monkeypatch.setattr(PushReader, name, counted)
     short = list(_read(path, shas))
+    monkeypatch.setattr(PushReader, "_next", lambda *_: None)
     monkeypatch.setattr(PushReader, "_usual", lambda *_: None)
     full = list(_read(path, shas))
     assert short == full

@@ -22,6 +22,7 @@ the full way.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from operator import itemgetter, methodcaller
 
 from gitmem.errors import GitmemError
@@ -32,7 +33,8 @@ from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
-from gitmem.store.trees import Trees
+from gitmem.store.pushtrailers import hold_trailers, one_problem
+from gitmem.store.trees import BadTree, Entries, Trees
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +56,10 @@ _Entry = tuple[int, bytes]
 """A tree entry: its mode and its object's id (hex)."""
 _Diff = list[tuple[str, _Entry | None, _Entry | None]]
 """The entries two trees hold differently: ``(name, old, new)``."""
+_Step = tuple[str, bytes, bytes | None, list[int] | None, dict[bytes, int] | None]
+"""A commit read without a problem: its id, its root's id, and (when known) the root's
+bytes, where each of its entries starts and each name's place."""
+_TREE = 2  # git's type number
 
 
 class PushedMemory(NamedTuple):
@@ -109,10 +115,9 @@ class PushCommit(NamedTuple):
     """Every structural rule the commit breaks (empty: it reads)."""
 
 
-class PushReader(Incoming):
-    """A repository read as a hook sees it, commit by commit; ``quarantine`` is the
-    directory where a receive-pack keeps the pushed objects (``None``: every object
-    is in place)."""
+class _Memories(Incoming):
+    """The memories of a repository read as a hook sees it: each slug's fan-out
+    directory and file names, each memory's files parsed once (see :class:`PushReader`)."""
 
     def __init__(
         self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
@@ -127,99 +132,9 @@ class PushReader(Incoming):
         """Each valid slug met, with the fan-out directory it belongs in."""
         self._wanted: dict[str, dict[bytes, str]] = {}
         """Each slug met: its files' names as a tree holds them, and as text."""
-
-    def commit(self, sha: str, kind: str) -> PushCommit:
-        """Read one new commit as a store of ``kind`` holds it (``"files"`` or
-        ``"memories"``), listing every structural rule it breaks."""
-        head = self.head(sha)
-        facts = self.facts(sha)
-        if kind != FILES:
-            usual = self._usual(sha, head, facts)
-            if usual is not None:
-                return usual
-        parent = head.parents[0] if head.parents else None
-        merge = len(head.parents) > 1
-        old_root = self.head(parent).tree if parent else None
-        problems: list[Refused] = []
-        message = head.message.decode("utf-8", "replace")
-        diff = self._diff(old_root, head.tree, sha, problems)
-        self.carry_meta(old_root, head.tree, [n.encode() for n, _, _ in diff], sha)
-        if kind == FILES:
-            written: dict[str, str] = {}
-            self._written(sha, diff, "", problems, written)
-            parent_facts = self.facts(parent) if parent else None
-            totals = parent_facts.totals if parent_facts else Totals()
-            return PushCommit(
-                sha, parent, merge, facts, head.author, {}, totals, written, message, problems
-            )
-        changed = self._changed(sha, diff, problems)
-        # trailers are held to a tree that reads, of the kind they describe
-        if facts is not None and not facts.paths and not problems:
-            line = self.revisions(parent) if parent is not None else None
-            parent_facts = self.facts(parent) if parent else None
-            try:
-                _hold_trailers(sha, merge, facts, changed, parent_facts, line)
-            except Refused as refused:
-                problems.append(refused)
-        totals = self.totals(parent) if parent else Totals()
-        return PushCommit(
-            sha, parent, merge, facts, head.author, changed, totals, None, message, problems
-        )
-
-    def _usual(self, sha: str, head: Head, facts: Facts | None) -> PushCommit | None:
-        """A memory store's commit as gitmem writes one, read the short way: one parent,
-        trailers naming one memory, and a root that is its parent's with only the id of
-        that memory's fan-out directory changed, in which only that memory's files
-        differ, as plain files. What :meth:`commit` reads of it, read by the same rules
-        (the names held to them, the memory parsed, the trailers held to the tree), less
-        the work of finding where the trees differ; ``None``: any other commit, or one
-        that breaks a rule, read the full way."""
-        if facts is None or facts.paths or len(facts.edits) != 1 or len(head.parents) != 1:
-            return None
-        slug = facts.edits[0].slug
-        home = self._home(slug)
-        parent = head.parents[0]
-        old_root = self.head(parent).tree
-        if home is None or old_root == head.tree:
-            return None
-        name = home.encode()
-        swapped = self.swapped(old_root, head.tree, name, sha)
-        if swapped is None or swapped[0][0][1] != DIR_MODE or swapped[1][0][1] != DIR_MODE:
-            return None
-        old, new = swapped[0][0][2], swapped[1][0][2]
-        removed, added = self.differing(old, new, sha)
-        wanted = self._wanted_of(slug)
-        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
-            return None
-        for filename, mode, _ in added:
-            if filename not in wanted or mode != _FILE_MODE:
-                return None
-            if filename not in self._names:
-                if _entry_problem(filename, mode) is not None:
-                    return None
-                if len(self._names) >= _CACHE_MAX:
-                    self._names.clear()
-                self._names.add(filename)
-        try:
-            changed = {
-                slug: (
-                    self._memory(slug, self._files_of(slug, old, sha), sha),
-                    self._memory(slug, self._files_of(slug, new, sha), sha),
-                )
-            }
-        except Refused:
-            return None
-        self.carry_meta(old_root, head.tree, [name], sha)
-        problems: list[Refused] = []
-        try:
-            _hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
-        except Refused as refused:
-            problems.append(refused)
-        message = head.message.decode("utf-8", "replace")
-        totals = self.totals(parent)
-        return PushCommit(
-            sha, parent, False, facts, head.author, changed, totals, None, message, problems
-        )
+        self._known: dict[str, tuple[bytes, dict[bytes, str]]] = {}
+        """Each valid slug met: its fan-out directory's name as a tree holds it, and
+        its files' names."""
 
     def _home(self, slug: str) -> str | None:
         """The fan-out directory valid slug ``slug`` belongs in (``None``: not valid)."""
@@ -273,6 +188,281 @@ class PushReader(Incoming):
                 if memory is not None:
                     found[slug] = memory
         return found
+
+    def _bucket(self, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """A fan-out directory's files by name (a folder in it holds no memory)."""
+        if tree is None:
+            return {}
+        entries = self.tree(tree, commit)
+        if DIR_MODE in map(_MODE, entries):
+            entries = [entry for entry in entries if entry[1] != DIR_MODE]
+        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
+
+    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
+        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
+        files' names are not decoded)."""
+        if tree is None:
+            return {}
+        wanted = self._wanted_of(slug)
+        held = self.trees.held(tree)
+        if held is not None and len(held) <= _SMALL:
+            # a small directory, parsed whole when its commit was compared: its entries
+            found: dict[str, bytes] = {}
+            for name, mode, sha in held:
+                text = wanted.get(name)
+                if text is not None and mode != DIR_MODE:
+                    found[text] = sha  # a name given twice: the last, as git reads it
+            return found
+        # a directory the check of its commit compared: the files found in its raw bytes
+        kept = self.trees.files(tree, list(wanted))
+        if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):
+            return {wanted[n]: e[1] for n, e in zip(wanted, kept, strict=True) if e is not None}
+        found: dict[str, bytes] = {}
+        for name, mode, sha in self.tree(tree, commit):
+            if name in wanted and mode != DIR_MODE:
+                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
+        return found
+
+    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
+        md = bucket.get(slug + files.MD)
+        code = bucket.get(slug + files.CODE)
+        on_use = bucket.get(slug + files.ON_USE)
+        if md is None:
+            if code is not None or on_use is not None:
+                raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
+            return None
+        key = (slug, md, code, on_use)
+        found = self._memories.get(key)
+        if found is not None:
+            return found
+        try:
+            description, body = files.decode_md(slug, self.blob(md, commit))
+            halves = [
+                self.blob(h, commit).decode("utf-8") if h is not None else ""
+                for h in (code, on_use)
+            ]
+        except GitmemError as exc:
+            raise Refused("parse", commit, str(exc)) from None
+        except UnicodeDecodeError:
+            raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
+        found = PushedMemory(slug, description, body, halves[0], halves[1])
+        if len(self._memories) >= _CACHE_MAX:
+            self._memories.clear()
+        self._memories[key] = found
+        return found
+
+
+class PushReader(_Memories):
+    """A repository read as a hook sees it, commit by commit; ``quarantine`` is the
+    directory where a receive-pack keeps the pushed objects (``None``: every object
+    is in place)."""
+
+    def __init__(
+        self, git_dir: str, quarantine: str | None = None, trees: Trees | None = None
+    ) -> None:
+        super().__init__(git_dir, quarantine, trees)
+        self._step: _Step | None = None
+        """The last memory-store commit read without a problem: its root as read."""
+
+    def commit(self, sha: str, kind: str) -> PushCommit:
+        """Read one new commit as a store of ``kind`` holds it (``"files"`` or
+        ``"memories"``), listing every structural rule it breaks."""
+        head = self.head(sha)
+        facts = self.facts(sha)
+        if kind != FILES:
+            usual = self._next(sha, head, facts)  # carries its root on when it reads
+            if usual is None:
+                usual = self._usual(sha, head, facts)
+                self._step = (sha, head.tree, None, None, None)
+            if usual is not None:
+                if usual.problems:
+                    self._step = None
+                return usual
+        self._step = None
+        parent = head.parents[0] if head.parents else None
+        merge = len(head.parents) > 1
+        old_root = self.head(parent).tree if parent else None
+        problems: list[Refused] = []
+        message = head.message.decode("utf-8", "replace")
+        diff = self._diff(old_root, head.tree, sha, problems)
+        self.carry_meta(old_root, head.tree, [n.encode() for n, _, _ in diff], sha)
+        if kind == FILES:
+            written: dict[str, str] = {}
+            self._written(sha, diff, "", problems, written)
+            parent_facts = self.facts(parent) if parent else None
+            totals = parent_facts.totals if parent_facts else Totals()
+            return PushCommit(
+                sha, parent, merge, facts, head.author, {}, totals, written, message, problems
+            )
+        changed = self._changed(sha, diff, problems)
+        # trailers are held to a tree that reads, of the kind they describe
+        if facts is not None and not facts.paths and not problems:
+            line = self.revisions(parent) if parent is not None else None
+            parent_facts = self.facts(parent) if parent else None
+            try:
+                hold_trailers(sha, merge, facts, changed, parent_facts, line)
+            except Refused as refused:
+                problems.append(refused)
+        totals = self.totals(parent) if parent else Totals()
+        if not problems:
+            self._step = (sha, head.tree, None, None, None)
+        return PushCommit(
+            sha, parent, merge, facts, head.author, changed, totals, None, message, problems
+        )
+
+    def _usual(self, sha: str, head: Head, facts: Facts | None) -> PushCommit | None:
+        """A memory store's commit as gitmem writes one, read the short way: one parent,
+        trailers naming one memory, and a root that is its parent's with only the id of
+        that memory's fan-out directory changed, in which only that memory's files
+        differ, as plain files. What :meth:`commit` reads of it, read by the same rules
+        (the names held to them, the memory parsed, the trailers held to the tree), less
+        the work of finding where the trees differ; ``None``: any other commit, or one
+        that breaks a rule, read the full way."""
+        if facts is None or facts.paths or len(facts.edits) != 1 or len(head.parents) != 1:
+            return None
+        slug = facts.edits[0].slug
+        home = self._home(slug)
+        parent = head.parents[0]
+        old_root = self.head(parent).tree
+        if home is None or old_root == head.tree:
+            return None
+        name = home.encode()
+        swapped = self.swapped(old_root, head.tree, name, sha)
+        if swapped is None or swapped[0][0][1] != DIR_MODE or swapped[1][0][1] != DIR_MODE:
+            return None
+        old, new = swapped[0][0][2], swapped[1][0][2]
+        removed, added = self.differing(old, new, sha)
+        wanted = self._wanted_of(slug)
+        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
+            return None
+        for filename, mode, _ in added:
+            if filename not in wanted or mode != _FILE_MODE:
+                return None
+            if filename not in self._names:
+                if _entry_problem(filename, mode) is not None:
+                    return None
+                if len(self._names) >= _CACHE_MAX:
+                    self._names.clear()
+                self._names.add(filename)
+        try:
+            changed = {
+                slug: (
+                    self._memory(slug, self._files_of(slug, old, sha), sha),
+                    self._memory(slug, self._files_of(slug, new, sha), sha),
+                )
+            }
+        except Refused:
+            return None
+        self.carry_meta(old_root, head.tree, [name], sha)
+        problems: list[Refused] = []
+        try:
+            hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
+        except Refused as refused:
+            problems.append(refused)
+        message = head.message.decode("utf-8", "replace")
+        totals = self.totals(parent)
+        return PushCommit(
+            sha, parent, False, facts, head.author, changed, totals, None, message, problems
+        )
+
+    def _next(self, sha: str, head: Head, facts: Facts | None) -> PushCommit | None:
+        """What :meth:`_usual` reads of a commit whose one parent is the commit read
+        just before it without a problem (a push's commits, one after another), read
+        from what that reading left: the parent's root as read (its bytes, where each
+        entry starts, each name's place), and the fan-out directory's entries as
+        parsed, all kept by the ids they were read by. Only the ids of the root's entry
+        and of the memory's files are compared; ``None``: any other commit, or one that
+        is not plainly usual (it is read the other ways)."""
+        step = self._step
+        if (
+            step is None
+            or facts is None
+            or facts.paths
+            or len(facts.edits) != 1
+            or head.parents != (step[0],)
+        ):
+            return None
+        parent, old_root, a, starts, places = step
+        new_root = head.tree
+        try:
+            kind, b = self._objects.pushed(new_root) or self.raw(new_root, sha)
+        except Refused:
+            return None  # refused as the full reading refuses it
+        if kind != _TREE:
+            return None
+        if a is None or starts is None or places is None:
+            try:
+                placed = self.trees.placed(old_root)
+            except BadTree:
+                return None
+            if placed is None:
+                return None
+            a, starts, places = placed
+        slug = facts.edits[0].slug
+        known = self._known.get(slug)
+        if known is None:
+            home = self._home(slug)
+            if home is None:
+                return None
+            known = (home.encode(), self._wanted_of(slug))
+            if len(self._known) >= _CACHE_MAX:
+                self._known.clear()
+            self._known[slug] = known
+        name, wanted = known
+        root = _swapped_in(a, b, starts, places, name)
+        if root is None:
+            return None
+        old, new, starts, places = root
+        before = self.trees.held(old) if old is not None else []
+        if before is None or len(before) > _SMALL:
+            return None
+        try:
+            kind, content = self._objects.pushed(new) or self.raw(new, sha)
+            after = self.trees.parsed(new, content) if kind == _TREE else None
+        except (Refused, BadTree):
+            return None
+        if after is None:
+            return None
+        # a folder of a few entries: each looked for among the other's (as only_in)
+        removed = [entry for entry in before if entry not in after]
+        added = [entry for entry in after if entry not in before]
+        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
+            return None
+        names = self._names
+        for filename, mode, _ in added:
+            if filename not in wanted or mode != _FILE_MODE:
+                return None
+            if filename not in names:
+                if _entry_problem(filename, mode) is not None:
+                    return None
+                if len(names) >= _CACHE_MAX:
+                    names.clear()
+                names.add(filename)
+        try:
+            was = self._memory(slug, _held_files(wanted, before), sha)
+            now = self._memory(slug, _held_files(wanted, after), sha)
+        except Refused:
+            return None
+        changed = {slug: (was, now)}
+        self.carry_meta(old_root, new_root, [name], sha)
+        parent_facts = self.facts(parent)
+        problems: list[Refused] = []
+        if parent_facts is not None:
+            found = one_problem(sha, facts, was, now, parent_facts, self.revisions(parent))
+            if found is not None:
+                problems.append(found)
+        else:
+            try:
+                hold_trailers(sha, False, facts, changed, None, self.revisions(parent))
+            except Refused as refused:
+                problems.append(refused)
+        message = head.message.decode("utf-8", "replace")
+        totals = self.totals(parent)
+        commit = PushCommit(
+            sha, parent, False, facts, head.author, changed, totals, None, message, problems
+        )
+        self._step = (sha, new_root, b, starts, places)
+        return commit
 
     def _diff(
         self, old: bytes | None, new: bytes | None, commit: str, problems: list[Refused]
@@ -381,67 +571,58 @@ class PushReader(Incoming):
             valid.append(slug)
         return valid
 
-    def _bucket(self, tree: bytes | None, commit: str) -> dict[str, bytes]:
-        """A fan-out directory's files by name (a folder in it holds no memory)."""
-        if tree is None:
-            return {}
-        entries = self.tree(tree, commit)
-        if DIR_MODE in map(_MODE, entries):
-            entries = [entry for entry in entries if entry[1] != DIR_MODE]
-        return dict(zip(map(_TEXT, map(_NAME, entries)), map(_ID, entries), strict=True))
 
-    def _files_of(self, slug: str, tree: bytes | None, commit: str) -> dict[str, bytes]:
-        """The files of valid slug ``slug`` in a fan-out directory, by name (the other
-        files' names are not decoded)."""
-        if tree is None:
-            return {}
-        wanted = self._wanted_of(slug)
-        held = self.trees.held(tree)
-        if held is not None and len(held) <= _SMALL:
-            # a small directory, parsed whole when its commit was compared: its entries
-            found: dict[str, bytes] = {}
-            for name, mode, sha in held:
-                text = wanted.get(name)
-                if text is not None and mode != DIR_MODE:
-                    found[text] = sha  # a name given twice: the last, as git reads it
-            return found
-        # a directory the check of its commit compared: the files found in its raw bytes
-        kept = self.trees.files(tree, list(wanted))
-        if kept is not None and all(e is None or e[0] != DIR_MODE for e in kept):
-            return {wanted[n]: e[1] for n, e in zip(wanted, kept, strict=True) if e is not None}
-        found: dict[str, bytes] = {}
-        for name, mode, sha in self.tree(tree, commit):
-            if name in wanted and mode != DIR_MODE:
-                found[wanted[name]] = sha  # a name given twice: the last, as git reads it
-        return found
-
-    def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
-        md = bucket.get(slug + files.MD)
-        code = bucket.get(slug + files.CODE)
-        on_use = bucket.get(slug + files.ON_USE)
-        if md is None:
-            if code is not None or on_use is not None:
-                raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
+def _swapped_in(
+    a: bytes, b: bytes, starts: list[int], places: dict[bytes, int], name: bytes
+) -> tuple[bytes | None, bytes, list[int], dict[bytes, int]] | None:
+    """Root ``b`` as root ``a`` (its entries starting at ``starts``, each name at its
+    place in ``places``) with only fan-out directory ``name``'s id changed, or with
+    only that directory added: the directory's old id (``None``: added) and new id,
+    and where ``b``'s entries start and each name's place; ``None``: ``b`` is not
+    so. Every byte of ``b`` but the id's (or the added entry's) is ``a``'s, on an
+    entry's boundary, so ``b`` parses as ``a`` with that one change."""
+    i = places.get(name)
+    if i is not None:
+        end = starts[i + 1]
+        cut = end - 20
+        if (
+            len(a) != len(b)
+            or a[cut:end] == b[cut:end]
+            or a[:cut] != b[:cut]
+            or a[end:] != b[end:]
+            or not a.startswith(b"40000 ", starts[i])  # a directory, as git spells its mode
+        ):
             return None
-        key = (slug, md, code, on_use)
-        found = self._memories.get(key)
-        if found is not None:
-            return found
-        try:
-            description, body = files.decode_md(slug, self.blob(md, commit))
-            halves = [
-                self.blob(h, commit).decode("utf-8") if h is not None else ""
-                for h in (code, on_use)
-            ]
-        except GitmemError as exc:
-            raise Refused("parse", commit, str(exc)) from None
-        except UnicodeDecodeError:
-            raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
-        found = PushedMemory(slug, description, body, halves[0], halves[1])
-        if len(self._memories) >= _CACHE_MAX:
-            self._memories.clear()
-        self._memories[key] = found
-        return found
+        return a[cut:end].hex().encode(), b[cut:end].hex().encode(), starts, places
+    entry = b"40000 " + name + b"\0"
+    size = len(entry) + 20
+    if len(b) != len(a) + size:
+        return None
+    at = b.find(entry)
+    k = bisect_left(starts, at)
+    if (
+        at < 0
+        or k == len(starts)
+        or starts[k] != at
+        or a[:at] != b[:at]
+        or a[at:] != b[at + size :]
+    ):
+        return None
+    placed = {n: j + (j >= k) for n, j in places.items()}
+    placed[name] = k
+    moved = starts[:k] + [at] + [start + size for start in starts[k:]]
+    return None, b[at + size - 20 : at + size].hex().encode(), moved, placed
+
+
+def _held_files(wanted: dict[bytes, str], entries: Entries) -> dict[str, bytes]:
+    """The files of a memory (``wanted``: its files' names) in a fan-out directory's
+    parsed ``entries``, by name (a name given twice: the last, as git reads it)."""
+    found: dict[str, bytes] = {}
+    for name, mode, sha in entries:
+        text = wanted.get(name)
+        if text is not None and mode != DIR_MODE:
+            found[text] = sha
+    return found
 
 
 def _entry_problem(name: bytes, mode: int) -> str | None:
@@ -455,81 +636,3 @@ def _entry_problem(name: bytes, mode: int) -> str | None:
 
 def _is_bucket(name: str, entry: _Entry) -> bool:
     return entry[0] == DIR_MODE and len(name) == 2 and set(name) <= _HEX
-
-
-def _hold_trailers(
-    sha: str,
-    merge: bool,
-    facts: Facts,
-    changed: dict[str, tuple[PushedMemory | None, PushedMemory | None]],
-    parent_facts: Facts | None,
-    revisions: tuple[dict[str, int], bool] | None,
-) -> None:
-    """Refuse a commit whose trailers disagree with what its tree changes: the slugs and
-    ops named, each revision's number after its parent line's (``revisions``; ``None``
-    for a root commit), and the totals and peaks."""
-    parent = revisions is not None
-    edits = facts.edits
-    # the usual commit names the one memory it changes: nothing unnamed, no set made
-    if len(changed) > 1 or (changed and (len(edits) != 1 or edits[0].slug not in changed)):
-        unnamed = sorted(set(changed) - {e.slug for e in edits})
-        if unnamed:
-            raise Refused(
-                "trailers", sha, f"the tree changes `{unnamed[0]}` but the trailers do not name it"
-            )
-    last, exact = revisions if revisions is not None else ({}, True)
-    for edit in edits:
-        found = changed.get(edit.slug)
-        if found is None:
-            if parent:
-                # named but unchanged: what the parent holds is what it holds now
-                continue
-            found = (None, None)
-        before, after = found
-        # a sync merge names what it took from either side "merge", removals too
-        taken = merge and edit.op == "merge"
-        if not taken and (edit.op == "delete") != (after is None):
-            state = "removes" if after is None else "keeps"
-            raise Refused(
-                "trailers",
-                sha,
-                f"the trailers say {edit.op} `{edit.slug}` but the tree {state} it",
-            )
-        previous = last.get(edit.slug, 0)
-        wrong = edit.revision != previous + 1 if exact and not merge else edit.revision <= previous
-        if wrong:
-            raise Refused(
-                "trailers",
-                sha,
-                f"`{edit.slug}` is numbered revision {edit.revision} after revision {previous}",
-            )
-    if parent and parent_facts is None:
-        return  # a parent gitmem did not write: no totals to continue from
-    base = parent_facts.totals if parent_facts else Totals()
-    count, chars, lines = base.count, base.chars, base.lines
-    for before, after in changed.values():
-        # a memory's chars and lines, as its properties count them
-        if after is not None:
-            count, chars, lines = (
-                count + 1,
-                chars + len(after.body),
-                lines + count_lines(after.body),
-            )
-        if before is not None:
-            count, chars = count - 1, chars - len(before.body)
-            lines -= count_lines(before.body)
-    # compared field by field: a push makes no value of its own per commit for them
-    said = facts.totals
-    if (said.count, said.chars, said.lines) != (count, chars, lines):
-        raise Refused(
-            "trailers",
-            sha,
-            f"the trailers count {said.count} memories, {said.chars} "
-            f"characters, {said.lines} lines; the tree holds {count}, {chars}, {lines}",
-        )
-    last = parent_facts.peaks if parent_facts else Totals()
-    floor = (max(last.count, count), max(last.chars, chars), max(last.lines, lines))
-    peaks = (facts.peaks.count, facts.peaks.chars, facts.peaks.lines)
-    low = peaks[0] < floor[0] or peaks[1] < floor[1] or peaks[2] < floor[2]
-    if low or (not merge and peaks != floor):
-        raise Refused("trailers", sha, "the trailers' peaks disagree with the totals")

@@ -190,6 +190,39 @@ class Trees:
             _keep(self._entries, self.most, sha, found)
         return found
 
+    def parsed(self, sha: bytes, content: bytes) -> Entries:
+        """The entries of tree ``sha``, whose ``content`` was read by its id: parsed
+        once, and kept; :class:`BadTree` if it does not parse."""
+        found = self._entries.get(sha)
+        if found is None:
+            found = parse(content, sha)
+            _keep(self._entries, self.most, sha, found)
+        return found
+
+    def placed(self, sha: bytes) -> tuple[bytes, list[int], dict[bytes, int]] | None:
+        """Tree ``sha``'s content, where each of its entries starts, and each name's
+        place among them, when its content and its starts (or entries) are kept and no
+        name is given twice (see :meth:`swapped`); else ``None`` (nothing is read)."""
+        content = self._contents.get(sha)
+        starts = self._starts.get(sha)
+        if starts is None and content is not None:
+            entries = self._entries.get(sha)  # a small tree, parsed whole
+            starts = starts_of(entries, len(content)) if entries is not None else None
+        if content is None or starts is None:
+            return None
+        places = self._places_of(sha, content)
+        return (content, starts, places) if places else None
+
+    def _places_of(self, sha: bytes, content: bytes) -> dict[bytes, int]:
+        """Each name of tree ``sha`` → its place, found once (empty: a name is given
+        twice, which has no one place)."""
+        places = self._places.get(sha)
+        if places is None:
+            names = list(map(names_of, parse(content, sha)))
+            places = {n: i for i, n in enumerate(names)} if len(set(names)) == len(names) else {}
+            _keep(self._places, self.most, sha, places)
+        return places
+
     def keep(
         self, sha: bytes, content: bytes, starts: list[int] | None = None, *, checked: bool = False
     ) -> None:
@@ -294,12 +327,8 @@ class Trees:
         b = self.content(new, read)
         if len(a) != len(b):
             return None
-        places = self._places.get(old)
-        if places is None:
-            names = list(map(names_of, parse(a, old)))
-            # a name given twice has no one place: such a tree is compared whole
-            places = {n: i for i, n in enumerate(names)} if len(set(names)) == len(names) else {}
-            _keep(self._places, self.most, old, places)
+        # a name given twice has no one place: such a tree is compared whole
+        places = self._places_of(old, a)
         i = places.get(name)
         if i is None:
             return None
