@@ -30,7 +30,7 @@ from gitmem.lean.lines import (
     state_rows,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries, tree_named
-from gitmem.lean.survey import SHARED_FROM, indexed, keep, known_summaries, md_blobs, survey
+from gitmem.lean.survey import SHARED_FROM, keep, known_summaries, md_blobs, survey, texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -237,17 +237,15 @@ class _Store:
         makes kept for the next listing; ``None`` if a memory does not read as the
         store reads it."""
         from gitmem.search.index import SearchIndex
-        from gitmem.search.stored import encode, filed, joined, write
+        from gitmem.search.stored import encode, write
 
         meta = os.path.join(self.directory, "gitmem")
         tree, known = self.head.tree, lambda: known_summaries(meta)
-        # a large store's memories read and filed in two halves at once
-        found = indexed(self.objects, tree, known, shared=self._shared(), file=filed)
+        found = texts(self.objects, tree, known, shared=self._shared())
         if found is None:
             return None
         keep(meta, self.name, found[2], found[1])
-        filing = joined(found[3]) if found[3] is not None else None
-        data = encode(self.head.commit, found[0], md_blobs(found[1]), filing)
+        data = encode(self.head.commit, found[0], md_blobs(found[1]))
         write(path, data)
         return SearchIndex.of(data)
 

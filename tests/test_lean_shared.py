@@ -69,8 +69,9 @@ def _both(
 ) -> None:
     """The listing and the texts of ``tree``, shared and not, are equal; ``split``:
     whether the halves answer (else the whole reading does)."""
-    halved = survey._shared(objects(), tree, lambda: known)  # pyright: ignore[reportPrivateUsage]
-    assert (halved is not None) == split
+    for lowered in (False, True):
+        halved = survey._shared(objects(), tree, lambda: known, lowered=lowered)  # pyright: ignore[reportPrivateUsage]
+        assert (halved is not None) == split
     alone = build(objects(), tree, lambda: known)
     assert build(objects(), tree, lambda: known, shared=True) == alone
     swept = texts(objects(), tree, lambda: known)
@@ -90,71 +91,6 @@ def test_a_listing_read_in_halves_is_the_one_read_whole(tmp_path: Path) -> None:
     _both(lambda: Objects(folder), tree, dict(list(whole[1].items())[::3]))
 
 
-def _indexed_as_whole(objects: Callable[[], Objects], tree: str, *, split: bool = True) -> None:
-    """The texts, listing and summaries of ``tree`` read and filed in two halves are
-    those of one process reading alone, and the halves' filings joined are every text
-    filed at once; ``split``: whether the halves answer (else the whole reading does,
-    and the caller files every text)."""
-    from gitmem.search.stored import filed, joined, numbered
-
-    got = survey.indexed(objects(), tree, dict, shared=True, file=filed)
-    assert got is not None
-    assert got[:3] == texts(objects(), tree, dict)
-    assert (got[3] is not None) == split
-    if got[3] is not None:
-        assert len(got[3]) == 2
-        assert joined(got[3]) == numbered([got[0][slug] for slug in sorted(got[0])])
-    alone = survey.indexed(objects(), tree, dict, file=filed)
-    assert alone is not None and alone[3] is None
-
-
-def test_memories_read_and_filed_in_halves_are_as_read_and_filed_whole(tmp_path: Path) -> None:
-    """Text that is not ASCII, an empty body, a large body, code halves; a memory out of
-    its folder, a slug in two folders: each half's texts filed where it is read, the
-    same filing as one process filing every text."""
-    path = str(tmp_path / "repo.git")
-    tree = _store(path, _awkward())
-    folder = os.path.join(path, "objects")
-    _indexed_as_whole(lambda: Objects(folder), tree)
-    slug = "m007"
-    moved = _rebuilt(path, tree, _moved(slug, b"ff" if layout.bucket(slug) < "80" else b"00"))
-    _indexed_as_whole(lambda: Objects(folder), moved)
-    twice = _rebuilt(path, tree, _copied(slug, b"ff" if layout.bucket(slug) < "80" else b"00"))
-    _indexed_as_whole(lambda: Objects(folder), twice)
-
-
-def test_a_half_that_does_not_read_leaves_the_filing_to_the_caller(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A child whose half does not come back (it fails): its half read and filed here;
-    a half whose memory does not read: no filing, the whole read as one process
-    reads it (``None`` here: the store's own reader says what is wrong)."""
-    path = str(tmp_path / "repo.git")
-    tree = _store(path, _awkward())
-    folder = os.path.join(path, "objects")
-    parent = os.getpid()
-    real = survey._text  # pyright: ignore[reportPrivateUsage]
-
-    def dying(slug: str, kind: int, content: bytes) -> object:
-        if os.getpid() != parent:
-            os._exit(3)
-        return real(slug, kind, content)
-
-    monkeypatch.setattr(survey, "_text", dying)
-    _indexed_as_whole(lambda: Objects(folder), tree)
-    monkeypatch.setattr(survey, "_text", real)
-    last = sorted(_awkward())[-1]
-    sha = _blob(path, b"no front matter\n")
-
-    def edit(folders: dict[bytes, dict[bytes, tuple[int, bytes]]]) -> None:
-        folders[layout.bucket(last).encode()][last.encode() + b".md"] = (0o100644, sha)
-
-    broken = _rebuilt(path, tree, edit)
-    from gitmem.search.stored import filed
-
-    assert survey.indexed(Objects(folder), broken, dict, shared=True, file=filed) is None
-
-
 def test_memories_packed_as_deltas_are_read_in_halves_as_whole(tmp_path: Path) -> None:
     """``.md`` blobs packed as deltas of one another, in one pack and spread over
     several (a child reads its bases as this process does)."""
@@ -166,7 +102,6 @@ def test_memories_packed_as_deltas_are_read_in_halves_as_whole(tmp_path: Path) -
     assert any(" blob " in line and len(line.split()) > 5 for line in listed.splitlines())
     folder = os.path.join(path, "objects")
     _both(lambda: Objects(folder), tree, {})
-    _indexed_as_whole(lambda: Objects(folder), tree)
 
 
 def _packs(path: str) -> list[str]:

@@ -29,7 +29,6 @@ __all__ = [
     "SHARED_FROM",
     "Summary",
     "build",
-    "indexed",
     "keep",
     "known_summaries",
     "md_blobs",
@@ -140,9 +139,9 @@ def build(
     kept keeps. ``None`` if a memory does not read as the full reader reads it;
     :class:`~gitmem.lean.objects.Unreadable` or ``KeyError`` if an object does not.
     ``shared``: half the folders read by a forked child (see :func:`_shared`)."""
-    split = _shared(objects, tree, known) if shared else None
+    split = _shared(objects, tree, known, lowered=False) if shared else None
     if split is not None:
-        return split
+        return split[1:]
     filed = _filed(objects, tree)
     if filed is None:
         return None
@@ -176,30 +175,10 @@ def texts(
     tree (its listing, and the summaries ``known()`` does not hold, asked as it asks):
     what a listing keeps, so that the next listing reads no blob again. ``None`` if a
     memory does not read as the full reader reads it, an error as :func:`build` says
-    them; ``shared``: half the memories read by a forked child (see :func:`indexed`)."""
-    found = indexed(objects, tree, known, shared=shared)
-    return None if found is None else found[:3]
-
-
-Filing = dict[bytes, bytes]
-"""Words filed under the memories that hold them (see :func:`indexed`)."""
-
-
-def indexed(
-    objects: Objects,
-    tree: str,
-    known: Callable[[], listing.Summaries],
-    *,
-    shared: bool = False,
-    file: Callable[[list[str], int], Filing] | None = None,
-) -> tuple[dict[str, str], listing.Kept, listing.Summaries, list[Filing] | None] | None:
-    """What :func:`texts` gives, and with ``shared``, the memories (in slug order) read
-    in two halves, the second by a forked child (see :mod:`gitmem.lean.halves`), each
-    half's texts filed where they are read by ``file`` (given the half's texts and the
-    number of its first memory in slug order): the halves' filings, in order (else
-    ``None``: the caller files every text itself). A half whose memory does not read
-    is no answer: the whole is then read here, as without ``shared``, which decides
-    and says every error."""
+    them; ``shared`` as :func:`build` has it."""
+    split = _shared(objects, tree, known, lowered=True) if shared else None
+    if split is not None:
+        return split
     filed = _filed(objects, tree)
     if filed is None:
         return None
@@ -207,21 +186,14 @@ def indexed(
     if not _halves_read(objects, filed, order):
         return None
     ids = [filed.mds[slug] for slug in order]
-    parts = _halved(objects, order, ids, file) if shared else None
-    filing: list[Filing] | None = None
-    if parts is not None:
-        read = [got for part in parts for got in part[0]]
-        found = dict(zip(order, [text for part in parts for text in part[1]], strict=True))
-        filing = [part[2] for part in parts] if file is not None else None
-    else:
-        found = {}
-        read = [("", 0, 0)] * len(order)
-        for i, (kind, content) in objects.each(ids):
-            slug = order[i]
-            text = _text(slug, kind, content)
-            if text is None:
-                return None
-            found[slug], read[i] = text
+    found: dict[str, str] = {}
+    read: list[Summary] = [("", 0, 0)] * len(order)
+    for i, (kind, content) in objects.each(ids):
+        slug = order[i]
+        text = _text(slug, kind, content)
+        if text is None:
+            return None
+        found[slug], read[i] = text
     blobs = [sha.hex() for sha in ids]
     keys = _keys(blobs, order)
     kept_before = known() if len(order) > READ_DIRECTLY else {}
@@ -229,36 +201,7 @@ def indexed(
     if kept_before:
         fresh = {key: got for key, got in fresh.items() if key not in kept_before}
     rows = list(zip(order, read, strict=True))
-    return found, _kept(tree, filed, order, rows, blobs), fresh, filing
-
-
-_Half = tuple[list["Summary"], list[str], Filing]
-"""Half the memories read: each one's summary and text, and the texts' filing."""
-
-
-def _halved(
-    objects: Objects,
-    order: list[str],
-    ids: list[bytes],
-    file: Callable[[list[str], int], Filing] | None,
-) -> list[_Half] | None:
-    """The memories ``order`` (whose ``.md`` blobs are ``ids``) read in two halves, as
-    :func:`indexed` reads them; ``None`` if a memory does not read."""
-
-    def work(part: list[int]) -> _Half | None:
-        start = part[0] if part else 0
-        slugs = order[start : start + len(part)]
-        lowers = [""] * len(part)
-        read: list[Summary] = [("", 0, 0)] * len(part)
-        for i, (kind, content) in objects.each(ids[start : start + len(part)]):
-            text = _text(slugs[i], kind, content)
-            if text is None:
-                return None
-            lowers[i], read[i] = text
-        return read, lowers, file(lowers, start) if file is not None else {}
-
-    parts = halves(work, list(range(len(order))), 2)
-    return None if any(part is None for part in parts) else [p for p in parts if p is not None]
+    return found, _kept(tree, filed, order, rows, blobs), fresh
 
 
 def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
@@ -276,25 +219,28 @@ def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
     return f"{slug}\0{about}\0{body}".lower(), (about, len(body), _lines(raw))
 
 
-_Swept = tuple[str, str, str, "Summary | None"]
-"""A memory read by half a listing: its slug, folder and ``.md`` blob id, and its
-summary (``None`` where the kept summaries hold it)."""
+_Swept = tuple[str, str, str, "Summary | None", "str | None"]
+"""A memory read by half a listing: its slug, folder and ``.md`` blob id, its summary
+(``None`` where the kept summaries hold it) and its text as the search index holds it
+(``None`` unless asked for)."""
 
 
 def _shared(
-    objects: Objects, tree: str, known: Callable[[], listing.Summaries]
-) -> tuple[listing.Kept, listing.Summaries] | None:
-    """What :func:`build` gives of the root ``tree``, each half of its folders read
-    whole by one process (see :mod:`gitmem.lean.halves`): a fresh clone's first
-    listing of a large store, on two cores. ``None`` where the work is not so shared
-    (a tree that is not one, a slug in two folders, a memory that does not read, or so
-    few memories that the kept summaries are not asked): :func:`build` then reads as
-    it always did, deciding and saying every error itself."""
+    objects: Objects, tree: str, known: Callable[[], listing.Summaries], *, lowered: bool
+) -> tuple[dict[str, str], listing.Kept, listing.Summaries] | None:
+    """What :func:`texts` gives of the root ``tree`` (its texts only if ``lowered``),
+    each half of its folders read whole by one process (see :mod:`gitmem.lean.halves`):
+    a fresh clone's first listing of a large store, on two cores. ``None`` where the
+    work is not so shared (a tree that is not one, a slug in two folders, a memory that
+    does not read, or so few memories that the kept summaries are not asked):
+    :func:`texts` then reads as it always did, deciding and saying every error itself."""
     buckets = _buckets(objects, tree)
     if buckets is None:
         return None
     kept_before = known()
-    parts = halves(lambda part: _swept(objects, part, kept_before), list(buckets.items()), 2)
+    parts = halves(
+        lambda part: _swept(objects, part, kept_before, lowered), list(buckets.items()), 2
+    )
     if any(part is None for part in parts):
         return None
     read = [row for part in parts if part is not None for row in part[1]]
@@ -309,7 +255,7 @@ def _shared(
     keys = _keys(blobs, order)
     rows: list[tuple[str, Summary]] = []
     fresh: listing.Summaries = {}
-    for (slug, _, _, got), key in zip(read, keys, strict=True):
+    for (slug, _, _, got, _), key in zip(read, keys, strict=True):
         if got is None:
             rows.append((slug, kept_before[key]))
         else:
@@ -317,20 +263,21 @@ def _shared(
             if key not in kept_before:
                 fresh[key] = got
     placed = all(part is not None and part[0] for part in parts)
+    found = {row[0]: row[4] or "" for row in read} if lowered else {}
     # each folder named by this process's one string of its name, as a reading alone
     # names it: marshal writes a string shared by many rows once, the kept bytes alike
     names = {name: name for name in buckets}
     kept = tree, buckets if placed else {}, rows, [names[row[1]] for row in read], blobs
-    return kept, fresh
+    return found, kept, fresh
 
 
 def _swept(
-    objects: Objects, part: list[tuple[str, str]], known: listing.Summaries
+    objects: Objects, part: list[tuple[str, str]], known: listing.Summaries, lowered: bool
 ) -> tuple[bool, list[_Swept]] | None:
     """Half a listing read whole: the memories of the fan-out folders ``part`` (name,
-    id) in slug order, each read unless ``known`` holds its summary; and whether each
-    is in its own folder. ``None`` if a memory does not read as the full reader reads
-    it, or a slug is in two folders."""
+    id) in slug order, each read unless ``known`` holds its summary (each read if
+    ``lowered``, its text too); and whether each is in its own folder. ``None`` if a
+    memory does not read as the full reader reads it, or a slug is in two folders."""
     filed = _Filed(dict(part))
     if not _file(objects, filed) or filed.count != len(filed.mds):
         return None
@@ -339,16 +286,27 @@ def _swept(
         return None
     mds = filed.mds
     blobs = [mds[slug].hex() for slug in order]
-    wanted = [i for i, key in enumerate(_keys(blobs, order)) if key not in known]
+    if lowered:
+        wanted = list(range(len(order)))
+    else:
+        wanted = [i for i, key in enumerate(_keys(blobs, order)) if key not in known]
     summaries: list[Summary | None] = [None] * len(order)
+    lowers: list[str | None] = [None] * len(order)
     for j, (kind, content) in objects.each([mds[order[i]] for i in wanted]):
-        summaries[wanted[j]] = got = summary(content) if kind == BLOB else None
-        if got is None:
+        i = wanted[j]
+        if not lowered:
+            summaries[i] = got = summary(content) if kind == BLOB else None
+            if got is None:
+                return None
+            continue
+        text = _text(order[i], kind, content)
+        if text is None:
             return None
+        lowers[i], summaries[i] = text
     where = filed.where
     return filed.placed, [
-        (slug, where[slug], blob, got)
-        for slug, blob, got in zip(order, blobs, summaries, strict=True)
+        (slug, where[slug], blob, got, lower)
+        for slug, blob, got, lower in zip(order, blobs, summaries, lowers, strict=True)
     ]
 
 

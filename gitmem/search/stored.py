@@ -38,18 +38,7 @@ else:
         return value
 
 
-__all__ = [
-    "NUMBERS",
-    "SUFFIX",
-    "Damaged",
-    "Stored",
-    "encode",
-    "filed",
-    "forget_older",
-    "joined",
-    "numbered",
-    "write",
-]
+__all__ = ["NUMBERS", "SUFFIX", "Damaged", "Stored", "encode", "forget_older", "numbered", "write"]
 
 # marshal's format and array's item sizes and byte order are this interpreter's and
 # this machine's: another writes anew
@@ -73,21 +62,16 @@ def forget_older(path: str) -> None:
 
 
 def encode(
-    commit: str | None,
-    texts: dict[str, str],
-    blobs: Mapping[str, str] | None = None,
-    filing: tuple[str, list[bytes]] | None = None,
+    commit: str | None, texts: dict[str, str], blobs: Mapping[str, str] | None = None
 ) -> bytes:
     """The file of an index built afresh, as of ``commit``, of memories whose lowered
     texts (``slug NUL description NUL body``) are ``texts`` and whose ``.md`` blob ids
     are ``blobs`` (hex, of those it gives): the very bytes
-    :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories.
-    ``filing``: the texts' words and postings in slug order as :func:`numbered` gives
-    them, if already filed (see :func:`joined`)."""
+    :meth:`gitmem.search.index.SearchIndex.save` writes for the same memories."""
     slugs = sorted(texts)
     ordered = [texts[slug] for slug in slugs]
     ids: list[str | None] = [blobs.get(slug) for slug in slugs] if blobs else [None] * len(slugs)
-    return Stored.build(commit, slugs, ordered, *(filing or numbered(ordered)), ids)
+    return Stored.build(commit, slugs, ordered, *numbered(ordered), ids)
 
 
 def write(path: str, data: bytes) -> bool:
@@ -107,20 +91,6 @@ def _u64(values: list[int]) -> bytes:
 
 _BLOB = 20
 _UNTOLD = bytes(_BLOB)  # a memory whose blob id the index was not told
-_UNTOLD_HEX = _UNTOLD.hex()
-
-
-def _blob_ids(blobs: list[str | None]) -> bytes:
-    """The ``.md`` blob ids ``blobs`` (hex, ``None`` if not told) as the file keeps
-    them, 20 bytes each: every id of 40 digits and letters read in one call, as each
-    would be read alone (anything else read one by one)."""
-    hexed = [blob or _UNTOLD_HEX for blob in blobs]
-    joined = "".join(hexed)
-    if set(map(len, hexed)) <= {2 * _BLOB} and (not joined or joined.isalnum()):
-        return bytes.fromhex(joined)
-    return b"".join(bytes.fromhex(blob) if blob else _UNTOLD for blob in blobs)
-
-
 _COUNT = array("I")  # how many slugs, and where each starts in the slug list's text
 
 
@@ -173,17 +143,16 @@ class Stored:
         slugs: list[str],
         texts: list[str],
         vocab: str,
-        runs: list[bytes],
+        runs: list[array[int]],
         blobs: list[str | None],
     ) -> bytes:
         """The file for an index as of ``commit`` of the memories ``slugs`` (sorted) with
         the lowered ``texts``, its words (``vocab``: sorted, each ended by a NUL), each
-        word's postings (``runs``, in the words' order, each the bytes of numbers as
-        :data:`NUMBERS` holds them) and each memory's ``.md`` blob id (hex, ``None`` if
-        not told)."""
+        word's postings (``runs``, in the words' order, each an array as
+        :data:`NUMBERS`) and each memory's ``.md`` blob id (hex, ``None`` if not told)."""
         whole = b"".join(runs)  # their bytes, copied as they are
         # each word's span and CRC, with no Python step per word
-        spans = list(accumulate(map(len, runs), initial=0))
+        spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, runs)), initial=0))
         pieces = map(memoryview(whole).__getitem__, map(slice, spans, spans[1:]))
         crcs = array("I", map(zlib.crc32, pieces)).tobytes()
         starts = list(accumulate(map((1).__add__, map(len, vocab.split("\0"))), initial=0))
@@ -192,7 +161,7 @@ class Stored:
         ends = accumulate(map((1).__add__, map(len, map(str.encode, slugs))), initial=0)
         table = array(_COUNT.typecode, [len(slugs), *ends])
         slug_part = table.tobytes() + named
-        blob_part = _blob_ids(blobs)
+        blob_part = b"".join(bytes.fromhex(blob) if blob else _UNTOLD for blob in blobs)
         text_part = marshal.dumps(texts)
         parts = (
             len(slug_part),
@@ -400,23 +369,16 @@ class Stored:
         return self._texts
 
 
-def numbered(texts: list[str]) -> tuple[str, list[bytes]]:
+def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     """The words of ``texts`` (lowered texts in slug order), sorted, each ended by a NUL,
-    and each word's postings (the bytes of numbers as :data:`NUMBERS` holds them) in the
-    same order, for the memories numbered by their place in ``texts``."""
-    return joined([filed(texts)])
-
-
-def filed(texts: list[str], start: int = 0) -> dict[bytes, bytes]:
-    """Each word of ``texts`` (lowered texts in slug order, the first numbered
-    ``start``) and its postings among them (the bytes of numbers as :data:`NUMBERS`
-    holds them): every word of every text filed under its memory's number in one pass,
-    with no Python step per word (the words as bytes, cheaper to make and to hash than
-    text), and nothing more done per word."""
+    and each word's postings (an array as :data:`NUMBERS`) in the same order, for the
+    memories numbered by their place in ``texts``: every word of every text filed under
+    its memory's number in one pass, with no Python step per word (the words as bytes,
+    cheaper to make and to hash than text), and nothing more done per word."""
     from collections import defaultdict, deque
     from functools import partial
 
-    if start + len(texts) > 1 << 32:
+    if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
     from gitmem.store.collector import uncollected  # here: only a build pauses it
 
@@ -428,27 +390,8 @@ def filed(texts: list[str], start: int = 0) -> dict[bytes, bytes]:
         runs: defaultdict[bytes, array[int]] = defaultdict(partial(array, NUMBERS.typecode))
         file = runs.__getitem__  # a new word gets its empty array without a Python step
         append: Callable[[array[int], int], None] = array.append  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        for number, text in enumerate(texts, start):
+        for number, text in enumerate(texts):
             deque(map(append, map(file, encoded(text)), repeat(number)), maxlen=0)
-        return dict(zip(runs, map(bytes, runs.values()), strict=True))
-
-
-def joined(parts: list[dict[bytes, bytes]]) -> tuple[str, list[bytes]]:
-    """The words and postings of texts filed in parts (:func:`filed`, each part's
-    memories numbered after the part before's), as :func:`numbered` gives those of
-    every text filed at once: a word's postings are its postings in each part, in the
-    parts' order (a word at a time, no Python step per word)."""
-    every: set[bytes] = set()
-    words = sorted(every.union(*parts))
-    if len(parts) == 1:
-        return _vocabulary(words), list(map(parts[0].__getitem__, words))
-    runs = list(map(parts[0].get, words, repeat(b"")))
-    for part in parts[1:]:
-        runs = list(map(bytes.__add__, runs, map(part.get, words, repeat(b""))))
-    return _vocabulary(words), runs
-
-
-def _vocabulary(words: list[bytes]) -> str:
-    """The vocabulary's text of ``words`` (sorted as bytes, which sorts them as the text
-    sorts: UTF-8 keeps the order of code points), each ended by a NUL."""
-    return (b"\0".join(words) + b"\0").decode() if words else ""
+        vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points
+        text = (b"\0".join(vocab) + b"\0").decode() if vocab else ""
+        return text, list(map(runs.__getitem__, vocab))
