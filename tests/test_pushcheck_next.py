@@ -15,6 +15,7 @@ import os
 import random
 import re
 from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from helpers_githooks import md
@@ -169,6 +170,25 @@ def _without(monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...]) -> None:
         monkeypatch.setattr(PushReader, name, lambda *_: None)
 
 
+T = TypeVar("T")
+
+
+def _each_reading(
+    monkeypatch: pytest.MonkeyPatch, read: Callable[[], T]
+) -> tuple[dict[str, T], list[str]]:
+    """What ``read`` finds with each set of readings on, by label, and the commits the
+    next step read (with every reading on)."""
+    found: dict[str, T] = {}
+    taken: list[str] = []
+    for label, off in _READINGS.items():
+        with monkeypatch.context() as patched:
+            if not off:
+                taken = _taken(patched, "_next")
+            _without(patched, off)
+            found[label] = read()
+    return found, taken
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_every_reading_reads_a_push_alike(
     seed: int, tmp_path: object, monkeypatch: pytest.MonkeyPatch
@@ -177,14 +197,7 @@ def test_every_reading_reads_a_push_alike(
     (memories, totals, problems) whichever readings are on."""
     path = os.path.join(str(tmp_path), "store.git")
     shas = _push(path, seed, 100, rate=0.3)
-    found: dict[str, list[tuple[object, ...]]] = {}
-    taken: list[str] = []
-    for label, off in _READINGS.items():
-        with monkeypatch.context() as patched:
-            if not off:
-                taken = _taken(patched, "_next")
-            _without(patched, off)
-            found[label] = list(_read(path, shas))
+    found, taken = _each_reading(monkeypatch, lambda: list(_read(path, shas)))
     for label, reading in found.items():
         assert reading == found["full"], label
     assert len(taken) >= 10  # the next step was taken, and not only for clean commits
@@ -208,14 +221,7 @@ def test_the_hook_refuses_a_push_alike_with_every_reading(
     whichever readings are on; a push of usual commits alone lands."""
     path = os.path.join(str(tmp_path), "store.git")
     shas = _push(path, len(only), 40, rate=0, only=only)
-    lines: dict[str, list[str]] = {}
-    taken: list[str] = []
-    for label, off in _READINGS.items():
-        with monkeypatch.context() as patched:
-            if not off:
-                taken = _taken(patched, "_next")
-            _without(patched, off)
-            lines[label] = _refused(path, shas[-1])
+    lines, taken = _each_reading(monkeypatch, lambda: _refused(path, shas[-1]))
     for label, refused in lines.items():
         assert refused == lines["full"], label
     if not only:

@@ -30,6 +30,16 @@ def boxes() -> Iterator[tuple[Sandbox, Sandbox]]:
         pool.close()
 
 
+@pytest.fixture
+def box() -> Iterator[Sandbox]:
+    """A sandbox with a pool of its own, closed after the test."""
+    pool = Pool(reaper=False)
+    try:
+        yield Sandbox(time_limit=1.0, pool=pool)
+    finally:
+        pool.close()
+
+
 # Texts whose every character counts: a leading byte order mark (a decoder drops it
 # unless told not to), text outside ASCII and outside the BMP, NUL, line and paragraph
 # separators, CRLF, a newline and JSON right at the start, the empty text, and a lone
@@ -116,14 +126,9 @@ DIRECT = [
 
 
 @pytest.mark.parametrize("source", DIRECT)
-def test_a_module_loads_alike_with_and_without_the_wrapper(source: str) -> None:
+def test_a_module_loads_alike_with_and_without_the_wrapper(source: str, box: Sandbox) -> None:
     assert "then" not in source and "\\" not in source
-    pool = Pool(reaper=False)
-    try:
-        box = Sandbox(time_limit=1.0, pool=pool)
-        assert _load(box, source) == _load(box, source + "\n// then\n")
-    finally:
-        pool.close()
+    assert _load(box, source) == _load(box, source + "\n// then\n")
 
 
 # Programs run as they are (their text spells no `then` and holds no backslash) and
@@ -155,15 +160,10 @@ RUN_MODULES = {
 
 
 @pytest.mark.parametrize("source", RUN_DIRECT)
-def test_a_program_runs_alike_with_and_without_the_wrapper(source: str) -> None:
+def test_a_program_runs_alike_with_and_without_the_wrapper(source: str, box: Sandbox) -> None:
     assert "then" not in source and "\\" not in source
-    pool = Pool(reaper=False)
-    try:
-        box = Sandbox(time_limit=1.0, pool=pool)
-        results = [
-            box.run(text, modules=RUN_MODULES, bridge=lambda name, args: (True, f"{name}!"))
-            for text in (source, source + "\n// then\n")
-        ]
-    finally:
-        pool.close()
+    results = [
+        box.run(text, modules=RUN_MODULES, bridge=lambda name, args: (True, f"{name}!"))
+        for text in (source, source + "\n// then\n")
+    ]
     assert results[0] == results[1]
