@@ -26,6 +26,7 @@ import sys
 from functools import partial
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
+from gitmem.lean.tuples import made
 from gitmem.pushrecord import hold_record, record_at
 from gitmem.screens import chain
 from gitmem.store.message import kind_of
@@ -266,15 +267,20 @@ def _check_commit(
             screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
         )
         return
-    ops = {e.slug: e.op for e in commit.facts.edits} if commit.facts is not None else {}
-    edits = [
-        PushedEdit(ops.get(slug) or ("delete" if after is None else "write"), slug, after)
-        for slug, (_, after) in commit.changed.items()
-    ]
+    # loops, not comprehensions: a push's every commit (most change one memory) comes
+    # here, and a comprehension is a function made and called
+    ops: dict[str, str] = {}
+    if commit.facts is not None:
+        for e in commit.facts.edits:
+            ops[e.slug] = e.op
+    edits: list[PushedEdit] = []
+    for slug, (_, after) in commit.changed.items():
+        op = ops.get(slug) or ("delete" if after is None else "write")
+        edits.append(made(PushedEdit, (op, slug, after)))
     # the whole commit as one write first: when every screen passes it, each part passes
     # (a screen judges a write's parts each on its own); else the parts are screened one
     # by one, each refusal named: the commit's own words once, then each memory it writes
-    whole = Write(store, commit.author, edits, None, meta, commit.message)
+    whole = made(Write, (store, commit.author, edits, None, meta, commit.message))
     parts = not _passes(screens, whole)
     if not parts and recorded is None:
         return  # every screen passed it, and no limit is recorded: nothing more to judge

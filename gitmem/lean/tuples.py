@@ -22,9 +22,19 @@ from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
 
-__all__ = ["NamedTuple"]
+    T = TypeVar("T", bound=tuple[object, ...])
+
+    def made(cls: type[T], values: tuple[object, ...], /) -> T:
+        """A named tuple of class ``cls`` holding ``values`` (one for each field)."""
+        ...
+else:
+    # what a named tuple's class makes of all its values, less the Python-level
+    # __new__ it calls for them: a push hook makes several for each commit it reads
+    made = tuple.__new__
+
+__all__ = ["NamedTuple", "made"]
 
 _MADE_BY_CLASS = frozenset(("__module__", "__qualname__", "__dict__"))
 

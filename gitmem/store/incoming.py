@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from gitmem.lean.tuples import made
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
 from gitmem.store.pushobjects import Objects, common_dir, control_dir
@@ -379,7 +380,10 @@ class Incoming:
         """Note that root tree ``new`` differs from ``old`` in the entries ``changed``
         only: when none is a store file, ``new`` holds ``old``'s, found without
         reading ``new`` whole."""
-        if any(name.startswith(_META_PREFIX) for name in changed) or new in self._metas:
+        for name in changed:  # a loop, not a generator: a push's every commit asks
+            if name.startswith(_META_PREFIX):
+                return
+        if new in self._metas:
             return
         self._keep_metas(new, self._meta_ids(old, commit) if old is not None else {})
 
@@ -411,7 +415,8 @@ def _read_head(sha: str, raw: bytes) -> Head:
     # replaced), so the name's bytes decode to the name
     end = author.find(b" <")
     name = (author[:end] if end >= 0 else author).decode("utf-8", "replace")
-    return Head(tree, tuple(parents), name, message)
+    # made as the class makes it, less its Python-level __new__ (a push reads thousands)
+    return made(Head, (tree, tuple(parents), name, message))
 
 
 def _id_key(sha: str) -> bytes | None:

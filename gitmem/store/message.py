@@ -34,6 +34,7 @@ from gitmem.errors import InvalidPath
 from gitmem.lean.heads import TOTAL_KEYS
 from gitmem.lean.shapes import op_shape, slug_shape
 from gitmem.lean.totals import Totals, totals_of
+from gitmem.lean.tuples import made
 from gitmem.names import check_path
 
 TYPE_CHECKING = False
@@ -89,6 +90,7 @@ MEMORIES = "memories"
 KEYS = frozenset((*EDIT_KEYS, PATH_KEY, *TOTAL_KEYS))
 """The trailer keys gitmem itself writes; an extra trailer may not use them."""
 _SHOWN = 3
+_NO_EXTRA: Mapping[str, str] = MappingProxyType({})
 
 
 def subject(edits: Sequence[tuple[str, Op]]) -> str:
@@ -159,17 +161,22 @@ def parse_message(message: bytes) -> Facts | None:
     written = _as_written(message)
     if written is not None:
         edits, match, stop = written
-        extra: dict[str, str] = {}
+        extra = _NO_EXTRA  # read-only: one empty map serves every message that has none
         # as the full reading takes them: the lines of the decoded text (a block with
         # no "Gitmem-" in its bytes has none, nor has its text: the key is ASCII)
         if message.find(b"Gitmem-", match.end(), stop) >= 0:
+            found: dict[str, str] = {}
             for line in message[match.end() : stop].decode("utf-8", "replace").splitlines():
                 if line.startswith("Gitmem-"):
                     key, sep, value = line.partition(": ")
                     if sep:
-                        extra[key] = value
+                        found[key] = value
+            extra = MappingProxyType(found)
         a, b, c, d, e, f = map(int, match.group(6, 7, 8, 9, 10, 11))
-        return Facts(edits, totals_of(a, b, c), totals_of(d, e, f), MappingProxyType(extra))
+        totals = totals_of(a, b, c)
+        # a store that only grows has its peaks at its totals: one value serves both
+        peaks = totals if (a, b, c) == (d, e, f) else totals_of(d, e, f)
+        return made(Facts, (edits, totals, peaks, extra, False))
     read = _trailers(message)
     if read is None:
         return None
@@ -221,7 +228,7 @@ def _as_written(
         return None
     if match[2] is None:
         return (), match, stop
-    edits = (Edited(match[2].decode(), match[3].decode(), int(match[4])),)
+    edits = (made(Edited, (match[2].decode(), match[3].decode(), int(match[4]))),)
     if match[5]:
         edits += tuple(
             Edited(s.decode(), o.decode(), int(r)) for s, o, r in _TRIO.findall(match[5])

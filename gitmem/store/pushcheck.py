@@ -28,6 +28,7 @@ from operator import itemgetter, methodcaller
 from gitmem.errors import GitmemError
 from gitmem.lean.text import count_lines
 from gitmem.lean.totals import Totals
+from gitmem.lean.tuples import made
 from gitmem.names import check_path, check_slug, tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
@@ -237,15 +238,13 @@ class _Memories(Incoming):
             return found
         try:
             description, body = files.decode_md(slug, self.blob(md, commit))
-            halves = [
-                self.blob(h, commit).decode("utf-8") if h is not None else ""
-                for h in (code, on_use)
-            ]
+            code_text = self.blob(code, commit).decode("utf-8") if code is not None else ""
+            on_use_text = self.blob(on_use, commit).decode("utf-8") if on_use is not None else ""
         except GitmemError as exc:
             raise Refused("parse", commit, str(exc)) from None
         except UnicodeDecodeError:
             raise Refused("parse", commit, f"the code of `{slug}` is not UTF-8 text") from None
-        found = PushedMemory(slug, description, body, halves[0], halves[1])
+        found = made(PushedMemory, (slug, description, body, code_text, on_use_text))
         if len(self._memories) >= _CACHE_MAX:
             self._memories.clear()
         self._memories[key] = found
@@ -423,10 +422,19 @@ class PushReader(_Memories):
             return None
         if after is None:
             return None
-        # a folder of a few entries: each looked for among the other's (as only_in)
-        removed = [entry for entry in before if entry not in after]
-        added = [entry for entry in after if entry not in before]
-        if not (removed or added) or any(entry[0] not in wanted for entry in removed):
+        # a folder of a few entries: each looked for among the other's (as only_in),
+        # in loops (a comprehension is a function made and called, for every commit)
+        removed: Entries = []
+        for entry in before:
+            if entry not in after:
+                if entry[0] not in wanted:
+                    return None  # another file than the memory's is gone
+                removed.append(entry)
+        added: Entries = []
+        for entry in after:
+            if entry not in before:
+                added.append(entry)
+        if not (removed or added):
             return None
         names = self._names
         for filename, mode, _ in added:
@@ -458,8 +466,9 @@ class PushReader(_Memories):
                 problems.append(refused)
         message = head.message.decode("utf-8", "replace")
         totals = self.totals(parent)
-        commit = PushCommit(
-            sha, parent, False, facts, head.author, changed, totals, None, message, problems
+        commit = made(
+            PushCommit,
+            (sha, parent, False, facts, head.author, changed, totals, None, message, problems),
         )
         self._step = (sha, new_root, b, starts, places)
         return commit

@@ -60,10 +60,7 @@ def _secrets(write: Write) -> None:
     a memory's description, body and code halves, a file's text, the commit message it
     chose and its author's name. A memory store's allowlist may admit a finding; a file
     store keeps no allowlist, so nothing in its writes is admitted."""
-    # imported here: a write scans, a read does not (and the plain form: a push's
-    # hook runs it for every commit, and a `from` import of a loaded module costs more)
-    import gitmem.secrets as scanner
-
+    holds_none = _holds_none or _first_scan()
     # most writes hold nothing a detector starts at: passed before a part is named
     texts = [write.message, write.author]
     for edit in write.edits:
@@ -72,8 +69,10 @@ def _secrets(write: Write) -> None:
             texts += (memory.slug, memory.description, memory.body, memory.code, memory.on_use)
     for path, text in write.files or ():
         texts += (path, text)
-    if scanner.holds_none(texts):
+    if holds_none(texts):
         return
+    import gitmem.secrets as scanner  # a write that may hold a secret: named part by part
+
     allow = None if write.files is not None else scanner.read_allowlist(write.meta(ALLOWLIST))
     fields: list[tuple[str, str]] = []
     for edit in write.edits:
@@ -85,6 +84,20 @@ def _secrets(write: Write) -> None:
     fields += (("commit message", write.message), ("author name", write.author))
     # one pass over every part, in order: the first secret found is the one refused
     scanner.check_texts(fields, allow)
+
+
+# the scanner's first question, kept once a write has asked it: imported then (a write
+# scans, a read does not), not by an import statement run again for each write (a push
+# hook screens every commit)
+_holds_none: Callable[[Iterable[str]], bool] | None = None
+
+
+def _first_scan() -> Callable[[Iterable[str]], bool]:
+    global _holds_none
+    from gitmem.secrets import holds_none
+
+    _holds_none = holds_none
+    return holds_none
 
 
 SECRETS = Screen("secret", _secrets)

@@ -16,7 +16,6 @@ against its id.
 
 from __future__ import annotations
 
-import re
 import stat
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, repeat
@@ -27,6 +26,7 @@ from gitmem.store.native import native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Mapping, Sequence
     from typing import TypeVar
 
@@ -89,12 +89,23 @@ def starts_of(entries: Entries, size: int) -> list[int] | None:
 # a tree every entry of which has a mode git writes, spelled as git spells it, and a
 # name: held to that whole in one pass of the engine (linear: an entry matches one way
 # only, and the possessive repeats never give one back to try another)
-_USUAL = re.compile(rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+", re.DOTALL)
+_USUAL_TEXT = rb"(?:(?:100644|40000|100755|120000|160000) [^\0]++\0.{20})*+"
 # a tree all of whose entries have one mode (a fan-out folder's files, a root's
 # folders): each entry, in one pass
-_ALIKE = {
-    mode: re.compile(rb"%s [^\0]++\0.{20}" % mode, re.DOTALL) for mode in (b"100644", b"40000")
-}
+_ALIKE_MODES = (b"100644", b"40000")
+_patterns: tuple[re.Pattern[bytes], dict[bytes, re.Pattern[bytes]]] | None = None
+
+
+def _compiled() -> tuple[re.Pattern[bytes], dict[bytes, re.Pattern[bytes]]]:
+    """The patterns, compiled at their first use (``re`` loaded then: a push hook that
+    reads each commit the short way never loads it)."""
+    global _patterns
+    if _patterns is None:
+        import re
+
+        alike = {mode: re.compile(rb"%s [^\0]++\0.{20}" % mode, re.DOTALL) for mode in _ALIKE_MODES}
+        _patterns = (re.compile(_USUAL_TEXT, re.DOTALL), alike)
+    return _patterns
 
 
 def starts_in(content: bytes) -> list[int] | None:
@@ -108,13 +119,14 @@ def starts_in(content: bytes) -> list[int] | None:
     git's parse reads it. Else, once the whole tree is known to be such entries, each
     entry's name ends at the first NUL past its mode, and its id fills the 20 bytes
     after that: a NUL inside an id is never searched from."""
-    for mode, pattern in _ALIKE.items():
+    usual, alike = _compiled()
+    for mode, pattern in alike.items():
         if content.startswith(mode + b" "):
             starts = list(accumulate(map(len, pattern.findall(content)), initial=0))
             if starts[-1] == len(content):
                 return starts
             break
-    if _USUAL.fullmatch(content) is None:
+    if usual.fullmatch(content) is None:
         return None
     placed: list[int] = []
     append = placed.append
