@@ -97,8 +97,8 @@ _patterns: tuple[re.Pattern[bytes], dict[bytes, re.Pattern[bytes]]] | None = Non
 
 
 def _compiled() -> tuple[re.Pattern[bytes], dict[bytes, re.Pattern[bytes]]]:
-    """The patterns, compiled at their first use (``re`` loaded then: a push hook that
-    reads each commit the short way never loads it)."""
+    """The patterns, compiled at their first use (a push hook that reads each commit
+    from its parent's reading may never need them)."""
     global _patterns
     if _patterns is None:
         import re
