@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import glob
 import os
-import resource
 import shutil
-import statistics
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 
 from capability import build_store
+from figures import Figure, median, run, timed
 from installed import Installed, install
 from seeding import AUTHOR
 from store import build_history
@@ -46,26 +43,6 @@ from gitmem.types import Change, Memory
 
 STORE = "profile/bench"
 RUNS = 9
-GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-
-
-Figure = tuple[float, float]
-"""Wall-clock and CPU (user + system) milliseconds."""
-
-
-def run(args: list[str]) -> Figure:
-    """One process, start to exit (it must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=GIT_ENV)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    return wall, cpu
-
-
-def median(figures: list[Figure]) -> Figure:
-    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
 
 
 def pair(ours: list[str], peer: list[str], runs: int = RUNS) -> tuple[Figure, Figure]:
@@ -124,12 +101,6 @@ def fresh_clone(path: str) -> None:
 
 def note(label: str, figure: Figure) -> None:
     print(f"   {label:<58} {figure[0]:8.1f} ms (cpu {figure[1]:7.1f})")
-
-
-def timed(fn: Callable[[], object]) -> Figure:
-    start, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
 
 
 def bench_commands(work: str, user: Installed) -> None:

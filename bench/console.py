@@ -39,9 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
+from figures import timed
 from seeding import AUTHOR, write_history
 
 STORE = "profile/bench"
@@ -187,12 +187,6 @@ def process(args: list[str]) -> tuple[float, float, str]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall * 1000, cpu * 1000, done.stdout
-
-
-def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
 def fmt(ms: float) -> str:

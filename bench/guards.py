@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 
+from figures import median
 from installed import Installed, install
 from seeding import AUTHOR, GIT_ENV
 
@@ -164,10 +165,6 @@ def timed_push(project: str, server: str, *refs: str) -> Figure:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return wall, cpu
-
-
-def median(figures: list[Figure]) -> Figure:
-    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
 
 
 def bench_hook(work: str, project: str, user: Installed) -> tuple[Figure, Figure, Figure, Figure]:

@@ -22,14 +22,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 
+from figures import Figure, median, run, timed
 from installed import Installed, install
 
 from gitmem import Repository
@@ -43,8 +41,6 @@ from gitmem.types import FileChange, FileEdit
 RUNS = 11
 DAYS = 365
 PER_DAY = 12
-Figure = tuple[float, float]
-"""Wall-clock and CPU (user + system) milliseconds."""
 
 WORDS = [
     "auth",
@@ -73,30 +69,6 @@ WORDS = [
     "hook",
 ] + [f"{part}{n}" for part in ("module", "service", "table", "flag", "endpoint") for n in range(60)]
 """A year's vocabulary: common words, and the names of a project's many parts."""
-
-
-def run(args: list[str], stdin: str | None = None, env: dict[str, str] | None = None) -> Figure:
-    """One process, start to exit."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    if stdin is None:
-        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
-    else:
-        with open(stdin, "rb") as handle:
-            subprocess.run(args, check=True, stdin=handle, stdout=subprocess.DEVNULL, env=env)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-
-
-def median(figures: list[Figure]) -> Figure:
-    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
-
-
-def timed(fn: Callable[[], object]) -> Figure:
-    start, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
 
 
 def line(label: str, ours: Figure, peer: Figure, peer_name: str, goal: str, limit: float) -> None:

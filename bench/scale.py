@@ -36,7 +36,6 @@ import os
 import random
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from capability import text
 from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
+from figures import Figure, median, run, timed
 from installed import install
 from seeding import AUTHOR, GIT_ENV, write_store
 
@@ -61,9 +61,6 @@ STORE = "profile/bench"
 FIXTURES = os.environ.get(
     "GITMEM_BENCH_FIXTURES", os.path.join(tempfile.gettempdir(), "gitmem-bench-fixtures")
 )
-
-Figure = tuple[float, float]
-"""Wall-clock and CPU (user + system) milliseconds."""
 
 
 # -- fixtures, built once and kept -------------------------------------------------------
@@ -283,27 +280,6 @@ def _edit(repo: Repository, i: int, salt: str) -> None:
 
 
 # -- measuring ----------------------------------------------------------------------------
-
-
-def timed(fn: Callable[[], object]) -> Figure:
-    start, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
-
-
-def run(args: list[str]) -> Figure:
-    """One process, start to exit (it must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=GIT_ENV)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    return wall, cpu
-
-
-def median(figures: list[Figure]) -> Figure:
-    return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
 
 
 def show(label: str, figure: Figure) -> str:
