@@ -570,3 +570,15 @@ def test_a_prune_keeps_the_files_of_kept_modules_alone() -> None:
         assert os.listdir(folder) == []
     finally:
         pool.close()
+
+
+def test_a_process_that_aborts_leaves_no_core_file(pool: Pool) -> None:
+    """A program can abort its process (a full heap): the process may write no core,
+    which would keep the programs' text and the memories they read in a file."""
+    box = Sandbox(pool=pool)
+    box.start()
+    assert box.pid is not None
+    limits = Path(f"/proc/{box.pid}/limits").read_text().splitlines()
+    core = next(line for line in limits if line.startswith("Max core file size"))
+    assert core.split()[4:6] == ["0", "0"], core
+    box.close()

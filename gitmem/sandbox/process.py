@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import json
 import os
+import resource
 import secrets
 import select
 import signal
@@ -205,6 +206,7 @@ class Process:
             env={**_ENV, "DENO_DIR": str(deno_dir)},
             start_new_session=True,
         )
+        _no_core_file(self.proc.pid)
         self.stdout = _Log(self.proc.stdout)
         self.stderr = _Log(self.proc.stderr)
         give_up = time.monotonic() + _START_TIMEOUT
@@ -473,6 +475,17 @@ class Process:
             with contextlib.suppress(OSError):
                 os.close(self._owner)
             self._owner = -1
+
+
+def _no_core_file(pid: int) -> None:
+    """Let process ``pid`` leave no core file when it aborts (a program that fills its
+    heap or a parser's stack ends it so): a core would hold the programs' text and every
+    memory they read, in a file that outlives the process."""
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
 def _read_small(path: str, folder: int) -> bytes | None:
