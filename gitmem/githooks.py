@@ -261,11 +261,12 @@ def _check_commit(
             held[name] = reader.meta(commit.parent, name)
         return held[name]
 
+    # the header's other lines (the committer, a signature...): screened with the message
+    header = reader.head(sha).header.decode("utf-8", "replace")
     if commit.files is not None:
         files = list(commit.files.items())
-        _screen(
-            screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
-        )
+        write = Write(store, commit.author, (), files, meta, commit.message, header)
+        _screen(screens, sha, write, problems)
         return
     # loops, not comprehensions: a push's every commit (most change one memory) comes
     # here, and a comprehension is a function made and called
@@ -280,7 +281,7 @@ def _check_commit(
     # the whole commit as one write first: when every screen passes it, each part passes
     # (a screen judges a write's parts each on its own); else the parts are screened one
     # by one, each refusal named: the commit's own words once, then each memory it writes
-    whole = made(Write, (store, commit.author, edits, None, meta, commit.message))
+    whole = made(Write, (store, commit.author, edits, None, meta, commit.message, header))
     parts = not _passes(screens, whole)
     if not parts and recorded is None:
         return  # every screen passed it, and no limit is recorded: nothing more to judge
