@@ -160,8 +160,11 @@ def _check_update(
             "memory history is never rewritten (merge with `gitmem sync` instead)",
         )
     old = None if is_zero(update.old) else update.old
-    stop = {update.old}
-    shas = reader.new_commits(update.new, lambda s: s in stop or known(s))
+    # a commit is taken as checked only when this store's published history holds it:
+    # an object the repository holds came by any ref (a branch of the project's, a
+    # proposal, a tag), which the hook let through unread
+    published = reader.reached(old)
+    shas = reader.new_commits(update.new, lambda s: s == old or (known(s) and published(s)))
     _check_commits(reader, store, old, shas, screens)
 
 

@@ -246,3 +246,22 @@ def test_sync_keeps_out_a_remotes_commits_git_reads_otherwise(tmp_path: Path) ->
         assert f"breaks rule {rule}" in report["refused"][0]
         assert SECRET not in result.output
         assert sh(project, "rev-parse", "gitmem/notes").strip() == head
+
+
+def test_a_commit_brought_by_another_ref_is_checked_when_a_store_takes_it(
+    world: tuple[Path, Path],
+) -> None:
+    """A ref the hook lets through unread (a branch of the project's, a tag, a
+    proposal) leaves its commits in the server's objects; a store branch moved onto
+    them later has them checked all the same, as new to it."""
+    server, project = world
+    with Unguarded.open(str(project)) as u:
+        memory = Memory("creds", "db", f"k {SECRET}\n")
+        u.publish("notes", ME, lambda _: Change("create", "creds", memory))
+    smuggled = sh(project, "rev-parse", "gitmem/notes").strip()
+    assert _push(project, f"{smuggled}:refs/heads/smuggle").returncode == 0
+    assert _push(project, f"{smuggled}:refs/gitmem/proposals/notes/bot").returncode == 0
+    before = _refs_and_objects(server)
+    line = refusal(_push(project, REF), REF, "secret")
+    assert smuggled[:12] in line
+    assert _refs_and_objects(server) == before

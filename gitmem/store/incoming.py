@@ -15,7 +15,7 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 from gitmem.lean.tuples import made
 from gitmem.store import layout
@@ -340,6 +340,24 @@ class Incoming:
             seen.add(sha)
             stack.extend(self.head(sha).parents)
         return False
+
+    def reached(self, head: str | None) -> Callable[[str], bool]:
+        """Whether a commit is ``head`` or one of its ancestors (``None``: no commit
+        is), found by walking back from ``head`` nearest first, only as far as a
+        question needs (a merge's base is a few commits back), at most as far as
+        :meth:`is_ancestor` walks."""
+        seen: set[str] = set()
+        ahead: deque[str] = deque([head] if head is not None else [])
+
+        def reached(sha: str) -> bool:
+            while sha not in seen and ahead and len(seen) < _ANCESTRY_MAX:
+                at = ahead.popleft()
+                if at not in seen and self.has(at):
+                    seen.add(at)
+                    ahead.extend(self.head(at).parents)
+            return sha in seen
+
+        return reached
 
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether
