@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dulwich.objects import ObjectID, Tree
+from dulwich.repo import Repo
 from helpers_githooks import Unguarded, md, raw_object, raw_tree, refusal, trailers
 from helpers_secrets import SECRETS
 from helpers_sync import ENV, ME, make_project, sh
@@ -18,7 +20,7 @@ from helpers_sync import ENV, ME, make_project, sh
 from gitmem import Repository, ops
 from gitmem.cli import cli
 from gitmem.store import memoryfiles as files
-from gitmem.types import Change, Memory
+from gitmem.types import Change, FileChange, FileEdit, Memory
 
 REF = "refs/heads/gitmem/notes"
 SECRET = SECRETS[0][1]
@@ -264,4 +266,35 @@ def test_a_commit_brought_by_another_ref_is_checked_when_a_store_takes_it(
     before = _refs_and_objects(server)
     line = refusal(_push(project, REF), REF, "secret")
     assert smuggled[:12] in line
+    assert _refs_and_objects(server) == before
+
+
+def test_a_file_stores_folders_past_the_path_depth_are_refused_in_one_line(
+    world: tuple[Path, Path],
+) -> None:
+    """A file store's path is at most 16 names: a push whose folders nest thousands deep
+    is refused under that rule, not by the check failing on its own recursion."""
+    server, project = world
+    with Repository.open(str(project)) as repo:
+        edit = FileEdit("create", "memories/a.md", "hi\n")
+        repo.publish_files("claude", ME, lambda _: FileChange((edit,)))
+    assert _push(project, "gitmem/claude").returncode == 0
+    deep = raw_tree(project, [(b"100644", b"x.md", _blob(project, b"deep\n"))])
+    git_dir = Repo(str(project))
+    try:
+        for _ in range(1_200):  # past Python's recursion limit
+            tree = Tree()
+            tree.add(b"d", 0o040000, ObjectID(deep.encode()))
+            git_dir.object_store.add_object(tree)
+            deep = tree.id.decode()
+    finally:
+        git_dir.close()
+    memories = sh(project, "rev-parse", "gitmem/claude:memories").strip()
+    root = raw_tree(project, [(b"40000", b"d", deep), (b"40000", b"memories", memories)])
+    head = sh(project, "rev-parse", "gitmem/claude").strip()
+    ref = "refs/heads/gitmem/claude"
+    sh(project, "update-ref", ref, raw_object(project, "commit", _plain(root, head)))
+    before = _refs_and_objects(server)
+    line = refusal(_push(project, ref), ref, "slug")
+    assert "past 16 folders deep" in line
     assert _refs_and_objects(server) == before

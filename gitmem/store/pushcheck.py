@@ -29,7 +29,7 @@ from gitmem.errors import GitmemError
 from gitmem.lean.text import count_lines
 from gitmem.lean.totals import Totals
 from gitmem.lean.tuples import made
-from gitmem.names import check_path, check_slug, tree_name_problem
+from gitmem.names import PATH_DEPTH, check_path, check_slug, tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
@@ -526,6 +526,11 @@ class PushReader(_Memories):
                 continue
             path = f"{base}/{name}" if base else name
             if after[0] == DIR_MODE:
+                if path.count("/") + 1 >= PATH_DEPTH:  # what it holds is a name too deep
+                    shown = path if len(path) <= 80 else path[:80] + "..."
+                    why = f"folder {shown!r} holds names past {PATH_DEPTH} folders deep"
+                    problems.append(Refused("slug", sha, why))
+                    continue
                 inner = before[1] if before is not None and before[0] == DIR_MODE else None
                 self._written(
                     sha, self._diff(inner, after[1], sha, problems), path, problems, written
