@@ -98,10 +98,20 @@ def _check_all(
     for update in updates:
         store = reader.store_of(update.ref)
         if store is None:
+            if update.ref == _FOLDER and not reader.standalone and not is_zero(update.new):
+                lines.append(
+                    f"refused {update.ref}: a branch named gitmem stands where every store's "
+                    "branch goes (refs/heads/gitmem/<store>), so no store could be shared "
+                    "here; name the branch otherwise"
+                )
             continue
         refused = _refusals(partial(_check_update, reader, store, update, known, screens))
         lines += [f"refused {update.ref}: {line}" for line in refused]
     return lines
+
+
+_FOLDER = "refs/heads/gitmem"
+"""The folder of a project's store branches: never a branch itself."""
 
 
 class _Broken(Exception):
@@ -469,7 +479,7 @@ def _checked(
         return started[0]
 
     try:
-        if not any(reader.store_of(u.ref) for u in updates):
+        if not any(reader.store_of(u.ref) or u.ref == _FOLDER for u in updates):
             return []
         return _check_all(reader, updates, known(), chain(guards))
     finally:

@@ -298,3 +298,22 @@ def test_a_file_stores_folders_past_the_path_depth_are_refused_in_one_line(
     line = refusal(_push(project, ref), ref, "slug")
     assert "past 16 folders deep" in line
     assert _refs_and_objects(server) == before
+
+
+def test_a_branch_named_gitmem_is_refused_where_stores_would_go(tmp_path: Path) -> None:
+    """On a server that holds no store yet, a branch named ``gitmem`` would stand where
+    every store's branch goes (git keeps no branch beside a folder of the same name):
+    refused in one line; the stores are then pushed as usual."""
+    sh(tmp_path, "init", "-q", "--bare", "server.git")
+    server = tmp_path / "server.git"
+    assert CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)]).exit_code == 0
+    project = make_project(tmp_path / "project")
+    sh(project, "remote", "add", "origin", str(server))
+    result = _push(project, "main:refs/heads/gitmem")
+    assert result.returncode != 0
+    assert "refused refs/heads/gitmem: a branch named gitmem stands where" in result.stderr
+    assert sh(server, "for-each-ref") == ""
+    assert _push(project, "main").returncode == 0  # the project's own branches pass
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+    assert _push(project, "gitmem/notes").returncode == 0
