@@ -185,18 +185,22 @@ def check_adopted(
     theirs: str,
     screens: list[Screen],
     widened: list[str] | None = None,
+    *,
+    limits: bool = True,
 ) -> list[str]:
     """What sync would adopt from ``theirs`` (by fast-forward or merge) into a store
     whose head is ``ours``, checked as a push onto ``ours`` is: one line per rule the
     first refused commit breaks (empty: every commit ``ours`` lacks holds the rules).
     An operator's deliberate widening (``gitmem set-limits --widen``) is adopted, one
     line for it added to ``widened``; the push hook refuses it (the operator widens on
-    the server)."""
+    the server). ``limits=False``: the commits' capabilities and limits are not judged
+    (an approval judges the proposal's result against the store's, and each holder's
+    proposal records its own binding), only what they are and what they hold."""
 
     def check() -> None:
         have = reader.ancestors(ours)
         shas = reader.new_commits(theirs, have.__contains__)
-        _check_commits(reader, store, ours, shas, screens, widened)
+        _check_commits(reader, store, ours, shas, screens, widened, limits=limits)
 
     return _refusals(check)
 
@@ -208,18 +212,23 @@ def _check_commits(
     shas: list[str],
     screens: list[Screen],
     widened: list[str] | None = None,
+    *,
+    limits: bool = True,
 ) -> None:
     """Check ``shas`` (parents first) against the store as recorded at ``old``; a new
     store takes its kind and capability from the first commit that records them. Each
     commit is read as the kind of store it lands in, whatever its trailers claim; the
-    first that breaks a rule is refused with every rule it breaks."""
+    first that breaks a rule is refused with every rule it breaks (``limits=False``:
+    not the kind, widen and limit rules)."""
     record = record_at(reader, old)
     index = _IndexSet(reader)
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
-        record, recorded = hold_record(reader, record, commit, widened, problems)
+        recorded = None
+        if limits:
+            record, recorded = hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
         _check_commit(reader, store, commit, screens, index, recorded, problems)
         if problems:

@@ -230,10 +230,14 @@ def _hold_history(repo: Storage, pending: Pending, ours: str | None) -> None:
     """Refuse a proposal whose history breaks the store's rules: an approval makes each
     of its commits part of the store's history (what its review shows is only what it
     changes in all), and a proposal's branch may come by any road, `gitmem sync` or a
-    plain `git fetch`, unchecked. Its commits are held as sync holds what it adopts."""
+    plain `git fetch`, unchecked. Its commits are held as sync holds what it adopts,
+    but for the limits their holder's binding recorded: the merge is held to the
+    store's own, as a whole."""
     reader = repo.incoming()
     try:
-        refused = check_adopted(reader, pending.store, ours, pending.head, repo.screens)
+        refused = check_adopted(
+            reader, pending.store, ours, pending.head, repo.screens, limits=False
+        )
     finally:
         reader.close()
     if refused:
