@@ -98,10 +98,20 @@ def _check_all(
     for update in updates:
         store = reader.store_of(update.ref)
         if store is None:
+            if update.ref == _FOLDER and not reader.standalone and not is_zero(update.new):
+                lines.append(
+                    f"refused {update.ref}: a branch named gitmem stands where every store's "
+                    "branch goes (refs/heads/gitmem/<store>), so no store could be shared "
+                    "here; name the branch otherwise"
+                )
             continue
         refused = _refusals(partial(_check_update, reader, store, update, known, screens))
         lines += [f"refused {update.ref}: {line}" for line in refused]
     return lines
+
+
+_FOLDER = "refs/heads/gitmem"
+"""The folder of a project's store branches: never a branch itself."""
 
 
 class _Broken(Exception):
@@ -160,8 +170,11 @@ def _check_update(
             "memory history is never rewritten (merge with `gitmem sync` instead)",
         )
     old = None if is_zero(update.old) else update.old
-    stop = {update.old}
-    shas = reader.new_commits(update.new, lambda s: s in stop or known(s))
+    # a commit is taken as checked only when this store's published history holds it:
+    # an object the repository holds came by any ref (a branch of the project's, a
+    # proposal, a tag), which the hook let through unread
+    published = reader.reached(old)
+    shas = reader.new_commits(update.new, lambda s: s == old or (known(s) and published(s)))
     _check_commits(reader, store, old, shas, screens)
 
 
@@ -172,18 +185,22 @@ def check_adopted(
     theirs: str,
     screens: list[Screen],
     widened: list[str] | None = None,
+    *,
+    limits: bool = True,
 ) -> list[str]:
     """What sync would adopt from ``theirs`` (by fast-forward or merge) into a store
     whose head is ``ours``, checked as a push onto ``ours`` is: one line per rule the
     first refused commit breaks (empty: every commit ``ours`` lacks holds the rules).
     An operator's deliberate widening (``gitmem set-limits --widen``) is adopted, one
     line for it added to ``widened``; the push hook refuses it (the operator widens on
-    the server)."""
+    the server). ``limits=False``: the commits' capabilities and limits are not judged
+    (an approval judges the proposal's result against the store's, and each holder's
+    proposal records its own binding), only what they are and what they hold."""
 
     def check() -> None:
         have = reader.ancestors(ours)
         shas = reader.new_commits(theirs, have.__contains__)
-        _check_commits(reader, store, ours, shas, screens, widened)
+        _check_commits(reader, store, ours, shas, screens, widened, limits=limits)
 
     return _refusals(check)
 
@@ -195,18 +212,23 @@ def _check_commits(
     shas: list[str],
     screens: list[Screen],
     widened: list[str] | None = None,
+    *,
+    limits: bool = True,
 ) -> None:
     """Check ``shas`` (parents first) against the store as recorded at ``old``; a new
     store takes its kind and capability from the first commit that records them. Each
     commit is read as the kind of store it lands in, whatever its trailers claim; the
-    first that breaks a rule is refused with every rule it breaks."""
+    first that breaks a rule is refused with every rule it breaks (``limits=False``:
+    not the kind, widen and limit rules)."""
     record = record_at(reader, old)
     index = _IndexSet(reader)
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
-        record, recorded = hold_record(reader, record, commit, widened, problems)
+        recorded = None
+        if limits:
+            record, recorded = hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
         _check_commit(reader, store, commit, screens, index, recorded, problems)
         if problems:
@@ -261,11 +283,12 @@ def _check_commit(
             held[name] = reader.meta(commit.parent, name)
         return held[name]
 
+    # the header's other lines (the committer, a signature...): screened with the message
+    header = reader.head(sha).header.decode("utf-8", "replace")
     if commit.files is not None:
         files = list(commit.files.items())
-        _screen(
-            screens, sha, Write(store, commit.author, (), files, meta, commit.message), problems
-        )
+        write = Write(store, commit.author, (), files, meta, commit.message, header)
+        _screen(screens, sha, write, problems)
         return
     # loops, not comprehensions: a push's every commit (most change one memory) comes
     # here, and a comprehension is a function made and called
@@ -280,7 +303,7 @@ def _check_commit(
     # the whole commit as one write first: when every screen passes it, each part passes
     # (a screen judges a write's parts each on its own); else the parts are screened one
     # by one, each refusal named: the commit's own words once, then each memory it writes
-    whole = made(Write, (store, commit.author, edits, None, meta, commit.message))
+    whole = made(Write, (store, commit.author, edits, None, meta, commit.message, header))
     parts = not _passes(screens, whole)
     if not parts and recorded is None:
         return  # every screen passed it, and no limit is recorded: nothing more to judge
@@ -465,7 +488,7 @@ def _checked(
         return started[0]
 
     try:
-        if not any(reader.store_of(u.ref) for u in updates):
+        if not any(reader.store_of(u.ref) or u.ref == _FOLDER for u in updates):
             return []
         return _check_all(reader, updates, known(), chain(guards))
     finally:

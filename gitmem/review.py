@@ -22,6 +22,7 @@ from typing import Any
 
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
+from gitmem.githooks import check_adopted
 from gitmem.limits import exceeded
 from gitmem.store import APPROVED, PROPOSAL, Built, Pending, Snapshot, Storage, split_name
 from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
@@ -207,6 +208,7 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
         trailers[APPROVED] = pending.name
         merged = repo.merge_commit(store, author, ours, pending.head, edits, trailers)
+        _hold_history(repo, pending, ours)  # built, not yet published
         rest = [s for s in pending.memories if s not in taken]
         carried = _carry(repo, pending, rest, merged.commit) if rest else None
         if not repo.settle(
@@ -222,6 +224,28 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         f"the store or the proposal {name!r} kept changing while approving; nothing was "
         "approved; try again"
     )
+
+
+def _hold_history(repo: Storage, pending: Pending, ours: str | None) -> None:
+    """Refuse a proposal whose history breaks the store's rules: an approval makes each
+    of its commits part of the store's history (what its review shows is only what it
+    changes in all), and a proposal's branch may come by any road, `gitmem sync` or a
+    plain `git fetch`, unchecked. Its commits are held as sync holds what it adopts,
+    but for the limits their holder's binding recorded: the merge is held to the
+    store's own, as a whole."""
+    reader = repo.incoming()
+    try:
+        refused = check_adopted(
+            reader, pending.store, ours, pending.head, repo.screens, limits=False
+        )
+    finally:
+        reader.close()
+    if refused:
+        raise InvalidArgument(
+            f"proposal {pending.name} holds a commit the store's rules refuse ({refused[0]}), "
+            "which approving would put in the store's history; nothing was approved: "
+            f"reject it (gitmem reject {pending.name}) and propose again"
+        )
 
 
 def _carry(repo: Storage, pending: Pending, rest: list[str], merged: str) -> Built | None:

@@ -269,17 +269,69 @@ _NAMES = st.one_of(
 )
 
 
+def _git_reads_ident(line: bytes) -> bool:
+    """Whether git's fsck takes ``line`` (an author or committer line's value, with its
+    newline) as an identity: fsck_ident, step by step."""
+    if line.startswith(b"<"):
+        return False  # no name before the email
+    at = next((i for i, c in enumerate(line) if c in b"<>\n"), len(line))
+    if at == len(line) or line[at : at + 1] != b"<" or at == 0 or line[at - 1 : at] != b" ":
+        return False
+    at += 1
+    while at < len(line) and line[at : at + 1] not in (b"<", b">", b"\n"):
+        at += 1
+    if line[at : at + 2] != b"> ":
+        return False
+    at += 2
+    if line[at : at + 1] == b"0" and line[at + 1 : at + 2] != b" ":
+        return False  # a zero-padded date
+    start = at
+    while line[at : at + 1].isdigit():
+        at += 1
+    if at == start or at - start > 18 or line[at : at + 1] != b" ":
+        return False
+    zone = line[at + 1 : at + 7]
+    return len(zone) == 6 and zone[:1] in b"+-" and zone[1:5].isdigit() and zone[5:] == b"\n"
+
+
 @settings(max_examples=400, deadline=None)
 @given(_ID_BYTES, st.lists(_ID_BYTES, max_size=3), _NAMES)
 def test_a_commit_head_reads_as_it_was_read(tree: bytes, parents: list[bytes], name: bytes) -> None:
-    """A commit's tree, parents and author name are read, or refused, as before the
-    parents were held to hex before decoding and the name cut before decoding."""
+    """A commit's tree, parents and author name are read as before the parents were
+    held to hex before decoding and the name cut before decoding, or refused: when they
+    were refused then, or when git's fsck refuses the author's identity."""
     raw = b"tree " + tree + b"\n" + b"".join(b"parent " + p + b"\n" for p in parents)
     raw += b"author " + name + b"\ncommitter c <c> 1 +0000\n\nmessage\n"
     expected = _head_as_read_before(raw)
+    git_reads = b"\0" not in raw and _git_reads_ident(name + b"\n")
     try:
         head = _read_head("c" * 40, raw)
     except Refused:
-        assert expected is None
+        assert expected is None or not git_reads
     else:
+        assert git_reads
         assert (head.tree, head.parents, head.author) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=40),
+        st.sampled_from([b"a <b> 1 +0000", b"<b> 1 +0000", b"a <b> 01 +0000", b"a<b> 1 +0000"]),
+        st.tuples(
+            st.text("ab <>\n", max_size=4),
+            st.text("ab<>", max_size=3),
+            st.text("0123 ", max_size=4),
+        ).map(lambda t: f"{t[0]} <{t[1]}> {t[2]} +0100".encode()),
+    )
+)
+def test_a_commit_head_is_read_when_git_reads_its_identities(ident: bytes) -> None:
+    """An author's identity is read when git's fsck reads it, and refused when not."""
+    raw = b"tree " + b"a" * 40 + b"\nauthor " + ident + b"\ncommitter c <c> 1 +0000\n\nm\n"
+    git_reads = b"\0" not in raw and _git_reads_ident(ident + b"\n")
+    try:
+        _read_head("c" * 40, raw)
+    except Refused:
+        assert not git_reads
+    else:
+        assert git_reads

@@ -95,6 +95,7 @@ ORDER: dict[str, list[str]] = {
         "remote",
         "screen",
         "pushobjects",
+        "treeform",
         "incoming",
         "pushtrailers",
         "pushcheck",

@@ -15,12 +15,12 @@ from gitmem.store.screen import Write
 
 _MEMORY = PushedMemory("a", "about a", "body", "code", "")
 _VALUES: list[tuple[Any, tuple[object, ...]]] = [
-    (Head, (b"f" * 40, ("a" * 40,), "ana", b"edit a\n")),
+    (Head, (b"f" * 40, ("a" * 40,), "ana", b"edit a\n", b"committer ana <a@b> 1 +0000\n")),
     (PushedMemory, tuple(_MEMORY)),
     (Edited, ("a", "edit", 2)),
     (Facts, ((Edited("a", "edit", 2),), Totals(1, 2, 3), Totals(1, 2, 3), {}, False)),
     (PushedEdit, ("write", "a", _MEMORY)),
-    (Write, ("notes", "ana", (), None, lambda _: None, "edit a")),
+    (Write, ("notes", "ana", (), None, lambda _: None, "edit a", "committer ana")),
     (
         PushCommit,
         ("c" * 40, None, False, None, "ana", {}, Totals(), None, "edit a", []),

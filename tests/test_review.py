@@ -324,6 +324,32 @@ def test_approval_is_held_to_the_secret_screen(
     assert repo.head(STORE) == store_head
 
 
+def test_a_proposal_whose_history_breaks_the_rules_is_not_approved(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """Approving makes every commit of a proposal part of the store's history, whatever
+    its review shows (here a credential written, then deleted: only ``plan`` is
+    pending). Its commits are held to the store's rules as sync holds what it adopts:
+    refused in one line, and nothing changes."""
+    _, agent = team
+    create(agent, "plan")
+    head = repo.proposal_head(STORE, "a1")
+    assert head is not None
+    leak = Memory("leak", "d", SECRETS[0][1])
+    a1 = Author.agent("a1")
+    leaked = repo.amend_proposal(STORE, "a1", head, [Edit("create", "leak", leak)], a1)
+    assert leaked is not None
+    repo.amend_proposal(STORE, "a1", leaked, [Edit("delete", "leak", None)], a1)
+    [proposal] = repo.review(STORE)
+    assert [m.slug for m in proposal.memories] == ["plan"]
+    store_head, refs = repo.head(STORE), git(repo.directory, "for-each-ref").stdout
+    with pytest.raises(InvalidArgument, match="breaks rule secret") as refused:
+        repo.approve(f"{STORE}/a1", author=ANA)
+    assert SECRETS[0][1] not in str(refused.value) and "\n" not in str(refused.value)
+    assert repo.head(STORE) == store_head
+    assert git(repo.directory, "for-each-ref").stdout == refs
+
+
 def test_bad_names_are_refused_in_one_line(repo: Repository, team: tuple[Holder, Holder]) -> None:
     _, agent = team
     with pytest.raises(NotFound, match="nothing is pending"):

@@ -359,3 +359,35 @@ def test_a_pushed_entry_whose_checksum_is_wrong_does_not_read(tmp_path: Path) ->
                 assert found is None or found == want
     finally:
         objects.close()
+
+
+def _over(objects: Objects, expected: dict[str, tuple[int, bytes]]) -> None:
+    """Each object over the bound is refused as such; each other reads as git reads it."""
+    try:
+        for sha, want in expected.items():
+            if len(want[1]) > pushobjects.OBJECT_MAX:
+                with pytest.raises(ValueError, match="past the"):
+                    objects.get(sha.encode())
+            else:
+                assert objects.get(sha.encode()) == want, sha
+    finally:
+        objects.close()
+
+
+def test_an_object_past_the_bound_is_refused_before_it_is_inflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an object's header (or a delta's) declares is held to OBJECT_MAX before
+    anything is inflated, however the object is kept: loose, packed whole or as a
+    delta, in a pushed pack read in one pass."""
+    repo = chained(tmp_path / "r")
+    expected = every_object(repo)
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", 4_000)  # under the file, over the rest
+    blobs = [sha for sha, (kind, _) in expected.items() if kind == KINDS["blob"]]
+    assert blobs and all(len(expected[sha][1]) > 4_000 for sha in blobs)
+    _over(Objects(str(repo)), expected)  # loose
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    _over(Objects(str(bare), str(quarantined(tmp_path, repo, bare, b"main\n"))), expected)
+    git(repo, "repack", "-a", "-d", "-q")
+    _over(Objects(str(repo)), expected)  # packed, deltas on deltas

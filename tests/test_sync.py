@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import capability, tree_bytes
+from conftest import assert_fsck, capability, tree_bytes
 from helpers_sync import ME, STORE, is_ancestor, make_project, sh
 
 from gitmem import Agent, Author, Holder, LimitExceeded, Memory, RemoteError, Repository, ops
@@ -531,3 +531,33 @@ def test_a_merge_writes_only_the_objects_it_makes(replicas: Replicas) -> None:
         assert replicas.b.snapshot(STORE).get(slug) == replicas.a.snapshot(STORE).get(slug)
     assert ours_side != theirs_side
     subprocess.run(["git", "fsck", "--strict"], cwd=clone, check=True, capture_output=True)
+
+
+def test_a_remote_branch_at_no_commit_is_refused_for_its_store_alone(
+    replicas: Replicas,
+) -> None:
+    """A store branch at the remote that names a blob (a hostile or damaged remote) is
+    that store's refusal (exit 2); every other store syncs as usual, and no ref here
+    names what was never copied."""
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=replicas.origin,
+            input=b"not a commit\n",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    folder = replicas.origin / "refs" / "heads" / "gitmem"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "other").write_text(blob + "\n")  # git's own commands refuse to
+    ops.create(replicas.a, STORE, ME, "fresh", "a new one", "x\n")
+    result = CliRunner().invoke(cli, ["--repo", str(replicas.a.directory), "sync", "--json"])
+    assert result.exit_code == 2, result.output
+    reports = {r["store"]: r for r in json.loads(result.output)}
+    assert reports[STORE]["pushed"] and not reports["other"]["pushed"]
+    assert "breaks rule parse" in reports["other"]["refused"][0]
+    assert "other" not in replicas.a.stores()
+    assert_fsck(replicas.a.directory)

@@ -14,12 +14,14 @@ push. Anything that does not read is :class:`Refused` under the rule ``parse``.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import re
+from collections import OrderedDict, deque
 
 from gitmem.lean.tuples import made
 from gitmem.store import layout
 from gitmem.store.message import Facts, parse_message
 from gitmem.store.pushobjects import Objects, common_dir, control_dir
+from gitmem.store.treeform import form_problem
 from gitmem.store.trees import BadTree, Entries, Trees
 
 TYPE_CHECKING = False
@@ -65,6 +67,9 @@ class Head(NamedTuple):
     author: str
     """The author's name."""
     message: bytes
+    header: bytes
+    """The header's lines past the tree, parents and author: the committer, and any
+    signature, encoding or other line (what a secret could hide in, too)."""
 
 
 class Incoming:
@@ -88,6 +93,8 @@ class Incoming:
         """The trees read so far (shared with the other readers of one sync)."""
         self._metas: dict[bytes, dict[bytes, bytes]] = {}
         self._texts: dict[bytes, str] = {}
+        self._formed: set[bytes] = set()
+        """The trees found of git's form (see :meth:`formed`)."""
         self._reader: tuple[str, Callable[[bytes], bytes]] | None = None
         self.memo: dict[str, object] = {}
         """Per-commit answers a checker above the store remembers for this push."""
@@ -205,10 +212,41 @@ class Incoming:
         :meth:`gitmem.store.trees.Trees.differing`: a tree that is its parent's with an
         entry changed is not parsed whole)."""
         try:
-            return self.trees.differing(old, new, self._reading(commit))
+            found = self.trees.differing(old, new, self._reading(commit))
         except BadTree as exc:
             short = exc.sha.decode()[:12]
             raise Refused("parse", commit, f"tree {short} does not read: {exc.reason}") from None
+        self.formed(new, commit)
+        return found
+
+    def formed(self, sha: bytes, commit: str, content: bytes | None = None) -> None:
+        """Refuse (for ``commit``, rule ``tree``) tree ``sha`` unless it is of the form
+        git's fsck asks (see :mod:`gitmem.store.treeform`): every tree a commit brings
+        is, whichever way it was compared with its parent's (a tree that is an accepted
+        one with one id changed is of that form too, and is not asked)."""
+        if sha in self._formed:
+            return
+        if content is None:
+            content = self.trees.content(sha, self._reading(commit))
+        problem = form_problem(content)
+        if problem is not None:
+            raise Refused("tree", commit, f"tree {sha.decode()[:12]} {problem}")
+        self.vouch(sha)
+
+    def is_formed(self, sha: bytes, commit: str) -> bool:
+        """Whether tree ``sha`` is of git's form (see :meth:`formed`)."""
+        try:
+            self.formed(sha, commit)
+        except Refused:
+            return False
+        return True
+
+    def vouch(self, sha: bytes) -> None:
+        """Note that tree ``sha`` is of git's form: found so, or a tree of that form
+        with one entry's id changed (or one folder added in its place in git's order)."""
+        if len(self._formed) >= _CACHE_MAX:
+            self._formed.clear()
+        self._formed.add(sha)
 
     def swapped(
         self, old: bytes, new: bytes, name: bytes, commit: str
@@ -303,6 +341,24 @@ class Incoming:
             stack.extend(self.head(sha).parents)
         return False
 
+    def reached(self, head: str | None) -> Callable[[str], bool]:
+        """Whether a commit is ``head`` or one of its ancestors (``None``: no commit
+        is), found by walking back from ``head`` nearest first, only as far as a
+        question needs (a merge's base is a few commits back), at most as far as
+        :meth:`is_ancestor` walks."""
+        seen: set[str] = set()
+        ahead: deque[str] = deque([head] if head is not None else [])
+
+        def reached(sha: str) -> bool:
+            while sha not in seen and ahead and len(seen) < _ANCESTRY_MAX:
+                at = ahead.popleft()
+                if at not in seen and self.has(at):
+                    seen.add(at)
+                    ahead.extend(self.head(at).parents)
+            return sha in seen
+
+        return reached
+
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether
         that line holds no merge and no hand-made commit (when it does, revisions may
@@ -393,30 +449,54 @@ class Incoming:
         self._metas[root] = found
 
 
+# a commit's header as git's fsck holds it: the tree, the parents (only there: git reads
+# no parent elsewhere, where dulwich would), one author, the committer (each an identity
+# as fsck_ident reads one), then other lines (a signature, an encoding...), none of them
+# another tree, parent, author or committer line, which git and dulwich read differently
+_IDENT = rb"[^<>\n]* <[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n"
+_HEADER = re.compile(
+    rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*+)author ([^<>\n]*) <"
+    rb"[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n(committer " + _IDENT + rb"(?:"
+    rb"(?!(?:tree|parent|author|committer) )[^\n]*+\n)*+)"
+)
+_ENCODING = re.compile(rb"^encoding (.*)$", re.MULTILINE)
+_UTF8 = (b"utf-8", b"utf8")
+
+
 def _read_head(sha: str, raw: bytes) -> Head:
-    """A commit's tree, parents, author name and message, from its raw bytes."""
+    """A commit's tree, parents, author name, message and further header lines, from
+    its raw bytes; refused unless they read as git reads them (see ``_HEADER``), with no
+    NUL and a message in UTF-8 (a message in another encoding would hide what git shows
+    from the secret scan)."""
     end = raw.find(b"\n\n")
-    header, message = (raw[:end], raw[end + 2 :]) if end >= 0 else (raw, b"")
-    lines = header.split(b"\n")
-    tree = lines[0][5:] if lines[0].startswith(b"tree ") else b""
-    readable = len(tree) == 40 and not tree.translate(None, _HEX_DIGITS)
-    parents: list[str] = []
-    author = b""
-    for line in lines[1:]:
-        if line.startswith(b"parent "):
-            parent = line[7:]
-            readable = readable and len(parent) == 40 and not parent.translate(None, _HEX_DIGITS)
-            parents.append(parent.decode("ascii", "replace"))
-        elif line.startswith(b"author "):
-            author = line[7:]
-    if not readable:
-        raise Refused("parse", sha, f"commit {sha[:12]} does not read")
-    # the name ends at the first " <": ASCII, which UTF-8 decodes as itself (bad bytes
-    # replaced), so the name's bytes decode to the name
-    end = author.find(b" <")
-    name = (author[:end] if end >= 0 else author).decode("utf-8", "replace")
+    header, message = (raw[: end + 1], raw[end + 2 :]) if end >= 0 else (raw, b"")
+    found = _HEADER.fullmatch(header)
+    if found is None or b"\0" in raw:
+        why = (
+            "it holds a NUL byte"
+            if b"\0" in raw
+            else "its header is not a tree, its parents, one author and the committer, "
+            "each as git's fsck reads them, then other lines"
+        )
+        raise Refused(
+            "parse", sha, f"commit {sha[:12]} does not read as git's: {why}; make it with git"
+        )
+    tree, parents, author, rest = found.groups()
+    if b"encoding " in rest:
+        for named in _ENCODING.findall(rest):
+            if named.strip().lower() not in _UTF8:
+                encoding = named.decode("utf-8", "replace")[:40]
+                raise Refused(
+                    "parse",
+                    sha,
+                    f"commit {sha[:12]} declares its message's encoding as {encoding!r}; "
+                    "a store's commits are UTF-8 (commit again without i18n.commitEncoding)",
+                )
+    # the parents' lines are 48 bytes each, their ids at bytes 7 to 47
+    ids = [parents[at + 7 : at + 47].decode() for at in range(0, len(parents), 48)]
+    name = author.decode("utf-8", "replace")
     # made as the class makes it, less its Python-level __new__ (a push reads thousands)
-    return made(Head, (tree, tuple(parents), name, message))
+    return made(Head, (tree, tuple(ids), name, message, rest))
 
 
 def _id_key(sha: str) -> bytes | None:

@@ -29,12 +29,13 @@ from gitmem.errors import GitmemError
 from gitmem.lean.text import count_lines
 from gitmem.lean.totals import Totals
 from gitmem.lean.tuples import made
-from gitmem.names import check_path, check_slug, tree_name_problem
+from gitmem.names import PATH_DEPTH, check_path, check_slug, tree_name_problem
 from gitmem.store import memoryfiles as files
 from gitmem.store.incoming import DIR_MODE, Head, Incoming, Refused, is_zero
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, Facts
 from gitmem.store.pushtrailers import hold_trailers, one_problem
+from gitmem.store.treeform import key_at
 from gitmem.store.trees import BadTree, Entries, Trees
 
 TYPE_CHECKING = False
@@ -323,14 +324,18 @@ class PushReader(_Memories):
         home = self._home(slug)
         parent = head.parents[0]
         old_root = self.head(parent).tree
-        if home is None or old_root == head.tree:
+        # a root that is its parent's with one id changed is of git's form when that is
+        if home is None or old_root == head.tree or not self.is_formed(old_root, sha):
             return None
         name = home.encode()
         swapped = self.swapped(old_root, head.tree, name, sha)
         if swapped is None or swapped[0][0][1] != DIR_MODE or swapped[1][0][1] != DIR_MODE:
             return None
         old, new = swapped[0][0][2], swapped[1][0][2]
-        removed, added = self.differing(old, new, sha)
+        try:
+            removed, added = self.differing(old, new, sha)
+        except Refused:
+            return None  # refused as the full reading refuses it
         wanted = self._wanted_of(slug)
         if not (removed or added) or any(entry[0] not in wanted for entry in removed):
             return None
@@ -353,6 +358,7 @@ class PushReader(_Memories):
         except Refused:
             return None
         self.carry_meta(old_root, head.tree, [name], sha)
+        self.vouch(head.tree)
         problems: list[Refused] = []
         try:
             hold_trailers(sha, False, facts, changed, self.facts(parent), self.revisions(parent))
@@ -383,6 +389,10 @@ class PushReader(_Memories):
             return None
         parent, old_root, a, starts, places = step
         new_root = head.tree
+        # a root that is its parent's with one id changed (or one folder added where
+        # git's order puts it) is of git's form when that is
+        if not self.is_formed(old_root, sha):
+            return None
         try:
             kind, b = self._objects.pushed(new_root) or self.raw(new_root, sha)
         except Refused:
@@ -418,6 +428,8 @@ class PushReader(_Memories):
         try:
             kind, content = self._objects.pushed(new) or self.raw(new, sha)
             after = self.trees.parsed(new, content) if kind == _TREE else None
+            if after is not None:
+                self.formed(new, sha, content)
         except (Refused, BadTree):
             return None
         if after is None:
@@ -470,6 +482,7 @@ class PushReader(_Memories):
             PushCommit,
             (sha, parent, False, facts, head.author, changed, totals, None, message, problems),
         )
+        self.vouch(new_root)
         self._step = (sha, new_root, b, starts, places)
         return commit
 
@@ -513,6 +526,11 @@ class PushReader(_Memories):
                 continue
             path = f"{base}/{name}" if base else name
             if after[0] == DIR_MODE:
+                if path.count("/") + 1 >= PATH_DEPTH:  # what it holds is a name too deep
+                    shown = path if len(path) <= 80 else path[:80] + "..."
+                    why = f"folder {shown!r} holds names past {PATH_DEPTH} folders deep"
+                    problems.append(Refused("slug", sha, why))
+                    continue
                 inner = before[1] if before is not None and before[0] == DIR_MODE else None
                 self._written(
                     sha, self._diff(inner, after[1], sha, problems), path, problems, written
@@ -615,6 +633,12 @@ def _swapped_in(
         or starts[k] != at
         or a[:at] != b[:at]
         or a[at:] != b[at + size :]
+    ):
+        return None
+    # in git's order between the entries it came between (a name not in ``a``)
+    key = name + b"/"
+    if (k > 0 and key_at(a, starts[k - 1]) >= key) or (
+        k < len(starts) - 1 and key >= key_at(a, starts[k])
     ):
         return None
     placed = {n: j + (j >= k) for n, j in places.items()}

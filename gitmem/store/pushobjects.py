@@ -71,6 +71,11 @@ _SIZE_SHIFT_MAX = 53  # the last place a size's seven more bits may go (as entry
 # a byte past its size as a larger one is
 _AT_ONCE_MAX = 1 << 14
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
+OBJECT_MAX = 64 << 20
+"""Bytes an object a hook reads may hold: checked against the size its header (or a
+delta's) declares before anything is inflated, so a few kilobytes that inflate to
+gigabytes (a zlib or delta bomb) cost a hook nothing. A memory that large is past what
+a store's screens read (a guard runs in 64 MB)."""
 _Found = tuple[int, bytes]
 """An object's type number and content."""
 
@@ -225,6 +230,7 @@ class _Folder:
                     data = f.read()
             except FileNotFoundError:
                 return None
+            _bounded(_loose_size(data))
             return loose_object(data)
         return None
 
@@ -322,6 +328,8 @@ class _Pack(MappedPack):
                     byte = data[start]
                     size, shift, start = size | (byte & 0x7F) << shift, shift + 7, start + 1
                 held = None
+                if size > OBJECT_MAX:
+                    continue  # refused by read, when it is asked for
                 if kind == _OFS_DELTA:
                     byte = data[start]
                     distance, start = byte & 0x7F, start + 1
@@ -345,6 +353,8 @@ class _Pack(MappedPack):
                         break
                 if len(content) != size:
                     break
+                if held is not None and _delta_target(content) > OBJECT_MAX:
+                    continue  # refused by read, when it is asked for
                 found = (
                     (kind, content)
                     if held is None
@@ -370,14 +380,16 @@ class _Pack(MappedPack):
             return found
         kind, size, start = entry_header(data, offset)
         if kind in _WHOLE:  # the most common entries: whole, or one delta on a kept base
-            found = (kind, inflate(data, start, size)[0])
+            found = (kind, inflate(data, start, _bounded(size))[0])
             self._keep(offset, found)
             return found
         if kind == _OFS_DELTA:
             base_at, start = ofs_base(data, start, offset)
             held = self._kept.get(base_at)
             if held is not None:
-                found = (held[0], b"".join(_APPLY(held[1], inflate(data, start, size)[0])))
+                delta = inflate(data, start, _bounded(size))[0]
+                _bounded(_delta_target(delta))
+                found = (held[0], b"".join(_APPLY(held[1], delta)))
                 self._keep(offset, found)
                 return found
         chain: list[bytes] = []  # the deltas met, newest first
@@ -386,17 +398,20 @@ class _Pack(MappedPack):
         at = offset
         while found is None:
             kind, size, start = entry_header(data, at)
+            _bounded(size)
             if kind in _WHOLE:
                 found = (kind, inflate(data, start, size)[0])
                 break
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
                 chain.append(inflate(data, start, size)[0])
+                _bounded(_delta_target(chain[-1]))
                 starts.append(at)
                 at = base_at
             elif kind == _REF_DELTA:
                 named = data[start : start + 20]
                 chain.append(inflate(data, start + 20, size)[0])
+                _bounded(_delta_target(chain[-1]))
                 starts.append(at)
                 inside = self.offset(named)
                 if inside is None or inside < 0:
@@ -420,3 +435,40 @@ class _Pack(MappedPack):
             self._kept.clear()
             self._kept_bytes = len(found[1])
         self._kept[offset] = found
+
+
+def _bounded(size: int) -> int:
+    """``size``, if an object of that many bytes may be read (see :data:`OBJECT_MAX`)."""
+    if size > OBJECT_MAX:
+        raise ValueError(
+            f"it holds {size:,} bytes, past the {OBJECT_MAX >> 20} MiB an object may hold here"
+        )
+    return size
+
+
+def _delta_target(delta: bytes) -> int:
+    """The size of what ``delta`` makes (its header's second number)."""
+    at = 0
+    size = 0
+    for _ in range(2):  # the base's size, then the result's
+        size, shift = 0, 0
+        while True:
+            if at >= len(delta) or shift > _SIZE_SHIFT_MAX:
+                raise ValueError("a delta's header does not read")
+            byte = delta[at]
+            size, shift, at = size | (byte & 0x7F) << shift, shift + 7, at + 1
+            if not byte & 0x80:
+                break
+    return size
+
+
+def _loose_size(data: bytes) -> int:
+    """The size a loose object's header declares (its first bytes inflated alone)."""
+    try:
+        head = zlib.decompressobj().decompress(data, 32)
+    except zlib.error as exc:
+        raise ValueError(f"a loose object does not inflate: {exc}") from None
+    size = head.partition(b"\0")[0].partition(b" ")[2]
+    if not size.isdigit():
+        raise ValueError("a loose object has a damaged header")
+    return int(size)

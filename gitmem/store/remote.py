@@ -89,8 +89,10 @@ class Remote:
                     for name, sha in local.refs.as_dict(Ref(prefix.encode()[:-1])).items()
                 }
                 try:
-                    # the pack folder is fsynced by the caller, for either road
-                    wanted = sorted(set(heads.values()))
+                    # the pack folder is fsynced by the caller, for either road; a
+                    # branch at what is no commit is no store's history to copy (the
+                    # check of what sync adopts refuses that store, not the others)
+                    wanted = [h for h in sorted(set(heads.values())) if _is_commit(local, h)]
                     copy_history(
                         local, self._repo, wanted, sync_folder=False, trees=trees, into_own=True
                     )
@@ -321,6 +323,16 @@ def resolve(repo: Repo, remote: str, base: str) -> Remote:
     if "://" not in url and ":" not in url.split("/")[0] and not os.path.isabs(url):
         url = os.path.normpath(os.path.join(base, url))
     return Remote(repo, url, remote)
+
+
+def _is_commit(repo: Repo, sha: str) -> bool:
+    """Whether ``sha`` names a commit that ``repo`` holds."""
+    try:
+        return repo.object_store.get_raw(ObjectID(sha.encode()))[0] == 1
+    except KeyError:
+        return True  # missing: copying says so
+    except (OSError, ValueError):
+        return True  # damaged: copying says so
 
 
 def _reason(exc: BaseException) -> str:

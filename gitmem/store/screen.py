@@ -39,6 +39,9 @@ class Write(NamedTuple):
     message: str = ""
     """What the writer chose of the commit's message: its extra trailers, or a pushed
     commit's whole message."""
+    header: str = ""
+    """A pushed commit's header lines past its tree, parents and author: its committer,
+    and any signature, encoding or other line (a write made here has none to screen)."""
 
 
 class Screen(NamedTuple):
@@ -58,11 +61,11 @@ def run(screens: Iterable[Screen], write: Write) -> None:
 def _secrets(write: Write) -> None:
     """No secret in any part of a write: the names it writes (a slug, a file's path),
     a memory's description, body and code halves, a file's text, the commit message it
-    chose and its author's name. A memory store's allowlist may admit a finding; a file
+    chose, its author's name and (a pushed commit's) the rest of its header. A memory store's allowlist may admit a finding; a file
     store keeps no allowlist, so nothing in its writes is admitted."""
     holds_none = _holds_none or _first_scan()
     # most writes hold nothing a detector starts at: passed before a part is named
-    texts = [write.message, write.author]
+    texts = [write.message, write.author, write.header]
     for edit in write.edits:
         memory = edit.memory
         if memory is not None:
@@ -81,7 +84,11 @@ def _secrets(write: Write) -> None:
     for path, text in write.files or ():
         # the path first, named without itself: a refusal never repeats a secret
         fields += (("path of a file", path), (f"file {path}", text))
-    fields += (("commit message", write.message), ("author name", write.author))
+    fields += (
+        ("commit message", write.message),
+        ("author name", write.author),
+        ("commit header", write.header),
+    )
     # one pass over every part, in order: the first secret found is the one refused
     scanner.check_texts(fields, allow)
 

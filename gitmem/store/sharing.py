@@ -10,6 +10,7 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -79,7 +80,9 @@ class Sharing:
         from gitmem.store.remote import settle_fetched
 
         settle_fetched(self.directory, remote)
-        self._track(remote, heads)
+        # a branch at what is no commit was not copied: no ref here names what is missing
+        have = self._repo.object_store
+        self._track(remote, {s: h for s, h in heads.items() if ObjectID(h.encode()) in have})
         return heads
 
     def push(self, remote: Remote, store: str, old: str | None, new: str) -> Pushed:
