@@ -32,7 +32,7 @@ from gitmem.errors import CodeError, GuardRefused, InternalError
 from gitmem.guard import Guards
 from gitmem.holder import code as code_module
 from gitmem.holder.framing import frame_notice, frame_view, framed
-from gitmem.sandbox import Pool, ProgramResult, Sandbox
+from gitmem.sandbox import Pool, ProgramResult, Sandbox, View
 from gitmem.sandbox import runner as runner_module
 from gitmem.sandbox.launch import node_builtins
 from gitmem.sandbox.process import remove_tree, sweep_orphans
@@ -1594,6 +1594,40 @@ def test_error_text_is_capped_everywhere(pair: Pair) -> None:
         a.loader.load("shouter", 'throw new Error("z".repeat(2_000_000));\n')
     assert len(str(failed.value)) < ERROR_MAX + 200
     assert a.defect is None
+    still_works(a)
+
+
+def test_half_a_surrogate_pair_comes_back_as_text_anyone_can_encode(pair: Pair) -> None:
+    """Output, views, errors, load diagnostics and a guard's verdict holding a lone
+    surrogate (an emoji sliced in two) reach the holder as U+FFFD: another holder
+    reading the module, an MCP client or a terminal can encode every text."""
+    a, b = pair.a, pair.b
+    half = '"\\ud83d"'
+    result = a.run_program(
+        'import { views } from "gitmem";\n'
+        f'const emoji = "\\u{{1F600}}".slice(0, 1);\nconsole.log({half} + emoji);\n'
+        "views.openText(emoji, emoji);\nthrow new Error(emoji);"
+    )
+    assert result.output == "\ufffd\ufffd\n", result
+    assert result.views == (View("\ufffd", "\ufffd"),), result
+    assert result.error is not None and result.error.startswith("Error: \ufffd"), result
+    assert code_write(a, "halves", f"throw new Error({half});\n").ok
+    read = b.call("read_memory", {"name": "halves"})
+    assert "Error: \ufffd" in read.text, read.text
+    assert a.call("delete_memory", {"name": "halves"}).ok
+    guards = Guards(time_limit=LIMIT)
+    try:
+        change = {"store": "s", "op": "create", "slug": "x", "description": "d",
+                  "body": "\U0001F600", "code": "", "onUse": "", "author": "a"}  # fmt: skip
+        with pytest.raises(GuardRefused) as refused:
+            guards.check("export function check(c: any) { return c.body.slice(0, 1); }", change)
+        assert "\ufffd" in str(refused.value)
+    finally:
+        guards.close()
+    texts = [result.output, result.error, *(v.title + v.text for v in result.views), read.text]
+    for text in [*texts, str(refused.value)]:
+        text.encode("utf-8")
+    b.take_views()
     still_works(a)
 
 
