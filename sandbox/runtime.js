@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 a8f084b63200cdf39c40664dd7c3b59c0311105790d533916cc48d3763abd91d) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 6ef5ce012a35772f6eaf0c1e7ce3204e270ca36c00220a0ec5bc8f50fb7ea5bb) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -1441,6 +1441,16 @@ var Host = class {
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
+        const whole = new Uint8Array(4 + length);
+        whole.set(this.buffer);
+        let at = this.buffer.length;
+        while (at < whole.length) {
+          const n2 = await this.conn.read(whole.subarray(at));
+          if (n2 === null) return null;
+          at += n2;
+        }
+        this.buffer = whole;
+        continue;
       }
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);

@@ -1901,6 +1901,19 @@ class Host {
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
+        // The rest of a frame is read straight into one buffer of its size:
+        // growing the buffer by each chunk read would copy what it holds again
+        // at every read, quadratic in the frame (seconds for tens of MB).
+        const whole = new Uint8Array(4 + length);
+        whole.set(this.buffer);
+        let at = this.buffer.length;
+        while (at < whole.length) {
+          const n = await this.conn.read(whole.subarray(at));
+          if (n === null) return null;
+          at += n;
+        }
+        this.buffer = whole;
+        continue;
       }
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);

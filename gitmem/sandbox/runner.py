@@ -149,6 +149,17 @@ def _died(died: Died, what: str) -> str:
     return f"{what} ended the sandbox process"
 
 
+def _named(source: str, modules: Mapping[str, str]) -> dict[str, str]:
+    """The modules whose key ``source`` spells as a word: the only ones it can import by
+    name (a key written with escapes, ``\\u0063svTools``, is not found). A run carries
+    these alone, so its cost follows its own text, not every module its holder loaded
+    (a holder that read a thousand code memories would send them all with each run)."""
+    if not modules:
+        return {}
+    words = set(_IDENTIFIER.findall(source))
+    return {key: code for key, code in modules.items() if key in words}
+
+
 def _check_call(name: str, raw: str) -> dict[str, object] | str:
     """The call's argument as an object, or the refusal to throw in the program."""
     if not _CALL_NAME.fullmatch(name):
@@ -506,8 +517,9 @@ class Sandbox:
         first :data:`CALLS_LISTED` that are call names; any name may still be called.
 
         A module's code runs only if the program imports it by name; the keys it did
-        are in the result's ``imported``. A source over :data:`PROGRAM_MAX` characters
-        is refused without starting anything.
+        are in the result's ``imported``. A run carries only the modules whose key its
+        text spells as a word (:func:`_named`). A source over :data:`PROGRAM_MAX`
+        characters is refused without starting anything.
 
         Raises :class:`InvalidArgument` for an unknown ``kind`` or a key in ``modules``
         that is not a usable module key, and :class:`InternalError` if the sandbox
@@ -527,8 +539,9 @@ class Sandbox:
             refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
             return ProgramResult(False, "", refusal)
         listed = [c for c in calls if _CALL_NAME.fullmatch(c)][:CALLS_LISTED]
+        named = _named(source, modules)
         return self._retrying(
-            lambda process: self._run_once(process, source, modules, bridge, kind, listed)
+            lambda process: self._run_once(process, source, named, bridge, kind, listed)
         )
 
     def _run_once(
