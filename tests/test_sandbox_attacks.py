@@ -1480,6 +1480,61 @@ def test_an_onuse_script_cannot_write_beyond_its_share_in_another_holders_turn(
     still_works(b)
 
 
+def test_a_turn_bounds_the_onuse_scripts_and_views_it_carries(pair: Pair) -> None:
+    """One program of Bob's reads a dozen of Alice's memories whose onUse scripts loop,
+    and a few whose scripts open 32 views of 16 KB each: his turn runs onUse scripts for
+    twice its time limit plus a second, not a time limit apiece, and shows him at most
+    TURN_VIEWS_MAX views and TURN_VIEW_CHARS characters, then a view saying how many
+    more there were."""
+    a = pair.a
+    bob = make_holder(pair.repo, "markdown", "bob-turns", "shared")
+    bob.use_sandbox(Sandbox(time_limit=0.5, memory_mb=64, output_cap=OUTPUT_CAP))
+    flood = 'for (let i = 0; i < 32; i++) views.openText("v" + i, "y".repeat(16_000));'
+    try:
+        for name, on_use, count in (("loop", "while (true) {}", 12), ("flood", flood, 4)):
+            made = a.run_program(
+                'import { memories } from "gitmem";\n'
+                f"for (let i = 0; i < {count}; i++) memories.createMemory({{ name: "
+                f'"{name}-" + i, description: "d", body: "b", code: "export const x = 1;", '
+                f"onUse: {json.dumps(on_use)} }});"
+            )
+            assert made.ok, made
+        ran: list[str] = []
+        box = bob.sandbox
+        run = box.run
+
+        def counting(source: str, **kwargs: Any) -> ProgramResult:
+            ran.append(kwargs.get("kind", "program"))
+            return run(source, **kwargs)
+
+        box.run = counting  # type: ignore[method-assign]
+        reads = (
+            'import { memories } from "gitmem";\n'
+            'for (let i = 0; i < 12; i++) memories.readMemory({ name: "loop-" + i });\n'
+        )
+        bob.turn("run_program", {"source": reads})
+        assert 1 <= ran.count("onuse") <= 5, ran  # 2 x 0.5 s + 1 s, a run of 0.5 s each
+        ran.clear()
+        reads = reads.replace("12", "4").replace("loop-", "flood-")
+        turn = bob.turn("run_program", {"source": reads})
+        assert ran.count("onuse") == 4
+        kept = turn.views[:-1]
+        assert len(kept) <= code_module.TURN_VIEWS_MAX
+        assert sum(len(v.title) + len(v.text) for v in kept) <= code_module.TURN_VIEW_CHARS
+        assert [v.title for v in kept] == ["v0", "v1", "v2", "v3"]  # 16,002 characters each
+        assert turn.views[-1].title == "gitmem: views dropped", turn.views[-1]
+        assert "views were opened for this turn and dropped" in turn.views[-1].text
+        assert bob.take_views() == []
+        del box.run
+        for n in range(12):
+            assert a.call("delete_memory", {"name": f"loop-{n}"}).ok
+        for n in range(4):
+            assert a.call("delete_memory", {"name": f"flood-{n}"}).ok
+        still_works(bob)
+    finally:
+        bob.close()
+
+
 SPINNER = (
     "const keep: number[][] = [];\n"
     "const f = () => { keep.push(new Array(10_000).fill(1)); if (keep.length > 200) "
