@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 3bbf2ca9b9e11125b3c8b5e4122133d0c7c3661ce9f7d731f8f170028174ad21) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 6ef5ce012a35772f6eaf0c1e7ce3204e270ca36c00220a0ec5bc8f50fb7ea5bb) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -623,6 +623,48 @@ function workerMain(split, makeReader) {
   const testRe = uncurry(RegExp.prototype.test);
   const toLocale = uncurry(Number.prototype.toLocaleString);
   const number = (n) => toLocale(n, "en-US");
+  const promiseThen = uncurry(Promise.prototype.then);
+  let cryptoRunning = 0;
+  let cryptoClosed = false;
+  let cryptoIdle = () => {
+  };
+  const cryptoDone = () => {
+    cryptoRunning--;
+    if (cryptoRunning === 0) cryptoIdle();
+  };
+  const subtle = g.SubtleCrypto?.prototype;
+  if (subtle) {
+    for (const name of Object.getOwnPropertyNames(subtle)) {
+      const found = Object.getOwnPropertyDescriptor(subtle, name);
+      if (name === "constructor" || typeof found?.value !== "function") {
+        continue;
+      }
+      const original = found.value;
+      found.value = function(...args) {
+        if (cryptoClosed) {
+          throw new ErrorOf(`crypto.subtle.${name} cannot be called once the run has ended`);
+        }
+        const started = apply(original, this, args);
+        cryptoRunning++;
+        return new PromiseOf((resolve, reject) => {
+          promiseThen(started, (value) => {
+            cryptoDone();
+            resolve(value);
+          }, (error) => {
+            cryptoDone();
+            reject(error);
+          });
+        });
+      };
+      defineProperty(subtle, name, found);
+    }
+  }
+  const cryptoSettled = async () => {
+    while (cryptoRunning > 0) {
+      await new PromiseOf((resolve) => cryptoIdle = resolve);
+    }
+    cryptoClosed = true;
+  };
   const stopHere = uncurry(Event.prototype.stopImmediatePropagation);
   let onMessage = () => {
   };
@@ -978,6 +1020,13 @@ function workerMain(split, makeReader) {
       const capped = (text) => text.length > settings.maxErrorChars ? sliceText(text, 0, settings.maxErrorChars) + " [error text truncated]" : text;
       const frameLine = /^\s+at /;
       const describe = (error) => {
+        try {
+          return describeOnce(error);
+        } catch {
+          return "Uncaught error";
+        }
+      };
+      const describeOnce = (error) => {
         if (error instanceof ErrorOf) {
           const stack = typeof error.stack === "string" ? capped(error.stack) : "";
           let head = "";
@@ -1064,7 +1113,6 @@ ${StringOf(error.stack ?? "")}` : StringOf(error));
       };
       const baseUrl = init.baseUrl;
       const linkedUrl = init.linkedUrl;
-      const promiseThen = uncurry(Promise.prototype.then);
       const settle = (promise) => new PromiseOf((resolve) => {
         promiseThen(promise, (value) => resolve({
           ok: true,
@@ -1101,6 +1149,7 @@ got(ns);
 `, "application/javascript");
           outcome = await settle(import(wrapper));
         }
+        await cryptoSettled();
         if (outcome.ok && namespace !== null) {
           const ns = namespace;
           const names = keysOf(ns);
@@ -1142,7 +1191,11 @@ got(ns);
         });
       };
       const missingExport = (error, gitmemUrl) => {
-        if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        try {
+          if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        } catch {
+          return null;
+        }
         const head = `The requested module '${gitmemUrl}' does not provide an export named '`;
         const message = StringOf(error.message);
         if (!startsWith(message, head)) return null;
@@ -1210,6 +1263,7 @@ export * from ${stringify(baseUrl)};
           }
           break;
         }
+        await cryptoSettled();
         if (error === null && unhandled !== null) error = unhandled;
         send({
           op: "done",
@@ -1219,7 +1273,8 @@ export * from ${stringify(baseUrl)};
       };
       let kept = null;
       const timers = [];
-      const verdict = (ok, value, reuse) => {
+      const verdict = async (ok, value, reuse) => {
+        await cryptoSettled();
         let kind = "error";
         let message = null;
         let error = null;
@@ -1265,6 +1320,7 @@ export * from ${stringify(baseUrl)};
         preventExtensions(g);
       };
       const checkOnce = async (request) => {
+        cryptoClosed = false;
         if (kept === null) {
           loading = true;
           setTimer = g.setTimeout;
@@ -1298,6 +1354,7 @@ got(ns);
           const outcome2 = await settle(import(wrapper));
           if (!outcome2.ok || namespace === null) {
             const found = diagnose(outcome2.value);
+            await cryptoSettled();
             if (found) {
               send({
                 op: "verdict",
@@ -1305,7 +1362,7 @@ got(ns);
                 error: capped(`SyntaxError in module ${key}: ${found.diagnostic}`),
                 reuse: false
               });
-            } else verdict(false, outcome2.value, false);
+            } else void verdict(false, outcome2.value, false);
             return;
           }
           kept = namespace;
@@ -1314,7 +1371,7 @@ got(ns);
         const module = kept;
         const check = module.check;
         if (typeof check !== "function") {
-          verdict(false, new ErrorOf("the module exports no check(change) function"), false);
+          void verdict(false, new ErrorOf("the module exports no check(change) function"), false);
           return;
         }
         checking = true;
@@ -1322,7 +1379,7 @@ got(ns);
         try {
           change = parse(StringOf(request.change));
         } catch (e) {
-          verdict(false, e, false);
+          void verdict(false, e, false);
           return;
         }
         const outcome = await settle(new PromiseOf((resolve) => resolve(apply(check, module, [
@@ -1330,7 +1387,7 @@ got(ns);
         ]))));
         for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
         timers.length = 0;
-        verdict(outcome.ok, outcome.value, true);
+        void verdict(outcome.ok, outcome.value, true);
       };
       onMessage = (data2) => {
         const request = data2;
@@ -1384,6 +1441,16 @@ var Host = class {
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
+        const whole = new Uint8Array(4 + length);
+        whole.set(this.buffer);
+        let at = this.buffer.length;
+        while (at < whole.length) {
+          const n2 = await this.conn.read(whole.subarray(at));
+          if (n2 === null) return null;
+          at += n2;
+        }
+        this.buffer = whole;
+        continue;
       }
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);

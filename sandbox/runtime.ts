@@ -856,6 +856,68 @@ function workerMain(
     Number.prototype.toLocaleString as (l: string) => string,
   );
   const number = (n: number) => toLocale(n, "en-US");
+  // Settles `promise` through the built-in `then`, whatever user code did to
+  // Promise.prototype meanwhile.
+  const promiseThen = uncurry(
+    Promise.prototype.then as (
+      ok: (v: unknown) => void,
+      no: (e: unknown) => void,
+    ) => unknown,
+  );
+  // WebCrypto does its work on threads of the whole process, not on the
+  // worker's: terminating the worker does not stop it, and what a request left
+  // running (PBKDF2 of four billion rounds, an RSA key of 16,384 bits) would
+  // take the cores of every later request, any holder's. So every call of
+  // crypto.subtle is counted until it settles: a request answers only once all
+  // its calls have (within its time limit, past which the process is
+  // replaced), and none can be made once it has answered.
+  let cryptoRunning = 0;
+  let cryptoClosed = false;
+  let cryptoIdle: () => void = () => {};
+  const cryptoDone = () => {
+    cryptoRunning--;
+    if (cryptoRunning === 0) cryptoIdle();
+  };
+  const subtle = g.SubtleCrypto?.prototype;
+  if (subtle) {
+    for (const name of Object.getOwnPropertyNames(subtle)) {
+      const found = Object.getOwnPropertyDescriptor(subtle, name);
+      if (name === "constructor" || typeof found?.value !== "function") {
+        continue;
+      }
+      const original = found.value;
+      found.value = function (this: unknown, ...args: unknown[]) {
+        if (cryptoClosed) {
+          throw new ErrorOf(
+            `crypto.subtle.${name} cannot be called once the run has ended`,
+          );
+        }
+        const started = apply(original, this, args) as Promise<unknown>;
+        cryptoRunning++;
+        // The caller gets a promise of its own, so that one it leaves rejected
+        // is still reported as unhandled; a `then` patched to throw leaves the
+        // call counted, and its request waits out its time limit.
+        return new PromiseOf((resolve, reject) => {
+          promiseThen(started, (value: unknown) => {
+            cryptoDone();
+            resolve(value);
+          }, (error: unknown) => {
+            cryptoDone();
+            reject(error);
+          });
+        });
+      };
+      defineProperty(subtle, name, found);
+    }
+  }
+  // Waits until no crypto.subtle call of this request is running, then closes
+  // crypto.subtle until the next check of a kept worker opens it again.
+  const cryptoSettled = async () => {
+    while (cryptoRunning > 0) {
+      await new PromiseOf<void>((resolve) => (cryptoIdle = resolve));
+    }
+    cryptoClosed = true;
+  };
   // The runtime's messages reach this listener first, and no later one: a
   // listener user code adds (through EventTarget.prototype) sees none of them.
   const stopHere = uncurry(
@@ -1285,7 +1347,18 @@ function workerMain(
             " [error text truncated]"
           : text;
       const frameLine = /^\s+at /;
+      // What a thrown value says, whatever it is: a Proxy whose traps throw (at
+      // `instanceof`, at `.stack`) is described as an uncaught error, never left
+      // to throw out of the runtime's own code, where it would hold the request's
+      // answer back until its time limit.
       const describe = (error: unknown): string => {
+        try {
+          return describeOnce(error);
+        } catch {
+          return "Uncaught error";
+        }
+      };
+      const describeOnce = (error: unknown): string => {
         if (error instanceof ErrorOf) {
           const stack = typeof error.stack === "string"
             ? capped(error.stack)
@@ -1387,14 +1460,6 @@ function workerMain(
       // Imported first by the generated "gitmem" module: once it runs, linking
       // is over and any later error is the program's own.
       const linkedUrl = init.linkedUrl;
-      // Settles `promise` through the built-in `then`, whatever user code did
-      // to Promise.prototype meanwhile.
-      const promiseThen = uncurry(
-        Promise.prototype.then as (
-          ok: (v: unknown) => void,
-          no: (e: unknown) => void,
-        ) => unknown,
-      );
       const settle = (promise: Promise<unknown>) =>
         new PromiseOf<{ ok: boolean; value: unknown }>((resolve) => {
           promiseThen(
@@ -1457,6 +1522,7 @@ function workerMain(
           );
           outcome = await settle(import(wrapper));
         }
+        await cryptoSettled();
         if (outcome.ok && namespace !== null) {
           const ns = namespace as Record<string, unknown>;
           const names = keysOf(ns);
@@ -1493,12 +1559,18 @@ function workerMain(
         send({ op: "result", diagnostic: capped(diagnostic), exports: [] });
       };
 
-      // The name a link error says the generated module lacks, if it is one.
+      // The name a link error says the generated module lacks, if it is one. A
+      // program that never imports "gitmem" is never linked to it, and may throw
+      // anything, even a Proxy whose traps throw.
       const missingExport = (
         error: unknown,
         gitmemUrl: string,
       ): string | null => {
-        if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        try {
+          if (linked || !(error instanceof SyntaxErrorOf)) return null;
+        } catch {
+          return null;
+        }
         const head =
           `The requested module '${gitmemUrl}' does not provide an export named '`;
         const message = StringOf(error.message);
@@ -1596,6 +1668,7 @@ function workerMain(
           }
           break;
         }
+        await cryptoSettled();
         if (error === null && unhandled !== null) error = unhandled;
         send({
           op: "done",
@@ -1613,7 +1686,8 @@ function workerMain(
       // or a global for the next one.
       let kept: Record<string, unknown> | null = null;
       const timers: unknown[] = [];
-      const verdict = (ok: boolean, value: unknown, reuse: boolean) => {
+      const verdict = async (ok: boolean, value: unknown, reuse: boolean) => {
+        await cryptoSettled();
         let kind = "error";
         let message: string | null = null;
         let error: string | null = null;
@@ -1664,6 +1738,7 @@ function workerMain(
       const checkOnce = async (
         request: { url: string; key: string; change: string },
       ) => {
+        cryptoClosed = false;
         if (kept === null) {
           loading = true;
           setTimer = g.setTimeout;
@@ -1699,6 +1774,7 @@ function workerMain(
           const outcome = await settle(import(wrapper));
           if (!outcome.ok || namespace === null) {
             const found = diagnose(outcome.value);
+            await cryptoSettled();
             if (found) {
               send({
                 op: "verdict",
@@ -1708,7 +1784,7 @@ function workerMain(
                 ),
                 reuse: false,
               });
-            } else verdict(false, outcome.value, false);
+            } else void verdict(false, outcome.value, false);
             return;
           }
           kept = namespace;
@@ -1717,7 +1793,7 @@ function workerMain(
         const module = kept as Record<string, unknown>;
         const check = module.check;
         if (typeof check !== "function") {
-          verdict(
+          void verdict(
             false,
             new ErrorOf("the module exports no check(change) function"),
             false,
@@ -1729,7 +1805,7 @@ function workerMain(
         try {
           change = parse(StringOf(request.change));
         } catch (e) {
-          verdict(false, e, false);
+          void verdict(false, e, false);
           return;
         }
         const outcome = await settle(
@@ -1739,7 +1815,7 @@ function workerMain(
         );
         for (let k = 0; k < timers.length; k++) clearTimer(timers[k]);
         timers.length = 0;
-        verdict(outcome.ok, outcome.value, true);
+        void verdict(outcome.ok, outcome.value, true);
       };
 
       onMessage = (data: unknown) => {
@@ -1825,6 +1901,19 @@ class Host {
           this.buffer = this.buffer.slice(4 + length);
           return message;
         }
+        // The rest of a frame is read straight into one buffer of its size:
+        // growing the buffer by each chunk read would copy what it holds again
+        // at every read, quadratic in the frame (seconds for tens of MB).
+        const whole = new Uint8Array(4 + length);
+        whole.set(this.buffer);
+        let at = this.buffer.length;
+        while (at < whole.length) {
+          const n = await this.conn.read(whole.subarray(at));
+          if (n === null) return null;
+          at += n;
+        }
+        this.buffer = whole;
+        continue;
       }
       const chunk = new Uint8Array(1 << 16);
       const n = await this.conn.read(chunk);

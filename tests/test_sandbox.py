@@ -262,6 +262,35 @@ def test_large_bridge_replies_arrive_whole(sandbox: Sandbox) -> None:
     assert result.output == f"{len(big)} end\n"
 
 
+def test_a_reply_of_tens_of_megabytes_is_read_in_linear_time() -> None:
+    """The runtime reads a long frame into one buffer of its size: 40 MB arrive in well
+    under the program's limit (grown by each chunk read, they took over 10 s)."""
+    big = "x" * 40_000_000
+    with Sandbox(time_limit=5.0) as box:
+        result = box.run(
+            'import { memories } from "gitmem";\nconsole.log(memories.big({}).length);',
+            modules={},
+            bridge=lambda name, args: (True, big),
+        )
+    assert result == ProgramResult(True, f"{len(big)}\n", None), result
+
+
+def test_a_run_carries_only_the_modules_its_text_names() -> None:
+    """A holder that loaded a thousand code memories (32 MB) runs a program that names
+    none of them, or one, at the pace of one that names none: the rest never cross."""
+    module = "export function f(x: number): number { return x + 1; }\n" + "// pad\n" * 4_000
+    modules = {f"m{n}": f"// {n}\n{module}" for n in range(1_000)}
+    with Sandbox(time_limit=2.0, memory_mb=64) as box:
+        plain = box.run("console.log(1)", modules=modules, bridge=refuse_all)
+        one = box.run(
+            'import { m7 } from "gitmem";\nconsole.log(m7.f(1));',
+            modules=modules,
+            bridge=refuse_all,
+        )
+    assert plain == ProgramResult(True, "1\n", None), plain
+    assert one == ProgramResult(True, "2\n", None, imported=("m7",)), one
+
+
 def test_onuse_opens_views_through_globals(sandbox: Sandbox) -> None:
     """An onUse script uses ``views`` without importing it; its views come back."""
     result = sandbox.run(

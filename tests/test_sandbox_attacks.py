@@ -32,7 +32,7 @@ from gitmem.errors import CodeError, GuardRefused, InternalError
 from gitmem.guard import Guards
 from gitmem.holder import code as code_module
 from gitmem.holder.framing import frame_notice, frame_view, framed
-from gitmem.sandbox import Pool, ProgramResult, Sandbox
+from gitmem.sandbox import Pool, ProgramResult, Sandbox, View
 from gitmem.sandbox import runner as runner_module
 from gitmem.sandbox.launch import node_builtins
 from gitmem.sandbox.process import remove_tree, sweep_orphans
@@ -1480,6 +1480,61 @@ def test_an_onuse_script_cannot_write_beyond_its_share_in_another_holders_turn(
     still_works(b)
 
 
+def test_a_turn_bounds_the_onuse_scripts_and_views_it_carries(pair: Pair) -> None:
+    """One program of Bob's reads a dozen of Alice's memories whose onUse scripts loop,
+    and a few whose scripts open 32 views of 16 KB each: his turn runs onUse scripts for
+    twice its time limit plus a second, not a time limit apiece, and shows him at most
+    TURN_VIEWS_MAX views and TURN_VIEW_CHARS characters, then a view saying how many
+    more there were."""
+    a = pair.a
+    bob = make_holder(pair.repo, "markdown", "bob-turns", "shared")
+    bob.use_sandbox(Sandbox(time_limit=0.5, memory_mb=64, output_cap=OUTPUT_CAP))
+    flood = 'for (let i = 0; i < 32; i++) views.openText("v" + i, "y".repeat(16_000));'
+    try:
+        for name, on_use, count in (("loop", "while (true) {}", 12), ("flood", flood, 4)):
+            made = a.run_program(
+                'import { memories } from "gitmem";\n'
+                f"for (let i = 0; i < {count}; i++) memories.createMemory({{ name: "
+                f'"{name}-" + i, description: "d", body: "b", code: "export const x = 1;", '
+                f"onUse: {json.dumps(on_use)} }});"
+            )
+            assert made.ok, made
+        ran: list[str] = []
+        box = bob.sandbox
+        run = box.run
+
+        def counting(source: str, **kwargs: Any) -> ProgramResult:
+            ran.append(kwargs.get("kind", "program"))
+            return run(source, **kwargs)
+
+        box.run = counting  # type: ignore[method-assign]
+        reads = (
+            'import { memories } from "gitmem";\n'
+            'for (let i = 0; i < 12; i++) memories.readMemory({ name: "loop-" + i });\n'
+        )
+        bob.turn("run_program", {"source": reads})
+        assert 1 <= ran.count("onuse") <= 5, ran  # 2 x 0.5 s + 1 s, a run of 0.5 s each
+        ran.clear()
+        reads = reads.replace("12", "4").replace("loop-", "flood-")
+        turn = bob.turn("run_program", {"source": reads})
+        assert ran.count("onuse") == 4
+        kept = turn.views[:-1]
+        assert len(kept) <= code_module.TURN_VIEWS_MAX
+        assert sum(len(v.title) + len(v.text) for v in kept) <= code_module.TURN_VIEW_CHARS
+        assert [v.title for v in kept] == ["v0", "v1", "v2", "v3"]  # 16,002 characters each
+        assert turn.views[-1].title == "gitmem: views dropped", turn.views[-1]
+        assert "views were opened for this turn and dropped" in turn.views[-1].text
+        assert bob.take_views() == []
+        del box.run
+        for n in range(12):
+            assert a.call("delete_memory", {"name": f"loop-{n}"}).ok
+        for n in range(4):
+            assert a.call("delete_memory", {"name": f"flood-{n}"}).ok
+        still_works(bob)
+    finally:
+        bob.close()
+
+
 SPINNER = (
     "const keep: number[][] = [];\n"
     "const f = () => { keep.push(new Array(10_000).fill(1)); if (keep.length > 200) "
@@ -1595,6 +1650,95 @@ def test_error_text_is_capped_everywhere(pair: Pair) -> None:
     assert len(str(failed.value)) < ERROR_MAX + 200
     assert a.defect is None
     still_works(a)
+
+
+def test_half_a_surrogate_pair_comes_back_as_text_anyone_can_encode(pair: Pair) -> None:
+    """Output, views, errors, load diagnostics and a guard's verdict holding a lone
+    surrogate (an emoji sliced in two) reach the holder as U+FFFD: another holder
+    reading the module, an MCP client or a terminal can encode every text."""
+    a, b = pair.a, pair.b
+    half = '"\\ud83d"'
+    result = a.run_program(
+        'import { views } from "gitmem";\n'
+        f'const emoji = "\\u{{1F600}}".slice(0, 1);\nconsole.log({half} + emoji);\n'
+        "views.openText(emoji, emoji);\nthrow new Error(emoji);"
+    )
+    assert result.output == "\ufffd\ufffd\n", result
+    assert result.views == (View("\ufffd", "\ufffd"),), result
+    assert result.error is not None and result.error.startswith("Error: \ufffd"), result
+    assert code_write(a, "halves", f"throw new Error({half});\n").ok
+    read = b.call("read_memory", {"name": "halves"})
+    assert "Error: \ufffd" in read.text, read.text
+    assert a.call("delete_memory", {"name": "halves"}).ok
+    guards = Guards(time_limit=LIMIT)
+    try:
+        change = {"store": "s", "op": "create", "slug": "x", "description": "d",
+                  "body": "\U0001F600", "code": "", "onUse": "", "author": "a"}  # fmt: skip
+        with pytest.raises(GuardRefused) as refused:
+            guards.check("export function check(c: any) { return c.body.slice(0, 1); }", change)
+        assert "\ufffd" in str(refused.value)
+    finally:
+        guards.close()
+    texts = [result.output, result.error, *(v.title + v.text for v in result.views), read.text]
+    for text in [*texts, str(refused.value)]:
+        text.encode("utf-8")
+    b.take_views()
+    still_works(a)
+
+
+PBKDF2_LEFT_RUNNING = (
+    'const key = await crypto.subtle.importKey("raw", new Uint8Array(16), "PBKDF2", false, '
+    '["deriveBits"]);\n'
+    "for (let i = 0; i < 4; i++) crypto.subtle.deriveBits({ name: 'PBKDF2', "
+    "salt: new Uint8Array(16), iterations: 4e9, hash: 'SHA-512' }, key, 512).catch(() => {});\n"
+)
+
+
+def test_crypto_work_a_run_leaves_running_ends_with_its_process(pair: Pair) -> None:
+    """WebCrypto works on the process's own threads, which terminating a worker does not
+    stop: a program, or a module's top-level code, that leaves hours of PBKDF2 behind is
+    held to its time limit and its process replaced, so no later run (another holder's)
+    shares the cores with it. Crypto that settles in time works as before."""
+    pool = Pool(spread=False)
+    holder = make_holder(pair.repo, "markdown", "dave", "shared", pool)
+    try:
+        holder.sandbox.start()
+        pid = holder.sandbox.pid
+        assert pid is not None
+        left = holder.run_program(PBKDF2_LEFT_RUNNING + "console.log('left it running');")
+        assert not left.ok and left.error is not None and "time limit" in left.error, left
+        assert not Path(f"/proc/{pid}").exists() or fields_state(Path(f"/proc/{pid}/stat")) == "Z"
+        with pytest.raises(CodeError, match="did not finish"):
+            holder.loader.load("burner", PBKDF2_LEFT_RUNNING + "export function f() {}\n")
+        quick = holder.run_program(
+            'const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode("abc"));\n'
+            'crypto.subtle.digest("SHA-256", new Uint8Array(1 << 20));\n'
+            "console.log(Array.from(new Uint8Array(d)).slice(0, 4).join());"
+        )
+        assert quick == ProgramResult(True, "186,120,22,191\n", None), quick
+        unhandled = holder.run_program(
+            'crypto.subtle.digest("nope", new Uint8Array(1));\n'
+            "await new Promise((r) => setTimeout(r, 50));"
+        )
+        assert unhandled.error is not None and "NotSupportedError" in unhandled.error
+        still_works(holder)
+    finally:
+        holder.close()
+        pool.close()
+
+
+def test_a_thrown_proxy_is_the_programs_own_error_at_once(pair: Pair) -> None:
+    """A program or module that throws a Proxy whose traps throw fails at once with an
+    uncaught error, not at its time limit."""
+    trap = "new Proxy({}, { getPrototypeOf() { throw new Error('trap'); } })"
+    for source in (f"throw {trap};", f"Promise.reject({trap});\nawait 0;\nawait 0;"):
+        started = time.monotonic()
+        result = pair.a.run_program(source)
+        assert result == ProgramResult(False, "", "Uncaught error"), result
+        assert time.monotonic() - started < LIMIT
+    with pytest.raises(CodeError, match="Uncaught error"):
+        pair.a.loader.load("thrower", f"throw {trap};\nexport function f() {{}}\n")
+    still_works(pair.a)
 
 
 def test_a_view_cannot_pass_for_a_notice_or_another_view() -> None:

@@ -11,7 +11,8 @@ A memory that is deleted, renamed away or found gone is unloaded at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gitmem.errors import CodeError, InternalError, LimitExceeded
@@ -19,10 +20,15 @@ from gitmem.limits import CODE_MAX
 from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
 from gitmem.types import Memory, check_text
 
-__all__ = ["RUN_WRITES_MAX", "Code"]
+__all__ = ["RUN_WRITES_MAX", "TURN_VIEWS_MAX", "TURN_VIEW_CHARS", "Code"]
 
 RUN_WRITES_MAX = 100
 """Changes one program or onUse script may publish; each further write is refused."""
+TURN_VIEWS_MAX = 64
+"""Views waiting for the next turn (load documentation, programs', onUse scripts');
+past it, or past :data:`TURN_VIEW_CHARS`, the rest are dropped and one view says so."""
+TURN_VIEW_CHARS = 65_536
+"""Characters of title and text the views waiting for the next turn hold at most."""
 
 Bridge = Callable[[str, dict[str, object]], tuple[bool, str]]
 
@@ -49,6 +55,9 @@ class Code:
         self._pending: tuple[_Module, list[ExportDoc]] | None = None
         self._used: dict[str, None] = {}
         self._views: list[View] = []
+        # Characters the waiting views hold, and how many were dropped past the caps.
+        self._view_chars = 0
+        self._dropped = 0
         self.defect: InternalError | None = None
         """The last sandbox crash met (gitmem's own defect), for the harness."""
         # Changes published by the program or onUse script running now; None between runs.
@@ -122,7 +131,7 @@ class Code:
         if (module.slug, module.code, module.on_use) != (memory.slug, memory.code, memory.on_use):
             return
         self._modules[module.slug] = module
-        self._views.extend(doc.view() for doc in docs)
+        self._add_views(doc.view() for doc in docs)
 
     def opened(self, memory: Memory) -> str | None:
         """Where code loads on read, load it; the located diagnostic if it fails."""
@@ -143,7 +152,7 @@ class Code:
             self.unload(memory.slug)
             return error.diagnostic
         self._modules[memory.slug] = module
-        self._views.extend(doc.view() for doc in docs)
+        self._add_views(doc.view() for doc in docs)
         return None
 
     def unload(self, slug: str) -> None:
@@ -191,21 +200,50 @@ class Code:
             module = by_key.get(key)
             if module is not None and module.on_use:
                 self._used[module.slug] = None
-        self._views.extend(result.views)
+        self._add_views(result.views)
         return result
 
     def end_turn(self, bridge: Bridge) -> None:
+        """Run the onUse script of each code memory the turn used, once each, until they
+        have taken twice the time limit plus a second between them (as long as a run's
+        ``memories`` calls may take the host): the rest do not run this turn, so
+        memories whose scripts loop cannot hold the turn for one time limit apiece."""
         used, self._used = self._used, {}
+        started: float | None = None
         for slug in used:
             module = self._modules.get(slug)
             if module is None or not module.on_use:
                 continue
+            if started is None:
+                started = time.monotonic()
+            elif time.monotonic() - started > 2 * self.sandbox.time_limit + 1.0:
+                break
             result = self._run(module.on_use, "onuse", bridge)
-            self._views.extend(result.views)
+            self._add_views(result.views)
 
     def take_views(self) -> list[View]:
         views, self._views = self._views, []
+        if self._dropped:
+            views.append(
+                View(
+                    "gitmem: views dropped",
+                    f"{self._dropped:,} more views were opened for this turn and dropped: "
+                    f"a turn shows at most {TURN_VIEWS_MAX} views and {TURN_VIEW_CHARS:,} "
+                    "characters of them.",
+                )
+            )
+        self._view_chars = self._dropped = 0
         return views
+
+    def _add_views(self, views: Iterable[View]) -> None:
+        """Keep ``views`` for the next turn, within the turn's caps."""
+        for view in views:
+            size = len(view.title) + len(view.text)
+            if len(self._views) >= TURN_VIEWS_MAX or self._view_chars + size > TURN_VIEW_CHARS:
+                self._dropped += 1
+                continue
+            self._views.append(view)
+            self._view_chars += size
 
     def _run(self, source: str, kind: str, bridge: Bridge) -> ProgramResult:
         modules = {m.key: m.code for m in self._modules.values() if m.code}

@@ -9,6 +9,7 @@ swept by a compaction).
 
 from __future__ import annotations
 
+from gitmem.lean.text import one_line
 from gitmem.store import APPROVED, PROPOSAL, Snapshot, Storage
 from gitmem.strategies import Strategy
 from gitmem.types import SYNC_AUTHOR, Revision
@@ -78,7 +79,7 @@ class Notices:
                 lines.append(f"- deleted `{slug}`")
                 continue
             verb = "updated" if before is not None and slug in before else "added"
-            about = f" — {memory.description}" if memory.description else ""
+            about = f" — {one_line(memory.description)}" if memory.description else ""
             lines.append(f"- {verb} `{slug}`{about}")
             if self._strategy.notice_bodies:
                 lines.extend(f"  {line}" for line in memory.body.splitlines())

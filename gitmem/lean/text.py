@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from gitmem.errors import InvalidText
 
-__all__ = ["check_text", "count_lines"]
+__all__ = ["check_text", "count_lines", "one_line"]
+
+# Each character str.splitlines ends a line at, as a space.
+_FLAT = dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), " ")
 
 
 def check_text(value: object, what: str) -> str:
@@ -22,6 +25,13 @@ def check_text(value: object, what: str) -> str:
             f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
         ) from None
     return value
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, each line break a space (the length is kept): how a
+    description shows where memories are listed one line each (an index, a notice, search
+    hits), so that no description shows a line of its own, such as another memory's."""
+    return text.translate(_FLAT)
 
 
 def count_lines(text: str) -> int:

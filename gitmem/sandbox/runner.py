@@ -7,6 +7,8 @@ Everything that crosses the bridge is bounded before it is parsed: a program's s
 the views a run opens (count, title and text), a ``memories`` call's argument (size and
 nesting depth), error text and every frame. A bound that is passed is refused in the
 limit-exceeded voice, never truncated silently (error text alone is cut, and says so).
+Text that comes back (output, views, errors, diagnostics, a guard's verdict) is text any
+reader can encode: a lone surrogate a JavaScript string may hold becomes U+FFFD.
 
 A run's ``memories`` calls are bounded too, so that its time limit bounds the host's
 work as well as its own: at most :data:`CALLS_MAX` calls, and at most twice its time
@@ -87,6 +89,7 @@ _T = TypeVar("_T")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _CALL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
 _SLICE = 32_768
 
@@ -115,14 +118,23 @@ def _depth(text: str) -> int:
     return deepest
 
 
-def _capped(text: str) -> str:
-    """``text`` held to :data:`ERROR_MAX` characters (with room for the runtime's mark)."""
+def _text(value: object) -> str:
+    """A reply's value as text any reader can encode: a JavaScript string may hold half
+    of a UTF-16 pair (``"\\ud800"``, or an emoji sliced in two), which UTF-8 cannot
+    carry, so each lone surrogate becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", str(value))
+
+
+def _capped(value: object) -> str:
+    """``value`` as text held to :data:`ERROR_MAX` characters (with room for the
+    runtime's mark)."""
+    text = _text(value)
     return text if len(text) <= ERROR_MAX + 32 else text[:ERROR_MAX] + _CUT
 
 
 def _strings(raw: object) -> list[str]:
     """A list in a reply, each item as text; nothing if it is not a list."""
-    return [str(item) for item in cast(list[object], raw)] if isinstance(raw, list) else []
+    return [_text(item) for item in cast(list[object], raw)] if isinstance(raw, list) else []
 
 
 def _died(died: Died, what: str) -> str:
@@ -135,6 +147,17 @@ def _died(died: Died, what: str) -> str:
             "deeply (brackets, types or one very long expression); nest less"
         )
     return f"{what} ended the sandbox process"
+
+
+def _named(source: str, modules: Mapping[str, str]) -> dict[str, str]:
+    """The modules whose key ``source`` spells as a word: the only ones it can import by
+    name (a key written with escapes, ``\\u0063svTools``, is not found). A run carries
+    these alone, so its cost follows its own text, not every module its holder loaded
+    (a holder that read a thousand code memories would send them all with each run)."""
+    if not modules:
+        return {}
+    words = set(_IDENTIFIER.findall(source))
+    return {key: code for key, code in modules.items() if key in words}
 
 
 def _check_call(name: str, raw: str) -> dict[str, object] | str:
@@ -244,7 +267,7 @@ def _views(raw: object) -> tuple[View, ...]:
     for item in cast(list[object], raw)[:VIEWS_MAX]:
         if isinstance(item, list) and len(cast(list[object], item)) == 2:
             title, text = cast(list[object], item)
-            title, text = str(title), str(text)
+            title, text = _text(title), _text(text)
             if len(title) <= VIEW_TITLE_MAX and len(text) <= VIEW_TEXT_MAX:
                 views.append(View(title, text))
     return tuple(views)
@@ -375,7 +398,7 @@ class Sandbox:
                 process.prune(reply.get("keep"))
             diagnostic = reply.get("diagnostic")
             return (
-                _capped(str(diagnostic)) if diagnostic is not None else None,
+                _capped(diagnostic) if diagnostic is not None else None,
                 _strings(reply.get("exports")),
                 _strings(reply.get("signatures")),
             )
@@ -472,7 +495,7 @@ class Sandbox:
             message, error = reply.get("message"), reply.get("error")
             return Verdict(
                 kind=str(reply.get("kind")),
-                message=message if isinstance(message, str) else None,
+                message=_text(message) if isinstance(message, str) else None,
                 error=_capped(error) if isinstance(error, str) else None,
             )
 
@@ -494,8 +517,9 @@ class Sandbox:
         first :data:`CALLS_LISTED` that are call names; any name may still be called.
 
         A module's code runs only if the program imports it by name; the keys it did
-        are in the result's ``imported``. A source over :data:`PROGRAM_MAX` characters
-        is refused without starting anything.
+        are in the result's ``imported``. A run carries only the modules whose key its
+        text spells as a word (:func:`_named`). A source over :data:`PROGRAM_MAX`
+        characters is refused without starting anything.
 
         Raises :class:`InvalidArgument` for an unknown ``kind`` or a key in ``modules``
         that is not a usable module key, and :class:`InternalError` if the sandbox
@@ -515,8 +539,9 @@ class Sandbox:
             refusal = _refusal(what, len(source), "the program limit", PROGRAM_MAX, fix)
             return ProgramResult(False, "", refusal)
         listed = [c for c in calls if _CALL_NAME.fullmatch(c)][:CALLS_LISTED]
+        named = _named(source, modules)
         return self._retrying(
-            lambda process: self._run_once(process, source, modules, bridge, kind, listed)
+            lambda process: self._run_once(process, source, named, bridge, kind, listed)
         )
 
     def _run_once(
@@ -593,8 +618,8 @@ class Sandbox:
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
-                output=str(message.get("output", ""))[: self.output_cap + 40],
-                error=_capped(str(error)) if error is not None else None,
+                output=_text(message.get("output", ""))[: self.output_cap + 40],
+                error=_capped(error) if error is not None else None,
                 views=_views(message.get("views")),
                 imported=tuple(
                     str(k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gitmem.lean.text import one_line
 from gitmem.search import Hit, SearchIndex, check_keywords, stored_index
 from gitmem.strategies import calls
 from gitmem.strategies.base import Desk, StrategyBase, Tool
@@ -97,6 +98,6 @@ def search_text(
     lines = [f"{len(hits)} {noun[0] + ' matches' if len(hits) == 1 else noun[1] + ' match'}:"]
     for hit in hits:
         m = hit.memory
-        head = f"- `{m.slug}` — {m.description}" if m.description else f"- `{m.slug}`"
+        head = f"- `{m.slug}` — {one_line(m.description)}" if m.description else f"- `{m.slug}`"
         lines.append(f"{head}\n  {hit.excerpt(lowered)}")
     return "\n".join(lines)

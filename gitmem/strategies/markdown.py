@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gitmem.lean.text import one_line
 from gitmem.strategies import calls
 from gitmem.strategies.base import StrategyBase, Tool
 from gitmem.types import Memory
@@ -47,4 +48,4 @@ class Markdown(StrategyBase):
         )
 
     def index_line(self, memory: Memory) -> str:
-        return f"- `{memory.slug}` — {memory.description}"
+        return f"- `{memory.slug}` — {one_line(memory.description)}"

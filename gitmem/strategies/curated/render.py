@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from gitmem.lean.text import one_line
 from gitmem.strategies.curated.rows import Row
 
 
@@ -46,7 +47,7 @@ def birth_block(user: Iterable[Row], projects: Mapping[str, int], host: int) -> 
         if not rows:
             out.append("- none")
         for r in rows:
-            out.append(f"- `{r.name}` — {r.description}")
+            out.append(f"- `{r.name}` — {one_line(r.description)}")
             out.extend(f"  {line}" for line in r.content.splitlines())
     return "\n".join(out)
 
