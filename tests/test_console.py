@@ -467,6 +467,8 @@ def test_a_write_without_if_match_is_refused(client: TestClient, repo: Repositor
     ("payload", "says"),
     [
         (b"not json", "not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+        (b'{"description": "d", "body": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "not JSON"),
         (b"[1, 2]", "JSON object"),
         (json.dumps({"description": "d"}).encode(), "the body must be a string"),
         (json.dumps({"description": 3, "body": "b"}).encode(), "the description must be a string"),
@@ -480,6 +482,16 @@ def test_a_malformed_put_is_refused(client: TestClient, payload: bytes, says: st
     status, kind, message = error(response)
     assert (status, kind) == (400, "invalid-argument")
     assert says in message
+
+
+def test_a_decision_nested_past_jsons_depth_is_a_400(client: TestClient) -> None:
+    """A review decision whose body nests deeper than json reads is refused as not the
+    object it must be, never answered with a 500."""
+    deep = b'{"proposal": "notes/a", "slugs": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for body in (deep, b"[" * 100_000 + b"]" * 100_000):
+        status, kind, message = error(client.post("/api/review/approve", content=body))
+        assert (status, kind) == (400, "invalid-argument")
+        assert message.startswith("send a JSON object")
 
 
 @pytest.mark.parametrize("value", ["²", "١٢", "-1", "1e3", "9" * 5000, " ", "0x10"])

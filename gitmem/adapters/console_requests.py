@@ -117,7 +117,7 @@ def fields(raw: bytes) -> dict[str, str]:
     """A save's description and body, from its JSON body."""
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
         raise InvalidArgument(
             'the request body is not JSON; send {"description": ..., "body": ...}'
         ) from None
@@ -134,7 +134,7 @@ def fields(raw: bytes) -> dict[str, str]:
 
 def decision(raw: bytes) -> tuple[str, list[str]]:
     """An approval's or rejection's proposal and the memories it names (none: all)."""
-    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+    with contextlib.suppress(ValueError, RecursionError, AttributeError):
         data: Any = json.loads(raw)
         proposal, slugs = data.get("proposal"), data.get("slugs", [])
         listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]

@@ -153,15 +153,17 @@ _CODEC = _c_codec()
 def loads(data: bytes | str) -> object:
     """One JSON value, as ``json.loads`` reads it (``ValueError`` for anything else)."""
     text = data.decode("utf-8").removeprefix("\ufeff") if isinstance(data, bytes) else data
-    if _CODEC is None:
-        import json
-
-        return json.loads(text)
-    text = text.strip(" \t\n\r")
     try:
+        if _CODEC is None:
+            import json
+
+            return json.loads(text)
+        text = text.strip(" \t\n\r")
         value, end = _CODEC[0](text, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
     if end != len(text):
         raise ValueError("extra data after the JSON value")
     return value
@@ -470,7 +472,7 @@ def last_message(path: str) -> str:
     last 64 KB only; "" when there is none or the file cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would never end
-    except OSError:
+    except (OSError, ValueError):  # ValueError: no file name (a NUL, a lone surrogate)
         return ""
     try:
         status = os.fstat(fd)
