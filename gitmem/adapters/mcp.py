@@ -451,7 +451,8 @@ class _Wire:
         self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
         )
-        return _Lines(reader), _Out(self._out)
+        out = _Out(self._out)
+        return _Lines(reader, out), out
 
     async def __aexit__(self, *_: object) -> None:
         if self._transport is not None:
@@ -462,20 +463,50 @@ class _Wire:
             os.close(fd)
 
 
-class _Lines:
-    """``async for line in ...`` over a stream reader, as text."""
+_OVERLONG_TEXT = f"a message over {_LINE_MAX >> 20} MB was dropped unread; send smaller ones"
+_OVERLONG = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": types.INVALID_REQUEST, "message": _OVERLONG_TEXT},
+    },
+    separators=(",", ":"),
+)
+"""The answer to a line over the cap: its id is never read, so it is null (JSON-RPC's
+rule for a request whose id cannot be told)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+
+class _Lines:
+    """``async for line in ...`` over a stream reader, as text. A line over the reader's
+    cap is dropped as it arrives (never held whole), answered on ``out`` with
+    :data:`_OVERLONG` and said on stderr; the next line is read as usual."""
+
+    def __init__(self, reader: asyncio.StreamReader, out: _Out) -> None:
         self._reader = reader
+        self._out = out
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        dropping = False
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:
+                if dropping or not end.partial:
+                    raise StopAsyncIteration from None
+                return end.partial.decode("utf-8", "replace")
+            except asyncio.LimitOverrunError as over:
+                # what is buffered of the long line goes; the rest is dropped as it comes
+                await self._reader.readexactly(over.consumed)
+                dropping = True
+                continue
+            if not dropping:
+                return line.decode("utf-8", "replace")
+            dropping = False
+            print(f"gitmem mcp: {_OVERLONG_TEXT}", file=sys.stderr)
+            await self._out.write(_OVERLONG + "\n")
 
 
 class _Out:
