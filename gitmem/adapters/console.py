@@ -266,6 +266,10 @@ class Console:
         """A uvicorn server for the console (``run(sockets=[self.bind()])`` starts it)."""
         config = uvicorn.Config(
             self.asgi(),
+            http=parse.protocol(),
+            # connections taken at a time: each is then seen (and the longest waiting
+            # closed) before more are taken, so half-sent requests never take every fd
+            backlog=64,
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=1,
