@@ -22,7 +22,7 @@ from typing import Protocol
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StaleRevision, Unchanged
 from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.store import Snapshot
-from gitmem.types import Change, Edit, Memory, check_slug, check_text
+from gitmem.types import Change, Edit, Memory, check_line, check_slug, check_text
 
 __all__ = [
     "Build",
@@ -139,8 +139,8 @@ def existing(snapshot: Snapshot, slug: str, voice: Voice) -> Memory:
 def create(rules: Rules, memory: Memory, op: str = "create") -> Build:
     """A new memory; refused if its slug is taken."""
     slug = check_slug(memory.slug)
+    check_line(memory.description, "description")
     for value, what in (
-        (memory.description, "description"),
         (memory.body, "body"),
         (memory.code, "code"),
         (memory.on_use, "onUse script"),
@@ -160,8 +160,8 @@ def overwrite(rules: Rules, memory: Memory, op: str = "write") -> Build:
     byte-identical to the held memory (a missing one holds nothing) raises
     ``Unchanged`` and publishes nothing."""
     slug = check_slug(memory.slug)
-    for value, what in ((memory.description, "description"), (memory.body, "body")):
-        check_text(value, what)
+    check_line(memory.description, "description")
+    check_text(memory.body, "body")
 
     def build(snapshot: Snapshot) -> Change:
         old = snapshot.get(slug)
@@ -185,7 +185,7 @@ def revise(
     """Replace the parts given (``halves`` is ``(code, on_use)``); the rest stay."""
     check_slug(slug)
     if description is not None:
-        check_text(description, "description")
+        check_line(description, "description")
     if body is not None:
         check_text(body, "body")
         if not body:
@@ -222,7 +222,7 @@ def replace_once(
     check_text(old_text, "old_text")
     check_text(new_text, "new_text")
     if description is not None:
-        check_text(description, "description")
+        check_line(description, "description")
     if not old_text:
         raise InvalidArgument("the text to replace is empty; quote the exact text you are changing")
 
