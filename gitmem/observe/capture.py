@@ -119,14 +119,24 @@ def _kept(text: str, limit: int) -> str:
     return clamp(strip_private(text[: limit * 4]), limit)
 
 
+def _whole(digits: str) -> int | str:
+    """A JSON integer; one longer than Python reads (4,300 digits) is kept as its digits,
+    so a tool's input that holds one is still recorded (as text, as all of it is)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
+
+
 class _Scanning:
-    """What the C scanner reads of its caller: ``json.loads``'s defaults."""
+    """What the C scanner reads of its caller: ``json.loads``'s defaults, but for an
+    integer too long to read (:func:`_whole`)."""
 
     strict = True
     object_hook = None
     object_pairs_hook = None
     parse_float = float
-    parse_int = int
+    parse_int = staticmethod(_whole)
     parse_constant = float  # NaN, Infinity, -Infinity
 
 
@@ -151,13 +161,14 @@ _CODEC = _c_codec()
 
 
 def loads(data: bytes | str) -> object:
-    """One JSON value, as ``json.loads`` reads it (``ValueError`` for anything else)."""
+    """One JSON value, as ``json.loads`` reads it, an integer too long to read kept as its
+    digits (``ValueError`` for anything else)."""
     text = data.decode("utf-8").removeprefix("\ufeff") if isinstance(data, bytes) else data
     try:
         if _CODEC is None:
             import json
 
-            return json.loads(text)
+            return json.loads(text, parse_int=_whole)
         text = text.strip(" \t\n\r")
         value, end = _CODEC[0](text, 0)
     except StopIteration:
