@@ -76,6 +76,8 @@ __all__ = [
 ]
 
 _POLL_SECONDS = 0.2
+_SUBSCRIPTIONS_MAX = 10_000
+"""How many resources one client may subscribe to."""
 _LINE_MAX = 64 << 20
 P = TypeVar("P")
 R = TypeVar("R")
@@ -297,23 +299,32 @@ class MemoryServer:
         )
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
+    def _slug(self, uri: str) -> str | None:
+        """The memory ``uri`` names (``None``: the store's state); an MCP error if it is
+        neither one of this store's memories' URIs (the memory may not exist yet) nor
+        its state's."""
+        store = self.holder.store_id
+        if uri == state_uri(store):
+            return None
+        prefix = memory_uri(store, "")
+        if not uri.startswith(prefix):
+            raise MCPError(
+                types.INVALID_PARAMS, f"there is no resource {uri[:200]}; resources/list names them"
+            )
+        # a client may send the slug %-escaped; a slug is checked before any lookup
+        slug = unquote(uri[len(prefix) :])
+        try:
+            return check_slug(slug)
+        except GitmemError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"{uri[:200]} names no memory: {exc}") from None
+
     def read(self, uri: str) -> tuple[str, str]:
         """The MIME type and text of one resource."""
         store = self.holder.store_id
-        if uri == state_uri(store):
+        slug = self._slug(uri)
+        if slug is None:
             return "application/json", json.dumps(self.holder.state(), ensure_ascii=False)
-        prefix = memory_uri(store, "")
-        memory = None
-        if uri.startswith(prefix):
-            # a client may send the slug %-escaped; a slug is checked before any lookup
-            slug = unquote(uri[len(prefix) :])
-            try:
-                check_slug(slug)
-            except GitmemError as exc:
-                raise MCPError(
-                    types.INVALID_PARAMS, f"{uri[:200]} names no memory: {exc}"
-                ) from None
-            memory = self.holder.repo.snapshot(store).get(slug)
+        memory = self.holder.repo.snapshot(store).get(slug)
         if memory is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"there is no resource {uri}; resources/list names them"
@@ -330,7 +341,15 @@ class MemoryServer:
         )
 
     async def _subscribe(self, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._subscribed.add(str(params.uri))
+        uri = str(params.uri)
+        self._slug(uri)  # only this store's resources, each named by a valid slug
+        if uri not in self._subscribed and len(self._subscribed) >= _SUBSCRIPTIONS_MAX:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"this server follows at most {_SUBSCRIPTIONS_MAX:,} resources for you; "
+                "unsubscribe from some first",
+            )
+        self._subscribed.add(uri)
         return types.EmptyResult()
 
     async def _unsubscribe(self, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
