@@ -267,9 +267,7 @@ class Console:
         config = uvicorn.Config(
             self.asgi(),
             http=parse.protocol(),
-            # connections taken at a time: each is then seen (and the longest waiting
-            # closed) before more are taken, so half-sent requests never take every fd
-            backlog=64,
+            backlog=64,  # taken at a time, so the longest waiting go before more come
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=1,
