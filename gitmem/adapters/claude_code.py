@@ -191,6 +191,8 @@ def parse_input(text: str) -> dict[str, Any]:
                 "the hook input holds a lone surrogate (an unpaired \\ud800-\\udfff escape); "
                 "send valid Unicode"
             ) from None
+        except RecursionError:
+            raise InvalidArgument("the hook input is not JSON") from None
     return event
 
 
