@@ -160,8 +160,8 @@ def overwrite(rules: Rules, memory: Memory, op: str = "write") -> Build:
     byte-identical to the held memory (a missing one holds nothing) raises
     ``Unchanged`` and publishes nothing."""
     slug = check_slug(memory.slug)
-    check_line(memory.description, "description")
-    check_text(memory.body, "body")
+    for value, what in ((memory.description, "description"), (memory.body, "body")):
+        check_text(value, what)
 
     def build(snapshot: Snapshot) -> Change:
         old = snapshot.get(slug)
@@ -185,7 +185,7 @@ def revise(
     """Replace the parts given (``halves`` is ``(code, on_use)``); the rest stay."""
     check_slug(slug)
     if description is not None:
-        check_line(description, "description")
+        check_text(description, "description")
     if body is not None:
         check_text(body, "body")
         if not body:
@@ -198,7 +198,7 @@ def revise(
         old = existing(snapshot, slug, rules.voice)
         new = replace(
             old,
-            description=old.description if description is None else description,
+            description=_described(old, description),
             body=old.body if body is None else body,
         )
         if halves is not None:
@@ -206,6 +206,15 @@ def revise(
         return rules.change(snapshot, op, slug, new)
 
     return build
+
+
+def _described(old: Memory, description: str | None) -> str:
+    """The description after an edit that gives ``description`` (``None``: keeps it):
+    one line, when it is a new one; the one a memory holds from before that rule stays
+    (a save sending it back unchanged included)."""
+    if description is None or description == old.description:
+        return old.description
+    return check_line(description, "description")
 
 
 def replace_once(
@@ -222,7 +231,7 @@ def replace_once(
     check_text(old_text, "old_text")
     check_text(new_text, "new_text")
     if description is not None:
-        check_line(description, "description")
+        check_text(description, "description")
     if not old_text:
         raise InvalidArgument("the text to replace is empty; quote the exact text you are changing")
 
@@ -236,9 +245,7 @@ def replace_once(
         body = old.body.replace(old_text, new_text, 1)
         if not body:
             raise InvalidArgument(rules.voice.would_empty(slug))
-        new = replace(
-            old, body=body, description=old.description if description is None else description
-        )
+        new = replace(old, body=body, description=_described(old, description))
         return rules.change(snapshot, op, slug, new)
 
     return build
