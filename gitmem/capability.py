@@ -55,6 +55,10 @@ class Capability:
             data = json.loads(text)
         except ValueError as exc:
             raise LaunchRefused([f"the configuration is not valid JSON: {exc}"]) from None
+        except RecursionError:
+            raise LaunchRefused(
+                ["the configuration is not valid JSON: it is nested too deeply"]
+            ) from None
         return cls.from_dict(data)
 
     @classmethod

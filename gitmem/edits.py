@@ -22,7 +22,7 @@ from typing import Protocol
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StaleRevision, Unchanged
 from gitmem.limits import Baseline, Limits, check_write, index_size
 from gitmem.store import Snapshot
-from gitmem.types import Change, Edit, Memory, check_slug, check_text
+from gitmem.types import Change, Edit, Memory, check_line, check_slug, check_text
 
 __all__ = [
     "Build",
@@ -139,8 +139,8 @@ def existing(snapshot: Snapshot, slug: str, voice: Voice) -> Memory:
 def create(rules: Rules, memory: Memory, op: str = "create") -> Build:
     """A new memory; refused if its slug is taken."""
     slug = check_slug(memory.slug)
+    check_line(memory.description, "description")
     for value, what in (
-        (memory.description, "description"),
         (memory.body, "body"),
         (memory.code, "code"),
         (memory.on_use, "onUse script"),
@@ -198,7 +198,7 @@ def revise(
         old = existing(snapshot, slug, rules.voice)
         new = replace(
             old,
-            description=old.description if description is None else description,
+            description=_described(old, description),
             body=old.body if body is None else body,
         )
         if halves is not None:
@@ -206,6 +206,15 @@ def revise(
         return rules.change(snapshot, op, slug, new)
 
     return build
+
+
+def _described(old: Memory, description: str | None) -> str:
+    """The description after an edit that gives ``description`` (``None``: keeps it):
+    one line, when it is a new one; the one a memory holds from before that rule stays
+    (a save sending it back unchanged included)."""
+    if description is None or description == old.description:
+        return old.description
+    return check_line(description, "description")
 
 
 def replace_once(
@@ -236,9 +245,7 @@ def replace_once(
         body = old.body.replace(old_text, new_text, 1)
         if not body:
             raise InvalidArgument(rules.voice.would_empty(slug))
-        new = replace(
-            old, body=body, description=old.description if description is None else description
-        )
+        new = replace(old, body=body, description=_described(old, description))
         return rules.change(snapshot, op, slug, new)
 
     return build

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gitmem.errors import InvalidAuthor
-from gitmem.lean.text import check_text, count_lines
+from gitmem.lean.text import check_line, check_text, count_lines
 from gitmem.lean.totals import Totals
 from gitmem.names import PATH_DEPTH as PATH_DEPTH
 from gitmem.names import PATH_MAX as PATH_MAX
@@ -42,6 +42,7 @@ __all__ = [
     "Op",
     "Revision",
     "Totals",
+    "check_line",
     "check_op",
     "check_path",
     "check_slug",

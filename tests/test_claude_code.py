@@ -215,6 +215,9 @@ def test_finds_the_repository_from_cwd(tmp_path: Path) -> None:
     [
         ("not json", [], "gitmem hook: the hook input is not JSON"),
         ("[]", [], "gitmem hook: the hook input is not a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, [], "gitmem hook: the hook input is not JSON"),
+        ('{"session_id": "s\\ud800"}', [], "gitmem hook: the hook input holds a lone surrogate"),
+        ('{"session_id": "s", "cwd": "\\udfff"}', [], "gitmem hook: the hook input holds a lone"),
         ('{"cwd": "/"}', [], "gitmem hook: the hook input has no session_id"),
         (
             '{"session_id": "s"}',

@@ -435,14 +435,22 @@ def test_check_finds_a_corrupt_blob(repo: Repository) -> None:
     assert error_line(result) == "Error: 1 problem found"
 
 
-def test_check_finds_an_unparsable_memory(repo: Repository) -> None:
-    """A commit whose tree holds a .md file with no front matter is reported."""
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"no front matter here", "front matter"),
+        (b"---\ndescription: " + b"[" * 100_000 + b"]" * 100_000 + b"\n---\nb\n", "nested"),
+    ],
+)
+def test_check_finds_an_unparsable_memory(repo: Repository, content: bytes, says: str) -> None:
+    """A commit whose tree holds a .md file with no front matter, or a description
+    nested past json's depth, is reported, and `show` says so in one line."""
     put(repo, "notes", "a")
     git = Repo(repo.directory)
     head = git.refs[b"refs/heads/notes"]
     parent = git[head]
     assert isinstance(parent, Commit)
-    blob = Blob.from_string(b"no front matter here")
+    blob = Blob.from_string(content)
     sub = Tree()
     sub.add(b"bad.md", 0o100644, blob.id)
     root = Tree()
@@ -462,7 +470,10 @@ def test_check_finds_an_unparsable_memory(repo: Repository) -> None:
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert report["healthy"] is False
-    assert any("bad.md" in p and "front matter" in p for p in report["problems"])
+    assert any("bad.md" in p and says in p for p in report["problems"])
+    shown = run(repo, "show", "--store", "broken", "bad")
+    assert shown.exit_code == 1
+    assert error_line(shown).startswith("Error: memory file bad.md")
 
 
 # -- the installed script ------------------------------------------------------------

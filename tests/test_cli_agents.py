@@ -82,6 +82,10 @@ def test_call_prints_the_result_and_exits_1_on_refusal(repo: Repository) -> None
     [
         ("{", "Error: ARGUMENTS is not JSON; give a JSON object such as '{}'"),
         ("[]", "Error: ARGUMENTS must be a JSON object such as '{}'"),
+        (
+            "[" * 100_000 + "]" * 100_000,
+            "Error: ARGUMENTS is not JSON; give a JSON object such as '{}'",
+        ),
     ],
 )
 def test_call_with_bad_arguments_is_one_line(repo: Repository, arguments: str, line: str) -> None:
@@ -89,3 +93,13 @@ def test_call_with_bad_arguments_is_one_line(repo: Repository, arguments: str, l
     result = run(repo, "call", "read_memory", arguments, "--capability", CAP)
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [line]
+
+
+def test_a_capability_nested_past_jsons_depth_is_one_line(repo: Repository) -> None:
+    """A capability that nests deeper than json reads is refused as not JSON, in one line."""
+    deep = '{"id": "memories", "scope": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result = run(repo, "call", "read_memory", "{}", "--capability", deep)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Error: launch refused: the configuration is not valid JSON: it is nested too deeply"
+    ]

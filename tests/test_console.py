@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -25,7 +26,7 @@ from starlette.testclient import TestClient
 
 from gitmem import Agent, Author, Repository, StaleRevision, ops
 from gitmem.adapters import console as console_module
-from gitmem.adapters import heap
+from gitmem.adapters import console_requests, heap
 from gitmem.adapters.console import STATUS, Console
 from gitmem.cli import cli
 from gitmem.holder import Holder
@@ -467,6 +468,8 @@ def test_a_write_without_if_match_is_refused(client: TestClient, repo: Repositor
     ("payload", "says"),
     [
         (b"not json", "not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+        (b'{"description": "d", "body": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "not JSON"),
         (b"[1, 2]", "JSON object"),
         (json.dumps({"description": "d"}).encode(), "the body must be a string"),
         (json.dumps({"description": 3, "body": "b"}).encode(), "the description must be a string"),
@@ -480,6 +483,16 @@ def test_a_malformed_put_is_refused(client: TestClient, payload: bytes, says: st
     status, kind, message = error(response)
     assert (status, kind) == (400, "invalid-argument")
     assert says in message
+
+
+def test_a_decision_nested_past_jsons_depth_is_a_400(client: TestClient) -> None:
+    """A review decision whose body nests deeper than json reads is refused as not the
+    object it must be, never answered with a 500."""
+    deep = b'{"proposal": "notes/a", "slugs": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for body in (deep, b"[" * 100_000 + b"]" * 100_000):
+        status, kind, message = error(client.post("/api/review/approve", content=body))
+        assert (status, kind) == (400, "invalid-argument")
+        assert message.startswith("send a JSON object")
 
 
 @pytest.mark.parametrize("value", ["²", "١٢", "-1", "1e3", "9" * 5000, " ", "0x10"])
@@ -642,6 +655,48 @@ def test_the_event_stream_reports_a_write_by_another_process(repo: Repository) -
     assert events[0]["profile/ops"] != events[1]["profile/ops"]
     assert events[1]["profile/ops"] == repo.head("profile/ops")
     other.close()
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Whether the console closed ``sock`` (it may reset it: the request was unread)."""
+    try:
+        return sock.recv(10) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_half_sent_requests_neither_stay_nor_crowd_out_the_operator(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that sends no whole request head is closed once the wait for it is
+    over, and past the most that may wait at once the longest waiting goes first: idle
+    connections (no token needed to open them) never hold every file descriptor, and
+    the operator's requests, and an event stream open past the wait, are answered."""
+    monkeypatch.setattr(console_requests, "HEAD_SECONDS", 1.0)
+    monkeypatch.setattr(console_requests, "WAITING_MAX", 8)
+    console = Console(repo, token=TOKEN, port=0, author=ADA)
+    seed(repo)
+    with console.running() as url, httpx2.Client(timeout=10) as http:
+        base = url.split("/?")[0]
+        idle: list[socket.socket] = []
+        for _ in range(40):
+            sock = socket.create_connection(("127.0.0.1", console.port), timeout=5)
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            idle.append(sock)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert http.get(f"{base}/api/stores", headers=auth).status_code == 200
+        # the longest waiting were closed as more came
+        assert _closed(idle[0])
+        with http.stream("GET", f"{base}/api/events", headers=auth) as stream:
+            lines = stream.iter_lines()
+            assert next(line for line in lines if line.startswith("data: "))
+            time.sleep(1.5)  # past the wait for a head: a request in hand is not cut
+            ops.create(repo, "profile/ops", AGENT, "later", "d", "b")
+            assert repo.head("profile/ops") in next(x for x in lines if x.startswith("data: "))
+        # and the last ones, too few to crowd anyone out, once the wait is over
+        assert _closed(idle[-1])
+        for sock in idle:
+            sock.close()
 
 
 # -- the library underneath -------------------------------------------------------------

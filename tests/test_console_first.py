@@ -35,6 +35,7 @@ from gitmem.errors import StorageError
 from gitmem.ops import folding
 from gitmem.ops import ledger as ledgers
 from gitmem.store.history import History
+from gitmem.types import Change, Memory
 
 URL = "/api/stores/profile/ops/memories"
 KNOWN = ("slug", "description", "live", "chars")
@@ -188,8 +189,11 @@ def test_the_interim_rows_are_written_as_json_dumps_writes_them(repo: Repository
     """The interim rows, written a row a format, are byte for byte what ``json.dumps``
     writes of a dict each, whatever the descriptions hold."""
     odd = ['say "hi"', "back\\slash \\u0041", "é ü 中文 😀", "</script> & <b>", "\x7f\u2028\u2029"]
-    for i, about in enumerate(odd):
+    for i, about in enumerate(odd[:-1]):
         ops.create(repo, "profile/ops", ADA, f"odd-{i}", about, "x" * (i + 1))
+    # line separators in a description come only from before the rule, or by a push
+    last = Memory(f"odd-{len(odd) - 1}", odd[-1], "x" * len(odd))
+    repo.mutate("profile/ops", ADA, lambda _: Change("create", last.slug, last))
     fields = ("slug", "description", "live", "chars", "peak_chars", "revisions", "revision")
     dicts = [
         {

@@ -327,6 +327,55 @@ def test_reading_a_resource_that_is_no_slug_is_a_proper_error(repo: Repository, 
     assert text.endswith("alpha")
 
 
+def test_a_subscription_names_one_of_the_stores_resources_and_is_bounded(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resources/subscribe takes this store's state and its memories' URIs (a memory
+    not written yet included); any other URI is an MCP error, and past the most one
+    client may follow, so is a new one: a client cannot make the server hold URIs
+    without bound."""
+    from gitmem.adapters import mcp as adapter
+
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "me"))
+    assert holder is not None
+    served = adapter.MemoryServer(holder)
+    monkeypatch.setattr(adapter, "_SUBSCRIPTIONS_MAX", 3)
+
+    async def subscribe(uri: str) -> None:
+        await served._subscribe(types.SubscribeRequestParams(uri=uri))  # pyright: ignore[reportPrivateUsage]
+
+    async def main() -> list[str]:
+        refused: list[str] = []
+        for uri in [
+            "gitmem://state/profile/p",
+            "gitmem://memory/profile/p/later",
+            "file:///etc/passwd",
+            "gitmem://memory/other/a",
+            "gitmem://memory/profile/p/" + "x" * 100_000,
+            "gitmem://memory/profile/p/b",
+            "gitmem://memory/profile/p/c",
+            "gitmem://memory/profile/p/b",
+        ]:
+            try:
+                await subscribe(uri)
+            except MCPError as exc:
+                refused.append(str(exc))
+        return refused
+
+    refused = run(main)
+    assert len(refused) == 4
+    assert refused[0].startswith("there is no resource file:///etc/passwd")
+    assert refused[1].startswith("there is no resource gitmem://memory/other/a")
+    assert "names no memory" in refused[2]
+    assert refused[3].startswith("this server follows at most 3 resources")
+    assert served._subscribed == {  # pyright: ignore[reportPrivateUsage]
+        "gitmem://state/profile/p",
+        "gitmem://memory/profile/p/later",
+        "gitmem://memory/profile/p/b",
+    }
+    holder.close()
+
+
 def test_memory_compaction_prompt(repo: Repository) -> None:
     """The memory-compaction prompt is the holder's request, naming its write calls."""
     holder = repo.bind(capability("keyword-search", "shared"), Agent("p", "p"))

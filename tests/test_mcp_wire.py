@@ -18,7 +18,7 @@ from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from gitmem import Agent, Repository
-from gitmem.adapters.mcp import MemoryServer
+from gitmem.adapters.mcp import _LINE_MAX, MemoryServer  # pyright: ignore[reportPrivateUsage]
 from gitmem.strategies.markdown import Markdown
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
@@ -121,3 +121,60 @@ def test_the_markdown_index_is_every_memorys_line(repo: Repository, review: bool
     assert ("- `pending` — p" in shown) is review
     if not review:
         assert shown == Markdown().pinned(memories)
+
+
+def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository) -> None:
+    """A message longer than the line cap is dropped as it arrives, answered with an
+    invalid-request error (its id unread, so null) and one line on stderr; the next
+    request is answered as usual."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    assert holder is not None
+    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
+    holder.close()
+    cap = json.dumps(capability("markdown", "shared").to_dict())
+    start = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "wire-test", "version": "0"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "read_memory", "arguments": {"name": "a"}},
+    }
+    process = subprocess.Popen(
+        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(
+        json.dumps(start).encode()
+        + b"\n"
+        + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        + b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"'
+        + b"x" * (_LINE_MAX + 1024)
+        + b'"}}\n'
+        + json.dumps(call).encode()
+        + b"\n"
+    )
+    process.stdin.flush()
+    answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+    process.stdin.close()
+    err = process.stderr.read() if process.stderr else b""
+    process.wait(timeout=60)
+    assert process.returncode == 0
+    assert [a.get("id") for a in answers] == [0, None, 1]
+    assert answers[1]["error"]["code"] == types.INVALID_REQUEST
+    assert answers[1]["error"]["message"].startswith("a message over 64 MB was dropped")
+    assert answers[2]["result"]["isError"] is False
+    assert err.decode().splitlines() == [
+        "gitmem mcp: a message over 64 MB was dropped unread; send smaller ones"
+    ]

@@ -131,7 +131,14 @@ def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
     gitmem = str(Path(sys.executable).parent / "gitmem")
     env = {**os.environ, "GITMEM_REPO": str(tmp_path)}
     good = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "hi"})
-    for event, text in (("user-prompt-submit", good), ("post-tool-use", "not json"), ("nope", "")):
+    # a tool's input as a model may nest it, past the depth json reads
+    deep = '{"session_id": "s", "tool_name": "t", "tool_input": ' + "[" * 100_000 + "]" * 100_000
+    cases = [("user-prompt-submit", good), ("post-tool-use", "not json")]
+    cases += [("post-tool-use", deep + "}"), ("nope", "")]
+    # a number longer than Python reads: the call is still recorded
+    huge = '{"session_id": "s", "tool_name": "calc", "tool_input": {"n": ' + "9" * 5000 + "}}"
+    cases += [("post-tool-use", huge)]
+    for event, text in cases:
         done = subprocess.run(
             [gitmem, "observe", "capture", event],
             input=text,
@@ -140,8 +147,12 @@ def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
             text=True,
         )
         assert done.returncode == 0 and done.stdout == ""
+        assert len(done.stderr.splitlines()) <= 1, done.stderr
     spool = (tmp_path / "gitmem" / "observe" / "spool" / "s.jsonl").read_text()
-    assert json.loads(spool)["text"] == "hi"
+    records = [json.loads(line) for line in spool.splitlines()]
+    assert records[0]["text"] == "hi"
+    assert [r["tool"] for r in records[1:]] == ["calc"]
+    assert records[1]["input"].startswith('{"n": "9999')
 
 
 def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path: Path) -> None:

@@ -177,7 +177,9 @@ def test_text_that_is_not_text_is_refused(repo: Repository, field: str, bad: str
     assert tree_bytes(repo.directory) == before
 
 
-@pytest.mark.parametrize("store", ["", "a//b", "/a", "a/", "../x", "a/.lock", "x.lock", "a b"])
+@pytest.mark.parametrize(
+    "store", ["", "a//b", "/a", "a/", "../x", "a/.lock", "x.lock", "a b", "HEAD", "-x", "-a/b"]
+)
 def test_unusable_store_ids_are_refused(repo: Repository, store: str) -> None:
     """A store id git could not hold as a branch raises InvalidArgument."""
     with pytest.raises(InvalidArgument):

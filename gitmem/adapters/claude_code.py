@@ -124,7 +124,7 @@ class Session:
         try:
             with open(cls.path(repo, session_id), "rb") as handle:
                 data = json.loads(handle.read(_INPUT_MAX))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return cls(session_id, launch)
         if not isinstance(data, dict):
             return cls(session_id, launch)
@@ -175,13 +175,24 @@ def parse_input(text: str) -> dict[str, Any]:
         raise InvalidArgument("the hook input is larger than 1 MB")
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
         raise InvalidArgument("the hook input is not JSON") from None
     if not isinstance(data, dict):
         raise InvalidArgument("the hook input is not a JSON object")
     event = cast(dict[str, Any], data)
     if not isinstance(event.get("session_id"), str) or not event["session_id"]:
         raise InvalidArgument("the hook input has no session_id")
+    if "\\u" in text:
+        # an unpaired \ud800-\udfff escape reads as a string no file or commit can hold
+        try:
+            json.dumps(event, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument(
+                "the hook input holds a lone surrogate (an unpaired \\ud800-\\udfff escape); "
+                "send valid Unicode"
+            ) from None
+        except RecursionError:
+            raise InvalidArgument("the hook input is not JSON") from None
     return event
 
 
@@ -292,7 +303,7 @@ def _size(path: object) -> int:
         return 0
     try:
         return os.path.getsize(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: no file name (a NUL)
         return 0
 
 

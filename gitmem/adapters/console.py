@@ -266,6 +266,8 @@ class Console:
         """A uvicorn server for the console (``run(sockets=[self.bind()])`` starts it)."""
         config = uvicorn.Config(
             self.asgi(),
+            http=parse.protocol(),
+            backlog=64,  # taken at a time, so the longest waiting go before more come
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=1,

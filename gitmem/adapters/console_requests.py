@@ -1,16 +1,18 @@
 """What a console request says: its path's parts, a count in its query, the revision
 a write is based on, and its body, each read within a bound of size and time and
-refused in one line when it is not what the route expects."""
+refused in one line when it is not what the route expects; and the connection it
+arrives on, which has a bound of time for sending a request's head (:func:`protocol`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from starlette.requests import Request
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from gitmem.errors import GitmemError, InvalidArgument
 
@@ -24,6 +26,7 @@ __all__ = [
     "fields",
     "if_match",
     "number",
+    "protocol",
     "segments",
 ]
 
@@ -31,6 +34,12 @@ BODY_MAX = 4 * 1024 * 1024
 _BODY_SECONDS = 30.0
 """How long a request body may take to arrive."""
 _NUMBER_DIGITS = 9
+HEAD_SECONDS = 10.0
+"""How long a connection may take to send a request's head (its line and headers),
+from when it opens or its last answer ends."""
+WAITING_MAX = 256
+"""How many connections may wait for a request's head at once; past it, the one that
+has waited longest is closed."""
 
 
 class TooLarge(GitmemError):
@@ -117,7 +126,7 @@ def fields(raw: bytes) -> dict[str, str]:
     """A save's description and body, from its JSON body."""
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
         raise InvalidArgument(
             'the request body is not JSON; send {"description": ..., "body": ...}'
         ) from None
@@ -134,10 +143,83 @@ def fields(raw: bytes) -> dict[str, str]:
 
 def decision(raw: bytes) -> tuple[str, list[str]]:
     """An approval's or rejection's proposal and the memories it names (none: all)."""
-    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+    with contextlib.suppress(ValueError, RecursionError, AttributeError):
         data: Any = json.loads(raw)
         proposal, slugs = data.get("proposal"), data.get("slugs", [])
         listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]
         if isinstance(proposal, str) and all(isinstance(slug, str) for slug in listed):
             return proposal, [str(slug) for slug in listed]
     raise InvalidArgument('send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...]}')
+
+
+class _Deadline(H11Protocol):
+    """uvicorn's HTTP/1.1 connection with a bound on the wait for each request's head.
+
+    uvicorn waits for a head for ever: connections that open and send half a request
+    (or nothing) would hold the console's file descriptors until none is left, and no
+    one could reach it, with or without the token. Here a connection that has no
+    request in hand is closed once :data:`HEAD_SECONDS` pass, and when more than
+    :data:`WAITING_MAX` wait at once the longest waiting goes first. A request being
+    answered (a slow fold, the event stream) is never cut."""
+
+    waiting: ClassVar[dict[_Deadline, None]] = {}
+    """The server's connections waiting for a head, longest waiting first."""
+    _timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        super().connection_made(transport)
+        self._wait()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._wait()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop()
+        super().connection_lost(exc)
+
+    def _idle(self) -> bool:
+        """Whether no request is in hand (none yet, or the last one answered)."""
+        return self.cycle is None or self.cycle.response_complete  # pyright: ignore[reportUnnecessaryComparison]
+
+    def _wait(self) -> None:
+        """Start the wait for the next head (and close the longest waiting, if over)."""
+        if self.transport.is_closing():
+            return
+        self._stop()
+        self._timer = self.loop.call_later(HEAD_SECONDS, self._expire)
+        waiting = self.waiting
+        waiting[self] = None
+        for other in list(waiting)[: max(0, len(waiting) - WAITING_MAX)]:
+            if other._idle():
+                other._close()
+            else:
+                waiting.pop(other, None)
+
+    def _expire(self) -> None:
+        self._timer = None
+        if self._idle():
+            self._close()
+        else:
+            self.waiting.pop(self, None)
+
+    def _stop(self) -> None:
+        self.waiting.pop(self, None)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _close(self) -> None:
+        self._stop()
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def protocol() -> type[H11Protocol]:
+    """The HTTP protocol a console's server runs: uvicorn's, with a bound on the wait
+    for each request's head (each server keeps its own count of waiting connections)."""
+
+    class Deadline(_Deadline):
+        waiting: ClassVar[dict[_Deadline, None]] = {}
+
+    return Deadline

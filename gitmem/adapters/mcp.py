@@ -76,6 +76,8 @@ __all__ = [
 ]
 
 _POLL_SECONDS = 0.2
+_SUBSCRIPTIONS_MAX = 10_000
+"""How many resources one client may subscribe to."""
 _LINE_MAX = 64 << 20
 P = TypeVar("P")
 R = TypeVar("R")
@@ -297,23 +299,32 @@ class MemoryServer:
         )
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
+    def _slug(self, uri: str) -> str | None:
+        """The memory ``uri`` names (``None``: the store's state); an MCP error if it is
+        neither one of this store's memories' URIs (the memory may not exist yet) nor
+        its state's."""
+        store = self.holder.store_id
+        if uri == state_uri(store):
+            return None
+        prefix = memory_uri(store, "")
+        if not uri.startswith(prefix):
+            raise MCPError(
+                types.INVALID_PARAMS, f"there is no resource {uri[:200]}; resources/list names them"
+            )
+        # a client may send the slug %-escaped; a slug is checked before any lookup
+        slug = unquote(uri[len(prefix) :])
+        try:
+            return check_slug(slug)
+        except GitmemError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"{uri[:200]} names no memory: {exc}") from None
+
     def read(self, uri: str) -> tuple[str, str]:
         """The MIME type and text of one resource."""
         store = self.holder.store_id
-        if uri == state_uri(store):
+        slug = self._slug(uri)
+        if slug is None:
             return "application/json", json.dumps(self.holder.state(), ensure_ascii=False)
-        prefix = memory_uri(store, "")
-        memory = None
-        if uri.startswith(prefix):
-            # a client may send the slug %-escaped; a slug is checked before any lookup
-            slug = unquote(uri[len(prefix) :])
-            try:
-                check_slug(slug)
-            except GitmemError as exc:
-                raise MCPError(
-                    types.INVALID_PARAMS, f"{uri[:200]} names no memory: {exc}"
-                ) from None
-            memory = self.holder.repo.snapshot(store).get(slug)
+        memory = self.holder.repo.snapshot(store).get(slug)
         if memory is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"there is no resource {uri}; resources/list names them"
@@ -330,7 +341,15 @@ class MemoryServer:
         )
 
     async def _subscribe(self, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._subscribed.add(str(params.uri))
+        uri = str(params.uri)
+        self._slug(uri)  # only this store's resources, each named by a valid slug
+        if uri not in self._subscribed and len(self._subscribed) >= _SUBSCRIPTIONS_MAX:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"this server follows at most {_SUBSCRIPTIONS_MAX:,} resources for you; "
+                "unsubscribe from some first",
+            )
+        self._subscribed.add(uri)
         return types.EmptyResult()
 
     async def _unsubscribe(self, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -451,7 +470,8 @@ class _Wire:
         self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0)
         )
-        return _Lines(reader), _Out(self._out)
+        out = _Out(self._out)
+        return _Lines(reader, out), out
 
     async def __aexit__(self, *_: object) -> None:
         if self._transport is not None:
@@ -462,20 +482,50 @@ class _Wire:
             os.close(fd)
 
 
-class _Lines:
-    """``async for line in ...`` over a stream reader, as text."""
+_OVERLONG_TEXT = f"a message over {_LINE_MAX >> 20} MB was dropped unread; send smaller ones"
+_OVERLONG = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": types.INVALID_REQUEST, "message": _OVERLONG_TEXT},
+    },
+    separators=(",", ":"),
+)
+"""The answer to a line over the cap: its id is never read, so it is null (JSON-RPC's
+rule for a request whose id cannot be told)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+
+class _Lines:
+    """``async for line in ...`` over a stream reader, as text. A line over the reader's
+    cap is dropped as it arrives (never held whole), answered on ``out`` with
+    :data:`_OVERLONG` and said on stderr; the next line is read as usual."""
+
+    def __init__(self, reader: asyncio.StreamReader, out: _Out) -> None:
         self._reader = reader
+        self._out = out
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        dropping = False
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:
+                if dropping or not end.partial:
+                    raise StopAsyncIteration from None
+                return end.partial.decode("utf-8", "replace")
+            except asyncio.LimitOverrunError as over:
+                # what is buffered of the long line goes; the rest is dropped as it comes
+                await self._reader.readexactly(over.consumed)
+                dropping = True
+                continue
+            if not dropping:
+                return line.decode("utf-8", "replace")
+            dropping = False
+            print(f"gitmem mcp: {_OVERLONG_TEXT}", file=sys.stderr)
+            await self._out.write(_OVERLONG + "\n")
 
 
 class _Out:

@@ -68,7 +68,7 @@ def _arguments(text: str) -> dict[str, object]:
     """The JSON object ARGUMENTS gives ('-': stdin)."""
     try:
         parsed = json.loads(read_text("-") if text == "-" else text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
         raise InvalidArgument("ARGUMENTS is not JSON; give a JSON object such as '{}'") from None
     if not isinstance(parsed, dict):
         raise InvalidArgument("ARGUMENTS must be a JSON object such as '{}'")

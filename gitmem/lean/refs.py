@@ -21,8 +21,12 @@ _REST = _FIRST | {"."}
 def usable_store(store: str) -> bool:
     """Whether ``store`` is a usable store id: 1-200 characters, in parts separated by
     ``/``, each of letters, digits, ``-``, ``_`` and ``.``, not starting with ``.`` nor
-    ending in ``.`` or ``.lock``, and no ``..`` anywhere."""
+    ending in ``.`` or ``.lock``, and no ``..`` anywhere; not ``HEAD`` and not starting
+    with ``-`` (git takes neither as a branch name: the first would stand for the
+    repository's HEAD, the second for an option)."""
     if not store or len(store) > STORE_MAX or ".." in store:
+        return False
+    if store == "HEAD" or store[0] == "-":
         return False
     for part in store.split("/"):
         if not part or part[0] not in _FIRST or not _REST.issuperset(part):

@@ -1,15 +1,17 @@
 """What storable text is: a string with no NUL and no lone surrogate (the one rule
-every text an agent or an operator gives passes, keywords included); and how its lines
-are counted."""
+every text an agent or an operator gives passes, keywords included), and what a line
+is (a description: text without a line break); and how its lines are counted."""
 
 from __future__ import annotations
 
 from gitmem.errors import InvalidText
 
-__all__ = ["check_text", "count_lines", "one_line"]
+__all__ = ["check_line", "check_text", "count_lines", "one_line"]
 
-# Each character str.splitlines ends a line at, as a space.
-_FLAT = dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), " ")
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+"""What ends a line (``str.splitlines``'s separators)."""
+_BREAKS = frozenset(_LINE_BREAKS)
+_FLAT = dict.fromkeys(map(ord, _LINE_BREAKS), " ")  # each of them as a space
 
 
 def check_text(value: object, what: str) -> str:
@@ -25,6 +27,18 @@ def check_text(value: object, what: str) -> str:
             f"the {what} holds a lone surrogate at character {exc.start}; send valid Unicode text"
         ) from None
     return value
+
+
+def check_line(value: object, what: str) -> str:
+    """Return ``value`` if it is storable text on one line: a description is one line
+    of the index every holder of the store reads, so a line break in it would add lines
+    that pass for entries of their own."""
+    text = check_text(value, what)
+    if not _BREAKS.isdisjoint(text):
+        raise InvalidText(
+            f"the {what} holds a line break; keep it to one line and put the rest in the body"
+        )
+    return text
 
 
 def one_line(text: str) -> str:

@@ -119,14 +119,24 @@ def _kept(text: str, limit: int) -> str:
     return clamp(strip_private(text[: limit * 4]), limit)
 
 
+def _whole(digits: str) -> int | str:
+    """A JSON integer; one longer than Python reads (4,300 digits) is kept as its digits,
+    so a tool's input that holds one is still recorded (as text, as all of it is)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
+
+
 class _Scanning:
-    """What the C scanner reads of its caller: ``json.loads``'s defaults."""
+    """What the C scanner reads of its caller: ``json.loads``'s defaults, but for an
+    integer too long to read (:func:`_whole`)."""
 
     strict = True
     object_hook = None
     object_pairs_hook = None
     parse_float = float
-    parse_int = int
+    parse_int = staticmethod(_whole)
     parse_constant = float  # NaN, Infinity, -Infinity
 
 
@@ -151,17 +161,20 @@ _CODEC = _c_codec()
 
 
 def loads(data: bytes | str) -> object:
-    """One JSON value, as ``json.loads`` reads it (``ValueError`` for anything else)."""
+    """One JSON value, as ``json.loads`` reads it, an integer too long to read kept as its
+    digits (``ValueError`` for anything else)."""
     text = data.decode("utf-8").removeprefix("\ufeff") if isinstance(data, bytes) else data
-    if _CODEC is None:
-        import json
-
-        return json.loads(text)
-    text = text.strip(" \t\n\r")
     try:
+        if _CODEC is None:
+            import json
+
+            return json.loads(text, parse_int=_whole)
+        text = text.strip(" \t\n\r")
         value, end = _CODEC[0](text, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
     if end != len(text):
         raise ValueError("extra data after the JSON value")
     return value
@@ -470,7 +483,7 @@ def last_message(path: str) -> str:
     last 64 KB only; "" when there is none or the file cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would never end
-    except OSError:
+    except (OSError, ValueError):  # ValueError: no file name (a NUL, a lone surrogate)
         return ""
     try:
         status = os.fstat(fd)

@@ -192,7 +192,7 @@ def json_lines(
     try:
         # non-blocking: opening a FIFO with no writer would wait for ever
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: no file name (a NUL, a lone surrogate)
         return
     try:
         with os.fdopen(fd, "rb") as handle:
@@ -218,7 +218,7 @@ def json_lines(
                     continue
                 try:
                     entry = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(entry, dict):
                     yield cast(dict[str, Any], entry)

@@ -64,7 +64,8 @@ def check_store(store: object) -> str:
     if not isinstance(store, str) or not store_rule(store):
         raise InvalidArgument(
             f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
-            "digits, '-', '_' and '.', in parts separated by '/' (e.g. profile/researcher)"
+            "digits, '-', '_' and '.', in parts separated by '/', not HEAD and not starting "
+            "with '-' (e.g. profile/researcher)"
         )
     if type(store) is str and len(_ACCEPTED) < _ACCEPTED_MAX:
         _ACCEPTED.add(store)

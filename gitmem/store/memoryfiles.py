@@ -89,6 +89,10 @@ def decode_md(slug: str, data: bytes) -> tuple[str, str]:
         body = framed[1].decode()
     except (ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"memory file {slug}{MD} does not parse: {exc}") from None
+    except RecursionError:  # a description nested past json's depth
+        raise StorageError(
+            f"memory file {slug}{MD} does not parse: it is nested too deeply"
+        ) from None
     if not isinstance(description, str):
         raise StorageError(f"memory file {slug}{MD} has a description that is not text")
     return description, body

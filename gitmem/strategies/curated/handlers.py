@@ -13,7 +13,7 @@ from gitmem.strategies.curated.parse import parse_row
 from gitmem.strategies.curated.render import relevant_text, row_text
 from gitmem.strategies.curated.rows import KINDS, LINK_KINDS, OWNERS, ROLES, STATUSES, Row
 from gitmem.strategies.keyword_search import check_keywords, search_text
-from gitmem.types import Memory, check_slug, check_text
+from gitmem.types import Memory, check_line, check_slug, check_text
 
 
 def _flag(args: Mapping[str, object], key: str) -> bool:
@@ -36,7 +36,7 @@ def add_row(desk: Desk, args: dict[str, object]) -> str:
     owner, project = check_owner(args["owner"], args.get("project"))
     row = Row(
         check_slug(args["name"]),
-        check_text(args["description"], "description"),
+        check_line(args["description"], "description"),
         owner,
         project,
         choice(args.get("role", "knowledge"), ROLES, "role"),
