@@ -27,6 +27,7 @@ from gitmem.observe.answers import CURATED
 from gitmem.observe.entries import Entry, IndexRow, parse_index, split_blocks
 from gitmem.repository import Repository
 from gitmem.store import FileSnapshot, Storage
+from gitmem.trailers import provenance_value
 from gitmem.types import Author, FileChange, FileEdit
 
 __all__ = [
@@ -98,15 +99,17 @@ class Trail:
     """Source ids the curated files held before and hold no more (a librarian's merge)."""
 
     def trailers(self) -> dict[str, str]:
+        """Each value as a harness's provenance is held: one printable line, each id
+        at most 200 characters, whatever a run or a model handed over."""
         found = {
-            "Gitmem-Session": self.session or "-",
-            "Gitmem-Model": self.model or "-",
-            "Gitmem-Prompt": self.prompt or "-",
+            "Gitmem-Session": provenance_value(self.session) or "-",
+            "Gitmem-Model": provenance_value(self.model) or "-",
+            "Gitmem-Prompt": provenance_value(self.prompt) or "-",
         }
-        if self.sources:
-            found["Gitmem-Sources"] = ", ".join(self.sources)
-        if self.dropped:
-            found["Gitmem-Dropped"] = ", ".join(self.dropped)
+        for key, ids in (("Gitmem-Sources", self.sources), ("Gitmem-Dropped", self.dropped)):
+            kept = [v for v in map(provenance_value, ids) if v]
+            if kept:
+                found[key] = ", ".join(kept)
         return found
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gitmem.errors import GitmemError
 from gitmem.observe import answers
@@ -35,6 +35,7 @@ from gitmem.observe.logbook import (
 )
 from gitmem.observe.model import Model
 from gitmem.observe.prompts import prompt
+from gitmem.trailers import provenance_value
 
 __all__ = ["Done", "Run", "ToolCall", "observe_run", "payload"]
 
@@ -109,7 +110,13 @@ def observe_run(
 ) -> Done:
     """Run the observer, the summarizer and the librarian over ``run``."""
     done = Done()
-    run.tools = [t for t in run.tools if not skipped(t.name, config.skip_tools)]
+    # the harness's names for the run: one printable line each, as every trailer holds them
+    run.session, run.agent = provenance_value(run.session), provenance_value(run.agent) or "main"
+    run.tools = [
+        replace(t, name=provenance_value(t.name), id=provenance_value(t.id))
+        for t in run.tools
+        if not skipped(t.name, config.skip_tools)
+    ]
     if not run.tools and not run.prompt:  # a final message alone: nothing was done
         return done
     text = payload(run)
