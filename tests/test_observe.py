@@ -27,6 +27,7 @@ from gitmem.observe import (
     ScriptedModel,
     ToolCall,
     Worker,
+    blocks,
     call_tool,
     configure,
     mem_read,
@@ -593,3 +594,83 @@ def test_a_merge_that_drops_source_ids_says_so(repo: Repository, user_repo: str)
     )
     assert trailer.strip() == "obs-000001"
     assert any("dropped the lines of obs-000001" in line for line in lines)
+
+
+def _honest(repo: Repository, session: str = "honest") -> None:
+    recorder = Recorder(repo.directory, session, worker=False)
+    recorder.prompt("fix auth")
+    recorder.tool("Bash", "pytest", "1 failed", call_id="toolu_1")
+    recorder.final("fixed")
+    recorder.close()
+
+
+def test_a_forged_spool_line_holds_up_no_other_run(repo: Repository, user_repo: str) -> None:
+    """A spool line whose time is not a number, and a state file with a negative offset
+    (anyone who can write the git directory can forge them), leave every other run to be
+    observed."""
+    spool = Path(observe_dir(repo.directory)) / "spool"
+    spool.mkdir(parents=True)
+    for n, moment in enumerate(("x", {"a": 1}, 1e300, True)):
+        line = {"e": "stop", "s": f"f{n}", "a": "main", "t": moment, "text": "t"}
+        (spool / f"a{n}.jsonl").write_text(json.dumps(line) + "\n")
+    (spool / "b.jsonl").write_text('{"e": "prompt", "t": 1, "text": "p"}\n')
+    (spool / "b.state").write_text('{"offset": -5, "done": []}')
+    _honest(repo)
+    worker = Worker(repo, model=scripted(), user_repo=user_repo)
+    assert worker.drain() >= 1
+    assert [row.id[:4] for row in ObservationLog(repo).rows()] == ["obs-", "sum-"]
+
+
+def test_links_and_fifos_in_the_observer_folder_are_never_followed(
+    repo: Repository, user_repo: str, tmp_path: Path
+) -> None:
+    """A symbolic link or a FIFO where the observer keeps a file of its own (a spool, its
+    state, the worker's pid, the block index) is never written through nor waited on:
+    the hook drops its event with a log line, the worker passes the spool over."""
+    import signal
+
+    folder = Path(observe_dir(repo.directory))
+    spool = folder / "spool"
+    spool.mkdir(parents=True)
+    victims = [tmp_path / f"victim-{n}" for n in range(3)]
+    for victim in victims:
+        victim.write_text("precious\n")
+    (spool / "linked.jsonl").symlink_to(victims[0])
+    (spool / "honest.state.tmp").symlink_to(victims[1])
+    (folder / "worker.pid").symlink_to(victims[2])
+    os.mkfifo(spool / "piped.jsonl")
+    signal.alarm(30)  # a regression waits on a FIFO: fail, never hang
+    try:
+        recorder = Recorder(repo.directory, "linked", worker=False)
+        recorder.prompt("hello")
+        recorder.close()
+        assert recorder.dropped == 1
+        Recorder(repo.directory, "piped", worker=False).prompt("hello")
+        _honest(repo)
+        worker = Worker(repo, model=scripted(), user_repo=user_repo)
+        assert worker.drain() == 1
+        assert len(ObservationLog(repo).rows()) == 2
+        log = ObservationLog(repo)
+        index = blocks.index_path(repo.directory, log.store)
+        os.unlink(index)
+        os.mkfifo(index)
+        assert "<result>" in mem_search(log, "auth", config=ObserverConfig.from_settings({}))
+    finally:
+        signal.alarm(0)
+    assert [v.read_text() for v in victims] == ["precious\n"] * 3
+    assert "spool of session linked cannot be written" in (folder / "observer.log").read_text()
+
+
+def test_a_run_taken_by_a_worker_that_dies_is_taken_again(repo: Repository, user_repo: str) -> None:
+    """A run is done with in its spool only once processed: a worker killed midway
+    leaves it to the next, and a run processed is never taken again."""
+    _honest(repo)
+    Recorder(repo.directory, "honest", worker=False).end()
+    folder = observe_dir(repo.directory)
+    dying = Worker(repo, model=scripted(), user_repo=user_repo)
+    assert dying.fill() == 1 and dying.fill() == 0  # taken, held, not taken twice
+    assert os.listdir(os.path.join(folder, "spool"))  # the worker dies here
+    worker = Worker(repo, model=scripted(), user_repo=user_repo)
+    assert worker.drain() == 1 and ObservationLog(repo).rows()
+    assert worker.drain() == 0 and Worker(repo, model=scripted()).drain() == 0
+    assert os.listdir(os.path.join(folder, "spool")) == []

@@ -63,6 +63,8 @@ class Run:
     final: str = ""
     ended: float = 0.0
     """When it finished (seconds since the epoch; 0: now)."""
+    mark: tuple[str, int] | None = field(default=None, compare=False, repr=False)
+    """Where a worker took it from: its spool and where it ends there."""
 
     def stamp(self) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ended or time.time()))
