@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,30 @@ def test_command_model_failures_are_clear_errors(script: str, said: str) -> None
     model = CommandModel([sys.executable, "-c", script], timeout=1.5)
     with pytest.raises(ModelFailed, match=said):
         model.complete("p", "x")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_command_models_children_do_not_outlive_its_time(tmp_path: Path) -> None:
+    """A command that answers but leaves a child holding its output runs out of time,
+    and that child is killed with it (its whole session), never left behind."""
+    pidfile = tmp_path / "child.pid"
+    model = CommandModel(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; echo hi"], timeout=1.5)
+    with pytest.raises(ModelFailed, match="in time"):
+        model.complete("p", "x")
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the model command's child outlived its time")
 
 
 def test_command_model_that_cannot_start() -> None:
