@@ -596,6 +596,31 @@ def test_a_merge_that_drops_source_ids_says_so(repo: Repository, user_repo: str)
     assert any("dropped the lines of obs-000001" in line for line in lines)
 
 
+def test_ids_a_curated_files_cap_cuts_are_named_as_dropped(
+    repo: Repository, user_repo: str
+) -> None:
+    """A librarian's answer over a curated file's cap loses the lines past it: their ids
+    are named as dropped like any others."""
+    log, _ = observed(repo, user_repo)
+    filler = "\n".join(f"- filler {n} " + "x" * 60 for n in range(60))
+    wordy = scripted(title="Another finding", narrative="Something else.")
+    wordy.answers = lambda p, x: (  # type: ignore[assignment]
+        "".join(f'<file name="{n}">{filler}\n{t}</file>' for n, t in log.curated().items())
+        if p.startswith("You are the librarian")
+        else scripted(title="Another finding", narrative="Something else.").complete(p, x)
+    )
+    observe_run(log, wordy, a_run("s2"), CONFIG, user_repo=user_repo)
+    assert "obs-000001" not in "".join(log.curated().values())
+    trailer = git(
+        repo,
+        "log",
+        "-1",
+        "--format=%(trailers:key=Gitmem-Dropped,valueonly)",
+        repo.head("observations") or "",
+    )
+    assert trailer.strip() == "obs-000001"
+
+
 def _honest(repo: Repository, session: str = "honest") -> None:
     recorder = Recorder(repo.directory, session, worker=False)
     recorder.prompt("fix auth")

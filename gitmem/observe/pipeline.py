@@ -31,6 +31,7 @@ from gitmem.observe.logbook import (
     ObservationLog,
     Trail,
     add_global_lessons,
+    clamp_curated,
     global_lessons,
 )
 from gitmem.observe.model import Model
@@ -164,7 +165,10 @@ def observe_run(
         held = log.curated()
         asked = "".join(f'<file name="{n}">\n{t}</file>\n' for n, t in held.items())
         asked += "\n<new_entries>\n" + "\n".join(e.block() for e in new) + "</new_entries>\n"
-        files = answers.curated_files(model.complete(used.text, asked))
+        files = {  # as they will be written: what a cap cuts is dropped too
+            name: clamp_curated(name, text)
+            for name, text in answers.curated_files(model.complete(used.text, asked)).items()
+        }
         if not files:
             problem = "librarian: the model gave no curated files; they stay as they were"
             done.problems.append(problem)
