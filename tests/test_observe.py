@@ -432,6 +432,19 @@ def test_search_answers_in_the_xml_shape(repo: Repository, user_repo: str) -> No
     assert empty.get("count") == "0"
 
 
+def test_search_answers_well_formed_xml_whatever_the_log_holds(
+    repo: Repository, user_repo: str
+) -> None:
+    """Control characters a model wrote into a title or narrative (or a query holds)
+    are left out of the XML, which stays well-formed."""
+    _, done = observed(repo, user_repo, scripted(title="auth\x01fix\x1b[2J", narrative="a\x0bb"))
+    answer = mem_search(ObservationLog(repo), "auth \x08fix")
+    root = ET.fromstring(answer)
+    first = {child.tag: child.text for child in root.findall("result")[0]}
+    assert first["id"] == done.observations[0].id and first["title"] == "authfix[2J"
+    assert root.get("query") == "auth fix"
+
+
 @pytest.mark.parametrize("limit", [0, 11, "3", True])
 def test_search_limit_is_one_to_ten(repo: Repository, limit: object) -> None:
     """A limit outside 1-10 is a one-line refusal."""
