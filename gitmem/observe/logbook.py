@@ -1,7 +1,7 @@
 """The observation log: a file store in the project's repository.
 
     index.md                 one row per entry (see gitmem.observe.entries)
-    sessions/<date>.md       the entries of one day, as blocks
+    sessions/<date>.md       the entries of one day, as blocks (past 1 MB, <date>-2.md, ...)
     active_context.md        curated: the current task state (at most 12 lines)
     decisions.md             curated: decisions and why (at most 3 KB)
     lessons.md               curated: gotchas, patterns, trade-offs (at most 3 KB)
@@ -54,6 +54,10 @@ CAPS: dict[str, tuple[int, int]] = {
 }
 """Each curated file's cap: (lines, characters)."""
 GLOBAL_MAX = 300
+DAY_MAX = 1 << 20
+"""The most bytes one session file holds (search passes over a larger one, see
+``gitmem.observe.blocks.FILE_MAX``): a day's entries past it go on in ``DATE-2.md``,
+``DATE-3.md``, ..."""
 GLOBAL_MARK = "[global]"
 
 
@@ -172,12 +176,11 @@ class ObservationLog:
                     continue
                 known.add(entry.id)
                 stored.append(entry)
-                path = f"sessions/{entry.date}.md"
-                if path not in days:
-                    days[path] = snapshot.read(path) or ""
+                block = entry.block()
+                path = _day_file(snapshot, days, entry.date, len(block.encode()) + 1)
                 held = days[path]
-                days[path] = held + ("\n" if held else "") + entry.block()
-                rows.append(entry.row(f"{entry.date}.md"))
+                days[path] = held + ("\n" if held else "") + block
+                rows.append(entry.row(path.removeprefix("sessions/")))
             if not stored:
                 return FileChange(())
             edits = [
@@ -213,6 +216,26 @@ class ObservationLog:
 
         self.repo.publish_files(self.store, author("librarian"), change)
         return changed
+
+
+def _day_file(snapshot: FileSnapshot, days: dict[str, str], date: str, size: int) -> str:
+    """The session file of ``date`` that takes ``size`` more bytes within
+    :data:`DAY_MAX`: its last (``DATE.md``, then ``DATE-2.md``, ...), or the next one
+    when the last is full; read into ``days``."""
+
+    def path(n: int) -> str:
+        return f"sessions/{date}.md" if n == 1 else f"sessions/{date}-{n}.md"
+
+    n = 1
+    while path(n + 1) in days or snapshot.is_file(path(n + 1)):
+        n += 1
+    for chosen in (path(n), path(n + 1)):
+        if chosen not in days:
+            days[chosen] = snapshot.read(chosen) or ""
+        held = days[chosen]
+        if not held or len(held.encode()) + size <= DAY_MAX:
+            return chosen
+    return path(n + 1)  # never reached: the next file is empty
 
 
 def global_lessons(lessons: str) -> list[str]:
