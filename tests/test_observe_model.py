@@ -24,6 +24,7 @@ from gitmem.observe import (
     prompt,
     read_config,
 )
+from gitmem.observe.config import DEFAULTS
 from gitmem.repository import Repository
 
 
@@ -150,6 +151,16 @@ def test_observe_config_command(repo: Repository) -> None:
     assert run("max-results").stdout == "max-results = 7\n"
     assert run("max-results", "--unset").exit_code == 0
     assert read_config(repo).max_results == 5
+    for key, value, said in (
+        ("nope", "1", "there is no observer setting 'nope'; the settings are enabled, model"),
+        ("timeout", "nan", "timeout must be more than 0 and at most 3600 seconds"),
+        ("gate-command", 'a "b', "does not parse: No closing quotation"),
+    ):
+        refused = run(key, value)
+        assert refused.exit_code == 1 and said in refused.stderr, refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    assert set(read_config(repo).settings) == set(DEFAULTS)
+    assert read_config(repo).settings["timeout"] == "120"
 
 
 def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:

@@ -162,10 +162,17 @@ class ObserverConfig:
 
 
 def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
-    """Refuse a value its key cannot take, judged with the settings ``held`` now."""
+    """Refuse a key that is no setting, or a value its key cannot take, judged with the
+    settings ``held`` now (a command line and its time-out whatever model is chosen)."""
     if value is None:
         return
+    if key.lower() not in DEFAULTS:
+        raise InvalidArgument(
+            f"there is no observer setting {key[:60]!r}; the settings are {', '.join(DEFAULTS)}"
+        )
     probe = ObserverConfig.from_settings({**held, key.lower(): value})
+    for line in (probe.settings["command"], probe.settings["gate-command"]):
+        model_from_config({**probe.settings, "model": "command", "command": line or "true"})
     if probe.settings["model"].strip().lower() != "command" or probe.settings["command"]:
         probe.model()
     if probe.settings["gate-model"] != "command" or probe.settings["gate-command"]:
