@@ -40,7 +40,12 @@ from gitmem.observe import (
 from gitmem.observe.answers import CURATED
 from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, observe_dir
 from gitmem.observe.entries import Entry
-from gitmem.observe.logbook import GLOBAL_MAX, add_global_lessons, read_global_lessons
+from gitmem.observe.logbook import (
+    GLOBAL_FILE_MAX,
+    GLOBAL_MAX,
+    add_global_lessons,
+    read_global_lessons,
+)
 from gitmem.observe.pipeline import payload
 from gitmem.observe.worker import take_runs
 from gitmem.repository import Repository
@@ -333,12 +338,18 @@ def test_curated_files_keep_their_caps(repo: Repository, user_repo: str) -> None
 
 
 def test_global_lessons_go_to_the_user_store_clamped(repo: Repository, user_repo: str) -> None:
-    """[global] lessons reach the user's store once, each clamped to 300 characters."""
+    """[global] lessons reach the user's store once, each clamped to 300 characters; the
+    user's lessons.md, which every project adds to, holds at most 16 KB."""
     observed(repo, user_repo, scripted(lesson="x" * 1000))
     lessons = read_global_lessons(user_repo)
     (line,) = lessons.splitlines()
     assert line.startswith("- [global] xxx") and len(line) == GLOBAL_MAX
     assert add_global_lessons([line], _trail(), user_repo) == 0
+    many = [f"- [global] lesson {n} " + "y" * 200 for n in range(200)]
+    assert 0 < add_global_lessons(many, _trail(), user_repo) < len(many)
+    more = [f"- [global] one more {n} " + "z" * 240 for n in range(9)]
+    assert add_global_lessons(more, _trail(), user_repo) == 0
+    assert len(read_global_lessons(user_repo)) <= GLOBAL_FILE_MAX
 
 
 def test_a_failing_model_writes_nothing(repo: Repository, user_repo: str) -> None:

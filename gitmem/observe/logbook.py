@@ -13,7 +13,8 @@ and the source ids; the store's screens (secrets first) judge it before anything
 written, so a refused write leaves the log as it was.
 
 Lessons marked ``[global]`` apply in every project: they go, clamped to 300
-characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`).
+characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`),
+which holds at most 16 KB of them.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ CAPS: dict[str, tuple[int, int]] = {
 }
 """Each curated file's cap: (lines, characters)."""
 GLOBAL_MAX = 300
+GLOBAL_FILE_MAX = 16 * 1024
+"""The most characters the user's ``lessons.md`` holds: every project adds to it, and
+a lesson past it is not added."""
 DAY_MAX = 1 << 20
 """The most bytes one session file holds (search passes over a larger one, see
 ``gitmem.observe.blocks.FILE_MAX``): a day's entries past it go on in ``DATE-2.md``,
@@ -249,7 +253,8 @@ def global_lessons(lessons: str) -> list[str]:
 
 
 def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None) -> int:
-    """Append the lessons the user's store does not hold yet; returns how many."""
+    """Append the lessons the user's store does not hold yet, within
+    :data:`GLOBAL_FILE_MAX`; returns how many."""
     if not lessons:
         return 0
     target = path or user_repository_path()
@@ -260,7 +265,12 @@ def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None
         def change(snapshot: FileSnapshot) -> FileChange:
             held = snapshot.read("lessons.md")
             have = set((held or "").splitlines())
-            added[:] = [line for line in dict.fromkeys(lessons) if line not in have]
+            room = GLOBAL_FILE_MAX - len(held or "")
+            added.clear()
+            for line in dict.fromkeys(lessons):
+                if line not in have and len(line) + 1 <= room:
+                    added.append(line)
+                    room -= len(line) + 1
             if not added:
                 return FileChange(())
             text = (held or "") + "\n".join(added) + "\n"
