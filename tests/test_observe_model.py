@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import gitmem as gitmem_package
-from gitmem.errors import InvalidArgument, NotFound
+from gitmem.errors import InvalidArgument, NotFound, Unavailable
 from gitmem.observe import (
     RUN_MARK,
     CommandModel,
@@ -24,7 +24,7 @@ from gitmem.observe import (
     prompt,
     read_config,
 )
-from gitmem.observe.config import DEFAULTS
+from gitmem.observe.config import DEFAULTS, tracked_by
 from gitmem.repository import Repository
 
 
@@ -161,6 +161,37 @@ def test_observe_config_command(repo: Repository) -> None:
         assert len(refused.stderr.splitlines()) == 1
     assert set(read_config(repo).settings) == set(DEFAULTS)
     assert read_config(repo).settings["timeout"] == "120"
+
+
+def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) -> None:
+    """A repository committed into a project (a .gitmem a clone brings along) names
+    its model command in a config whoever committed it wrote: no such command runs,
+    for the steps nor the gate, and the refusal is one line; untracked, it runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    with Repository.init(str(project / ".gitmem")) as repo:
+        configure(repo, "model", "command")
+        configure(repo, "command", "touch pwned")
+        configure(repo, "gate-model", "command")
+        configure(repo, "gate-command", "touch pwned")
+        assert isinstance(read_config(repo).model(), CommandModel)  # not tracked yet
+        git("add", ".gitmem/config")
+        config = read_config(repo)
+        assert config.tracked_by == os.path.realpath(project)
+        for made in (config.model, config.gate_model):
+            with pytest.raises(Unavailable, match="it came with the project's files") as refused:
+                made()
+            assert "\n" not in str(refused.value)
+        git("rm", "-q", "--cached", ".gitmem/config")
+        assert isinstance(read_config(repo).model(), CommandModel)
+    assert tracked_by(str(project / ".git")) == ""  # a project's own repository
+    assert tracked_by(str(tmp_path / "elsewhere.git")) == ""  # in no project at all
 
 
 def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
