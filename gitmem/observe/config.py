@@ -217,18 +217,41 @@ def tracked_by(git_dir: str) -> str:
             own = _git_dir_of(dot_git)
             if own is None or here in (own, _common_of(own)):
                 return ""
-            from gitmem.store import tracks
-
-            try:
-                return folder if tracks(own, os.path.relpath(config, folder)) else ""
-            except FileNotFoundError:
-                return ""  # a project with nothing staged yet tracks nothing
-            except (OSError, ValueError):  # an index this cannot read: trust none of it
-                return folder
+            return folder if _tracks(own, os.path.relpath(config, folder)) else ""
         parent = os.path.dirname(folder)
         if parent == folder:
             return ""
         folder = parent
+
+
+_TRACKED: dict[tuple[str, str], tuple[tuple[int, int, int], bool]] = {}
+"""What an index said of a path, while the index stays as it was (a long-lived process
+such as an MCP server reads a large project's index once)."""
+
+
+def _tracks(git_dir: str, path: str) -> bool:
+    """Whether the index of ``git_dir`` tracks ``path``; an index that cannot be read
+    trusts none of it, and none yet tracks nothing."""
+    from gitmem.store import tracks
+
+    try:
+        status = os.stat(os.path.join(git_dir, "index"))
+    except FileNotFoundError:
+        return False  # a project with nothing staged yet tracks nothing
+    except OSError:
+        return True
+    stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+    held = _TRACKED.get((git_dir, path))
+    if held is not None and held[0] == stamp:
+        return held[1]
+    try:
+        found = tracks(git_dir, path)
+    except FileNotFoundError:
+        found = False
+    except (OSError, ValueError):
+        found = True
+    _TRACKED[(git_dir, path)] = (stamp, found)
+    return found
 
 
 def _git_dir_of(dot_git: str) -> str | None:
