@@ -126,12 +126,17 @@ class Decision:
 
 
 def review(repo: Storage, store: str | None = None) -> list[Proposal]:
-    """Every pending proposal (to ``store`` only, if given), by store and holder."""
+    """Every pending proposal (to ``store`` only, if given), by store and holder; a
+    proposal's ref that names no readable commit of memories (a ref set by hand, or
+    pushed) is passed over, so it hides no other."""
     found: list[Proposal] = []
     for at, holder in repo.proposals():
         if store is not None and at != store:
             continue
-        pending = repo.pending(at, holder)
+        try:
+            pending = repo.pending(at, holder)
+        except StorageError:
+            continue
         if pending is not None and pending.memories:
             found.append(_proposal(repo, pending))
     return found

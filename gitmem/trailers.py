@@ -43,6 +43,7 @@ __all__ = [
     "Provenance",
     "agent_trailer",
     "capability_trailer",
+    "provenance_value",
     "read_agent_trailer",
     "read_capability_trailer",
 ]
@@ -104,8 +105,9 @@ def read_agent_trailer(trailers: Mapping[str, str]) -> dict[str, str] | None:
     return found if len(found) == len(AGENT_KEYS) else None
 
 
-def _value(text: str) -> str:
-    """A provenance value as a trailer holds it: one line, printable, bounded."""
+def provenance_value(text: str) -> str:
+    """A provenance value as a trailer holds it: one line, printable, of at most 200
+    characters (a session id, a client's name, a source id a harness handed over)."""
     shown = "".join(c if c.isprintable() else " " for c in text[: _VALUE_MAX * 2])
     return " ".join(shown.split())[:_VALUE_MAX]
 
@@ -125,7 +127,7 @@ class Provenance:
 
     def with_run(self) -> Provenance:
         """These facts, with a run id of its own when no session was given."""
-        if _value(self.session):
+        if provenance_value(self.session):
             return self
         import uuid  # a launch names its run; the push hook reads trailers only
 
@@ -133,12 +135,12 @@ class Provenance:
 
     def trailers(self, tool: str = "", program: bool = False) -> dict[str, str]:
         """The trailers a write records (``tool``: the call that wrote)."""
-        found = {key: _value(value) for key, value in self.extra.items()}
+        found = {key: provenance_value(value) for key, value in self.extra.items()}
         for key, value in (
             (SESSION_TRAILER, self.session),
             (CLIENT_TRAILER, self.client),
             (TOOL_TRAILER, f"{tool} via program" if tool and program else tool),
         ):
-            if _value(value):
-                found[key] = _value(value)
+            if provenance_value(value):
+                found[key] = provenance_value(value)
         return {key: value for key, value in found.items() if value}

@@ -55,6 +55,7 @@ def restore(
     from gitmem.edits import overwrite
 
     check_slug(slug)
+    _memories_only(repo, store, "restore")
     history = repo.revisions(store, slug)
     if not history:
         raise NotFound(f"there is no memory named {slug!r} in {store}; `gitmem ls` lists them")
@@ -79,6 +80,7 @@ def revert(
     history (a merge is taken back against its first parent) or ``FROM..TO``, every
     commit after ``FROM`` up to ``TO`` (``FROM`` an ancestor of ``TO``). Returns one
     revision per memory it changed."""
+    _memories_only(repo, store, "revert")
     before, after, named = _span(repo, store, commits)
     shown = "..".join(c[:12] for c in named.split(".."))
     then = repo.snapshot(store, before) if before is not None else None
@@ -123,6 +125,15 @@ def _reverting(
         return rules.change(snapshot, REVERT, first.slug, first.memory, *also)
 
     return build
+
+
+def _memories_only(repo: Storage, store: str, doing: str) -> None:
+    """Refuse a file store (the observer's log, the recall store) in one line."""
+    if repo.layout(store) == "files":
+        raise InvalidArgument(
+            f"store {store!r} is a file store and {doing} takes back what commits did to "
+            "memories; take back a file store's commits with `git revert` on its branch"
+        )
 
 
 def _span(repo: Storage, store: str, commits: str) -> tuple[str | None, str, str]:

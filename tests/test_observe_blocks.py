@@ -7,11 +7,14 @@ import os
 import random
 from pathlib import Path
 
-from gitmem.observe import ObservationLog, ObserverConfig
+import pytest
+
+from gitmem.observe import ObservationLog, ObserverConfig, Run, ScriptedModel, ToolCall, logbook
 from gitmem.observe import blocks as blocks_module
 from gitmem.observe.blocks import FILE_MAX, BlockIndex, index_path
 from gitmem.observe.logbook import LOG_STORE, author
-from gitmem.observe.search import Hit, _hit, _terms, search_hits  # pyright: ignore[reportPrivateUsage]
+from gitmem.observe.pipeline import observe_run
+from gitmem.observe.search import Hit, _hit, _terms, mem_read, search_hits  # pyright: ignore[reportPrivateUsage]
 from gitmem.repository import Repository
 from gitmem.store import FileSnapshot
 from gitmem.types import FileChange, FileEdit
@@ -152,3 +155,33 @@ def test_a_query_with_no_word_reads_no_index(repo: Repository) -> None:
     write(repo, {"2026-10-03.md": "## obs-aaaaaa [bugfix] a — 2026-10-03T14:28:37Z\n"})
     assert search_hits(ObservationLog(repo), "a", 10, config=OFF) == []
     assert not os.path.exists(index_path(repo.directory, LOG_STORE))
+
+
+def test_a_days_entries_past_its_bound_go_on_in_another_file(
+    repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No session file grows past the size search reads (a busy day, or a model's long
+    answers, would otherwise hide the whole day): the day goes on in DATE-2.md, ...,
+    and every entry stays searchable and readable."""
+    assert logbook.DAY_MAX <= FILE_MAX
+    monkeypatch.setattr(logbook, "DAY_MAX", 6000)
+    log = ObservationLog(repo)
+
+    def run(n: int, title: str, narrative: str) -> None:
+        answer = f"<observation>\ntitle: {title}\nnarrative: {narrative}\n</observation>"
+        model = ScriptedModel(lambda p, _: answer if p.startswith("You are the observer") else "")
+        calls = [ToolCall("Bash", "ls", "out", "t1")]
+        done = Run(f"s{n}", prompt="p", tools=calls, ended=1796300000.0)
+        observe_run(log, model, done, OFF, user_repo=str(tmp_path / "user.git"))
+
+    run(0, "the needle lives in config.yaml", "honest")
+    for n in range(1, 12):
+        run(n, f"padding {n}", "x" * 1900)
+    snapshot = log.snapshot()
+    assert snapshot is not None
+    files = snapshot.files("sessions")
+    assert len(files) > 2 and all(len((snapshot.read(f) or "").encode()) <= 6000 for f in files)
+    hits = search_hits(log, "needle", 10, config=OFF)
+    assert [h.title for h in hits] == ["the needle lives in config.yaml"]
+    last = log.rows()[-1]
+    assert last.file != "2026-12-03.md" and mem_read(log, last.id).startswith(f"## {last.id} ")

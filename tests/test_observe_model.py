@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import gitmem as gitmem_package
-from gitmem.errors import InvalidArgument, NotFound
+from gitmem.errors import InvalidArgument, NotFound, Unavailable
 from gitmem.observe import (
     RUN_MARK,
     CommandModel,
@@ -22,6 +24,7 @@ from gitmem.observe import (
     prompt,
     read_config,
 )
+from gitmem.observe.config import DEFAULTS, tracked_by
 from gitmem.repository import Repository
 
 
@@ -54,6 +57,30 @@ def test_command_model_failures_are_clear_errors(script: str, said: str) -> None
     model = CommandModel([sys.executable, "-c", script], timeout=1.5)
     with pytest.raises(ModelFailed, match=said):
         model.complete("p", "x")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_command_models_children_do_not_outlive_its_time(tmp_path: Path) -> None:
+    """A command that answers but leaves a child holding its output runs out of time,
+    and that child is killed with it (its whole session), never left behind."""
+    pidfile = tmp_path / "child.pid"
+    model = CommandModel(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; echo hi"], timeout=1.5)
+    with pytest.raises(ModelFailed, match="in time"):
+        model.complete("p", "x")
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the model command's child outlived its time")
 
 
 def test_command_model_that_cannot_start() -> None:
@@ -124,6 +151,47 @@ def test_observe_config_command(repo: Repository) -> None:
     assert run("max-results").stdout == "max-results = 7\n"
     assert run("max-results", "--unset").exit_code == 0
     assert read_config(repo).max_results == 5
+    for key, value, said in (
+        ("nope", "1", "there is no observer setting 'nope'; the settings are enabled, model"),
+        ("timeout", "nan", "timeout must be more than 0 and at most 3600 seconds"),
+        ("gate-command", 'a "b', "does not parse: No closing quotation"),
+    ):
+        refused = run(key, value)
+        assert refused.exit_code == 1 and said in refused.stderr, refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    assert set(read_config(repo).settings) == set(DEFAULTS)
+    assert read_config(repo).settings["timeout"] == "120"
+
+
+def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) -> None:
+    """A repository committed into a project (a .gitmem a clone brings along) names
+    its model command in a config whoever committed it wrote: no such command runs,
+    for the steps nor the gate, and the refusal is one line; untracked, it runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    with Repository.init(str(project / ".gitmem")) as repo:
+        configure(repo, "model", "command")
+        configure(repo, "command", "touch pwned")
+        configure(repo, "gate-model", "command")
+        configure(repo, "gate-command", "touch pwned")
+        assert isinstance(read_config(repo).model(), CommandModel)  # not tracked yet
+        git("add", ".gitmem/config")
+        config = read_config(repo)
+        assert config.tracked_by == os.path.realpath(project)
+        for made in (config.model, config.gate_model):
+            with pytest.raises(Unavailable, match="it came with the project's files") as refused:
+                made()
+            assert "\n" not in str(refused.value)
+        git("rm", "-q", "--cached", ".gitmem/config")
+        assert isinstance(read_config(repo).model(), CommandModel)
+    assert tracked_by(str(project / ".git")) == ""  # a project's own repository
+    assert tracked_by(str(tmp_path / "elsewhere.git")) == ""  # in no project at all
 
 
 def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:

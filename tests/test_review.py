@@ -5,6 +5,7 @@ console API and across replicas; the holder's state shows over MCP."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -359,6 +360,25 @@ def test_bad_names_are_refused_in_one_line(repo: Repository, team: tuple[Holder,
         repo.approve("plain", author=ANA)
     with pytest.raises(InvalidArgument, match="nothing pending for nope"):
         repo.reject(f"{STORE}/a1", ["nope"], author=ANA)
+
+
+def test_a_proposal_ref_at_no_commit_hides_no_other(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """A proposal's ref set by hand (or pushed) at a blob or a tree is passed over by
+    the listing, which still shows every real proposal; deciding it is one line."""
+    _, agent = team
+    create(agent, "plan")
+    made = ["git", f"--git-dir={repo.directory}", "hash-object", "-w", "--stdin"]
+    blob = subprocess.run(made, input="hi\n", capture_output=True, text=True).stdout.strip()
+    tree = git(repo.directory, "rev-parse", f"{STORE}^{{tree}}").stdout.strip()
+    for holder, sha in (("0-blob", blob), ("0-tree", tree)):
+        git(repo.directory, "update-ref", f"refs/gitmem/proposals/{STORE}/{holder}", sha)
+    assert [p.name for p in repo.review()] == [f"{STORE}/a1"]
+    listed = CliRunner().invoke(cli, ["--repo", repo.directory, "review"])
+    assert listed.exit_code == 0 and f"proposal {STORE}/a1" in listed.output, listed.output
+    refused = CliRunner().invoke(cli, ["--repo", repo.directory, "approve", f"{STORE}/0-blob"])
+    assert refused.exit_code != 0 and len(refused.output.strip().splitlines()) == 1
 
 
 # -- the command line --------------------------------------------------------------------

@@ -31,6 +31,7 @@ from gitmem import (
     ops,
 )
 from gitmem.store import Snapshot
+from gitmem.store.message import as_read, parse_message
 from gitmem.types import Change, FileChange, FileEdit
 
 STORE = "profile/researcher"
@@ -459,6 +460,22 @@ def test_extra_trailers_are_kept_on_one_line(repo: Repository) -> None:
         STORE, ALICE, lambda _: Change("create", "a", memory, {"Gitmem-Reason": "why\nnot"})
     )
     assert _trailers(repo, rev.commit)["Gitmem-Reason"] == "why not"
+
+
+def test_extra_trailer_values_hold_no_control_character(repo: Repository) -> None:
+    """A trailer value with NUL or another control character (which git refuses in a
+    commit) is written with spaces in their place; the facts read back agree."""
+    memory = Memory("a", "d", "b")
+    value = "run\x00 1\x1b[31m\x7f\x85x"
+    rev = repo.mutate(
+        STORE, ALICE, lambda _: Change("create", "a", memory, {"Gitmem-Reason": value})
+    )
+    assert _trailers(repo, rev.commit)["Gitmem-Reason"] == "run 1 [31m x"
+    message = git(repo.directory, "cat-file", "commit", rev.commit).stdout.partition("\n\n")[2]
+    facts = parse_message(message.encode())
+    assert facts is not None and facts.extra["Gitmem-Reason"] == "run 1 [31m x"
+    assert as_read(facts) == facts
+    assert_fsck(repo.directory)
 
 
 # -- hypothesis round trips ------------------------------------------------------

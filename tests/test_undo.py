@@ -177,6 +177,18 @@ def test_a_revert_of_no_commit_is_refused(repo: Repository, commits: str, words:
         repo.revert(STORE, commits, ME)
 
 
+def test_a_file_store_is_refused_in_one_line_naming_git_revert(repo: Repository) -> None:
+    """A file store (the observer's log, the recall store) has no memories to put back:
+    revert and restore say so and name the way that takes back its commits."""
+    from gitmem.types import FileChange, FileEdit
+
+    made = repo.publish_files("log", ME, lambda _: FileChange((FileEdit("create", "a.md", "x"),)))
+    with pytest.raises(InvalidArgument, match=r"is a file store.*`git revert`"):
+        repo.revert("log", made[0].commit, ME)
+    with pytest.raises(InvalidArgument, match=r"is a file store.*`git revert`"):
+        repo.restore("log", "a", 1, ME)
+
+
 def test_a_revert_of_a_commit_that_changed_no_memory_writes_nothing(repo: Repository) -> None:
     """A commit of the store's allowlist or guard changed no memory: nothing to revert."""
     ops.create(repo, STORE, ME, "a", "the a", "one\n")

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from gitmem.observe.capture import open_own
 from gitmem.store import FileSnapshot, Storage
 
 __all__ = ["FILE_MAX", "Block", "BlockIndex", "block_index", "index_of", "index_path", "starts"]
@@ -222,7 +223,7 @@ class BlockIndex:
     def load(cls, path: str) -> BlockIndex | None:
         """The index kept at ``path`` (``None``: none, or not one this reads)."""
         try:
-            with open(path, "rb") as handle:
+            with os.fdopen(open_own(path, os.O_RDONLY), "rb") as handle:  # never a FIFO
                 data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None

@@ -41,6 +41,7 @@ __all__ = [
     "hook_main",
     "log_line",
     "observe_dir",
+    "open_own",
     "start_worker",
     "strip_private",
 ]
@@ -209,6 +210,17 @@ def observe_dir(git_dir: str) -> str:
     return os.path.join(git_dir, "gitmem", "observe")
 
 
+def open_own(path: str, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` of a file of the observer's own (its spool, state, log and worker
+    files): never through a symbolic link, never waiting on a FIFO, and a regular file
+    only (``OSError`` otherwise), whatever someone placed at ``path``."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    if os.fstat(fd).st_mode & 0o170000 != 0o100000:  # stat.S_ISREG, without loading stat
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return fd
+
+
 def log_line(folder: str, message: str) -> None:
     """Append one line to the observer's log (never raises). A log over 1 MB becomes
     ``observer.log.1`` (replacing the one before) and a new one starts."""
@@ -216,7 +228,7 @@ def log_line(folder: str, message: str) -> None:
     path = os.path.join(folder, "observer.log")
     try:
         os.makedirs(folder, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, (line[:2000] + "\n").encode("utf-8", "replace"))
             if os.fstat(fd).st_size > LOG_MAX:
@@ -235,6 +247,10 @@ def spool_name(session: str) -> str:
     import hashlib
 
     return "s-" + hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32] + ".jsonl"
+
+
+class _Full(Exception):
+    """A spool at its bound."""
 
 
 class Recorder:
@@ -321,10 +337,10 @@ class Recorder:
             folder = os.path.join(self.folder, "spool")
             path = os.path.join(folder, spool_name(self.session))
             try:
-                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                self._fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             except FileNotFoundError:
                 os.makedirs(folder, exist_ok=True)
-                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                self._fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             self._size = os.fstat(self._fd).st_size
         return self._fd
 
@@ -339,14 +355,16 @@ class Recorder:
         }
         record.update(fields)
         line = (dumps(record) + "\n").encode("utf-8", "replace")
-        fd = self._open()
-        if self._size + len(line) > self.spool_max:
+        try:
+            fd = self._open()
+            if self._size + len(line) > self.spool_max:
+                raise _Full
+            os.write(fd, line)
+        except (OSError, _Full) as exc:
             self.dropped += 1
-            log_line(
-                self.folder, f"spool of session {self.session} is full: dropped a {event} event"
-            )
+            why = "is full" if isinstance(exc, _Full) else f"cannot be written ({exc})"
+            log_line(self.folder, f"spool of session {self.session} {why}: dropped a {event} event")
             return
-        os.write(fd, line)
         self._size += len(line)
 
     def _ended(self) -> None:
@@ -357,8 +375,11 @@ class Recorder:
 def worker_running(folder: str) -> bool:
     """Whether the worker whose pid ``worker.pid`` names is alive."""
     try:
-        with open(os.path.join(folder, "worker.pid"), "rb") as handle:
-            pid = int(handle.read(32) or b"0")
+        fd = open_own(os.path.join(folder, "worker.pid"), os.O_RDONLY)
+        try:
+            pid = int(os.read(fd, 32) or b"0")
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         return False
     if pid <= 0:
@@ -370,6 +391,9 @@ def worker_running(folder: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+_APPEND_OWN = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 def start_worker(git_dir: str) -> bool:
@@ -389,7 +413,7 @@ def start_worker(git_dir: str) -> bool:
             os.environ,
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+                (os.POSIX_SPAWN_OPEN, 1, log, _APPEND_OWN, 0o600),
                 (os.POSIX_SPAWN_DUP2, 1, 2),
             ],
             setsid=True,

@@ -29,12 +29,13 @@ queue          64         finished runs the worker holds before it drops with a 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gitmem.errors import InvalidArgument
-from gitmem.observe.model import Model, model_from_config
+from gitmem.errors import InvalidArgument, Unavailable
+from gitmem.observe.model import CommandModel, Model, model_from_config
 
 if TYPE_CHECKING:
     from gitmem.store import Storage
@@ -48,6 +49,7 @@ __all__ = [
     "read_config",
     "setting_flag",
     "setting_number",
+    "tracked_by",
 ]
 
 SECTION = "observer"
@@ -116,6 +118,9 @@ class ObserverConfig:
     consolidate: bool = True
     skip_tools: frozenset[str] = frozenset()
     queue: int = 64
+    tracked_by: str = ""
+    """The project whose work tree tracks the repository's config (``""``: none): its
+    settings came with the project's files, so no command they name is run."""
 
     @classmethod
     def from_settings(cls, held: Mapping[str, str]) -> ObserverConfig:
@@ -147,7 +152,17 @@ class ObserverConfig:
 
     def model(self) -> Model | None:
         """The configured model (``None``: none is)."""
-        return model_from_config(self.settings)
+        return self._runnable(model_from_config(self.settings))
+
+    def _runnable(self, model: Model | None) -> Model | None:
+        """``model``, unless it is a command that came with a project's files."""
+        if isinstance(model, CommandModel) and self.tracked_by:
+            raise Unavailable(
+                "the model command is set in a repository config the project at "
+                f"{self.tracked_by} tracks (it came with the project's files), so it is not "
+                "run; once you trust that config, untrack the repository (git rm -r --cached)"
+            )
+        return model
 
     def gate_model(self) -> Model | None:
         """The model that rates search results (``None``: none is, and the score filter
@@ -158,14 +173,21 @@ class ObserverConfig:
         if kind == "observer":
             return self.model()
         own = {**self.settings, "model": kind, "command": self.settings["gate-command"]}
-        return model_from_config(own)
+        return self._runnable(model_from_config(own))
 
 
 def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
-    """Refuse a value its key cannot take, judged with the settings ``held`` now."""
+    """Refuse a key that is no setting, or a value its key cannot take, judged with the
+    settings ``held`` now (a command line and its time-out whatever model is chosen)."""
     if value is None:
         return
+    if key.lower() not in DEFAULTS:
+        raise InvalidArgument(
+            f"there is no observer setting {key[:60]!r}; the settings are {', '.join(DEFAULTS)}"
+        )
     probe = ObserverConfig.from_settings({**held, key.lower(): value})
+    for line in (probe.settings["command"], probe.settings["gate-command"]):
+        model_from_config({**probe.settings, "model": "command", "command": line or "true"})
     if probe.settings["model"].strip().lower() != "command" or probe.settings["command"]:
         probe.model()
     if probe.settings["gate-model"] != "command" or probe.settings["gate-command"]:
@@ -173,8 +195,86 @@ def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
 
 
 def read_config(repo: Storage) -> ObserverConfig:
-    """The repository's observer configuration."""
-    return ObserverConfig.from_settings(repo.settings(SECTION))
+    """The repository's observer configuration (see :func:`tracked_by`)."""
+    config = ObserverConfig.from_settings(repo.settings(SECTION))
+    project = tracked_by(repo.directory)
+    return replace(config, tracked_by=project) if project else config
+
+
+def tracked_by(git_dir: str) -> str:
+    """The project folder whose git work tree tracks the repository at ``git_dir`` as
+    files of its own (``""``: none does): a ``.gitmem`` committed into a project comes
+    with every clone of it, its config written by whoever committed it.
+
+    Only the nearest enclosing work tree is asked, and only when there is one: a
+    project's own ``.git`` (or a linked work tree's) is never such a repository."""
+    here = os.path.realpath(git_dir)
+    config = os.path.join(here, "config")
+    folder = os.path.dirname(here)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.lexists(dot_git):
+            own = _git_dir_of(dot_git)
+            if own is None or here in (own, _common_of(own)):
+                return ""
+            return folder if _tracks(own, os.path.relpath(config, folder)) else ""
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ""
+        folder = parent
+
+
+_TRACKED: dict[tuple[str, str], tuple[tuple[int, int, int], bool]] = {}
+"""What an index said of a path, while the index stays as it was (a long-lived process
+such as an MCP server reads a large project's index once)."""
+
+
+def _tracks(git_dir: str, path: str) -> bool:
+    """Whether the index of ``git_dir`` tracks ``path``; an index that cannot be read
+    trusts none of it, and none yet tracks nothing."""
+    from gitmem.store import tracks
+
+    try:
+        status = os.stat(os.path.join(git_dir, "index"))
+    except FileNotFoundError:
+        return False  # a project with nothing staged yet tracks nothing
+    except OSError:
+        return True
+    stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+    held = _TRACKED.get((git_dir, path))
+    if held is not None and held[0] == stamp:
+        return held[1]
+    try:
+        found = tracks(git_dir, path)
+    except FileNotFoundError:
+        found = False
+    except (OSError, ValueError):
+        found = True
+    _TRACKED[(git_dir, path)] = (stamp, found)
+    return found
+
+
+def _git_dir_of(dot_git: str) -> str | None:
+    """The git directory a project's ``.git`` is, or names (``gitdir:``)."""
+    if os.path.isdir(dot_git):
+        return os.path.realpath(dot_git)
+    try:
+        with open(dot_git, encoding="utf-8") as handle:
+            line = handle.read(4096).strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.realpath(os.path.join(os.path.dirname(dot_git), line[7:].strip()))
+
+
+def _common_of(git_dir: str) -> str:
+    """A linked work tree's common git directory (``git_dir`` itself for any other)."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            return os.path.realpath(os.path.join(git_dir, handle.read(4096).strip()))
+    except OSError:
+        return git_dir
 
 
 def configure(repo: Storage, key: str, value: str | None) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The observation log: a file store in the project's repository.
 
     index.md                 one row per entry (see gitmem.observe.entries)
-    sessions/<date>.md       the entries of one day, as blocks
+    sessions/<date>.md       the entries of one day, as blocks (past 1 MB, <date>-2.md, ...)
     active_context.md        curated: the current task state (at most 12 lines)
     decisions.md             curated: decisions and why (at most 3 KB)
     lessons.md               curated: gotchas, patterns, trade-offs (at most 3 KB)
@@ -13,7 +13,8 @@ and the source ids; the store's screens (secrets first) judge it before anything
 written, so a refused write leaves the log as it was.
 
 Lessons marked ``[global]`` apply in every project: they go, clamped to 300
-characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`).
+characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`),
+which holds at most 16 KB of them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gitmem.observe.answers import CURATED
 from gitmem.observe.entries import Entry, IndexRow, parse_index, split_blocks
 from gitmem.repository import Repository
 from gitmem.store import FileSnapshot, Storage
+from gitmem.trailers import provenance_value
 from gitmem.types import Author, FileChange, FileEdit
 
 __all__ = [
@@ -53,6 +55,13 @@ CAPS: dict[str, tuple[int, int]] = {
 }
 """Each curated file's cap: (lines, characters)."""
 GLOBAL_MAX = 300
+GLOBAL_FILE_MAX = 16 * 1024
+"""The most characters the user's ``lessons.md`` holds: every project adds to it, and
+a lesson past it is not added."""
+DAY_MAX = 1 << 20
+"""The most bytes one session file holds (search passes over a larger one, see
+``gitmem.observe.blocks.FILE_MAX``): a day's entries past it go on in ``DATE-2.md``,
+``DATE-3.md``, ..."""
 GLOBAL_MARK = "[global]"
 
 
@@ -98,15 +107,17 @@ class Trail:
     """Source ids the curated files held before and hold no more (a librarian's merge)."""
 
     def trailers(self) -> dict[str, str]:
+        """Each value as a harness's provenance is held: one printable line, each id
+        at most 200 characters, whatever a run or a model handed over."""
         found = {
-            "Gitmem-Session": self.session or "-",
-            "Gitmem-Model": self.model or "-",
-            "Gitmem-Prompt": self.prompt or "-",
+            "Gitmem-Session": provenance_value(self.session) or "-",
+            "Gitmem-Model": provenance_value(self.model) or "-",
+            "Gitmem-Prompt": provenance_value(self.prompt) or "-",
         }
-        if self.sources:
-            found["Gitmem-Sources"] = ", ".join(self.sources)
-        if self.dropped:
-            found["Gitmem-Dropped"] = ", ".join(self.dropped)
+        for key, ids in (("Gitmem-Sources", self.sources), ("Gitmem-Dropped", self.dropped)):
+            kept = [v for v in map(provenance_value, ids) if v]
+            if kept:
+                found[key] = ", ".join(kept)
         return found
 
 
@@ -169,12 +180,11 @@ class ObservationLog:
                     continue
                 known.add(entry.id)
                 stored.append(entry)
-                path = f"sessions/{entry.date}.md"
-                if path not in days:
-                    days[path] = snapshot.read(path) or ""
+                block = entry.block()
+                path = _day_file(snapshot, days, entry.date, len(block.encode()) + 1)
                 held = days[path]
-                days[path] = held + ("\n" if held else "") + entry.block()
-                rows.append(entry.row(f"{entry.date}.md"))
+                days[path] = held + ("\n" if held else "") + block
+                rows.append(entry.row(path.removeprefix("sessions/")))
             if not stored:
                 return FileChange(())
             edits = [
@@ -212,6 +222,26 @@ class ObservationLog:
         return changed
 
 
+def _day_file(snapshot: FileSnapshot, days: dict[str, str], date: str, size: int) -> str:
+    """The session file of ``date`` that takes ``size`` more bytes within
+    :data:`DAY_MAX`: its last (``DATE.md``, then ``DATE-2.md``, ...), or the next one
+    when the last is full; read into ``days``."""
+
+    def path(n: int) -> str:
+        return f"sessions/{date}.md" if n == 1 else f"sessions/{date}-{n}.md"
+
+    n = 1
+    while path(n + 1) in days or snapshot.is_file(path(n + 1)):
+        n += 1
+    for chosen in (path(n), path(n + 1)):
+        if chosen not in days:
+            days[chosen] = snapshot.read(chosen) or ""
+        held = days[chosen]
+        if not held or len(held.encode()) + size <= DAY_MAX:
+            return chosen
+    return path(n + 1)  # never reached: the next file is empty
+
+
 def global_lessons(lessons: str) -> list[str]:
     """The ``[global]`` bullets of a lessons file, each clamped to 300 characters."""
     found: list[str] = []
@@ -223,7 +253,8 @@ def global_lessons(lessons: str) -> list[str]:
 
 
 def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None) -> int:
-    """Append the lessons the user's store does not hold yet; returns how many."""
+    """Append the lessons the user's store does not hold yet, within
+    :data:`GLOBAL_FILE_MAX`; returns how many."""
     if not lessons:
         return 0
     target = path or user_repository_path()
@@ -234,7 +265,12 @@ def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None
         def change(snapshot: FileSnapshot) -> FileChange:
             held = snapshot.read("lessons.md")
             have = set((held or "").splitlines())
-            added[:] = [line for line in dict.fromkeys(lessons) if line not in have]
+            room = GLOBAL_FILE_MAX - len(held or "")
+            added.clear()
+            for line in dict.fromkeys(lessons):
+                if line not in have and len(line) + 1 <= room:
+                    added.append(line)
+                    room -= len(line) + 1
             if not added:
                 return FileChange(())
             text = (held or "") + "\n".join(added) + "\n"

@@ -14,8 +14,10 @@ capture hooks and the panel do nothing under it, so the observer never observes 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -87,7 +89,8 @@ class CommandModel:
     """Runs ``argv`` once per call: the prompt, a blank line and the payload on its
     stdin, the answer from its stdout. A run longer than ``timeout`` seconds, an answer
     over ``OUTPUT_MAX`` bytes or a non-zero exit raises :class:`ModelFailed`; the
-    child is killed, never waited on for ever."""
+    child is killed, with every process it started (its own session), never waited on
+    for ever."""
 
     argv: Sequence[str]
     timeout: float = 120.0
@@ -115,6 +118,11 @@ class CommandModel:
             raise ModelFailed(f"the model command {self.argv[0]!r} cannot run: {exc}") from None
         try:
             out, err = _exchange(child, data, time.monotonic() + self.timeout)
+        except BaseException:
+            # the whole run: a child it forked may hold the pipes and outlive it
+            with contextlib.suppress(OSError):
+                os.killpg(child.pid, signal.SIGKILL)
+            raise
         finally:
             if child.poll() is None:
                 child.kill()

@@ -13,6 +13,8 @@ project has no memory yet, and in a model run the pipeline itself started.
 
 from __future__ import annotations
 
+import re
+
 from gitmem.observe.config import read_config
 from gitmem.observe.entries import parse_index
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
@@ -36,10 +38,18 @@ _OPEN = "<system-reminder>\n# Project memory\n"
 _CLOSE = "</system-reminder>\n"
 
 
+_FRAME = re.compile("system-reminder", re.IGNORECASE)
+
+
+def _unframed(text: str) -> str:
+    """``text`` that cannot close the panel's frame, in any case."""
+    return _FRAME.sub("system reminder", text)
+
+
 def _clamped(text: str, limit: int = SECTION_MAX) -> str:
     """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
     the panel's frame (what a model wrote may quote a tool's hostile output)."""
-    text = text.replace("system-reminder", "system reminder").strip("\n")
+    text = _unframed(text).strip("\n")
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
@@ -56,7 +66,7 @@ def recent_lines(index: str, count: int = RECENT) -> list[str]:
     for row in reversed(rows):
         line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
         line += f" — {row.keywords}" if row.keywords else ""
-        lines.append(line.replace("system-reminder", "system reminder"))
+        lines.append(_unframed(line))
     return lines
 
 

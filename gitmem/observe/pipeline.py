@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gitmem.errors import GitmemError
 from gitmem.observe import answers
@@ -31,10 +31,12 @@ from gitmem.observe.logbook import (
     ObservationLog,
     Trail,
     add_global_lessons,
+    clamp_curated,
     global_lessons,
 )
 from gitmem.observe.model import Model
 from gitmem.observe.prompts import prompt
+from gitmem.trailers import provenance_value
 
 __all__ = ["Done", "Run", "ToolCall", "observe_run", "payload"]
 
@@ -62,6 +64,8 @@ class Run:
     final: str = ""
     ended: float = 0.0
     """When it finished (seconds since the epoch; 0: now)."""
+    mark: tuple[str, int] | None = field(default=None, compare=False, repr=False)
+    """Where a worker took it from: its spool and where it ends there."""
 
     def stamp(self) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ended or time.time()))
@@ -109,7 +113,13 @@ def observe_run(
 ) -> Done:
     """Run the observer, the summarizer and the librarian over ``run``."""
     done = Done()
-    run.tools = [t for t in run.tools if not skipped(t.name, config.skip_tools)]
+    # the harness's names for the run: one printable line each, as every trailer holds them
+    run.session, run.agent = provenance_value(run.session), provenance_value(run.agent) or "main"
+    run.tools = [
+        replace(t, name=provenance_value(t.name), id=provenance_value(t.id))
+        for t in run.tools
+        if not skipped(t.name, config.skip_tools)
+    ]
     if not run.tools and not run.prompt:  # a final message alone: nothing was done
         return done
     text = payload(run)
@@ -155,7 +165,10 @@ def observe_run(
         held = log.curated()
         asked = "".join(f'<file name="{n}">\n{t}</file>\n' for n, t in held.items())
         asked += "\n<new_entries>\n" + "\n".join(e.block() for e in new) + "</new_entries>\n"
-        files = answers.curated_files(model.complete(used.text, asked))
+        files = {  # as they will be written: what a cap cuts is dropped too
+            name: clamp_curated(name, text)
+            for name, text in answers.curated_files(model.complete(used.text, asked)).items()
+        }
         if not files:
             problem = "librarian: the model gave no curated files; they stay as they were"
             done.problems.append(problem)

@@ -26,6 +26,7 @@ from gitmem.observe.consolidate import PREFIX, entries, kept_path, memory_change
 from gitmem.observe.recall import RecallSettings
 from gitmem.repository import Repository
 from gitmem.store import APPROVED, FileSnapshot
+from gitmem.store.message import FILES
 from gitmem.types import Author
 
 __all__ = ["PREFIX", "Proposal", "drop", "land", "proposals"]
@@ -111,13 +112,16 @@ def _read(repo: Repository, store: str, name: str) -> Proposal:
 
 def proposals(repo: Repository, store: str | None = None) -> list[Proposal]:
     """The refused consolidations of ``store`` (default: the recall store) no operator
-    has decided, oldest first."""
+    has decided, oldest first (a branch of that name holding memories, not files, is
+    none: a consolidation never made it)."""
     store = store or RecallSettings.of(repo).store
     prefix = f"{PREFIX}/{store}/"
     return [
         _read(repo, store, name)
         for name in sorted(repo.stores())
-        if name.startswith(prefix) and repo.marker(f"{DECIDED}/{name}") is None
+        if name.startswith(prefix)
+        and repo.marker(f"{DECIDED}/{name}") is None
+        and repo.layout(name) == FILES
     ]
 
 

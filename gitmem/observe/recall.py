@@ -18,6 +18,7 @@ Settings are the repository's git config ``gitmem.recall.<key>`` (see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -116,6 +117,9 @@ class RecallSettings:
         return cls.from_settings(repo.settings(SECTION))
 
 
+_TAG = re.compile(r"<(/?)\s*memory_summary", re.IGNORECASE)
+
+
 def summary(repo: Storage, store: str) -> str:
     """The store's ``memory_summary.md`` (``""`` when there is none yet)."""
     if repo.head(store) is None:
@@ -132,6 +136,7 @@ def recall_block(repo: Storage, settings: RecallSettings | None = None) -> str:
         return ""
     guidance = prompt("recall").text.replace("{store}", chosen.store).rstrip("\n")
     opening, closing = f"{guidance}\n\n<memory_summary>\n", "\n</memory_summary>"
+    text = _TAG.sub(r"<\1memory summary", text)  # it cannot close its frame (a model wrote it)
     room = chosen.summary_tokens * CHARS_PER_TOKEN - len(opening) - len(closing)
     if room <= 0:
         return ""

@@ -23,6 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from gitmem.errors import GitmemError, Unavailable
+from gitmem.observe.capture import open_own
 from gitmem.observe.config import read_config
 from gitmem.observe.consolidate import Consolidated, consolidate
 from gitmem.observe.extract import Extraction, extract, processed, select
@@ -180,7 +181,7 @@ def clear(repo: Repository, author: Author) -> str | None:
 def start_background(repo: Repository, folder: str) -> bool:
     """Start a retain run over ``folder`` as a detached process and return at once;
     ``False`` (nothing started) when retain is off, this process is itself a model run
-    the pipeline started, or a run holds the lease."""
+    the pipeline started, a run holds the lease, or its log is not a file of its own."""
     settings = RecallSettings.of(repo)
     if not settings.enabled or observer_run():
         return False
@@ -193,7 +194,11 @@ def start_background(repo: Repository, folder: str) -> bool:
         os.replace(log, log + ".old")  # bounded: this one and the last
     argv = [sys.executable, "-m", "gitmem", "--repo", repo.directory]
     argv += ["recall", "run", "--transcripts", folder]
-    with open(log, "ab") as out:
+    try:  # the log only if it is a file of its own: never a link's target, never a FIFO
+        fd = open_own(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    except OSError:
+        return False
+    with os.fdopen(fd, "ab") as out:
         subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

@@ -174,9 +174,14 @@ def search_hits(
     return score_filter(scored)[:count]
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""What XML 1.0 cannot hold (a model, or a hand, may have written it into the log)."""
+
+
 def results_xml(query: str, hits: list[Hit]) -> str:
-    """The XML answer of a search."""
-    lines = [f'<memory_results query={quoteattr(query[:QUERY_MAX])} count="{len(hits)}">']
+    """The XML answer of a search: well-formed whatever the log holds."""
+    query = _NOT_XML.sub("", query[:QUERY_MAX])
+    lines = [f'<memory_results query={quoteattr(query)} count="{len(hits)}">']
     for hit in hits:
         lines.append("  <result>")
         for tag, value in (
@@ -187,7 +192,7 @@ def results_xml(query: str, hits: list[Hit]) -> str:
             ("file", hit.file),
             ("snippet", hit.snippet),
         ):
-            lines.append(f"    <{tag}>{escape(value)}</{tag}>")
+            lines.append(f"    <{tag}>{escape(_NOT_XML.sub('', value))}</{tag}>")
         lines.append("  </result>")
     lines.append("</memory_results>")
     return "\n".join(lines) + "\n"

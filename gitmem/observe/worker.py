@@ -7,8 +7,13 @@ each session's spool from where it last stopped (``<session>.state``), assembles
 events into runs per agent (a run ends at the agent's final message or at the
 session's end), and offers each finished run to a bounded queue: when the queue is
 full the run is dropped with a log line, never waited for. A thread takes runs off the
-queue through :func:`gitmem.observe.pipeline.observe_run`. With no new run for a few
-seconds the worker leaves; a session's spool is removed once its end is processed.
+queue through :func:`gitmem.observe.pipeline.observe_run`. A run is done with in its
+spool only once processed (or dropped): a worker killed midway leaves it to the next
+one, which takes it again. With no new run for a few seconds the worker leaves; a
+session's spool is removed once its end is processed.
+
+Everything it reads and writes in its folder is a regular file of its own: a symbolic
+link or a FIFO someone placed there is passed over, never followed nor waited on.
 
 ``python -m gitmem.observe.worker GIT_DIR`` runs it.
 """
@@ -29,7 +34,7 @@ from typing import Any, cast
 
 from gitmem.errors import GitmemError
 from gitmem.observe.blocks import index_of
-from gitmem.observe.capture import SPOOL_MAX, log_line, observe_dir
+from gitmem.observe.capture import SPOOL_MAX, log_line, observe_dir, open_own
 from gitmem.observe.config import ObserverConfig, read_config
 from gitmem.observe.logbook import ObservationLog
 from gitmem.observe.model import Model
@@ -37,13 +42,14 @@ from gitmem.observe.pipeline import Run, ToolCall, observe_run
 from gitmem.repository import Repository
 from gitmem.store import Storage
 
-__all__ = ["IDLE_SECONDS", "Worker", "main", "take_runs"]
+__all__ = ["IDLE_SECONDS", "Worker", "main", "settle", "take_runs"]
 
 IDLE_SECONDS = 3.0
 """How long the worker waits for a new run before it leaves."""
 ABANDONED_SECONDS = 24 * 3600
 """A spool wholly taken and untouched this long is removed."""
 _STATE_MAX = 1 << 16
+_TIME_MAX = 253402300800.0  # 10000-01-01T00:00:00Z
 
 
 @dataclass
@@ -57,26 +63,35 @@ class _Progress:
 
 def _load(path: str) -> _Progress:
     try:
-        with open(path, "rb") as handle:
+        fd = open_own(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
             data = json.loads(handle.read(_STATE_MAX))
         kept = cast(dict[str, Any], data)
         done = [int(d) for d in cast(list[Any], kept.get("done") or [])]
-        return _Progress(int(kept.get("offset") or 0), done)
+        return _Progress(max(int(kept.get("offset") or 0), 0), done)
     except (OSError, ValueError, TypeError, AttributeError):
         return _Progress()
 
 
 def _save(path: str, progress: _Progress) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # made anew: never written through what someone left there
+    fd = open_own(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump({"offset": progress.offset, "done": progress.done}, handle)
     os.replace(tmp, path)
 
 
 def _records(path: str, offset: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """The spool's records from ``offset``: (start, end, record); a line not yet ended
-    (a write in flight) is left for the next time."""
-    with open(path, "rb") as handle:
+    (a write in flight) is left for the next time. A spool that is not a regular file
+    of its own (a link, a FIFO) has none."""
+    try:
+        fd = open_own(path, os.O_RDONLY)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as handle:
         handle.seek(offset)
         data = handle.read(SPOOL_MAX * 2)
     at = 0
@@ -93,9 +108,21 @@ def _records(path: str, offset: int) -> Iterator[tuple[int, int, dict[str, Any]]
         at = end + 1
 
 
-def take_runs(folder: str) -> list[Run]:
+def _moment(value: object) -> float:
+    """A record's time: seconds since the epoch up to the year 9999 (0 for anything
+    else a line may hold)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if 0 <= value < _TIME_MAX else 0.0
+
+
+def take_runs(folder: str, held: dict[str, set[int]] | None = None) -> list[Run]:
     """Every finished run waiting in the spools under ``folder``, oldest first; each is
-    taken once. A spool whose session ended is removed once wholly taken."""
+    taken once. A spool whose session ended is removed once wholly taken.
+
+    With ``held`` (a worker's own, spool path → the runs it holds), a run taken is not
+    settled until :func:`settle` says so: until then it is in ``held`` and not taken
+    again, and a worker that dies first leaves it to the next one to take."""
     spool = os.path.join(folder, "spool")
     try:
         names = sorted(n for n in os.listdir(spool) if n.endswith(".jsonl"))
@@ -103,44 +130,67 @@ def take_runs(folder: str) -> list[Run]:
         return []
     runs: list[Run] = []
     for name in names:
-        runs.extend(_take(os.path.join(spool, name)))
+        path = os.path.join(spool, name)
+        mine = None if held is None else held.setdefault(path, set())
+        try:
+            for key, run in _take(path, mine):
+                if mine is not None:
+                    mine.add(key)
+                    run.mark = (path, key)
+                runs.append(run)
+        except OSError as exc:  # one spool that cannot be taken holds up no other
+            log_line(folder, f"spool {name} was passed over: {exc}")
     runs.sort(key=lambda r: r.ended)
     return runs
+
+
+def settle(held: dict[str, set[int]], run: Run) -> None:
+    """Record in its spool that ``run``, taken with ``held``, is done with."""
+    if run.mark is None:
+        return
+    path, key = run.mark
+    held.get(path, set()).discard(key)
+    state = path[: -len(".jsonl")] + ".state"
+    progress = _load(state)
+    if key > progress.offset and key not in progress.done:
+        _save(state, _Progress(progress.offset, sorted([*progress.done, key])))
 
 
 def _abandoned(path: str, offset: int) -> bool:
     """Whether a spool is wholly taken and untouched for a day (its session never said
     it ended: a crash, a killed client)."""
     try:
-        status = os.stat(path)
+        status = os.lstat(path)
     except OSError:
         return False
     return status.st_size <= offset and time.time() - status.st_mtime > ABANDONED_SECONDS
 
 
-def _take(path: str) -> list[Run]:
+def _take(path: str, held: set[int] | None) -> list[tuple[int, Run]]:
+    """The finished runs of one spool not yet done with, each with its key (where it
+    ends), less those in ``held``; with ``held`` ``None`` they are settled at once."""
     state = path[: -len(".jsonl")] + ".state"
     progress = _load(state)
     open_runs: dict[str, tuple[int, Run]] = {}
-    finished: list[tuple[int, Run]] = []
+    finished: list[tuple[int, int, Run]] = []  # (where it begins, its key, the run)
     consumed = progress.offset
     ended = False
     for start, stop, record in _records(path, progress.offset):
         consumed = stop
         event, agent = record.get("e"), str(record.get("a") or "main")
-        session, when = str(record.get("s") or ""), float(record.get("t") or 0)
+        session, when = str(record.get("s") or ""), _moment(record.get("t"))
         if event == "end":
             ended = True
-            for _, run in open_runs.values():
+            for begin, run in open_runs.values():
                 run.ended = when
-                finished.append((stop, run))
+                finished.append((begin, stop, run))
             open_runs.clear()
             continue
         begin, run = open_runs.get(agent) or (start, Run(session, agent))
         if event == "prompt":
             if run.prompt or run.tools:
                 run.ended = when
-                finished.append((start, run))
+                finished.append((begin, start, run))
                 begin, run = start, Run(session, agent)
             run.prompt = str(record.get("text") or "")
         elif event == "tool":
@@ -155,20 +205,22 @@ def _take(path: str) -> list[Run]:
         elif event == "stop":
             run.final = str(record.get("text") or "")
             run.ended = when
-            finished.append((stop, run))
+            finished.append((begin, stop, run))
             open_runs.pop(agent, None)
             continue
         open_runs[agent] = (begin, run)
-    taken = [run for at, run in finished if at not in progress.done]
-    offset = min((begin for begin, _ in open_runs.values()), default=consumed)
-    done = sorted(
-        {at for at, _ in finished if at > offset} | {d for d in progress.done if d > offset}
-    )
-    if (ended or _abandoned(path, offset)) and not open_runs:
+    unsettled = [(begin, key, run) for begin, key, run in finished if key not in progress.done]
+    taken = [(key, run) for _, key, run in unsettled if held is None or key not in held]
+    waiting = [] if held is None else unsettled
+    settled = {*progress.done, *(key for _, key, _ in unsettled if held is None)}
+    begins = [begin for begin, _ in open_runs.values()] + [begin for begin, _, _ in waiting]
+    offset = min(begins, default=consumed)
+    done = sorted(key for key in settled if key > offset)
+    if (ended or _abandoned(path, offset)) and not begins:
         for leftover in (path, state):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-    elif taken or offset != progress.offset:
+    elif done != progress.done or offset != progress.offset:
         _save(state, _Progress(offset, done))
     return taken
 
@@ -192,6 +244,9 @@ class Worker:
         self.user_repo = user_repo
         self.queue: queue.Queue[Run] = queue.Queue(self.config.queue)
         self.log = ObservationLog(repo)
+        self.held: dict[str, set[int]] = {}
+        """The runs taken and not yet done with, by spool (see :func:`take_runs`)."""
+        self._spools = threading.Lock()
 
     def say(self, message: str) -> None:
         """One line in the observer's log."""
@@ -203,15 +258,27 @@ class Worker:
             self.queue.put_nowait(run)
         except queue.Full:
             self.say(f"queue full: dropped the run of session {run.session} ({run.agent})")
+            self.done_with(run)
             return False
         return True
 
     def fill(self) -> int:
-        """Offer every finished run in the spools; returns how many there were."""
-        runs = take_runs(self.folder)
+        """Offer every finished run in the spools; returns how many there were. Each is
+        done with in its spool only once processed (or dropped): a worker that dies
+        before leaves it to the next one."""
+        with self._spools:
+            runs = take_runs(self.folder, self.held)
         for run in runs:
             self.offer(run)
         return len(runs)
+
+    def done_with(self, run: Run) -> None:
+        """Record in its spool that ``run`` was processed (or dropped)."""
+        with self._spools:
+            try:
+                settle(self.held, run)
+            except OSError as exc:
+                self.say(f"the spool of session {run.session} could not be updated: {exc}")
 
     def process(self, run: Run) -> None:
         """Run the steps over one run (nothing when observing is off or no model is
@@ -237,9 +304,11 @@ class Worker:
             self._guarded(run)
             count += 1
 
-    def serve(self, idle: float = IDLE_SECONDS) -> None:
-        """Fill from the spools and process on a thread until idle for ``idle`` s."""
+    def serve(self, idle: float = IDLE_SECONDS) -> int:
+        """Fill from the spools and process on a thread until idle for ``idle`` s;
+        returns how many runs it took."""
         stop = threading.Event()
+        taken = 0
 
         def consume() -> None:
             while not (stop.is_set() and self.queue.empty()):
@@ -254,12 +323,15 @@ class Worker:
         thread.start()
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < idle:
-            if self.fill():
+            found = self.fill()
+            if found:
+                taken += found
                 quiet_since = time.monotonic()
             time.sleep(0.1)
         self.queue.join()
         stop.set()
         thread.join()
+        return taken
 
     def _guarded(self, run: Run) -> None:
         try:
@@ -268,12 +340,14 @@ class Worker:
             self.say(f"the run of session {run.session} failed: {exc}")
         except Exception as exc:  # a defect must not stop the worker: log it and go on
             self.say(f"the run of session {run.session} failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.done_with(run)
 
 
 @contextlib.contextmanager
 def _only_one(folder: str) -> Generator[bool]:
     os.makedirs(folder, exist_ok=True)
-    fd = os.open(os.path.join(folder, "worker.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_own(os.path.join(folder, "worker.lock"), os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -281,7 +355,9 @@ def _only_one(folder: str) -> Generator[bool]:
             yield False
             return
         pid = os.path.join(folder, "worker.pid")
-        with open(pid, "w", encoding="utf-8") as handle:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pid)  # made anew: never written through what someone left there
+        with os.fdopen(open_own(pid, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "w") as handle:
             handle.write(str(os.getpid()))
         try:
             yield True
@@ -320,11 +396,12 @@ def main(argv: list[str]) -> int:
                 return 0
             try:
                 with Repository.open(argv[0]) as repo:
-                    Worker(repo).serve(idle)
+                    taken = Worker(repo).serve(idle)
             except GitmemError as exc:
                 log_line(folder, f"the worker stopped: {exc}")
                 return 1
-        if not _waiting(folder):
+        # once more for a run that came after its last look; not for one it cannot take
+        if not taken or not _waiting(folder):
             return 0
 
 

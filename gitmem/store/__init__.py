@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from gitmem.store.moments import past_write
     from gitmem.store.proposals import APPROVED, PROPOSAL, Pending, proposal_name, split_name
     from gitmem.store.remote import Remote
+    from gitmem.store.settings import tracks
     from gitmem.store.snapshot import Snapshot
     from gitmem.store.storage import Storage, git_identity
 
@@ -38,6 +39,7 @@ _LAZY = {
     "project_dir": "gitmem.store.layout",
     "proposal_name": "gitmem.store.proposals",
     "split_name": "gitmem.store.proposals",
+    "tracks": "gitmem.store.settings",
 }
 
 
@@ -61,4 +63,5 @@ __all__ = [
     "project_dir",
     "proposal_name",
     "split_name",
+    "tracks",
 ]

@@ -125,18 +125,28 @@ def format_message(facts: Facts) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+_CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)), " ")
+"""Control characters (NUL among them, which git refuses in a commit) as spaces."""
+
+
+def trailer_value(value: str) -> str:
+    """A trailer's value as a message holds it: control characters read as spaces,
+    whitespace collapsed to single spaces (one line, whatever a caller handed over)."""
+    return " ".join(value.translate(_CONTROLS).split())
+
+
 def extra_lines(extra: Mapping[str, str]) -> list[str]:
     """Extra trailers as a message holds them: one ``Key: value`` line each, a value's
-    whitespace collapsed to single spaces."""
-    return [f"{key}: {' '.join(value.split())}" for key, value in extra.items()]
+    control characters and whitespace collapsed to single spaces."""
+    return [f"{key}: {trailer_value(value)}" for key, value in extra.items()]
 
 
 def as_read(facts: Facts) -> Facts:
     """The facts ``parse_message`` reads from ``format_message(facts)``, made without
-    formatting and parsing: extra trailers with their whitespace collapsed, and only
+    formatting and parsing: extra trailers as :func:`trailer_value` makes them, and only
     the ``Gitmem-`` ones (the parser reads no other)."""
     extra = {
-        key: " ".join(value.split())
+        key: trailer_value(value)
         for key, value in facts.extra.items()
         if key.startswith("Gitmem-") and key not in KEYS
     }

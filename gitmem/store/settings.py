@@ -8,6 +8,7 @@ then letters, digits and ``-``; git compares them without regard to case.
 
 from __future__ import annotations
 
+import os
 import re
 
 from dulwich.repo import Repo
@@ -15,7 +16,7 @@ from dulwich.repo import Repo
 from gitmem.errors import InvalidArgument
 from gitmem.store.locking import WriteLock
 
-__all__ = ["Configured", "check_key", "read_section", "write_setting"]
+__all__ = ["Configured", "check_key", "read_section", "tracks", "write_setting"]
 
 _KEY_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,63}")
 _SECTION_RE = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -41,6 +42,21 @@ def read_section(repo: Repo, section: str) -> dict[str, str]:
         key.decode("utf-8", "replace").lower(): value.decode("utf-8", "replace")
         for key, value in config.items(name)
     }
+
+
+def tracks(git_dir: str, path: str) -> bool:
+    """Whether the index of the work tree whose git directory is ``git_dir`` tracks
+    ``path`` (relative to the work tree, ``/``-separated); ``FileNotFoundError`` when it
+    has no index yet, another ``OSError`` or ``ValueError`` when it cannot be read."""
+    from dulwich.index import Index
+
+    try:
+        index = Index(os.path.join(git_dir, "index"))
+    except OSError:
+        raise
+    except Exception as exc:  # a damaged index: dulwich's reader raises what it meets
+        raise ValueError(f"the index of {git_dir} cannot be read: {exc}") from None
+    return path.encode() in index
 
 
 def write_setting(repo: Repo, section: str, key: str, value: str | None) -> None:
