@@ -15,6 +15,18 @@ from gitmem.limits import LIMITS
 from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
 
 
+@pytest.fixture(scope="session")
+def config_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("config")
+
+
+@pytest.fixture(autouse=True)
+def _no_machine_config(config_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the machine user's own config folder (gitmem keeps the
+    model commands its user trusts there)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_folder))
+
+
 @pytest.fixture
 def operator_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home folder whose git identity is Ada Operator, no git or gitmem configuration

@@ -201,6 +201,7 @@ ORDER: dict[str, list[str]] = {
         "capture",
         "model",
         "prompts",
+        "trust",
         "config",
         "entries",
         "answers",

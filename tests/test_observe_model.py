@@ -194,6 +194,40 @@ def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) ->
     assert tracked_by(str(tmp_path / "elsewhere.git")) == ""  # in no project at all
 
 
+def test_a_command_not_set_on_this_machine_is_not_run(tmp_path: Path) -> None:
+    """A config can arrive with files nobody here wrote (a project unpacked from an
+    archive carries its .gitmem, and no work tree tracks it): a model or gate command
+    runs only once set with `gitmem observe config` on this machine, for that
+    repository and that setting; one written any other way, or changed since, is
+    refused in one line, and runs once it is set."""
+    folder = tmp_path / "unpacked" / ".gitmem"
+    with Repository.init(str(folder)) as repo:
+        for key, value in [("model", "command"), ("command", "touch pwned")]:
+            repo.set_setting("observer", key, value)
+        repo.set_setting("observer", "gate-model", "command")
+        repo.set_setting("observer", "gate-command", "touch pwned")
+        config = read_config(repo)
+        for made, key in ((config.model, "command"), (config.gate_model, "gate-command")):
+            with pytest.raises(Unavailable, match=f"the {key} .* was not set on this machine"):
+                made()
+        configure(repo, "command", "touch pwned")
+        assert isinstance(read_config(repo).model(), CommandModel)
+        with pytest.raises(Unavailable, match="gate-command"):
+            read_config(repo).gate_model()  # trusted as the steps' command, not the gate's
+        configure(repo, "gate-command", "touch pwned")
+        assert isinstance(read_config(repo).gate_model(), CommandModel)
+        repo.set_setting("observer", "command", "touch pwned again")  # changed by hand
+        with pytest.raises(Unavailable, match="was not set on this machine") as refused:
+            read_config(repo).model()
+        assert "\n" not in str(refused.value)
+    with Repository.init(str(tmp_path / "other.git")) as other:  # the same line elsewhere
+        other.set_setting("observer", "model", "command")
+        other.set_setting("observer", "command", "touch pwned")
+        with pytest.raises(Unavailable, match="was not set on this machine"):
+            read_config(other).model()
+    assert not (tmp_path / "pwned").exists()
+
+
 def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
     """`gitmem observe capture` exits 0 with nothing on stdout, on good input and bad."""
     gitmem = str(Path(sys.executable).parent / "gitmem")

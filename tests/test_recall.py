@@ -18,6 +18,7 @@ from helpers_secrets import SECRETS
 
 from gitmem import Author, Repository
 from gitmem.cli import cli
+from gitmem.observe.config import configure
 from gitmem.observe.consolidate import entries, parse_answer
 from gitmem.observe.extract import Extraction, select
 from gitmem.observe.model import ScriptedModel
@@ -488,8 +489,8 @@ def test_clear_and_rebuild(repo: Repository, folder: Path, tmp_path: Path) -> No
         "else:\n"
         "    print('=== MEMORY.md ===\\n- fact\\n=== memory_summary.md ===\\nall about caches')\n"
     )
-    repo.set_setting("observer", "model", "command")
-    repo.set_setting("observer", "command", f"{sys.executable} {script}")
+    configure(repo, "model", "command")
+    configure(repo, "command", f"{sys.executable} {script}")
     runner = CliRunner()
     base = ["--repo", repo.directory, "recall"]
     built = runner.invoke(cli, [*base, "rebuild", "--transcripts", str(folder)])
@@ -539,7 +540,7 @@ def test_the_plugin_retains_at_session_end_and_recalls_at_session_start(
         "    print(f'=== MEMORY.md ===\\n- fact\\n=== memory_summary.md ===\\n{n} sessions')\n"
     )
     for key, value in [("model", "command"), ("command", f"{sys.executable} {script}")]:
-        repo.set_setting("observer", key, value)
+        configure(repo, key, value)
     repo.set_setting("recall", "enabled", "true")
     base = ["--repo", repo.directory, "hook", "claude-code"]
     cap = json.dumps(capability("markdown", "shared").to_dict())

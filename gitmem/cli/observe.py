@@ -37,6 +37,9 @@ def observe() -> None:
 def observe_config(key: str | None, value: str | None, unset: bool, as_json: bool) -> None:
     """Show the observer's settings, or set KEY to VALUE (git config gitmem.observer.KEY).
 
+    A command or gate-command runs only once set here: this records it as this
+    machine's choice (a config that came with a project's files runs nothing).
+
     \b
     Examples:
         gitmem observe config

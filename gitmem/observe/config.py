@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument, Unavailable
 from gitmem.observe.model import CommandModel, Model, model_from_config
+from gitmem.observe.trust import trust, trusted
 
 if TYPE_CHECKING:
     from gitmem.store import Storage
@@ -121,6 +122,10 @@ class ObserverConfig:
     tracked_by: str = ""
     """The project whose work tree tracks the repository's config (``""``: none): its
     settings came with the project's files, so no command they name is run."""
+    git_dir: str = ""
+    """The repository the settings were read from (``""``: given by a program): a
+    command its config names runs only if it was set on this machine (see
+    :mod:`gitmem.observe.trust`)."""
 
     @classmethod
     def from_settings(cls, held: Mapping[str, str]) -> ObserverConfig:
@@ -152,15 +157,24 @@ class ObserverConfig:
 
     def model(self) -> Model | None:
         """The configured model (``None``: none is)."""
-        return self._runnable(model_from_config(self.settings))
+        return self._runnable(model_from_config(self.settings), "command")
 
-    def _runnable(self, model: Model | None) -> Model | None:
-        """``model``, unless it is a command that came with a project's files."""
-        if isinstance(model, CommandModel) and self.tracked_by:
+    def _runnable(self, model: Model | None, key: str) -> Model | None:
+        """``model``, unless it is a command (setting ``key``) that came with a
+        project's files, or that this machine's user did not set."""
+        if not isinstance(model, CommandModel):
+            return model
+        if self.tracked_by:
             raise Unavailable(
                 "the model command is set in a repository config the project at "
                 f"{self.tracked_by} tracks (it came with the project's files), so it is not "
                 "run; once you trust that config, untrack the repository (git rm -r --cached)"
+            )
+        if self.git_dir and not trusted(self.git_dir, key, self.settings[key]):
+            raise Unavailable(
+                f"the {key} in this repository's config was not set on this machine (a "
+                "config can come with a project's files), so it is not run; once you "
+                f"trust it, set it with `gitmem observe config {key} COMMAND-LINE`"
             )
         return model
 
@@ -173,7 +187,7 @@ class ObserverConfig:
         if kind == "observer":
             return self.model()
         own = {**self.settings, "model": kind, "command": self.settings["gate-command"]}
-        return self._runnable(model_from_config(own))
+        return self._runnable(model_from_config(own), "gate-command")
 
 
 def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
@@ -195,10 +209,10 @@ def check_setting(held: Mapping[str, str], key: str, value: str | None) -> None:
 
 
 def read_config(repo: Storage) -> ObserverConfig:
-    """The repository's observer configuration (see :func:`tracked_by`)."""
+    """The repository's observer configuration (see :func:`tracked_by`, and
+    :mod:`gitmem.observe.trust` for the commands it may run)."""
     config = ObserverConfig.from_settings(repo.settings(SECTION))
-    project = tracked_by(repo.directory)
-    return replace(config, tracked_by=project) if project else config
+    return replace(config, tracked_by=tracked_by(repo.directory), git_dir=repo.directory)
 
 
 def tracked_by(git_dir: str) -> str:
@@ -282,4 +296,10 @@ def configure(repo: Storage, key: str, value: str | None) -> dict[str, str]:
     defaults included."""
     check_setting(repo.settings(SECTION), key, value)
     repo.set_setting(SECTION, key, value)
-    return dict(read_config(repo).settings)
+    settings = read_config(repo).settings
+    if value is not None and key.lower() in _COMMANDS:
+        trust(repo.directory, key.lower(), settings[key.lower()])
+    return dict(settings)
+
+
+_COMMANDS = ("command", "gate-command")

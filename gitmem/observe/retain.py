@@ -89,7 +89,7 @@ def configured_model(repo: Repository) -> Model:
     if model is None:
         raise Unavailable(
             "no model is configured; set one with "
-            "`git config gitmem.observer.model command` and `gitmem.observer.command`"
+            "`gitmem observe config model command` and `gitmem observe config command ...`"
         )
     return model
 
