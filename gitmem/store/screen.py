@@ -61,8 +61,9 @@ def run(screens: Iterable[Screen], write: Write) -> None:
 def _secrets(write: Write) -> None:
     """No secret in any part of a write: the names it writes (a slug, a file's path),
     a memory's description, body and code halves, a file's text, the commit message it
-    chose, its author's name and (a pushed commit's) the rest of its header. A memory store's allowlist may admit a finding; a file
-    store keeps no allowlist, so nothing in its writes is admitted."""
+    chose, its author's name and (a pushed commit's) the rest of its header. A memory
+    store's allowlist may admit a finding; a file store keeps no allowlist, so nothing
+    in its writes is admitted."""
     holds_none = _holds_none or _first_scan()
     # most writes hold nothing a detector starts at: passed before a part is named
     texts = [write.message, write.author, write.header]
