@@ -38,6 +38,8 @@ __all__ = [
     "SPOOL_MAX",
     "Recorder",
     "clamp",
+    "common_of",
+    "git_dir_of",
     "hook_main",
     "log_line",
     "observe_dir",
@@ -461,22 +463,33 @@ def find_git_dir(start: str) -> str | None:
 
 
 def _common(dot_git: str) -> str | None:
-    path = dot_git
-    if os.path.isfile(dot_git):
-        try:
-            with open(dot_git, encoding="utf-8") as handle:
-                line = handle.read(4096).strip()
-        except OSError:
-            return None
-        if not line.startswith("gitdir:"):
-            return None
-        path = os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip())
+    """The common git directory of the project whose ``.git`` is ``dot_git``."""
+    path = git_dir_of(dot_git)
+    return None if path is None else common_of(path)
+
+
+def git_dir_of(dot_git: str) -> str | None:
+    """The git directory a project's ``.git`` is, or names (``gitdir:``, a linked work
+    tree's); ``None`` if it names none."""
+    if not os.path.isfile(dot_git):
+        return os.path.abspath(dot_git)
     try:
-        with open(os.path.join(path, "commondir"), encoding="utf-8") as handle:
-            path = os.path.join(path, handle.read(4096).strip())
+        with open(dot_git, encoding="utf-8") as handle:
+            line = handle.read(4096).strip()
     except OSError:
-        pass
-    return os.path.abspath(path)
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.abspath(os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip()))
+
+
+def common_of(git_dir: str) -> str:
+    """A linked work tree's common git directory (``git_dir`` itself for any other)."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            return os.path.abspath(os.path.join(git_dir, handle.read(4096).strip()))
+    except OSError:
+        return git_dir
 
 
 def _field(value: object, key: str) -> object:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument, Unavailable
+from gitmem.observe.capture import common_of, git_dir_of
 from gitmem.observe.model import CommandModel, Model, model_from_config
 from gitmem.observe.trust import trust, trusted
 
@@ -228,8 +229,11 @@ def tracked_by(git_dir: str) -> str:
     while True:
         dot_git = os.path.join(folder, ".git")
         if os.path.lexists(dot_git):
-            own = _git_dir_of(dot_git)
-            if own is None or here in (own, _common_of(own)):
+            own = git_dir_of(dot_git)
+            if own is None:
+                return ""
+            own = os.path.realpath(own)
+            if here in (own, os.path.realpath(common_of(own))):
                 return ""
             return folder if _tracks(own, os.path.relpath(config, folder)) else ""
         parent = os.path.dirname(folder)
@@ -266,29 +270,6 @@ def _tracks(git_dir: str, path: str) -> bool:
         found = True
     _TRACKED[(git_dir, path)] = (stamp, found)
     return found
-
-
-def _git_dir_of(dot_git: str) -> str | None:
-    """The git directory a project's ``.git`` is, or names (``gitdir:``)."""
-    if os.path.isdir(dot_git):
-        return os.path.realpath(dot_git)
-    try:
-        with open(dot_git, encoding="utf-8") as handle:
-            line = handle.read(4096).strip()
-    except OSError:
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    return os.path.realpath(os.path.join(os.path.dirname(dot_git), line[7:].strip()))
-
-
-def _common_of(git_dir: str) -> str:
-    """A linked work tree's common git directory (``git_dir`` itself for any other)."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            return os.path.realpath(os.path.join(git_dir, handle.read(4096).strip()))
-    except OSError:
-        return git_dir
 
 
 def configure(repo: Storage, key: str, value: str | None) -> dict[str, str]:
