@@ -15,6 +15,7 @@ from typing import Any
 
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
+from helpers_sync import ENV, sh
 
 from gitmem.store import Storage
 
@@ -158,3 +159,22 @@ def raw_tree(git_dir: str | Path, entries: Sequence[tuple[bytes, bytes, str]]) -
     """A tree of ``entries`` ``(mode as spelled, name, hex id)``, in the order given."""
     content = b"".join(m + b" " + n + b"\0" + bytes.fromhex(s) for m, n, s in entries)
     return raw_object(git_dir, "tree", content)
+
+
+def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "push", "origin", *refspecs],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
+
+
+def server_state(server: Path) -> tuple[str, str]:
+    """The server's refs and its object counts: what a refused push must not change."""
+    refs = sh(server, "for-each-ref")
+    counts = sh(server, "count-objects", "-v")
+    kept = "\n".join(line for line in counts.splitlines() if not line.startswith("size"))
+    return refs, kept

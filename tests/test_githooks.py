@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_githooks import Unguarded, craft, md, refusal, refusals, trailers
+from helpers_githooks import Unguarded, craft, md, push, refusal, refusals, server_state, trailers
 from helpers_secrets import SECRETS
-from helpers_sync import ENV, ME, make_project, sh
+from helpers_sync import ME, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -27,25 +27,6 @@ from gitmem.trailers import capability_trailer
 from gitmem.types import Change, Memory
 
 REF = "refs/heads/gitmem/notes"
-
-
-def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "push", "origin", *refspecs],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=False,
-    )
-
-
-def server_state(server: Path) -> tuple[str, str]:
-    """The server's refs and its object counts: what a refused push must not change."""
-    refs = sh(server, "for-each-ref")
-    counts = sh(server, "count-objects", "-v")
-    kept = "\n".join(line for line in counts.splitlines() if not line.startswith("size"))
-    return refs, kept
 
 
 @pytest.fixture

@@ -6,16 +6,24 @@ from a remote that has no hook."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from dulwich.objects import ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_githooks import Unguarded, md, raw_object, raw_tree, refusal, trailers
+from helpers_githooks import (
+    Unguarded,
+    md,
+    push,
+    raw_object,
+    raw_tree,
+    refusal,
+    server_state,
+    trailers,
+)
 from helpers_secrets import SECRETS
-from helpers_sync import ENV, ME, make_project, sh
+from helpers_sync import ME, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -38,24 +46,8 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     sh(project, "remote", "add", "origin", str(server))
     with Repository.init(str(project)) as repo:
         ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    assert _push(project, "gitmem/notes").returncode == 0
+    assert push(project, "gitmem/notes").returncode == 0
     return server, project
-
-
-def _push(project: Path, refspec: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "push", "origin", refspec],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=False,
-    )
-
-
-def _refs_and_objects(server: Path) -> tuple[str, str]:
-    counts = sh(server, "count-objects", "-v").splitlines()
-    return sh(server, "for-each-ref"), "\n".join(c for c in counts if not c.startswith("size"))
 
 
 def _commit(project: Path, header: bytes, message: bytes = b"by hand\n") -> str:
@@ -80,10 +72,10 @@ def test_a_parent_named_past_the_committer_is_no_parent(world: tuple[Path, Path]
     sha = raw_object(project, "commit", text + f"parent {head}\n\nwipe\n".encode())
     assert sh(project, "log", "-1", "--format=%P", sha).strip() == ""  # a root, to git
     sh(project, "update-ref", REF, sha)
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, f"+{REF}"), REF, "parse")
+    before = server_state(server)
+    line = refusal(push(project, f"+{REF}"), REF, "parse")
     assert "does not read as git's" in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 _HEADERS = {
@@ -105,10 +97,10 @@ def test_a_secret_anywhere_in_a_commits_header_is_refused(
     the committer, a signature or any other line is refused as one in the message is."""
     server, project = world
     _commit(project, _HEADERS[where])
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, REF), REF, "secret")
+    before = server_state(server)
+    line = refusal(push(project, REF), REF, "secret")
     assert "the commit header holds a secret" in line and SECRET not in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 _UNREAD = {
@@ -129,10 +121,10 @@ def test_a_commit_git_reads_otherwise_is_refused(world: tuple[Path, Path], what:
     # in EBCDIC, a message the scan would read as noise
     message = f"note\n\n{SECRET}\n".encode("cp037") if what == "another encoding" else b"m\n"
     _commit(project, _UNREAD[what], message)
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, REF), REF, "parse")
+    before = server_state(server)
+    line = refusal(push(project, REF), REF, "parse")
     assert ("does not read as git's" in line) != (what == "another encoding"), line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 def test_a_signed_commit_by_hand_lands(world: tuple[Path, Path]) -> None:
@@ -141,7 +133,7 @@ def test_a_signed_commit_by_hand_lands(world: tuple[Path, Path]) -> None:
     signature = b"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n"
     header = b"author " + WHO + b"\ncommitter " + WHO + b"\nencoding UTF-8\n" + signature
     sha = _commit(project, header)
-    result = _push(project, REF)
+    result = push(project, REF)
     assert result.returncode == 0, result.stderr
     assert sh(server, "rev-parse", REF).strip() == sha
 
@@ -184,11 +176,11 @@ def test_a_tree_git_refuses_is_refused(world: tuple[Path, Path], what: str) -> N
     head = sh(project, "rev-parse", "gitmem/notes").strip()
     tree = _trees(project)[what]
     sh(project, "update-ref", REF, raw_object(project, "commit", _plain(tree, head)))
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, REF), REF, "tree")
+    before = server_state(server)
+    line = refusal(push(project, REF), REF, "tree")
     assert "git's fsck refuses" in line or "git does not write" in line, line
     assert SECRET not in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 def _plain(tree: str, parent: str, message: bytes = b"by hand\n") -> bytes:
@@ -214,10 +206,10 @@ def test_a_folder_added_out_of_order_after_a_usual_commit_is_refused(
     message = trailers("zeta", "create", 1, 2, 2, 1).encode()
     sha = raw_object(project, "commit", _plain(raw_tree(project, entries), head, message))
     sh(project, "update-ref", REF, sha)
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, REF), REF, "tree")
+    before = server_state(server)
+    line = refusal(push(project, REF), REF, "tree")
     assert "out of git's order" in line and sha[:12] in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 def test_sync_keeps_out_a_remotes_commits_git_reads_otherwise(tmp_path: Path) -> None:
@@ -261,12 +253,12 @@ def test_a_commit_brought_by_another_ref_is_checked_when_a_store_takes_it(
         memory = Memory("creds", "db", f"k {SECRET}\n")
         u.publish("notes", ME, lambda _: Change("create", "creds", memory))
     smuggled = sh(project, "rev-parse", "gitmem/notes").strip()
-    assert _push(project, f"{smuggled}:refs/heads/smuggle").returncode == 0
-    assert _push(project, f"{smuggled}:refs/gitmem/proposals/notes/bot").returncode == 0
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, REF), REF, "secret")
+    assert push(project, f"{smuggled}:refs/heads/smuggle").returncode == 0
+    assert push(project, f"{smuggled}:refs/gitmem/proposals/notes/bot").returncode == 0
+    before = server_state(server)
+    line = refusal(push(project, REF), REF, "secret")
     assert smuggled[:12] in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 def test_a_file_stores_folders_past_the_path_depth_are_refused_in_one_line(
@@ -278,7 +270,7 @@ def test_a_file_stores_folders_past_the_path_depth_are_refused_in_one_line(
     with Repository.open(str(project)) as repo:
         edit = FileEdit("create", "memories/a.md", "hi\n")
         repo.publish_files("claude", ME, lambda _: FileChange((edit,)))
-    assert _push(project, "gitmem/claude").returncode == 0
+    assert push(project, "gitmem/claude").returncode == 0
     deep = raw_tree(project, [(b"100644", b"x.md", _blob(project, b"deep\n"))])
     git_dir = Repo(str(project))
     try:
@@ -294,10 +286,10 @@ def test_a_file_stores_folders_past_the_path_depth_are_refused_in_one_line(
     head = sh(project, "rev-parse", "gitmem/claude").strip()
     ref = "refs/heads/gitmem/claude"
     sh(project, "update-ref", ref, raw_object(project, "commit", _plain(root, head)))
-    before = _refs_and_objects(server)
-    line = refusal(_push(project, ref), ref, "slug")
+    before = server_state(server)
+    line = refusal(push(project, ref), ref, "slug")
     assert "past 16 folders deep" in line
-    assert _refs_and_objects(server) == before
+    assert server_state(server) == before
 
 
 def test_a_branch_named_gitmem_is_refused_where_stores_would_go(tmp_path: Path) -> None:
@@ -309,11 +301,11 @@ def test_a_branch_named_gitmem_is_refused_where_stores_would_go(tmp_path: Path) 
     assert CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)]).exit_code == 0
     project = make_project(tmp_path / "project")
     sh(project, "remote", "add", "origin", str(server))
-    result = _push(project, "main:refs/heads/gitmem")
+    result = push(project, "main:refs/heads/gitmem")
     assert result.returncode != 0
     assert "refused refs/heads/gitmem: a branch named gitmem stands where" in result.stderr
     assert sh(server, "for-each-ref") == ""
-    assert _push(project, "main").returncode == 0  # the project's own branches pass
+    assert push(project, "main").returncode == 0  # the project's own branches pass
     with Repository.init(str(project)) as repo:
         ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    assert _push(project, "gitmem/notes").returncode == 0
+    assert push(project, "gitmem/notes").returncode == 0

@@ -612,15 +612,14 @@ def test_a_merge_that_drops_source_ids_says_so(repo: Repository, user_repo: str)
     )
     lines: list[str] = []
     observe_run(log, forgetful, a_run("s2"), CONFIG, say=lines.append, user_repo=user_repo)
-    trailer = git(
-        repo,
-        "log",
-        "-1",
-        "--format=%(trailers:key=Gitmem-Dropped,valueonly)",
-        repo.head("observations") or "",
-    )
-    assert trailer.strip() == "obs-000001"
+    assert _dropped(repo) == "obs-000001"
     assert any("dropped the lines of obs-000001" in line for line in lines)
+
+
+def _dropped(repo: Repository) -> str:
+    """The ids the observation log's last commit names as dropped."""
+    trailer = "--format=%(trailers:key=Gitmem-Dropped,valueonly)"
+    return git(repo, "log", "-1", trailer, repo.head("observations") or "").strip()
 
 
 def test_ids_a_curated_files_cap_cuts_are_named_as_dropped(
@@ -638,14 +637,7 @@ def test_ids_a_curated_files_cap_cuts_are_named_as_dropped(
     )
     observe_run(log, wordy, a_run("s2"), CONFIG, user_repo=user_repo)
     assert "obs-000001" not in "".join(log.curated().values())
-    trailer = git(
-        repo,
-        "log",
-        "-1",
-        "--format=%(trailers:key=Gitmem-Dropped,valueonly)",
-        repo.head("observations") or "",
-    )
-    assert trailer.strip() == "obs-000001"
+    assert _dropped(repo) == "obs-000001"
 
 
 def _honest(repo: Repository, session: str = "honest") -> None:

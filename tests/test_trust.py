@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_githooks import Unguarded, craft, refusal
+from helpers_githooks import Unguarded, craft, push, refusal
 from helpers_secrets import SECRETS
-from helpers_sync import ENV, ME, make_project, sh
+from helpers_sync import ME, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -28,17 +27,6 @@ from gitmem.types import Change, FileChange, FileEdit, Memory
 REF = "refs/heads/gitmem/notes"
 LINK_MODE = 0o120000
 GITLINK_MODE = 0o160000
-
-
-def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "push", "origin", *refspecs],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=False,
-    )
 
 
 def bind(project: Path, limits: Limits) -> None:
