@@ -560,8 +560,11 @@ class Run:
         self.views = views
 
     def pieces(self) -> Iterable[str]:
-        """The program's output, then each view under its title."""
-        return [self.result.output, *(f"[view] {v.title}\n{v.text}\n" for v in self.views)]
+        """The program's output, then each view in the frame the model sees it in, so
+        that nothing the program printed can pass for a view."""
+        from gitmem.holder.framing import frame_view
+
+        return [self.result.output, *(f"{frame_view(v.title, v.text)}\n" for v in self.views)]
 
     def to_dict(self) -> dict[str, Any]:
         """``{"ok", "output", "error", "views": [{"title", "text"}], "commit"}``: the
