@@ -4,11 +4,14 @@ makes of the same result; and the pinned index a large store's listing gives."""
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import mcp_types as types
 import pytest
@@ -121,6 +124,73 @@ def test_the_markdown_index_is_every_memorys_line(repo: Repository, review: bool
     assert ("- `pending` — p" in shown) is review
     if not review:
         assert shown == Markdown().pinned(memories)
+
+
+def _answers(out: IO[bytes], count: int, *, seconds: float) -> list[dict[str, Any]]:
+    """Up to ``count`` lines read from ``out``, as JSON, within ``seconds``: a server
+    that never answers fails the test rather than hanging it."""
+    deadline = time.monotonic() + seconds
+    fd = out.fileno()
+    read = b""
+    while read.count(b"\n") < count:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 1 << 16) if ready else b""
+        if not chunk:
+            break
+        read += chunk
+    return [json.loads(line) for line in read.splitlines()[:count]]
+
+
+def test_an_unreadable_line_is_answered_and_the_server_goes_on(repo: Repository) -> None:
+    """A line that is not JSON gets a parse error and one that is JSON but no JSON-RPC
+    message an invalid-request error, each with a null id (the SDK alone would drop
+    both without a word); the next request is answered as usual."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    assert holder is not None
+    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
+    holder.close()
+    cap = json.dumps(capability("markdown", "shared").to_dict())
+    start = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "wire-test", "version": "0"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "read_memory", "arguments": {"name": "a"}},
+    }
+    process = subprocess.Popen(
+        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(
+        json.dumps(start).encode()
+        + b"\n"
+        + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        + b'{"jsonrpc":"2.0","id":7,"method":\n'
+        + b'{"id":8,"hello":"there"}\n'
+        + json.dumps(call).encode()
+        + b"\n"
+    )
+    process.stdin.flush()
+    answers = _answers(process.stdout, 4, seconds=60)
+    process.stdin.close()
+    process.wait(timeout=60)
+    assert process.returncode == 0
+    assert [a.get("id") for a in answers] == [0, None, None, 1]
+    assert answers[1]["error"]["code"] == types.PARSE_ERROR
+    assert answers[2]["error"]["code"] == types.INVALID_REQUEST
+    assert answers[3]["result"]["isError"] is False
 
 
 def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository) -> None:

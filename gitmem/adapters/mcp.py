@@ -33,6 +33,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -53,6 +54,7 @@ try:
         ResourceUpdated,
     )
     from mcp.shared.exceptions import MCPError
+    from mcp.shared.message import SessionMessage
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 except ImportError as exc:  # the optional packages
     raise missing_extra("mcp", exc) from exc
@@ -433,7 +435,7 @@ class MemoryServer:
             anyio.create_task_group() as group,
         ):
             group.start_soon(self.watch)
-            await self.server.run(read, write, options)
+            await self.server.run(_Answering(read, lines_out), write, options)
             group.cancel_scope.cancel()
 
 
@@ -493,6 +495,64 @@ _OVERLONG = json.dumps(
 )
 """The answer to a line over the cap: its id is never read, so it is null (JSON-RPC's
 rule for a request whose id cannot be told)."""
+
+
+def _unreadable(error: Exception) -> str:
+    """The answer to a line the transport could not read as a message: a parse error
+    when it is not JSON, else an invalid request; its id is never trusted, so null."""
+    from pydantic import ValidationError  # the SDK's own models are pydantic's
+
+    invalid = isinstance(error, ValidationError)
+    if invalid and any(e["type"] == "json_invalid" for e in error.errors()):
+        code, text = types.PARSE_ERROR, "a message that is not JSON was dropped"
+    else:
+        code, text = types.INVALID_REQUEST, "a message that is not JSON-RPC 2.0 was dropped"
+    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
+    return json.dumps(answer, separators=(",", ":"))
+
+
+class _Answering:
+    """The transport's stream of messages as the server reads it, with each line it
+    could not read answered (see :func:`_unreadable`) and passed over, where the SDK
+    would drop it without a word and leave the client waiting."""
+
+    def __init__(self, stream: Any, out: _Out) -> None:
+        self._stream = stream
+        self._out = out
+
+    @property
+    def last_context(self) -> object:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._stream.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._out.write(_unreadable(item) + "\n")
+
+    def __aiter__(self) -> _Answering:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _Answering:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self._stream.aclose()
 
 
 class _Lines:
