@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 6ef5ce012a35772f6eaf0c1e7ce3204e270ca36c00220a0ec5bc8f50fb7ea5bb) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 4b5d17e3191bea7efe74d5119da53eae9ac975480c5ecdb64f00e09879a9691b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -628,8 +628,18 @@ function workerMain(split, makeReader) {
   let cryptoClosed = false;
   let cryptoIdle = () => {
   };
+  let cryptoBusy = false;
+  let cryptoFirst = null;
+  let cryptoLast = null;
   const cryptoDone = () => {
     cryptoRunning--;
+    const waiting = cryptoFirst;
+    if (waiting === null) cryptoBusy = false;
+    else {
+      cryptoFirst = waiting.next;
+      if (cryptoFirst === null) cryptoLast = null;
+      waiting.start();
+    }
     if (cryptoRunning === 0) cryptoIdle();
   };
   const subtle = g.SubtleCrypto?.prototype;
@@ -644,16 +654,38 @@ function workerMain(split, makeReader) {
         if (cryptoClosed) {
           throw new ErrorOf(`crypto.subtle.${name} cannot be called once the run has ended`);
         }
-        const started = apply(original, this, args);
+        const self = this;
         cryptoRunning++;
         return new PromiseOf((resolve, reject) => {
-          promiseThen(started, (value) => {
-            cryptoDone();
-            resolve(value);
-          }, (error) => {
-            cryptoDone();
-            reject(error);
-          });
+          const start = () => {
+            let started;
+            try {
+              started = apply(original, self, args);
+            } catch (error) {
+              cryptoDone();
+              reject(error);
+              return;
+            }
+            promiseThen(started, (value) => {
+              cryptoDone();
+              resolve(value);
+            }, (error) => {
+              cryptoDone();
+              reject(error);
+            });
+          };
+          if (!cryptoBusy) {
+            cryptoBusy = true;
+            start();
+            return;
+          }
+          const waiting = {
+            start,
+            next: null
+          };
+          if (cryptoLast === null) cryptoFirst = waiting;
+          else cryptoLast.next = waiting;
+          cryptoLast = waiting;
         });
       };
       defineProperty(subtle, name, found);

@@ -871,11 +871,24 @@ function workerMain(
   // crypto.subtle is counted until it settles: a request answers only once all
   // its calls have (within its time limit, past which the process is
   // replaced), and none can be made once it has answered.
+  // The calls also run one at a time, in the order they were made, so a request's
+  // WebCrypto work takes one of those threads, never all of them at once.
   let cryptoRunning = 0;
   let cryptoClosed = false;
   let cryptoIdle: () => void = () => {};
+  type Waiting = { start: () => void; next: Waiting | null };
+  let cryptoBusy = false;
+  let cryptoFirst: Waiting | null = null;
+  let cryptoLast: Waiting | null = null;
   const cryptoDone = () => {
     cryptoRunning--;
+    const waiting = cryptoFirst;
+    if (waiting === null) cryptoBusy = false;
+    else {
+      cryptoFirst = waiting.next;
+      if (cryptoFirst === null) cryptoLast = null;
+      waiting.start();
+    }
     if (cryptoRunning === 0) cryptoIdle();
   };
   const subtle = g.SubtleCrypto?.prototype;
@@ -892,19 +905,38 @@ function workerMain(
             `crypto.subtle.${name} cannot be called once the run has ended`,
           );
         }
-        const started = apply(original, this, args) as Promise<unknown>;
+        const self = this;
         cryptoRunning++;
         // The caller gets a promise of its own, so that one it leaves rejected
         // is still reported as unhandled; a `then` patched to throw leaves the
         // call counted, and its request waits out its time limit.
         return new PromiseOf((resolve, reject) => {
-          promiseThen(started, (value: unknown) => {
-            cryptoDone();
-            resolve(value);
-          }, (error: unknown) => {
-            cryptoDone();
-            reject(error);
-          });
+          const start = () => {
+            let started: Promise<unknown>;
+            try {
+              started = apply(original, self, args) as Promise<unknown>;
+            } catch (error) {
+              cryptoDone();
+              reject(error);
+              return;
+            }
+            promiseThen(started, (value: unknown) => {
+              cryptoDone();
+              resolve(value);
+            }, (error: unknown) => {
+              cryptoDone();
+              reject(error);
+            });
+          };
+          if (!cryptoBusy) {
+            cryptoBusy = true;
+            start();
+            return;
+          }
+          const waiting: Waiting = { start, next: null };
+          if (cryptoLast === null) cryptoFirst = waiting;
+          else cryptoLast.next = waiting;
+          cryptoLast = waiting;
         });
       };
       defineProperty(subtle, name, found);

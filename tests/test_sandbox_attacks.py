@@ -1727,6 +1727,26 @@ def test_crypto_work_a_run_leaves_running_ends_with_its_process(pair: Pair) -> N
         pool.close()
 
 
+def test_a_runs_crypto_calls_run_one_at_a_time_in_the_order_made(pair: Pair) -> None:
+    """A run's WebCrypto calls take one of the process's threads between them, never
+    one each: a quick digest asked for after a long PBKDF2 settles after it."""
+    result = pair.a.run_program(
+        "const order: string[] = [];\n"
+        'const key = await crypto.subtle.importKey("raw", new Uint8Array(16), "PBKDF2", '
+        'false, ["deriveBits"]);\n'
+        "const slow = crypto.subtle.deriveBits({ name: 'PBKDF2', salt: new Uint8Array(16), "
+        "iterations: 200000, hash: 'SHA-256' }, key, 256).then(() => order.push('pbkdf2'));\n"
+        'const quick = crypto.subtle.digest("SHA-256", new Uint8Array(1))'
+        ".then(() => order.push('digest'));\n"
+        "const bad = crypto.subtle.digest('nope', new Uint8Array(1))"
+        ".catch((e) => order.push(e.name));\n"
+        "await Promise.all([slow, quick, bad]);\n"
+        "console.log(order.join());"
+    )
+    assert result == ProgramResult(True, "pbkdf2,digest,NotSupportedError\n", None), result
+    still_works(pair.a)
+
+
 def test_a_thrown_proxy_is_the_programs_own_error_at_once(pair: Pair) -> None:
     """A program or module that throws a Proxy whose traps throw fails at once with an
     uncaught error, not at its time limit."""
