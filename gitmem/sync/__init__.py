@@ -126,7 +126,7 @@ def _sync_store(
             report.head = ours
             break
         widened: list[str] = []
-        refused = _refused(repo, store, ours, theirs, widened) if theirs is not None else []
+        refused = _refused(repo, target, store, ours, theirs, widened) if theirs is not None else []
         report.widened = widened
         if refused:
             report.refused, report.head = refused, ours
@@ -180,11 +180,14 @@ def _sync_store(
 
 
 def _refused(
-    repo: Storage, store: str, ours: str | None, theirs: str, widened: list[str]
+    repo: Storage, target: Remote, store: str, ours: str | None, theirs: str, widened: list[str]
 ) -> list[str]:
     """What is wrong with the commits ``theirs`` would bring into the store, checked as
     the push hook checks a push onto ``ours`` (with this replica's screens): empty when
-    they may be adopted, by fast-forward or merge."""
+    they may be adopted, by fast-forward or merge. A head the fetch left out (its
+    history holds an object past the hook's bound) is refused as the hook refuses it."""
+    if theirs in target.kept_out:
+        return [target.kept_out[theirs]]
     if ours is not None and repo.merge_base(store, ours, theirs) == theirs:
         return []  # nothing to adopt: ours already holds theirs
     reader = repo.incoming()
