@@ -25,6 +25,7 @@ from gitmem.githooks import check_adopted
 from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
 from gitmem.store.collector import uncollected
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -57,10 +58,13 @@ class StoreSync:
     """The slugs the merge (or fast-forward) changed here."""
     exceeded: list[Excess] = field(default_factory=lambda: list[Excess]())
     refused: list[str] = field(default_factory=lambda: list[str]())
-    widened: list[str] = field(default_factory=lambda: list[str]())
-    """The limits an operator loosened on purpose in what was adopted (one line each)."""
     """Why the remote's commits were kept out (one line per problem): the store kept
     this replica's head and nothing was pushed."""
+    widened: list[str] = field(default_factory=lambda: list[str]())
+    """The limits an operator loosened on purpose in what was adopted (one line each)."""
+    rules: list[str] = field(default_factory=lambda: list[str]())
+    """The store's allowlist or guard code as the adopted commits changed them, one line
+    each: they judge what arrives from the next sync on, not what this one brought."""
 
     @property
     def up_to_date(self) -> bool:
@@ -68,7 +72,7 @@ class StoreSync:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
-        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened"}``."""
+        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened", "rules"}``."""
         return {
             "store": self.store,
             "before": self.before,
@@ -83,6 +87,7 @@ class StoreSync:
             "exceeded": [e.to_dict() for e in self.exceeded],
             "refused": list(self.refused),
             "widened": list(self.widened),
+            "rules": list(self.rules),
         }
 
 
@@ -174,6 +179,8 @@ def _sync_store(
             f"({ATTEMPTS} rounds); run `gitmem sync` again"
         )
     report.changed = sorted(changed)
+    if report.fetched and report.before is not None and report.head is not None:
+        report.rules = _rules_changed(repo, store, report.before, report.head)
     if report.head is not None:
         report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
     return report
@@ -195,6 +202,25 @@ def _refused(
         return check_adopted(reader, store, ours, theirs, repo.screens, widened)
     finally:
         reader.close()
+
+
+_RULES = ((ALLOWLIST, "allowlist"), (GUARD, "guard code"))
+
+
+def _rules_changed(repo: Storage, store: str, before: str, after: str) -> list[str]:
+    """One line for each store file that judges writes (the allowlist, the guard code)
+    that differs between this replica's head ``before`` the sync and ``after`` it."""
+    old, new = repo.snapshot(store, before), repo.snapshot(store, after)
+    lines: list[str] = []
+    for name, what in _RULES:
+        was, now = old.meta(name), new.meta(name)
+        if was != now:
+            done = "set" if was is None else "removed" if now is None else "changed"
+            lines.append(
+                f"the remote {done} the store's {what} ({name}); it judges what arrives "
+                "from the next sync or push on"
+            )
+    return lines
 
 
 def _where(target: Remote) -> str:
