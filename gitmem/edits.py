@@ -95,7 +95,7 @@ class Rules:
         now: dict[str, Memory | None] = {}
         # removals first: the limits judge the set the change leaves, not a midpoint
         for edit in sorted(change.edits, key=lambda e: e.memory is not None):
-            old = now[edit.slug] if edit.slug in now else before.get(edit.slug)
+            old = now[edit.slug] if edit.slug in now else before.readable(edit.slug)
             if edit.memory is not None:
 
                 def everyone() -> Iterable[Memory]:
@@ -164,7 +164,7 @@ def overwrite(rules: Rules, memory: Memory, op: str = "write") -> Build:
         check_text(value, what)
 
     def build(snapshot: Snapshot) -> Change:
-        old = snapshot.get(slug)
+        old = snapshot.readable(slug)  # one that does not read is replaced, not refused
         held = old if old is not None else Memory(slug, memory.description, "")
         if held == memory:
             raise Unchanged(f"`{slug}` already holds exactly this text; nothing was written")

@@ -27,7 +27,7 @@ from functools import partial
 
 from gitmem.errors import GitmemError, InvalidArgument, LimitExceeded
 from gitmem.lean.tuples import made
-from gitmem.pushrecord import hold_record, record_at
+from gitmem.pushrecord import Admitted, hold_record, record_at
 from gitmem.screens import chain
 from gitmem.store.message import kind_of
 from gitmem.store.pushcheck import (
@@ -222,6 +222,7 @@ def _check_commits(
     not the kind, widen and limit rules)."""
     record = record_at(reader, old)
     index = _IndexSet(reader)
+    admitted = Admitted(reader, old)
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
@@ -230,7 +231,7 @@ def _check_commits(
         if limits:
             record, recorded = hold_record(reader, record, commit, widened, problems)
         problems += commit.problems
-        _check_commit(reader, store, commit, screens, index, recorded, problems)
+        _check_commit(reader, store, commit, screens, index, recorded, problems, admitted)
         if problems:
             raise _Broken(problems)
 
@@ -271,6 +272,7 @@ def _check_commit(
     index: _IndexSet,
     recorded: tuple[str, Limits] | None,
     problems: list[Refused],
+    admitted: Admitted,
 ) -> None:
     """Add to ``problems`` every screen the commit's writes fail and every limit of
     ``recorded`` they break."""
@@ -280,8 +282,10 @@ def _check_commit(
 
     def meta(name: str) -> str | None:  # read once per commit, whatever its slugs
         if name not in held:
-            held[name] = reader.meta(commit.parent, name)
+            held[name] = admitted.meta(commit.parent, name)
         return held[name]
+
+    screens = screens + admitted.narrowing(commit.parent, screens, meta)
 
     # the header's other lines (the committer, a signature...): screened with the message
     header = reader.head(sha).header.decode("utf-8", "replace")

@@ -5,23 +5,29 @@ and limits) are read from the receiving side's own history, as of the commit a p
 a sync builds on, never from what an arriving commit claims. :func:`hold_record` takes
 one arriving commit at a time: one that would change the store's kind, or loosen its
 recorded limits, is refused (an operator's deliberate widening is adopted by sync).
+:class:`Admitted` gives what the store admits (its allowlist and guard code), as of
+that same commit.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.store.message import FILES, MEMORIES, kind_of
 from gitmem.store.pushcheck import PushCommit, PushReader, Refused
+from gitmem.store.screen import Screen, Write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import NamedTuple
 
     from gitmem.limits import Limits
 else:
     from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
 
-__all__ = ["Record", "hold_record", "record_at"]
+__all__ = ["Admitted", "Record", "hold_record", "record_at"]
 
 
 class Record(NamedTuple):
@@ -101,6 +107,66 @@ def hold_record(
     if kept == record.kind and capability is held:
         return record, found or held  # the record stands (most commits): not made again
     return Record(kept, capability), found or held
+
+
+class Admitted:
+    """What a store admits is decided by the receiving side: its ``@allowlist`` and
+    ``@guard.ts`` as of ``base``, the commit a push (or a sync, or an approval) builds
+    on, judge every commit that arrives; what the arriving commits write there takes
+    effect once it is published, for what arrives later. They may only narrow it: a
+    finding passes only if the commit's parent's allowlist admits it as well, and a
+    guard its parent holds beside the base's judges it too (nothing refused before
+    passes now). A new store (``base`` ``None``) has only its own commits to go by:
+    each is judged by what its parent holds."""
+
+    def __init__(self, reader: PushReader, base: str | None) -> None:
+        self.reader = reader
+        self.base = base
+        self._held: dict[str, str | None] = {}
+
+    def at_base(self, name: str) -> str | None:
+        if name not in self._held:
+            self._held[name] = self.reader.meta(self.base, name)
+        return self._held[name]
+
+    def meta(self, parent: str | None, name: str) -> str | None:
+        """The store file ``name`` a commit on ``parent`` is judged by."""
+        if self.base is None or name == GUARD:
+            return self.reader.meta(parent if self.base is None else self.base, name)
+        held = self.at_base(name)
+        if parent == self.base:
+            return held
+        theirs = self.reader.meta(parent, name)
+        if theirs == held or name != ALLOWLIST:
+            return held
+        from gitmem.secrets import read_allowlist
+
+        both = read_allowlist(held).fingerprints & read_allowlist(theirs).fingerprints
+        return "".join(f"{fingerprint}\n" for fingerprint in sorted(both))
+
+    def narrowing(
+        self, parent: str | None, screens: list[Screen], meta: Callable[[str], str | None]
+    ) -> list[Screen]:
+        """The guard screens once more, judging by the guard the commit's parent holds,
+        when it holds one that is not the base's (none otherwise)."""
+        if self.base is None or parent == self.base:
+            return []
+        theirs = self.reader.meta(parent, GUARD)
+        if not theirs or theirs == self.at_base(GUARD):
+            return []
+
+        def own(name: str) -> str | None:
+            return theirs if name == GUARD else meta(name)
+
+        return [
+            Screen(s.rule, partial(_judged_by, s.check, own)) for s in screens if s.rule == "guard"
+        ]
+
+
+def _judged_by(
+    check: Callable[[Write], None], meta: Callable[[str], str | None], write: Write
+) -> None:
+    check(write._replace(meta=meta))
 
 
 _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}

@@ -27,6 +27,7 @@ from gitmem.types import Author, Edit, Memory, Revision, check_slug
 if TYPE_CHECKING:
     from gitmem.edits import Build, Rules
     from gitmem.store import Snapshot, Storage
+    from gitmem.store.objects import MemoryFiles
 
 __all__ = ["RESTORE", "RESTORES", "REVERT", "REVERTS", "restore", "revert"]
 
@@ -88,25 +89,38 @@ def revert(
     slugs = sorted(done.changed_since(then))
     if not slugs:
         raise Unchanged(f"{shown} changed no memory of {store}; nothing was written")
-    targets = {slug: then.get(slug) if then is not None else None for slug in slugs}
-    results = {slug: done.get(slug) for slug in slugs}
+    # compared by their files' blobs (equal blobs, equal memory), not read: what the
+    # commits left may not read as text, and the revert is what repairs it
+    targets = {slug: _at(then, slug) for slug in slugs}
+    results = {slug: done.memory_files(slug) for slug in slugs}
     chosen = rules if rules is not None else _operator_rules(repo, store)
     marked = replace(chosen, trailers={**chosen.trailers, REVERTS: named})
     return repo.publish(store, author, _reverting(marked, shown, targets, results))
 
 
+def _at(snapshot: Snapshot | None, slug: str) -> tuple[Memory, MemoryFiles] | None:
+    """Memory ``slug`` at ``snapshot`` and its files' blobs (``None``: not there)."""
+    files = snapshot.memory_files(slug) if snapshot is not None else None
+    if snapshot is None or files is None:
+        return None
+    memory = snapshot.get(slug)
+    assert memory is not None
+    return memory, files
+
+
 def _reverting(
     rules: Rules,
     named: str,
-    targets: dict[str, Memory | None],
-    results: dict[str, Memory | None],
+    targets: dict[str, tuple[Memory, MemoryFiles] | None],
+    results: dict[str, MemoryFiles | None],
 ) -> Build:
     """The change that puts each slug back to ``targets``, refused if any slug no longer
     holds what ``results`` says the commits left (a later change would be lost)."""
     from gitmem.types import Change
 
     def build(snapshot: Snapshot) -> Change:
-        later = [slug for slug, result in results.items() if snapshot.get(slug) != result]
+        held = snapshot.memory_files
+        later = [slug for slug, result in results.items() if held(slug) != result]
         if later:
             shown = ", ".join(f"`{s}`" for s in later[:20])
             more = f" and {len(later) - 20} more" if len(later) > 20 else ""
@@ -115,9 +129,9 @@ def _reverting(
                 "restore those memories one by one (`gitmem restore SLUG --rev N`) instead"
             )
         edits = [
-            Edit(REVERT, slug, target)
+            Edit(REVERT, slug, target[0] if target is not None else None)
             for slug, target in targets.items()
-            if snapshot.get(slug) != target
+            if held(slug) != (target[1] if target is not None else None)
         ]
         if not edits:
             raise Unchanged(f"the store already holds what it held before {named}")

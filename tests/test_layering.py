@@ -65,6 +65,7 @@ ORDER: dict[str, list[str]] = {
     "gitmem.store": [
         "collector",
         "native",
+        "pushobjects",
         "locking",
         "layout",
         "settings",
@@ -94,7 +95,6 @@ ORDER: dict[str, list[str]] = {
         "lease",
         "remote",
         "screen",
-        "pushobjects",
         "treeform",
         "incoming",
         "pushtrailers",

@@ -399,3 +399,17 @@ def test_check_reports_links_in_a_store(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--repo", str(project), "check"])
     assert result.exit_code != 0
     assert "'out' is a symbolic link" in result.output
+
+
+def test_limits_a_remote_leaves_unrecorded_are_said(replicas: tuple[Path, Path, Path]) -> None:
+    """Commits that carry no Gitmem-Widen trailer yet leave the store recording no
+    limits (here an allowlist commit, which records none) are adopted and said."""
+    _, a, b = replicas
+    with Repository.open(str(a)) as repo:
+        repo.allow("notes", "0123456789abcdef", "reviewed", ME)
+    _pushed_by_a(a)
+    _, row = _sync_b(b)
+    assert row["refused"] == []
+    assert row["widened"] == [
+        "commits that leave the store recording no limits (it recorded maxLenPerMemory=100)"
+    ]

@@ -526,6 +526,7 @@ def sync_line(report: StoreSync) -> str:
         line += "; over limits: " + "; ".join(e.describe() for e in report.exceeded)
     notes = [f"{report.store}: refused {why}" for why in report.refused]
     notes += [f"{report.store}: adopted {why}" for why in report.widened]
+    notes += [f"{report.store}: {why}" for why in report.rules]
     return "\n".join([line, *notes])
 
 

@@ -30,7 +30,7 @@ from gitmem.store.objects import (
 )
 from gitmem.store.rows import Entry, Row
 from gitmem.store.screen import Screen, Write, run
-from gitmem.store.snapshot import Snapshot
+from gitmem.store.snapshot import Snapshot, readable_memory
 from gitmem.store.trees import EMPTY_TREE, RawTree
 from gitmem.store.view import StoreView
 from gitmem.types import (
@@ -170,7 +170,9 @@ def memory_write(
     edits = check_change(change)
     chosen = "\n".join(extra_lines(change.trailers))
     run(screens, Write(snapshot.store, author.name, edits, None, snapshot.meta, chosen))
-    olds = [snapshot.get(edit.slug) for edit in edits]
+    # a memory that does not read as text (a hand commit's) is replaced, measured as
+    # far as it reads: the write repairs it
+    olds = [snapshot.readable(edit.slug) for edit in edits]
     for edit, old in zip(edits, olds, strict=True):
         if edit.memory is None and old is None:
             raise NotFound(f"there is no memory named {edit.slug!r} to {edit.op}")
@@ -510,7 +512,9 @@ def memory_revision(
     facts, author, when = _recorded(reader, entry, "memory", measured)
     md, code, on_use = (None if b == "-" else b.encode() for b in entry.blobs)
     assert md is not None
-    memory = reader.memory(entry.slug, MemoryFiles(md, code, on_use))
+    # a revision a hand commit made that does not read as text reads as far as it goes
+    # (as a file revision does): the memory's history stays readable, and restorable
+    memory = readable_memory(reader, entry.slug, MemoryFiles(md, code, on_use))
     edited = Edited(entry.slug, entry.op, entry.revision)
     return revision_of(store, entry.commit, edited, facts, memory, author, when, entry.removed)
 

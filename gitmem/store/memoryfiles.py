@@ -32,6 +32,7 @@ __all__ = [
     "ON_USE",
     "SUFFIXES",
     "bucket",
+    "decode_lenient",
     "decode_md",
     "encode",
     "memory_path",
@@ -69,6 +70,17 @@ def encode(memory: Memory) -> dict[str, bytes]:
     if memory.on_use:
         files[memory.slug + ON_USE] = memory.on_use.encode()
     return files
+
+
+def decode_lenient(data: bytes) -> tuple[str, str]:
+    """``(description, body)`` from a ``.md`` file that does not parse, read as far as it
+    goes: bytes that are not UTF-8 replaced, a description that is not a JSON string
+    kept as it is written (what a write that replaces the file measures it by)."""
+    framed = split_md(data)
+    if framed is None:
+        return "", data.decode("utf-8", "replace")
+    head = framed[0].decode("utf-8", "replace")
+    return plain_description(framed[0]) or head, framed[1].decode("utf-8", "replace")
 
 
 def decode_md(slug: str, data: bytes) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from gitmem.lean.objects import (
     ofs_base,
     pack_bases,
 )
+from gitmem.store.pushobjects import TooLarge, bounded, delta_target
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -33,6 +34,7 @@ T = TypeVar("T")
 
 _TREE = 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
+_REF_DELTA = 7
 _APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
 
 
@@ -113,15 +115,21 @@ class Packs:
     ``apply_delta``); dulwich's ``Pack`` layers spend most of a read's time. Anything
     unusual (an index not of version 2, a delta whose base is in another pack, a pack
     being replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
-    once: a pack that lands later is dulwich's to find, or a new reader's (``stale``)."""
+    once: a pack that lands later is dulwich's to find, or a new reader's (``stale``).
 
-    def __init__(self, folder: str) -> None:
+    ``bounded``: the packs are another repository's (a remote's, copied from): an object
+    past :data:`~gitmem.store.pushobjects.OBJECT_MAX` is refused (``TooLarge``) from
+    the size its header, or its delta's, declares, before it is inflated, as a push
+    hook refuses it; a delta against an object named by id is read here too
+    (``ref_delta``), not left to dulwich."""
+
+    def __init__(self, folder: str, bounded: bool = False) -> None:
         self.folder = folder
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
         for base in pack_bases(folder):
             try:
-                self._packs.append(Pack(base))
+                self._packs.append(Pack(base, bounded))
             except (OSError, ValueError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
 
@@ -149,7 +157,24 @@ class Packs:
                 self._packs.insert(0, self._packs.pop(i))
             try:
                 return pack.entry(at)
+            except TooLarge:
+                raise
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
+                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
+        return None
+
+    def ref_delta(self, sha: bytes) -> tuple[bytes, bytes] | None:
+        """``(base id, delta)`` when a pack holds ``sha`` as a delta against an object
+        named by id (``None`` otherwise); the sizes bounded as ``get`` bounds them."""
+        for pack in self._packs:
+            at = pack.offset(sha)
+            if at is None:
+                continue
+            try:
+                return pack.ref_delta(at)
+            except TooLarge:
+                raise
+            except (ValueError, IndexError, struct.error, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
 
@@ -206,9 +231,11 @@ class Pack(MappedPack):
     reads an index's fan-out table entry by entry, 400 us an index against 40 here (a
     sync opens each pack of both sides, up to 32 each: 10% of a sync of 100 changes)."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, bounded: bool = False) -> None:
         super().__init__(base)
         self._bases: dict[int, tuple[int, bytes]] = {}
+        self._bounded = bounded
+        """Sizes are held to ``OBJECT_MAX`` before anything is inflated (see ``Packs``)."""
 
     def offset(self, sha: bytes) -> int | None:
         """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
@@ -224,6 +251,8 @@ class Pack(MappedPack):
         if kind not in _WHOLE:
             found = self.read(offset)
             return None if found is None else (*found, b"")
+        if self._bounded:
+            bounded(size)
         content, end = inflate(data, at, size)
         return kind, content, data[offset:end]
 
@@ -248,9 +277,15 @@ class Pack(MappedPack):
             base = self.read(start)
             if base is None:
                 return None
+            if self._bounded:
+                bounded(size)
             delta = inflate(data, at, size)[0]
+            if self._bounded:
+                bounded(delta_target(delta))
             found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
         elif kind in _WHOLE:
+            if self._bounded:
+                bounded(size)
             found = (kind, inflate_whole(data, at, size))
         else:
             return None  # a delta against an object named by id: dulwich resolves it
@@ -260,6 +295,17 @@ class Pack(MappedPack):
                 self._bases.clear()
             self._bases[offset] = found
         return found
+
+    def ref_delta(self, offset: int) -> tuple[bytes, bytes] | None:
+        """``(base id, delta)`` of the delta against an object named by id at
+        ``offset``, its sizes held to ``OBJECT_MAX``; ``None`` for another entry."""
+        data = self._data
+        kind, size, at = entry_header(data, offset)
+        if kind != _REF_DELTA:
+            return None
+        delta = inflate(data, at + 20, bounded(size))[0]
+        bounded(delta_target(delta))
+        return bytes(data[at : at + 20]), delta
 
 
 def _stamp(folder: str) -> int | None:

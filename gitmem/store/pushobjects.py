@@ -40,7 +40,16 @@ if TYPE_CHECKING:
 
     from dulwich.object_store import DiskObjectStore
 
-__all__ = ["Objects", "common_dir", "control_dir"]
+__all__ = [
+    "OBJECT_MAX",
+    "Objects",
+    "TooLarge",
+    "bounded",
+    "common_dir",
+    "control_dir",
+    "delta_target",
+    "loose_size",
+]
 
 
 def _applier() -> Callable[[bytes, bytes], list[bytes]]:
@@ -230,7 +239,7 @@ class _Folder:
                     data = f.read()
             except FileNotFoundError:
                 return None
-            _bounded(_loose_size(data))
+            bounded(loose_size(data))
             return loose_object(data)
         return None
 
@@ -353,7 +362,7 @@ class _Pack(MappedPack):
                         break
                 if len(content) != size:
                     break
-                if held is not None and _delta_target(content) > OBJECT_MAX:
+                if held is not None and delta_target(content) > OBJECT_MAX:
                     continue  # refused by read, when it is asked for
                 found = (
                     (kind, content)
@@ -380,15 +389,15 @@ class _Pack(MappedPack):
             return found
         kind, size, start = entry_header(data, offset)
         if kind in _WHOLE:  # the most common entries: whole, or one delta on a kept base
-            found = (kind, inflate(data, start, _bounded(size))[0])
+            found = (kind, inflate(data, start, bounded(size))[0])
             self._keep(offset, found)
             return found
         if kind == _OFS_DELTA:
             base_at, start = ofs_base(data, start, offset)
             held = self._kept.get(base_at)
             if held is not None:
-                delta = inflate(data, start, _bounded(size))[0]
-                _bounded(_delta_target(delta))
+                delta = inflate(data, start, bounded(size))[0]
+                bounded(delta_target(delta))
                 found = (held[0], b"".join(_APPLY(held[1], delta)))
                 self._keep(offset, found)
                 return found
@@ -398,20 +407,20 @@ class _Pack(MappedPack):
         at = offset
         while found is None:
             kind, size, start = entry_header(data, at)
-            _bounded(size)
+            bounded(size)
             if kind in _WHOLE:
                 found = (kind, inflate(data, start, size)[0])
                 break
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
                 chain.append(inflate(data, start, size)[0])
-                _bounded(_delta_target(chain[-1]))
+                bounded(delta_target(chain[-1]))
                 starts.append(at)
                 at = base_at
             elif kind == _REF_DELTA:
                 named = data[start : start + 20]
                 chain.append(inflate(data, start + 20, size)[0])
-                _bounded(_delta_target(chain[-1]))
+                bounded(delta_target(chain[-1]))
                 starts.append(at)
                 inside = self.offset(named)
                 if inside is None or inside < 0:
@@ -437,16 +446,33 @@ class _Pack(MappedPack):
         self._kept[offset] = found
 
 
-def _bounded(size: int) -> int:
-    """``size``, if an object of that many bytes may be read (see :data:`OBJECT_MAX`)."""
-    if size > OBJECT_MAX:
-        raise ValueError(
+class TooLarge(ValueError):
+    """An object past :data:`OBJECT_MAX`, found before it was inflated; ``sha`` names it
+    and ``commit`` the commit that brought it, once a reader above knows them."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
             f"it holds {size:,} bytes, past the {OBJECT_MAX >> 20} MiB an object may hold here"
         )
+        self.sha = ""
+        self.commit = ""
+
+    def refusal(self) -> str:
+        """The refusal as a push hook words it: ``commit SHA breaks rule parse: ...``."""
+        return (
+            f"commit {self.commit[:12]} breaks rule parse: "
+            f"object {self.sha[:12]} does not read: {self}"
+        )
+
+
+def bounded(size: int) -> int:
+    """``size``, if an object of that many bytes may be read (see :data:`OBJECT_MAX`)."""
+    if size > OBJECT_MAX:
+        raise TooLarge(size)
     return size
 
 
-def _delta_target(delta: bytes) -> int:
+def delta_target(delta: bytes) -> int:
     """The size of what ``delta`` makes (its header's second number)."""
     at = 0
     size = 0
@@ -462,7 +488,7 @@ def _delta_target(delta: bytes) -> int:
     return size
 
 
-def _loose_size(data: bytes) -> int:
+def loose_size(data: bytes) -> int:
     """The size a loose object's header declares (its first bytes inflated alone)."""
     try:
         head = zlib.decompressobj().decompress(data, 32)

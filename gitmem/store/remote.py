@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from dulwich.errors import NotGitRepository
@@ -26,6 +27,7 @@ from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RemoteError
 from gitmem.store.locking import flocked, fsync_dir, remove_stale, storage_error
+from gitmem.store.pushobjects import TooLarge
 from gitmem.store.refs import Refs
 from gitmem.store.transfer import copy_history
 from gitmem.store.trees import Trees
@@ -52,6 +54,10 @@ class Remote:
         self.name = name
         """The remote's name in the repository's config (``None`` for a bare URL)."""
         self._repo = repo
+        self.kept_out: dict[str, str] = {}
+        """The heads a fetch left out, each with why in one line, as a push hook
+        words a refusal: their history holds an object past the bound a hook holds
+        objects to (nothing of it was copied)."""
 
     def _client(self, operation: str) -> tuple[GitClient, str]:
         # dulwich's network client, imported only for a remote that needs it
@@ -93,9 +99,7 @@ class Remote:
                     # branch at what is no commit is no store's history to copy (the
                     # check of what sync adopts refuses that store, not the others)
                     wanted = [h for h in sorted(set(heads.values())) if _is_commit(local, h)]
-                    copy_history(
-                        local, self._repo, wanted, sync_folder=False, trees=trees, into_own=True
-                    )
+                    self._copy(local, wanted, trees)
                 except (KeyError, OSError, ValueError) as exc:
                     raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
             return heads
@@ -123,6 +127,24 @@ class Remote:
         except Exception as exc:  # network, protocol and repository errors alike
             raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
         return heads
+
+    def _copy(self, local: Repo, wanted: list[str], trees: Trees | None) -> None:
+        """Copy what ``wanted`` reaches from the remote on this machine, each object
+        held to the bound a push hook holds it to: a head whose history holds a larger
+        one is left out (``kept_out``), the others copied as usual."""
+        copy = partial(copy_history, local, self._repo, sync_folder=False, trees=trees)
+        try:
+            copy(wanted, into_own=True, bounded=True)
+            return
+        except TooLarge as exc:
+            if len(wanted) == 1:
+                self.kept_out[wanted[0]] = exc.refusal()
+                return
+        for head in wanted:  # head by head: only the heads that reach it are left out
+            try:
+                copy([head], into_own=True, bounded=True)
+            except TooLarge as exc:
+                self.kept_out[head] = exc.refusal()
 
     def push(self, ref: str, old: str | None, new: str, trees: Trees | None = None) -> Pushed:
         """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending

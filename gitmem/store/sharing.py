@@ -114,6 +114,8 @@ class Sharing:
 
         with self._read_lock:
             theirs = remote.fetch(PROPOSAL_PREFIX)
+        # a proposal whose history a fetch left out is not taken
+        theirs = {n: h for n, h in theirs.items() if h not in remote.kept_out}
         settle_fetched(self.directory, remote)
         ours = {
             name: self._refs.read(Ref((PROPOSAL_PREFIX + name).encode()))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     # the secret detectors scan writes; a read needs none
     from gitmem.secrets import Allowlist
 
-__all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot"]
+__all__ = ["ALLOWLIST", "GUARD", "META", "Snapshot", "readable_memory"]
 
 META = {ALLOWLIST: "Gitmem-Allowlist", GUARD: "Gitmem-Guard"}
 
@@ -44,6 +44,21 @@ _READ_DIRECTLY = READ_DIRECTLY
 # how many memories' files found in root trees a reader keeps (a server reads the same
 # few at every call)
 _FOUND_MAX = 10_000
+
+
+def readable_memory(reader: ObjectReader, slug: str, found: MemoryFiles) -> Memory:
+    """The memory ``slug`` of files ``found``; one whose files do not read as text (a
+    hand commit's) read as far as they go, bytes that are not UTF-8 replaced, rather
+    than refused: a write that replaces it measures it so, and its history reads."""
+    try:
+        return reader.memory(slug, found)
+    except (StorageError, UnicodeDecodeError):
+        pass
+    blob = reader.blob
+    description, body = files.decode_lenient(blob(found.md))
+    code = blob(found.code).decode("utf-8", "replace") if found.code else ""
+    on_use = blob(found.on_use).decode("utf-8", "replace") if found.on_use else ""
+    return Memory(slug, description, body, code, on_use)
 
 
 class Snapshot(StoreView):
@@ -74,6 +89,15 @@ class Snapshot(StoreView):
         found = self._files(slug)
         return self._reader.memory(slug, found) if found else None
 
+    def readable(self, slug: str) -> Memory | None:
+        """The memory ``slug``, or ``None``; one whose files do not read as text (a hand
+        commit's) read as far as they go, not refused: what a write that replaces it
+        measures it by, so that a write (a revert, a restore) can repair it."""
+        found = self._files(slug)
+        if found is None:
+            return None
+        return readable_memory(self._reader, slug, found)
+
     def memory_files(self, slug: str) -> MemoryFiles | None:
         """The blobs of ``slug``'s files, or ``None``: equal blobs, equal memory."""
         return self._files(slug)
@@ -84,7 +108,11 @@ class Snapshot(StoreView):
         return read_memories(self._reader, [(slug, listing[slug]) for slug in sorted(listing)])
 
     def _count(self) -> Totals:
-        found = self.memories()
+        try:
+            found = self.memories()
+        except (StorageError, UnicodeDecodeError):  # a memory that does not read as text
+            listing = self._listing()
+            found = [readable_memory(self._reader, s, listing[s]) for s in sorted(listing)]
         return Totals(len(found), sum(m.chars for m in found), sum(m.lines for m in found))
 
     def summaries(

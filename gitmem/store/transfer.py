@@ -14,6 +14,12 @@ damaged source object is refused rather than copied. They arrive as one pack wri
 ``packing.write_pack``, the one pack writer: its index written from what was written,
 not by reading the pack back, both fsynced and renamed into place pack first, and the
 folder fsynced (by the caller, when it asks so, before a ref names what arrived).
+
+A copy from another repository (a fetch from a remote on this machine, which may be
+anyone's) holds each object it reads to the bound a push hook holds it to
+(:data:`~gitmem.store.pushobjects.OBJECT_MAX`), from the size its header, or its
+delta's, declares before anything is inflated: an object past it stops the copy
+(``TooLarge``, naming the object and the commit that brought it), and nothing is written.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from functools import partial
 from hashlib import sha1
 from itertools import repeat
 from operator import add
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple, cast
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -37,10 +43,12 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, object_header, parse_tree
+from dulwich.pack import apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
+from gitmem.store.pushobjects import TooLarge, bounded, loose_size
 from gitmem.store.trees import (
     BadTree,
     Trees,
@@ -59,6 +67,11 @@ _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
+_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], apply_delta)
+_DELTA_CHAIN_MAX = 64
+"""The longest chain of deltas named by id a bounded read resolves (git writes 50 at most)."""
+_LOOSE_HEAD = 64
+"""Bytes of a loose object's file read first: its inflated header is in them."""
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -72,6 +85,7 @@ def copy_history(
     sync_folder: bool = True,
     trees: Trees | None = None,
     into_own: bool = False,
+    bounded: bool = False,
 ) -> int:
     """Copy into ``target`` every object reachable from ``heads`` in ``source`` that
     ``target`` lacks, as one durable pack; returns how many objects were copied.
@@ -81,14 +95,17 @@ def copy_history(
     ``into_own``: ``target`` is the repository of those readers (a fetch), so a tree
     it holds already (a new commit's parent's) is read from it, as its own, not from
     ``source`` and checked.
+    ``bounded``: ``source`` is another's repository, whose objects are held to
+    ``OBJECT_MAX`` (``TooLarge`` past it, and nothing is written).
 
     With ``sync_folder=False`` the pack's name is not yet durable: the caller must fsync
     ``target``'s pack folder before a ref names what arrived.
 
     Raises ``KeyError`` for an object missing in ``source``, ``ValueError`` for one
     whose content does not match its id, ``OSError`` for a failed read or write."""
-    reader = _RawReader(source.object_store)
+    reader = _RawReader(source.object_store, bounded)
     own = _RawReader(target.object_store) if into_own and trees is not None else None
+    sha = ""
     try:
         commits = _new_commits(reader, target, heads)
         objects: dict[str, _Object] = {}
@@ -98,6 +115,9 @@ def copy_history(
             kind, content, packed = reader.entry(sha)
             objects[sha] = _Object(kind, content, packed=packed)
             _copy_tree(reader, cache, tree, [reader.links(p)[0] for p in parents], objects)
+    except TooLarge as exc:
+        exc.commit = exc.commit or sha or heads[0]
+        raise
     finally:
         reader.close()
         if own is not None:
@@ -108,31 +128,41 @@ def copy_history(
 
 
 class _RawReader:
-    """Raw reads of a repository's objects, a commit's tree and parents cached."""
+    """Raw reads of a repository's objects, a commit's tree and parents cached;
+    ``bounded``: each held to ``OBJECT_MAX`` before it is inflated."""
 
-    def __init__(self, store: DiskObjectStore) -> None:
+    def __init__(self, store: DiskObjectStore, bounded: bool = False) -> None:
         self.store = store
         self._links: dict[str, tuple[str, list[str]]] = {}
         self._packs: Packs | None = None
         self._loose = _loose_folders(os.fspath(store.path))
+        self._bounded = bounded
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
         kind, content, _ = self.entry(sha)
         return kind, content
 
-    def entry(self, sha: str) -> tuple[int, bytes, bytes]:
+    def entry(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
         """``(type number, content, packed)``: ``packed`` is the object as its pack
-        holds it (header and zlib stream), when it is held whole there, else empty."""
+        holds it (header and zlib stream), when it is held whole there, else empty.
+        ``depth``: the deltas named by id met on the way here (a bounded read)."""
+        try:
+            return self._entry(sha, depth)
+        except TooLarge as exc:
+            exc.sha = exc.sha or sha
+            raise
+
+    def _entry(self, sha: str, depth: int) -> tuple[int, bytes, bytes]:
         # a repository's newest objects may be loose: read the file directly (dulwich
         # would parse it, after missing it in every pack and rescanning the pack folder)
         if sha[:2] not in self._loose:
-            return self._packed(sha)
+            return self._packed(sha, depth)
         try:
             with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
-                data = zlib.decompress(f.read())
+                data = self._inflated(f) if self._bounded else zlib.decompress(f.read())
         except FileNotFoundError:
-            return self._packed(sha)
+            return self._packed(sha, depth)
         except zlib.error as exc:
             raise ValueError(f"object {sha} does not inflate: {exc}") from None
         header, _, content = data.partition(b"\0")
@@ -142,20 +172,47 @@ class _RawReader:
             raise ValueError(f"object {sha} has a damaged header")
         return found.type_num, content, b""
 
-    def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
+    @staticmethod
+    def _inflated(f: BinaryIO) -> bytes:
+        """A loose object's file inflated, its declared size held to ``OBJECT_MAX``
+        first, and no more read or inflated than that size allows."""
+        data = f.read(_LOOSE_HEAD)
+        try:
+            size = bounded(loose_size(data))
+        except TooLarge:
+            raise
+        except ValueError as exc:
+            raise zlib.error(str(exc)) from None
+        data += f.read(size + 5 * (size >> 14) + 64)
+        return zlib.decompressobj().decompress(data, size + _LOOSE_HEAD)
+
+    def _packed(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
         if self._packs is None:
-            self._packs = Packs(os.path.join(self.store.path, "pack"))
+            self._packs = Packs(os.path.join(self.store.path, "pack"), self._bounded)
         try:
             found = self._packs.get(bytes.fromhex(sha))
             if found is not None:
                 return found
+            if self._bounded:
+                delta = self._packs.ref_delta(bytes.fromhex(sha))
+                if delta is not None:
+                    return self._ref_delta(sha, *delta, depth)
             # a pack or a loose object that arrived since, or a pack entry this reader
             # leaves to dulwich
             return (*self.store.get_raw(ObjectID(sha.encode())), b"")
-        except KeyError:
+        except (KeyError, TooLarge):
             raise
         except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
             raise ValueError(f"object {sha} does not read: {exc}") from None
+
+    def _ref_delta(
+        self, sha: str, base: bytes, delta: bytes, depth: int
+    ) -> tuple[int, bytes, bytes]:
+        """A delta against an object named by id, its base read as any object is."""
+        if depth >= _DELTA_CHAIN_MAX:
+            raise ValueError(f"object {sha} is a delta chain past {_DELTA_CHAIN_MAX} deltas")
+        kind, content, _ = self.entry(base.hex(), depth + 1)
+        return kind, b"".join(_APPLY_DELTA(content, delta)), b""
 
     def close(self) -> None:
         if self._packs is not None:

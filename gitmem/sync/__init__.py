@@ -25,6 +25,7 @@ from gitmem.githooks import check_adopted
 from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
 from gitmem.store.collector import uncollected
+from gitmem.store.memoryfiles import ALLOWLIST, GUARD
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -57,10 +58,13 @@ class StoreSync:
     """The slugs the merge (or fast-forward) changed here."""
     exceeded: list[Excess] = field(default_factory=lambda: list[Excess]())
     refused: list[str] = field(default_factory=lambda: list[str]())
-    widened: list[str] = field(default_factory=lambda: list[str]())
-    """The limits an operator loosened on purpose in what was adopted (one line each)."""
     """Why the remote's commits were kept out (one line per problem): the store kept
     this replica's head and nothing was pushed."""
+    widened: list[str] = field(default_factory=lambda: list[str]())
+    """The limits an operator loosened on purpose in what was adopted (one line each)."""
+    rules: list[str] = field(default_factory=lambda: list[str]())
+    """The store's allowlist or guard code as the adopted commits changed them, one line
+    each: they judge what arrives from the next sync on, not what this one brought."""
 
     @property
     def up_to_date(self) -> bool:
@@ -68,7 +72,7 @@ class StoreSync:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"store", "before", "remote", "head", "fetched", "merged", "pushed",
-        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened"}``."""
+        "up_to_date", "conflicts", "changed", "exceeded", "refused", "widened", "rules"}``."""
         return {
             "store": self.store,
             "before": self.before,
@@ -83,6 +87,7 @@ class StoreSync:
             "exceeded": [e.to_dict() for e in self.exceeded],
             "refused": list(self.refused),
             "widened": list(self.widened),
+            "rules": list(self.rules),
         }
 
 
@@ -126,7 +131,7 @@ def _sync_store(
             report.head = ours
             break
         widened: list[str] = []
-        refused = _refused(repo, store, ours, theirs, widened) if theirs is not None else []
+        refused = _refused(repo, target, store, ours, theirs, widened) if theirs is not None else []
         report.widened = widened
         if refused:
             report.refused, report.head = refused, ours
@@ -174,17 +179,23 @@ def _sync_store(
             f"({ATTEMPTS} rounds); run `gitmem sync` again"
         )
     report.changed = sorted(changed)
+    if report.fetched and report.before is not None and report.head is not None:
+        report.rules = _rules_changed(repo, store, report.before, report.head)
+        report.widened += _loosened(repo, store, report.before, report.head, report.widened)
     if report.head is not None:
         report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
     return report
 
 
 def _refused(
-    repo: Storage, store: str, ours: str | None, theirs: str, widened: list[str]
+    repo: Storage, target: Remote, store: str, ours: str | None, theirs: str, widened: list[str]
 ) -> list[str]:
     """What is wrong with the commits ``theirs`` would bring into the store, checked as
     the push hook checks a push onto ``ours`` (with this replica's screens): empty when
-    they may be adopted, by fast-forward or merge."""
+    they may be adopted, by fast-forward or merge. A head the fetch left out (its
+    history holds an object past the hook's bound) is refused as the hook refuses it."""
+    if theirs in target.kept_out:
+        return [target.kept_out[theirs]]
     if ours is not None and repo.merge_base(store, ours, theirs) == theirs:
         return []  # nothing to adopt: ours already holds theirs
     reader = repo.incoming()
@@ -192,6 +203,57 @@ def _refused(
         return check_adopted(reader, store, ours, theirs, repo.screens, widened)
     finally:
         reader.close()
+
+
+_RULES = ((ALLOWLIST, "allowlist"), (GUARD, "guard code"))
+
+
+def _rules_changed(repo: Storage, store: str, before: str, after: str) -> list[str]:
+    """One line for each store file that judges writes (the allowlist, the guard code)
+    that differs between this replica's head ``before`` the sync and ``after`` it."""
+    old, new = repo.snapshot(store, before), repo.snapshot(store, after)
+    lines: list[str] = []
+    for name, what in _RULES:
+        was, now = old.meta(name), new.meta(name)
+        if was != now:
+            done = "set" if was is None else "removed" if now is None else "changed"
+            lines.append(
+                f"the remote {done} the store's {what} ({name}); it judges what arrives "
+                "from the next sync or push on"
+            )
+    return lines
+
+
+def _loosened(repo: Storage, store: str, before: str, after: str, said: list[str]) -> list[str]:
+    """One line when the limits the store records, as every tool reads them (its head's
+    ``Gitmem-Capability``), are looser at ``after`` than at ``before``, by any commit,
+    with a ``Gitmem-Widen`` trailer or not (not said again for a limit ``said``
+    names already): what the remote's commits claim is not proof of an operator's word."""
+    found = read_capability_trailer(repo.snapshot(store, before).trailers)
+    if found is None:
+        return []
+    now = read_capability_trailer(repo.snapshot(store, after).trailers)
+    was = _shown(found[1])
+    if now is None:
+        return [f"commits that leave the store recording no limits (it recorded {was})"]
+    names = found[1].widened(now[1])
+    if not names or set(names) <= _named(said):
+        return []
+    return [f"commits that loosen {', '.join(names)} (from {was} to {_shown(now[1])})"]
+
+
+def _named(said: list[str]) -> set[str]:
+    """The limits lines of ``widened`` name: "commit C by A widens L1, L2 on purpose"."""
+    found: set[str] = set()
+    for line in said:
+        found.update(line.rpartition(" widens ")[2].removesuffix(" on purpose").split(", "))
+    return found
+
+
+def _shown(limits: Limits) -> str:
+    """Limits as ``set-limits`` takes them: ``maxLenPerMemory=100 ...`` (``none``)."""
+    shown = [f"{name}={value}" for name, value in limits.as_params().items() if value]
+    return " ".join(shown) or "none"
 
 
 def _where(target: Remote) -> str:

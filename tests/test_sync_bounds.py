@@ -1,0 +1,131 @@
+"""What a sync copies from a remote on this machine is held to the bound a push hook
+holds objects to: an object past it is refused from the size it declares, before it is
+inflated, for its store alone, and nothing of that store's new history is copied."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from dulwich.object_store import DiskObjectStore
+from helpers_sync import ME, make_project, sh
+from test_store_pushobjects import KINDS, chained, every_object, git
+
+from gitmem import Repository, ops
+from gitmem.cli import cli
+from gitmem.lean.objects import entry_header
+from gitmem.store import pushobjects
+from gitmem.store.packreader import Packs
+from gitmem.store.pushobjects import TooLarge
+from gitmem.store.transfer import _RawReader  # pyright: ignore[reportPrivateUsage]
+
+_BOUND = 4_000  # under every tree and commit of the repositories below, over their files
+_REF_DELTA = 7
+
+
+def _kinds(folder: Path) -> set[int]:
+    """The entry types the packs of ``folder`` hold."""
+    found: set[int] = set()
+    packs = Packs(str(folder))
+    try:
+        for pack in packs.packs:
+            found |= {entry_header(pack._data, at)[0] for at in pack.table().values()}  # pyright: ignore[reportPrivateUsage]
+    finally:
+        packs.close()
+    return found
+
+
+def _read_bounded(objects: Path, expected: dict[str, tuple[int, bytes]]) -> None:
+    """Each object over the bound is refused as such, named; each other reads as git
+    reads it."""
+    reader = _RawReader(DiskObjectStore(str(objects)), bounded=True)
+    try:
+        for sha, want in expected.items():
+            if len(want[1]) > pushobjects.OBJECT_MAX:
+                with pytest.raises(TooLarge, match="past the") as raised:
+                    reader.entry(sha)
+                assert raised.value.sha == sha
+            else:
+                assert reader.entry(sha)[:2] == want, sha
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("bound", [_BOUND, 1 << 20])
+def test_a_bounded_read_holds_every_object_to_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int
+) -> None:
+    """Loose, packed whole, as offset deltas on deltas, and as deltas on bases named by
+    id (which the unbounded reader leaves to dulwich): over the bound refused, the rest
+    read whole and right."""
+    repo = chained(tmp_path / "r")
+    expected = every_object(repo)
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", bound)
+    blobs = [sha for sha, (kind, _) in expected.items() if kind == KINDS["blob"]]
+    assert blobs and all(len(expected[sha][1]) > _BOUND for sha in blobs)
+    _read_bounded(repo / ".git" / "objects", expected)  # loose
+    git(repo, "repack", "-a", "-d", "-q")
+    _read_bounded(repo / ".git" / "objects", expected)  # offset deltas
+    git(repo, "-c", "repack.useDeltaBaseOffset=false", "repack", "-a", "-d", "-f", "-q")
+    assert _REF_DELTA in _kinds(repo / ".git" / "objects" / "pack")
+    _read_bounded(repo / ".git" / "objects", expected)
+
+
+@pytest.fixture
+def replicas(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An unguarded bare origin holding stores ``notes`` and ``more``, and two clones of
+    it, ``a`` (the hostile pusher) and ``b`` (the replica that syncs)."""
+    project = make_project(tmp_path / "project")
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+        ops.create(repo, "more", ME, "fine", "ok", "yes\n")
+    sh(tmp_path, "clone", "-q", "--bare", "project", "origin.git")
+    for name in ("a", "b"):
+        sh(tmp_path, "clone", "-q", "origin.git", name)
+        with Repository.open(str(tmp_path / name)) as repo:
+            repo.sync("origin")
+    return tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_object_past_the_bound_keeps_its_store_out_of_a_sync(
+    replicas: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, packed: bool
+) -> None:
+    """A hand commit holding a file past the bound, pushed to a remote no hook guards,
+    is refused for its store in one line, as the hook words it: the store keeps its
+    head, nothing of it is copied here, and the other stores sync as usual."""
+    origin, a, b = replicas
+    with Repository.open(str(a)) as repo:
+        ops.create(repo, "more", ME, "later", "new", "yes\n")
+        repo.sync("origin")
+        more = repo.head("more")
+    sh(a, "checkout", "-q", "-b", "hostile", "gitmem/notes")
+    (a / "big.bin").write_text("a" * (_BOUND + 1))
+    sh(a, "add", "big.bin")
+    sh(a, "commit", "-q", "-m", "big")
+    sh(a, "push", "-q", "origin", "hostile:gitmem/notes")
+    blob = sh(a, "rev-parse", "hostile:big.bin").strip()
+    if packed:
+        sh(origin, "repack", "-a", "-d", "-q")
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", _BOUND)
+    with Repository.open(str(b)) as repo:
+        before = repo.head("notes")
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync", "--json"])
+    assert result.exit_code == 2, result.output
+    rows = {r["store"]: r for r in json.loads(result.output)}
+    assert rows["more"]["refused"] == [] and rows["more"]["head"] == more
+    refused = rows["notes"]["refused"]
+    assert len(refused) == 1
+    assert re.fullmatch(
+        rf"commit [0-9a-f]{{12}} breaks rule parse: object {blob[:12]} does not read: it "
+        rf"holds {_BOUND + 1:,} bytes, past the 0 MiB an object may hold here",
+        refused[0],
+    )
+    with Repository.open(str(b)) as repo:
+        assert repo.head("notes") == before and repo.head("more") == more
+    missing = subprocess.run(["git", "cat-file", "-e", blob], cwd=b, check=False)
+    assert missing.returncode != 0
