@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from gitmem.lean import grammar, listing, refs, rendered, repository
-from gitmem.lean.heads import SESSION_TRAILER, Head, authored, head, slug_shape
+from gitmem.lean.heads import CAPABILITY_TRAILER, SESSION_TRAILER, Head, authored, head, slug_shape
 from gitmem.lean.layout import FILE_NAMES, MD, SUFFIXES, bucket, description, split_md
 from gitmem.lean.lines import (
     blame_text,
@@ -50,7 +50,6 @@ Rows = list[tuple[str, tuple[str, int, int]]]
 """A listing's rows: each memory's slug and its description, characters and lines."""
 
 _PREFIX = "refs/heads/"  # a standalone repository's stores
-_CAPABILITY = "Gitmem-Capability"  # a store whose binding recorded limits
 
 
 class Parsed:
@@ -340,7 +339,7 @@ def _ls(store: _Store, parsed: Parsed) -> str | bytes | None:
 
 
 def _state(store: _Store, parsed: Parsed) -> str | bytes | None:
-    if _CAPABILITY in store.head.extra:
+    if CAPABILITY_TRAILER in store.head.extra:
         return None  # its limits and strategy are the full command line's to read
     rows = store.rendered("state", state_rows)
     if rows is None:
@@ -369,7 +368,7 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     if not isinstance(given, str) or not (given.isascii() and given.isdigit()):
         return None
     limit = int(given)
-    if not limit and _CAPABILITY in store.head.extra:
+    if not limit and CAPABILITY_TRAILER in store.head.extra:
         return None  # its maxResults is the full command line's to read
     keywords = check_keywords(parsed.arguments)
     path = index_path(store.directory, store.name)

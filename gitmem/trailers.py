@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitmem.lean.heads import SESSION_TRAILER
+from gitmem.lean.heads import CAPABILITY_TRAILER, SESSION_TRAILER
 from gitmem.limits import LIMITS, Limits
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "read_capability_trailer",
 ]
 
-CAPABILITY_TRAILER = "Gitmem-Capability"
 AGENT_TRAILER = "Gitmem-Agent"
 WIDEN_TRAILER = "Gitmem-Widen"
 """Names the limits an operator loosened on purpose (``gitmem set-limits --widen``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -13,8 +14,10 @@ from conftest import assert_fsck, capability, tree_bytes
 
 from gitmem import Agent, Holder, Repository, ops
 from gitmem.cli import cli
-from gitmem.errors import GuardFailed, GuardRefused, InvalidArgument
+from gitmem.errors import GuardFailed, GuardRefused, InvalidArgument, LimitExceeded
 from gitmem.guard import Guards
+from gitmem.lean.heads import CAPABILITY_TRAILER
+from gitmem.limits import Limits
 from gitmem.sandbox import Sandbox
 from gitmem.types import Author
 
@@ -184,6 +187,25 @@ def test_guard_is_versioned_in_the_store(repo: Repository) -> None:
     assert repo.snapshot("notes").totals.count == 2
     assert repo.check() == []
     assert_fsck(repo.directory)
+
+
+def test_guard_and_allowlist_commits_keep_the_limits_the_store_records(repo: Repository) -> None:
+    """Setting or clearing a guard and admitting a fingerprint change no memory and no
+    limit: the store still records the limits its binding wrote under, so an operator's
+    write after them is held to those limits as before."""
+    held = replace(capability("markdown", "shared"), limits=Limits(max_len_per_memory=100))
+    bound = repo.bind(held, Agent("p", "i", started_as="root"))
+    assert bound is not None
+    bound.call("create_memory", {"name": "a", "description": "d", "body": "b"})
+    bound.close()
+    store = bound.store_id
+    before = repo.snapshot(store).trailers[CAPABILITY_TRAILER]
+    assert repo.set_guard(store, NO_TODO, ME) is not None
+    assert repo.allow(store, "3f5a0c9e1b2d4e6f", "a sample key", ME) is not None
+    assert repo.set_guard(store, None, ME) is not None
+    assert repo.snapshot(store).trailers[CAPABILITY_TRAILER] == before
+    with pytest.raises(LimitExceeded):
+        ops.create(repo, store, ME, "big", "d", "x" * 5000)
 
 
 COUNTS = """

@@ -13,6 +13,7 @@ from gitmem.lean.objects import COMMIT, Objects, Unreadable
 from gitmem.lean.shapes import op_shape, slug_shape
 
 __all__ = [
+    "CAPABILITY_TRAILER",
     "SESSION_TRAILER",
     "TOTAL_KEYS",
     "Head",
@@ -36,6 +37,8 @@ TOTAL_KEYS = (
 )
 SESSION_TRAILER = "Gitmem-Session"
 """The session (or run) a write came from."""
+CAPABILITY_TRAILER = "Gitmem-Capability"
+"""The strategy and limits a store records (see :mod:`gitmem.trailers`)."""
 _EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Path")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
 from gitmem.errors import AlreadyExists, InvalidArgument, NotFound, StorageError
-from gitmem.lean.heads import authored, message_of
+from gitmem.lean.heads import CAPABILITY_TRAILER, authored, message_of
 from gitmem.store import memoryfiles
 from gitmem.store.filestore import FileSnapshot, build_tree
 from gitmem.store.message import KEYS, Edited, Facts, as_read, extra_lines, format_message
@@ -229,12 +229,22 @@ def meta_write(
     entry = None if text is None else (FILE_MODE, new.add_blob(text.encode(), text))
     root = new.add_tree(base.replaced({name: entry}))
     verb = "remove" if text is None else "set"
-    facts = Facts((), snapshot.totals, snapshot.peaks, {trailer: verb})
+    facts = Facts((), snapshot.totals, snapshot.peaks, _held_as_before(snapshot, {trailer: verb}))
     subject = f"{verb} {name}"
     message = subject.encode() + format_message(facts)[len(b"merge") :]
     parents = [snapshot.commit] if snapshot.commit else []
     sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
     return Attempt(sha, new, subject)
+
+
+def _held_as_before(snapshot: Snapshot, trailers: Mapping[str, str]) -> dict[str, str]:
+    """``trailers``, with the strategy and limits the store records carried forward
+    from its head unless they record their own: a commit that changes no memory leaves
+    the store held to what it was held to."""
+    kept = snapshot.trailers.get(CAPABILITY_TRAILER)
+    if kept is None or CAPABILITY_TRAILER in trailers:
+        return dict(trailers)
+    return {CAPABILITY_TRAILER: kept, **trailers}
 
 
 def record_write(
@@ -248,7 +258,7 @@ def record_write(
     (an operator's deliberate record, such as the limits the store is held to)."""
     new = NewObjects()
     root = new.add_tree(reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE)
-    facts = Facts((), snapshot.totals, snapshot.peaks, dict(trailers))
+    facts = Facts((), snapshot.totals, snapshot.peaks, _held_as_before(snapshot, trailers))
     message = subject.encode() + format_message(facts)[len(b"merge") :]
     parents = [snapshot.commit] if snapshot.commit else []
     sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
