@@ -69,8 +69,25 @@ def hold_record(
                 f"a {_KIND_NAMES[record.kind]}; a store's kind never changes",
             )
         )
-    found = _recorded(reader, commit)
+    own = _capability(facts.extra) if facts is not None else None
+    found = own if own is not None else _recorded_at(reader, commit.parent)
     held = record.capability
+    if held is not None and facts is not None and own is None and _shown_at(reader, commit):
+        # a commit gitmem makes carries the record forward; one that leaves it out would
+        # leave every tool reading the store's head to find no limits at all
+        from gitmem.limits import Limits
+
+        dropped = held[1].widened(Limits())
+        if dropped:
+            problems.append(
+                Refused(
+                    "widen",
+                    commit.sha,
+                    f"it records no limits, where the store records {', '.join(dropped)}; "
+                    "write it with gitmem, which carries the store's limits forward",
+                )
+            )
+            return Record(record.kind or kind, held), held
     if held is not None and found is not None:
         if found[0] != held[0]:
             problems.append(
@@ -172,11 +189,13 @@ def _judged_by(
 _KIND_NAMES = {FILES: "file store", MEMORIES: "memory store"}
 
 
-def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | None:
-    """The capability the commit's binding recorded (its own trailer, else the nearest
-    first-parent ancestor's)."""
-    found = _capability(commit.facts.extra) if commit.facts is not None else None
-    return found if found is not None else _recorded_at(reader, commit.parent)
+def _shown_at(reader: PushReader, commit: PushCommit) -> bool:
+    """Whether the store, as every tool reads it at the commit's parent (the trailers
+    of the nearest commit gitmem made), records a capability."""
+    if commit.parent is None:
+        return False
+    standing = reader.standing(commit.parent)
+    return standing is not None and _capability(standing.extra) is not None
 
 
 def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:

@@ -109,6 +109,28 @@ def test_a_pushers_own_capability_cannot_loosen_the_recorded_limits(
     assert sh(server, "rev-parse", REF) == before
 
 
+def test_a_commit_that_drops_the_record_of_limits_is_refused(world: tuple[Path, Path]) -> None:
+    """A commit gitmem makes carries the store's recorded limits forward (an allowlist's
+    here); one written to leave them out, which would leave every tool reading the head
+    to find no limits at all, is a loosening the hook refuses."""
+    server, project = world
+    before = sh(server, "rev-parse", REF)
+    with Repository.open(str(project)) as repo:
+        made = repo.allow("notes", "3f5a0c9e1b2d4e6f", "a sample key", ME)
+        assert made is not None
+        assert "Gitmem-Capability: markdown" in sh(project, "log", "-1", "--format=%B", REF)
+    allowed = sh(project, "show", f"{REF}:{files.ALLOWLIST}")
+    message = sh(project, "log", "-1", "--format=%B", REF)
+    sh(project, "update-ref", REF, before.strip())
+    dropped = "\n".join(
+        line for line in message.splitlines() if not line.startswith("Gitmem-Capability:")
+    )
+    craft(str(project / ".git"), REF, {files.ALLOWLIST: allowed.encode()}, dropped + "\n")
+    line = refusal(push(project, "gitmem/notes"), REF, "widen")
+    assert "records no limits" in line and "maxLenPerMemory" in line
+    assert sh(server, "rev-parse", REF) == before
+
+
 def test_narrowing_the_limits_lands(world: tuple[Path, Path]) -> None:
     _, project = world
     with Unguarded.open(str(project)) as u:
@@ -254,9 +276,11 @@ def test_a_file_store_commit_is_not_adopted_by_fast_forward(
     assert head == before
     refused = row["refused"]
     # the kind first, then what else the commit breaks read as the store it lands in
-    assert isinstance(refused, list) and len(refused) == 2
+    # (it also leaves out the limits the store records)
+    assert isinstance(refused, list) and len(refused) == 3
     assert "breaks rule kind" in refused[0]
-    assert "breaks rule parse" in refused[1] and "stray.txt" in refused[1]
+    assert "breaks rule widen" in refused[1] and "records no limits" in refused[1]
+    assert "breaks rule parse" in refused[2] and "stray.txt" in refused[2]
     with Repository.open(str(b)) as repo:
         assert repo.layout("notes") == "memories"
         ops.create(repo, "notes", ME, "later", "still works", "yes\n")
@@ -401,15 +425,27 @@ def test_check_reports_links_in_a_store(tmp_path: Path) -> None:
     assert "'out' is a symbolic link" in result.output
 
 
-def test_limits_a_remote_leaves_unrecorded_are_said(replicas: tuple[Path, Path, Path]) -> None:
-    """Commits that carry no Gitmem-Widen trailer yet leave the store recording no
-    limits (here an allowlist commit, which records none) are adopted and said."""
+def test_limits_a_remote_leaves_unrecorded_are_refused(replicas: tuple[Path, Path, Path]) -> None:
+    """An allowlist commit carries the store's limits forward, so it is adopted with
+    nothing to say; the same commit written to leave them out is kept out, as a
+    loosening, and nothing of it is adopted."""
     _, a, b = replicas
     with Repository.open(str(a)) as repo:
         repo.allow("notes", "0123456789abcdef", "reviewed", ME)
     _pushed_by_a(a)
-    _, row = _sync_b(b)
-    assert row["refused"] == []
-    assert row["widened"] == [
-        "commits that leave the store recording no limits (it recorded maxLenPerMemory=100)"
-    ]
+    head, row = _sync_b(b)
+    assert row["refused"] == [] and row["widened"] == []
+    assert head == sh(a, "rev-parse", REF).strip()
+    allowed = sh(a, "show", f"{REF}:{files.ALLOWLIST}")
+    message = sh(a, "log", "-1", "--format=%B", REF)
+    dropped = "\n".join(
+        line for line in message.splitlines() if not line.startswith("Gitmem-Capability:")
+    )
+    more = allowed.encode() + b"fedcba9876543210\n"
+    craft(str(a / ".git"), REF, {files.ALLOWLIST: more}, dropped + "\n")
+    _pushed_by_a(a)
+    after, row = _sync_b(b)
+    assert after == head
+    refused = row["refused"]
+    assert isinstance(refused, list) and len(refused) == 1
+    assert "breaks rule widen" in refused[0] and "records no limits" in refused[0]

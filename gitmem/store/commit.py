@@ -59,6 +59,7 @@ __all__ = [
     "check_file_change",
     "file_revision",
     "file_write",
+    "held_as_before",
     "memory_revision",
     "memory_write",
     "meta_write",
@@ -229,7 +230,9 @@ def meta_write(
     entry = None if text is None else (FILE_MODE, new.add_blob(text.encode(), text))
     root = new.add_tree(base.replaced({name: entry}))
     verb = "remove" if text is None else "set"
-    facts = Facts((), snapshot.totals, snapshot.peaks, _held_as_before(snapshot, {trailer: verb}))
+    facts = Facts(
+        (), snapshot.totals, snapshot.peaks, held_as_before(snapshot, trailers={trailer: verb})
+    )
     subject = f"{verb} {name}"
     message = subject.encode() + format_message(facts)[len(b"merge") :]
     parents = [snapshot.commit] if snapshot.commit else []
@@ -237,14 +240,18 @@ def meta_write(
     return Attempt(sha, new, subject)
 
 
-def _held_as_before(snapshot: Snapshot, trailers: Mapping[str, str]) -> dict[str, str]:
+def held_as_before(*views: StoreView, trailers: Mapping[str, str]) -> dict[str, str]:
     """``trailers``, with the strategy and limits the store records carried forward
-    from its head unless they record their own: a commit that changes no memory leaves
-    the store held to what it was held to."""
-    kept = snapshot.trailers.get(CAPABILITY_TRAILER)
-    if kept is None or CAPABILITY_TRAILER in trailers:
+    from the first of ``views`` (the heads a commit builds on) that records them,
+    unless ``trailers`` record their own: whatever gitmem commits, the store stays
+    held to what it was held to, as the push hook holds it."""
+    if CAPABILITY_TRAILER in trailers:
         return dict(trailers)
-    return {CAPABILITY_TRAILER: kept, **trailers}
+    for view in views:
+        kept = view.trailers.get(CAPABILITY_TRAILER)
+        if kept is not None:
+            return {CAPABILITY_TRAILER: kept, **trailers}
+    return dict(trailers)
 
 
 def record_write(
@@ -258,7 +265,7 @@ def record_write(
     (an operator's deliberate record, such as the limits the store is held to)."""
     new = NewObjects()
     root = new.add_tree(reader.raw_tree(snapshot.root) if snapshot.root else EMPTY_TREE)
-    facts = Facts((), snapshot.totals, snapshot.peaks, _held_as_before(snapshot, trailers))
+    facts = Facts((), snapshot.totals, snapshot.peaks, held_as_before(snapshot, trailers=trailers))
     message = subject.encode() + format_message(facts)[len(b"merge") :]
     parents = [snapshot.commit] if snapshot.commit else []
     sha = new.add_commit(root, parents, author.ident(), int(time.time()), message)
@@ -317,7 +324,7 @@ def _commit(
         edits=tuple(Edited(name, op, revision[name] + 1) for name, op in named),
         totals=totals,
         peaks=view.peaks.peak(totals),
-        extra=extra,
+        extra=held_as_before(view, trailers=extra),
         paths=paths,
     )
     when = int(time.time())

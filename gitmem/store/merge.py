@@ -12,7 +12,7 @@ from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
 from gitmem.errors import StorageError
 from gitmem.store import memoryfiles
-from gitmem.store.commit import Built, memory_sizes, totals_after
+from gitmem.store.commit import Built, held_as_before, memory_sizes, totals_after
 from gitmem.store.history import History
 from gitmem.store.layout import check_store
 from gitmem.store.message import Edited, Facts, extra_lines, format_message
@@ -99,7 +99,7 @@ def build_merge(
         ),
         totals=totals,
         peaks=ours.peaks.peak(theirs.peaks).peak(totals),
-        extra=trailers,
+        extra=held_as_before(ours, theirs, trailers=trailers),
     )
     new = NewObjects()
     for obj in objects:
