@@ -448,6 +448,17 @@ def _bounded(size: int) -> int:
 
 def _delta_target(delta: bytes) -> int:
     """The size of what ``delta`` makes (its header's second number)."""
+    # the usual header, each size in one or two bytes, read without a loop (a push's
+    # pack holds thousands of deltas); any other, by the loop below
+    if len(delta) >= 4:
+        at = 1 if delta[0] < 0x80 else 2 if delta[1] < 0x80 else 0
+        if at:
+            low = delta[at]
+            if low < 0x80:
+                return low
+            high = delta[at + 1]
+            if high < 0x80:
+                return low & 0x7F | high << 7
     at = 0
     size = 0
     for _ in range(2):  # the base's size, then the result's
