@@ -1,7 +1,8 @@
 """The push hook's quick readings decide as the general ones do, over awkward inputs.
 
-A delta's header whose sizes take one or two bytes each is read without a loop. Each is
-held here to the reading it stands for.
+A delta's header whose sizes take one or two bytes each is read without a loop; a tree
+of plain files is held to git's form by its names alone. Each is held here to the
+reading it stands for.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+
 from gitmem.store.pushobjects import _delta_target  # pyright: ignore[reportPrivateUsage]
+from gitmem.store.treeform import _problem, form_problem  # pyright: ignore[reportPrivateUsage]
 
 
 def _read_sizes(delta: bytes) -> int | str:
@@ -54,3 +58,38 @@ def test_a_deltas_header_reads_as_byte_by_byte() -> None:
             for _ in range(rng.randrange(12))
         )
         assert _target(delta) == _read_sizes(delta), delta
+
+
+_MODES = [b"100644"] * 6 + [b"40000", b"100755", b"0100644", b"644", b"120000", b"10064"]
+_NAMES = [b"a", b"a.md", b"a-", b"a.code.js", b"b", b"a b", b"\xff", b"", b"100644 x", b"@guard"]
+_IDS = [b"\x11" * 20, b"\0" * 20, b"100644 a\0" + b"\x22" * 11, b"\0100644 b" + b"\x33" * 11]
+
+
+def _tree(rng: random.Random) -> bytes:
+    """Entries of git's form or nearly: usually plain files in order, sometimes a
+    folder, another mode or spelling, a name twice or out of order, an id that holds
+    an entry's bytes, a cut or a stray byte."""
+    names = sorted(rng.sample(_NAMES, rng.randrange(0, 5)))
+    if names and rng.random() < 0.2:
+        names.insert(rng.randrange(len(names) + 1), rng.choice(names))
+    if rng.random() < 0.15:
+        rng.shuffle(names)
+    modes = [_MODES[0] if rng.random() < 0.8 else rng.choice(_MODES) for _ in names]
+    content = b"".join(
+        mode + b" " + name + b"\0" + rng.choice(_IDS)
+        for mode, name in zip(modes, names, strict=True)
+    )
+    shape = rng.random()
+    if shape < 0.05 and content:
+        content = content[: rng.randrange(len(content))]
+    elif shape < 0.1:
+        content += rng.choice([b"\0", b"1", b"100644 ", b"100644 z\0"])
+    return content
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_tree_of_plain_files_is_held_to_gits_form_as_any_tree(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(5_000):
+        content = _tree(rng)
+        assert form_problem(content) == _problem(content), content
