@@ -1,8 +1,9 @@
 """The push hook's quick readings decide as the general ones do, over awkward inputs.
 
 A delta's header whose sizes take one or two bytes each is read without a loop; a tree
-of plain files is held to git's form by its names alone. Each is held here to the
-reading it stands for.
+of plain files is held to git's form by its names alone; the secret screen's first
+question skips a probe when the text lacks a character the probe holds. Each is held
+here to the reading it stands for.
 """
 
 from __future__ import annotations
@@ -12,6 +13,13 @@ import random
 
 import pytest
 
+from gitmem.secrets import (
+    _BY_PROBE,  # pyright: ignore[reportPrivateUsage]
+    _GENERIC_BY_PROBE,  # pyright: ignore[reportPrivateUsage]
+    _bare,  # pyright: ignore[reportPrivateUsage]
+    _folded,  # pyright: ignore[reportPrivateUsage]
+    scan,
+)
 from gitmem.store.pushobjects import _delta_target  # pyright: ignore[reportPrivateUsage]
 from gitmem.store.treeform import _problem, form_problem  # pyright: ignore[reportPrivateUsage]
 
@@ -93,3 +101,46 @@ def test_a_tree_of_plain_files_is_held_to_gits_form_as_any_tree(seed: int) -> No
     for _ in range(5_000):
         content = _tree(rng)
         assert form_problem(content) == _problem(content), content
+
+
+_PIECES = [
+    *_BY_PROBE,
+    *_GENERIC_BY_PROBE,
+    *(probe[:-1] for probe in _BY_PROBE),
+    *(probe[1:] for probe in _GENERIC_BY_PROBE),
+    "PASS",
+    "To\u212aen",  # a Kelvin sign, which lower-cases to k
+    "\u0130",  # a capital dotted I, which lower-cases to two characters
+    "\u03a3",
+    "J",
+    "B",
+    "_",
+    "x",
+    "/",
+    "k",
+    "w",
+    "ey",
+    "BEGIN",
+    "lorem ipsum ",
+    "Gitmem-Slug: m1\n",
+    "\0",
+]
+
+
+def _bare_probing_all(text: str) -> bool:
+    """The first question as every probe asks it, no character looked for first."""
+    low = _folded(text)
+    return not any(probe in text for probe in _BY_PROBE) and not any(
+        probe in low for probe in _GENERIC_BY_PROBE
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_text_is_bare_exactly_when_no_probe_is_in_it(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(5_000):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(8)))
+        bare = _bare(text)
+        assert bare == _bare_probing_all(text), text
+        if bare:
+            assert not list(scan(text)), text
