@@ -2,8 +2,9 @@
 
 A delta's header whose sizes take one or two bytes each is read without a loop; a tree
 of plain files is held to git's form by its names alone; the secret screen's first
-question skips a probe when the text lacks a character the probe holds. Each is held
-here to the reading it stands for.
+question skips a probe when the text lacks a character the probe holds; a message's
+peaks spelled as its totals are read once. Each is held here to the reading it stands
+for.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gitmem.secrets import (
     _folded,  # pyright: ignore[reportPrivateUsage]
     scan,
 )
+from gitmem.store.message import _trailers, parse_message  # pyright: ignore[reportPrivateUsage]
 from gitmem.store.pushobjects import _delta_target  # pyright: ignore[reportPrivateUsage]
 from gitmem.store.treeform import _problem, form_problem  # pyright: ignore[reportPrivateUsage]
 
@@ -144,3 +146,27 @@ def test_a_text_is_bare_exactly_when_no_probe_is_in_it(seed: int) -> None:
         assert bare == _bare_probing_all(text), text
         if bare:
             assert not list(scan(text)), text
+
+
+@pytest.mark.parametrize(
+    ("totals", "peaks"),
+    [
+        ("3\nGitmem-Chars: 40\nGitmem-Lines: 5", "3\nGitmem-Peak-Chars: 40\nGitmem-Peak-Lines: 5"),
+        ("3\nGitmem-Chars: 40\nGitmem-Lines: 5", "03\nGitmem-Peak-Chars: 40\nGitmem-Peak-Lines: 5"),
+        ("3\nGitmem-Chars: 040\nGitmem-Lines: 5", "3\nGitmem-Peak-Chars: 40\nGitmem-Peak-Lines: 5"),
+        ("3\nGitmem-Chars: 40\nGitmem-Lines: 5", "4\nGitmem-Peak-Chars: 40\nGitmem-Peak-Lines: 5"),
+        ("0\nGitmem-Chars: 0\nGitmem-Lines: 0", "0\nGitmem-Peak-Chars: 0\nGitmem-Peak-Lines: 00"),
+    ],
+)
+def test_a_messages_peaks_read_as_its_numbers_say(totals: str, peaks: str) -> None:
+    """Peaks spelled as the totals are, or otherwise, read as the full reading reads them."""
+    message = (
+        "edit a\n\nGitmem-Slug: a\nGitmem-Op: edit\nGitmem-Revision: 1\n"
+        f"Gitmem-Count: {totals}\nGitmem-Peak-Count: {peaks}\n"
+    ).encode()
+    facts = parse_message(message)
+    full = _trailers(message)
+    assert facts is not None and full is not None
+    read = [facts.totals.count, facts.totals.chars, facts.totals.lines]
+    read += [facts.peaks.count, facts.peaks.chars, facts.peaks.lines]
+    assert read == full[1]

@@ -182,10 +182,16 @@ def parse_message(message: bytes) -> Facts | None:
                     if sep:
                         found[key] = value
             extra = MappingProxyType(found)
-        a, b, c, d, e, f = map(int, match.group(6, 7, 8, 9, 10, 11))
+        said, held = match.group(6, 7, 8), match.group(9, 10, 11)
+        a, b, c = map(int, said)
         totals = totals_of(a, b, c)
         # a store that only grows has its peaks at its totals: one value serves both
-        peaks = totals if (a, b, c) == (d, e, f) else totals_of(d, e, f)
+        # (most often spelled alike, so read once)
+        if held == said:
+            peaks = totals
+        else:
+            d, e, f = map(int, held)
+            peaks = totals if (a, b, c) == (d, e, f) else totals_of(d, e, f)
         return made(Facts, (edits, totals, peaks, extra, False))
     read = _trailers(message)
     if read is None:
