@@ -492,11 +492,15 @@ def _read_head(sha: str, raw: bytes) -> Head:
                     f"commit {sha[:12]} declares its message's encoding as {encoding!r}; "
                     "a store's commits are UTF-8 (commit again without i18n.commitEncoding)",
                 )
-    # the parents' lines are 48 bytes each, their ids at bytes 7 to 47
-    ids = [parents[at + 7 : at + 47].decode() for at in range(0, len(parents), 48)]
+    # the parents' lines are 48 bytes each, their ids at bytes 7 to 47 (most commits
+    # have one: no list made for it)
+    if len(parents) == 48:
+        ids: tuple[str, ...] = (parents[7:47].decode(),)
+    else:
+        ids = tuple([parents[at + 7 : at + 47].decode() for at in range(0, len(parents), 48)])
     name = author.decode("utf-8", "replace")
     # made as the class makes it, less its Python-level __new__ (a push reads thousands)
-    return made(Head, (tree, tuple(ids), name, message, rest))
+    return made(Head, (tree, ids, name, message, rest))
 
 
 def _id_key(sha: str) -> bytes | None:
