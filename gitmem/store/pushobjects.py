@@ -309,60 +309,72 @@ class _Pack(MappedPack):
         starts: tuple[int, ...] = struct.unpack_from(f">{count}L", self._idx, self._offsets)
         if count == 0 or max(starts) & 0x80000000:
             return 0
-        names = hexlify(self._idx[1032 : 1032 + 20 * count])
-        named = dict(
-            zip(starts, [names[i : i + 40] for i in range(0, 40 * count, 40)], strict=True)
-        )
+        # each entry's id in hex, by where the entry starts
+        ids = map(hexlify, struct.unpack_from("20s" * count, self._idx, 1032))
+        named = dict(zip(starts, ids, strict=True))
         at_offset: dict[int, _Found] = {}
         spent = 0
         inflater, at_once = zlib.decompressobj, zlib.decompress
         # each entry's header, base distance and inflating as entry_header, ofs_base and
-        # inflate_whole read them, written out here: a push's pack holds thousands
+        # inflate_whole read them, written out here: a push's pack holds thousands (one
+        # statement a step, no tuple made and taken apart)
         for at in sorted(named):
             try:
                 byte = data[at]
-                kind, size, shift, start = (byte >> 4) & 7, byte & 0x0F, 4, at + 1
-                while byte & 0x80:
-                    if shift > _SIZE_SHIFT_MAX:
-                        raise ValueError("a size past any object's")
+                kind = (byte >> 4) & 7
+                size = byte & 0x0F
+                start = at + 1
+                if byte & 0x80:
                     byte = data[start]
-                    size, shift, start = size | (byte & 0x7F) << shift, shift + 7, start + 1
+                    size |= (byte & 0x7F) << 4
+                    start += 1
+                    shift = 11
+                    while byte & 0x80:
+                        if shift > _SIZE_SHIFT_MAX:
+                            raise ValueError("a size past any object's")
+                        byte = data[start]
+                        size |= (byte & 0x7F) << shift
+                        shift += 7
+                        start += 1
                 held = None
                 if size > OBJECT_MAX:
                     continue  # refused by read, when it is asked for
                 if kind == _OFS_DELTA:
                     byte = data[start]
-                    distance, start = byte & 0x7F, start + 1
+                    distance = byte & 0x7F
+                    start += 1
                     while byte & 0x80:
                         byte = data[start]
-                        distance, start = ((distance + 1) << 7) | (byte & 0x7F), start + 1
+                        distance = ((distance + 1) << 7) | (byte & 0x7F)
+                        start += 1
                     held = at_offset.get(at - distance)
                     if held is None:
                         continue
                 elif kind not in _WHOLE:
                     continue
-                stop = start + size + 5 * (size >> 14) + 64
                 if size < _AT_ONCE_MAX:
                     # in one call: refused if the stream (its checksum too) does not end
                     # in the window; what follows it there is passed over
-                    content = at_once(data[start:stop], 15, size + 1)
+                    content = at_once(data[start : start + size + 64], 15, size + 1)
                 else:
                     stream = inflater()
+                    stop = start + size + 5 * (size >> 14) + 64
                     content = stream.decompress(data[start:stop], size + 1)
                     if not stream.eof:
                         break
                 if len(content) != size:
                     break
-                if held is not None and _delta_target(content) > OBJECT_MAX:
-                    continue  # refused by read, when it is asked for
-                found = (
-                    (kind, content)
-                    if held is None
-                    else (held[0], b"".join(_APPLY(held[1], content)))
-                )
+                if held is None:
+                    found = (kind, content)
+                    spent += size
+                else:
+                    if _delta_target(content) > OBJECT_MAX:
+                        continue  # refused by read, when it is asked for
+                    content = b"".join(_APPLY(held[1], content))
+                    found = (held[0], content)
+                    spent += len(content)
             except Exception:  # a damaged entry, read (and refused) when it is asked for
                 break
-            spent += len(found[1])
             if spent > budget:
                 break
             at_offset[at] = found
