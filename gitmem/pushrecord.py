@@ -110,7 +110,11 @@ def _recorded(reader: PushReader, commit: PushCommit) -> tuple[str, Limits] | No
     """The capability the commit's binding recorded (its own trailer, else the nearest
     first-parent ancestor's)."""
     found = _capability(commit.facts.extra) if commit.facts is not None else None
-    return found if found is not None else _recorded_at(reader, commit.parent)
+    if found is None:
+        found = _recorded_at(reader, commit.parent)
+    # what _recorded_at finds for the commit itself: the next commit's parent, found at once
+    reader.memo[commit.sha] = found
+    return found
 
 
 def _recorded_at(reader: PushReader, sha: str | None) -> tuple[str, Limits] | None:

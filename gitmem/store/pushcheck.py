@@ -391,7 +391,7 @@ class PushReader(_Memories):
         new_root = head.tree
         # a root that is its parent's with one id changed (or one folder added where
         # git's order puts it) is of git's form when that is
-        if not self.is_formed(old_root, sha):
+        if old_root not in self._formed and not self.is_formed(old_root, sha):
             return None
         try:
             kind, b = self._objects.pushed(new_root) or self.raw(new_root, sha)
@@ -428,7 +428,7 @@ class PushReader(_Memories):
         try:
             kind, content = self._objects.pushed(new) or self.raw(new, sha)
             after = self.trees.parsed(new, content) if kind == _TREE else None
-            if after is not None:
+            if after is not None and new not in self._formed:
                 self.formed(new, sha, content)
         except (Refused, BadTree):
             return None
@@ -477,7 +477,7 @@ class PushReader(_Memories):
             except Refused as refused:
                 problems.append(refused)
         message = head.message.decode("utf-8", "replace")
-        totals = self.totals(parent)
+        totals = parent_facts.totals if parent_facts is not None else self.totals(parent)
         commit = made(
             PushCommit,
             (sha, parent, False, facts, head.author, changed, totals, None, message, problems),
