@@ -18,7 +18,6 @@ merely mention a password pass.
 from __future__ import annotations
 
 import functools
-import math
 
 from gitmem.errors import InvalidArgument, SecretFound
 
@@ -167,6 +166,8 @@ def _looks_random(value: str) -> bool:
     )
     if classes < 2 or not any(c.isdigit() for c in value):
         return False
+    import math  # a candidate's: a write that holds none never loads it
+
     counts: dict[str, int] = {}
     for c in value:
         counts[c] = counts.get(c, 0) + 1

@@ -459,7 +459,7 @@ _HEADER = re.compile(
     rb"[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n(committer " + _IDENT + rb"(?:"
     rb"(?!(?:tree|parent|author|committer) )[^\n]*+\n)*+)"
 )
-_ENCODING = re.compile(rb"^encoding (.*)$", re.MULTILINE)
+_ENCODING = rb"^encoding (.*)$"  # compiled where a header names one (rarely)
 _UTF8 = (b"utf-8", b"utf8")
 
 
@@ -483,7 +483,7 @@ def _read_head(sha: str, raw: bytes) -> Head:
         )
     tree, parents, author, rest = found.groups()
     if b"encoding " in rest:
-        for named in _ENCODING.findall(rest):
+        for named in re.findall(_ENCODING, rest, re.MULTILINE):
             if named.strip().lower() not in _UTF8:
                 encoding = named.decode("utf-8", "replace")[:40]
                 raise Refused(

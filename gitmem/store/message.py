@@ -247,7 +247,7 @@ def _as_written(
     edits = (made(Edited, (match[2].decode(), match[3].decode(), int(match[4]))),)
     if match[5]:
         edits += tuple(
-            Edited(s.decode(), o.decode(), int(r)) for s, o, r in _TRIO.findall(match[5])
+            Edited(s.decode(), o.decode(), int(r)) for s, o, r in re.findall(_TRIO_TEXT, match[5])
         )
         if len({edit.slug for edit in edits}) < len(edits):
             return None  # a slug named twice: the full reading refuses it
@@ -260,7 +260,6 @@ _TRIO_TEXT = (
     rb"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
     rb"Gitmem-Revision: ([0-9]+)\n"
 )
-_TRIO = re.compile(_TRIO_TEXT)
 _WRITTEN = re.compile(
     rb"([^\n]*)\n\n(?:"
     + _TRIO_TEXT
