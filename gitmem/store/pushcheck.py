@@ -22,6 +22,7 @@ the full way.
 
 from __future__ import annotations
 
+from binascii import hexlify
 from bisect import bisect_left
 from operator import itemgetter, methodcaller
 
@@ -620,7 +621,7 @@ def _swapped_in(
             or not a.startswith(b"40000 ", starts[i])  # a directory, as git spells its mode
         ):
             return None
-        return a[cut:end].hex().encode(), b[cut:end].hex().encode(), starts, places
+        return hexlify(a[cut:end]), hexlify(b[cut:end]), starts, places
     entry = b"40000 " + name + b"\0"
     size = len(entry) + 20
     if len(b) != len(a) + size:
@@ -644,7 +645,7 @@ def _swapped_in(
     placed = {n: j + (j >= k) for n, j in places.items()}
     placed[name] = k
     moved = starts[:k] + [at] + [start + size for start in starts[k:]]
-    return None, b[at + size - 20 : at + size].hex().encode(), moved, placed
+    return None, hexlify(b[at + size - 20 : at + size]), moved, placed
 
 
 def _held_files(wanted: dict[bytes, str], entries: Entries) -> dict[str, bytes]:
