@@ -373,11 +373,11 @@ class Incoming:
         found = self._revisions.get(sha)
         if found is not None:
             return found
-        line: list[str] = []
+        line: list[tuple[str, int]] = []  # each commit, and how many parents it has
         at: str | None = sha
         while at is not None and at not in self._revisions and (end is None or at != end[0]):
-            line.append(at)
             parents = self.head(at).parents
+            line.append((at, len(parents)))
             at = parents[0] if parents else None
         if at is None:
             last, exact = {}, True
@@ -385,11 +385,11 @@ class Incoming:
             last, exact = end[1], end[2]  # the old end is given up: carried on
         else:
             last, exact = dict(self._revisions[at][0]), self._revisions[at][1]
-        for step in reversed(line):
+        for step, parents in reversed(line):
             facts = self.facts(step)
             # a merge, or a hand-made commit (its memories' revisions count), may
             # number a later revision past the line's own
-            exact = exact and len(self.head(step).parents) < 2 and facts is not None
+            exact = exact and parents < 2 and facts is not None
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
