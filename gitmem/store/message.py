@@ -240,7 +240,8 @@ def _as_written(
     stop = message.find(b"\n\n", end)
     if stop < 0:
         stop = len(message)
-    if _DECIDING.search(message, end, stop):
+    # past the match, most often only its last line's newline: too short for a trailer
+    if stop - end >= _DECIDING_SHORTEST and _DECIDING.search(message, end, stop):
         return None
     if match[2] is None:
         return (), match, stop
@@ -272,6 +273,7 @@ _WRITTEN = re.compile(
 )
 # a trailer that decides the edits, or whether a message is gitmem's
 _DECIDING = re.compile(rb"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
+_DECIDING_SHORTEST = len(b"Gitmem-Op")
 
 
 def _trailers(
