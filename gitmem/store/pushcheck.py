@@ -136,6 +136,8 @@ class _Memories(Incoming):
         self._wanted: dict[str, dict[bytes, str]] = {}
         """Each slug met: its files' names as a tree holds them, and as text."""
         self._known: dict[str, tuple[bytes, dict[bytes, str]]] = {}
+        self._named: dict[str, tuple[str, str, str]] = {}
+        """Each slug met: its files' names, as text."""
         """Each valid slug met: its fan-out directory's name as a tree holds it, and
         its files' names."""
 
@@ -227,9 +229,13 @@ class _Memories(Incoming):
         return found
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
-        md = bucket.get(slug + files.MD)
-        code = bucket.get(slug + files.CODE)
-        on_use = bucket.get(slug + files.ON_USE)
+        named = self._named.get(slug)
+        if named is None:
+            named = (slug + files.MD, slug + files.CODE, slug + files.ON_USE)
+            if len(self._named) >= _CACHE_MAX:
+                self._named.clear()
+            self._named[slug] = named  # a push writes the same slugs again and again
+        md, code, on_use = bucket.get(named[0]), bucket.get(named[1]), bucket.get(named[2])
         if md is None:
             if code is not None or on_use is not None:
                 raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
