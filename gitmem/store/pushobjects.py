@@ -238,9 +238,10 @@ class _Folder:
         for pack in self.packs:
             if pack.offset(binary) is not None:
                 return True
-        sha = binary.hex()
-        if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
-            return True
+        if self.loose:  # a folder whose objects are all packed is asked nothing more here
+            sha = binary.hex()
+            if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
+                return True
         return self.odd and self.dulwich_get(binary) is not None
 
     def dulwich_get(self, binary: bytes) -> _Found | None:
