@@ -71,6 +71,8 @@ def hold_record(
         )
     own = _capability(facts.extra) if facts is not None else None
     found = own if own is not None else _recorded_at(reader, commit.parent)
+    # what _recorded_at finds for the commit itself: the next commit's parent, found at once
+    reader.memo[commit.sha] = found
     held = record.capability
     if held is not None and facts is not None and own is None and _shown_at(reader, commit):
         # a commit gitmem makes carries the record forward; one that leaves it out would

@@ -18,7 +18,6 @@ merely mention a password pass.
 from __future__ import annotations
 
 import functools
-import math
 
 from gitmem.errors import InvalidArgument, SecretFound
 
@@ -167,6 +166,8 @@ def _looks_random(value: str) -> bool:
     )
     if classes < 2 or not any(c.isdigit() for c in value):
         return False
+    import math  # a candidate's: a write that holds none never loads it
+
     counts: dict[str, int] = {}
     for c in value:
         counts[c] = counts.get(c, 0) + 1
@@ -219,19 +220,45 @@ def _find(text: str, groups: dict[str, list[tuple[str, int]]], into: list[tuple[
             at = text.find(probe, at + 1)
 
 
-_ANCHORS = tuple(_BY_PROBE)
-_KEYWORDS = tuple(_GENERIC_BY_PROBE)
+# characters most texts lack, the rarest first: a probe that holds one is looked for
+# only in a text that holds it, which costs one pass of memchr when it does not
+_RARE = "JB_x/kw"
+
+
+def _guarded(probes: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``probes`` grouped under the rarest character of :data:`_RARE` each holds (``""``,
+    which every text holds, for none). A probe that holds another is left out: a text
+    that holds it holds the other too."""
+    groups: dict[str, list[str]] = {}
+    kept = list(probes)
+    for probe in kept:
+        if not any(other != probe and other in probe for other in kept):
+            guard = next((c for c in _RARE if c in probe), "")
+            groups.setdefault(guard, []).append(probe)
+    return tuple((guard, tuple(members)) for guard, members in groups.items())
+
+
+_ANCHORS = _guarded(_BY_PROBE)
+_KEYWORDS = _guarded(_GENERIC_BY_PROBE)
 
 
 def _bare(text: str) -> bool:
     """Whether ``text`` holds none of the strings :func:`scan` starts a candidate at,
     so scanning it, or any part of it, finds nothing. (The keywords are ASCII, and
     lower-casing a character into ASCII does not depend on its neighbours.)"""
-    # `in` in a loop, not map(text.__contains__): no bound method made and called
-    for anchor in _ANCHORS:
-        if anchor in text:
-            return False
-    return not any(map(_folded(text).__contains__, _KEYWORDS))
+    # `in` in loops, not map(text.__contains__): no bound method made and called
+    for guard, probes in _ANCHORS:
+        if guard in text:
+            for probe in probes:
+                if probe in text:
+                    return False
+    low = _folded(text)
+    for guard, probes in _KEYWORDS:
+        if guard in low:
+            for probe in probes:
+                if probe in low:
+                    return False
+    return True
 
 
 def holds_none(texts: Iterable[str]) -> bool:

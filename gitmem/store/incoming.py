@@ -373,11 +373,11 @@ class Incoming:
         found = self._revisions.get(sha)
         if found is not None:
             return found
-        line: list[str] = []
+        line: list[tuple[str, int]] = []  # each commit, and how many parents it has
         at: str | None = sha
         while at is not None and at not in self._revisions and (end is None or at != end[0]):
-            line.append(at)
             parents = self.head(at).parents
+            line.append((at, len(parents)))
             at = parents[0] if parents else None
         if at is None:
             last, exact = {}, True
@@ -385,11 +385,11 @@ class Incoming:
             last, exact = end[1], end[2]  # the old end is given up: carried on
         else:
             last, exact = dict(self._revisions[at][0]), self._revisions[at][1]
-        for step in reversed(line):
+        for step, parents in reversed(line):
             facts = self.facts(step)
             # a merge, or a hand-made commit (its memories' revisions count), may
             # number a later revision past the line's own
-            exact = exact and len(self.head(step).parents) < 2 and facts is not None
+            exact = exact and parents < 2 and facts is not None
             if facts is not None and not facts.paths:
                 for edit in facts.edits:
                     last[edit.slug] = max(last.get(edit.slug, 0), edit.revision)
@@ -459,7 +459,7 @@ _HEADER = re.compile(
     rb"[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n(committer " + _IDENT + rb"(?:"
     rb"(?!(?:tree|parent|author|committer) )[^\n]*+\n)*+)"
 )
-_ENCODING = re.compile(rb"^encoding (.*)$", re.MULTILINE)
+_ENCODING = rb"^encoding (.*)$"  # compiled where a header names one (rarely)
 _UTF8 = (b"utf-8", b"utf8")
 
 
@@ -483,7 +483,7 @@ def _read_head(sha: str, raw: bytes) -> Head:
         )
     tree, parents, author, rest = found.groups()
     if b"encoding " in rest:
-        for named in _ENCODING.findall(rest):
+        for named in re.findall(_ENCODING, rest, re.MULTILINE):
             if named.strip().lower() not in _UTF8:
                 encoding = named.decode("utf-8", "replace")[:40]
                 raise Refused(
@@ -492,11 +492,15 @@ def _read_head(sha: str, raw: bytes) -> Head:
                     f"commit {sha[:12]} declares its message's encoding as {encoding!r}; "
                     "a store's commits are UTF-8 (commit again without i18n.commitEncoding)",
                 )
-    # the parents' lines are 48 bytes each, their ids at bytes 7 to 47
-    ids = [parents[at + 7 : at + 47].decode() for at in range(0, len(parents), 48)]
+    # the parents' lines are 48 bytes each, their ids at bytes 7 to 47 (most commits
+    # have one: no list made for it)
+    if len(parents) == 48:
+        ids: tuple[str, ...] = (parents[7:47].decode(),)
+    else:
+        ids = tuple([parents[at + 7 : at + 47].decode() for at in range(0, len(parents), 48)])
     name = author.decode("utf-8", "replace")
     # made as the class makes it, less its Python-level __new__ (a push reads thousands)
-    return made(Head, (tree, tuple(ids), name, message, rest))
+    return made(Head, (tree, ids, name, message, rest))
 
 
 def _id_key(sha: str) -> bytes | None:

@@ -182,10 +182,16 @@ def parse_message(message: bytes) -> Facts | None:
                     if sep:
                         found[key] = value
             extra = MappingProxyType(found)
-        a, b, c, d, e, f = map(int, match.group(6, 7, 8, 9, 10, 11))
+        said, held = match.group(6, 7, 8), match.group(9, 10, 11)
+        a, b, c = map(int, said)
         totals = totals_of(a, b, c)
         # a store that only grows has its peaks at its totals: one value serves both
-        peaks = totals if (a, b, c) == (d, e, f) else totals_of(d, e, f)
+        # (most often spelled alike, so read once)
+        if held == said:
+            peaks = totals
+        else:
+            d, e, f = map(int, held)
+            peaks = totals if (a, b, c) == (d, e, f) else totals_of(d, e, f)
         return made(Facts, (edits, totals, peaks, extra, False))
     read = _trailers(message)
     if read is None:
@@ -234,14 +240,15 @@ def _as_written(
     stop = message.find(b"\n\n", end)
     if stop < 0:
         stop = len(message)
-    if _DECIDING.search(message, end, stop):
+    # past the match, most often only its last line's newline: too short for a trailer
+    if stop - end >= _DECIDING_SHORTEST and _DECIDING.search(message, end, stop):
         return None
     if match[2] is None:
         return (), match, stop
     edits = (made(Edited, (match[2].decode(), match[3].decode(), int(match[4]))),)
     if match[5]:
         edits += tuple(
-            Edited(s.decode(), o.decode(), int(r)) for s, o, r in _TRIO.findall(match[5])
+            Edited(s.decode(), o.decode(), int(r)) for s, o, r in re.findall(_TRIO_TEXT, match[5])
         )
         if len({edit.slug for edit in edits}) < len(edits):
             return None  # a slug named twice: the full reading refuses it
@@ -254,7 +261,6 @@ _TRIO_TEXT = (
     rb"Gitmem-Op: ([a-z][a-z-]{0,31})\n"
     rb"Gitmem-Revision: ([0-9]+)\n"
 )
-_TRIO = re.compile(_TRIO_TEXT)
 _WRITTEN = re.compile(
     rb"([^\n]*)\n\n(?:"
     + _TRIO_TEXT
@@ -267,6 +273,7 @@ _WRITTEN = re.compile(
 )
 # a trailer that decides the edits, or whether a message is gitmem's
 _DECIDING = re.compile(rb"Gitmem-(?:Slug|Path|Op|Revision|Count|Chars|Lines|Peak-)")
+_DECIDING_SHORTEST = len(b"Gitmem-Op")
 
 
 def _trailers(

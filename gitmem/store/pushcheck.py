@@ -22,6 +22,7 @@ the full way.
 
 from __future__ import annotations
 
+from binascii import hexlify
 from bisect import bisect_left
 from operator import itemgetter, methodcaller
 
@@ -135,6 +136,8 @@ class _Memories(Incoming):
         self._wanted: dict[str, dict[bytes, str]] = {}
         """Each slug met: its files' names as a tree holds them, and as text."""
         self._known: dict[str, tuple[bytes, dict[bytes, str]]] = {}
+        self._named: dict[str, tuple[str, str, str]] = {}
+        """Each slug met: its files' names, as text."""
         """Each valid slug met: its fan-out directory's name as a tree holds it, and
         its files' names."""
 
@@ -226,9 +229,13 @@ class _Memories(Incoming):
         return found
 
     def _memory(self, slug: str, bucket: dict[str, bytes], commit: str) -> PushedMemory | None:
-        md = bucket.get(slug + files.MD)
-        code = bucket.get(slug + files.CODE)
-        on_use = bucket.get(slug + files.ON_USE)
+        named = self._named.get(slug)
+        if named is None:
+            named = (slug + files.MD, slug + files.CODE, slug + files.ON_USE)
+            if len(self._named) >= _CACHE_MAX:
+                self._named.clear()
+            self._named[slug] = named  # a push writes the same slugs again and again
+        md, code, on_use = bucket.get(named[0]), bucket.get(named[1]), bucket.get(named[2])
         if md is None:
             if code is not None or on_use is not None:
                 raise Refused("parse", commit, f"`{slug}` has code but no {slug}{files.MD}")
@@ -391,7 +398,7 @@ class PushReader(_Memories):
         new_root = head.tree
         # a root that is its parent's with one id changed (or one folder added where
         # git's order puts it) is of git's form when that is
-        if not self.is_formed(old_root, sha):
+        if old_root not in self._formed and not self.is_formed(old_root, sha):
             return None
         try:
             kind, b = self._objects.pushed(new_root) or self.raw(new_root, sha)
@@ -428,7 +435,7 @@ class PushReader(_Memories):
         try:
             kind, content = self._objects.pushed(new) or self.raw(new, sha)
             after = self.trees.parsed(new, content) if kind == _TREE else None
-            if after is not None:
+            if after is not None and new not in self._formed:
                 self.formed(new, sha, content)
         except (Refused, BadTree):
             return None
@@ -477,7 +484,7 @@ class PushReader(_Memories):
             except Refused as refused:
                 problems.append(refused)
         message = head.message.decode("utf-8", "replace")
-        totals = self.totals(parent)
+        totals = parent_facts.totals if parent_facts is not None else self.totals(parent)
         commit = made(
             PushCommit,
             (sha, parent, False, facts, head.author, changed, totals, None, message, problems),
@@ -620,7 +627,7 @@ def _swapped_in(
             or not a.startswith(b"40000 ", starts[i])  # a directory, as git spells its mode
         ):
             return None
-        return a[cut:end].hex().encode(), b[cut:end].hex().encode(), starts, places
+        return hexlify(a[cut:end]), hexlify(b[cut:end]), starts, places
     entry = b"40000 " + name + b"\0"
     size = len(entry) + 20
     if len(b) != len(a) + size:
@@ -644,7 +651,7 @@ def _swapped_in(
     placed = {n: j + (j >= k) for n, j in places.items()}
     placed[name] = k
     moved = starts[:k] + [at] + [start + size for start in starts[k:]]
-    return None, b[at + size - 20 : at + size].hex().encode(), moved, placed
+    return None, hexlify(b[at + size - 20 : at + size]), moved, placed
 
 
 def _held_files(wanted: dict[bytes, str], entries: Entries) -> dict[str, bytes]:

@@ -247,9 +247,10 @@ class _Folder:
         for pack in self.packs:
             if pack.offset(binary) is not None:
                 return True
-        sha = binary.hex()
-        if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
-            return True
+        if self.loose:  # a folder whose objects are all packed is asked nothing more here
+            sha = binary.hex()
+            if sha[:2] in self.loose and os.path.exists(os.path.join(self.path, sha[:2], sha[2:])):
+                return True
         return self.odd and self.dulwich_get(binary) is not None
 
     def dulwich_get(self, binary: bytes) -> _Found | None:
@@ -318,60 +319,72 @@ class _Pack(MappedPack):
         starts: tuple[int, ...] = struct.unpack_from(f">{count}L", self._idx, self._offsets)
         if count == 0 or max(starts) & 0x80000000:
             return 0
-        names = hexlify(self._idx[1032 : 1032 + 20 * count])
-        named = dict(
-            zip(starts, [names[i : i + 40] for i in range(0, 40 * count, 40)], strict=True)
-        )
+        # each entry's id in hex, by where the entry starts
+        ids = map(hexlify, struct.unpack_from("20s" * count, self._idx, 1032))
+        named = dict(zip(starts, ids, strict=True))
         at_offset: dict[int, _Found] = {}
         spent = 0
         inflater, at_once = zlib.decompressobj, zlib.decompress
         # each entry's header, base distance and inflating as entry_header, ofs_base and
-        # inflate_whole read them, written out here: a push's pack holds thousands
+        # inflate_whole read them, written out here: a push's pack holds thousands (one
+        # statement a step, no tuple made and taken apart)
         for at in sorted(named):
             try:
                 byte = data[at]
-                kind, size, shift, start = (byte >> 4) & 7, byte & 0x0F, 4, at + 1
-                while byte & 0x80:
-                    if shift > _SIZE_SHIFT_MAX:
-                        raise ValueError("a size past any object's")
+                kind = (byte >> 4) & 7
+                size = byte & 0x0F
+                start = at + 1
+                if byte & 0x80:
                     byte = data[start]
-                    size, shift, start = size | (byte & 0x7F) << shift, shift + 7, start + 1
+                    size |= (byte & 0x7F) << 4
+                    start += 1
+                    shift = 11
+                    while byte & 0x80:
+                        if shift > _SIZE_SHIFT_MAX:
+                            raise ValueError("a size past any object's")
+                        byte = data[start]
+                        size |= (byte & 0x7F) << shift
+                        shift += 7
+                        start += 1
                 held = None
                 if size > OBJECT_MAX:
                     continue  # refused by read, when it is asked for
                 if kind == _OFS_DELTA:
                     byte = data[start]
-                    distance, start = byte & 0x7F, start + 1
+                    distance = byte & 0x7F
+                    start += 1
                     while byte & 0x80:
                         byte = data[start]
-                        distance, start = ((distance + 1) << 7) | (byte & 0x7F), start + 1
+                        distance = ((distance + 1) << 7) | (byte & 0x7F)
+                        start += 1
                     held = at_offset.get(at - distance)
                     if held is None:
                         continue
                 elif kind not in _WHOLE:
                     continue
-                stop = start + size + 5 * (size >> 14) + 64
                 if size < _AT_ONCE_MAX:
                     # in one call: refused if the stream (its checksum too) does not end
                     # in the window; what follows it there is passed over
-                    content = at_once(data[start:stop], 15, size + 1)
+                    content = at_once(data[start : start + size + 64], 15, size + 1)
                 else:
                     stream = inflater()
+                    stop = start + size + 5 * (size >> 14) + 64
                     content = stream.decompress(data[start:stop], size + 1)
                     if not stream.eof:
                         break
                 if len(content) != size:
                     break
-                if held is not None and delta_target(content) > OBJECT_MAX:
-                    continue  # refused by read, when it is asked for
-                found = (
-                    (kind, content)
-                    if held is None
-                    else (held[0], b"".join(_APPLY(held[1], content)))
-                )
+                if held is None:
+                    found = (kind, content)
+                    spent += size
+                else:
+                    if delta_target(content) > OBJECT_MAX:
+                        continue  # refused by read, when it is asked for
+                    content = b"".join(_APPLY(held[1], content))
+                    found = (held[0], content)
+                    spent += len(content)
             except Exception:  # a damaged entry, read (and refused) when it is asked for
                 break
-            spent += len(found[1])
             if spent > budget:
                 break
             at_offset[at] = found
@@ -474,6 +487,17 @@ def bounded(size: int) -> int:
 
 def delta_target(delta: bytes) -> int:
     """The size of what ``delta`` makes (its header's second number)."""
+    # the usual header, each size in one or two bytes, read without a loop (a push's
+    # pack holds thousands of deltas); any other, by the loop below
+    if len(delta) >= 4:
+        at = 1 if delta[0] < 0x80 else 2 if delta[1] < 0x80 else 0
+        if at:
+            low = delta[at]
+            if low < 0x80:
+                return low
+            high = delta[at + 1]
+            if high < 0x80:
+                return low & 0x7F | high << 7
     at = 0
     size = 0
     for _ in range(2):  # the base's size, then the result's
