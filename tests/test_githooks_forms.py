@@ -79,6 +79,10 @@ def test_a_parent_named_past_the_committer_is_no_parent(world: tuple[Path, Path]
 
 
 _HEADERS = {
+    "author's address": f"author A <{SECRET}@example.com> 1 +0000\n".encode()
+    + b"committer "
+    + WHO
+    + b"\n",
     "committer": b"author " + WHO + f"\ncommitter {SECRET} <a@b> 1 +0000\n".encode(),
     "another line": b"author " + WHO + b"\ncommitter " + WHO + f"\nx-note {SECRET}\n".encode(),
     "signature": b"author "

@@ -68,8 +68,9 @@ class Head(NamedTuple):
     """The author's name."""
     message: bytes
     header: bytes
-    """The header's lines past the tree, parents and author: the committer, and any
-    signature, encoding or other line (what a secret could hide in, too)."""
+    """The header past the tree, parents and author's name: the author's address and
+    time, the committer, and any signature, encoding or other line (what a secret could
+    hide in, too)."""
 
 
 class Incoming:
@@ -455,8 +456,8 @@ class Incoming:
 # another tree, parent, author or committer line, which git and dulwich read differently
 _IDENT = rb"[^<>\n]* <[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n"
 _HEADER = re.compile(
-    rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*+)author ([^<>\n]*) <"
-    rb"[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\n(committer " + _IDENT + rb"(?:"
+    rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*+)author ([^<>\n]*) (<"
+    rb"[^<>\n]*> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}\ncommitter " + _IDENT + rb"(?:"
     rb"(?!(?:tree|parent|author|committer) )[^\n]*+\n)*+)"
 )
 _ENCODING = rb"^encoding (.*)$"  # compiled where a header names one (rarely)

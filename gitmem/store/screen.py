@@ -40,8 +40,9 @@ class Write(NamedTuple):
     """What the writer chose of the commit's message: its extra trailers, or a pushed
     commit's whole message."""
     header: str = ""
-    """A pushed commit's header lines past its tree, parents and author: its committer,
-    and any signature, encoding or other line (a write made here has none to screen)."""
+    """A pushed commit's header past its tree, parents and author's name: the author's
+    address, its committer, and any signature, encoding or other line (a write made here
+    has none to screen)."""
 
 
 class Screen(NamedTuple):
