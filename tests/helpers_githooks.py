@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_sync import ENV, sh
+from helpers_sync import ENV, ME, make_project, sh
 
+from gitmem import Repository, ops
 from gitmem.store import Storage
 
 DIR_MODE = 0o040000
@@ -170,6 +171,32 @@ def push(project: Path, *refspecs: str) -> subprocess.CompletedProcess[str]:
         env=ENV,
         check=False,
     )
+
+
+def guarded_world(
+    tmp_path: Path, prepare: Callable[[Path], None] | None = None, *, pushed: bool = True
+) -> tuple[Path, Path]:
+    """A shared bare server with gitmem's pre-receive, and a project holding store
+    ``notes`` (one memory, then whatever ``prepare`` writes), pushed to it unless not
+    ``pushed``."""
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    sh(tmp_path, "init", "-q", "--bare", "server.git")
+    server = tmp_path / "server.git"
+    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
+    assert result.exit_code == 0, result.output
+    project = make_project(tmp_path / "project")
+    sh(project, "remote", "add", "origin", str(server))
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+    if prepare is not None:
+        prepare(project)
+    if pushed:
+        done = push(project, "main", "gitmem/notes")
+        assert done.returncode == 0, done.stderr
+    return server, project
 
 
 def server_state(server: Path) -> tuple[str, str]:

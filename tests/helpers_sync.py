@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from gitmem import Author, Repository, ops
@@ -66,3 +67,22 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+
+
+def hostile_replicas(
+    tmp_path: Path, prepare: Callable[[Path], None] | None = None
+) -> tuple[Path, Path, Path]:
+    """An unguarded bare origin holding store ``notes`` (one memory, then whatever
+    ``prepare`` writes in the project it is cloned from), and two clones of it, ``a``
+    (the hostile pusher) and ``b`` (the replica that syncs)."""
+    project = make_project(tmp_path / "project")
+    with Repository.init(str(project)) as repo:
+        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+    if prepare is not None:
+        prepare(project)
+    sh(tmp_path, "clone", "-q", "--bare", "project", "origin.git")
+    for name in ("a", "b"):
+        sh(tmp_path, "clone", "-q", "origin.git", name)
+        with Repository.open(str(tmp_path / name)) as repo:
+            repo.sync("origin")
+    return tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"

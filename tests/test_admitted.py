@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers_githooks import Unguarded, push, refusal, server_state
+from helpers_githooks import Unguarded, guarded_world, push, refusal, server_state
 from helpers_secrets import SECRETS
-from helpers_sync import ME, make_project, sh
+from helpers_sync import ME, hostile_replicas, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -31,17 +31,7 @@ export function check(change: { body: string | null }): string | undefined {
 def world(tmp_path: Path) -> tuple[Path, Path]:
     """A shared bare server with gitmem's pre-receive, and a project holding store
     ``notes`` pushed to it."""
-    sh(tmp_path, "init", "-q", "--bare", "server.git")
-    server = tmp_path / "server.git"
-    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
-    assert result.exit_code == 0, result.output
-    project = make_project(tmp_path / "project")
-    sh(project, "remote", "add", "origin", str(server))
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    done = push(project, "main", "gitmem/notes")
-    assert done.returncode == 0, done.stderr
-    return server, project
+    return guarded_world(tmp_path)
 
 
 def _allow_own_secret(project: Path) -> None:
@@ -124,14 +114,7 @@ def test_a_push_that_drops_a_fingerprint_is_held_to_the_narrower_list(
 def test_a_new_stores_first_push_goes_by_its_own_commits(tmp_path: Path) -> None:
     """A store the server does not hold yet has no published allowlist: each commit of
     its first push is judged by its parent's, as before."""
-    sh(tmp_path, "init", "-q", "--bare", "server.git")
-    server = tmp_path / "server.git"
-    assert CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)]).exit_code == 0
-    project = make_project(tmp_path / "project")
-    sh(project, "remote", "add", "origin", str(server))
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    _allow_own_secret(project)
+    _, project = guarded_world(tmp_path, _allow_own_secret, pushed=False)
     done = push(project, "gitmem/notes")
     assert done.returncode == 0, done.stderr
 
@@ -140,15 +123,7 @@ def test_a_new_stores_first_push_goes_by_its_own_commits(tmp_path: Path) -> None
 def replicas(tmp_path: Path) -> tuple[Path, Path, Path]:
     """An unguarded bare origin holding store ``notes``, and two clones of it, ``a``
     (the hostile pusher) and ``b`` (the replica that syncs)."""
-    project = make_project(tmp_path / "project")
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    sh(tmp_path, "clone", "-q", "--bare", "project", "origin.git")
-    for name in ("a", "b"):
-        sh(tmp_path, "clone", "-q", "origin.git", name)
-        with Repository.open(str(tmp_path / name)) as repo:
-            repo.sync("origin")
-    return tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"
+    return hostile_replicas(tmp_path)
 
 
 def _sync(b: Path) -> tuple[int, dict[str, object]]:

@@ -14,6 +14,7 @@ from dulwich.objects import ObjectID, Tree
 from dulwich.repo import Repo
 from helpers_githooks import (
     Unguarded,
+    guarded_world,
     md,
     push,
     raw_object,
@@ -39,15 +40,7 @@ WHO = b"Dev <dev@example.com> 1800000000 +0000"
 def world(tmp_path: Path) -> tuple[Path, Path]:
     """A shared bare server with gitmem's pre-receive, and a project holding store
     ``notes`` (memory ``todo``) pushed to it."""
-    sh(tmp_path, "init", "-q", "--bare", "server.git")
-    server = tmp_path / "server.git"
-    assert CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)]).exit_code == 0
-    project = make_project(tmp_path / "project")
-    sh(project, "remote", "add", "origin", str(server))
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    assert push(project, "gitmem/notes").returncode == 0
-    return server, project
+    return guarded_world(tmp_path)
 
 
 def _commit(project: Path, header: bytes, message: bytes = b"by hand\n") -> str:

@@ -126,6 +126,40 @@ def test_the_markdown_index_is_every_memorys_line(repo: Repository, review: bool
         assert shown == Markdown().pinned(memories)
 
 
+_START = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "wire-test", "version": "0"},
+    },
+}
+_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "read_memory", "arguments": {"name": "a"}},
+}
+
+
+def _served(repo: Repository) -> subprocess.Popen[bytes]:
+    """``gitmem mcp`` over pipes, for a holder of a store holding memory ``a``; the
+    test writes :data:`_START`, then what it tries, then :data:`_CALL`."""
+    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
+    assert holder is not None
+    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
+    holder.close()
+    cap = json.dumps(capability("markdown", "shared").to_dict())
+    return subprocess.Popen(
+        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 def _answers(out: IO[bytes], count: int, *, seconds: float) -> list[dict[str, Any]]:
     """Up to ``count`` lines read from ``out``, as JSON, within ``seconds``: a server
     that never answers fails the test rather than hanging it."""
@@ -145,41 +179,15 @@ def test_an_unreadable_line_is_answered_and_the_server_goes_on(repo: Repository)
     """A line that is not JSON gets a parse error and one that is JSON but no JSON-RPC
     message an invalid-request error, each with a null id (the SDK alone would drop
     both without a word); the next request is answered as usual."""
-    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
-    assert holder is not None
-    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
-    holder.close()
-    cap = json.dumps(capability("markdown", "shared").to_dict())
-    start = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "wire-test", "version": "0"},
-        },
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "read_memory", "arguments": {"name": "a"}},
-    }
-    process = subprocess.Popen(
-        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = _served(repo)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(
-        json.dumps(start).encode()
+        json.dumps(_START).encode()
         + b"\n"
         + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
         + b'{"jsonrpc":"2.0","id":7,"method":\n'
         + b'{"id":8,"hello":"there"}\n'
-        + json.dumps(call).encode()
+        + json.dumps(_CALL).encode()
         + b"\n"
     )
     process.stdin.flush()
@@ -197,42 +205,16 @@ def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository
     """A message longer than the line cap is dropped as it arrives, answered with an
     invalid-request error (its id unread, so null) and one line on stderr; the next
     request is answered as usual."""
-    holder = repo.bind(capability("markdown", "shared"), Agent("p", "writer"))
-    assert holder is not None
-    holder.call("create_memory", {"name": "a", "description": "first", "body": "x"})
-    holder.close()
-    cap = json.dumps(capability("markdown", "shared").to_dict())
-    start = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "wire-test", "version": "0"},
-        },
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "read_memory", "arguments": {"name": "a"}},
-    }
-    process = subprocess.Popen(
-        [GITMEM, "--repo", repo.directory, "mcp", "--capability", cap, "--profile", "p"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = _served(repo)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(
-        json.dumps(start).encode()
+        json.dumps(_START).encode()
         + b"\n"
         + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
         + b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"'
         + b"x" * (_LINE_MAX + 1024)
         + b'"}}\n'
-        + json.dumps(call).encode()
+        + json.dumps(_CALL).encode()
         + b"\n"
     )
     process.stdin.flush()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from dulwich.object_store import DiskObjectStore
-from helpers_sync import ME, make_project, sh
+from helpers_sync import ME, hostile_replicas, sh
 from test_store_pushobjects import KINDS, chained, every_object, git
 
 from gitmem import Repository, ops
@@ -79,16 +79,12 @@ def test_a_bounded_read_holds_every_object_to_the_bound(
 def replicas(tmp_path: Path) -> tuple[Path, Path, Path]:
     """An unguarded bare origin holding stores ``notes`` and ``more``, and two clones of
     it, ``a`` (the hostile pusher) and ``b`` (the replica that syncs)."""
-    project = make_project(tmp_path / "project")
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-        ops.create(repo, "more", ME, "fine", "ok", "yes\n")
-    sh(tmp_path, "clone", "-q", "--bare", "project", "origin.git")
-    for name in ("a", "b"):
-        sh(tmp_path, "clone", "-q", "origin.git", name)
-        with Repository.open(str(tmp_path / name)) as repo:
-            repo.sync("origin")
-    return tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"
+
+    def more(project: Path) -> None:
+        with Repository.open(str(project)) as repo:
+            ops.create(repo, "more", ME, "fine", "ok", "yes\n")
+
+    return hostile_replicas(tmp_path, more)
 
 
 @pytest.mark.parametrize("packed", [False, True])

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
-from helpers_githooks import Unguarded, craft, push, refusal
+from helpers_githooks import Unguarded, craft, guarded_world, push, refusal
 from helpers_secrets import SECRETS
-from helpers_sync import ME, make_project, sh
+from helpers_sync import ME, hostile_replicas, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -44,18 +44,7 @@ def bind(project: Path, limits: Limits) -> None:
 def world(tmp_path: Path) -> tuple[Path, Path]:
     """A shared bare server with gitmem's pre-receive; a project whose store ``notes``
     records maxLenPerMemory=100, pushed there."""
-    sh(tmp_path, "init", "-q", "--bare", "server.git")
-    server = tmp_path / "server.git"
-    result = CliRunner().invoke(cli, ["hooks", "install", "--server", str(server)])
-    assert result.exit_code == 0, result.output
-    project = make_project(tmp_path / "project")
-    sh(project, "remote", "add", "origin", str(server))
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    bind(project, Limits(max_len_per_memory=100))
-    done = push(project, "main", "gitmem/notes")
-    assert done.returncode == 0, done.stderr
-    return server, project
+    return guarded_world(tmp_path, lambda project: bind(project, Limits(max_len_per_memory=100)))
 
 
 def forged_file_commit(git_dir: str, ref: str) -> str:
@@ -236,16 +225,7 @@ def test_a_plain_server_records_the_project_layout(tmp_path: Path) -> None:
 def replicas(tmp_path: Path) -> tuple[Path, Path, Path]:
     """An unguarded bare origin holding store ``notes`` (maxLenPerMemory=100), and
     two clones of it, ``a`` (the hostile pusher) and ``b`` (the agent's replica)."""
-    project = make_project(tmp_path / "project")
-    with Repository.init(str(project)) as repo:
-        ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
-    bind(project, Limits(max_len_per_memory=100))
-    sh(tmp_path, "clone", "-q", "--bare", "project", "origin.git")
-    for name in ("a", "b"):
-        sh(tmp_path, "clone", "-q", "origin.git", name)
-        with Repository.open(str(tmp_path / name)) as repo:
-            repo.sync("origin")
-    return tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"
+    return hostile_replicas(tmp_path, lambda project: bind(project, Limits(max_len_per_memory=100)))
 
 
 def _pushed_by_a(a: Path) -> None:
