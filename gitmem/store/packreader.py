@@ -13,10 +13,9 @@ import os
 import struct
 import zlib
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from dulwich.pack import OFS_DELTA
-from dulwich.pack import apply_delta as _apply_delta  # pyright: ignore[reportUnknownVariableType]
 
 from gitmem.lean.objects import (
     MappedPack,
@@ -26,7 +25,7 @@ from gitmem.lean.objects import (
     ofs_base,
     pack_bases,
 )
-from gitmem.store.pushobjects import TooLarge, bounded, delta_target
+from gitmem.store.pushobjects import APPLY_DELTA, TooLarge, bounded, delta_target
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 
@@ -35,7 +34,6 @@ T = TypeVar("T")
 _TREE = 2
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
 _REF_DELTA = 7
-_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], _apply_delta)
 
 
 class PackedObjects:
@@ -282,7 +280,7 @@ class Pack(MappedPack):
             delta = inflate(data, at, size)[0]
             if self._bounded:
                 bounded(delta_target(delta))
-            found = (base[0], b"".join(_APPLY_DELTA(base[1], delta)))
+            found = (base[0], b"".join(APPLY_DELTA(base[1], delta)))
         elif kind in _WHOLE:
             if self._bounded:
                 bounded(size)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from dulwich.object_store import DiskObjectStore
 
 __all__ = [
+    "APPLY_DELTA",
     "OBJECT_MAX",
     "Objects",
     "TooLarge",
@@ -63,7 +64,8 @@ def _applier() -> Callable[[bytes, bytes], list[bytes]]:
     return apply_delta  # pyright: ignore[reportUnknownVariableType]
 
 
-_APPLY = _applier()
+APPLY_DELTA = _applier()
+"""Applies a delta to its base: ``b"".join(APPLY_DELTA(base, delta))``."""
 _WHOLE = frozenset((1, 2, 3, 4))  # commit, tree, blob, tag
 _OFS_DELTA, _REF_DELTA = 6, 7
 # a pack is looked up by halves in its index until it has been asked for one in
@@ -380,7 +382,7 @@ class _Pack(MappedPack):
                 else:
                     if delta_target(content) > OBJECT_MAX:
                         continue  # refused by read, when it is asked for
-                    content = b"".join(_APPLY(held[1], content))
+                    content = b"".join(APPLY_DELTA(held[1], content))
                     found = (held[0], content)
                     spent += len(content)
             except Exception:  # a damaged entry, read (and refused) when it is asked for
@@ -411,7 +413,7 @@ class _Pack(MappedPack):
             if held is not None:
                 delta = inflate(data, start, bounded(size))[0]
                 bounded(delta_target(delta))
-                found = (held[0], b"".join(_APPLY(held[1], delta)))
+                found = (held[0], b"".join(APPLY_DELTA(held[1], delta)))
                 self._keep(offset, found)
                 return found
         chain: list[bytes] = []  # the deltas met, newest first
@@ -445,7 +447,7 @@ class _Pack(MappedPack):
             found = self._kept.get(at)
         self._keep(at, found)
         for delta, start in zip(reversed(chain), reversed(starts), strict=True):
-            found = (found[0], b"".join(_APPLY(found[1], delta)))
+            found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
             self._keep(start, found)
         return found
 

@@ -33,7 +33,7 @@ from functools import partial
 from hashlib import sha1
 from itertools import repeat
 from operator import add
-from typing import BinaryIO, NamedTuple, cast
+from typing import BinaryIO, NamedTuple
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -43,12 +43,11 @@ from dulwich.errors import (
 )
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, object_class, object_header, parse_tree
-from dulwich.pack import apply_delta  # pyright: ignore[reportUnknownVariableType]
 from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.pushobjects import TooLarge, bounded, loose_size
+from gitmem.store.pushobjects import APPLY_DELTA, TooLarge, bounded, loose_size
 from gitmem.store.trees import (
     BadTree,
     Trees,
@@ -67,7 +66,6 @@ _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
-_APPLY_DELTA = cast(Callable[[bytes, bytes], list[bytes]], apply_delta)
 _DELTA_CHAIN_MAX = 64
 """The longest chain of deltas named by id a bounded read resolves (git writes 50 at most)."""
 _LOOSE_HEAD = 64
@@ -212,7 +210,7 @@ class _RawReader:
         if depth >= _DELTA_CHAIN_MAX:
             raise ValueError(f"object {sha} is a delta chain past {_DELTA_CHAIN_MAX} deltas")
         kind, content, _ = self.entry(base.hex(), depth + 1)
-        return kind, b"".join(_APPLY_DELTA(content, delta)), b""
+        return kind, b"".join(APPLY_DELTA(content, delta)), b""
 
     def close(self) -> None:
         if self._packs is not None:
