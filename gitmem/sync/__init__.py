@@ -181,7 +181,6 @@ def _sync_store(
     report.changed = sorted(changed)
     if report.fetched and report.before is not None and report.head is not None:
         report.rules = _rules_changed(repo, store, report.before, report.head)
-        report.widened += _loosened(repo, store, report.before, report.head, report.widened)
     if report.head is not None:
         report.exceeded = sync_exceeded(repo.snapshot(store, report.head), changed)
     return report
@@ -222,38 +221,6 @@ def _rules_changed(repo: Storage, store: str, before: str, after: str) -> list[s
                 "from the next sync or push on"
             )
     return lines
-
-
-def _loosened(repo: Storage, store: str, before: str, after: str, said: list[str]) -> list[str]:
-    """One line when the limits the store records, as every tool reads them (its head's
-    ``Gitmem-Capability``), are looser at ``after`` than at ``before``, by any commit,
-    with a ``Gitmem-Widen`` trailer or not (not said again for a limit ``said``
-    names already): what the remote's commits claim is not proof of an operator's word."""
-    found = read_capability_trailer(repo.snapshot(store, before).trailers)
-    if found is None:
-        return []
-    now = read_capability_trailer(repo.snapshot(store, after).trailers)
-    was = _shown(found[1])
-    if now is None:
-        return [f"commits that leave the store recording no limits (it recorded {was})"]
-    names = found[1].widened(now[1])
-    if not names or set(names) <= _named(said):
-        return []
-    return [f"commits that loosen {', '.join(names)} (from {was} to {_shown(now[1])})"]
-
-
-def _named(said: list[str]) -> set[str]:
-    """The limits lines of ``widened`` name: "commit C by A widens L1, L2 on purpose"."""
-    found: set[str] = set()
-    for line in said:
-        found.update(line.rpartition(" widens ")[2].removesuffix(" on purpose").split(", "))
-    return found
-
-
-def _shown(limits: Limits) -> str:
-    """Limits as ``set-limits`` takes them: ``maxLenPerMemory=100 ...`` (``none``)."""
-    shown = [f"{name}={value}" for name, value in limits.as_params().items() if value]
-    return " ".join(shown) or "none"
 
 
 def _where(target: Remote) -> str:
