@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError, StorageError
-from gitmem.githooks import _passes  # pyright: ignore[reportPrivateUsage]
 from gitmem.lean.totals import totals_of
+from gitmem.pushchain import _passes  # pyright: ignore[reportPrivateUsage]
 from gitmem.screens import chain
 from gitmem.secrets import (
     check_texts,
