@@ -5,8 +5,11 @@ left to dulwich; what is missing is ``None``."""
 
 from __future__ import annotations
 
+import io
 import os
+import random
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -391,3 +394,49 @@ def test_an_object_past_the_bound_is_refused_before_it_is_inflated(
     _over(Objects(str(bare), str(quarantined(tmp_path, repo, bare, b"main\n"))), expected)
     git(repo, "repack", "-a", "-d", "-q")
     _over(Objects(str(repo)), expected)  # packed, deltas on deltas
+
+
+def test_a_loose_object_is_read_no_further_than_its_header_allows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loose object's file is read only as far as the size its header declares allows:
+    one that declares more than the bound is refused from its first bytes, and bytes
+    past the end of one that declares little are never read."""
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "r")
+    sha = git(repo, "hash-object", "-w", "--stdin", stdin=b"small\n").decode().strip()
+    path = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    path.chmod(0o644)
+    with path.open("ab") as f:
+        f.write(b"\0" * (4 << 20))  # past the stream: no reader needs it
+    # bytes of skewed frequencies: the stream opens with long code tables, and its
+    # header inflates only after them
+    rng = random.Random(1)
+    text = bytes(min(255, int(rng.paretovariate(1.2) * 3)) for _ in range(20_000))
+    tabled = git(repo, "hash-object", "-w", "--stdin", stdin=text).decode().strip()
+    big = zlib.compress(b"blob 999999999\0" + b"x" * 4096) + bytes(4 << 20)
+    (path.parent / ("f" * 38)).write_bytes(big)
+    read: list[int] = []
+
+    class Counted(io.FileIO):
+        def read(self, size: int | None = -1) -> bytes:
+            data = super().read(size)
+            read.append(len(data))
+            return data
+
+    def opened(name: str, mode: str = "r", encoding: str | None = None) -> object:
+        return Counted(name, mode) if mode == "rb" else open(name, mode, encoding=encoding)
+
+    monkeypatch.setattr(pushobjects, "open", opened, raising=False)
+    objects = Objects(str(repo))
+    try:
+        assert objects.get(tabled.encode()) == (KINDS["blob"], text)
+        read.clear()
+        assert objects.get(sha.encode()) == (KINDS["blob"], b"small\n")
+        assert sum(read) < pushobjects.LOOSE_HEAD + 1024
+        read.clear()
+        with pytest.raises(ValueError, match="past the"):
+            objects.get((sha[:2] + "f" * 38).encode())
+        assert sum(read) < pushobjects.LOOSE_HEAD + 1024
+    finally:
+        objects.close()

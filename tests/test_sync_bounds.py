@@ -5,6 +5,7 @@ inflated, for its store alone, and nothing of that store's new history is copied
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 from pathlib import Path
@@ -73,6 +74,18 @@ def test_a_bounded_read_holds_every_object_to_the_bound(
     git(repo, "-c", "repack.useDeltaBaseOffset=false", "repack", "-a", "-d", "-f", "-q")
     assert _REF_DELTA in _kinds(repo / ".git" / "objects" / "pack")
     _read_bounded(repo / ".git" / "objects", expected)
+
+
+def test_a_bounded_read_takes_a_loose_stream_that_opens_with_long_code_tables(
+    tmp_path: Path,
+) -> None:
+    """Bytes of skewed frequencies make a stream whose code tables run to hundreds of
+    bytes before the object's header inflates: it reads whole, as git reads it."""
+    rng = random.Random(1)
+    text = bytes(min(255, int(rng.paretovariate(1.2) * 3)) for _ in range(20_000))
+    git(tmp_path, "init", "-q", "r")
+    sha = git(tmp_path / "r", "hash-object", "-w", "--stdin", stdin=text).decode().strip()
+    _read_bounded(tmp_path / "r" / ".git" / "objects", {sha: (KINDS["blob"], text)})
 
 
 @pytest.fixture

@@ -37,11 +37,13 @@ from gitmem.store.native import native
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
     from dulwich.object_store import DiskObjectStore
 
 __all__ = [
     "APPLY_DELTA",
+    "LOOSE_HEAD",
     "OBJECT_MAX",
     "Objects",
     "TooLarge",
@@ -49,6 +51,7 @@ __all__ = [
     "common_dir",
     "control_dir",
     "delta_target",
+    "loose_read",
     "loose_size",
 ]
 
@@ -238,10 +241,9 @@ class _Folder:
         if sha[:2] in self.loose:
             try:
                 with open(os.path.join(self.path, sha[:2], sha[2:]), "rb") as f:
-                    data = f.read()
+                    data, _ = loose_read(f)
             except FileNotFoundError:
                 return None
-            bounded(loose_size(data))
             return loose_object(data)
         return None
 
@@ -512,6 +514,20 @@ def delta_target(delta: bytes) -> int:
             if not byte & 0x80:
                 break
     return size
+
+
+LOOSE_HEAD = 4096
+"""Bytes of a loose object's file read first: its header inflates from them (a deflate
+block's own code tables come first, a few hundred bytes at most)."""
+
+
+def loose_read(f: BinaryIO) -> tuple[bytes, int]:
+    """A loose object's file, read no further than the size its header declares allows
+    (its compressed bytes exceed it by zlib's few bytes a block at most), and that size,
+    held to :data:`OBJECT_MAX` first. ``ValueError``: the header does not read."""
+    data = f.read(LOOSE_HEAD)
+    size = bounded(loose_size(data))
+    return data + f.read(size + 5 * (size >> 14) + 64), size
 
 
 def loose_size(data: bytes) -> int:

@@ -47,7 +47,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.pushobjects import APPLY_DELTA, TooLarge, bounded, loose_size
+from gitmem.store.pushobjects import APPLY_DELTA, LOOSE_HEAD, TooLarge, loose_read
 from gitmem.store.trees import (
     BadTree,
     Trees,
@@ -68,8 +68,6 @@ _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
 _DELTA_CHAIN_MAX = 64
 """The longest chain of deltas named by id a bounded read resolves (git writes 50 at most)."""
-_LOOSE_HEAD = 64
-"""Bytes of a loose object's file read first: its inflated header is in them."""
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -174,15 +172,13 @@ class _RawReader:
     def _inflated(f: BinaryIO) -> bytes:
         """A loose object's file inflated, its declared size held to ``OBJECT_MAX``
         first, and no more read or inflated than that size allows."""
-        data = f.read(_LOOSE_HEAD)
         try:
-            size = bounded(loose_size(data))
+            data, size = loose_read(f)
         except TooLarge:
             raise
         except ValueError as exc:
             raise zlib.error(str(exc)) from None
-        data += f.read(size + 5 * (size >> 14) + 64)
-        return zlib.decompressobj().decompress(data, size + _LOOSE_HEAD)
+        return zlib.decompressobj().decompress(data, size + LOOSE_HEAD)
 
     def _packed(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
         if self._packs is None:
