@@ -43,6 +43,7 @@ LAYERS = [
     "gitmem.screens",
     "gitmem.holder",
     "gitmem.pushrecord",
+    "gitmem.pushchain",
     "gitmem.githooks",
     "gitmem.sync",
     "gitmem.review",
