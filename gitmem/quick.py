@@ -30,7 +30,15 @@ from gitmem.lean.lines import (
     state_rows,
 )
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries, tree_named
-from gitmem.lean.survey import SHARED_FROM, keep, known_summaries, md_blobs, survey, texts
+from gitmem.lean.survey import (
+    SHARED_FROM,
+    keep,
+    known_summaries,
+    md_blobs,
+    resurvey,
+    survey,
+    texts,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -191,21 +199,27 @@ class _Store:
 
     def listing(self) -> Rows | None:
         """The listing kept for this very head's tree; with none kept at all (a fresh
-        clone), the tree's listing read whole and kept; ``None`` for anything else (a
-        listing kept of an earlier tree: the full reader reads only what changed)."""
+        clone), the tree's listing read whole and kept; with one kept of another tree (a
+        write since), only what changed read, and kept; ``None`` where the full reader
+        reads it (see :func:`~gitmem.lean.survey.resurvey`)."""
         meta = os.path.join(self.directory, "gitmem")
         try:
             with open(listing.listing_path(meta, self.name), "rb") as f:
                 data = f.read()
         except FileNotFoundError:
             data = b""
-        kept = listing.parse(data, folders=False, tree=self.head.tree)
-        if kept is None and listing.parse(data, folders=True, tree=None) is None:
+        tree = self.head.tree
+        kept = listing.parse(data, folders=False, tree=tree)
+        if kept is None:
+            last = listing.parse(data, folders=True, tree=None)
             # a light module of the store's, which loads no more of it
             from gitmem.store.collector import uncollected
 
             with uncollected():  # a listing of every memory keeps every row it makes
-                kept = survey(self.objects, meta, self.name, self.head.tree, shared=self._shared())
+                if last is None:
+                    kept = survey(self.objects, meta, self.name, tree, shared=self._shared())
+                else:
+                    kept = resurvey(self.objects, meta, self.name, tree, last)
         return kept[2] if kept is not None else None
 
     def rendered(self, command: str, lay_out: Callable[[Rows], str]) -> str | bytes | None:

@@ -170,17 +170,64 @@ def test_what_the_lean_path_does_not_answer_is_left_to_the_command_line(
     assert lean(store, argv) is None
 
 
-def test_a_listing_not_kept_for_the_head_is_left_to_the_command_line(store: str) -> None:
-    """After a write the kept listing is of an older tree: not taken; the command line
-    reads the new tree and keeps its listing, which is then taken."""
-    with Repository.open(store) as repo:
+def _changed(repo: Repository, change: str) -> None:
+    """One kind of write since the listing was kept."""
+    if change == "create":
         put(repo, STORE, "new-one", "fresh\n")
-    assert lean(store, ["ls"]) is None
-    assert lean(store, ["state"]) is None
+    elif change == "edit":
+        memory = Memory("deploy", "how we ship now", "1. build\n2. test\n3. ship\n")
+        repo.mutate(STORE, AGENT, lambda _: Change("edit", memory.slug, memory))
+    elif change == "delete":
+        repo.mutate(STORE, AGENT, lambda _: Change("delete", "tabs", None))
+    elif change == "code":
+        memory = Memory("helper", "a helper", "use it\n", code="export const x = 1;\n")
+        repo.mutate(STORE, AGENT, lambda _: Change("create", memory.slug, memory))
+    else:  # more than are read one by one: the kept summaries are asked for
+        for i in range(40):
+            put(repo, STORE, f"more-{i:02d}", f"body {i}\n", f"more {i} ü")
+
+
+@pytest.mark.parametrize("change", ["create", "edit", "delete", "code", "many"])
+def test_a_listing_kept_of_an_earlier_tree_is_read_on_where_it_changed(
+    store: str, tmp_path: Path, change: str
+) -> None:
+    """After a write the kept listing is of an older tree: the lean path reads only the
+    folders that changed, prints what the command line prints, and keeps the listing
+    and summaries the command line keeps; a search, whose index is behind, is left to
+    the command line."""
+    meta = Path(store) / "gitmem"
+    before = tmp_path / "before"
+    shutil.copytree(meta, before)
+    with Repository.open(store) as repo:
+        _changed(repo, change)
     assert lean(store, ["search", "fresh"]) is None
-    printed = full(store, ["ls"])
-    assert "new-one" in printed[0]
-    assert (lean(store, ["ls"]), 0) == printed
+    text = lean(store, ["ls"])
+    assert text is not None
+    kept = _kept(store, STORE)
+    assert kept[0] is not None and kept[0][0] == _head_tree(store)
+    shutil.rmtree(meta)
+    shutil.copytree(before, meta)
+    assert (text, 0) == full(store, ["ls"])
+    assert _kept(store, STORE) == kept
+    shutil.rmtree(meta)
+    shutil.copytree(before, meta)
+    assert (lean(store, ["state"]), 0) == full(store, ["state"])
+
+
+def test_a_changed_folder_that_does_not_read_is_left_to_the_command_line(
+    store: str, tmp_path: Path
+) -> None:
+    """A memory file without front matter (made by hand) in a folder that changed: no
+    listing read, nothing kept; the full reader says what is wrong."""
+
+    def change(work: Path) -> None:
+        (work / layout.bucket("deploy") / "deploy.md").write_text("no front matter\n")
+
+    meta = Path(store) / "gitmem"
+    kept = {p.name: p.read_bytes() for p in meta.rglob("*") if p.is_file()}
+    commit_by_hand(store, STORE, tmp_path / "work", change)
+    assert lean(store, ["ls"]) is None
+    assert {p.name: p.read_bytes() for p in meta.rglob("*") if p.is_file()} == kept
 
 
 def _rendered(path: str, command: str) -> Path:

@@ -32,6 +32,7 @@ __all__ = [
     "keep",
     "known_summaries",
     "md_blobs",
+    "resurvey",
     "summary",
     "survey",
     "texts",
@@ -128,6 +129,60 @@ def survey(
         return None
     keep(meta, store, found[1], found[0])
     return found[0]
+
+
+def resurvey(
+    objects: Objects, meta: str, store: str, tree: str, last: listing.Kept
+) -> listing.Kept | None:
+    """The listing of the root ``tree`` of ``store`` from ``last``, the listing kept of
+    another tree of it, as the full reader reads a changed tree: the rows of fan-out
+    folders whose tree id is unchanged are taken, only the other folders are read, and
+    only the memories whose ``.md`` blob no kept summary knows; kept as :func:`survey`
+    keeps one. ``None`` where the full reader reads it: ``last`` kept no folders, a
+    memory is out of its own folder, or one does not read as the full reader reads it."""
+    _, before, rows, folders, blobs = last
+    buckets = _buckets(objects, tree) if before else None
+    if buckets is None:
+        return None
+    changed = {name: sha for name, sha in buckets.items() if before.get(name) != sha}
+    gone = changed.keys() | (before.keys() - buckets.keys())
+    prior: listing.Summaries = {}
+    kept: list[tuple[tuple[str, Summary], str, str]] = []
+    for row, folder, md in zip(rows, folders, blobs, strict=True):
+        if folder in gone:
+            prior[f"{md} {row[0]}"] = row[1]
+        else:
+            kept.append((row, folder, md))
+    filed = _Filed(changed)
+    if not _file(objects, filed) or not filed.placed or filed.count != len(filed.mds):
+        return None
+    order = sorted(filed.mds)
+    mds = [filed.mds[slug].hex() for slug in order]
+    keys = _keys(mds, order)
+    unknown = [key for key in keys if key not in prior]
+    known = known_summaries(meta) if len(unknown) > READ_DIRECTLY else {}
+    unread = [
+        slug for slug, key in zip(order, keys, strict=True) if key not in prior and key not in known
+    ]
+    read = _read(objects, filed, unread) if unread else []
+    if read is None:
+        return None
+    fresh = dict(zip(_keys([filed.mds[slug].hex() for slug in unread], unread), read, strict=True))
+    summaries = prior | known | fresh
+    new = [
+        ((slug, summaries[key]), filed.where[slug], md)
+        for slug, key, md in zip(order, keys, mds, strict=True)
+    ]
+    merged = sorted([*kept, *new])  # slugs are distinct: the order is the slugs'
+    found = (
+        tree,
+        buckets,
+        [row for row, _, _ in merged],
+        [folder for _, folder, _ in merged],
+        [md for _, _, md in merged],
+    )
+    keep(meta, store, fresh, found)
+    return found
 
 
 def build(
