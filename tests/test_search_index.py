@@ -6,6 +6,7 @@ import marshal
 import os
 import random
 import re
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -617,3 +618,45 @@ def test_an_earlier_format_is_never_read_and_goes_when_the_index_is_written(
     assert _answers(index) == _answers(_built(repo))
     assert not os.path.exists(older)
     assert SearchIndex.load(path) is not None
+
+
+def test_a_fresh_clones_first_search_writes_the_index_of_the_memories_the_store_reads(
+    repo: Repository,
+) -> None:
+    """The lean path's first search of a fresh clone (every blob read in one sweep, its
+    text framed and lowered there, the file built in bulk) on a varied store (text that
+    is not ASCII, empty bodies and descriptions, descriptions with escapes, code
+    memories) writes the very file a build of the memories as the store reads them
+    writes, each told its ``.md`` blob; every word's postings, read back against its
+    CRC, are a plain count of the texts."""
+    from gitmem import quick
+
+    bodies = ["", "Roll OUT, then drain.\n", "日本語\nend", "ÜNÏCODE ß ǅ straße", "a_b-c\t42\r\n"]
+    descriptions = ["", "plain", 'a "quoted" \\ one', "ünï\ttab", "  spaced  "]
+    for i in range(40):
+        memory = Memory(f"m{i:02d}", descriptions[i % 5], bodies[(i * 3) % 5] * (i % 4))
+        if i % 6 == 0:
+            memory = Memory(memory.slug, memory.description, memory.body, code="export {};\n")
+        repo.mutate(S, ALICE, lambda _, m=memory: Change("create", m.slug, m))
+    meta = os.path.join(repo.directory, "gitmem")
+    for name in os.listdir(meta):  # as a fresh clone has it
+        at = os.path.join(meta, name)
+        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
+    assert quick.answer(["--repo", repo.directory, "search", "-s", S, "roll"], {}) is not None
+    written = Path(index_file(repo, S)).read_bytes()
+    memories = repo.snapshot(S).memories()
+    texts = {m.slug: f"{m.slug}\0{m.description}\0{m.body}".lower() for m in memories}
+    listed = [line.split() for line in git(repo.directory, "ls-tree", "-r", S).stdout.splitlines()]
+    blobs = {path.split("/")[1][:-3]: blob for _, _, blob, path in listed if path.endswith(".md")}
+    assert sorted(blobs) == sorted(texts)
+    assert written == encode(repo.head(S), texts, blobs)
+    loaded = SearchIndex.load(index_file(repo, S))
+    assert loaded is not None and loaded._base is not None  # pyright: ignore[reportPrivateUsage]
+    base = loaded._base  # pyright: ignore[reportPrivateUsage]
+    counted: dict[str, list[int]] = {}
+    for number, slug in enumerate(sorted(texts)):
+        for word in re.findall(r"\w+", texts[slug]):
+            counted.setdefault(word, []).append(number)
+    assert base.words() == sorted(counted)
+    for i, word in enumerate(base.words()):
+        assert list(base.occurrences(i)) == sorted(counted[word]), word

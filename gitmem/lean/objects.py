@@ -511,12 +511,16 @@ class Objects:
         them: one walk through its index, one sweep through the pack, not a seek per
         object. Errors as :meth:`read`'s."""
         packs = self._all_packs()
-        rest = sorted(range(len(ids)), key=ids.__getitem__)  # by id: as indexes sort them
+        rest = list(range(len(ids)))
+        by_id = False  # whether ``rest`` is in the order of the ids, as indexes sort them
         # the largest packs first: most objects are found in the first one asked
         for pack in sorted(packs, key=lambda pack: -pack.count):
             if not rest:
                 break
             if len(rest) * _TABLED < pack.count:
+                if not by_id:  # sorted only for a walk: a table is asked in any order
+                    rest.sort(key=ids.__getitem__)
+                    by_id = True
                 found = pack.find_sorted([ids[i] for i in rest])
             else:  # most of the pack: its whole table costs less than a walk
                 table = pack.table()
@@ -542,6 +546,8 @@ class Objects:
                     yield i, got
             except (IndexError, struct.error) as exc:
                 raise Unreadable(f"a pack entry is cut short: {exc}") from None
+        if not by_id:
+            rest.sort(key=ids.__getitem__)
         for i in rest:
             yield i, self._loose(ids[i].hex())
 

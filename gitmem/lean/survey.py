@@ -17,7 +17,7 @@ import os
 from gitmem.lean import listing
 from gitmem.lean.files import replace_quietly
 from gitmem.lean.halves import halves
-from gitmem.lean.layout import CLOSE, CODE, MD, ON_USE, OPEN, bucket, description, split_md
+from gitmem.lean.layout import CLOSE, CODE, MD, ON_USE, OPEN, bucket, description
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_items
 
 TYPE_CHECKING = False
@@ -105,16 +105,6 @@ def _lines(body: bytes) -> int:
     """The lines of a memory's body (a last line without a newline counts), counted in
     its bytes: UTF-8 holds a newline only as itself."""
     return body.count(b"\n") + (0 if body[-1:] in (b"\n", b"") else 1)
-
-
-def _framed(md: bytes) -> tuple[str, bytes] | None:
-    """The description and the body's bytes of a memory whose ``.md`` file holds
-    ``md``; ``None`` if the file does not read as a memory's."""
-    framed = split_md(md)
-    if framed is None:
-        return None
-    found = description(framed[0])
-    return None if found is None else (found, framed[1])
 
 
 def survey(
@@ -262,10 +252,20 @@ def texts(
 def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
     """The memory ``slug``'s text as the search index holds it (lowered) and its summary,
     from its ``.md`` object; ``None`` if it does not read as the store reads it."""
-    framed = _framed(content) if kind == BLOB else None
-    if framed is None:
+    if kind != BLOB:
         return None
-    about, raw = framed
+    # framed as split_md frames it, its description read as summary() reads it: this
+    # runs for every memory
+    end = content.find(CLOSE, _OPENED)
+    if end < 0 or not content.startswith(OPEN):
+        return None
+    framed = content[_OPENED:end]
+    about = _quoted(framed)
+    if about is None:
+        about = description(framed)
+        if about is None:
+            return None
+    raw = content[end + _CLOSED :]
     try:
         body = raw.decode()
     except UnicodeDecodeError:

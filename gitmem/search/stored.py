@@ -151,10 +151,10 @@ class Stored:
         word's postings (``runs``, in the words' order, each an array as
         :data:`NUMBERS`) and each memory's ``.md`` blob id (hex, ``None`` if not told)."""
         whole = b"".join(runs)  # their bytes, copied as they are
-        # each word's span and CRC, with no Python step per word
+        # each word's span and CRC (of its array's bytes, as read back from the file),
+        # with no Python step per word
         spans = list(accumulate(map(NUMBERS.itemsize.__mul__, map(len, runs)), initial=0))
-        pieces = map(memoryview(whole).__getitem__, map(slice, spans, spans[1:]))
-        crcs = array("I", map(zlib.crc32, pieces)).tobytes()
+        crcs = array("I", map(zlib.crc32, runs)).tobytes()
         starts = list(accumulate(map((1).__add__, map(len, vocab.split("\0"))), initial=0))
         del starts[-2:]  # the place after the last NUL, and after that
         named = ("\0".join(slugs) + "\0").encode() if slugs else b""
