@@ -62,17 +62,10 @@ def summary(md: bytes) -> Summary | None:
     """The summary of a memory whose ``.md`` file holds ``md``: its description, and its
     body's characters and lines (a last line without a newline counts); ``None`` if
     the file does not read as a memory's."""
-    # framed as split_md frames it, here without its call: this runs for every memory
-    end = md.find(CLOSE, _OPENED)
-    if end < 0 or not md.startswith(OPEN):
+    front = _front(md)
+    if front is None:
         return None
-    framed = md[_OPENED:end]
-    found = _quoted(framed)
-    if found is None:
-        found = description(framed)
-        if found is None:
-            return None
-    start = end + _CLOSED
+    found, start = front
     # counted in the bytes: ASCII text has a character a byte; other text is decoded,
     # as the memory's reader decodes it
     if md.isascii():
@@ -85,6 +78,23 @@ def summary(md: bytes) -> Summary | None:
     # the body's lines, as _lines counts them: an empty body ends the file with the
     # front matter's newline
     return found, chars, md.count(b"\n", start) + (0 if md.endswith(b"\n") else 1)
+
+
+def _front(md: bytes) -> tuple[str, int] | None:
+    """The description of a memory whose ``.md`` file holds ``md``, and where its body
+    starts; ``None`` if its front matter does not read as a memory's. Framed as
+    :func:`~gitmem.lean.layout.split_md` frames it, without its tuple of two slices:
+    this runs for every memory of a listing or a first search."""
+    end = md.find(CLOSE, _OPENED)
+    if end < 0 or not md.startswith(OPEN):
+        return None
+    framed = md[_OPENED:end]
+    found = _quoted(framed)
+    if found is None:
+        found = description(framed)
+        if found is None:
+            return None
+    return found, end + _CLOSED
 
 
 def _quoted(framed: bytes) -> str | None:
@@ -254,18 +264,11 @@ def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
     from its ``.md`` object; ``None`` if it does not read as the store reads it."""
     if kind != BLOB:
         return None
-    # framed as split_md frames it, its description read as summary() reads it: this
-    # runs for every memory
-    end = content.find(CLOSE, _OPENED)
-    if end < 0 or not content.startswith(OPEN):
+    front = _front(content)
+    if front is None:
         return None
-    framed = content[_OPENED:end]
-    about = _quoted(framed)
-    if about is None:
-        about = description(framed)
-        if about is None:
-            return None
-    raw = content[end + _CLOSED :]
+    about, start = front
+    raw = content[start:]
     try:
         body = raw.decode()
     except UnicodeDecodeError:
