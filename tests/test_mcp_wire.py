@@ -160,6 +160,22 @@ def _served(repo: Repository) -> subprocess.Popen[bytes]:
     )
 
 
+def _tried(repo: Repository, tried: bytes) -> subprocess.Popen[bytes]:
+    """:func:`_served`, written :data:`_START` and the initialized notice, then ``tried``,
+    then :data:`_CALL`."""
+    process = _served(repo)
+    assert process.stdin is not None
+    process.stdin.write(
+        json.dumps(_START).encode()
+        + b'\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        + tried
+        + json.dumps(_CALL).encode()
+        + b"\n"
+    )
+    process.stdin.flush()
+    return process
+
+
 def _answers(out: IO[bytes], count: int, *, seconds: float) -> list[dict[str, Any]]:
     """Up to ``count`` lines read from ``out``, as JSON, within ``seconds``: a server
     that never answers fails the test rather than hanging it."""
@@ -179,18 +195,8 @@ def test_an_unreadable_line_is_answered_and_the_server_goes_on(repo: Repository)
     """A line that is not JSON gets a parse error and one that is JSON but no JSON-RPC
     message an invalid-request error, each with a null id (the SDK alone would drop
     both without a word); the next request is answered as usual."""
-    process = _served(repo)
+    process = _tried(repo, b'{"jsonrpc":"2.0","id":7,"method":\n{"id":8,"hello":"there"}\n')
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(
-        json.dumps(_START).encode()
-        + b"\n"
-        + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-        + b'{"jsonrpc":"2.0","id":7,"method":\n'
-        + b'{"id":8,"hello":"there"}\n'
-        + json.dumps(_CALL).encode()
-        + b"\n"
-    )
-    process.stdin.flush()
     answers = _answers(process.stdout, 4, seconds=60)
     process.stdin.close()
     process.wait(timeout=60)
@@ -205,19 +211,11 @@ def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository
     """A message longer than the line cap is dropped as it arrives, answered with an
     invalid-request error (its id unread, so null) and one line on stderr; the next
     request is answered as usual."""
-    process = _served(repo)
-    assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(
-        json.dumps(_START).encode()
-        + b"\n"
-        + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-        + b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"'
-        + b"x" * (_LINE_MAX + 1024)
-        + b'"}}\n'
-        + json.dumps(_CALL).encode()
-        + b"\n"
+    pad = b"x" * (_LINE_MAX + 1024)
+    process = _tried(
+        repo, b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"' + pad + b'"}}\n'
     )
-    process.stdin.flush()
+    assert process.stdin is not None and process.stdout is not None
     answers = [json.loads(process.stdout.readline()) for _ in range(3)]
     process.stdin.close()
     err = process.stderr.read() if process.stderr else b""

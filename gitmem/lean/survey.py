@@ -159,15 +159,17 @@ def resurvey(
     order = sorted(filed.mds)
     mds = [filed.mds[slug].hex() for slug in order]
     keys = _keys(mds, order)
-    unknown = [key for key in keys if key not in prior]
-    known = known_summaries(meta) if len(unknown) > READ_DIRECTLY else {}
+    unknown = sum(key not in prior for key in keys)
+    known = known_summaries(meta) if unknown > READ_DIRECTLY else {}
     unread = [
-        slug for slug, key in zip(order, keys, strict=True) if key not in prior and key not in known
+        (slug, key)
+        for slug, key in zip(order, keys, strict=True)
+        if key not in prior and key not in known
     ]
-    read = _read(objects, filed, unread) if unread else []
+    read = _read(objects, filed, [slug for slug, _ in unread]) if unread else []
     if read is None:
         return None
-    fresh = dict(zip(_keys([filed.mds[slug].hex() for slug in unread], unread), read, strict=True))
+    fresh = dict(zip([key for _, key in unread], read, strict=True))
     summaries = prior | known | fresh
     new = [
         ((slug, summaries[key]), filed.where[slug], md)
