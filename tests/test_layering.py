@@ -175,6 +175,7 @@ ORDER: dict[str, list[str]] = {
         "extras",
         "heap",
         "schemas",
+        "sessions",
         "startup",
         "own_names",
         "anthropic",

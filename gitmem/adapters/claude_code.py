@@ -30,15 +30,21 @@ notice reaches the model once, through whichever comes first.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from gitmem import Provenance, observe
+from gitmem.adapters.sessions import (
+    INPUT_MAX,
+    capability_digest,
+    encode_session,
+    parse_input,
+    session_path,
+    transcript_size,
+    write_session,
+)
 from gitmem.adapters.startup import Launch, open_holder
 from gitmem.errors import GitmemError, InvalidArgument
 from gitmem.holder import Holder, framed
@@ -54,10 +60,8 @@ EVENTS = {
     "stop": "Stop",
     "session-end": "SessionEnd",
 }
-_INPUT_MAX = 1 << 20
 _TRANSCRIPT_SECONDS = 5.0
 """How long a hook may spend reading the transcript."""
-_FOLDER = "claude-code"
 CLIENT = "claude-code"
 """The client a hook's writes record, with the session id the hook was handed."""
 
@@ -113,17 +117,21 @@ class Session:
     offset: int = 0
     compacting: bool = False
 
+    bound: dict[str, str] | None = None
+    """What the last hook bound: the repository's folder, the store, the instance and a
+    digest of the capability's text (see :mod:`gitmem.adapters.sessions`); ``None`` when
+    the launch names no capability, or names a store."""
+
     @staticmethod
     def path(repo: Repository, session_id: str) -> str:
-        digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
-        return os.path.join(repo.directory, "gitmem", _FOLDER, digest + ".json")
+        return session_path(repo.directory, session_id)
 
     @classmethod
     def load(cls, repo: Repository, session_id: str, launch: Launch) -> Session:
         """The session's state, or a fresh one bound with ``launch``."""
         try:
             with open(cls.path(repo, session_id), "rb") as handle:
-                data = json.loads(handle.read(_INPUT_MAX))
+                data = json.loads(handle.read(INPUT_MAX))
         except (OSError, ValueError, RecursionError):
             return cls(session_id, launch)
         if not isinstance(data, dict):
@@ -148,52 +156,18 @@ class Session:
 
     def save(self, repo: Repository) -> None:
         """Write the state atomically (a hook killed mid-write leaves the old one)."""
-        path = self.path(repo, self.session_id)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        data = {
-            "session_id": self.session_id,
-            "launch": self.launch.to_dict(),
-            "views": [list(v) for v in self.views],
-            "started": self.started,
-            "offset": self.offset,
-            "compacting": self.compacting,
-        }
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-
-
-def parse_input(text: str) -> dict[str, Any]:
-    """Claude Code's event JSON."""
-    if len(text) > _INPUT_MAX:
-        raise InvalidArgument("the hook input is larger than 1 MB")
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
-        raise InvalidArgument("the hook input is not JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidArgument("the hook input is not a JSON object")
-    event = cast(dict[str, Any], data)
-    if not isinstance(event.get("session_id"), str) or not event["session_id"]:
-        raise InvalidArgument("the hook input has no session_id")
-    if "\\u" in text:
-        # an unpaired \ud800-\udfff escape reads as a string no file or commit can hold
-        try:
-            json.dumps(event, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidArgument(
-                "the hook input holds a lone surrogate (an unpaired \\ud800-\\udfff escape); "
-                "send valid Unicode"
-            ) from None
-        except RecursionError:
-            raise InvalidArgument("the hook input is not JSON") from None
-    return event
+        write_session(
+            self.path(repo, self.session_id),
+            encode_session(
+                self.session_id,
+                self.launch.to_dict(),
+                [list(v) for v in self.views],
+                self.started,
+                self.offset,
+                self.compacting,
+                self.bound,
+            ),
+        )
 
 
 def _context(event_name: str, text: str) -> str:
@@ -250,13 +224,31 @@ def hook(event: str, text: str, repo: Repository, launch: Launch) -> str:
     session = Session.load(repo, data["session_id"], launch)
     if event == "session-start" and data.get("source") in ("startup", "clear", None):
         session = Session(session.session_id, launch)
+    digest = capability_digest(session.launch.capability)
     holder = open_holder(repo, session.launch, Provenance(session.session_id, CLIENT))
     try:
         out = _run(event, name, data, session, holder, repo)
     finally:
         holder.close()
+    session.bound = _bound(repo, session.launch, holder, digest)
     session.save(repo)
     return out
+
+
+def _bound(
+    repo: Repository, launch: Launch, holder: Holder, digest: str | None
+) -> dict[str, str] | None:
+    """What ``holder`` was bound with, for the next prompt to see unchanged: ``None`` if
+    the capability's text changed while it bound (or there is none), or the launch
+    names a store."""
+    if digest is None or launch.store is not None or capability_digest(launch.capability) != digest:
+        return None
+    return {
+        "directory": repo.directory,
+        "store": holder.store_id,
+        "instance": holder.agent.instance,
+        "capability": digest,
+    }
 
 
 def _run(
@@ -278,7 +270,7 @@ def _run(
         notice = holder.notices()
         if notice:
             parts.append(framed(notices=[(notice, holder.notice_span)]))
-        session.offset = _size(data.get("transcript_path"))
+        session.offset = transcript_size(data.get("transcript_path"))
         return _context(name, "\n\n".join(parts)) if parts else ""
     if event == "pre-compact":
         if session.launch.compaction != "memory":
@@ -294,17 +286,8 @@ def _run(
     if turn.defect is not None:
         raise turn.defect
     session.views.extend((v.title, v.text) for v in turn.views)
-    session.offset = _size(data.get("transcript_path"))
+    session.offset = transcript_size(data.get("transcript_path"))
     return ""
-
-
-def _size(path: object) -> int:
-    if not isinstance(path, str) or not path:
-        return 0
-    try:
-        return os.path.getsize(path)
-    except (OSError, ValueError):  # ValueError: no file name (a NUL)
-        return 0
 
 
 def _read_slugs(path: object, offset: int) -> list[str]:

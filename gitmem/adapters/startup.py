@@ -27,14 +27,11 @@ read the instance is ``<profile>-<host>``: one per machine.
 
 from __future__ import annotations
 
-import os
-import re
-import socket
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 from gitmem import Agent, Capability, Holder, Limits, Provenance, Repository, ops
+from gitmem.adapters.sessions import capability_text, client_process, session_instance
 from gitmem.errors import InvalidArgument, LaunchRefused
 
 __all__ = [
@@ -47,7 +44,6 @@ __all__ = [
 ]
 
 DEFAULT_PROFILE = "agent"
-_CAPABILITY_MAX = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -114,79 +110,9 @@ def _optional(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# what stands between a client and the processes it starts: shells and launchers
-_LAUNCHERS = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "env", "nice", "nohup"}
-    | {"timeout", "uv", "uvx", "gitmem"}
-)
-_ANCESTORS_MAX = 16
-
-
-def session_instance(profile: str) -> str:
-    """The instance of the client session this process runs in (see the module's notes)."""
-    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
-    client = client_process()
-    return f"{profile}-{host}" if client is None else f"{profile}-{host}-{client}"
-
-
-def client_process() -> int | None:
-    """The pid of the client that started this process: the nearest ancestor that is
-    not a shell or a launcher (``None``: the process table cannot be read)."""
-    pid = os.getppid()
-    for _ in range(_ANCESTORS_MAX):
-        if pid <= 1:
-            return None
-        found = _process(pid)
-        if found is None:
-            return None
-        name, parent = found
-        if name.lstrip("-") not in _LAUNCHERS:  # "-bash": a login shell
-            return pid
-        pid = parent
-    return None
-
-
-def _process(pid: int) -> tuple[str, int] | None:
-    """A process's command name and parent pid, from /proc or else from ``ps``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read(4096).decode("utf-8", "replace")
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        return name, int(stat[stat.rindex(")") + 2 :].split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        done = subprocess.run(
-            ["ps", "-o", "ppid=,comm=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        parent, command = done.stdout.split(None, 1)
-        return os.path.basename(command.strip()), int(parent)
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-
-
 def read_capability(value: str) -> Capability:
     """A capability from a file path or from JSON text."""
-    text = value
-    if not value.lstrip().startswith("{"):
-        try:
-            with open(value, "rb") as handle:
-                data = handle.read(_CAPABILITY_MAX + 1)
-        except OSError as exc:
-            raise InvalidArgument(
-                f"cannot read the capability file {value}: {exc.strerror or exc}"
-            ) from None
-        if len(data) > _CAPABILITY_MAX:
-            raise InvalidArgument(f"the capability file {value} is larger than 1 MB")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidArgument(f"the capability file {value} is not UTF-8 text") from None
-    return Capability.from_json(text)
+    return Capability.from_json(capability_text(value))
 
 
 def _memories_store(repo: Repository, store: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any, cast
 import click
 
 from gitmem import ops
+from gitmem.adapters.sessions import INPUT_MAX, TIMEOUT, gave_up
 from gitmem.cli.options import (
     HOOK_EVENTS,
     TOOL_FORMATS,
@@ -156,7 +157,7 @@ def _claude_code(event: str, options: dict[str, Any]) -> str:
     --repo, else the one found from the session's working folder."""
     from gitmem.adapters import claude_code
 
-    text = sys.stdin.read(1 << 20 | 1)
+    text = sys.stdin.read(INPUT_MAX + 1)
     cwd = claude_code.parse_input(text).get("cwd")
     path = settings().repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
 
@@ -172,7 +173,7 @@ def _within(timeout: float, event: str, options: dict[str, Any]) -> str:
     try:
         return _claude_code(event, options)
     except _HookTimeout:
-        click.echo(f"gitmem hook: gave up after {timeout:g} s; the session goes on", err=True)
+        click.echo(gave_up(timeout), err=True)
     except GitmemError as exc:
         click.echo(f"gitmem hook: {one_line(str(exc))}", err=True)
     except Exception as exc:
@@ -189,7 +190,7 @@ def _within(timeout: float, event: str, options: dict[str, Any]) -> str:
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0.1),
-    default=20.0,
+    default=TIMEOUT,
     show_default=True,
     help="Give up (silently, exit 0) after this many seconds.",
 )

@@ -1,0 +1,527 @@
+"""A client session's own instance, a capability's text, and what a Claude Code session's
+hook processes hand each other; with the prompt that needs no holder.
+
+Each Claude Code session keeps one small JSON file in gitmem's folder of its
+repository, ``gitmem/claude-code/<sha256 of the session id>.json`` (see
+:class:`gitmem.adapters.claude_code.Session`). Beside what the hooks hand each other,
+it records what the last hook bound (``bound``): the repository's folder, the store,
+the instance, and a digest of the capability's text.
+
+Most prompts of a session get no context at all: the session has started, no views
+wait for it, and its instance has seen its store's head (the instance's notice
+watermark is the head). :func:`quiet_prompt` answers such a prompt from those files and
+two refs, without loading the holder (a few files read, where binding a holder loads
+most of gitmem), and keeps the transcript's length as the full hook keeps it. Anything
+else is the full hook's, which runs as if this were not there: another command line, a
+session not started or with views waiting, a capability changed since, a client
+process that names another instance, a notice to give, a repository this does not
+read whole (a project's work tree with a ``.git`` file, a config it does not follow).
+This module loads nothing of gitmem's beyond the errors and the light readers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from gitmem.errors import InvalidArgument
+from gitmem.lean import refs
+from gitmem.lean.grammar import ENVVARS
+from gitmem.lean.repository import REPOSITORY_DIR, plain_config, standalone
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from hashlib import sha256
+    from typing import Any, cast
+else:
+    try:  # the module itself: hashlib would load OpenSSL for a digest or two
+        from _sha256 import sha256
+    except ImportError:
+        try:  # its name from Python 3.12 on
+            from _sha2 import sha256
+        except ImportError:  # a Python built without it
+            from hashlib import sha256
+
+    def cast(_: object, value: object) -> object:
+        return value
+
+
+__all__ = [
+    "CAPABILITY_MAX",
+    "FOLDER",
+    "INPUT_MAX",
+    "TIMEOUT",
+    "capability_digest",
+    "capability_text",
+    "client_process",
+    "encode_session",
+    "gave_up",
+    "parse_input",
+    "prompt_options",
+    "quiet_prompt",
+    "read_event",
+    "session_instance",
+    "session_path",
+    "transcript_size",
+    "write_session",
+]
+
+FOLDER = "claude-code"
+"""The folder of gitmem's folder that holds the sessions' files."""
+INPUT_MAX = 1 << 20
+"""The longest event a hook reads, in characters."""
+CAPABILITY_MAX = 1 << 20
+"""The longest capability file read, in bytes."""
+TIMEOUT = 20.0
+"""How long a hook may take, in seconds, unless ``--timeout`` says."""
+
+# -- the client session's instance ----------------------------------------------------
+
+# what stands between a client and the processes it starts: shells and launchers
+_LAUNCHERS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "env", "nice", "nohup"}
+    | {"timeout", "uv", "uvx", "gitmem"}
+)
+_ANCESTORS_MAX = 16
+_HOST_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def session_instance(profile: str) -> str:
+    """The instance of the client session this process runs in: ``<profile>-<host>-<pid>``,
+    ``pid`` the client's process (see :func:`client_process`), or ``<profile>-<host>``
+    where the process table cannot be read."""
+    name = os.uname().nodename.split(".")[0]
+    host = "".join(c if c in _HOST_CHARACTERS else "-" for c in name)[:40] or "host"
+    client = client_process()
+    return f"{profile}-{host}" if client is None else f"{profile}-{host}-{client}"
+
+
+def client_process() -> int | None:
+    """The pid of the client that started this process: the nearest ancestor that is
+    not a shell or a launcher (``None``: the process table cannot be read)."""
+    pid = os.getppid()
+    for _ in range(_ANCESTORS_MAX):
+        if pid <= 1:
+            return None
+        found = _process(pid)
+        if found is None:
+            return None
+        name, parent = found
+        if name.lstrip("-") not in _LAUNCHERS:  # "-bash": a login shell
+            return pid
+        pid = parent
+    return None
+
+
+def _process(pid: int) -> tuple[str, int] | None:
+    """A process's command name and parent pid, from /proc or else from ``ps``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read(4096).decode("utf-8", "replace")
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        return name, int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["ps", "-o", "ppid=,comm=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        parent, command = done.stdout.split(None, 1)
+        return os.path.basename(command.strip()), int(parent)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+# -- the capability -------------------------------------------------------------------
+
+
+def capability_text(value: str) -> str:
+    """The capability's JSON text: ``value`` itself if it is JSON text, else the UTF-8
+    text of the file ``value`` names (at most :data:`CAPABILITY_MAX` bytes)."""
+    if value.lstrip().startswith("{"):
+        return value
+    try:
+        with open(value, "rb") as handle:
+            data = handle.read(CAPABILITY_MAX + 1)
+    except OSError as exc:
+        raise InvalidArgument(
+            f"cannot read the capability file {value}: {exc.strerror or exc}"
+        ) from None
+    if len(data) > CAPABILITY_MAX:
+        raise InvalidArgument(f"the capability file {value} is larger than 1 MB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidArgument(f"the capability file {value} is not UTF-8 text") from None
+
+
+def capability_digest(value: str | None) -> str | None:
+    """A digest of the capability text ``value`` stands for (see :func:`capability_text`);
+    ``None`` for none, or one that does not read."""
+    if value is None:
+        return None
+    try:
+        text = capability_text(value)
+    except (InvalidArgument, ValueError):  # ValueError: a file name holding a NUL
+        return None
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# -- a session's file -----------------------------------------------------------------
+
+
+def parse_input(text: str) -> dict[str, Any]:
+    """Claude Code's event JSON."""
+    if len(text) > INPUT_MAX:
+        raise InvalidArgument("the hook input is larger than 1 MB")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
+        raise InvalidArgument("the hook input is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidArgument("the hook input is not a JSON object")
+    event = cast("dict[str, Any]", data)
+    if not isinstance(event.get("session_id"), str) or not event["session_id"]:
+        raise InvalidArgument("the hook input has no session_id")
+    if "\\u" in text:
+        # an unpaired \ud800-\udfff escape reads as a string no file or commit can hold
+        try:
+            json.dumps(event, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument(
+                "the hook input holds a lone surrogate (an unpaired \\ud800-\\udfff escape); "
+                "send valid Unicode"
+            ) from None
+        except RecursionError:
+            raise InvalidArgument("the hook input is not JSON") from None
+    return event
+
+
+def session_path(directory: str, session_id: str) -> str:
+    """Where the repository at ``directory`` keeps the session ``session_id``'s file."""
+    digest = sha256(session_id.encode("utf-8", "replace")).hexdigest()
+    return os.path.join(directory, "gitmem", FOLDER, digest + ".json")
+
+
+def encode_session(
+    session_id: str,
+    launch: dict[str, Any],
+    views: list[list[str]],
+    started: bool,
+    offset: int,
+    compacting: bool,
+    bound: dict[str, str] | None,
+) -> str:
+    """A session's file, as every hook writes it."""
+    data: dict[str, Any] = {
+        "session_id": session_id,
+        "launch": launch,
+        "views": views,
+        "started": started,
+        "offset": offset,
+        "compacting": compacting,
+    }
+    if bound is not None:
+        data["bound"] = bound
+    return json.dumps(data, ensure_ascii=False)
+
+
+def write_session(path: str, text: str) -> None:
+    """Write a session's file atomically (a hook killed mid-write leaves the old one)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def transcript_size(path: object) -> int:
+    """How long the transcript at ``path`` is (0 for none, or one that does not read)."""
+    if not isinstance(path, str) or not path:
+        return 0
+    try:
+        return os.path.getsize(path)
+    except (OSError, ValueError):  # ValueError: no file name (a NUL)
+        return 0
+
+
+# -- the prompt that needs no holder ----------------------------------------------------
+
+_SESSION_KEYS = ["session_id", "launch", "views", "started", "offset", "compacting"]
+_LAUNCH_KEYS = [
+    "capability",
+    "profile",
+    "instance",
+    "started_as",
+    "store",
+    "compaction",
+    "per_session",
+]
+_BOUND_KEYS = ["directory", "store", "instance", "capability"]
+# the options of `gitmem hook claude-code` taken here: the launch's (the session's file
+# holds the one it binds with) and the timeout; a choice, --help, or an option given
+# twice is the full command line's to read
+_OPTIONS = {
+    "--capability": False,
+    "--profile": False,
+    "--instance": False,
+    "--store": False,
+    "-s": False,
+    "--per-session": True,
+    "--timeout": False,
+}
+_OPTIONS_AS = {"-s": "--store"}
+_PROMPT = ["hook", "claude-code", "user-prompt-submit"]
+_NAME_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def prompt_options(argv: list[str]) -> tuple[str | None, float] | None:
+    """The ``--repo`` (``None``: not given) and ``--timeout`` of ``argv`` (after the
+    program's name) if it is a plain ``gitmem hook claude-code user-prompt-submit`` that
+    :func:`quiet_prompt` may answer; ``None`` for any other command line."""
+    at = 0
+    repo: str | None = None
+    if argv[:1] == ["--repo"] and len(argv) > 1:
+        repo, at = argv[1], 2
+    elif argv[:1] and argv[0].startswith("--repo="):
+        repo, at = argv[0][len("--repo=") :], 1
+    if repo is not None and (not repo or repo.startswith("-")):
+        return None
+    if argv[at : at + 2] != _PROMPT[:2]:
+        return None
+    seen: set[str] = set()
+    words: list[str] = []
+    timeout = TIMEOUT
+    rest = argv[at + 2 :]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if not arg.startswith("-"):
+            words.append(arg)
+            i += 1
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        flag = _OPTIONS.get(name)
+        # an option given twice (-s and --store are one) is the command line's to read
+        if flag is None or _OPTIONS_AS.get(name, name) in seen:
+            return None
+        seen.add(_OPTIONS_AS.get(name, name))
+        if flag:
+            if equals:
+                return None
+            i += 1
+            continue
+        if not equals:
+            if i + 1 >= len(rest):
+                return None
+            value = rest[i + 1]
+            i += 1
+        if not value or value.startswith("-"):
+            return None
+        if name == "--timeout":
+            found = _seconds(value)
+            if found is None:
+                return None
+            timeout = found
+        i += 1
+    return (repo, timeout) if words == _PROMPT[2:] else None
+
+
+def _seconds(value: str) -> float | None:
+    """The timeout ``value`` gives, if the command line takes it (a number, at least
+    0.1)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0.1 <= seconds < float("inf") else None
+
+
+def gave_up(seconds: float) -> str:
+    """What a hook says when it gave up after ``seconds``."""
+    return f"gitmem hook: gave up after {seconds:g} s; the session goes on"
+
+
+def read_event(fd: int, limit: int, seconds: float) -> bytes | None:
+    """Up to ``limit`` bytes of the event on ``fd``, read to its end; ``None`` if it did
+    not end within ``seconds``."""
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        part = os.read(fd, min(limit - size, 1 << 16))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
+def quiet_prompt(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
+    """Answer the prompt ``argv`` (after the program's name) names, whose event is
+    ``text``, if it is one that gets no context (see the module's notes): keep the
+    transcript's length in the session's file, and say so. ``False``: the full hook
+    answers it, and nothing was written."""
+    given = prompt_options(argv)
+    if given is None:
+        return False
+    try:
+        event = parse_input(text)
+    except InvalidArgument:
+        return False
+    cwd = event.get("cwd")
+    chosen = given[0] if given[0] is not None else environ.get(ENVVARS["repo"]) or None
+    if chosen is not None:
+        located = _git_directory(os.path.abspath(chosen))
+    else:
+        found = _find(cwd if isinstance(cwd, str) else os.getcwd())
+        located = _git_directory(found) if found is not None else None
+    if located is None:
+        return False
+    directory, branches = located
+    session_id: str = event["session_id"]
+    path = session_path(directory, session_id)
+    kept = _quiet_session(path, session_id, directory)
+    if kept is None:
+        return False
+    data, store, instance = kept
+    head = refs.read(directory, branches + store)
+    if head is None or refs.read(directory, f"refs/gitmem/notices/{instance}/{store}") != head:
+        return False
+    data["offset"] = transcript_size(event.get("transcript_path"))
+    write_session(path, json.dumps(data, ensure_ascii=False))
+    return True
+
+
+def _quiet_session(
+    path: str, session_id: str, directory: str
+) -> tuple[dict[str, Any], str, str] | None:
+    """The session's file at ``path``, its store and its instance, if it is one whose
+    prompt gets nothing but a watermark check: written as the hooks write it, started,
+    no views waiting, and bound (in ``directory``) with the capability, instance and
+    launch a holder would bind with now."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(INPUT_MAX + 1)
+        data = json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    kept = cast("dict[str, Any]", data)
+    if list(kept) != [*_SESSION_KEYS, "bound"]:
+        return None
+    launch = cast("dict[str, Any]", kept["launch"] if isinstance(kept["launch"], dict) else {})
+    bound = cast("dict[str, Any]", kept["bound"] if isinstance(kept["bound"], dict) else {})
+    if (
+        kept["session_id"] != session_id
+        or kept["views"] != []
+        or kept["started"] is not True
+        or type(kept["offset"]) is not int
+        or not isinstance(kept["compacting"], bool)
+        or list(launch) != _LAUNCH_KEYS
+        or list(bound) != _BOUND_KEYS
+        or not all(isinstance(value, str) for value in bound.values())
+    ):
+        return None
+    # written as the hooks write it: a full hook would write the very same bytes
+    if json.dumps(kept, ensure_ascii=False).encode("utf-8", "surrogatepass") != raw:
+        return None
+    capability, profile, instance = launch["capability"], launch["profile"], launch["instance"]
+    if not (
+        isinstance(capability, str)
+        and isinstance(profile, str)
+        and profile
+        and (instance is None or isinstance(instance, str))
+        and isinstance(launch["started_as"], str)
+        and launch["started_as"]
+        and launch["store"] is None
+        and isinstance(launch["compaction"], str)
+        and launch["compaction"]
+        and isinstance(launch["per_session"], bool)
+    ):
+        return None
+    if instance is None:
+        instance = session_instance(profile) if launch["per_session"] else profile
+    store: str = bound["store"]
+    if (
+        bound["directory"] != directory
+        or bound["instance"] != instance
+        or not _name(instance)
+        or not refs.usable_store(store)
+        or bound["capability"] != capability_digest(capability)
+    ):
+        return None
+    return kept, store, instance
+
+
+def _name(value: str) -> bool:
+    """Whether ``value`` is usable as an agent's profile or instance."""
+    return (
+        0 < len(value) <= 100
+        and value[0] != "."
+        and ".." not in value
+        and _NAME_CHARACTERS.issuperset(value)
+    )
+
+
+def _find(start: str) -> str | None:
+    """The repository found from ``start`` as the command line finds it, walking up:
+    the nearest ``.gitmem`` folder, or git project with gitmem's folder in its ``.git``
+    folder; ``None`` where that walk would ask more (a project without that folder, or
+    a ``.git`` file) or find none."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.isdir(os.path.join(here, REPOSITORY_DIR)):
+            return os.path.join(here, REPOSITORY_DIR)
+        dot_git = os.path.join(here, ".git")
+        if os.path.lexists(dot_git):
+            return here if os.path.isdir(os.path.join(dot_git, "gitmem")) else None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _git_directory(place: str) -> tuple[str, str] | None:
+    """The git directory of the repository at ``place`` (absolute) and where its stores'
+    branches are: a standalone repository (under ``refs/heads/``), or a project's work
+    tree whose ``.git`` is a plain folder (no linked work tree, a config this reads)
+    with gitmem's folder in it (under ``refs/heads/gitmem/``); ``None`` for any other."""
+    found = standalone(place)
+    if found is not None:
+        return found, "refs/heads/"
+    dot_git = os.path.join(place, ".git")
+    if os.path.islink(dot_git) or not all(
+        os.path.isdir(os.path.join(dot_git, name)) for name in ("gitmem", "objects", "refs")
+    ):
+        return None
+    if os.path.lexists(os.path.join(dot_git, "commondir")):
+        return None
+    config = plain_config(dot_git)
+    if config is None or ("gitmem", "version") in config or ("core", "worktree") in config:
+        return None
+    if config.get(("core", "repositoryformatversion"), "0") != "0":
+        return None
+    if config.get(("core", "bare"), "false") != "false":
+        return None
+    return dot_git, "refs/heads/gitmem/"

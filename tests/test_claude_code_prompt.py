@@ -1,0 +1,332 @@
+"""A prompt with nothing to give (the session started, no views waiting, nothing new in
+its store for its instance) is answered without binding a holder; every other prompt is
+the full hook's, and either way the process prints, and leaves on disk, what the full
+hook alone would.
+
+Each case runs one prompt twice from the same repository: through ``gitmem`` (which may
+answer it quietly) and through the command line itself (``gitmem.cli.main``, which never
+does), each on a fresh copy of the same state at the same path, and compares the
+output, the exit status and every file of the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import capability
+from helpers_sync import ENV, make_project, sh
+
+from gitmem import Agent, Repository
+from gitmem.adapters.sessions import capability_digest, session_path
+
+GITMEM = str(Path(sys.executable).parent / "gitmem")
+IMPORTS = [sys.executable, "-X", "importtime", "-m", "gitmem"]
+"""gitmem, saying on stderr each module it imports."""
+FULL = "import sys; from gitmem.cli import main; sys.argv[0] = 'gitmem'; main()"
+SHARED = capability("markdown", "shared", maxLenDescription=256)
+SESSION = "0e3b7c1d-prompt"
+FRAME_ID = re.compile(rb' id=\\"[0-9a-f]+\\"')
+
+
+def event(cwd: Path, transcript: Path, name: str = "UserPromptSubmit", **fields: str) -> bytes:
+    data = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": name,
+        **fields,
+    }
+    return json.dumps(data).encode()
+
+
+class Place:
+    """A repository with one Claude Code session started in it, its capability a file:
+    a standalone one named by ``--repo``, one found from the session's folder, or a
+    project's own."""
+
+    def __init__(self, tmp: Path, kind: str) -> None:
+        self.tmp = tmp
+        self.cap = tmp / "capability.json"
+        self.cap.write_text(json.dumps(SHARED.to_dict()))
+        self.transcript = tmp / "transcript.jsonl"
+        self.transcript.write_text("")
+        if kind == "project":
+            self.top = make_project(tmp / "project")
+            sh(self.top, "config", "user.name", "Dev")
+            sh(self.top, "config", "user.email", "dev@example.com")
+            self.cwd = self.top / "src"
+            self.cwd.mkdir()
+            self.repo_args: list[str] = []
+            subprocess.run([GITMEM, "init"], cwd=self.top, env=ENV, check=True, capture_output=True)
+            self.directory = str(self.top / ".git")
+        elif kind == "found":  # a standalone repository found from the session's folder
+            self.top = tmp / "work" / ".gitmem"
+            self.top.parent.mkdir()
+            Repository.init(str(self.top)).close()
+            self.cwd = tmp / "work" / "src"
+            self.cwd.mkdir()
+            self.repo_args = []
+            self.directory = str(self.top)
+        else:
+            self.top = tmp / "mem.git"
+            Repository.init(str(self.top)).close()
+            self.cwd = tmp
+            self.repo_args = ["--repo", str(self.top)]
+            self.directory = str(self.top)
+        with Repository.open(self.directory) as repo:
+            other = repo.bind(SHARED, Agent("claude-code", "other"))
+            assert other is not None
+            other.call("create_memory", {"name": "api", "description": "api notes", "body": "x"})
+        start = self.hook("session-start", event(self.cwd, self.transcript, "SessionStart"))
+        assert start.returncode == 0 and start.stderr == b"", start.stderr
+        self.snapshot = tmp / "snapshot"
+        shutil.copytree(self.top, self.snapshot, symlinks=True)
+
+    def args(self, event_name: str) -> list[str]:
+        return [
+            *self.repo_args,
+            "hook",
+            "claude-code",
+            event_name,
+            "--capability",
+            str(self.cap),
+            "--profile",
+            "claude-code",
+        ]
+
+    def hook(
+        self, event_name: str, data: bytes, *, full: bool = False, imports: bool = False
+    ) -> subprocess.CompletedProcess[bytes]:
+        head = [sys.executable, "-c", FULL] if full else IMPORTS if imports else [GITMEM]
+        return subprocess.run(
+            [*head, *self.args(event_name)],
+            input=data,
+            capture_output=True,
+            cwd=self.cwd,
+            env=ENV,
+            timeout=120,
+            check=False,
+        )
+
+    def restore(self, state: Path | None = None) -> None:
+        shutil.rmtree(self.top)
+        shutil.copytree(state or self.snapshot, self.top, symlinks=True)
+
+    def session_file(self) -> Path:
+        return Path(session_path(self.directory, SESSION))
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the repository but the locks, by path."""
+        found: dict[str, bytes] = {}
+        for root, _, names in os.walk(self.top):
+            for name in names:
+                path = Path(root, name)
+                if not name.endswith(".lock") and not path.is_symlink():
+                    found[str(path.relative_to(self.top))] = path.read_bytes()
+        return found
+
+
+def same_as_the_full_hook(
+    place: Place, data: bytes, change: Callable[[Place], None] = lambda _: None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the prompt ``data`` through ``gitmem`` and through the command line alone,
+    each from the snapshot as ``change`` leaves it; what each printed (but for a frame's
+    id, new each time) and left must be the same. The first run's outcome."""
+    place.restore()
+    change(place)
+    changed = place.tmp / "changed"
+    shutil.rmtree(changed, ignore_errors=True)
+    shutil.copytree(place.top, changed, symlinks=True)
+    outcomes: list[tuple[subprocess.CompletedProcess[bytes], dict[str, bytes]]] = []
+    for full in (False, True):
+        place.restore(changed)
+        done = place.hook("user-prompt-submit", data, full=full)
+        outcomes.append((done, place.files()))
+    (ours, ours_files), (theirs, theirs_files) = outcomes
+    assert (ours.returncode, FRAME_ID.sub(b"", ours.stdout), ours.stderr) == (
+        theirs.returncode,
+        FRAME_ID.sub(b"", theirs.stdout),
+        theirs.stderr,
+    )
+    assert ours_files == theirs_files
+    return ours
+
+
+def quietly(place: Place, data: bytes) -> bool:
+    """Whether ``gitmem`` answered the prompt without binding a holder."""
+    place.restore()
+    done = place.hook("user-prompt-submit", data, imports=True)
+    assert done.returncode == 0
+    return b"gitmem.holder" not in done.stderr
+
+
+@pytest.fixture(params=["standalone", "found", "project"])
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    return Place(tmp_path, request.param)
+
+
+@pytest.fixture(params=["standalone", "project"])
+def either(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    return Place(tmp_path, request.param)
+
+
+@pytest.fixture
+def standalone(tmp_path: Path) -> Place:
+    return Place(tmp_path, "standalone")
+
+
+def test_a_prompt_with_nothing_to_give_binds_no_holder(place: Place) -> None:
+    """The quiet answer prints nothing and keeps the transcript's length, byte for byte
+    as the full hook keeps it."""
+    place.transcript.write_text('{"type": "user"}\n')
+    data = event(place.cwd, place.transcript, prompt="go on")
+    assert quietly(place, data)
+    done = same_as_the_full_hook(place, data)
+    assert done.stdout == b""
+    kept = json.loads(place.session_file().read_bytes())
+    assert kept["offset"] == place.transcript.stat().st_size
+    assert kept["bound"] == {
+        "directory": place.directory,
+        "store": "profile/claude-code",
+        "instance": "claude-code",
+        "capability": capability_digest(str(place.cap)),
+    }
+
+
+def _another_write(place: Place) -> None:
+    with Repository.open(place.directory) as repo:
+        other = repo.bind(SHARED, Agent("claude-code", "other"))
+        assert other is not None
+        other.call("create_memory", {"name": "deploy", "description": "how", "body": "y"})
+
+
+def _views_waiting(place: Place) -> None:
+    path = place.session_file()
+    kept = json.loads(path.read_bytes())
+    kept["views"] = [["deploy-notes", "staging needs the VPN"]]
+    path.write_text(json.dumps(kept, ensure_ascii=False))
+
+
+def _edited(**changes: object) -> Callable[[Place], None]:
+    def change(place: Place) -> None:
+        path = place.session_file()
+        kept = json.loads(path.read_bytes())
+        for key, value in changes.items():
+            if key.startswith("bound_"):
+                kept["bound"][key[len("bound_") :]] = value
+            elif value is None:
+                del kept[key]
+            else:
+                kept[key] = value
+        path.write_text(json.dumps(kept, ensure_ascii=False))
+
+    return change
+
+
+def _another_capability(place: Place) -> None:
+    place.cap.write_text(json.dumps(capability("markdown", "isolated").to_dict()))
+
+
+def _spaced_file(place: Place) -> None:
+    path = place.session_file()
+    path.write_text(json.dumps(json.loads(path.read_bytes()), indent=1))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _another_write,
+        _views_waiting,
+        _another_capability,
+        _edited(started=False),
+        _edited(bound=None),
+        _edited(bound_instance="claude-code-elsewhere"),
+        _edited(bound_store="profile/other"),
+        _edited(bound_directory="/elsewhere"),
+        _edited(session_id="another-session"),
+        _spaced_file,
+    ],
+    ids=lambda change: getattr(change, "__name__", "edited"),
+)
+def test_every_other_prompt_is_the_full_hooks(
+    either: Place, change: Callable[[Place], None]
+) -> None:
+    """Something to give, or a session's file that does not say the holder is the same:
+    the full hook answers, and what it prints and keeps is its own."""
+    data = event(either.cwd, either.transcript, prompt="go on")
+    either.restore()
+    change(either)
+    done = either.hook("user-prompt-submit", data, imports=True)
+    assert b"gitmem.holder" in done.stderr
+    same_as_the_full_hook(either, data, change)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xff\xfe not text",
+        b"not json",
+        b"[]",
+        b'{"cwd": "/"}',
+        b'{"session_id": "\\ud800"}',
+        b"[" * 100_000,
+        b'{"session_id": "' + b"x" * (1 << 20) + b'"}',
+    ],
+    ids=["bytes", "words", "array", "no-session", "surrogate", "deep", "long"],
+)
+def test_an_event_that_does_not_read_is_the_full_hooks(standalone: Place, data: bytes) -> None:
+    """The command line reads the event again, exactly as it would have, and says what
+    is wrong with it in its own words."""
+    done = same_as_the_full_hook(standalone, data)
+    assert done.returncode == 0 and done.stderr.startswith(b"gitmem hook: ")
+
+
+def test_other_command_lines_are_the_full_hooks(standalone: Place) -> None:
+    """An option the quiet answer does not take, or given twice, is the command line's
+    to read."""
+    data = event(standalone.cwd, standalone.transcript, prompt="go on")
+    for extra in (["--started-as", "root"], ["--profile", "a", "--profile", "b"], ["--help"]):
+        standalone.restore()
+        done = subprocess.run(
+            [*IMPORTS, *standalone.args("user-prompt-submit"), *extra],
+            input=data,
+            capture_output=True,
+            cwd=standalone.cwd,
+            env=ENV,
+            timeout=120,
+            check=False,
+        )
+        assert b"gitmem.cli" in done.stderr, extra
+
+
+def test_a_prompt_whose_event_never_ends_gives_up_in_time(standalone: Place) -> None:
+    """As every hook does: one line after --timeout, exit 0, nothing written."""
+    before = standalone.files()
+    process = subprocess.Popen(
+        [GITMEM, *standalone.args("user-prompt-submit"), "--timeout", "0.5"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=standalone.cwd,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.write(event(standalone.cwd, standalone.transcript)[:20])
+    process.stdin.flush()
+    try:
+        process.wait(timeout=120)  # stdin stays open until it has exited
+    finally:
+        process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    assert process.returncode == 0 and out == b""
+    assert err == b"gitmem hook: gave up after 0.5 s; the session goes on\n"
+    assert standalone.files() == before
