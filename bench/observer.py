@@ -2,7 +2,9 @@
 
 1. The capture hook as a process (``gitmem observe capture post-tool-use`` with a Claude
    Code PostToolUse event on stdin), beside ``python -c pass`` (goal: <= 2x): both of a
-   plain venv with the wheel installed, as a user has it (see ``installed.py``).
+   plain venv with the wheel installed, as a user has it (see ``installed.py``). And the
+   plugin's prompt hook (``gitmem hook claude-code user-prompt-submit``) for a prompt
+   with nothing to give, as most prompts are, beside the same (goal: <= 2x).
 2. Capture inside a Python harness: ``Recorder.tool`` per tool call (goal: <= 50 us
    median), beside the bare ``json.dumps`` + ``os.write`` of the same record.
 3. The panel over a year of daily session files (goal: <= 20 ms), beside ``git show`` of
@@ -30,7 +32,7 @@ import time
 from figures import Figure, median, run, timed
 from installed import Installed, install
 
-from gitmem import Repository
+from gitmem import Agent, Capability, Repository
 from gitmem.observe import ObservationLog, Recorder, mem_search, panel
 from gitmem.observe import blocks as blocks_module
 from gitmem.observe.entries import Entry
@@ -116,6 +118,64 @@ def bench_hook(work: str, user: Installed) -> None:
         peer.append(run(peer_args))
     a, b = median(ours), median(peer)
     line("gitmem observe capture", a, b, "python -c pass", "<= 2x", 2)
+    bench_prompt(work, user)
+
+
+def bench_prompt(work: str, user: Installed) -> None:
+    """The plugin's prompt hook, as Claude Code runs it at every prompt, for a session
+    whose prompt has nothing to give (started, nothing new in its store)."""
+    repo_dir = os.path.join(work, "prompt.git")
+    limits = ("maxCount", "maxLenPerMemory", "maxTotalLen", "maxLenIndex", "maxLenDescription")
+    cap = Capability.from_dict(
+        {
+            "id": "memories",
+            "enabled": True,
+            "implementation": "markdown",
+            "params": {"scope": "shared", **dict.fromkeys([*limits, "maxResults"], 0)},
+        }
+    )
+    cap_file = os.path.join(work, "capability.json")
+    with open(cap_file, "w", encoding="utf-8") as handle:
+        json.dump(cap.to_dict(), handle)
+    with Repository.init(repo_dir) as repo:
+        other = repo.bind(cap, Agent("claude-code", "teammate"))
+        assert other is not None
+        for i in range(200):
+            other.call(
+                "create_memory",
+                {"name": f"note-{i:03d}", "description": f"note {i}", "body": "body\n" * 10},
+            )
+    transcript = os.path.join(work, "transcript.jsonl")
+    with open(transcript, "w", encoding="utf-8") as handle:
+        handle.write('{"type": "user"}\n')
+    events: dict[str, str] = {}
+    for name, extra in (("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {})):
+        events[name] = os.path.join(work, f"{name}.json")
+        with open(events[name], "w", encoding="utf-8") as handle:
+            json.dump(
+                {
+                    "session_id": "bench-session",
+                    "transcript_path": transcript,
+                    "cwd": work,
+                    "hook_event_name": name,
+                    **extra,
+                },
+                handle,
+            )
+    env = {**os.environ, "GITMEM_REPO": repo_dir}
+    hook = [user.gitmem, "hook", "claude-code"]
+    plugin = ["--capability", cap_file, "--profile", "claude-code", "--per-session"]
+    # the bench is the client: each hook is its child, so all name one instance
+    run([*hook, "session-start", *plugin], events["SessionStart"], env)
+    ours_args = [*hook, "user-prompt-submit", *plugin]
+    peer_args = [user.python, "-c", "pass"]
+    ours: list[Figure] = []
+    peer: list[Figure] = []
+    for _ in range(RUNS):
+        ours.append(run(ours_args, events["UserPromptSubmit"], env))
+        peer.append(run(peer_args))
+    a, b = median(ours), median(peer)
+    line("gitmem hook (a quiet prompt)", a, b, "python -c pass", "<= 2x", 2)
 
 
 def bench_in_process(work: str) -> None:
