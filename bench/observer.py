@@ -3,8 +3,9 @@
 1. The capture hook as a process (``gitmem observe capture post-tool-use`` with a Claude
    Code PostToolUse event on stdin), beside ``python -c pass`` (goal: <= 2x): both of a
    plain venv with the wheel installed, as a user has it (see ``installed.py``). And the
-   plugin's prompt hook (``gitmem hook claude-code user-prompt-submit``) for a prompt
-   with nothing to give, as most prompts are, beside the same (goal: <= 2x).
+   plugin's prompt and Stop hooks (``gitmem hook claude-code user-prompt-submit`` and
+   ``stop``) for a prompt with nothing to give and a turn that read no memory, as most
+   are, beside the same (goal: <= 2x).
 2. Capture inside a Python harness: ``Recorder.tool`` per tool call (goal: <= 50 us
    median), beside the bare ``json.dumps`` + ``os.write`` of the same record.
 3. The panel over a year of daily session files (goal: <= 20 ms), beside ``git show`` of
@@ -149,7 +150,11 @@ def bench_prompt(work: str, user: Installed) -> None:
     with open(transcript, "w", encoding="utf-8") as handle:
         handle.write('{"type": "user"}\n')
     events: dict[str, str] = {}
-    for name, extra in (("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {})):
+    for name, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {}),
+        ("Stop", {}),
+    ):
         events[name] = os.path.join(work, f"{name}.json")
         with open(events[name], "w", encoding="utf-8") as handle:
             json.dump(
@@ -176,6 +181,13 @@ def bench_prompt(work: str, user: Installed) -> None:
         peer.append(run(peer_args))
     a, b = median(ours), median(peer)
     line("gitmem hook (a quiet prompt)", a, b, "python -c pass", "<= 2x", 2)
+    stop_args = [*hook, "stop", *plugin]
+    ours, peer = [], []
+    for _ in range(RUNS):
+        ours.append(run(stop_args, events["Stop"], env))
+        peer.append(run(peer_args))
+    a, b = median(ours), median(peer)
+    line("gitmem hook (a quiet Stop)", a, b, "python -c pass", "<= 2x", 2)
 
 
 def bench_in_process(work: str) -> None:

@@ -13,7 +13,8 @@ a Claude Code session) never loads the command line at all: it goes straight to 
 small capture module, so its process costs little more than Python's own start. So do
 the plain forms of the read commands (``gitmem ls``, ``gitmem state``, ...) that the
 lean read path (:mod:`gitmem.quick`) answers, and a Claude Code prompt with nothing to
-give (:func:`gitmem.adapters.sessions.quiet_prompt`); anything else they leave to the
+give or a Stop that runs nothing (:func:`gitmem.adapters.sessions.quiet_hook`); anything
+else they leave to the
 command line, as if they were not there.
 """
 
@@ -60,25 +61,26 @@ def _lean() -> None:
     os._exit(status)  # as the command line ends: nothing to tear down
 
 
-def _quiet_prompt() -> None:
-    """End the process if the command is a Claude Code prompt that gets no context, once
-    its session's file is brought up to date (see :mod:`gitmem.adapters.sessions`).
+def _quiet_hook() -> None:
+    """End the process if the command is a Claude Code prompt that gets no context or a
+    Stop that runs nothing, once its session's file is brought up to date (see
+    :mod:`gitmem.adapters.sessions`).
     Otherwise the command line runs, reading the event as if this had not."""
     from gitmem.adapters import sessions
 
     argv = sys.argv[1:]
-    options = sessions.prompt_options(argv) if os.name == "posix" else None
+    options = sessions.hook_options(argv) if os.name == "posix" else None
     if options is None:
         return
     # the bytes of at least as many characters as the hook reads (UTF-8 spends at most
     # four on one), given the time the hook is given
     limit = sessions.INPUT_MAX + 1
     try:
-        data = sessions.read_event(sys.stdin.fileno(), 4 * limit, options[1])
+        data = sessions.read_event(sys.stdin.fileno(), 4 * limit, options[2])
     except (OSError, ValueError, AttributeError):  # AttributeError: no stdin at all
         return  # not a stream this reads: the command line reads it
     if data is None:  # as the command line says it when the event never ends
-        sys.stderr.write(sessions.gave_up(options[1]) + "\n")
+        sys.stderr.write(sessions.gave_up(options[2]) + "\n")
         sys.stderr.flush()
         os._exit(0)
     import io
@@ -89,7 +91,7 @@ def _quiet_prompt() -> None:
         return io.TextIOWrapper(io.BytesIO(data), stdin.encoding, stdin.errors, newline="\n")
 
     try:
-        answered = sessions.quiet_prompt(argv, os.environ, again().read(limit))
+        answered = sessions.quiet_hook(argv, os.environ, again().read(limit))
     except Exception:  # anything unforeseen: the command line reads the event again
         answered = False
     if answered:
@@ -116,7 +118,7 @@ def main() -> NoReturn:
         sys.exit(hook_main(sys.argv[3:]))
     gc.disable()  # the lean path makes no cycles either: a listing's rows are many tuples
     if "hook" in sys.argv[1:4]:
-        _quiet_prompt()
+        _quiet_hook()
     _lean()
     try:
         from gitmem.cli import main as run

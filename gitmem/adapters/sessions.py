@@ -1,5 +1,5 @@
 """A client session's own instance, a capability's text, and what a Claude Code session's
-hook processes hand each other; with the prompt that needs no holder.
+hook processes hand each other; with the prompt and the Stop that need no holder.
 
 Each Claude Code session keeps one small JSON file in gitmem's folder of its
 repository, ``gitmem/claude-code/<sha256 of the session id>.json`` (see
@@ -9,13 +9,17 @@ the instance, and a digest of the capability's text.
 
 Most prompts of a session get no context at all: the session has started, no views
 wait for it, and its instance has seen its store's head (the instance's notice
-watermark is the head). :func:`quiet_prompt` answers such a prompt from those files and
-two refs, without loading the holder (a few files read, where binding a holder loads
-most of gitmem), and keeps the transcript's length as the full hook keeps it. Anything
-else is the full hook's, which runs as if this were not there: another command line, a
-session not started or with views waiting, a capability changed since, a client
-process that names another instance, a notice to give, a repository this does not
-read whole (a project's work tree with a ``.git`` file, a config it does not follow).
+watermark is the head). Most turns end having read no memory, so no onUse script runs
+at their Stop. :func:`quiet_hook` answers such a prompt or Stop from those files, two
+refs and the turn's part of the transcript, without binding a holder (a few files
+read, where binding one loads most of gitmem), and keeps the transcript's length as
+the full hook keeps it. Anything else is the full hook's, which runs as if this were
+not there: another command line, a session not started or with views waiting, a
+capability changed since, a client process that names another instance, a notice to
+give, a turn whose transcript names ``read_memory`` (or escapes a character, which
+could spell it), a repository this does not read whole (a project's work tree with a
+``.git`` file, a config it does not follow).
+
 This module loads nothing of gitmem's beyond the errors and the light readers.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean import refs
@@ -57,9 +62,9 @@ __all__ = [
     "client_process",
     "encode_session",
     "gave_up",
+    "hook_options",
     "parse_input",
-    "prompt_options",
-    "quiet_prompt",
+    "quiet_hook",
     "read_event",
     "session_instance",
     "session_path",
@@ -284,14 +289,18 @@ _OPTIONS = {
     "--timeout": False,
 }
 _OPTIONS_AS = {"-s": "--store"}
-_PROMPT = ["hook", "claude-code", "user-prompt-submit"]
+_HOOK = ["hook", "claude-code"]
+_QUIET = ("user-prompt-submit", "stop")
+"""The events a hook may answer without binding a holder."""
+_TRANSCRIPT_MAX = 8 << 20
+"""The most of a transcript a Stop reads (the full hook reads no more)."""
 _NAME_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-def prompt_options(argv: list[str]) -> tuple[str | None, float] | None:
-    """The ``--repo`` (``None``: not given) and ``--timeout`` of ``argv`` (after the
-    program's name) if it is a plain ``gitmem hook claude-code user-prompt-submit`` that
-    :func:`quiet_prompt` may answer; ``None`` for any other command line."""
+def hook_options(argv: list[str]) -> tuple[str, str | None, float] | None:
+    """The event, ``--repo`` (``None``: not given) and ``--timeout`` of ``argv`` (after
+    the program's name) if it is a plain ``gitmem hook claude-code user-prompt-submit``
+    or ``stop`` that :func:`quiet_hook` may answer; ``None`` for any other command line."""
     at = 0
     repo: str | None = None
     if argv[:1] == ["--repo"] and len(argv) > 1:
@@ -300,7 +309,7 @@ def prompt_options(argv: list[str]) -> tuple[str | None, float] | None:
         repo, at = argv[0][len("--repo=") :], 1
     if repo is not None and (not repo or repo.startswith("-")):
         return None
-    if argv[at : at + 2] != _PROMPT[:2]:
+    if argv[at : at + 2] != _HOOK:
         return None
     seen: set[str] = set()
     words: list[str] = []
@@ -337,7 +346,7 @@ def prompt_options(argv: list[str]) -> tuple[str | None, float] | None:
                 return None
             timeout = found
         i += 1
-    return (repo, timeout) if words == _PROMPT[2:] else None
+    return (words[0], repo, timeout) if len(words) == 1 and words[0] in _QUIET else None
 
 
 def _seconds(value: str) -> float | None:
@@ -376,20 +385,21 @@ def read_event(fd: int, limit: int, seconds: float) -> bytes | None:
     return b"".join(parts)
 
 
-def quiet_prompt(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
-    """Answer the prompt ``argv`` (after the program's name) names, whose event is
-    ``text``, if it is one that gets no context (see the module's notes): keep the
-    transcript's length in the session's file, and say so. ``False``: the full hook
-    answers it, and nothing was written."""
-    given = prompt_options(argv)
+def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
+    """Answer the hook ``argv`` (after the program's name) names, whose event is
+    ``text``, if it is a prompt that gets no context or a Stop that runs nothing (see
+    the module's notes): keep the transcript's length in the session's file, and say
+    so. ``False``: the full hook answers it, and nothing was written."""
+    given = hook_options(argv)
     if given is None:
         return False
     try:
         event = parse_input(text)
     except InvalidArgument:
         return False
+    hook, repo, _ = given
     cwd = event.get("cwd")
-    chosen = given[0] if given[0] is not None else environ.get(ENVVARS["repo"]) or None
+    chosen = repo if repo is not None else environ.get(ENVVARS["repo"]) or None
     if chosen is not None:
         located = _git_directory(os.path.abspath(chosen))
     else:
@@ -404,12 +414,43 @@ def quiet_prompt(argv: list[str], environ: Mapping[str, str], text: str) -> bool
     if kept is None:
         return False
     data, store, instance = kept
-    head = refs.read(directory, branches + store)
-    if head is None or refs.read(directory, f"refs/gitmem/notices/{instance}/{store}") != head:
-        return False
-    data["offset"] = transcript_size(event.get("transcript_path"))
+    transcript = event.get("transcript_path")
+    if hook == "stop":
+        if not _reads_none(transcript, data["offset"]):
+            return False
+    else:
+        head = refs.read(directory, branches + store)
+        if head is None or refs.read(directory, f"refs/gitmem/notices/{instance}/{store}") != head:
+            return False
+    data["offset"] = transcript_size(transcript)
     write_session(path, json.dumps(data, ensure_ascii=False))
     return True
+
+
+def _reads_none(path: object, offset: int) -> bool:
+    """Whether the transcript at ``path`` plainly holds no ``read_memory`` call since
+    ``offset``, as a Stop reads it: the name is not in its bytes (nor any escaped
+    character, which could spell it). One that is not a regular file holds none; one
+    shorter than ``offset``, or longer past it than a Stop reads, is the full hook's."""
+    if not isinstance(path, str) or not path:
+        return True
+    try:
+        # non-blocking: opening a FIFO with no writer would wait for ever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):  # ValueError: no file name (a NUL, a lone surrogate)
+        return True
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            return True
+        if not 0 <= offset <= status.st_size or status.st_size - offset > _TRANSCRIPT_MAX:
+            return False
+        part = os.pread(fd, status.st_size - offset, offset)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return b"read_memory" not in part and b"\\u" not in part
 
 
 def _quiet_session(

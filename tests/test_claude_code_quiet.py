@@ -1,9 +1,9 @@
 """A prompt with nothing to give (the session started, no views waiting, nothing new in
-its store for its instance) is answered without binding a holder; every other prompt is
-the full hook's, and either way the process prints, and leaves on disk, what the full
-hook alone would.
+its store for its instance) and a Stop that runs nothing (the turn read no memory) are
+answered without binding a holder; every other is the full hook's, and either way the
+process prints, and leaves on disk, what the full hook alone would.
 
-Each case runs one prompt twice from the same repository: through ``gitmem`` (which may
+Each case runs one hook twice from the same repository: through ``gitmem`` (which may
 answer it quietly) and through the command line itself (``gitmem.cli.main``, which never
 does), each on a fresh copy of the same state at the same path, and compares the
 output, the exit status and every file of the repository."""
@@ -134,7 +134,10 @@ class Place:
 
 
 def same_as_the_full_hook(
-    place: Place, data: bytes, change: Callable[[Place], None] = lambda _: None
+    place: Place,
+    data: bytes,
+    change: Callable[[Place], None] = lambda _: None,
+    hook: str = "user-prompt-submit",
 ) -> subprocess.CompletedProcess[bytes]:
     """Run the prompt ``data`` through ``gitmem`` and through the command line alone,
     each from the snapshot as ``change`` leaves it; what each printed (but for a frame's
@@ -147,7 +150,7 @@ def same_as_the_full_hook(
     outcomes: list[tuple[subprocess.CompletedProcess[bytes], dict[str, bytes]]] = []
     for full in (False, True):
         place.restore(changed)
-        done = place.hook("user-prompt-submit", data, full=full)
+        done = place.hook(hook, data, full=full)
         outcomes.append((done, place.files()))
     (ours, ours_files), (theirs, theirs_files) = outcomes
     assert (ours.returncode, FRAME_ID.sub(b"", ours.stdout), ours.stderr) == (
@@ -159,10 +162,10 @@ def same_as_the_full_hook(
     return ours
 
 
-def quietly(place: Place, data: bytes) -> bool:
-    """Whether ``gitmem`` answered the prompt without binding a holder."""
+def quietly(place: Place, data: bytes, hook: str = "user-prompt-submit") -> bool:
+    """Whether ``gitmem`` answered the hook without binding a holder."""
     place.restore()
-    done = place.hook("user-prompt-submit", data, imports=True)
+    done = place.hook(hook, data, imports=True)
     assert done.returncode == 0
     return b"gitmem.holder" not in done.stderr
 
@@ -330,3 +333,56 @@ def test_a_prompt_whose_event_never_ends_gives_up_in_time(standalone: Place) -> 
     assert process.returncode == 0 and out == b""
     assert err == b"gitmem hook: gave up after 0.5 s; the session goes on\n"
     assert standalone.files() == before
+
+
+def _said(*lines: object) -> str:
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def _tool_use(name: str, arguments: dict[str, str]) -> dict[str, object]:
+    content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}]
+    return {"type": "assistant", "message": {"role": "assistant", "content": content}}
+
+
+@pytest.mark.parametrize(
+    ("turn", "quiet"),
+    [
+        (
+            _said({"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}}),
+            True,
+        ),
+        (_said(_tool_use("Bash", {"command": "make test"})), True),
+        (_said(_tool_use("mcp__gitmem__read_memory", {"name": "api"})), False),
+        (_said(_tool_use("Read", {"file_path": "notes/read_memory.md"})), False),
+        ('{"type": "user", "message": {"content": "caf\\u00e9"}}\n', False),
+    ],
+    ids=["text", "another-tool", "read-memory", "the-name", "an-escape"],
+)
+def test_a_stop_that_runs_nothing_binds_no_holder(either: Place, turn: str, quiet: bool) -> None:
+    """A turn whose transcript names no ``read_memory`` runs no onUse script: its Stop
+    keeps the transcript's length and binds nothing; any other is the full hook's."""
+    with either.transcript.open("a") as handle:
+        handle.write(turn)
+    data = event(either.cwd, either.transcript, "Stop", stop_hook_active="false")
+    assert quietly(either, data, "stop") is quiet
+    done = same_as_the_full_hook(either, data, hook="stop")
+    assert done.stdout == b""
+    kept = json.loads(either.session_file().read_bytes())
+    assert kept["offset"] == either.transcript.stat().st_size
+
+
+def _shorter(place: Place) -> None:
+    path = place.session_file()
+    kept = json.loads(path.read_bytes())
+    kept["offset"] = 10**6
+    path.write_text(json.dumps(kept, ensure_ascii=False))
+
+
+def test_a_stop_past_the_transcripts_end_is_the_full_hooks(standalone: Place) -> None:
+    """A transcript shorter than where the turn began is read again from its start."""
+    standalone.transcript.write_text(_said(_tool_use("Bash", {"command": "ls"})))
+    data = event(standalone.cwd, standalone.transcript, "Stop")
+    standalone.restore()
+    _shorter(standalone)
+    assert b"gitmem.holder" in standalone.hook("stop", data, imports=True).stderr
+    same_as_the_full_hook(standalone, data, _shorter, hook="stop")
