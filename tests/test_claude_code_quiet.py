@@ -51,7 +51,7 @@ class Place:
     a standalone one named by ``--repo``, one found from the session's folder, or a
     project's own."""
 
-    def __init__(self, tmp: Path, kind: str) -> None:
+    def __init__(self, tmp: Path, kind: str, *, empty: bool = False) -> None:
         self.tmp = tmp
         self.cap = tmp / "capability.json"
         self.cap.write_text(json.dumps(SHARED.to_dict()))
@@ -80,10 +80,13 @@ class Place:
             self.cwd = tmp
             self.repo_args = ["--repo", str(self.top)]
             self.directory = str(self.top)
-        with Repository.open(self.directory) as repo:
-            other = repo.bind(SHARED, Agent("claude-code", "other"))
-            assert other is not None
-            other.call("create_memory", {"name": "api", "description": "api notes", "body": "x"})
+        if not empty:
+            with Repository.open(self.directory) as repo:
+                other = repo.bind(SHARED, Agent("claude-code", "other"))
+                assert other is not None
+                other.call(
+                    "create_memory", {"name": "api", "description": "api notes", "body": "x"}
+                )
         start = self.hook("session-start", event(self.cwd, self.transcript, "SessionStart"))
         assert start.returncode == 0 and start.stderr == b"", start.stderr
         self.snapshot = tmp / "snapshot"
@@ -201,6 +204,30 @@ def test_a_prompt_with_nothing_to_give_binds_no_holder(place: Place) -> None:
         "instance": "claude-code",
         "capability": capability_digest(str(place.cap)),
     }
+
+
+@pytest.mark.parametrize("written", [False, True], ids=["none-yet", "a-first-write"])
+def test_a_store_with_no_commit_yet(tmp_path: Path, written: bool) -> None:
+    """A session that began before its store had a commit: a prompt is quiet while the
+    store has none, and the full hook's (a notice) once another agent wrote to it."""
+    place = Place(tmp_path, "standalone", empty=True)
+    data = event(place.cwd, place.transcript, prompt="go on")
+    if not written:
+        assert quietly(place, data)
+        assert same_as_the_full_hook(place, data).stdout == b""
+    else:
+        place.restore()
+        _another_write(place)
+        assert b"gitmem.holder" in place.hook("user-prompt-submit", data, imports=True).stderr
+        done = same_as_the_full_hook(place, data, _another_write)
+        assert b"added `deploy`" in done.stdout
+
+
+def test_the_watermark_before_a_first_commit_is_gitmems_own() -> None:
+    from gitmem.adapters.sessions import BEFORE_FIRST
+    from gitmem.store import markers
+
+    assert BEFORE_FIRST == markers._ORIGIN_ID  # pyright: ignore[reportPrivateUsage]
 
 
 def _another_write(place: Place) -> None:

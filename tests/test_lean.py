@@ -783,6 +783,18 @@ def test_ref_names_are_the_stores_dulwich_lists(store: str) -> None:
     with Repository.open(store) as repo:
         assert refs.read(store, "refs/heads/" + STORE) == repo.head(STORE)
     assert refs.read(store, "refs/heads/nothing") is None
+    # packed, loose, or at a folder's path: there; named nowhere: absent, unless a
+    # packed-refs that does not read leaves the question open
+    assert not refs.absent(store, "refs/heads/" + STORE)
+    assert refs.absent(store, "refs/heads/nothing")
+    assert refs.absent(store, "refs/heads/z/deep")  # only a packed ref under it
+    Path(store, "refs", "heads", "folder").mkdir()
+    Path(store, "refs", "heads", "folder", "loose").write_text("0" * 40 + "\n")
+    assert not refs.absent(store, "refs/heads/folder/loose")
+    assert not refs.absent(store, "refs/heads/folder")
+    with open(os.path.join(store, "packed-refs"), "ab") as f:
+        f.write(b"not a line of packed-refs\n")
+    assert not refs.absent(store, "refs/heads/nothing")
 
 
 # -- the object reader ---------------------------------------------------------------

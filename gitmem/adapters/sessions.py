@@ -9,7 +9,7 @@ the instance, and a digest of the capability's text.
 
 Most prompts of a session get no context at all: the session has started, no views
 wait for it, and its instance has seen its store's head (the instance's notice
-watermark is the head). Most turns end having read no memory, so no onUse script runs
+watermark is the head, or says "before the first commit" of a store that has none). Most turns end having read no memory, so no onUse script runs
 at their Stop. :func:`quiet_hook` answers such a prompt or Stop from those files, two
 refs and the turn's part of the transcript, without binding a holder (a few files
 read, where binding one loads most of gitmem), and keeps the transcript's length as
@@ -53,6 +53,7 @@ else:
 
 
 __all__ = [
+    "BEFORE_FIRST",
     "CAPABILITY_MAX",
     "FOLDER",
     "INPUT_MAX",
@@ -80,6 +81,9 @@ CAPABILITY_MAX = 1 << 20
 """The longest capability file read, in bytes."""
 TIMEOUT = 20.0
 """How long a hook may take, in seconds, unless ``--timeout`` says."""
+BEFORE_FIRST = "f03116507f106fd2c778821e327c924522c02a86"
+"""The commit a notice watermark names before its store's first commit: an empty root
+commit of gitmem's own, the same in every repository."""
 
 # -- the client session's instance ----------------------------------------------------
 
@@ -419,8 +423,13 @@ def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
         if not _reads_none(transcript, data["offset"]):
             return False
     else:
+        # the instance has seen the store's head, or there is none and it has seen that
+        seen = refs.read(directory, f"refs/gitmem/notices/{instance}/{store}")
         head = refs.read(directory, branches + store)
-        if head is None or refs.read(directory, f"refs/gitmem/notices/{instance}/{store}") != head:
+        if head is None:
+            if seen != BEFORE_FIRST or not refs.absent(directory, branches + store):
+                return False
+        elif seen != head:
             return False
     data["offset"] = transcript_size(transcript)
     write_session(path, json.dumps(data, ensure_ascii=False))

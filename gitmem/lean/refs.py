@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["STORE_MAX", "names", "read", "usable_store"]
+__all__ = ["STORE_MAX", "absent", "names", "read", "usable_store"]
 
 STORE_MAX = 200
 _HEX = frozenset("0123456789abcdef")
@@ -75,6 +75,16 @@ def read(directory: str, ref: str) -> str | None:
     except OSError:
         return None
     return _commit_id(data[:40]) if len(data) == 41 and data[40:] == b"\n" else None
+
+
+def absent(directory: str, ref: str) -> bool:
+    """Whether ``ref`` plainly does not exist in the git directory ``directory``: nothing
+    at its loose file's path, and a ``packed-refs`` (if any) that reads and does not name
+    it."""
+    if os.path.lexists(os.path.join(directory, ref)):
+        return False
+    packed = _packed(directory)
+    return packed is not None and ref not in packed
 
 
 def names(directory: str, prefix: str) -> list[str] | None:
