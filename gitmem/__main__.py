@@ -61,42 +61,68 @@ def _lean() -> None:
     os._exit(status)  # as the command line ends: nothing to tear down
 
 
+class _GaveUp(BaseException):
+    """The hook's time ran out while it was answered without the command line."""
+
+
 def _quiet_hook() -> None:
     """End the process if the command is a Claude Code prompt that gets no context or a
     Stop that runs nothing, once its session's file is brought up to date (see
-    :mod:`gitmem.adapters.sessions`).
-    Otherwise the command line runs, reading the event as if this had not."""
+    :mod:`gitmem.adapters.sessions`), within the hook's ``--timeout`` as the command line
+    keeps it. Otherwise the command line runs, reading the event as if this had not."""
+    import time
+
     from gitmem.adapters import sessions
 
+    started = time.monotonic()
     argv = sys.argv[1:]
     options = sessions.hook_options(argv) if os.name == "posix" else None
     if options is None:
         return
+    seconds = options[2]
     # the bytes of at least as many characters as the hook reads (UTF-8 spends at most
     # four on one), given the time the hook is given
     limit = sessions.INPUT_MAX + 1
     try:
-        data = sessions.read_event(sys.stdin.fileno(), 4 * limit, options[2])
+        data = sessions.read_event(sys.stdin.fileno(), 4 * limit, seconds)
     except (OSError, ValueError, AttributeError):  # AttributeError: no stdin at all
         return  # not a stream this reads: the command line reads it
-    if data is None:  # as the command line says it when the event never ends
-        sys.stderr.write(sessions.gave_up(options[2]) + "\n")
-        sys.stderr.flush()
-        os._exit(0)
+    if data is None:
+        _give_up(seconds)
     import io
+    import signal
 
     stdin = sys.stdin
 
     def again() -> TextIO:  # the event as the command line reads it from stdin
         return io.TextIOWrapper(io.BytesIO(data), stdin.encoding, stdin.errors, newline="\n")
 
+    def alarm(*_: object) -> None:
+        raise _GaveUp
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds - (time.monotonic() - started), 1e-3))
     try:
         answered = sessions.quiet_hook(argv, os.environ, again().read(limit))
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except _GaveUp:
+        _give_up(seconds)
     except Exception:  # anything unforeseen: the command line reads the event again
+        signal.setitimer(signal.ITIMER_REAL, 0)
         answered = False
+    signal.signal(signal.SIGALRM, previous)
     if answered:
         os._exit(0)  # as the command line ends: nothing to tear down
     sys.stdin = again()
+
+
+def _give_up(seconds: float) -> NoReturn:
+    """End the process as the command line ends a hook whose time ran out."""
+    from gitmem.adapters.sessions import gave_up
+
+    sys.stderr.write(gave_up(seconds) + "\n")
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _utf8(stream: TextIO) -> bool:

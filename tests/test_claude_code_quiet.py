@@ -413,3 +413,34 @@ def test_a_stop_past_the_transcripts_end_is_the_full_hooks(standalone: Place) ->
     _shorter(standalone)
     assert b"gitmem.holder" in standalone.hook("stop", data, imports=True).stderr
     same_as_the_full_hook(standalone, data, _shorter, hook="stop")
+
+
+def _capability_that_never_opens(place: Place) -> None:
+    place.cap.unlink()
+    os.mkfifo(place.cap)  # opening it waits for a writer that never comes
+
+
+def test_a_quiet_answer_that_cannot_finish_gives_up_in_time(standalone: Place) -> None:
+    """Past the event's reading, the quiet answer keeps --timeout too: one line, exit 0,
+    nothing written, as the full hook gives up."""
+    data = event(standalone.cwd, standalone.transcript, prompt="go on")
+    try:
+        outcomes = []
+        for full in (False, True):
+            standalone.restore()
+            _capability_that_never_opens(standalone)
+            head = [sys.executable, "-c", FULL] if full else [GITMEM]
+            done = subprocess.run(
+                [*head, *standalone.args("user-prompt-submit"), "--timeout", "0.5"],
+                input=data,
+                capture_output=True,
+                cwd=standalone.cwd,
+                env=ENV,
+                timeout=120,
+                check=False,
+            )
+            outcomes.append((done.returncode, done.stdout, done.stderr, standalone.files()))
+    finally:
+        standalone.cap.unlink()
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][:3] == (0, b"", b"gitmem hook: gave up after 0.5 s; the session goes on\n")
