@@ -63,6 +63,28 @@ def tree_bytes(directory: str | os.PathLike[str]) -> dict[str, bytes]:
     return found
 
 
+def with_stdin_open(
+    args: list[str], first: bytes = b"", **options: Any
+) -> tuple[int, bytes, bytes]:
+    """Run ``args`` with ``first`` on its stdin, left open until it has exited (an input
+    that never ends); its exit status, stdout and stderr."""
+    process = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    if first:
+        process.stdin.write(first)
+        process.stdin.flush()
+    try:
+        process.wait(timeout=120)
+    finally:
+        process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    return process.returncode, out, err
+
+
 def git(directory: str | os.PathLike[str], *args: str) -> subprocess.CompletedProcess[str]:
     """Run the ``git`` binary against the bare repository at ``directory``."""
     return subprocess.run(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import capability
+from conftest import capability, with_stdin_open
 
 from gitmem import Agent, Author, Memory, Repository
 from gitmem.holder.framing import frame_notice, frame_view
@@ -344,23 +344,9 @@ def test_plugin_commands_run(repo: Repository, tmp_path: Path) -> None:
 
 def test_a_hook_that_cannot_finish_gives_up_in_time(repo: Repository) -> None:
     """A hook whose input never ends gives up after --timeout: one line, exit 0."""
-    process = subprocess.Popen(
-        [GITMEM, "--repo", repo.directory, "hook", "claude-code", "stop", "--timeout", "0.5"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    try:
-        process.wait(timeout=120)  # stdin stays open until it has exited
-    finally:
-        process.stdin.close()
-    out, err = process.stdout.read(), process.stderr.read()
-    process.stdout.close()
-    process.stderr.close()
-    assert process.returncode == 0 and out == ""
-    assert err == "gitmem hook: gave up after 0.5 s; the session goes on\n"
+    assert with_stdin_open(
+        [GITMEM, "--repo", repo.directory, "hook", "claude-code", "stop", "--timeout", "0.5"]
+    ) == (0, b"", b"gitmem hook: gave up after 0.5 s; the session goes on\n")
 
 
 @pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "one endless line", "a folder"])

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import capability
+from conftest import capability, tree_bytes, with_stdin_open
 from helpers_sync import ENV, make_project, sh
 
 from gitmem import Agent, Repository
@@ -105,11 +105,11 @@ class Place:
         ]
 
     def hook(
-        self, event_name: str, data: bytes, *, full: bool = False, imports: bool = False
+        self, event_name: str, data: bytes, *extra: str, full: bool = False, imports: bool = False
     ) -> subprocess.CompletedProcess[bytes]:
         head = [sys.executable, "-c", FULL] if full else IMPORTS if imports else [GITMEM]
         return subprocess.run(
-            [*head, *self.args(event_name)],
+            [*head, *self.args(event_name), *extra],
             input=data,
             capture_output=True,
             cwd=self.cwd,
@@ -126,14 +126,7 @@ class Place:
         return Path(session_path(self.directory, SESSION))
 
     def files(self) -> dict[str, bytes]:
-        """Every file of the repository but the locks, by path."""
-        found: dict[str, bytes] = {}
-        for root, _, names in os.walk(self.top):
-            for name in names:
-                path = Path(root, name)
-                if not name.endswith(".lock") and not path.is_symlink():
-                    found[str(path.relative_to(self.top))] = path.read_bytes()
-        return found
+        return tree_bytes(self.top)
 
 
 def same_as_the_full_hook(
@@ -324,95 +317,20 @@ def test_other_command_lines_are_the_full_hooks(standalone: Place) -> None:
     data = event(standalone.cwd, standalone.transcript, prompt="go on")
     for extra in (["--started-as", "root"], ["--profile", "a", "--profile", "b"], ["--help"]):
         standalone.restore()
-        done = subprocess.run(
-            [*IMPORTS, *standalone.args("user-prompt-submit"), *extra],
-            input=data,
-            capture_output=True,
-            cwd=standalone.cwd,
-            env=ENV,
-            timeout=120,
-            check=False,
-        )
+        done = standalone.hook("user-prompt-submit", data, *extra, imports=True)
         assert b"gitmem.cli" in done.stderr, extra
 
 
 def test_a_prompt_whose_event_never_ends_gives_up_in_time(standalone: Place) -> None:
     """As every hook does: one line after --timeout, exit 0, nothing written."""
     before = standalone.files()
-    process = subprocess.Popen(
+    assert with_stdin_open(
         [GITMEM, *standalone.args("user-prompt-submit"), "--timeout", "0.5"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        event(standalone.cwd, standalone.transcript)[:20],
         cwd=standalone.cwd,
         env=ENV,
-    )
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    process.stdin.write(event(standalone.cwd, standalone.transcript)[:20])
-    process.stdin.flush()
-    try:
-        process.wait(timeout=120)  # stdin stays open until it has exited
-    finally:
-        process.stdin.close()
-    out, err = process.stdout.read(), process.stderr.read()
-    process.stdout.close()
-    process.stderr.close()
-    assert process.returncode == 0 and out == b""
-    assert err == b"gitmem hook: gave up after 0.5 s; the session goes on\n"
+    ) == (0, b"", b"gitmem hook: gave up after 0.5 s; the session goes on\n")
     assert standalone.files() == before
-
-
-def _said(*lines: object) -> str:
-    return "".join(json.dumps(line) + "\n" for line in lines)
-
-
-def _tool_use(name: str, arguments: dict[str, str]) -> dict[str, object]:
-    content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}]
-    return {"type": "assistant", "message": {"role": "assistant", "content": content}}
-
-
-@pytest.mark.parametrize(
-    ("turn", "quiet"),
-    [
-        (
-            _said({"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}}),
-            True,
-        ),
-        (_said(_tool_use("Bash", {"command": "make test"})), True),
-        (_said(_tool_use("mcp__gitmem__read_memory", {"name": "api"})), False),
-        (_said(_tool_use("Read", {"file_path": "notes/read_memory.md"})), False),
-        ('{"type": "user", "message": {"content": "caf\\u00e9"}}\n', False),
-    ],
-    ids=["text", "another-tool", "read-memory", "the-name", "an-escape"],
-)
-def test_a_stop_that_runs_nothing_binds_no_holder(either: Place, turn: str, quiet: bool) -> None:
-    """A turn whose transcript names no ``read_memory`` runs no onUse script: its Stop
-    keeps the transcript's length and binds nothing; any other is the full hook's."""
-    with either.transcript.open("a") as handle:
-        handle.write(turn)
-    data = event(either.cwd, either.transcript, "Stop", stop_hook_active="false")
-    assert quietly(either, data, "stop") is quiet
-    done = same_as_the_full_hook(either, data, hook="stop")
-    assert done.stdout == b""
-    kept = json.loads(either.session_file().read_bytes())
-    assert kept["offset"] == either.transcript.stat().st_size
-
-
-def _shorter(place: Place) -> None:
-    path = place.session_file()
-    kept = json.loads(path.read_bytes())
-    kept["offset"] = 10**6
-    path.write_text(json.dumps(kept, ensure_ascii=False))
-
-
-def test_a_stop_past_the_transcripts_end_is_the_full_hooks(standalone: Place) -> None:
-    """A transcript shorter than where the turn began is read again from its start."""
-    standalone.transcript.write_text(_said(_tool_use("Bash", {"command": "ls"})))
-    data = event(standalone.cwd, standalone.transcript, "Stop")
-    standalone.restore()
-    _shorter(standalone)
-    assert b"gitmem.holder" in standalone.hook("stop", data, imports=True).stderr
-    same_as_the_full_hook(standalone, data, _shorter, hook="stop")
 
 
 def _capability_that_never_opens(place: Place) -> None:
@@ -429,16 +347,7 @@ def test_a_quiet_answer_that_cannot_finish_gives_up_in_time(standalone: Place) -
         for full in (False, True):
             standalone.restore()
             _capability_that_never_opens(standalone)
-            head = [sys.executable, "-c", FULL] if full else [GITMEM]
-            done = subprocess.run(
-                [*head, *standalone.args("user-prompt-submit"), "--timeout", "0.5"],
-                input=data,
-                capture_output=True,
-                cwd=standalone.cwd,
-                env=ENV,
-                timeout=120,
-                check=False,
-            )
+            done = standalone.hook("user-prompt-submit", data, "--timeout", "0.5", full=full)
             outcomes.append((done.returncode, done.stdout, done.stderr, standalone.files()))
     finally:
         standalone.cap.unlink()
