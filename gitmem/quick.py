@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from gitmem.lean import grammar, listing, refs, rendered, repository
+from gitmem.lean.argv import options
 from gitmem.lean.heads import CAPABILITY_TRAILER, SESSION_TRAILER, Head, authored, head, slug_shape
 from gitmem.lean.layout import FILE_NAMES, MD, SUFFIXES, bucket, description, split_md
 from gitmem.lean.lines import (
@@ -79,58 +80,18 @@ class Parsed:
         self.arguments = arguments
 
 
-def _options(
-    args: list[str], table: Mapping[str, tuple[str, bool]], stop_at_word: bool
-) -> tuple[dict[str, str | bool], list[str], int] | None:
-    """The options in ``args`` (each given once, as ``--name VALUE``, ``--name=VALUE``,
-    ``-x VALUE`` or a flag) and the words among them; with ``stop_at_word``, up to the
-    first word, whose place is returned. ``None`` for anything else."""
-    found: dict[str, str | bool] = {}
-    words: list[str] = []
-    at = 0
-    while at < len(args):
-        arg = args[at]
-        if not arg.startswith("-") or arg == "-":
-            if stop_at_word:
-                return found, words, at
-            words.append(arg)
-            at += 1
-            continue
-        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        known = table.get(name)
-        if known is None or known[0] in found:
-            return None
-        dest, flag = known
-        if flag:
-            if equals:
-                return None
-            found[dest] = True
-            at += 1
-            continue
-        if not equals:
-            if at + 1 >= len(args):
-                return None
-            value = args[at + 1]
-            at += 1
-        if not value or value.startswith("-"):
-            return None
-        found[dest] = value
-        at += 1
-    return found, words, at
-
-
 def parse(argv: list[str]) -> Parsed | None:
     """``argv`` (after the program's name) parsed as the read commands' grammar, or
     ``None`` if it is not a plain form of one."""
-    group = _options(argv, grammar.GLOBAL, stop_at_word=True)
+    group = options(argv, grammar.GLOBAL, stop_at_word=True)
     if group is None or group[2] >= len(argv):
         return None
-    options, _, at = group
+    given, _, at = group
     command = argv[at]
     table = grammar.COMMANDS.get(command)
     if table is None:
         return None
-    found = _options(argv[at + 1 :], table[0], stop_at_word=False)
+    found = options(argv[at + 1 :], table[0], stop_at_word=False)
     if found is None:
         return None
     mine, words, _ = found
@@ -142,7 +103,7 @@ def parse(argv: list[str]) -> Parsed | None:
         ((_, count, required),) = wanted  # the read commands take one argument at most
         if (required and not words) or (count >= 0 and len(words) > count):
             return None
-    return Parsed(options, command, mine, words)
+    return Parsed(given, command, mine, words)
 
 
 _DIR_MODE = 0o040000

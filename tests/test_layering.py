@@ -119,6 +119,7 @@ ORDER: dict[str, list[str]] = {
         "objects",
         "refs",
         "repository",
+        "argv",
         "listing",
         "survey",
         "heads",

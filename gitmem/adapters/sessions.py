@@ -31,6 +31,7 @@ import stat
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean import refs
+from gitmem.lean.argv import options
 from gitmem.lean.grammar import ENVVARS
 from gitmem.lean.repository import REPOSITORY_DIR, plain_config, standalone
 
@@ -281,18 +282,18 @@ _LAUNCH_KEYS = [
 ]
 _BOUND_KEYS = ["directory", "store", "instance", "capability"]
 # the options of `gitmem hook claude-code` taken here: the launch's (the session's file
-# holds the one it binds with) and the timeout; a choice, --help, or an option given
-# twice is the full command line's to read
+# holds the one it binds with) and the timeout; a choice or --help is the full command
+# line's to read
 _OPTIONS = {
-    "--capability": False,
-    "--profile": False,
-    "--instance": False,
-    "--store": False,
-    "-s": False,
-    "--per-session": True,
-    "--timeout": False,
+    "--capability": ("capability", False),
+    "--profile": ("profile", False),
+    "--instance": ("instance", False),
+    "--store": ("store", False),
+    "-s": ("store", False),
+    "--per-session": ("per_session", True),
+    "--timeout": ("timeout", False),
 }
-_OPTIONS_AS = {"-s": "--store"}
+_GROUP = {"--repo": ("repo", False)}
 _HOOK = ["hook", "claude-code"]
 _QUIET = ("user-prompt-submit", "stop")
 """The events a hook may answer without binding a holder."""
@@ -305,52 +306,24 @@ def hook_options(argv: list[str]) -> tuple[str, str | None, float] | None:
     """The event, ``--repo`` (``None``: not given) and ``--timeout`` of ``argv`` (after
     the program's name) if it is a plain ``gitmem hook claude-code user-prompt-submit``
     or ``stop`` that :func:`quiet_hook` may answer; ``None`` for any other command line."""
-    at = 0
-    repo: str | None = None
-    if argv[:1] == ["--repo"] and len(argv) > 1:
-        repo, at = argv[1], 2
-    elif argv[:1] and argv[0].startswith("--repo="):
-        repo, at = argv[0][len("--repo=") :], 1
-    if repo is not None and (not repo or repo.startswith("-")):
+    group = options(argv, _GROUP, stop_at_word=True)
+    if group is None:
         return None
+    found, _, at = group
     if argv[at : at + 2] != _HOOK:
         return None
-    seen: set[str] = set()
-    words: list[str] = []
-    timeout = TIMEOUT
-    rest = argv[at + 2 :]
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        if not arg.startswith("-"):
-            words.append(arg)
-            i += 1
-            continue
-        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        flag = _OPTIONS.get(name)
-        # an option given twice (-s and --store are one) is the command line's to read
-        if flag is None or _OPTIONS_AS.get(name, name) in seen:
-            return None
-        seen.add(_OPTIONS_AS.get(name, name))
-        if flag:
-            if equals:
-                return None
-            i += 1
-            continue
-        if not equals:
-            if i + 1 >= len(rest):
-                return None
-            value = rest[i + 1]
-            i += 1
-        if not value or value.startswith("-"):
-            return None
-        if name == "--timeout":
-            found = _seconds(value)
-            if found is None:
-                return None
-            timeout = found
-        i += 1
-    return (words[0], repo, timeout) if len(words) == 1 and words[0] in _QUIET else None
+    mine = options(argv[at + 2 :], _OPTIONS, stop_at_word=False)
+    if mine is None:
+        return None
+    given, words, _ = mine
+    if len(words) != 1 or words[0] not in _QUIET:
+        return None
+    timeout = given.get("timeout", "")
+    seconds = _seconds(timeout) if isinstance(timeout, str) and timeout else TIMEOUT
+    repo = found.get("repo")
+    if seconds is None or isinstance(repo, bool):
+        return None
+    return words[0], repo, seconds
 
 
 def _seconds(value: str) -> float | None:
