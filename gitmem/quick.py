@@ -33,6 +33,7 @@ from gitmem.lean.lines import (
 from gitmem.lean.objects import BLOB, TREE, Objects, tree_entries, tree_named
 from gitmem.lean.survey import (
     SHARED_FROM,
+    indexed_text,
     keep,
     known_summaries,
     md_blobs,
@@ -223,6 +224,37 @@ class _Store:
         write(path, data)
         return SearchIndex.of(data)
 
+    def caught_up(self, index: SearchIndex) -> SearchIndex | None:
+        """``index``, read from its file, brought up to this very head as the store's
+        reader brings it: each revision since its commit, from the history index, put or
+        removed in turn, each put memory's text read from its ``.md`` blob. ``None``
+        where that reader writes the index again (:data:`~gitmem.search.index.BEHIND`
+        memories changed, or a history it cannot follow) or a revision is not one gitmem
+        made or does not read as the store reads it: the full reader catches it up."""
+        from gitmem.search.index import BEHIND
+
+        commits, history = self.history()
+        entries = history.since(index.commit, self.head.commit)
+        if not entries:
+            return None
+        for entry in entries:
+            if commits.facts(entry.commit) is None:
+                return None
+            if entry.removed:
+                index.remove(entry.slug)
+                continue
+            if entry.blobs[0] == "-":
+                return None
+            kind, content = self.objects.read(entry.blobs[0])
+            found = indexed_text(entry.slug, kind, content)
+            if found is None:
+                return None
+            index.put_text(entry.slug, found[0])
+        if index.changed >= BEHIND:
+            return None
+        index.commit = self.head.commit
+        return index
+
     def _shared(self) -> bool:
         """Whether reading every memory is shared with a forked child: a large store,
         as its head commit counts its memories (this process runs no other thread)."""
@@ -350,8 +382,10 @@ def _search(store: _Store, parsed: Parsed) -> str | None:
     index = SearchIndex.load(path)
     if index is None and not os.path.exists(path):
         index = store.index_afresh(path)  # none kept yet (a fresh clone): built here
-    if index is None or index.commit != store.head.commit:
-        return None  # behind the head, or damaged: the full path catches it up
+    if index is not None and index.commit != store.head.commit:
+        index = store.caught_up(index)
+    if index is None:
+        return None  # damaged, or far behind the head: the full path catches it up
     lowered = [k.lower() for k in keywords]
     hits: list[tuple[str, str, str]] = []
     for slug, _, _ in index.rank(keywords, limit):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import commit_by_hand, git
+from conftest import commit_by_hand, git, tree_bytes
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
@@ -27,7 +27,7 @@ from gitmem.lean import heads, layout, lines, listing, refs, rendered, repositor
 from gitmem.lean.objects import Objects, Unreadable, apply_delta, tree_entries, tree_named
 from gitmem.lean.survey import survey
 from gitmem.quick import answer
-from gitmem.search.index import index_path
+from gitmem.search.index import BEHIND, index_path
 from gitmem.store import Snapshot
 from gitmem.store.history import History
 from gitmem.types import OP_RE, SLUG_RE, Change, Edit, FileChange, FileEdit
@@ -193,14 +193,12 @@ def test_a_listing_kept_of_an_earlier_tree_is_read_on_where_it_changed(
 ) -> None:
     """After a write the kept listing is of an older tree: the lean path reads only the
     folders that changed, prints what the command line prints, and keeps the listing
-    and summaries the command line keeps; a search, whose index is behind, is left to
-    the command line."""
+    and summaries the command line keeps."""
     meta = Path(store) / "gitmem"
     before = tmp_path / "before"
     shutil.copytree(meta, before)
     with Repository.open(store) as repo:
         _changed(repo, change)
-    assert lean(store, ["search", "fresh"]) is None
     text = lean(store, ["ls"])
     assert text is not None
     kept = _kept(store, STORE)
@@ -212,6 +210,62 @@ def test_a_listing_kept_of_an_earlier_tree_is_read_on_where_it_changed(
     shutil.rmtree(meta)
     shutil.copytree(before, meta)
     assert (lean(store, ["state"]), 0) == full(store, ["state"])
+
+
+SEARCHES = [
+    ["search", "fresh"],
+    ["search", "ship", "build"],
+    ["search", "--limit", "1", "ship", "more"],
+    ["search", "--limit=0", "ü"],
+    ["search", "hip"],  # inside words only
+    ["search", "tabs"],
+]
+
+
+@pytest.mark.parametrize("change", ["create", "edit", "delete", "code", "many", "rename"])
+def test_a_search_index_behind_the_head_is_caught_up_as_the_command_line_catches_it_up(
+    store: str, tmp_path: Path, change: str
+) -> None:
+    """After a few writes the kept index is of an earlier commit: the lean path puts and
+    removes the memories each revision since changed, in turn, as the command line
+    does, prints what it prints and keeps what it keeps (the index file as it was)."""
+    with Repository.open(store) as repo:
+        if change == "rename":
+            rename(repo, "tabs", "tabs-renamed")
+        else:
+            _changed(repo, change)
+    meta = Path(store) / "gitmem"
+    before = tmp_path / "before"
+    shutil.copytree(meta, before)
+    for argv in SEARCHES:
+        text = lean(store, argv)
+        assert text is not None, argv
+        kept = tree_bytes(meta)
+        shutil.rmtree(meta)
+        shutil.copytree(before, meta)
+        assert (text, 0) == full(store, argv), argv
+        assert tree_bytes(meta) == kept, argv
+
+
+def test_a_search_index_far_behind_is_left_to_the_command_line(store: str) -> None:
+    """As many changed memories as make the command line write the index again: that
+    is its to do, and the next search is lean again."""
+    with Repository.open(store) as repo:
+        for i in range(BEHIND):
+            put(repo, STORE, f"many-{i:02d}", f"body {i}\n")
+    assert lean(store, ["search", "body"]) is None
+    assert full(store, ["search", "body"])[1] == 0
+    assert lean(store, ["search", "body"]) is not None
+
+
+def test_a_search_over_a_hand_made_revision_is_left_to_the_command_line(
+    store: str, tmp_path: Path
+) -> None:
+    def change(work: Path) -> None:
+        (work / layout.bucket("deploy") / "deploy.md").write_text("no front matter\n")
+
+    commit_by_hand(store, STORE, tmp_path / "work", change)
+    assert lean(store, ["search", "ship"]) is None
 
 
 def test_a_changed_folder_that_does_not_read_is_left_to_the_command_line(

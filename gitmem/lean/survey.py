@@ -29,6 +29,7 @@ __all__ = [
     "SHARED_FROM",
     "Summary",
     "build",
+    "indexed_text",
     "keep",
     "known_summaries",
     "md_blobs",
@@ -247,7 +248,7 @@ def texts(
     read: list[Summary] = [("", 0, 0)] * len(order)
     for i, (kind, content) in objects.each(ids):
         slug = order[i]
-        text = _text(slug, kind, content)
+        text = indexed_text(slug, kind, content)
         if text is None:
             return None
         found[slug], read[i] = text
@@ -261,7 +262,7 @@ def texts(
     return found, _kept(tree, filed, order, rows, blobs), fresh
 
 
-def _text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
+def indexed_text(slug: str, kind: int, content: bytes) -> tuple[str, Summary] | None:
     """The memory ``slug``'s text as the search index holds it (lowered) and its summary,
     from its ``.md`` object; ``None`` if it does not read as the store reads it."""
     if kind != BLOB:
@@ -359,7 +360,7 @@ def _swept(
             if got is None:
                 return None
             continue
-        text = _text(order[i], kind, content)
+        text = indexed_text(order[i], kind, content)
         if text is None:
             return None
         lowers[i], summaries[i] = text

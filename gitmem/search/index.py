@@ -91,7 +91,9 @@ class SearchIndex:
         self._fetch: Callable[[str], Memory | None] | None = None
         # the store the index follows: where a damaged base is rebuilt from
         self._source: tuple[Storage, str] | None = None
-        self._docs: dict[str, tuple[Memory, str]] = {}
+        # memories changed since the base, by slug: each one's text, and the memory where
+        # it was given whole (a text alone is a catch-up's that reads no Memory)
+        self._docs: dict[str, tuple[Memory | None, str]] = {}
         # word → slug → how often the word occurs in that memory
         self._postings: dict[str, dict[str, int]] = {}
         self._vocab: list[str] = []
@@ -192,10 +194,16 @@ class SearchIndex:
 
     def put(self, memory: Memory) -> None:
         """Index ``memory``, replacing what its slug held."""
-        self.remove(memory.slug)
-        self._version += 1
         text = f"{memory.slug}\0{memory.description}\0{memory.body}".lower()
-        self._docs[memory.slug] = (memory, text)
+        self.put_text(memory.slug, text, memory)
+
+    def put_text(self, slug: str, text: str, memory: Memory | None = None) -> None:
+        """Index the memory ``slug`` by its ``text`` (``slug NUL description NUL body``,
+        lowered), replacing what its slug held; a hit on it is read from the store
+        unless ``memory`` is given."""
+        self.remove(slug)
+        self._version += 1
+        self._docs[slug] = (memory, text)
         from collections import Counter
 
         for word, count in Counter(words(text)).items():
@@ -203,7 +211,7 @@ class SearchIndex:
             if slugs is None:
                 slugs = self._postings[word] = {}
                 self._vocab.append(word)
-            slugs[memory.slug] = count
+            slugs[slug] = count
 
     def remove(self, slug: str) -> None:
         self._version += 1
@@ -353,7 +361,7 @@ class SearchIndex:
 
     def _memory(self, slug: str) -> Memory | None:
         doc = self._docs.get(slug)
-        if doc is not None:
+        if doc is not None and doc[0] is not None:
             return doc[0]
         held = self._held.get(slug)
         if held is not None:
