@@ -333,6 +333,59 @@ def test_a_prompt_whose_event_never_ends_gives_up_in_time(standalone: Place) -> 
     assert standalone.files() == before
 
 
+def _said(*lines: object) -> str:
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def _tool_use(name: str, arguments: dict[str, str]) -> dict[str, object]:
+    content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}]
+    return {"type": "assistant", "message": {"role": "assistant", "content": content}}
+
+
+@pytest.mark.parametrize(
+    ("turn", "quiet"),
+    [
+        (
+            _said({"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}}),
+            True,
+        ),
+        (_said(_tool_use("Bash", {"command": "make test"})), True),
+        (_said(_tool_use("mcp__gitmem__read_memory", {"name": "api"})), False),
+        (_said(_tool_use("Read", {"file_path": "notes/read_memory.md"})), False),
+        ('{"type": "user", "message": {"content": "caf\\u00e9"}}\n', False),
+    ],
+    ids=["text", "another-tool", "read-memory", "the-name", "an-escape"],
+)
+def test_a_stop_that_runs_nothing_binds_no_holder(either: Place, turn: str, quiet: bool) -> None:
+    """A turn whose transcript names no ``read_memory`` runs no onUse script: its Stop
+    keeps the transcript's length and binds nothing; any other is the full hook's."""
+    with either.transcript.open("a") as handle:
+        handle.write(turn)
+    data = event(either.cwd, either.transcript, "Stop", stop_hook_active="false")
+    assert quietly(either, data, "stop") is quiet
+    done = same_as_the_full_hook(either, data, hook="stop")
+    assert done.stdout == b""
+    kept = json.loads(either.session_file().read_bytes())
+    assert kept["offset"] == either.transcript.stat().st_size
+
+
+def _shorter(place: Place) -> None:
+    path = place.session_file()
+    kept = json.loads(path.read_bytes())
+    kept["offset"] = 10**6
+    path.write_text(json.dumps(kept, ensure_ascii=False))
+
+
+def test_a_stop_past_the_transcripts_end_is_the_full_hooks(standalone: Place) -> None:
+    """A transcript shorter than where the turn began is read again from its start."""
+    standalone.transcript.write_text(_said(_tool_use("Bash", {"command": "ls"})))
+    data = event(standalone.cwd, standalone.transcript, "Stop")
+    standalone.restore()
+    _shorter(standalone)
+    assert b"gitmem.holder" in standalone.hook("stop", data, imports=True).stderr
+    same_as_the_full_hook(standalone, data, _shorter, hook="stop")
+
+
 def _capability_that_never_opens(place: Place) -> None:
     place.cap.unlink()
     os.mkfifo(place.cap)  # opening it waits for a writer that never comes
