@@ -14,8 +14,7 @@ small capture module, so its process costs little more than Python's own start. 
 the plain forms of the read commands (``gitmem ls``, ``gitmem state``, ...) that the
 lean read path (:mod:`gitmem.quick`) answers, and a Claude Code prompt with nothing to
 give or a Stop that runs nothing (:func:`gitmem.adapters.sessions.quiet_hook`); anything
-else they leave to the
-command line, as if they were not there.
+else they leave to the command line, as if they were not there.
 """
 
 from __future__ import annotations

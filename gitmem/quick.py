@@ -233,6 +233,8 @@ class _Store:
         made or does not read as the store reads it: the full reader catches it up."""
         from gitmem.search.index import BEHIND
 
+        if not index.commit:
+            return None  # an index of no commit: the store's reader builds it afresh
         commits, history = self.history()
         entries = history.since(index.commit, self.head.commit)
         if not entries:
