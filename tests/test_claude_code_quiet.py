@@ -352,9 +352,11 @@ def _tool_use(name: str, arguments: dict[str, str]) -> dict[str, object]:
         (_said(_tool_use("Bash", {"command": "make test"})), True),
         (_said(_tool_use("mcp__gitmem__read_memory", {"name": "api"})), False),
         (_said(_tool_use("Read", {"file_path": "notes/read_memory.md"})), False),
-        ('{"type": "user", "message": {"content": "caf\\u00e9"}}\n', False),
+        ('{"type": "user", "message": {"content": "caf\\u00e9 \\u001b[31m"}}\n', True),
+        (_said(_tool_use("re\\u0061d_memory", {"name": "api"})).replace("\\\\", "\\"), False),
+        (_said(_tool_use("mcp__gitmem__READ_MEMORY", {"name": "api"})), True),
     ],
-    ids=["text", "another-tool", "read-memory", "the-name", "an-escape"],
+    ids=["text", "another-tool", "read-memory", "the-name", "escapes", "spelled", "upper"],
 )
 def test_a_stop_that_runs_nothing_binds_no_holder(either: Place, turn: str, quiet: bool) -> None:
     """A turn whose transcript names no ``read_memory`` runs no onUse script: its Stop

@@ -16,8 +16,8 @@ read, where binding one loads most of gitmem), and keeps the transcript's length
 the full hook keeps it. Anything else is the full hook's, which runs as if this were
 not there: another command line, a session not started or with views waiting, a
 capability changed since, a client process that names another instance, a notice to
-give, a turn whose transcript names ``read_memory`` (or escapes a character, which
-could spell it), a repository this does not read whole (a project's work tree with a
+give, a turn whose transcript names ``read_memory`` (or escapes one of its characters,
+which could spell it), a repository this does not read whole (a project's work tree with a
 ``.git`` file, a config it does not follow).
 
 This module loads nothing of gitmem's beyond the errors and the light readers.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 
 from gitmem.errors import InvalidArgument
@@ -299,6 +300,8 @@ _QUIET = ("user-prompt-submit", "stop")
 """The events a hook may answer without binding a holder."""
 _TRANSCRIPT_MAX = 8 << 20
 """The most of a transcript a Stop reads (the full hook reads no more)."""
+# a JSON escape of a character of "read_memory", with which a line could spell the name
+_SPELLS = re.compile(rb"\\u00(?:72|65|61|64|5f|6d|6f|79)", re.IGNORECASE)
 _NAME_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
@@ -411,8 +414,8 @@ def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
 
 def _reads_none(path: object, offset: int) -> bool:
     """Whether the transcript at ``path`` plainly holds no ``read_memory`` call since
-    ``offset``, as a Stop reads it: the name is not in its bytes (nor any escaped
-    character, which could spell it). One that is not a regular file holds none; one
+    ``offset``, as a Stop reads it: the name is not in its bytes, nor a JSON escape of
+    one of its characters, which could spell it. One that is not a regular file holds none; one
     shorter than ``offset``, or longer past it than a Stop reads, is the full hook's."""
     if not isinstance(path, str) or not path:
         return True
@@ -432,7 +435,7 @@ def _reads_none(path: object, offset: int) -> bool:
         return False
     finally:
         os.close(fd)
-    return b"read_memory" not in part and b"\\u" not in part
+    return b"read_memory" not in part and _SPELLS.search(part) is None
 
 
 def _quiet_session(
