@@ -237,7 +237,8 @@ class _Store:
             return None  # an index of no commit: the store's reader builds it afresh
         commits, history = self.history()
         entries = history.since(index.commit, self.head.commit)
-        if not entries:
+        # as many memories changed as the reader writes the index again for: none read
+        if not entries or len({entry.slug for entry in entries}) >= BEHIND:
             return None
         for entry in entries:
             if commits.facts(entry.commit) is None:

@@ -222,7 +222,7 @@ SEARCHES = [
 ]
 
 
-@pytest.mark.parametrize("change", ["create", "edit", "delete", "code", "many", "rename"])
+@pytest.mark.parametrize("change", ["create", "edit", "delete", "code", "many", "rename", "often"])
 def test_a_search_index_behind_the_head_is_caught_up_as_the_command_line_catches_it_up(
     store: str, tmp_path: Path, change: str
 ) -> None:
@@ -232,6 +232,10 @@ def test_a_search_index_behind_the_head_is_caught_up_as_the_command_line_catches
     with Repository.open(store) as repo:
         if change == "rename":
             rename(repo, "tabs", "tabs-renamed")
+        elif change == "often":  # a long history of one memory, then its deletion
+            for i in range(4 * BEHIND):
+                write(repo, "often", f"fresh body {i}\n")
+            repo.mutate(STORE, AGENT, lambda _: Change("delete", "often", None))
         else:
             _changed(repo, change)
     meta = Path(store) / "gitmem"
