@@ -28,7 +28,8 @@ from gitmem.adapters.sessions import capability_digest, session_path
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
 IMPORTS = [sys.executable, "-X", "importtime", "-m", "gitmem"]
-"""gitmem, saying on stderr each module it imports."""
+"""gitmem, saying on stderr each module it imports (each line starting IMPORTED)."""
+IMPORTED = b"import time:"
 FULL = "import sys; from gitmem.cli import main; sys.argv[0] = 'gitmem'; main()"
 SHARED = capability("markdown", "shared", maxLenDescription=256)
 SESSION = "0e3b7c1d-prompt"
@@ -54,9 +55,8 @@ class Place:
     def __init__(self, tmp: Path, kind: str, *, empty: bool = False) -> None:
         self.tmp = tmp
         self.cap = tmp / "capability.json"
-        self.cap.write_text(json.dumps(SHARED.to_dict()))
         self.transcript = tmp / "transcript.jsonl"
-        self.transcript.write_text("")
+        self._outside()
         if kind == "project":
             self.top = make_project(tmp / "project")
             sh(self.top, "config", "user.name", "Dev")
@@ -118,6 +118,18 @@ class Place:
             check=False,
         )
 
+    def _outside(self) -> None:
+        """The capability file and the transcript as the session started with them."""
+        self.cap.unlink(missing_ok=True)
+        self.cap.write_text(json.dumps(SHARED.to_dict()))
+        self.transcript.write_text("")
+
+    def reset(self) -> Place:
+        """All as the session started: the repository, the capability, the transcript."""
+        self._outside()
+        self.restore()
+        return self
+
     def restore(self, state: Path | None = None) -> None:
         shutil.rmtree(self.top)
         shutil.copytree(state or self.snapshot, self.top, symlinks=True)
@@ -134,10 +146,11 @@ def same_as_the_full_hook(
     data: bytes,
     change: Callable[[Place], None] = lambda _: None,
     hook: str = "user-prompt-submit",
-) -> subprocess.CompletedProcess[bytes]:
-    """Run the prompt ``data`` through ``gitmem`` and through the command line alone,
-    each from the snapshot as ``change`` leaves it; what each printed (but for a frame's
-    id, new each time) and left must be the same. The first run's outcome."""
+) -> tuple[subprocess.CompletedProcess[bytes], bool]:
+    """Run the hook ``data`` through ``gitmem`` and through the command line alone, each
+    from the snapshot as ``change`` leaves it; what each printed (but for a frame's id,
+    new each time, and the imports ``gitmem`` is asked to say) and left must be the
+    same. The first run's outcome, and whether it answered without binding a holder."""
     place.restore()
     change(place)
     changed = place.tmp / "changed"
@@ -146,39 +159,51 @@ def same_as_the_full_hook(
     outcomes: list[tuple[subprocess.CompletedProcess[bytes], dict[str, bytes]]] = []
     for full in (False, True):
         place.restore(changed)
-        done = place.hook(hook, data, full=full)
+        done = place.hook(hook, data, full=full, imports=not full)
         outcomes.append((done, place.files()))
     (ours, ours_files), (theirs, theirs_files) = outcomes
-    assert (ours.returncode, FRAME_ID.sub(b"", ours.stdout), ours.stderr) == (
+    quiet = b"gitmem.holder" not in ours.stderr
+    said = b"".join(
+        line for line in ours.stderr.splitlines(keepends=True) if not line.startswith(IMPORTED)
+    )
+    assert (ours.returncode, FRAME_ID.sub(b"", ours.stdout), said) == (
         theirs.returncode,
         FRAME_ID.sub(b"", theirs.stdout),
         theirs.stderr,
     )
     assert ours_files == theirs_files
-    return ours
+    return ours, quiet
 
 
-def quietly(place: Place, data: bytes, hook: str = "user-prompt-submit") -> bool:
-    """Whether ``gitmem`` answered the hook without binding a holder."""
-    place.restore()
-    done = place.hook(hook, data, imports=True)
-    assert done.returncode == 0
-    return b"gitmem.holder" not in done.stderr
+@pytest.fixture(scope="module")
+def made() -> dict[str, Place]:
+    """The places made so far, one of each kind, each reset before a test takes it."""
+    return {}
+
+
+def _place(made: dict[str, Place], factory: pytest.TempPathFactory, kind: str) -> Place:
+    if kind not in made:
+        made[kind] = Place(factory.mktemp(kind), kind)
+    return made[kind].reset()
 
 
 @pytest.fixture(params=["standalone", "found", "project"])
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return Place(tmp_path, request.param)
+def place(
+    request: pytest.FixtureRequest, made: dict[str, Place], tmp_path_factory: pytest.TempPathFactory
+) -> Place:
+    return _place(made, tmp_path_factory, request.param)
 
 
 @pytest.fixture(params=["standalone", "project"])
-def either(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return Place(tmp_path, request.param)
+def either(
+    request: pytest.FixtureRequest, made: dict[str, Place], tmp_path_factory: pytest.TempPathFactory
+) -> Place:
+    return _place(made, tmp_path_factory, request.param)
 
 
 @pytest.fixture
-def standalone(tmp_path: Path) -> Place:
-    return Place(tmp_path, "standalone")
+def standalone(made: dict[str, Place], tmp_path_factory: pytest.TempPathFactory) -> Place:
+    return _place(made, tmp_path_factory, "standalone")
 
 
 def test_a_prompt_with_nothing_to_give_binds_no_holder(place: Place) -> None:
@@ -186,9 +211,8 @@ def test_a_prompt_with_nothing_to_give_binds_no_holder(place: Place) -> None:
     as the full hook keeps it."""
     place.transcript.write_text('{"type": "user"}\n')
     data = event(place.cwd, place.transcript, prompt="go on")
-    assert quietly(place, data)
-    done = same_as_the_full_hook(place, data)
-    assert done.stdout == b""
+    done, quiet = same_as_the_full_hook(place, data)
+    assert quiet and done.stdout == b""
     kept = json.loads(place.session_file().read_bytes())
     assert kept["offset"] == place.transcript.stat().st_size
     assert kept["bound"] == {
@@ -205,15 +229,11 @@ def test_a_store_with_no_commit_yet(tmp_path: Path, written: bool) -> None:
     store has none, and the full hook's (a notice) once another agent wrote to it."""
     place = Place(tmp_path, "standalone", empty=True)
     data = event(place.cwd, place.transcript, prompt="go on")
-    if not written:
-        assert quietly(place, data)
-        assert same_as_the_full_hook(place, data).stdout == b""
+    done, quiet = same_as_the_full_hook(place, data, _another_write if written else _nothing)
+    if written:
+        assert not quiet and b"added `deploy`" in done.stdout
     else:
-        place.restore()
-        _another_write(place)
-        assert b"gitmem.holder" in place.hook("user-prompt-submit", data, imports=True).stderr
-        done = same_as_the_full_hook(place, data, _another_write)
-        assert b"added `deploy`" in done.stdout
+        assert quiet and done.stdout == b""
 
 
 def test_the_watermark_before_a_first_commit_is_gitmems_own() -> None:
@@ -221,6 +241,10 @@ def test_the_watermark_before_a_first_commit_is_gitmems_own() -> None:
     from gitmem.store import markers
 
     assert BEFORE_FIRST == markers._ORIGIN_ID  # pyright: ignore[reportPrivateUsage]
+
+
+def _nothing(place: Place) -> None:
+    pass
 
 
 def _another_write(place: Place) -> None:
@@ -284,11 +308,7 @@ def test_every_other_prompt_is_the_full_hooks(
     """Something to give, or a session's file that does not say the holder is the same:
     the full hook answers, and what it prints and keeps is its own."""
     data = event(either.cwd, either.transcript, prompt="go on")
-    either.restore()
-    change(either)
-    done = either.hook("user-prompt-submit", data, imports=True)
-    assert b"gitmem.holder" in done.stderr
-    same_as_the_full_hook(either, data, change)
+    assert not same_as_the_full_hook(either, data, change)[1]
 
 
 @pytest.mark.parametrize(
@@ -307,8 +327,9 @@ def test_every_other_prompt_is_the_full_hooks(
 def test_an_event_that_does_not_read_is_the_full_hooks(standalone: Place, data: bytes) -> None:
     """The command line reads the event again, exactly as it would have, and says what
     is wrong with it in its own words."""
-    done = same_as_the_full_hook(standalone, data)
-    assert done.returncode == 0 and done.stderr.startswith(b"gitmem hook: ")
+    done, quiet = same_as_the_full_hook(standalone, data)
+    said = [line for line in done.stderr.splitlines() if not line.startswith(IMPORTED)]
+    assert not quiet and done.returncode == 0 and said[0].startswith(b"gitmem hook: ")
 
 
 def test_other_command_lines_are_the_full_hooks(standalone: Place) -> None:
@@ -364,9 +385,8 @@ def test_a_stop_that_runs_nothing_binds_no_holder(either: Place, turn: str, quie
     with either.transcript.open("a") as handle:
         handle.write(turn)
     data = event(either.cwd, either.transcript, "Stop", stop_hook_active="false")
-    assert quietly(either, data, "stop") is quiet
-    done = same_as_the_full_hook(either, data, hook="stop")
-    assert done.stdout == b""
+    done, answered = same_as_the_full_hook(either, data, hook="stop")
+    assert answered is quiet and done.stdout == b""
     kept = json.loads(either.session_file().read_bytes())
     assert kept["offset"] == either.transcript.stat().st_size
 
@@ -382,10 +402,7 @@ def test_a_stop_past_the_transcripts_end_is_the_full_hooks(standalone: Place) ->
     """A transcript shorter than where the turn began is read again from its start."""
     standalone.transcript.write_text(_said(_tool_use("Bash", {"command": "ls"})))
     data = event(standalone.cwd, standalone.transcript, "Stop")
-    standalone.restore()
-    _shorter(standalone)
-    assert b"gitmem.holder" in standalone.hook("stop", data, imports=True).stderr
-    same_as_the_full_hook(standalone, data, _shorter, hook="stop")
+    assert not same_as_the_full_hook(standalone, data, _shorter, hook="stop")[1]
 
 
 def _capability_that_never_opens(place: Place) -> None:
