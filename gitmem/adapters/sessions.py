@@ -415,8 +415,9 @@ def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
 def _reads_none(path: object, offset: int) -> bool:
     """Whether the transcript at ``path`` plainly holds no ``read_memory`` call since
     ``offset``, as a Stop reads it: the name is not in its bytes, nor a JSON escape of
-    one of its characters, which could spell it. One that is not a regular file holds none; one
-    shorter than ``offset``, or longer past it than a Stop reads, is the full hook's."""
+    one of its characters, which could spell it. One that is not a regular file holds
+    none; one shorter than ``offset``, or longer past it than a Stop reads, is the full
+    hook's."""
     if not isinstance(path, str) or not path:
         return True
     try:
