@@ -9,15 +9,16 @@ the instance, and a digest of the capability's text.
 
 Most prompts of a session get no context at all: the session has started, no views
 wait for it, and its instance has seen its store's head (the instance's notice
-watermark is the head, or says "before the first commit" of a store that has none). Most turns end having read no memory, so no onUse script runs
-at their Stop. :func:`quiet_hook` answers such a prompt or Stop from those files, two
-refs and the turn's part of the transcript, without binding a holder (a few files
-read, where binding one loads most of gitmem), and keeps the transcript's length as
-the full hook keeps it. Anything else is the full hook's, which runs as if this were
-not there: another command line, a session not started or with views waiting, a
-capability changed since, a client process that names another instance, a notice to
-give, a turn whose transcript names ``read_memory`` (or escapes one of its characters,
-which could spell it), a repository this does not read whole (a project's work tree with a
+watermark is the head, or says "before the first commit" of a store that has none).
+Most turns end having read no memory, so no onUse script runs at their Stop.
+:func:`quiet_hook` answers such a prompt or Stop from those files, two refs and the
+turn's part of the transcript, without binding a holder (a few files read, where
+binding one loads most of gitmem), and keeps the transcript's length as the full hook
+keeps it. Anything else is the full hook's, which runs as if this were not there:
+another command line, a session not started or with views waiting, a capability
+changed since, a client process that names another instance, a notice to give, a turn
+whose transcript names ``read_memory`` (or escapes one of its characters, which could
+spell it), a repository this does not read whole (a project's work tree with a
 ``.git`` file, a config it does not follow).
 
 This module loads nothing of gitmem's beyond the errors and the light readers.
