@@ -59,8 +59,6 @@ COMMANDS = ("ls", "show", "log", "search", "state", "blame")
 Rows = list[tuple[str, tuple[str, int, int]]]
 """A listing's rows: each memory's slug and its description, characters and lines."""
 
-_PREFIX = "refs/heads/"  # a standalone repository's stores
-
 
 class Parsed:
     """A command line as click would parse it: the group's options, the command, its
@@ -324,19 +322,19 @@ def _store(parsed: Parsed, environ: Mapping[str, str]) -> _Store | None:
     standalone repository ``--repo`` names (else the one found from here)."""
     given = parsed.group.get("repo")
     chosen = given if isinstance(given, str) else environ.get(grammar.ENVVARS["repo"]) or None
-    place = repository.find(os.getcwd()) if chosen is None else os.path.abspath(chosen)
-    directory = repository.standalone(place) if place is not None else None
-    if directory is None:
+    place = repository.located(chosen, os.getcwd())
+    if place is None:
         return None
+    directory, branches = place
     name = parsed.options.get("store")
     if name is None:
-        stores = refs.names(directory, _PREFIX)
+        stores = refs.names(directory, branches)
         if stores is None or len(stores) != 1:
             return None
         name = stores[0]
     if not isinstance(name, str) or not refs.usable_store(name):
         return None
-    commit = refs.read(directory, _PREFIX + name)
+    commit = refs.read(directory, branches + name)
     if commit is None:
         return None
     objects = Objects(os.path.join(directory, "objects"))

@@ -499,16 +499,67 @@ def test_a_hand_made_head_is_left_to_the_command_line(store: str, tmp_path: Path
     assert lean(store, ["ls"]) is None
 
 
-def test_a_project_repository_is_left_to_the_command_line(tmp_path: Path) -> None:
-    """Stores in a project's own repository: ``None`` (its layout is the full reader's)."""
-    project = tmp_path / "project"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    with Repository.init(str(project)) as repo:
-        put(repo, STORE, "a", "b\n")
-    full(str(project), ["ls"])
-    assert lean(str(project), ["ls"]) is None
-    assert repository.find(str(project)) is None
+@pytest.fixture
+def project(tmp_path: Path) -> str:
+    """A project whose own repository keeps the store, as ``gitmem init`` in it makes
+    it, its listing and search index kept."""
+    path = tmp_path / "project"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    with Repository.init(str(path)) as repo:
+        put(repo, STORE, "deploy", "1. build\n2. ship\n", "how we ship")
+        put(repo, STORE, "tabs", "a\tb\n", "tabs\tand ünïcode")
+        put(repo, STORE, "a-much-longer-slug.v2", "x" * 300, "wide")
+    full(str(path), ["ls"])
+    full(str(path), ["search", "ship"])
+    return str(path)
+
+
+@pytest.mark.parametrize("argv", ANSWERED)
+def test_a_project_repository_is_answered_as_the_command_line_answers_it(
+    project: str, argv: list[str]
+) -> None:
+    """Stores in a project's own repository (``refs/heads/gitmem/``): the same text."""
+    text = lean(project, argv)
+    assert text is not None, argv
+    assert (text, 0) == full(project, argv)
+
+
+def test_a_project_is_found_from_its_work_tree_as_the_command_line_finds_it(
+    project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = Path(project) / "src" / "deep"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    text = answer(["ls"], {})
+    assert text is not None
+    assert text == CliRunner().invoke(cli, ["ls"]).stdout
+
+
+def test_a_project_the_lean_path_does_not_read_whole_is_left_to_the_command_line(
+    project: str, tmp_path: Path
+) -> None:
+    """A linked work tree, a ``.git`` file, a config with an include, or a project whose
+    repository has no gitmem folder: the full reader decides what it is."""
+    git_dir = Path(project) / ".git"
+    assert repository.git_directory(project) == (str(git_dir), "refs/heads/gitmem/")
+    (git_dir / "commondir").write_text("../elsewhere\n")
+    assert lean(project, ["ls"]) is None
+    (git_dir / "commondir").unlink()
+    config = (git_dir / "config").read_text()
+    (git_dir / "config").write_text(config + "[include]\n\tpath = more\n")
+    assert lean(project, ["ls"]) is None
+    (git_dir / "config").write_text(config)
+    assert lean(project, ["ls"]) is not None
+    moved = tmp_path / "moved.git"
+    os.rename(git_dir, moved)
+    (Path(project) / ".git").write_text(f"gitdir: {moved}\n")
+    assert lean(project, ["ls"]) is None
+    assert repository.found(project) is None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    subprocess.run(["git", "init", "-q", str(plain)], check=True)
+    assert repository.found(str(plain)) is None
 
 
 def write(repo: Repository, slug: str, body: str, code: str = "", store: str = STORE) -> str:

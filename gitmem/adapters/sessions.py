@@ -35,7 +35,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.lean import refs
 from gitmem.lean.argv import options
 from gitmem.lean.grammar import ENVVARS
-from gitmem.lean.repository import REPOSITORY_DIR, plain_config, standalone
+from gitmem.lean.repository import located
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -381,14 +381,10 @@ def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
     hook, repo, _ = given
     cwd = event.get("cwd")
     chosen = repo if repo is not None else environ.get(ENVVARS["repo"]) or None
-    if chosen is not None:
-        located = _git_directory(os.path.abspath(chosen))
-    else:
-        found = _find(cwd if isinstance(cwd, str) else os.getcwd())
-        located = _git_directory(found) if found is not None else None
-    if located is None:
+    place = located(chosen, cwd if isinstance(cwd, str) else os.getcwd())
+    if place is None:
         return False
-    directory, branches = located
+    directory, branches = place
     session_id: str = event["session_id"]
     path = session_path(directory, session_id)
     kept = _quiet_session(path, session_id, directory)
@@ -510,46 +506,3 @@ def _name(value: str) -> bool:
         and ".." not in value
         and _NAME_CHARACTERS.issuperset(value)
     )
-
-
-def _find(start: str) -> str | None:
-    """The repository found from ``start`` as the command line finds it, walking up:
-    the nearest ``.gitmem`` folder, or git project with gitmem's folder in its ``.git``
-    folder; ``None`` where that walk would ask more (a project without that folder, or
-    a ``.git`` file) or find none."""
-    here = os.path.abspath(start)
-    while True:
-        if os.path.isdir(os.path.join(here, REPOSITORY_DIR)):
-            return os.path.join(here, REPOSITORY_DIR)
-        dot_git = os.path.join(here, ".git")
-        if os.path.lexists(dot_git):
-            return here if os.path.isdir(os.path.join(dot_git, "gitmem")) else None
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _git_directory(place: str) -> tuple[str, str] | None:
-    """The git directory of the repository at ``place`` (absolute) and where its stores'
-    branches are: a standalone repository (under ``refs/heads/``), or a project's work
-    tree whose ``.git`` is a plain folder (no linked work tree, a config this reads)
-    with gitmem's folder in it (under ``refs/heads/gitmem/``); ``None`` for any other."""
-    found = standalone(place)
-    if found is not None:
-        return found, "refs/heads/"
-    dot_git = os.path.join(place, ".git")
-    if os.path.islink(dot_git) or not all(
-        os.path.isdir(os.path.join(dot_git, name)) for name in ("gitmem", "objects", "refs")
-    ):
-        return None
-    if os.path.lexists(os.path.join(dot_git, "commondir")):
-        return None
-    config = plain_config(dot_git)
-    if config is None or ("gitmem", "version") in config or ("core", "worktree") in config:
-        return None
-    if config.get(("core", "repositoryformatversion"), "0") != "0":
-        return None
-    if config.get(("core", "bare"), "false") != "false":
-        return None
-    return dot_git, "refs/heads/gitmem/"

@@ -1,20 +1,35 @@
-"""A standalone gitmem repository's place on disk, found and recognised as
-``Repository.open`` takes it: a bare git repository whose config says
-``gitmem.version``, with gitmem's folder in it.
+"""A repository's place on disk, found and recognised as ``Repository.open`` takes it:
+a standalone one (a bare git repository whose config says ``gitmem.version``, with
+gitmem's folder in it, its stores under ``refs/heads/``), or a project's own (its work
+tree's ``.git`` a plain folder with gitmem's folder in it, its stores under
+``refs/heads/gitmem/``).
 
-A project's repository (stores under ``refs/heads/gitmem/``), a config this reader does
-not follow, or a repository without gitmem's folder (which ``Repository.open`` takes
-for no standalone one) is not recognised: ``None``, and the full reader opens it.
+Anything else (a project whose ``.git`` is a file, a linked work tree, a config this
+reader does not follow, a project without gitmem's folder, whose use the full reader
+decides from its refs) is not recognised: ``None``, and the full reader opens it.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["REPOSITORY_DIR", "find", "plain_config", "standalone"]
+__all__ = [
+    "PROJECT_BRANCHES",
+    "REPOSITORY_DIR",
+    "STANDALONE_BRANCHES",
+    "found",
+    "git_directory",
+    "located",
+    "plain_config",
+    "standalone",
+]
 
 REPOSITORY_DIR = ".gitmem"
 """The folder a standalone repository has in the project or folder it serves."""
+STANDALONE_BRANCHES = "refs/heads/"
+"""Where a standalone repository keeps its stores' branches."""
+PROJECT_BRANCHES = "refs/heads/gitmem/"
+"""Where a project's repository keeps its stores' branches."""
 
 
 def plain_config(directory: str) -> dict[tuple[str, str], str] | None:
@@ -68,18 +83,52 @@ def standalone(path: str) -> str | None:
     return path
 
 
-def find(start: str) -> str | None:
-    """The standalone repository found from ``start`` as git finds ``.git``: the nearest
-    ``.gitmem`` folder walking up; ``None`` if a git project comes first (whether it
-    keeps stores is the full reader's question) or there is none."""
+def found(start: str) -> str | None:
+    """The repository found from ``start`` as the command line finds it, walking up:
+    the nearest ``.gitmem`` folder, or git project with gitmem's folder in its ``.git``
+    folder; ``None`` where that walk would ask more (a project without that folder, or
+    a ``.git`` file) or finds none."""
     here = os.path.abspath(start)
     while True:
-        candidate = os.path.join(here, REPOSITORY_DIR)
-        if os.path.isdir(candidate):
-            return candidate
-        if os.path.exists(os.path.join(here, ".git")):
-            return None
+        if os.path.isdir(os.path.join(here, REPOSITORY_DIR)):
+            return os.path.join(here, REPOSITORY_DIR)
+        dot_git = os.path.join(here, ".git")
+        if os.path.lexists(dot_git):
+            return here if os.path.isdir(os.path.join(dot_git, "gitmem")) else None
         parent = os.path.dirname(here)
         if parent == here:
             return None
         here = parent
+
+
+def git_directory(place: str) -> tuple[str, str] | None:
+    """The git directory of the repository at ``place`` (absolute) and where its stores'
+    branches are: a standalone repository, or a project's work tree whose ``.git`` is a
+    plain folder (no linked work tree, a config this reads) with gitmem's folder in it;
+    ``None`` for any other."""
+    directory = standalone(place)
+    if directory is not None:
+        return directory, STANDALONE_BRANCHES
+    dot_git = os.path.join(place, ".git")
+    if os.path.islink(dot_git) or not all(
+        os.path.isdir(os.path.join(dot_git, name)) for name in ("gitmem", "objects", "refs")
+    ):
+        return None
+    if os.path.lexists(os.path.join(dot_git, "commondir")):
+        return None
+    config = plain_config(dot_git)
+    if config is None or ("gitmem", "version") in config or ("core", "worktree") in config:
+        return None
+    if config.get(("core", "repositoryformatversion"), "0") != "0":
+        return None
+    if config.get(("core", "bare"), "false") != "false":
+        return None
+    return dot_git, PROJECT_BRANCHES
+
+
+def located(chosen: str | None, start: str) -> tuple[str, str] | None:
+    """The git directory of the repository ``chosen`` names (else the one found from
+    ``start``) and where its stores' branches are; ``None`` where the full reader
+    decides (see :func:`git_directory`)."""
+    place = found(start) if chosen is None else os.path.abspath(chosen)
+    return git_directory(place) if place is not None else None
