@@ -33,7 +33,7 @@ import tempfile
 import time
 
 from capability import build_store
-from figures import Figure, median, run, timed
+from figures import Figure, median, pair, run, timed
 from installed import Installed, install
 from seeding import AUTHOR
 from store import build_history
@@ -44,18 +44,6 @@ from gitmem.types import Change, Memory
 
 STORE = "profile/bench"
 RUNS = 9
-
-
-def pair(ours: list[str], peer: list[str], runs: int = RUNS) -> tuple[Figure, Figure]:
-    """Medians of ``ours`` and ``peer`` run alternately, after one warm-up run each."""
-    run(ours)
-    run(peer)
-    a: list[Figure] = []
-    b: list[Figure] = []
-    for _ in range(runs):
-        a.append(run(ours))
-        b.append(run(peer))
-    return median(a), median(b)
 
 
 def line(label: str, ours: Figure, peer: Figure, peer_name: str, goal: float) -> None:

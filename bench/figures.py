@@ -39,3 +39,22 @@ def timed(fn: Callable[[], object]) -> Figure:
 def median(figures: list[Figure]) -> Figure:
     """The median wall-clock time and the median CPU time, each on its own."""
     return statistics.median(f[0] for f in figures), statistics.median(f[1] for f in figures)
+
+
+def pair(
+    ours: list[str],
+    peer: list[str],
+    runs: int = 9,
+    stdin: str | None = None,
+    env: Mapping[str, str] = GIT_ENV,
+) -> tuple[Figure, Figure]:
+    """Medians of ``ours`` (given ``stdin`` and ``env``) and ``peer`` run alternately,
+    after one warm-up run each, so that load on the machine falls on both alike."""
+    run(ours, stdin, env)
+    run(peer)
+    a: list[Figure] = []
+    b: list[Figure] = []
+    for _ in range(runs):
+        a.append(run(ours, stdin, env))
+        b.append(run(peer))
+    return median(a), median(b)

@@ -30,10 +30,11 @@ import statistics
 import tempfile
 import time
 
-from figures import Figure, median, run, timed
+from figures import Figure, median, pair, run, timed
 from installed import Installed, install
 
 from gitmem import Agent, Capability, Repository
+from gitmem.limits import LIMITS
 from gitmem.observe import ObservationLog, Recorder, mem_search, panel
 from gitmem.observe import blocks as blocks_module
 from gitmem.observe.entries import Entry
@@ -108,16 +109,9 @@ def bench_hook(work: str, user: Installed) -> None:
             handle,
         )
     env = {**os.environ, "GITMEM_REPO": repo_dir}
-    ours_args = [user.gitmem, "observe", "capture", "post-tool-use"]
-    peer_args = [user.python, "-c", "pass"]
-    run(ours_args, event, env)
-    run(peer_args)
-    ours: list[Figure] = []
-    peer: list[Figure] = []
-    for _ in range(RUNS):
-        ours.append(run(ours_args, event, env))
-        peer.append(run(peer_args))
-    a, b = median(ours), median(peer)
+    floor = [user.python, "-c", "pass"]
+    capture = [user.gitmem, "observe", "capture", "post-tool-use"]
+    a, b = pair(capture, floor, RUNS, event, env)
     line("gitmem observe capture", a, b, "python -c pass", "<= 2x", 2)
     bench_prompt(work, user)
 
@@ -126,13 +120,12 @@ def bench_prompt(work: str, user: Installed) -> None:
     """The plugin's prompt hook, as Claude Code runs it at every prompt, for a session
     whose prompt has nothing to give (started, nothing new in its store)."""
     repo_dir = os.path.join(work, "prompt.git")
-    limits = ("maxCount", "maxLenPerMemory", "maxTotalLen", "maxLenIndex", "maxLenDescription")
     cap = Capability.from_dict(
         {
             "id": "memories",
             "enabled": True,
             "implementation": "markdown",
-            "params": {"scope": "shared", **dict.fromkeys([*limits, "maxResults"], 0)},
+            "params": {"scope": "shared", **dict.fromkeys(LIMITS, 0)},
         }
     )
     cap_file = os.path.join(work, "capability.json")
@@ -172,22 +165,11 @@ def bench_prompt(work: str, user: Installed) -> None:
     plugin = ["--capability", cap_file, "--profile", "claude-code", "--per-session"]
     # the bench is the client: each hook is its child, so all name one instance
     run([*hook, "session-start", *plugin], events["SessionStart"], env)
-    ours_args = [*hook, "user-prompt-submit", *plugin]
-    peer_args = [user.python, "-c", "pass"]
-    ours: list[Figure] = []
-    peer: list[Figure] = []
-    for _ in range(RUNS):
-        ours.append(run(ours_args, events["UserPromptSubmit"], env))
-        peer.append(run(peer_args))
-    a, b = median(ours), median(peer)
-    line("gitmem hook (a quiet prompt)", a, b, "python -c pass", "<= 2x", 2)
-    stop_args = [*hook, "stop", *plugin]
-    ours, peer = [], []
-    for _ in range(RUNS):
-        ours.append(run(stop_args, events["Stop"], env))
-        peer.append(run(peer_args))
-    a, b = median(ours), median(peer)
-    line("gitmem hook (a quiet Stop)", a, b, "python -c pass", "<= 2x", 2)
+    floor = [user.python, "-c", "pass"]
+    for event, name in (("user-prompt-submit", "UserPromptSubmit"), ("stop", "Stop")):
+        a, b = pair([*hook, event, *plugin], floor, RUNS, events[name], env)
+        label = "a quiet prompt" if event != "stop" else "a quiet Stop"
+        line(f"gitmem hook ({label})", a, b, "python -c pass", "<= 2x", 2)
 
 
 def bench_in_process(work: str) -> None:
