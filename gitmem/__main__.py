@@ -69,50 +69,62 @@ def _quiet_hook() -> None:
     Stop that runs nothing, once its session's file is brought up to date (see
     :mod:`gitmem.adapters.sessions`), within the hook's ``--timeout`` as the command line
     keeps it. Otherwise the command line runs, reading the event as if this had not."""
-    import time
-
     from gitmem.adapters import sessions
 
-    started = time.monotonic()
-    argv = sys.argv[1:]
-    options = sessions.hook_options(argv) if os.name == "posix" else None
+    options = sessions.hook_options(sys.argv[1:]) if os.name == "posix" else None
     if options is None:
         return
-    seconds = options[2]
-    # the bytes of at least as many characters as the hook reads (UTF-8 spends at most
-    # four on one), given the time the hook is given
-    limit = sessions.INPUT_MAX + 1
-    try:
-        data = sessions.read_event(sys.stdin.fileno(), 4 * limit, seconds)
-    except (OSError, ValueError, AttributeError):  # AttributeError: no stdin at all
-        return  # not a stream this reads: the command line reads it
-    if data is None:
-        _give_up(seconds)
-    import io
     import signal
-
-    stdin = sys.stdin
-
-    def again() -> TextIO:  # the event as the command line reads it from stdin
-        return io.TextIOWrapper(io.BytesIO(data), stdin.encoding, stdin.errors, newline="\n")
 
     def alarm(*_: object) -> None:
         raise _GaveUp
 
+    # one alarm for the event's reading and the answer alike, as the command line has
+    seconds = options[2]
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds - (time.monotonic() - started), 1e-3))
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    stdin = sys.stdin
     try:
-        answered = sessions.quiet_hook(argv, os.environ, again().read(limit))
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        data = _event(stdin, 4 * (sessions.INPUT_MAX + 1))
+        answered = data is not None and _answered(options, data, stdin)
     except _GaveUp:
         _give_up(seconds)
-    except Exception:  # anything unforeseen: the command line reads the event again
+    finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        answered = False
-    signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous)
     if answered:
         os._exit(0)  # as the command line ends: nothing to tear down
-    sys.stdin = again()
+    if data is not None:
+        sys.stdin = _again(data, stdin)
+
+
+def _event(stdin: TextIO | None, limit: int) -> bytes | None:
+    """The bytes of at least as many characters as the hook reads (UTF-8 spends at most
+    four on one) of the event on ``stdin``; ``None`` for no stream this reads, which the
+    command line then reads itself."""
+    from gitmem.adapters.sessions import read_event
+
+    try:
+        return read_event(stdin.fileno(), limit) if stdin is not None else None
+    except (OSError, ValueError):  # ValueError: a stream without a descriptor
+        return None
+
+
+def _answered(options: tuple[str, str | None, float], data: bytes, stdin: TextIO) -> bool:
+    """Whether the hook ``options`` names, whose event is ``data``, was answered quietly."""
+    from gitmem.adapters.sessions import INPUT_MAX, quiet_hook
+
+    try:
+        return quiet_hook(options, os.environ, _again(data, stdin).read(INPUT_MAX + 1))
+    except Exception:  # anything unforeseen: the command line reads the event again
+        return False
+
+
+def _again(data: bytes, stdin: TextIO) -> TextIO:
+    """The event ``data`` as the command line reads it from ``stdin``."""
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data), stdin.encoding, stdin.errors, newline="\n")
 
 
 def _give_up(seconds: float) -> NoReturn:

@@ -36,6 +36,7 @@ from gitmem.lean import refs
 from gitmem.lean.argv import options
 from gitmem.lean.grammar import ENVVARS
 from gitmem.lean.repository import located
+from gitmem.lean.shapes import SLUG_CHARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -303,7 +304,6 @@ _TRANSCRIPT_MAX = 8 << 20
 """The most of a transcript a Stop reads (the full hook reads no more)."""
 # a JSON escape of a character of "read_memory", with which a line could spell the name
 _SPELLS = re.compile(rb"\\u00(?:72|65|61|64|5f|6d|6f|79)", re.IGNORECASE)
-_NAME_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
 def hook_options(argv: list[str]) -> tuple[str, str | None, float] | None:
@@ -345,19 +345,12 @@ def gave_up(seconds: float) -> str:
     return f"gitmem hook: gave up after {seconds:g} s; the session goes on"
 
 
-def read_event(fd: int, limit: int, seconds: float) -> bytes | None:
-    """Up to ``limit`` bytes of the event on ``fd``, read to its end; ``None`` if it did
-    not end within ``seconds``."""
-    import select
-    import time
-
-    deadline = time.monotonic() + seconds
+def read_event(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the event on ``fd``, read to its end (a hook's alarm
+    bounds the wait)."""
     parts: list[bytes] = []
     size = 0
     while size < limit:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
         part = os.read(fd, min(limit - size, 1 << 16))
         if not part:
             break
@@ -366,14 +359,11 @@ def read_event(fd: int, limit: int, seconds: float) -> bytes | None:
     return b"".join(parts)
 
 
-def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
-    """Answer the hook ``argv`` (after the program's name) names, whose event is
-    ``text``, if it is a prompt that gets no context or a Stop that runs nothing (see
-    the module's notes): keep the transcript's length in the session's file, and say
-    so. ``False``: the full hook answers it, and nothing was written."""
-    given = hook_options(argv)
-    if given is None:
-        return False
+def quiet_hook(given: tuple[str, str | None, float], environ: Mapping[str, str], text: str) -> bool:
+    """Answer the hook ``given`` (its :func:`hook_options`), whose event is ``text``, if
+    it is a prompt that gets no context or a Stop that runs nothing (see the module's
+    notes): keep the transcript's length in the session's file, and say so. ``False``:
+    the full hook answers it, and nothing was written."""
     try:
         event = parse_input(text)
     except InvalidArgument:
@@ -404,9 +394,22 @@ def quiet_hook(argv: list[str], environ: Mapping[str, str], text: str) -> bool:
                 return False
         elif seen != head:
             return False
-    data["offset"] = transcript_size(transcript)
-    write_session(path, json.dumps(data, ensure_ascii=False))
+    write_session(path, _file_text(data, transcript_size(transcript)))
     return True
+
+
+def _file_text(kept: dict[str, Any], offset: int) -> str:
+    """The session's file ``kept`` (as :func:`_quiet_session` took it), its transcript
+    now at ``offset``, as every hook writes it."""
+    return encode_session(
+        kept["session_id"],
+        kept["launch"],
+        kept["views"],
+        kept["started"],
+        offset,
+        kept["compacting"],
+        kept["bound"],
+    )
 
 
 def _reads_none(path: object, offset: int) -> bool:
@@ -468,7 +471,7 @@ def _quiet_session(
     ):
         return None
     # written as the hooks write it: a full hook would write the very same bytes
-    if json.dumps(kept, ensure_ascii=False).encode("utf-8", "surrogatepass") != raw:
+    if _file_text(kept, kept["offset"]).encode("utf-8", "surrogatepass") != raw:
         return None
     capability, profile, instance = launch["capability"], launch["profile"], launch["instance"]
     if not (
@@ -504,5 +507,5 @@ def _name(value: str) -> bool:
         0 < len(value) <= 100
         and value[0] != "."
         and ".." not in value
-        and _NAME_CHARACTERS.issuperset(value)
+        and SLUG_CHARS.issuperset(value)  # a name's characters are a slug's
     )

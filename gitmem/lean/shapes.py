@@ -5,7 +5,7 @@ that want one, and a test holds both to the same answers."""
 
 from __future__ import annotations
 
-__all__ = ["op_shape", "slug_shape"]
+__all__ = ["SLUG_CHARS", "op_shape", "slug_shape"]
 
 SLUG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _OP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz-")
