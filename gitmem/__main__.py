@@ -79,8 +79,10 @@ def _quiet_hook() -> None:
     def alarm(*_: object) -> None:
         raise _GaveUp
 
-    # one alarm for the event's reading and the answer alike, as the command line has
+    # one alarm for the event's reading and the answer alike, as the command line has;
+    # a command line that answers after all has only what is left of the time
     seconds = options[2]
+    sessions.hook_begun()
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     stdin = sys.stdin

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -352,6 +353,30 @@ def test_a_prompt_whose_event_never_ends_gives_up_in_time(standalone: Place) -> 
         env=ENV,
     ) == (0, b"", b"gitmem hook: gave up after 0.5 s; the session goes on\n")
     assert standalone.files() == before
+
+
+def test_the_command_line_has_only_what_the_quiet_answer_left(
+    standalone: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook the quiet answer passes on to the command line keeps one --timeout in
+    all: here the quiet answer began a minute ago, so the command line, which would
+    answer this prompt, gives up at once, in the same words, and writes nothing."""
+    from click.testing import CliRunner
+
+    from gitmem.adapters import sessions
+    from gitmem.cli import cli
+
+    data = event(standalone.cwd, standalone.transcript, prompt="go on")
+    before = standalone.files()
+    monkeypatch.chdir(standalone.cwd)
+    monkeypatch.setattr(sessions, "_BEGUN", [time.monotonic() - 60])
+    args = [*standalone.args("user-prompt-submit"), "--timeout", "5"]
+    late = CliRunner().invoke(cli, args, input=data)
+    assert (late.exit_code, late.stdout) == (0, "")
+    assert late.stderr == "gitmem hook: gave up after 5 s; the session goes on\n"
+    assert standalone.files() == before
+    monkeypatch.setattr(sessions, "_BEGUN", [])  # begun now: all of it is left
+    assert CliRunner().invoke(cli, args, input=data).stderr == ""
 
 
 def _said(*lines: object) -> str:

@@ -30,6 +30,7 @@ import json
 import os
 import re
 import stat
+import time
 
 from gitmem.errors import InvalidArgument
 from gitmem.lean import refs
@@ -67,12 +68,14 @@ __all__ = [
     "client_process",
     "encode_session",
     "gave_up",
+    "hook_begun",
     "hook_options",
     "parse_input",
     "quiet_hook",
     "read_event",
     "session_instance",
     "session_path",
+    "time_left",
     "transcript_size",
     "write_session",
 ]
@@ -338,6 +341,24 @@ def _seconds(value: str) -> float | None:
     except ValueError:
         return None
     return seconds if 0.1 <= seconds < float("inf") else None
+
+
+_BEGUN: list[float] = []
+
+
+def hook_begun() -> None:
+    """Note that this process has begun to answer its hook: the time the hook may take
+    counts from the first call on, however many ways it is tried."""
+    if not _BEGUN:
+        _BEGUN.append(time.monotonic())
+
+
+def time_left(seconds: float) -> float:
+    """What is left of a hook's ``seconds`` (all of them if it was not begun here); a
+    little, never nothing, once they are spent: an alarm of nothing is no alarm."""
+    if not _BEGUN:
+        return seconds
+    return max(seconds - (time.monotonic() - _BEGUN[0]), 0.001)
 
 
 def gave_up(seconds: float) -> str:

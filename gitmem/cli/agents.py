@@ -12,7 +12,7 @@ from typing import Any, cast
 import click
 
 from gitmem import ops
-from gitmem.adapters.sessions import INPUT_MAX, TIMEOUT, gave_up
+from gitmem.adapters.sessions import INPUT_MAX, TIMEOUT, gave_up, time_left
 from gitmem.cli.options import (
     HOOK_EVENTS,
     TOOL_FORMATS,
@@ -166,10 +166,11 @@ def _claude_code(event: str, options: dict[str, Any]) -> str:
 
 
 def _within(timeout: float, event: str, options: dict[str, Any]) -> str:
-    """``_claude_code`` given ``timeout`` seconds; a problem is one line on stderr and
-    no answer, so the session goes on."""
+    """``_claude_code`` given ``timeout`` seconds, counted from when this process began
+    to answer (a quiet answer tried first spent some); a problem is one line on stderr
+    and no answer, so the session goes on."""
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    signal.setitimer(signal.ITIMER_REAL, time_left(timeout))
     try:
         return _claude_code(event, options)
     except _HookTimeout:
