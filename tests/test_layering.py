@@ -107,6 +107,7 @@ ORDER: dict[str, list[str]] = {
         "storage",
     ],
     "gitmem.lean": [
+        "light",
         "ending",
         "files",
         "halves",

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from hashlib import sha256
     from typing import Any, cast
 else:
+    from gitmem.lean.light import cast
+
     try:  # the module itself: hashlib would load OpenSSL for a digest or two
         from _sha256 import sha256
     except ImportError:
@@ -52,9 +54,6 @@ else:
             from _sha2 import sha256
         except ImportError:  # a Python built without it
             from hashlib import sha256
-
-    def cast(_: object, value: object) -> object:
-        return value
 
 
 __all__ = [

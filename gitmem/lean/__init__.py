@@ -14,7 +14,9 @@ print (:mod:`~gitmem.lean.lines`) and those kept of a listing
 totals (:mod:`~gitmem.lean.totals`, which the push hook reads too) and the
 read commands' grammar as the command line defines it (:mod:`~gitmem.lean.grammar`,
 generated), and how a process ends without the interpreter's teardown
-(:mod:`~gitmem.lean.ending`). The answers themselves are :mod:`gitmem.quick`'s.
+(:mod:`~gitmem.lean.ending`), with what they take from the heavier parts of the
+standard library without loading them (:mod:`~gitmem.lean.light`). The answers
+themselves are :mod:`gitmem.quick`'s.
 Whatever they do not cover exactly is left to the full command line, which says every
 refusal.
 """

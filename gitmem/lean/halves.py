@@ -24,9 +24,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
     R = TypeVar("R")
 else:
-
-    def cast(_: object, value: object) -> object:
-        return value
+    from gitmem.lean.light import cast
 
 
 __all__ = ["cores", "halves"]

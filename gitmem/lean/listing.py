@@ -24,13 +24,7 @@ if TYPE_CHECKING:
     from hashlib import sha1
     from typing import cast
 else:
-    try:  # the module itself: hashlib would load OpenSSL to name one file
-        from _sha1 import sha1
-    except ImportError:  # a Python built without it
-        from hashlib import sha1
-
-    def cast(_: object, value: object) -> object:
-        return value
+    from gitmem.lean.light import cast, sha1
 
 
 __all__ = [

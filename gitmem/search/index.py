@@ -43,9 +43,7 @@ if TYPE_CHECKING:
     from gitmem.store import Storage
     from gitmem.types import Memory
 else:
-
-    def cast(_: object, value: object) -> object:
-        return value
+    from gitmem.lean.light import cast
 
 
 __all__ = ["BEHIND", "SearchIndex", "check_keywords", "index_file", "index_path", "stored_index"]

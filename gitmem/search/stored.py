@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import cast
 else:
-
-    def cast(_: object, value: object) -> object:
-        return value
+    from gitmem.lean.light import cast
 
 
 __all__ = ["NUMBERS", "SUFFIX", "Damaged", "Stored", "encode", "forget_older", "numbered", "write"]

@@ -81,10 +81,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hashlib import sha1
 else:
-    try:  # the module itself: hashlib would load OpenSSL to name one file
-        from _sha1 import sha1
-    except ImportError:  # a Python built without it
-        from hashlib import sha1
+    from gitmem.lean.light import sha1
 
 if TYPE_CHECKING:
     from typing import TypeGuard
