@@ -204,10 +204,10 @@ def test_every_reading_reads_a_push_alike(
     assert any(c[-1] for c in found["full"] if c[0] in taken)
 
 
-def _refused(path: str, head: str) -> list[str]:
+def _refused(path: str, head: str, old: str = _ZERO) -> list[str]:
     reader = PushReader(path)
     try:
-        return check_updates(reader, [Update(_REF, _ZERO, head)], lambda _: False)
+        return check_updates(reader, [Update(_REF, old, head)], lambda _: False)
     finally:
         reader.close()
 
@@ -226,3 +226,24 @@ def test_the_hook_refuses_a_push_alike_with_every_reading(
         assert refused == lines["full"], label
     if not only:
         assert lines["full"] == [] and len(taken) >= 30
+
+
+@pytest.mark.parametrize("only", ["", *_HOSTILE])
+def test_a_push_onto_a_published_store_is_refused_alike_with_every_reading(
+    only: str, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Onto a store already published, whose folders the push's reading has not read,
+    a commit writing a folder for the first time in the push is read from the commit
+    before it too: refused with the same lines whichever readings are on, and a push
+    of usual commits is read by the next step from its second commit on."""
+    path = os.path.join(str(tmp_path), "store.git")
+    seed = 7 + len(only)
+    shas = _push(path, seed, 40, rate=0, only=only)
+    # published up to the twelfth commit, or to the one before the commit that is not
+    # usual (where _push places it), which the push then holds
+    published = min(12, random.Random(seed).randrange(3, 40)) if only else 12
+    lines, taken = _each_reading(monkeypatch, lambda: _refused(path, shas[-1], shas[published]))
+    for label, refused in lines.items():
+        assert refused == lines["full"], label
+    if not only:
+        assert lines["full"] == [] and taken == shas[published + 2 :]

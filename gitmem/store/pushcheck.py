@@ -430,6 +430,13 @@ class PushReader(_Memories):
             return None
         old, new, starts, places = root
         before = self.trees.held(old) if old is not None else []
+        if before is None and old is not None:
+            # a folder no commit read here wrote (the first write to it in this push):
+            # its entries read once, as the parent's root holds them
+            try:
+                before = self.tree(old, sha)
+            except Refused:
+                return None
         if before is None or len(before) > _SMALL:
             return None
         try:
