@@ -9,7 +9,9 @@
    (ratio <= 2.0x), by wall-clock time and by CPU time (user + system of every
    process the push runs: on a machine shared with other work the CPU ratio is the
    steadier one). The store's last 500 commits pushed onto a server that has the rest
-   show a push onto a published store, whose fan-out folders are there before it. A
+   show a push onto a published store, whose fan-out folders are there before it; 50
+   commits pushed onto a store of 10,000, whose line the push before them kept (see
+   ``gitmem.store.lineage``), show what a push costs on a store with a long history. A
    push of the project's own ``main`` shows what the hook costs a ref
    that is not a store's (it does not load gitmem). The hook is installed by, and runs
    in, a user's install of the wheel (``installed.py``: the development venv's
@@ -32,6 +34,7 @@ import time
 from figures import median
 from installed import Installed, install
 from seeding import AUTHOR, GIT_ENV
+from store import build_history
 
 import gitmem
 from gitmem import Memory, Repository
@@ -41,6 +44,10 @@ from gitmem.types import Change
 COMMITS = 1_000
 LATER = 500
 """The store's last commits pushed onto a server that has the rest."""
+LONG = 10_000
+"""Commits of the long store a few more are pushed onto."""
+LAST = 50
+"""Commits of each push onto it."""
 RUNS = 9
 PLAIN = [
     *[
@@ -209,6 +216,32 @@ def bench_hook(work: str, project: str, user: Installed) -> Figures:
     return (*store, *main, *later)
 
 
+def bench_long(work: str, user: Installed) -> tuple[Figure, Figure]:
+    """Median figures, with the hook and without: ``LAST`` commits pushed onto a
+    standalone store of ``LONG`` commits, on a server that received the ``LAST`` before
+    them by an earlier push (through the hook, on the hooked server)."""
+    source = os.path.join(work, "long.git")
+    build_history(source, LONG + 2 * LAST, "target").close()
+    branch = "profile/bench"
+    hooked: list[Figure] = []
+    plain: list[Figure] = []
+    for run in range(RUNS):
+        for kind in ("plain", "hooked"):
+            server = os.path.join(work, f"long-{kind}-{run}.git")
+            git(work, "init", "-q", "--bare", server)
+            git(source, "push", "-q", server, f"{branch}~{2 * LAST}:refs/heads/{branch}")
+            if kind == "hooked":
+                subprocess.run(
+                    [user.gitmem, "hooks", "install", "--server", server, "--standalone"],
+                    check=True,
+                    capture_output=True,
+                )
+            git(source, "push", "-q", server, f"{branch}~{LAST}:refs/heads/{branch}")
+            (hooked if kind == "hooked" else plain).append(timed_push(source, server, branch))
+            shutil.rmtree(server, ignore_errors=True)
+    return median(hooked), median(plain)
+
+
 def main() -> None:
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True)
     print(f"gitmem guards benchmark ({git_version.stdout.strip()})\n")
@@ -247,6 +280,14 @@ def main() -> None:
             f" ms)   git receive-pack alone {later_plain[0] * 1000:7.0f} ms (CPU "
             f"{later_plain[1] * 1000:.0f} ms)   ratio {later_hooked[0] / later_plain[0]:.2f}x, "
             f"CPU {later_hooked[1] / later_plain[1]:.2f}x"
+        )
+        long_hooked, long_plain = bench_long(work, user)
+        print(
+            f"push of {LAST} commits onto a store of {LONG:,}: with pre-receive "
+            f"{long_hooked[0] * 1000:7.0f} ms (CPU {long_hooked[1] * 1000:.0f} ms)   git "
+            f"receive-pack alone {long_plain[0] * 1000:7.0f} ms (CPU {long_plain[1] * 1000:.0f}"
+            f" ms)   ratio {long_hooked[0] / long_plain[0]:.2f}x, "
+            f"CPU {long_hooked[1] / long_plain[1]:.2f}x"
         )
         print(
             f"push of the project's main: with pre-receive {main_hooked[0] * 1000:7.0f} ms   "

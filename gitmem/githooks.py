@@ -27,6 +27,7 @@ from functools import partial
 
 from gitmem.errors import InvalidArgument
 from gitmem.pushchain import Broken, check_commits
+from gitmem.pushrecord import carry_lineage, lineage_of
 from gitmem.screens import chain
 from gitmem.store.pushcheck import PushReader, Refused, is_zero
 from gitmem.store.pushobjects import common_dir
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from typing import NamedTuple
 
     from gitmem.guard import Guards
+    from gitmem.store.lineage import Lineage
 else:
     from gitmem.lean.tuples import NamedTuple  # a hook's process never loads typing
 
@@ -84,6 +86,7 @@ def _check_all(
     screens: list[Screen],
 ) -> list[str]:
     lines: list[str] = []
+    lineages: list[tuple[str, str, Lineage]] = []
     for update in updates:
         store = reader.store_of(update.ref)
         if store is None:
@@ -94,8 +97,14 @@ def _check_all(
                     "here; name the branch otherwise"
                 )
             continue
-        refused = _refusals(partial(_check_update, reader, store, update, known, screens))
-        lines += [f"refused {update.ref}: {line}" for line in refused]
+        check = partial(_check_update, reader, store, update, known, screens, lineages)
+        lines += [f"refused {update.ref}: {line}" for line in _refusals(check)]
+    if not lines:
+        # a push lands whole or not at all: what it leaves is kept only when it lands
+        from gitmem.store.lineage import keep
+
+        for store, head, lineage in lineages:
+            keep(reader.git_dir, store, head, lineage)
     return lines
 
 
@@ -140,7 +149,10 @@ def _check_update(
     update: Update,
     known: Callable[[str], bool],
     screens: list[Screen],
+    lineages: list[tuple[str, str, Lineage]],
 ) -> None:
+    """Check one update; what its new head's line records is added to ``lineages``
+    once its commits have passed."""
     if is_zero(update.new):
         raise Refused("history", update.old, "deleting a store branch drops published memory")
     if not is_zero(update.old) and not reader.is_ancestor(update.old, update.new):
@@ -156,7 +168,13 @@ def _check_update(
     # proposal, a tag), which the hook let through unread
     published = reader.reached(old)
     shas = reader.new_commits(update.new, lambda s: s == old or (known(s) and published(s)))
+    # what the published line records, as the last push onto this head kept it: its
+    # walk back to the store's first commit grows with every write the store has had
+    if old is not None:
+        carry_lineage(reader, store, old)
     check_commits(reader, store, old, shas, screens)
+    if shas:
+        lineages.append((store, update.new, lineage_of(reader, update.new)))
 
 
 def check_adopted(

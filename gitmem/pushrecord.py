@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from typing import NamedTuple
 
     from gitmem.limits import Limits
+    from gitmem.store.lineage import Lineage
 else:
     from gitmem.lean.tuples import NamedTuple  # a push hook's process never loads typing
 
-__all__ = ["Admitted", "Record", "hold_record", "record_at"]
+__all__ = ["Admitted", "Record", "carry_lineage", "hold_record", "lineage_of", "record_at"]
 
 
 class Record(NamedTuple):
@@ -44,6 +45,42 @@ def record_at(reader: PushReader, old: str | None) -> Record:
     if old is None:
         return Record(None, None)
     return Record(kind_of(reader.standing(old)), _recorded_at(reader, old))
+
+
+def carry_lineage(reader: PushReader, store: str, head: str) -> None:
+    """Take what the last push kept of ``head``'s line (see :mod:`gitmem.store.lineage`),
+    if it kept it of that head: its revisions and its capability, found then without
+    walking the line back to its first commit."""
+    from gitmem.store import lineage
+
+    kept = lineage.kept(reader.git_dir, store, head)
+    if kept is None:
+        return
+    capability = None
+    if kept.capability is not None:
+        from gitmem.trailers import CAPABILITY_TRAILER, read_capability_trailer
+
+        capability = read_capability_trailer({CAPABILITY_TRAILER: kept.capability})
+        if capability is None:
+            return  # as no commit records it: the line is walked
+    reader.carry_revisions(head, kept.revisions, kept.exact)
+    reader.memo[head] = capability
+
+
+def lineage_of(reader: PushReader, head: str) -> Lineage:
+    """What ``head``'s line records, for the next push onto it (see
+    :mod:`gitmem.store.lineage`): asked once every commit of a push has been checked,
+    ``head`` the last, when its revisions and its capability are known."""
+    from gitmem.store.lineage import Lineage
+
+    revisions, exact = reader.revisions(head)
+    found = _recorded_at(reader, head)
+    text = None
+    if found is not None:
+        from gitmem.trailers import CAPABILITY_TRAILER, capability_trailer
+
+        text = capability_trailer(*found)[CAPABILITY_TRAILER]
+    return Lineage(dict(revisions), exact, text)
 
 
 def hold_record(

@@ -103,6 +103,11 @@ class Incoming:
     def close(self) -> None:
         self._objects.close()
 
+    @property
+    def git_dir(self) -> str:
+        """The repository's git directory (a worktree's, its common one)."""
+        return self._git_dir
+
     @staticmethod
     def is_bare(path: str) -> bool:
         """Whether ``path`` is a bare git repository."""
@@ -359,6 +364,12 @@ class Incoming:
             return sha in seen
 
         return reached
+
+    def carry_revisions(self, sha: str, revisions: dict[str, int], exact: bool) -> None:
+        """Take ``revisions`` and ``exact`` as :meth:`revisions` finds them for ``sha``
+        (kept from an earlier reading of it): a line's walk stops there. The map is
+        this reader's from now on."""
+        self._end = (sha, revisions, exact)
 
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether

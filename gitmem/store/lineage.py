@@ -1,0 +1,108 @@
+"""What a push's checks need of a store's published history, kept between pushes.
+
+A push onto a published head is checked against that head's first-parent line: each
+memory's latest revision along it (the pushed commits' revision numbers go on from
+them) and the capability the line records (the nearest commit that records one).
+Working them out walks the line back to its first commit, which grows with every write
+the store has had. So once every commit of a push has passed, the hook keeps them as
+of the pushed head, and the next push onto that head reads one file. A commit's line
+never changes: what the file says of its head stays true whatever becomes of the ref.
+A file of another head, or one that does not read whole, is passed over, and the line
+is walked as before.
+
+The file is ``<git dir>/gitmem/lineage/<SHA-1 of the store id>``. Its first line is
+``gitmem-lineage-1-pyX.Y <head> <length> <CRC>``, then a ``marshal`` payload
+``(revisions, exact, capability)``: each slug's latest revision along the line, whether
+the line holds no merge and no hand-made commit, and the capability trailer's text of
+the nearest commit that records one (``None``: none does).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+
+from gitmem.lean.files import replace_quietly
+from gitmem.lean.listing import store_file_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, cast
+else:
+    from gitmem.lean.light import cast
+    from gitmem.lean.tuples import NamedTuple
+
+__all__ = ["LINEAGE_MAX", "Lineage", "keep", "kept"]
+
+LINEAGE_MAX = 64 << 20
+"""The largest lineage file read, in bytes (100,000 memories need some 3 MB)."""
+_HEADER = b"gitmem-lineage-1-py%d.%d" % sys.version_info[:2]
+"""``marshal``'s format may change between Python versions: another version's file is
+passed over, and written anew."""
+
+
+class Lineage(NamedTuple):
+    """What a head's first-parent line records, as the push checks read it."""
+
+    revisions: dict[str, int]
+    """Each slug's latest revision along the line."""
+    exact: bool
+    """Whether the line holds no merge and no hand-made commit."""
+    capability: str | None
+    """The capability trailer's text of the nearest commit that records one."""
+
+
+def _path(git_dir: str, store: str) -> str:
+    return os.path.join(git_dir, "gitmem", "lineage", store_file_name(store))
+
+
+def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
+    """Keep ``lineage`` as ``head``'s, for ``store`` (a failure to write is no error:
+    the next push walks the line)."""
+    payload = marshal.dumps(tuple(lineage))
+    line = b" ".join([_HEADER, head.encode(), b"%d %d\n" % (len(payload), _crc(head, payload))])
+    replace_quietly(_path(git_dir, store), line + payload)
+
+
+def kept(git_dir: str, store: str, head: str) -> Lineage | None:
+    """What was kept of ``store``'s line as of ``head``; ``None`` if nothing was, or
+    what was kept is of another head or does not read whole."""
+    try:
+        with open(_path(git_dir, store), "rb") as f:
+            data = f.read(LINEAGE_MAX + 1)
+    except OSError:
+        return None
+    line, newline, payload = data.partition(b"\n")
+    fields = line.split(b" ")
+    if not newline or len(fields) != 4 or fields[0] != _HEADER or fields[1] != head.encode():
+        return None
+    if not (fields[2].isdigit() and fields[3].isdigit()) or len(data) > LINEAGE_MAX:
+        return None
+    if len(payload) != int(fields[2]) or _crc(head, payload) != int(fields[3]):
+        return None
+    try:
+        found: object = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return _lineage(found)
+
+
+def _crc(head: str, payload: bytes) -> int:
+    return zlib.crc32(payload, zlib.crc32(head.encode()))
+
+
+def _lineage(found: object) -> Lineage | None:
+    """``found`` as a lineage, if it has a lineage's shape."""
+    if not isinstance(found, tuple) or len(cast("tuple[object, ...]", found)) != 3:
+        return None
+    revisions, exact, capability = cast("tuple[object, object, object]", found)
+    if not isinstance(revisions, dict) or not isinstance(exact, bool):
+        return None
+    if capability is not None and not isinstance(capability, str):
+        return None
+    for slug, revision in cast("dict[object, object]", revisions).items():
+        if type(slug) is not str or type(revision) is not int:
+            return None
+    return Lineage(cast("dict[str, int]", revisions), exact, capability)
