@@ -168,10 +168,14 @@ def _check_update(
     # proposal, a tag), which the hook let through unread
     published = reader.reached(old)
     shas = reader.new_commits(update.new, lambda s: s == old or (known(s) and published(s)))
-    # what the published line records, as the last push onto this head kept it: its
-    # walk back to the store's first commit grows with every write the store has had
-    if old is not None:
-        carry_lineage(reader, store, old)
+    # what the published lines the push goes on from record, as the pushes that left
+    # their heads kept it: a walk back to the store's first commit grows with every
+    # write the store has had (the head a push builds on, and each published commit a
+    # pushed one has for a parent: a merge's, on a line that left from an older head)
+    new = set(shas)
+    bases = {old} | {p for sha in shas for p in reader.head(sha).parents if p not in new}
+    for base in sorted(b for b in bases if b is not None):
+        carry_lineage(reader, store, base)
     check_commits(reader, store, old, shas, screens)
     if shas:
         lineages.append((store, update.new, lineage_of(reader, update.new)))

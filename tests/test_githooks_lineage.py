@@ -1,11 +1,12 @@
-"""A push onto the head the push before it left reads what that push kept of the head's
-line (each memory's latest revision, the capability the line records) rather than
-walking the line back to the store's first commit, and refuses exactly what the walk
-would have it refuse.
+"""A push that goes on from a head an earlier push left reads what that push kept of the
+head's line (each memory's latest revision, the capability the line records) rather
+than walking the line back to the store's first commit, and refuses exactly what the
+walk would have it refuse.
 
-Each push here is checked as the hook checks it (``check_updates`` over a fresh reader,
-the store's objects all in place), on stores written object by object so a commit can
-look usual and not be (see ``test_pushcheck_next``)."""
+Most pushes here are checked as the hook checks them (``check_updates`` over a fresh
+reader, the store's objects all in place), on stores written object by object so a
+commit can look usual and not be (see ``test_pushcheck_next``); one goes through git
+and the installed hook, and one is a merge ``gitmem sync`` made."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers_githooks import craft, guarded_world, md, push, refusals, trailers
-from helpers_sync import ME
+from helpers_sync import ME, hostile_replicas
 from test_pushcheck_next import (  # pyright: ignore[reportPrivateUsage]
     _HOSTILE,
     _REF,
@@ -33,11 +34,13 @@ from gitmem.store import lineage
 from gitmem.store.incoming import Incoming
 from gitmem.store.pushcheck import PushReader
 
-STORE = "notes"  # the store of test_pushcheck_next's pushes (refs/heads/gitmem/notes)
+STORE = "notes"  # the store of these pushes (refs/heads/gitmem/notes)
 
 
-def _kept_file(path: str) -> Path:
-    return Path(path) / "gitmem" / "lineage" / store_file_name(STORE)
+def _kept(git_dir: str | Path, head: str = "") -> Path:
+    """The folder of the store's kept lines, or the file of ``head``'s."""
+    folder = Path(git_dir) / "gitmem" / "lineage" / store_file_name(STORE)
+    return folder / head if head else folder
 
 
 def _asked(monkeypatch: pytest.MonkeyPatch) -> set[str]:
@@ -61,11 +64,11 @@ def test_a_push_onto_the_head_the_last_push_left_reads_no_older_commit(
     path = str(tmp_path / "store.git")
     shas = _push(path, 3, 60, rate=0)
     assert _refused(path, shas[40], shas[20]) == []
-    assert _kept_file(path).is_file()
+    assert os.listdir(_kept(path)) == [shas[40]]
     asked = _asked(monkeypatch)
     assert _refused(path, shas[-1], shas[40]) == []
     assert not asked & set(shas[:40])
-    _kept_file(path).unlink()  # walked again: every commit back to the first
+    _kept(path, shas[40]).unlink()  # walked again: every commit back to the first
     assert _refused(path, shas[-1], shas[40]) == []
     assert set(shas[:40]) <= asked
 
@@ -85,9 +88,9 @@ def test_a_push_refuses_alike_with_the_line_kept_and_walked(only: str, tmp_path:
     if only in ("loosen", "over-limit"):
         first = 2
     assert _refused(path, shas[first]) == []
-    assert _kept_file(path).is_file()
+    assert _kept(path, shas[first]).is_file()
     kept = _refused(path, shas[-1], shas[first])
-    _kept_file(path).unlink()
+    _kept(path, shas[first]).unlink()
     assert kept == _refused(path, shas[-1], shas[first])
     if only in ("revision-lie", "peak-lie", "loosen", "over-limit"):
         assert kept  # judged by the revisions and the limits the first push left
@@ -105,7 +108,7 @@ def test_through_git_the_next_push_is_numbered_on_from_the_kept_line(tmp_path: P
         published, where = repo.head("notes"), repo.path("notes", "todo")
     assert published is not None
     assert push(project, "gitmem/notes").returncode == 0
-    kept = _kept_file(str(server))
+    kept = _kept(server, published)
     line = kept.read_bytes()
     git_dir, ref, body = str(project / ".git"), "refs/heads/gitmem/notes", "- v3\n- v4\n"
 
@@ -125,6 +128,57 @@ def test_through_git_the_next_push_is_numbered_on_from_the_kept_line(tmp_path: P
     assert landed.returncode == 0, landed.stderr
 
 
+def test_a_merge_made_by_sync_is_read_from_the_head_its_line_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """b syncs, writes while a pushes twice, then syncs again: its merge goes on from
+    b's own line, which left from the head b synced at. Checked as the server checks
+    each of those pushes, the merge reads nothing older than that head (its line kept
+    by the push that left it), and lands as it does when every line is walked."""
+    _, a, b = hostile_replicas(tmp_path)
+    heads: list[str] = []
+    with Repository.open(str(a)) as first, Repository.open(str(b)) as second:
+        for i in range(6):
+            ops.create(first, STORE, ME, f"a-{i}", "from a", f"a {i}\n")
+        first.sync("origin")
+        second.sync("origin")
+        heads.append(second.head(STORE) or "")
+        for i in range(4):
+            ops.create(first, STORE, ME, f"later-{i}", "from a, later", f"later {i}\n")
+            first.sync("origin")
+            heads.append(first.head(STORE) or "")
+        for i in range(3):
+            ops.create(second, STORE, ME, f"b-{i}", "from b", f"b {i}\n")
+        second.sync("origin")
+        merge = second.head(STORE) or ""
+    git_dir = str(b / ".git")
+    reader = PushReader(git_dir)
+    try:
+        assert len(reader.head(merge).parents) == 2
+        older = reader.ancestors(heads[0]) - {heads[0]}
+    finally:
+        reader.close()
+
+    def checked(old: str, new: str) -> list[str]:
+        reader = PushReader(git_dir)
+        try:
+            known = reader.ancestors(old) if old != _ZERO else set[str]()
+            return check_updates(reader, [Update(_REF, old, new)], known.__contains__)
+        finally:
+            reader.close()
+
+    # the pushes that reached the server, each kept as the server keeps it
+    for old, new in zip([_ZERO, *heads], heads, strict=False):
+        assert checked(old, new) == []
+    asked = _asked(monkeypatch)
+    assert checked(heads[-1], merge) == []
+    assert not asked & older
+    for head in heads:
+        _kept(git_dir, head).unlink()
+    assert checked(heads[-1], merge) == []
+    assert older <= asked
+
+
 def test_a_refused_push_keeps_nothing(tmp_path: Path) -> None:
     """Nor does a push one of whose refs is refused, though another's commits passed: a
     push lands whole or not at all."""
@@ -132,7 +186,7 @@ def test_a_refused_push_keeps_nothing(tmp_path: Path) -> None:
     seed = 5
     shas = _push(path, seed, 12, rate=0, only="revision-lie")
     assert _refused(path, shas[-1]) != []
-    assert not _kept_file(path).exists()
+    assert not _kept(path).exists()
     fine = shas[random.Random(seed).randrange(3, 12)]  # the commit before the lie
     both = [Update(_REF, _ZERO, fine), Update("refs/heads/gitmem/other", _ZERO, shas[-1])]
     reader = PushReader(path)
@@ -144,15 +198,18 @@ def test_a_refused_push_keeps_nothing(tmp_path: Path) -> None:
         assert check_updates(reader, both[:1], lambda _: False) == []
     finally:
         reader.close()
-    assert _kept_file(path).is_file()
+    assert os.listdir(_kept(path)) == [fine]
 
 
-def _written(tmp_path: Path, head: str) -> tuple[str, bytes]:
-    git_dir = str(tmp_path)
-    kept = lineage.Lineage({"a": 3, "b": 1}, True, "markdown maxCount=10")
-    lineage.keep(git_dir, STORE, head, kept)
-    assert lineage.kept(git_dir, STORE, head) == kept
-    return git_dir, _kept_file(git_dir).read_bytes()
+def test_a_store_keeps_the_lines_of_its_newest_heads(tmp_path: Path) -> None:
+    heads = [f"{i:040x}" for i in range(lineage.KEPT + 4)]
+    for number, head in enumerate(heads):
+        lineage.keep(str(tmp_path), STORE, head, lineage.Lineage({"a": number}, True, None))
+        os.utime(_kept(tmp_path, head), ns=(number * 10**9, number * 10**9))
+    assert sorted(os.listdir(_kept(tmp_path))) == heads[4:]
+    assert lineage.kept(str(tmp_path), STORE, heads[-1]) == ({"a": len(heads) - 1}, True, None)
+    assert lineage.kept(str(tmp_path), "other", heads[-1]) is None
+    assert lineage.kept(str(tmp_path), STORE, "../" + heads[-1][3:]) is None
 
 
 HEAD = "ab" * 20
@@ -166,10 +223,13 @@ def test_a_kept_line_that_does_not_read_whole_is_passed_over(tmp_path: Path, dam
     """Of another head, with a byte changed, cut short, written by another Python
     version, of another shape (with a CRC that matches it), or empty: nothing is kept,
     and the line is walked."""
-    git_dir, data = _written(tmp_path, HEAD)
-    head = HEAD
+    kept = lineage.Lineage({"a": 3, "b": 1}, True, "markdown maxCount=10")
+    lineage.keep(str(tmp_path), STORE, HEAD, kept)
+    assert lineage.kept(str(tmp_path), STORE, HEAD) == kept
+    path = _kept(tmp_path, HEAD)
+    data = path.read_bytes()
     if damage == "another head":
-        head = "cd" * 20
+        data = data.replace(HEAD.encode(), b"cd" * 20, 1)
     elif damage == "a byte changed":
         data = data[:-3] + bytes([data[-3] ^ 1]) + data[-2:]
     elif damage == "cut short":
@@ -183,11 +243,5 @@ def test_a_kept_line_that_does_not_read_whole_is_passed_over(tmp_path: Path, dam
         data = b" ".join([*header, b"%d %d\n" % (len(payload), crc)]) + payload
     else:
         data = b""
-    _kept_file(git_dir).write_bytes(data)
-    assert lineage.kept(git_dir, STORE, head) is None
-
-
-def test_a_line_is_kept_per_store(tmp_path: Path) -> None:
-    git_dir, _ = _written(tmp_path, HEAD)
-    assert lineage.kept(git_dir, "other", HEAD) is None
-    assert os.listdir(tmp_path / "gitmem" / "lineage") == [store_file_name(STORE)]
+    path.write_bytes(data)
+    assert lineage.kept(str(tmp_path), STORE, HEAD) is None

@@ -367,9 +367,9 @@ class Incoming:
 
     def carry_revisions(self, sha: str, revisions: dict[str, int], exact: bool) -> None:
         """Take ``revisions`` and ``exact`` as :meth:`revisions` finds them for ``sha``
-        (kept from an earlier reading of it): a line's walk stops there. The map is
-        this reader's from now on."""
-        self._end = (sha, revisions, exact)
+        (kept from an earlier reading of it): a walk along a line stops there. The map
+        is this reader's from now on."""
+        self._revisions[sha] = (revisions, exact)
 
     def revisions(self, sha: str | None) -> tuple[dict[str, int], bool]:
         """Each slug's latest revision along ``sha``'s first-parent line, and whether

@@ -1,20 +1,21 @@
 """What a push's checks need of a store's published history, kept between pushes.
 
-A push onto a published head is checked against that head's first-parent line: each
-memory's latest revision along it (the pushed commits' revision numbers go on from
-them) and the capability the line records (the nearest commit that records one).
-Working them out walks the line back to its first commit, which grows with every write
-the store has had. So once every commit of a push has passed, the hook keeps them as
-of the pushed head, and the next push onto that head reads one file. A commit's line
-never changes: what the file says of its head stays true whatever becomes of the ref.
-A file of another head, or one that does not read whole, is passed over, and the line
-is walked as before.
+A push is checked against the published line its commits go on from: each memory's
+latest revision along it (the pushed commits' revision numbers go on from them) and the
+capability the line records (the nearest commit that records one). Working them out
+walks the line back to the store's first commit, which grows with every write the
+store has had. So once a push's commits have all passed, the hook keeps them as of the
+pushed head, and a later push that goes on from that head (a fast-forward onto it, or
+a merge made on a line that left from it) reads one file. A commit's line never
+changes: what a file says of its head stays true whatever becomes of the ref. A file
+that does not read whole is passed over, and the line is walked as before.
 
-The file is ``<git dir>/gitmem/lineage/<SHA-1 of the store id>``. Its first line is
-``gitmem-lineage-1-pyX.Y <head> <length> <CRC>``, then a ``marshal`` payload
-``(revisions, exact, capability)``: each slug's latest revision along the line, whether
-the line holds no merge and no hand-made commit, and the capability trailer's text of
-the nearest commit that records one (``None``: none does).
+The files are ``<git dir>/gitmem/lineage/<SHA-1 of the store id>/<head>``, the newest
+:data:`KEPT` of a store. Each holds a first line ``gitmem-lineage-1-pyX.Y <head>
+<length> <CRC>``, then a ``marshal`` payload ``(revisions, exact, capability)``: each
+slug's latest revision along the line, whether the line holds no merge and no
+hand-made commit, and the capability trailer's text of the nearest commit that records
+one (``None``: none does).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import os
 import sys
 import zlib
 
-from gitmem.lean.files import replace_quietly
+from gitmem.lean.files import remove_quietly, replace_quietly
 from gitmem.lean.listing import store_file_name
 
 TYPE_CHECKING = False
@@ -34,8 +35,11 @@ else:
     from gitmem.lean.light import cast
     from gitmem.lean.tuples import NamedTuple
 
-__all__ = ["LINEAGE_MAX", "Lineage", "keep", "kept"]
+__all__ = ["KEPT", "LINEAGE_MAX", "Lineage", "keep", "kept"]
 
+KEPT = 16
+"""Heads a store keeps the line of: a merge pushed by someone who synced a few pushes
+ago goes on from a head this many pushes old at most, to be served."""
 LINEAGE_MAX = 64 << 20
 """The largest lineage file read, in bytes (100,000 memories need some 3 MB)."""
 _HEADER = b"gitmem-lineage-1-py%d.%d" % sys.version_info[:2]
@@ -54,23 +58,40 @@ class Lineage(NamedTuple):
     """The capability trailer's text of the nearest commit that records one."""
 
 
-def _path(git_dir: str, store: str) -> str:
+def _folder(git_dir: str, store: str) -> str:
     return os.path.join(git_dir, "gitmem", "lineage", store_file_name(store))
 
 
 def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
-    """Keep ``lineage`` as ``head``'s, for ``store`` (a failure to write is no error:
-    the next push walks the line)."""
+    """Keep ``lineage`` as ``head``'s, for ``store``, and let the store's oldest go past
+    :data:`KEPT` (a failure to write is no error: the next push walks the line)."""
     payload = marshal.dumps(tuple(lineage))
     line = b" ".join([_HEADER, head.encode(), b"%d %d\n" % (len(payload), _crc(head, payload))])
-    replace_quietly(_path(git_dir, store), line + payload)
+    folder = _folder(git_dir, store)
+    if not replace_quietly(os.path.join(folder, head), line + payload):
+        return
+    try:
+        names = [name for name in os.listdir(folder) if _is_head(name)]
+        if len(names) <= KEPT:
+            return
+        aged = sorted(names, key=lambda name: os.stat(os.path.join(folder, name)).st_mtime_ns)
+    except OSError:
+        return  # another push let some go first
+    for name in aged[: len(names) - KEPT]:
+        remove_quietly(os.path.join(folder, name))
+
+
+def _is_head(name: str) -> bool:
+    return len(name) == 40 and all(c in "0123456789abcdef" for c in name)
 
 
 def kept(git_dir: str, store: str, head: str) -> Lineage | None:
     """What was kept of ``store``'s line as of ``head``; ``None`` if nothing was, or
-    what was kept is of another head or does not read whole."""
+    what was kept does not read whole."""
+    if not _is_head(head):
+        return None
     try:
-        with open(_path(git_dir, store), "rb") as f:
+        with open(os.path.join(_folder(git_dir, store), head), "rb") as f:
             data = f.read(LINEAGE_MAX + 1)
     except OSError:
         return None
