@@ -181,6 +181,24 @@ def timed_push(project: str, server: str, *refs: str) -> Figure:
 Figures = tuple[Figure, Figure, Figure, Figure, Figure, Figure]
 
 
+def guard(user: Installed, server: str, *options: str) -> None:
+    """Install the user's pre-receive hook into the bare repository ``server``."""
+    subprocess.run(
+        [user.gitmem, "hooks", "install", "--server", server, *options],
+        check=True,
+        capture_output=True,
+    )
+
+
+def push_line(label: str, hooked: Figure, plain: Figure) -> str:
+    """A push with the hook beside the same push without: the figures, both ratios."""
+    return (
+        f"{label}: with pre-receive {hooked[0] * 1000:7.0f} ms (CPU {hooked[1] * 1000:.0f} ms)"
+        f"   git receive-pack alone {plain[0] * 1000:7.0f} ms (CPU {plain[1] * 1000:.0f} ms)"
+        f"   ratio {hooked[0] / plain[0]:.2f}x, CPU {hooked[1] / plain[1]:.2f}x"
+    )
+
+
 def bench_hook(work: str, project: str, user: Installed) -> Figures:
     """Median figures, with the hook and without: the store's push to a new server; a
     push of the project's main; the store's last ``LATER`` commits pushed onto a
@@ -194,12 +212,8 @@ def bench_hook(work: str, project: str, user: Installed) -> Figures:
             git(work, "init", "-q", "--bare", later)
             git(project, "push", "-q", later, f"gitmem/notes~{LATER}:refs/heads/gitmem/notes")
             if kind == "hooked":
-                for path in (server, later):
-                    subprocess.run(
-                        [user.gitmem, "hooks", "install", "--server", path],
-                        check=True,
-                        capture_output=True,
-                    )
+                guard(user, server)
+                guard(user, later)
             figures.setdefault(f"{kind} store", []).append(
                 timed_push(project, server, "gitmem/notes")
             )
@@ -231,11 +245,7 @@ def bench_long(work: str, user: Installed) -> tuple[Figure, Figure]:
             git(work, "init", "-q", "--bare", server)
             git(source, "push", "-q", server, f"{branch}~{2 * LAST}:refs/heads/{branch}")
             if kind == "hooked":
-                subprocess.run(
-                    [user.gitmem, "hooks", "install", "--server", server, "--standalone"],
-                    check=True,
-                    capture_output=True,
-                )
+                guard(user, server, "--standalone")
             git(source, "push", "-q", server, f"{branch}~{LAST}:refs/heads/{branch}")
             (hooked if kind == "hooked" else plain).append(timed_push(source, server, branch))
             shutil.rmtree(server, ignore_errors=True)
@@ -266,28 +276,16 @@ def main() -> None:
         hooked, plain, main_hooked, main_plain, later_hooked, later_plain = bench_hook(
             work, project, user
         )
-        ratio = hooked[0] / plain[0]
-        cpu_ratio = hooked[1] / plain[1]
+        met = "met" if hooked[0] / plain[0] <= 2.0 else "MISSED"
         print(
-            f"push of {COMMITS:,} store commits: with pre-receive {hooked[0] * 1000:7.0f} ms "
-            f"(CPU {hooked[1] * 1000:.0f} ms)   git receive-pack alone {plain[0] * 1000:7.0f} ms "
-            f"(CPU {plain[1] * 1000:.0f} ms)   ratio {ratio:.2f}x, CPU {cpu_ratio:.2f}x "
-            f"(goal <= 2.0x: {'met' if ratio <= 2.0 else 'MISSED'})"
+            push_line(f"push of {COMMITS:,} store commits", hooked, plain)
+            + f" (goal <= 2.0x: {met})"
         )
-        print(
-            f"push of its last {LATER} commits onto the store published before them: "
-            f"with pre-receive {later_hooked[0] * 1000:7.0f} ms (CPU {later_hooked[1] * 1000:.0f}"
-            f" ms)   git receive-pack alone {later_plain[0] * 1000:7.0f} ms (CPU "
-            f"{later_plain[1] * 1000:.0f} ms)   ratio {later_hooked[0] / later_plain[0]:.2f}x, "
-            f"CPU {later_hooked[1] / later_plain[1]:.2f}x"
-        )
+        label = f"push of its last {LATER} commits onto the store published before them"
+        print(push_line(label, later_hooked, later_plain))
         long_hooked, long_plain = bench_long(work, user)
         print(
-            f"push of {LAST} commits onto a store of {LONG:,}: with pre-receive "
-            f"{long_hooked[0] * 1000:7.0f} ms (CPU {long_hooked[1] * 1000:.0f} ms)   git "
-            f"receive-pack alone {long_plain[0] * 1000:7.0f} ms (CPU {long_plain[1] * 1000:.0f}"
-            f" ms)   ratio {long_hooked[0] / long_plain[0]:.2f}x, "
-            f"CPU {long_hooked[1] / long_plain[1]:.2f}x"
+            push_line(f"push of {LAST} commits onto a store of {LONG:,}", long_hooked, long_plain)
         )
         print(
             f"push of the project's main: with pre-receive {main_hooked[0] * 1000:7.0f} ms   "
