@@ -212,6 +212,81 @@ def test_a_store_keeps_the_lines_of_its_newest_heads(tmp_path: Path) -> None:
     assert lineage.kept(str(tmp_path), STORE, "../" + heads[-1][3:]) is None
 
 
+def _all_kept(git_dir: str | Path) -> list[str]:
+    """Every kept line of every store, as ``<store folder>/<head>``."""
+    root = Path(git_dir) / "gitmem" / "lineage"
+    return sorted(
+        f"{folder.name}/{head.name}" for folder in root.iterdir() for head in folder.iterdir()
+    )
+
+
+def test_a_push_of_many_branches_to_one_line_keeps_a_bounded_few(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each new store branch made to point at one long line keeps a copy of its line:
+    every store together keeps the newest ``FILES``, so a push of refs alone (41 bytes
+    each) cannot fill the server's disk. The stores whose lines all went leave no
+    folder behind."""
+    monkeypatch.setattr(lineage, "FILES", 5)
+    path = str(tmp_path / "store.git")
+    shas = _push(path, 11, 12, rate=0)
+    updates = [Update(f"refs/heads/gitmem/copy-{i}", _ZERO, shas[-1]) for i in range(12)]
+    reader = PushReader(path)
+    try:
+        assert check_updates(reader, updates, lambda _: False) == []
+    finally:
+        reader.close()
+    kept = _all_kept(path)
+    assert len(kept) == 5
+    assert len(os.listdir(Path(path) / "gitmem" / "lineage")) == 5
+    # the newest: those of the last updates checked
+    last = {store_file_name(f"copy-{i}") for i in range(7, 12)}
+    assert {line.partition("/")[0] for line in kept} == last
+
+
+def test_every_store_together_keeps_its_newest_lines_within_its_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``ROOM`` bytes, the oldest lines of every store go, whichever store's they
+    are; a line past ``LINEAGE_MAX`` is never written, since it would never be read."""
+    big = lineage.Lineage({f"memory-{i}": i for i in range(2_000)}, True, None)
+    lineage.keep(str(tmp_path / "sizing"), STORE, HEAD, big)
+    size = _kept_file(tmp_path / "sizing", STORE, HEAD).stat().st_size
+    monkeypatch.setattr(lineage, "ROOM", 3 * size + size // 2)
+    heads = [f"{i:040x}" for i in range(6)]
+    for number, head in enumerate(heads):
+        store = f"store-{number % 2}"
+        lineage.keep(str(tmp_path), store, head, big)
+        at = (10 + number) * 10**9
+        os.utime(_kept_file(tmp_path, store, head), ns=(at, at))
+    assert _all_kept(tmp_path) == sorted(
+        f"{store_file_name(f'store-{n % 2}')}/{heads[n]}" for n in (3, 4, 5)
+    )
+    monkeypatch.setattr(lineage, "LINEAGE_MAX", size - 1)
+    lineage.keep(str(tmp_path), "too-long", HEAD, big)
+    assert not _kept_file(tmp_path, "too-long", HEAD).exists()
+
+
+def test_a_killed_writer_s_temporary_file_goes_once_it_is_stale(tmp_path: Path) -> None:
+    """A hook killed while it wrote leaves its temporary file: the next push that keeps
+    a line removes it once it is ``STALE``; a write under way is left alone."""
+    line = lineage.Lineage({"a": 1}, True, None)
+    lineage.keep(str(tmp_path), STORE, HEAD, line)
+    stale = _kept(tmp_path, f"{HEAD}.123.456.tmp")
+    fresh = _kept(tmp_path, f"{'cd' * 20}.789.1.tmp")
+    for leftover in (stale, fresh):
+        leftover.write_bytes(b"half a line")
+    old = (lineage.STALE + 5) * 10**9
+    aged = os.stat(stale).st_mtime_ns - old
+    os.utime(stale, ns=(aged, aged))
+    lineage.keep(str(tmp_path), STORE, "ef" * 20, line)
+    assert sorted(os.listdir(_kept(tmp_path))) == sorted([HEAD, "ef" * 20, fresh.name])
+
+
+def _kept_file(git_dir: str | Path, store: str, head: str) -> Path:
+    return Path(git_dir) / "gitmem" / "lineage" / store_file_name(store) / head
+
+
 HEAD = "ab" * 20
 
 

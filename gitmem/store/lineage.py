@@ -11,7 +11,8 @@ changes: what a file says of its head stays true whatever becomes of the ref. A 
 that does not read whole is passed over, and the line is walked as before.
 
 The files are ``<git dir>/gitmem/lineage/<SHA-1 of the store id>/<head>``, the newest
-:data:`KEPT` of a store. Each holds a first line ``gitmem-lineage-1-pyX.Y <head>
+:data:`KEPT` of a store, and of every store together the newest within :data:`FILES`
+files and :data:`ROOM` bytes. Each holds a first line ``gitmem-lineage-1-pyX.Y <head>
 <length> <CRC>``, then a ``marshal`` payload ``(revisions, exact, capability)``: each
 slug's latest revision along the line, whether the line holds no merge and no
 hand-made commit, and the capability trailer's text of the nearest commit that records
@@ -23,6 +24,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 import zlib
 
 from gitmem.lean.files import remove_quietly, replace_quietly
@@ -35,13 +37,24 @@ else:
     from gitmem.lean.light import cast
     from gitmem.lean.tuples import NamedTuple
 
-__all__ = ["KEPT", "LINEAGE_MAX", "Lineage", "keep", "kept"]
+__all__ = ["FILES", "KEPT", "LINEAGE_MAX", "ROOM", "STALE", "Lineage", "keep", "kept"]
 
 KEPT = 16
 """Heads a store keeps the line of: a merge pushed by someone who synced a few pushes
 ago goes on from a head this many pushes old at most, to be served."""
 LINEAGE_MAX = 64 << 20
-"""The largest lineage file read, in bytes (100,000 memories need some 3 MB)."""
+"""The largest lineage file read, or written, in bytes (100,000 memories need some
+3 MB)."""
+FILES = 1024
+"""Lines every store of a repository keeps together at most, the newest: each push of
+a store branch keeps one more, a push of a thousand new branches a thousand."""
+ROOM = 256 << 20
+"""Bytes the lines of every store of a repository take together at most, the newest:
+a pusher could otherwise fill the server's disk with copies of one long line, each
+branch made to point at it a few more megabytes for a ref of 41 bytes."""
+STALE = 600
+"""Seconds after which a temporary file in a store's folder is a killed writer's, and
+removed."""
 _HEADER = b"gitmem-lineage-1-py%d.%d" % sys.version_info[:2]
 """``marshal``'s format may change between Python versions: another version's file is
 passed over, and written anew."""
@@ -63,22 +76,69 @@ def _folder(git_dir: str, store: str) -> str:
 
 
 def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
-    """Keep ``lineage`` as ``head``'s, for ``store``, and let the store's oldest go past
-    :data:`KEPT` (a failure to write is no error: the next push walks the line)."""
+    """Keep ``lineage`` as ``head``'s, for ``store``, and let the oldest kept lines go
+    (see :func:`_prune`); a failure to write is no error: the next push walks the
+    line."""
     payload = marshal.dumps(tuple(lineage))
     line = b" ".join([_HEADER, head.encode(), b"%d %d\n" % (len(payload), _crc(head, payload))])
+    if len(line) + len(payload) > LINEAGE_MAX:
+        return  # never read back
     folder = _folder(git_dir, store)
-    if not replace_quietly(os.path.join(folder, head), line + payload):
-        return
+    if replace_quietly(os.path.join(folder, head), line + payload):
+        _prune(os.path.dirname(folder), time.time_ns())
+
+
+def _prune(root: str, now: int) -> None:
+    """Remove from the folder ``root`` of every store's kept lines the oldest past
+    :data:`KEPT` of one store, then past :data:`FILES` or :data:`ROOM` of all stores
+    together, the temporary files of a writer killed :data:`STALE` seconds ago or more,
+    and the folders left empty. Best effort: a file another push removed first is
+    passed over."""
+    heads: list[tuple[int, int, str]] = []  # when written, size, path: every store's
     try:
-        names = [name for name in os.listdir(folder) if _is_head(name)]
-        if len(names) <= KEPT:
-            return
-        aged = sorted(names, key=lambda name: os.stat(os.path.join(folder, name)).st_mtime_ns)
+        stores = os.listdir(root)
     except OSError:
-        return  # another push let some go first
-    for name in aged[: len(names) - KEPT]:
-        remove_quietly(os.path.join(folder, name))
+        return
+    for store in stores:
+        folder = os.path.join(root, store)
+        own: list[tuple[int, int, str]] = []
+        writing = False
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        stat = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # another push let it go
+                    if _is_head(entry.name):
+                        own.append((stat.st_mtime_ns, stat.st_size, entry.path))
+                    elif now - stat.st_mtime_ns >= STALE * 10**9:
+                        remove_quietly(entry.path)  # a killed writer's, or no file of ours
+                    else:
+                        writing = True  # a write under way
+        except OSError:
+            continue
+        if not own and not writing:
+            _remove_folder(folder)
+            continue
+        own.sort(reverse=True)  # newest first
+        for _, _, path in own[KEPT:]:
+            remove_quietly(path)
+        heads += own[:KEPT]
+    heads.sort(reverse=True)
+    total = 0
+    for number, (_, size, path) in enumerate(heads):
+        total += size
+        if number >= FILES or total > ROOM:
+            remove_quietly(path)
+            _remove_folder(os.path.dirname(path))  # if that was its store's last
+
+
+def _remove_folder(folder: str) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        return  # it holds a line still, or a push keeps one in it now
 
 
 def _is_head(name: str) -> bool:
