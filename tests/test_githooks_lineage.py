@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers_githooks import craft, guarded_world, md, push, refusals, trailers
-from helpers_sync import ME, hostile_replicas
+from helpers_sync import ME, hostile_replicas, sh
 from test_pushcheck_next import (  # pyright: ignore[reportPrivateUsage]
     _HOSTILE,
     _REF,
@@ -281,6 +281,39 @@ def test_a_killed_writer_s_temporary_file_goes_once_it_is_stale(tmp_path: Path) 
     os.utime(stale, ns=(aged, aged))
     lineage.keep(str(tmp_path), STORE, "ef" * 20, line)
     assert sorted(os.listdir(_kept(tmp_path))) == sorted([HEAD, "ef" * 20, fresh.name])
+
+
+@pytest.mark.parametrize("shared", ["", "umask", "group", "true", "all", "0640", "0664"])
+@pytest.mark.parametrize("config", ["plain", "with quoting"])
+def test_lines_kept_in_a_shared_repository_are_made_as_git_makes_its_own(
+    tmp_path: Path, shared: str, config: str
+) -> None:
+    """In a repository every pusher's own account writes (``git init --shared``), a
+    kept line and its folders get the permissions git gives a ref and its folders,
+    whatever the pusher's umask: the next pusher, another account, can replace them."""
+    repo = tmp_path / "server.git"
+    options = [f"--shared={shared}"] if shared else []
+    before = os.umask(0o077)
+    try:
+        sh(tmp_path, "init", "-q", "--bare", *options, str(repo))
+        if config == "with quoting":
+            with open(repo / "config", "a") as f:
+                f.write('[remote "origin"]\n\turl = /nowhere\n')
+        at = f"--git-dir={repo}"
+        tree = sh(tmp_path, at, "hash-object", "-t", "tree", "-w", "/dev/null").strip()
+        commit = sh(tmp_path, at, "commit-tree", tree, "-m", "x").strip()
+        sh(tmp_path, at, "update-ref", "refs/heads/gitmem/made/here", commit)
+        lineage.keep(str(repo), STORE, HEAD, lineage.Lineage({"a": 1}, True, None))
+    finally:
+        os.umask(before)
+    ref = repo / "refs" / "heads" / "gitmem" / "made" / "here"
+    assert _mode(_kept(repo, HEAD)) == _mode(ref)
+    for folder in (_kept(repo), _kept(repo).parent, repo / "gitmem"):
+        assert _mode(folder) == _mode(ref.parent)
+
+
+def _mode(path: Path) -> str:
+    return oct(path.stat().st_mode & 0o7777)
 
 
 def _kept_file(git_dir: str | Path, store: str, head: str) -> Path:

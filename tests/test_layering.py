@@ -64,6 +64,7 @@ front (its ``__init__``), which only the layers above it may import."""
 
 ORDER: dict[str, list[str]] = {
     "gitmem.store": [
+        "permissions",
         "lineage",
         "collector",
         "native",

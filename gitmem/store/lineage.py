@@ -29,6 +29,7 @@ import zlib
 
 from gitmem.lean.files import remove_quietly, replace_quietly
 from gitmem.lean.listing import store_file_name
+from gitmem.store.permissions import adjust, shared_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,8 +85,14 @@ def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
     if len(line) + len(payload) > LINEAGE_MAX:
         return  # never read back
     folder = _folder(git_dir, store)
-    if replace_quietly(os.path.join(folder, head), line + payload):
-        _prune(os.path.dirname(folder), time.time_ns())
+    path = os.path.join(folder, head)
+    if not replace_quietly(path, line + payload):
+        return
+    shared = shared_mode(git_dir)
+    if shared:  # a repository every pusher's own account writes: as git makes its files
+        for made in (os.path.join(git_dir, "gitmem"), os.path.dirname(folder), folder, path):
+            adjust(made, shared)
+    _prune(os.path.dirname(folder), time.time_ns())
 
 
 def _prune(root: str, now: int) -> None:
