@@ -357,6 +357,28 @@ def test_create_body_from_stdin_and_file(repo: Repository, tmp_path: Path) -> No
     assert [m.body for m in snap.memories()] == ["from stdin\n", "from file\n"]
 
 
+@pytest.mark.parametrize("source", ["/dev/zero", "stdin"])
+def test_a_text_past_the_most_a_command_reads_is_refused(
+    repo: Repository, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endless file (or stdin) given as a body is read no further than the bound: one
+    line says so, and nothing is written."""
+    from gitmem.cli import options
+
+    monkeypatch.setattr(options, "TEXT_MAX", 1 << 20)
+    head = repo.head("notes")
+    if source == "stdin":
+        result = run(repo, "create", "a", "-d", "x", "-s", "notes", stdin="y" * (2 << 20))
+    else:
+        result = run(repo, "create", "a", "-d", "x", "-s", "notes", "--body-file", source)
+    assert result.exit_code != 0
+    where = source if source != "stdin" else "stdin"
+    assert error_line(result) == (
+        f"Error: {where} holds more than 1 MB; a command reads at most that as one text"
+    )
+    assert repo.head("notes") == head
+
+
 def test_create_existing_is_refused(repo: Repository) -> None:
     """Creating over an existing memory is a one-line refusal."""
     put(repo, "notes", "a")

@@ -47,6 +47,9 @@ TOOL_FORMATS = ("anthropic", "openai", "mcp")
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop", "session-end")
 COMPACTIONS = ("summary", "memory")
 STARTS = ("root", "implementer", "subagent", "reviewer", "merge")
+TEXT_MAX = 64 << 20
+"""The most a command reads of a file or stdin as one text (a body, a program, a guard,
+a notebook): as much as the MCP server takes in one request."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,18 +87,22 @@ def picked(
 
 def read_text(path: str) -> str:
     """The UTF-8 text of the file at ``path`` (``-``: stdin)."""
+    where = "stdin" if path == "-" else path
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(TEXT_MAX + 1)
     else:
         try:
             with open(path, "rb") as handle:
-                data = handle.read()
+                data = handle.read(TEXT_MAX + 1)
         except OSError as exc:
             raise InvalidArgument(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > TEXT_MAX:
+        raise InvalidArgument(
+            f"{where} holds more than {TEXT_MAX >> 20} MB; a command reads at most that as one text"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        where = "stdin" if path == "-" else path
         raise InvalidText(
             f"{where} is not UTF-8 text (byte {exc.start}); convert it first"
         ) from None
