@@ -69,6 +69,7 @@ ORDER: dict[str, list[str]] = {
         "collector",
         "native",
         "pushobjects",
+        "packscan",
         "locking",
         "layout",
         "settings",

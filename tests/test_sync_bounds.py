@@ -101,12 +101,20 @@ def replicas(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 @pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("road", ["on this machine", "pack protocol"])
 def test_an_object_past_the_bound_keeps_its_store_out_of_a_sync(
-    replicas: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, packed: bool
+    replicas: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, packed: bool, road: str
 ) -> None:
     """A hand commit holding a file past the bound, pushed to a remote no hook guards,
     is refused for its store in one line, as the hook words it: the store keeps its
-    head, nothing of it is copied here, and the other stores sync as usual."""
+    head, nothing of it is copied here, and the other stores sync as usual. Over the
+    pack protocol (an ssh:// or https:// remote's road), the pack is read through
+    before anything of it is stored, and the store is told apart by fetching each
+    head alone."""
+    if road == "pack protocol":
+        from gitmem.store import remote
+
+        monkeypatch.setattr(remote.Remote, "_local", lambda self: None)
     origin, a, b = replicas
     with Repository.open(str(a)) as repo:
         ops.create(repo, "more", ME, "later", "new", "yes\n")
@@ -129,8 +137,9 @@ def test_an_object_past_the_bound_keeps_its_store_out_of_a_sync(
     assert rows["more"]["refused"] == [] and rows["more"]["head"] == more
     refused = rows["notes"]["refused"]
     assert len(refused) == 1
+    what = f"object {blob[:12]}" if road == "on this machine" else "an object it brings"
     assert re.fullmatch(
-        rf"commit [0-9a-f]{{12}} breaks rule parse: object {blob[:12]} does not read: it "
+        rf"commit [0-9a-f]{{12}} breaks rule parse: {what} does not read: it "
         rf"holds {_BOUND + 1:,} bytes, past the 0 MiB an object may hold here",
         refused[0],
     )

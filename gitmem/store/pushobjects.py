@@ -476,10 +476,8 @@ class TooLarge(ValueError):
 
     def refusal(self) -> str:
         """The refusal as a push hook words it: ``commit SHA breaks rule parse: ...``."""
-        return (
-            f"commit {self.commit[:12]} breaks rule parse: "
-            f"object {self.sha[:12]} does not read: {self}"
-        )
+        what = f"object {self.sha[:12]}" if self.sha else "an object it brings"
+        return f"commit {self.commit[:12]} breaks rule parse: {what} does not read: {self}"
 
 
 def bounded(size: int) -> int:

@@ -33,13 +33,21 @@ from gitmem.store.transfer import copy_history
 from gitmem.store.trees import Trees
 
 if TYPE_CHECKING:
-    from dulwich.client import GitClient
+    from dulwich.client import DetermineWantsFunc, GitClient
 
 __all__ = ["Pushed", "Remote", "resolve"]
 
 _HOOK_TIMEOUT = 600
 """Seconds a local remote's pre-receive hook may take before the push is refused."""
 
+FETCH_MAX = 1 << 30
+"""Bytes of pack a fetch over the pack protocol (an ``ssh://`` or ``https://`` remote)
+takes at most: past them the fetch is refused and nothing of it is stored."""
+FETCH_SECONDS = 600
+"""Seconds a remote may go on sending one fetch's pack."""
+_SPOOLED = 16 << 20
+"""Bytes of a fetched pack held in memory; a larger one goes to a temporary file in
+the object store's folder."""
 STALE_AFTER = 1.0
 """Seconds after which a ref's ``.lock`` at a local remote is a dead pusher's: a live
 git or dulwich holds one for milliseconds, between creating and renaming it. (A sync
@@ -121,12 +129,72 @@ class Remote:
             return wants
 
         try:
-            client.fetch(path, self._repo, determine_wants=determine_wants, ref_prefix=[start])
+            try:
+                self._fetch_pack(client, path, determine_wants, start)
+            except TooLarge as exc:  # fetched again head by head: only those that reach it
+                wanted = [
+                    h for h in dict.fromkeys(heads.values()) if ObjectID(h.encode()) not in have
+                ]
+                if len(wanted) == 1:
+                    exc.commit = wanted[0]
+                    self.kept_out[wanted[0]] = exc.refusal()
+                else:
+                    self._fetch_apart(client, path, wanted, start)
         except GitmemError:
             raise
         except Exception as exc:  # network, protocol and repository errors alike
             raise RemoteError(f"cannot fetch from {self.url}: {_reason(exc)}") from None
         return heads
+
+    def _fetch_pack(
+        self, client: GitClient, path: str, wants: DetermineWantsFunc, start: bytes
+    ) -> None:
+        """Fetch what ``wants`` asks of the remote's refs under ``start`` as one pack, held
+        to :data:`FETCH_MAX` bytes and :data:`FETCH_SECONDS` as it arrives, and read
+        through (:func:`~gitmem.store.packscan.check_pack`) before the git library
+        stores it: a remote cannot have this side inflate more than it may hold."""
+        from tempfile import SpooledTemporaryFile
+
+        from gitmem.store.packscan import check_pack
+
+        store = self._repo.object_store
+        received = 0
+        give_up = time.monotonic() + FETCH_SECONDS
+
+        def pack_data(data: bytes) -> int:
+            nonlocal received
+            received += len(data)
+            if received > FETCH_MAX:
+                raise RemoteError(
+                    f"cannot fetch from {self.url}: it sent more than {FETCH_MAX >> 20} MiB"
+                )
+            if time.monotonic() > give_up:
+                raise RemoteError(
+                    f"cannot fetch from {self.url}: it sent for more than {FETCH_SECONDS} s"
+                )
+            return spool.write(data)
+
+        folder = getattr(store, "path", None)
+        with SpooledTemporaryFile(max_size=_SPOOLED, prefix="incoming-", dir=folder) as spool:
+            client.fetch_pack(
+                path, wants, self._repo.get_graph_walker(), pack_data, ref_prefix=[start]
+            )
+            if not spool.tell():
+                return  # nothing new
+            spool.seek(0)
+            check_pack(spool)
+            spool.seek(0)
+            store.add_thin_pack(spool.read, None)
+
+    def _fetch_apart(self, client: GitClient, path: str, wanted: list[str], start: bytes) -> None:
+        """Fetch each head of ``wanted`` alone, leaving out (``kept_out``) those whose
+        history holds an object past the bound."""
+        for head in wanted:
+            try:
+                self._fetch_pack(client, path, _only(head), start)
+            except TooLarge as exc:
+                exc.commit = head
+                self.kept_out[head] = exc.refusal()
 
     def _copy(self, local: Repo, wanted: list[str], trees: Trees | None) -> None:
         """Copy what ``wanted`` reaches from the remote on this machine, each object
@@ -355,6 +423,16 @@ def _is_commit(repo: Repo, sha: str) -> bool:
         return True  # missing: copying says so
     except (OSError, ValueError):
         return True  # damaged: copying says so
+
+
+def _only(head: str) -> DetermineWantsFunc:
+    """What a fetch of ``head`` alone asks of the remote's refs."""
+    wanted = [ObjectID(head.encode())]
+
+    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        return wanted
+
+    return wants
 
 
 def _reason(exc: BaseException) -> str:

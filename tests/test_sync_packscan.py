@@ -1,0 +1,158 @@
+"""A pack a remote sends over the pack protocol (an ``ssh://`` or ``https://`` remote's
+road) is read through before anything of it is stored: each object held to the bound
+a push hook holds objects to, from what it declares and from what it inflates to, the
+pack held to a size and a time as it arrives. What fails changes nothing here."""
+
+from __future__ import annotations
+
+import io
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers_sync import ME, hostile_replicas, sh
+
+from gitmem import Repository, ops
+from gitmem.cli import cli
+from gitmem.store import pushobjects, remote
+from gitmem.store.packscan import check_pack
+from gitmem.store.pushobjects import TooLarge
+
+_BLOB, _OFS_DELTA, _REF_DELTA = 3, 6, 7
+
+
+def _header(kind: int, size: int) -> bytes:
+    """An entry's header as git writes it: type and size, 7 bits a byte after the 4."""
+    byte = kind << 4 | size & 0x0F
+    size >>= 4
+    out = bytearray()
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def _pack(*entries: bytes, count: int | None = None) -> bytes:
+    body = b"PACK" + struct.pack(">LL", 2, len(entries) if count is None else count)
+    return body + b"".join(entries) + b"\0" * 20  # a checksum the library checks
+
+
+def _blob(content: bytes, declared: int | None = None) -> bytes:
+    size = len(content) if declared is None else declared
+    return _header(_BLOB, size) + zlib.compress(content)
+
+
+def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
+    """Every kind of entry git writes (whole objects, deltas on a base named by id, and
+    on one at an offset) reads."""
+    sh(tmp_path, "init", "-q", "r")
+    repo = tmp_path / "r"
+    for n in range(30):
+        (repo / "f.txt").write_text("line\n" * 200 + f"change {n}\n")
+        sh(repo, "add", "f.txt")
+        sh(repo, "commit", "-q", "-m", f"c{n}")
+    listed = sh(repo, "rev-list", "--objects", "--all").encode()
+    for options in ([], ["--delta-base-offset"]):  # by default, bases named by id
+        data = subprocess.run(
+            ["git", "pack-objects", "--stdout", *options],
+            cwd=repo,
+            input=listed,
+            capture_output=True,
+            check=True,
+        ).stdout
+        check_pack(io.BytesIO(data))
+
+
+@pytest.mark.parametrize(
+    ("pack", "refusal"),
+    [
+        (b"NOPE" + b"\0" * 28, "is not a pack"),
+        (_pack(_blob(b"x" * 100), count=2)[:-20], "cut short"),
+        (_pack(_blob(b"x" * 100))[:-25], "cut short"),
+        (_pack(_blob(b"x" * 100)) + b"more", "goes on past its last object"),
+        (_pack(_header(5, 3) + zlib.compress(b"abc")), "unknown type 5"),
+        (_pack(_blob(b"x" * 1_000_000, declared=10)), "inflates past its size"),
+        (_pack(_blob(b"x" * 10, declared=11)), "inflates short of its size"),
+        (_pack(_header(_BLOB, 10) + b"\x78\x9c garbage here"), "does not inflate"),
+    ],
+    ids=[
+        "not a pack",
+        "fewer entries than counted",
+        "cut short",
+        "trailing bytes",
+        "unknown type",
+        "a bomb declaring little",
+        "short of its size",
+        "not a zlib stream",
+    ],
+)
+def test_a_pack_that_does_not_read_is_refused(pack: bytes, refusal: str) -> None:
+    with pytest.raises(ValueError, match=refusal):
+        check_pack(io.BytesIO(pack))
+
+
+def test_an_object_or_a_delta_s_result_past_the_bound_is_refused_before_it_inflates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From the size an entry declares, or a delta's header declares it makes: the
+    stream is not inflated at all (a stream that is no stream is never reached)."""
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
+    with pytest.raises(TooLarge, match="holds 1,001 bytes"):
+        check_pack(io.BytesIO(_pack(_header(_BLOB, 1_001) + b"not a stream")))
+    delta = _varint(10) + _varint(5_000_000) + b"\x90\x0a"  # copy 10 bytes of the base
+    for entry in (
+        _header(_OFS_DELTA, len(delta)) + _varint(5) + zlib.compress(delta),
+        _header(_REF_DELTA, len(delta)) + b"\x11" * 20 + zlib.compress(delta),
+    ):
+        with pytest.raises(TooLarge, match="holds 5,000,000 bytes"):
+            check_pack(io.BytesIO(_pack(_blob(b"0123456789"), entry)))
+
+
+@pytest.fixture
+def over_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remotes on this machine taken through the pack protocol, as ssh:// and https://
+    remotes are."""
+    monkeypatch.setattr(remote.Remote, "_local", lambda self: None)
+
+
+@pytest.mark.usefixtures("over_the_protocol")
+@pytest.mark.parametrize("bound", ["size", "time"])
+def test_a_fetch_past_its_size_or_time_is_refused_and_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
+) -> None:
+    """A remote that sends more than a fetch takes, or sends for longer: one line says
+    so, and no object of it, nor any ref, is stored here."""
+    origin, a, b = hostile_replicas(tmp_path)
+    with Repository.open(str(a)) as repo:
+        for n in range(5):
+            ops.create(repo, "notes", ME, f"more-{n}", "more", "x\n" * 50)
+        repo.sync("origin")
+        head = repo.head("notes")
+    if bound == "size":
+        monkeypatch.setattr(remote, "FETCH_MAX", 64)
+        words = "it sent more than 0 MiB"
+    else:
+        monkeypatch.setattr(remote, "FETCH_SECONDS", -1)
+        words = "it sent for more than -1 s"
+    with Repository.open(str(b)) as repo:
+        before = repo.head("notes")
+    objects = sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file())
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync"])
+    assert result.exit_code == 1, result.output
+    assert f"cannot fetch from {origin}: {words}" in result.output
+    with Repository.open(str(b)) as repo:
+        assert repo.head("notes") == before != head
+    assert sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file()) == objects
