@@ -14,6 +14,7 @@ import marshal
 import os
 import random
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ from gitmem.githooks import Update, check_updates
 from gitmem.lean.listing import store_file_name
 from gitmem.store import lineage
 from gitmem.store.incoming import Incoming
+from gitmem.store.permissions import adjust
 from gitmem.store.pushcheck import PushReader
 
 STORE = "notes"  # the store of these pushes (refs/heads/gitmem/notes)
@@ -314,6 +316,68 @@ def test_lines_kept_in_a_shared_repository_are_made_as_git_makes_its_own(
 
 def _mode(path: Path) -> str:
     return oct(path.stat().st_mode & 0o7777)
+
+
+def test_a_link_in_the_folder_of_kept_lines_leads_their_removal_nowhere_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a repository several accounts write, one could put links among the kept
+    lines: a store's folder that is a link to another folder, a line that is a link
+    to another file. The bounds read and remove through the folders themselves, never
+    through a link, and touch only names they write: what the links lead to stays, as
+    does any other file."""
+    monkeypatch.setattr(lineage, "FILES", 1)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    old = time.time_ns() - (lineage.STALE + 60) * 10**9
+    victims = [outside / HEAD, outside / f"{HEAD}.1.2.tmp", outside / "notes.txt"]
+    for victim in victims:
+        victim.write_text("keep me")
+        os.utime(victim, ns=(old, old))
+    git_dir = tmp_path / "repo.git"
+    line = lineage.Lineage({"a": 1}, True, None)
+    lineage.keep(str(git_dir), STORE, HEAD, line)
+    root = _kept(git_dir).parent
+    (root / ("ee" * 20)).symlink_to(outside, target_is_directory=True)
+    (_kept(git_dir) / ("dd" * 20)).symlink_to(outside / HEAD)
+    stray = _kept(git_dir) / "notes.txt"
+    stray.write_text("not ours")
+    os.utime(stray, ns=(old, old))
+    lineage.keep(str(git_dir), "other", "cd" * 20, line)
+    lineage.keep(str(git_dir), STORE, "ef" * 20, line)
+    assert all(victim.read_text() == "keep me" for victim in victims)
+    assert stray.exists() and (root / ("ee" * 20)).is_symlink()
+    assert _all_kept_files(git_dir) == [f"{store_file_name(STORE)}/{'ef' * 20}"]
+    # a store's folder that is a link is written through no more than it is pruned
+    (root / store_file_name("linked")).symlink_to(outside, target_is_directory=True)
+    lineage.keep(str(git_dir), "linked", "fa" * 20, line)
+    assert sorted(p.name for p in outside.iterdir()) == sorted(v.name for v in victims)
+
+
+def test_a_link_in_place_of_a_kept_line_keeps_what_it_leads_to_as_it_was(tmp_path: Path) -> None:
+    """Made as git makes its own files in a shared repository, through the file itself:
+    a link in its place changes nothing it leads to."""
+    victim = tmp_path / "victim"
+    victim.write_text("private")
+    victim.chmod(0o600)
+    link = tmp_path / "line"
+    link.symlink_to(victim)
+    adjust(str(link), 0o660)
+    assert victim.stat().st_mode & 0o777 == 0o600
+    adjust(str(victim), 0o660)  # the same call on the file itself does change it
+    assert victim.stat().st_mode & 0o777 == 0o660
+
+
+def _all_kept_files(git_dir: Path) -> list[str]:
+    """The kept lines that are files, not links, of every store folder that is one."""
+    root = git_dir / "gitmem" / "lineage"
+    return sorted(
+        f"{folder.name}/{line.name}"
+        for folder in root.iterdir()
+        if folder.is_dir() and not folder.is_symlink()
+        for line in folder.iterdir()
+        if len(line.name) == 40 and line.is_file() and not line.is_symlink()
+    )
 
 
 def _kept_file(git_dir: str | Path, store: str, head: str) -> Path:

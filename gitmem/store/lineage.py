@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 import sys
 import time
 import zlib
 
-from gitmem.lean.files import remove_quietly, replace_quietly
+from gitmem.lean.files import replace_quietly
 from gitmem.lean.listing import store_file_name
 from gitmem.store.permissions import adjust, shared_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NamedTuple, cast
+    from collections.abc import Callable
+    from typing import NamedTuple, TypeVar, cast
+
+    _T = TypeVar("_T")
 else:
     from gitmem.lean.light import cast
     from gitmem.lean.tuples import NamedTuple
@@ -85,6 +89,8 @@ def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
     if len(line) + len(payload) > LINEAGE_MAX:
         return  # never read back
     folder = _folder(git_dir, store)
+    if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
+        return  # put there by another account: nothing is written through it
     path = os.path.join(folder, head)
     if not replace_quietly(path, line + payload):
         return
@@ -100,52 +106,111 @@ def _prune(root: str, now: int) -> None:
     :data:`KEPT` of one store, then past :data:`FILES` or :data:`ROOM` of all stores
     together, the temporary files of a writer killed :data:`STALE` seconds ago or more,
     and the folders left empty. Best effort: a file another push removed first is
-    passed over."""
-    heads: list[tuple[int, int, str]] = []  # when written, size, path: every store's
+    passed over. Each folder is read and changed through a descriptor opened without
+    following a link, and only names this module writes are touched: a link put in
+    a shared repository's folder leads the removal nowhere else."""
     try:
-        stores = os.listdir(root)
+        top = os.open(root, _FOLDER)
     except OSError:
         return
-    for store in stores:
-        folder = os.path.join(root, store)
-        own: list[tuple[int, int, str]] = []
-        writing = False
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        stat = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue  # another push let it go
-                    if _is_head(entry.name):
-                        own.append((stat.st_mtime_ns, stat.st_size, entry.path))
-                    elif now - stat.st_mtime_ns >= STALE * 10**9:
-                        remove_quietly(entry.path)  # a killed writer's, or no file of ours
-                    else:
-                        writing = True  # a write under way
-        except OSError:
-            continue
-        if not own and not writing:
-            _remove_folder(folder)
-            continue
-        own.sort(reverse=True)  # newest first
-        for _, _, path in own[KEPT:]:
-            remove_quietly(path)
-        heads += own[:KEPT]
-    heads.sort(reverse=True)
-    total = 0
-    for number, (_, size, path) in enumerate(heads):
-        total += size
-        if number >= FILES or total > ROOM:
-            remove_quietly(path)
-            _remove_folder(os.path.dirname(path))  # if that was its store's last
-
-
-def _remove_folder(folder: str) -> None:
     try:
-        os.rmdir(folder)
+        heads: list[_Kept] = []
+        for store in os.listdir(top):
+            if not _is_head(store):  # a store's folder is named by a SHA-1 too
+                continue
+            try:
+                own, writing = _in_folder(top, store, lambda f, s=store: _read(f, s, now))
+            except OSError:
+                continue  # not a folder: a link, or gone
+            if not own and not writing:
+                _remove_folder(top, store)
+                continue
+            own.sort(reverse=True)  # newest first
+            heads += own[:KEPT]
+            _let_go(top, store, own[KEPT:])
+        heads.sort(reverse=True)
+        total = 0
+        for number, found in enumerate(heads):
+            total += found[1]
+            if number >= FILES or total > ROOM:
+                _let_go(top, found[2], [found])
+                _remove_folder(top, found[2])  # if that was its store's last
+    except OSError:
+        return  # the folder of every store's lines went
+    finally:
+        os.close(top)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+_Kept = tuple[int, int, str, str]
+"""A kept line as the bounds weigh it: when written, size, its store's folder name,
+its own name."""
+
+
+def _in_folder(top: int, store: str, action: Callable[[int], _T]) -> _T:
+    """``action`` on the store folder named ``store`` in ``top``, opened as a folder and
+    never through a link (``OSError`` if it is not one)."""
+    folder = os.open(store, _FOLDER, dir_fd=top)
+    try:
+        return action(folder)
+    finally:
+        os.close(folder)
+
+
+def _read(folder: int, store: str, now: int) -> tuple[list[_Kept], bool]:
+    """The kept lines of the store folder ``folder`` (named ``store``), the stale
+    temporary files of a killed writer removed; and whether a write is under way in
+    it."""
+    own: list[_Kept] = []
+    writing = False
+    for name in os.listdir(folder):
+        try:
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except OSError:
+            continue  # another push let it go
+        if not stat.S_ISREG(found.st_mode):
+            continue
+        if _is_head(name):
+            own.append((found.st_mtime_ns, found.st_size, store, name))
+        elif _is_temporary(name):
+            if now - found.st_mtime_ns >= STALE * 10**9:
+                _remove(folder, [(0, 0, store, name)])  # a killed writer's
+            else:
+                writing = True
+    return own, writing
+
+
+def _let_go(top: int, store: str, lines: list[_Kept]) -> None:
+    """Remove ``lines`` from the folder of ``store`` in ``top``."""
+    if not lines:
+        return
+    try:
+        _in_folder(top, store, lambda folder: _remove(folder, lines))
+    except OSError:
+        return  # its folder went
+
+
+def _remove(folder: int, lines: list[_Kept]) -> None:
+    for _, _, _, name in lines:
+        try:
+            os.unlink(name, dir_fd=folder)
+        except OSError:
+            continue  # another push let it go first
+
+
+def _remove_folder(top: int, name: str) -> None:
+    try:
+        os.rmdir(name, dir_fd=top)
     except OSError:
         return  # it holds a line still, or a push keeps one in it now
+
+
+def _is_temporary(name: str) -> bool:
+    """Whether ``name`` is a writer's temporary file for a line (``<head>.<process>.<thread>.tmp``)."""
+    head, _, rest = name.partition(".")
+    pid, _, rest = rest.partition(".")
+    thread, _, suffix = rest.partition(".")
+    return _is_head(head) and pid.isdigit() and thread.isdigit() and suffix == "tmp"
 
 
 def _is_head(name: str) -> bool:

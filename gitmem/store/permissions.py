@@ -72,11 +72,17 @@ def _mode(text: str) -> int:
 def adjust(path: str, shared: int) -> None:
     """Give the file or folder at ``path`` the permissions git would give it in a
     repository whose ``core.sharedRepository`` reads ``shared`` (see :func:`shared_mode`);
-    best effort, as what is kept there is derived."""
+    best effort, as what is kept there is derived. It is opened without following a
+    link and changed through that descriptor: a link put in its place (several
+    accounts write such a repository) changes nothing it leads to."""
     if not shared:
         return
     try:
-        mode = os.lstat(path).st_mode
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        mode = os.fstat(fd).st_mode
         tweak = -shared if shared < 0 else shared
         if not mode & stat.S_IWUSR:
             tweak &= ~0o222
@@ -86,6 +92,8 @@ def adjust(path: str, shared: int) -> None:
         if stat.S_ISDIR(mode):
             wanted |= (wanted & 0o444) >> 2 | stat.S_ISGID
         if stat.S_IMODE(wanted) != stat.S_IMODE(mode):
-            os.chmod(path, stat.S_IMODE(wanted))
+            os.fchmod(fd, stat.S_IMODE(wanted))
     except OSError:
         return
+    finally:
+        os.close(fd)
