@@ -17,7 +17,7 @@ from helpers_sync import ME, hostile_replicas, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
-from gitmem.store import pushobjects, remote
+from gitmem.store import packscan, pushobjects, remote
 from gitmem.store.packscan import check_pack
 from gitmem.store.pushobjects import TooLarge
 
@@ -102,6 +102,15 @@ def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
 def test_a_pack_that_does_not_read_is_refused(pack: bytes, refusal: str) -> None:
     with pytest.raises(ValueError, match=refusal):
         check_pack(io.BytesIO(pack))
+
+
+def test_a_pack_of_more_objects_than_a_fetch_takes_is_refused_before_any_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(packscan, "ENTRIES_MAX", 2)
+    check_pack(io.BytesIO(_pack(_blob(b"a"), _blob(b"b"))))
+    with pytest.raises(ValueError, match="holds 3 objects, past the 2 a fetch takes"):
+        check_pack(io.BytesIO(_pack(_blob(b"a"), _blob(b"b"), b"", count=3)))
 
 
 def test_an_object_or_a_delta_s_result_past_the_bound_is_refused_before_it_inflates(

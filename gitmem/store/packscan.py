@@ -19,7 +19,11 @@ from typing import IO
 
 from gitmem.store.pushobjects import bounded, delta_target
 
-__all__ = ["check_pack"]
+__all__ = ["ENTRIES_MAX", "check_pack"]
+
+ENTRIES_MAX = 2_000_000
+"""Objects one fetched pack holds at most: the library keeps a record of each while it
+stores the pack (a store of 100,000 memories and 100,000 commits is some 400,000)."""
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _CHUNK = 1 << 16
@@ -34,7 +38,12 @@ def check_pack(stream: IO[bytes]) -> None:
     head = reader.take(12)
     if head[:4] != b"PACK" or head[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
         raise ValueError("what the remote sent is not a pack")
-    for _ in range(int.from_bytes(head[8:12], "big")):
+    count = int.from_bytes(head[8:12], "big")
+    if count > ENTRIES_MAX:
+        raise ValueError(
+            f"the remote's pack holds {count:,} objects, past the {ENTRIES_MAX:,} a fetch takes"
+        )
+    for _ in range(count):
         byte = reader.byte()
         kind, size, shift = (byte >> 4) & 7, byte & 0x0F, 4
         while byte & 0x80:
