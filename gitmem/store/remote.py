@@ -190,6 +190,8 @@ class Remote:
         """Fetch each head of ``wanted`` alone, leaving out (``kept_out``) those whose
         history holds an object past the bound."""
         for head in wanted:
+            if ObjectID(head.encode()) in self._repo.object_store:
+                continue  # an earlier head's history holds it
             try:
                 self._fetch_pack(client, path, _only(head), start)
             except TooLarge as exc:
