@@ -206,7 +206,8 @@ def _remove_folder(top: int, name: str) -> None:
 
 
 def _is_temporary(name: str) -> bool:
-    """Whether ``name`` is a writer's temporary file for a line (``<head>.<process>.<thread>.tmp``)."""
+    """Whether ``name`` is a writer's temporary file for a line:
+    ``<head>.<process>.<thread>.tmp``."""
     head, _, rest = name.partition(".")
     pid, _, rest = rest.partition(".")
     thread, _, suffix = rest.partition(".")
