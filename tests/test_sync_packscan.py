@@ -6,14 +6,16 @@ pack held to a size and a time as it arrives. What fails changes nothing here.""
 from __future__ import annotations
 
 import io
+import socket
 import struct
 import subprocess
+import threading
 import zlib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from helpers_sync import ME, hostile_replicas, sh
+from click.testing import CliRunner, Result
+from helpers_sync import ME, hostile_replicas, make_project, sh
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -165,3 +167,60 @@ def test_a_fetch_past_its_size_or_time_is_refused_and_stores_nothing(
     with Repository.open(str(b)) as repo:
         assert repo.head("notes") == before != head
     assert sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file()) == objects
+
+
+def test_an_http_remote_that_stops_answering_is_given_up_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that takes the connection and never answers holds a sync no longer than
+    ``SILENCE`` (a few tries of it): one line says the remote cannot be fetched from,
+    and the store is as it was."""
+    monkeypatch.setattr(remote, "SILENCE", 0.3)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def silent() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # taken, and never answered
+            except TimeoutError:
+                continue
+
+    server = threading.Thread(target=silent, daemon=True)
+    server.start()
+    try:
+        project = tmp_path / "project"
+        make_project(project)
+        with Repository.init(str(project)) as repo:
+            ops.create(repo, "notes", ME, "todo", "open tasks", "- ship\n")
+            before = repo.head("notes")
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/origin.git"
+        sh(project, "remote", "add", "origin", url)
+        results: list[Result] = []
+        syncing = threading.Thread(
+            target=lambda: results.append(
+                CliRunner().invoke(cli, ["--repo", str(project), "sync"])
+            ),
+            daemon=True,
+        )
+        syncing.start()
+        syncing.join(timeout=30)
+        assert results, "the sync still waits for a remote that never answers"
+        result = results[0]
+        assert result.exit_code == 1, result.output
+        assert result.output == (
+            f"Error: cannot fetch from {url}: it did not answer within 0.3 s "
+            "(or git's http.timeout, where set)\n"
+        )
+        with Repository.open(str(project)) as repo:
+            assert repo.head("notes") == before
+    finally:
+        stop.set()
+        server.join()
+        for connection in held:
+            connection.close()
+        listener.close()

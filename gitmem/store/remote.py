@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
@@ -34,6 +34,7 @@ from gitmem.store.trees import Trees
 
 if TYPE_CHECKING:
     from dulwich.client import DetermineWantsFunc, GitClient
+    from urllib3 import PoolManager
 
 __all__ = ["Pushed", "Remote", "resolve"]
 
@@ -45,6 +46,9 @@ FETCH_MAX = 1 << 30
 takes at most: past them the fetch is refused and nothing of it is stored."""
 FETCH_SECONDS = 600
 """Seconds a remote may go on sending one fetch's pack."""
+SILENCE = 60.0
+"""Seconds an ``http://`` or ``https://`` remote may leave a request unanswered (git's
+own ``http.timeout``, where set, instead)."""
 _SPOOLED = 16 << 20
 """Bytes of a fetched pack held in memory; a larger one goes to a temporary file in
 the object store's folder."""
@@ -71,9 +75,26 @@ class Remote:
         # dulwich's network client, imported only for a remote that needs it
         from dulwich.client import get_transport_and_path
 
+        config = self._repo.get_config_stack()
         try:
+            if not self.url.startswith(("http://", "https://")):
+                return get_transport_and_path(
+                    self.url, config=config, operation=operation, quiet=True
+                )
+            # a server that stops answering is given up on after SILENCE seconds (or the
+            # user's own http.timeout), not waited for as long as the connection lasts
+            from dulwich.client import default_urllib3_manager
+
+            try:
+                waited = float(config.get(b"http", b"timeout").decode())
+            except (KeyError, ValueError):
+                waited = SILENCE
+            # with no authentication callback, a plain pool manager (or a proxy's)
+            manager = cast(
+                "PoolManager", default_urllib3_manager(config, base_url=self.url, timeout=waited)
+            )
             return get_transport_and_path(
-                self.url, config=self._repo.get_config_stack(), operation=operation, quiet=True
+                self.url, config=config, operation=operation, quiet=True, pool_manager=manager
             )
         except Exception as exc:  # dulwich raises many types for a URL it cannot use
             raise RemoteError(f"cannot use the remote {self.url}: {_reason(exc)}") from None
@@ -438,5 +459,20 @@ def _only(head: str) -> DetermineWantsFunc:
 
 
 def _reason(exc: BaseException) -> str:
+    if _timed_out(exc):
+        return f"it did not answer within {SILENCE:g} s (or git's http.timeout, where set)"
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def _timed_out(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or comes of, a connection left unanswered past its timeout
+    (the HTTP library wraps its own in a retry error, with the cause as its reason)."""
+    for _ in range(6):
+        if exc is None:
+            return False
+        if isinstance(exc, TimeoutError) or type(exc).__name__.endswith("TimeoutError"):
+            return True
+        reason = getattr(exc, "reason", None)
+        exc = reason if isinstance(reason, BaseException) else exc.__cause__ or exc.__context__
+    return False
