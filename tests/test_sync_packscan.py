@@ -214,7 +214,7 @@ def test_an_http_remote_that_stops_answering_is_given_up_on(
         assert result.exit_code == 1, result.output
         assert result.output == (
             f"Error: cannot fetch from {url}: it did not answer within 0.3 s "
-            "(or git's http.timeout, where set)\n"
+            "(or the http.timeout setting of the git config, where set)\n"
         )
         with Repository.open(str(project)) as repo:
             assert repo.head("notes") == before

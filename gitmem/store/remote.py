@@ -47,8 +47,8 @@ takes at most: past them the fetch is refused and nothing of it is stored."""
 FETCH_SECONDS = 600
 """Seconds a remote may go on sending one fetch's pack."""
 SILENCE = 60.0
-"""Seconds an ``http://`` or ``https://`` remote may leave a request unanswered (git's
-own ``http.timeout``, where set, instead)."""
+"""Seconds an ``http://`` or ``https://`` remote may leave a request unanswered (the
+``http.timeout`` setting of the repository's git config, where set, instead)."""
 _SPOOLED = 16 << 20
 """Bytes of a fetched pack held in memory; a larger one goes to a temporary file in
 the object store's folder."""
@@ -82,7 +82,7 @@ class Remote:
                     self.url, config=config, operation=operation, quiet=True
                 )
             # a server that stops answering is given up on after SILENCE seconds (or the
-            # user's own http.timeout), not waited for as long as the connection lasts
+            # config's http.timeout), not waited for as long as the connection lasts
             from dulwich.client import default_urllib3_manager
 
             try:
@@ -460,7 +460,7 @@ def _only(head: str) -> DetermineWantsFunc:
 
 def _reason(exc: BaseException) -> str:
     if _timed_out(exc):
-        return f"it did not answer within {SILENCE:g} s (or git's http.timeout, where set)"
+        return f"it did not answer within {SILENCE:g} s (or the http.timeout setting of the git config, where set)"
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
