@@ -460,7 +460,10 @@ def _only(head: str) -> DetermineWantsFunc:
 
 def _reason(exc: BaseException) -> str:
     if _timed_out(exc):
-        return f"it did not answer within {SILENCE:g} s (or the http.timeout setting of the git config, where set)"
+        return (
+            f"it did not answer within {SILENCE:g} s "
+            "(or the http.timeout setting of the git config, where set)"
+        )
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
