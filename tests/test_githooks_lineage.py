@@ -241,9 +241,25 @@ def test_a_push_of_many_branches_to_one_line_keeps_a_bounded_few(
     kept = _all_kept(path)
     assert len(kept) == 5
     assert len(os.listdir(Path(path) / "gitmem" / "lineage")) == 5
-    # the newest: those of the last updates checked
-    last = {store_file_name(f"copy-{i}") for i in range(7, 12)}
-    assert {line.partition("/")[0] for line in kept} == last
+    # the last update's line among them, whatever times the file system gave them
+    assert f"{store_file_name('copy-11')}/{shas[-1]}" in kept
+
+
+def test_the_line_just_kept_stays_though_the_clock_stamps_others_as_newer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system that stamps times coarsely (or a clock set back) can give the line
+    just kept a time no newer than the others: it stays all the same, and an older one
+    goes."""
+    monkeypatch.setattr(lineage, "FILES", 2)
+    line = lineage.Lineage({"a": 1}, True, None)
+    future = (time.time_ns() // 10**9 + 3600) * 10**9
+    for store, head in (("one", "aa" * 20), ("two", "bb" * 20)):
+        lineage.keep(str(tmp_path), store, head, line)
+        os.utime(_kept_file(tmp_path, store, head), ns=(future, future))
+    lineage.keep(str(tmp_path), "three", "cc" * 20, line)
+    kept = _all_kept(tmp_path)
+    assert f"{store_file_name('three')}/{'cc' * 20}" in kept and len(kept) == 2
 
 
 def test_every_store_together_keeps_its_newest_lines_within_its_room(

@@ -98,17 +98,20 @@ def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
     if shared:  # a repository every pusher's own account writes: as git makes its files
         for made in (os.path.join(git_dir, "gitmem"), os.path.dirname(folder), folder, path):
             adjust(made, shared)
-    _prune(os.path.dirname(folder), time.time_ns())
+    _prune(os.path.dirname(folder), time.time_ns(), (os.path.basename(folder), head))
 
 
-def _prune(root: str, now: int) -> None:
+def _prune(root: str, now: int, written: tuple[str, str]) -> None:
     """Remove from the folder ``root`` of every store's kept lines the oldest past
     :data:`KEPT` of one store, then past :data:`FILES` or :data:`ROOM` of all stores
     together, the temporary files of a writer killed :data:`STALE` seconds ago or more,
     and the folders left empty. Best effort: a file another push removed first is
-    passed over. Each folder is read and changed through a descriptor opened without
-    following a link, and only names this module writes are touched: a link put in
-    a shared repository's folder leads the removal nowhere else."""
+    passed over. The line just ``written`` (its store's folder and head) counts as the
+    newest, whatever the clock gave it: a file system that stamps times coarsely gives
+    lines kept in one push the same time. Each folder is read and changed through a
+    descriptor opened without following a link, and only names this module writes are
+    touched: a link put in a shared repository's folder leads the removal nowhere
+    else."""
     try:
         top = os.open(root, _FOLDER)
     except OSError:
@@ -125,10 +128,10 @@ def _prune(root: str, now: int) -> None:
             if not own and not writing:
                 _remove_folder(top, store)
                 continue
-            own.sort(reverse=True)  # newest first
+            own = _newest_first(own, written)
             heads += own[:KEPT]
             _let_go(top, store, own[KEPT:])
-        heads.sort(reverse=True)
+        heads = _newest_first(heads, written)
         total = 0
         for number, found in enumerate(heads):
             total += found[1]
@@ -145,6 +148,13 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
 _Kept = tuple[int, int, str, str]
 """A kept line as the bounds weigh it: when written, size, its store's folder name,
 its own name."""
+
+
+def _newest_first(lines: list[_Kept], written: tuple[str, str]) -> list[_Kept]:
+    """``lines`` newest first, the line just ``written`` first of all."""
+    lines = sorted(lines, reverse=True)
+    just = [line for line in lines if line[2:] == written]
+    return just + [line for line in lines if line[2:] != written]
 
 
 def _in_folder(top: int, store: str, action: Callable[[int], _T]) -> _T:
