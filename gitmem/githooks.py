@@ -103,8 +103,7 @@ def _check_all(
         # a push lands whole or not at all: what it leaves is kept only when it lands
         from gitmem.store.lineage import keep
 
-        for store, head, lineage in lineages:
-            keep(reader.git_dir, store, head, lineage)
+        keep(reader.git_dir, lineages)
     return lines
 
 

@@ -206,7 +206,7 @@ def test_a_refused_push_keeps_nothing(tmp_path: Path) -> None:
 def test_a_store_keeps_the_lines_of_its_newest_heads(tmp_path: Path) -> None:
     heads = [f"{i:040x}" for i in range(lineage.KEPT + 4)]
     for number, head in enumerate(heads):
-        lineage.keep(str(tmp_path), STORE, head, lineage.Lineage({"a": number}, True, None))
+        lineage.keep(str(tmp_path), [(STORE, head, lineage.Lineage({"a": number}, True, None))])
         os.utime(_kept(tmp_path, head), ns=(number * 10**9, number * 10**9))
     assert sorted(os.listdir(_kept(tmp_path))) == heads[4:]
     assert lineage.kept(str(tmp_path), STORE, heads[-1]) == ({"a": len(heads) - 1}, True, None)
@@ -255,9 +255,9 @@ def test_the_line_just_kept_stays_though_the_clock_stamps_others_as_newer(
     line = lineage.Lineage({"a": 1}, True, None)
     future = (time.time_ns() // 10**9 + 3600) * 10**9
     for store, head in (("one", "aa" * 20), ("two", "bb" * 20)):
-        lineage.keep(str(tmp_path), store, head, line)
+        lineage.keep(str(tmp_path), [(store, head, line)])
         os.utime(_kept_file(tmp_path, store, head), ns=(future, future))
-    lineage.keep(str(tmp_path), "three", "cc" * 20, line)
+    lineage.keep(str(tmp_path), [("three", "cc" * 20, line)])
     kept = _all_kept(tmp_path)
     assert f"{store_file_name('three')}/{'cc' * 20}" in kept and len(kept) == 2
 
@@ -268,20 +268,20 @@ def test_every_store_together_keeps_its_newest_lines_within_its_room(
     """Past ``ROOM`` bytes, the oldest lines of every store go, whichever store's they
     are; a line past ``LINEAGE_MAX`` is never written, since it would never be read."""
     big = lineage.Lineage({f"memory-{i}": i for i in range(2_000)}, True, None)
-    lineage.keep(str(tmp_path / "sizing"), STORE, HEAD, big)
+    lineage.keep(str(tmp_path / "sizing"), [(STORE, HEAD, big)])
     size = _kept_file(tmp_path / "sizing", STORE, HEAD).stat().st_size
     monkeypatch.setattr(lineage, "ROOM", 3 * size + size // 2)
     heads = [f"{i:040x}" for i in range(6)]
     for number, head in enumerate(heads):
         store = f"store-{number % 2}"
-        lineage.keep(str(tmp_path), store, head, big)
+        lineage.keep(str(tmp_path), [(store, head, big)])
         at = (10 + number) * 10**9
         os.utime(_kept_file(tmp_path, store, head), ns=(at, at))
     assert _all_kept(tmp_path) == sorted(
         f"{store_file_name(f'store-{n % 2}')}/{heads[n]}" for n in (3, 4, 5)
     )
     monkeypatch.setattr(lineage, "LINEAGE_MAX", size - 1)
-    lineage.keep(str(tmp_path), "too-long", HEAD, big)
+    lineage.keep(str(tmp_path), [("too-long", HEAD, big)])
     assert not _kept_file(tmp_path, "too-long", HEAD).exists()
 
 
@@ -289,7 +289,7 @@ def test_a_killed_writer_s_temporary_file_goes_once_it_is_stale(tmp_path: Path) 
     """A hook killed while it wrote leaves its temporary file: the next push that keeps
     a line removes it once it is ``STALE``; a write under way is left alone."""
     line = lineage.Lineage({"a": 1}, True, None)
-    lineage.keep(str(tmp_path), STORE, HEAD, line)
+    lineage.keep(str(tmp_path), [(STORE, HEAD, line)])
     stale = _kept(tmp_path, f"{HEAD}.123.456.tmp")
     fresh = _kept(tmp_path, f"{'cd' * 20}.789.1.tmp")
     for leftover in (stale, fresh):
@@ -297,7 +297,7 @@ def test_a_killed_writer_s_temporary_file_goes_once_it_is_stale(tmp_path: Path) 
     old = (lineage.STALE + 5) * 10**9
     aged = os.stat(stale).st_mtime_ns - old
     os.utime(stale, ns=(aged, aged))
-    lineage.keep(str(tmp_path), STORE, "ef" * 20, line)
+    lineage.keep(str(tmp_path), [(STORE, "ef" * 20, line)])
     assert sorted(os.listdir(_kept(tmp_path))) == sorted([HEAD, "ef" * 20, fresh.name])
 
 
@@ -321,7 +321,7 @@ def test_lines_kept_in_a_shared_repository_are_made_as_git_makes_its_own(
         tree = sh(tmp_path, at, "hash-object", "-t", "tree", "-w", "/dev/null").strip()
         commit = sh(tmp_path, at, "commit-tree", tree, "-m", "x").strip()
         sh(tmp_path, at, "update-ref", "refs/heads/gitmem/made/here", commit)
-        lineage.keep(str(repo), STORE, HEAD, lineage.Lineage({"a": 1}, True, None))
+        lineage.keep(str(repo), [(STORE, HEAD, lineage.Lineage({"a": 1}, True, None))])
     finally:
         os.umask(before)
     ref = repo / "refs" / "heads" / "gitmem" / "made" / "here"
@@ -352,21 +352,21 @@ def test_a_link_in_the_folder_of_kept_lines_leads_their_removal_nowhere_else(
         os.utime(victim, ns=(old, old))
     git_dir = tmp_path / "repo.git"
     line = lineage.Lineage({"a": 1}, True, None)
-    lineage.keep(str(git_dir), STORE, HEAD, line)
+    lineage.keep(str(git_dir), [(STORE, HEAD, line)])
     root = _kept(git_dir).parent
     (root / ("ee" * 20)).symlink_to(outside, target_is_directory=True)
     (_kept(git_dir) / ("dd" * 20)).symlink_to(outside / HEAD)
     stray = _kept(git_dir) / "notes.txt"
     stray.write_text("not ours")
     os.utime(stray, ns=(old, old))
-    lineage.keep(str(git_dir), "other", "cd" * 20, line)
-    lineage.keep(str(git_dir), STORE, "ef" * 20, line)
+    lineage.keep(str(git_dir), [("other", "cd" * 20, line)])
+    lineage.keep(str(git_dir), [(STORE, "ef" * 20, line)])
     assert all(victim.read_text() == "keep me" for victim in victims)
     assert stray.exists() and (root / ("ee" * 20)).is_symlink()
     assert _all_kept_files(git_dir) == [f"{store_file_name(STORE)}/{'ef' * 20}"]
     # a store's folder that is a link is written through no more than it is pruned
     (root / store_file_name("linked")).symlink_to(outside, target_is_directory=True)
-    lineage.keep(str(git_dir), "linked", "fa" * 20, line)
+    lineage.keep(str(git_dir), [("linked", "fa" * 20, line)])
     assert sorted(p.name for p in outside.iterdir()) == sorted(v.name for v in victims)
 
 
@@ -412,7 +412,7 @@ def test_a_kept_line_that_does_not_read_whole_is_passed_over(tmp_path: Path, dam
     version, of another shape (with a CRC that matches it), or empty: nothing is kept,
     and the line is walked."""
     kept = lineage.Lineage({"a": 3, "b": 1}, True, "markdown maxCount=10")
-    lineage.keep(str(tmp_path), STORE, HEAD, kept)
+    lineage.keep(str(tmp_path), [(STORE, HEAD, kept)])
     assert lineage.kept(str(tmp_path), STORE, HEAD) == kept
     path = _kept(tmp_path, HEAD)
     data = path.read_bytes()

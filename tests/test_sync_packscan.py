@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import socket
 import struct
-import subprocess
 import threading
 import zlib
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from helpers_sync import ME, hostile_replicas, make_project, sh
+from test_store_pushobjects import git, history
 
 from gitmem import Repository, ops
 from gitmem.cli import cli
@@ -58,24 +58,12 @@ def _blob(content: bytes, declared: int | None = None) -> bytes:
 
 
 def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
-    """Every kind of entry git writes (whole objects, deltas on a base named by id, and
-    on one at an offset) reads."""
-    sh(tmp_path, "init", "-q", "r")
-    repo = tmp_path / "r"
-    for n in range(30):
-        (repo / "f.txt").write_text("line\n" * 200 + f"change {n}\n")
-        sh(repo, "add", "f.txt")
-        sh(repo, "commit", "-q", "-m", f"c{n}")
-    listed = sh(repo, "rev-list", "--objects", "--all").encode()
+    """Every kind of entry git writes (whole objects, a tag, deltas on a base named by
+    id, and on one at an offset) reads."""
+    repo = history(tmp_path / "r")
+    listed = git(repo, "rev-list", "--objects", "--all")
     for options in ([], ["--delta-base-offset"]):  # by default, bases named by id
-        data = subprocess.run(
-            ["git", "pack-objects", "--stdout", *options],
-            cwd=repo,
-            input=listed,
-            capture_output=True,
-            check=True,
-        ).stdout
-        check_pack(io.BytesIO(data))
+        check_pack(io.BytesIO(git(repo, "pack-objects", "--stdout", *options, stdin=listed)))
 
 
 @pytest.mark.parametrize(

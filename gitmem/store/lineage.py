@@ -80,35 +80,45 @@ def _folder(git_dir: str, store: str) -> str:
     return os.path.join(git_dir, "gitmem", "lineage", store_file_name(store))
 
 
-def keep(git_dir: str, store: str, head: str, lineage: Lineage) -> None:
-    """Keep ``lineage`` as ``head``'s, for ``store``, and let the oldest kept lines go
-    (see :func:`_prune`); a failure to write is no error: the next push walks the
-    line."""
-    payload = marshal.dumps(tuple(lineage))
-    line = b" ".join([_HEADER, head.encode(), b"%d %d\n" % (len(payload), _crc(head, payload))])
-    if len(line) + len(payload) > LINEAGE_MAX:
-        return  # never read back
-    folder = _folder(git_dir, store)
-    if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
-        return  # put there by another account: nothing is written through it
-    path = os.path.join(folder, head)
-    if not replace_quietly(path, line + payload):
+def keep(git_dir: str, lines: list[tuple[str, str, Lineage]]) -> None:
+    """Keep each of ``lines`` (store, head, what its line records), then let the oldest
+    kept lines go (see :func:`_prune`): the lines of one push, its repository's
+    permissions read and the bounds swept once for all of them. A failure to write is
+    no error: the next push walks the line."""
+    written: list[tuple[str, str]] = []  # store folder and head, in the order written
+    made: list[str] = []
+    for store, head, lineage in lines:
+        payload = marshal.dumps(tuple(lineage))
+        crc = _crc(head, payload)
+        line = b" ".join([_HEADER, head.encode(), b"%d %d\n" % (len(payload), crc)])
+        if len(line) + len(payload) > LINEAGE_MAX:
+            continue  # never read back
+        folder = _folder(git_dir, store)
+        if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
+            continue  # put there by another account: nothing is written through it
+        path = os.path.join(folder, head)
+        if replace_quietly(path, line + payload):
+            written.append((os.path.basename(folder), head))
+            made += [folder, path]
+    if not written:
         return
+    root = os.path.join(git_dir, "gitmem", "lineage")
     shared = shared_mode(git_dir)
     if shared:  # a repository every pusher's own account writes: as git makes its files
-        for made in (os.path.join(git_dir, "gitmem"), os.path.dirname(folder), folder, path):
-            adjust(made, shared)
-    _prune(os.path.dirname(folder), time.time_ns(), (os.path.basename(folder), head))
+        for path in dict.fromkeys([os.path.dirname(root), root, *made]):
+            adjust(path, shared)
+    _prune(root, time.time_ns(), written)
 
 
-def _prune(root: str, now: int, written: tuple[str, str]) -> None:
+def _prune(root: str, now: int, written: list[tuple[str, str]]) -> None:
     """Remove from the folder ``root`` of every store's kept lines the oldest past
     :data:`KEPT` of one store, then past :data:`FILES` or :data:`ROOM` of all stores
     together, the temporary files of a writer killed :data:`STALE` seconds ago or more,
     and the folders left empty. Best effort: a file another push removed first is
-    passed over. The line just ``written`` (its store's folder and head) counts as the
-    newest, whatever the clock gave it: a file system that stamps times coarsely gives
-    lines kept in one push the same time. Each folder is read and changed through a
+    passed over. The lines just ``written`` (store folder and head, in the order
+    written) count as the newest, the last written first, whatever the clock gave them:
+    a file system that stamps times coarsely gives lines kept in one push the same
+    time. Each folder is read and changed through a
     descriptor opened without following a link, and only names this module writes are
     touched: a link put in a shared repository's folder leads the removal nowhere
     else."""
@@ -150,11 +160,11 @@ _Kept = tuple[int, int, str, str]
 its own name."""
 
 
-def _newest_first(lines: list[_Kept], written: tuple[str, str]) -> list[_Kept]:
-    """``lines`` newest first, the line just ``written`` first of all."""
-    lines = sorted(lines, reverse=True)
-    just = [line for line in lines if line[2:] == written]
-    return just + [line for line in lines if line[2:] != written]
+def _newest_first(lines: list[_Kept], written: list[tuple[str, str]]) -> list[_Kept]:
+    """``lines`` newest first, the lines just ``written`` first of all, the last written
+    first."""
+    order = {line: number for number, line in enumerate(reversed(written))}
+    return sorted(lines, key=lambda line: (order.get(line[2:], len(order)), -line[0], line))
 
 
 def _in_folder(top: int, store: str, action: Callable[[int], _T]) -> _T:
