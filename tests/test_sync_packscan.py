@@ -112,12 +112,143 @@ def test_an_object_or_a_delta_s_result_past_the_bound_is_refused_before_it_infla
     with pytest.raises(TooLarge, match="holds 1,001 bytes"):
         check_pack(io.BytesIO(_pack(_header(_BLOB, 1_001) + b"not a stream")))
     delta = _varint(10) + _varint(5_000_000) + b"\x90\x0a"  # copy 10 bytes of the base
+    base = _blob(b"0123456789")
     for entry in (
-        _header(_OFS_DELTA, len(delta)) + _varint(5) + zlib.compress(delta),
+        _header(_OFS_DELTA, len(delta)) + _varint(len(base)) + zlib.compress(delta),
         _header(_REF_DELTA, len(delta)) + b"\x11" * 20 + zlib.compress(delta),
     ):
         with pytest.raises(TooLarge, match="holds 5,000,000 bytes"):
-            check_pack(io.BytesIO(_pack(_blob(b"0123456789"), entry)))
+            check_pack(io.BytesIO(_pack(base, entry)))
+
+
+class _Packer:
+    """A pack built entry by entry, each delta placed on its base by offset or by id."""
+
+    def __init__(self) -> None:
+        self.body = bytearray()
+        self.starts: list[int] = []
+        self.sizes: list[int] = []
+
+    def _add(self, entry: bytes, size: int) -> int:
+        self.starts.append(12 + len(self.body))
+        self.sizes.append(size)
+        self.body += entry
+        return len(self.starts) - 1
+
+    def blob(self, content: bytes) -> int:
+        return self._add(_blob(content), len(content))
+
+    def delta(self, base: int, result: int) -> int:
+        """A delta on entry ``base`` that makes ``result`` bytes, copying its base again
+        and again: a few bytes that declare, and make, as much as they like."""
+        data = _copies(self.sizes[base], result)
+        distance = _distance(12 + len(self.body) - self.starts[base])
+        return self._add(_header(_OFS_DELTA, len(data)) + distance + zlib.compress(data), result)
+
+    def delta_by_id(self, sha: bytes, base_size: int, result: int) -> int:
+        data = _copies(base_size, result)
+        return self._add(_header(_REF_DELTA, len(data)) + sha + zlib.compress(data), result)
+
+    def pack(self) -> bytes:
+        return _pack(bytes(self.body), count=len(self.starts))
+
+
+def _copies(base_size: int, result: int) -> bytes:
+    ops = bytearray()
+    left = result
+    while left:
+        n = min(left, base_size, 0xFFFFFF)
+        ops += b"\xf0" + n.to_bytes(3, "little")  # copy n bytes from the base's start
+        left -= n
+    return _varint(base_size) + _varint(result) + bytes(ops)
+
+
+def _distance(value: int) -> bytes:
+    """How far back a delta's base starts, as git writes it."""
+    out = bytearray([value & 0x7F])
+    value >>= 7
+    while value:
+        value -= 1
+        out.insert(0, 0x80 | value & 0x7F)
+        value >>= 7
+    return bytes(out)
+
+
+def _comb(depth: int, base: int, result: int, *, pinned: bool) -> _Packer:
+    """A line of ``depth`` deltas, each of ``result`` bytes on the one before. ``pinned``:
+    each but the last also has a one-byte delta on it, written first; walked depth first
+    in the order the library walks it, each such waits while the line goes on beneath
+    its base, which is held all that time. Else those small deltas all hang on the
+    first object, and nothing need be held but the line's last two."""
+    packer = _Packer()
+    at = packer.blob(b"\0" * base)
+    first = at
+    for _ in range(depth):
+        packer.delta(at if pinned else first, 1)
+        at = packer.delta(at, result)
+    return packer
+
+
+def test_a_pack_that_would_have_this_side_hold_gigabytes_is_refused() -> None:
+    """Some 16 KB that make six objects of 64 MiB in a line, each held while the next is
+    made: with the small deltas that pin them, more than this side may hold at once; the
+    same objects without them read through."""
+    line = 64 << 20
+    pinned = _comb(6, 16 << 20, line, pinned=True).pack()
+    assert len(pinned) < 64 << 10
+    with pytest.raises(ValueError, match="could have this side hold more than 268,435,456 bytes"):
+        check_pack(io.BytesIO(pinned))
+    check_pack(io.BytesIO(_comb(6, 16 << 20, line, pinned=False).pack()))
+
+
+def test_what_may_be_held_counts_only_objects_a_later_delta_waits_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Along the worst path down a delta tree: one pinned object fewer than the bound
+    reads, one more does not; a line however long holds nothing but its last two."""
+    # ten deltas: the base (1,000 bytes) and nine of the line's objects are pinned
+    monkeypatch.setattr(packscan, "HELD_MAX", 1_000 + 9 * 4_096)
+    check_pack(io.BytesIO(_comb(10, 1_000, 4_096, pinned=True).pack()))
+    with pytest.raises(ValueError, match="hold more than 37,864 bytes"):
+        check_pack(io.BytesIO(_comb(11, 1_000, 4_096, pinned=True).pack()))
+    check_pack(io.BytesIO(_comb(500, 1_000, 4_096, pinned=False).pack()))
+
+
+def test_a_delta_on_an_object_of_the_pack_named_by_id_counts_as_hung_anywhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its base is placed only by an id the pack does not say until it is made, so each
+    such delta counts as if it pinned the largest object; one on an object held here
+    already (``have``) starts a tree of its own."""
+    monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
+    packer = _Packer()
+    packer.blob(b"\0" * 1_000)
+    sha = bytes.fromhex("ab" * 20)
+    for _ in range(3):
+        packer.delta_by_id(sha, 1_000, 40_000)
+    pack = packer.pack()
+    with pytest.raises(ValueError, match="hold more than 100,000 bytes"):
+        check_pack(io.BytesIO(pack))
+    check_pack(io.BytesIO(pack), have={sha}.__contains__)
+
+
+def test_a_pack_that_makes_more_than_a_fetch_takes_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The objects made whole, deltas' results with the rest, from what each declares."""
+    monkeypatch.setattr(packscan, "INFLATED_MAX", 10_000)
+    packer = _Packer()
+    packer.delta(packer.blob(b"x" * 1_000), 9_000)
+    check_pack(io.BytesIO(packer.pack()))
+    packer.blob(b"y")
+    with pytest.raises(ValueError, match="makes more than 10,000 bytes of objects"):
+        check_pack(io.BytesIO(packer.pack()))
+
+
+def test_a_delta_on_no_entry_of_the_pack_is_refused() -> None:
+    entry = _header(_OFS_DELTA, 4) + _distance(3) + zlib.compress(_copies(1, 1))
+    with pytest.raises(ValueError, match="names a base that is none of its objects"):
+        check_pack(io.BytesIO(_pack(_blob(b"0123456789"), entry)))
 
 
 @pytest.fixture
@@ -128,7 +259,7 @@ def over_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("over_the_protocol")
-@pytest.mark.parametrize("bound", ["size", "time"])
+@pytest.mark.parametrize("bound", ["size", "time", "made"])
 def test_a_fetch_past_its_size_or_time_is_refused_and_stores_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
@@ -143,9 +274,12 @@ def test_a_fetch_past_its_size_or_time_is_refused_and_stores_nothing(
     if bound == "size":
         monkeypatch.setattr(remote, "FETCH_MAX", 64)
         words = "it sent more than 0 MiB"
-    else:
+    elif bound == "time":
         monkeypatch.setattr(remote, "FETCH_SECONDS", -1)
         words = "it sent for more than -1 s"
+    else:
+        monkeypatch.setattr(packscan, "INFLATED_MAX", 64)
+        words = "the remote's pack makes more than 64 bytes of objects"
     with Repository.open(str(b)) as repo:
         before = repo.head("notes")
     objects = sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file())

@@ -10,30 +10,57 @@ and dropped. Whatever does not read as git writes a pack (a bad signature, an un
 entry type, a stream that ends early or inflates to another size, a pack cut short) is
 a ``ValueError``; an object past the bound is :class:`~gitmem.store.pushobjects.TooLarge`.
 Object ids and the pack's checksum are left to the library, which checks both.
+
+Bounding each object does not bound the pack: a delta of a few bytes may declare a
+result of 64 MiB, so a pack of some kilobytes can have the library make gigabytes, and
+hold many of them at once. The library makes every object of the pack once, walking
+each delta tree depth first, and holds an object made while a delta on it still waits
+its turn. So the pack as a whole is held to two more bounds, from what its entries
+declare: the bytes of all its objects made whole (:data:`INFLATED_MAX`, which bounds
+the library's work), and the bytes it may have to hold at once in the worst order it
+could walk them (:data:`HELD_MAX`, which bounds its memory).
 """
 
 from __future__ import annotations
 
 import zlib
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable
 from typing import IO
 
 from gitmem.store.pushobjects import bounded, delta_target
 
-__all__ = ["ENTRIES_MAX", "check_pack"]
+__all__ = ["ENTRIES_MAX", "HELD_MAX", "INFLATED_MAX", "check_pack"]
 
 ENTRIES_MAX = 2_000_000
 """Objects one fetched pack holds at most: the library keeps a record of each while it
 stores the pack (a store of 100,000 memories and 100,000 commits is some 400,000)."""
 
+INFLATED_MAX = 8 << 30
+"""Bytes one fetched pack's objects come to at most, each made whole: what the library
+makes as it stores the pack. A store of 100,000 memories and 100,000 commits, fetched
+whole, comes to some 3 GiB, nearly all of it its trees."""
+
+HELD_MAX = 256 << 20
+"""Bytes of made objects the library may have to hold at once as it stores one fetched
+pack, beside the object it is making: in the worst order it could walk the pack's
+deltas, every object it holds is one a later delta still waits on. Git writes a delta
+on a delta at most 50 deep by default, so a store's pack comes to a few megabytes."""
+
 _OFS_DELTA, _REF_DELTA = 6, 7
+_ROOT, _UNPLACED = -1, -2  # parents of a whole object (or one on an object held here),
+# and of a delta on an object of the pack named by id, which only its id would place
 _CHUNK = 1 << 16
 _FEED = 4096  # bytes of a stream given the inflater at a time
 _HEAD_KEPT = 32  # bytes of a delta's output kept: its header's two sizes fit in 20
 _SHIFT_MAX = 70  # a size of more than ten 7-bit groups is no size git writes
 
 
-def check_pack(stream: IO[bytes]) -> None:
-    """Read the pack ``stream`` from where it stands to its end (see the module)."""
+def check_pack(stream: IO[bytes], have: Callable[[bytes], bool] = lambda _: False) -> None:
+    """Read the pack ``stream`` from where it stands to its end (see the module).
+    ``have`` says whether an object, by its 20-byte id, is held here already: a delta on
+    such an object starts a tree of its own, as the library walks it."""
     reader = _Reader(stream)
     head = reader.take(12)
     if head[:4] != b"PACK" or head[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
@@ -43,7 +70,12 @@ def check_pack(stream: IO[bytes]) -> None:
         raise ValueError(
             f"the remote's pack holds {count:,} objects, past the {ENTRIES_MAX:,} a fetch takes"
         )
+    offsets = array("q")  # where each entry starts, rising
+    sizes = array("q")  # what each entry makes whole
+    parents = array("q")  # the entry each is a delta on, or _ROOT, or _UNPLACED
+    inflated = 0
     for _ in range(count):
+        at = reader.position()
         byte = reader.byte()
         kind, size, shift = (byte >> 4) & 7, byte & 0x0F, 4
         while byte & 0x80:
@@ -51,22 +83,76 @@ def check_pack(stream: IO[bytes]) -> None:
                 raise ValueError("an entry of the remote's pack has a size that does not read")
             byte = reader.byte()
             size, shift = size | (byte & 0x7F) << shift, shift + 7
+        parent = _ROOT
         if kind == _OFS_DELTA:
-            for _ in range(_SHIFT_MAX // 7 + 1):
-                if not reader.byte() & 0x80:
-                    break
-            else:
-                raise ValueError("a delta of the remote's pack names a base that does not read")
+            parent = _entry_at(offsets, at - _distance(reader))
         elif kind == _REF_DELTA:
-            reader.take(20)
+            parent = _ROOT if have(reader.take(20)) else _UNPLACED
         elif not 1 <= kind <= 4:
             raise ValueError(f"the remote's pack holds an entry of unknown type {kind}")
         first = reader.inflate(bounded(size))
         if kind in (_OFS_DELTA, _REF_DELTA):
-            bounded(delta_target(first))
+            size = bounded(delta_target(first))
+        inflated += size
+        if inflated > INFLATED_MAX:
+            raise ValueError(
+                f"the remote's pack makes more than {INFLATED_MAX:,} bytes of objects, "
+                "past what a fetch takes"
+            )
+        offsets.append(at)
+        sizes.append(size)
+        parents.append(parent)
     reader.take(20)  # the checksum, which the library checks
     if reader.more():
         raise ValueError("the remote's pack goes on past its last object")
+    if _held(sizes, parents) > HELD_MAX:
+        raise ValueError(
+            f"the remote's pack could have this side hold more than {HELD_MAX:,} bytes "
+            "of objects at once as it stores them, past what a fetch takes"
+        )
+
+
+def _distance(reader: _Reader) -> int:
+    """How far back from its own entry a delta's base starts, as git writes it."""
+    byte = reader.byte()
+    distance = byte & 0x7F
+    for _ in range(_SHIFT_MAX // 7):
+        if not byte & 0x80:
+            return distance
+        byte = reader.byte()
+        distance = (distance + 1) << 7 | byte & 0x7F
+    raise ValueError("a delta of the remote's pack names a base that does not read")
+
+
+def _entry_at(offsets: array[int], at: int) -> int:
+    """The number of the entry that starts at ``at``."""
+    found = bisect_left(offsets, at)
+    if found == len(offsets) or offsets[found] != at:
+        raise ValueError("a delta of the remote's pack names a base that is none of its objects")
+    return found
+
+
+def _held(sizes: array[int], parents: array[int]) -> int:
+    """The most the library could hold at once, walking each delta tree depth first in
+    the worst order: along one path down a tree, every object with a second delta on it
+    (which waits its turn). A delta placed only by its base's id (git sends none such
+    to a client that takes offsets) could hang under any object: each adds the largest
+    object made, and a path may pass from one tree into another through it."""
+    count = len(sizes)
+    deltas = array("q", bytes(8 * count))  # deltas on each entry
+    below = array("q", bytes(8 * count))  # the most held below each, on one path
+    worst, unplaced = 0, 0
+    for at in range(count - 1, -1, -1):  # a delta comes after its base
+        held = (sizes[at] if deltas[at] > 1 else 0) + below[at]
+        worst = max(worst, held)
+        parent = parents[at]
+        if parent >= 0:
+            deltas[parent] += 1
+            below[parent] = max(below[parent], held)
+        elif parent == _UNPLACED:
+            unplaced += 1
+    largest = max(sizes, default=0)
+    return (unplaced + 1) * worst + unplaced * largest
 
 
 class _Reader:
@@ -77,13 +163,19 @@ class _Reader:
         self._stream = stream
         self._data = b""
         self._at = 0
+        self._dropped = 0  # bytes read and let go, before _data
 
     def _fill(self) -> None:
         chunk = self._stream.read(_CHUNK)
         if not chunk:
             raise ValueError("the remote's pack is cut short")
+        self._dropped += self._at
         self._data = self._data[self._at :] + chunk
         self._at = 0
+
+    def position(self) -> int:
+        """How far into the pack the next byte is."""
+        return self._dropped + self._at
 
     def more(self) -> bool:
         return self._at < len(self._data) or bool(self._stream.read(1))

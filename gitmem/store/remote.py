@@ -173,7 +173,7 @@ class Remote:
         """Fetch what ``wants`` asks of the remote's refs under ``start`` as one pack, held
         to :data:`FETCH_MAX` bytes and :data:`FETCH_SECONDS` as it arrives, and read
         through (:func:`~gitmem.store.packscan.check_pack`) before the git library
-        stores it: a remote cannot have this side inflate more than it may hold."""
+        stores it: a remote cannot have this side inflate, nor hold, more than it may."""
         from tempfile import SpooledTemporaryFile
 
         from gitmem.store.packscan import check_pack
@@ -203,7 +203,7 @@ class Remote:
             if not spool.tell():
                 return  # nothing new
             spool.seek(0)
-            check_pack(spool)
+            check_pack(spool, have=lambda sha: ObjectID(sha.hex().encode()) in store)
             spool.seek(0)
             store.add_thin_pack(spool.read, None)
 
