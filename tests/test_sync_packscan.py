@@ -7,13 +7,24 @@ from __future__ import annotations
 
 import io
 import socket
-import struct
 import threading
 import zlib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers_packs import (
+    BLOB,
+    OFS_DELTA,
+    REF_DELTA,
+    Packer,
+    blob,
+    copies,
+    distance,
+    header,
+    pack,
+    varint,
+)
 from helpers_sync import ME, hostile_replicas, make_project, sh
 from test_store_pushobjects import git, history
 
@@ -22,39 +33,6 @@ from gitmem.cli import cli
 from gitmem.store import packscan, pushobjects, remote
 from gitmem.store.packscan import check_pack
 from gitmem.store.pushobjects import TooLarge
-
-_BLOB, _OFS_DELTA, _REF_DELTA = 3, 6, 7
-
-
-def _header(kind: int, size: int) -> bytes:
-    """An entry's header as git writes it: type and size, 7 bits a byte after the 4."""
-    byte = kind << 4 | size & 0x0F
-    size >>= 4
-    out = bytearray()
-    while size:
-        out.append(byte | 0x80)
-        byte, size = size & 0x7F, size >> 7
-    out.append(byte)
-    return bytes(out)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
-        value >>= 7
-        if not value:
-            return bytes(out)
-
-
-def _pack(*entries: bytes, count: int | None = None) -> bytes:
-    body = b"PACK" + struct.pack(">LL", 2, len(entries) if count is None else count)
-    return body + b"".join(entries) + b"\0" * 20  # a checksum the library checks
-
-
-def _blob(content: bytes, declared: int | None = None) -> bytes:
-    size = len(content) if declared is None else declared
-    return _header(_BLOB, size) + zlib.compress(content)
 
 
 def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
@@ -70,13 +48,13 @@ def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
     ("pack", "refusal"),
     [
         (b"NOPE" + b"\0" * 28, "is not a pack"),
-        (_pack(_blob(b"x" * 100), count=2)[:-20], "cut short"),
-        (_pack(_blob(b"x" * 100))[:-25], "cut short"),
-        (_pack(_blob(b"x" * 100)) + b"more", "goes on past its last object"),
-        (_pack(_header(5, 3) + zlib.compress(b"abc")), "unknown type 5"),
-        (_pack(_blob(b"x" * 1_000_000, declared=10)), "inflates past its size"),
-        (_pack(_blob(b"x" * 10, declared=11)), "inflates short of its size"),
-        (_pack(_header(_BLOB, 10) + b"\x78\x9c garbage here"), "does not inflate"),
+        (pack(blob(b"x" * 100), count=2)[:-20], "cut short"),
+        (pack(blob(b"x" * 100))[:-25], "cut short"),
+        (pack(blob(b"x" * 100)) + b"more", "goes on past its last object"),
+        (pack(header(5, 3) + zlib.compress(b"abc")), "unknown type 5"),
+        (pack(blob(b"x" * 1_000_000, declared=10)), "inflates past its size"),
+        (pack(blob(b"x" * 10, declared=11)), "inflates short of its size"),
+        (pack(header(BLOB, 10) + b"\x78\x9c garbage here"), "does not inflate"),
     ],
     ids=[
         "not a pack",
@@ -98,9 +76,9 @@ def test_a_pack_of_more_objects_than_a_fetch_takes_is_refused_before_any_is_read
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(packscan, "ENTRIES_MAX", 2)
-    check_pack(io.BytesIO(_pack(_blob(b"a"), _blob(b"b"))))
+    check_pack(io.BytesIO(pack(blob(b"a"), blob(b"b"))))
     with pytest.raises(ValueError, match="holds 3 objects, past the 2 a fetch takes"):
-        check_pack(io.BytesIO(_pack(_blob(b"a"), _blob(b"b"), b"", count=3)))
+        check_pack(io.BytesIO(pack(blob(b"a"), blob(b"b"), b"", count=3)))
 
 
 def test_an_object_or_a_delta_s_result_past_the_bound_is_refused_before_it_inflates(
@@ -110,77 +88,24 @@ def test_an_object_or_a_delta_s_result_past_the_bound_is_refused_before_it_infla
     stream is not inflated at all (a stream that is no stream is never reached)."""
     monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
     with pytest.raises(TooLarge, match="holds 1,001 bytes"):
-        check_pack(io.BytesIO(_pack(_header(_BLOB, 1_001) + b"not a stream")))
-    delta = _varint(10) + _varint(5_000_000) + b"\x90\x0a"  # copy 10 bytes of the base
-    base = _blob(b"0123456789")
+        check_pack(io.BytesIO(pack(header(BLOB, 1_001) + b"not a stream")))
+    delta = varint(10) + varint(5_000_000) + b"\x90\x0a"  # copy 10 bytes of the base
+    base = blob(b"0123456789")
     for entry in (
-        _header(_OFS_DELTA, len(delta)) + _varint(len(base)) + zlib.compress(delta),
-        _header(_REF_DELTA, len(delta)) + b"\x11" * 20 + zlib.compress(delta),
+        header(OFS_DELTA, len(delta)) + varint(len(base)) + zlib.compress(delta),
+        header(REF_DELTA, len(delta)) + b"\x11" * 20 + zlib.compress(delta),
     ):
         with pytest.raises(TooLarge, match="holds 5,000,000 bytes"):
-            check_pack(io.BytesIO(_pack(base, entry)))
+            check_pack(io.BytesIO(pack(base, entry)))
 
 
-class _Packer:
-    """A pack built entry by entry, each delta placed on its base by offset or by id."""
-
-    def __init__(self) -> None:
-        self.body = bytearray()
-        self.starts: list[int] = []
-        self.sizes: list[int] = []
-
-    def _add(self, entry: bytes, size: int) -> int:
-        self.starts.append(12 + len(self.body))
-        self.sizes.append(size)
-        self.body += entry
-        return len(self.starts) - 1
-
-    def blob(self, content: bytes) -> int:
-        return self._add(_blob(content), len(content))
-
-    def delta(self, base: int, result: int) -> int:
-        """A delta on entry ``base`` that makes ``result`` bytes, copying its base again
-        and again: a few bytes that declare, and make, as much as they like."""
-        data = _copies(self.sizes[base], result)
-        distance = _distance(12 + len(self.body) - self.starts[base])
-        return self._add(_header(_OFS_DELTA, len(data)) + distance + zlib.compress(data), result)
-
-    def delta_by_id(self, sha: bytes, base_size: int, result: int) -> int:
-        data = _copies(base_size, result)
-        return self._add(_header(_REF_DELTA, len(data)) + sha + zlib.compress(data), result)
-
-    def pack(self) -> bytes:
-        return _pack(bytes(self.body), count=len(self.starts))
-
-
-def _copies(base_size: int, result: int) -> bytes:
-    ops = bytearray()
-    left = result
-    while left:
-        n = min(left, base_size, 0xFFFFFF)
-        ops += b"\xf0" + n.to_bytes(3, "little")  # copy n bytes from the base's start
-        left -= n
-    return _varint(base_size) + _varint(result) + bytes(ops)
-
-
-def _distance(value: int) -> bytes:
-    """How far back a delta's base starts, as git writes it."""
-    out = bytearray([value & 0x7F])
-    value >>= 7
-    while value:
-        value -= 1
-        out.insert(0, 0x80 | value & 0x7F)
-        value >>= 7
-    return bytes(out)
-
-
-def _comb(depth: int, base: int, result: int, *, pinned: bool) -> _Packer:
+def _comb(depth: int, base: int, result: int, *, pinned: bool) -> Packer:
     """A line of ``depth`` deltas, each of ``result`` bytes on the one before. ``pinned``:
     each but the last also has a one-byte delta on it, written first; walked depth first
     in the order the library walks it, each such waits while the line goes on beneath
     its base, which is held all that time. Else those small deltas all hang on the
     first object, and nothing need be held but the line's last two."""
-    packer = _Packer()
+    packer = Packer()
     at = packer.blob(b"\0" * base)
     first = at
     for _ in range(depth):
@@ -221,7 +146,7 @@ def test_a_delta_on_an_object_of_the_pack_named_by_id_counts_as_hung_anywhere(
     such delta counts as if it pinned the largest object; one on an object held here
     already (``have``) starts a tree of its own."""
     monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
-    packer = _Packer()
+    packer = Packer()
     packer.blob(b"\0" * 1_000)
     sha = bytes.fromhex("ab" * 20)
     for _ in range(3):
@@ -237,7 +162,7 @@ def test_a_pack_that_makes_more_than_a_fetch_takes_is_refused(
 ) -> None:
     """The objects made whole, deltas' results with the rest, from what each declares."""
     monkeypatch.setattr(packscan, "INFLATED_MAX", 10_000)
-    packer = _Packer()
+    packer = Packer()
     packer.delta(packer.blob(b"x" * 1_000), 9_000)
     check_pack(io.BytesIO(packer.pack()))
     packer.blob(b"y")
@@ -246,9 +171,9 @@ def test_a_pack_that_makes_more_than_a_fetch_takes_is_refused(
 
 
 def test_a_delta_on_no_entry_of_the_pack_is_refused() -> None:
-    entry = _header(_OFS_DELTA, 4) + _distance(3) + zlib.compress(_copies(1, 1))
+    entry = header(OFS_DELTA, 4) + distance(3) + zlib.compress(copies(1, 1))
     with pytest.raises(ValueError, match="names a base that is none of its objects"):
-        check_pack(io.BytesIO(_pack(_blob(b"0123456789"), entry)))
+        check_pack(io.BytesIO(pack(blob(b"0123456789"), entry)))
 
 
 @pytest.fixture
