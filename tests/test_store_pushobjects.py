@@ -5,14 +5,17 @@ left to dulwich; what is missing is ``None``."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import random
 import subprocess
+import tracemalloc
 import zlib
 from pathlib import Path
 
 import pytest
+from helpers_packs import Packer
 
 from gitmem.store import pushobjects
 from gitmem.store.pushobjects import Objects
@@ -440,3 +443,31 @@ def test_a_loose_object_is_read_no_further_than_its_header_allows(
         assert sum(read) < pushobjects.LOOSE_HEAD + 1024
     finally:
         objects.close()
+
+
+def test_a_chain_of_large_deltas_is_read_one_delta_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each delta of the chain makes what it makes from its own bytes, so each is as
+    large as its result while the pack holds some kilobytes of it: reading the chain's
+    last object holds one delta at a time (and what the reader keeps), never the chain."""
+    monkeypatch.setattr(pushobjects, "_KEPT_MAX", 1 << 20)
+    packer = Packer()
+    at = packer.blob(b"x")
+    for n in range(16):
+        at = packer.inserts(at, bytes([n]) * (1 << 20))
+    data = packer.pack(checksum=True)
+    assert len(data) < 256 << 10
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    git(tmp_path / "r.git", "index-pack", "--stdin", stdin=data)
+    content = bytes([15]) * (1 << 20)
+    sha = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    objects = Objects(str(tmp_path / "r.git"))
+    tracemalloc.start()
+    try:
+        assert objects.get(sha.encode()) == (3, content)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        objects.close()
+    assert peak < 8 << 20  # the chain's deltas come to 17 MiB

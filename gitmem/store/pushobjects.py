@@ -26,6 +26,7 @@ from itertools import repeat
 
 from gitmem.lean.objects import (
     MappedPack,
+    Unreadable,
     entry_header,
     inflate,
     loose_object,
@@ -36,6 +37,7 @@ from gitmem.store.native import native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import mmap
     from collections.abc import Callable
     from typing import BinaryIO
 
@@ -85,6 +87,8 @@ _SIZE_SHIFT_MAX = 53  # the last place a size's seven more bits may go (as entry
 # a byte past its size as a larger one is
 _AT_ONCE_MAX = 1 << 14
 _ALTERNATES_DEPTH = 5  # git's own bound on chained alternates
+_DELTA_HEAD = 32  # bytes of a delta inflated to read its header (two sizes: 20 at most)
+_HEAD_FEED = 256  # bytes of a delta's stream given the inflater at a time for them
 OBJECT_MAX = 64 << 20
 """Bytes an object a hook reads may hold: checked against the size its header (or a
 delta's) declares before anything is inflated, so a few kilobytes that inflate to
@@ -418,8 +422,11 @@ class _Pack(MappedPack):
                 found = (held[0], b"".join(APPLY_DELTA(held[1], delta)))
                 self._keep(offset, found)
                 return found
-        chain: list[bytes] = []  # the deltas met, newest first
-        starts: list[int] = []
+        # the deltas met, newest first: where each entry and its stream start, and the
+        # stream's size. Only each delta's header is inflated on the way down (what it
+        # makes is bounded before anything is made), each delta whole on the way back,
+        # one at a time: a chain of many large deltas is never held at once.
+        chain: list[tuple[int, int, int]] = []
         found = None
         at = offset
         while found is None:
@@ -430,15 +437,13 @@ class _Pack(MappedPack):
                 break
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
-                chain.append(inflate(data, start, size)[0])
-                bounded(delta_target(chain[-1]))
-                starts.append(at)
+                bounded(delta_target(_delta_head(data, start)))
+                chain.append((at, start, size))
                 at = base_at
             elif kind == _REF_DELTA:
                 named = data[start : start + 20]
-                chain.append(inflate(data, start + 20, size)[0])
-                bounded(delta_target(chain[-1]))
-                starts.append(at)
+                bounded(delta_target(_delta_head(data, start + 20)))
+                chain.append((at, start + 20, size))
                 inside = self.offset(named)
                 if inside is None or inside < 0:
                     found = base(named)
@@ -448,9 +453,11 @@ class _Pack(MappedPack):
                 raise ValueError(f"a packed object at {at} has type {kind}")
             found = self._kept.get(at)
         self._keep(at, found)
-        for delta, start in zip(reversed(chain), reversed(starts), strict=True):
+        for entry, start, size in reversed(chain):
+            delta = inflate(data, start, size)[0]
             found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
-            self._keep(start, found)
+            del delta
+            self._keep(entry, found)
         return found
 
     def _keep(self, offset: int, found: _Found) -> None:
@@ -461,6 +468,25 @@ class _Pack(MappedPack):
             self._kept.clear()
             self._kept_bytes = len(found[1])
         self._kept[offset] = found
+
+
+def _delta_head(data: mmap.mmap, at: int) -> bytes:
+    """The first bytes the delta stream at ``at`` makes: enough for its header (the sizes
+    of its base and of what it makes), the rest of the stream left uninflated."""
+    inflater = zlib.decompressobj()
+    head, fed = b"", at
+    try:
+        while len(head) < _DELTA_HEAD and not inflater.eof:
+            piece = data[fed : fed + _HEAD_FEED]
+            if not piece:
+                break
+            fed += len(piece)
+            while piece and len(head) < _DELTA_HEAD:
+                head += inflater.decompress(piece, _DELTA_HEAD - len(head))
+                piece = inflater.unconsumed_tail
+    except zlib.error as exc:
+        raise Unreadable(f"a packed delta at {at} does not inflate: {exc}") from None
+    return head
 
 
 class TooLarge(ValueError):
