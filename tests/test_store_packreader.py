@@ -4,9 +4,16 @@ a listing finds."""
 
 from __future__ import annotations
 
+import hashlib
+import tracemalloc
 from pathlib import Path
 
+import pytest
+from helpers_packs import Packer
+from test_store_pushobjects import git
+
 from gitmem import Author, Memory, Repository
+from gitmem.store import packreader
 from gitmem.store.packreader import Packs
 from gitmem.types import Change
 
@@ -107,3 +114,50 @@ def test_memories_read_in_one_sweep_are_those_read_one_by_one(tmp_path: Path) ->
     assert swept == one_by_one
     assert len(swept) == 14 and swept[-1].description == 'a "quoted"\tdé'
     assert [m for m in swept if m.code] == [m for m in one_by_one if m and m.code] != []
+
+
+def _chain(tmp_path: Path, depth: int, step: int) -> tuple[str, bytes]:
+    """A repository whose pack holds a line of ``depth`` deltas, each on the one before
+    and making ``step`` bytes of its own; its folder and the line's last object."""
+    packer = Packer()
+    at = packer.blob(b"x")
+    for n in range(depth):
+        at = packer.inserts(at, n.to_bytes(2, "big") * (step // 2))
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    git(tmp_path / "r.git", "index-pack", "--stdin", stdin=packer.pack(checksum=True))
+    last = (depth - 1).to_bytes(2, "big") * (step // 2)
+    return str(tmp_path / "r.git" / "objects" / "pack"), last
+
+
+def _blob_id(content: bytes) -> bytes:
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).digest()
+
+
+def test_a_chain_deeper_than_the_stack_reads(tmp_path: Path) -> None:
+    """Git stores a chain of deltas as deep as a writer made it; each link is read in
+    turn, not by a call per link."""
+    folder, last = _chain(tmp_path, 3_000, 16)
+    packs = Packs(folder, bounded=True)
+    try:
+        assert packs.read(_blob_id(last)) == (3, last)
+    finally:
+        packs.close()
+
+
+def test_what_a_pack_keeps_of_a_chain_is_bounded_in_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each link read is kept for the next read (a chain is read once, not per link),
+    within a bound in bytes as well as in objects: a chain of a hundred deltas making
+    256 KiB each, some kilobytes of pack, is never held whole."""
+    monkeypatch.setattr(packreader, "_KEPT_BYTES", 1 << 20)
+    folder, last = _chain(tmp_path, 100, 256 << 10)
+    packs = Packs(folder, bounded=True)
+    tracemalloc.start()
+    try:
+        assert packs.read(_blob_id(last)) == (3, last)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        packs.close()
+    assert peak < 4 << 20  # the line comes to 25 MiB

@@ -32,6 +32,8 @@ __all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
 T = TypeVar("T")
 
 _TREE = 2
+_KEPT = 257  # objects a pack keeps as the bases of later reads
+_KEPT_BYTES = 64 << 20  # and the bytes they come to, at most
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
 _REF_DELTA = 7
 
@@ -232,6 +234,7 @@ class Pack(MappedPack):
     def __init__(self, base: str, bounded: bool = False) -> None:
         super().__init__(base)
         self._bases: dict[int, tuple[int, bytes]] = {}
+        self._kept_bytes = 0
         self._bounded = bounded
         """Sizes are held to ``OBJECT_MAX`` before anything is inflated (see ``Packs``)."""
 
@@ -269,30 +272,43 @@ class Pack(MappedPack):
         if found is not None:
             return found
         data = self._data
-        kind, size, at = entry_header(data, offset)
-        if kind == OFS_DELTA:
-            start, at = ofs_base(data, at, offset)
-            base = self.read(start)
-            if base is None:
-                return None
+        # down the chain to a whole object or a kept one, then back up, each delta
+        # inflated and applied in turn: a chain however long takes no stack, and holds
+        # one delta at a time
+        chain: list[tuple[int, int, int]] = []  # each delta met: entry, stream, size
+        at = offset
+        while found is None:
+            kind, size, start = entry_header(data, at)
             if self._bounded:
                 bounded(size)
-            delta = inflate(data, at, size)[0]
+            if kind in _WHOLE:
+                found = (kind, inflate_whole(data, start, size))
+                if kind == _TREE:
+                    self._keep(at, found)  # trees are the bases of delta chains
+            elif kind == OFS_DELTA:
+                base_at, start = ofs_base(data, start, at)
+                chain.append((at, start, size))
+                at = base_at
+                found = self._bases.get(at)
+            else:
+                return None  # a delta against an object named by id: dulwich resolves it
+        for at, start, size in reversed(chain):
+            delta = inflate(data, start, size)[0]
             if self._bounded:
                 bounded(delta_target(delta))
-            found = (base[0], b"".join(APPLY_DELTA(base[1], delta)))
-        elif kind in _WHOLE:
-            if self._bounded:
-                bounded(size)
-            found = (kind, inflate_whole(data, at, size))
-        else:
-            return None  # a delta against an object named by id: dulwich resolves it
-        if kind in (_TREE, OFS_DELTA):
-            # trees are the bases of delta chains: a chain is read once, not per link
-            if len(self._bases) > 256:
-                self._bases.clear()
-            self._bases[offset] = found
+            found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
+            del delta
+            self._keep(at, found)  # a chain is read once, not per link
         return found
+
+    def _keep(self, offset: int, found: tuple[int, bytes]) -> None:
+        """Keep ``found`` for the next read, within :data:`_KEPT` objects and
+        :data:`_KEPT_BYTES` bytes."""
+        if len(self._bases) >= _KEPT or self._kept_bytes + len(found[1]) > _KEPT_BYTES:
+            self._bases.clear()
+            self._kept_bytes = 0
+        self._bases[offset] = found
+        self._kept_bytes += len(found[1])
 
     def ref_delta(self, offset: int) -> tuple[bytes, bytes] | None:
         """``(base id, delta)`` of the delta against an object named by id at
