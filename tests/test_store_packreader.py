@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
+from dulwich.pack import write_pack_index_v2
 from helpers_packs import Packer
 from test_store_pushobjects import git
 
@@ -161,3 +163,73 @@ def test_what_a_pack_keeps_of_a_chain_is_bounded_in_bytes(
         tracemalloc.stop()
         packs.close()
     assert peak < 4 << 20  # the line comes to 25 MiB
+
+
+def _laid_down(folder: Path, name: str, packer: Packer, ids: list[bytes]) -> None:
+    """``packer``'s pack written in ``folder`` with an index naming its entries ``ids``,
+    as a writer other than git could lay them down (a pack whose deltas name bases it
+    lacks, an index that names what it likes)."""
+    data = packer.pack(checksum=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"pack-{name}.pack").write_bytes(data)
+    ends = [*packer.starts[1:], len(data) - 20]
+    entries = sorted(
+        (sha, at, zlib.crc32(data[at:end]))
+        for sha, at, end in zip(ids, packer.starts, ends, strict=True)
+    )
+    with open(folder / f"pack-{name}.idx", "wb") as f:
+        write_pack_index_v2(f, entries, data[-20:])
+
+
+def test_a_chain_on_a_delta_whose_base_is_named_by_id_reads_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In its own pack (as git writes a pack for a client that takes no offsets) or in
+    another: the chain is read here, one delta at a time, not handed whole to dulwich
+    (which holds every delta of a chain at once)."""
+    monkeypatch.setattr(packreader, "_KEPT_BYTES", 1 << 20)
+    base = b"x" * 1_000
+    links = [n.to_bytes(2, "big") * (128 << 10) for n in range(40)]
+    for apart in (False, True):
+        folder = tmp_path / ("apart" if apart else "together") / "pack"
+        packer = Packer()
+        ids = [_blob_id(base)]
+        if apart:
+            first = Packer()
+            first.blob(base)
+            _laid_down(folder, "b", first, ids)
+            ids = []
+        else:
+            packer.blob(base)
+        at = packer.delta_by_id(_blob_id(base), len(base), 4_000)
+        ids.append(_blob_id(b"x" * 4_000))
+        for link in links:
+            at = packer.inserts(at, link)
+            ids.append(_blob_id(link))
+        _laid_down(folder, "c", packer, ids)
+        packs = Packs(str(folder), bounded=True)
+        tracemalloc.start()
+        try:
+            assert packs.read(_blob_id(links[-1])) == (3, links[-1])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            packs.close()
+        assert peak < 4 << 20  # the chain's deltas come to 10 MiB
+
+
+def test_a_delta_named_as_its_own_base_does_not_read(tmp_path: Path) -> None:
+    """An index may name a delta as the base it names: the read stops after a bounded
+    number of such steps and says the object does not read."""
+    packer = Packer()
+    packer.blob(b"x")
+    loop = bytes.fromhex("ab" * 20)
+    packer.delta_by_id(loop, 1, 1)
+    folder = tmp_path / "pack"
+    _laid_down(folder, "a", packer, [_blob_id(b"x"), loop])
+    packs = Packs(str(folder), bounded=True)
+    try:
+        with pytest.raises(ValueError, match="names bases by id past 64 times"):
+            packs.read(loop)
+    finally:
+        packs.close()
