@@ -130,6 +130,7 @@ class Packs:
         self.folder = folder
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
+        self._base = self._named()
         for base in pack_bases(folder):
             try:
                 self._packs.append(Pack(base, bounded))
@@ -159,7 +160,7 @@ class Packs:
             if i:  # a commit's objects sit together: the pack that answered asked first
                 self._packs.insert(0, self._packs.pop(i))
             try:
-                return pack.entry(at, self._named())
+                return pack.entry(at, self._base)
             except TooLarge:
                 raise
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
@@ -188,7 +189,7 @@ class Packs:
             if at is None:
                 continue
             try:
-                return pack.read(at, self._named())
+                return pack.read(at, self._base)
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
