@@ -4,7 +4,7 @@ dulwich's ``Pack`` layers cost several times what inflating an object does; a co
 between repositories and the reads that build the derived indexes (every commit of a
 history, every memory of a store) go through this reader instead, and leave to dulwich
 whatever it does not handle: loose objects, a pack that landed since the folder was
-read, an index not of version 2, a delta whose base is in another pack.
+read, an index not of version 2, a delta whose base is a loose object.
 """
 
 from __future__ import annotations
@@ -115,9 +115,10 @@ class Packs:
     """The packs of a folder read directly through their mapped files: an object's
     offset found in its index's sorted names (by dulwich's ``bisect_find_sha``), its
     content inflated from the pack, a delta applied to its base (dulwich's
-    ``apply_delta``); dulwich's ``Pack`` layers spend most of a read's time. Anything
-    unusual (an index not of version 2, a delta whose base is in another pack, a pack
-    being replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
+    ``apply_delta``); dulwich's ``Pack`` layers spend most of a read's time. A delta's
+    base named by id is read from whichever of these packs holds it. Anything unusual
+    (an index not of version 2, a delta whose base is a loose object, a pack being
+    replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
     once: a pack that lands later is dulwich's to find, or a new reader's (``stale``).
 
     ``bounded``: the packs are another repository's (a remote's, copied from): an object
