@@ -37,11 +37,14 @@ from gitmem.store.pushobjects import TooLarge
 
 def test_a_pack_git_writes_reads_through(tmp_path: Path) -> None:
     """Every kind of entry git writes (whole objects, a tag, deltas on a base named by
-    id, and on one at an offset) reads."""
+    id, and on one at an offset, in the pack or held here) reads."""
     repo = history(tmp_path / "r")
     listed = git(repo, "rev-list", "--objects", "--all")
     for options in ([], ["--delta-base-offset"]):  # by default, bases named by id
         check_pack(io.BytesIO(git(repo, "pack-objects", "--stdout", *options, stdin=listed)))
+    # a thin pack, as a fetch gets one: deltas on objects this side holds, named by id
+    thin = git(repo, "pack-objects", "--stdout", "--thin", "--revs", stdin=b"HEAD\n^HEAD~3\n")
+    check_pack(io.BytesIO(thin))
 
 
 @pytest.mark.parametrize(
@@ -139,22 +142,33 @@ def test_what_may_be_held_counts_only_objects_a_later_delta_waits_on(
     check_pack(io.BytesIO(_comb(500, 1_000, 4_096, pinned=False).pack()))
 
 
-def test_a_delta_on_an_object_of_the_pack_named_by_id_counts_as_hung_anywhere(
+def test_a_delta_whose_base_is_named_by_id_counts_as_hung_anywhere(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Its base is placed only by an id the pack does not say until it is made, so each
-    such delta counts as if it pinned the largest object; one on an object held here
-    already (``have``) starts a tree of its own."""
+    """Its base is placed only once it is made, in the pack or among the objects held
+    here, so each such delta counts as if it held one more of the pack's largest objects
+    while it waits, and as if the tree beneath it lay on the same path as any other."""
     monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
-    packer = Packer()
-    packer.blob(b"\0" * 1_000)
     sha = bytes.fromhex("ab" * 20)
-    for _ in range(3):
-        packer.delta_by_id(sha, 1_000, 40_000)
-    pack = packer.pack()
+
+    def named(count: int, result: int, pinned: int = 0) -> bytes:
+        packer = Packer()
+        packer.blob(b"\0" * 1_000)
+        for _ in range(count):
+            at = packer.delta_by_id(sha, 1_000, result)
+            if pinned:  # two deltas on it, one waiting while the other is made
+                packer.delta(at, 1)
+                packer.delta(at, 1)
+        return packer.pack()
+
+    check_pack(io.BytesIO(named(2, 40_000)))  # two of the largest: 80,000
     with pytest.raises(ValueError, match="hold more than 100,000 bytes"):
-        check_pack(io.BytesIO(pack))
-    check_pack(io.BytesIO(pack), have={sha}.__contains__)
+        check_pack(io.BytesIO(named(3, 40_000)))
+    # each with two deltas on it: its tree holds 20,000, and one of the largest 20,000
+    # more; one such comes to 40,000, three to 120,000
+    check_pack(io.BytesIO(named(1, 20_000, pinned=True)))
+    with pytest.raises(ValueError, match="hold more than 100,000 bytes"):
+        check_pack(io.BytesIO(named(3, 20_000, pinned=True)))
 
 
 def test_a_pack_that_makes_more_than_a_fetch_takes_is_refused(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from heapq import nlargest
 from typing import IO
 
 from gitmem.store.pushobjects import bounded, delta_target
@@ -49,18 +49,16 @@ deltas, every object it holds is one a later delta still waits on. Git writes a 
 on a delta at most 50 deep by default, so a store's pack comes to a few megabytes."""
 
 _OFS_DELTA, _REF_DELTA = 6, 7
-_ROOT, _UNPLACED = -1, -2  # parents of a whole object (or one on an object held here),
-# and of a delta on an object of the pack named by id, which only its id would place
+_WHOLE, _NAMED = -1, -2  # the parents of a whole object, and of a delta whose base is
+# named by id (which only the base's id, once it is made, places)
 _CHUNK = 1 << 16
 _FEED = 4096  # bytes of a stream given the inflater at a time
 _HEAD_KEPT = 32  # bytes of a delta's output kept: its header's two sizes fit in 20
 _SHIFT_MAX = 70  # a size of more than ten 7-bit groups is no size git writes
 
 
-def check_pack(stream: IO[bytes], have: Callable[[bytes], bool] = lambda _: False) -> None:
-    """Read the pack ``stream`` from where it stands to its end (see the module).
-    ``have`` says whether an object, by its 20-byte id, is held here already: a delta on
-    such an object starts a tree of its own, as the library walks it."""
+def check_pack(stream: IO[bytes]) -> None:
+    """Read the pack ``stream`` from where it stands to its end (see the module)."""
     reader = _Reader(stream)
     head = reader.take(12)
     if head[:4] != b"PACK" or head[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
@@ -72,7 +70,7 @@ def check_pack(stream: IO[bytes], have: Callable[[bytes], bool] = lambda _: Fals
         )
     offsets = array("q")  # where each entry starts, rising
     sizes = array("q")  # what each entry makes whole
-    parents = array("q")  # the entry each is a delta on, or _ROOT, or _UNPLACED
+    parents = array("q")  # the entry each is a delta on, or _WHOLE, or _NAMED
     inflated = 0
     for _ in range(count):
         at = reader.position()
@@ -83,11 +81,12 @@ def check_pack(stream: IO[bytes], have: Callable[[bytes], bool] = lambda _: Fals
                 raise ValueError("an entry of the remote's pack has a size that does not read")
             byte = reader.byte()
             size, shift = size | (byte & 0x7F) << shift, shift + 7
-        parent = _ROOT
+        parent = _WHOLE
         if kind == _OFS_DELTA:
             parent = _entry_at(offsets, at - _distance(reader))
         elif kind == _REF_DELTA:
-            parent = _ROOT if have(reader.take(20)) else _UNPLACED
+            reader.take(20)
+            parent = _NAMED
         elif not 1 <= kind <= 4:
             raise ValueError(f"the remote's pack holds an entry of unknown type {kind}")
         first = reader.inflate(bounded(size))
@@ -135,24 +134,26 @@ def _entry_at(offsets: array[int], at: int) -> int:
 def _held(sizes: array[int], parents: array[int]) -> int:
     """The most the library could hold at once, walking each delta tree depth first in
     the worst order: along one path down a tree, every object with a second delta on it
-    (which waits its turn). A delta placed only by its base's id (git sends none such
-    to a client that takes offsets) could hang under any object: each adds the largest
-    object made, and a path may pass from one tree into another through it."""
+    (which waits its turn). A delta whose base is named by id is placed by the library
+    once that base is made, in this pack or (if none of it makes the base) among the
+    objects held here, so it could hang under any object: the path may pass from one
+    tree into another through each such delta, and each may have its base held while
+    another delta on it waits. So the bound adds up the most held down as many trees as
+    there are such deltas, and one more, and as many of the pack's largest objects."""
     count = len(sizes)
     deltas = array("q", bytes(8 * count))  # deltas on each entry
     below = array("q", bytes(8 * count))  # the most held below each, on one path
-    worst, unplaced = 0, 0
+    trees: list[int] = []  # the most held down each tree, from its root
     for at in range(count - 1, -1, -1):  # a delta comes after its base
         held = (sizes[at] if deltas[at] > 1 else 0) + below[at]
-        worst = max(worst, held)
         parent = parents[at]
         if parent >= 0:
             deltas[parent] += 1
             below[parent] = max(below[parent], held)
-        elif parent == _UNPLACED:
-            unplaced += 1
-    largest = max(sizes, default=0)
-    return (unplaced + 1) * worst + unplaced * largest
+        else:
+            trees.append(held)
+    named = parents.count(_NAMED)
+    return sum(nlargest(named + 1, trees)) + sum(nlargest(named, sizes))
 
 
 class _Reader:

@@ -203,7 +203,7 @@ class Remote:
             if not spool.tell():
                 return  # nothing new
             spool.seek(0)
-            check_pack(spool, have=lambda sha: ObjectID(sha.hex().encode()) in store)
+            check_pack(spool)
             spool.seek(0)
             store.add_thin_pack(spool.read, None)
 
