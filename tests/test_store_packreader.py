@@ -181,41 +181,43 @@ def _laid_down(folder: Path, name: str, packer: Packer, ids: list[bytes]) -> Non
         write_pack_index_v2(f, entries, data[-20:])
 
 
+@pytest.mark.parametrize("where", ["this pack", "another pack", "elsewhere"])
 def test_a_chain_on_a_delta_whose_base_is_named_by_id_reads_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    """In its own pack (as git writes a pack for a client that takes no offsets) or in
-    another: the chain is read here, one delta at a time, not handed whole to dulwich
-    (which holds every delta of a chain at once)."""
+    """Its base in its own pack (as git writes a pack for a client that takes no
+    offsets), in another, or elsewhere (a loose object, read by the reader's caller):
+    the chain is read here, one delta at a time, not handed whole to dulwich (which
+    holds every delta of a chain at once)."""
     monkeypatch.setattr(packreader, "_KEPT_BYTES", 1 << 20)
     base = b"x" * 1_000
     links = [n.to_bytes(2, "big") * (128 << 10) for n in range(40)]
-    for apart in (False, True):
-        folder = tmp_path / ("apart" if apart else "together") / "pack"
-        packer = Packer()
-        ids = [_blob_id(base)]
-        if apart:
-            first = Packer()
-            first.blob(base)
-            _laid_down(folder, "b", first, ids)
-            ids = []
-        else:
-            packer.blob(base)
-        at = packer.delta_by_id(_blob_id(base), len(base), 4_000)
-        ids.append(_blob_id(b"x" * 4_000))
-        for link in links:
-            at = packer.inserts(at, link)
-            ids.append(_blob_id(link))
-        _laid_down(folder, "c", packer, ids)
-        packs = Packs(str(folder), bounded=True)
-        tracemalloc.start()
-        try:
-            assert packs.read(_blob_id(links[-1])) == (3, links[-1])
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-            packs.close()
-        assert peak < 4 << 20  # the chain's deltas come to 10 MiB
+    folder = tmp_path / "pack"
+    packer = Packer()
+    ids: list[bytes] = []
+    if where == "this pack":
+        packer.blob(base)
+        ids.append(_blob_id(base))
+    elif where == "another pack":
+        first = Packer()
+        first.blob(base)
+        _laid_down(folder, "b", first, [_blob_id(base)])
+    at = packer.delta_by_id(_blob_id(base), len(base), 4_000)
+    ids.append(_blob_id(b"x" * 4_000))
+    for link in links:
+        at = packer.inserts(at, link)
+        ids.append(_blob_id(link))
+    _laid_down(folder, "c", packer, ids)
+    loose = {_blob_id(base).hex(): (3, base)}.get if where == "elsewhere" else None
+    packs = Packs(str(folder), bounded=True, elsewhere=loose)
+    tracemalloc.start()
+    try:
+        assert packs.read(_blob_id(links[-1])) == (3, links[-1])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        packs.close()
+    assert peak < 4 << 20  # the chain's deltas come to 10 MiB
 
 
 def test_a_delta_named_as_its_own_base_does_not_read(tmp_path: Path) -> None:

@@ -147,3 +147,37 @@ def test_an_object_past_the_bound_keeps_its_store_out_of_a_sync(
         assert repo.head("notes") == before and repo.head("more") == more
     missing = subprocess.run(["git", "cat-file", "-e", blob], cwd=b, check=False)
     assert missing.returncode != 0
+
+
+def test_objects_the_bounded_reader_does_not_read_are_refused_not_handed_on(
+    replicas: tuple[Path, Path, Path],
+) -> None:
+    """A remote on this machine whose objects lie in a form the bounded reader leaves
+    alone (here a pack index of git's first version, which git still writes when asked):
+    the sync says which object and what to do in one line, and copies nothing. They
+    are never handed to dulwich, which holds no object to the bound."""
+    origin, a, b = replicas
+    with Repository.open(str(a)) as repo:
+        ops.create(repo, "notes", ME, "later", "new", "yes\n")
+        repo.sync("origin")
+        head = repo.head("notes")
+    sh(origin, "repack", "-a", "-d", "-q")
+    for index in (origin / "objects" / "pack").glob("*.idx"):
+        index.unlink()
+        pack = index.with_suffix(".pack")
+        sh(origin, "index-pack", "--index-version=1", "-o", str(index), str(pack))
+    with Repository.open(str(b)) as repo:
+        before = repo.head("notes")
+    objects = sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file())
+    result = CliRunner().invoke(cli, ["--repo", str(b), "sync"])
+    assert result.exit_code == 1, result.output
+    assert re.fullmatch(
+        rf"Error: cannot fetch from {origin}: object [0-9a-f]{{40}} is stored there in a "
+        r"form a sync does not read from another's repository \(an index of an older "
+        r"version, a pack past 2 GiB, or a delta whose base is missing\); have it "
+        r"repacked there \(git repack -a -d --max-pack-size=1g\)\n",
+        result.output,
+    )
+    with Repository.open(str(b)) as repo:
+        assert repo.head("notes") == before != head
+    assert sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file()) == objects

@@ -479,7 +479,7 @@ def line_origins(reader: ObjectReader, history: History, head: str, slug: str) -
     # imported here: the core above reads no git
     from gitmem.store.message import parse_message
     from gitmem.store.objects import BLOB, COMMIT
-    from gitmem.store.transfer import packed_reads
+    from gitmem.store.packreader import packed_reads
 
     objects = os.path.join(reader.repo.controldir(), "objects")
     with packed_reads(objects, reader.raw) as read:

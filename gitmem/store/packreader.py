@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from dulwich.pack import OFS_DELTA
@@ -27,7 +28,7 @@ from gitmem.lean.objects import (
 )
 from gitmem.store.pushobjects import APPLY_DELTA, TooLarge, bounded, delta_target
 
-__all__ = ["Pack", "PackedObjects", "Packs", "inflate"]
+__all__ = ["Pack", "PackedObjects", "Packs", "inflate", "packed_reads"]
 
 T = TypeVar("T")
 
@@ -127,8 +128,16 @@ class Packs:
     hook refuses it; a delta against an object named by id is read here too
     (``ref_delta``), not left to dulwich."""
 
-    def __init__(self, folder: str, bounded: bool = False) -> None:
+    def __init__(
+        self,
+        folder: str,
+        bounded: bool = False,
+        elsewhere: Callable[[str], tuple[int, bytes] | None] | None = None,
+    ) -> None:
         self.folder = folder
+        self._elsewhere = elsewhere
+        """Reads a delta's base, by hex id, that no pack here holds (``None``: such a
+        delta is left to the caller)."""
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
         self._base = self._named()
@@ -207,7 +216,7 @@ class Packs:
                 at = pack.offset(sha)
                 if at is not None:
                     return pack.read(at, self._named(hops + 1))
-            return None
+            return self._elsewhere(sha.hex()) if self._elsewhere is not None else None
 
         return base
 
@@ -371,3 +380,27 @@ def _stamp(folder: str) -> int | None:
         return os.stat(folder).st_mtime_ns
     except FileNotFoundError:
         return None
+
+
+@contextmanager
+def packed_reads(
+    objects: str, fallback: Callable[[str, int], bytes]
+) -> Generator[Callable[[str, int], bytes]]:
+    """A reader of many objects at once (a blame reads a file's every revision):
+    ``read(sha, type number)`` reads each straight from the packs in the folder
+    ``objects``, mapped while this lasts; one they do not hold whole or by a delta in
+    the same pack, or that does not read, or is not of that type, ``fallback`` reads
+    (and refuses as it refuses)."""
+    packs = Packs(os.path.join(objects, "pack"))
+
+    def read(sha: str, kind: int) -> bytes:
+        try:
+            found = packs.get(bytes.fromhex(sha))
+        except ValueError:
+            found = None
+        return found[1] if found is not None and found[0] == kind else fallback(sha, kind)
+
+    try:
+        yield read
+    finally:
+        packs.close()

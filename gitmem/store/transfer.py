@@ -27,8 +27,7 @@ from __future__ import annotations
 import os
 import zlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from functools import partial
 from hashlib import sha1
 from itertools import repeat
@@ -58,7 +57,7 @@ from gitmem.store.trees import (
     starts_of,
 )
 
-__all__ = ["copy_history", "packed_reads"]
+__all__ = ["copy_history"]
 
 _DIR_MODE = 0o040000
 _GITLINK_MODE = 0o160000
@@ -133,6 +132,7 @@ class _RawReader:
         self._packs: Packs | None = None
         self._loose = _loose_folders(os.fspath(store.path))
         self._bounded = bounded
+        self._relisted = False
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
@@ -150,15 +150,22 @@ class _RawReader:
             raise
 
     def _entry(self, sha: str, depth: int) -> tuple[int, bytes, bytes]:
+        found = self._loose_object(sha)
+        if found is None:
+            return self._packed(sha, depth)
+        return *found, b""
+
+    def _loose_object(self, sha: str) -> tuple[int, bytes] | None:
+        """The loose object ``sha``, or ``None`` if it has no file."""
         # a repository's newest objects may be loose: read the file directly (dulwich
         # would parse it, after missing it in every pack and rescanning the pack folder)
         if sha[:2] not in self._loose:
-            return self._packed(sha, depth)
+            return None
         try:
             with open(os.path.join(self.store.path, sha[:2], sha[2:]), "rb") as f:
                 data = self._inflated(f) if self._bounded else zlib.decompress(f.read())
         except FileNotFoundError:
-            return self._packed(sha, depth)
+            return None
         except zlib.error as exc:
             raise ValueError(f"object {sha} does not inflate: {exc}") from None
         header, _, content = data.partition(b"\0")
@@ -166,7 +173,7 @@ class _RawReader:
         found = object_class(kind)
         if found is None or not size.isdigit() or int(size) != len(content):
             raise ValueError(f"object {sha} has a damaged header")
-        return found.type_num, content, b""
+        return found.type_num, content
 
     @staticmethod
     def _inflated(f: BinaryIO) -> bytes:
@@ -182,7 +189,9 @@ class _RawReader:
 
     def _packed(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
         if self._packs is None:
-            self._packs = Packs(os.path.join(self.store.path, "pack"), self._bounded)
+            # a bounded read takes a delta's base named by id from a loose file too
+            loose = self._loose_object if self._bounded else None
+            self._packs = Packs(os.path.join(self.store.path, "pack"), self._bounded, loose)
         try:
             found = self._packs.get(bytes.fromhex(sha))
             if found is not None:
@@ -191,6 +200,7 @@ class _RawReader:
                 delta = self._packs.ref_delta(bytes.fromhex(sha))
                 if delta is not None:
                     return self._ref_delta(sha, *delta, depth)
+                return self._unread(sha, depth)
             # a pack or a loose object that arrived since, or a pack entry this reader
             # leaves to dulwich
             return (*self.store.get_raw(ObjectID(sha.encode())), b"")
@@ -198,6 +208,26 @@ class _RawReader:
             raise
         except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
             raise ValueError(f"object {sha} does not read: {exc}") from None
+
+    def _unread(self, sha: str, depth: int) -> tuple[int, bytes, bytes]:
+        """Another's object no pack read here holds in a form this reader reads: read
+        again once the folder is listed anew (files may have come since); missing if the
+        repository lacks it; else refused, never handed to dulwich, which holds no
+        object to the bound nor a chain of deltas to one delta at a time."""
+        if not self._relisted:
+            self._relisted = True
+            self._loose = _loose_folders(os.fspath(self.store.path))
+            if self._packs is not None:
+                self._packs.close()
+                self._packs = None
+            return self._entry(sha, depth)
+        if ObjectID(sha.encode()) not in self.store:
+            raise KeyError(sha)
+        raise ValueError(
+            f"object {sha} is stored there in a form a sync does not read from another's "
+            "repository (an index of an older version, a pack past 2 GiB, or a delta whose "
+            "base is missing); have it repacked there (git repack -a -d --max-pack-size=1g)"
+        )
 
     def _ref_delta(
         self, sha: str, base: bytes, delta: bytes, depth: int
@@ -231,30 +261,6 @@ class _RawReader:
             found = (tree, parents)
             self._links[sha] = found
         return found
-
-
-@contextmanager
-def packed_reads(
-    objects: str, fallback: Callable[[str, int], bytes]
-) -> Generator[Callable[[str, int], bytes]]:
-    """A reader of many objects at once (a blame reads a file's every revision):
-    ``read(sha, type number)`` reads each straight from the packs in the folder
-    ``objects``, mapped while this lasts; one they do not hold whole or by a delta in
-    the same pack, or that does not read, or is not of that type, ``fallback`` reads
-    (and refuses as it refuses)."""
-    packs = Packs(os.path.join(objects, "pack"))
-
-    def read(sha: str, kind: int) -> bytes:
-        try:
-            found = packs.get(bytes.fromhex(sha))
-        except ValueError:
-            found = None
-        return found[1] if found is not None and found[0] == kind else fallback(sha, kind)
-
-    try:
-        yield read
-    finally:
-        packs.close()
 
 
 def _loose_folders(objects: str) -> frozenset[str]:
