@@ -104,3 +104,26 @@ def distance(value: int) -> bytes:
         out.insert(0, 0x80 | value & 0x7F)
         value >>= 7
     return bytes(out)
+
+
+def index(pack_data: bytes, names: list[bytes], starts: list[int], large: set[bytes]) -> bytes:
+    """A version-2 index of ``pack_data`` naming its entries (which start at ``starts``)
+    ``names``; those in ``large`` placed through the table of 8-byte offsets, as git
+    places an object past 2 GiB of its pack."""
+    entries = sorted(zip(names, starts, strict=True))
+    ends = dict(zip(starts, [*starts[1:], len(pack_data) - 20], strict=True))
+    fanout = [sum(1 for name, _ in entries if name[0] <= byte) for byte in range(256)]
+    table: list[int] = []
+    offsets: list[int] = []
+    for name, at in entries:
+        if name in large:
+            offsets.append(0x80000000 | len(table))
+            table.append(at)
+        else:
+            offsets.append(at)
+    body = b"\377tOc" + struct.pack(">L", 2) + struct.pack(">256L", *fanout)
+    body += b"".join(name for name, _ in entries)
+    body += b"".join(struct.pack(">L", zlib.crc32(pack_data[at : ends[at]])) for _, at in entries)
+    body += b"".join(struct.pack(">L", offset) for offset in offsets)
+    body += b"".join(struct.pack(">Q", at) for at in table) + pack_data[-20:]
+    return body + hashlib.sha1(body).digest()

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from dulwich.pack import write_pack_index_v2
-from helpers_packs import Packer
+from helpers_packs import Packer, index
 from test_store_pushobjects import git
 
 from gitmem import Author, Memory, Repository
-from gitmem.store import packreader
+from gitmem.store import packreader, pushobjects
 from gitmem.store.packreader import Packs
 from gitmem.types import Change
 
@@ -233,5 +233,30 @@ def test_a_delta_named_as_its_own_base_does_not_read(tmp_path: Path) -> None:
     try:
         with pytest.raises(ValueError, match="names bases by id past 64 times"):
             packs.read(loop)
+    finally:
+        packs.close()
+
+
+def test_an_object_placed_past_2_gib_is_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the index's table of 8-byte offsets, as git places an object past 2 GiB
+    of its pack: read here, and held to the bound, like any other."""
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
+    small, big = b"fits\n", b"x" * 5_000
+    packer = Packer()
+    packer.blob(small)
+    packer.blob(big)
+    data = packer.pack(checksum=True)
+    names = [_blob_id(small), _blob_id(big)]
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    (folder / "pack-a.pack").write_bytes(data)
+    (folder / "pack-a.idx").write_bytes(index(data, names, packer.starts, set(names)))
+    packs = Packs(str(folder), bounded=True)
+    try:
+        assert packs.read(names[0]) == (3, small)
+        with pytest.raises(ValueError, match="holds 5,000 bytes"):
+            packs.read(names[1])
     finally:
         packs.close()

@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers_packs import Packer
+from helpers_packs import Packer, index
 
 from gitmem.store import pushobjects
 from gitmem.store.pushobjects import Objects
@@ -471,3 +471,29 @@ def test_a_chain_of_large_deltas_is_read_one_delta_at_a_time(
         tracemalloc.stop()
         objects.close()
     assert peak < 8 << 20  # the chain's deltas come to 17 MiB
+
+
+def test_an_object_placed_past_2_gib_is_read_here_and_held_to_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index entry that points into the table of 8-byte offsets (git's for an object
+    past 2 GiB of its pack) is followed here, not handed to dulwich, which would
+    inflate the object whatever its size."""
+    monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
+    small, big = b"fits\n", b"x" * 5_000
+    packer = Packer()
+    packer.blob(small)
+    packer.blob(big)
+    data = packer.pack(checksum=True)
+    names = [hashlib.sha1(b"blob %d\0" % len(c) + c).digest() for c in (small, big)]
+    folder = tmp_path / "r.git" / "objects" / "pack"
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    (folder / "pack-a.pack").write_bytes(data)
+    (folder / "pack-a.idx").write_bytes(index(data, names, packer.starts, set(names)))
+    objects = Objects(str(tmp_path / "r.git"))
+    try:
+        assert objects.get(names[0].hex().encode()) == (3, small)
+        with pytest.raises(pushobjects.TooLarge, match="holds 5,000 bytes"):
+            objects.get(names[1].hex().encode())
+    finally:
+        objects.close()

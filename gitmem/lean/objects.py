@@ -336,6 +336,14 @@ class MappedPack:
             return None
         return struct.unpack_from(">L", idx, self._offsets + (at - 1032) // 20 * 4)[0]
 
+    def large(self, entry: int) -> int:
+        """Where in the pack an index offset entry with its top bit set points: its
+        place in the index's table of 8-byte offsets (an object past 2 GiB)."""
+        at = self._offsets + 4 * self._count + 8 * (entry & 0x7FFFFFFF)
+        if at + 8 > len(self._idx) - 40:
+            raise Unreadable("a pack index names an offset past its table of large offsets")
+        return struct.unpack_from(">Q", self._idx, at)[0]
+
     def find_sorted(self, shas: list[bytes]) -> list[int | None]:
         """The index's offset entry for each of ``shas`` (20 bytes each, in ascending
         order), as :meth:`find` says it: one walk through the index's sorted names, each

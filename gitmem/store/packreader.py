@@ -271,7 +271,9 @@ class Pack(MappedPack):
     def offset(self, sha: bytes) -> int | None:
         """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
         at = self.find(sha)
-        return None if at is None or at & 0x80000000 else at  # past 2 GiB: dulwich reads those
+        if at is None:
+            return None
+        return self.large(at) if at & 0x80000000 else at
 
     # Not dulwich's unpack_object_at: 6.5 us an object against 2.5 here (4% of a sync).
     def entry(

@@ -12,8 +12,8 @@ brought (in the quarantine) is read whole at the first object asked, in the orde
 holds its objects: each inflated once, each delta on an earlier entry applied to the
 base just read, every object then found by its id in one dictionary. dulwich's repository
 and pack layers are not loaded: what this reader does not read (an index of another
-version, an offset past 2 GiB, a pack that landed since the folder was listed) is
-asked of dulwich's object store for that folder, loaded then.
+version, a pack that landed since the folder was listed) is asked of dulwich's object
+store for that folder, loaded then.
 """
 
 from __future__ import annotations
@@ -297,8 +297,7 @@ class _Pack(MappedPack):
         self._kept_bytes = 0
 
     def offset(self, binary: bytes) -> int | None:
-        """Where the object ``binary`` starts in the pack (``None``: not here). An
-        offset past 2 GiB is dulwich's to read: ``-1``."""
+        """Where the object ``binary`` starts in the pack (``None``: not here)."""
         self._asked += 1
         if self._named is None and self._asked * _NAMED_SHARE > self._count:
             count = self._count
@@ -309,7 +308,7 @@ class _Pack(MappedPack):
         at = self._named.get(binary) if self._named is not None else self.find(binary)
         if at is None:
             return None
-        return -1 if at & 0x80000000 else at
+        return self.large(at) if at & 0x80000000 else at
 
     @property
     def size(self) -> int:
@@ -401,9 +400,7 @@ class _Pack(MappedPack):
 
     def read(self, offset: int, base: Callable[[bytes], _Found]) -> _Found | None:
         """The object at ``offset``, its delta chain resolved (``base`` finds a base
-        named by id elsewhere); ``None`` for what dulwich is to read."""
-        if offset < 0:
-            return None
+        named by id elsewhere)."""
         data = self._data
         found = self._kept.get(offset)
         if found is not None:
@@ -445,7 +442,7 @@ class _Pack(MappedPack):
                 bounded(delta_target(_delta_head(data, start + 20)))
                 chain.append((at, start + 20, size))
                 inside = self.offset(named)
-                if inside is None or inside < 0:
+                if inside is None:
                     found = base(named)
                     break
                 at = inside

@@ -225,8 +225,8 @@ class _RawReader:
             raise KeyError(sha)
         raise ValueError(
             f"object {sha} is stored there in a form a sync does not read from another's "
-            "repository (an index of an older version, a pack past 2 GiB, or a delta whose "
-            "base is missing); have it repacked there (git repack -a -d --max-pack-size=1g)"
+            "repository (an index of an older version, or a delta whose base is missing); "
+            "have it repacked there (git repack -a -d)"
         )
 
     def _ref_delta(
