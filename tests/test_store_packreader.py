@@ -260,3 +260,24 @@ def test_an_object_placed_past_2_gib_is_read_here(
             packs.read(names[1])
     finally:
         packs.close()
+
+
+def test_what_a_bounded_reader_makes_over_all_its_reads_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each object is held to the bound, but a line of deltas read link by link, last
+    first, makes far more than the pack holds: the reads stop once all they made comes
+    to ``MADE_MAX``, and say so."""
+    monkeypatch.setattr(packreader, "_KEPT_BYTES", 1 << 20)
+    folder, _ = _chain(tmp_path, 40, 256 << 10)
+    links = [n.to_bytes(2, "big") * (128 << 10) for n in range(40)]
+    # read once, the line makes 40 links of 256 KiB, and their deltas as much again
+    monkeypatch.setattr(packreader, "MADE_MAX", 24 << 20)
+    packs = Packs(folder, bounded=True)
+    try:
+        assert packs.read(_blob_id(links[-1])) == (3, links[-1])
+        with pytest.raises(ValueError, match="made more than 25,165,824 bytes"):
+            for link in reversed(links):  # each link's chain again, the kept ones gone
+                assert packs.read(_blob_id(link)) == (3, link)
+    finally:
+        packs.close()

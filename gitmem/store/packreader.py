@@ -33,6 +33,12 @@ __all__ = ["Pack", "PackedObjects", "Packs", "inflate", "packed_reads"]
 T = TypeVar("T")
 
 _TREE = 2
+MADE_MAX = 32 << 30
+"""Bytes a bounded reader may make of another's repository (what it inflates and what
+deltas make), over all its reads: some ten times what a store of 100,000 memories and
+100,000 commits holds, whose chains of deltas may be read more than once. Each object
+is bounded, but a chain of deltas each making 64 MiB, read link by link, would make
+far more than its pack holds, for as long as the reads go on."""
 REF_HOPS = 64
 """Deltas whose base is named by id that one read follows at most (a pack's index could
 name a delta as its own base)."""
@@ -112,6 +118,23 @@ class PackedObjects:
             self._packs = None
 
 
+class Made:
+    """The bytes a bounded reader has made, held to :data:`MADE_MAX`."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def spend(self, count: int) -> None:
+        self.count += count
+        if self.count > MADE_MAX:
+            raise ValueError(
+                f"reading the repository's objects made more than {MADE_MAX:,} bytes, "
+                "past what is read of another's repository"
+            )
+
+
 class Packs:
     """The packs of a folder read directly through their mapped files: an object's
     offset found in its index's sorted names (by dulwich's ``bisect_find_sha``), its
@@ -141,9 +164,10 @@ class Packs:
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
         self._base = self._named()
+        made = Made() if bounded else None
         for base in pack_bases(folder):
             try:
-                self._packs.append(Pack(base, bounded))
+                self._packs.append(Pack(base, made))
             except (OSError, ValueError):
                 continue  # gone meanwhile, or a format this reader leaves to dulwich
 
@@ -261,12 +285,13 @@ class Pack(MappedPack):
     reads an index's fan-out table entry by entry, 400 us an index against 40 here (a
     sync opens each pack of both sides, up to 32 each: 10% of a sync of 100 changes)."""
 
-    def __init__(self, base: str, bounded: bool = False) -> None:
+    def __init__(self, base: str, made: Made | None = None) -> None:
         super().__init__(base)
         self._bases: dict[int, tuple[int, bytes]] = {}
         self._kept_bytes = 0
-        self._bounded = bounded
-        """Sizes are held to ``OBJECT_MAX`` before anything is inflated (see ``Packs``)."""
+        self._made = made
+        """Bounded reads (see ``Packs``): sizes are held to ``OBJECT_MAX`` before anything
+        is inflated, and all the bytes made, with the other packs', to ``MADE_MAX``."""
 
     def offset(self, sha: bytes) -> int | None:
         """Where ``sha`` starts in the pack, or ``None`` if the pack lacks it."""
@@ -287,8 +312,8 @@ class Pack(MappedPack):
         if kind not in _WHOLE:
             found = self.read(offset, base)
             return None if found is None else (*found, b"")
-        if self._bounded:
-            bounded(size)
+        if self._made is not None:
+            self._made.spend(bounded(size))
         content, end = inflate(data, at, size)
         return kind, content, data[offset:end]
 
@@ -319,8 +344,8 @@ class Pack(MappedPack):
         at = offset
         while found is None:
             kind, size, start = entry_header(data, at)
-            if self._bounded:
-                bounded(size)
+            if self._made is not None:
+                self._made.spend(bounded(size))
             if kind in _WHOLE:
                 found = (kind, inflate_whole(data, start, size))
                 if kind == _TREE:
@@ -348,8 +373,8 @@ class Pack(MappedPack):
                 return None  # no type git writes: dulwich says what is wrong
         for at, start, size in reversed(chain):
             delta = inflate(data, start, size)[0]
-            if self._bounded:
-                bounded(delta_target(delta))
+            if self._made is not None:
+                self._made.spend(bounded(delta_target(delta)))
             found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
             del delta
             self._keep(at, found)  # a chain is read once, not per link
