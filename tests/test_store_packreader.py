@@ -272,7 +272,7 @@ def test_what_a_bounded_reader_makes_over_all_its_reads_is_bounded(
     folder, _ = _chain(tmp_path, 40, 256 << 10)
     links = [n.to_bytes(2, "big") * (128 << 10) for n in range(40)]
     # read once, the line makes 40 links of 256 KiB, and their deltas as much again
-    monkeypatch.setattr(packreader, "MADE_MAX", 24 << 20)
+    monkeypatch.setattr(pushobjects, "MADE_MAX", 24 << 20)
     packs = Packs(folder, bounded=True)
     try:
         assert packs.read(_blob_id(links[-1])) == (3, links[-1])

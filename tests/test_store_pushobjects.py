@@ -497,3 +497,30 @@ def test_an_object_placed_past_2_gib_is_read_here_and_held_to_the_bound(
             objects.get(names[1].hex().encode())
     finally:
         objects.close()
+
+
+def test_what_a_reader_makes_over_all_its_reads_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each object is bounded, but a line of deltas read link by link, last first,
+    makes far more than the push holds: the reads stop once all they made comes to
+    ``MADE_MAX``, and say so."""
+    monkeypatch.setattr(pushobjects, "_KEPT_MAX", 1 << 20)
+    packer = Packer()
+    at = packer.blob(b"x")
+    links = [bytes([n]) * (256 << 10) for n in range(40)]
+    for link in links:
+        at = packer.inserts(at, link)
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    git(tmp_path / "r.git", "index-pack", "--stdin", stdin=packer.pack(checksum=True))
+    # read once, the line makes 40 links of 256 KiB, and their deltas as much again
+    monkeypatch.setattr(pushobjects, "MADE_MAX", 24 << 20)
+    objects = Objects(str(tmp_path / "r.git"))
+    ids = [hashlib.sha1(b"blob %d\0" % len(link) + link).hexdigest().encode() for link in links]
+    try:
+        assert objects.get(ids[-1]) == (3, links[-1])
+        with pytest.raises(ValueError, match="made more than 25,165,824 bytes between them"):
+            for sha, link in zip(reversed(ids), reversed(links), strict=True):
+                assert objects.get(sha) == (3, link)
+    finally:
+        objects.close()

@@ -26,19 +26,13 @@ from gitmem.lean.objects import (
     ofs_base,
     pack_bases,
 )
-from gitmem.store.pushobjects import APPLY_DELTA, TooLarge, bounded, delta_target
+from gitmem.store.pushobjects import APPLY_DELTA, Made, TooLarge, bounded, delta_target
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate", "packed_reads"]
 
 T = TypeVar("T")
 
 _TREE = 2
-MADE_MAX = 32 << 30
-"""Bytes a bounded reader may make of another's repository (what it inflates and what
-deltas make), over all its reads: some ten times what a store of 100,000 memories and
-100,000 commits holds, whose chains of deltas may be read more than once. Each object
-is bounded, but a chain of deltas each making 64 MiB, read link by link, would make
-far more than its pack holds, for as long as the reads go on."""
 REF_HOPS = 64
 """Deltas whose base is named by id that one read follows at most (a pack's index could
 name a delta as its own base)."""
@@ -116,23 +110,6 @@ class PackedObjects:
         if self._packs is not None:
             self._packs.close()
             self._packs = None
-
-
-class Made:
-    """The bytes a bounded reader has made, held to :data:`MADE_MAX`."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def spend(self, count: int) -> None:
-        self.count += count
-        if self.count > MADE_MAX:
-            raise ValueError(
-                f"reading the repository's objects made more than {MADE_MAX:,} bytes, "
-                "past what is read of another's repository"
-            )
 
 
 class Packs:

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 __all__ = [
     "APPLY_DELTA",
     "LOOSE_HEAD",
+    "MADE_MAX",
     "OBJECT_MAX",
+    "Made",
     "Objects",
     "TooLarge",
     "bounded",
@@ -97,6 +99,30 @@ a store's screens read (a guard runs in 64 MB)."""
 _Found = tuple[int, bytes]
 """An object's type number and content."""
 
+MADE_MAX = 32 << 30
+"""Bytes one reader of objects another wrote (a push's, a remote's) may make over all
+its reads, what it inflates and what deltas make: some ten times what a store of
+100,000 memories and 100,000 commits holds, whose chains of deltas may be read more
+than once. Each object is bounded, but a line of deltas each making 64 MiB, read link
+by link, would make far more than its pack holds, for as long as the reads went on."""
+
+
+class Made:
+    """The bytes a bounded reader has made, held to :data:`MADE_MAX`."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def spend(self, count: int) -> None:
+        self.count += count
+        if self.count > MADE_MAX:
+            raise ValueError(
+                f"the objects read so far made more than {MADE_MAX:,} bytes between them, "
+                "past what is read of objects another wrote"
+            )
+
 
 def common_dir(git_dir: str) -> str:
     """The repository a git directory belongs to: a linked worktree's own directory
@@ -132,8 +158,9 @@ class Objects:
 
     def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
         main = os.path.join(common_dir(control_dir(git_dir)), "objects")
-        self.main = _with_alternates(main, 0)
-        self.folders = ([_Folder(quarantine)] if quarantine else []) + self.main
+        made = Made()  # what all the packs read make, between them
+        self.main = _with_alternates(main, 0, made)
+        self.folders = ([_Folder(quarantine, made)] if quarantine else []) + self.main
         self._pushed: dict[bytes, _Found] | None = None if quarantine else {}
         """The quarantined packs' objects read in order, by hex id (``None``: not yet)."""
 
@@ -194,9 +221,9 @@ class Objects:
             folder.close()
 
 
-def _with_alternates(path: str, depth: int) -> list[_Folder]:
+def _with_alternates(path: str, depth: int, made: Made) -> list[_Folder]:
     """The folder at ``path`` and those its ``info/alternates`` names, in turn."""
-    found = [_Folder(path)]
+    found = [_Folder(path, made)]
     if depth >= _ALTERNATES_DEPTH:
         return found
     try:
@@ -207,14 +234,14 @@ def _with_alternates(path: str, depth: int) -> list[_Folder]:
     for line in lines:
         line = line.strip()
         if line and not line.startswith("#"):
-            found += _with_alternates(os.path.normpath(os.path.join(path, line)), depth + 1)
+            found += _with_alternates(os.path.normpath(os.path.join(path, line)), depth + 1, made)
     return found
 
 
 class _Folder:
     """One object folder: its packs (listed once) and its loose objects."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, made: Made) -> None:
         self.path = path
         self.packs: list[_Pack] = []
         self.odd = False
@@ -226,7 +253,7 @@ class _Folder:
             bases = []
         for base in bases:
             try:
-                self.packs.append(_Pack(base))
+                self.packs.append(_Pack(base, made))
             except (OSError, ValueError):
                 self.odd = True  # gone meanwhile, or a format this reader leaves to dulwich
         try:
@@ -289,8 +316,9 @@ class _Folder:
 class _Pack(MappedPack):
     """One pack and its version-2 index, mapped, its objects kept once read."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, made: Made) -> None:
         super().__init__(base)
+        self._made = made
         self._named: dict[bytes, int] | None = None
         self._asked = 0
         self._kept: dict[int, _Found] = {}
@@ -406,16 +434,19 @@ class _Pack(MappedPack):
         if found is not None:
             return found
         kind, size, start = entry_header(data, offset)
+        made = self._made
         if kind in _WHOLE:  # the most common entries: whole, or one delta on a kept base
-            found = (kind, inflate(data, start, bounded(size))[0])
+            made.spend(bounded(size))
+            found = (kind, inflate(data, start, size)[0])
             self._keep(offset, found)
             return found
         if kind == _OFS_DELTA:
             base_at, start = ofs_base(data, start, offset)
             held = self._kept.get(base_at)
             if held is not None:
-                delta = inflate(data, start, bounded(size))[0]
-                bounded(delta_target(delta))
+                made.spend(bounded(size))
+                delta = inflate(data, start, size)[0]
+                made.spend(bounded(delta_target(delta)))
                 found = (held[0], b"".join(APPLY_DELTA(held[1], delta)))
                 self._keep(offset, found)
                 return found
@@ -428,7 +459,7 @@ class _Pack(MappedPack):
         at = offset
         while found is None:
             kind, size, start = entry_header(data, at)
-            bounded(size)
+            made.spend(bounded(size))
             if kind in _WHOLE:
                 found = (kind, inflate(data, start, size)[0])
                 break
@@ -452,6 +483,7 @@ class _Pack(MappedPack):
         self._keep(at, found)
         for entry, start, size in reversed(chain):
             delta = inflate(data, start, size)[0]
+            made.spend(delta_target(delta))
             found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
             del delta
             self._keep(entry, found)
