@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import struct
 import zlib
+from pathlib import Path
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 
@@ -127,3 +128,22 @@ def index(pack_data: bytes, names: list[bytes], starts: list[int], large: set[by
     body += b"".join(struct.pack(">L", offset) for offset in offsets)
     body += b"".join(struct.pack(">Q", at) for at in table) + pack_data[-20:]
     return body + hashlib.sha1(body).digest()
+
+
+def blob_id(content: bytes) -> bytes:
+    """The id git gives a blob of ``content`` (20 bytes)."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).digest()
+
+
+def placed_far(folder: Path, small: bytes, big: bytes) -> list[bytes]:
+    """A pack of two blobs written in ``folder``, each placed through its index's table
+    of 8-byte offsets (git's for an object past 2 GiB of its pack); their ids."""
+    packer = Packer()
+    packer.blob(small)
+    packer.blob(big)
+    data = packer.pack(checksum=True)
+    names = [blob_id(small), blob_id(big)]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pack-a.pack").write_bytes(data)
+    (folder / "pack-a.idx").write_bytes(index(data, names, packer.starts, set(names)))
+    return names

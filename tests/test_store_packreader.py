@@ -4,14 +4,13 @@ a listing finds."""
 
 from __future__ import annotations
 
-import hashlib
 import tracemalloc
 import zlib
 from pathlib import Path
 
 import pytest
 from dulwich.pack import write_pack_index_v2
-from helpers_packs import Packer, index
+from helpers_packs import Packer, blob_id, placed_far
 from test_store_pushobjects import git
 
 from gitmem import Author, Memory, Repository
@@ -131,17 +130,13 @@ def _chain(tmp_path: Path, depth: int, step: int) -> tuple[str, bytes]:
     return str(tmp_path / "r.git" / "objects" / "pack"), last
 
 
-def _blob_id(content: bytes) -> bytes:
-    return hashlib.sha1(b"blob %d\0" % len(content) + content).digest()
-
-
 def test_a_chain_deeper_than_the_stack_reads(tmp_path: Path) -> None:
     """Git stores a chain of deltas as deep as a writer made it; each link is read in
     turn, not by a call per link."""
     folder, last = _chain(tmp_path, 3_000, 16)
     packs = Packs(folder, bounded=True)
     try:
-        assert packs.read(_blob_id(last)) == (3, last)
+        assert packs.read(blob_id(last)) == (3, last)
     finally:
         packs.close()
 
@@ -157,7 +152,7 @@ def test_what_a_pack_keeps_of_a_chain_is_bounded_in_bytes(
     packs = Packs(folder, bounded=True)
     tracemalloc.start()
     try:
-        assert packs.read(_blob_id(last)) == (3, last)
+        assert packs.read(blob_id(last)) == (3, last)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -197,22 +192,22 @@ def test_a_chain_on_a_delta_whose_base_is_named_by_id_reads_here(
     ids: list[bytes] = []
     if where == "this pack":
         packer.blob(base)
-        ids.append(_blob_id(base))
+        ids.append(blob_id(base))
     elif where == "another pack":
         first = Packer()
         first.blob(base)
-        _laid_down(folder, "b", first, [_blob_id(base)])
-    at = packer.delta_by_id(_blob_id(base), len(base), 4_000)
-    ids.append(_blob_id(b"x" * 4_000))
+        _laid_down(folder, "b", first, [blob_id(base)])
+    at = packer.delta_by_id(blob_id(base), len(base), 4_000)
+    ids.append(blob_id(b"x" * 4_000))
     for link in links:
         at = packer.inserts(at, link)
-        ids.append(_blob_id(link))
+        ids.append(blob_id(link))
     _laid_down(folder, "c", packer, ids)
-    loose = {_blob_id(base).hex(): (3, base)}.get if where == "elsewhere" else None
+    loose = {blob_id(base).hex(): (3, base)}.get if where == "elsewhere" else None
     packs = Packs(str(folder), bounded=True, elsewhere=loose)
     tracemalloc.start()
     try:
-        assert packs.read(_blob_id(links[-1])) == (3, links[-1])
+        assert packs.read(blob_id(links[-1])) == (3, links[-1])
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -228,7 +223,7 @@ def test_a_delta_named_as_its_own_base_does_not_read(tmp_path: Path) -> None:
     loop = bytes.fromhex("ab" * 20)
     packer.delta_by_id(loop, 1, 1)
     folder = tmp_path / "pack"
-    _laid_down(folder, "a", packer, [_blob_id(b"x"), loop])
+    _laid_down(folder, "a", packer, [blob_id(b"x"), loop])
     packs = Packs(str(folder), bounded=True)
     try:
         with pytest.raises(ValueError, match="names bases by id past 64 times"):
@@ -244,16 +239,8 @@ def test_an_object_placed_past_2_gib_is_read_here(
     of its pack: read here, and held to the bound, like any other."""
     monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
     small, big = b"fits\n", b"x" * 5_000
-    packer = Packer()
-    packer.blob(small)
-    packer.blob(big)
-    data = packer.pack(checksum=True)
-    names = [_blob_id(small), _blob_id(big)]
-    folder = tmp_path / "pack"
-    folder.mkdir()
-    (folder / "pack-a.pack").write_bytes(data)
-    (folder / "pack-a.idx").write_bytes(index(data, names, packer.starts, set(names)))
-    packs = Packs(str(folder), bounded=True)
+    names = placed_far(tmp_path / "pack", small, big)
+    packs = Packs(str(tmp_path / "pack"), bounded=True)
     try:
         assert packs.read(names[0]) == (3, small)
         with pytest.raises(ValueError, match="holds 5,000 bytes"):
@@ -275,9 +262,9 @@ def test_what_a_bounded_reader_makes_over_all_its_reads_is_bounded(
     monkeypatch.setattr(pushobjects, "MADE_MAX", 24 << 20)
     packs = Packs(folder, bounded=True)
     try:
-        assert packs.read(_blob_id(links[-1])) == (3, links[-1])
+        assert packs.read(blob_id(links[-1])) == (3, links[-1])
         with pytest.raises(ValueError, match="made more than 25,165,824 bytes"):
             for link in reversed(links):  # each link's chain again, the kept ones gone
-                assert packs.read(_blob_id(link)) == (3, link)
+                assert packs.read(blob_id(link)) == (3, link)
     finally:
         packs.close()

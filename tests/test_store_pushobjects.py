@@ -5,7 +5,6 @@ left to dulwich; what is missing is ``None``."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import random
@@ -15,7 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers_packs import Packer, index
+from helpers_packs import Packer, blob_id, placed_far
 
 from gitmem.store import pushobjects
 from gitmem.store.pushobjects import Objects
@@ -461,7 +460,7 @@ def test_a_chain_of_large_deltas_is_read_one_delta_at_a_time(
     git(tmp_path, "init", "-q", "--bare", "r.git")
     git(tmp_path / "r.git", "index-pack", "--stdin", stdin=data)
     content = bytes([15]) * (1 << 20)
-    sha = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    sha = blob_id(content).hex()
     objects = Objects(str(tmp_path / "r.git"))
     tracemalloc.start()
     try:
@@ -481,15 +480,8 @@ def test_an_object_placed_past_2_gib_is_read_here_and_held_to_the_bound(
     inflate the object whatever its size."""
     monkeypatch.setattr(pushobjects, "OBJECT_MAX", 1_000)
     small, big = b"fits\n", b"x" * 5_000
-    packer = Packer()
-    packer.blob(small)
-    packer.blob(big)
-    data = packer.pack(checksum=True)
-    names = [hashlib.sha1(b"blob %d\0" % len(c) + c).digest() for c in (small, big)]
-    folder = tmp_path / "r.git" / "objects" / "pack"
     git(tmp_path, "init", "-q", "--bare", "r.git")
-    (folder / "pack-a.pack").write_bytes(data)
-    (folder / "pack-a.idx").write_bytes(index(data, names, packer.starts, set(names)))
+    names = placed_far(tmp_path / "r.git" / "objects" / "pack", small, big)
     objects = Objects(str(tmp_path / "r.git"))
     try:
         assert objects.get(names[0].hex().encode()) == (3, small)
@@ -516,7 +508,7 @@ def test_what_a_reader_makes_over_all_its_reads_is_bounded(
     # read once, the line makes 40 links of 256 KiB, and their deltas as much again
     monkeypatch.setattr(pushobjects, "MADE_MAX", 24 << 20)
     objects = Objects(str(tmp_path / "r.git"))
-    ids = [hashlib.sha1(b"blob %d\0" % len(link) + link).hexdigest().encode() for link in links]
+    ids = [blob_id(link).hex().encode() for link in links]
     try:
         assert objects.get(ids[-1]) == (3, links[-1])
         with pytest.raises(ValueError, match="made more than 25,165,824 bytes between them"):
