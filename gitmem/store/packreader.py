@@ -392,8 +392,8 @@ def packed_reads(
 ) -> Generator[Callable[[str, int], bytes]]:
     """A reader of many objects at once (a blame reads a file's every revision):
     ``read(sha, type number)`` reads each straight from the packs in the folder
-    ``objects``, mapped while this lasts; one they do not hold whole or by a delta in
-    the same pack, or that does not read, or is not of that type, ``fallback`` reads
+    ``objects``, mapped while this lasts; one they do not hold whole or as a delta on
+    what they hold, or that does not read, or is not of that type, ``fallback`` reads
     (and refuses as it refuses)."""
     packs = Packs(os.path.join(objects, "pack"))
 
