@@ -151,7 +151,7 @@ def test_a_delta_whose_base_is_named_by_id_counts_as_hung_anywhere(
     monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
     sha = bytes.fromhex("ab" * 20)
 
-    def named(count: int, result: int, pinned: int = 0) -> bytes:
+    def named(count: int, result: int, pinned: bool = False) -> bytes:
         packer = Packer()
         packer.blob(b"\0" * 1_000)
         for _ in range(count):
@@ -202,8 +202,9 @@ def over_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_fetch_past_its_size_or_time_is_refused_and_stores_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
-    """A remote that sends more than a fetch takes, or sends for longer: one line says
-    so, and no object of it, nor any ref, is stored here."""
+    """A remote that sends more than a fetch takes, sends for longer, or sends a pack
+    that makes more than a fetch takes: one line says so, and no object of it, nor any
+    ref, is stored here."""
     origin, a, b = hostile_replicas(tmp_path)
     with Repository.open(str(a)) as repo:
         for n in range(5):
