@@ -133,15 +133,20 @@ class Packs:
         folder: str,
         bounded: bool = False,
         elsewhere: Callable[[str], tuple[int, bytes] | None] | None = None,
+        made: Made | None = None,
     ) -> None:
+        """``elsewhere`` reads a delta's base, by hex id, that no pack here holds
+        (``None``: such a delta is left to the caller); ``made`` counts a bounded
+        reader's bytes made (by default, its own count)."""
         self.folder = folder
         self._elsewhere = elsewhere
-        """Reads a delta's base, by hex id, that no pack here holds (``None``: such a
-        delta is left to the caller)."""
         self._packs: list[Pack] = []
         self._stamp = _stamp(folder)
         self._base = self._named()
-        made = Made() if bounded else None
+        if not bounded:
+            made = None
+        elif made is None:
+            made = Made()
         for base in pack_bases(folder):
             try:
                 self._packs.append(Pack(base, made))

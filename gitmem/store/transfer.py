@@ -46,7 +46,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.pushobjects import APPLY_DELTA, LOOSE_HEAD, TooLarge, loose_read
+from gitmem.store.pushobjects import APPLY_DELTA, LOOSE_HEAD, Made, TooLarge, loose_read
 from gitmem.store.trees import (
     BadTree,
     Trees,
@@ -133,6 +133,7 @@ class _RawReader:
         self._loose = _loose_folders(os.fspath(store.path))
         self._bounded = bounded
         self._relisted = False
+        self._made = Made() if bounded else None
 
     def raw(self, sha: str) -> tuple[int, bytes]:
         """``(type number, content)`` of an object; ``KeyError`` if it is not here."""
@@ -189,9 +190,11 @@ class _RawReader:
 
     def _packed(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
         if self._packs is None:
-            # a bounded read takes a delta's base named by id from a loose file too
+            # a bounded read takes a delta's base named by id from a loose file too, and
+            # counts what it makes over the packs listed anew
             loose = self._loose_object if self._bounded else None
-            self._packs = Packs(os.path.join(self.store.path, "pack"), self._bounded, loose)
+            folder = os.path.join(self.store.path, "pack")
+            self._packs = Packs(folder, self._bounded, loose, self._made)
         try:
             found = self._packs.get(bytes.fromhex(sha))
             if found is not None:
