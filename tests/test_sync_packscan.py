@@ -171,6 +171,26 @@ def test_a_delta_whose_base_is_named_by_id_counts_as_hung_anywhere(
         check_pack(io.BytesIO(named(3, 20_000, pinned=True)))
 
 
+def test_a_chain_of_deltas_a_later_read_would_hold_whole_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line of deltas as large as what they make pins nothing as the pack is stored,
+    but the pack is kept as it came, and the library reads a stored object by holding
+    every delta down its chain at once: the deltas along a chain are bounded too."""
+    monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
+
+    def line(count: int) -> bytes:
+        packer = Packer()
+        at = packer.blob(b"x")
+        for n in range(count):
+            at = packer.inserts(at, bytes([n]) * 40_000)
+        return packer.pack()
+
+    check_pack(io.BytesIO(line(2)))  # some 80,000 bytes of deltas
+    with pytest.raises(ValueError, match="a chain of deltas of more than 100,000 bytes"):
+        check_pack(io.BytesIO(line(3)))
+
+
 def test_a_pack_that_makes_more_than_a_fetch_takes_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -15,10 +15,13 @@ Bounding each object does not bound the pack: a delta of a few bytes may declare
 result of 64 MiB, so a pack of some kilobytes can have the library make gigabytes, and
 hold many of them at once. The library makes every object of the pack once, walking
 each delta tree depth first, and holds an object made while a delta on it still waits
-its turn. So the pack as a whole is held to two more bounds, from what its entries
+its turn. So the pack as a whole is held to more bounds, from what its entries
 declare: the bytes of all its objects made whole (:data:`INFLATED_MAX`, which bounds
 the library's work), and the bytes it may have to hold at once in the worst order it
-could walk them (:data:`HELD_MAX`, which bounds its memory).
+could walk them (:data:`HELD_MAX`, which bounds its memory). The pack is stored as it
+came, and the library reads a stored object by holding every delta down its chain at
+once: the deltas along any chain are held to :data:`HELD_MAX` as well, so what a fetch
+stores cannot later make a read of it hold more.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ def check_pack(stream: IO[bytes]) -> None:
     offsets = array("q")  # where each entry starts, rising
     sizes = array("q")  # what each entry makes whole
     parents = array("q")  # the entry each is a delta on, or _WHOLE, or _NAMED
+    chains = array("q")  # the deltas down to each entry's whole object, in bytes
     inflated = 0
     for _ in range(count):
         at = reader.position()
@@ -90,7 +94,9 @@ def check_pack(stream: IO[bytes]) -> None:
         elif not 1 <= kind <= 4:
             raise ValueError(f"the remote's pack holds an entry of unknown type {kind}")
         first = reader.inflate(bounded(size))
+        chain = 0
         if kind in (_OFS_DELTA, _REF_DELTA):
+            chain = size + (chains[parent] if parent >= 0 else 0)
             size = bounded(delta_target(first))
         inflated += size
         if inflated > INFLATED_MAX:
@@ -101,6 +107,7 @@ def check_pack(stream: IO[bytes]) -> None:
         offsets.append(at)
         sizes.append(size)
         parents.append(parent)
+        chains.append(chain)
     reader.take(20)  # the checksum, which the library checks
     if reader.more():
         raise ValueError("the remote's pack goes on past its last object")
@@ -108,6 +115,13 @@ def check_pack(stream: IO[bytes]) -> None:
         raise ValueError(
             f"the remote's pack could have this side hold more than {HELD_MAX:,} bytes "
             "of objects at once as it stores them, past what a fetch takes"
+        )
+    # the library reads a stored object by holding every delta down its chain at once
+    named = parents.count(_NAMED)
+    if sum(nlargest(named + 1, chains)) > HELD_MAX:
+        raise ValueError(
+            f"the remote's pack holds a chain of deltas of more than {HELD_MAX:,} bytes, "
+            "which reading one of its objects would hold at once, past what a fetch takes"
         )
 
 
