@@ -470,6 +470,15 @@ def test_a_chain_of_large_deltas_is_read_one_delta_at_a_time(
         tracemalloc.stop()
         objects.close()
     assert peak < 8 << 20  # the chain's deltas come to 17 MiB
+    # a reader that holds a chain whole (dulwich's) would hold those 17 MiB at once: a
+    # chain past the bound does not read
+    monkeypatch.setattr(pushobjects, "CHAIN_MAX", 16 << 20)
+    objects = Objects(str(tmp_path / "r.git"))
+    try:
+        with pytest.raises(ValueError, match="a chain of deltas of more than 16,777,216"):
+            objects.get(sha.encode())
+    finally:
+        objects.close()
 
 
 def test_an_object_placed_past_2_gib_is_read_here_and_held_to_the_bound(

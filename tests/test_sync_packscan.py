@@ -177,7 +177,7 @@ def test_a_chain_of_deltas_a_later_read_would_hold_whole_is_refused(
     """A line of deltas as large as what they make pins nothing as the pack is stored,
     but the pack is kept as it came, and the library reads a stored object by holding
     every delta down its chain at once: the deltas along a chain are bounded too."""
-    monkeypatch.setattr(packscan, "HELD_MAX", 100_000)
+    monkeypatch.setattr(pushobjects, "CHAIN_MAX", 100_000)
 
     def line(count: int) -> bytes:
         packer = Packer()

@@ -20,7 +20,8 @@ declare: the bytes of all its objects made whole (:data:`INFLATED_MAX`, which bo
 the library's work), and the bytes it may have to hold at once in the worst order it
 could walk them (:data:`HELD_MAX`, which bounds its memory). The pack is stored as it
 came, and the library reads a stored object by holding every delta down its chain at
-once: the deltas along any chain are held to :data:`HELD_MAX` as well, so what a fetch
+once: the deltas along any chain are held to
+:data:`~gitmem.store.pushobjects.CHAIN_MAX`, as a push hook holds them, so what a fetch
 stores cannot later make a read of it hold more.
 """
 
@@ -32,6 +33,7 @@ from bisect import bisect_left
 from heapq import nlargest
 from typing import IO
 
+from gitmem.store import pushobjects
 from gitmem.store.pushobjects import bounded, delta_target
 
 __all__ = ["ENTRIES_MAX", "HELD_MAX", "INFLATED_MAX", "check_pack"]
@@ -118,9 +120,10 @@ def check_pack(stream: IO[bytes]) -> None:
         )
     # the library reads a stored object by holding every delta down its chain at once
     named = parents.count(_NAMED)
-    if sum(nlargest(named + 1, chains)) > HELD_MAX:
+    longest = pushobjects.CHAIN_MAX
+    if sum(nlargest(named + 1, chains)) > longest:
         raise ValueError(
-            f"the remote's pack holds a chain of deltas of more than {HELD_MAX:,} bytes, "
+            f"the remote's pack holds a chain of deltas of more than {longest:,} bytes, "
             "which reading one of its objects would hold at once, past what a fetch takes"
         )
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPLY_DELTA",
+    "CHAIN_MAX",
     "LOOSE_HEAD",
     "MADE_MAX",
     "OBJECT_MAX",
@@ -98,6 +99,13 @@ gigabytes (a zlib or delta bomb) cost a hook nothing. A memory that large is pas
 a store's screens read (a guard runs in 64 MB)."""
 _Found = tuple[int, bytes]
 """An object's type number and content."""
+
+CHAIN_MAX = 256 << 20
+"""Bytes of deltas along one chain, from an object down to the whole object it is made
+from, in objects another wrote: git's own reader applies a chain one delta at a time,
+but dulwich's holds every delta of it at once, so a pack kept with a longer chain of
+large deltas would make a later read of it hold that much. Git writes a delta on a
+delta at most 50 deep by default, so a store's chains come to kilobytes."""
 
 MADE_MAX = 32 << 30
 """Bytes one reader of objects another wrote (a push's, a remote's) may make over all
@@ -455,6 +463,7 @@ class _Pack(MappedPack):
         # makes is bounded before anything is made), each delta whole on the way back,
         # one at a time: a chain of many large deltas is never held at once.
         chain: list[tuple[int, int, int]] = []
+        deltas = 0  # their bytes, held to CHAIN_MAX
         found = None
         at = offset
         while found is None:
@@ -463,6 +472,12 @@ class _Pack(MappedPack):
             if kind in _WHOLE:
                 found = (kind, inflate(data, start, size)[0])
                 break
+            deltas += size
+            if deltas > CHAIN_MAX:
+                raise ValueError(
+                    f"a chain of deltas of more than {CHAIN_MAX:,} bytes, which a reader "
+                    "that holds a chain whole (dulwich's) would hold at once"
+                )
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
                 bounded(delta_target(_delta_head(data, start)))
