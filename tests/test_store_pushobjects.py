@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers_packs import Packer, blob_id, placed_far
+from helpers_packs import Packer, blob_id, index, placed_far
 
 from gitmem.store import pushobjects
 from gitmem.store.pushobjects import Objects
@@ -471,14 +471,17 @@ def test_a_chain_of_large_deltas_is_read_one_delta_at_a_time(
         objects.close()
     assert peak < 8 << 20  # the chain's deltas come to 17 MiB
     # a reader that holds a chain whole (dulwich's) would hold those 17 MiB at once: a
-    # chain past the bound does not read
-    monkeypatch.setattr(pushobjects, "CHAIN_MAX", 16 << 20)
-    objects = Objects(str(tmp_path / "r.git"))
-    try:
-        with pytest.raises(ValueError, match="a chain of deltas of more than 16,777,216"):
-            objects.get(sha.encode())
-    finally:
-        objects.close()
+    # chain past the bound does not read, read whole or link by link on kept bases
+    monkeypatch.setattr(pushobjects, "CHAIN_MAX", 4 << 20)
+    links = [blob_id(bytes([n]) * (1 << 20)).hex().encode() for n in range(16)]
+    for reads in ([links[-1]], links):
+        objects = Objects(str(tmp_path / "r.git"))
+        try:
+            with pytest.raises(ValueError, match="a chain of deltas of more than 4,194,304"):
+                for link in reads:
+                    objects.get(link)
+        finally:
+            objects.close()
 
 
 def test_an_object_placed_past_2_gib_is_read_here_and_held_to_the_bound(
@@ -523,5 +526,26 @@ def test_what_a_reader_makes_over_all_its_reads_is_bounded(
         with pytest.raises(ValueError, match="made more than 25,165,824 bytes between them"):
             for sha, link in zip(reversed(ids), reversed(links), strict=True):
                 assert objects.get(sha) == (3, link)
+    finally:
+        objects.close()
+
+
+def test_a_delta_on_a_base_in_another_pack_reads_the_same_twice(tmp_path: Path) -> None:
+    """The base is read from the other pack and the delta applied; what is kept is
+    the delta's result, so a second read gives the same object, not its base."""
+    base, made = b"the base\n" * 10, b"the base\n" * 20
+    first, second = Packer(), Packer()
+    first.blob(base)
+    second.delta_by_id(blob_id(base), len(base), len(made))
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    folder = tmp_path / "r.git" / "objects" / "pack"
+    for name, packer, names in (("a", first, [blob_id(base)]), ("b", second, [blob_id(made)])):
+        data = packer.pack(checksum=True)
+        (folder / f"pack-{name}.pack").write_bytes(data)
+        (folder / f"pack-{name}.idx").write_bytes(index(data, names, packer.starts, set()))
+    objects = Objects(str(tmp_path / "r.git"))
+    try:
+        for _ in range(2):
+            assert objects.get(blob_id(made).hex().encode()) == (3, made)
     finally:
         objects.close()

@@ -330,6 +330,8 @@ class _Pack(MappedPack):
         self._named: dict[bytes, int] | None = None
         self._asked = 0
         self._kept: dict[int, _Found] = {}
+        self._chains: dict[int, int] = {}
+        """The bytes of deltas down the chain of each kept object made by deltas."""
         self._kept_bytes = 0
 
     def offset(self, binary: bytes) -> int | None:
@@ -366,6 +368,7 @@ class _Pack(MappedPack):
         ids = map(hexlify, struct.unpack_from("20s" * count, self._idx, 1032))
         named = dict(zip(starts, ids, strict=True))
         at_offset: dict[int, _Found] = {}
+        chains: dict[int, int] = {}  # each delta's bytes of deltas down its chain
         spent = 0
         inflater, at_once = zlib.decompressobj, zlib.decompress
         # each entry's header, base distance and inflating as entry_header, ofs_base and
@@ -403,6 +406,10 @@ class _Pack(MappedPack):
                     held = at_offset.get(at - distance)
                     if held is None:
                         continue
+                    chain = size + chains.get(at - distance, 0)
+                    if chain > CHAIN_MAX:
+                        continue  # refused by read, when it is asked for
+                    chains[at] = chain
                 elif kind not in _WHOLE:
                     continue
                 if size < _AT_ONCE_MAX:
@@ -453,17 +460,18 @@ class _Pack(MappedPack):
             held = self._kept.get(base_at)
             if held is not None:
                 made.spend(bounded(size))
+                deltas = _within_chain(size + self._chains.get(base_at, 0))
                 delta = inflate(data, start, size)[0]
                 made.spend(bounded(delta_target(delta)))
                 found = (held[0], b"".join(APPLY_DELTA(held[1], delta)))
-                self._keep(offset, found)
+                self._keep(offset, found, deltas)
                 return found
         # the deltas met, newest first: where each entry and its stream start, and the
         # stream's size. Only each delta's header is inflated on the way down (what it
         # makes is bounded before anything is made), each delta whole on the way back,
         # one at a time: a chain of many large deltas is never held at once.
         chain: list[tuple[int, int, int]] = []
-        deltas = 0  # their bytes, held to CHAIN_MAX
+        deltas = 0  # their bytes, with those below a kept base: held to CHAIN_MAX
         found = None
         at = offset
         while found is None:
@@ -472,12 +480,7 @@ class _Pack(MappedPack):
             if kind in _WHOLE:
                 found = (kind, inflate(data, start, size)[0])
                 break
-            deltas += size
-            if deltas > CHAIN_MAX:
-                raise ValueError(
-                    f"a chain of deltas of more than {CHAIN_MAX:,} bytes, which a reader "
-                    "that holds a chain whole (dulwich's) would hold at once"
-                )
+            deltas = _within_chain(deltas + size)
             if kind == _OFS_DELTA:
                 base_at, start = ofs_base(data, start, at)
                 bounded(delta_target(_delta_head(data, start)))
@@ -489,29 +492,48 @@ class _Pack(MappedPack):
                 chain.append((at, start + 20, size))
                 inside = self.offset(named)
                 if inside is None:
-                    found = base(named)
+                    # a base held elsewhere: nothing at ``at`` but the delta itself
+                    found, at = base(named), -1
                     break
                 at = inside
             else:
                 raise ValueError(f"a packed object at {at} has type {kind}")
             found = self._kept.get(at)
-        self._keep(at, found)
+        below = self._chains.get(at, 0)
+        _within_chain(deltas + below)
+        if at >= 0:
+            self._keep(at, found, below)
         for entry, start, size in reversed(chain):
             delta = inflate(data, start, size)[0]
             made.spend(delta_target(delta))
             found = (found[0], b"".join(APPLY_DELTA(found[1], delta)))
             del delta
-            self._keep(entry, found)
+            below += size
+            self._keep(entry, found, below)
         return found
 
-    def _keep(self, offset: int, found: _Found) -> None:
+    def _keep(self, offset: int, found: _Found, chain: int = 0) -> None:
+        """Keep ``found`` for the next read, and ``chain``, its bytes of deltas."""
         if offset in self._kept:
             return
         self._kept_bytes += len(found[1])
         if self._kept_bytes > _KEPT_MAX:
             self._kept.clear()
+            self._chains.clear()
             self._kept_bytes = len(found[1])
         self._kept[offset] = found
+        if chain:
+            self._chains[offset] = chain
+
+
+def _within_chain(deltas: int) -> int:
+    """``deltas``, the bytes of deltas down a chain, if a chain may hold that many."""
+    if deltas > CHAIN_MAX:
+        raise ValueError(
+            f"a chain of deltas of more than {CHAIN_MAX:,} bytes, which a reader that "
+            "holds a chain whole (dulwich's) would hold at once"
+        )
+    return deltas
 
 
 def _delta_head(data: mmap.mmap, at: int) -> bytes:
