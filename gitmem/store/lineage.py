@@ -194,7 +194,7 @@ def _read(folder: int, store: str, now: int) -> tuple[list[_Kept], bool]:
             own.append((found.st_mtime_ns, found.st_size, store, name))
         elif _is_temporary(name):
             if now - found.st_mtime_ns >= STALE * 10**9:
-                _remove(folder, [(0, 0, store, name)])  # a killed writer's
+                _remove(folder, [name])  # a killed writer's
             else:
                 writing = True
     return own, writing
@@ -205,13 +205,13 @@ def _let_go(top: int, store: str, lines: list[_Kept]) -> None:
     if not lines:
         return
     try:
-        _in_folder(top, store, lambda folder: _remove(folder, lines))
+        _in_folder(top, store, lambda folder: _remove(folder, [line[3] for line in lines]))
     except OSError:
         return  # its folder went
 
 
-def _remove(folder: int, lines: list[_Kept]) -> None:
-    for _, _, _, name in lines:
+def _remove(folder: int, names: list[str]) -> None:
+    for name in names:
         try:
             os.unlink(name, dir_fd=folder)
         except OSError:

@@ -113,13 +113,13 @@ def check_pack(stream: IO[bytes]) -> None:
     reader.take(20)  # the checksum, which the library checks
     if reader.more():
         raise ValueError("the remote's pack goes on past its last object")
-    if _held(sizes, parents) > HELD_MAX:
+    named = parents.count(_NAMED)
+    if _held(sizes, parents, named) > HELD_MAX:
         raise ValueError(
             f"the remote's pack could have this side hold more than {HELD_MAX:,} bytes "
             "of objects at once as it stores them, past what a fetch takes"
         )
     # the library reads a stored object by holding every delta down its chain at once
-    named = parents.count(_NAMED)
     longest = pushobjects.CHAIN_MAX
     if sum(nlargest(named + 1, chains)) > longest:
         raise ValueError(
@@ -148,7 +148,7 @@ def _entry_at(offsets: array[int], at: int) -> int:
     return found
 
 
-def _held(sizes: array[int], parents: array[int]) -> int:
+def _held(sizes: array[int], parents: array[int], named: int) -> int:
     """The most the library could hold at once, walking each delta tree depth first in
     the worst order: along one path down a tree, every object with a second delta on it
     (which waits its turn). A delta whose base is named by id is placed by the library
@@ -156,7 +156,8 @@ def _held(sizes: array[int], parents: array[int]) -> int:
     objects held here, so it could hang under any object: the path may pass from one
     tree into another through each such delta, and each may have its base held while
     another delta on it waits. So the bound adds up the most held down as many trees as
-    there are such deltas, and one more, and as many of the pack's largest objects."""
+    there are such deltas (``named``), and one more, and as many of the pack's largest
+    objects."""
     count = len(sizes)
     deltas = array("q", bytes(8 * count))  # deltas on each entry
     below = array("q", bytes(8 * count))  # the most held below each, on one path
@@ -169,7 +170,6 @@ def _held(sizes: array[int], parents: array[int]) -> int:
             below[parent] = max(below[parent], held)
         else:
             trees.append(held)
-    named = parents.count(_NAMED)
     return sum(nlargest(named + 1, trees)) + sum(nlargest(named, sizes))
 
 
