@@ -67,23 +67,33 @@ class Packer:
     def inserts(self, base: int, content: bytes) -> int:
         """A delta on entry ``base`` that makes ``content`` out of its own bytes alone:
         a delta as large as what it makes."""
-        parts = (content[at : at + 127] for at in range(0, len(content), 127))
-        ops = b"".join(bytes([len(part)]) + part for part in parts)
-        data = varint(self.sizes[base]) + varint(len(content)) + ops
-        return self._delta(base, data, len(content))
+        return self._delta(base, inserted(self.sizes[base], content), len(content))
 
     def _delta(self, base: int, data: bytes, result: int) -> int:
         back = distance(12 + len(self.body) - self.starts[base])
         return self._add(header(OFS_DELTA, len(data)) + back + zlib.compress(data), result)
 
     def delta_by_id(self, sha: bytes, base_size: int, result: int) -> int:
-        data = copies(base_size, result)
+        return self._by_id(sha, copies(base_size, result), result)
+
+    def inserts_by_id(self, sha: bytes, base_size: int, content: bytes) -> int:
+        """A delta on the object named ``sha`` that makes ``content`` of its own bytes."""
+        return self._by_id(sha, inserted(base_size, content), len(content))
+
+    def _by_id(self, sha: bytes, data: bytes, result: int) -> int:
         return self._add(header(REF_DELTA, len(data)) + sha + zlib.compress(data), result)
 
     def pack(self, *, checksum: bool = False) -> bytes:
         """The pack; ``checksum``: with its true checksum, as git takes it."""
         data = pack(bytes(self.body), count=len(self.starts))
         return data[:-20] + hashlib.sha1(data[:-20]).digest() if checksum else data
+
+
+def inserted(base_size: int, content: bytes) -> bytes:
+    """A delta that makes ``content`` out of its own bytes, whatever its base holds."""
+    parts = (content[at : at + 127] for at in range(0, len(content), 127))
+    ops = b"".join(bytes([len(part)]) + part for part in parts)
+    return varint(base_size) + varint(len(content)) + ops
 
 
 def copies(base_size: int, result: int) -> bytes:

@@ -8,11 +8,13 @@ import json
 import random
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from dulwich.object_store import DiskObjectStore
+from helpers_packs import Packer, index
 from helpers_sync import ME, hostile_replicas, sh
 from test_store_pushobjects import KINDS, chained, every_object, git
 
@@ -149,23 +151,48 @@ def test_an_object_past_the_bound_keeps_its_store_out_of_a_sync(
     assert missing.returncode != 0
 
 
+def _index_of_version_1(origin: Path, _: str) -> None:
+    """Every object of ``origin`` in one pack, indexed as git's first version has it."""
+    for found in (origin / "objects" / "pack").glob("*.idx"):
+        found.unlink()
+        pack = found.with_suffix(".pack")
+        sh(origin, "index-pack", "--index-version=1", "-o", str(found), str(pack))
+
+
+def _base_missing(origin: Path, blob: str) -> None:
+    """``blob`` stored in ``origin`` only as a delta on an object it lacks."""
+    content = git(origin, "cat-file", "blob", blob)
+    listed = git(origin, "rev-list", "--objects", "--all").decode().splitlines()
+    rest = "".join(line.split()[0] + "\n" for line in listed if not line.startswith(blob))
+    folder = origin / "objects" / "pack"
+    old = list(folder.iterdir())
+    git(origin, "pack-objects", "-q", str(folder / "pack"), stdin=rest.encode())
+    for path in old:
+        path.unlink()
+    packer = Packer()
+    packer.inserts_by_id(b"\x11" * 20, 10, content)
+    data = packer.pack(checksum=True)
+    (folder / "pack-thin.pack").write_bytes(data)
+    (folder / "pack-thin.idx").write_bytes(index(data, [bytes.fromhex(blob)], packer.starts, set()))
+
+
+@pytest.mark.parametrize("stored", [_index_of_version_1, _base_missing])
 def test_objects_the_bounded_reader_does_not_read_are_refused_not_handed_on(
-    replicas: tuple[Path, Path, Path],
+    replicas: tuple[Path, Path, Path], stored: Callable[[Path, str], None]
 ) -> None:
     """A remote on this machine whose objects lie in a form the bounded reader leaves
-    alone (here a pack index of git's first version, which git still writes when asked):
-    the sync says which object and what to do in one line, and copies nothing. They
-    are never handed to dulwich, which holds no object to the bound."""
+    alone (a pack index of git's first version, which git still writes when asked, or
+    a delta whose base the remote lacks): the sync says which object and what to do
+    in one line, and copies nothing. They are never handed to dulwich, which holds no
+    object to the bound."""
     origin, a, b = replicas
     with Repository.open(str(a)) as repo:
         ops.create(repo, "notes", ME, "later", "new", "yes\n")
         repo.sync("origin")
         head = repo.head("notes")
+        blob = git(origin, "rev-parse", f"{head}:{repo.path('notes', 'later')}").decode().strip()
     sh(origin, "repack", "-a", "-d", "-q")
-    for index in (origin / "objects" / "pack").glob("*.idx"):
-        index.unlink()
-        pack = index.with_suffix(".pack")
-        sh(origin, "index-pack", "--index-version=1", "-o", str(index), str(pack))
+    stored(origin, blob)
     with Repository.open(str(b)) as repo:
         before = repo.head("notes")
     objects = sorted(p.name for p in (b / ".git" / "objects").rglob("*") if p.is_file())

@@ -117,16 +117,16 @@ class Packs:
     offset found in its index's sorted names (by dulwich's ``bisect_find_sha``), its
     content inflated from the pack, a delta applied to its base (dulwich's
     ``apply_delta``); dulwich's ``Pack`` layers spend most of a read's time. A delta's
-    base named by id is read from whichever of these packs holds it. Anything unusual
-    (an index not of version 2, a delta whose base is a loose object, a pack being
-    replaced) is left to dulwich: ``get`` says ``None``. The pack folder is read
-    once: a pack that lands later is dulwich's to find, or a new reader's (``stale``).
+    base named by id is read from whichever of these packs holds it, else through
+    ``elsewhere``. Anything unusual (an index not of version 2, a delta whose base
+    neither gives, a pack being replaced) is left to the caller: ``get`` says ``None``.
+    The pack folder is read once: a pack that lands later is dulwich's to find, or a
+    new reader's (``stale``).
 
     ``bounded``: the packs are another repository's (a remote's, copied from): an object
     past :data:`~gitmem.store.pushobjects.OBJECT_MAX` is refused (``TooLarge``) from
     the size its header, or its delta's, declares, before it is inflated, as a push
-    hook refuses it; a delta against an object named by id is read here too
-    (``ref_delta``), not left to dulwich."""
+    hook refuses it."""
 
     def __init__(
         self,
@@ -180,21 +180,6 @@ class Packs:
             except TooLarge:
                 raise
             except (ValueError, IndexError, struct.error, RecursionError, zlib.error) as exc:
-                raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
-        return None
-
-    def ref_delta(self, sha: bytes) -> tuple[bytes, bytes] | None:
-        """``(base id, delta)`` when a pack holds ``sha`` as a delta against an object
-        named by id (``None`` otherwise); the sizes bounded as ``get`` bounds them."""
-        for pack in self._packs:
-            at = pack.offset(sha)
-            if at is None:
-                continue
-            try:
-                return pack.ref_delta(at)
-            except TooLarge:
-                raise
-            except (ValueError, IndexError, struct.error, zlib.error) as exc:
                 raise ValueError(f"object {sha.hex()} does not read from its pack: {exc}") from None
         return None
 
@@ -370,17 +355,6 @@ class Pack(MappedPack):
             self._kept_bytes = 0
         self._bases[offset] = found
         self._kept_bytes += len(found[1])
-
-    def ref_delta(self, offset: int) -> tuple[bytes, bytes] | None:
-        """``(base id, delta)`` of the delta against an object named by id at
-        ``offset``, its sizes held to ``OBJECT_MAX``; ``None`` for another entry."""
-        data = self._data
-        kind, size, at = entry_header(data, offset)
-        if kind != _REF_DELTA:
-            return None
-        delta = inflate(data, at + 20, bounded(size))[0]
-        bounded(delta_target(delta))
-        return bytes(data[at : at + 20]), delta
 
 
 def _stamp(folder: str) -> int | None:

@@ -46,7 +46,7 @@ from dulwich.repo import Repo
 
 from gitmem.store.packing import PACKED, Record, write_pack
 from gitmem.store.packreader import Packs
-from gitmem.store.pushobjects import APPLY_DELTA, LOOSE_HEAD, Made, TooLarge, loose_read
+from gitmem.store.pushobjects import LOOSE_HEAD, Made, TooLarge, loose_read
 from gitmem.store.trees import (
     BadTree,
     Trees,
@@ -65,8 +65,6 @@ _COMMIT, _TREE = 1, 2
 _SHA_LENGTH = 20
 _DELTA_DEPTH = 10
 """The longest delta chain written (git allows 50): reading a tree resolves its chain."""
-_DELTA_CHAIN_MAX = 64
-"""The longest chain of deltas named by id a bounded read resolves (git writes 50 at most)."""
 
 Entry = tuple[bytes, int, bytes]
 Entries = frozenset[Entry]
@@ -140,20 +138,19 @@ class _RawReader:
         kind, content, _ = self.entry(sha)
         return kind, content
 
-    def entry(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
+    def entry(self, sha: str) -> tuple[int, bytes, bytes]:
         """``(type number, content, packed)``: ``packed`` is the object as its pack
-        holds it (header and zlib stream), when it is held whole there, else empty.
-        ``depth``: the deltas named by id met on the way here (a bounded read)."""
+        holds it (header and zlib stream), when it is held whole there, else empty."""
         try:
-            return self._entry(sha, depth)
+            return self._entry(sha)
         except TooLarge as exc:
             exc.sha = exc.sha or sha
             raise
 
-    def _entry(self, sha: str, depth: int) -> tuple[int, bytes, bytes]:
+    def _entry(self, sha: str) -> tuple[int, bytes, bytes]:
         found = self._loose_object(sha)
         if found is None:
-            return self._packed(sha, depth)
+            return self._packed(sha)
         return *found, b""
 
     def _loose_object(self, sha: str) -> tuple[int, bytes] | None:
@@ -188,7 +185,7 @@ class _RawReader:
             raise zlib.error(str(exc)) from None
         return zlib.decompressobj().decompress(data, size + LOOSE_HEAD)
 
-    def _packed(self, sha: str, depth: int = 0) -> tuple[int, bytes, bytes]:
+    def _packed(self, sha: str) -> tuple[int, bytes, bytes]:
         if self._packs is None:
             # a bounded read takes a delta's base named by id from a loose file too, and
             # counts what it makes over the packs listed anew
@@ -200,10 +197,7 @@ class _RawReader:
             if found is not None:
                 return found
             if self._bounded:
-                delta = self._packs.ref_delta(bytes.fromhex(sha))
-                if delta is not None:
-                    return self._ref_delta(sha, *delta, depth)
-                return self._unread(sha, depth)
+                return self._unread(sha)
             # a pack or a loose object that arrived since, or a pack entry this reader
             # leaves to dulwich
             return (*self.store.get_raw(ObjectID(sha.encode())), b"")
@@ -212,7 +206,7 @@ class _RawReader:
         except (zlib.error, ApplyDeltaError, ChecksumMismatch, FileFormatException) as exc:
             raise ValueError(f"object {sha} does not read: {exc}") from None
 
-    def _unread(self, sha: str, depth: int) -> tuple[int, bytes, bytes]:
+    def _unread(self, sha: str) -> tuple[int, bytes, bytes]:
         """Another's object no pack read here holds in a form this reader reads: read
         again once the folder is listed anew (files may have come since); missing if the
         repository lacks it; else refused, never handed to dulwich, which holds no
@@ -223,7 +217,7 @@ class _RawReader:
             if self._packs is not None:
                 self._packs.close()
                 self._packs = None
-            return self._entry(sha, depth)
+            return self._entry(sha)
         if ObjectID(sha.encode()) not in self.store:
             raise KeyError(sha)
         raise ValueError(
@@ -231,15 +225,6 @@ class _RawReader:
             "repository (an index of an older version, or a delta whose base is missing); "
             "have it repacked there (git repack -a -d)"
         )
-
-    def _ref_delta(
-        self, sha: str, base: bytes, delta: bytes, depth: int
-    ) -> tuple[int, bytes, bytes]:
-        """A delta against an object named by id, its base read as any object is."""
-        if depth >= _DELTA_CHAIN_MAX:
-            raise ValueError(f"object {sha} is a delta chain past {_DELTA_CHAIN_MAX} deltas")
-        kind, content, _ = self.entry(base.hex(), depth + 1)
-        return kind, b"".join(APPLY_DELTA(content, delta)), b""
 
     def close(self) -> None:
         if self._packs is not None:
