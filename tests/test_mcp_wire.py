@@ -207,6 +207,39 @@ def test_an_unreadable_line_is_answered_and_the_server_goes_on(repo: Repository)
     assert answers[3]["result"]["isError"] is False
 
 
+def test_a_call_sent_as_a_notification_is_not_made(repo: Repository) -> None:
+    """A ``tools/call`` with no id, or an id no request may carry, has nobody to answer:
+    it is not made (no memory is written whose result, and the notices it would carry,
+    nobody receives), and the next request is answered as usual."""
+    calls = [
+        {"jsonrpc": "2.0", **({} if id_ == "none" else {"id": id_}), "method": "tools/call"}
+        for id_ in ("none", None, 1.5, True, [1])
+    ]
+    tried = b"".join(
+        json.dumps(
+            {
+                **call,
+                "params": {
+                    "name": "create_memory",
+                    "arguments": {"name": f"n{n}", "description": "d", "body": "b"},
+                },
+            }
+        ).encode()
+        + b"\n"
+        for n, call in enumerate(calls)
+    )
+    process = _tried(repo, tried)
+    assert process.stdin is not None and process.stdout is not None
+    answers = _answers(process.stdout, 2, seconds=60)
+    process.stdin.close()
+    process.wait(timeout=60)
+    assert process.returncode == 0
+    assert [a.get("id") for a in answers] == [0, 1]
+    assert answers[1]["result"]["isError"] is False
+    with Repository.open(repo.directory) as again:
+        assert [again.snapshot(store).slugs() for store in again.stores()] == [["a"]]
+
+
 def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository) -> None:
     """A message longer than the line cap is dropped as it arrives, answered with an
     invalid-request error (its id unread, so null) and one line on stderr; the next

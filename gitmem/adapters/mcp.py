@@ -184,10 +184,13 @@ class MemoryServer:
         call itself. A request of the usual shape (a name, an object of arguments, an
         object of ``_meta``, on a session begun with ``initialize``) needs none of it:
         the holder checks the arguments, and the result is built as the wire has it.
-        Anything else goes the SDK's way, with its errors."""
+        Anything else goes the SDK's way, with its errors: a ``tools/call`` sent as a
+        notification (no id to answer) among them, which the SDK drops unrun, so no
+        call is made whose result, and the notices it would carry, nobody receives."""
         params = ctx.params
         if (
             ctx.method != "tools/call"
+            or ctx.request_id is None
             or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
             or ctx.session.client_params is None
             or not isinstance(params, Mapping)
