@@ -64,6 +64,7 @@ from gitmem.adapters import heap
 from gitmem.adapters.schemas import tool_definitions
 from gitmem.errors import GitmemError
 from gitmem.holder import PROGRAM_TOOL, Holder, Turn
+from gitmem.lean.text import shown
 from gitmem.types import check_slug
 
 __all__ = [
@@ -417,7 +418,7 @@ class MemoryServer:
         if params.name != "memory-compaction":
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"there is no prompt {params.name!r}; the one prompt is memory-compaction",
+                f"there is no prompt {shown(params.name)}; the one prompt is memory-compaction",
             )
         text = self.holder.memory_compaction_prompt()
         return types.GetPromptResult(

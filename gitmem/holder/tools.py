@@ -16,6 +16,7 @@ from gitmem.edits import Build, Rules
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, ReadOnly, Unavailable
 from gitmem.holder.code import Code
 from gitmem.holder.context import having
+from gitmem.lean.text import shown
 from gitmem.store import Snapshot, Storage, past_write
 from gitmem.strategies import Tool
 from gitmem.types import Author, Memory, Revision
@@ -219,4 +220,4 @@ class Toolbox:
             raise Unavailable(
                 f"memories are append-only in this run, so `{name}` is not available. {have}"
             )
-        raise Unavailable(f"`{name}` is not available under {strategy.name}. {have}")
+        raise Unavailable(f"`{shown(name)}` is not available under {strategy.name}. {have}")

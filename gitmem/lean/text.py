@@ -1,12 +1,16 @@
 """What storable text is: a string with no NUL and no lone surrogate (the one rule
 every text an agent or an operator gives passes, keywords included), and what a line
-is (a description: text without a line break); and how its lines are counted."""
+is (a description: text without a line break); how its lines are counted; and how a
+refusal names a value it was given."""
 
 from __future__ import annotations
 
 from gitmem.errors import InvalidText
 
-__all__ = ["check_line", "check_text", "count_lines", "one_line"]
+__all__ = ["SHOWN", "check_line", "check_text", "count_lines", "one_line", "shown"]
+
+SHOWN = 40
+"""The characters of a value a refusal shows at most."""
 
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 """What ends a line (``str.splitlines``'s separators)."""
@@ -53,3 +57,18 @@ def count_lines(text: str) -> int:
     if not text:
         return 0
     return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def shown(value: object, *, quoted: bool = False) -> str:
+    """``value`` as a refusal names it: a short printable text as it is (in quotes if
+    ``quoted``); any other text quoted, its unprintable characters (a lone surrogate
+    among them) escaped, and cut at :data:`SHOWN` characters; anything else as its
+    type. A refusal never echoes a caller's argument back whole, nor holds text that
+    cannot be written out."""
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)[:SHOWN]
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    if len(value) <= SHOWN and value.isprintable() and not quoted:
+        return value
+    return repr(value[:SHOWN]) + ("..." if len(value) > SHOWN else "")

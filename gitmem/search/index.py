@@ -52,11 +52,28 @@ BEHIND = 64
 """How many memories changed since the stored index was written before it is rewritten."""
 
 
+KEYWORDS_MAX = 64
+"""The keywords one search takes at most."""
+KEYWORD_MAX = 1_024
+"""The characters of one keyword at most."""
+
+
 def check_keywords(keywords: object) -> list[str]:
-    """The keywords, if they are text and at least one is not empty."""
+    """The keywords, if they are text, at least one is not empty, and there are not too
+    many nor any too long."""
     if not isinstance(keywords, list | tuple):
         raise InvalidArgument("keywords must be a list of strings")
-    found = [check_text(k, "keyword") for k in cast(list[object], keywords)]
+    given = cast(list[object], keywords)
+    if len(given) > KEYWORDS_MAX:
+        raise InvalidArgument(
+            f"{len(given):,} keywords were given; search with at most {KEYWORDS_MAX}"
+        )
+    found = [check_text(k, "keyword") for k in given]
+    long = next((k for k in found if len(k) > KEYWORD_MAX), None)
+    if long is not None:
+        raise InvalidArgument(
+            f"a keyword is {len(long):,} characters long; use at most {KEYWORD_MAX} each"
+        )
     if not any(found):
         raise InvalidArgument("give at least one non-empty keyword")
     return found

@@ -15,9 +15,13 @@ from typing import Any, Literal, Protocol, cast
 
 from gitmem.edits import Build, Rules
 from gitmem.errors import GitmemError, InvalidArgument
+from gitmem.lean.text import shown
 from gitmem.limits import Limits
 from gitmem.store import Snapshot, Storage
 from gitmem.types import Memory, Revision
+
+_UNKNOWN_SHOWN = 5
+"""The unknown arguments a refusal names at most."""
 
 __all__ = [
     "AgentVoice",
@@ -114,9 +118,11 @@ class Tool:
             properties.update(CODE_FIELDS)
         unknown = sorted(set(args) - set(properties))
         if unknown:
+            named = ", ".join(map(shown, unknown[:_UNKNOWN_SHOWN]))
+            if len(unknown) > _UNKNOWN_SHOWN:
+                named += f" and {len(unknown) - _UNKNOWN_SHOWN:,} more"
             raise InvalidArgument(
-                f"{self.name} does not take {', '.join(unknown)}; "
-                f"its arguments are {', '.join(properties)}"
+                f"{self.name} does not take {named}; its arguments are {', '.join(properties)}"
             )
         missing = [r for r in self.required if args.get(r) is None]
         if missing:

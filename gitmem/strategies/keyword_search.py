@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gitmem.lean.text import one_line
+from gitmem.lean.text import one_line, shown
 from gitmem.search import Hit, SearchIndex, check_keywords, stored_index
 from gitmem.strategies import calls
 from gitmem.strategies.base import Desk, StrategyBase, Tool
@@ -93,7 +93,7 @@ def search_text(
 ) -> str:
     """What ``search_memories`` answers for ``hits`` (``noun``: singular and plural)."""
     if not hits:
-        return f"No {noun[0]} mentions " + ", ".join(f"`{k}`" for k in keywords) + "."
+        return f"No {noun[0]} mentions " + ", ".join(f"`{shown(k)}`" for k in keywords) + "."
     lowered = [k.lower() for k in keywords if k]
     lines = [f"{len(hits)} {noun[0] + ' matches' if len(hits) == 1 else noun[1] + ' match'}:"]
     for hit in hits:

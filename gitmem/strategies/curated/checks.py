@@ -5,6 +5,7 @@ from __future__ import annotations
 from gitmem import edits
 from gitmem.edits import Rules
 from gitmem.errors import InvalidArgument
+from gitmem.lean.text import shown
 from gitmem.store import Snapshot
 from gitmem.strategies.curated.parse import parse_row
 from gitmem.strategies.curated.rows import KINDS, OWNERS, Row, claim_kind
@@ -49,14 +50,17 @@ def check_project(project: object) -> str:
         return check_slug(project)
     except InvalidArgument:
         raise InvalidArgument(
-            f"project key {project!r} is not usable; use 1-64 letters, digits, '-', '_' and '.'"
+            f"project key {shown(project, quoted=True)} is not usable; use 1-64 letters, digits, '-', '_' "
+            "and '.'"
         ) from None
 
 
 def choice(value: object, allowed: tuple[str, ...], what: str) -> str:
     """``value``, refused unless it is one of ``allowed``."""
     if value not in allowed:
-        raise InvalidArgument(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
+        raise InvalidArgument(
+            f"{what} must be one of {', '.join(allowed)}, not {shown(value, quoted=True)}"
+        )
     return str(value)
 
 
