@@ -149,28 +149,33 @@ def _re(pattern: str) -> Pattern[str]:
     return re.compile(pattern)
 
 
+@functools.lru_cache(maxsize=256)
 def _looks_random(value: str) -> bool:
     """Whether an assigned value is credential-like: long, mixed and high-entropy, not
-    a name, a call, a placeholder or a reference to something else."""
+    a name, a call, a placeholder or a reference to something else (kept for the
+    values last judged: a text that repeats itself meets the same values again)."""
     if len(value) < 12 or value[0] in "$<{%([" or "..." in value:
         return False
     if any(c in value for c in "(){}<>") or value.lower().strip("*x") in _PLACEHOLDERS:
         return False
     if all(p.isalpha() or (p.isdigit() and len(p) <= 8) for p in _re(_WORDS).split(value) if p):
         return False  # words and small numbers joined up: a name, not a key
+    # each distinct character looked at once: a text where every few characters start
+    # a candidate whose value runs on for 200 costs a few steps a character, not hundreds
+    chars = set(value)
+    digits = any(c.isdigit() for c in chars)
     classes = (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
+        any(c.islower() for c in chars)
+        + any(c.isupper() for c in chars)
+        + digits
+        + any(not c.isalnum() for c in chars)
     )
-    if classes < 2 or not any(c.isdigit() for c in value):
+    if classes < 2 or not digits:
         return False
     import math  # a candidate's: a write that holds none never loads it
+    from collections import Counter
 
-    counts: dict[str, int] = {}
-    for c in value:
-        counts[c] = counts.get(c, 0) + 1
+    counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
     return entropy >= 3.3
 
@@ -194,6 +199,13 @@ def _probes(anchors: list[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
         groups.setdefault(probe, []).append((anchor, tag))
     return groups
 
+
+_ANCHORED: dict[str, list[tuple[int, str]]] = {}
+"""Each detector's anchors by their first character, in the detectors' order: a value
+is tried against those it can start with, not against every detector."""
+for _number, (_anchors, _, _) in enumerate(_DETECTORS):
+    for _anchor in _anchors:
+        _ANCHORED.setdefault(_anchor[0], []).append((_number, _anchor))
 
 _PROBES = ("A", "gh", "gl", "xox", "sk", "pass", "api", "access")
 _BY_PROBE = _probes([(a, n) for n, (anchors, _, _) in enumerate(_DETECTORS) for a in anchors])
@@ -275,14 +287,19 @@ def scan(text: str) -> Iterator[Finding]:
     _find(_folded(text), _GENERIC_BY_PROBE, candidates)
     candidates.sort()
     done = 0
+    # the lines before ``counted`` and where the last of them ended, each stretch of
+    # the text counted once however many credentials it holds
+    line, counted, newline = 1, 0, -1
     for at, number in candidates:
         if at < done:
             continue
         found = _generic(text, at, -number) if number < 0 else _confirm(text, at, number)
         if found is not None:
             kind, where, secret = found
-            line = text.count("\n", 0, where) + 1
-            column = where - text.rfind("\n", 0, where)
+            line += text.count("\n", counted, where)
+            newline = max(newline, text.rfind("\n", counted, where))
+            counted = where
+            column = where - newline
             yield Finding(kind, line, column, fingerprint(secret))
             done = where + len(secret)
 
@@ -310,7 +327,8 @@ def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     word = text[at:end].lower()
     if word in ("secret", "access_key", "access-key"):
         # aws_secret_access_key = <40 characters>: the one AWS secret with no prefix
-        line_start = text.rfind("\n", 0, at) + 1
+        # the line's start, looked for no further back than the search begins
+        line_start = text.rfind("\n", max(0, at - 34), at) + 1
         if _re(_AWS_SECRET).search(text, max(line_start, at - 34), end + 16):
             rest = _re(_GENERIC).match(text, end)
             if rest is not None and _re(_AWS_SECRET_VALUE).fullmatch(rest.group(1)):
@@ -322,9 +340,9 @@ def _generic(text: str, at: int, size: int) -> tuple[str, int, str] | None:
     if rest is None:
         return None
     value = rest.start(1)
-    for number, (anchors, _, _) in enumerate(_DETECTORS):
+    for number, anchor in _ANCHORED.get(text[value], ()):
         # a known credential assigned to a key is named as itself
-        if any(text.startswith(anchor, value) for anchor in anchors):
+        if text.startswith(anchor, value):
             found = _confirm(text, value, number)
             if found is not None:
                 return found

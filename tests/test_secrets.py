@@ -4,6 +4,7 @@ credential (tool call, program, CLI, file store, sync merge; the push is in
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from helpers_secrets import ORDINARY, SECRETS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem import Agent, Holder, Repository, ops
+from gitmem import Agent, Holder, Repository, ops, secrets
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, SecretFound
 from gitmem.sandbox import Sandbox
@@ -69,6 +70,34 @@ def test_a_finding_names_line_and_column_in_characters() -> None:
     (found,) = scan(text)
     assert (found.line, found.column) == (2, 6)
     assert found.fingerprint == fingerprint(key)
+
+
+def test_many_findings_each_name_their_own_line_and_column() -> None:
+    """The lines and columns of many credentials in one text, each where it starts
+    (the text's lines are counted once, not once per credential)."""
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    lines = [f"{'x' * (n % 7)}{key} and {key}" for n in range(2_000)]
+    found = [(f.line, f.column) for f in scan("\n".join(lines))]
+    expected = [(n + 1, n % 7 + 1 + k * (len(key) + 5)) for n in range(2_000) for k in (0, 1)]
+    assert found == expected
+
+
+def test_a_text_that_repeats_one_assignment_judges_its_value_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A million characters of ``password=`` over and over start a candidate every nine
+    characters, each with the same value of 200 characters: that value is judged once
+    (and the shorter ones the text ends with, one each), not once per candidate."""
+    judged: list[str] = []
+    looks = secrets._looks_random.__wrapped__  # pyright: ignore[reportPrivateUsage, reportFunctionMemberAccess]
+
+    def counted(value: str) -> bool:
+        judged.append(value)
+        return looks(value)
+
+    monkeypatch.setattr(secrets, "_looks_random", functools.lru_cache(maxsize=256)(counted))
+    assert list(scan("password=" * 111_111)) == []
+    assert len(judged) == len(set(judged)) <= 1 + 200 // 9
 
 
 def test_refusal_says_secret_kind_and_place_never_the_secret(
