@@ -275,7 +275,8 @@ def test_a_write_that_shrinks_an_oversized_file_is_accepted(repo: Repository) ->
         ("/memories/x/.GIT", "is not a valid memory path"),
         ("/memories/a//b.md", "empty segment"),
         ("/memories/./b.md", "is not a valid memory path"),
-        ("/memories/" + "d/" * 16 + "f.md", "folders deep"),
+        ("/memories/" + "d/" * 15 + "f.md", "16 names deep below /memories; use at most 15"),
+        ("/memories/" + "d" * 1_015 + "x", "1,016 characters after /memories/; use at most 1,015"),
         # names git reads as .git, .gitmodules or .gitattributes on some file system
         ("/memories/.git./x.md", "is read as .git"),
         ("/memories/.git..", "is read as .git"),
@@ -308,6 +309,47 @@ def test_paths_git_would_not_keep_are_refused(repo: Repository, path: str, fragm
         ours.call(create(path, "x"))
     assert "\n" not in str(info.value)
     assert tree_bytes(repo.directory) == before
+
+
+def test_the_longest_and_deepest_paths_are_taken(repo: Repository) -> None:
+    """A path of 15 names below ``/memories``, and one of 1,015 characters after it, are
+    each created: the limits a refusal states are the ones held to."""
+    ours = tool(repo)
+    deepest = "/memories/" + "d/" * 14 + "f.md"
+    longest = "/memories/" + "/".join(["e" * 200] * 5) + "/" + "f" * 10
+    assert len(longest) - len("/memories/") == 1_015
+    for path in (deepest, longest):
+        assert ours.call(create(path, "x")) == f"File created successfully at: {path}"
+
+
+def test_a_rename_that_would_take_a_file_too_deep_is_refused_in_the_tools_terms(
+    repo: Repository,
+) -> None:
+    ours = tool(repo)
+    ours.call(create("/memories/a/" + "d/" * 12 + "f.md", "x"))
+    before = tree_bytes(repo.directory)
+    with pytest.raises(ToolError) as info:
+        ours.call(rename("/memories/a", "/memories/b/c/e"))
+    assert str(info.value) == (
+        "Cannot rename /memories/a to /memories/b/c/e: a file it holds would not have a "
+        "valid memory path there: it is 16 names deep below /memories; use at most 15"
+    )
+    assert tree_bytes(repo.directory) == before
+
+
+def test_renaming_what_does_not_exist_says_so_first(repo: Repository) -> None:
+    """As the reference tool answers: a missing source is named before a destination
+    that passes through a file."""
+    ours = tool(repo)
+    ours.call(create("/memories/e", "x"))
+    with pytest.raises(ToolError, match=r"^The path /memories/d/b does not exist$"):
+        ours.call(rename("/memories/d/b", "/memories/e/a.md"))
+
+
+def test_a_secret_is_named_in_the_tools_own_paths(repo: Repository) -> None:
+    ours = tool(repo)
+    with pytest.raises(ToolError, match=r"^refused: the file /memories/notes\.md holds a secret"):
+        ours.call(create("/memories/notes.md", "key AKIA" + "ABCDEFGHIJKLMNOP\n"))
 
 
 WELCOME = [

@@ -40,14 +40,18 @@ except ImportError as exc:  # the optional packages
     raise missing_extra("anthropic", exc) from exc
 
 from gitmem import FileLimits, FileSnapshot, Repository
-from gitmem.errors import GitmemError, InvalidArgument, InvalidPath, LimitExceeded
-from gitmem.types import PATH_MAX, Author, FileChange, FileEdit, check_path
+from gitmem.errors import GitmemError, InvalidArgument, InvalidPath, LimitExceeded, SecretFound
+from gitmem.types import PATH_DEPTH, PATH_MAX, Author, FileChange, FileEdit, check_path
 
 __all__ = ["AsyncGitMemoryTool", "GitMemoryTool", "MemoryToolError"]
 
 ROOT = "/memories"
 FOLDER = "memories"
 """Where the tool's files live in the store's tree: ``/memories/x.md`` is ``memories/x.md``."""
+NAMES_MAX = PATH_DEPTH - 1
+"""The names a path holds below ``/memories`` at most (the tree's own folder is one)."""
+CHARS_MAX = PATH_MAX - len(FOLDER) - 1
+"""The characters a path holds after ``/memories/`` at most."""
 MAX_LINES = 999_999
 _WIDTH = len(str(MAX_LINES))
 _COMMANDS = frozenset({"view", "create", "str_replace", "insert", "delete", "rename"})
@@ -126,6 +130,11 @@ def _occurrence_lines(text: str, needle: str) -> list[int]:
 def _tree_path(rest: str) -> str:
     """The tree path under ``memories/`` for ``rest``, or why it is refused (a model
     names the same few paths again and again, so the answer is kept)."""
+    names = rest.count("/") + 1
+    if names > NAMES_MAX:
+        return f"it is {names} names deep below {ROOT}; use at most {NAMES_MAX}"
+    if len(rest) > CHARS_MAX:
+        return f"it is {len(rest):,} characters after {ROOT}/; use at most {CHARS_MAX:,}"
     tree = f"{FOLDER}/{rest}"
     try:
         return check_path(tree)
@@ -336,17 +345,24 @@ class _Backend:
         def build(snapshot: FileSnapshot) -> FileChange:
             if target == FOLDER or target in snapshot or snapshot.is_dir(target):
                 raise MemoryToolError(f"The destination {new_shown} already exists")
-            self._no_file_above(snapshot, target, new_shown)
             if source in snapshot:
                 moves = {source: target}
             else:
                 moves = {p: target + p[len(source) :] for p in snapshot.files(source)}
                 if not moves:
                     raise MemoryToolError(f"The path {old_shown} does not exist")
-                if target.startswith(source + "/"):
+            self._no_file_above(snapshot, target, new_shown)
+            if source not in snapshot and target.startswith(source + "/"):
+                raise MemoryToolError(
+                    f"Cannot move {old_shown} into itself ({new_shown}); "
+                    "choose a destination outside it"
+                )
+            for new in moves.values():
+                found = _tree_path(new[len(FOLDER) + 1 :])
+                if not found.startswith(FOLDER):
                     raise MemoryToolError(
-                        f"Cannot move {old_shown} into itself ({new_shown}); "
-                        "choose a destination outside it"
+                        f"Cannot rename {old_shown} to {new_shown}: a file it holds would "
+                        f"not have a valid memory path there: {found}"
                     )
             edits: list[FileEdit] = []
             for old, new in moves.items():
@@ -379,6 +395,8 @@ class _Backend:
             self.repo.publish_files(self.store, self.author, build)
         except MemoryToolError:
             raise
+        except SecretFound as exc:  # named as the agent names its files
+            raise MemoryToolError(str(exc).replace(f"file {FOLDER}/", f"file {ROOT}/", 1)) from exc
         except GitmemError as exc:
             raise MemoryToolError(str(exc)) from exc
 
