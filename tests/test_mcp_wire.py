@@ -240,6 +240,36 @@ def test_a_call_sent_as_a_notification_is_not_made(repo: Repository) -> None:
         assert [again.snapshot(store).slugs() for store in again.stores()] == [["a"]]
 
 
+def test_a_message_of_millions_of_values_is_answered_unread(repo: Repository) -> None:
+    """A message within the line cap that holds more than a million JSON values (here
+    search keywords of one letter each: parsed, gigabytes) is dropped before it is
+    parsed, answered with an invalid-request error and one line on stderr; a long text
+    full of commas is one value and goes through; the next request is answered."""
+    keywords = json.dumps(["a"] * 1_100_000)
+    crowded = (
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_memories",'
+        f'"arguments":{{"keywords":{keywords}}}}}}}\n'
+    )
+    commas = {"name": "read_memory", "arguments": {"name": "," * 2_000_000}}
+    text = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": commas})
+    process = _tried(repo, crowded.encode() + text.encode() + b"\n")
+    assert process.stdin is not None and process.stdout is not None
+    answers = _answers(process.stdout, 4, seconds=120)
+    process.stdin.close()
+    err = process.stderr.read() if process.stderr else b""
+    process.wait(timeout=60)
+    assert [a.get("id") for a in answers] == [0, None, 8, 1]
+    assert answers[1]["error"] == {
+        "code": types.INVALID_REQUEST,
+        "message": "a message of more than 1,000,000 JSON values was dropped unread; send fewer",
+    }
+    assert answers[2]["result"]["isError"] is True  # no such memory, read after all
+    assert answers[3]["result"]["isError"] is False
+    assert err.decode().splitlines() == [
+        "gitmem mcp: a message of more than 1,000,000 JSON values was dropped unread; send fewer"
+    ]
+
+
 def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository) -> None:
     """A message longer than the line cap is dropped as it arrives, answered with an
     invalid-request error (its id unread, so null) and one line on stderr; the next

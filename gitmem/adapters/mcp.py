@@ -500,6 +500,26 @@ _OVERLONG = json.dumps(
 """The answer to a line over the cap: its id is never read, so it is null (JSON-RPC's
 rule for a request whose id cannot be told)."""
 
+_VALUES_MAX = 1_000_000
+"""The JSON values one message may hold. Parsed, each costs the server some 50 to 100
+bytes, so a message within the line cap made of millions of tiny values (a list of
+single letters) would take gigabytes and seconds while no other message is read."""
+_CROWDED_TEXT = f"a message of more than {_VALUES_MAX:,} JSON values was dropped unread; send fewer"
+_CROWDED = _OVERLONG.replace(_OVERLONG_TEXT, _CROWDED_TEXT)
+
+
+def _crowded(line: bytes) -> bool:
+    """Whether ``line`` holds more than :data:`_VALUES_MAX` JSON values, counted without
+    parsing it: every value but a container's first follows a comma or a colon, so
+    those bound the count; a line past the bound is counted again with its strings
+    emptied (a long text full of commas is one value)."""
+    if line.count(b",") + line.count(b":") < _VALUES_MAX:
+        return False
+    import re
+
+    bare = re.sub(rb'"[^"\\]*(?:\\.[^"\\]*)*"', b'""', line)
+    return bare.count(b",") + bare.count(b":") >= _VALUES_MAX
+
 
 def _unreadable(error: Exception) -> str:
     """The answer to a line the transport could not read as a message: a parse error
@@ -562,7 +582,9 @@ class _Answering:
 class _Lines:
     """``async for line in ...`` over a stream reader, as text. A line over the reader's
     cap is dropped as it arrives (never held whole), answered on ``out`` with
-    :data:`_OVERLONG` and said on stderr; the next line is read as usual."""
+    :data:`_OVERLONG` and said on stderr; one of too many values (:func:`_crowded`)
+    likewise, with :data:`_CROWDED`, before it is parsed; the next line is read as
+    usual."""
 
     def __init__(self, reader: asyncio.StreamReader, out: _Out) -> None:
         self._reader = reader
@@ -585,11 +607,12 @@ class _Lines:
                 await self._reader.readexactly(over.consumed)
                 dropping = True
                 continue
-            if not dropping:
+            if not dropping and not _crowded(line):
                 return line.decode("utf-8", "replace")
+            text, answer = (_OVERLONG_TEXT, _OVERLONG) if dropping else (_CROWDED_TEXT, _CROWDED)
             dropping = False
-            print(f"gitmem mcp: {_OVERLONG_TEXT}", file=sys.stderr)
-            await self._out.write(_OVERLONG + "\n")
+            print(f"gitmem mcp: {text}", file=sys.stderr)
+            await self._out.write(answer + "\n")
 
 
 class _Out:
