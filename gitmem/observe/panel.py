@@ -3,7 +3,7 @@
 The panel is built in this order, within a character budget (default 8,000):
 
 1. Active context, Decisions, Lessons, Notes: the curated files, each clamped to 1,500
-   characters (then the user's global lessons, likewise);
+   characters (then the user's global lessons, newest first, likewise);
 2. Recent entries: one ``- [type] title (id) · date — keywords`` line for each of the
    most recent index rows, newest first.
 
@@ -82,8 +82,11 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
             if text:
                 sections.append(f"## {title}\n{text}\n")
     held: set[str] = set((snapshot.read("lessons.md") or "").splitlines()) if snapshot else set()
+    # newest first: the oldest lines must not hold the section for good
     global_lessons = _clamped(
-        "\n".join(ln for ln in read_global_lessons(user_repo).splitlines() if ln not in held)
+        "\n".join(
+            ln for ln in reversed(read_global_lessons(user_repo).splitlines()) if ln not in held
+        )
     )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
