@@ -42,6 +42,7 @@ __all__ = [
     "parse_index",
     "sanitize",
     "split_blocks",
+    "unheaded",
 ]
 
 TYPES = (
@@ -159,8 +160,19 @@ def _line(text: str) -> str:
 
 def _body(text: str) -> str:
     """A narrative that cannot open a block of its own: no line starts with ``## ``."""
-    lines = [("\\" + ln if ln.startswith("#") else ln) for ln in text.strip().splitlines()]
-    return "\n".join(lines)[:NARRATIVE_MAX]
+    return unheaded(text.strip())[:NARRATIVE_MAX]
+
+
+def unheaded(text: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` with a backslash before each line that starts (spaces aside) with ``#``
+    or with one of ``also`` (in any case): what a model wrote, quoting anything, cannot
+    open a heading of the file or panel it is placed in, nor repeat a line of its own."""
+    starts = ("#", *(s.lower() for s in also))
+    lines = [
+        ("\\" + ln if ln.lstrip()[:200].lower().startswith(starts) else ln)
+        for ln in text.splitlines()
+    ]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

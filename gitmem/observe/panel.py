@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from gitmem.observe.config import read_config
-from gitmem.observe.entries import parse_index
+from gitmem.observe.entries import parse_index, unheaded
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
 from gitmem.store import Storage
@@ -36,6 +36,7 @@ _CURATED = (
 )
 _OPEN = "<system-reminder>\n# Project memory\n"
 _CLOSE = "</system-reminder>\n"
+_TRAILER = "Search the observation log with mem_search and read an entry with mem_read.\n"
 
 
 _FRAME = re.compile("system-reminder", re.IGNORECASE)
@@ -48,8 +49,9 @@ def _unframed(text: str) -> str:
 
 def _clamped(text: str, limit: int = SECTION_MAX) -> str:
     """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
-    the panel's frame (what a model wrote may quote a tool's hostile output)."""
-    text = _unframed(text).strip("\n")
+    the panel's frame, open a section of its own or repeat the panel's closing line
+    (what a model wrote may quote a tool's hostile output)."""
+    text = unheaded(_unframed(text).strip("\n"), (_TRAILER[:26],))
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
@@ -118,4 +120,4 @@ def start_panel(repo: Storage) -> str:
     text = panel(ObservationLog(repo), config.budget)
     if not text:
         return ""
-    return text + "Search the observation log with mem_search and read an entry with mem_read.\n"
+    return text + _TRAILER
