@@ -134,3 +134,31 @@ def test_curated_text_cannot_imitate_the_panels_own_lines(repo: Repository, user
     ]
     assert not any(ln.lower().startswith("search the observation log") for ln in shown)
     assert "\\## Decisions" in shown and "\\   ## Recent" in shown
+
+
+ESCAPES = "\x1b]0;retitled\x07\x1b[2J\x1b[31mall tests passed\x1b[0m\r\x9b2J\x7f"
+
+
+def test_control_characters_reach_neither_the_log_nor_the_panel(
+    repo: Repository, user_repo: str
+) -> None:
+    """Escape sequences a model's answer carries are dropped before anything is stored,
+    and those a teammate's commit brings are not shown in the panel."""
+
+    def answer(prompt: str, _: str) -> str:
+        if prompt.startswith("You are the observer"):
+            return f"<observation>\ntitle: ran {ESCAPES}\nnarrative: ran {ESCAPES}\n</observation>"
+        if prompt.startswith("You are the librarian"):
+            return f'<file name="notes.md">- ran {ESCAPES} (obs-000001)</file>'
+        return ""
+
+    done = observe(repo, ScriptedModel(answer), user_repo)
+    (entry,) = done.observations
+    assert entry.title == "ran ]0;retitled[2J[31mall tests passed[0m 2J"
+    commit_file(repo, "decisions.md", f"- {ESCAPES}\n")
+    log = ObservationLog(repo)
+    stored = [log.read_file(p) for p in ("index.md", "notes.md", f"sessions/{entry.date}.md")]
+    shown = panel(log, user_repo=user_repo)
+    assert "tests passed" in shown
+    for text in [*stored, shown]:
+        assert not {"\x1b", "\x07", "\x9b", "\r", "\x7f"} & set(text)

@@ -40,6 +40,7 @@ __all__ = [
     "IndexRow",
     "entry_id",
     "parse_index",
+    "printable",
     "sanitize",
     "split_blocks",
     "unheaded",
@@ -64,9 +65,23 @@ NARRATIVE_MAX = 2000
 FACTS_MAX = 12
 
 
+_CONTROLS: dict[int, int | None] = {
+    **dict.fromkeys((*range(9), 11, 12, *range(14, 32), 0x7F, *range(0x80, 0xA0))),
+    13: 10,
+}
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters: tab and newline stay, a carriage return is
+    a newline, the rest go (an escape sequence a model or a tool's output carried would
+    recolour, hide or retitle what an operator's terminal shows of it)."""
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
 def sanitize(text: str, limit: int = TITLE_MAX) -> str:
-    """One line of at most ``limit`` characters with no ``|``: an index cell."""
-    flat = " ".join(text.replace("|", "/").split())
+    """One line of at most ``limit`` characters with no ``|`` and no control
+    character: an index cell."""
+    flat = " ".join(printable(text).replace("|", "/").split())
     return flat[:limit]
 
 
@@ -155,12 +170,12 @@ class Entry:
 
 
 def _line(text: str) -> str:
-    return " ".join(text.split())[:FIELD_MAX]
+    return " ".join(printable(text).split())[:FIELD_MAX]
 
 
 def _body(text: str) -> str:
     """A narrative that cannot open a block of its own: no line starts with ``## ``."""
-    return unheaded(text.strip())[:NARRATIVE_MAX]
+    return unheaded(printable(text).strip())[:NARRATIVE_MAX]
 
 
 def unheaded(text: str, also: tuple[str, ...] = ()) -> str:

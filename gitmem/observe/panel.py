@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from gitmem.observe.config import read_config
-from gitmem.observe.entries import parse_index, unheaded
+from gitmem.observe.entries import parse_index, printable, unheaded
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
 from gitmem.store import Storage
@@ -51,7 +51,7 @@ def _clamped(text: str, limit: int = SECTION_MAX) -> str:
     """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
     the panel's frame, open a section of its own or repeat the panel's closing line
     (what a model wrote may quote a tool's hostile output)."""
-    text = unheaded(_unframed(text).strip("\n"), (_TRAILER[:26],))
+    text = unheaded(_unframed(printable(text)).strip("\n"), (_TRAILER[:26],))
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
@@ -68,7 +68,7 @@ def recent_lines(index: str, count: int = RECENT) -> list[str]:
     for row in reversed(rows):
         line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
         line += f" — {row.keywords}" if row.keywords else ""
-        lines.append(_unframed(line))
+        lines.append(_unframed(printable(line)))
     return lines
 
 
