@@ -3,6 +3,7 @@ model: what reaches the store every project shares, and what the panel shows of 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,26 @@ def test_control_characters_reach_neither_the_log_nor_the_panel(
     assert "tests passed" in shown
     for text in [*stored, shown]:
         assert not {"\x1b", "\x07", "\x9b", "\r", "\x7f"} & set(text)
+
+
+def test_the_panel_passes_over_a_file_too_large_to_be_the_steps(
+    repo: Repository, user_repo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A curated file or an index larger than the panel reads (a teammate's commit can
+    bring one) is passed over unread; the other sections are shown."""
+    commit_file(repo, "notes.md", "- a note\n")
+    commit_file(repo, "lessons.md", "- a lesson\n" * 7000)
+    commit_file(repo, "index.md", "obs-aaaaaa | 2026-01-01T00:00 | change | t | k | a.md\n" * 400)
+    monkeypatch.setattr(importlib.import_module("gitmem.observe.panel"), "INDEX_READ_MAX", 16_384)
+    read: list[str] = []
+    reading = FileSnapshot.read
+
+    def spy(self: FileSnapshot, path: str) -> str | None:
+        read.append(path)
+        return reading(self, path)
+
+    monkeypatch.setattr(FileSnapshot, "read", spy)
+    shown = panel(ObservationLog(repo), user_repo=user_repo)
+    assert "## Notes\n- a note\n" in shown
+    assert "## Lessons" not in shown and "## Recent" not in shown
+    assert "lessons.md" not in read and "index.md" not in read

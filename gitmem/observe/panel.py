@@ -7,8 +7,10 @@ The panel is built in this order, within a character budget (default 8,000):
 2. Recent entries: one ``- [type] title (id) · date — keywords`` line for each of the
    most recent index rows, newest first.
 
-A section that does not fit the budget is dropped whole. The panel is empty when the
-project has no memory yet, and in a model run the pipeline itself started.
+A section that does not fit the budget is dropped whole, and a file larger than the
+panel reads (:data:`CURATED_READ_MAX`, :data:`INDEX_READ_MAX`) is passed over unread.
+The panel is empty when the project has no memory yet, and in a model run the pipeline
+itself started.
 """
 
 from __future__ import annotations
@@ -19,15 +21,21 @@ from gitmem.observe.config import read_config
 from gitmem.observe.entries import parse_index, printable, unheaded
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
-from gitmem.store import Storage
+from gitmem.store import FileSnapshot, Storage
 
-__all__ = ["BUDGET", "SECTION_MAX", "panel", "start_panel"]
+__all__ = ["BUDGET", "CURATED_READ_MAX", "INDEX_READ_MAX", "SECTION_MAX", "panel", "start_panel"]
 
 BUDGET = 8000
 SECTION_MAX = 1500
 RECENT = 20
 """Index rows the recent-entries section shows at most."""
 _TAIL = RECENT * 400
+CURATED_READ_MAX = 64 * 1024
+"""The most bytes of a curated file the panel reads (the librarian writes at most 3 KB
+of text); a larger one is passed over."""
+INDEX_READ_MAX = 16 << 20
+"""The most bytes of the index the panel reads (some 200,000 rows); a larger one is
+passed over, and the panel has no recent entries."""
 _CURATED = (
     ("Active context", "active_context.md"),
     ("Decisions", "decisions.md"),
@@ -58,6 +66,17 @@ def _clamped(text: str, limit: int = SECTION_MAX) -> str:
     return text[:cut] if cut > 0 else text[:limit]
 
 
+def _read(snapshot: FileSnapshot | None, path: str, most: int) -> str:
+    """The text of ``path``, or "" when there is none or it holds more than ``most``
+    bytes (the panel's files are small; a larger one did not come from the steps)."""
+    if snapshot is None:
+        return ""
+    size = snapshot.size(path)
+    if size is None or size > most:
+        return ""
+    return snapshot.read(path) or ""
+
+
 def recent_lines(index: str, count: int = RECENT) -> list[str]:
     """The recent-entries lines of the newest ``count`` rows of ``index``."""
     tail = index[-_TAIL:]
@@ -78,12 +97,12 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
         return ""
     snapshot = log.snapshot()
     sections: list[str] = []
-    if snapshot is not None:
-        for title, path in _CURATED:
-            text = _clamped(snapshot.read(path) or "")
-            if text:
-                sections.append(f"## {title}\n{text}\n")
-    held: set[str] = set((snapshot.read("lessons.md") or "").splitlines()) if snapshot else set()
+    curated = {path: _read(snapshot, path, CURATED_READ_MAX) for _, path in _CURATED}
+    for title, path in _CURATED:
+        text = _clamped(curated[path])
+        if text:
+            sections.append(f"## {title}\n{text}\n")
+    held = set(curated["lessons.md"].splitlines())
     # newest first: the oldest lines must not hold the section for good
     global_lessons = _clamped(
         "\n".join(
@@ -92,10 +111,9 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
     )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
-    if snapshot is not None:
-        recent = recent_lines(snapshot.read(INDEX) or "")
-        if recent:
-            sections.append("## Recent\n" + "\n".join(recent) + "\n")
+    recent = recent_lines(_read(snapshot, INDEX, INDEX_READ_MAX))
+    if recent:
+        sections.append("## Recent\n" + "\n".join(recent) + "\n")
     if not sections:
         return ""
     used = len(_OPEN) + len(_CLOSE)
