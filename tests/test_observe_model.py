@@ -16,6 +16,7 @@ import gitmem as gitmem_package
 from gitmem.errors import InvalidArgument, NotFound, Unavailable
 from gitmem.observe import (
     RUN_MARK,
+    AnthropicModel,
     CommandModel,
     ModelFailed,
     ScriptedModel,
@@ -192,6 +193,35 @@ def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) ->
         assert isinstance(read_config(repo).model(), CommandModel)
     assert tracked_by(str(project / ".git")) == ""  # a project's own repository
     assert tracked_by(str(tmp_path / "elsewhere.git")) == ""  # in no project at all
+
+
+def test_no_model_that_came_with_a_projects_files_is_run(tmp_path: Path) -> None:
+    """Which model runs, and so where the runs' text is sent, is the machine's user's
+    choice: a tracked config naming an anthropic model, for the steps or the gate, is
+    refused as a command is; untracked, it runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    with Repository.init(str(project / ".gitmem")) as repo:
+        configure(repo, "model", "anthropic")
+        configure(repo, "anthropic-model", "claude-opus-4-1")
+        configure(repo, "gate-model", "anthropic")
+        assert isinstance(read_config(repo).model(), AnthropicModel)  # not tracked yet
+        git("add", ".gitmem/config")
+        config = read_config(repo)
+        for made in (config.model, config.gate_model):
+            with pytest.raises(Unavailable, match="the model is set in a repository config"):
+                made()
+        configure(repo, "model", "none")
+        configure(repo, "gate-model", "none")
+        git("add", ".gitmem/config")
+        config = read_config(repo)
+        assert config.model() is None and config.gate_model() is None
 
 
 def test_a_command_not_set_on_this_machine_is_not_run(tmp_path: Path) -> None:

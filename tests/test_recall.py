@@ -117,6 +117,23 @@ def test_payload_reads_the_documented_lines_clamped_without_private(folder: Path
     assert "Tool result: ok" in text
 
 
+def test_private_spans_the_blocks_of_one_message(tmp_path: Path) -> None:
+    """A private span opened in one block of a message hides the blocks up to its
+    closing tag; one never closed hides the rest of the message, tool calls too."""
+    path = tmp_path / "s.jsonl"
+    said = ["deploy with <private>", "AWS_SECRET=wJalrXUtnFEMI", "</private> thanks"]
+    blocks: list[dict[str, object]] = [{"type": "text", "text": t} for t in said]
+    lines = [{"type": "user", "message": {"role": "user", "content": blocks}}]
+    blocks = [
+        {"type": "text", "text": "running <private>"},
+        {"type": "tool_use", "name": "Bash", "input": {"command": "echo hunter2"}},
+    ]
+    lines.append({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
+    lines.append({"type": "user", "message": {"role": "user", "content": "next"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert payload(str(path)) == "User: deploy with  thanks\nAssistant: running\nUser: next"
+
+
 def test_project_folder_is_the_escaped_working_folder(tmp_path: Path) -> None:
     """Every character but letters and digits becomes '-'."""
     assert project_folder("/home/ada/my.app", str(tmp_path)) == str(

@@ -1,14 +1,15 @@
 """Reading what a model step answered: ``<observation>``, ``<summary>`` and ``<file>``
 blocks. A model's answer is untrusted text: it is read in one pass with ``str.find``
-(no backtracking pattern), its size and its number of blocks are bounded, and what it
-says about where an entry came from is checked against what the harness recorded.
+(no backtracking pattern), its size and its number of blocks are bounded, its control
+characters dropped, and what it says about where an entry came from is checked against
+what the harness recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gitmem.observe.entries import FACTS_MAX, SUMMARY_FIELDS, TYPES, Entry
+from gitmem.observe.entries import FACTS_MAX, SUMMARY_FIELDS, TYPES, Entry, printable
 
 __all__ = ["ANSWER_MAX", "CURATED", "blocks", "curated_files", "observations", "summary"]
 
@@ -20,7 +21,7 @@ _KEYS = ("type", "title", "subtitle", "files", "keywords", "facts", "narrative",
 
 def blocks(text: str, tag: str) -> Iterator[tuple[str, str]]:
     """Each ``<tag …>body</tag>`` of ``text``: its opening tag's attributes and body."""
-    text = text[:ANSWER_MAX].encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    text = printable(text[:ANSWER_MAX].encode("utf-8", "replace").decode("utf-8"))
     opening, closing = f"<{tag}", f"</{tag}>"
     at = 0
     for _ in range(BLOCKS_MAX):

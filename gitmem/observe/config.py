@@ -122,7 +122,7 @@ class ObserverConfig:
     queue: int = 64
     tracked_by: str = ""
     """The project whose work tree tracks the repository's config (``""``: none): its
-    settings came with the project's files, so no command they name is run."""
+    settings came with the project's files, so no model they name is run."""
     git_dir: str = ""
     """The repository the settings were read from (``""``: given by a program): a
     command its config names runs only if it was set on this machine (see
@@ -161,16 +161,20 @@ class ObserverConfig:
         return self._runnable(model_from_config(self.settings), "command")
 
     def _runnable(self, model: Model | None, key: str) -> Model | None:
-        """``model``, unless it is a command (setting ``key``) that came with a
-        project's files, or that this machine's user did not set."""
-        if not isinstance(model, CommandModel):
-            return model
+        """``model``, unless it came with a project's files (any model: which one runs,
+        and what it is sent, is this machine's user's choice), or is a command (setting
+        ``key``) this machine's user did not set."""
+        if model is None:
+            return None
         if self.tracked_by:
+            what = "model command" if isinstance(model, CommandModel) else "model"
             raise Unavailable(
-                "the model command is set in a repository config the project at "
+                f"the {what} is set in a repository config the project at "
                 f"{self.tracked_by} tracks (it came with the project's files), so it is not "
                 "run; once you trust that config, untrack the repository (git rm -r --cached)"
             )
+        if not isinstance(model, CommandModel):
+            return model
         if self.git_dir and not trusted(self.git_dir, key, self.settings[key]):
             raise Unavailable(
                 f"the {key} in this repository's config was not set on this machine (a "

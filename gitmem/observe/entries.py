@@ -40,8 +40,10 @@ __all__ = [
     "IndexRow",
     "entry_id",
     "parse_index",
+    "printable",
     "sanitize",
     "split_blocks",
+    "unheaded",
 ]
 
 TYPES = (
@@ -63,9 +65,23 @@ NARRATIVE_MAX = 2000
 FACTS_MAX = 12
 
 
+_CONTROLS: dict[int, int | None] = {
+    **dict.fromkeys((*range(9), 11, 12, *range(14, 32), 0x7F, *range(0x80, 0xA0))),
+    13: 10,
+}
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters: tab and newline stay, a carriage return is
+    a newline, the rest go (an escape sequence a model or a tool's output carried would
+    recolour, hide or retitle what an operator's terminal shows of it)."""
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
 def sanitize(text: str, limit: int = TITLE_MAX) -> str:
-    """One line of at most ``limit`` characters with no ``|``: an index cell."""
-    flat = " ".join(text.replace("|", "/").split())
+    """One line of at most ``limit`` characters with no ``|`` and no control
+    character: an index cell."""
+    flat = " ".join(printable(text).replace("|", "/").split())
     return flat[:limit]
 
 
@@ -154,13 +170,24 @@ class Entry:
 
 
 def _line(text: str) -> str:
-    return " ".join(text.split())[:FIELD_MAX]
+    return " ".join(printable(text).split())[:FIELD_MAX]
 
 
 def _body(text: str) -> str:
     """A narrative that cannot open a block of its own: no line starts with ``## ``."""
-    lines = [("\\" + ln if ln.startswith("#") else ln) for ln in text.strip().splitlines()]
-    return "\n".join(lines)[:NARRATIVE_MAX]
+    return unheaded(printable(text).strip())[:NARRATIVE_MAX]
+
+
+def unheaded(text: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` with a backslash before each line that starts (spaces aside) with ``#``
+    or with one of ``also`` (in any case): what a model wrote, quoting anything, cannot
+    open a heading of the file or panel it is placed in, nor repeat a line of its own."""
+    starts = ("#", *(s.lower() for s in also))
+    lines = [
+        ("\\" + ln if ln.lstrip()[:200].lower().startswith(starts) else ln)
+        for ln in text.splitlines()
+    ]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

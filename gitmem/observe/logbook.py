@@ -252,28 +252,61 @@ def global_lessons(lessons: str) -> list[str]:
     return found
 
 
-def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None) -> int:
+GLOBAL_SHARE_MAX = 4 * 1024
+"""The most characters of the user's ``lessons.md`` the lessons of one project hold, so
+no project (nor whoever wrote into its log) fills what every project shares."""
+_FROM = " <!-- from "
+_FROM_END = " -->"
+
+
+def _project_key(project: str) -> str:
+    """The tag of ``project``'s lessons in the user's store: a digest of its path."""
+    import hashlib  # here rather than above: only a librarian that found a lesson needs it
+
+    return hashlib.sha256(os.path.realpath(project).encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _source(line: str) -> tuple[str, str]:
+    """A line of the user's ``lessons.md`` as ``(lesson, project tag)`` (tag ``""``:
+    written by hand, or before lessons were tagged)."""
+    lesson, mark, tail = line.rpartition(_FROM)
+    key = tail.removesuffix(_FROM_END)
+    if mark and tail.endswith(_FROM_END) and len(key) == 12 and key.isalnum():
+        return lesson, key
+    return line, ""
+
+
+def add_global_lessons(
+    lessons: list[str], trail: Trail, path: str | None = None, *, project: str = ""
+) -> int:
     """Append the lessons the user's store does not hold yet, within
-    :data:`GLOBAL_FILE_MAX`; returns how many."""
+    :data:`GLOBAL_FILE_MAX`, and, for lessons of ``project`` (its repository's path),
+    within its share :data:`GLOBAL_SHARE_MAX`; returns how many."""
     if not lessons:
         return 0
     target = path or user_repository_path()
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    key = _project_key(project) if project else ""
+    tag = f"{_FROM}{key}{_FROM_END}" if key else ""
     added: list[str] = []
     with Repository.init(target) as repo:
 
         def change(snapshot: FileSnapshot) -> FileChange:
             held = snapshot.read("lessons.md")
-            have = set((held or "").splitlines())
+            lines = [_source(line) for line in (held or "").splitlines()]
+            have = {lesson for lesson, _ in lines}
             room = GLOBAL_FILE_MAX - len(held or "")
+            if key:
+                used = sum(len(lesson) + len(tag) + 1 for lesson, k in lines if k == key)
+                room = min(room, GLOBAL_SHARE_MAX - used)
             added.clear()
             for line in dict.fromkeys(lessons):
-                if line not in have and len(line) + 1 <= room:
+                if line not in have and len(line) + len(tag) + 1 <= room:
                     added.append(line)
-                    room -= len(line) + 1
+                    room -= len(line) + len(tag) + 1
             if not added:
                 return FileChange(())
-            text = (held or "") + "\n".join(added) + "\n"
+            text = (held or "") + "".join(line + tag + "\n" for line in added)
             op = "update" if held is not None else "create"
             return FileChange((FileEdit(op, "lessons.md", text),), trail.trailers())
 
@@ -282,7 +315,7 @@ def add_global_lessons(lessons: list[str], trail: Trail, path: str | None = None
 
 
 def read_global_lessons(path: str | None = None) -> str:
-    """The user's global lessons ("" when there are none)."""
+    """The user's global lessons, oldest first ("" when there are none)."""
     target = path or user_repository_path()
     if not os.path.isdir(target):
         return ""
@@ -290,6 +323,7 @@ def read_global_lessons(path: str | None = None) -> str:
         with Repository.open(target) as repo:
             if repo.head(USER_STORE) is None:
                 return ""
-            return repo.files(USER_STORE).read("lessons.md") or ""
+            held = repo.files(USER_STORE).read("lessons.md") or ""
     except GitmemError:
         return ""
+    return "".join(_source(line)[0] + "\n" for line in held.splitlines())

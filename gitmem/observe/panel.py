@@ -3,12 +3,14 @@
 The panel is built in this order, within a character budget (default 8,000):
 
 1. Active context, Decisions, Lessons, Notes: the curated files, each clamped to 1,500
-   characters (then the user's global lessons, likewise);
+   characters (then the user's global lessons, newest first, likewise);
 2. Recent entries: one ``- [type] title (id) · date — keywords`` line for each of the
    most recent index rows, newest first.
 
-A section that does not fit the budget is dropped whole. The panel is empty when the
-project has no memory yet, and in a model run the pipeline itself started.
+A section that does not fit the budget is dropped whole, and a file larger than the
+panel reads (:data:`CURATED_READ_MAX`, :data:`INDEX_READ_MAX`) is passed over unread.
+The panel is empty when the project has no memory yet, and in a model run the pipeline
+itself started.
 """
 
 from __future__ import annotations
@@ -16,18 +18,24 @@ from __future__ import annotations
 import re
 
 from gitmem.observe.config import read_config
-from gitmem.observe.entries import parse_index
+from gitmem.observe.entries import parse_index, printable, unheaded
 from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
 from gitmem.observe.model import observer_run
-from gitmem.store import Storage
+from gitmem.store import FileSnapshot, Storage
 
-__all__ = ["BUDGET", "SECTION_MAX", "panel", "start_panel"]
+__all__ = ["BUDGET", "CURATED_READ_MAX", "INDEX_READ_MAX", "SECTION_MAX", "panel", "start_panel"]
 
 BUDGET = 8000
 SECTION_MAX = 1500
 RECENT = 20
 """Index rows the recent-entries section shows at most."""
 _TAIL = RECENT * 400
+CURATED_READ_MAX = 64 * 1024
+"""The most bytes of a curated file the panel reads (the librarian writes at most 3 KB
+of text); a larger one is passed over."""
+INDEX_READ_MAX = 16 << 20
+"""The most bytes of the index the panel reads (some 200,000 rows); a larger one is
+passed over, and the panel has no recent entries."""
 _CURATED = (
     ("Active context", "active_context.md"),
     ("Decisions", "decisions.md"),
@@ -36,6 +44,7 @@ _CURATED = (
 )
 _OPEN = "<system-reminder>\n# Project memory\n"
 _CLOSE = "</system-reminder>\n"
+_TRAILER = "Search the observation log with mem_search and read an entry with mem_read.\n"
 
 
 _FRAME = re.compile("system-reminder", re.IGNORECASE)
@@ -48,12 +57,24 @@ def _unframed(text: str) -> str:
 
 def _clamped(text: str, limit: int = SECTION_MAX) -> str:
     """``text`` within ``limit`` characters, cut at a line boundary; it cannot close
-    the panel's frame (what a model wrote may quote a tool's hostile output)."""
-    text = _unframed(text).strip("\n")
+    the panel's frame, open a section of its own or repeat the panel's closing line
+    (what a model wrote may quote a tool's hostile output)."""
+    text = unheaded(_unframed(printable(text)).strip("\n"), (_TRAILER[:26],))
     if len(text) <= limit:
         return text
     cut = text.rfind("\n", 0, limit + 1)
     return text[:cut] if cut > 0 else text[:limit]
+
+
+def _read(snapshot: FileSnapshot | None, path: str, most: int) -> str:
+    """The text of ``path``, or "" when there is none or it holds more than ``most``
+    bytes (the panel's files are small; a larger one did not come from the steps)."""
+    if snapshot is None:
+        return ""
+    size = snapshot.size(path)
+    if size is None or size > most:
+        return ""
+    return snapshot.read(path) or ""
 
 
 def recent_lines(index: str, count: int = RECENT) -> list[str]:
@@ -66,7 +87,7 @@ def recent_lines(index: str, count: int = RECENT) -> list[str]:
     for row in reversed(rows):
         line = f"- [{row.kind}] {row.title} ({row.id}) · {row.date[:10]}"
         line += f" — {row.keywords}" if row.keywords else ""
-        lines.append(_unframed(line))
+        lines.append(_unframed(printable(line)))
     return lines
 
 
@@ -76,21 +97,23 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
         return ""
     snapshot = log.snapshot()
     sections: list[str] = []
-    if snapshot is not None:
-        for title, path in _CURATED:
-            text = _clamped(snapshot.read(path) or "")
-            if text:
-                sections.append(f"## {title}\n{text}\n")
-    held: set[str] = set((snapshot.read("lessons.md") or "").splitlines()) if snapshot else set()
+    curated = {path: _read(snapshot, path, CURATED_READ_MAX) for _, path in _CURATED}
+    for title, path in _CURATED:
+        text = _clamped(curated[path])
+        if text:
+            sections.append(f"## {title}\n{text}\n")
+    held = set(curated["lessons.md"].splitlines())
+    # newest first: the oldest lines must not hold the section for good
     global_lessons = _clamped(
-        "\n".join(ln for ln in read_global_lessons(user_repo).splitlines() if ln not in held)
+        "\n".join(
+            ln for ln in reversed(read_global_lessons(user_repo).splitlines()) if ln not in held
+        )
     )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
-    if snapshot is not None:
-        recent = recent_lines(snapshot.read(INDEX) or "")
-        if recent:
-            sections.append("## Recent\n" + "\n".join(recent) + "\n")
+    recent = recent_lines(_read(snapshot, INDEX, INDEX_READ_MAX))
+    if recent:
+        sections.append("## Recent\n" + "\n".join(recent) + "\n")
     if not sections:
         return ""
     used = len(_OPEN) + len(_CLOSE)
@@ -115,4 +138,4 @@ def start_panel(repo: Storage) -> str:
     text = panel(ObservationLog(repo), config.budget)
     if not text:
         return ""
-    return text + "Search the observation log with mem_search and read an entry with mem_read.\n"
+    return text + _TRAILER

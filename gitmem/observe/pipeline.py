@@ -7,8 +7,8 @@ its versioned prompt and each written as its own commit:
 1. the **observer** distils the tool calls into observations;
 2. the **summarizer** writes the run's summary;
 3. the **librarian** folds what was new into the four curated files (unless
-   consolidation is off), keeping each bullet's source ids; its ``[global]`` lessons go
-   to the user's own store.
+   consolidation is off), keeping each bullet's source ids; the ``[global]`` lessons its
+   answer adds go to the user's own store.
 
 Payloads are clamped again here, before any model call, whatever fed the run. A step
 that fails (the model, or a screen refusing its output, such as a secret) is one line
@@ -180,8 +180,12 @@ def observe_run(
         if lost:
             say(f"librarian: dropped the lines of {', '.join(lost)} (session {run.session})")
         done.curated = log.set_curated(merged, trail)
+        # only what this answer taught anew: a lesson the log held already may have come
+        # with a teammate's commit, and the user's store is read by every project
+        known = set(global_lessons(held.get("lessons.md", "")))
+        taught = [ln for ln in global_lessons(files.get("lessons.md", "")) if ln not in known]
         done.global_lessons = add_global_lessons(
-            global_lessons(merged.get("lessons.md", "")), trail, user_repo
+            taught, trail, user_repo, project=log.repo.directory
         )
 
     step("observer", observer)

@@ -15,7 +15,8 @@ a string or a list of blocks: ``text``, ``tool_use`` (``name``, ``input``) and
 A payload is bounded before any model sees it: the last 8 MB of the file, lines over
 1 MB passed over, a prompt or a tool's input clamped to 2 KB and a tool's output to
 4 KB, anything inside ``<private>…</private>`` removed first (the capture hooks' own
-rules, :mod:`gitmem.observe.capture`), and the whole kept to :data:`PAYLOAD_MAX`
+rules, :mod:`gitmem.observe.capture`; a span may cross the blocks of one message, and a
+tag never closed hides the rest of it), and the whole kept to :data:`PAYLOAD_MAX`
 characters (its start and, mostly, its end).
 """
 
@@ -137,32 +138,52 @@ def _render(entry: dict[str, Any]) -> Iterator[str]:
     if not isinstance(message, dict):
         return
     content = cast(dict[str, Any], message).get("content")
+    who = "User" if kind == "user" else "Assistant"
     if isinstance(content, str):
         said = _clamp(content, PROMPT_MAX)
         if said:
-            yield f"{'User' if kind == 'user' else 'Assistant'}: {said}"
+            yield f"{who}: {said}"
         return
     if not isinstance(content, list):
         return
-    for raw in cast(list[Any], content):
-        if not isinstance(raw, dict):
-            continue
-        block = cast(dict[str, Any], raw)
-        yield from _block(kind, block)
+    parts = [_part(who, cast(dict[str, Any], raw)) for raw in cast(list[Any], content)]
+    for label, text, most in _unprivate([p for p in parts if p is not None]):
+        said = clamp(text.strip(), most)
+        if said or label != who:
+            yield f"{label}: {said}"
 
 
-def _block(kind: str, block: dict[str, Any]) -> Iterator[str]:
+def _part(who: str, block: dict[str, Any]) -> tuple[str, str, int] | None:
+    """A content block as ``(label, text, most characters)`` (``None``: not shown)."""
+    if not isinstance(block, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return None
     what = block.get("type")
     if what == "text" and isinstance(block.get("text"), str):
-        said = _clamp(block["text"], PROMPT_MAX)
-        if said:
-            yield f"{'User' if kind == 'user' else 'Assistant'}: {said}"
-    elif what == "tool_use":
+        return who, block["text"], PROMPT_MAX
+    if what == "tool_use":
         name = block.get("name") if isinstance(block.get("name"), str) else "tool"
         args = json.dumps(block.get("input"), ensure_ascii=False, default=str)
-        yield f"Tool call {name}: {_clamp(args, INPUT_MAX)}"
-    elif what == "tool_result":
-        yield f"Tool result: {_clamp(_result_text(block.get('content')), OUTPUT_MAX)}"
+        return f"Tool call {name}", args, INPUT_MAX
+    if what == "tool_result":
+        return "Tool result", _result_text(block.get("content")), OUTPUT_MAX
+    return None
+
+
+_MARK = "\x1e"
+
+
+def _unprivate(parts: list[tuple[str, str, int]]) -> Iterator[tuple[str, str, int]]:
+    """``parts`` (one message's blocks) with their private parts cut as one text: a
+    ``<private>`` opened in one block hides what follows up to its closing tag, in any
+    later block, or else the rest of the message. What follows a closing tag goes on
+    the block the span began in."""
+    joined = "".join(
+        f"{_MARK}{n}{_MARK}{text.replace(_MARK, ' ')}" for n, (_, text, _) in enumerate(parts)
+    )
+    pieces = strip_private(joined).split(_MARK)
+    for at in range(1, len(pieces) - 1, 2):
+        label, _, most = parts[int(pieces[at])]
+        yield label, pieces[at + 1], most
 
 
 def _result_text(content: object) -> str:
