@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from dulwich.pack import write_pack_index_v2
 from helpers_packs import Packer, blob_id, placed_far
-from test_store_pushobjects import git
+from test_store_pushobjects import git, history
 
 from gitmem import Author, Memory, Repository
+from gitmem.lean.objects import entry_header
 from gitmem.store import packreader, pushobjects
-from gitmem.store.packreader import Packs
+from gitmem.store.packreader import PackedObjects, Packs
 from gitmem.types import Change
 
 STORE = "profile/packs"
@@ -268,3 +269,50 @@ def test_what_a_bounded_reader_makes_over_all_its_reads_is_bounded(
                 assert packs.read(blob_id(link)) == (3, link)
     finally:
         packs.close()
+
+
+@pytest.mark.parametrize("deltas", ["by offset", "by id"])
+def test_a_size_is_read_from_the_entry_without_inflating_the_object(
+    tmp_path: Path, deltas: str
+) -> None:
+    """Each object's size, packed whole, as a delta on its base by offset or by id, or
+    loose, is the size git gives, read from the entry's header or the delta's first
+    bytes: a reader passes over a file too large to read without reading it."""
+    path = history(tmp_path / "h")
+    offsets = "true" if deltas == "by offset" else "false"
+    git(path, "-c", f"repack.useDeltaBaseOffset={offsets}", "repack", "-a", "-d", "-f", "-q")
+    (path / "loose.md").write_text("a loose object\n")
+    loose = git(path, "hash-object", "-w", "loose.md").decode().strip()
+    listed = git(
+        path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)"
+    )
+    sizes = dict(line.split() for line in listed.decode().splitlines())
+    assert loose in sizes
+    packed = PackedObjects(str(path / ".git" / "objects" / "pack"))
+    try:
+        assert {sha: packed.size(sha) for sha in sizes} == {s: int(n) for s, n in sizes.items()}
+        folder = packed._packs.packs  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+        kinds = {entry_header(p._data, at)[0] for p in folder for at in p.table().values()}  # pyright: ignore[reportPrivateUsage]
+        assert (6 if deltas == "by offset" else 7) in kinds  # deltas were sized
+        inflated: list[int] = []
+        real = zlib.decompressobj
+
+        class Counting:
+            def __init__(self) -> None:
+                self._inner = real()
+
+            def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+                out = self._inner.decompress(data, max_length)
+                inflated.append(len(out))
+                return out
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self._inner, name)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(zlib, "decompressobj", Counting)
+            for sha in sizes:
+                packed.size(sha)
+        assert max(inflated) <= 32  # a delta's header, a loose object's: never more
+    finally:
+        packed.forget()

@@ -26,7 +26,15 @@ from gitmem.lean.objects import (
     ofs_base,
     pack_bases,
 )
-from gitmem.store.pushobjects import APPLY_DELTA, Made, TooLarge, bounded, delta_target
+from gitmem.store.pushobjects import (
+    APPLY_DELTA,
+    LOOSE_HEAD,
+    Made,
+    TooLarge,
+    bounded,
+    delta_target,
+    loose_size,
+)
 
 __all__ = ["Pack", "PackedObjects", "Packs", "inflate", "packed_reads"]
 
@@ -40,6 +48,7 @@ _KEPT = 257  # objects a pack keeps as the bases of later reads
 _KEPT_BYTES = 64 << 20  # and the bytes they come to, at most
 _WHOLE = (1, 2, 3, 4)  # commit, tree, blob, tag
 _REF_DELTA = 7
+_DELTA_HEAD = 20  # a delta's two sizes take at most ten bytes each
 
 
 class PackedObjects:
@@ -93,6 +102,27 @@ class PackedObjects:
                 except (ValueError, IndexError, zlib.error) as exc:
                     raise ValueError(f"object {sha} does not read from its pack: {exc}") from None
         return None
+
+    def size(self, sha: str) -> int | None:
+        """The size of object ``sha``'s content as its pack entry declares it (a delta's,
+        from the delta's first bytes) or its loose file beside the packs does, nothing
+        inflated whole; ``None`` if neither is found or reads: the caller reads the
+        object whole, and learns what is wrong with it."""
+        if self.folder is None:
+            return None
+        if self._packs is None:
+            self._packs = Packs(self.folder)
+        binsha = bytes.fromhex(sha)
+        try:
+            for pack in self._packs.packs:
+                at = pack.find(binsha)
+                if at is not None:
+                    return None if at & 0x80000000 else pack.declared(at)
+            loose = os.path.join(os.path.dirname(self.folder), sha[:2], sha[2:])
+            with open(loose, "rb") as f:
+                return loose_size(f.read(LOOSE_HEAD))
+        except (OSError, ValueError, IndexError, zlib.error):
+            return None
 
     def get_many(self, shas: list[str]) -> dict[str, tuple[int, bytes]]:
         """``(type number, content)`` of each object of ``shas`` that the packs hold in
@@ -283,6 +313,26 @@ class Pack(MappedPack):
             self._made.spend(bounded(size))
         content, end = inflate(data, at, size)
         return kind, content, data[offset:end]
+
+    def declared(self, offset: int) -> int:
+        """The size of the content of the object at ``offset``: its header's, or for a
+        delta the size of what the delta makes, from its first bytes inflated alone."""
+        data = self._data
+        kind, size, at = entry_header(data, offset)
+        if kind in _WHOLE:
+            return size
+        if kind == OFS_DELTA:
+            at = ofs_base(data, at, offset)[1]
+        elif kind == _REF_DELTA:
+            at += 20
+        else:
+            raise ValueError(f"an entry of type {kind}, which git does not write")
+        inflater = zlib.decompressobj()
+        head = b""
+        while len(head) < _DELTA_HEAD and not inflater.eof and at < len(data):
+            head += inflater.decompress(data[at : at + 256], _DELTA_HEAD - len(head))
+            at += 256  # what it left unread is past what it was asked for
+        return delta_target(head)
 
     def whole(self, offset: int, kind: int) -> bytes | None:
         """The content of the object at ``offset`` if it is held whole and of type
