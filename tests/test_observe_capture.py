@@ -1,0 +1,93 @@
+"""The capture hook: where it records and what it records."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.observe.capture import (
+    find_git_dir,
+    log_line,
+    observe_dir,
+    record_hook,
+)
+
+ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def run_git(folder: Path, *args: str) -> None:
+    """``git`` in ``folder``, as a user with no config of their own."""
+    subprocess.run(
+        ["git", "-c", "user.name=u", "-c", "user.email=u@e", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        env=ENV,
+    )
+
+
+def hook(git_dir: str, event: str, **data: object) -> None:
+    """One event through the hook's recording, as ``gitmem observe capture`` feeds it."""
+    record_hook(event, {"session_id": "s1", **data}, git_dir)
+
+
+@pytest.fixture(autouse=True)
+def _no_repo_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITMEM_REPO", raising=False)
+
+
+def files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("committed", ["link", "plain folder", "repository"])
+def test_a_gitmem_a_project_commits_is_passed_over(tmp_path: Path, committed: str) -> None:
+    """A ``.gitmem`` that came with a clone (a link out of it, a folder that is no
+    repository, or a repository the project tracks) is not recorded into."""
+    upstream = tmp_path / "upstream"
+    (tmp_path / "elsewhere").mkdir()
+    upstream.mkdir()
+    run_git(upstream, "init", "-q")
+    if committed == "link":
+        (upstream / ".gitmem").mkdir()
+        (upstream / ".gitmem" / "gitmem").symlink_to("../../elsewhere")
+    elif committed == "plain folder":
+        (upstream / ".gitmem").mkdir()
+        (upstream / ".gitmem" / ".keep").write_text("")
+    else:
+        run_git(upstream, "init", "-q", "--bare", ".gitmem")
+        for folder in ("objects", "gitmem"):  # git keeps no empty folder
+            (upstream / ".gitmem" / folder).mkdir(exist_ok=True)
+            (upstream / ".gitmem" / folder / ".keep").write_text("")
+    (upstream / "README.md").write_text("# project\n")
+    run_git(upstream, "add", "-A")
+    run_git(upstream, "commit", "-qm", "start")
+    run_git(tmp_path, "clone", "-q", "upstream", "clone")
+    clone = tmp_path / "clone"
+    assert find_git_dir(str(clone)) is None
+    if committed == "repository":  # the same repository untracked is the user's own
+        run_git(clone, "rm", "-rq", "--cached", ".gitmem")
+        assert find_git_dir(str(clone)) == str(clone / ".gitmem")
+        run_git(clone, "add", ".gitmem")
+        run_git(clone, "update-index", "--index-version", "4")
+        assert find_git_dir(str(clone)) is None
+
+
+@pytest.mark.parametrize("linked", ["gitmem", "gitmem/observe", "gitmem/observe/spool"])
+def test_no_link_below_the_git_directory_is_written_through(tmp_path: Path, linked: str) -> None:
+    """A symbolic link anywhere below the git directory (an archive can bring one) is
+    never written through: not by the spool, the log, nor the worker's files."""
+    git_dir = tmp_path / "repo.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True, env=ENV)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = git_dir / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere)
+    hook(str(git_dir), "user-prompt-submit", prompt="my private prompt")
+    hook(str(git_dir), "stop", last_assistant_message="done")
+    log_line(observe_dir(str(git_dir)), "a line")
+    assert files_under(elsewhere) == []
