@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -14,6 +15,7 @@ from gitmem.observe.capture import (
     observe_dir,
     record_hook,
 )
+from gitmem.observe.finding import observer_settings
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -91,3 +93,46 @@ def test_no_link_below_the_git_directory_is_written_through(tmp_path: Path, link
     hook(str(git_dir), "stop", last_assistant_message="done")
     log_line(observe_dir(str(git_dir)), "a line")
     assert files_under(elsewhere) == []
+
+
+def test_the_hook_honours_enabled_and_skip_tools(tmp_path: Path) -> None:
+    """With capture turned off nothing is written and no worker starts; a tool in
+    ``skip-tools`` is never written."""
+    git_dir = tmp_path / "repo.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True, env=ENV)
+    config = git_dir / "config"
+    base = config.read_text()
+    config.write_text(base + '[gitmem "observer"]\n\tenabled = false\n\tskip-tools = WebFetch\n')
+    hook(str(git_dir), "post-tool-use", tool_name="WebFetch", tool_input={}, tool_response="x")
+    hook(str(git_dir), "user-prompt-submit", prompt="a prompt")
+    hook(str(git_dir), "stop", last_assistant_message="done")
+    assert not (git_dir / "gitmem").exists()
+    config.write_text(base + '[gitmem "observer"]\n\tskip-tools = "Edit, webfetch" ; a note\n')
+    hook(str(git_dir), "post-tool-use", tool_name="WebFetch", tool_input={}, tool_response="x")
+    hook(str(git_dir), "post-tool-use", tool_name="Bash", tool_input={}, tool_response="y")
+    (spool,) = (git_dir / "gitmem" / "observe" / "spool").iterdir()
+    assert [json.loads(line)["tool"] for line in spool.read_text().splitlines()] == ["Bash"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", (True, frozenset[str]())),
+        ("[gitmem.observer]\nenabled = off\n", (False, frozenset[str]())),
+        ('[GitMem "observer"]\nEnabled = yes\nSKIP-tools = A,b\n', (True, frozenset({"a", "b"}))),
+        ('[gitmem "observer"]\nenabled\n', (True, frozenset[str]())),
+        ('[gitmem "observer"]\nenabled = maybe\n', (False, frozenset[str]())),
+        ('[gitmem "other"]\nenabled = false\n', (True, frozenset[str]())),
+        (
+            '[gitmem "observer"]\nenabled = false\nenabled = true # again\n',
+            (True, frozenset[str]()),
+        ),
+    ],
+)
+def test_observer_settings_read_as_git_does(
+    tmp_path: Path, text: str, expected: tuple[bool, frozenset[str]]
+) -> None:
+    """The two settings the hook needs, read from the config without the store; a value
+    that is not true turns capture off."""
+    (tmp_path / "config").write_text(text)
+    assert observer_settings(str(tmp_path)) == expected

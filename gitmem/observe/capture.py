@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from gitmem.observe.finding import common_of, find_git_dir, git_dir_of
+from gitmem.observe.finding import common_of, find_git_dir, git_dir_of, observer_settings
 
 TYPE_CHECKING = False  # typing is not loaded at run time (see above)
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "hook_main",
     "log_line",
     "observe_dir",
+    "observer_settings",
     "open_below",
     "open_own",
     "own_folder",
@@ -557,11 +558,15 @@ def record_hook(event: str, data: dict[str, object], git_dir: str) -> None:
     session = data.get("session_id")
     if not isinstance(session, str) or not session:
         return
+    enabled, skip_tools = observer_settings(git_dir)
+    if not enabled:
+        return
     agent = data.get("agent_id")
     recorder = Recorder(
         git_dir,
         session,
         agent=agent if isinstance(agent, str) and agent else "main",
+        skip_tools=skip_tools,
     )
     try:
         if event == "user-prompt-submit":

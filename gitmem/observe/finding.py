@@ -1,20 +1,23 @@
-"""Finding the repository a capture hook records into, with ``os`` alone.
+"""Finding the repository a capture hook records into, and whether it records there,
+with ``os`` alone.
 
 The hook records only into a repository gitmem serves: a git project where ``gitmem
 init`` ran, or a ``.gitmem`` that is a repository of its own. A ``.gitmem`` that is a
 symbolic link, a folder that is no repository, or one the enclosing project tracks
 (committed into it, so it comes with every clone, and whatever is written there is
 staged by the next ``git add -A``) is passed over: a project's files never choose where
-a session is written.
+a session is written. The repository's config may turn capture off, or name tools it
+never records (``gitmem.observer.enabled``, ``skip-tools``).
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["common_of", "find_git_dir", "git_dir_of", "index_tracks"]
+__all__ = ["common_of", "find_git_dir", "git_dir_of", "index_tracks", "observer_settings"]
 
 _INDEX_MAX = 256 << 20
+_CONFIG_MAX = 1 << 20
 
 
 def find_git_dir(start: str) -> str | None:
@@ -160,6 +163,67 @@ def _listed_v4(data: bytes, name: bytes, digest: int) -> bool | None:
     except (IndexError, ValueError):
         return None
     return False if at <= len(data) else None
+
+
+_TRUE = ("true", "yes", "on", "1")
+
+
+def observer_settings(git_dir: str) -> tuple[bool, frozenset[str]]:
+    """``gitmem.observer.enabled`` and ``skip-tools`` as the repository's git config at
+    ``git_dir`` sets them, read without the store: whether capture runs (an unreadable
+    config or a value that is not true turns it off: either can only record less) and
+    the tools it never records."""
+    try:
+        fd = os.open(os.path.join(git_dir, "config"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True, frozenset()
+    except (OSError, ValueError):
+        return False, frozenset()
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return False, frozenset()
+        text = os.read(fd, _CONFIG_MAX).decode("utf-8", "replace")
+    except OSError:
+        return False, frozenset()
+    finally:
+        os.close(fd)
+    held: dict[str, str] = {}
+    ours = False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            header = line[1 : line.find("]")].strip()
+            name, _, sub = header.partition(" ")
+            ours = (name.lower(), sub.strip()) == ("gitmem", '"observer"') or (
+                header.lower() == "gitmem.observer"
+            )
+        elif ours and line[:1].isalpha():
+            key, equals, value = line.partition("=")
+            held[key.strip().lower()] = _config_value(value) if equals else "true"
+    enabled = held.get("enabled", "true").strip().lower() in _TRUE
+    skip = held.get("skip-tools", "").split(",")
+    return enabled, frozenset(t.strip().lower() for t in skip if t.strip())
+
+
+def _config_value(text: str) -> str:
+    """A git config value as written after ``=``: quotes and escapes undone, a comment
+    set aside."""
+    kept: list[str] = []
+    quoted = False
+    escaped = False
+    for char in text:
+        if escaped:
+            kept.append({"n": "\n", "t": "\t", "b": "\b"}.get(char, char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            break
+        else:
+            kept.append(char)
+    return "".join(kept).strip()
 
 
 def _common(dot_git: str) -> str | None:
