@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.observe.capture import (
+    OUTPUT_MAX,
+    Recorder,
     find_git_dir,
     log_line,
     observe_dir,
@@ -136,3 +138,14 @@ def test_observer_settings_read_as_git_does(
     that is not true turns capture off."""
     (tmp_path / "config").write_text(text)
     assert observer_settings(str(tmp_path)) == expected
+
+
+def test_control_characters_take_no_more_than_the_bound(tmp_path: Path) -> None:
+    """Output of control characters (six bytes each once escaped) is clamped to the bound
+    as the spool line holds it, so it fills a spool no faster than plain text."""
+    with Recorder(str(tmp_path), "s1", worker=False) as recorder:
+        recorder.tool("WebFetch", {}, "\x01" * 20_000, call_id="t1")
+    (spool,) = Path(observe_dir(str(tmp_path)), "spool").iterdir()
+    line = spool.read_bytes()
+    assert OUTPUT_MAX < len(line) < OUTPUT_MAX + 200
+    assert json.loads(line)["output"].endswith("…[clamped]")

@@ -11,7 +11,8 @@ its result, the final message, the session's end) and appends each as one JSON l
 write, so concurrent hooks never interleave or lose each other's lines. Before a line
 is written, whatever sits inside ``<private>…</private>`` is cut out (an unclosed tag
 hides the rest), and the prompt, a tool's input and its output are clamped to 2 KB,
-2 KB and 4 KB; the observer's own tools and the interactive ones are not recorded. A spool over its bound (:data:`SPOOL_MAX`) takes no more lines: each
+2 KB and 4 KB as the line holds them; the observer's own tools and the interactive ones
+are not recorded. A spool over its bound (:data:`SPOOL_MAX`) takes no more lines: each
 dropped event is one line in ``observe/observer.log``. Every file here is opened below
 the git directory one folder at a time, never through a symbolic link.
 
@@ -123,10 +124,28 @@ def clamp(text: str, limit: int) -> str:
 
 
 def _kept(text: str, limit: int) -> str:
-    """What is recorded of ``text``: its private parts cut, then clamped to ``limit``.
-    A huge text is cut first (an opening tag whose end was cut hides the rest, so
-    nothing private survives the cut)."""
-    return clamp(strip_private(text[: limit * 4]), limit)
+    """What is recorded of ``text``: its private parts cut, then clamped so that, as the
+    spool writes it (JSON, UTF-8), it takes at most ``limit`` bytes. A huge text is cut
+    first (an opening tag whose end was cut hides the rest, so nothing private survives
+    the cut)."""
+    whole = strip_private(text[: limit * 4])
+    kept = clamp(whole, limit)
+    if _size(kept) <= limit:
+        return kept
+    room = limit - _size(_CLAMPED)
+    low, high = 0, min(len(whole), limit)
+    while low < high:  # the longest start that fits, with the mark
+        middle = (low + high + 1) // 2
+        if _size(whole[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return whole[:low] + _CLAMPED
+
+
+def _size(text: str) -> int:
+    """The bytes ``text`` takes in a spool line (a control character escaped takes six)."""
+    return len(dumps(text).encode("utf-8", "replace")) - 2
 
 
 def _whole(digits: str) -> int | str:
