@@ -149,3 +149,14 @@ def test_control_characters_take_no_more_than_the_bound(tmp_path: Path) -> None:
     line = spool.read_bytes()
     assert OUTPUT_MAX < len(line) < OUTPUT_MAX + 200
     assert json.loads(line)["output"].endswith("…[clamped]")
+
+
+def test_a_huge_tool_name_is_clamped_not_dropped(tmp_path: Path) -> None:
+    """A tool's name, its call id, the session and the agent are clamped too: an event
+    with a huge one is recorded, not dropped as though the spool were full."""
+    with Recorder(str(tmp_path), "s" * 5000, agent="a" * 5000, worker=False) as recorder:
+        recorder.tool("x" * 4_000_000, {}, "out", call_id="t" * 5000)
+        assert recorder.dropped == 0
+    (spool,) = Path(observe_dir(str(tmp_path)), "spool").iterdir()
+    record = json.loads(spool.read_bytes())
+    assert len(spool.read_bytes()) < 2000 and record["output"] == "out"

@@ -62,6 +62,8 @@ OUTPUT_MAX = 4096
 FINAL_MAX = 2048
 SPOOL_MAX = 1 << 20
 """The bound of one session's spool, in bytes."""
+NAME_MAX = 256
+"""The bound of a session id, an agent, a tool's name and a call id, in characters."""
 HOOK_INPUT_MAX = 4 << 20
 LOG_MAX = 1 << 20
 TRANSCRIPT_TAIL = 64 * 1024
@@ -389,8 +391,8 @@ class Recorder:
         self._append(
             "tool",
             agent,
-            tool=name,
-            id=call_id,
+            tool=clamp(name, NAME_MAX),
+            id=clamp(call_id, NAME_MAX),
             input=_kept(_text(tool_input), INPUT_MAX),
             output=_kept(_text(output), OUTPUT_MAX),
         )
@@ -431,8 +433,8 @@ class Recorder:
             return
         record: dict[str, object] = {
             "e": event,
-            "s": self.session,
-            "a": agent or self.agent,
+            "s": clamp(self.session, NAME_MAX),
+            "a": clamp(agent or self.agent, NAME_MAX),
             "t": time.time(),
         }
         record.update(fields)
@@ -445,7 +447,8 @@ class Recorder:
         except (OSError, _Full) as exc:
             self.dropped += 1
             why = "is full" if isinstance(exc, _Full) else f"cannot be written ({exc})"
-            log_line(self.folder, f"spool of session {self.session} {why}: dropped a {event} event")
+            session = clamp(self.session, NAME_MAX)
+            log_line(self.folder, f"spool of session {session} {why}: dropped a {event} event")
             return
         self._size += len(line)
 
