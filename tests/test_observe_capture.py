@@ -1,7 +1,8 @@
-"""The capture hook: where it records and what it records."""
+"""The capture hook: where it records, what it records, and when it starts a worker."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from gitmem.observe.capture import (
     log_line,
     observe_dir,
     record_hook,
+    start_worker,
 )
 from gitmem.observe.finding import observer_settings
 
@@ -160,3 +162,20 @@ def test_a_huge_tool_name_is_clamped_not_dropped(tmp_path: Path) -> None:
     (spool,) = Path(observe_dir(str(tmp_path)), "spool").iterdir()
     record = json.loads(spool.read_bytes())
     assert len(spool.read_bytes()) < 2000 and record["output"] == "out"
+
+
+def test_a_stale_pid_does_not_keep_the_worker_from_starting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker runs while it holds its lock: a pid left behind that names a live
+    process starts it all the same, and a held lock starts none."""
+    started: list[str] = []
+    monkeypatch.setattr(os, "posix_spawn", lambda *a, **k: started.append(a[1][-1]))  # pyright: ignore[reportUnknownLambdaType]
+    folder = Path(observe_dir(str(tmp_path)))
+    folder.mkdir(parents=True)
+    (folder / "worker.pid").write_text(str(os.getpid()))
+    assert start_worker(str(tmp_path))
+    with (folder / "worker.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert not start_worker(str(tmp_path))
+    assert started == [str(tmp_path)]

@@ -16,8 +16,9 @@ are not recorded. A spool over its bound (:data:`SPOOL_MAX`) takes no more lines
 dropped event is one line in ``observe/observer.log``. Every file here is opened below
 the git directory one folder at a time, never through a symbolic link.
 
-When a run ends the recorder starts the background worker unless it is running (its
-pid is in ``observe/worker.pid``); the worker takes the finished runs from the spool.
+When a run ends the recorder starts the background worker unless one is running (it
+holds the lock on ``observe/worker.lock``); the worker takes the finished runs from the
+spool.
 """
 
 from __future__ import annotations
@@ -458,24 +459,22 @@ class Recorder:
 
 
 def worker_running(git_dir: str) -> bool:
-    """Whether the worker whose pid ``worker.pid`` names is alive."""
+    """Whether a worker serves ``git_dir``: one holds the lock on ``worker.lock`` (the
+    kernel lets it go when the worker dies, so a pid left behind, perhaps reused by
+    another process, stops nothing)."""
+    import fcntl
+
     try:
-        fd = open_below(git_dir, "gitmem/observe/worker.pid", os.O_RDONLY)
-        try:
-            pid = int(os.read(fd, 32) or b"0")
-        finally:
-            os.close(fd)
-    except (OSError, ValueError):
-        return False
-    if pid <= 0:
+        fd = open_below(git_dir, "gitmem/observe/worker.lock", os.O_RDONLY)
+    except OSError:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
         return True
-    return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def start_worker(git_dir: str) -> bool:
