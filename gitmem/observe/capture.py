@@ -497,10 +497,10 @@ def start_worker(git_dir: str) -> bool:
             sys.executable,
             [sys.executable, "-m", "gitmem.observe.worker", git_dir],
             os.environ,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            file_actions=[  # out first: it may be fd 0 in a caller whose stdin was closed
                 (os.POSIX_SPAWN_DUP2, out, 1),
                 (os.POSIX_SPAWN_DUP2, out, 2),
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             ],
             setsid=True,
         )
