@@ -205,6 +205,7 @@ ORDER: dict[str, list[str]] = {
         "recall",
     ],
     "gitmem.observe": [
+        "finding",
         "capture",
         "model",
         "prompts",

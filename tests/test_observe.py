@@ -203,15 +203,17 @@ def test_private_never_enters_the_spool(tmp_path: Path) -> None:
 
 
 def test_payloads_are_clamped_before_any_model_call(tmp_path: Path) -> None:
-    """2 KB prompt, 2 KB tool input, 4 KB tool output, at capture and again in the payload."""
+    """2 KB prompt, 2 KB tool input, 4 KB tool output (in bytes as the spool holds them),
+    at capture and again in the payload."""
     recorder = Recorder(str(tmp_path), "s1", worker=False)
     recorder.prompt("p" * 10_000)
     recorder.tool("Bash", "i" * 10_000, "o" * 10_000, call_id="t1")
     recorder.final("done")
     recorder.close()
     (run,) = take_runs(observe_dir(str(tmp_path)))
-    assert len(run.prompt) == PROMPT_MAX
-    assert len(run.tools[0].input) == INPUT_MAX and len(run.tools[0].output) == OUTPUT_MAX
+    assert len(run.prompt.encode()) == PROMPT_MAX
+    assert len(run.tools[0].input.encode()) == INPUT_MAX
+    assert len(run.tools[0].output.encode()) == OUTPUT_MAX
     big = Run("s", prompt="p" * 9000, tools=[ToolCall("Bash", "i" * 9000, "o" * 9000)])
     text = payload(big)
     assert text.count("p") < PROMPT_MAX + 50 and text.count("o") < OUTPUT_MAX + 50

@@ -306,6 +306,7 @@ def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path:
         "gitmem.lazy",
         "gitmem.observe",
         "gitmem.observe.capture",
+        "gitmem.observe.finding",
     ]
 
 

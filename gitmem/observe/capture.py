@@ -11,12 +11,14 @@ its result, the final message, the session's end) and appends each as one JSON l
 write, so concurrent hooks never interleave or lose each other's lines. Before a line
 is written, whatever sits inside ``<private>…</private>`` is cut out (an unclosed tag
 hides the rest), and the prompt, a tool's input and its output are clamped to 2 KB,
-2 KB and 4 KB; the observer's own tools and the interactive ones are not recorded. A
-spool over its bound (:data:`SPOOL_MAX`) takes no more lines: each dropped event is one
-line in ``observe/observer.log``.
+2 KB and 4 KB as the line holds them; the observer's own tools and the interactive ones
+are not recorded. A spool over its bound (:data:`SPOOL_MAX`) takes no more lines: each
+dropped event is one line in ``observe/observer.log``. Every file here is opened below
+the git directory one folder at a time, never through a symbolic link.
 
-When a run ends the recorder starts the background worker unless it is running (its
-pid is in ``observe/worker.pid``); the worker takes the finished runs from the spool.
+When a run ends the recorder starts the background worker unless one is running (it
+holds the lock on ``observe/worker.lock``); the worker takes the finished runs from the
+spool.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+
+from gitmem.observe.finding import common_of, find_git_dir, git_dir_of, observer_settings
 
 TYPE_CHECKING = False  # typing is not loaded at run time (see above)
 if TYPE_CHECKING:
@@ -39,13 +43,18 @@ __all__ = [
     "Recorder",
     "clamp",
     "common_of",
+    "find_git_dir",
     "git_dir_of",
     "hook_main",
     "log_line",
     "observe_dir",
+    "observer_settings",
+    "open_below",
     "open_own",
+    "own_folder",
     "start_worker",
     "strip_private",
+    "worker_running",
 ]
 
 PROMPT_MAX = 2048
@@ -54,6 +63,8 @@ OUTPUT_MAX = 4096
 FINAL_MAX = 2048
 SPOOL_MAX = 1 << 20
 """The bound of one session's spool, in bytes."""
+NAME_MAX = 256
+"""The bound of a session id, an agent, a tool's name and a call id, in characters."""
 HOOK_INPUT_MAX = 4 << 20
 LOG_MAX = 1 << 20
 TRANSCRIPT_TAIL = 64 * 1024
@@ -116,10 +127,28 @@ def clamp(text: str, limit: int) -> str:
 
 
 def _kept(text: str, limit: int) -> str:
-    """What is recorded of ``text``: its private parts cut, then clamped to ``limit``.
-    A huge text is cut first (an opening tag whose end was cut hides the rest, so
-    nothing private survives the cut)."""
-    return clamp(strip_private(text[: limit * 4]), limit)
+    """What is recorded of ``text``: its private parts cut, then clamped so that, as the
+    spool writes it (JSON, UTF-8), it takes at most ``limit`` bytes. A huge text is cut
+    first (an opening tag whose end was cut hides the rest, so nothing private survives
+    the cut)."""
+    whole = strip_private(text[: limit * 4])
+    kept = clamp(whole, limit)
+    if _size(kept) <= limit:
+        return kept
+    room = limit - _size(_CLAMPED)
+    low, high = 0, min(len(whole), limit)
+    while low < high:  # the longest start that fits, with the mark
+        middle = (low + high + 1) // 2
+        if _size(whole[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return whole[:low] + _CLAMPED
+
+
+def _size(text: str) -> int:
+    """The bytes ``text`` takes in a spool line (a control character escaped takes six)."""
+    return len(dumps(text).encode("utf-8", "replace")) - 2
 
 
 def _whole(digits: str) -> int | str:
@@ -216,27 +245,86 @@ def open_own(path: str, flags: int, mode: int = 0o600) -> int:
     """``os.open`` of a file of the observer's own (its spool, state, log and worker
     files): never through a symbolic link, never waiting on a FIFO, and a regular file
     only (``OSError`` otherwise), whatever someone placed at ``path``."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    return _open_in(None, path, flags, mode)
+
+
+def _open_in(folder: int | None, name: str, flags: int, mode: int = 0o600) -> int:
+    fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder)
     if os.fstat(fd).st_mode & 0o170000 != 0o100000:  # stat.S_ISREG, without loading stat
         os.close(fd)
-        raise OSError(f"{path} is not a regular file")
+        raise OSError(f"{name} is not a regular file")
     return fd
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def own_folder(git_dir: str, *parts: str) -> int:
+    """A descriptor of the folder ``parts`` below ``git_dir``, each made if missing and
+    each a folder itself: a symbolic link anywhere below the git directory (one a
+    project's files brought, say) is never walked through (``OSError``)."""
+    fd = os.open(git_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for depth, part in enumerate(parts):
+            try:
+                below = os.open(part, _FOLDER, dir_fd=fd)
+            except FileNotFoundError:
+                try:  # noqa: SIM105 (contextlib is more than a hook should load)
+                    os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                below = os.open(part, _FOLDER, dir_fd=fd)
+            except OSError:
+                if os.path.islink(os.path.join(git_dir, *parts[: depth + 1])):
+                    raise OSError(f"{part} below {git_dir} is a symbolic link") from None
+                raise
+            os.close(fd)
+            fd = below
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_below(git_dir: str, path: str, flags: int, mode: int = 0o600) -> int:
+    """:func:`open_own` of ``path`` (``/``-separated, below ``git_dir``), its folders
+    walked by :func:`own_folder`: no symbolic link is followed anywhere below
+    ``git_dir``."""
+    *parts, name = path.split("/")
+    folder = own_folder(git_dir, *parts)
+    try:
+        return _open_in(folder, name, flags, mode)
+    finally:
+        os.close(folder)
+
+
+def _below(folder: str) -> tuple[str, str]:
+    """``folder`` as a git directory and a path below it: an observer folder (see
+    :func:`observe_dir`) is walked from its repository's git directory."""
+    head, observe = os.path.split(os.path.normpath(folder))
+    git_dir, mine = os.path.split(head)
+    if (mine, observe) == ("gitmem", "observe"):
+        return git_dir or ".", "gitmem/observe/"
+    return folder, ""
 
 
 def log_line(folder: str, message: str) -> None:
     """Append one line to the observer's log (never raises). A log over 1 MB becomes
     ``observer.log.1`` (replacing the one before) and a new one starts."""
     line = time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + message.replace("\n", " ")
-    path = os.path.join(folder, "observer.log")
+    git_dir, below = _below(folder)
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        held = own_folder(git_dir, *below.split("/")[:-1])
         try:
-            os.write(fd, (line[:2000] + "\n").encode("utf-8", "replace"))
-            if os.fstat(fd).st_size > LOG_MAX:
-                os.replace(path, path + ".1")
+            fd = _open_in(held, "observer.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(fd, (line[:2000] + "\n").encode("utf-8", "replace"))
+                if os.fstat(fd).st_size > LOG_MAX:
+                    os.replace("observer.log", "observer.log.1", src_dir_fd=held, dst_dir_fd=held)
+            finally:
+                os.close(fd)
         finally:
-            os.close(fd)
+            os.close(held)
     except OSError:
         pass
 
@@ -304,8 +392,8 @@ class Recorder:
         self._append(
             "tool",
             agent,
-            tool=name,
-            id=call_id,
+            tool=clamp(name, NAME_MAX),
+            id=clamp(call_id, NAME_MAX),
             input=_kept(_text(tool_input), INPUT_MAX),
             output=_kept(_text(output), OUTPUT_MAX),
         )
@@ -336,13 +424,8 @@ class Recorder:
 
     def _open(self) -> int:
         if self._fd is None:
-            folder = os.path.join(self.folder, "spool")
-            path = os.path.join(folder, spool_name(self.session))
-            try:
-                self._fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            except FileNotFoundError:
-                os.makedirs(folder, exist_ok=True)
-                self._fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            path = "gitmem/observe/spool/" + spool_name(self.session)
+            self._fd = open_below(self.git_dir, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             self._size = os.fstat(self._fd).st_size
         return self._fd
 
@@ -351,8 +434,8 @@ class Recorder:
             return
         record: dict[str, object] = {
             "e": event,
-            "s": self.session,
-            "a": agent or self.agent,
+            "s": clamp(self.session, NAME_MAX),
+            "a": clamp(agent or self.agent, NAME_MAX),
             "t": time.time(),
         }
         record.update(fields)
@@ -365,7 +448,8 @@ class Recorder:
         except (OSError, _Full) as exc:
             self.dropped += 1
             why = "is full" if isinstance(exc, _Full) else f"cannot be written ({exc})"
-            log_line(self.folder, f"spool of session {self.session} {why}: dropped a {event} event")
+            session = clamp(self.session, NAME_MAX)
+            log_line(self.folder, f"spool of session {session} {why}: dropped a {event} event")
             return
         self._size += len(line)
 
@@ -374,28 +458,23 @@ class Recorder:
             start_worker(self.git_dir)
 
 
-def worker_running(folder: str) -> bool:
-    """Whether the worker whose pid ``worker.pid`` names is alive."""
+def worker_running(git_dir: str) -> bool:
+    """Whether a worker serves ``git_dir``: one holds the lock on ``worker.lock`` (the
+    kernel lets it go when the worker dies, so a pid left behind, perhaps reused by
+    another process, stops nothing)."""
+    import fcntl
+
     try:
-        fd = open_own(os.path.join(folder, "worker.pid"), os.O_RDONLY)
-        try:
-            pid = int(os.read(fd, 32) or b"0")
-        finally:
-            os.close(fd)
-    except (OSError, ValueError):
-        return False
-    if pid <= 0:
+        fd = open_below(git_dir, "gitmem/observe/worker.lock", os.O_RDONLY)
+    except OSError:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
         return True
-    return True
-
-
-_APPEND_OWN = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    finally:
+        os.close(fd)
+    return False
 
 
 def start_worker(git_dir: str) -> bool:
@@ -403,26 +482,33 @@ def start_worker(git_dir: str) -> bool:
     started one. The worker is a detached process with no tie to the caller's stdio, so
     a hook's reader never waits for it; a second one started in a race finds the lock
     taken and leaves at once."""
-    folder = observe_dir(git_dir)
-    if worker_running(folder):
+    if worker_running(git_dir):
         return False
-    os.makedirs(folder, exist_ok=True)
-    log = os.path.join(folder, "worker.out")
+    folder = observe_dir(git_dir)
+    try:
+        out = open_below(
+            git_dir, "gitmem/observe/worker.out", os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        )
+    except OSError as exc:
+        log_line(folder, f"the worker could not start: {exc}")
+        return False
     try:
         os.posix_spawn(
             sys.executable,
             [sys.executable, "-m", "gitmem.observe.worker", git_dir],
             os.environ,
-            file_actions=[
+            file_actions=[  # out first: it may be fd 0 in a caller whose stdin was closed
+                (os.POSIX_SPAWN_DUP2, out, 1),
+                (os.POSIX_SPAWN_DUP2, out, 2),
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, log, _APPEND_OWN, 0o600),
-                (os.POSIX_SPAWN_DUP2, 1, 2),
             ],
             setsid=True,
         )
     except OSError as exc:
         log_line(folder, f"the worker could not start: {exc}")
         return False
+    finally:
+        os.close(out)
     return True
 
 
@@ -435,61 +521,6 @@ HOOK_EVENTS = {
     "subagent-stop": "SubagentStop",
     "session-end": "SessionEnd",
 }
-
-
-def find_git_dir(start: str) -> str | None:
-    """The git directory of the gitmem repository ``start`` is in, found as the command
-    line finds it: ``GITMEM_REPO`` if set, else walking up, the nearest ``.gitmem`` or a
-    git project in gitmem's use (``gitmem init`` made its ``gitmem`` folder); a project
-    gitmem does not serve is passed over, and with none there is nothing to record."""
-    named = os.environ.get("GITMEM_REPO")
-    if named:
-        dot_git = os.path.join(named, ".git")
-        return _common(dot_git) if os.path.exists(dot_git) else os.path.abspath(named)
-    here = os.path.abspath(start)
-    while True:
-        standalone = os.path.join(here, ".gitmem")
-        if os.path.isdir(standalone):
-            return standalone
-        dot_git = os.path.join(here, ".git")
-        if os.path.exists(dot_git):
-            common = _common(dot_git)
-            if common is not None and os.path.isdir(os.path.join(common, "gitmem")):
-                return common
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _common(dot_git: str) -> str | None:
-    """The common git directory of the project whose ``.git`` is ``dot_git``."""
-    path = git_dir_of(dot_git)
-    return None if path is None else common_of(path)
-
-
-def git_dir_of(dot_git: str) -> str | None:
-    """The git directory a project's ``.git`` is, or names (``gitdir:``, a linked work
-    tree's); ``None`` if it names none."""
-    if not os.path.isfile(dot_git):
-        return os.path.abspath(dot_git)
-    try:
-        with open(dot_git, encoding="utf-8") as handle:
-            line = handle.read(4096).strip()
-    except OSError:
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    return os.path.abspath(os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip()))
-
-
-def common_of(git_dir: str) -> str:
-    """A linked work tree's common git directory (``git_dir`` itself for any other)."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            return os.path.abspath(os.path.join(git_dir, handle.read(4096).strip()))
-    except OSError:
-        return git_dir
 
 
 def _field(value: object, key: str) -> object:
@@ -548,9 +579,15 @@ def record_hook(event: str, data: dict[str, object], git_dir: str) -> None:
     session = data.get("session_id")
     if not isinstance(session, str) or not session:
         return
+    enabled, skip_tools = observer_settings(git_dir)
+    if not enabled:
+        return
     agent = data.get("agent_id")
     recorder = Recorder(
-        git_dir, session, agent=agent if isinstance(agent, str) and agent else "main"
+        git_dir,
+        session,
+        agent=agent if isinstance(agent, str) and agent else "main",
+        skip_tools=skip_tools,
     )
     try:
         if event == "user-prompt-submit":

@@ -1,8 +1,8 @@
 """The background worker: finished runs from the spool through the model steps.
 
 One worker runs per repository: it holds an exclusive lock on ``observe/worker.lock``
-and writes its pid to ``observe/worker.pid`` (a capture hook starts one when that pid is
-not alive; a second one started in a race finds the lock taken and leaves). It reads
+and writes its pid to ``observe/worker.pid`` (a capture hook starts one when no worker
+holds that lock; a second one started in a race finds the lock taken and leaves). It reads
 each session's spool from where it last stopped (``<session>.state``), assembles the
 events into runs per agent (a run ends at the agent's final message or at the
 session's end), and offers each finished run to a bounded queue: when the queue is
