@@ -5,6 +5,7 @@ runs as the one worker of its repository."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,23 @@ def test_a_spool_unchanged_since_the_last_look_is_not_read_again(
     recorder.final("f")
     recorder.close()
     assert worker.fill() == 1 and read == ["s1.jsonl"] * 2
+
+
+def test_drain_waits_for_the_running_worker(repo: Repository) -> None:
+    """``observe drain`` runs as the repository's one worker: while another holds the
+    lock it waits, so no run is taken twice, then takes what is left."""
+    recorder = Recorder(repo.directory, "s1", worker=False)
+    recorder.prompt("p")
+    recorder.tool("Bash", {"command": "ls"}, "out", call_id="t1")
+    recorder.final("f")
+    recorder.close()
+    model = ScriptedModel([""] * 9)
+    counted: list[int] = []
+    drain = threading.Thread(target=lambda: counted.append(Worker(repo, model=model).drain()))
+    with worker_module._only_one(observe_dir(repo.directory)) as mine:  # pyright: ignore[reportPrivateUsage]
+        assert mine
+        drain.start()
+        drain.join(0.5)
+        assert drain.is_alive() and model.calls == []
+    drain.join(30)
+    assert counted == [1] and model.calls

@@ -317,16 +317,20 @@ class Worker:
         index_of(self.log.repo, self.log.store)  # up to date here, so no search waits for it
 
     def drain(self) -> int:
-        """Fill the queue and process it until empty, here; returns runs processed."""
-        self.fill()
+        """Process every finished run waiting in the spools, here, as the repository's
+        one worker: a worker running already is waited for, so no run is taken twice.
+        Returns how many runs it processed."""
         count = 0
-        while True:
-            try:
-                run = self.queue.get_nowait()
-            except queue.Empty:
-                return count
-            self._guarded(run)
-            count += 1
+        with _only_one(self.folder, wait=True):
+            while self.fill():
+                while True:
+                    try:
+                        run = self.queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    self._guarded(run)
+                    count += 1
+        return count
 
     def serve(self, idle: float = IDLE_SECONDS) -> int:
         """Fill from the spools and process on a thread until idle for ``idle`` s;
@@ -369,12 +373,14 @@ class Worker:
 
 
 @contextlib.contextmanager
-def _only_one(folder: str) -> Generator[bool]:
+def _only_one(folder: str, *, wait: bool = False) -> Generator[bool]:
+    """Whether this process is the repository's one worker (holding ``worker.lock``
+    and named in ``worker.pid``) until the block ends; with ``wait``, it waits to be."""
     os.makedirs(folder, exist_ok=True)
     fd = open_own(os.path.join(folder, "worker.lock"), os.O_RDWR | os.O_CREAT)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             yield False
             return
