@@ -132,13 +132,16 @@ def test_a_damaged_index_is_made_again(repo: Repository, tmp_path: Path) -> None
     write(repo, dict(files))
     path = index_path(repo.directory, LOG_STORE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    for junk in (b"", b"gitmem-blocks 1 abc 999999\n", os.urandom(300)):
+    search_hits(ObservationLog(repo), "auth", 10, config=OFF)
+    made = Path(path).read_bytes()
+    unbounded = made.replace(b"gitmem-blocks 3", b"gitmem-blocks 2", 1)  # made before the bounds
+    for junk in (b"", b"gitmem-blocks 1 abc 999999\n", os.urandom(300), unbounded):
         Path(path).write_bytes(junk)
         blocks_module._held.clear()  # pyright: ignore[reportPrivateUsage]
         assert search_hits(ObservationLog(repo), "auth", 10, config=OFF) == scanned(
             files, "auth", 10
         )
-        assert BlockIndex.load(path) is not None
+        assert BlockIndex.load(path) is not None and Path(path).read_bytes() == made
 
 
 def test_a_file_over_1_mb_is_not_searched(repo: Repository) -> None:

@@ -29,7 +29,7 @@ newer one) already holds, and the files past the bounds are passed over, and the
 observer's log names them. A changed file that would take the index past its bounds
 makes it anew, the newest files first, within three quarters of them.
 
-    line     ``gitmem-blocks 2 <sessions tree id> <head length>``
+    line     ``gitmem-blocks 3 <sessions tree id> <head length>``
     head     marshalled: (files as (name, object id, length, sha1 of the text); each
              block's file, start and text span; the retired blocks; the words,
              newline-separated, sorted; each word's start in them and span of
@@ -71,7 +71,7 @@ WORDS_MAX = 1 << 18
 """The most distinct words the index holds."""
 TITLE = 1
 KEYWORDS = 2
-_MAGIC = b"gitmem-blocks 2"
+_MAGIC = b"gitmem-blocks 3"  # 2: made before the bounds, so made again
 _RUN = re.compile(r"[0-9a-z]{2,}")  # a query word has two characters or more
 _SESSIONS = "sessions"
 
