@@ -49,6 +49,7 @@ import re
 import tempfile
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -170,6 +171,8 @@ class BlockIndex:
         self._vocab = str(vocab)
         self._word_starts = _array("I", word_starts)
         self._postings = _array("Q", postings)
+        self.pairs = _end(self._postings) // 12
+        """How many (word, block) postings the index holds, retired blocks' too."""
         self._data = data
         self._base = base
         self._texts = base + int(size)  # pyright: ignore[reportArgumentType]
@@ -221,11 +224,6 @@ class BlockIndex:
         return found
 
     # -- making --------------------------------------------------------------------
-
-    @property
-    def pairs(self) -> int:
-        """How many (word, block) postings the index holds, retired blocks' too."""
-        return _end(self._postings) // 12
 
     @property
     def words(self) -> int:
@@ -404,10 +402,14 @@ def _update(
     made anew from every file when there is none, when retired blocks outnumber the
     rest, or when a changed file would take it past its bounds: then within ``share``
     of them, the newest files first, so that it has room to grow)."""
-    if old is not None and len(old.dead) > max(256, len(old.block_file) - len(old.dead)):
+    if old is not None and (
+        len(old.dead) > max(256, len(old.block_file) - len(old.dead))
+        or len(old.files) > max(256, 2 * sum(1 for record in old.files if record[1]))
+    ):
         old = None
     base = old or _EMPTY
     assert base is not None
+    live = Counter(f for b, f in enumerate(base.block_file) if b not in base.dead)
     wanted, passed = _wanted(snapshot)
     files = list(base.files)
     by_name = {record[0]: n for n, record in enumerate(files) if record[1]}
@@ -430,7 +432,7 @@ def _update(
         if number is None:
             number = len(files)
             files.append(("", "", 0, ""))
-        elif text is not None and _grew(base, number, text, every):
+        elif text is not None and _grew(base, number, text, every, live[number]):
             staged = _Added(new.first + len(new.block_file))
             staged.file(number, text, lowered, every, files[number][2])
             if _fits(base, new, staged, share):
@@ -455,7 +457,9 @@ def _update(
     if passed:
         log_line(
             os.path.dirname(os.path.dirname(path)),
-            f"search passes over {len(passed)} session files: " + ", ".join(passed),
+            f"search passes over {len(passed)} session files: "
+            + ", ".join(passed[:10])
+            + (f" and {len(passed) - 10} more" if len(passed) > 10 else ""),
         )
     data = base.grown(tree, files, retired, new)
     with contextlib.suppress(OSError):
@@ -505,15 +509,13 @@ def _fits(base: BlockIndex, new: _Added, staged: _Added, share: float) -> bool:
     )
 
 
-def _grew(index: BlockIndex, number: int, text: str, every: list[int]) -> bool:
-    """Whether file ``number`` only grew by whole blocks into ``text``: what it held is
-    its beginning, with the same blocks, and only blank lines before the next block."""
+def _grew(index: BlockIndex, number: int, text: str, every: list[int], held: int) -> bool:
+    """Whether file ``number`` (``held`` live blocks) only grew by whole blocks into
+    ``text``: what it held is its beginning, with the same blocks, and only blank lines
+    before the next block."""
     _, _, length, digest = index.files[number]
     if len(text) < length or _digest(text[:length]) != digest:
         return False
-    held = sum(
-        1 for b, file in enumerate(index.block_file) if file == number and b not in index.dead
-    )
     if sum(1 for start in every if start < length) != held:
         return False
     following = next((start for start in every if start >= length), len(text))
