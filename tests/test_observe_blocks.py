@@ -233,3 +233,23 @@ def test_the_index_holds_the_newest_files_within_its_bounds(
     write(repo, {"2026-10-01.md": None})
     only = {"2026-10-08.md": files["2026-10-08.md"]}
     assert search_hits(log, "auth", 10, config=OFF) == scanned(only, "auth", 10)
+
+
+def test_an_index_mostly_of_files_gone_is_made_anew(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records of files the log no longer holds do not pile up: when they outnumber
+    the rest, the index is made anew from the files there are."""
+    monkeypatch.setattr(blocks_module, "BLOCKS_MAX", 1)
+    rng = random.Random(13)
+    gone = {
+        f"2026-09-{n:03d}.md": a_block(rng, 2 * n) + a_block(rng, 2 * n + 1) for n in range(300)
+    }
+    write(repo, dict(gone))
+    log = ObservationLog(repo)
+    assert search_hits(log, "auth", 10, config=OFF) == []
+    kept = {"2026-10-01.md": a_block(rng, 999)}
+    write(repo, {**dict.fromkeys(gone), **kept})
+    assert search_hits(log, "auth token", 10, config=OFF) == scanned(kept, "auth token", 10)
+    made = BlockIndex.load(index_path(repo.directory, LOG_STORE))
+    assert made is not None and [record[0] for record in made.files] == ["2026-10-01.md"]

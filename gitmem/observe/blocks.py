@@ -16,8 +16,9 @@ data in no branch) is trusted only for the ``sessions/`` tree it was made for. A
 at another tree brings it up to date from the files whose object changed: a file that
 only grew by whole blocks (as the observer appends a day's entries) has just its new
 blocks added; any other change retires the file's blocks and adds it anew. Retired
-blocks stay in the postings, passed over, until they outnumber the live ones and the
-index is made again from the files. It is mapped and read a part at a time: the head
+blocks stay in the postings, passed over, until they outnumber the live ones (or the
+files gone outnumber those there) and the index is made again from the files. It is
+mapped and read a part at a time: the head
 (the files, the blocks and the words) whole, a word's blocks only when a query holds
 it, a block's text only when it is a result.
 
@@ -402,10 +403,7 @@ def _update(
     made anew from every file when there is none, when retired blocks outnumber the
     rest, or when a changed file would take it past its bounds: then within ``share``
     of them, the newest files first, so that it has room to grow)."""
-    if old is not None and (
-        len(old.dead) > max(256, len(old.block_file) - len(old.dead))
-        or len(old.files) > max(256, 2 * sum(1 for record in old.files if record[1]))
-    ):
+    if old is not None and len(old.dead) > max(256, len(old.block_file) - len(old.dead)):
         old = None
     base = old or _EMPTY
     assert base is not None
@@ -419,6 +417,8 @@ def _update(
         if name not in wanted:
             retired.add(number)
             files[number] = (name, "", 0, "")
+    if old is not None and len(files) > max(256, 2 * len(wanted)):
+        return _update(snapshot, tree, None, path, share)  # mostly files gone: made anew
     for name, oid in wanted.items():
         number = by_name.get(name)
         if number is not None and files[number][1] == oid:
