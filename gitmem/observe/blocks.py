@@ -18,9 +18,8 @@ only grew by whole blocks (as the observer appends a day's entries) has just its
 blocks added; any other change retires the file's blocks and adds it anew. Retired
 blocks stay in the postings, passed over, until they outnumber the live ones (or the
 files gone outnumber those there) and the index is made again from the files. It is
-mapped and read a part at a time: the head
-(the files, the blocks and the words) whole, a word's blocks only when a query holds
-it, a block's text only when it is a result.
+mapped and read a part at a time: the head (the files, the blocks and the words) whole,
+a word's blocks only when a query holds it, a block's text only when it is a result.
 
 What a teammate pushes costs the index no more than its bounds: it takes at most
 :data:`TEXT_MAX` bytes of session files, the newest first, and at most
