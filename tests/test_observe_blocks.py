@@ -132,13 +132,16 @@ def test_a_damaged_index_is_made_again(repo: Repository, tmp_path: Path) -> None
     write(repo, dict(files))
     path = index_path(repo.directory, LOG_STORE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    for junk in (b"", b"gitmem-blocks 1 abc 999999\n", os.urandom(300)):
+    search_hits(ObservationLog(repo), "auth", 10, config=OFF)
+    made = Path(path).read_bytes()
+    unbounded = made.replace(b"gitmem-blocks 3", b"gitmem-blocks 2", 1)  # made before the bounds
+    for junk in (b"", b"gitmem-blocks 1 abc 999999\n", os.urandom(300), unbounded):
         Path(path).write_bytes(junk)
         blocks_module._held.clear()  # pyright: ignore[reportPrivateUsage]
         assert search_hits(ObservationLog(repo), "auth", 10, config=OFF) == scanned(
             files, "auth", 10
         )
-        assert BlockIndex.load(path) is not None
+        assert BlockIndex.load(path) is not None and Path(path).read_bytes() == made
 
 
 def test_a_file_over_1_mb_is_not_searched(repo: Repository) -> None:
@@ -185,3 +188,68 @@ def test_a_days_entries_past_its_bound_go_on_in_another_file(
     assert [h.title for h in hits] == ["the needle lives in config.yaml"]
     last = log.rows()[-1]
     assert last.file != "2026-12-03.md" and mem_read(log, last.id).startswith(f"## {last.id} ")
+
+
+def test_a_file_many_names_hold_is_indexed_once(repo: Repository) -> None:
+    """Session files that are one object under many names (a push of a few bytes) take
+    the index's room once: the newest name holds its blocks, the rest are passed over."""
+    rng = random.Random(5)
+    text = "\n".join(a_block(rng, n) for n in range(4))
+    write(repo, {f"2026-10-{day:02d}.md": text for day in range(1, 13)})
+    hits = search_hits(ObservationLog(repo), "auth token", 10, config=OFF)
+    assert hits == scanned({"2026-10-12.md": text}, "auth token", 10)
+    made = BlockIndex.load(index_path(repo.directory, LOG_STORE))
+    assert made is not None and len(made.block_file) == 4
+    logged = (Path(repo.directory) / "gitmem" / "observe" / "observer.log").read_text()
+    assert "search passes over 11 session files: 2026-10-11.md (the same as another)" in logged
+
+
+def test_the_index_holds_the_newest_files_within_its_bounds(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its bounds (bytes, blocks, postings, words) the index passes over the oldest
+    files, and the log says which; a new day that would pass them makes the index anew,
+    the newest files first, so the newest entries are always found."""
+    monkeypatch.setattr(blocks_module, "BLOCKS_MAX", 8)
+    rng = random.Random(9)
+    files = {
+        f"2026-10-{day:02d}.md": a_block(rng, 2 * day) + "\n" + a_block(rng, 2 * day + 1)
+        for day in range(1, 8)
+    }
+    write(repo, dict(files))
+    log = ObservationLog(repo)
+    newest = {n: files[n] for n in sorted(files)[-4:]}
+    for query in QUERIES:
+        assert search_hits(log, query, 10, config=OFF) == scanned(newest, query, 10), query
+    logged = (Path(repo.directory) / "gitmem" / "observe" / "observer.log").read_text()
+    assert "2026-10-03.md (past the index's bounds)" in logged
+    files["2026-10-08.md"] = a_block(rng, 99)
+    write(repo, {"2026-10-08.md": files["2026-10-08.md"]})
+    held = {n: files[n] for n in sorted(files)[-3:]}  # made anew within 3/4 of the bound
+    for query in QUERIES:
+        assert search_hits(log, query, 10, config=OFF) == scanned(held, query, 10), query
+    monkeypatch.setattr(blocks_module, "TEXT_MAX", len(files["2026-10-08.md"].encode()))
+    blocks_module._held.clear()  # pyright: ignore[reportPrivateUsage]
+    write(repo, {"2026-10-01.md": None})
+    only = {"2026-10-08.md": files["2026-10-08.md"]}
+    assert search_hits(log, "auth", 10, config=OFF) == scanned(only, "auth", 10)
+
+
+def test_an_index_mostly_of_files_gone_is_made_anew(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records of files the log no longer holds do not pile up: when they outnumber
+    the rest, the index is made anew from the files there are."""
+    monkeypatch.setattr(blocks_module, "BLOCKS_MAX", 1)
+    rng = random.Random(13)
+    gone = {
+        f"2026-09-{n:03d}.md": a_block(rng, 2 * n) + a_block(rng, 2 * n + 1) for n in range(300)
+    }
+    write(repo, dict(gone))
+    log = ObservationLog(repo)
+    assert search_hits(log, "auth", 10, config=OFF) == []
+    kept = {"2026-10-01.md": a_block(rng, 999)}
+    write(repo, {**dict.fromkeys(gone), **kept})
+    assert search_hits(log, "auth token", 10, config=OFF) == scanned(kept, "auth token", 10)
+    made = BlockIndex.load(index_path(repo.directory, LOG_STORE))
+    assert made is not None and [record[0] for record in made.files] == ["2026-10-01.md"]

@@ -112,6 +112,8 @@ def observe_read(entry_id: str) -> None:
 def observe_drain() -> None:
     """Take the finished runs waiting in the spool through the model steps, here.
 
+    It runs as the repository's one worker: a worker running already is waited for.
+
     \b
     Example:
         gitmem observe drain

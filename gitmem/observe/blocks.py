@@ -16,12 +16,20 @@ data in no branch) is trusted only for the ``sessions/`` tree it was made for. A
 at another tree brings it up to date from the files whose object changed: a file that
 only grew by whole blocks (as the observer appends a day's entries) has just its new
 blocks added; any other change retires the file's blocks and adds it anew. Retired
-blocks stay in the postings, passed over, until they outnumber the live ones and the
-index is made again from the files. It is mapped and read a part at a time: the head
-(the files, the blocks and the words) whole, a word's blocks only when a query holds
-it, a block's text only when it is a result. A file over 1 MB is not indexed.
+blocks stay in the postings, passed over, until they outnumber the live ones (or the
+files gone outnumber those there) and the index is made again from the files. It is
+mapped and read a part at a time: the head (the files, the blocks and the words) whole,
+a word's blocks only when a query holds it, a block's text only when it is a result.
 
-    line     ``gitmem-blocks 2 <sessions tree id> <head length>``
+What a teammate pushes costs the index no more than its bounds: it takes at most
+:data:`TEXT_MAX` bytes of session files, the newest first, and at most
+:data:`BLOCKS_MAX` blocks, :data:`PAIRS_MAX` postings and :data:`WORDS_MAX` words. A
+file over 1 MB, one that is not UTF-8 text or not a file, one that another name (a
+newer one) already holds, and the files past the bounds are passed over, and the
+observer's log names them. A changed file that would take the index past its bounds
+makes it anew, the newest files first, within three quarters of them.
+
+    line     ``gitmem-blocks 3 <sessions tree id> <head length>``
     head     marshalled: (files as (name, object id, length, sha1 of the text); each
              block's file, start and text span; the retired blocks; the words,
              newline-separated, sorted; each word's start in them and span of
@@ -41,20 +49,30 @@ import re
 import tempfile
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
-from gitmem.observe.capture import open_own
+from gitmem.errors import GitmemError
+from gitmem.observe.capture import log_line, open_own
 from gitmem.store import FileSnapshot, Storage
 
-__all__ = ["FILE_MAX", "Block", "BlockIndex", "block_index", "index_of", "index_path", "starts"]
+__all__ = ["FILE_MAX", "BlockIndex", "block_index", "index_of", "index_path", "starts"]
 
 FILE_MAX = 1 << 20
 """Session files larger than this are not searched."""
+TEXT_MAX = 16 << 20
+"""The most bytes of session files the index takes, the newest files first."""
+BLOCKS_MAX = 1 << 17
+"""The most blocks the index holds."""
+PAIRS_MAX = 1 << 21
+"""The most (word, block) postings the index holds."""
+WORDS_MAX = 1 << 18
+"""The most distinct words the index holds."""
 TITLE = 1
 KEYWORDS = 2
-_MAGIC = b"gitmem-blocks 2"
+_MAGIC = b"gitmem-blocks 3"  # 2: made before the bounds, so made again
 _RUN = re.compile(r"[0-9a-z]{2,}")  # a query word has two characters or more
 _SESSIONS = "sessions"
 
@@ -69,40 +87,64 @@ def starts(lowered: str) -> list[int]:
     return found
 
 
-@dataclass
-class Block:
-    """One block as the index takes it: its file (by number), where it starts in the
-    file, its text, and its words with their counts and where they appear (title 1,
-    keywords 2)."""
+class _Added:
+    """The blocks an update adds, held as the index file holds them (arrays, and one
+    array of postings per word) rather than as an object per block: a block of six
+    bytes costs tens of bytes here, not a kilobyte."""
 
-    file: int
-    start: int
-    text: str
-    words: dict[str, int] = field(default_factory=lambda: dict[str, int]())
-    flags: dict[str, int] = field(default_factory=lambda: dict[str, int]())
+    def __init__(self, first: int) -> None:
+        self.first = first
+        """The number of the first block added."""
+        self.block_file: array[int] = array("I")
+        self.block_start: array[int] = array("Q")
+        self.texts: list[bytes] = []
+        self.postings: dict[str, array[int]] = {}
+        self.pairs = 0
+        """How many (word, block) postings were added."""
 
+    def file(self, number: int, text: str, lowered: str, every: list[int], first: int) -> None:
+        """Add the blocks of session file ``text`` (``every`` their starts) from the one
+        starting at ``first`` or after, read as a scan reads them."""
+        block = self.first + len(self.block_file)
+        for n, start in enumerate(every):
+            if start < first:
+                continue
+            end = every[n + 1] if n + 1 < len(every) else len(lowered)
+            self.block_file.append(number)
+            self.block_start.append(start)
+            self.texts.append(text[start:end].rstrip("\n").encode("utf-8", "surrogatepass"))
+            words: dict[str, int] = {}
+            for run in _RUN.findall(lowered, start, end):
+                words[run] = words.get(run, 0) + 1
+            flags: dict[str, int] = {}
+            eol = lowered.find("\n", start, end)
+            for run in _RUN.findall(lowered, start, end if eol < 0 else eol):
+                flags[run] = TITLE
+            keys = lowered.find("\n- keywords:", start, end)
+            if keys >= 0:
+                keys_end = lowered.find("\n", keys + 1, end)
+                for run in _RUN.findall(lowered, keys, end if keys_end < 0 else keys_end):
+                    flags[run] = flags.get(run, 0) | KEYWORDS
+            for word, times in words.items():
+                posting = self.postings.get(word)
+                if posting is None:
+                    posting = self.postings[word] = array("I")
+                posting.extend((block, times, flags.get(word, 0)))
+            self.pairs += len(words)
+            block += 1
 
-def _blocks(number: int, text: str, lowered: str, every: list[int], first: int) -> list[Block]:
-    """The blocks of session file ``text`` (``every`` their starts) from the one
-    starting at ``first`` or after, read as a scan reads them."""
-    found: list[Block] = []
-    for n, start in enumerate(every):
-        if start < first:
-            continue
-        end = every[n + 1] if n + 1 < len(every) else len(lowered)
-        block = Block(number, start, text[start:end].rstrip("\n"))
-        for run in _RUN.findall(lowered, start, end):
-            block.words[run] = block.words.get(run, 0) + 1
-        eol = lowered.find("\n", start, end)
-        for run in _RUN.findall(lowered, start, end if eol < 0 else eol):
-            block.flags[run] = TITLE
-        keys = lowered.find("\n- keywords:", start, end)
-        if keys >= 0:
-            keys_end = lowered.find("\n", keys + 1, end)
-            for run in _RUN.findall(lowered, keys, end if keys_end < 0 else keys_end):
-                block.flags[run] = block.flags.get(run, 0) | KEYWORDS
-        found.append(block)
-    return found
+    def take(self, other: _Added) -> None:
+        """Add ``other``'s blocks (numbered to follow this one's) to this one's."""
+        self.block_file.extend(other.block_file)
+        self.block_start.extend(other.block_start)
+        self.texts.extend(other.texts)
+        for word, posting in other.postings.items():
+            held = self.postings.get(word)
+            if held is None:
+                self.postings[word] = posting
+            else:
+                held.extend(posting)
+        self.pairs += other.pairs
 
 
 def _digest(text: str) -> str:
@@ -129,6 +171,8 @@ class BlockIndex:
         self._vocab = str(vocab)
         self._word_starts = _array("I", word_starts)
         self._postings = _array("Q", postings)
+        self.pairs = _end(self._postings) // 12
+        """How many (word, block) postings the index holds, retired blocks' too."""
         self._data = data
         self._base = base
         self._texts = base + int(size)  # pyright: ignore[reportArgumentType]
@@ -181,19 +225,18 @@ class BlockIndex:
 
     # -- making --------------------------------------------------------------------
 
-    def grown(
-        self, tree: str, files: list[FileRecord], retired: set[int], new: Sequence[Block]
-    ) -> bytes:
+    @property
+    def words(self) -> int:
+        """How many words the index holds."""
+        return len(self._word_starts)
+
+    def grown(self, tree: str, files: list[FileRecord], retired: set[int], new: _Added) -> bytes:
         """This index's bytes for ``tree``: ``files`` (by number: this one's, then any
         new ones), the blocks of the files ``retired`` retired, ``new`` added. A word's
         postings are copied as they are, the new blocks' after them."""
         dead = set(self.dead)
         dead.update(b for b, file in enumerate(self.block_file) if file in retired)
-        added: dict[str, array[int]] = {}
-        for number, block in enumerate(new, len(self.block_file)):
-            for word, times in block.words.items():
-                triple = (number, times, block.flags.get(word, 0))
-                added.setdefault(word, array("I")).extend(triple)
+        added = new.postings
         old = {self._word(n)[0]: n for n in range(len(self._word_starts))}
         words = sorted(old.keys() | added.keys())
         postings = [
@@ -203,21 +246,20 @@ class BlockIndex:
         ]
         spans = array("Q", self._spans)
         offset = _end(self._spans)
-        texts = [block.text.encode("utf-8", "surrogatepass") for block in new]
-        for text in texts:
+        for text in new.texts:
             spans.extend((offset, len(text)))
             offset += len(text)
         head = _Head(
             files,
-            [*self.block_file, *(b.file for b in new)],
-            [*self.block_start, *(b.start for b in new)],
+            self.block_file + new.block_file,
+            self.block_start + new.block_start,
             spans,
             sorted(dead),
             words,
             postings,
         )
         held = bytes(self._data[self._texts : self._texts + _end(self._spans)])
-        return head.pack(tree, [held, *texts])
+        return head.pack(tree, [held, *new.texts])
 
     @classmethod
     def load(cls, path: str) -> BlockIndex | None:
@@ -281,8 +323,8 @@ def _end(spans: array[int]) -> int:
 @dataclass
 class _Head:
     files: list[FileRecord]
-    block_file: list[int]
-    block_start: list[int]
+    block_file: array[int]
+    block_start: array[int]
     spans: array[int]
     dead: list[int]
     words: list[str]
@@ -302,8 +344,8 @@ class _Head:
         head = marshal.dumps(
             (
                 (list(names), list(ids), array("Q", lengths).tobytes(), list(digests)),
-                array("I", self.block_file).tobytes(),
-                array("Q", self.block_start).tobytes(),
+                self.block_file.tobytes(),
+                self.block_start.tobytes(),
                 self.spans.tobytes(),
                 array("I", self.dead).tobytes(),
                 "\n".join(self.words),
@@ -322,7 +364,7 @@ def index_path(git_dir: str, store: str) -> str:
     return os.path.join(git_dir, "gitmem", "observe", "blocks", name)
 
 
-_EMPTY = BlockIndex.read(_Head([], [], [], array("Q"), [], [], []).pack("-", []))
+_EMPTY = BlockIndex.read(_Head([], array("I"), array("Q"), array("Q"), [], [], []).pack("-", []))
 _held: dict[str, BlockIndex] = {}
 """The index last used per file, while its tree stays the one searched."""
 
@@ -353,44 +395,71 @@ def block_index(snapshot: FileSnapshot, git_dir: str, store: str) -> BlockIndex 
     return held
 
 
-def _update(snapshot: FileSnapshot, tree: str, old: BlockIndex | None, path: str) -> BlockIndex:
+def _update(
+    snapshot: FileSnapshot, tree: str, old: BlockIndex | None, path: str, share: float = 1.0
+) -> BlockIndex:
     """The index of ``tree`` made from ``old``, reading only the files that changed (and
-    made anew from every file when there is none, or retired blocks outnumber the rest)."""
+    made anew from every file when there is none, when retired blocks outnumber the
+    rest, or when a changed file would take it past its bounds: then within ``share``
+    of them, the newest files first, so that it has room to grow)."""
     if old is not None and len(old.dead) > max(256, len(old.block_file) - len(old.dead)):
         old = None
     base = old or _EMPTY
     assert base is not None
-    ids = snapshot.object_ids(_SESSIONS)
-    wanted = {
-        child.name: ids[child.name]
-        for child in snapshot.children(_SESSIONS)
-        if not child.is_dir and child.size <= FILE_MAX and child.name.endswith(".md")
-    }
+    live = Counter(f for b, f in enumerate(base.block_file) if b not in base.dead)
+    wanted, passed = _wanted(snapshot)
     files = list(base.files)
     by_name = {record[0]: n for n, record in enumerate(files) if record[1]}
     retired: set[int] = set()
-    new: list[Block] = []
+    new = _Added(len(base.block_file))
     for name, number in by_name.items():
         if name not in wanted:
             retired.add(number)
             files[number] = (name, "", 0, "")
-    for name, oid in sorted(wanted.items()):
+    if old is not None and len(files) > max(256, 2 * len(wanted)):
+        return _update(snapshot, tree, None, path, share)  # mostly files gone: made anew
+    for name, oid in wanted.items():
         number = by_name.get(name)
         if number is not None and files[number][1] == oid:
             continue
-        text = snapshot.read(f"{_SESSIONS}/{name}") or ""
-        lowered = text.lower()
+        try:
+            text = snapshot.read(f"{_SESSIONS}/{name}") or ""
+        except GitmemError:
+            text = None
+        lowered = "" if text is None else text.lower()
         every = starts(lowered)
-        first = 0
         if number is None:
             number = len(files)
             files.append(("", "", 0, ""))
-        elif _grew(base, number, text, every):
-            first = files[number][2]
-        else:
+        elif text is not None and _grew(base, number, text, every, live[number]):
+            staged = _Added(new.first + len(new.block_file))
+            staged.file(number, text, lowered, every, files[number][2])
+            if _fits(base, new, staged, share):
+                new.take(staged)
+                files[number] = (name, oid, len(text), _digest(text))
+                continue
+        if number < len(base.files):
             retired.add(number)
+        files[number] = (name, oid, 0, "")  # passed over until it changes
+        if text is None:
+            passed.append(f"{name} (not UTF-8 text)")
+            continue
+        staged = _Added(new.first + len(new.block_file))
+        staged.file(number, text, lowered, every, 0)
+        if not _fits(base, new, staged, share):
+            if old is not None:
+                return _update(snapshot, tree, None, path, 0.75)
+            passed.append(f"{name} (past the index's bounds)")
+            continue
+        new.take(staged)
         files[number] = (name, oid, len(text), _digest(text))
-        new.extend(_blocks(number, text, lowered, every, first))
+    if passed:
+        log_line(
+            os.path.dirname(os.path.dirname(path)),
+            f"search passes over {len(passed)} session files: "
+            + ", ".join(passed[:10])
+            + (f" and {len(passed) - 10} more" if len(passed) > 10 else ""),
+        )
     data = base.grown(tree, files, retired, new)
     with contextlib.suppress(OSError):
         _write(path, data)
@@ -399,15 +468,53 @@ def _update(snapshot: FileSnapshot, tree: str, old: BlockIndex | None, path: str
     return made
 
 
-def _grew(index: BlockIndex, number: int, text: str, every: list[int]) -> bool:
-    """Whether file ``number`` only grew by whole blocks into ``text``: what it held is
-    its beginning, with the same blocks, and only blank lines before the next block."""
+def _wanted(snapshot: FileSnapshot) -> tuple[dict[str, str], list[str]]:
+    """The session files to index, newest first, by name, with their object ids; and
+    those passed over, each with why. A file is indexed once even if many names hold
+    it, and the files together hold at most :data:`TEXT_MAX` bytes."""
+    wanted: dict[str, str] = {}
+    passed: list[str] = []
+    seen: set[str] = set()
+    total = 0
+    ids = snapshot.object_ids(_SESSIONS)
+    for name in sorted((n for n in ids if n.endswith(".md")), reverse=True):
+        oid = ids[name]
+        try:
+            size = snapshot.size(f"{_SESSIONS}/{name}")
+        except GitmemError:
+            size = None
+        if size is None:
+            passed.append(f"{name} (not a file)")
+        elif size > FILE_MAX:
+            passed.append(f"{name} (over 1 MB)")
+        elif oid in seen:
+            passed.append(f"{name} (the same as another)")
+        elif total + size > TEXT_MAX:
+            passed.append(f"{name} (past {TEXT_MAX >> 20} MB of session files)")
+        else:
+            wanted[name] = oid
+            seen.add(oid)
+            total += size
+    return wanted, passed
+
+
+def _fits(base: BlockIndex, new: _Added, staged: _Added, share: float) -> bool:
+    """Whether ``staged`` fits in the index within ``share`` of its bounds."""
+    blocks = len(base.block_file) + len(new.block_file) + len(staged.block_file)
+    pairs = base.pairs + new.pairs + staged.pairs
+    words = base.words + len(new.postings) + len(staged.postings)
+    return (
+        blocks <= BLOCKS_MAX * share and pairs <= PAIRS_MAX * share and words <= WORDS_MAX * share
+    )
+
+
+def _grew(index: BlockIndex, number: int, text: str, every: list[int], held: int) -> bool:
+    """Whether file ``number`` (``held`` live blocks) only grew by whole blocks into
+    ``text``: what it held is its beginning, with the same blocks, and only blank lines
+    before the next block."""
     _, _, length, digest = index.files[number]
     if len(text) < length or _digest(text[:length]) != digest:
         return False
-    held = sum(
-        1 for b, file in enumerate(index.block_file) if file == number and b not in index.dead
-    )
     if sum(1 for start in every if start < length) != held:
         return False
     following = next((start for start in every if start >= length), len(text))

@@ -1,6 +1,6 @@
 """The observation log: a file store in the project's repository.
 
-    index.md                 one row per entry (see gitmem.observe.entries)
+    index.md                 one row per entry (see gitmem.observe.entries; past 8 MB, index-2.md, ...)
     sessions/<date>.md       the entries of one day, as blocks (past 1 MB, <date>-2.md, ...)
     active_context.md        curated: the current task state (at most 12 lines)
     decisions.md             curated: decisions and why (at most 3 KB)
@@ -11,6 +11,11 @@ Every write is one commit authored by the step that made it (``observer``,
 ``summarizer``, ``librarian``), its trailers naming the session, the model, the prompt
 and the source ids; the store's screens (secrets first) judge it before anything is
 written, so a refused write leaves the log as it was.
+
+Anyone who can push writes the branch, so the log reads nothing unbounded and is
+stopped by no entry it cannot read: a file that is not UTF-8 text, a submodule or a
+directory where a file goes is passed over (see :func:`readable`), and the observer's
+log names it.
 
 Lessons marked ``[global]`` apply in every project: they go, clamped to 300
 characters, to ``lessons.md`` of the user's own store (:func:`user_repository_path`),
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 
 from gitmem.errors import GitmemError
 from gitmem.observe.answers import CURATED
+from gitmem.observe.capture import log_line, observe_dir
 from gitmem.observe.entries import Entry, IndexRow, parse_index, split_blocks
 from gitmem.repository import Repository
 from gitmem.store import FileSnapshot, Storage
@@ -63,6 +69,12 @@ DAY_MAX = 1 << 20
 ``gitmem.observe.blocks.FILE_MAX``): a day's entries past it go on in ``DATE-2.md``,
 ``DATE-3.md``, ..."""
 GLOBAL_MARK = "[global]"
+READ_MAX = 1 << 20
+"""The most bytes of a session or curated file the log reads: a larger one is passed
+over as if it were not there."""
+INDEX_MAX = 8 << 20
+"""The most bytes of index files the log reads, the newest first; past it the index goes
+on in ``index-2.md``, ``index-3.md``, ..."""
 
 
 def author(step: str) -> Author:
@@ -136,21 +148,27 @@ class ObservationLog:
             return None
         return self.repo.files(self.store)
 
-    def read_file(self, path: str) -> str:
-        """A file of the log ("" if it has none)."""
+    def read_file(self, path: str, limit: int = READ_MAX) -> str:
+        """A file of the log ("" if it has none, or none to read: see :func:`readable`)."""
         snapshot = self.snapshot()
-        return (snapshot.read(path) or "") if snapshot is not None else ""
+        return (readable(snapshot, path, limit) or "") if snapshot is not None else ""
 
     def rows(self) -> list[IndexRow]:
-        """The index's rows, oldest first."""
-        return list(parse_index(self.read_file(INDEX)))
+        """The index's rows, oldest first (those of its newest files within
+        :data:`INDEX_MAX` bytes)."""
+        snapshot = self.snapshot()
+        return list(parse_index(index_text(snapshot))) if snapshot is not None else []
 
     def curated(self) -> dict[str, str]:
-        """The four curated files' texts, by name."""
+        """The four curated files' texts, by name ("" for one there is none to read)."""
         snapshot = self.snapshot()
         if snapshot is None:
             return dict.fromkeys(CURATED, "")
-        return {name: snapshot.read(name) or "" for name in CURATED}
+        return {name: readable(snapshot, name, READ_MAX) or "" for name in CURATED}
+
+    def say(self, message: str) -> None:
+        """One line in the observer's log of the repository."""
+        log_line(observe_dir(self.repo.directory), message)
 
     def read(self, entry_id: str) -> str | None:
         """The block of entry ``entry_id``, as its session file holds it."""
@@ -168,11 +186,12 @@ class ObservationLog:
         by ``step``; an entry whose id the index (or this call) already holds is
         dropped. Returns the entries stored."""
         stored: list[Entry] = []
+        passed: dict[str, str] = {}
 
         def change(snapshot: FileSnapshot) -> FileChange:
             stored.clear()
-            index = snapshot.read(INDEX) or ""
-            known = {row.id for row in parse_index(index)}
+            passed.clear()
+            known = {row.id for row in parse_index(index_text(snapshot))}
             days: dict[str, str] = {}
             rows: list[str] = []
             for entry in entries_list:
@@ -181,37 +200,45 @@ class ObservationLog:
                 known.add(entry.id)
                 stored.append(entry)
                 block = entry.block()
-                path = _day_file(snapshot, days, entry.date, len(block.encode()) + 1)
+                path = _day_file(snapshot, days, entry.date, len(block.encode()) + 1, passed)
                 held = days[path]
                 days[path] = held + ("\n" if held else "") + block
                 rows.append(entry.row(path.removeprefix("sessions/")))
             if not stored:
                 return FileChange(())
             edits = [
-                FileEdit("update" if snapshot.read(p) is not None else "create", p, t)
+                FileEdit("update" if snapshot.is_file(p) else "create", p, t)
                 for p, t in days.items()
             ]
-            edits.append(
-                FileEdit("update" if index else "create", INDEX, index + "\n".join(rows) + "\n")
-            )
+            added = "\n".join(rows) + "\n"
+            name, index = _index_file(snapshot, len(added.encode()), passed)
+            op = "update" if index is not None else "create"
+            edits.append(FileEdit(op, name, (index or "") + added))
             return FileChange(tuple(edits), trail.trailers())
 
         entries_list = list(entries)
         self.repo.publish_files(self.store, author(step), change)
+        for message in passed.values():
+            self.say(message)
         return list(stored)
 
     def set_curated(self, files: Mapping[str, str], trail: Trail) -> list[str]:
         """Rewrite the curated files (each within its cap) as one commit by the
         librarian; returns the paths that changed."""
         changed: list[str] = []
+        passed: list[str] = []
 
         def change(snapshot: FileSnapshot) -> FileChange:
             edits: list[FileEdit] = []
+            passed.clear()
             for name in CURATED:
                 if name not in files:
                     continue
                 text = clamp_curated(name, files[name])
-                held = snapshot.read(name)
+                held = readable(snapshot, name, READ_MAX)
+                if held is None and _there(snapshot, name):
+                    passed.append(name)
+                    continue
                 if held == text or (held is None and not text):
                     continue
                 edits.append(FileEdit("update" if held is not None else "create", name, text))
@@ -219,27 +246,117 @@ class ObservationLog:
             return FileChange(tuple(edits), trail.trailers())
 
         self.repo.publish_files(self.store, author("librarian"), change)
+        for name in passed:
+            self.say(
+                f"{name} of the observation log is not a UTF-8 text file of at most "
+                f"{READ_MAX >> 20} MB: the librarian left it as it is"
+            )
         return changed
 
 
-def _day_file(snapshot: FileSnapshot, days: dict[str, str], date: str, size: int) -> str:
+def _there(snapshot: FileSnapshot, path: str) -> bool:
+    """Whether anything (a file, a directory, a submodule) is at ``path``."""
+    return snapshot.is_file(path) or snapshot.is_dir(path)
+
+
+def _index_name(n: int) -> str:
+    return INDEX if n == 1 else f"index-{n}.md"
+
+
+def _index_names(snapshot: FileSnapshot) -> list[str]:
+    """The index files: ``index.md``, ``index-2.md``, ... while one is there."""
+    found: list[str] = []
+    while _there(snapshot, _index_name(len(found) + 1)):
+        found.append(_index_name(len(found) + 1))
+    return found
+
+
+def index_text(snapshot: FileSnapshot) -> str:
+    """The rows of the newest index files that hold :data:`INDEX_MAX` bytes in all,
+    oldest first; a file that is not UTF-8 text or not a file is passed over."""
+    texts: list[str] = []
+    room = INDEX_MAX
+    for name in reversed(_index_names(snapshot)):
+        try:
+            size = snapshot.size(name)
+        except GitmemError:
+            continue
+        if size is None:
+            continue
+        if size > room:
+            break
+        text = readable(snapshot, name, room)
+        if text is not None:
+            texts.append(text if text.endswith("\n") or not text else text + "\n")
+            room -= size
+    return "".join(reversed(texts))
+
+
+def _index_file(
+    snapshot: FileSnapshot, size: int, passed: dict[str, str]
+) -> tuple[str, str | None]:
+    """The index file that takes ``size`` more bytes within :data:`INDEX_MAX` and its
+    text (``None``: a new one): the last, or the next one when the last is full or is
+    not a UTF-8 text file (noted in ``passed``)."""
+    names = _index_names(snapshot)
+    if not names:
+        return INDEX, None
+    last = names[-1]
+    held = readable(snapshot, last, INDEX_MAX)
+    if held is None:
+        passed[last] = (
+            f"{last} of the observation log is not a UTF-8 text file of at most "
+            f"{INDEX_MAX >> 20} MB: the index goes on in {_index_name(len(names) + 1)}"
+        )
+    elif len(held.encode()) + size <= INDEX_MAX:
+        return last, held + "\n" if held and not held.endswith("\n") else held
+    return _index_name(len(names) + 1), None
+
+
+def readable(snapshot: FileSnapshot, path: str, limit: int) -> str | None:
+    """The text of file ``path``; ``None`` when there is none to read: nothing there, a
+    directory, an entry that is not a file (a submodule), a file that is not UTF-8 text
+    or one over ``limit`` bytes (a teammate can commit any of them)."""
+    try:
+        if not snapshot.is_file(path) or (snapshot.size(path) or 0) > limit:
+            return None
+        return snapshot.read(path)
+    except GitmemError:
+        return None
+
+
+def _day_file(
+    snapshot: FileSnapshot, days: dict[str, str], date: str, size: int, passed: dict[str, str]
+) -> str:
     """The session file of ``date`` that takes ``size`` more bytes within
     :data:`DAY_MAX`: its last (``DATE.md``, then ``DATE-2.md``, ...), or the next one
-    when the last is full; read into ``days``."""
+    when the last is full or is not a UTF-8 text file in bounds (noted in ``passed``);
+    read into ``days``."""
 
     def path(n: int) -> str:
         return f"sessions/{date}.md" if n == 1 else f"sessions/{date}-{n}.md"
 
+    def there(p: str) -> bool:
+        return p in days or _there(snapshot, p)
+
     n = 1
-    while path(n + 1) in days or snapshot.is_file(path(n + 1)):
+    while there(path(n + 1)):
         n += 1
-    for chosen in (path(n), path(n + 1)):
+    while True:  # ends: past the last one there, a file is free
+        chosen = path(n)
+        n += 1
         if chosen not in days:
-            days[chosen] = snapshot.read(chosen) or ""
+            held = readable(snapshot, chosen, DAY_MAX)
+            if held is None and there(chosen):
+                passed[chosen] = (
+                    f"{chosen} of the observation log is not a UTF-8 text file of at most "
+                    f"{DAY_MAX >> 20} MB: the day goes on in the next file"
+                )
+                continue
+            days[chosen] = held or ""
         held = days[chosen]
         if not held or len(held.encode()) + size <= DAY_MAX:
             return chosen
-    return path(n + 1)  # never reached: the next file is empty
 
 
 def global_lessons(lessons: str) -> list[str]:

@@ -1,7 +1,7 @@
 """Searching the observation log: ``mem_search`` and ``mem_read``.
 
 ``mem_search`` splits the session files into their blocks (a file over 1 MB is passed
-over; the block index, :mod:`gitmem.observe.blocks`, keeps what it needs of them) and
+over, and the oldest past the index's bounds; the block index, :mod:`gitmem.observe.blocks`, keeps what it needs of them) and
 scores each against the query's words: a word in the title counts 3, in the
 keywords 2, anywhere else in the block 1 (at most 5 times); a block holding every word
 gets half again. The best blocks then pass a relevance gate: the gate model (the

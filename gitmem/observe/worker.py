@@ -10,7 +10,9 @@ full the run is dropped with a log line, never waited for. A thread takes runs o
 queue through :func:`gitmem.observe.pipeline.observe_run`. A run is done with in its
 spool only once processed (or dropped): a worker killed midway leaves it to the next
 one, which takes it again. With no new run for a few seconds the worker leaves; a
-session's spool is removed once its end is processed.
+session's spool is removed once its end is processed, or once untouched for a day (a
+run in it that never finished is then dropped). A spool unchanged since the worker's
+last look is not read again.
 
 Everything it reads and writes in its folder is a regular file of its own: a symbolic
 link or a FIFO someone placed there is passed over, never followed nor waited on.
@@ -47,7 +49,8 @@ __all__ = ["IDLE_SECONDS", "Worker", "main", "settle", "take_runs"]
 IDLE_SECONDS = 3.0
 """How long the worker waits for a new run before it leaves."""
 ABANDONED_SECONDS = 24 * 3600
-"""A spool wholly taken and untouched this long is removed."""
+"""A spool untouched this long is closed: a run in it not finished is dropped (its
+client stopped midway), and it is removed once its finished runs are done with."""
 _STATE_MAX = 1 << 16
 _TIME_MAX = 253402300800.0  # 10000-01-01T00:00:00Z
 
@@ -116,13 +119,20 @@ def _moment(value: object) -> float:
     return float(value) if 0 <= value < _TIME_MAX else 0.0
 
 
-def take_runs(folder: str, held: dict[str, set[int]] | None = None) -> list[Run]:
+def take_runs(
+    folder: str,
+    held: dict[str, set[int]] | None = None,
+    seen: dict[str, tuple[int, int]] | None = None,
+) -> list[Run]:
     """Every finished run waiting in the spools under ``folder``, oldest first; each is
-    taken once. A spool whose session ended is removed once wholly taken.
+    taken once. A spool whose session ended, or untouched for a day, is removed once
+    wholly taken.
 
     With ``held`` (a worker's own, spool path → the runs it holds), a run taken is not
     settled until :func:`settle` says so: until then it is in ``held`` and not taken
-    again, and a worker that dies first leaves it to the next one to take."""
+    again, and a worker that dies first leaves it to the next one to take. With ``seen``
+    (a worker's own, spool path → its size and time when last taken), a spool unchanged
+    since is not read again; forget a spool there when a run of it is settled."""
     spool = os.path.join(folder, "spool")
     try:
         names = sorted(n for n in os.listdir(spool) if n.endswith(".jsonl"))
@@ -133,6 +143,12 @@ def take_runs(folder: str, held: dict[str, set[int]] | None = None) -> list[Run]
         path = os.path.join(spool, name)
         mine = None if held is None else held.setdefault(path, set())
         try:
+            if seen is not None:
+                status = os.lstat(path)
+                stamp = (status.st_size, status.st_mtime_ns)
+                if seen.get(path) == stamp and not _untouched(status):
+                    continue
+                seen[path] = stamp
             for key, run in _take(path, mine):
                 if mine is not None:
                     mine.add(key)
@@ -156,14 +172,10 @@ def settle(held: dict[str, set[int]], run: Run) -> None:
         _save(state, _Progress(progress.offset, sorted([*progress.done, key])))
 
 
-def _abandoned(path: str, offset: int) -> bool:
-    """Whether a spool is wholly taken and untouched for a day (its session never said
-    it ended: a crash, a killed client)."""
-    try:
-        status = os.lstat(path)
-    except OSError:
-        return False
-    return status.st_size <= offset and time.time() - status.st_mtime > ABANDONED_SECONDS
+def _untouched(status: os.stat_result) -> bool:
+    """Whether a spool is untouched for a day (its session never said it ended, nor its
+    last run: a crash, a killed client)."""
+    return time.time() - status.st_mtime > ABANDONED_SECONDS
 
 
 def _take(path: str, held: set[int] | None) -> list[tuple[int, Run]]:
@@ -209,6 +221,14 @@ def _take(path: str, held: set[int] | None) -> list[tuple[int, Run]]:
             open_runs.pop(agent, None)
             continue
         open_runs[agent] = (begin, run)
+    untouched = _untouched(os.lstat(path))
+    if untouched and open_runs:
+        runs = ", ".join(sorted(f"{run.session} ({run.agent})" for _, run in open_runs.values()))
+        log_line(
+            os.path.dirname(os.path.dirname(path)),
+            f"dropped the unfinished runs of session {runs}: untouched for a day",
+        )
+        open_runs.clear()
     unsettled = [(begin, key, run) for begin, key, run in finished if key not in progress.done]
     taken = [(key, run) for _, key, run in unsettled if held is None or key not in held]
     waiting = [] if held is None else unsettled
@@ -216,7 +236,7 @@ def _take(path: str, held: set[int] | None) -> list[tuple[int, Run]]:
     begins = [begin for begin, _ in open_runs.values()] + [begin for begin, _, _ in waiting]
     offset = min(begins, default=consumed)
     done = sorted(key for key in settled if key > offset)
-    if (ended or _abandoned(path, offset)) and not begins:
+    if (ended or untouched) and not begins:
         for leftover in (path, state):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
@@ -246,6 +266,8 @@ class Worker:
         self.log = ObservationLog(repo)
         self.held: dict[str, set[int]] = {}
         """The runs taken and not yet done with, by spool (see :func:`take_runs`)."""
+        self.seen: dict[str, tuple[int, int]] = {}
+        """Each spool's size and time when last taken (see :func:`take_runs`)."""
         self._spools = threading.Lock()
 
     def say(self, message: str) -> None:
@@ -267,7 +289,7 @@ class Worker:
         done with in its spool only once processed (or dropped): a worker that dies
         before leaves it to the next one."""
         with self._spools:
-            runs = take_runs(self.folder, self.held)
+            runs = take_runs(self.folder, self.held, self.seen)
         for run in runs:
             self.offer(run)
         return len(runs)
@@ -275,6 +297,8 @@ class Worker:
     def done_with(self, run: Run) -> None:
         """Record in its spool that ``run`` was processed (or dropped)."""
         with self._spools:
+            if run.mark is not None:
+                self.seen.pop(run.mark[0], None)  # read it again: it may now be done with
             try:
                 settle(self.held, run)
             except OSError as exc:
@@ -293,16 +317,20 @@ class Worker:
         index_of(self.log.repo, self.log.store)  # up to date here, so no search waits for it
 
     def drain(self) -> int:
-        """Fill the queue and process it until empty, here; returns runs processed."""
-        self.fill()
+        """Process every finished run waiting in the spools, here, as the repository's
+        one worker: a worker running already is waited for, so no run is taken twice.
+        Returns how many runs it processed."""
         count = 0
-        while True:
-            try:
-                run = self.queue.get_nowait()
-            except queue.Empty:
-                return count
-            self._guarded(run)
-            count += 1
+        with _only_one(self.folder, wait=True):
+            while self.fill():
+                while True:
+                    try:
+                        run = self.queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    self._guarded(run)
+                    count += 1
+        return count
 
     def serve(self, idle: float = IDLE_SECONDS) -> int:
         """Fill from the spools and process on a thread until idle for ``idle`` s;
@@ -345,12 +373,14 @@ class Worker:
 
 
 @contextlib.contextmanager
-def _only_one(folder: str) -> Generator[bool]:
+def _only_one(folder: str, *, wait: bool = False) -> Generator[bool]:
+    """Whether this process is the repository's one worker (holding ``worker.lock``
+    and named in ``worker.pid``) until the block ends; with ``wait``, it waits to be."""
     os.makedirs(folder, exist_ok=True)
     fd = open_own(os.path.join(folder, "worker.lock"), os.O_RDWR | os.O_CREAT)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             yield False
             return

@@ -128,8 +128,16 @@ class FileSnapshot(StoreView):
         return self.totals.count
 
     def _count(self) -> Totals:
-        texts = [self.read(path) or "" for path in self.files()]
+        texts = [self._countable(path) for path in self.files()]
         return Totals(len(texts), sum(map(len, texts)), sum(map(count_lines, texts)))
+
+    def _countable(self, path: str) -> str:
+        """A file's text as the totals count it: one plain git committed that is not
+        UTF-8 text, or a submodule, counts as empty rather than stopping every write."""
+        try:
+            return self.read(path) or ""
+        except StorageError:
+            return ""
 
     def revision(self, path: str) -> int:
         """The highest revision number ``path`` reached in this commit's history (0 if
