@@ -173,7 +173,7 @@ def test_the_panel_passes_over_a_file_too_large_to_be_the_steps(
     commit_file(repo, "notes.md", "- a note\n")
     commit_file(repo, "lessons.md", "- a lesson\n" * 7000)
     commit_file(repo, "index.md", "obs-aaaaaa | 2026-01-01T00:00 | change | t | k | a.md\n" * 400)
-    monkeypatch.setattr(importlib.import_module("gitmem.observe.panel"), "INDEX_READ_MAX", 16_384)
+    monkeypatch.setattr(importlib.import_module("gitmem.observe.logbook"), "INDEX_MAX", 16_384)
     read: list[str] = []
     reading = FileSnapshot.read
 
@@ -186,3 +186,13 @@ def test_the_panel_passes_over_a_file_too_large_to_be_the_steps(
     assert "## Notes\n- a note\n" in shown
     assert "## Lessons" not in shown and "## Recent" not in shown
     assert "lessons.md" not in read and "index.md" not in read
+
+
+def test_the_panel_shows_the_rows_an_index_went_on_with(repo: Repository, user_repo: str) -> None:
+    """Once the index goes on in ``index-2.md`` (the first grew past what the log reads,
+    or a teammate's commit made it unreadable), the panel's recent entries are its
+    rows, as the log reads them."""
+    commit_file(repo, "index.md", "obs-aaaaaa | 2026-01-01T00:00 | change | old row | k | a.md\n")
+    commit_file(repo, "index-2.md", "obs-bbbbbb | 2026-01-02T00:00 | change | new row | k | a.md\n")
+    shown = panel(ObservationLog(repo), user_repo=user_repo)
+    assert shown.index("new row (obs-bbbbbb)") < shown.index("old row (obs-aaaaaa)")

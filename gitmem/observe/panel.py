@@ -7,8 +7,9 @@ The panel is built in this order, within a character budget (default 8,000):
 2. Recent entries: one ``- [type] title (id) · date — keywords`` line for each of the
    most recent index rows, newest first.
 
-A section that does not fit the budget is dropped whole, and a file larger than the
-panel reads (:data:`CURATED_READ_MAX`, :data:`INDEX_READ_MAX`) is passed over unread.
+A section that does not fit the budget is dropped whole, and a curated file larger than
+the panel reads (:data:`CURATED_READ_MAX`) is passed over unread; the index is read as
+the log reads it (its newest files, within :data:`~gitmem.observe.logbook.INDEX_MAX`).
 The panel is empty when the project has no memory yet, and in a model run the pipeline
 itself started.
 """
@@ -19,11 +20,11 @@ import re
 
 from gitmem.observe.config import read_config
 from gitmem.observe.entries import parse_index, printable, unheaded
-from gitmem.observe.logbook import INDEX, ObservationLog, read_global_lessons
+from gitmem.observe.logbook import ObservationLog, index_text, read_global_lessons
 from gitmem.observe.model import observer_run
 from gitmem.store import FileSnapshot, Storage
 
-__all__ = ["BUDGET", "CURATED_READ_MAX", "INDEX_READ_MAX", "SECTION_MAX", "panel", "start_panel"]
+__all__ = ["BUDGET", "CURATED_READ_MAX", "SECTION_MAX", "panel", "start_panel"]
 
 BUDGET = 8000
 SECTION_MAX = 1500
@@ -33,9 +34,6 @@ _TAIL = RECENT * 400
 CURATED_READ_MAX = 64 * 1024
 """The most bytes of a curated file the panel reads (the librarian writes at most 3 KB
 of text); a larger one is passed over."""
-INDEX_READ_MAX = 16 << 20
-"""The most bytes of the index the panel reads (some 200,000 rows); a larger one is
-passed over, and the panel has no recent entries."""
 _CURATED = (
     ("Active context", "active_context.md"),
     ("Decisions", "decisions.md"),
@@ -111,7 +109,7 @@ def panel(log: ObservationLog, budget: int = BUDGET, *, user_repo: str | None = 
     )
     if global_lessons:
         sections.append(f"## Global lessons\n{global_lessons}\n")
-    recent = recent_lines(_read(snapshot, INDEX, INDEX_READ_MAX))
+    recent = recent_lines(index_text(snapshot) if snapshot is not None else "")
     if recent:
         sections.append("## Recent\n" + "\n".join(recent) + "\n")
     if not sections:

@@ -480,14 +480,11 @@ class ObjectReader:
         return found
 
     def size(self, sha: bytes) -> int:
-        """The size of an object's content in bytes (a blob's text, a tree's entry table),
-        as its pack entry or loose file declares it: nothing inflated whole, so a reader
-        may pass over a file too large to read without reading it."""
+        """The size of an object's content in bytes, as its header declares it (nothing
+        inflated whole: a file too large to read is passed over unread)."""
         found = self._sizes.get(sha)
         if found is None:
-            found = self.packs.size(sha.decode())
-            if found is None:
-                found = len(self.object(sha).as_raw_string())
+            found = self.packs.size(sha.decode()) or len(self.object(sha).as_raw_string())
             _bounded(self._sizes)[sha] = found
         return found
 
