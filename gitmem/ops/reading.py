@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument, NotFound
-from gitmem.ops.diffs import Picked, render, revision_diff
+from gitmem.ops.diffs import Files, Picked, memory_files, revision_diff
 from gitmem.ops.record import record
 from gitmem.types import FileRevision, Revision, count_lines
 
@@ -85,7 +85,9 @@ def file_log(
 ) -> list[tuple[FileRevision, str]]:
     """The revisions of a file store (or one path), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    return _logged(file_history(repo, store, path), lambda r: r.path, lambda r: r.text, patch)
+    return _logged(
+        file_history(repo, store, path), lambda r: r.path, lambda r: (("", r.text),), patch
+    )
 
 
 def store_rows(repo: Repository) -> list[dict[str, Any]]:
@@ -184,13 +186,13 @@ def log(
 ) -> list[tuple[Revision, str]]:
     """The revisions of a store (or one memory), newest first, each with its diff
     (``""`` unless ``patch``)."""
-    return _logged(history(repo, store, slug), lambda r: r.slug, render, patch)
+    return _logged(history(repo, store, slug), lambda r: r.slug, memory_files, patch)
 
 
 def _logged(
     history: list[Picked],
     name: Callable[[Picked], str],
-    text: Callable[[Picked], str],
+    files: Callable[[Picked], Files],
     patch: bool,
 ) -> list[tuple[Picked, str]]:
     """``history`` newest first, each revision with its diff against the one before of
@@ -198,7 +200,7 @@ def _logged(
     rows: list[tuple[Picked, str]] = []
     last: dict[str, Picked] = {}
     for r in history:
-        rows.append((r, revision_diff(name(r), last.get(name(r)), r, text) if patch else ""))
+        rows.append((r, revision_diff(name(r), last.get(name(r)), r, files) if patch else ""))
         last[name(r)] = r
     return rows[::-1]
 
