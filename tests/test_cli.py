@@ -561,17 +561,18 @@ def on_a_terminal(*args: str, cwd: Path) -> bytes:
 
 
 def test_agent_text_reaches_a_terminal_shown_not_obeyed(tmp_path: Path) -> None:
-    """Escape sequences and carriage returns an agent wrote are shown in caret notation
-    on a terminal (they would recolour, retitle or overwrite it); ``--json`` carries
+    """Escape sequences, carriage returns and direction marks an agent wrote are shown
+    escaped on a terminal (they would recolour, retitle, overwrite or reorder it; a
+    right-to-left override makes a name read backwards); ``--json`` carries
     the text exactly as stored."""
-    hostile = "ok\x1b[2J\x1b]0;pwned\x07\rgone\x9b31m\tend\n"
+    hostile = "ok\x1b[2J\x1b]0;pwned\x07\rgone\x9b31m\tend \u202egnp.exe\n"
     with Repository.init(str(tmp_path / "m.git")) as repo:
         ops.create(repo, "notes", AGENT, "todo", "tasks \x1b[8m", hostile)
     args = ("--repo", str(tmp_path / "m.git"), "show", "--store", "notes", "todo")
     shown = on_a_terminal(*args, cwd=tmp_path).decode()
-    assert "ok^[[2J^[]0;pwned^G^Mgone\\u009b31m\tend" in shown
+    assert "ok^[[2J^[]0;pwned^G^Mgone\\u009b31m\tend \\u202egnp.exe" in shown
     assert "tasks ^[[8m" in shown
-    assert not any(c in shown for c in "\x1b\x07\x9b")
+    assert not any(c in shown for c in "\x1b\x07\x9b\u202e")
     exact = json.loads(script(*args, "--json", cwd=tmp_path).stdout)
     assert (exact["body"], exact["description"]) == (hostile, "tasks \x1b[8m")
 

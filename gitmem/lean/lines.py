@@ -28,14 +28,16 @@ __all__ = [
 
 # Caret notation, as `cat -v` shows them: ESC is ^[, CR ^M, DEL ^?. Tab and newline
 # stay; C1 controls (U+0080-U+009F, which some terminals obey as ESC sequences) show
-# as \u0080-\u009f.
+# as \u0080-\u009f, and so do the marks that reorder text on a terminal that lays out
+# both directions (a right-to-left override makes `a\u202egnp.exe` read `aexe.png`).
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 CARETS = (
     {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
     | {0x7F: "^?"}
-    | {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+    | {c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *_BIDI)}
 )
-"""What a terminal shows of agents' text: its control characters in caret notation
-(``str.translate`` table), so that they are shown, not obeyed."""
+"""What a terminal shows of agents' text: its control characters and direction marks
+escaped (``str.translate`` table), so that they are shown, not obeyed."""
 
 
 ROWS_FORMAT = 1
