@@ -22,7 +22,8 @@ from gitmem.adapters.console import Console
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, SecretFound, StorageError
 from gitmem.holder import Holder
-from gitmem.types import Edit, Memory
+from gitmem.store import PROPOSAL, Snapshot
+from gitmem.types import Change, Edit, Memory
 
 STORE = "profile/team"
 ANA = Author("Ana Reviewer", "ana@example.org")
@@ -187,6 +188,24 @@ def test_per_memory_decisions_leave_the_rest_pending(
     assert "`keep`" in notice and "drop" not in notice and "later" not in notice
     repo.reject(f"{STORE}/a1", author=ANA)
     assert repo.review() == []
+
+
+def test_a_commit_that_only_says_it_is_a_proposals_is_told_of(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """A store commit whose trailers name a proposal, but that reached the store on its
+    own line and not through an approval's merge, is told of as any write is."""
+    plain, agent = team
+    create(agent, "plan")  # a proposal is in use here
+    plain.notices()
+    said = {PROPOSAL: f"{STORE}/a1"}
+
+    def rewrite(_: Snapshot) -> Change:
+        return Change("update", "base", Memory("base", "base d", "rewritten"), said)
+
+    repo.mutate(STORE, Author("Mallory", "mallory@example.org"), rewrite)
+    notice = plain.notices()
+    assert notice is not None and "updated `base`" in notice
 
 
 def _racing(
