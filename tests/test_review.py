@@ -22,7 +22,9 @@ from gitmem.adapters.console import Console
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, SecretFound, StorageError
 from gitmem.holder import Holder
-from gitmem.store import PROPOSAL, Snapshot
+from gitmem.ops.ledger import Ledger
+from gitmem.store import APPROVED, PROPOSAL, Snapshot
+from gitmem.trailers import CAPABILITY_TRAILER
 from gitmem.types import Change, Edit, Memory
 
 STORE = "profile/team"
@@ -206,6 +208,29 @@ def test_a_commit_that_only_says_it_is_a_proposals_is_told_of(
     repo.mutate(STORE, Author("Mallory", "mallory@example.org"), rewrite)
     notice = plain.notices()
     assert notice is not None and "updated `base`" in notice
+
+
+def test_an_approval_records_its_own_part_never_the_last_writers(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """The approval's merge carries the store's capability and the approval alone, never
+    the agent, session, client, tool or widening of whoever wrote the store's head
+    last: blame credits it to the operator, and the ledger counts each agent once."""
+    plain, agent = team
+    edit = {"name": "base", "old_text": "text", "new_text": "by a1"}
+    assert agent.call("edit_memory", edit).ok
+    assert plain.call("edit_memory", {**edit, "new_text": "by w1"}).ok
+    decision = repo.approve(f"{STORE}/a1", author=ANA)
+    assert decision.conflicts == ("base",)
+    assert set(repo.made_by(decision.commit)[2]) == {CAPABILITY_TRAILER, APPROVED}
+    [copy] = [s for s in repo.snapshot(STORE).slugs() if ".conflict-" in s]
+    lines = repo.blame(STORE, copy)
+    assert {(b.author, b.by) for b in lines if b.commit == decision.commit} == {
+        (ANA.name, "operator")
+    }
+    ledger = Ledger(STORE)
+    ledger.follow(repo)
+    assert {name: a["commits"] for name, a in ledger.agents().items()} == {"w1": 2, "a1": 1}
 
 
 def _racing(
