@@ -23,6 +23,7 @@ from typing import Any
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
 from gitmem.githooks import check_adopted
+from gitmem.lean.text import shown
 from gitmem.limits import exceeded
 from gitmem.store import APPROVED, Built, Pending, Snapshot, Storage, split_name
 from gitmem.sync.reconcile import reconcile
@@ -32,6 +33,7 @@ from gitmem.types import Author, Edit, Memory, Totals
 __all__ = ["APPROVED", "Decision", "Proposal", "ProposedMemory", "approve", "reject", "review"]
 
 _ATTEMPTS = 8
+_NAMED = 3
 
 
 @dataclass(frozen=True)
@@ -154,10 +156,13 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
     pending = repo.pending(store, holder)
     if pending is None or not pending.memories:
         raise NotFound(f"nothing is pending on proposal {name!r}; `gitmem review` lists them")
-    unknown = [s for s in slugs if s not in pending.memories]
+    unknown = list(dict.fromkeys(s for s in slugs if s not in pending.memories))
     if unknown:
+        # a caller's text is named cut short, and only a few of it: a refusal is one line
+        named = ", ".join(shown(s) for s in unknown[:_NAMED])
+        more = f" and {len(unknown) - _NAMED} more" if len(unknown) > _NAMED else ""
         raise InvalidArgument(
-            f"proposal {name!r} has nothing pending for {', '.join(unknown)}; it proposes "
+            f"proposal {name!r} has nothing pending for {named}{more}; it proposes "
             f"{', '.join(pending.memories)}"
         )
     return pending, list(dict.fromkeys(slugs)) or list(pending.memories)

@@ -30,6 +30,7 @@ from gitmem.types import Change, Edit, Memory
 STORE = "profile/team"
 ANA = Author("Ana Reviewer", "ana@example.org")
 AWAITS = "This change awaits review"
+SHOWN_LONG = repr("x" * 40) + "..."
 
 
 def reviewed(implementation: str = "markdown", **limits: int) -> Capability:
@@ -404,6 +405,35 @@ def test_bad_names_are_refused_in_one_line(repo: Repository, team: tuple[Holder,
         repo.approve("plain", author=ANA)
     with pytest.raises(InvalidArgument, match="nothing pending for nope"):
         repo.reject(f"{STORE}/a1", ["nope"], author=ANA)
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "slugs", "said"),
+    [
+        (LONG, [], f"{SHOWN_LONG} names no proposal"),
+        (f"{LONG}/a1", [], f"store id {SHOWN_LONG} is not usable"),
+        (f"{STORE}/{LONG}", [], f"store id {SHOWN_LONG} is not usable"),
+        (f"{STORE}/a1", [LONG, "a", "b", "c", "a"], f"nothing pending for {SHOWN_LONG}, a, b and 1 more;"),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_callers_text_cut_short(
+    repo: Repository, team: tuple[Holder, Holder], name: str, slugs: list[str], said: str
+) -> None:
+    """A decision on a name or slugs of any length is refused in one short line that
+    names them cut to a few dozen characters, over the library and the CLI alike."""
+    _, agent = team
+    create(agent, "plan")
+    head = repo.proposal_head(STORE, "a1")
+    for decide in (repo.approve, repo.reject):
+        with pytest.raises(InvalidArgument) as refused:
+            decide(name, slugs, author=ANA)
+        assert said in str(refused.value) and len(str(refused.value)) < 400
+    result = invoke(repo, "approve", "--author", "Ana <ana@example.org>", name, *slugs)
+    assert result.exit_code != 0 and said in result.output and len(result.output) < 400
+    assert repo.proposal_head(STORE, "a1") == head and repo.snapshot(STORE).slugs() == ["base"]
 
 
 def test_a_proposal_ref_at_no_commit_hides_no_other(
