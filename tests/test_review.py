@@ -193,6 +193,19 @@ def test_per_memory_decisions_leave_the_rest_pending(
     assert repo.review() == []
 
 
+def test_a_first_approval_into_an_empty_store_tells_only_what_it_took(repo: Repository) -> None:
+    """Approving part of a proposal to a store with no commit yet tells the other
+    holders of what it took, not of what stays pending."""
+    plain = bind(repo, "w1")
+    assert plain.notices() is None
+    agent = bind(repo, "a1", reviewed())
+    create(agent, "plan")
+    create(agent, "later")
+    repo.approve(f"{STORE}/a1", ["plan"], author=ANA)
+    notice = plain.notices()
+    assert notice is not None and "added `plan`" in notice and "later" not in notice
+
+
 def test_a_commit_that_only_says_it_is_a_proposals_is_told_of(
     repo: Repository, team: tuple[Holder, Holder]
 ) -> None:

@@ -70,6 +70,11 @@ class Notices:
             return None
         before = self._repo.snapshot(self._store, base) if base else None
         order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
+        # a memory the store held neither before nor now changed nothing this holder
+        # could read (one a proposal made and the approval left out, say)
+        order = [s for s in order if s in now or (before is not None and s in before)]
+        if not order:
+            return None
         # a sync's merge commit is the sign that changes came from another replica
         synced = any(r.author == SYNC_AUTHOR.name for r in revisions)
         lines = [SYNCED if synced else HEAD, ""]
