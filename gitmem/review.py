@@ -23,9 +23,9 @@ from typing import Any
 from gitmem import strategies
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, StorageError
 from gitmem.githooks import check_adopted
+from gitmem.lean.text import shown
 from gitmem.limits import exceeded
-from gitmem.store import APPROVED, PROPOSAL, Built, Pending, Snapshot, Storage, split_name
-from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
+from gitmem.store import APPROVED, Built, Pending, Snapshot, Storage, split_name
 from gitmem.sync.reconcile import reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import Author, Edit, Memory, Totals
@@ -33,7 +33,7 @@ from gitmem.types import Author, Edit, Memory, Totals
 __all__ = ["APPROVED", "Decision", "Proposal", "ProposedMemory", "approve", "reject", "review"]
 
 _ATTEMPTS = 8
-_NOT_CARRIED = frozenset({PROPOSAL, APPROVED, SYNC_TRAILER, CONFLICTS_TRAILER})
+_NAMED = 3
 
 
 @dataclass(frozen=True)
@@ -156,10 +156,13 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
     pending = repo.pending(store, holder)
     if pending is None or not pending.memories:
         raise NotFound(f"nothing is pending on proposal {name!r}; `gitmem review` lists them")
-    unknown = [s for s in slugs if s not in pending.memories]
+    unknown = list(dict.fromkeys(s for s in slugs if s not in pending.memories))
     if unknown:
+        # a caller's text is named cut short, and only a few of it: a refusal is one line
+        named = ", ".join(shown(s) for s in unknown[:_NAMED])
+        more = f" and {len(unknown) - _NAMED} more" if len(unknown) > _NAMED else ""
         raise InvalidArgument(
-            f"proposal {name!r} has nothing pending for {', '.join(unknown)}; it proposes "
+            f"proposal {name!r} has nothing pending for {named}{more}; it proposes "
             f"{', '.join(pending.memories)}"
         )
     return pending, list(dict.fromkeys(slugs)) or list(pending.memories)
@@ -208,10 +211,9 @@ def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> D
         copied = {copy for copy, of in zip(copies, done.conflicts, strict=False) if of in taken}
         edits = [e for e in done.edits if e.slug in taken or e.slug in copied]
         _check_limits(mine, theirs, edits)
-        # the binding the store records carries on; what named another merge does not
-        recorded = dict(mine.trailers) or dict(theirs.trailers)
-        trailers = {k: v for k, v in recorded.items() if k not in _NOT_CARRIED}
-        trailers[APPROVED] = pending.name
+        # the merge records its own part alone: what binds the store is carried on by
+        # every merge (see gitmem.store.commit.CARRIED), never who wrote either side
+        trailers = {APPROVED: pending.name}
         merged = repo.merge_commit(store, author, ours, pending.head, edits, trailers)
         _hold_history(repo, pending, ours)  # built, not yet published
         rest = [s for s in pending.memories if s not in taken]

@@ -29,7 +29,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gitmem.errors import InvalidArgument
 from gitmem.lean.heads import CAPABILITY_TRAILER, SESSION_TRAILER
+from gitmem.lean.text import shown
 from gitmem.limits import LIMITS, Limits
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "AGENT_TRAILER",
     "CAPABILITY_TRAILER",
     "CLIENT_TRAILER",
+    "OWN_TRAILERS",
     "SESSION_TRAILER",
     "TOOL_TRAILER",
     "WIDEN_TRAILER",
@@ -55,6 +58,17 @@ CLIENT_TRAILER = "Gitmem-Client"
 """The client that ran the session (an MCP client's name)."""
 TOOL_TRAILER = "Gitmem-Tool"
 """The call that wrote, and ``via program`` when an agent program or onUse script made it."""
+OWN_TRAILERS = frozenset({
+    "Gitmem-Slug", "Gitmem-Path", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Count",
+    "Gitmem-Chars", "Gitmem-Lines", "Gitmem-Peak-Count", "Gitmem-Peak-Chars",
+    "Gitmem-Peak-Lines", CAPABILITY_TRAILER, AGENT_TRAILER, SESSION_TRAILER,
+    CLIENT_TRAILER, TOOL_TRAILER, WIDEN_TRAILER, "Gitmem-Proposal", "Gitmem-Approved",
+    "Gitmem-Sync", "Gitmem-Conflicts", "Gitmem-Allowlist", "Gitmem-Guard",
+    "Gitmem-Correction", "Gitmem-Restores", "Gitmem-Reverts",
+})  # fmt: skip
+"""The trailers gitmem writes itself and reads meaning from (what a commit changed,
+the limits, who wrote, a review's or a sync's part): a harness's
+:attr:`Provenance.extra` may not set them."""
 _VALUE_MAX = 200
 AGENT_KEYS = ("profile", "instance", "scope", "started-as")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
@@ -117,12 +131,23 @@ class Provenance:
 
     ``session``: the client's session id (``""``: the holder makes up a run id);
     ``client``: the client's name; ``extra``: further ``Gitmem-*`` trailers a harness
-    records on every write (an observer's source ids, say).
+    records on every write (an observer's source ids, say), none of
+    :data:`OWN_TRAILERS`: a harness that names one is refused when it makes these.
     """
 
     session: str = ""
     client: str = ""
     extra: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+
+    def __post_init__(self) -> None:
+        # a write that said it was a proposal's, an approval or a sync merge would be
+        # read as one: which of them a commit is, gitmem alone records
+        for key in self.extra:
+            if key in OWN_TRAILERS:
+                raise InvalidArgument(
+                    f"provenance may not set gitmem's own trailer {shown(key)}; "
+                    "name an extra trailer of your own, such as Gitmem-Source"
+                )
 
     def with_run(self) -> Provenance:
         """These facts, with a run id of its own when no session was given."""

@@ -15,8 +15,21 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitmem import Agent, Capability, Holder, Limits, Provenance, Repository
 from gitmem.adapters.startup import Launch, open_holder
-from gitmem.store.message import parse_message
-from gitmem.trailers import CLIENT_TRAILER, SESSION_TRAILER, TOOL_TRAILER
+from gitmem.errors import InvalidArgument
+from gitmem.store import APPROVED, PROPOSAL
+from gitmem.store.message import KEYS, parse_message
+from gitmem.store.snapshot import META
+from gitmem.sync import CONFLICTS_TRAILER, SYNC_TRAILER
+from gitmem.trailers import (
+    AGENT_TRAILER,
+    CAPABILITY_TRAILER,
+    CLIENT_TRAILER,
+    OWN_TRAILERS,
+    SESSION_TRAILER,
+    TOOL_TRAILER,
+    WIDEN_TRAILER,
+)
+from gitmem.undo import RESTORES, REVERTS
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
 FORGED = "\n\nGitmem-Session: forged\nGitmem-Tool: forged\nGitmem-Client: forged\n"
@@ -108,6 +121,28 @@ def test_provenance_values_are_one_bounded_line() -> None:
     assert Provenance("s").trailers("create_memory", program=True)[TOOL_TRAILER] == (
         "create_memory via program"
     )
+
+
+@pytest.mark.parametrize(
+    "key", [PROPOSAL, APPROVED, SYNC_TRAILER, CONFLICTS_TRAILER, CAPABILITY_TRAILER,
+            AGENT_TRAILER, WIDEN_TRAILER, SESSION_TRAILER, RESTORES, REVERTS,
+            *META.values(), *KEYS],
+)  # fmt: skip
+def test_extra_provenance_may_not_set_gitmems_own_trailers(repo: Repository, key: str) -> None:
+    """A harness's extra trailers may not say what gitmem alone records (that a write
+    is a proposal's, an approval, a sync merge, the limits, who wrote): it is refused
+    in one line when it makes them, and nothing is written."""
+    head = repo.head("profile/researcher")
+    with pytest.raises(InvalidArgument) as refused:
+        bound(repo, Provenance(extra={key: "profile/team/r1"}))
+    assert str(refused.value) == (
+        f"provenance may not set gitmem's own trailer {key}; name an extra trailer of "
+        "your own, such as Gitmem-Source"
+    )
+    assert key in OWN_TRAILERS and repo.head("profile/researcher") == head
+    holder = bound(repo, Provenance(extra={"Gitmem-Source": "s-1"}))
+    assert holder.call("create_memory", {"name": "n", "description": "d", "body": "b"}).ok
+    assert "Gitmem-Source: s-1" in message(repo, repo.head("profile/researcher") or "")
 
 
 def test_an_adapter_passes_its_clients_session(repo: Repository) -> None:

@@ -22,11 +22,15 @@ from gitmem.adapters.console import Console
 from gitmem.cli import cli
 from gitmem.errors import InvalidArgument, LimitExceeded, NotFound, SecretFound, StorageError
 from gitmem.holder import Holder
-from gitmem.types import Edit, Memory
+from gitmem.ops.ledger import Ledger
+from gitmem.store import APPROVED, PROPOSAL, Snapshot
+from gitmem.trailers import CAPABILITY_TRAILER
+from gitmem.types import Change, Edit, Memory
 
 STORE = "profile/team"
 ANA = Author("Ana Reviewer", "ana@example.org")
 AWAITS = "This change awaits review"
+SHOWN_LONG = repr("x" * 40) + "..."
 
 
 def reviewed(implementation: str = "markdown", **limits: int) -> Capability:
@@ -187,6 +191,60 @@ def test_per_memory_decisions_leave_the_rest_pending(
     assert "`keep`" in notice and "drop" not in notice and "later" not in notice
     repo.reject(f"{STORE}/a1", author=ANA)
     assert repo.review() == []
+
+
+def test_a_first_approval_into_an_empty_store_tells_only_what_it_took(repo: Repository) -> None:
+    """Approving part of a proposal to a store with no commit yet tells the other
+    holders of what it took, not of what stays pending."""
+    plain = bind(repo, "w1")
+    assert plain.notices() is None
+    agent = bind(repo, "a1", reviewed())
+    create(agent, "plan")
+    create(agent, "later")
+    repo.approve(f"{STORE}/a1", ["plan"], author=ANA)
+    notice = plain.notices()
+    assert notice is not None and "added `plan`" in notice and "later" not in notice
+
+
+def test_a_commit_that_only_says_it_is_a_proposals_is_told_of(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """A store commit whose trailers name a proposal, but that reached the store on its
+    own line and not through an approval's merge, is told of as any write is."""
+    plain, agent = team
+    create(agent, "plan")  # a proposal is in use here
+    plain.notices()
+    said = {PROPOSAL: f"{STORE}/a1"}
+
+    def rewrite(_: Snapshot) -> Change:
+        return Change("update", "base", Memory("base", "base d", "rewritten"), said)
+
+    repo.mutate(STORE, Author("Mallory", "mallory@example.org"), rewrite)
+    notice = plain.notices()
+    assert notice is not None and "updated `base`" in notice
+
+
+def test_an_approval_records_its_own_part_never_the_last_writers(
+    repo: Repository, team: tuple[Holder, Holder]
+) -> None:
+    """The approval's merge carries the store's capability and the approval alone, never
+    the agent, session, client, tool or widening of whoever wrote the store's head
+    last: blame credits it to the operator, and the ledger counts each agent once."""
+    plain, agent = team
+    edit = {"name": "base", "old_text": "text", "new_text": "by a1"}
+    assert agent.call("edit_memory", edit).ok
+    assert plain.call("edit_memory", {**edit, "new_text": "by w1"}).ok
+    decision = repo.approve(f"{STORE}/a1", author=ANA)
+    assert decision.conflicts == ("base",)
+    assert set(repo.made_by(decision.commit)[2]) == {CAPABILITY_TRAILER, APPROVED}
+    [copy] = [s for s in repo.snapshot(STORE).slugs() if ".conflict-" in s]
+    lines = repo.blame(STORE, copy)
+    assert {(b.author, b.by) for b in lines if b.commit == decision.commit} == {
+        (ANA.name, "operator")
+    }
+    ledger = Ledger(STORE)
+    ledger.follow(repo)
+    assert {name: a["commits"] for name, a in ledger.agents().items()} == {"w1": 2, "a1": 1}
 
 
 def _racing(
@@ -360,6 +418,35 @@ def test_bad_names_are_refused_in_one_line(repo: Repository, team: tuple[Holder,
         repo.approve("plain", author=ANA)
     with pytest.raises(InvalidArgument, match="nothing pending for nope"):
         repo.reject(f"{STORE}/a1", ["nope"], author=ANA)
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "slugs", "said"),
+    [
+        (LONG, [], f"{SHOWN_LONG} names no proposal"),
+        (f"{LONG}/a1", [], f"store id {SHOWN_LONG} is not usable"),
+        (f"{STORE}/{LONG}", [], f"store id {SHOWN_LONG} is not usable"),
+        (f"{STORE}/a1", [LONG, "a", "b", "c", "a"], f"nothing pending for {SHOWN_LONG}, a, b and 1 more;"),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_callers_text_cut_short(
+    repo: Repository, team: tuple[Holder, Holder], name: str, slugs: list[str], said: str
+) -> None:
+    """A decision on a name or slugs of any length is refused in one short line that
+    names them cut to a few dozen characters, over the library and the CLI alike."""
+    _, agent = team
+    create(agent, "plan")
+    head = repo.proposal_head(STORE, "a1")
+    for decide in (repo.approve, repo.reject):
+        with pytest.raises(InvalidArgument) as refused:
+            decide(name, slugs, author=ANA)
+        assert said in str(refused.value) and len(str(refused.value)) < 400
+    result = invoke(repo, "approve", "--author", "Ana <ana@example.org>", name, *slugs)
+    assert result.exit_code != 0 and said in result.output and len(result.output) < 400
+    assert repo.proposal_head(STORE, "a1") == head and repo.snapshot(STORE).slugs() == ["base"]
 
 
 def test_a_proposal_ref_at_no_commit_hides_no_other(

@@ -21,6 +21,9 @@ from gitmem.binding import Binding
 from gitmem.cli import cli
 from gitmem.holder.notices import SYNCED
 from gitmem.store import Snapshot
+from gitmem.sync import CONFLICTS_TRAILER as CONFLICTS
+from gitmem.sync import SYNC_TRAILER
+from gitmem.trailers import CAPABILITY_TRAILER
 from gitmem.types import Change
 
 BODY = "one\ntwo\nthree\nfour\nfive\n"
@@ -432,6 +435,25 @@ def test_the_author_of_a_merge_is_gitmem_sync(replicas: Replicas) -> None:
     replicas.sync_all()
     author = sh(replicas.origin, "log", "-1", "--format=%an <%ae>", f"gitmem/{STORE}").strip()
     assert author == "gitmem sync <sync@gitmem.invalid>"
+
+
+def test_a_merge_carries_what_binds_the_store_never_who_wrote(replicas: Replicas) -> None:
+    """A sync's merge records its own part and the store's capability alone, never the
+    agent, session, client or tool of the last write on either side: blame credits a
+    conflict copy to the sync, not to an agent."""
+    on_a, on_b = _holder(replicas.a, "agent-a"), _holder(replicas.b, "agent-b")
+    for holder, text in ((on_a, "THREE by a"), (on_b, "three by b")):
+        edit = {"name": "shared", "old_text": "three", "new_text": text}
+        assert holder.call("edit_memory", edit).ok
+    replicas.a.sync()
+    [report] = replicas.b.sync()
+    assert report.conflicts == ["shared"]
+    head = replicas.b.head(STORE)
+    assert head is not None
+    assert set(replicas.b.made_by(head)[2]) == {CAPABILITY_TRAILER, SYNC_TRAILER, CONFLICTS}
+    [copy] = [s for s in replicas.b.snapshot(STORE).slugs() if ".conflict-" in s]
+    lines = replicas.b.blame(STORE, copy)
+    assert {(b.author, b.by) for b in lines if b.commit == head} == {("gitmem sync", "operator")}
 
 
 def test_the_pack_protocol_path_reconciles_too(

@@ -60,7 +60,7 @@ class Notices:
         if head is None or base == head:
             return None
         revisions = self._repo.revisions_since(self._store, base, head)
-        proposed, approvals = self._reviewed(revisions)
+        proposed, approvals = self._reviewed(base, head, revisions)
         # a proposal's own commits are news to no one: its approval's merge carries
         # exactly what was approved
         theirs = [r for r in revisions if r.author != self._author and r.commit not in proposed]
@@ -70,6 +70,11 @@ class Notices:
             return None
         before = self._repo.snapshot(self._store, base) if base else None
         order = list(dict.fromkeys(r.slug for r in reversed(theirs)))[::-1]
+        # a memory the store held neither before nor now changed nothing this holder
+        # could read (one a proposal made and the approval left out, say)
+        order = [s for s in order if s in now or (before is not None and s in before)]
+        if not order:
+            return None
         # a sync's merge commit is the sign that changes came from another replica
         synced = any(r.author == SYNC_AUTHOR.name for r in revisions)
         lines = [SYNCED if synced else HEAD, ""]
@@ -87,18 +92,37 @@ class Notices:
         self.span = (base, head)
         return "\n".join(lines)
 
-    def _reviewed(self, revisions: list[Revision]) -> tuple[set[str], set[str]]:
-        """The commits among ``revisions`` that a proposal made, and the approvals'."""
+    def _reviewed(
+        self, base: str | None, head: str, revisions: list[Revision]
+    ) -> tuple[set[str], set[str]]:
+        """The commits among ``revisions`` that a proposal made, and the approvals'.
+
+        An approval is a merge carrying the ``Gitmem-Approved`` trailer, and a
+        proposal's commit is one such a merge brought in through its later parents:
+        the merge names every memory it changed against its first parent, so it tells
+        of them itself. A commit on the store's own first-parent line is never a
+        proposal's, whatever its trailers say: it reached the store on its own, and is
+        told of as any write is."""
         proposed: set[str] = set()
         approvals: set[str] = set()
         if not self._repo.proposals():
             return proposed, approvals  # no proposal here: no commit to look at
-        for commit in {r.commit for r in revisions}:
-            trailers = self._repo.made_by(commit)[2]
-            if PROPOSAL in trailers:
-                proposed.add(commit)
-            elif APPROVED in trailers:
+        line: set[str] = set()
+        at: str | None = head
+        while at is not None and at != base and at not in line:
+            if base is not None and self._repo.descends(self._store, base, at):
+                break  # the line met what the watermark already covered
+            line.add(at)
+            at = next(iter(self._repo.parents(at)), None)
+        for commit in line | {r.commit for r in revisions}:
+            if len(self._repo.parents(commit)) > 1 and APPROVED in self._repo.made_by(commit)[2]:
                 approvals.add(commit)
+        for merge in approvals:
+            first = self._repo.parents(merge)[0]
+            brought = {r.commit for r in self._repo.revisions_since(self._store, first, merge)}
+            for commit in brought - line:
+                if PROPOSAL in self._repo.made_by(commit)[2]:
+                    proposed.add(commit)
         return proposed, approvals
 
     def _not_echoes(

@@ -51,6 +51,7 @@ from gitmem.types import (
 )
 
 __all__ = [
+    "CARRIED",
     "Attempt",
     "Built",
     "build_files",
@@ -240,18 +241,24 @@ def meta_write(
     return Attempt(sha, new, subject)
 
 
+CARRIED = (CAPABILITY_TRAILER,)
+"""What a commit carries forward of the heads it builds on, a merge (a sync's, an
+approval's) included: what binds the store, the strategy and limits it is held to.
+Who wrote those heads (agent, session, client, tool) and what one write did (a
+widening, a proposal's part) stay with the commits that did it."""
+
+
 def held_as_before(*views: StoreView, trailers: Mapping[str, str]) -> dict[str, str]:
-    """``trailers``, with the strategy and limits the store records carried forward
-    from the first of ``views`` (the heads a commit builds on) that records them,
-    unless ``trailers`` record their own: whatever gitmem commits, the store stays
-    held to what it was held to, as the push hook holds it."""
-    if CAPABILITY_TRAILER in trailers:
-        return dict(trailers)
-    for view in views:
-        kept = view.trailers.get(CAPABILITY_TRAILER)
-        if kept is not None:
-            return {CAPABILITY_TRAILER: kept, **trailers}
-    return dict(trailers)
+    """``trailers``, with what :data:`CARRIED` names carried forward from the first of
+    ``views`` (the heads a commit builds on) that records it, unless ``trailers``
+    record their own: whatever gitmem commits, the store stays held to what it was held
+    to, as the push hook holds it."""
+    carried: dict[str, str] = {}
+    for key in CARRIED:
+        kept = next((v.trailers[key] for v in views if key in v.trailers), None)
+        if kept is not None and key not in trailers:
+            carried[key] = kept
+    return {**carried, **trailers}
 
 
 def record_write(

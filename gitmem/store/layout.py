@@ -17,6 +17,7 @@ import os
 from gitmem.errors import InvalidArgument, NotARepository, PathOccupied
 from gitmem.lean.refs import STORE_MAX
 from gitmem.lean.refs import usable_store as store_rule
+from gitmem.lean.text import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def check_store(store: object) -> str:
         return store
     if not isinstance(store, str) or not store_rule(store):
         raise InvalidArgument(
-            f"store id {store!r} is not usable; use 1-{STORE_MAX} characters of letters, "
+            f"store id {shown(store, quoted=True)} is not usable; use 1-{STORE_MAX} "
+            "characters of letters, "
             "digits, '-', '_' and '.', in parts separated by '/', not HEAD and not starting "
             "with '-' (e.g. profile/researcher)"
         )

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from dulwich.refs import Ref
 
 from gitmem.errors import InvalidArgument, StorageError
+from gitmem.lean.text import shown
 from gitmem.store import commit as build
 from gitmem.store.commit import Built
 from gitmem.store.history import History
@@ -61,7 +62,9 @@ def proposal_name(store: str, holder: str) -> str:
     """The name of ``holder``'s proposal to ``store`` (``<store>/<holder>``)."""
     check_store(store)
     if not holder or "/" in holder:
-        raise InvalidArgument(f"holder {holder!r} is not usable; a holder's name has no '/'")
+        raise InvalidArgument(
+            f"holder {shown(holder, quoted=True)} is not usable; a holder's name has no '/'"
+        )
     check_store(holder)
     return f"{store}/{holder}"
 
@@ -71,7 +74,8 @@ def split_name(name: str) -> tuple[str, str]:
     store, _, holder = name.rpartition("/")
     if not store:
         raise InvalidArgument(
-            f"{name!r} names no proposal; a proposal is STORE/HOLDER, as `gitmem review` lists them"
+            f"{shown(name, quoted=True)} names no proposal; a proposal is STORE/HOLDER, as "
+            "`gitmem review` lists them"
         )
     proposal_name(store, holder)
     return store, holder

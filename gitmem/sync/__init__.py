@@ -240,10 +240,9 @@ def _merge(
     mine = repo.snapshot(store, ours)
     other = repo.snapshot(store, theirs)
     done = reconcile(repo.snapshot(store, base) if base else None, mine, other)
-    trailers = dict(mine.trailers) or dict(other.trailers)
-    trailers.pop(SYNC_TRAILER, None)
-    trailers.pop(CONFLICTS_TRAILER, None)
-    trailers[SYNC_TRAILER] = url
+    # its own part alone: what binds the store is carried on by every merge (see
+    # gitmem.store.commit.CARRIED), never who wrote either side
+    trailers = {SYNC_TRAILER: url}
     if done.conflicts:
         trailers[CONFLICTS_TRAILER] = " ".join(done.conflicts)
     commit = repo.merge(store, author, ours, theirs, done.edits, trailers)
