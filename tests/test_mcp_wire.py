@@ -241,33 +241,30 @@ def test_a_call_sent_as_a_notification_is_not_made(repo: Repository) -> None:
 
 
 def test_a_message_of_millions_of_values_is_answered_unread(repo: Repository) -> None:
-    """A message within the line cap that holds more than a million JSON values (here
-    search keywords of one letter each: parsed, gigabytes) is dropped before it is
-    parsed, answered with an invalid-request error and one line on stderr; a long text
-    full of commas is one value and goes through; the next request is answered."""
+    """A message within the line cap that holds more than a million commas and colons
+    (here search keywords of one letter each: parsed, gigabytes) is dropped before it
+    is parsed, answered with an invalid-request error and one line on stderr; one just
+    under the bound is read; the next request is answered."""
     keywords = json.dumps(["a"] * 1_100_000)
     crowded = (
         '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_memories",'
         f'"arguments":{{"keywords":{keywords}}}}}}}\n'
     )
-    commas = {"name": "read_memory", "arguments": {"name": "," * 2_000_000}}
+    commas = {"name": "read_memory", "arguments": {"name": "," * (1_000_000 - 11)}}
     text = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": commas})
+    assert text.count(",") + text.count(":") == 1_000_000  # the most a message may hold
     process = _tried(repo, crowded.encode() + text.encode() + b"\n")
     assert process.stdin is not None and process.stdout is not None
     answers = _answers(process.stdout, 4, seconds=120)
     process.stdin.close()
     err = process.stderr.read() if process.stderr else b""
     process.wait(timeout=60)
+    said = "a message of more than 1,000,000 commas and colons (JSON values) was dropped unread; send fewer"
     assert [a.get("id") for a in answers] == [0, None, 8, 1]
-    assert answers[1]["error"] == {
-        "code": types.INVALID_REQUEST,
-        "message": "a message of more than 1,000,000 JSON values was dropped unread; send fewer",
-    }
+    assert answers[1]["error"] == {"code": types.INVALID_REQUEST, "message": said}
     assert answers[2]["result"]["isError"] is True  # no such memory, read after all
     assert answers[3]["result"]["isError"] is False
-    assert err.decode().splitlines() == [
-        "gitmem mcp: a message of more than 1,000,000 JSON values was dropped unread; send fewer"
-    ]
+    assert err.decode().splitlines() == [f"gitmem mcp: {said}"]
 
 
 def test_a_line_over_the_cap_is_answered_and_the_server_goes_on(repo: Repository) -> None:
