@@ -258,19 +258,20 @@ class ObjectReader:
         commit`` on a store's branch, say), those of its nearest first-parent ancestor
         that gitmem made; ``None`` if it has none. A store keeps the layout and the peaks
         its last gitmem commit recorded."""
-        facts = self.facts(sha)
-        if facts is not None:
-            return facts
-        if sha not in self._standings:
-            at, found = sha, None
-            while found is None:
-                parents = self.parents(at)
-                if not parents:
-                    break
-                at = parents[0]
-                found = self.facts(at)
-            _bounded(self._standings)[sha] = found
-        return self._standings[sha]
+        # each commit passed stands on what the walk finds: a line is walked once, not N times
+        passed: list[str] = []
+        at: str | None = sha
+        while at is not None and at not in self._standings:
+            found = self.facts(at)
+            if found is not None:
+                break
+            passed.append(at)
+            at = next(iter(self.parents(at)), None)
+        else:
+            found = self._standings[at] if at is not None else None
+        for each in passed:
+            _bounded(self._standings)[each] = found
+        return found
 
     def tally(self, sha: str, kind: str, count: Callable[[], Totals]) -> Totals:
         """The totals of commit ``sha``'s tree as a store of ``kind`` counts them, by
