@@ -1171,3 +1171,20 @@ def test_a_long_line_of_hand_commits_is_walked_once(
     assert len(revisions) == count + 1
     # a few reads a commit (the index, its edits, the walk), not one for each later commit
     assert len(asked) <= 5 * count, len(asked)
+
+
+def test_a_commits_parents_are_read_from_its_header(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's parents (what a walk to the nearest gitmem commit reads) come from its
+    raw header, not from a parsed commit object, which would copy its message again."""
+    put(repo, "create", "a", "one")
+    put(repo, "update", "a", "two")
+    head = repo.head(S)
+    assert head is not None
+    parsed: list[str] = []
+    monkeypatch.setattr(ObjectReader, "commit", lambda _, sha: parsed.append(sha))
+    with Repo(repo.directory) as raw:
+        reader = ObjectReader(raw)
+        assert reader.parents(head) == [git_ok(repo, "rev-parse", f"{head}^").strip()]
+    assert parsed == []

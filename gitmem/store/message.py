@@ -31,7 +31,7 @@ import re
 from types import MappingProxyType
 
 from gitmem.errors import InvalidPath
-from gitmem.lean.heads import TOTAL_KEYS
+from gitmem.lean.heads import TOTAL_KEYS, names_gitmem
 from gitmem.lean.shapes import op_shape, slug_shape
 from gitmem.lean.totals import Totals, totals_of
 from gitmem.lean.tuples import made
@@ -308,6 +308,8 @@ def _trailers(
     paths: list[str] = []
     ops: list[str] = []
     revisions: list[str] = []
+    if not names_gitmem(message):
+        return None
     subject, sep, rest = message.decode("utf-8", "replace").partition("\n\n")
     if not sep or not subject.strip() or "\n" in subject:
         return None

@@ -283,7 +283,7 @@ class ObjectReader:
 
     def parents(self, sha: str) -> list[str]:
         """A commit's parents, the first parent first."""
-        return [p.decode() for p in self.commit(sha).parents]
+        return _tree_and_parents(self, sha)[1]
 
     def step(self, sha: str) -> Step:
         """One step of a walk: a commit's parents, its facts, and for each slug it
@@ -578,7 +578,8 @@ _WRITTEN_HEADER = re.compile(
 def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
     """A commit's root tree and parents, read from its raw header when it starts as
     git writes one (``tree`` first, named once), else from the parsed commit."""
-    header = reader.raw_commit(sha).partition(b"\n\n")[0]
+    raw = reader.raw_commit(sha)
+    header = raw[: raw.find(b"\n\n") % (len(raw) + 1)]  # not the message: it may be long
     if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
         return header[5:45].decode(), _parents(header)
     commit = reader.commit(sha)
