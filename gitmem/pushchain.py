@@ -11,7 +11,7 @@ from __future__ import annotations
 from gitmem.errors import GitmemError, LimitExceeded
 from gitmem.lean.tuples import made
 from gitmem.pushrecord import Admitted, hold_record, record_at
-from gitmem.store.message import kind_of
+from gitmem.store.message import kind_of, overlong
 from gitmem.store.pushcheck import PushCommit, PushedEdit, PushedMemory, PushReader, Refused
 from gitmem.store.screen import Screen, Write
 
@@ -58,6 +58,10 @@ def check_commits(
         recorded = None
         if limits:
             record, recorded = hold_record(reader, record, commit, widened, problems)
+        # every read of the store reads its head's message: a longer one stays out
+        too_long = overlong(reader.head(sha).message, facts)
+        if too_long is not None:
+            problems.append(Refused("message", sha, too_long))
         problems += commit.problems
         _check_commit(reader, store, commit, screens, index, recorded, problems, admitted)
         if problems:

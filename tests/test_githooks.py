@@ -23,6 +23,7 @@ from gitmem.errors import RemoteError
 from gitmem.githooks import HOOKS, source
 from gitmem.limits import Limits
 from gitmem.store import memoryfiles as files
+from gitmem.store.message import MESSAGE_SLACK
 from gitmem.trailers import capability_trailer
 from gitmem.types import Change, Memory
 
@@ -389,7 +390,12 @@ def test_a_hook_from_an_earlier_version_is_reported_and_replaced(tmp_path: Path)
 # -- commits gitmem did not make -----------------------------------------------------
 
 
-def by_hand(project: Path, write: dict[str, str], link: str | None = None) -> str:
+def by_hand(
+    project: Path,
+    write: dict[str, str],
+    link: str | None = None,
+    message: str = "correct the notes by hand",
+) -> str:
     """A plain ``git commit`` on the store's branch, made in a worktree of it: the files
     ``write`` names (path → text), and a symbolic link named ``link``; the new head."""
     work = project.parent / "by-hand"
@@ -401,7 +407,8 @@ def by_hand(project: Path, write: dict[str, str], link: str | None = None) -> st
     if link is not None:
         (work / link).symlink_to("/etc/passwd")
     sh(work, "add", "-A")
-    sh(work, "commit", "-q", "-m", "correct the notes by hand")
+    (project.parent / "message").write_text(message)
+    sh(work, "commit", "-q", "-F", str(project.parent / "message"))
     return sh(work, "rev-parse", "HEAD").strip()
 
 
@@ -432,6 +439,21 @@ def test_a_commit_by_hand_that_keeps_every_rule_lands(world: tuple[Path, Path]) 
     result = push(project, "gitmem/notes")
     assert result.returncode == 0, result.stderr
     assert sh(server, "rev-parse", REF).strip() == later
+
+
+def test_a_commit_whose_message_is_past_the_bound_is_refused(world: tuple[Path, Path]) -> None:
+    """A commit whose message is longer than a store commit's may be (every read of the
+    store reads its head's message) is refused by the server, named."""
+    server, project = world
+    before = server_state(server)
+    text = "by hand\n\n" + "x" * MESSAGE_SLACK
+    head = by_hand(
+        project, {files.memory_path("todo"): md_text("open tasks", "- ship\n- test\n")}, None, text
+    )
+    lines = _lines_of(push(project, "gitmem/notes"), head)
+    assert set(lines) == {"message"}
+    assert f"past the {MESSAGE_SLACK // 1024} KiB" in lines["message"]
+    assert server_state(server) == before
 
 
 _BROKEN_BY_HAND = {"tree", "parse", "slug", "secret", "limit", "guard"}

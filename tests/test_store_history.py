@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -1119,3 +1120,71 @@ def test_a_repository_read_through_its_history_is_freed_once_unused(tmp_path: Pa
         assert freed() is None
     finally:
         gc.enable()
+
+
+def _hand_commits(repo: Repository, slug: str, count: int) -> None:
+    """``count`` commits made by hand on top of the store's head, each editing ``slug``,
+    written at once as ``git fast-import`` writes what a sync may bring in."""
+    head = repo.head(S)
+    path = memoryfiles.memory_path(slug)
+    stream: list[bytes] = []
+    for i in range(1, count + 1):
+        body = f'---\ndescription: "by hand"\n---\nedit {i}\n'.encode()
+        stream.append(
+            f"commit refs/heads/{S}\ncommitter Ana <a@x> {1_700_000_000 + i} +0000\n".encode()
+        )
+        subject = f"hand {i}".encode()
+        stream.append(f"data {len(subject)}\n".encode() + subject + b"\n")
+        if i == 1:
+            stream.append(f"from {head}\n".encode())
+        stream.append(f"M 100644 inline {path}\ndata {len(body)}\n".encode() + body + b"\n")
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    done = subprocess.run(
+        ["git", f"--git-dir={repo.directory}", "fast-import", "--quiet"],
+        input=b"".join(stream),
+        capture_output=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_long_line_of_hand_commits_is_walked_once(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history of a memory edited by a long line of commits made by hand reads each
+    commit's parents a bounded number of times, not once for each later commit: the
+    line's standing (the gitmem commit it continues) is found in one walk."""
+    put(repo, "create", "m", "one")
+    count = 150
+    _hand_commits(repo, "m", count)
+    asked: list[str] = []
+    parents = ObjectReader.parents
+
+    def counted(self: ObjectReader, sha: str) -> list[str]:
+        asked.append(sha)
+        return parents(self, sha)
+
+    monkeypatch.setattr(ObjectReader, "parents", counted)
+    with Repository.open(repo.directory) as fresh:
+        revisions = fresh.revisions(S, "m")
+    assert [r.body for r in revisions][-1] == f"edit {count}\n"
+    assert len(revisions) == count + 1
+    # a few reads a commit (the index, its edits, the walk), not one for each later commit
+    assert len(asked) <= 5 * count, len(asked)
+
+
+def test_a_commits_parents_are_read_from_its_header(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's parents (what a walk to the nearest gitmem commit reads) come from its
+    raw header, not from a parsed commit object, which would copy its message again."""
+    put(repo, "create", "a", "one")
+    put(repo, "update", "a", "two")
+    head = repo.head(S)
+    assert head is not None
+    parsed: list[str] = []
+    monkeypatch.setattr(ObjectReader, "commit", lambda _, sha: parsed.append(sha))
+    with Repo(repo.directory) as raw:
+        reader = ObjectReader(raw)
+        assert reader.parents(head) == [git_ok(repo, "rev-parse", f"{head}^").strip()]
+    assert parsed == []

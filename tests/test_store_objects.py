@@ -342,3 +342,28 @@ def test_a_commit_as_gitmem_writes_it_is_read_in_one_match(
         raw = b"tree " + b"1" * 40 + b"\n" + parent + b"author " + ident + b"committer " + ident
         got = objects._heading(raw + b"\n" + text)  # pyright: ignore[reportPrivateUsage]
         assert got == (["0" * 40] if parent else [], edits)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        b"by hand\n\n" + b"x" * 2_000_000,
+        b"by hand\n\nSigned-off-by: A <a@x>\n\n" + b"Gitmem-Count: 1\n" * 125_000,
+    ],
+)
+def test_a_long_message_gitmem_did_not_write_is_read_without_a_copy(message: bytes) -> None:
+    """A message whose paragraph after the subject names no ``Gitmem-`` trailer is no
+    gitmem message, found so by the full reader and the lean one without decoding or
+    copying it: a read of a long one holds little more than the message."""
+    import tracemalloc
+
+    from gitmem.lean import heads
+
+    tracemalloc.start()
+    try:
+        found = parse_message(message), parse_edits(message), heads.facts(message)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == (None, None, None)
+    assert peak < 100_000, peak

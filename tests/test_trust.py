@@ -21,8 +21,9 @@ from gitmem import Repository, ops
 from gitmem.cli import cli
 from gitmem.limits import Limits
 from gitmem.store import memoryfiles as files
+from gitmem.store.message import MESSAGE_SLACK, Edited, Facts, format_message, overlong
 from gitmem.trailers import capability_trailer
-from gitmem.types import Change, FileChange, FileEdit, Memory
+from gitmem.types import Change, FileChange, FileEdit, Memory, Totals
 
 REF = "refs/heads/gitmem/notes"
 LINK_MODE = 0o120000
@@ -281,6 +282,51 @@ def test_a_secret_arriving_by_fast_forward_is_kept_out(
     refused = row["refused"]
     assert isinstance(refused, list) and "breaks rule secret" in refused[0]
     assert SECRETS[0][1].split()[-1] not in refused[0]
+
+
+def _commit_by_hand(a: Path, folder: Path, size: int) -> str:
+    """A commit made with plain git on a's store branch, changing nothing, whose message
+    holds ``size`` bytes; the new head."""
+    message = folder / "message"
+    message.write_bytes(b"by hand\n\n" + b"x" * (size - 10) + b"\n")
+    head = sh(a, "rev-parse", REF).strip()
+    made = sh(a, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", str(message)).strip()
+    sh(a, "update-ref", REF, made)
+    return made
+
+
+def test_a_commit_whose_message_is_past_the_bound_is_not_adopted(
+    replicas: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Every read of a store reads its head's message: a commit whose message is longer
+    than a store commit's may be is kept out by a sync, named; one as long as it may be
+    is adopted."""
+    _, a, b = replicas
+    fits = _commit_by_hand(a, tmp_path, MESSAGE_SLACK)
+    _pushed_by_a(a)
+    assert _sync_b(b)[0] == fits
+    past = _commit_by_hand(a, tmp_path, MESSAGE_SLACK + 1)
+    _pushed_by_a(a)
+    head, row = _sync_b(b)
+    assert head == fits
+    refused = row["refused"]
+    assert isinstance(refused, list) and len(refused) == 1
+    assert refused[0].startswith(f"commit {past[:12]} breaks rule message: ")
+    assert f"its message holds {MESSAGE_SLACK + 1:,} bytes" in refused[0]
+
+
+def test_a_message_gitmem_writes_is_never_past_the_bound() -> None:
+    """The bound counts what a message holds beyond the trailers gitmem writes for it:
+    a change of many memories, whose trailers alone pass it, is within it."""
+    edits = tuple(Edited(f"memory-{i:05}", "create", 1) for i in range(2_000))
+    totals = Totals(2_000, 2_000, 2_000)
+    facts = Facts(edits, totals, totals, {"Gitmem-Session": "s" * 200})
+    message = format_message(facts)
+    assert len(message) > MESSAGE_SLACK
+    assert overlong(message, facts) is None
+    assert overlong(message + b"x" * MESSAGE_SLACK, facts) is None
+    assert overlong(message + b"x" * (MESSAGE_SLACK + 1), facts) is not None
+    assert overlong(message, None) is not None
 
 
 def test_a_remote_cannot_widen_limits_silently(replicas: tuple[Path, Path, Path]) -> None:

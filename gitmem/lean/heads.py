@@ -22,6 +22,7 @@ __all__ = [
     "facts",
     "head",
     "message_of",
+    "names_gitmem",
     "op_shape",
     "slug_shape",
     "trailer_block",
@@ -42,9 +43,24 @@ CAPABILITY_TRAILER = "Gitmem-Capability"
 _EDIT_KEYS = ("Gitmem-Slug", "Gitmem-Op", "Gitmem-Revision", "Gitmem-Path")
 
 
+def names_gitmem(message: bytes) -> bool:
+    """Whether the paragraph after ``message``'s subject line and a blank line holds
+    ``Gitmem-`` at all, found without copying or decoding the message: one that does
+    not is no gitmem message, and costs a reader no more than this search, however
+    long it is. (Decoding makes no ``Gitmem-`` of other bytes, nor a blank line.)"""
+    start = message.find(b"\n\n") + 2
+    if start < 2:
+        return False
+    end = message.find(b"\n\n", start)
+    return message.find(b"Gitmem-", start, end if end >= 0 else len(message)) >= 0
+
+
 def trailer_block(message: bytes) -> list[str] | None:
     """The lines of a gitmem message's trailer block (the paragraph after the subject
-    line and a blank line), or ``None`` if the message has no such shape."""
+    line and a blank line), or ``None`` if the message has no such shape or the block
+    names no ``Gitmem-`` trailer."""
+    if not names_gitmem(message):
+        return None
     subject, sep, rest = message.decode("utf-8", "replace").partition("\n\n")
     if not sep or not subject.strip() or "\n" in subject:
         return None

@@ -31,7 +31,7 @@ import re
 from types import MappingProxyType
 
 from gitmem.errors import InvalidPath
-from gitmem.lean.heads import TOTAL_KEYS
+from gitmem.lean.heads import TOTAL_KEYS, names_gitmem
 from gitmem.lean.shapes import op_shape, slug_shape
 from gitmem.lean.totals import Totals, totals_of
 from gitmem.lean.tuples import made
@@ -123,6 +123,28 @@ def format_message(facts: Facts) -> bytes:
     ]
     lines += extra_lines(facts.extra)
     return ("\n".join(lines) + "\n").encode()
+
+
+MESSAGE_SLACK = 64 * 1024
+"""How many bytes a store commit's message may hold beyond the trailers gitmem writes
+for what it says (the whole message, for a commit gitmem did not make). Every read of a
+store reads its head's message, so a push or a sync refuses a longer one where it would
+come in, rather than every read paying for it."""
+
+
+def overlong(message: bytes, facts: Facts | None) -> str | None:
+    """Why ``message`` (whose trailers say ``facts``) is longer than a store commit's
+    may be (see ``MESSAGE_SLACK``), or ``None``."""
+    size = len(message)
+    if size <= MESSAGE_SLACK:
+        return None
+    allowed = MESSAGE_SLACK + (len(format_message(facts)) if facts is not None else 0)
+    if size <= allowed:
+        return None
+    return (
+        f"its message holds {size:,} bytes, past the {MESSAGE_SLACK // 1024} KiB a store's "
+        "commit message may hold beyond the trailers gitmem writes for it"
+    )
 
 
 _CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)), " ")
@@ -286,6 +308,8 @@ def _trailers(
     paths: list[str] = []
     ops: list[str] = []
     revisions: list[str] = []
+    if not names_gitmem(message):
+        return None
     subject, sep, rest = message.decode("utf-8", "replace").partition("\n\n")
     if not sep or not subject.strip() or "\n" in subject:
         return None

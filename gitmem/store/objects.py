@@ -258,19 +258,20 @@ class ObjectReader:
         commit`` on a store's branch, say), those of its nearest first-parent ancestor
         that gitmem made; ``None`` if it has none. A store keeps the layout and the peaks
         its last gitmem commit recorded."""
-        facts = self.facts(sha)
-        if facts is not None:
-            return facts
-        if sha not in self._standings:
-            at, found = sha, None
-            while found is None:
-                parents = self.parents(at)
-                if not parents:
-                    break
-                at = parents[0]
-                found = self.facts(at)
-            _bounded(self._standings)[sha] = found
-        return self._standings[sha]
+        # each commit passed stands on what the walk finds: a line is walked once, not N times
+        passed: list[str] = []
+        at: str | None = sha
+        while at is not None and at not in self._standings:
+            found = self.facts(at)
+            if found is not None:
+                break
+            passed.append(at)
+            at = next(iter(self.parents(at)), None)
+        else:
+            found = self._standings[at] if at is not None else None
+        for each in passed:
+            _bounded(self._standings)[each] = found
+        return found
 
     def tally(self, sha: str, kind: str, count: Callable[[], Totals]) -> Totals:
         """The totals of commit ``sha``'s tree as a store of ``kind`` counts them, by
@@ -282,7 +283,7 @@ class ObjectReader:
 
     def parents(self, sha: str) -> list[str]:
         """A commit's parents, the first parent first."""
-        return [p.decode() for p in self.commit(sha).parents]
+        return _tree_and_parents(self, sha)[1]
 
     def step(self, sha: str) -> Step:
         """One step of a walk: a commit's parents, its facts, and for each slug it
@@ -577,7 +578,8 @@ _WRITTEN_HEADER = re.compile(
 def _tree_and_parents(reader: ObjectReader, sha: str) -> tuple[str, list[str]]:
     """A commit's root tree and parents, read from its raw header when it starts as
     git writes one (``tree`` first, named once), else from the parsed commit."""
-    header = reader.raw_commit(sha).partition(b"\n\n")[0]
+    raw = reader.raw_commit(sha)
+    header = raw[: raw.find(b"\n\n") % (len(raw) + 1)]  # not the message: it may be long
     if header[:5] == b"tree " and header[45:46] == b"\n" and b"\ntree " not in header:
         return header[5:45].decode(), _parents(header)
     commit = reader.commit(sha)
