@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -164,10 +165,8 @@ def test_observe_config_command(repo: Repository) -> None:
     assert read_config(repo).settings["timeout"] == "120"
 
 
-def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) -> None:
-    """A repository committed into a project (a .gitmem a clone brings along) names
-    its model command in a config whoever committed it wrote: no such command runs,
-    for the steps nor the gate, and the refusal is one line; untracked, it runs."""
+def _project(tmp_path: Path) -> tuple[Path, Callable[..., None]]:
+    """A project with a git work tree of its own, and its ``git`` run quietly."""
     project = tmp_path / "project"
     project.mkdir()
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -176,6 +175,14 @@ def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) ->
         subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
 
     git("init", "-q")
+    return project, git
+
+
+def test_a_command_that_came_with_a_projects_files_is_not_run(tmp_path: Path) -> None:
+    """A repository committed into a project (a .gitmem a clone brings along) names
+    its model command in a config whoever committed it wrote: no such command runs,
+    for the steps nor the gate, and the refusal is one line; untracked, it runs."""
+    project, git = _project(tmp_path)
     with Repository.init(str(project / ".gitmem")) as repo:
         configure(repo, "model", "command")
         configure(repo, "command", "touch pwned")
@@ -199,14 +206,7 @@ def test_no_model_that_came_with_a_projects_files_is_run(tmp_path: Path) -> None
     """Which model runs, and so where the runs' text is sent, is the machine's user's
     choice: a tracked config naming an anthropic model, for the steps or the gate, is
     refused as a command is; untracked, it runs."""
-    project = tmp_path / "project"
-    project.mkdir()
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
-
-    git("init", "-q")
+    project, git = _project(tmp_path)
     with Repository.init(str(project / ".gitmem")) as repo:
         configure(repo, "model", "anthropic")
         configure(repo, "anthropic-model", "claude-opus-4-1")

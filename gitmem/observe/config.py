@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidArgument, Unavailable
-from gitmem.observe.capture import common_of, git_dir_of
+from gitmem.observe.finding import common_of, enclosing_work_tree
 from gitmem.observe.model import CommandModel, Model, model_from_config
 from gitmem.observe.trust import trust, trusted
 
@@ -228,22 +228,14 @@ def tracked_by(git_dir: str) -> str:
     Only the nearest enclosing work tree is asked, and only when there is one: a
     project's own ``.git`` (or a linked work tree's) is never such a repository."""
     here = os.path.realpath(git_dir)
-    config = os.path.join(here, "config")
-    folder = os.path.dirname(here)
-    while True:
-        dot_git = os.path.join(folder, ".git")
-        if os.path.lexists(dot_git):
-            own = git_dir_of(dot_git)
-            if own is None:
-                return ""
-            own = os.path.realpath(own)
-            if here in (own, os.path.realpath(common_of(own))):
-                return ""
-            return folder if _tracks(own, os.path.relpath(config, folder)) else ""
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return ""
-        folder = parent
+    found = enclosing_work_tree(here)
+    if found is None:
+        return ""
+    folder, own = found
+    own = os.path.realpath(own)
+    if here in (own, os.path.realpath(common_of(own))):
+        return ""
+    return folder if _tracks(own, os.path.relpath(os.path.join(here, "config"), folder)) else ""
 
 
 _TRACKED: dict[tuple[str, str], tuple[tuple[int, int, int], bool]] = {}

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["common_of", "find_git_dir", "git_dir_of", "index_tracks", "observer_settings"]
+__all__ = [
+    "common_of",
+    "enclosing_work_tree",
+    "find_git_dir",
+    "git_dir_of",
+    "index_tracks",
+    "observer_settings",
+]
 
 _INDEX_MAX = 256 << 20
 _CONFIG_MAX = 1 << 20
@@ -67,18 +74,26 @@ def _own_repository(path: str) -> bool:
 def _tracked(git_dir: str) -> bool:
     """Whether the nearest work tree enclosing ``git_dir`` tracks its ``config`` (as
     :func:`gitmem.observe.config.tracked_by` asks, read without the store)."""
-    config = os.path.join(git_dir, "config")
+    found = enclosing_work_tree(git_dir)
+    if found is None:
+        return False
+    folder, own = found
+    config = os.path.relpath(os.path.join(git_dir, "config"), folder)
+    return index_tracks(own, config.replace(os.sep, "/"))
+
+
+def enclosing_work_tree(git_dir: str) -> tuple[str, str] | None:
+    """The nearest folder above ``git_dir`` that holds a ``.git``, and the git directory
+    of that work tree; ``None`` if there is none, or its ``.git`` names none."""
     folder = os.path.dirname(git_dir)
     while True:
         dot_git = os.path.join(folder, ".git")
         if os.path.lexists(dot_git):
             own = git_dir_of(dot_git)
-            if own is None:
-                return False
-            return index_tracks(own, os.path.relpath(config, folder).replace(os.sep, "/"))
+            return None if own is None else (folder, own)
         parent = os.path.dirname(folder)
         if parent == folder:
-            return False
+            return None
         folder = parent
 
 
