@@ -324,9 +324,22 @@ def test_a_message_gitmem_writes_is_never_past_the_bound() -> None:
     message = format_message(facts)
     assert len(message) > MESSAGE_SLACK
     assert overlong(message, facts) is None
-    assert overlong(message + b"x" * MESSAGE_SLACK, facts) is None
-    assert overlong(message + b"x" * (MESSAGE_SLACK + 1), facts) is not None
+    # the trailers gitmem writes count twice (a sync merge also names its conflicts)
+    room = MESSAGE_SLACK + 2 * len(format_message(facts._replace(extra={})))
+    assert overlong(message + b"x" * (room - len(message)), facts) is None
+    assert overlong(message + b"x" * (room - len(message) + 1), facts) is not None
     assert overlong(message, None) is not None
+
+
+def test_a_trailer_gitmem_does_not_write_is_held_to_the_bound() -> None:
+    """Bulk carried in a trailer of any other name (``Gitmem-Pad: aaaa...``) counts as
+    prose does: it cannot widen what a message may hold."""
+    edits = (Edited("x", "create", 1),)
+    totals = Totals(1, 4, 1)
+    facts = Facts(edits, totals, totals, {"Gitmem-Pad": "a" * (2 * MESSAGE_SLACK)})
+    assert overlong(format_message(facts), facts) is not None
+    facts = Facts(edits, totals, totals, {"Gitmem-Pad": "a" * (MESSAGE_SLACK // 2)})
+    assert overlong(format_message(facts), facts) is None
 
 
 def test_a_remote_cannot_widen_limits_silently(replicas: tuple[Path, Path, Path]) -> None:
