@@ -562,6 +562,30 @@ def test_a_project_the_lean_path_does_not_read_whole_is_left_to_the_command_line
     assert repository.found(str(plain)) is None
 
 
+@pytest.mark.parametrize(
+    ("added", "read"),
+    [
+        ('[remote "origin"]\n\turl = /srv/project\n[branch "main"]\n\tremote = origin\n', True),
+        ('[remote "origin"]\n\turl = "/srv/project"\n', False),  # a quoted value
+        ('[remote "or\\"igin"]\n\turl = x\n', False),  # an escaped subsection name
+        ('[remote  "origin"]\n\turl = x\n', False),
+        ('[includeIf "gitdir:/srv/"]\n\tpath = more\n', False),
+        ('[remote "origin"] url = x\n', False),
+    ],
+)
+def test_a_clones_config_is_read_by_the_lean_path(project: str, added: str, read: bool) -> None:
+    """A teammate's clone has a remote and a branch in its config, in subsections the
+    lean path reads past; a config it cannot read line by line is the full reader's."""
+    git_dir = Path(project) / ".git"
+    config = git_dir / "config"
+    config.write_text(config.read_text() + added)
+    assert (repository.plain_config(str(git_dir)) is not None) is read
+    text = lean(project, ["ls"])
+    assert (text is not None) is read
+    if read:
+        assert text == full(project, ["ls"])[0]
+
+
 def write(repo: Repository, slug: str, body: str, code: str = "", store: str = STORE) -> str:
     """Write ``slug`` whole (created or replaced); its commit."""
 

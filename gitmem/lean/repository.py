@@ -33,8 +33,10 @@ PROJECT_BRANCHES = "refs/heads/gitmem/"
 
 
 def plain_config(directory: str) -> dict[tuple[str, str], str] | None:
-    """The ``(section, key) → value`` pairs of a plain git config; ``None`` for one
-    with subsections, includes, quoting or continued lines."""
+    """The ``(section, key) → value`` pairs of a plain git config (a subsection's keys
+    under ``name "subsection"``, as a clone's ``[remote "origin"]`` has them); ``None``
+    for one with includes, quoted values, escapes or continued lines, or a subsection
+    named with a quote or a backslash in it."""
     try:
         with open(os.path.join(directory, "config"), "rb") as f:
             text = f.read().decode("utf-8")
@@ -46,20 +48,35 @@ def plain_config(directory: str) -> dict[tuple[str, str], str] | None:
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
-        if any(c in line for c in '"\\'):
-            return None
         if line[0] == "[":
-            if not line.endswith("]") or " " in line or "\t" in line:
-                return None
-            section = line[1:-1].lower()
-            if not section or section == "include" or section.startswith("includeif"):
+            section = _section(line)
+            if section is None or section == "include" or section.startswith("includeif"):
                 return None
             continue
+        if any(c in line for c in '"\\'):
+            return None
         if not section or "#" in line or ";" in line:
             return None
         key, _, value = line.partition("=")
         found[section, key.strip().lower()] = value.strip()
     return found
+
+
+def _section(header: str) -> str | None:
+    """The section a header line ``[name]`` or ``[name "subsection"]`` opens, its name
+    lowered (a subsection's case is kept, as git keeps it); ``None`` for any other
+    shape."""
+    if not header.endswith("]"):
+        return None
+    name, space, rest = header[1:-1].partition(" ")
+    if not name or any(c in name for c in '\t"\\'):
+        return None
+    if not space:
+        return name.lower()
+    sub = rest[1:-1]
+    if len(rest) < 2 or rest[0] != '"' or rest[-1] != '"' or any(c in sub for c in '"\\'):
+        return None
+    return f'{name.lower()} "{sub}"'
 
 
 def standalone(path: str) -> str | None:
