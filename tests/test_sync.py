@@ -20,6 +20,9 @@ from gitmem import Agent, Author, Holder, LimitExceeded, Memory, RemoteError, Re
 from gitmem.binding import Binding
 from gitmem.cli import cli
 from gitmem.holder.notices import SYNCED
+from gitmem.lean import listing
+from gitmem.quick import answer
+from gitmem.search.index import SearchIndex, index_path
 from gitmem.store import Snapshot
 from gitmem.sync import CONFLICTS_TRAILER as CONFLICTS
 from gitmem.sync import SYNC_TRAILER
@@ -122,6 +125,39 @@ def test_a_plain_clone_carries_every_store_and_its_history(tmp_path: Path) -> No
             "shared", "lines", BODY.replace("two", "TWO")
         )
     assert sh(tmp_path / "copy", "status", "--porcelain") == ""
+
+
+def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: Path) -> None:
+    """The first sync of a clone receives each store whole and keeps its listing and
+    search index, so the clone's first `gitmem ls` and `gitmem search` read one file
+    each (answered on the lean path, as the command line answers them); a later sync
+    that brings a change keeps nothing more: the next command catches up."""
+    project = make_project(tmp_path / "project")
+    with Repository.init(str(project)) as repo:
+        _seed(repo)
+    sh(tmp_path, "clone", "-q", "project", "copy")
+    copy = tmp_path / "copy"
+    meta = copy / ".git" / "gitmem"
+    kept = [listing.listing_path(str(meta), STORE), index_path(str(copy / ".git"), STORE)]
+    with Repository.open(str(copy)) as repo:
+        [report] = repo.sync()
+        assert report.fetched and report.before is None
+        head = repo.head(STORE)
+    assert all(os.path.isfile(path) for path in kept)
+    stamps = [os.stat(path).st_mtime_ns for path in kept]
+    assert SearchIndex.load(kept[1]) is not None
+    assert (SearchIndex.load(kept[1]) or SearchIndex()).commit == head
+    for argv in (["ls"], ["search", "code"]):
+        printed = answer(["--repo", str(copy), *argv], {})
+        assert printed is not None
+        assert printed == CliRunner().invoke(cli, ["--repo", str(copy), *argv]).stdout
+    assert [os.stat(path).st_mtime_ns for path in kept] == stamps  # read, not made again
+    with Repository.open(str(project)) as repo:
+        ops.create(repo, STORE, ME, "later", "one more", "body\n")
+    with Repository.open(str(copy)) as repo:
+        [report] = repo.sync()
+        assert report.fetched and report.before == head
+    assert (SearchIndex.load(kept[1]) or SearchIndex()).commit == head
 
 
 def test_the_users_git_work_leaves_the_stores_intact(tmp_path: Path) -> None:

@@ -114,10 +114,23 @@ def _sync(repo: Storage, remote: str, store: str | None, author: Author) -> list
             )
         names = [store]
     reports = [_sync_store(repo, target, name, heads.get(name), author) for name in names]
+    for report in reports:
+        if report.before is None and report.head is not None:
+            _derive(repo, report.store)
     # proposals travel too, so that a reviewer on another replica sees them, and a
     # decision made there reaches this one
     repo.share_proposals(target)
     return reports
+
+
+def _derive(repo: Storage, store: str) -> None:
+    """Keep the listing and the search index of ``store``, which this replica has just
+    received whole (a fresh clone's first sync): one sweep through its memories here,
+    so that the first ``ls`` or ``search`` after it reads one file rather than every
+    memory. Derived data: what cannot be written is left to that first command."""
+    from gitmem.search.index import stored_index
+
+    stored_index(repo, store)
 
 
 def _sync_store(
