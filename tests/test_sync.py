@@ -16,7 +16,17 @@ from click.testing import CliRunner
 from conftest import assert_fsck, capability, tree_bytes
 from helpers_sync import ME, STORE, is_ancestor, make_project, sh
 
-from gitmem import Agent, Author, Holder, LimitExceeded, Memory, RemoteError, Repository, ops
+from gitmem import (
+    Agent,
+    Author,
+    Holder,
+    LimitExceeded,
+    Memory,
+    RemoteError,
+    Repository,
+    StorageError,
+    ops,
+)
 from gitmem.binding import Binding
 from gitmem.cli import cli
 from gitmem.holder.notices import SYNCED
@@ -158,6 +168,27 @@ def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: P
         [report] = repo.sync()
         assert report.fetched and report.before == head
     assert (SearchIndex.load(kept[1]) or SearchIndex()).commit == head
+
+
+def test_a_store_received_whole_is_synced_though_its_index_cannot_be_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing and index a first sync keeps are derived data: a disk that fails
+    while they are made leaves them to the first command, and the sync reports as ever."""
+    project = make_project(tmp_path / "project")
+    with Repository.init(str(project)) as repo:
+        _seed(repo)
+        head = repo.head(STORE)
+    sh(tmp_path, "clone", "-q", "project", "copy")
+
+    def failing(*_: object) -> None:
+        raise StorageError("the disk failed while the index was written")
+
+    monkeypatch.setattr("gitmem.search.index.stored_index", failing)
+    with Repository.open(str(tmp_path / "copy")) as repo:
+        [report] = repo.sync()
+        assert report.fetched and report.head == head == repo.head(STORE)
+        assert repo.snapshot(STORE).slugs() == ["doomed", "shared", "tool"]
 
 
 def test_the_users_git_work_leaves_the_stores_intact(tmp_path: Path) -> None:

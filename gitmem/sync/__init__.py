@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gitmem import strategies
-from gitmem.errors import NotFound, RemoteError
+from gitmem.errors import GitmemError, InternalError, NotFound, RemoteError
 from gitmem.githooks import check_adopted
 from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
@@ -127,10 +127,16 @@ def _derive(repo: Storage, store: str) -> None:
     """Keep the listing and the search index of ``store``, which this replica has just
     received whole (a fresh clone's first sync): one sweep through its memories here,
     so that the first ``ls`` or ``search`` after it reads one file rather than every
-    memory. Derived data: what cannot be written is left to that first command."""
+    memory. Derived data: the store is synced whatever happens here, and what cannot be
+    read or written is left to that first command, which says what is wrong."""
     from gitmem.search.index import stored_index
 
-    stored_index(repo, store)
+    try:
+        stored_index(repo, store)
+    except InternalError:
+        raise
+    except (GitmemError, OSError):
+        pass
 
 
 def _sync_store(
