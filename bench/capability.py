@@ -104,8 +104,9 @@ def text(rng: random.Random, size: int) -> str:
     return " ".join(words)[:size]
 
 
-def build_store(path: str, count: int, body_chars: int) -> Repository:
-    """A repository whose store ``STORE`` holds ``count`` memories, in one gitmem commit."""
+def build_store(path: str, count: int, body_chars: int, *, named: bool = False) -> Repository:
+    """A repository whose store ``STORE`` holds ``count`` memories, in one gitmem commit
+    (naming each memory if ``named``: see ``seeding.write_store``)."""
     rng = random.Random(count)
 
     def memories() -> Iterator[Memory]:
@@ -118,7 +119,7 @@ def build_store(path: str, count: int, body_chars: int) -> Repository:
                     body = (body[:at] + f" {word} " + body[at:])[:body_chars]
             yield Memory(f"note-{i:05d}", f"{rng.choice(WORDS)} notes, number {i}", body)
 
-    return write_store(path, STORE, memories())
+    return write_store(path, STORE, memories(), named=named)
 
 
 def samples(fn: Callable[[], object], n: int) -> list[float]:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 
 from capability import build_store
 from figures import Figure, median, pair, run, timed
 from installed import Installed, install
-from seeding import AUTHOR
+from seeding import AUTHOR, GIT_ENV
 from store import build_history
 
 from gitmem import Repository
@@ -241,6 +242,58 @@ def bench_history(work: str) -> None:
     line("both, from scratch", both, names, "git log --name-only", 1000)
 
 
+def bench_clone(work: str, user: Installed) -> None:
+    """A teammate's clone, made as the README makes one: ``git clone`` of a project whose
+    own repository keeps the store, then ``gitmem sync``, which makes the store local
+    and keeps its listing and search index. Its first ``ls`` and first ``search``,
+    each in a clone of its own, beside the same once warm (goal: <= 3x), and the warm
+    ones beside the interpreter (goal: <= 4x)."""
+    source = os.path.join(work, "source.git")
+    t = time.perf_counter()
+    repo = build_store(source, 10_000, 500, named=True)
+    memory = Memory("note-00003", "a store in use", "its head names one memory\n")
+    repo.mutate(STORE, AUTHOR, lambda _: Change("edit", memory.slug, memory))
+    repo.close()
+    project = os.path.join(work, "project")
+    _git("init", "-q", project)
+    _git("-C", project, "commit", "-q", "--allow-empty", "-m", "start")
+    _git("-C", project, "fetch", "-q", source, f"refs/heads/{STORE}:refs/heads/gitmem/{STORE}")
+    print(
+        "5. a teammate's clone: git clone of a project holding the store, then gitmem sync "
+        f"(built in {time.perf_counter() - t:.1f} s)"
+    )
+    clones = iter(range(1_000))
+
+    def synced() -> tuple[str, Figure]:
+        path = os.path.join(work, f"clone-{next(clones)}")
+        _git("clone", "-q", project, path)
+        return path, run([user.gitmem, "--repo", path, "sync"])
+
+    ls = [user.gitmem, "ls", "-s", STORE]
+    search = [user.gitmem, "search", "-s", STORE, "--limit", "25", "rollout"]
+    syncs: list[Figure] = []
+    firsts: dict[str, list[Figure]] = {"ls": [], "search": []}
+    last = ""
+    for _ in range(RUNS):
+        for name, argv in (("ls", ls), ("search", search)):
+            if last:
+                shutil.rmtree(last)
+            last, figure = synced()
+            syncs.append(figure)
+            firsts[name].append(run([argv[0], "--repo", last, *argv[1:]]))
+    note("gitmem sync (the store received whole, its listing and index kept)", median(syncs))
+    python = [user.python, "-c", "pass"]
+    for name, argv in (("ls", ls), ("search", search)):
+        here = [argv[0], "--repo", last, *argv[1:]]
+        warm = median([run(here) for _ in range(RUNS)])
+        first(f"first gitmem {name} after the sync", median(firsts[name]), warm)
+        floor(f"gitmem {name} in the clone", here, python)
+
+
+def _git(*args: str) -> None:
+    subprocess.run(["git", *args], check=True, env=GIT_ENV, stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     started = time.perf_counter()
     work = tempfile.mkdtemp(prefix="gitmem-cold-")
@@ -249,6 +302,7 @@ def main() -> None:
         print(user.describe())
         bench_commands(work, user)
         bench_history(work)
+        bench_clone(work, user)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\ntotal bench time {time.perf_counter() - started:.0f} s")

@@ -60,24 +60,27 @@ def gitmem_commit(
     return commit, objects
 
 
-def write_store(path: str, store: str, memories: Iterable[Memory]) -> Repository:
-    """A new gitmem repository whose ``store`` holds ``memories``, in one pack."""
+def write_store(
+    path: str, store: str, memories: Iterable[Memory], *, named: bool = False
+) -> Repository:
+    """A new gitmem repository whose ``store`` holds ``memories``, in one pack; its one
+    commit names every memory it creates if ``named`` (as a sync's checks ask of a store
+    it receives), else only the first."""
     repo = Repository.init(path)
     buckets: dict[str, dict[str, bytes]] = {}
     objects: list[ShaFile] = []
     count = chars = lines = 0
-    first = ""
+    edits: list[Edited] = []
     for memory in memories:
-        first = first or memory.slug
+        if named or not edits:
+            edits.append(Edited(memory.slug, "create", 1))
         count, chars, lines = count + 1, chars + memory.chars, lines + memory.lines
         for name, data in files.encode(memory).items():
             blob = Blob.from_string(data)
             objects.append(blob)
             buckets.setdefault(files.bucket(memory.slug), {})[name] = blob.id
     totals = Totals(count, chars, lines)
-    commit, more = gitmem_commit(
-        None, buckets, Facts((Edited(first, "create", 1),), totals, totals, {})
-    )
+    commit, more = gitmem_commit(None, buckets, Facts(tuple(edits), totals, totals, {}))
     raw = Repo(path)
     raw.object_store.add_objects([(o, None) for o in objects + more])
     raw.refs[Ref(b"refs/heads/" + store.encode())] = commit.id
