@@ -450,3 +450,27 @@ def test_a_quiet_answer_that_cannot_finish_gives_up_in_time(standalone: Place) -
         standalone.cap.unlink()
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][:3] == (0, b"", b"gitmem hook: gave up after 0.5 s; the session goes on\n")
+
+
+def test_a_session_file_cut_short_at_any_step_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook's alarm can come the moment the temporary file is made: it is removed,
+    and the session's file is the one before."""
+    from gitmem.adapters import sessions
+
+    path = str(tmp_path / "gitmem" / "claude-code" / "s.json")
+    sessions.write_session(path, "before")
+    real = os.open
+
+    def made_then_cut(name: str, flags: int, mode: int = 0o777) -> int:
+        fd = real(name, flags, mode)
+        os.close(fd)
+        raise KeyboardInterrupt  # as an alarm's exception lands: at the next step
+
+    monkeypatch.setattr(sessions.os, "open", made_then_cut)
+    with pytest.raises(KeyboardInterrupt):
+        sessions.write_session(path, "after")
+    monkeypatch.undo()
+    assert os.listdir(os.path.dirname(path)) == ["s.json"]
+    assert Path(path).read_text() == "before"

@@ -26,6 +26,7 @@ This module loads nothing of gitmem's beyond the errors and the light readers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -252,13 +253,13 @@ def write_session(path: str, text: str) -> None:
     """Write a session's file atomically (a hook killed mid-write leaves the old one)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temporary = f"{path}.{os.urandom(6).hex()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
+    try:  # a hook's alarm may come at any step: the file made is in the try
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
+        with contextlib.suppress(OSError):  # never made, or gone
             os.unlink(temporary)
         raise
 
@@ -353,11 +354,11 @@ def hook_begun() -> None:
 
 
 def time_left(seconds: float) -> float:
-    """What is left of a hook's ``seconds`` (all of them if it was not begun here); a
-    little, never nothing, once they are spent: an alarm of nothing is no alarm."""
+    """What is left of a hook's ``seconds`` (all of them if it was not begun here); 0
+    once they are spent."""
     if not _BEGUN:
         return seconds
-    return max(seconds - (time.monotonic() - _BEGUN[0]), 0.001)
+    return max(seconds - (time.monotonic() - _BEGUN[0]), 0.0)
 
 
 def gave_up(seconds: float) -> str:

@@ -169,8 +169,12 @@ def _within(timeout: float, event: str, options: dict[str, Any]) -> str:
     """``_claude_code`` given ``timeout`` seconds, counted from when this process began
     to answer (a quiet answer tried first spent some); a problem is one line on stderr
     and no answer, so the session goes on."""
+    left = time_left(timeout)
+    if not left:  # spent by a quiet answer tried first: nothing is begun
+        click.echo(gave_up(timeout), err=True)
+        return ""
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, time_left(timeout))
+    signal.setitimer(signal.ITIMER_REAL, left)
     try:
         return _claude_code(event, options)
     except _HookTimeout:
