@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from gitmem.store.history import History
     from gitmem.store.rows import Entry
 
-__all__ = ["COMMANDS", "Parsed", "answer", "parse", "printed"]
+__all__ = ["COMMANDS", "Parsed", "answer", "keep_printed", "parse", "printed"]
 
 COMMANDS = ("ls", "show", "log", "search", "state", "blame")
 """The commands whose grammar :mod:`gitmem.lean.grammar` holds."""
@@ -157,11 +157,12 @@ class _Store:
         pinned._history = self._history
         return pinned
 
-    def listing(self) -> Rows | None:
+    def listing(self, *, read: bool = True) -> Rows | None:
         """The listing kept for this very head's tree; with none kept at all (a fresh
         clone), the tree's listing read whole and kept; with one kept of another tree (a
         write since), only what changed read, and kept; ``None`` where the full reader
-        reads it (see :func:`~gitmem.lean.survey.resurvey`)."""
+        reads it (see :func:`~gitmem.lean.survey.resurvey`), or, unless ``read``, where
+        none is kept for this tree."""
         meta = os.path.join(self.directory, "gitmem")
         try:
             with open(listing.listing_path(meta, self.name), "rb") as f:
@@ -170,7 +171,7 @@ class _Store:
             data = b""
         tree = self.head.tree
         kept = listing.parse(data, folders=False, tree=tree)
-        if kept is None:
+        if kept is None and read:
             last = listing.parse(data, folders=True, tree=None)
             # a light module of the store's, which loads no more of it
             from gitmem.store.collector import uncollected
@@ -182,17 +183,19 @@ class _Store:
                     kept = resurvey(self.objects, meta, self.name, tree, last)
         return kept[2] if kept is not None else None
 
-    def rendered(self, command: str, lay_out: Callable[[Rows], str]) -> str | bytes | None:
+    def rendered(
+        self, command: str, lay_out: Callable[[Rows], str], *, read: bool = True
+    ) -> str | bytes | None:
         """``command``'s text of the listing of this very head's tree, as UTF-8: as kept
         beside the listing, else laid out by ``lay_out`` from the listing (see
-        :meth:`listing`) and kept for the next read; ``None`` with no listing (as text:
-        one that does not encode, which is not kept)."""
+        :meth:`listing`, given ``read``) and kept for the next read; ``None`` with no
+        listing (as text: one that does not encode, which is not kept)."""
         meta = os.path.join(self.directory, "gitmem")
         tree = self.head.tree
         kept = rendered.read(meta, self.name, command, tree)
         if kept is not None:
             return kept
-        rows = self.listing()
+        rows = self.listing(read=read)
         if rows is None:
             return None
         text = lay_out(rows)
@@ -334,12 +337,34 @@ def _store(parsed: Parsed, environ: Mapping[str, str]) -> _Store | None:
         name = stores[0]
     if not isinstance(name, str) or not refs.usable_store(name):
         return None
+    return _opened(directory, branches, name)
+
+
+def _opened(directory: str, branches: str, name: str) -> _Store | None:
+    """Store ``name`` of the repository whose git directory is ``directory`` and whose
+    stores' branches are under ``branches``, if its head is a commit gitmem made."""
     commit = refs.read(directory, branches + name)
     if commit is None:
         return None
     objects = Objects(os.path.join(directory, "objects"))
     found = head(objects, commit)
     return _Store(directory, name, objects, found) if found is not None else None
+
+
+def keep_printed(directory: str, branches: str, name: str) -> None:
+    """Lay out and keep what the plain ``gitmem ls`` and ``gitmem state`` print of store
+    ``name`` (as :func:`_opened` finds it), from the listing kept of its head, as the
+    first of each would keep it; nothing where no listing is kept of that head or this
+    path does not read the store (those commands then do it themselves)."""
+    try:
+        store = _opened(directory, branches, name)
+        if store is None:
+            return
+        store.rendered("ls", listing_text, read=False)
+        if CAPABILITY_TRAILER not in store.head.extra:
+            store.rendered("state", state_rows, read=False)
+    except Exception:  # derived data: anything unforeseen is the command line's to meet
+        return
 
 
 def _ls(store: _Store, parsed: Parsed) -> str | bytes | None:

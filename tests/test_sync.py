@@ -30,7 +30,7 @@ from gitmem import (
 from gitmem.binding import Binding
 from gitmem.cli import cli
 from gitmem.holder.notices import SYNCED
-from gitmem.lean import listing
+from gitmem.lean import listing, rendered
 from gitmem.quick import answer
 from gitmem.search.index import SearchIndex, index_path
 from gitmem.store import Snapshot
@@ -138,17 +138,22 @@ def test_a_plain_clone_carries_every_store_and_its_history(tmp_path: Path) -> No
 
 
 def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: Path) -> None:
-    """The first sync of a clone receives each store whole and keeps its listing and
-    search index, so the clone's first `gitmem ls` and `gitmem search` read one file
-    each (answered on the lean path, as the command line answers them); a later sync
-    that brings a change keeps nothing more: the next command catches up."""
+    """The first sync of a clone receives each store whole and keeps its listing, its
+    search index and what `ls` and `state` print, so the clone's first `gitmem ls`,
+    `state` and `search` read one file each (answered on the lean path, as the command
+    line answers them); a later sync that brings a change keeps nothing more: the next
+    command catches up."""
     project = make_project(tmp_path / "project")
     with Repository.init(str(project)) as repo:
         _seed(repo)
     sh(tmp_path, "clone", "-q", "project", "copy")
     copy = tmp_path / "copy"
     meta = copy / ".git" / "gitmem"
-    kept = [listing.listing_path(str(meta), STORE), index_path(str(copy / ".git"), STORE)]
+    kept = [
+        listing.listing_path(str(meta), STORE),
+        index_path(str(copy / ".git"), STORE),
+        *(rendered.rendered_path(str(meta), STORE, command) for command in rendered.COMMANDS),
+    ]
     with Repository.open(str(copy)) as repo:
         [report] = repo.sync()
         assert report.fetched and report.before is None
@@ -157,7 +162,7 @@ def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: P
     stamps = [os.stat(path).st_mtime_ns for path in kept]
     assert SearchIndex.load(kept[1]) is not None
     assert (SearchIndex.load(kept[1]) or SearchIndex()).commit == head
-    for argv in (["ls"], ["search", "code"]):
+    for argv in (["ls"], ["state"], ["search", "code"]):
         printed = answer(["--repo", str(copy), *argv], {})
         assert printed is not None
         assert printed == CliRunner().invoke(cli, ["--repo", str(copy), *argv]).stdout
@@ -168,6 +173,24 @@ def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: P
         [report] = repo.sync()
         assert report.fetched and report.before == head
     assert (SearchIndex.load(kept[1]) or SearchIndex()).commit == head
+
+
+def test_a_standalone_replicas_first_sync_keeps_what_ls_prints(tmp_path: Path) -> None:
+    """A standalone replica made by `gitmem init` and a sync with the remote keeps the
+    same derived files as a clone's first sync, its stores' branches where a
+    standalone repository keeps them."""
+    origin = str(tmp_path / "origin.git")
+    with Repository.init(origin) as repo:
+        _seed(repo)
+    replica = str(tmp_path / "replica.git")
+    with Repository.init(replica) as repo:
+        [report] = repo.sync(origin)
+        assert report.fetched and report.before is None
+        root = repo.snapshot(STORE).root
+    assert root is not None
+    printed = rendered.read(os.path.join(replica, "gitmem"), STORE, "ls", root)
+    assert printed is not None
+    assert printed.decode() == CliRunner().invoke(cli, ["--repo", replica, "ls"]).stdout
 
 
 def test_a_store_received_whole_is_synced_though_its_index_cannot_be_kept(

@@ -125,10 +125,12 @@ def _sync(repo: Storage, remote: str, store: str | None, author: Author) -> list
 
 def _derive(repo: Storage, store: str) -> None:
     """Keep the listing and the search index of ``store``, which this replica has just
-    received whole (a fresh clone's first sync): one sweep through its memories here,
-    so that the first ``ls`` or ``search`` after it reads one file rather than every
-    memory. Derived data: the store is synced whatever happens here, and what cannot be
+    received whole (a fresh clone's first sync), and what ``ls`` and ``state`` print of
+    it: one sweep through its memories here, so that the first ``ls`` or ``search``
+    after it reads one file rather than every memory. Derived data: the store is synced whatever happens here, and what cannot be
     read or written is left to that first command, which says what is wrong."""
+    from gitmem.lean.repository import PROJECT_BRANCHES, STANDALONE_BRANCHES
+    from gitmem.quick import keep_printed
     from gitmem.search.index import stored_index
 
     try:
@@ -136,7 +138,8 @@ def _derive(repo: Storage, store: str) -> None:
     except InternalError:
         raise
     except (GitmemError, OSError):
-        pass
+        return
+    keep_printed(repo.directory, PROJECT_BRANCHES if repo.project else STANDALONE_BRANCHES, store)
 
 
 def _sync_store(
