@@ -35,15 +35,15 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 
 from capability import build_store
 from figures import Figure, median, pair, run, timed
 from installed import Installed, install
-from seeding import AUTHOR, GIT_ENV
+from seeding import AUTHOR
 from store import build_history
+from teammate import firsts, project_holding
 
 from gitmem import Repository
 from gitmem.search import stored_index
@@ -257,9 +257,7 @@ def bench_history(work: str) -> None:
 
 
 def bench_clone(work: str, user: Installed) -> None:
-    """A teammate's clone, made as the README makes one: ``git clone`` of a project whose
-    own repository keeps the store, then ``gitmem sync``, which makes the store local
-    and keeps its listing and search index. Its first ``ls`` and first ``search``,
+    """A teammate's clone (see ``teammate.py``): its first ``ls`` and first ``search``,
     each in a clone of its own, beside the same once warm (goal: <= 3x), and the warm
     ones beside the interpreter (goal: <= 4x)."""
     source = os.path.join(work, "source.git")
@@ -268,44 +266,21 @@ def bench_clone(work: str, user: Installed) -> None:
     memory = Memory("note-00003", "a store in use", "its head names one memory\n")
     repo.mutate(STORE, AUTHOR, lambda _: Change("edit", memory.slug, memory))
     repo.close()
-    project = os.path.join(work, "project")
-    _git("init", "-q", project)
-    _git("-C", project, "commit", "-q", "--allow-empty", "-m", "start")
-    _git("-C", project, "fetch", "-q", source, f"refs/heads/{STORE}:refs/heads/gitmem/{STORE}")
+    project = project_holding(source, STORE, os.path.join(work, "project"))
     print(
         "5. a teammate's clone: git clone of a project holding the store, then gitmem sync "
         f"(built in {time.perf_counter() - t:.1f} s)"
     )
-    clones = iter(range(1_000))
-
-    def synced() -> tuple[str, Figure]:
-        path = os.path.join(work, f"clone-{next(clones)}")
-        _git("clone", "-q", project, path)
-        return path, run([user.gitmem, "--repo", path, "sync"])
-
-    ls = [user.gitmem, "ls", "-s", STORE]
-    search = [user.gitmem, "search", "-s", STORE, "--limit", "25", "rollout"]
-    syncs: list[Figure] = []
-    firsts: dict[str, list[Figure]] = {"ls": [], "search": []}
-    last = ""
-    for _ in range(RUNS):
-        for name, argv in (("ls", ls), ("search", search)):
-            if last:
-                shutil.rmtree(last)
-            last, figure = synced()
-            syncs.append(figure)
-            firsts[name].append(run([argv[0], "--repo", last, *argv[1:]]))
-    note("gitmem sync (the store received whole, its listing and index kept)", median(syncs))
+    commands = {
+        "ls": ["ls", "-s", STORE],
+        "search": ["search", "-s", STORE, "--limit", "25", "rollout"],
+    }
+    sync, found, last = firsts(user, project, work, commands, RUNS)
+    note("gitmem sync (the store received whole, its listing and index kept)", sync)
     python = [user.python, "-c", "pass"]
-    for name, argv in (("ls", ls), ("search", search)):
-        here = [argv[0], "--repo", last, *argv[1:]]
-        warm = median([run(here) for _ in range(RUNS)])
-        first(f"first gitmem {name} after the sync", median(firsts[name]), warm)
-        floor(f"gitmem {name} in the clone", here, python)
-
-
-def _git(*args: str) -> None:
-    subprocess.run(["git", *args], check=True, env=GIT_ENV, stdout=subprocess.DEVNULL)
+    for name, (cold, warm) in found.items():
+        first(f"first gitmem {name} after the sync", cold, warm)
+        floor(f"gitmem {name} in the clone", [user.gitmem, "--repo", last, *commands[name]], python)
 
 
 def main() -> None:

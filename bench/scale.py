@@ -13,11 +13,14 @@ reference at a smaller size in the same run, as a ratio.
    (reported); each process at 100,000 beside ``python -c pass`` run in turn with it
    (goal: <= 4x), both from the wheel installed in a plain venv (see ``installed.py``:
    the development venv's editable install slows every start).
+5. A teammate's clone at 100,000 memories beside 10,000: ``git clone`` of a project
+   whose own repository keeps the store, then ``gitmem sync`` (reported), then the
+   first ``ls`` and ``search`` in the clone beside the same once warm (goal: <= 3x).
 
 ``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
 copies of the stores: a line of part 2 (``search``, ``listing`` or ``history``, the
 history beside git's walk of every commit and the paths it changed), ``sync`` (part 3),
-or ``reads`` (part 4's processes).
+``reads`` (part 4's processes) or ``clone`` (part 5).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -49,6 +52,7 @@ from dulwich.repo import Repo
 from figures import Figure, median, run, timed
 from installed import install
 from seeding import AUTHOR, GIT_ENV, write_store
+from teammate import firsts, project_holding
 
 from gitmem import Memory, Repository, Totals
 from gitmem.store import memoryfiles as files
@@ -113,6 +117,18 @@ def flat_store(count: int) -> str:
         write_store(os.path.join(folder, "repo.git"), STORE, memories).close()
 
     return os.path.join(fixture(f"flat-{count}-v1", build), "repo.git")
+
+
+def named_store(count: int) -> str:
+    """A store of ``count`` memories written in one commit that names each of them (as a
+    sync's checks ask of a store it receives), then one edit: a store a project holds."""
+
+    def build(folder: str) -> None:
+        memories = (Memory(f"m{i:05d}", f"memory number {i}", body(i)) for i in range(count))
+        with write_store(os.path.join(folder, "repo.git"), STORE, memories, named=True) as repo:
+            _edit(repo, 0, " edited once")
+
+    return os.path.join(fixture(f"named-{count}-v1", build), "repo.git")
 
 
 def history_store(count: int, body_chars: int = 500) -> str:
@@ -537,6 +553,43 @@ def bench_reads(paths: dict[int, str], work: str) -> None:
     print(f"   load average {load()}\n")
 
 
+# -- 5. a teammate's clone ----------------------------------------------------------------
+
+CLONE_RUNS = 3
+
+
+def bench_clone(work: str) -> None:
+    """A teammate's clone of a project holding the store (see ``teammate.py``), at
+    100,000 memories beside 10,000: the sync that makes the store local (reported), and
+    the first ``ls`` and ``search`` after it beside the same once warm (goal: <= 3x)."""
+    print(
+        "5. a teammate's clone: git clone of a project holding the store, gitmem sync, "
+        "then the first ls and search beside the same warm (goal: <= 3x)"
+    )
+    user = install(os.path.join(work, "install-clone"))
+    commands = {
+        "ls": ["ls", "-s", STORE],
+        "search": ["search", "-s", STORE, "--limit", "25", "ipsum"],
+    }
+    for n in (10_000, 100_000):
+        project = project_holding(named_store(n), STORE, os.path.join(work, f"project-{n}"))
+        sync, found, last = firsts(user, project, work, commands, CLONE_RUNS)
+        print(f"   {n:>7,} memories: {show('gitmem sync', sync)}")
+        for name, (cold, warm) in found.items():
+            print(
+                f"   {'':>16} {show(f'first {name}', cold)}   {show('warm', warm)}   "
+                f"{judged(cold, warm, 3)}"
+            )
+        shutil.rmtree(last)
+        shutil.rmtree(project)
+    print(f"   load average {load()}\n")
+
+
+def bench_clone_alone(work: str) -> None:
+    """Only part 5 (``--only clone``)."""
+    bench_clone(work)
+
+
 def console_first(path: str) -> Figure:
     from starlette.testclient import TestClient
 
@@ -611,6 +664,7 @@ PARTS: dict[str, Callable[[str], None]] = {
     "history": bench_history,
     "sync": bench_sync,
     "reads": bench_reads_alone,
+    "clone": bench_clone_alone,
 }
 
 
@@ -631,6 +685,7 @@ def main() -> None:
         paths = bench_indexes(work)
         bench_sync(work)
         bench_reads(paths, work)
+        bench_clone(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"total bench time {time.perf_counter() - started:.0f} s")
