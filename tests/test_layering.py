@@ -158,7 +158,16 @@ ORDER: dict[str, list[str]] = {
         "handlers",
     ],
     "gitmem.sandbox": ["keys", "launch", "process", "pool", "runner"],
-    "gitmem.holder": ["framing", "telemetry", "code", "context", "notices", "tools", "turn"],
+    "gitmem.holder": [
+        "framing",
+        "telemetry",
+        "code",
+        "context",
+        "written",
+        "notices",
+        "tools",
+        "turn",
+    ],
     "gitmem.sync": ["text", "reconcile"],
     "gitmem.ops": [
         "diffs",

@@ -132,6 +132,31 @@ def test_never_about_the_holders_own_writes(repo: Repository) -> None:
     assert me.notices() == HEAD + "- added `theirs` — about theirs" + TAIL
 
 
+def test_a_change_made_under_the_holders_name_by_another_is_told_of(
+    repo: Repository, tmp_path: Path
+) -> None:
+    """Own writes are the commits the holder published here, not those that carry its
+    name: another writer (a teammate's push, a hand commit) who signs as this holder
+    cannot slip a change past its notices. The record is bounded: past its size the
+    oldest half goes, and the holder's recent writes are still its own."""
+    from gitmem.holder.written import KEEP_MAX, Written
+
+    me = bind(repo, "me")
+    create(me, "mine")
+    assert me.notices() is None
+    forged = Memory("mine", "about mine", "rewritten by someone signing as me")
+    repo.mutate(me.store_id, Author.agent("me"), lambda _: Change("edit", "mine", forged))
+    assert me.notices() == HEAD + "- updated `mine` — about mine" + TAIL
+    record = Written(repo.directory, "me", me.store_id)
+    own = record.commits()
+    assert len(own) == 1
+    record.add([f"{n:040x}" for n in range(KEEP_MAX + 1)])
+    create(me, "mine-2")
+    kept = record.commits()
+    assert len(kept) <= KEEP_MAX // 2 + 1 and not own <= kept
+    assert me.notices() is None
+
+
 def test_delivered_exactly_once(repo: Repository) -> None:
     """A notice is delivered once; the next turn with no news has none."""
     writer, reader = bind(repo, "writer"), bind(repo, "reader")

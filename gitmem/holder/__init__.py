@@ -134,7 +134,7 @@ class Holder:
         )
         # What `memories` lists in a program: the offered calls, as programs spell them.
         self._code.calls = tuple(_camel(name) for name in self._tools.names())
-        self._notices = Notices(repo, self.store_id, agent.instance, self._author.name, strategy)
+        self._notices = Notices(repo, self.store_id, agent.instance, strategy)
         self._prompt: str | None = None
 
     @classmethod
@@ -255,7 +255,12 @@ class Holder:
         return program_answer(program), program, None
 
     def _published(self, revisions: list[Revision]) -> None:
-        self._hub.published(self._telemetry, revisions)
+        """What this holder's call has just published: its own commits, which its
+        notices leave out (a proposal's too, which its approval may bring in), and,
+        unless they await review, the store's new revisions, for the telemetry."""
+        self._notices.wrote([r.commit for r in revisions])
+        if not self.reviewed:  # a proposal changes no store: its approval brings them
+            self._hub.published(self._telemetry, revisions)
 
     # -- in context --------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ swept by a compaction).
 
 from __future__ import annotations
 
+from gitmem.holder.written import Written
 from gitmem.lean.text import one_line
 from gitmem.store import APPROVED, PROPOSAL, Snapshot, Storage
 from gitmem.strategies import Strategy
@@ -24,14 +25,13 @@ SYNCED = (
 
 
 class Notices:
-    """The notices of one holder: ``author`` is the name its own writes carry."""
+    """The notices of holder ``instance``: its own writes are the commits it recorded as
+    it published them (:meth:`wrote`), never those that merely carry its name."""
 
-    def __init__(
-        self, repo: Storage, store: str, instance: str, author: str, strategy: Strategy
-    ) -> None:
+    def __init__(self, repo: Storage, store: str, instance: str, strategy: Strategy) -> None:
         self._repo = repo
         self._store = store
-        self._author = author
+        self._written = Written(repo.directory, instance, store)
         self._strategy = strategy
         self._marker = f"notices/{instance}/{store}"
         found = repo.marker(self._marker)
@@ -42,6 +42,10 @@ class Notices:
         self.span: tuple[str | None, str] | None = None
         """The commits the last notice taken covers: those after ``from`` (``None``:
         from the store's first commit) up to ``to``; ``None`` if it gave no notice."""
+
+    def wrote(self, commits: list[str]) -> None:
+        """Record ``commits``, which this holder has just published, as its own."""
+        self._written.add(commits)
 
     def take(self, head: str | None) -> str | None:
         """The notice text (or ``None``), delivered once: the watermark moves to
@@ -61,11 +65,12 @@ class Notices:
             return None
         revisions = self._repo.revisions_since(self._store, base, head)
         proposed, approvals = self._reviewed(base, head, revisions)
+        mine = self._written.commits()
         # a proposal's own commits are news to no one: its approval's merge carries
         # exactly what was approved
-        theirs = [r for r in revisions if r.author != self._author and r.commit not in proposed]
+        theirs = [r for r in revisions if r.commit not in mine and r.commit not in proposed]
         now = self._repo.snapshot(self._store, head)
-        theirs = self._not_echoes(revisions, theirs, now, approvals)
+        theirs = self._not_echoes(revisions, theirs, now, approvals, mine)
         if not theirs:
             return None
         before = self._repo.snapshot(self._store, base) if base else None
@@ -131,21 +136,22 @@ class Notices:
         theirs: list[Revision],
         now: Snapshot,
         approvals: set[str],
+        mine: set[str],
     ) -> list[Revision]:
         """``theirs`` without a merge's echo of this holder's own write: a sync merge
         made on another replica names the slugs it took from this one, an approval
         names the slugs it took from this holder's proposal, and a slug that only such
         a merge touched and that still reads as this holder wrote it is news to no one."""
-        own: dict[str, Revision] = {r.slug: r for r in revisions if r.author == self._author}
+        own: dict[str, Revision] = {r.slug: r for r in revisions if r.commit in mine}
         others = {
             r.slug for r in theirs if r.author != SYNC_AUTHOR.name and r.commit not in approvals
         }
         echoes: set[str] = set()
-        for slug, mine in own.items():
+        for slug, wrote in own.items():
             if slug in others:
                 continue
             memory = now.get(slug)
-            if (memory is None) if mine.removed else memory == mine.memory():
+            if (memory is None) if wrote.removed else memory == wrote.memory():
                 echoes.add(slug)
         return [r for r in theirs if r.slug not in echoes]
 

@@ -96,9 +96,7 @@ class _Desk:
         for revision in revisions:
             if revision.removed:
                 self.code.unload(revision.slug)
-        if self.proposer is None:
-            # a proposal changes no store: the store's revisions come with its approval
-            self.published(revisions)
+        self.published(revisions)  # a proposal's too: told apart by the holder
         return revisions
 
     def check_code(self, memory: Memory) -> None:
