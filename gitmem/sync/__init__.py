@@ -114,12 +114,12 @@ def _sync(repo: Storage, remote: str, store: str | None, author: Author) -> list
             )
         names = [store]
     reports = [_sync_store(repo, target, name, heads.get(name), author) for name in names]
-    for report in reports:
-        if report.before is None and report.head is not None:
-            _derive(repo, report.store)
     # proposals travel too, so that a reviewer on another replica sees them, and a
     # decision made there reaches this one
     repo.share_proposals(target)
+    for report in reports:  # the remote's part done, what a first read needs is kept
+        if report.before is None and report.head is not None:
+            _derive(repo, report.store)
     return reports
 
 
@@ -127,8 +127,9 @@ def _derive(repo: Storage, store: str) -> None:
     """Keep the listing and the search index of ``store``, which this replica has just
     received whole (a fresh clone's first sync), and what ``ls`` and ``state`` print of
     it: one sweep through its memories here, so that the first ``ls`` or ``search``
-    after it reads one file rather than every memory. Derived data: the store is synced whatever happens here, and what cannot be
-    read or written is left to that first command, which says what is wrong."""
+    after it reads one file rather than every memory. Derived data: the store is synced
+    whatever happens here, and what cannot be read or written is left to that first
+    command, which says what is wrong."""
     from gitmem.lean.repository import PROJECT_BRANCHES, STANDALONE_BRANCHES
     from gitmem.quick import keep_printed
     from gitmem.search.index import stored_index
