@@ -315,6 +315,23 @@ def test_a_commit_whose_message_is_past_the_bound_is_not_adopted(
     assert f"its message holds {MESSAGE_SLACK + 1:,} bytes" in refused[0]
 
 
+def test_check_names_a_commit_whose_message_is_past_the_bound(
+    replicas: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A message too long for a store commit that is already in a repository (made
+    there by hand, or from before the bound) is named by `gitmem check`; one as long as
+    a message may be is not."""
+    _, a, _ = replicas
+    _commit_by_hand(a, tmp_path, MESSAGE_SLACK)
+    with Repository.open(str(a)) as repo:
+        assert not [p for p in repo.check() if "its message holds" in p]
+    past = _commit_by_hand(a, tmp_path, MESSAGE_SLACK + 1)
+    with Repository.open(str(a)) as repo:
+        found = [p for p in repo.check() if "its message holds" in p]
+    assert len(found) == 1 and found[0].startswith(f"commit {past[:12]} on ")
+    assert f"its message holds {MESSAGE_SLACK + 1:,} bytes" in found[0]
+
+
 def test_a_message_gitmem_writes_is_never_past_the_bound() -> None:
     """The bound counts what a message holds beyond the trailers gitmem writes for it:
     a change of many memories, whose trailers alone pass it, is within it."""

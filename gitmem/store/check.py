@@ -1,6 +1,7 @@
 """Repository health: every reachable object reads and hashes to its name, every store
-commit carries gitmem's trailers, every memory file parses, and every file of a file
-store is UTF-8 text at a usable path."""
+commit carries gitmem's trailers and a message no longer than a store commit's may be,
+every memory file parses, and every file of a file store is UTF-8 text at a usable
+path."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError
 from gitmem.store import memoryfiles as files
-from gitmem.store.message import parse_message
+from gitmem.store.message import overlong, parse_message
 from gitmem.types import check_path
 
 __all__ = ["check"]
@@ -76,6 +77,8 @@ def check(
                     facts = parse_message(obj.message)
                     if is_store and facts is None:
                         problems.append(f"commit {short} on {where} has no gitmem trailers")
+                    if is_store and (long := overlong(obj.message, facts)) is not None:
+                        problems.append(f"commit {short} on {where}: {long}")
                     paths = facts is not None and facts.paths
                     stack.append((obj.tree, f"{where} (commit {short})", "", paths))
                     stack.extend((p, where, "", False) for p in obj.parents)
