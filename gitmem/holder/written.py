@@ -21,7 +21,7 @@ import hashlib
 import os
 import re
 
-from gitmem.lean.files import replace_quietly
+from gitmem.lean.files import append_quietly, replace_quietly
 
 __all__ = ["KEEP_MAX", "Written"]
 
@@ -47,12 +47,8 @@ class Written:
             return
         try:
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data.encode())
-                size = os.fstat(fd).st_size
-            finally:
-                os.close(fd)
+            append_quietly(self._path, data.encode())
+            size = os.stat(self._path).st_size
         except OSError:
             return
         if size > KEEP_MAX * _LINE:
