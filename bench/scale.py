@@ -585,11 +585,6 @@ def bench_clone(work: str) -> None:
     print(f"   load average {load()}\n")
 
 
-def bench_clone_alone(work: str) -> None:
-    """Only part 5 (``--only clone``)."""
-    bench_clone(work)
-
-
 def console_first(path: str) -> Figure:
     from starlette.testclient import TestClient
 
@@ -664,7 +659,7 @@ PARTS: dict[str, Callable[[str], None]] = {
     "history": bench_history,
     "sync": bench_sync,
     "reads": bench_reads_alone,
-    "clone": bench_clone_alone,
+    "clone": bench_clone,
 }
 
 

@@ -132,9 +132,7 @@ def test_never_about_the_holders_own_writes(repo: Repository) -> None:
     assert me.notices() == HEAD + "- added `theirs` — about theirs" + TAIL
 
 
-def test_a_change_made_under_the_holders_name_by_another_is_told_of(
-    repo: Repository, tmp_path: Path
-) -> None:
+def test_a_change_made_under_the_holders_name_by_another_is_told_of(repo: Repository) -> None:
     """Own writes are the commits the holder published here, not those that carry its
     name: another writer (a teammate's push, a hand commit) who signs as this holder
     cannot slip a change past its notices. The record is bounded: past its size the
