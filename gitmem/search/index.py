@@ -143,12 +143,15 @@ class SearchIndex:
         an object does not read that way (loose, moved by a concurrent repack, not as
         gitmem writes it), every memory read by the store's own reader."""
         from gitmem.search.stored import encode
+        from gitmem.store.collector import uncollected
 
-        found = repo.search_texts(store, head)
-        if found is None:
+        # every memory's text and every word's postings: many objects kept, none freed
+        with uncollected():
+            found = repo.search_texts(store, head)
+            data = None if found is None else encode(head, *found)
+        if data is None:
             self.reset(repo.snapshot(store, head).memories(), head)
             return
-        data = encode(head, *found)
         base = Stored.parse(memoryview(data))
         if base is None:
             raise AssertionError("an index built here reads back whole")

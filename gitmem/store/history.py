@@ -460,7 +460,7 @@ class History:
         keep = self._pos[join] + 1 if join is not None and self._on_line(self._pos[join]) else 0
         with uncollected():  # the walk makes objects for every commit and frees none
             new = _walk(self._source, self._pos, head, keep, walked)
-        data = format_rows(new).encode()
+            data = format_rows(new).encode()
         rewound = keep < len(self._rows)
         if persist and not rewound:
             with open(self._path, "ab") as f:
@@ -481,7 +481,8 @@ class History:
         if rewound:
             new = self._rows[:keep] + new
             self._clear()
-        self._add(new)
+        with uncollected():  # a row per commit, filed by commit and by slug
+            self._add(new)
 
     def _reset(self) -> None:
         self._clear()
