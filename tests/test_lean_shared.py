@@ -19,6 +19,8 @@ from gitmem import Author, Memory, Repository, quick
 from gitmem.lean import halves, layout, survey
 from gitmem.lean.objects import MappedPack, Objects, Unreadable, pack_bases
 from gitmem.lean.survey import build, texts
+from gitmem.search import stored, stored_index
+from gitmem.store import storage
 from gitmem.types import Change
 
 STORE = "profile/notes"
@@ -330,3 +332,42 @@ def test_a_small_entry_of_another_size_than_its_stream_is_unreadable(
     for read in (build, texts):
         with pytest.raises(Unreadable):
             read(Objects(folder), tree, dict)
+
+
+def test_words_filed_in_halves_are_filed_as_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each word's postings made by two processes, a half each, are those one pass
+    makes: the numbers in order, a number repeated as often as its word occurs."""
+    texts = [
+        f"m{i:03d}\0word {i % 7}\0{'ü ' * (i % 3)}line_{i % 5} line_{i % 5} end" for i in range(60)
+    ]
+    texts += ["", "\0\0", "日本語 of\0日本語", "one"]
+    alone = stored.numbered(texts)
+    monkeypatch.setattr(stored, "SHARED_FROM", 2)
+    assert stored.numbered(texts) == alone
+    vocab, runs = alone
+    at = vocab.split("\0").index("line_3")
+    assert list(runs[at]) == [n for n in range(60) if n % 5 == 3 for _ in range(2)]
+
+
+def test_a_search_index_built_in_halves_is_the_one_built_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library's first search of a store with nothing kept, its sweep and its
+    filing shared with children: the very files one process writes, and the same
+    hits."""
+    path = str(tmp_path / "repo.git")
+    _store(path, _awkward())
+    meta = os.path.join(path, "gitmem")
+    runs: list[tuple[list[str], dict[str, bytes]]] = []
+    for least in (10**9, 1):
+        monkeypatch.setattr(storage, "SHARED_FROM", least)
+        monkeypatch.setattr(stored, "SHARED_FROM", least)
+        for name in ("listing", "search", "summaries"):
+            at = os.path.join(meta, name)
+            shutil.rmtree(at) if os.path.isdir(at) else Path(at).unlink(missing_ok=True)
+        with Repository.open(path) as repo:
+            index = stored_index(repo, STORE)
+            hits = [hit.memory.slug for hit in index.search(["line"], 5)]
+        runs.append((hits, _files(meta)))
+    assert runs[0][0] and runs[0][1]
+    assert runs[1] == runs[0]

@@ -30,6 +30,7 @@ from gitmem.search.words import encoded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import defaultdict
     from collections.abc import Callable, Mapping
     from typing import cast
 else:
@@ -367,17 +368,49 @@ class Stored:
         return self._texts
 
 
+SHARED_FROM = 2_000
+"""From how many memories a build files their words in two halves at once (see
+:func:`numbered`)."""
+
+
 def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     """The words of ``texts`` (lowered texts in slug order), sorted, each ended by a NUL,
     and each word's postings (an array as :data:`NUMBERS`) in the same order, for the
-    memories numbered by their place in ``texts``: every word of every text filed under
-    its memory's number in one pass, with no Python step per word (the words as bytes,
-    cheaper to make and to hash than text), and nothing more done per word."""
-    from collections import defaultdict, deque
-    from functools import partial
+    memories numbered by their place in ``texts``. From :data:`SHARED_FROM` memories,
+    on two cores, a forked child files the second half's words while this process
+    files the first's (see :mod:`gitmem.lean.halves`): every number of the first half
+    is below every number of the second, so each word's postings are its first half's
+    followed by its second half's, in order, as one pass files them."""
+    from gitmem.lean.halves import halves
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
+    if len(texts) < SHARED_FROM:
+        runs = _filed(texts, 0, len(texts))
+    else:
+        # the halves are told by their first number: what they hand back is marshalled,
+        # each word's numbers as their bytes
+        parts = halves(
+            lambda numbers: _as_bytes(_filed(texts, numbers[0], numbers[-1] + 1)),
+            list(range(len(texts))),
+            SHARED_FROM,
+        )
+        runs = _runs()
+        for part in parts:
+            for word, numbers in part.items():
+                runs[word].frombytes(numbers)
+    vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points
+    text = (b"\0".join(vocab) + b"\0").decode() if vocab else ""
+    return text, list(map(runs.__getitem__, vocab))
+
+
+def _filed(texts: list[str], first: int, end: int) -> dict[bytes, array[int]]:
+    """Every word of ``texts[first:end]`` filed under its memory's number (its place in
+    ``texts``), each word's numbers an array as :data:`NUMBERS` holds them: in one
+    pass, with no Python step per word (the words as bytes, cheaper to make and to hash
+    than text), and nothing more done per word."""
+    from collections import deque
+
     from gitmem.store.collector import uncollected  # here: only a build pauses it
 
     # a build makes millions of words and no cycle: the collections it would
@@ -385,11 +418,23 @@ def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     with uncollected():
         # each word's numbers filed straight into an array as NUMBERS holds them: the
         # file's postings are then their bytes joined, with no Python number read back
-        runs: defaultdict[bytes, array[int]] = defaultdict(partial(array, NUMBERS.typecode))
-        file = runs.__getitem__  # a new word gets its empty array without a Python step
+        runs = _runs()
+        file = runs.__getitem__
         append: Callable[[array[int], int], None] = array.append  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        for number, text in enumerate(texts):
+        for number, text in enumerate(texts[first:end], first):
             deque(map(append, map(file, encoded(text)), repeat(number)), maxlen=0)
-        vocab = sorted(runs)  # as the text sorts: UTF-8 keeps the order of code points
-        text = (b"\0".join(vocab) + b"\0").decode() if vocab else ""
-        return text, list(map(runs.__getitem__, vocab))
+        return runs
+
+
+def _runs() -> defaultdict[bytes, array[int]]:
+    """An empty table of each word's numbers: a new word gets its empty array (as
+    :data:`NUMBERS`) without a Python step."""
+    from collections import defaultdict
+    from functools import partial
+
+    return defaultdict(partial(array, NUMBERS.typecode))
+
+
+def _as_bytes(runs: dict[bytes, array[int]]) -> dict[bytes, bytes]:
+    """Each word's numbers as their bytes: what ``marshal`` writes."""
+    return {word: numbers.tobytes() for word, numbers in runs.items()}

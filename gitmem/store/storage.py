@@ -29,7 +29,7 @@ from gitmem.errors import (
     StorageError,
 )
 from gitmem.lean.objects import Objects, Unreadable
-from gitmem.lean.survey import md_blobs, texts
+from gitmem.lean.survey import SHARED_FROM, md_blobs, texts
 from gitmem.store import commit as build
 from gitmem.store import layout, markers, memoryfiles, merge, packing
 from gitmem.store.check import check as check_repository
@@ -201,11 +201,12 @@ class Storage(Past, Sharing, Proposals, Merging, Configured, Keeping, Outlines):
         no listing), so the next listing reads no blob again. ``None`` when a memory
         or an object does not read that way (the caller reads the memories through the
         store, which says what is wrong)."""
-        root = self.snapshot(store, commit).root
-        if root is None:
+        at = self.snapshot(store, commit)
+        if at.root is None:
             return {}, {}
         try:
-            found = texts(Objects(self._objects), root, self._summaries.stored)
+            shared = _large(self._reader, at.commit)
+            found = texts(Objects(self._objects), at.root, self._summaries.stored, shared=shared)
         except (Unreadable, KeyError, OSError):
             return None
         if found is None:
@@ -504,3 +505,11 @@ def git_identity() -> tuple[str | None, str | None]:
         except KeyError:
             found.append(None)
     return found[0], found[1]
+
+
+def _large(reader: ObjectReader, commit: str | None) -> bool:
+    """Whether the store at ``commit`` is large enough that a sweep of every memory is
+    shared with a forked child (in a process running no other thread), as a command
+    line's first listing shares it: as its commit counts its memories."""
+    facts = reader.standing(commit) if commit is not None else None
+    return facts is not None and facts.totals.count >= SHARED_FROM
