@@ -5,7 +5,8 @@ reference at a smaller size in the same run, as a ratio.
    writes taking turns (goal: 100,000 <= 1.5x 100), wall-clock and CPU time.
 2. The derived indexes rebuilt from scratch on a store of 100,000 memories and 100,000
    commits, one memory created by each commit (goal: <= 5 s): the history index, the
-   search index, and the kept listing and summaries; beside the same at 10,000 / 10,000.
+   search index, and the kept listing and summaries, in a fresh process; beside the
+   same at 10,000 / 10,000.
 3. ``Repository.open`` + ``sync`` of 100 changes a side on 100,000 memories, beside the
    same on 10,000 (goal: <= 1.5x).
 4. ``gitmem ls``, ``state``, ``show SLUG``, ``log SLUG`` and ``search`` as processes,
@@ -35,6 +36,7 @@ CPU time is printed beside wall time.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import random
 import resource
@@ -358,17 +360,42 @@ def forget_derived(path: str) -> None:
 
 
 def rebuild(path: str) -> dict[str, Figure]:
-    """Each derived index built from scratch in a fresh ``Repository``."""
+    """Each derived index built from scratch, in a fresh process (as a fresh clone's
+    first commands build them: not in this one, whose heap the earlier parts have grown
+    and whose collector they have aged)."""
+    forget_derived(path)
+    done = subprocess.run(
+        [sys.executable, __file__, "--rebuild", path], capture_output=True, text=True
+    )
+    if done.returncode:
+        sys.exit(f"the rebuild of {path} failed:\n{done.stderr}")
+    return {label: (wall, cpu) for label, wall, cpu in json.loads(done.stdout)}
+
+
+def rebuilt_here(path: str) -> list[tuple[str, float, float]]:
+    """``rebuild`` in this process: each index's wall-clock time and CPU time, a forked
+    helper's CPU counted in (a large store's sweep is shared with one)."""
     from gitmem.search import stored_index
 
-    forget_derived(path)
-    found: dict[str, Figure] = {}
+    def spent(fn: Callable[[], object]) -> tuple[float, float]:
+        before, start = os.times(), time.perf_counter()
+        fn()
+        after = os.times()
+        cpu = sum(after[:4]) - sum(before[:4])  # user and system, this process's and children's
+        return (time.perf_counter() - start) * 1000, cpu * 1000
+
+    found: list[tuple[str, float, float]] = []
     with Repository.open(path) as repo:
-        found[HISTORY] = timed(lambda: repo.revisions(STORE, "m00000"))
-        found["search index (every memory, written to disk)"] = timed(
-            lambda: stored_index(repo, STORE)
+        found.append((HISTORY, *spent(lambda: repo.revisions(STORE, "m00000"))))
+        found.append(
+            (
+                "search index (every memory, written to disk)",
+                *spent(lambda: stored_index(repo, STORE)),
+            )
         )
-        found["listing and summaries (every memory, kept)"] = timed(lambda: repo.summaries(STORE))
+        found.append(
+            ("listing and summaries (every memory, kept)", *spent(lambda: repo.summaries(STORE)))
+        )
     return found
 
 
@@ -394,8 +421,8 @@ def bench_indexes(work: str) -> dict[int, str]:
     wall, cpu = totals[100_000]
     growth = totals[100_000][0] / totals[10_000][0], totals[100_000][1] / totals[10_000][1]
     print(
-        f"   100,000 from scratch: {wall / 1000:.2f} s (cpu {cpu / 1000:.2f} s)   goal <= 5 s: "
-        f"{'met' if wall <= 5000 else 'MISSED'} (on cpu: {'met' if cpu <= 5000 else 'MISSED'});"
+        f"   100,000 from scratch: {wall / 1000:.2f} s (cpu {cpu / 1000:.2f} s, over both cores)"
+        f"   goal <= 5 s: {'met' if wall <= 5000 else 'MISSED'};"
         f" 100,000 / 10,000: {growth[0]:.2f}x (cpu {growth[1]:.2f}x)"
     )
     print(f"   load average {load()}\n")
@@ -653,7 +680,14 @@ def bench_reads_alone(work: str) -> None:
     bench_reads({n: copy(history_store(n), work, f"reads-{n}.git") for n in sizes}, work)
 
 
+def bench_indexes_alone(work: str) -> None:
+    """Only part 2 (``--only indexes``): every derived index from scratch, with the
+    peers' figures."""
+    bench_indexes(work)
+
+
 PARTS: dict[str, Callable[[str], None]] = {
+    "indexes": bench_indexes_alone,
     "search": lambda work: bench_search_rebuild(),
     "listing": bench_listing,
     "history": bench_history,
@@ -664,6 +698,9 @@ PARTS: dict[str, Callable[[str], None]] = {
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--rebuild"] and len(sys.argv) == 3:
+        print(json.dumps(rebuilt_here(sys.argv[2])))
+        return
     if sys.argv[1:2] == ["--only"]:
         if len(sys.argv) != 3 or sys.argv[2] not in PARTS:
             sys.exit(f"usage: scale.py [--only {'|'.join(PARTS)}]")
