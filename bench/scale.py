@@ -36,7 +36,6 @@ CPU time is printed beside wall time.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import random
 import resource
@@ -53,6 +52,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 from figures import Figure, median, run, timed
 from installed import install
+from rebuild import forget_derived, rebuild
 from seeding import AUTHOR, GIT_ENV, write_store
 from teammate import firsts, project_holding
 
@@ -351,61 +351,13 @@ def bench_writes(work: str) -> None:
 # -- 2. the derived indexes from scratch -----------------------------------------------------
 
 
-def forget_derived(path: str) -> None:
-    """Leave ``path`` as a fresh clone has it: none of the derived files gitmem keeps."""
-    meta = os.path.join(path, "gitmem")
-    for name in os.listdir(meta):
-        at = os.path.join(meta, name)
-        shutil.rmtree(at) if os.path.isdir(at) else os.remove(at)
-
-
-def rebuild(path: str) -> dict[str, Figure]:
-    """Each derived index built from scratch, in a fresh process (as a fresh clone's
-    first commands build them: not in this one, whose heap the earlier parts have grown
-    and whose collector they have aged)."""
-    forget_derived(path)
-    done = subprocess.run(
-        [sys.executable, __file__, "--rebuild", path], capture_output=True, text=True
-    )
-    if done.returncode:
-        sys.exit(f"the rebuild of {path} failed:\n{done.stderr}")
-    return {label: (wall, cpu) for label, wall, cpu in json.loads(done.stdout)}
-
-
-def rebuilt_here(path: str) -> list[tuple[str, float, float]]:
-    """``rebuild`` in this process: each index's wall-clock time and CPU time, a forked
-    helper's CPU counted in (a large store's sweep is shared with one)."""
-    from gitmem.search import stored_index
-
-    def spent(fn: Callable[[], object]) -> tuple[float, float]:
-        before, start = os.times(), time.perf_counter()
-        fn()
-        after = os.times()
-        cpu = sum(after[:4]) - sum(before[:4])  # user and system, this process's and children's
-        return (time.perf_counter() - start) * 1000, cpu * 1000
-
-    found: list[tuple[str, float, float]] = []
-    with Repository.open(path) as repo:
-        found.append((HISTORY, *spent(lambda: repo.revisions(STORE, "m00000"))))
-        found.append(
-            (
-                "search index (every memory, written to disk)",
-                *spent(lambda: stored_index(repo, STORE)),
-            )
-        )
-        found.append(
-            ("listing and summaries (every memory, kept)", *spent(lambda: repo.summaries(STORE)))
-        )
-    return found
-
-
 def bench_indexes(work: str) -> dict[int, str]:
     """Part 2 on copies of the stores, so that no run leaves derived files (a kept fold,
     a search index) in the fixtures for the next run to find."""
     sizes = (10_000, 100_000)
     print("2. the derived indexes rebuilt from scratch (N memories, each created by a commit)")
     paths = {n: copy(history_store(n), work, f"indexes-{n}.git") for n in sizes}
-    figures = {n: rebuild(paths[n]) for n in sizes}
+    figures = {n: rebuild(paths[n], STORE) for n in sizes}
     totals: dict[int, Figure] = {}
     for n in sizes:
         print(f"   {n:,} memories / {n:,} commits")
@@ -472,7 +424,6 @@ def _linked(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-HISTORY = "history index (every commit + one slug's blobs)"
 HISTORY_RUNS = 3
 
 
@@ -698,9 +649,6 @@ PARTS: dict[str, Callable[[str], None]] = {
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--rebuild"] and len(sys.argv) == 3:
-        print(json.dumps(rebuilt_here(sys.argv[2])))
-        return
     if sys.argv[1:2] == ["--only"]:
         if len(sys.argv) != 3 or sys.argv[2] not in PARTS:
             sys.exit(f"usage: scale.py [--only {'|'.join(PARTS)}]")
