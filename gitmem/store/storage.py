@@ -510,6 +510,7 @@ def git_identity() -> tuple[str | None, str | None]:
 def _large(reader: ObjectReader, commit: str | None) -> bool:
     """Whether the store at ``commit`` is large enough that a sweep of every memory is
     shared with a forked child (in a process running no other thread), as a command
-    line's first listing shares it: as its commit counts its memories."""
-    facts = reader.standing(commit) if commit is not None else None
+    line's first listing shares it: as its commit counts its memories (one gitmem did
+    not make counts none: read by one process)."""
+    facts = reader.facts(commit) if commit is not None else None
     return facts is not None and facts.totals.count >= SHARED_FROM
