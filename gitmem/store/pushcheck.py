@@ -52,6 +52,7 @@ _LINKS = {0o120000: "a symbolic link", 0o160000: "a submodule link (gitlink)"}
 _HEX = frozenset("0123456789abcdef")
 _CACHE_MAX = 20_000
 _SMALL = 16  # entries of a directory whose parsed entries are scanned for a memory's files
+_SMALL_BYTES = _SMALL * 64  # the bytes of such a directory, its names of usual lengths
 _NAME, _MODE, _ID = itemgetter(0), itemgetter(1), itemgetter(2)
 _TEXT = methodcaller("decode", "utf-8", "replace")
 
@@ -432,8 +433,12 @@ class PushReader(_Memories):
         before = self.trees.held(old) if old is not None else []
         if before is None and old is not None:
             # a folder no commit read here wrote (the first write to it in this push):
-            # its entries read once, as the parent's root holds them
+            # its entries read once, as the parent's root holds them, unless its bytes
+            # are more than a few entries' (a large store's folder is read the other
+            # ways, which find where two folders differ without parsing either)
             try:
+                if len(self.trees.content(old, self._reading(sha))) > _SMALL_BYTES:
+                    return None
                 before = self.tree(old, sha)
             except Refused:
                 return None
