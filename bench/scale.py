@@ -454,7 +454,7 @@ def bench_history(work: str) -> None:
 
 # -- 3. sync --------------------------------------------------------------------------------
 
-SYNC_RUNS = 3
+SYNC_RUNS = 7
 
 
 def bench_sync(work: str) -> None:
