@@ -19,7 +19,8 @@ reference at a smaller size in the same run, as a ratio.
    first ``ls`` and ``search`` in the clone beside the same once warm (goal: <= 3x).
 
 ``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
-copies of the stores: a line of part 2 (``search``, ``listing`` or ``history``, the
+copies of the stores: part 2 whole, once (``indexes``), a line of it (``search``,
+``listing`` or ``history``, the
 history beside git's walk of every commit and the paths it changed), ``sync`` (part 3),
 ``reads`` (part 4's processes) or ``clone`` (part 5).
 
