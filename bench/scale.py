@@ -20,9 +20,8 @@ reference at a smaller size in the same run, as a ratio.
 
 ``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
 copies of the stores: part 2 whole, once (``indexes``), a line of it (``search``,
-``listing`` or ``history``, the
-history beside git's walk of every commit and the paths it changed), ``sync`` (part 3),
-``reads`` (part 4's processes) or ``clone`` (part 5).
+``listing`` or ``history``, the history beside git's walk of every commit and the paths
+it changed), ``sync`` (part 3), ``reads`` (part 4's processes) or ``clone`` (part 5).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
