@@ -358,6 +358,15 @@ def test_a_search_index_built_in_halves_is_the_one_built_alone(
     path = str(tmp_path / "repo.git")
     _store(path, _awkward())
     meta = os.path.join(path, "gitmem")
+    split: list[bool] = []  # for each work asked in halves, whether a child took half
+    real = halves.halves
+
+    def spy(work: Callable[[list[object]], object], items: list[object], least: int) -> object:
+        split.append(len(items) >= least)
+        return real(work, items, least)
+
+    monkeypatch.setattr(survey, "halves", spy)
+    monkeypatch.setattr(halves, "halves", spy)
     runs: list[tuple[list[str], dict[str, bytes]]] = []
     for least in (10**9, 1):
         monkeypatch.setattr(storage, "SHARED_FROM", least)
@@ -369,5 +378,6 @@ def test_a_search_index_built_in_halves_is_the_one_built_alone(
             index = stored_index(repo, STORE)
             hits = [hit.memory.slug for hit in index.search(["line"], 5)]
         runs.append((hits, _files(meta)))
+    assert split == [True, True]  # the sweep and the filing, in the second run only
     assert runs[0][0] and runs[0][1]
     assert runs[1] == runs[0]
