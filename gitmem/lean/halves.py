@@ -27,7 +27,7 @@ else:
     from gitmem.lean.light import cast
 
 
-__all__ = ["cores", "halves"]
+__all__ = ["cores", "halves", "shared"]
 
 _CHUNK = 1 << 20
 
@@ -48,6 +48,12 @@ def _alone() -> bool:
     return threading is None or threading.active_count() == 1
 
 
+def shared(count: int, least: int) -> bool:
+    """Whether :func:`halves` would hand half of ``count`` items to a forked child: at
+    least ``least`` of them, two cores, ``os.fork`` and no other thread."""
+    return count >= least and hasattr(os, "fork") and cores() >= 2 and _alone()
+
+
 def halves(work: Callable[[list[T]], R], items: list[T], least: int) -> list[R]:
     """``work`` of each half of ``items``, in order: the second half's in a forked child
     while this process does the first, when there are at least ``least`` items, two
@@ -56,7 +62,7 @@ def halves(work: Callable[[list[T]], R], items: list[T], least: int) -> list[R]:
     numbers, bytes, ``None``), and must change nothing this process keeps: the child's
     changes are lost."""
     fork = getattr(os, "fork", None)
-    if len(items) < least or fork is None or cores() < 2 or not _alone():
+    if fork is None or not shared(len(items), least):
         return [work(items)]
     middle = len(items) // 2
     first, second = items[:middle], items[middle:]

@@ -381,11 +381,11 @@ def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     files the first's (see :mod:`gitmem.lean.halves`): every number of the first half
     is below every number of the second, so each word's postings are its first half's
     followed by its second half's, in order, as one pass files them."""
-    from gitmem.lean.halves import halves
+    from gitmem.lean.halves import halves, shared
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
-    if len(texts) < SHARED_FROM:
+    if not shared(len(texts), SHARED_FROM):  # in one pass, nothing marshalled
         runs = _filed(texts, 0, len(texts))
     else:
         # the halves are told by their first number: what they hand back is marshalled,
