@@ -342,7 +342,7 @@ def test_words_filed_in_halves_are_filed_as_in_one_pass(monkeypatch: pytest.Monk
     ]
     texts += ["", "\0\0", "日本語 of\0日本語", "one"]
     alone = stored.numbered(texts)
-    monkeypatch.setattr(stored, "SHARED_FROM", 2)
+    monkeypatch.setattr(survey, "SHARED_FROM", 2)
     assert stored.numbered(texts) == alone
     vocab, runs = alone
     at = vocab.split("\0").index("line_3")
@@ -370,7 +370,7 @@ def test_a_search_index_built_in_halves_is_the_one_built_alone(
     runs: list[tuple[list[str], dict[str, bytes]]] = []
     for least in (10**9, 1):
         monkeypatch.setattr(storage, "SHARED_FROM", least)
-        monkeypatch.setattr(stored, "SHARED_FROM", least)
+        monkeypatch.setattr(survey, "SHARED_FROM", least)
         for name in ("listing", "search", "summaries"):
             at = os.path.join(meta, name)
             shutil.rmtree(at) if os.path.isdir(at) else Path(at).unlink(missing_ok=True)

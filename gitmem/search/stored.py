@@ -368,20 +368,17 @@ class Stored:
         return self._texts
 
 
-SHARED_FROM = 2_000
-"""From how many memories a build files their words in two halves at once (see
-:func:`numbered`)."""
-
-
 def numbered(texts: list[str]) -> tuple[str, list[array[int]]]:
     """The words of ``texts`` (lowered texts in slug order), sorted, each ended by a NUL,
     and each word's postings (an array as :data:`NUMBERS`) in the same order, for the
-    memories numbered by their place in ``texts``. From :data:`SHARED_FROM` memories,
-    on two cores, a forked child files the second half's words while this process
-    files the first's (see :mod:`gitmem.lean.halves`): every number of the first half
-    is below every number of the second, so each word's postings are its first half's
-    followed by its second half's, in order, as one pass files them."""
+    memories numbered by their place in ``texts``. From as many memories as a first
+    listing shares its sweep at (``survey.SHARED_FROM``), on two cores, a forked child
+    files the second half's words while this process files the first's (see
+    :mod:`gitmem.lean.halves`): every number of the first half is below every number
+    of the second, so each word's postings are its first half's followed by its second
+    half's, in order, as one pass files them."""
     from gitmem.lean.halves import halves, shared
+    from gitmem.lean.survey import SHARED_FROM
 
     if len(texts) > 1 << 32:
         raise ValueError("too many memories for one index")
