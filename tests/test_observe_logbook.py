@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.errors import NotFound
 from gitmem.observe import ObservationLog, ObserverConfig, logbook
 from gitmem.observe.entries import Entry
 from gitmem.observe.logbook import LOG_STORE, Trail
 from gitmem.observe.search import mem_read, search_hits
 from gitmem.repository import Repository
+from gitmem.store import FileSnapshot
 
 OFF = ObserverConfig.from_settings({"gate": "off"})
 TRAIL = Trail("s1", "scripted", "observer@1")
@@ -47,13 +49,16 @@ def craft(repo: Repository, tmp_path: Path, entries: dict[str, tuple[str, bytes]
     )
     head = git("rev-parse", ref)
     git("read-tree", head)
+    blobs: dict[bytes, str] = {}
+    lines: list[str] = []
     for path, (mode, content) in entries.items():
-        sha = (
-            content.decode()
-            if mode == "160000"
-            else git("hash-object", "-w", "--stdin", data=content)
-        )
-        git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
+        if mode == "160000":
+            sha = content.decode()
+        else:
+            sha = blobs.get(content) or git("hash-object", "-w", "--stdin", data=content)
+            blobs[content] = sha
+        lines.append(f"{mode} {sha}\t{path}\n")
+    git("update-index", "--add", "--index-info", data="".join(lines).encode())
     commit = git("commit-tree", git("write-tree"), "-p", head, data=b"crafted")
     git("update-ref", ref, commit)
 
@@ -123,3 +128,50 @@ def test_a_full_index_goes_on_in_the_next_file(
     for n in range(4):
         log.add([entry(f"more {n}")], "observer", TRAIL)
     assert len(log.rows()) <= 2 and mem_read(log, log.rows()[-1].id)
+
+
+@pytest.mark.parametrize("count", [*range(0, 40), 1000, 65_537])
+def test_the_last_numbered_file_is_found_in_a_logarithmic_number_of_lookups(count: int) -> None:
+    asked: list[int] = []
+
+    def there(n: int) -> bool:
+        asked.append(n)
+        return 1 <= n <= count
+
+    assert logbook._last_in_run(there) == count  # pyright: ignore[reportPrivateUsage]
+    assert len(asked) <= 2 * max(1, count).bit_length() + 1
+
+
+def test_a_long_run_of_numbered_files_a_teammate_committed_costs_a_write_few_lookups(
+    repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index-N.md`` and ``DATE-N.md`` by the ten thousand: a write looks at a few of
+    the names, goes on in the last of each run, and the log reads its rows back from the
+    newest index files (a teammate who can commit can hide older rows either way)."""
+    log = ObservationLog(repo)
+    first = log.add([entry("seeded first", "2026-12-05")], "observer", TRAIL)[0]
+    many = 10_000
+    crafted = {f"index-{n}.md": ("100644", b"") for n in range(2, many + 1)}
+    crafted |= {f"sessions/2026-12-05-{n}.md": ("100644", b"") for n in range(2, many + 1)}
+    craft(repo, tmp_path, crafted)
+    looked: list[str] = []
+    entry_at = FileSnapshot._entry  # pyright: ignore[reportPrivateUsage]
+
+    def counted(self: FileSnapshot, path: str) -> tuple[int, bytes] | None:
+        looked.append(path)
+        return entry_at(self, path)
+
+    earlier = log.add([entry("written after", "2026-12-05")], "observer", TRAIL)[0]
+    monkeypatch.setattr(FileSnapshot, "_entry", counted)
+    stored = log.add([entry("and again", "2026-12-05")], "observer", TRAIL)[0]
+    rows = log.rows()
+    assert len(looked) < many // 20  # each walk of the names once took ten thousand
+    # the newest files only: the seeded row is far behind them
+    assert [row.id for row in rows] == [earlier.id, stored.id]
+    assert {row.file for row in rows} == {f"2026-12-05-{many}.md"}
+    snapshot = log.snapshot()
+    assert snapshot is not None
+    assert f"{stored.id} | " in (snapshot.read(f"index-{many}.md") or "")
+    assert f"## {stored.id} " in (snapshot.read(f"sessions/2026-12-05-{many}.md") or "")
+    with pytest.raises(NotFound):  # its row is in index.md, past the newest files
+        mem_read(log, first.id)

@@ -25,7 +25,7 @@ which holds at most 16 KB of them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gitmem.errors import GitmemError
@@ -75,6 +75,10 @@ over as if it were not there."""
 INDEX_MAX = 8 << 20
 """The most bytes of index files the log reads, the newest first; past it the index goes
 on in ``index-2.md``, ``index-3.md``, ..."""
+INDEX_FILES_READ = 16
+"""The most index files the log reads, the newest first. Only the last one is ever short
+of :data:`INDEX_MAX` when the log alone writes them, so it reads one or two; a teammate
+may commit any number of small ones."""
 
 
 def author(step: str) -> Author:
@@ -263,20 +267,41 @@ def _index_name(n: int) -> str:
     return INDEX if n == 1 else f"index-{n}.md"
 
 
-def _index_names(snapshot: FileSnapshot) -> list[str]:
-    """The index files: ``index.md``, ``index-2.md``, ... while one is there."""
-    found: list[str] = []
-    while _there(snapshot, _index_name(len(found) + 1)):
-        found.append(_index_name(len(found) + 1))
-    return found
+def _last_in_run(there: Callable[[int], bool]) -> int:
+    """The number ``n`` of a numbered file that is there while ``n + 1`` is not (``0``
+    when ``1`` is not there), in lookups that grow with the logarithm of ``n``: a
+    teammate may commit a million numbered names, and a write must not look at each.
+    The files run from 1 with no gap when only the log writes them; with gaps, this is
+    the end of some run after 1."""
+    if not there(1):
+        return 0
+    low = 1  # there; past `high`, not there
+    high = 2
+    while there(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if there(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _index_count(snapshot: FileSnapshot) -> int:
+    """How many index files there are: ``index.md``, ``index-2.md``, ... (see
+    :func:`_last_in_run`)."""
+    return _last_in_run(lambda n: _there(snapshot, _index_name(n)))
 
 
 def index_text(snapshot: FileSnapshot) -> str:
     """The rows of the newest index files that hold :data:`INDEX_MAX` bytes in all,
-    oldest first; a file that is not UTF-8 text or not a file is passed over."""
+    oldest first, of the newest :data:`INDEX_FILES_READ` at most; a file that is not
+    UTF-8 text or not a file is passed over."""
     texts: list[str] = []
     room = INDEX_MAX
-    for name in reversed(_index_names(snapshot)):
+    count = _index_count(snapshot)
+    for name in map(_index_name, range(count, max(0, count - INDEX_FILES_READ), -1)):
         try:
             size = snapshot.size(name)
         except GitmemError:
@@ -298,19 +323,19 @@ def _index_file(
     """The index file that takes ``size`` more bytes within :data:`INDEX_MAX` and its
     text (``None``: a new one): the last, or the next one when the last is full or is
     not a UTF-8 text file (noted in ``passed``)."""
-    names = _index_names(snapshot)
-    if not names:
+    count = _index_count(snapshot)
+    if not count:
         return INDEX, None
-    last = names[-1]
+    last = _index_name(count)
     held = readable(snapshot, last, INDEX_MAX)
     if held is None:
         passed[last] = (
             f"{last} of the observation log is not a UTF-8 text file of at most "
-            f"{INDEX_MAX >> 20} MB: the index goes on in {_index_name(len(names) + 1)}"
+            f"{INDEX_MAX >> 20} MB: the index goes on in {_index_name(count + 1)}"
         )
     elif len(held.encode()) + size <= INDEX_MAX:
         return last, held + "\n" if held and not held.endswith("\n") else held
-    return _index_name(len(names) + 1), None
+    return _index_name(count + 1), None
 
 
 def readable(snapshot: FileSnapshot, path: str, limit: int) -> str | None:
@@ -339,9 +364,7 @@ def _day_file(
     def there(p: str) -> bool:
         return p in days or _there(snapshot, p)
 
-    n = 1
-    while there(path(n + 1)):
-        n += 1
+    n = _last_in_run(lambda k: k == 1 or there(path(k)))
     while True:  # ends: past the last one there, a file is free
         chosen = path(n)
         n += 1
