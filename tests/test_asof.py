@@ -349,6 +349,29 @@ def test_a_date_is_the_newest_commit_of_the_line_at_or_before_it(
     assert found == expected
 
 
+def test_a_date_on_a_line_whose_times_go_back_names_a_commit_at_a_boundary() -> None:
+    """Commits that claim times out of order (a clock behind, a time made up far ahead):
+    every date still names a commit that claims a time at or before it, whose next
+    commit on the line claims a later one."""
+    times = [10, 20, 4_000_000_000, 30, 40, 15, 50, 60, 70]
+    line = [f"c{i}" for i in range(len(times))]
+    claimed = dict(zip(line, times, strict=True))
+    for second in range(10, 80):
+        moment = datetime.fromtimestamp(second, UTC).isoformat()
+        found = resolve(
+            STORE,
+            line[-1],
+            moment,
+            contains=line.__contains__,
+            commits=lambda: line,
+            line=lambda: line,
+            commit_time=claimed.__getitem__,
+        )
+        at = line.index(found)
+        assert claimed[found] <= second
+        assert at == len(line) - 1 or claimed[line[at + 1]] > second
+
+
 def test_the_first_parent_line_leaves_out_what_a_merge_brought_in(repo: Repository) -> None:
     """A date searches the commits the branch pointed at, not a merged-in side's."""
     ours = ops.create(repo, STORE, ME, "a", "the a", "ours\n").commit
