@@ -2,7 +2,7 @@
 
 A remote is named as git names it (``remote.<name>.url`` in the repository's config) or
 given as a URL or path: local paths, ``file://``, ``ssh://`` and ``https://`` all go
-through ``dulwich.client``; the ``git`` binary is never run. A push is a compare-and-swap
+through ``dulwich.client`` (``git://`` is refused); the ``git`` binary is never run. A push is a compare-and-swap
 at the remote: it names the head it expects to replace, and a remote that moved since
 is reported as moved (``False``), never overwritten.
 """
@@ -45,10 +45,15 @@ FETCH_MAX = 1 << 30
 """Bytes of pack a fetch over the pack protocol (an ``ssh://`` or ``https://`` remote)
 takes at most: past them the fetch is refused and nothing of it is stored."""
 FETCH_SECONDS = 600
-"""Seconds a remote may go on sending one fetch's pack."""
+"""Seconds a remote may go on sending one fetch's pack, and an ``ssh://`` remote's
+whole conversation may last."""
 SILENCE = 60.0
 """Seconds an ``http://`` or ``https://`` remote may leave a request unanswered (the
-``http.timeout`` setting of the repository's git config, where set, instead)."""
+``http.timeout`` setting of the repository's git config, where set, instead), and an
+``ssh://`` remote may send nothing, or take nothing of what is sent."""
+SSH_EXTRA = 64 << 20
+"""Bytes an ``ssh://`` remote may send beyond :data:`FETCH_MAX` in one conversation
+(its list of refs, its answers): past them the ``ssh`` process is killed."""
 _SPOOLED = 16 << 20
 """Bytes of a fetched pack held in memory; a larger one goes to a temporary file in
 the object store's folder."""
@@ -78,9 +83,10 @@ class Remote:
         config = self._repo.get_config_stack()
         try:
             if not self.url.startswith(("http://", "https://")):
-                return get_transport_and_path(
+                client, path = get_transport_and_path(
                     self.url, config=config, operation=operation, quiet=True
                 )
+                return _held(client), path
             # a server that stops answering is given up on after SILENCE seconds (or the
             # config's http.timeout), not waited for as long as the connection lasts
             from dulwich.client import default_urllib3_manager
@@ -458,7 +464,34 @@ def _only(head: str) -> DetermineWantsFunc:
     return wants
 
 
+def _held(client: GitClient) -> GitClient:
+    """``client``, its ``ssh`` connections held to bounds as an https one's are (an
+    ``ssh://`` remote); ``git://`` refused: it neither authenticates the remote nor
+    hides what is sent, and nothing bounds a server that goes silent."""
+    from dulwich.client import SSHGitClient, TCPGitClient
+
+    from gitmem.store.watched import WatchedSSH
+
+    if isinstance(client, TCPGitClient):
+        raise RemoteError(
+            "git:// remotes are not used: the protocol neither checks who answers nor "
+            "hides what is sent; use an ssh:// or https:// URL"
+        )
+    if isinstance(client, SSHGitClient):
+        client.ssh_vendor = WatchedSSH(SILENCE, FETCH_SECONDS, FETCH_MAX + SSH_EXTRA)
+    return client
+
+
 def _reason(exc: BaseException) -> str:
+    from gitmem.store.watched import PastBound
+
+    cause: BaseException | None = exc
+    for _ in range(6):  # dulwich wraps the pipe's error in its own
+        if cause is None:
+            break
+        if isinstance(cause, PastBound):
+            return str(cause)
+        cause = cause.__cause__ or cause.__context__
     if _timed_out(exc):
         return (
             f"it did not answer within {SILENCE:g} s "
