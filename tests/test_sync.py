@@ -30,10 +30,11 @@ from gitmem import (
 from gitmem.binding import Binding
 from gitmem.cli import cli
 from gitmem.holder.notices import SYNCED
-from gitmem.lean import listing, rendered
+from gitmem.lean import halves, listing, rendered
 from gitmem.quick import answer
 from gitmem.search.index import SearchIndex, index_path
 from gitmem.store import Snapshot
+from gitmem.store.history import History
 from gitmem.sync import CONFLICTS_TRAILER as CONFLICTS
 from gitmem.sync import SYNC_TRAILER
 from gitmem.trailers import CAPABILITY_TRAILER
@@ -137,15 +138,22 @@ def test_a_plain_clone_carries_every_store_and_its_history(tmp_path: Path) -> No
     assert sh(tmp_path / "copy", "status", "--porcelain") == ""
 
 
-def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("forked", [True, False])
+def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
     """The first sync of a clone receives each store whole and keeps its listing, its
     search index and what `ls` and `state` print, so the clone's first `gitmem ls`,
     `state` and `search` read one file each (answered on the lean path, as the command
-    line answers them); a later sync that brings a change keeps nothing more: the next
-    command catches up."""
+    line answers them), and its history index (made by a forked child on a second core,
+    or here), so that no first `log` walks every commit; a later sync that brings a
+    change keeps nothing more: the next command catches up."""
+    monkeypatch.setattr(halves, "cores", lambda: 2 if forked else 1)
+    monkeypatch.setattr(halves, "_alone", lambda: True)
     project = make_project(tmp_path / "project")
     with Repository.init(str(project)) as repo:
         _seed(repo)
+        ops.edit(repo, STORE, ME, "shared", old_text="two", new_text="TWO")
     sh(tmp_path, "clone", "-q", "project", "copy")
     copy = tmp_path / "copy"
     meta = copy / ".git" / "gitmem"
@@ -167,6 +175,14 @@ def test_a_clones_first_sync_keeps_what_its_first_ls_and_search_read(tmp_path: P
         assert printed is not None
         assert printed == CliRunner().invoke(cli, ["--repo", str(copy), *argv]).stdout
     assert [os.stat(path).st_mtime_ns for path in kept] == stamps  # read, not made again
+    rows = Path(History.file_for(str(meta / "history"), STORE)).read_text().splitlines()
+    assert rows[-1].startswith(f"{head} ")  # kept up to the head received
+    with Repository.open(str(project)) as repo:
+        logged = CliRunner().invoke(cli, ["--repo", str(project), "log", "shared"]).stdout
+    walked: list[str] = []
+    monkeypatch.setattr(History, "_extend", lambda *args, **_: walked.append("walked"))
+    assert CliRunner().invoke(cli, ["--repo", str(copy), "log", "shared"]).stdout == logged
+    assert walked == []  # the clone's first log read the kept index, walking no commit
     with Repository.open(str(project)) as repo:
         ops.create(repo, STORE, ME, "later", "one more", "body\n")
     with Repository.open(str(copy)) as repo:

@@ -66,6 +66,15 @@ class Past:
         """Refuse a store of the other kind (``Storage`` gives it)."""
         raise NotImplementedError
 
+    def keep_history(self, store: str) -> None:
+        """Bring ``store``'s history index up to its head and keep it on disk, as the
+        first read of its history would (a fresh clone's first sync does it beside the
+        search index, so that no first ``log``, ``blame`` or ``--at`` walks every
+        commit)."""
+        head = self.head(check_store(store))
+        if head is not None:
+            self._history(store).since(head, head, lookup=False)  # covers head; reads nothing
+
     def commit_at(self, store: str, at: str) -> str:
         """The commit of the store's history that ``at`` names: a commit id (full, or at
         least four leading hex digits) on the history, or an ISO 8601 date or date and

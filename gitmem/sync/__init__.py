@@ -13,8 +13,10 @@ reconciled is :mod:`gitmem.sync.reconcile`'s.
 
 from __future__ import annotations
 
+import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -30,7 +32,7 @@ from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
 
-__all__ = ["ATTEMPTS", "CONFLICT", "StoreSync", "sync", "sync_exceeded"]
+__all__ = ["ATTEMPTS", "CONFLICT", "StoreSync", "keep_derived", "sync", "sync_exceeded"]
 
 ATTEMPTS = 8
 SYNC_TRAILER = "Gitmem-Sync"
@@ -119,27 +121,45 @@ def _sync(repo: Storage, remote: str, store: str | None, author: Author) -> list
     repo.share_proposals(target)
     for report in reports:  # the remote's part done, what a first read needs is kept
         if report.before is None and report.head is not None:
-            _derive(repo, report.store)
+            keep_derived(repo, report.store)
     return reports
 
 
-def _derive(repo: Storage, store: str) -> None:
-    """Keep the listing and the search index of ``store``, which this replica has just
-    received whole (a fresh clone's first sync), and what ``ls`` and ``state`` print of
-    it: one sweep through its memories here, so that the first ``ls`` or ``search``
-    after it reads one file rather than every memory. Derived data: the store is synced
-    whatever happens here, and what cannot be read or written is left to that first
-    command, which says what is wrong."""
+def keep_derived(repo: Storage, store: str) -> None:
+    """Keep the listing, the search index and the history index of ``store``, which this
+    replica has just received whole (a fresh clone's first sync), and what ``ls`` and
+    ``state`` print of it: one sweep through its memories here, so that the first ``ls``
+    or ``search`` after it reads one file rather than every memory, and one walk of its
+    commits, in a forked child on the other core where there is one, so that no first
+    ``log`` walks them. Derived data: the store is synced whatever happens here, and
+    what cannot be read or written is left to that first command, which says what is
+    wrong."""
+    from gitmem.lean.halves import halves
     from gitmem.lean.repository import PROJECT_BRANCHES, STANDALONE_BRANCHES
     from gitmem.quick import keep_printed
     from gitmem.search.index import stored_index
 
-    try:
-        stored_index(repo, store)
-    except InternalError:
-        raise
-    except (GitmemError, OSError):
-        return
+    here = os.getpid()
+
+    def history() -> None:
+        if os.getpid() == here:
+            repo.keep_history(store)
+            return
+        # the child reads through files of its own: a descriptor it shared with this
+        # process would have each move the other's place in the file
+        with type(repo).open(repo.directory) as own:
+            own.keep_history(store)
+
+    def made(part: list[Callable[[], object]]) -> None:
+        for make in part:
+            try:
+                make()
+            except InternalError:
+                raise
+            except (GitmemError, OSError):
+                pass
+
+    halves(made, [lambda: stored_index(repo, store), history], 2)
     keep_printed(repo.directory, PROJECT_BRANCHES if repo.project else STANDALONE_BRANCHES, store)
 
 
