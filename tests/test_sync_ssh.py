@@ -1,11 +1,13 @@
 """An ``ssh://`` remote, played by a stand-in for ``ssh`` (named in ``core.sshCommand``)
 that runs the remote's git on this machine, or plays a hostile server: a sync through it
 works as through any remote, and a remote that goes silent, never stops sending or
-stops reading is given up on within the bounds, in one line, with nothing stored."""
+stops reading is given up on within the bounds, in one line, with nothing stored. An
+``http://`` remote that never stops sending is held to the same bound."""
 
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import sys
 import threading
@@ -105,7 +107,7 @@ def test_an_ssh_remote_past_its_bounds_is_given_up_on(
     killed, and the repository is as it was."""
     monkeypatch.setattr(remote, "SILENCE", 0.3)
     monkeypatch.setattr(remote, "FETCH_MAX", 0)
-    monkeypatch.setattr(remote, "SSH_EXTRA", 1 << 20)
+    monkeypatch.setattr(remote, "ANSWER_EXTRA", 1 << 20)
     project, _ = project_with_a_memory(tmp_path)
     url = "ssh://server.invalid/origin.git"
     sh(project, "remote", "add", "origin", url)
@@ -146,3 +148,57 @@ def test_a_git_protocol_remote_is_refused_before_any_connection(tmp_path: Path) 
         "neither checks who answers nor hides what is sent; use an ssh:// or https:// URL\n"
     )
     assert files_of(project / ".git") == before
+
+
+def test_an_http_remote_that_never_stops_sending_is_given_up_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose list of refs never ends: past what an answer may bring, one line
+    says so and the repository is as it was."""
+    monkeypatch.setattr(remote, "FETCH_MAX", 0)
+    monkeypatch.setattr(remote, "ANSWER_EXTRA", 1 << 20)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def endless() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection = listener.accept()[0]
+            except TimeoutError:
+                continue
+            with connection:
+                connection.recv(65536)
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                    b"Content-Type: application/x-git-upload-pack-advertisement\r\n\r\n"
+                    b"001e# service=git-upload-pack\n0000"
+                )
+                ref = b"%s refs/heads/gitmem/notes\0multi_ack\n" % (b"1" * 40)
+                first = b"%04x" % (len(ref) + 4) + ref
+                line = b"%s refs/heads/x\n" % (b"2" * 40)
+                lines = (b"%04x" % (len(line) + 4) + line) * 256
+                try:
+                    connection.sendall(first)
+                    while not stop.is_set():
+                        connection.sendall(lines)
+                except OSError:
+                    continue  # the client hung up
+
+    server = threading.Thread(target=endless, daemon=True)
+    server.start()
+    try:
+        project, _ = project_with_a_memory(tmp_path)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/origin.git"
+        sh(project, "remote", "add", "origin", url)
+        before = files_of(project / ".git")
+        result = sync(project)
+        assert result.exit_code == 1, result.output
+        assert result.output == f"Error: cannot fetch from {url}: it sent more than 1 MiB\n"
+        assert files_of(project / ".git") == before
+    finally:
+        stop.set()
+        server.join()
+        listener.close()

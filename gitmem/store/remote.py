@@ -45,15 +45,16 @@ FETCH_MAX = 1 << 30
 """Bytes of pack a fetch over the pack protocol (an ``ssh://`` or ``https://`` remote)
 takes at most: past them the fetch is refused and nothing of it is stored."""
 FETCH_SECONDS = 600
-"""Seconds a remote may go on sending one fetch's pack, and an ``ssh://`` remote's
-whole conversation may last."""
+"""Seconds a remote may go on sending one fetch's pack, an ``https://`` remote one
+answer, and an ``ssh://`` remote's whole conversation may last."""
 SILENCE = 60.0
 """Seconds an ``http://`` or ``https://`` remote may leave a request unanswered (the
 ``http.timeout`` setting of the repository's git config, where set, instead), and an
 ``ssh://`` remote may send nothing, or take nothing of what is sent."""
-SSH_EXTRA = 64 << 20
-"""Bytes an ``ssh://`` remote may send beyond :data:`FETCH_MAX` in one conversation
-(its list of refs, its answers): past them the ``ssh`` process is killed."""
+ANSWER_EXTRA = 64 << 20
+"""Bytes a remote over the network may send beyond :data:`FETCH_MAX` in one answer
+(an ``https://`` one) or conversation (an ``ssh://`` one): its list of refs, its
+replies. Past them the fetch is refused (an ``ssh`` process killed)."""
 _SPOOLED = 16 << 20
 """Bytes of a fetched pack held in memory; a larger one goes to a temporary file in
 the object store's folder."""
@@ -91,6 +92,8 @@ class Remote:
             # config's http.timeout), not waited for as long as the connection lasts
             from dulwich.client import default_urllib3_manager
 
+            from gitmem.store.watched import bounded_http
+
             try:
                 waited = float(config.get(b"http", b"timeout").decode())
             except (KeyError, ValueError):
@@ -99,9 +102,10 @@ class Remote:
             manager = cast(
                 "PoolManager", default_urllib3_manager(config, base_url=self.url, timeout=waited)
             )
-            return get_transport_and_path(
+            client, path = get_transport_and_path(
                 self.url, config=config, operation=operation, quiet=True, pool_manager=manager
             )
+            return bounded_http(client, FETCH_SECONDS, FETCH_MAX + ANSWER_EXTRA), path
         except Exception as exc:  # dulwich raises many types for a URL it cannot use
             raise RemoteError(f"cannot use the remote {self.url}: {_reason(exc)}") from None
 
@@ -478,7 +482,7 @@ def _held(client: GitClient) -> GitClient:
             "hides what is sent; use an ssh:// or https:// URL"
         )
     if isinstance(client, SSHGitClient):
-        client.ssh_vendor = WatchedSSH(SILENCE, FETCH_SECONDS, FETCH_MAX + SSH_EXTRA)
+        client.ssh_vendor = WatchedSSH(SILENCE, FETCH_SECONDS, FETCH_MAX + ANSWER_EXTRA)
     return client
 
 

@@ -1,4 +1,4 @@
-"""An ``ssh://`` remote held to a time bound, as an ``https://`` one is by its timeout.
+"""A remote over the network held to bounds of time and size, whatever it sends.
 
 dulwich talks to an ssh remote through the pipes of an ``ssh`` process it starts, and
 reads and writes them blocking: a remote that goes silent (or stops reading what is
@@ -9,6 +9,10 @@ pack came. :class:`WatchedSSH` starts the same ``ssh`` and has every read wait a
 whole conversation end within ``whole`` seconds and bring ``most`` bytes at most; past
 any of them, the ``ssh`` process is killed and the read or write raises
 :class:`PastBound`, which says which in one line.
+
+An ``https://`` remote's silence is its connection's timeout; :func:`bounded_http`
+holds what each of its answers brings, and how long it goes on bringing it, to the
+same ``most`` bytes and ``whole`` seconds.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ import os
 import select
 import subprocess
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from dulwich.client import SubprocessSSHVendor, SubprocessWrapper
+from dulwich.client import GitClient, SubprocessSSHVendor, SubprocessWrapper
 
-__all__ = ["PastBound", "WatchedSSH"]
+__all__ = ["PastBound", "WatchedSSH", "bounded_http"]
+
+_Request = Callable[..., tuple[Any, Callable[[int], bytes]]]
+"""dulwich's HTTP request: the response and a reader of its body."""
 
 _CHUNK = 1 << 16
 """Bytes read from the pipe at once (what a read asked for beyond it is read again)."""
@@ -122,3 +130,36 @@ class WatchedSSH(SubprocessSSHVendor):
         wrapper.write = watched.write  # type: ignore[method-assign]
         wrapper.can_read = watched.can_read  # type: ignore[method-assign]
         return wrapper
+
+
+def bounded_http(client: GitClient, whole: float, most: int) -> GitClient:
+    """``client`` (dulwich's HTTP client) with each answer it reads held to ``most``
+    bytes and ``whole`` seconds from the request, as :class:`WatchedSSH` holds a
+    conversation; past either, the read raises :class:`PastBound`."""
+    # the one place dulwich's HTTP client reads an answer through (private to it)
+    request = cast("_Request", getattr(client, "_http_request"))  # noqa: B009
+
+    def bounded(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[int | None], bytes]]:
+        response, read = request(*args, **kwargs)
+        end = time.monotonic() + whole
+        left = most
+
+        def counted(size: int | None = None) -> bytes:
+            nonlocal left
+            if size is None or size < 0:  # all of it: read in parts, each counted
+                parts: list[bytes] = []
+                while part := counted(_CHUNK):
+                    parts.append(part)
+                return b"".join(parts)
+            data = read(min(size, left + 1))
+            left -= len(data)
+            if left < 0:
+                raise PastBound(f"it sent more than {most >> 20} MiB")
+            if time.monotonic() > end:
+                raise PastBound(f"it was still talking after {whole:g} s")
+            return data
+
+        return response, counted
+
+    setattr(client, "_http_request", bounded)  # noqa: B010
+    return client
