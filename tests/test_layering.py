@@ -97,6 +97,7 @@ ORDER: dict[str, list[str]] = {
         "blame",
         "moments",
         "lease",
+        "watched",
         "remote",
         "screen",
         "treeform",
