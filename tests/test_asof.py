@@ -337,7 +337,12 @@ def test_a_date_is_the_newest_commit_of_the_line_at_or_before_it(
     """The first-parent line is searched by its commits' times."""
     line = [f"c{i}" for i in range(5)]
     times = {sha: 10 * (i + 1) for i, sha in enumerate(line)}
-    found = resolve(
+    assert on_the_line(line, times, moment) == expected
+
+
+def on_the_line(line: list[str], times: dict[str, int], moment: str) -> str:
+    """The commit ``moment`` names on a first-parent ``line`` whose commits claim ``times``."""
+    return resolve(
         STORE,
         line[-1],
         moment,
@@ -346,7 +351,6 @@ def test_a_date_is_the_newest_commit_of_the_line_at_or_before_it(
         line=lambda: line,
         commit_time=times.__getitem__,
     )
-    assert found == expected
 
 
 def test_a_date_on_a_line_whose_times_go_back_names_a_commit_at_a_boundary() -> None:
@@ -357,16 +361,7 @@ def test_a_date_on_a_line_whose_times_go_back_names_a_commit_at_a_boundary() -> 
     line = [f"c{i}" for i in range(len(times))]
     claimed = dict(zip(line, times, strict=True))
     for second in range(10, 80):
-        moment = datetime.fromtimestamp(second, UTC).isoformat()
-        found = resolve(
-            STORE,
-            line[-1],
-            moment,
-            contains=line.__contains__,
-            commits=lambda: line,
-            line=lambda: line,
-            commit_time=claimed.__getitem__,
-        )
+        found = on_the_line(line, claimed, datetime.fromtimestamp(second, UTC).isoformat())
         at = line.index(found)
         assert claimed[found] <= second
         assert at == len(line) - 1 or claimed[line[at + 1]] > second
