@@ -2,9 +2,9 @@
 
 A remote is named as git names it (``remote.<name>.url`` in the repository's config) or
 given as a URL or path: local paths, ``file://``, ``ssh://`` and ``https://`` all go
-through ``dulwich.client`` (``git://`` is refused); the ``git`` binary is never run. A push is a compare-and-swap
-at the remote: it names the head it expects to replace, and a remote that moved since
-is reported as moved (``False``), never overwritten.
+through ``dulwich.client`` (``git://`` is refused); the ``git`` binary is never run. A
+push is a compare-and-swap at the remote: it names the head it expects to replace, and
+a remote that moved since is reported as moved (``False``), never overwritten.
 """
 
 from __future__ import annotations
