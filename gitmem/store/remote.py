@@ -489,14 +489,14 @@ def _held(client: GitClient) -> GitClient:
 def _reason(exc: BaseException) -> str:
     from gitmem.store.watched import PastBound
 
-    cause: BaseException | None = exc
-    for _ in range(6):  # dulwich wraps the pipe's error in its own
-        if cause is None:
-            break
-        if isinstance(cause, PastBound):
+    causes = list(_causes(exc))
+    for cause in causes:
+        if isinstance(cause, PastBound):  # a bound of ours: its text says which
             return str(cause)
-        cause = cause.__cause__ or cause.__context__
-    if _timed_out(exc):
+    if any(
+        isinstance(cause, TimeoutError) or type(cause).__name__.endswith("TimeoutError")
+        for cause in causes
+    ):
         return (
             f"it did not answer within {SILENCE:g} s "
             "(or the http.timeout setting of the git config, where set)"
@@ -505,14 +505,16 @@ def _reason(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def _timed_out(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is, or comes of, a connection left unanswered past its timeout
-    (the HTTP library wraps its own in a retry error, with the cause as its reason)."""
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it comes of, a few links down: dulwich wraps the pipe's error in
+    its own, and the HTTP library wraps a timeout in a retry error, with the cause as
+    its reason."""
+    found: BaseException | None = exc
     for _ in range(6):
-        if exc is None:
-            return False
-        if isinstance(exc, TimeoutError) or type(exc).__name__.endswith("TimeoutError"):
-            return True
-        reason = getattr(exc, "reason", None)
-        exc = reason if isinstance(reason, BaseException) else exc.__cause__ or exc.__context__
-    return False
+        if found is None:
+            return
+        yield found
+        reason = getattr(found, "reason", None)
+        found = (
+            reason if isinstance(reason, BaseException) else found.__cause__ or found.__context__
+        )
