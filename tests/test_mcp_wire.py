@@ -207,6 +207,44 @@ def test_an_unreadable_line_is_answered_and_the_server_goes_on(repo: Repository)
     assert answers[3]["result"]["isError"] is False
 
 
+def test_a_lone_surrogate_escape_is_refused_with_the_requests_own_id(repo: Repository) -> None:
+    """JSON allows an escape of half a UTF-16 pair alone, which the SDK's parser takes
+    for no JSON at all: the request is answered with an invalid-params error carrying
+    its own id (its client is not left waiting on it), nothing is written, and one
+    line goes to stderr. A whole pair, escaped, is read as the character it makes."""
+    lone = {
+        "name": "create_memory",
+        "arguments": {"name": "n", "description": "x\ud800", "body": "b"},
+    }
+    pair = {
+        "name": "create_memory",
+        "arguments": {"name": "m", "description": "\U0001f600", "body": "b"},
+    }
+    tried = b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}).encode()
+        + b"\n"
+        for id_, params in (("lone", lone), (8, pair))
+    )
+    assert b"\\ud800" in tried and b"\\ud83d\\ude00" in tried
+    process = _tried(repo, tried)
+    assert process.stdin is not None and process.stdout is not None
+    answers = _answers(process.stdout, 4, seconds=60)
+    process.stdin.close()
+    err = process.stderr.read() if process.stderr else b""
+    process.wait(timeout=60)
+    # the refusal is the transport's, so it may come before the answer to initialize
+    by_id = {a.get("id"): a for a in answers}
+    assert sorted(map(str, by_id)) == ["0", "1", "8", "lone"]
+    assert by_id["lone"]["error"]["code"] == types.INVALID_PARAMS
+    assert "half of a UTF-16 surrogate pair" in by_id["lone"]["error"]["message"]
+    assert by_id[8]["result"]["isError"] is False
+    assert [line for line in err.decode().splitlines() if "surrogate" in line] == [
+        "gitmem mcp: " + by_id["lone"]["error"]["message"]
+    ]
+    with Repository.open(repo.directory) as again:
+        assert sorted(again.snapshot(store).slugs() for store in again.stores()) == [["a", "m"]]
+
+
 def test_a_call_sent_as_a_notification_is_not_made(repo: Repository) -> None:
     """A ``tools/call`` with no id, or an id no request may carry, has nobody to answer:
     it is not made (no memory is written whose result, and the notices it would carry,

@@ -30,11 +30,12 @@ import asyncio
 import gc
 import json
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote
 
 from gitmem.adapters.extras import missing_extra
@@ -519,6 +520,43 @@ def _crowded(line: bytes) -> bool:
     return line.count(b",") + line.count(b":") > _VALUES_MAX
 
 
+_HALF_PAIR = re.compile(rb"\\u[dD][89a-fA-F]")
+"""An escape of a UTF-16 surrogate: half of a pair, or all of a lone one."""
+_LONE_TEXT = (
+    "the message holds half of a UTF-16 surrogate pair (an escape from \\ud800 to "
+    "\\udfff without its other half); send valid Unicode text"
+)
+
+
+def _lone_half(line: bytes) -> str | None:
+    """The answer to a request that is JSON, but holds a lone surrogate escape, which
+    the SDK's parser refuses as if it were no JSON at all: an invalid-params error
+    with the request's own id, so its client is not left waiting. ``None`` for any
+    other line, which goes to the SDK as it came."""
+    if _HALF_PAIR.search(line) is None:
+        return None
+    try:
+        message: object = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    try:
+        json.dumps(message, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        pass  # a lone half: answered below, when the request can be told
+    except (ValueError, RecursionError):
+        return None
+    else:
+        return None  # each half has its other
+    if not isinstance(message, dict):
+        return None
+    request = cast(dict[str, object], message)
+    request_id = request.get("id")
+    if type(request_id) not in (str, int) or not isinstance(request.get("method"), str):
+        return None
+    error = {"code": types.INVALID_PARAMS, "message": _LONE_TEXT}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}, separators=(",", ":"))
+
+
 def _unreadable(error: Exception) -> str:
     """The answer to a line the transport could not read as a message: a parse error
     when it is not JSON, else an invalid request; its id is never trusted, so null."""
@@ -581,7 +619,8 @@ class _Lines:
     """``async for line in ...`` over a stream reader, as text. A line over the reader's
     cap is dropped as it arrives (never held whole), answered on ``out`` with
     :data:`_OVERLONG` and said on stderr; one of too many values (:func:`_crowded`)
-    likewise, with :data:`_CROWDED`, before it is parsed; the next line is read as
+    likewise, with :data:`_CROWDED`, before it is parsed; a request holding a lone
+    surrogate escape with :func:`_lone_half`'s answer; the next line is read as
     usual."""
 
     def __init__(self, reader: asyncio.StreamReader, out: _Out) -> None:
@@ -606,7 +645,12 @@ class _Lines:
                 dropping = True
                 continue
             if not dropping and not _crowded(line):
-                return line.decode("utf-8", "replace")
+                refused = _lone_half(line)
+                if refused is None:
+                    return line.decode("utf-8", "replace")
+                print(f"gitmem mcp: {_LONE_TEXT}", file=sys.stderr)
+                await self._out.write(refused + "\n")
+                continue
             text, answer = (_OVERLONG_TEXT, _OVERLONG) if dropping else (_CROWDED_TEXT, _CROWDED)
             dropping = False
             print(f"gitmem mcp: {text}", file=sys.stderr)
