@@ -23,8 +23,11 @@ def config_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _no_machine_config(config_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads or writes the machine user's own config folder (gitmem keeps the
-    model commands its user trusts there)."""
+    model commands its user trusts there), nor takes a Claude Code session's folders
+    from the environment it was started in."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_folder))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
 
 
 @pytest.fixture

@@ -30,7 +30,9 @@ import pytest
 from conftest import capability, with_stdin_open
 
 from gitmem import Agent, Author, Memory, Repository
+from gitmem.adapters.sessions import session_path
 from gitmem.holder.framing import frame_notice, frame_view
+from gitmem.lean.repository import hook_start
 from gitmem.types import Change
 
 GITMEM = str(Path(sys.executable).parent / "gitmem")
@@ -208,6 +210,61 @@ def test_finds_the_repository_from_cwd(tmp_path: Path) -> None:
     )
     assert done.returncode == 0 and done.stderr == ""
     assert "## Memories" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_hook_serves_the_project_its_session_started_in(tmp_path: Path) -> None:
+    """The event's cwd follows the session's shell: a model that moves it into another
+    project moves nothing. The repository a hook binds and the one the observer records
+    into are those of the project the session started in, as Claude Code names it to
+    every hook (CLAUDE_PROJECT_DIR); without that name, the event's cwd."""
+    places = {name: tmp_path / name for name in ("project", "other")}
+    for place in places.values():
+        (place / "src").mkdir(parents=True)
+        Repository.init(str(place / ".gitmem")).close()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(args: list[str], session: str, *, started: bool) -> None:
+        event = {"session_id": session, "cwd": str(places["other"] / "src"), "prompt": "hi"}
+        done = subprocess.run(
+            [GITMEM, *args],
+            input=json.dumps({**event, "source": "startup"}),
+            capture_output=True,
+            text=True,
+            cwd=str(tmp_path),
+            timeout=60,
+            check=False,
+            env={**env, "CLAUDE_PROJECT_DIR": str(places["project"])} if started else env,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+
+    def holding(session: str) -> list[str]:
+        return [
+            name
+            for name, place in places.items()
+            if os.path.exists(session_path(str(place / ".gitmem"), session))
+        ]
+
+    start = ["hook", "claude-code", "session-start", "--capability", json.dumps(CAP.to_dict())]
+    run(start, "started", started=True)
+    run(start, "unnamed", started=False)
+    assert (holding("started"), holding("unnamed")) == (["project"], ["other"])
+    run(["observe", "capture", "user-prompt-submit"], "started", started=True)
+    spools = [
+        name
+        for name, place in places.items()
+        if (place / ".gitmem" / "gitmem" / "observe").exists()
+    ]
+    assert spools == ["project"]
+
+
+def test_hook_start_takes_the_sessions_start_over_its_shells_folder() -> None:
+    """Only an absolute CLAUDE_PROJECT_DIR counts; the event's cwd is the fallback, then
+    the hook's own folder."""
+    assert hook_start("/b", {"CLAUDE_PROJECT_DIR": "/a"}) == "/a"
+    assert hook_start("/b", {"CLAUDE_PROJECT_DIR": "a"}) == "/b"
+    assert hook_start("/b", {"CLAUDE_PROJECT_DIR": ""}) == "/b"
+    assert hook_start(None, {}) == os.getcwd()
+    assert hook_start("", {}) == os.getcwd()
 
 
 @pytest.mark.parametrize(

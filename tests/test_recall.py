@@ -538,10 +538,11 @@ def test_rebuild_without_a_model_is_one_line(repo: Repository, folder: Path) -> 
 
 
 def test_the_plugin_retains_at_session_end_and_recalls_at_session_start(
-    repo: Repository, folder: Path, tmp_path: Path
+    repo: Repository, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three past sessions; the SessionEnd hook returns at once and a background run
     extracts and consolidates them; the next SessionStart ends with the recall block."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # `folder` is one of its projects
     now = time.time()
     for i, prompt in enumerate(["add a cache", "fix the flaky test", "ship it"]):
         path = transcript(folder, f"session-{i}", prompt, 0)
@@ -576,6 +577,32 @@ def test_the_plugin_retains_at_session_end_and_recalls_at_session_start(
     context = json.loads(started.output)["hookSpecificOutput"]["additionalContext"]
     assert context.endswith("<memory_summary>\n3 sessions\n</memory_summary>")
     assert "heuristic context" in context
+
+
+def test_a_session_end_hands_over_only_the_sessions_own_transcripts(
+    repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transcripts a session's end hands the background run are those of the folder
+    its transcript is in when that is one of Claude Code's project folders, else those
+    of the folder the session started in: never a folder named elsewhere (another
+    program's files, read as sessions and committed into a shared store), nor the
+    project the event's cwd followed the session's shell into."""
+    from gitmem.observe import retain
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    projects = tmp_path / "claude" / "projects"
+    handed: list[str] = []
+    monkeypatch.setattr(retain, "start_background", lambda _, folder: handed.append(folder))
+    outside = str(tmp_path / "elsewhere" / "x.jsonl")
+    retain.session_end(repo, str(projects / "-work-app" / "s.jsonl"), "/work/other")
+    retain.session_end(repo, outside, "/work/other")
+    retain.session_end(repo, str(projects / "-work-app" / "deeper" / "s.jsonl"), "/work/other")
+    retain.session_end(repo, "/nul\0/s.jsonl", "/work/other")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/work/app")
+    retain.session_end(repo, outside, "/work/other")
+    retain.session_end(repo, None, "/work/other")
+    app, other = str(projects / "-work-app"), str(projects / "-work-other")
+    assert handed == [app, other, other, other, app, app]
 
 
 def _files(repo: Repository) -> list[str]:

@@ -37,7 +37,7 @@ from gitmem.errors import InvalidArgument
 from gitmem.lean import refs
 from gitmem.lean.argv import options
 from gitmem.lean.grammar import ENVVARS
-from gitmem.lean.repository import located
+from gitmem.lean.repository import hook_start, located
 from gitmem.lean.shapes import SLUG_CHARS
 
 TYPE_CHECKING = False
@@ -390,9 +390,8 @@ def quiet_hook(given: tuple[str, str | None, float], environ: Mapping[str, str],
     except InvalidArgument:
         return False
     hook, repo, _ = given
-    cwd = event.get("cwd")
     chosen = repo if repo is not None else environ.get(ENVVARS["repo"]) or None
-    place = located(chosen, cwd if isinstance(cwd, str) else os.getcwd())
+    place = located(chosen, hook_start(event.get("cwd"), environ))
     if place is None:
         return False
     directory, branches = place

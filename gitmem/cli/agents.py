@@ -4,7 +4,6 @@ hooks, such as Claude Code's) and run (an agent program as the operator)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 from typing import Any, cast
@@ -30,6 +29,7 @@ from gitmem.cli.options import (
 from gitmem.cli.output import emit, fail, one_line, unexpected
 from gitmem.cli.output import show as print_report
 from gitmem.errors import GitmemError, InvalidArgument
+from gitmem.lean.repository import hook_start
 from gitmem.ops import reports
 from gitmem.repository import Repository
 
@@ -159,7 +159,7 @@ def _claude_code(event: str, options: dict[str, Any]) -> str:
 
     text = sys.stdin.read(INPUT_MAX + 1)
     cwd = claude_code.parse_input(text).get("cwd")
-    path = settings().repo or ops.find_repository(cwd if isinstance(cwd, str) else os.getcwd())
+    path = settings().repo or ops.find_repository(hook_start(cwd))
 
     with Repository.open(path) as repo:
         return claude_code.hook(event, text, repo, launch(**options))

@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 __all__ = [
     "PROJECT_BRANCHES",
     "REPOSITORY_DIR",
     "STANDALONE_BRANCHES",
     "found",
     "git_directory",
+    "hook_start",
     "located",
     "plain_config",
     "standalone",
@@ -141,6 +146,19 @@ def git_directory(place: str) -> tuple[str, str] | None:
     if config.get(("core", "bare"), "false") != "false":
         return None
     return dot_git, PROJECT_BRANCHES
+
+
+def hook_start(cwd: object, environ: Mapping[str, str] = os.environ) -> str:
+    """Where a Claude Code hook looks for its repository: the folder its session started
+    in, ``CLAUDE_PROJECT_DIR``, which Claude Code sets for every hook and which the
+    session's shell cannot move; else (a client that does not set it) the event's
+    ``cwd``, which follows the shell's ``cd``; else this process's own folder. So a
+    model that moves its shell into another project does not move the session's
+    memory, transcripts or observations there."""
+    started = environ.get("CLAUDE_PROJECT_DIR", "")
+    if os.path.isabs(started):
+        return started
+    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
 
 
 def located(chosen: str | None, start: str) -> tuple[str, str] | None:

@@ -27,6 +27,7 @@ import os
 import sys
 import time
 
+from gitmem.lean.repository import hook_start
 from gitmem.observe.finding import common_of, find_git_dir, git_dir_of, observer_settings
 
 TYPE_CHECKING = False  # typing is not loaded at run time (see above)
@@ -629,7 +630,7 @@ def hook_main(argv: list[str]) -> int:
         if not isinstance(data, dict):
             raise ValueError("the hook input is not a JSON object")
         cwd = data.get("cwd")  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
-        git_dir = find_git_dir(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+        git_dir = find_git_dir(hook_start(cwd))  # pyright: ignore[reportUnknownArgumentType]
         if git_dir is None:
             return 0
         record_hook(argv[0], data, git_dir)  # pyright: ignore[reportUnknownArgumentType]

@@ -23,6 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from gitmem.errors import GitmemError, Unavailable
+from gitmem.lean.repository import hook_start
 from gitmem.observe.capture import open_own
 from gitmem.observe.config import read_config
 from gitmem.observe.consolidate import Consolidated, consolidate
@@ -30,7 +31,12 @@ from gitmem.observe.extract import Extraction, extract, processed, select
 from gitmem.observe.lease import leased
 from gitmem.observe.model import Model, observer_run
 from gitmem.observe.recall import RecallSettings, recall_block
-from gitmem.observe.transcripts import modified_at, project_folder, session_files
+from gitmem.observe.transcripts import (
+    modified_at,
+    project_folder,
+    session_files,
+    transcript_folder,
+)
 from gitmem.repository import Repository
 from gitmem.types import Author, FileChange, FileEdit
 
@@ -212,11 +218,7 @@ def start_background(repo: Repository, folder: str) -> bool:
 
 def session_end(repo: Repository, transcript_path: object, cwd: object) -> bool:
     """Start a background run when a Claude Code session ends, over the folder of its
-    transcript (else of its working folder's transcripts); see ``start_background``."""
-    if isinstance(transcript_path, str) and transcript_path.endswith(".jsonl"):
-        folder = os.path.dirname(os.path.abspath(transcript_path))
-    elif isinstance(cwd, str) and cwd:
-        folder = project_folder(cwd)
-    else:
-        folder = default_folder(repo)
+    transcript when that is one of Claude Code's project folders, else over the
+    transcripts of the folder the session started in; see ``start_background``."""
+    folder = transcript_folder(transcript_path) or project_folder(hook_start(cwd))
     return start_background(repo, folder)

@@ -41,8 +41,10 @@ __all__ = [
     "modified_at",
     "payload",
     "project_folder",
+    "projects_root",
     "session_files",
     "session_id",
+    "transcript_folder",
 ]
 
 PAYLOAD_MAX = 48_000
@@ -76,10 +78,29 @@ def modified_at(fingerprint: str) -> float:
     return int(millis) / 1000 if millis.isdigit() and len(millis) < 18 else 0.0
 
 
+def projects_root(config: str | None = None) -> str:
+    """The folder of Claude Code's project folders: ``<config>/projects``."""
+    base = config or os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+    return os.path.join(base, "projects")
+
+
 def project_folder(cwd: str, config: str | None = None) -> str:
     """Where Claude Code keeps the transcripts of sessions run in ``cwd``."""
-    base = config or os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
-    return os.path.join(base, "projects", _UNSAFE.sub("-", os.path.abspath(cwd)))
+    return os.path.join(projects_root(config), _UNSAFE.sub("-", os.path.abspath(cwd)))
+
+
+def transcript_folder(path: object) -> str | None:
+    """The folder of the transcript ``path`` names (a hook's ``transcript_path``) when
+    it is one of Claude Code's own project folders, directly in :func:`projects_root`;
+    ``None`` for anything else, which is never read as transcripts."""
+    if not isinstance(path, str) or not path.endswith(".jsonl"):
+        return None
+    try:
+        folder = os.path.dirname(os.path.abspath(path))
+        root = os.path.realpath(projects_root())
+        return folder if os.path.realpath(os.path.dirname(folder)) == root else None
+    except (OSError, ValueError):  # a path with a NUL in it
+        return None
 
 
 def session_id(stem: str) -> str:
