@@ -156,6 +156,27 @@ def test_a_write_needs_the_consoles_own_origin(client: TestClient, repo: Reposit
     assert ok.status_code == 201
 
 
+def test_only_put_and_delete_write_and_every_other_method_is_a_change_or_a_read(
+    client: TestClient, repo: Repository
+) -> None:
+    """HEAD reads as GET does and writes nothing; a method the console does not know is
+    held to the Origin like a write, then refused with a JSON 405 or 400, never taken
+    for a delete; an unknown route is a JSON 404."""
+    seed(repo)
+    url = "/api/stores/profile/ops/memories/runbook"
+    head = repo.head("profile/ops")
+    assert client.head(url, headers={"If-Match": "2"}).status_code == 200
+    for method in ("PATCH", "POST", "OPTIONS", "PROPFIND"):
+        sent = client.build_request(method, url, headers={"If-Match": "2"})
+        del sent.headers["Origin"]
+        assert error(client.send(sent))[:2] == (403, "forbidden"), method
+        status, kind, _ = error(client.request(method, url, headers={"If-Match": "2"}))
+        assert (status, kind) in {(405, "method-not-allowed"), (400, "invalid-argument")}
+    assert repo.head("profile/ops") == head
+    assert error(client.post("/api/stores"))[:2] == (405, "method-not-allowed")
+    assert error(client.get("/api/nothing"))[:2] == (404, "not-found")
+
+
 def test_answers_carry_a_strict_content_security_policy(client: TestClient) -> None:
     """The page and the API forbid inline script, framing and referrers."""
     for path in ("/", "/api/stores", "/app.js", "/app.css"):
@@ -620,7 +641,7 @@ def test_every_error_kind_has_a_status() -> None:
 
     classes = [getattr(errors, name) for name in errors.__all__]
     classes += [module.Unauthorized, module.Forbidden, module.PreconditionRequired]
-    classes += [module.TooLarge]
+    classes += [module.TooLarge, module._NotAllowed]  # pyright: ignore[reportPrivateUsage]
     for cls in classes:
         assert cls.kind in STATUS, cls
     assert STATUS[gitmem.StaleRevision.kind] == 412

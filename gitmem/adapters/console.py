@@ -73,6 +73,7 @@ STATUS = {
     "read-only": 403,
     "unavailable": 403,
     "not-found": 404,
+    "method-not-allowed": 405,
     "already-exists": 409,
     "stale": 412,
     "limit-exceeded": 422,
@@ -98,7 +99,8 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-_WRITES = frozenset({"PUT", "DELETE", "POST", "PATCH"})
+_READS = frozenset({"GET", "HEAD"})
+"""The methods that change nothing; every other one is a change, whatever its name."""
 _WILDCARDS = ("0.0.0.0", "::", "")
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -113,6 +115,12 @@ class Forbidden(GitmemError):
     """A request from another origin, or addressed to another host."""
 
     kind = "forbidden"
+
+
+class _NotAllowed(GitmemError):
+    """A method a route does not answer."""
+
+    kind = "method-not-allowed"
 
 
 def _error(exc: GitmemError, **extra: Any) -> JSONResponse:
@@ -144,7 +152,9 @@ class Console:
         # a store's first fold of its history runs on a thread of its own
         self._ledgers = ops.Ledgers(repo, self._lock, self._closing, heap.give_back)
         self._hosts: tuple[int, set[str]] | None = None
-        self.app = Starlette(routes=self._routes())
+        self.app = Starlette(
+            routes=self._routes(), exception_handlers={404: _no_route, 405: _no_method}
+        )
 
     @staticmethod
     def new_token() -> str:
@@ -375,10 +385,10 @@ class Console:
             return await self._answer(lambda: self._blame(store, slug, at, method))
         if len(parts) >= 3 and parts[-2] == "memories":
             store, slug = "/".join(parts[:-2]), parts[-1]
-            if method == "GET":
+            if method in _READS:
                 return await self._answer(lambda: self._memory(store, slug))
             return await self._write(request, store, slug)
-        if method != "GET":
+        if method not in _READS:
             return _error(
                 InvalidArgument(
                     f"{method} changes one memory: send it to /api/stores/<store>/memories/<slug>"
@@ -421,7 +431,7 @@ class Console:
 
     def _blame(self, store: str, slug: str, at: str | None, method: str) -> list[dict[str, Any]]:
         """Each line of a memory with the revision that last changed it (``gitmem blame``)."""
-        if method != "GET":
+        if method not in _READS:
             raise InvalidArgument(f"{method} changes nothing here: blame is read with GET")
         return [line.to_dict() for line in self.repo.blame(self._existing(store), slug, at)]
 
@@ -454,6 +464,11 @@ class Console:
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
         try:
+            if request.method not in ("PUT", "DELETE"):
+                raise InvalidArgument(
+                    f"{request.method} changes nothing: a memory is saved with PUT and "
+                    "deleted with DELETE"
+                )
             expected = parse.if_match(request.headers.get("if-match"))
             if request.method == "PUT":
                 fields = parse.fields(await parse.body(request))
@@ -540,6 +555,15 @@ def _paged(data: bytes) -> Response:
 
     headers = {**_HEADERS, "Content-Length": str(len(data))}
     return StreamingResponse(pages(), media_type="application/json", headers=headers)
+
+
+async def _no_route(request: Request, _: Exception) -> Response:
+    return _error(NotFound(f"no such route: {request.url.path[:200]}; see the console's API"))
+
+
+async def _no_method(request: Request, _: Exception) -> Response:
+    method = request.method[:20]
+    return _error(_NotAllowed(f"{method} is not answered at {request.url.path[:200]}"))
 
 
 def _unexpected(exc: Exception) -> GitmemError:
@@ -638,7 +662,7 @@ class _Guard:
             return Unauthorized(
                 "this console needs its token; open the address `gitmem console` printed"
             )
-        if scope["method"] in _WRITES and headers.get("origin") not in {
+        if scope["method"] not in _READS and headers.get("origin") not in {
             f"http://{allowed}" for allowed in console.hosts()
         }:
             return Forbidden("a change must come from the console's own page (Origin)")
