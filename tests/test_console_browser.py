@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import commit_by_hand, git
 
 from gitmem import Author, Repository, ops
 from gitmem.adapters.console import Console
@@ -378,6 +378,33 @@ def test_a_hostile_memory_does_not_execute(page: Page, demo: Repository) -> None
     assert page.locator("script").count() == 1  # the page's own
     assert page.locator("#main img").count() == 0
     assert dialogs == []
+
+
+def test_a_commit_dated_past_any_calendar_is_shown_as_its_number(
+    page: Page, demo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teammate's commit may claim a time no calendar date can show (git keeps any
+    number of seconds): the Memories panel, the memory's history and the timeline show
+    it as the number it is, and draw everything else; text from the store keeps its
+    writing direction to itself."""
+    far = "99999999999999"
+    monkeypatch.setenv("GIT_AUTHOR_DATE", f"@{far} +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{far} +0000")
+
+    def change(work: Path) -> None:
+        (found,) = work.glob("**/api-conventions.md")
+        found.write_text(found.read_text() + "\nOne more line.\n")
+
+    commit_by_hand(demo.directory, "profile/ops", tmp_path / "work", change)
+    open_store(page, "profile/ops")
+    expect(page.locator("#main")).to_contain_text(f"@{far}")
+    page.locator('#treemap .cell[data-slug="api-conventions"]').click()
+    expect(page.locator("#history")).to_contain_text(f"@{far}")
+    page.locator("nav").get_by_role("link", name="Timeline").click()
+    expect(page.locator("#timeline")).to_contain_text(f"@{far}")
+    expect(page.locator("#banner")).to_be_hidden()
+    isolated = "(el) => getComputedStyle(el).unicodeBidi"
+    assert page.locator("#timeline td").first.evaluate(isolated) == "isolate"
 
 
 # -- the console's layout, its Agents and Modules views, and the no-token page ----------

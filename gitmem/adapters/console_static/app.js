@@ -65,8 +65,13 @@
     return false;
   }
 
+  // A commit's time in UTC. A commit may claim any time git can hold, far past what a
+  // calendar date can show: such a time is shown as the number it is, never a failure
+  // that would leave the page empty.
   function when(epoch) {
-    return new Date(epoch * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+    const date = new Date(epoch * 1000);
+    if (!Number.isFinite(date.getTime())) return `@${epoch}`;
+    return date.toISOString().replace("T", " ").slice(0, 19) + " UTC";
   }
 
   function number(n) {
