@@ -178,6 +178,34 @@ def test_a_commit_by_hand_is_blamed_on_its_git_author(repo: Repository, tmp_path
     assert assert_agrees_with_git(repo, "todo") == 2
 
 
+@pytest.mark.parametrize("far", ["99999999999999", "253402300800"])
+def test_a_commit_dated_past_any_calendar_is_read_as_its_number(
+    repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, far: str
+) -> None:
+    """Git keeps any number of seconds as a commit's time: one no date can show (here
+    the year 3,170,843, and the first second of the year 10,000) is printed as that
+    number by log, revisions and blame, never a failure that keeps the history from
+    being read."""
+    write(repo, "todo", "one\n")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", f"@{far} +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{far} +0000")
+
+    def by_hand(work: Path) -> None:
+        path = work / files.memory_path("todo")
+        path.write_text(path.read_text() + "two\n")
+
+    commit_by_hand(repo.directory, S, tmp_path / "work", by_hand)
+    runner = CliRunner()
+    for args in (["log"], ["log", "todo", "-p"], ["revisions", "todo"], ["blame", "todo"]):
+        done = runner.invoke(cli, ["--repo", repo.directory, *args, "--store", S])
+        assert done.exit_code == 0, (args, done.output)
+        assert "please report" not in done.output
+    blamed = runner.invoke(cli, ["--repo", repo.directory, "blame", "todo", "--store", S])
+    assert f" @{far} memory" in blamed.output
+    logged = runner.invoke(cli, ["--repo", repo.directory, "log", "--store", S])
+    assert logged.output.splitlines()[0].endswith(f"@{far}")
+
+
 def test_blame_credits_each_side_of_a_merge(repo: Repository) -> None:
     """After a merge of two lines of work, each line is its own side's, the lines the
     merge itself wrote are the merge's, and `git blame` agrees."""

@@ -15,6 +15,7 @@ __all__ = [
     "blame_text",
     "block",
     "counted",
+    "day",
     "excerpt",
     "hits_text",
     "listing_text",
@@ -46,14 +47,26 @@ listing (:mod:`gitmem.lean.rendered`) are named by it, so it changes with either
 
 
 def when(epoch: int) -> str:
-    """A commit time as the command line prints it, in UTC (a time past the years 1 to
-    9999 is refused with ``ValueError``, as a date's is)."""
+    """A commit time as the command line prints it, in UTC. A commit may claim any
+    number of seconds git can hold: one past the years 1 to 9999, which no date can
+    show, is printed as that number (``@99999999999999``), so one made-up time never
+    keeps a history from being read."""
     import time  # built in: the lean path spares itself ``datetime``
 
-    found = time.gmtime(epoch)
+    try:
+        found = time.gmtime(epoch)
+    except (OverflowError, OSError, ValueError):
+        return f"@{epoch}"
     if not 1 <= found.tm_year <= 9999:
-        raise ValueError(f"year {found.tm_year} is out of range")
+        return f"@{epoch}"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", found)
+
+
+def day(epoch: int) -> str:
+    """The day of a commit time (``2026-12-01``), or the whole number :func:`when`
+    prints for one no date can show."""
+    shown = when(epoch)
+    return shown if shown.startswith("@") else shown[:10]
 
 
 def log_line(commit: str, op: str, name: str, revision: int, author: str, time: int) -> str:
@@ -86,7 +99,7 @@ def blame_text(lines: list[Blamed]) -> list[str]:
     width = max((len(author) for _, _, author, _, _, _, _, _ in lines), default=0)
     return [
         f"{commit[:12]} r{revision:<3} {author:<{width}} {session[:12] or '-':<12} "
-        f"{when(time)[:10]} {file:<6} {line:>4}) {text}\n"
+        f"{day(time)} {file:<6} {line:>4}) {text}\n"
         for commit, revision, author, session, time, file, line, text in lines
     ]
 
