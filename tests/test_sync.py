@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import assert_fsck, capability, tree_bytes
-from helpers_sync import ME, STORE, is_ancestor, make_project, sh
+from helpers_sync import ENV, ME, STORE, is_ancestor, make_project, sh
 
 from gitmem import (
     Agent,
@@ -524,6 +524,49 @@ def test_an_unreachable_remote_is_one_line_and_exit_1(
     assert row["store"] == STORE and row["pushed"] is True and row["conflicts"] == []
     text = CliRunner().invoke(cli, ["sync"])
     assert text.exit_code == 0 and text.stdout == f"{STORE}: up to date at {row['head'][:12]}\n"
+
+
+def test_a_remote_paths_damage_is_refused_in_one_line(replicas: Replicas, tmp_path: Path) -> None:
+    """A remote on this machine is anyone's repository, and dulwich reads its loose
+    objects and refs itself. A commit it cannot parse (pushed there by plain git) is
+    that branch's refusal, and the other stores sync; a ref that names no object, or
+    a ``packed-refs`` it cannot read, is one line for the whole remote, and nothing is
+    written here. Never a defect of gitmem's."""
+    origin = replicas.origin
+    head = sh(origin, "rev-parse", f"refs/heads/gitmem/{STORE}").strip()
+    tree = sh(origin, "rev-parse", f"{head}^{{tree}}").strip()
+    text = f"tree {tree}\nparent {head}\nauthor M <m@x> 1700000000 xx\ncommitter M <m@x> 1700000000 +0000\n\nhand\n"
+    bad = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin"],
+        cwd=origin,
+        input=text,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=True,
+    ).stdout.strip()
+    sh(origin, "update-ref", "refs/heads/gitmem/junk", bad)
+    ops.create(replicas.a, "other", ME, "x", "d", "x\n")
+    reports = {r.store: r for r in replicas.a.sync()}
+    assert reports["junk"].refused and "does not read" in reports["junk"].refused[0]
+    assert reports["other"].pushed
+    assert replicas.a.head("junk") is None
+    clone = Path(replicas.a.directory).parent
+    runner = CliRunner()
+    for damage, says in (
+        ("nothex\n", "names no commit ('nothex'); mend or delete it there"),
+        (None, "cannot read the branches of"),
+    ):
+        if damage is not None:
+            (origin / "refs" / "heads" / "gitmem" / "junk").write_text(damage)
+        else:
+            (origin / "refs" / "heads" / "gitmem" / "junk").unlink()
+            (origin / "packed-refs").write_text(f"{head} refs/heads/gitmem/x..y\n")
+        before = sh(clone, "for-each-ref")
+        done = runner.invoke(cli, ["--repo", str(clone), "sync"])
+        assert done.exit_code == 1 and says in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and "please report" not in done.stderr
+        assert sh(clone, "for-each-ref") == before
 
 
 def test_an_unnamed_remote_path_syncs_too(replicas: Replicas) -> None:

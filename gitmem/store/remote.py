@@ -10,15 +10,17 @@ a remote that moved since is reported as moved (``False``), never overwritten.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from dulwich.errors import NotGitRepository
+from dulwich.errors import FileFormatException, NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject
@@ -129,10 +131,22 @@ class Remote:
         local = self._local()
         if local is not None:
             with local:
+                try:
+                    listed = local.refs.as_dict(Ref(prefix.encode()[:-1]))
+                except Exception as exc:  # dulwich raises many types for refs it cannot read
+                    raise RemoteError(
+                        f"cannot read the branches of {self.url}: {_reason(exc)}"
+                    ) from None
                 heads = {
-                    name.decode("utf-8", "replace"): sha.decode()
-                    for name, sha in local.refs.as_dict(Ref(prefix.encode()[:-1])).items()
+                    name.decode("utf-8", "replace"): sha.decode("utf-8", "replace")
+                    for name, sha in listed.items()
                 }
+                for name, sha in heads.items():  # a ref file may hold anything
+                    if not _HEXSHA.fullmatch(sha):
+                        raise RemoteError(
+                            f"the branch {prefix[len('refs/heads/') :]}{name} of {self.url} "
+                            f"names no commit ({sha[:48]!r}); mend or delete it there"
+                        )
                 try:
                     # the pack folder is fsynced by the caller, for either road; a
                     # branch at what is no commit is no store's history to copy (the
@@ -241,11 +255,17 @@ class Remote:
             if len(wanted) == 1:
                 self.kept_out[wanted[0]] = exc.refusal()
                 return
+        except _UNREADABLE as exc:
+            if len(wanted) == 1:
+                self.kept_out[wanted[0]] = _unreadable(wanted[0], exc)
+                return
         for head in wanted:  # head by head: only the heads that reach it are left out
             try:
                 copy([head], into_own=True, bounded=True)
             except TooLarge as exc:
                 self.kept_out[head] = exc.refusal()
+            except _UNREADABLE as exc:
+                self.kept_out[head] = _unreadable(head, exc)
 
     def push(self, ref: str, old: str | None, new: str, trees: Trees | None = None) -> Pushed:
         """Move ``ref`` at the remote from ``old`` (``None``: absent) to ``new``, sending
@@ -448,13 +468,25 @@ def resolve(repo: Repo, remote: str, base: str) -> Remote:
     return Remote(repo, url, remote)
 
 
+_HEXSHA = re.compile(r"[0-9a-f]{40}")
+_UNREADABLE = (FileFormatException, AssertionError, zlib.error)
+"""What dulwich raises for a repository's data it cannot read (a loose object or a ref
+that does not parse, a ``packed-refs`` line that names no ref): a remote on this
+machine is anyone's repository, and its damage is refused in its own words."""
+
+
+def _unreadable(head: str, exc: Exception) -> str:
+    """The refusal of a branch whose history holds an object that does not read."""
+    return f"commit {head[:12]} breaks rule parse: an object it brings does not read: {exc}"
+
+
 def _is_commit(repo: Repo, sha: str) -> bool:
     """Whether ``sha`` names a commit that ``repo`` holds."""
     try:
         return repo.object_store.get_raw(ObjectID(sha.encode()))[0] == 1
     except KeyError:
         return True  # missing: copying says so
-    except (OSError, ValueError):
+    except (*_UNREADABLE, OSError, ValueError):
         return True  # damaged: copying says so
 
 
