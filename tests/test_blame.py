@@ -3,6 +3,7 @@ against ``git blame`` on the same file at every commit of the store."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -21,6 +22,7 @@ from gitmem import (
     BlameLine,
     Capability,
     Holder,
+    LimitExceeded,
     Limits,
     NotFound,
     Provenance,
@@ -424,3 +426,81 @@ def test_the_core_decides_as_a_plain_comparison_of_every_pair_does(texts: list[b
     comparison of every pair of neighbouring texts gives it."""
     revisions = list(enumerate(texts))
     assert blame.attribute(revisions) == _plain_attribute(revisions)
+
+
+# -- bounds: what one memory can make a blame spend ----------------------------------------
+
+
+def test_a_file_past_the_line_bound_is_refused_in_one_line(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every blamed line costs a record of some hundreds of bytes, and a memory of a
+    million empty lines packs to a few kilobytes: a file past the bound is refused as a
+    limit, in one line, before its lines are walked; one at the bound is blamed."""
+    monkeypatch.setattr(blame, "BLAME_LINES", 40)
+    write(repo, "long", "x\n" * 37)  # and three lines of front matter: 40 in the file
+    assert len([b for b in repo.blame(S, "long") if b.file == "memory"]) == 40
+    write(repo, "long", "x\n" * 38)
+    with pytest.raises(LimitExceeded, match="at most 40 lines of a file, and this one has 41"):
+        repo.blame(S, "long")
+    done = CliRunner().invoke(cli, ["--repo", repo.directory, "blame", "long", "--store", S])
+    assert done.exit_code == 1 and done.output.count("\n") == 1
+    assert done.output.startswith("Error: blame reads at most 40 lines")
+
+
+def test_a_long_rewrite_of_repeated_lines_gives_the_matcher_a_bounded_part(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line-by-line matcher's work grows with the product of the parts it is given,
+    and worse where lines repeat (a 300 KB memory of three lines over and over took
+    nearly a minute): it is given at most MATCHED_MAX line pairs, and a longer rewrite
+    is matched by the lines each side holds once. Lines still pass to the revision
+    that wrote them where such lines anchor them."""
+    import difflib
+
+    given: list[int] = []
+    real = difflib.SequenceMatcher
+
+    def counted(junk: Any, a: Any, b: Any, autojunk: bool) -> Any:
+        given.append(len(a) * len(b))
+        return real(junk, a, b, autojunk)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", counted)
+    first = write(repo, "todo", "a\nb\nc\n" * 1000)
+    second = write(repo, "todo", "c\na\nb\n" * 1000 + "z\n")
+    lines = [b for b in repo.blame(S, "todo") if b.file == "memory"]
+    assert all(pairs <= blame.MATCHED_MAX for pairs in given)
+    assert {b.commit for b in lines} <= {first, second}
+    kept = "\n".join(f"line {n}" for n in range(1000))
+    first = write(repo, "anchored", f"{kept}\n" + "same\n" * 600)
+    second = write(repo, "anchored", "same\n" * 600 + f"{kept}\nnew\n")
+    owners = {b.text: b.commit for b in repo.blame(S, "anchored") if b.file == "memory"}
+    assert owners["line 500"] == first and owners["new"] == second
+    assert all(pairs <= blame.MATCHED_MAX for pairs in given)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), min_size=0, max_size=30, unique=True),
+    st.lists(st.integers(0, 40), min_size=0, max_size=30, unique=True),
+)
+def test_lines_held_once_are_matched_as_their_longest_common_order(
+    old: list[int], new: list[int]
+) -> None:
+    """Where every line is held once, the patience match keeps exactly as many lines as
+    the longest common subsequence has, each to an equal line, in order on both sides."""
+    a = [str(n).encode() for n in old]
+    b = [str(n).encode() for n in new]
+    kept = blame._anchored(a, b)  # pyright: ignore[reportPrivateUsage]
+    assert all(b[j] == a[i] for j, i in kept.items())
+    pairs = sorted(kept.items())
+    assert all(p[1] < q[1] for p, q in itertools.pairwise(pairs))
+    longest = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            longest[i][j] = (
+                longest[i + 1][j + 1] + 1
+                if a[i] == b[j]
+                else max(longest[i + 1][j], longest[i][j + 1])
+            )
+    assert len(kept) == longest[0][0]

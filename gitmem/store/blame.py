@@ -27,6 +27,12 @@ at their start and end are kept as they are, found by comparing the line lists p
 by pair with C-level iterators (no Python loop over lines); only what lies
 between is matched line by line (``difflib``'s matcher, which hashes each line once),
 and only when the two share a line at all (lines rewritten outright share none).
+That matcher's work grows with the product of the two parts' lengths, and faster
+still where lines repeat; past :data:`MATCHED_MAX` line pairs the parts are matched
+as patience diff matches them instead, in time near linear: the lines each side holds
+exactly once, in the longest order both sides agree on, and the equal lines next to
+each. A memory is blamed up to :data:`BLAME_LINES` lines a file; a longer one is
+refused, as every line's record costs a blame some hundreds of bytes.
 
 It loads neither ``typing`` nor ``difflib`` until they are needed: a blame on the lean
 read path is a fresh process, whose imports cost as much as its reading.
@@ -42,6 +48,11 @@ from operator import ne
 
 from gitmem.lean.heads import authored, message_of
 from gitmem.lean.layout import MD, SUFFIXES, bucket
+
+BLAME_LINES = 50_000
+"""The most lines of one file a blame reads (a memory's text, its code or onUse)."""
+MATCHED_MAX = 250_000
+"""The most line pairs (old lines times new ones) the line-by-line matcher is given."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -160,7 +171,7 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
         return []
     key, text = first
     new = _Text(text, split_lines(text))
-    lines = new.lines
+    lines = _bounded(new.lines)
     owners: list[K] = [key] * len(lines)
     ask = _Ask(list(range(len(lines))), list(range(len(lines))))
     for older_key, older in given:
@@ -176,6 +187,21 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     for final in ask.final:
         owners[final] = key
     return list(zip(lines, owners, strict=True))
+
+
+def _bounded(lines: list[bytes]) -> list[bytes]:
+    """``lines``, if a blame may read that many (:data:`BLAME_LINES`)."""
+    if len(lines) > BLAME_LINES:
+        from gitmem.errors import LimitExceeded
+
+        raise LimitExceeded(
+            f"blame reads at most {BLAME_LINES:,} lines of a file, and this one has "
+            f"{len(lines):,}; read it with `gitmem show`, or `git blame` on the store's branch",
+            limit="blameLines",
+            attempted=len(lines),
+            maximum=BLAME_LINES,
+        )
+    return lines
 
 
 def _shared(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
@@ -225,6 +251,8 @@ def _match(old: _Text, new: _Text, ask: _Ask) -> tuple[_Ask, _Ask]:
 
 def _kept(old: list[bytes], new: list[bytes], start: int) -> dict[int, int]:
     """Which lines of ``new`` (from line ``start``) ``old`` holds unchanged, and where."""
+    if len(old) * len(new) > MATCHED_MAX:
+        return {start + b: start + a for b, a in _anchored(old, new).items()}
     # imported here: its import compiles a pattern, and most diffs never get this far
     from difflib import SequenceMatcher
 
@@ -232,6 +260,57 @@ def _kept(old: list[bytes], new: list[bytes], start: int) -> dict[int, int]:
     for a, b, size in SequenceMatcher(None, old, new, False).get_matching_blocks():
         for k in range(size):
             keep[start + b + k] = start + a + k
+    return keep
+
+
+def _anchored(old: list[bytes], new: list[bytes]) -> dict[int, int]:
+    """Lines of ``new`` that ``old`` holds, as patience diff pairs them: the lines each
+    side holds exactly once, in the longest order both agree on, then the equal lines
+    next to each pair, out to the neighbouring pairs. Near-linear however lines repeat."""
+    seen_old: dict[bytes, int] = {}
+    for i, line in enumerate(old):
+        seen_old[line] = -1 if line in seen_old else i
+    seen_new: dict[bytes, int] = {}
+    for j, line in enumerate(new):
+        seen_new[line] = -1 if line in seen_new else j
+    pairs = [
+        (j, seen_old[line])
+        for line, j in seen_new.items()
+        if j >= 0 and seen_old.get(line, -1) >= 0
+    ]
+    pairs.sort()
+    # the longest run of pairs rising on both sides (patience sorting)
+    tops: list[int] = []
+    ends: list[int] = []
+    before: list[int] = []
+    for k, (_, i) in enumerate(pairs):
+        at = bisect_left(tops, i)
+        before.append(ends[at - 1] if at else -1)
+        if at == len(tops):
+            tops.append(i)
+            ends.append(k)
+        else:
+            tops[at], ends[at] = i, k
+    chain: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = before[k]
+    chain.reverse()
+    keep: dict[int, int] = {}
+    last_j = last_i = -1  # the pair before: the lines after it are walked forward
+    for j, i in [*chain, (len(new), len(old))]:
+        fj, fi = last_j + 1, last_i + 1
+        while fj < j and fi < i and new[fj] == old[fi]:
+            keep[fj] = fi
+            fj, fi = fj + 1, fi + 1
+        bj, bi = j - 1, i - 1  # and the lines before this pair, backward
+        while bj >= fj and bi >= fi and new[bj] == old[bi]:
+            keep[bj] = bi
+            bj, bi = bj - 1, bi - 1
+        if j < len(new):
+            keep[j] = i
+        last_j, last_i = j, i
     return keep
 
 
@@ -392,7 +471,7 @@ class _Walk:
         blob = _blob(reader, reader.root(head), slug, suffix)
         if blob is None:
             return []
-        lines = split_lines(reader.blob(blob))
+        lines = _bounded(split_lines(reader.blob(blob)))
         count = len(lines)
         owners = [_Key("", slug)] * count
         pending: dict[str, list[_Lines]] = {
