@@ -582,6 +582,11 @@ def test_a_body_over_the_cap_is_refused_as_it_arrives(
     )
     assert error(declared)[:2] == (413, "too-large")
     assert repo.stores() == []
+    # a length of more digits than a count holds is over the cap too, before any body
+    received[0], answer[:] = 0, []
+    scope["headers"] = [*scope["headers"], (b"content-length", b"1" + b"0" * 12)]  # type: ignore[misc]
+    asyncio.run(console.asgi()(scope, receive, send))  # type: ignore[arg-type]
+    assert answer[0]["status"] == 413 and received[0] == 0
 
 
 def test_refusals_have_the_clis_words(client: TestClient, repo: Repository) -> None:
@@ -684,6 +689,24 @@ def _closed(sock: socket.socket) -> bool:
         return sock.recv(10) == b""
     except ConnectionResetError:
         return True
+
+
+def test_a_refusal_ends_its_connection(repo: Repository) -> None:
+    """A client without the token that sends request after request and never reads an
+    answer gets one refusal and its connection closed: no answer waits in progress
+    for it, holding the connection past every deadline (no token needed to try)."""
+    console = Console(repo, token=TOKEN, port=0, author=ADA)
+    with console.running():
+        sock = socket.create_connection(("127.0.0.1", console.port), timeout=10)
+        host = f"Host: 127.0.0.1:{console.port}\r\n"
+        sock.sendall(f"GET /api/stores HTTP/1.1\r\n{host}\r\n".encode() * 2000)
+        answered = b""
+        while chunk := sock.recv(1 << 16):
+            answered += chunk
+        sock.close()
+    assert answered.startswith(b"HTTP/1.1 401 ")
+    assert answered.count(b"HTTP/1.1 ") == 1
+    assert b"connection: close" in answered.lower()
 
 
 def test_half_sent_requests_neither_stay_nor_crowd_out_the_operator(

@@ -644,6 +644,10 @@ class _Guard:
         refusal = self._refusal(scope)
         if refusal is not None:
             answer = _door(refusal) if _page_visit(scope) else _error(refusal)
+            # and the connection ends with it: a client that sends request after request
+            # without the token and never reads an answer would otherwise hold its
+            # connection for ever, each answer waiting in progress for a reader
+            answer.headers["Connection"] = "close"
             await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)

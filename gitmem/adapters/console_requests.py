@@ -104,7 +104,10 @@ async def body(request: Request) -> bytes:
     passes the cap, or ``InvalidArgument`` if it takes over the time allowed: a client
     never makes the console hold more than the cap, nor wait for ever."""
     declared = request.headers.get("content-length")
-    if declared is not None and (number(declared) or 0) > BODY_MAX:
+    # the server takes only digits here; more of them than a count holds is over the cap
+    if declared is not None and (
+        len(declared) > _NUMBER_DIGITS or (number(declared) or 0) > BODY_MAX
+    ):
         raise TooLarge(f"the request is over {BODY_MAX:,} bytes; send less text")
     chunks: list[bytes] = []
     size = 0
