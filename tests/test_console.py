@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import signal
@@ -91,34 +92,39 @@ def error(response: httpx2.Response) -> tuple[int, str, str]:
 
 
 def test_a_request_without_the_token_is_refused(anonymous: TestClient) -> None:
-    """Every route, the page included, answers 401 without the token."""
-    for path in ("/", "/app.js", "/api/stores", "/api/events", "/api/stores/x/state"):
+    """Every route of the API answers 401 without the token; the page, its script and
+    its style are read without it, hold no secret and set no cookie, and a write to
+    them is refused like any other."""
+    for path in ("/api/stores", "/api/events", "/api/stores/x/state", "/api/review"):
         status, kind, message = error(anonymous.get(path))
         assert (status, kind) == (401, "unauthorized"), path
         assert "token" in message
+    for path in ("/", "/app.js", "/app.css"):
+        page = anonymous.get(path)
+        assert page.status_code == 200 and "set-cookie" not in page.headers, path
+        assert TOKEN not in page.text
+        refused = anonymous.put(path, headers={"Origin": BASE})
+        assert error(refused)[:2] == (401, "unauthorized"), path
 
 
 def test_a_wrong_token_is_refused(anonymous: TestClient) -> None:
     """A token that is not this launch's is refused, however it is offered."""
     for headers, query in (
         ({"Authorization": "Bearer nope"}, ""),
-        ({"Cookie": f"gitmem_console_{PORT}=nope"}, ""),
+        ({"Cookie": f"gitmem_console_{PORT}={TOKEN}"}, ""),  # a cookie is never read
         ({}, "?token=nope"),
         ({}, f"?token={TOKEN}x"),
     ):
         assert anonymous.get("/api/stores" + query, headers=headers).status_code == 401
 
 
-def test_the_token_is_accepted_three_ways(anonymous: TestClient) -> None:
-    """``?token=``, the cookie the page sets from it, and a Bearer header all work."""
+def test_the_token_is_accepted_two_ways_and_never_from_a_cookie(anonymous: TestClient) -> None:
+    """A Bearer header (the page's way) and ``?token=`` (the event stream's) work. No
+    cookie is set or read: a browser sends a host's cookies to each of its ports, so
+    another program listening on this machine would be handed the token."""
     page = anonymous.get(f"/?token={TOKEN}")
-    assert page.status_code == 200
-    assert "text/html" in page.headers["content-type"]
-    cookie = page.headers["set-cookie"]
-    assert cookie.startswith(f"gitmem_console_{PORT}={TOKEN};")
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
-    # the client keeps the cookie: the page's own requests need nothing else
-    assert anonymous.get("/api/stores").status_code == 200
+    assert page.status_code == 200 and "set-cookie" not in page.headers
+    assert anonymous.get("/api/stores").status_code == 401
     fresh = TestClient(anonymous.app, base_url=BASE)
     assert fresh.get("/api/stores", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
     assert fresh.get(f"/api/stores?token={TOKEN}").status_code == 200
@@ -1170,13 +1176,14 @@ BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;
 def test_a_visit_without_the_token_gets_a_page_saying_how_to_get_in(
     anonymous: TestClient,
 ) -> None:
-    """A browser visiting the page without the token is told, in HTML, to open the
-    address `gitmem console` printed; the API still answers JSON."""
-    page = anonymous.get("/", headers=BROWSER)
+    """A browser visiting a page other than the console's own without the token is
+    told, in HTML, to open the address `gitmem console` printed (the console's page
+    says so itself); the API still answers JSON."""
+    page = anonymous.get("/elsewhere", headers=BROWSER)
     assert page.status_code == 401
     assert page.headers["content-type"].startswith("text/html")
-    assert "gitmem console" in page.text and "?token=" in page.text
-    assert "token" in page.text and "<script" not in page.text
+    assert "gitmem console" in page.text and "token" in page.text
+    assert "<script" not in page.text
     policy = page.headers["content-security-policy"]
     assert "default-src 'none'" in policy and "style-src 'sha256-" in policy
     assert "script-src" not in policy
@@ -1369,3 +1376,36 @@ def test_a_loopback_bind_answers_every_name_of_loopback(repo: Repository) -> Non
     for bound in ("localhost", "127.0.0.1", "::1"):
         console = Console(repo, token=TOKEN, host=bound, port=PORT)
         assert console.hosts() == {f"localhost:{PORT}", f"127.0.0.1:{PORT}", f"[::1]:{PORT}"}
+
+
+def test_open_hands_the_browser_a_private_page_never_the_token(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every user of the machine can read a command line: ``--open`` hands the browser
+    a page in a folder only this user can read, which leads on to the address with the
+    token, and removes it once the console stops."""
+    import webbrowser
+
+    console = Console(repo, token=TOKEN, port=0, author=ADA)
+    handed: list[tuple[str, int, int, str]] = []
+
+    def browser(uri: str) -> bool:
+        path = uri.removeprefix("file://")
+        with open(path, encoding="utf-8") as page:
+            text = page.read()
+        mode, folder = os.stat(path).st_mode, os.stat(os.path.dirname(path)).st_mode
+        handed.append((uri, mode & 0o777, folder & 0o777, text))
+        return True
+
+    class Stopped:
+        def run(self, sockets: list[socket.socket]) -> None:
+            sockets[0].close()
+
+    monkeypatch.setattr(webbrowser, "open", browser)
+    monkeypatch.setattr(Console, "server", lambda self: Stopped())
+    console.serve(lambda _: None, open_browser=True)
+    [(uri, mode, folder, text)] = handed
+    assert uri.startswith("file://") and TOKEN not in uri
+    assert (mode, folder) == (0o600, 0o700)
+    assert f"/?token={TOKEN}" in text
+    assert not os.path.exists(uri.removeprefix("file://"))

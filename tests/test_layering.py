@@ -197,6 +197,7 @@ ORDER: dict[str, list[str]] = {
         "mcp",
         "claude_code",
         "console_requests",
+        "console_pages",
         "console",
     ],
     "gitmem.cli": [

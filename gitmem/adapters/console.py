@@ -8,8 +8,10 @@ refuses what the CLI refuses, in the same words.
 Security (see docs/console.md, "Security model"):
 
 - it binds loopback unless told otherwise;
-- every request carries the per-launch token: ``?token=``, the cookie the page sets
-  from it, or ``Authorization: Bearer``, compared in constant time;
+- every API request carries the per-launch token: ``Authorization: Bearer`` (how the
+  page sends it, from its own origin's storage), or ``?token=``, compared in constant
+  time; never a cookie, which a browser would send to any other port of the host too.
+  The page and its script and style are the same for everyone and hold no secret;
 - a write (``PUT``, ``DELETE``) also needs an ``Origin`` equal to the console's own;
 - the ``Host`` header must name the bound address, so a DNS-rebound name is refused;
 - the page builds every memory text with ``textContent`` under a strict CSP.
@@ -21,11 +23,8 @@ Security (see docs/console.md, "Security model"):
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hashlib
 import hmac
-import html
 import json
 import secrets
 import socket
@@ -52,8 +51,10 @@ try:
 except ImportError as exc:  # the optional packages
     raise missing_extra("console", exc) from exc
 
+import gitmem.adapters.console_pages as pages
 import gitmem.adapters.console_requests as parse
 from gitmem import ops
+from gitmem.adapters.console_pages import HEADERS
 from gitmem.adapters.console_requests import PreconditionRequired, TooLarge
 from gitmem.errors import GitmemError, InternalError, InvalidArgument, NotFound, StaleRevision
 from gitmem.ops import review as reviewing
@@ -88,17 +89,8 @@ _STATIC = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
 }
-_HEADERS = {
-    # the page loads only its own script and style, and nothing may frame it
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    # the first URL carries the token: never send it on to anyone
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
+_PUBLIC = frozenset({*_STATIC, "/favicon.ico"})
+"""What is read without the token: the page's shell, script and style, and no icon."""
 _READS = frozenset({"GET", "HEAD"})
 """The methods that change nothing; every other one is a change, whatever its name."""
 _WILDCARDS = ("0.0.0.0", "::", "")
@@ -125,7 +117,7 @@ class _NotAllowed(GitmemError):
 
 def _error(exc: GitmemError, **extra: Any) -> JSONResponse:
     body: dict[str, Any] = {"error": {"kind": exc.kind, "message": str(exc)}, **extra}
-    return JSONResponse(body, status_code=STATUS.get(exc.kind, 500), headers=_HEADERS)
+    return JSONResponse(body, status_code=STATUS.get(exc.kind, 500), headers=HEADERS)
 
 
 class Console:
@@ -160,11 +152,6 @@ class Console:
     def new_token() -> str:
         """A fresh per-launch token."""
         return secrets.token_urlsafe(24)
-
-    @property
-    def cookie(self) -> str:
-        """The cookie holding the token (named per port: cookies ignore ports)."""
-        return f"gitmem_console_{self.port}"
 
     @property
     def wildcard(self) -> bool:
@@ -223,13 +210,10 @@ class Console:
                 f"listening on every address of this machine ({self.host}): open the address "
                 f"above from elsewhere, or {self.url('127.0.0.1')} from this machine"
             )
-        if open_browser:
-            import webbrowser
-
-            webbrowser.open(self.url())
         # uvicorn re-raises the Ctrl-C it caught once it has shut down: that is the
         # operator's way to stop the console, not an error
-        with contextlib.suppress(KeyboardInterrupt):
+        shown = pages.shown_in_browser(self.url()) if open_browser else contextlib.nullcontext()
+        with shown, contextlib.suppress(KeyboardInterrupt):
             self.server().run(sockets=[sock])
 
     @contextlib.contextmanager
@@ -309,13 +293,10 @@ class Console:
     async def _static(self, request: Request) -> Response:
         name, media = _STATIC[request.url.path]
         text = resources.files("gitmem.adapters").joinpath("console_static", name).read_bytes()
-        response = Response(text, media_type=media, headers=_HEADERS)
-        if request.url.path == "/":
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
-        return response
+        return Response(text, media_type=media, headers=HEADERS)
 
     async def _no_icon(self, request: Request) -> Response:
-        return Response(status_code=204, headers=_HEADERS)
+        return Response(status_code=204, headers=HEADERS)
 
     async def _call(self, fn: Callable[[], Any], *, locked: bool = True) -> Any:
         def run() -> Any:
@@ -460,7 +441,7 @@ class Console:
             return _error(_unexpected(exc))
         if raw:
             return _paged(data)
-        return JSONResponse(data, headers=_HEADERS)
+        return JSONResponse(data, headers=HEADERS)
 
     async def _write(self, request: Request, store: str, slug: str) -> Response:
         try:
@@ -486,14 +467,14 @@ class Console:
                     return rev.to_dict(), rev.op == "create"
 
                 event, created = await self._call(save)
-                return JSONResponse(event, status_code=201 if created else 200, headers=_HEADERS)
+                return JSONResponse(event, status_code=201 if created else 200, headers=HEADERS)
 
             def delete() -> dict[str, Any]:
                 return ops.delete(
                     self.repo, self._existing(store), self.author, slug, expected=expected
                 ).to_dict()
 
-            return JSONResponse(await self._call(delete), headers=_HEADERS)
+            return JSONResponse(await self._call(delete), headers=HEADERS)
         except StaleRevision as exc:
             # the newer text goes back with the refusal, so the editor can show it
             current = await self._call(lambda: self._current(store, slug))
@@ -529,7 +510,7 @@ class Console:
         return StreamingResponse(
             stream(),
             media_type="text/event-stream",
-            headers={**_HEADERS, "X-Accel-Buffering": "no"},
+            headers={**HEADERS, "X-Accel-Buffering": "no"},
         )
 
     def _heads(self) -> dict[str, str | None]:
@@ -546,14 +527,14 @@ def _paged(data: bytes) -> Response:
     into it whole (megabytes for the Memories panel of 100,000 memories, kept by the
     allocator once freed)."""
     if len(data) <= PAGE_BYTES:
-        return Response(data, media_type="application/json", headers=_HEADERS)
+        return Response(data, media_type="application/json", headers=HEADERS)
 
     async def pages() -> AsyncIterator[memoryview]:
         whole = memoryview(data)
         for at in range(0, len(whole), PAGE_BYTES):
             yield whole[at : at + PAGE_BYTES]
 
-    headers = {**_HEADERS, "Content-Length": str(len(data))}
+    headers = {**HEADERS, "Content-Length": str(len(data))}
     return StreamingResponse(pages(), media_type="application/json", headers=headers)
 
 
@@ -571,65 +552,6 @@ def _unexpected(exc: Exception) -> GitmemError:
     return InternalError(f"unexpected {type(exc).__name__}: {exc}; please report this as a bug")
 
 
-_DOOR_STYLE = (
-    "body{font:16px/1.5 system-ui,sans-serif;color:#1d232a;background:#f4f6f8;margin:0}"
-    "main{max-width:40em;margin:3em auto;padding:1em 1.5em;background:#fff;"
-    "border:1px solid #d6dbe0;border-radius:6px}"
-    "h1{font-size:1.3em;margin:.2em 0 .6em}code{font:14px ui-monospace,monospace;"
-    "background:#f4f6f8;padding:1px 4px;border-radius:3px;overflow-wrap:anywhere}"
-)
-_DOOR_HEADERS = {
-    **_HEADERS,
-    # the page's one style is allowed by its hash; nothing else may load or run
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'sha256-"
-        + base64.b64encode(hashlib.sha256(_DOOR_STYLE.encode()).digest()).decode()
-        + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    ),
-}
-_DOOR_HELP = {
-    "unauthorized": (
-        "This page needs the token of this launch of the console. In the terminal where "
-        "it runs, <code>gitmem console</code> printed its address with the token, like "
-        "<code>http://127.0.0.1:PORT/?token=...</code>: open that address. Each launch "
-        "has a fresh token; once the page is open it keeps the token for you."
-    ),
-    "forbidden": (
-        "The console answers only to the address it printed, so that another site cannot "
-        "reach it under a name of its own. Open the address <code>gitmem console</code> "
-        "printed in its terminal."
-    ),
-}
-
-
-def _page_visit(scope: Scope) -> bool:
-    """Whether a browser is visiting a page (not calling the API): it gets a page that
-    says how to get in, where the API gets its JSON refusal."""
-    if scope["method"] != "GET" or scope["path"].startswith("/api/"):
-        return False
-    accept = dict(scope["headers"]).get(b"accept", b"")
-    return b"text/html" in accept
-
-
-def _door(refusal: GitmemError) -> Response:
-    """The page a visit without the token (or to a foreign name) gets."""
-    helps = _DOOR_HELP.get(refusal.kind, "")
-    text = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>gitmem console: how to get in</title><style>{_DOOR_STYLE}</style></head>"
-        f'<body><main id="door" data-kind="{html.escape(refusal.kind)}">'
-        "<h1>gitmem console: how to get in</h1>"
-        f'<p id="refusal">{html.escape(str(refusal))}.</p><p>{helps}</p></main></body></html>'
-    )
-    return Response(
-        text,
-        status_code=STATUS.get(refusal.kind, 500),
-        media_type="text/html; charset=utf-8",
-        headers=_DOOR_HEADERS,
-    )
-
-
 class _Guard:
     """The checks every request passes before it reaches a route: host, token, origin."""
 
@@ -643,7 +565,11 @@ class _Guard:
             return
         refusal = self._refusal(scope)
         if refusal is not None:
-            answer = _door(refusal) if _page_visit(scope) else _error(refusal)
+            answer = (
+                pages.door(refusal, STATUS.get(refusal.kind, 500))
+                if pages.page_visit(scope)
+                else _error(refusal)
+            )
             # and the connection ends with it: a client that sends request after request
             # without the token and never reads an answer would otherwise hold its
             # connection for ever, each answer waiting in progress for a reader
@@ -662,6 +588,8 @@ class _Guard:
                 + (" and this machine's other names" if console.wildcard else "")
                 + "; open the address the command printed"
             )
+        if scope["path"] in _PUBLIC and scope["method"] in _READS:
+            return None  # the page, its script and style: the same for all, no secret in them
         if not self._token_ok(scope, headers):
             return Unauthorized(
                 "this console needs its token; open the address `gitmem console` printed"
@@ -680,10 +608,6 @@ class _Guard:
         auth = headers.get("authorization", "")
         if auth[:7].lower() == "bearer ":
             offered.append(auth[7:].strip())
-        for part in headers.get("cookie", "").split(";"):
-            name, _, value = part.strip().partition("=")
-            if name == self.console.cookie:
-                offered.append(value)
         # every candidate is compared, in constant time, so timing tells nothing
         ok = False
         for candidate in offered:

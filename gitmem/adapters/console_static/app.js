@@ -9,15 +9,25 @@
   const banner = document.getElementById("banner");
   const live = document.getElementById("live");
 
-  // the token came in the address; the cookie the page set carries it from now on
-  if (location.search.includes("token=")) {
-    history.replaceState(null, "", location.pathname + location.hash);
+  // The launch's token comes once, in the address `gitmem console` printed. The page
+  // keeps it in its own origin's storage, which no other port of this host can read
+  // (a cookie would be sent to every one of them), sends it with each request, and
+  // takes it out of the address bar.
+  const TOKEN_KEY = "gitmem-console-token";
+  const offered = new URLSearchParams(location.search).get("token");
+  let token = offered;
+  try {
+    if (offered !== null) localStorage.setItem(TOKEN_KEY, offered);
+    else token = localStorage.getItem(TOKEN_KEY);
+  } catch (error) {
+    // no storage (a private window may refuse it): the token lasts as long as the page
   }
+  if (offered !== null) history.replaceState(null, "", location.pathname + location.hash);
 
   // how often a page whose data waits for a store's history asks again
   const POLL_MS = 1000;
 
-  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null, poll: null };
+  const state = { dirty: false, view: null, heads: {}, flash: null, renders: 0, stale: () => false, drawn: null, poll: null, locked: false, events: null };
 
   // -- small helpers ------------------------------------------------------------------
 
@@ -87,13 +97,15 @@
   }
 
   async function api(method, path, body, headers) {
-    const init = { method, headers: Object.assign({}, headers || {}), credentials: "same-origin" };
+    const init = { method, headers: Object.assign({}, headers || {}), credentials: "omit" };
+    init.headers["Authorization"] = `Bearer ${token}`;
     if (body !== undefined) {
       init.body = JSON.stringify(body);
       init.headers["Content-Type"] = "application/json";
     }
     const response = await fetch(path, init);
     const data = await response.json().catch(() => null);
+    if (response.status === 401) door();
     return { status: response.status, ok: response.ok, data };
   }
 
@@ -106,6 +118,33 @@
   function message(answer) {
     const error = answer.data && answer.data.error;
     return error ? `${error.message} (${error.kind})` : `the console answered ${answer.status}`;
+  }
+
+  // Without this launch's token (none given, or one of an earlier launch): how to get in.
+  function door() {
+    state.locked = true;
+    if (state.events) state.events.close();
+    say("");
+    fill(tabs);
+    live.textContent = "no token";
+    live.className = "live";
+    fill(
+      main,
+      h(
+        "section",
+        { id: "door" },
+        h("h2", {}, "How to get in"),
+        h(
+          "p",
+          {},
+          "This page needs the token of this launch of the console. In the terminal where it runs, ",
+          h("code", {}, "gitmem console"),
+          " printed its address with the token, ending in ",
+          h("code", {}, "/?token=..."),
+          ": open that address. Each launch has a fresh token; once the page is open it keeps the token for you.",
+        ),
+      ),
+    );
   }
 
   function say(text, kind) {
@@ -168,6 +207,7 @@
   });
 
   async function render(fresh) {
+    if (state.locked) return;
     const view = route();
     state.view = view;
     // renders overlap (a live update, a navigation): only the latest may draw
@@ -186,7 +226,7 @@
       else if (view.name === "review") await reviewPage(fresh);
       else await storesPage(fresh);
     } catch (error) {
-      if (mine === state.renders) say(error.message, "error");
+      if (mine === state.renders && !state.locked) say(error.message, "error");
     }
   }
 
@@ -980,12 +1020,16 @@
   // -- live updates ---------------------------------------------------------------------
 
   function listen() {
-    const events = new EventSource("/api/events");
+    // an event stream cannot carry a header: the token goes in its address, to this
+    // origin only
+    const events = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+    state.events = events;
     events.addEventListener("open", () => {
       live.textContent = "live";
       live.className = "live on";
     });
     events.addEventListener("error", () => {
+      if (state.locked) return;
       live.textContent = "reconnecting…";
       live.className = "live";
     });
@@ -998,6 +1042,9 @@
     });
   }
 
-  render(true);
-  listen();
+  if (token === null) door();
+  else {
+    render(true);
+    listen();
+  }
 })();
