@@ -20,6 +20,7 @@ from gitmem import (
     Agent,
     Author,
     Holder,
+    InvalidArgument,
     LimitExceeded,
     Memory,
     RemoteError,
@@ -567,6 +568,34 @@ def test_a_remote_paths_damage_is_refused_in_one_line(replicas: Replicas, tmp_pa
         assert done.exit_code == 1 and says in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1 and "please report" not in done.stderr
         assert sh(clone, "for-each-ref") == before
+
+
+def test_a_store_beside_another_of_its_name_is_refused_in_one_line(
+    replicas: Replicas,
+) -> None:
+    """Git keeps no branch whose name is a folder of another's: a store ``team`` beside
+    a store ``team/x`` is refused where it would be made (a write here, an adoption of
+    the remote's, a push there) with one line that says so, never an error about lock
+    files or folders; the other stores are synced and nothing is left half made."""
+    with pytest.raises(InvalidArgument, match="cannot be made beside gitmem/notes:"):
+        ops.create(replicas.a, "notes/x", ME, "x", "d", "x\n")
+    ops.create(replicas.b, "team/x", ME, "x", "d", "x\n")
+    replicas.b.sync()
+    ops.create(replicas.a, "team", ME, "y", "d", "y\n")
+    with pytest.raises(RemoteError, match="gitmem/team cannot be made beside gitmem/team/x"):
+        replicas.a.sync()
+    assert replicas.a.stores() == [STORE, "team"]
+    head = sh(replicas.origin, "rev-parse", f"refs/heads/gitmem/{STORE}").strip()
+    packed = replicas.origin / "packed-refs"
+    with packed.open("a") as refs:
+        refs.write(f"{head} refs/heads/gitmem/{STORE}/x\n")
+    reports = {r.store: r for r in replicas.b.sync()}
+    assert reports[f"{STORE}/x"].refused == [
+        f"gitmem/{STORE}/x cannot be made beside gitmem/{STORE}: git keeps no branch whose "
+        "name is a folder of another branch's; give the store another name"
+    ]
+    assert reports[STORE].up_to_date and STORE in replicas.b.stores()
+    assert_fsck(replicas.b.directory)
 
 
 def test_an_unnamed_remote_path_syncs_too(replicas: Replicas) -> None:

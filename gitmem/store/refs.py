@@ -22,15 +22,34 @@ from dulwich.file import FileLocked
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from gitmem.errors import InvalidArgument
 from gitmem.store import packing
 from gitmem.store.locking import fsync_dir, fsync_together, remove_stale
 from gitmem.store.objects import Record
 
-__all__ = ["Refs"]
+__all__ = ["BranchBeside", "Refs"]
 
 _HEX_RE = re.compile(rb"[0-9a-f]{40}")
 # a server reads the same few refs (a store's branch, a notice watermark) at every call
 _PATHS_MAX = 1024
+
+
+class BranchBeside(InvalidArgument):
+    """A new ref that git cannot keep beside one that is there: a store named ``team``
+    beside a store ``team/x``, or the other way round."""
+
+    kind = "invalid-argument"
+
+    def __init__(self, ref: str, other: str) -> None:
+        super().__init__(
+            f"{ref} cannot be made beside {other}: git keeps no branch whose name is a "
+            "folder of another branch's; give the store another name"
+        )
+
+
+def _shown(ref: Ref) -> str:
+    """A ref as a person names it: a branch without ``refs/heads/``."""
+    return ref.decode("utf-8", "replace").removeprefix("refs/heads/")
 
 
 class Refs:
@@ -75,6 +94,19 @@ class Refs:
             keys = self._repo.refs.keys(base=Ref(base.encode()))
         return sorted(k.decode() for k in keys)
 
+    def beside(self, ref: Ref) -> str | None:
+        """A ref git cannot keep beside ``ref``: one whose name is a folder of ``ref``'s
+        (``a/b`` beside ``a/b/c``), or one in the folder ``ref``'s name would be
+        (``a/b/c`` beside ``a/b``), loose or packed; ``None`` if ``ref`` may be made."""
+        name = ref.decode()
+        parts = name.split("/")
+        for depth in range(3, len(parts)):  # below refs/<kind>/
+            above = "/".join(parts[:depth])
+            if self.read(Ref(above.encode())) is not None:
+                return above
+        under = self.names(name + "/")
+        return f"{name}/{under[0]}" if under else None
+
     def swap(
         self,
         ref: Ref,
@@ -98,6 +130,8 @@ class Refs:
         together; the pack folder once a staged pack is renamed into place; the ref's
         folder (and any folder the move created) once the lock is renamed over it.
         """
+        if old is None and (other := self.beside(ref)) is not None:
+            raise BranchBeside(_shown(ref), _shown(Ref(other.encode())))
         path = os.path.join(self.directory, os.fsdecode(ref))
         folder = os.path.dirname(path)
         created = not os.path.isdir(folder)

@@ -30,7 +30,7 @@ from dulwich.repo import Repo
 from gitmem.errors import GitmemError, RemoteError
 from gitmem.store.locking import flocked, fsync_dir, remove_stale, storage_error
 from gitmem.store.pushobjects import TooLarge
-from gitmem.store.refs import Refs
+from gitmem.store.refs import BranchBeside, Refs
 from gitmem.store.transfer import copy_history
 from gitmem.store.trees import Trees
 
@@ -353,6 +353,8 @@ class Remote:
         except FileLocked as exc:
             _remove_if_stale(os.fsdecode(exc.lockfilename))
             return Pushed(False, True, "another push was updating the remote")
+        except BranchBeside as exc:  # the remote holds a store beside this one's name
+            return Pushed(False, False, str(exc))
         except (KeyError, OSError, ValueError) as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Generator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from dulwich.objects import ObjectID
@@ -17,7 +17,7 @@ from dulwich.repo import Repo
 from gitmem.store.layout import PROPOSAL_PREFIX, usable_store
 from gitmem.store.locking import WriteLock, storage_error
 from gitmem.store.objects import ObjectReader
-from gitmem.store.refs import Refs
+from gitmem.store.refs import BranchBeside, Refs
 from gitmem.store.trees import Trees
 
 if TYPE_CHECKING:
@@ -102,7 +102,10 @@ class Sharing:
         try:
             with self._lock.held():
                 for ref, commit in tracked.items():
-                    self._refs.track(ref, commit)
+                    # a remote's store beside one of ours (``team/x`` and ``team``) goes
+                    # unrecorded: that store is refused, and the others are recorded
+                    with suppress(BranchBeside):
+                        self._refs.track(ref, commit)
         except OSError as exc:
             raise storage_error(exc, f"recording what {remote.url} holds") from exc
 

@@ -28,6 +28,7 @@ from gitmem.limits import Excess, Limits, exceeded
 from gitmem.store import Remote, Snapshot, Storage
 from gitmem.store.collector import uncollected
 from gitmem.store.memoryfiles import ALLOWLIST, GUARD
+from gitmem.store.refs import BranchBeside
 from gitmem.sync.reconcile import CONFLICT, Reconciled, reconcile
 from gitmem.trailers import read_capability_trailer
 from gitmem.types import SYNC_AUTHOR, Author
@@ -182,8 +183,12 @@ def _sync_store(
         if theirs is None:
             new = ours
         elif ours is None:
-            if not repo.advance(store, None, theirs):
-                continue
+            try:
+                if not repo.advance(store, None, theirs):
+                    continue
+            except BranchBeside as exc:  # a store of ours beside this one's name
+                report.refused = [str(exc)]
+                break
             changed |= repo.snapshot(store, theirs).changed_since(None)
             report.fetched, report.head = True, theirs
             break
