@@ -203,6 +203,9 @@ class Refs:
         The new objects ``records`` ride in one pack, made durable with the lock files
         before any ref names what they hold. Must hold the write lock."""
         moves = sorted(moves, key=lambda move: move[0])
+        for ref, old, new in moves:
+            if old is None and new is not None and (other := self.beside(ref)) is not None:
+                raise BranchBeside(_shown(ref), _shown(Ref(other.encode())))
         paths = [os.path.join(self.directory, os.fsdecode(ref)) for ref, _, _ in moves]
         held: list[tuple[str, int]] = []
         staged: packing.Staged | None = None
