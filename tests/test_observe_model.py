@@ -288,7 +288,8 @@ def test_capture_hook_never_fails_the_session(tmp_path: Path) -> None:
 
 
 def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path: Path) -> None:
-    """The capture path imports no dulwich, no click and no gitmem module beyond it."""
+    """The capture path imports no dulwich, no click and no gitmem module beyond it and
+    the one (``os`` alone) that says which folder a Claude Code hook serves."""
     script = (
         "import sys, io; sys.argv = ['gitmem', 'observe', 'capture', 'post-tool-use']\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
@@ -304,6 +305,8 @@ def test_the_capture_hook_loads_neither_the_store_nor_the_command_line(tmp_path:
         "gitmem.__main__",
         "gitmem.errors",
         "gitmem.lazy",
+        "gitmem.lean",
+        "gitmem.lean.repository",
         "gitmem.observe",
         "gitmem.observe.capture",
         "gitmem.observe.finding",
