@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 4b5d17e3191bea7efe74d5119da53eae9ac975480c5ecdb64f00e09879a9691b) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 194d0ce02171508edb970fc70fe65895815770ee832e1f60664b71d11fec0156) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
@@ -830,6 +830,17 @@ function workerMain(split, makeReader) {
         }
       }
     }
+  }
+  for (const name of [
+    "createObjectURL",
+    "revokeObjectURL"
+  ]) {
+    defineProperty(URL, name, {
+      value: void 0,
+      writable: false,
+      enumerable: false,
+      configurable: false
+    });
   }
   onMessage = (data) => {
     const init = data;

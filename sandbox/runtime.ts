@@ -1095,6 +1095,19 @@ function workerMain(
     }
   }
 
+  // Deno keeps blob URLs in one store for the whole process, the runtime's own among
+  // them (a worker's script, the gitmem module, a code memory's cached module), and
+  // stack traces name them: revoked, each would break every later request, anyone's.
+  // User code cannot make a Blob, so it has no URL of its own to make or revoke.
+  for (const name of ["createObjectURL", "revokeObjectURL"]) {
+    defineProperty(URL, name, {
+      value: undefined,
+      writable: false,
+      enumerable: false,
+      configurable: false,
+    });
+  }
+
   onMessage = (data: unknown) => {
     const init = data as {
       token: string;

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -1865,3 +1866,42 @@ def test_a_killed_hosts_private_folder_is_swept_on_the_next_start(tmp_path: Path
     while sweep_orphans(str(tmp_path)) == 0 and root.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not root.exists()
+
+
+def test_a_program_revokes_no_url_but_its_own(pair: Pair) -> None:
+    """Deno keeps blob URLs in one store for the whole process, the runtime's own among
+    them (a worker's script, the gitmem module, a code memory's cached module), and
+    stack traces name them: a program that revokes every URL it can find breaks no
+    later request, anyone's, nor the code memory it passed through. User code cannot
+    make a Blob, so it has no URL of its own to make or revoke: it sees neither call."""
+    a, b = pair.a, pair.b
+    assert code_write(
+        a, "twice", "export function double(x: number): number { return 2 * x; }\n"
+    ).ok
+    for holder in (a, b):
+        assert "twice" in holder.call("read_memory", {"name": "twice"}).text
+    collect = "for (const u of String(new Error().stack).match(/blob:[^):]+/g) ?? []) seen.add(u);"
+    patch = (
+        "const seen = new Set(); globalThis.__seen = seen; const f = Symbol.for;"
+        f"Symbol.for = (k) => {{ {collect} return f(k); }};"
+    )
+    attack = (
+        f"import {json.dumps('data:application/javascript,' + quote(patch))};\n"
+        'import { memories, twice } from "gitmem";\n'
+        "const seen = (globalThis as any).__seen;\n"
+        "try { (memories as any).createMemory(5); } catch (e) {\n"
+        "  for (const u of String((e as Error).stack).match(/blob:[^):]+/g) ?? []) seen.add(u);\n"
+        "}\n"
+        f"twice.double({{ valueOf() {{ {collect} return 1; }} }} as any);\n"
+        "for (const u of seen) URL.revokeObjectURL(u);\n"
+        "console.log(seen.size);\n"
+    )
+    for _ in range(2):
+        hit = a.run_program(attack)
+        assert not hit.ok and "URL.revokeObjectURL is not a function" in (hit.error or ""), hit
+    for holder in (b, a, b, a):
+        done = holder.run_program('import { twice } from "gitmem";\nconsole.log(twice.double(21));')
+        assert done.ok and done.output == "42\n", done
+        still_works(holder)
+    seen = a.run_program("console.log(typeof URL.revokeObjectURL, typeof URL.createObjectURL);")
+    assert seen.ok and seen.output == "undefined undefined\n", seen
