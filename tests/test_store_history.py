@@ -1188,3 +1188,40 @@ def test_a_commits_parents_are_read_from_its_header(
         reader = ObjectReader(raw)
         assert reader.parents(head) == [git_ok(repo, "rev-parse", f"{head}^").strip()]
     assert parsed == []
+
+
+def test_a_log_parses_each_commits_message_once(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's message names every path it changed, so a commit of many paths parsed
+    once for each would cost their square (a minute of `gitmem log` for a few cheap
+    calls of an agent's memory tool): every message is parsed once, however many of
+    its paths the log reads."""
+    from click.testing import CliRunner
+
+    from gitmem import Author
+    from gitmem.cli import cli
+    from gitmem.store import objects
+    from gitmem.types import FileChange, FileEdit
+
+    many = 300
+    for op, text in (("create", "x\n"), ("delete", None)):
+        repo.publish_files(
+            "claude",
+            Author.agent("a1"),
+            lambda _, op=op, text=text: FileChange(
+                tuple(FileEdit(op, f"memories/f{i:04d}.md", text) for i in range(many))
+            ),
+        )
+    parsed: list[bytes] = []
+    real = objects.parse_message
+
+    def counted(message: bytes) -> object:
+        parsed.append(message)
+        return real(message)
+
+    monkeypatch.setattr(objects, "parse_message", counted)
+    done = CliRunner().invoke(cli, ["--repo", repo.directory, "log", "--store", "claude"])
+    assert done.exit_code == 0, done.output
+    assert len(done.output.splitlines()) == 2 * many
+    assert len(parsed) == len(set(parsed)) == 2

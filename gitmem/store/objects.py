@@ -250,8 +250,12 @@ class ObjectReader:
         return self._facts[sha]
 
     def facts_in(self, sha: str, message: bytes) -> Facts | None:
-        """``facts(sha)``, parsed from the commit's raw ``message`` unless read before."""
-        return self._facts[sha] if sha in self._facts else parse_message(message)
+        """``facts(sha)``, parsed from the commit's raw ``message`` unless read before:
+        once a commit, however many of its paths a walk reads (a commit's message grows
+        with the paths it changed, so parsing it for each would cost their square)."""
+        if sha not in self._facts:
+            _bounded(self._facts)[sha] = parse_message(message)
+        return self._facts[sha]
 
     def standing(self, sha: str) -> Facts | None:
         """The facts of ``sha``, or, for a commit gitmem did not make (a person's ``git
