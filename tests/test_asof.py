@@ -62,6 +62,11 @@ def test_a_moment_is_a_full_or_short_id_or_a_date(repo: Repository) -> None:
         ("yesterday", InvalidArgument, "is neither a commit id"),
         ("abc", InvalidArgument, "is neither a commit id"),
         ("2000-01-01", NotFound, "has no commit at or before 2000-01-01 23:59:59 UTC"),
+        (
+            "2000-01-01T05:00:00+05:00",
+            NotFound,
+            "has no commit at or before 2000-01-01 00:00:00 UTC",
+        ),
         ("0000000", NotFound, "names no commit of store 'notes'"),
     ],
 )

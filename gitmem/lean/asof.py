@@ -126,10 +126,10 @@ def resolve(
         found = newest(limit)
     if found is not None:
         return found
-    raise NotFound(
-        f"store {store!r} has no commit at or before {when.strftime('%Y-%m-%d %H:%M:%S UTC')}; "
-        "name a later moment"
-    )
+    import time  # the moment in UTC, as commit times are shown
+
+    shown = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(limit))
+    raise NotFound(f"store {store!r} has no commit at or before {shown}; name a later moment")
 
 
 def named(
