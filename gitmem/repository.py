@@ -93,19 +93,24 @@ class Repository(Storage):
 
         return review(self, store)
 
-    def approve(self, proposal: str, slugs: Sequence[str] = (), *, author: Author) -> Decision:
+    def approve(
+        self, proposal: str, slugs: Sequence[str] = (), *, author: Author, head: str | None = None
+    ) -> Decision:
         """Merge proposal ``STORE/HOLDER`` (only ``slugs`` of it, if named) into its store
-        as one commit, held to the store's limits, secrets and guard."""
+        as one commit, held to the store's limits, secrets and guard; with ``head`` (the
+        proposal's head as reviewed), only if the proposal has not moved on since."""
         from gitmem.review import approve
 
-        return approve(self, proposal, slugs, author)
+        return approve(self, proposal, slugs, author, head)
 
-    def reject(self, proposal: str, slugs: Sequence[str] = (), *, author: Author) -> Decision:
+    def reject(
+        self, proposal: str, slugs: Sequence[str] = (), *, author: Author, head: str | None = None
+    ) -> Decision:
         """Reject proposal ``STORE/HOLDER`` (only ``slugs`` of it, if named): one commit on
-        the proposal; the store is not touched."""
+        the proposal; the store is not touched. ``head`` as for :meth:`approve`."""
         from gitmem.review import reject
 
-        return reject(self, proposal, slugs, author)
+        return reject(self, proposal, slugs, author, head)
 
     def restore(self, store_id: str, slug: str, revision: int, author: Author) -> Revision:
         """Make revision ``revision`` of ``slug`` its live text again, as one new commit

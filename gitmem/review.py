@@ -169,14 +169,27 @@ def _pending(repo: Storage, name: str, slugs: Sequence[str]) -> tuple[Pending, l
 
 
 def _chosen(
-    repo: Storage, name: str, slugs: Sequence[str], decided: Mapping[str, Memory | None] | None
+    repo: Storage,
+    name: str,
+    slugs: Sequence[str],
+    decided: Mapping[str, Memory | None] | None,
+    reviewed: str | None,
 ) -> tuple[Pending, list[str]]:
     """:func:`_pending`, read again for a decision's next attempt: ``decided`` holds the
     chosen memories as its first attempt read them, and a decision takes only what was
     read, so one the holder has rewritten since is refused (a memory it added since
-    stays pending)."""
+    stays pending). ``reviewed``: the proposal's head as the operator reviewed it (a
+    commit id or its first hex digits); a proposal that has moved on since is refused,
+    so an approval takes what was read, not what the holder wrote after."""
     if decided is None:
-        return _pending(repo, name, slugs)
+        pending, chosen = _pending(repo, name, slugs)
+        if reviewed is not None and not _names(reviewed, pending.head):
+            raise InvalidArgument(
+                f"proposal {name!r} is at {pending.head[:12]} now, not {reviewed[:40]}: its "
+                "holder wrote to it after the review you read; nothing was decided; "
+                "`gitmem review` shows it as it is now"
+            )
+        return pending, chosen
     pending = repo.pending(*split_name(name))
     now: Mapping[str, Memory | None] = pending.memories if pending is not None else {}
     changed = [slug for slug, memory in decided.items() if slug not in now or now[slug] != memory]
@@ -188,17 +201,31 @@ def _chosen(
     return pending, list(decided)
 
 
-def approve(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
+def _names(reviewed: str, head: str) -> bool:
+    """Whether ``reviewed`` (4 to 40 hex digits) names the commit ``head``."""
+    reviewed = reviewed.strip().lower()
+    if not 4 <= len(reviewed) <= 40 or not all(c in "0123456789abcdef" for c in reviewed):
+        raise InvalidArgument(
+            f"--head {reviewed[:40]!r} is no commit id; give the head `gitmem review` printed "
+            "(its first 12 hex digits will do)"
+        )
+    return head.startswith(reviewed)
+
+
+def approve(
+    repo: Storage, name: str, slugs: Sequence[str], author: Author, head: str | None = None
+) -> Decision:
     """Merge proposal ``name`` (only ``slugs`` of it, if any are named) into its store as
     one commit, held to the store's limits and screens; what is not taken stays pending.
     The store's move and the proposal's are one compare-and-swap: a decision made on
-    what it read, taken again if the store or the proposal moved meanwhile."""
+    what it read, taken again if the store or the proposal moved meanwhile. ``head``:
+    the proposal's head as reviewed; refused if the proposal has moved on since."""
     decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
         store = split_name(name)[0]
         # read before the proposal: if the store moves after, the swap below refuses
         ours = repo.head(store)
-        pending, chosen = _chosen(repo, name, slugs, decided)
+        pending, chosen = _chosen(repo, name, slugs, decided, head)
         decided = {slug: pending.memories[slug] for slug in chosen}
         mine = repo.snapshot(store, ours)
         theirs = repo.snapshot(store, pending.head)
@@ -322,15 +349,18 @@ def _check_limits(mine: Snapshot, theirs: Snapshot, edits: list[Edit]) -> None:
         )
 
 
-def reject(repo: Storage, name: str, slugs: Sequence[str], author: Author) -> Decision:
+def reject(
+    repo: Storage, name: str, slugs: Sequence[str], author: Author, head: str | None = None
+) -> Decision:
     """Reject proposal ``name`` (only ``slugs`` of it, if any are named): one commit on
     the proposal that puts them back as the store had them; the store is not touched,
-    and the proposal moves only if neither it nor the store moved since it was read."""
+    and the proposal moves only if neither it nor the store moved since it was read.
+    ``head``: the proposal's head as reviewed; refused if it has moved on since."""
     decided: dict[str, Memory | None] | None = None
     for _ in range(_ATTEMPTS):
         store = split_name(name)[0]
         ours = repo.head(store)
-        pending, chosen = _chosen(repo, name, slugs, decided)
+        pending, chosen = _chosen(repo, name, slugs, decided, head)
         decided = {slug: pending.memories[slug] for slug in chosen}
         before = repo.snapshot(pending.store, pending.base) if pending.base else None
         at = repo.snapshot(pending.store, pending.head)

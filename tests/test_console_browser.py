@@ -671,6 +671,9 @@ def test_the_review_tab_approves_and_rejects(page: Page, demo: Repository) -> No
     assert ops.show(demo, "profile/ops", "release-notes").body == "ship on tuesdays\n"
     log = git(demo.directory, "log", "-1", "--format=%an|%P", "profile/ops").stdout
     assert log.startswith("Ada Operator|") and len(log.split("|")[1].split()) == 2
+    # the approval moved the proposal on (what stays pending is carried onto the store's
+    # new head): a decision names the head the page shows, so it waits for the redraw
+    expect(card.locator('.proposed[data-slug="release-notes"]')).to_have_count(0)
     card.locator("p button.reject").click()
     expect(page.locator("#no-proposals")).to_be_visible()
     assert demo.review() == []

@@ -342,17 +342,19 @@ class Console:
         return await self._answer(lambda: reviewing.review(self.repo).to_dict())
 
     async def _decide(self, request: Request) -> Response:
-        """``POST /api/review/approve`` or ``/reject`` with ``{"proposal", "slugs"}``."""
+        """``POST /api/review/approve`` or ``/reject`` with ``{"proposal", "slugs", "head"}``."""
         act = {"approve": reviewing.approve, "reject": reviewing.reject}.get(
             request.path_params["decision"]
         )
         if act is None:
             return _error(NotFound("no such route; POST to /api/review/approve or /reject"))
         try:
-            proposal, slugs = parse.decision(await parse.body(request))
+            proposal, slugs, head = parse.decision(await parse.body(request))
         except GitmemError as exc:
             return _error(exc)
-        return await self._answer(lambda: act(self.repo, proposal, slugs, self.author).to_dict())
+        return await self._answer(
+            lambda: act(self.repo, proposal, slugs, self.author, head).to_dict()
+        )
 
     def _followed(self) -> list[ops.Ledger]:
         return [self._ledger(store) for store in self.repo.stores()]

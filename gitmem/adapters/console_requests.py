@@ -144,15 +144,22 @@ def fields(raw: bytes) -> dict[str, str]:
     return found
 
 
-def decision(raw: bytes) -> tuple[str, list[str]]:
-    """An approval's or rejection's proposal and the memories it names (none: all)."""
+def decision(raw: bytes) -> tuple[str, list[str], str | None]:
+    """An approval's or rejection's proposal, the memories it names (none: all) and the
+    proposal's head as the page showed it (none: whatever it is now)."""
     with contextlib.suppress(ValueError, RecursionError, AttributeError):
         data: Any = json.loads(raw)
-        proposal, slugs = data.get("proposal"), data.get("slugs", [])
+        proposal, slugs, head = data.get("proposal"), data.get("slugs", []), data.get("head")
         listed: list[Any] = slugs if isinstance(slugs, list) else [None]  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(proposal, str) and all(isinstance(slug, str) for slug in listed):
-            return proposal, [str(slug) for slug in listed]
-    raise InvalidArgument('send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...]}')
+        if (
+            isinstance(proposal, str)
+            and all(isinstance(slug, str) for slug in listed)
+            and (head is None or isinstance(head, str))
+        ):
+            return proposal, [str(slug) for slug in listed], head
+    raise InvalidArgument(
+        'send a JSON object: {"proposal": "STORE/HOLDER", "slugs": [SLUG, ...], "head": COMMIT}'
+    )
 
 
 class _Deadline(H11Protocol):

@@ -29,12 +29,23 @@ def review(store: str | None, as_json: bool) -> None:
     print_report(reviewing.review(open_repository(), store), as_json)
 
 
+_HEAD = click.option(
+    "--head",
+    metavar="COMMIT",
+    help="The proposal's head as `gitmem review` printed it: refused if its holder has "
+    "written to it since, so you decide on what you read.",
+)
+
+
 @click.command()
 @click.argument("proposal")
 @click.argument("slugs", nargs=-1)
+@_HEAD
 @author_option
 @json_option
-def approve(proposal: str, slugs: tuple[str, ...], author: str | None, as_json: bool) -> None:
+def approve(
+    proposal: str, slugs: tuple[str, ...], head: str | None, author: str | None, as_json: bool
+) -> None:
     """Merge PROPOSAL (STORE/HOLDER) into its store, or only the memories SLUGS name.
 
     One merge commit, held to the store's limits, secrets and guard; what is not
@@ -42,19 +53,22 @@ def approve(proposal: str, slugs: tuple[str, ...], author: str | None, as_json: 
 
     \b
     Example:
-        gitmem approve profile/team/run-1
+        gitmem approve profile/team/run-1 --head 3f0c9a1e2b7d
         gitmem approve profile/team/run-1 deploy-runbook --json
     """
     repo = open_repository()
-    print_report(reviewing.approve(repo, proposal, slugs, parse_author(author)), as_json)
+    print_report(reviewing.approve(repo, proposal, slugs, parse_author(author), head), as_json)
 
 
 @click.command()
 @click.argument("proposal")
 @click.argument("slugs", nargs=-1)
+@_HEAD
 @author_option
 @json_option
-def reject(proposal: str, slugs: tuple[str, ...], author: str | None, as_json: bool) -> None:
+def reject(
+    proposal: str, slugs: tuple[str, ...], head: str | None, author: str | None, as_json: bool
+) -> None:
     """Reject PROPOSAL (STORE/HOLDER), or only the memories SLUGS name.
 
     One commit on the proposal puts them back as the store has them; the store is
@@ -66,7 +80,7 @@ def reject(proposal: str, slugs: tuple[str, ...], author: str | None, as_json: b
         gitmem reject profile/team/run-1 scratch-notes
     """
     repo = open_repository()
-    print_report(reviewing.reject(repo, proposal, slugs, parse_author(author)), as_json)
+    print_report(reviewing.reject(repo, proposal, slugs, parse_author(author), head), as_json)
 
 
 COMMANDS = (review, approve, reject)

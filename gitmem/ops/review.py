@@ -40,8 +40,9 @@ class _Review:
         for proposal in self.proposals:
             count = len(proposal.memories)
             yield (
-                f"proposal {proposal.name}: holder {proposal.holder} on store "
-                f"{proposal.store}, {count} {'memory' if count == 1 else 'memories'} pending\n"
+                f"proposal {proposal.name} at {proposal.head[:12]}: holder {proposal.holder} "
+                f"on store {proposal.store}, {count} {'memory' if count == 1 else 'memories'} "
+                "pending\n"
             )
             for memory in proposal.memories:
                 yield f"  {memory.op} {memory.slug}\n"
@@ -88,11 +89,15 @@ def review(repo: Repository, store: str | None = None) -> _Review:
     return _Review(repo.review(store))
 
 
-def approve(repo: Repository, proposal: str, slugs: Sequence[str], author: Author) -> _Decided:
+def approve(
+    repo: Repository, proposal: str, slugs: Sequence[str], author: Author, head: str | None = None
+) -> _Decided:
     """``gitmem approve``: merge the proposal (or the named memories of it)."""
-    return _Decided(repo.approve(proposal, slugs, author=author))
+    return _Decided(repo.approve(proposal, slugs, author=author, head=head))
 
 
-def reject(repo: Repository, proposal: str, slugs: Sequence[str], author: Author) -> _Decided:
+def reject(
+    repo: Repository, proposal: str, slugs: Sequence[str], author: Author, head: str | None = None
+) -> _Decided:
     """``gitmem reject``: put the proposal (or the named memories of it) back."""
-    return _Decided(repo.reject(proposal, slugs, author=author))
+    return _Decided(repo.reject(proposal, slugs, author=author, head=head))

@@ -933,30 +933,32 @@
     const stale = state.stale;
     const answer = await get("/api/review");
     if (stale() || same(fresh, answer)) return;
-    async function decide(decision, proposal, slugs) {
-      const done = await api("POST", `/api/review/${decision}`, { proposal, slugs });
+    // each decision names the proposal's head as shown here: one its holder has
+    // written to since is refused, so what is approved is what was read
+    async function decide(decision, proposal, slugs, head) {
+      const done = await api("POST", `/api/review/${decision}`, { proposal, slugs, head });
       if (!done.ok) return say(message(done), "error");
       const d = done.data;
       const rest = d.pending.length ? ` Still pending: ${d.pending.join(", ")}.` : "";
       state.flash = [`${d.decision === "approved" ? "Approved" : "Rejected"} ${d.slugs.join(", ")} of ${d.proposal}.${rest}`, "info"];
       render(true);
     }
-    const buttons = (proposal, slugs) => [
-      h("button", { type: "button", class: "approve", onclick: () => decide("approve", proposal, slugs) }, "Approve"),
+    const buttons = (p, slugs) => [
+      h("button", { type: "button", class: "approve", onclick: () => decide("approve", p.proposal, slugs, p.head) }, "Approve"),
       " ",
-      h("button", { type: "button", class: "reject", onclick: () => decide("reject", proposal, slugs) }, "Reject"),
+      h("button", { type: "button", class: "reject", onclick: () => decide("reject", p.proposal, slugs, p.head) }, "Reject"),
     ];
     const cards = answer.proposals.map((p) =>
       h(
         "section",
         { class: "proposal", "data-proposal": p.proposal },
         h("h3", {}, `${p.holder} → ${p.store}`, " ", h("code", {}, p.proposal)),
-        h("p", {}, plural(p.memories.length, "memory", "memories"), " pending. ", ...buttons(p.proposal, [])),
+        h("p", {}, plural(p.memories.length, "memory", "memories"), " pending. ", ...buttons(p, [])),
         p.memories.map((m) =>
           h(
             "div",
             { class: "proposed", "data-slug": m.slug },
-            h("h4", {}, `${m.op} `, h("code", {}, m.slug), " ", h("span", { class: "add" }, `+${m.added}`), " ", h("span", { class: "del" }, `−${m.removed}`), " ", ...buttons(p.proposal, [m.slug])),
+            h("h4", {}, `${m.op} `, h("code", {}, m.slug), " ", h("span", { class: "add" }, `+${m.added}`), " ", h("span", { class: "del" }, `−${m.removed}`), " ", ...buttons(p, [m.slug])),
             diffView(m.diff),
           ),
         ),
