@@ -576,14 +576,21 @@ def test_a_store_beside_another_of_its_name_is_refused_in_one_line(
     """Git keeps no branch whose name is a folder of another's: a store ``team`` beside
     a store ``team/x`` is refused where it would be made (a write here, an adoption of
     the remote's, a push there) with one line that says so, never an error about lock
-    files or folders; the other stores are synced and nothing is left half made."""
+    files or folders; it is that store's refusal alone (a teammate's store named for
+    a prefix of ours holds back none of our other stores), the other stores are synced,
+    and nothing is left half made."""
     with pytest.raises(InvalidArgument, match="cannot be made beside gitmem/notes:"):
         ops.create(replicas.a, "notes/x", ME, "x", "d", "x\n")
     ops.create(replicas.b, "team/x", ME, "x", "d", "x\n")
     replicas.b.sync()
     ops.create(replicas.a, "team", ME, "y", "d", "y\n")
-    with pytest.raises(RemoteError, match="gitmem/team cannot be made beside gitmem/team/x"):
-        replicas.a.sync()
+    ops.create(replicas.a, STORE, ME, "after", "d", "z\n")
+    reports = {r.store: r for r in replicas.a.sync()}
+    assert reports["team"].refused == [
+        "gitmem/team cannot be made beside gitmem/team/x: git keeps no branch whose name "
+        "is a folder of another branch's; give the store another name"
+    ]
+    assert reports["team/x"].refused and reports[STORE].pushed  # a store's own refusal
     assert replicas.a.stores() == [STORE, "team"]
     head = sh(replicas.origin, "rev-parse", f"refs/heads/gitmem/{STORE}").strip()
     packed = replicas.origin / "packed-refs"
@@ -594,7 +601,7 @@ def test_a_store_beside_another_of_its_name_is_refused_in_one_line(
         f"gitmem/{STORE}/x cannot be made beside gitmem/{STORE}: git keeps no branch whose "
         "name is a folder of another branch's; give the store another name"
     ]
-    assert reports[STORE].up_to_date and STORE in replicas.b.stores()
+    assert reports[STORE].fetched and not reports[STORE].refused
     assert_fsck(replicas.b.directory)
 
 

@@ -354,7 +354,7 @@ class Remote:
             _remove_if_stale(os.fsdecode(exc.lockfilename))
             return Pushed(False, True, "another push was updating the remote")
         except BranchBeside as exc:  # the remote holds a store beside this one's name
-            return Pushed(False, False, str(exc))
+            return Pushed(False, False, str(exc), alone=True)
         except (KeyError, OSError, ValueError) as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
@@ -422,11 +422,14 @@ def _remove_if_stale(lockfile: str) -> None:
 
 class Pushed(NamedTuple):
     """How a push went: ``ok``; else whether the remote was ``moving`` (another push got
-    there first: fetch and reconcile again) or refused, and ``reason``."""
+    there first: fetch and reconcile again) or refused, and ``reason``; ``alone``: the
+    refusal is this store's alone (the remote holds a store beside its name), and the
+    other stores sync."""
 
     ok: bool
     moving: bool
     reason: str
+    alone: bool = False
 
 
 def settle_fetched(directory: str, remote: Remote) -> None:

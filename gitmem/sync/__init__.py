@@ -215,6 +215,9 @@ def _sync_store(
         if pushed.ok:
             report.pushed, report.head = True, new
             break
+        if pushed.alone:  # nothing another attempt could mend; the other stores go on
+            report.refused, report.head = [pushed.reason], new
+            break
         again = repo.fetch(target).get(store)
         if again == theirs and not pushed.moving:
             raise RemoteError(f"{target.url} refused the push of store {store!r}: {pushed.reason}")
