@@ -25,6 +25,7 @@ from typing import ClassVar, Literal, Protocol
 
 from gitmem.capability import Capability, Scope
 from gitmem.errors import InvalidArgument, LaunchRefused
+from gitmem.lean.refs import usable_store
 
 __all__ = [
     "COMPACTIONS",
@@ -75,10 +76,17 @@ class Agent:
 
     def __post_init__(self) -> None:
         for what, value in (("profile", self.profile), ("instance", self.instance)):
-            if not _NAME_RE.fullmatch(value) or ".." in value:
+            if not _NAME_RE.fullmatch(value) or not usable_store(value):
                 raise InvalidArgument(
                     f"agent {what} {value!r} is not usable as an id; use 1-100 letters, "
-                    "digits, '-', '_' and '.'"
+                    "digits, '-', '_' and '.', not ending in '.' or '.lock'"
+                )
+        # its stores, and its notice watermarks on them, are named after it
+        for named in (self.own_store, self.profile_store):
+            if not usable_store(f"notices/{self.instance}/{named}"):
+                raise InvalidArgument(
+                    f"agent profile {self.profile!r} and instance {self.instance!r} are too "
+                    "long together to name its stores' notice marks; shorten one"
                 )
         if self.started_as not in STARTS:
             raise InvalidArgument(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import conftest
 import pytest
 
-from gitmem import Agent, Capability, Holder, Repository
+from gitmem import Agent, Capability, Holder, InvalidArgument, Repository
 
 SCOPES = ("isolated", "shared", "inherited", "read-only")
 
@@ -273,3 +274,24 @@ def test_shared_successor_under_a_different_strategy_still_rebinds_its_profiles_
     assert successor is not None
     assert (successor.store_id, successor.writable) == ("profile/next", True)
     assert slugs(successor) == ["profile-note"]
+
+
+@pytest.mark.parametrize(
+    ("profile", "instance", "says"),
+    [
+        ("p", "x.lock", "agent instance 'x.lock' is not usable as an id"),
+        ("p.", "i", "agent profile 'p.' is not usable as an id"),
+        ("p", "a..b", "agent instance 'a..b' is not usable as an id"),
+        ("p", "x" * 100, "too long together to name its stores' notice marks"),
+    ],
+)
+def test_an_agent_whose_names_would_name_no_store_is_refused_when_made(
+    profile: str, instance: str, says: str
+) -> None:
+    """An agent's stores and its notice marks on them are named after it: a name git
+    would take for no branch (a trailing ``.lock`` or ``.``), or names too long together
+    for the marks, is refused when the agent is made, in one line, rather than every
+    write of its being refused later, naming an id the caller never gave."""
+    with pytest.raises(InvalidArgument, match=re.escape(says)):
+        Agent(profile, instance)
+    assert Agent("p" * 91, "i" * 91).own_store == "instance/" + "i" * 91
