@@ -522,7 +522,7 @@ def _recorded(
         )
     raw = reader.raw_commit(entry.commit)  # read once: the header and the message
     author, when = authored(raw)
-    facts = reader.facts_in(entry.commit, message_of(raw))
+    facts = reader.facts(entry.commit, message_of(raw))
     if facts is None:
         totals, peaks = measured(entry.commit) if measured else (Totals(), Totals())
         facts = Facts((), totals, peaks, {})

@@ -243,18 +243,13 @@ class ObjectReader:
             found = _bounded(self._roots)[sha] = _tree_and_parents(self, sha)[0]
         return found
 
-    def facts(self, sha: str) -> Facts | None:
-        """What a commit's message says about it (``None`` for a commit gitmem did not make)."""
+    def facts(self, sha: str, message: bytes | None = None) -> Facts | None:
+        """What a commit's message (its raw ``message``, if read already) says about it
+        (``None`` for a commit gitmem did not make): parsed once however many of its paths
+        a walk reads, as parsing it for each would cost the square of the paths."""
         if sha not in self._facts:
-            _bounded(self._facts)[sha] = parse_message(message_of(self.raw_commit(sha)))
-        return self._facts[sha]
-
-    def facts_in(self, sha: str, message: bytes) -> Facts | None:
-        """``facts(sha)``, parsed from the commit's raw ``message`` unless read before:
-        once a commit, however many of its paths a walk reads (a commit's message grows
-        with the paths it changed, so parsing it for each would cost their square)."""
-        if sha not in self._facts:
-            _bounded(self._facts)[sha] = parse_message(message)
+            raw = message if message is not None else message_of(self.raw_commit(sha))
+            _bounded(self._facts)[sha] = parse_message(raw)
         return self._facts[sha]
 
     def standing(self, sha: str) -> Facts | None:

@@ -227,7 +227,7 @@ def _made(reader: ObjectReader, sha: str) -> _Made:
         parent = commit.parents[0].decode() if commit.parents else None
     ident = person.decode("utf-8", "replace")
     name, _, email = ident.partition(" <")
-    facts = reader.facts_in(sha, message)
+    facts = reader.facts(sha, message)
     extra: Mapping[str, str] = facts.extra if facts is not None else {}
     return _Made(
         ident.rsplit(" <", 1)[0], when, (name, email.removesuffix(">"), extra), tree, parent, facts
