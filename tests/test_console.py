@@ -360,6 +360,28 @@ def test_the_timeline_is_newest_first_and_filters_by_author(
     assert (status, kind) == (400, "invalid-argument")
 
 
+def test_a_commit_gitmem_did_not_make_is_marked_in_the_timeline(
+    client: TestClient, repo: Repository, tmp_path: Path
+) -> None:
+    """A plain git commit's author is any name its maker gave, the operator's own
+    included: its timeline row says ``by: git``, as blame does, where gitmem's own
+    commits say ``agent`` or ``operator``."""
+    seed(repo)
+    ops.edit(repo, "profile/ops", ADA, "runbook", body="by the operator\n")
+
+    def by_hand(work: Path) -> None:
+        (found,) = work.glob("**/runbook.md")
+        found.write_text(found.read_text() + "by hand\n")
+
+    commit_by_hand(repo.directory, "profile/ops", tmp_path / "work", by_hand)
+    rows = client.get("/api/stores/profile/ops/timeline?limit=3").json()
+    assert [(r["author"], r["by"]) for r in rows] == [
+        ("Ana Operator", "git"),
+        ("Ada Operator", "operator"),
+        ("alice", "agent"),
+    ]
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -402,6 +402,7 @@ def test_a_commit_dated_past_any_calendar_is_shown_as_its_number(
     expect(page.locator("#history")).to_contain_text(f"@{far}")
     page.locator("nav").get_by_role("link", name="Timeline").click()
     expect(page.locator("#timeline")).to_contain_text(f"@{far}")
+    expect(page.locator("#timeline .by-git").first).to_have_text(" (git)")
     expect(page.locator("#banner")).to_be_hidden()
     isolated = "(el) => getComputedStyle(el).unicodeBidi"
     assert page.locator("#timeline td").first.evaluate(isolated) == "isolate"

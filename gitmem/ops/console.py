@@ -367,7 +367,9 @@ def timeline(
 ) -> list[dict[str, Any]]:
     """Every version the store went through, newest first, optionally only ``author``'s,
     at most ``limit`` (0: all): ``[{"commit", "slug", "revision", "op", "removed",
-    "author", "time", "description", "lines_added", "lines_removed"}]``.
+    "author", "by", "time", "description", "lines_added", "lines_removed"}]``; ``by`` as
+    blame gives it (``agent``, ``operator``, or ``git``: a commit gitmem did not make,
+    whose author is any name its maker chose).
 
     Only the newest commits are read, going further back while ``author``'s rows are
     fewer than ``limit``, so a long history costs what is shown. A file store's rows
@@ -411,6 +413,7 @@ def _timeline_rows(
                 "op": r.op,
                 "removed": r.removed,
                 "author": r.author,
+                "by": repo.made_as(r.commit),
                 "time": r.time,
                 "description": r.description,
                 "lines_added": added,
@@ -438,6 +441,7 @@ def _file_timeline(
                 "op": r.op,
                 "removed": r.removed,
                 "author": r.author,
+                "by": repo.made_as(r.commit),
                 "time": r.time,
                 "description": "",
                 "lines_added": added,

@@ -1007,7 +1007,8 @@
               "tr",
               { class: r.removed ? "deleted" : "" },
               h("td", {}, when(r.time)),
-              h("td", {}, r.author),
+              // a commit gitmem did not make names whoever its maker chose: marked so
+              h("td", {}, r.author, r.by === "git" ? h("span", { class: "muted by-git", title: "a plain git commit: its author is the name its maker gave" }, " (git)") : null),
               h("td", {}, h("a", { href: link("memory", store, `${encodeURIComponent(r.slug)}/r${r.revision}`) }, r.slug, ` r${r.revision}`)),
               h("td", {}, r.op),
               h("td", {}, h("span", { class: "add" }, `+${r.lines_added}`), " ", h("span", { class: "del" }, `−${r.lines_removed}`)),
