@@ -42,6 +42,15 @@ class Repository(Storage):
         this: Repository = weakref.proxy(self)
         self.screens = chain(lambda: this.guards)
 
+    def made_as(self, commit: str) -> str:
+        """Who made ``commit``, as blame says it: ``agent`` (its trailers name one),
+        ``operator`` (gitmem made it for a person) or ``git`` (gitmem did not make it:
+        its author is whatever name its maker gave)."""
+        from gitmem.trailers import AGENT_TRAILER
+
+        facts = self._reader.facts(commit)
+        return "git" if facts is None else "agent" if AGENT_TRAILER in facts.extra else "operator"
+
     def blame(self, store: str, slug: str, at: str | None = None) -> list[BlameLine]:
         """Each line of ``slug``'s files (its description and body, then its code
         halves) as of ``at`` (a commit of the store, full or short; default: its head),

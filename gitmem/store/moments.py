@@ -133,15 +133,6 @@ class Past:
         facts = self._reader.facts(commit)
         return name, email.removesuffix(">"), facts.extra if facts is not None else {}
 
-    def made_as(self, commit: str) -> str:
-        """Who made ``commit``, as blame says it: ``agent`` (its trailers name one),
-        ``operator`` (gitmem made it for a person), or ``git`` (gitmem did not make it, so
-        its author is whatever name its maker gave)."""
-        from gitmem.trailers import AGENT_TRAILER
-
-        facts = self._reader.facts(commit)
-        return "git" if facts is None else "agent" if AGENT_TRAILER in facts.extra else "operator"
-
     def _refuse_past(self, store: str | None = None) -> None:
         """A reading of the past writes nothing."""
         if self._pins:
