@@ -51,10 +51,15 @@ def check_commits(
     record = record_at(reader, old)
     index = _IndexSet(reader)
     admitted = Admitted(reader, old)
+    # a store stands on the commits gitmem made on its first-parent line (its kind, its
+    # recorded limits): a line begun afresh beside it would leave them behind
+    stands = old is not None and reader.standing(old) is not None
     for sha in shas:
         facts = reader.facts(sha)
         commit = reader.commit(sha, record.kind or kind_of(facts))
         problems: list[Refused] = []  # what the store is, first: it explains the rest
+        if stands and facts is None and reader.standing(commit.parent) is None:
+            problems.append(Refused("history", sha, _AFRESH))
         recorded = None
         if limits:
             record, recorded = hold_record(reader, record, commit, widened, problems)
@@ -66,6 +71,13 @@ def check_commits(
         _check_commit(reader, store, commit, screens, index, recorded, problems, admitted)
         if problems:
             raise Broken(problems)
+
+
+_AFRESH = (
+    "its first parent descends from no commit gitmem made, so the store would stand on a "
+    "line begun afresh and leave its recorded kind and limits behind; merge with the "
+    "store's head as the first parent"
+)
 
 
 class _IndexSet:

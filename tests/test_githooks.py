@@ -577,3 +577,34 @@ def test_a_hook_loads_neither_typing_nor_dulwich_nor_threads(tmp_path: Path) -> 
         "print('dulwich._objects' in sys.modules)\n",
     )
     assert out == ["[]", "True"]
+
+
+def test_a_line_begun_afresh_beside_the_store_is_refused(world: tuple[Path, Path]) -> None:
+    """A store stands on the commits gitmem made on its first-parent line: its kind and
+    its recorded limits. A merge whose first parent is a line begun afresh (an orphan
+    commit of the same tree) and whose second is the published head would leave them
+    behind, and the next push could break every limit: it is refused (rule history),
+    and nothing changes. A plain merge whose first parent descends from the store's own
+    commits lands, whichever parent the published head is."""
+    server, project = world
+    with Repository.open(str(project)) as repo:
+        ops.create(repo, "notes", ME, "runbook", "how staging is rolled", "1. drain\n")
+    assert push(project, "gitmem/notes").returncode == 0
+    head = sh(project, "rev-parse", "gitmem/notes").strip()
+    tree = sh(project, "rev-parse", f"{head}^{{tree}}").strip()
+    before = server_state(server)
+    orphan = sh(project, "commit-tree", tree, "-m", "afresh").strip()
+    merge = sh(project, "commit-tree", tree, "-p", orphan, "-p", head, "-m", "merge").strip()
+    done = push(project, f"{merge}:{REF}")
+    assert refusals(done) == [
+        f"refused {REF}: commit {orphan[:12]} breaks rule history: its first parent "
+        "descends from no commit gitmem made, so the store would stand on a line begun "
+        "afresh and leave its recorded kind and limits behind; merge with the store's head "
+        "as the first parent"
+    ]
+    assert server_state(server) == before
+    older = sh(project, "rev-parse", f"{head}^").strip()
+    side = sh(project, "commit-tree", f"{older}^{{tree}}", "-p", older, "-m", "by hand").strip()
+    plain = sh(project, "commit-tree", tree, "-p", side, "-p", head, "-m", "merge").strip()
+    landed = push(project, f"{plain}:{REF}")
+    assert landed.returncode == 0, landed.stderr

@@ -90,6 +90,7 @@ class Incoming:
         self._carried = 0
         self._heads: dict[str, Head] = {}
         self._facts: dict[str, Facts | None] = {}
+        self._standings: dict[str, Facts | None] = {}
         self.trees = trees if trees is not None else Trees()
         """The trees read so far (shared with the other readers of one sync)."""
         self._metas: dict[bytes, dict[bytes, bytes]] = {}
@@ -292,16 +293,28 @@ class Incoming:
             self._facts[sha] = parse_message(self.head(sha).message)
         return self._facts[sha]
 
-    def standing(self, sha: str) -> Facts | None:
-        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made."""
+    def standing(self, sha: str | None) -> Facts | None:
+        """The facts of ``sha``, else of its nearest first-parent ancestor gitmem made
+        (``None`` for none, or for ``sha`` ``None``); each commit's answer is kept, so a
+        push of a long line of plain commits walks it once."""
+        line: list[str] = []
+        found: Facts | None = None
         at: str | None = sha
         while at is not None:
+            if at in self._standings:
+                found = self._standings[at]
+                break
+            line.append(at)
             found = self.facts(at)
             if found is not None:
-                return found
+                break
             parents = self.head(at).parents
             at = parents[0] if parents else None
-        return None
+        if len(self._standings) >= _CACHE_MAX:
+            self._standings.clear()
+        for step in line:
+            self._standings[step] = found
+        return found
 
     def ancestors(self, sha: str | None) -> set[str]:
         """``sha`` and every commit it descends from (empty for ``None``)."""
