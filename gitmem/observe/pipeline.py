@@ -17,6 +17,8 @@ in the log and writes nothing; the steps after it still run.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Callable
@@ -82,23 +84,29 @@ class Done:
     problems: list[str] = field(default_factory=lambda: list[str]())
 
 
+def framed(tag: str, text: str, **attributes: str) -> str:
+    """``text`` in a ``tag`` frame that nothing inside can end early or pass for: the
+    frame's ``key`` is a digest of all it holds (to close it, a text would have to hold
+    the digest of itself), and each attribute is a JSON string on one line. What a tool
+    printed, or a teammate pushed, is framed so before any model reads it."""
+    shown = "".join(f" {name}={json.dumps(value)}" for name, value in attributes.items())
+    held = "\0".join((tag, shown, text)).encode("utf-8", "surrogatepass")
+    key = hashlib.sha256(held).hexdigest()[:16]
+    return f'<{tag} key="{key}"{shown}>\n{text}\n</{tag} key="{key}">'
+
+
 def payload(run: Run) -> str:
-    """What the model steps read about ``run``: every part clamped, private parts cut."""
+    """What the model steps read about ``run``: every part clamped, private parts cut,
+    each framed (:func:`framed`)."""
     parts = [f"session: {run.session}\nagent: {run.agent}"]
     if run.prompt:
-        parts.append(
-            f"<user_prompt>\n{clamp(strip_private(run.prompt), PROMPT_MAX)}\n</user_prompt>"
-        )
+        parts.append(framed("user_prompt", clamp(strip_private(run.prompt), PROMPT_MAX)))
     for call in run.tools:
-        parts.append(
-            f'<tool_call id="{call.id}" name="{call.name}">\n'
-            f"<input>\n{clamp(strip_private(call.input), INPUT_MAX)}\n</input>\n"
-            f"<output>\n{clamp(strip_private(call.output), OUTPUT_MAX)}\n</output>\n</tool_call>"
-        )
+        given = framed("input", clamp(strip_private(call.input), INPUT_MAX))
+        printed = framed("output", clamp(strip_private(call.output), OUTPUT_MAX))
+        parts.append(framed("tool_call", f"{given}\n{printed}", id=call.id, name=call.name))
     if run.final:
-        parts.append(
-            f"<final_message>\n{clamp(strip_private(run.final), PROMPT_MAX)}\n</final_message>"
-        )
+        parts.append(framed("final_message", clamp(strip_private(run.final), PROMPT_MAX)))
     return "\n\n".join(parts) + "\n"
 
 
@@ -163,8 +171,8 @@ def observe_run(
             return
         used = prompt("librarian")
         held = log.curated()
-        asked = "".join(f'<file name="{n}">\n{t}</file>\n' for n, t in held.items())
-        asked += "\n<new_entries>\n" + "\n".join(e.block() for e in new) + "</new_entries>\n"
+        asked = "".join(framed("file", t, name=n) + "\n" for n, t in held.items())
+        asked += "\n" + framed("new_entries", "\n".join(e.block() for e in new)) + "\n"
         files = {  # as they will be written: what a cap cuts is dropped too
             name: clamp_curated(name, text)
             for name, text in answers.curated_files(model.complete(used.text, asked)).items()
