@@ -115,14 +115,21 @@ def hold_record(
         # a commit gitmem makes carries the record forward; one that leaves it out would
         # leave every tool reading the store's head to find no limits at all
         from gitmem.limits import Limits
+        from gitmem.trailers import CAPABILITY_TRAILER
 
         dropped = held[1].widened(Limits())
+        # one whose record does not read records none it may be held to
+        said = (
+            "its Gitmem-Capability trailer does not read"
+            if CAPABILITY_TRAILER in facts.extra
+            else "it records no limits"
+        )
         if dropped:
             problems.append(
                 Refused(
                     "widen",
                     commit.sha,
-                    f"it records no limits, where the store records {', '.join(dropped)}; "
+                    f"{said}, where the store records {', '.join(dropped)}; "
                     "write it with gitmem, which carries the store's limits forward",
                 )
             )

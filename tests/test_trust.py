@@ -119,6 +119,14 @@ def test_a_commit_that_drops_the_record_of_limits_is_refused(world: tuple[Path, 
     line = refusal(push(project, "gitmem/notes"), REF, "widen")
     assert "records no limits" in line and "maxLenPerMemory" in line
     assert sh(server, "rev-parse", REF) == before
+    # one whose record does not read is told so, not that it records none
+    sh(project, "update-ref", REF, before.strip())
+    unreadable = re.sub(r"maxCount=\d+", "maxCount=-1", message)
+    assert unreadable != message
+    craft(str(project / ".git"), REF, {files.ALLOWLIST: allowed.encode()}, unreadable)
+    line = refusal(push(project, "gitmem/notes"), REF, "widen")
+    assert "its Gitmem-Capability trailer does not read" in line
+    assert sh(server, "rev-parse", REF) == before
 
 
 def test_narrowing_the_limits_lands(world: tuple[Path, Path]) -> None:
