@@ -96,6 +96,12 @@ def _check_all(
                     "branch goes (refs/heads/gitmem/<store>), so no store could be shared "
                     "here; name the branch otherwise"
                 )
+            elif _in_other_case(update.ref) and not reader.standalone:
+                lines.append(
+                    f"refused {update.ref}: its name differs from a store branch's "
+                    "(refs/heads/gitmem/<store>) only in case, and a filesystem that ignores "
+                    "case would take it for the store's, unchecked; name it otherwise"
+                )
             continue
         check = partial(_check_update, reader, store, update, known, screens, lineages)
         lines += [f"refused {update.ref}: {line}" for line in _refusals(check)]
@@ -109,6 +115,12 @@ def _check_all(
 
 _FOLDER = "refs/heads/gitmem"
 """The folder of a project's store branches: never a branch itself."""
+
+
+def _in_other_case(ref: str) -> bool:
+    """Whether ``ref`` is the store folder or a branch in it, spelled in another case."""
+    folded = ref.casefold()
+    return folded == _FOLDER or folded.startswith(_FOLDER + "/")
 
 
 _SHOWN = 3  # reasons a line gives for one rule; the rest are counted
@@ -258,7 +270,7 @@ def _checked(
         return started[0]
 
     try:
-        if not any(reader.store_of(u.ref) or u.ref == _FOLDER for u in updates):
+        if not any(reader.store_of(u.ref) or _in_other_case(u.ref) for u in updates):
             return []
         return _check_all(reader, updates, known(), chain(guards))
     finally:

@@ -608,3 +608,18 @@ def test_a_line_begun_afresh_beside_the_store_is_refused(world: tuple[Path, Path
     plain = sh(project, "commit-tree", tree, "-p", side, "-p", head, "-m", "merge").strip()
     landed = push(project, f"{plain}:{REF}")
     assert landed.returncode == 0, landed.stderr
+
+
+def test_a_branch_named_like_a_store_in_another_case_is_refused(
+    world: tuple[Path, Path],
+) -> None:
+    """On a filesystem that ignores case (a shared folder on macOS or Windows),
+    ``refs/heads/GitMem/notes`` is the file of store ``notes``'s branch, so a push to it
+    would move the store unchecked: such a name is refused wherever the server runs."""
+    server, project = world
+    before = server_state(server)
+    for ref in ("refs/heads/GitMem/notes", "refs/heads/GITMEM"):
+        done = push(project, f"main:{ref}")
+        assert done.returncode != 0
+        assert f"refused {ref}: its name differs from a store branch's" in done.stderr
+    assert server_state(server) == before
