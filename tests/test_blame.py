@@ -446,6 +446,11 @@ def test_a_file_past_the_line_bound_is_refused_in_one_line(
     done = CliRunner().invoke(cli, ["--repo", repo.directory, "blame", "long", "--store", S])
     assert done.exit_code == 1 and done.output.count("\n") == 1
     assert done.output.startswith("Error: blame reads at most 40 lines")
+    # an older revision past the bound is refused before it is split, however short
+    # the newest: its lines would be read to explain the newest's
+    write(repo, "long", "x\n" * 37)
+    with pytest.raises(LimitExceeded, match="at most 40 lines of a file, and this one has 41"):
+        repo.blame(S, "long")
 
 
 def test_a_long_rewrite_of_repeated_lines_gives_the_matcher_a_bounded_part(

@@ -31,8 +31,9 @@ That matcher's work grows with the product of the two parts' lengths, and faster
 still where lines repeat; past :data:`MATCHED_MAX` line pairs the parts are matched
 as patience diff matches them instead, in time near linear: the lines each side holds
 exactly once, in the longest order both sides agree on, and the equal lines next to
-each. A memory is blamed up to :data:`BLAME_LINES` lines a file; a longer one is
-refused, as every line's record costs a blame some hundreds of bytes.
+each. A memory is blamed up to :data:`BLAME_LINES` lines a file, in each revision it
+reads; a longer one is refused, as every line's record costs a blame some hundreds of
+bytes.
 
 It loads neither ``typing`` nor ``difflib`` until they are needed: a blame on the lean
 read path is a fresh process, whose imports cost as much as its reading.
@@ -170,13 +171,13 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     if first is None:
         return []
     key, text = first
-    new = _Text(text, split_lines(text))
-    lines = _bounded(new.lines)
+    new = _Text(text, _lines(text))
+    lines = new.lines
     owners: list[K] = [key] * len(lines)
     ask = _Ask(list(range(len(lines))), list(range(len(lines))))
     for older_key, older in given:
         if older != new.data:
-            old = _Text(older, split_lines(older))
+            old = _Text(older, _lines(older))
             ask, left = _match(old, new, ask)
             for final in left.final:
                 owners[final] = key
@@ -189,19 +190,22 @@ def attribute(revisions: Iterable[tuple[K, bytes]]) -> list[tuple[bytes, K]]:
     return list(zip(lines, owners, strict=True))
 
 
-def _bounded(lines: list[bytes]) -> list[bytes]:
-    """``lines``, if a blame may read that many (:data:`BLAME_LINES`)."""
-    if len(lines) > BLAME_LINES:
+def _lines(data: bytes) -> list[bytes]:
+    """:func:`split_lines` of any text a blame reads, the newest or an older one, if it
+    has at most :data:`BLAME_LINES` lines: counted before the text is split, so an older
+    revision of millions of empty lines costs nothing to refuse."""
+    count = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if count > BLAME_LINES:
         from gitmem.errors import LimitExceeded
 
         raise LimitExceeded(
             f"blame reads at most {BLAME_LINES:,} lines of a file, and this one has "
-            f"{len(lines):,}; read it with `gitmem show`, or `git blame` on the store's branch",
+            f"{count:,}; read it with `gitmem show`, or `git blame` on the store's branch",
             limit="blameLines",
-            attempted=len(lines),
+            attempted=count,
             maximum=BLAME_LINES,
         )
-    return lines
+    return split_lines(data)
 
 
 def _shared(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
@@ -460,7 +464,7 @@ class _Walk:
         found = self._texts.get(blob)
         if found is None:
             data = self.reader.blob(blob)
-            found = self._texts[blob] = _Text(data, split_lines(data))
+            found = self._texts[blob] = _Text(data, _lines(data))
         return found
 
     def file(self, slug: str, suffix: str) -> list[tuple[bytes, _Key]]:
@@ -471,7 +475,7 @@ class _Walk:
         blob = _blob(reader, reader.root(head), slug, suffix)
         if blob is None:
             return []
-        lines = _bounded(split_lines(reader.blob(blob)))
+        lines = _lines(reader.blob(blob))
         count = len(lines)
         owners = [_Key("", slug)] * count
         pending: dict[str, list[_Lines]] = {
