@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidArgument, NotFound
@@ -46,10 +46,8 @@ class Repository(Storage):
         """Who made ``commit``, as blame says it: ``agent`` (its trailers name one),
         ``operator`` (gitmem made it for a person) or ``git`` (gitmem did not make it:
         its author is whatever name its maker gave)."""
-        from gitmem.trailers import AGENT_TRAILER
-
         facts = self._reader.facts(commit)
-        return "git" if facts is None else "agent" if AGENT_TRAILER in facts.extra else "operator"
+        return _made_as(facts.extra if facts is not None else None)
 
     def blame(self, store: str, slug: str, at: str | None = None) -> list[BlameLine]:
         """Each line of ``slug``'s files (its description and body, then its code
@@ -57,7 +55,7 @@ class Repository(Storage):
         with the revision, commit, author and session that last changed it, as
         ``git blame`` finds it on the same file: followed across renames and merges,
         commits gitmem did not make counted as their git author's."""
-        from gitmem.trailers import AGENT_TRAILER, SESSION_TRAILER
+        from gitmem.trailers import SESSION_TRAILER
 
         commit = self.commit_at(store, at) if at is not None else None
         if commit is None and at is None and self.head(store) is None:
@@ -71,7 +69,7 @@ class Repository(Storage):
         lines: list[BlameLine] = []
         for origin in found:
             trailers = origin.trailers
-            by = "git" if trailers is None else "agent" if AGENT_TRAILER in trailers else "operator"
+            by = _made_as(trailers)
             lines.append(
                 BlameLine(
                     file=FILE_NAMES[origin.suffix],
@@ -226,3 +224,13 @@ class Repository(Storage):
             hub=self.hub,
             provenance=provenance,
         )
+
+
+def _made_as(trailers: Mapping[str, str] | None) -> str:
+    """``agent``, ``operator`` or ``git``, from the extra trailers of a commit gitmem made
+    (``None``: one it did not make)."""
+    from gitmem.trailers import AGENT_TRAILER
+
+    if trailers is None:
+        return "git"
+    return "agent" if AGENT_TRAILER in trailers else "operator"

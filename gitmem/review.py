@@ -203,8 +203,10 @@ def _chosen(
 
 def _names(reviewed: str, head: str) -> bool:
     """Whether ``reviewed`` (4 to 40 hex digits) names the commit ``head``."""
+    from gitmem.lean.asof import commit_id  # a commit as --at names one
+
     reviewed = reviewed.strip().lower()
-    if not 4 <= len(reviewed) <= 40 or not all(c in "0123456789abcdef" for c in reviewed):
+    if not commit_id(reviewed):
         raise InvalidArgument(
             f"--head {reviewed[:40]!r} is no commit id; give the head `gitmem review` printed "
             "(its first 12 hex digits will do)"

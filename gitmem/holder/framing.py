@@ -24,23 +24,25 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-__all__ = ["frame_notice", "frame_view", "framed"]
+__all__ = ["frame_key", "frame_notice", "frame_view", "framed"]
 
 
-def _id(kind: str, title: str, text: str) -> str:
+def frame_key(kind: str, title: str, text: str) -> str:
+    """The id of a frame of ``kind`` holding ``title`` and ``text``: a digest of all it
+    holds, so no text inside can name it."""
     digest = hashlib.sha256("\0".join((kind, title, text)).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:16]
 
 
 def frame_view(title: str, text: str) -> str:
     """One view, framed so that nothing in ``title`` or ``text`` can end the frame."""
-    tag = _id("view", title, text)
+    tag = frame_key("view", title, text)
     return f'<gitmem-view id="{tag}" title={json.dumps(title)}>\n{text}\n</gitmem-view id="{tag}">'
 
 
 def frame_notice(text: str, span: tuple[str | None, str] | None = None) -> str:
     """One notice, framed like a view; with ``span``, the commits it covers."""
-    tag = _id("notice", "", text)
+    tag = frame_key("notice", "", text)
     covers = f' from="{span[0] or ""}" to="{span[1]}"' if span is not None else ""
     return f'<gitmem-notice id="{tag}"{covers}>\n{text}\n</gitmem-notice id="{tag}">'
 

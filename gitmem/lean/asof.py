@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         ) -> str | None: ...
 
 
-__all__ = ["MIN_PREFIX", "named", "parse_date", "resolve"]
+__all__ = ["MIN_PREFIX", "commit_id", "named", "parse_date", "resolve"]
 
 MIN_PREFIX = 4
 """The fewest hex digits a commit prefix may have."""
@@ -47,7 +47,7 @@ _HEX = frozenset("0123456789abcdef")
 # alone would cost a fresh process more than the lean read of a commit it names
 
 
-def _commit_id(text: str) -> bool:
+def commit_id(text: str) -> bool:
     """Whether ``text`` has a commit id's shape: 4 to 40 lower-case hex digits."""
     return MIN_PREFIX <= len(text) <= 40 and _HEX.issuperset(text)
 
@@ -101,7 +101,7 @@ def resolve(
     given = moment.strip()
     if head is None:
         raise NotFound(f"store {store!r} has no commits yet, so it has no past to read")
-    if _commit_id(given.lower()):
+    if commit_id(given.lower()):
 
         def listed(prefix: str) -> list[str]:
             if starting is not None:

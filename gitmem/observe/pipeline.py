@@ -17,7 +17,6 @@ in the log and writes nothing; the steps after it still run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gitmem.errors import GitmemError
+from gitmem.holder.framing import frame_key
 from gitmem.observe import answers
 from gitmem.observe.capture import INPUT_MAX, OUTPUT_MAX, PROMPT_MAX, clamp, skipped, strip_private
 from gitmem.observe.config import ObserverConfig
@@ -90,8 +90,7 @@ def framed(tag: str, text: str, **attributes: str) -> str:
     the digest of itself), and each attribute is a JSON string on one line. What a tool
     printed, or a teammate pushed, is framed so before any model reads it."""
     shown = "".join(f" {name}={json.dumps(value)}" for name, value in attributes.items())
-    held = "\0".join((tag, shown, text)).encode("utf-8", "surrogatepass")
-    key = hashlib.sha256(held).hexdigest()[:16]
+    key = frame_key(tag, shown, text)  # as views' and notices' frames are keyed
     return f'<{tag} key="{key}"{shown}>\n{text}\n</{tag} key="{key}">'
 
 

@@ -47,9 +47,9 @@ class BranchBeside(InvalidArgument):
         )
 
 
-def _shown(ref: Ref) -> str:
+def _shown(ref: str) -> str:
     """A ref as a person names it: a branch without ``refs/heads/``."""
-    return ref.decode("utf-8", "replace").removeprefix("refs/heads/")
+    return ref.removeprefix("refs/heads/")
 
 
 class Refs:
@@ -107,6 +107,12 @@ class Refs:
         under = self.names(name + "/")
         return f"{name}/{under[0]}" if under else None
 
+    def refuse_beside(self, ref: Ref) -> None:
+        """Raise :class:`BranchBeside` if :meth:`beside` finds a ref beside ``ref``."""
+        other = self.beside(ref)
+        if other is not None:
+            raise BranchBeside(_shown(ref.decode("utf-8", "replace")), _shown(other))
+
     def swap(
         self,
         ref: Ref,
@@ -130,8 +136,8 @@ class Refs:
         together; the pack folder once a staged pack is renamed into place; the ref's
         folder (and any folder the move created) once the lock is renamed over it.
         """
-        if old is None and (other := self.beside(ref)) is not None:
-            raise BranchBeside(_shown(ref), _shown(Ref(other.encode())))
+        if old is None:
+            self.refuse_beside(ref)
         path = os.path.join(self.directory, os.fsdecode(ref))
         folder = os.path.dirname(path)
         created = not os.path.isdir(folder)
@@ -204,8 +210,8 @@ class Refs:
         before any ref names what they hold. Must hold the write lock."""
         moves = sorted(moves, key=lambda move: move[0])
         for ref, old, new in moves:
-            if old is None and new is not None and (other := self.beside(ref)) is not None:
-                raise BranchBeside(_shown(ref), _shown(Ref(other.encode())))
+            if old is None and new is not None:
+                self.refuse_beside(ref)
         paths = [os.path.join(self.directory, os.fsdecode(ref)) for ref, _, _ in moves]
         held: list[tuple[str, int]] = []
         staged: packing.Staged | None = None

@@ -345,6 +345,11 @@ class Remote:
         refused = self._pre_receive(target, name, old, new)
         if refused is not None:
             return Pushed(False, False, refused)
+        try:  # before any object is copied there: a refusal leaves the remote as it was
+            if old is None:
+                _refs(target).refuse_beside(name)
+        except BranchBeside as exc:  # the remote holds a store beside this one's name
+            return Pushed(False, False, str(exc), alone=True)
         try:
             # the remote's objects reach its disk (pack, index and folder fsynced)
             # before its ref names them
@@ -353,8 +358,6 @@ class Remote:
         except FileLocked as exc:
             _remove_if_stale(os.fsdecode(exc.lockfilename))
             return Pushed(False, True, "another push was updating the remote")
-        except BranchBeside as exc:  # the remote holds a store beside this one's name
-            return Pushed(False, False, str(exc), alone=True)
         except (KeyError, OSError, ValueError) as exc:
             raise RemoteError(f"cannot push to {self.url}: {_reason(exc)}") from None
         return Pushed(True, False, "") if moved else Pushed(False, True, "the remote moved")
@@ -407,8 +410,12 @@ def _swap(target: Repo, name: Ref, old: str | None, new: str) -> bool:
     flush as the ref's lock file. Raises ``FileLocked`` when another writer holds the
     ref's lock."""
     folder = os.path.join(target.object_store.path, "pack")  # type: ignore[attr-defined]
-    refs = Refs(target.commondir(), target, threading.RLock())
-    return refs.swap(name, old, new, shared=True, flush_with=[folder])
+    return _refs(target).swap(name, old, new, shared=True, flush_with=[folder])
+
+
+def _refs(target: Repo) -> Refs:
+    """The refs of the remote on this machine at ``target``."""
+    return Refs(target.commondir(), target, threading.RLock())
 
 
 def _remove_if_stale(lockfile: str) -> None:
