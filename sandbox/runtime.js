@@ -1,10 +1,11 @@
-// Built from runtime.ts (sha256 194d0ce02171508edb970fc70fe65895815770ee832e1f60664b71d11fec0156) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 889d0320fdf8c61d09fc7b8c5a96f20c618f06bcebc795438bcd30b20a6de3bd) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 var sourceDecoder = new TextDecoder("utf-8", {
   ignoreBOM: true
 });
+var sourceBytes = /* @__PURE__ */ new WeakMap();
 function splitImports(source, whole = false) {
   if (!whole && source.indexOf("gitmem") < 0 && !/\/[/*][#@]/.test(source)) {
     return [
@@ -407,6 +408,17 @@ function functionHead(tokens, k) {
     k,
     false
   ];
+}
+function smallest(names, k) {
+  const kept = [];
+  for (const name of names) {
+    if (kept.length === k && name >= kept[k - 1]) continue;
+    let at = kept.length;
+    while (at > 0 && kept[at - 1] > name) at--;
+    kept.splice(at, 0, name);
+    if (kept.length > k) kept.pop();
+  }
+  return kept;
 }
 function signatures(source, names, found = declarations(source)) {
   const result = [];
@@ -1479,7 +1491,9 @@ var Host = class {
           const cut = body.indexOf(10);
           const message = JSON.parse(decoder.decode(cut < 0 ? body : body.subarray(0, cut)));
           if (cut >= 0) {
-            message.source = sourceDecoder.decode(body.subarray(cut + 1));
+            const bytes = body.subarray(cut + 1);
+            message.source = sourceDecoder.decode(bytes);
+            sourceBytes.set(message, bytes);
           }
           this.buffer = this.buffer.slice(4 + length);
           return message;
@@ -1624,6 +1638,8 @@ var Modules = class {
   // The URLs the current request uses: never revoked under it, so a request may
   // hold more modules than the bounds (until the next request's first new one).
   pinned;
+  // URLs let go of, revoked by trim.
+  evicted;
   begin() {
     this.pinned.clear();
   }
@@ -1633,9 +1649,13 @@ var Modules = class {
     this.urls = /* @__PURE__ */ new Map();
     this.chars = 0;
     this.pinned = /* @__PURE__ */ new Set();
+    this.evicted = [];
   }
-  url(source) {
-    const text = joinImports(splitImports(source), this.base);
+  // The URL of a module's text, made once and kept; `bytes`, when given, are
+  // the text's UTF-8, used as they are when nothing in the text is rewritten.
+  url(source, bytes) {
+    const parts = splitImports(source);
+    const text = joinImports(parts, this.base);
     let url = this.urls.get(text);
     if (url !== void 0) {
       this.urls.delete(text);
@@ -1644,7 +1664,7 @@ var Modules = class {
       return url;
     }
     url = URL.createObjectURL(new Blob([
-      text
+      text === source && bytes !== void 0 ? bytes : text
     ], {
       type: "application/typescript"
     }));
@@ -1657,9 +1677,15 @@ var Modules = class {
       if (this.pinned.has(oldUrl)) break;
       this.urls.delete(oldest);
       this.chars -= oldest.length;
-      URL.revokeObjectURL(oldUrl);
+      this.evicted.push(oldUrl);
     }
     return url;
+  }
+  // Revokes the URLs let go: called once the request's reply is out (which no
+  // longer lists them), before the next request is read, so no request waits
+  // for it and none can import them.
+  trim() {
+    for (const url of this.evicted.splice(0)) URL.revokeObjectURL(url);
   }
   kept() {
     return [
@@ -1849,6 +1875,7 @@ var Runtime = class {
       });
     } finally {
       for (const slot of released) slot.stop(false);
+      this.modules.trim();
     }
   }
   // Ends the worker of a request that answered: its URLs are revoked at once,
@@ -1872,6 +1899,7 @@ var Runtime = class {
     const started = performance.now();
     const source = String(request.source);
     let declared = null;
+    let early = /* @__PURE__ */ new Map();
     const outcome = await new Promise((resolve) => {
       const timer = setTimeout(() => resolve({
         op: "timeout"
@@ -1885,18 +1913,29 @@ var Runtime = class {
       slot.request({
         op: request.op,
         source: request.op === "compile" ? source : "",
-        url: request.op === "load" ? this.modules.url(source) : "",
+        url: request.op === "load" ? this.modules.url(source, sourceBytes.get(request)) : "",
         key: request.key ?? "module",
         direct: request.op === "load" && cannotExportThen(source)
       });
-      if (request.op === "load") declared = declarations(source);
+      if (request.op === "load") {
+        declared = declarations(source);
+        const first = smallest(declared.keys(), this.settings.maxViews);
+        const read = signatures(source, first, declared);
+        early = new Map(first.map((name, k) => [
+          name,
+          read[k]
+        ]));
+      }
     });
     slot.listener = null;
     if (outcome.op === "result") {
       this.release(slot);
       const exports = Array.isArray(outcome.exports) ? outcome.exports.slice(0, this.settings.maxViews).map((e) => String(e).slice(0, this.settings.maxTitleChars)) : [];
       const diagnostic = outcome.diagnostic === null || outcome.diagnostic === void 0 ? null : capError(String(outcome.diagnostic), this.settings);
-      const typed = declared === null || diagnostic !== null ? [] : signatures(source, exports, declared);
+      const found = declared;
+      const typed = found === null || diagnostic !== null ? [] : exports.map((name) => early.get(name) ?? signatures(source, [
+        name
+      ], found)[0]);
       return {
         op: "result",
         diagnostic,
@@ -1977,7 +2016,7 @@ var Runtime = class {
       };
       slot.request({
         op: "check",
-        url: kept.uses === 0 ? this.modules.url(String(request.source)) : "",
+        url: kept.uses === 0 ? this.modules.url(String(request.source), sourceBytes.get(request)) : "",
         key: String(request.key ?? "module"),
         change: String(request.change)
       });

@@ -44,6 +44,10 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 // A request's source after its JSON: a leading U+FEFF is part of the text.
 const sourceDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+// The bytes each request's source arrived as (the host sends strict UTF-8, so
+// they are the text's own encoding): a module cached as it came is made from
+// them, not encoded again.
+const sourceBytes = new WeakMap<Message, Uint8Array>();
 
 // Splits a module's text around the specifiers of its `"gitmem"` imports, in
 // one linear pass over its tokens, so that a string, template or comment that
@@ -547,6 +551,20 @@ function functionHead(tokens: Tokens, k: number): [number, boolean] {
   if (tokens.word(k) === "*") k++;
   if (tokens.word(k) !== "(" && tokens.word(k) !== "<") k++;
   return [k, false];
+}
+
+// The `k` smallest of `names` by code unit, in that order, in one pass: a
+// module may declare tens of thousands of names, and only the first few count.
+function smallest(names: Iterable<string>, k: number): string[] {
+  const kept: string[] = [];
+  for (const name of names) {
+    if (kept.length === k && name >= kept[k - 1]) continue;
+    let at = kept.length;
+    while (at > 0 && kept[at - 1] > name) at--;
+    kept.splice(at, 0, name);
+    if (kept.length > k) kept.pop();
+  }
+  return kept;
 }
 
 // `name(params): Return` as written in `source` for each of `names`, or
@@ -1941,7 +1959,9 @@ class Host {
             decoder.decode(cut < 0 ? body : body.subarray(0, cut)),
           ) as Message;
           if (cut >= 0) {
-            message.source = sourceDecoder.decode(body.subarray(cut + 1));
+            const bytes = body.subarray(cut + 1);
+            message.source = sourceDecoder.decode(bytes);
+            sourceBytes.set(message, bytes);
           }
           this.buffer = this.buffer.slice(4 + length);
           return message;
@@ -2131,6 +2151,8 @@ class Modules {
   // The URLs the current request uses: never revoked under it, so a request may
   // hold more modules than the bounds (until the next request's first new one).
   private pinned = new Set<string>();
+  // URLs let go of, revoked by trim.
+  private evicted: string[] = [];
 
   begin(): void {
     this.pinned.clear();
@@ -2138,8 +2160,11 @@ class Modules {
 
   constructor(private base: string, private settings: Settings) {}
 
-  url(source: string): string {
-    const text = joinImports(splitImports(source), this.base);
+  // The URL of a module's text, made once and kept; `bytes`, when given, are
+  // the text's UTF-8, used as they are when nothing in the text is rewritten.
+  url(source: string, bytes?: Uint8Array): string {
+    const parts = splitImports(source);
+    const text = joinImports(parts, this.base);
     let url = this.urls.get(text);
     if (url !== undefined) {
       // Most recently used last.
@@ -2149,7 +2174,9 @@ class Modules {
       return url;
     }
     url = URL.createObjectURL(
-      new Blob([text], { type: "application/typescript" }),
+      new Blob([text === source && bytes !== undefined ? bytes : text], {
+        type: "application/typescript",
+      }),
     );
     this.urls.set(text, url);
     this.pinned.add(url);
@@ -2163,9 +2190,16 @@ class Modules {
       if (this.pinned.has(oldUrl)) break;
       this.urls.delete(oldest);
       this.chars -= oldest.length;
-      URL.revokeObjectURL(oldUrl);
+      this.evicted.push(oldUrl);
     }
     return url;
+  }
+
+  // Revokes the URLs let go: called once the request's reply is out (which no
+  // longer lists them), before the next request is read, so no request waits
+  // for it and none can import them.
+  trim(): void {
+    for (const url of this.evicted.splice(0)) URL.revokeObjectURL(url);
   }
 
   kept(): string[] {
@@ -2355,6 +2389,7 @@ class Runtime {
       await this.host.send({ ...result, keep: this.kept(), ended });
     } finally {
       for (const slot of released) slot.stop(false);
+      this.modules.trim();
     }
   }
 
@@ -2381,6 +2416,7 @@ class Runtime {
     const started = performance.now();
     const source = String(request.source);
     let declared: Map<string, [number, boolean]> | null = null;
+    let early = new Map<string, string>();
     const outcome = await new Promise<Message>((resolve) => {
       const timer = setTimeout(
         () => resolve({ op: "timeout" }),
@@ -2395,12 +2431,22 @@ class Runtime {
       slot.request({
         op: request.op as string,
         source: request.op === "compile" ? source : "",
-        url: request.op === "load" ? this.modules.url(source) : "",
+        url: request.op === "load"
+          ? this.modules.url(source, sourceBytes.get(request))
+          : "",
         key: (request.key as string) ?? "module",
         direct: request.op === "load" && cannotExportThen(source),
       });
       // Read while the worker loads the module on its own thread.
-      if (request.op === "load") declared = declarations(source);
+      if (request.op === "load") {
+        declared = declarations(source);
+        // The worker reports exports in the order a module namespace lists
+        // them (by code unit): the first declared names in that order are
+        // read now, each the signature of an export unless it is not one.
+        const first = smallest(declared.keys(), this.settings.maxViews);
+        const read = signatures(source, first, declared);
+        early = new Map(first.map((name, k) => [name, read[k]]));
+      }
     });
     slot.listener = null;
     if (outcome.op === "result") {
@@ -2417,9 +2463,12 @@ class Runtime {
           ? null
           : capError(String(outcome.diagnostic), this.settings);
       // Each export's signature, in the order of the exports.
-      const typed = declared === null || diagnostic !== null
+      const found = declared;
+      const typed = found === null || diagnostic !== null
         ? []
-        : signatures(source, exports, declared);
+        : exports.map((name) =>
+          early.get(name) ?? signatures(source, [name], found)[0]
+        );
       return { op: "result", diagnostic, exports, signatures: typed };
     }
     // A worker that did not answer may be one a terminate cannot stop: the host
@@ -2500,7 +2549,9 @@ class Runtime {
       };
       slot.request({
         op: "check",
-        url: kept.uses === 0 ? this.modules.url(String(request.source)) : "",
+        url: kept.uses === 0
+          ? this.modules.url(String(request.source), sourceBytes.get(request))
+          : "",
         key: String(request.key ?? "module"),
         change: String(request.change),
       });
