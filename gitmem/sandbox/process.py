@@ -51,8 +51,9 @@ _START_TIMEOUT = 10.0
 # Caches Deno would grow with one entry per blob module. A plain file where a folder
 # should be, or a folder where a database should be, makes each unusable, and Deno
 # carries on without (in memory, for the databases). The transpile cache of blob modules
-# (gen/blob) is kept for the runtime's module cache and pruned after every call
-# (Process.prune); fenced, Deno's first write to it retried for ~150 ms in every process.
+# (gen/blob) is kept for the runtime's module cache and pruned after every call, as the
+# process comes back to its pool (Process.prune); fenced, Deno's first write to it retried
+# for ~150 ms in every process.
 _CACHE_FILES = ("gen/data",)
 _TRANSPILED = "gen/blob"
 _CACHE_FOLDERS = ("dep_analysis_cache_v2", "node_analysis_cache_v2", "v8_code_cache_v2")
@@ -156,6 +157,14 @@ class Process:
         """Frames sent: each request is followed by the runtime's work on the next worker."""
         self.ended: set[int] = set()
         """The workers the runtime ended whose threads have not yet been seen gone."""
+        self._names: dict[int, str] = {}
+        """The name of each thread seen, by thread id (see _threads)."""
+        self._looked: tuple[int, int] | None = None
+        """At the last look at every worker's CPU: the process's, and the most any
+        worker still running had used, in clock ticks."""
+        self.keep: object = []
+        """The module URLs the runtime listed as kept in its last reply, for the next
+        prune (see prune)."""
         self._transpiled: dict[str, str | None] = {}
         """The file of each module URL the runtime kept at the last prune (None until a
         prune had to know it): each reply lists every kept URL, nearly all of them kept
@@ -260,32 +269,59 @@ class Process:
             os.close(fd)
         return int(fields[1]) * _PAGE_KB if len(fields) > 1 else 0
 
-    def _workers(self) -> dict[int, tuple[str, int]]:
-        """The process's worker threads: thread id to the name Deno gave it and the CPU it
-        has used in clock ticks, from one read of each thread's ``stat``."""
+    def _threads(self, every: bool) -> dict[int, tuple[str, int]] | None:
+        """The process's threads: thread id to the name Deno gave it and the CPU it has
+        used in clock ticks (-1 where not read), or None if they cannot be listed.
+
+        ``every`` reads each thread's ``stat``. Otherwise only threads not seen before
+        are read, and the others keep the name they had: a worker's thread is named
+        once, as it starts, and an id is not given to another thread while the process
+        lives (a thread's name is kept only once it is a worker's or its thread is a
+        second old, past the moment a new thread names itself).
+        """
         try:
             folder = os.open(f"/proc/{self.pid}/task", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
-            return {}
-        found: dict[int, tuple[str, int]] = {}
+            return None
+        known, found = self._names, dict[int, tuple[str, int]]()
         try:
-            stats = [(tid, _read_small(f"{tid}/stat", folder)) for tid in os.listdir(folder)]
+            for entry in os.listdir(folder):
+                tid = int(entry)
+                name = None if every else known.get(tid)
+                if name is not None:
+                    found[tid] = (name, -1)
+                    continue
+                stat = _read_small(f"{entry}/stat", folder)
+                if stat is not None:
+                    # `tid (name) state ...`: the name is the kernel's, as in `comm`.
+                    head, _, tail = stat.rpartition(b")")
+                    name = head.partition(b"(")[2].decode("ascii", "replace")
+                    fields = tail.split()
+                    if len(fields) > 19:
+                        found[tid] = (name, int(fields[11]) + int(fields[12]))
+                        settled = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / _TICKS
+                        if name.startswith("worker-") or settled > 1.0:
+                            known[tid] = name
         except OSError:
-            return {}
+            return None
         finally:
             os.close(folder)
-        for tid, stat in stats:
-            if stat is None:
-                continue
-            # `tid (name) state ...`: the name is the kernel's, as in the thread's `comm`.
-            head, _, tail = stat.rpartition(b")")
-            name = head.partition(b"(")[2].decode("ascii", "replace")
-            if not name.startswith("worker-"):
-                continue
-            fields = tail.split()
-            ticks = int(fields[11]) + int(fields[12]) if len(fields) > 12 else 0
-            found[int(tid)] = (name, ticks)
+        self._names = {tid: name for tid, name in known.items() if tid in found}
         return found
+
+    def _ticks(self) -> int | None:
+        """The CPU every thread of the process has used, ended ones too, in clock ticks."""
+        try:
+            fd = os.open(f"/proc/{self.pid}/stat", os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            fields = os.read(fd, 4096).rpartition(b")")[2].split()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return int(fields[11]) + int(fields[12]) if len(fields) > 12 else None
 
     def at_rest(self, grace: float = _SPIN_GRACE) -> bool:
         """Whether every worker the runtime ended is gone, waiting up to ``grace`` s, and
@@ -300,10 +336,25 @@ class Process:
         """
         names = {f"worker-{n}" for n in self.ended}
         give_up = time.monotonic() + grace
-        workers = self._workers()
         allowed = (self.longest + _SPIN_GRACE) * _TICKS
-        if any(ticks > allowed for name, ticks in workers.values() if name not in names):
-            return False
+        # No thread can have used more since the last whole look than the process has
+        # (give or take a tick of rounding each side): while the busiest worker then and
+        # everything the process used since still fit in ``allowed``, no worker's own
+        # count needs reading. Else every thread's is read again.
+        total = self._ticks()
+        looked = self._looked
+        every = total is None or looked is None or total - looked[0] + looked[1] + 4 > allowed
+        threads = self._threads(every) or {}
+        if every:
+            used = [
+                t
+                for name, t in threads.values()
+                if name.startswith("worker-") and name not in names
+            ]
+            if any(ticks > allowed for ticks in used):
+                return False
+            self._looked = None if total is None else (total, max(used, default=0))
+        workers = {tid: entry for tid, entry in threads.items() if entry[0].startswith("worker-")}
         # The ended ones are watched by thread id, one look at a folder each, rather
         # than by reading every thread again: the wait comes after almost every
         # request. An id the kernel gave to a new thread of this process in the
