@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from conftest import gone
@@ -232,6 +233,7 @@ def test_a_module_is_transpiled_once_and_nothing_else_is_kept(pool: Pool) -> Non
     transpiled = process.root / "deno" / "gen" / "blob"
 
     def stamps() -> dict[str, tuple[int, int]]:
+        pool.tend()
         return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in transpiled.iterdir()}
 
     first = stamps()
@@ -563,23 +565,30 @@ def test_a_prune_keeps_the_files_of_kept_modules_alone() -> None:
         box = Sandbox(pool=pool)
         box.load("first", "export function f(x: number): number { return x; }")
         box.load("second", "export function g(x: number): number { return x; }")
-        (process,) = pool.processes()
-        kept = list(process._transpiled)  # pyright: ignore[reportPrivateUsage]
-        assert len(kept) >= 3, kept  # the two modules and the warm-up
-        folder = process.root / "deno" / "gen" / "blob"
-        folder.mkdir(parents=True, exist_ok=True)
-        named = {_transpiled_name(url) for url in kept}
-        for name in (*named, "stray.js"):
-            (folder / name).write_text("//")
-        process.prune(kept)
-        assert _listed(folder) == named
-        warm = _transpiled_name(kept[-1])
-        process.prune([kept[0], kept[-1]])
-        assert _listed(folder) == {_transpiled_name(kept[0]), warm}
-        process.prune([])
-        assert _listed(folder) <= {warm}
+        settings = box._settings  # pyright: ignore[reportPrivateUsage]
+        # Lent, it is out of the tending thread's reach.
+        with pool.lend(settings, box.rss_cap_mb) as process:
+            _prunes_keep_the_kept_files(process)
     finally:
         pool.close()
+
+
+def _prunes_keep_the_kept_files(process: Process) -> None:
+    """Prunes leave the files of the kept URLs, and only them."""
+    kept = [str(url) for url in cast(list[object], process.keep)]
+    assert len(kept) >= 3, kept  # the two modules and the warm-up
+    folder = process.root / "deno" / "gen" / "blob"
+    folder.mkdir(parents=True, exist_ok=True)
+    named = {_transpiled_name(url) for url in kept}
+    for name in (*named, "stray.js"):
+        (folder / name).write_text("//")
+    process.prune(kept)
+    assert _listed(folder) == named
+    warm = _transpiled_name(kept[-1])
+    process.prune([kept[0], kept[-1]])
+    assert _listed(folder) == {_transpiled_name(kept[0]), warm}
+    process.prune([])
+    assert _listed(folder) <= {warm}
 
 
 def test_a_process_that_aborts_leaves_no_core_file(pool: Pool) -> None:

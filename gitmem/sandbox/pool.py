@@ -17,6 +17,13 @@ it), and during a burst the pool lends the idle process that has rested longest:
 one boots its next worker, the other serves. Calls spaced out go to the newest process
 that has rested, so the other is left idle and soon released.
 
+A process that comes back is tended at once, on a thread of the pool's own: its stale
+transpiled files are deleted, and it is checked fit to serve again (its ended workers
+gone, none left spinning, no past run's memory still held). A call that finds it
+tended only asks whether it is still alive and has said nothing since; one that
+finds it being tended waits for that; one that comes first tends it itself. The
+caller of a call never waits for its own process's tending.
+
 The reaper is a daemon thread that runs only while something is idle; it never touches
 a lent process, so nothing is killed mid-call. :meth:`Pool.reap` does its work on demand,
 against the pool's clock, so tests can drive it without waiting.
@@ -60,6 +67,8 @@ class _Idle:
     rested: float
     """When it last served a request (minus infinity if never): lent and given back
     unused, as after :meth:`~gitmem.sandbox.Sandbox.start`, it kept on resting."""
+    tended: bool = False
+    """Pruned and found fit since it came back."""
 
 
 @dataclass
@@ -112,12 +121,16 @@ class Pool:
         # Taken out of the pool and being killed, outside the lock.
         self._dying: set[Process] = set()
         self._thread: threading.Thread | None = None
+        # The thread that tends processes as they come back, and the one it tends now.
+        self._tender: threading.Thread | None = None
+        self._tending: Process | None = None
         self._closed = False
         # Per kind: when a process last came back, how many calls in a row were lent
         # back to back, and the process being started in the background.
         self._returned: dict[str, float] = {}
         self._streak: dict[str, int] = {}
         self._starting: dict[str, _Start] = {}
+        self._kinds: dict[int, tuple[dict[str, object], int, str]] = {}
         _pools.add(self)
 
     @contextmanager
@@ -137,8 +150,21 @@ class Pool:
         finally:
             self._give_back(process)
 
-    def _take(self, settings: Mapping[str, object], rss_cap_mb: int, fresh: bool) -> Process:
+    def _kind(self, settings: Mapping[str, object], rss_cap_mb: int) -> str:
+        # A sandbox lends with the same settings every call: the key made for them last
+        # time stands while they are equal, so it is not serialised again.
+        known = self._kinds.get(id(settings))
+        if known is not None and known[1] == rss_cap_mb and known[0] == settings:
+            return known[2]
         key = _key(settings, rss_cap_mb)
+        with self._cond:
+            if len(self._kinds) >= 64:
+                self._kinds.clear()
+            self._kinds[id(settings)] = (dict(settings), rss_cap_mb, key)
+        return key
+
+    def _take(self, settings: Mapping[str, object], rss_cap_mb: int, fresh: bool) -> Process:
+        key = self._kind(settings, rss_cap_mb)
         with self._cond:
             returned = self._returned.get(key)
             back_to_back = returned is not None and self._clock() - returned < BURST_GAP
@@ -168,11 +194,14 @@ class Pool:
                 now = self._clock()
                 rested = [e for e in waiting if not fresh or now - e.rested >= REST]
                 entry = rested[-1] if rested else min(waiting, key=lambda e: e.rested)
-                waiting.remove(entry)
                 process = entry.process
+                if process is self._tending:
+                    self._cond.wait()
+                    continue
+                waiting.remove(entry)
                 self._lent[process] = _Lent(process.sent, entry.rested, fresh)
             # Checked outside the lock: reading /proc is slow next to a list pop.
-            if _healthy(process):
+            if process.quiet() if entry.tended else _tend(process):
                 return process
             with self._cond:
                 self._lent.pop(process, None)
@@ -236,7 +265,68 @@ class Pool:
         waiting.append(_Idle(process, self._clock(), rested))
         while len(waiting) > self.keep_idle:
             spent.append(waiting.pop(0).process)
+        # The tending thread lives while anything is idle, so a call's return does not
+        # start a thread.
+        if self._tender is None:
+            self._tender = threading.Thread(target=self._tend_forever, daemon=True)
+            self._tender.start()
+        self._cond.notify_all()
         self._wake()
+
+    def tend(self) -> None:
+        """Tend every idle process not yet tended, now, after the one being tended:
+        what the next call finds (a process's private folder, say) is then as its
+        tending left it."""
+        while True:
+            with self._cond:
+                while self._tending is not None:
+                    self._cond.wait()
+                entry = self._untended()
+                if entry is None:
+                    return
+            self._tend_one(entry)
+
+    def _tend_forever(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._closed or not any(self._idle.values()):
+                        self._tender = None
+                        return
+                    entry = self._untended()
+                    if entry is not None:
+                        break
+                    self._cond.wait()
+            self._tend_one(entry)
+
+    def _untended(self) -> _Idle | None:
+        # Called with the lock held: the newest idle process not yet tended, now marked
+        # as being tended (nothing else tends it or lends it meanwhile).
+        if self._tending is not None:
+            return None
+        for entry in reversed([e for each in self._idle.values() for e in each]):
+            if not entry.tended:
+                self._tending = entry.process
+                return entry
+        return None
+
+    def _tend_one(self, entry: _Idle) -> None:
+        fit = False
+        try:
+            fit = _tend(entry.process)
+        except Exception:
+            fit = False
+        finally:
+            spent: list[Process] = []
+            with self._cond:
+                self._tending = None
+                entry.tended = True
+                waiting = self._idle.get(entry.process.kind, [])
+                if not fit and entry in waiting:
+                    waiting.remove(entry)
+                    spent.append(entry.process)
+                self._cond.notify_all()
+            self._kill(spent)
 
     def _wake(self) -> None:
         # Called with the lock held.
@@ -269,6 +359,7 @@ class Pool:
                 fresh = [e for e in entries if now - e.since < self.idle_timeout]
                 spent.extend(e.process for e in entries if now - e.since >= self.idle_timeout)
                 entries[:] = fresh
+            self._cond.notify_all()
         self._kill(spent)
         return len(spent)
 
@@ -280,6 +371,7 @@ class Pool:
             if not found:
                 return False
             entries.remove(found[0])
+            self._cond.notify_all()
         self._kill([process])
         return True
 
@@ -320,11 +412,15 @@ def _key(settings: Mapping[str, object], rss_cap_mb: int) -> str:
     return json.dumps([dict(settings), rss_cap_mb], sort_keys=True)
 
 
-def _healthy(process: Process) -> bool:
-    # A process that said something while idle is retiring. One whose ended workers
-    # are not gone, or with a worker left spinning, would take the next call's CPU
-    # and memory. One that still holds a past run's memory would fail an innocent
-    # call: half the cap, so the next run has room to reach its own limits.
+def _tend(process: Process) -> bool:
+    """Prune ``process``; whether it is fit to serve again.
+
+    A process that said something while idle is retiring. One whose ended workers are
+    not gone, or with a worker left spinning, would take the next call's CPU and
+    memory. One that still holds a past run's memory would fail an innocent call: half
+    the cap, so the next run has room to reach its own limits.
+    """
+    process.prune(process.keep)
     return process.quiet() and process.at_rest() and 2 * process.rss_kb() <= process.rss_cap_kb
 
 

@@ -395,7 +395,7 @@ class Sandbox:
             if reply.get("restart"):
                 self._discard(process)
             else:
-                process.prune(reply.get("keep"))
+                process.keep = reply.get("keep")
             diagnostic = reply.get("diagnostic")
             return (
                 _capped(diagnostic) if diagnostic is not None else None,
@@ -487,7 +487,7 @@ class Sandbox:
             if reply.get("restart"):
                 self._discard(process)
             else:
-                process.prune(reply.get("keep"))
+                process.keep = reply.get("keep")
             if reply.get("again"):
                 # The kept worker did not answer: its process is gone, and a fresh
                 # one answers.
@@ -614,7 +614,7 @@ class Sandbox:
             if message.get("restart"):
                 self._discard(process)
             else:
-                process.prune(message.get("keep"))
+                process.keep = message.get("keep")
             error = message.get("error")
             return ProgramResult(
                 ok=bool(message.get("ok")),
