@@ -181,10 +181,10 @@ def gitmem_first_program() -> float:
 
 
 TS, JS = "application/typescript", "application/javascript"
-LOAD_ROUNDS = 30
+LOAD_ROUNDS = 45
 """Rounds of the module-load comparison: each round loads once in gitmem, once in Deno
-alone (TypeScript) and once in Deno alone as JavaScript, in turn, so that the machine's
-drift reaches all three alike."""
+alone (TypeScript) and once in Deno alone as JavaScript, in turn (each round starting
+one later than the round before), so that the machine's drift reaches all three alike."""
 
 # Deno alone, driven as a host would drive it: one process, asked over a pipe for each
 # load, the text of the module in the request (as gitmem's host sends it over its
@@ -295,7 +295,7 @@ def load_in_turn(typed: str, plain: str) -> tuple[Timed, Timed, Timed]:
                 (alone, functools.partial(deno.load, new_typed, TS), deno.proc.pid),
                 (alone_js, functools.partial(deno.load, new_plain, JS), deno.proc.pid),
             ]
-            for timed, action, pid in turns:
+            for timed, action, pid in turns[i % 3 :] + turns[: i % 3]:
                 time.sleep(0.3)
                 timed.add(action, pid)
         deno.close()
