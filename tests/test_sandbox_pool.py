@@ -18,6 +18,7 @@ import pytest
 from conftest import gone
 
 from gitmem.sandbox import Pool, Sandbox
+from gitmem.sandbox import pool as pool_module
 from gitmem.sandbox import process as process_module
 from gitmem.sandbox.launch import _deno_binary, runtime_file  # pyright: ignore[reportPrivateUsage]
 from gitmem.sandbox.pool import BURST_GAP
@@ -601,3 +602,50 @@ def test_a_process_that_aborts_leaves_no_core_file(pool: Pool) -> None:
     core = next(line for line in limits if line.startswith("Max core file size"))
     assert core.split()[4:6] == ["0", "0"], core
     box.close()
+
+
+def test_a_process_found_unfit_as_it_comes_back_is_never_lent_again(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tending after a call finds the process unfit (a worker left running, a past
+    run's memory): it is killed, and the next call gets a fresh process."""
+    box = Sandbox(pool=pool)
+    assert box.run("console.log(1)", modules={}, bridge=lambda n, a: (True, "")).ok
+    pool.tend()
+    first = box._process  # pyright: ignore[reportPrivateUsage]
+    assert first is not None and first.alive()
+    monkeypatch.setattr(pool_module, "_tend", lambda process: False)
+    assert box.run("console.log(2)", modules={}, bridge=lambda n, a: (True, "")).ok
+    pool.tend()
+    assert not first.alive() and first not in pool.processes()
+    monkeypatch.undo()
+    assert box.run("console.log(3)", modules={}, bridge=lambda n, a: (True, "")).output == "3\n"
+    assert box._process is not first  # pyright: ignore[reportPrivateUsage]
+
+
+def test_every_worker_is_looked_at_once_the_process_has_used_enough(pool: Pool) -> None:
+    """Between whole looks at every worker's CPU only the process's own is read: no worker
+    can have used more than the process has since. Once that could pass what a worker may
+    use, every worker is read again, and one past it makes the process unfit."""
+    box = Sandbox(pool=pool, time_limit=0.5)
+    box.start()
+    with pool.lend(box._settings, box.rss_cap_mb) as process:  # pyright: ignore[reportPrivateUsage]
+        looks: list[bool] = []
+        threads = process._threads  # pyright: ignore[reportPrivateUsage]
+
+        def counted(every: bool) -> dict[int, tuple[str, int]] | None:
+            looks.append(every)
+            return threads(every)
+
+        process._threads = counted  # pyright: ignore[reportPrivateUsage]
+        process._looked = None  # pyright: ignore[reportPrivateUsage]
+        assert process.at_rest() and process.at_rest()
+        used = process._ticks()  # pyright: ignore[reportPrivateUsage]
+        assert used is not None
+        allowed = (process.longest + 1.0) * os.sysconf("SC_CLK_TCK")
+        process._ticks = lambda: used + int(allowed)  # pyright: ignore[reportPrivateUsage]
+        assert process.at_rest()
+        assert looks == [True, False, True]
+        process._threads = lambda every: {1: ("worker-99", int(allowed) + 1)}  # pyright: ignore[reportPrivateUsage]
+        process._looked = None  # pyright: ignore[reportPrivateUsage]
+        assert not process.at_rest()
