@@ -344,7 +344,8 @@ class Process:
         total = self._ticks()
         looked = self._looked
         every = total is None or looked is None or total - looked[0] + looked[1] + 4 > allowed
-        threads = self._threads(every) or {}
+        listed = self._threads(every)
+        threads = listed or {}
         if every:
             used = [
                 t
@@ -353,7 +354,10 @@ class Process:
             ]
             if any(ticks > allowed for ticks in used):
                 return False
-            self._looked = None if total is None else (total, max(used, default=0))
+            # Only a look that read both is one to go on from.
+            self._looked = None
+            if total is not None and listed is not None:
+                self._looked = (total, max(used, default=0))
         workers = {tid: entry for tid, entry in threads.items() if entry[0].startswith("worker-")}
         # The ended ones are watched by thread id, one look at a folder each, rather
         # than by reading every thread again: the wait comes after almost every
