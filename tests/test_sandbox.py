@@ -11,7 +11,7 @@ from conftest import gone
 
 import gitmem.sandbox
 from gitmem.errors import CodeError, InternalError, InvalidArgument
-from gitmem.sandbox import ExportDoc, ProgramResult, Sandbox, View, module_key
+from gitmem.sandbox import ExportDoc, Pool, ProgramResult, Sandbox, View, module_key
 
 CSV_TOOLS = """\
 export function parseCsv(text: string): string[][] {
@@ -429,10 +429,19 @@ def test_load_documents_a_module_that_ends_in_a_keyword(sandbox: Sandbox) -> Non
 UNENDING = "await new Promise(() => {\n  const f = () => queueMicrotask(f);\n  f();\n});\n"
 
 
-def test_a_run_that_did_not_finish_takes_its_process_with_it() -> None:
+@pytest.fixture
+def own_pool() -> Iterator[Pool]:
+    """A pool of one process a kind: the next call goes to the process the last one used
+    (the shared pool may hold others of the kind, which a call may be lent instead)."""
+    pool = Pool(spread=False)
+    yield pool
+    pool.close()
+
+
+def test_a_run_that_did_not_finish_takes_its_process_with_it(own_pool: Pool) -> None:
     """A worker stopped at its time limit may be one a terminate cannot end (a loop of
     microtasks): its whole process is gone before the next run, which gets a fresh one."""
-    with Sandbox(time_limit=0.5, memory_mb=64) as box:
+    with Sandbox(time_limit=0.5, memory_mb=64, pool=own_pool) as box:
         box.start()
         first = box.pid
         assert first is not None
@@ -445,9 +454,9 @@ def test_a_run_that_did_not_finish_takes_its_process_with_it() -> None:
         assert box.pid not in (None, first)
 
 
-def test_a_load_or_check_that_did_not_finish_takes_its_process_with_it() -> None:
+def test_a_load_or_check_that_did_not_finish_takes_its_process_with_it(own_pool: Pool) -> None:
     """The same for a code memory's top-level code and for a guard's check."""
-    with Sandbox(time_limit=0.5, memory_mb=64) as box:
+    with Sandbox(time_limit=0.5, memory_mb=64, pool=own_pool) as box:
         box.start()
         first = box.pid
         assert first is not None
