@@ -1,4 +1,4 @@
-// Built from runtime.ts (sha256 889d0320fdf8c61d09fc7b8c5a96f20c618f06bcebc795438bcd30b20a6de3bd) by `make runtime`: edit runtime.ts, not this.
+// Built from runtime.ts (sha256 cb02a15accf6b5ebcc61a7074268898ce3b6adffb8bbb2fca58f8e874cb26d6b) by `make runtime`: edit runtime.ts, not this.
 // sandbox/runtime.ts
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();

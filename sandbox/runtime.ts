@@ -554,7 +554,7 @@ function functionHead(tokens: Tokens, k: number): [number, boolean] {
 }
 
 // The `k` smallest of `names` by code unit, in that order, in one pass: a
-// module may declare tens of thousands of names, and only the first few count.
+// module may declare thousands of names, and only the first few count.
 function smallest(names: Iterable<string>, k: number): string[] {
   const kept: string[] = [];
   for (const name of names) {
