@@ -284,6 +284,7 @@ class Process:
         except OSError:
             return None
         known, found = self._names, dict[int, tuple[str, int]]()
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
         try:
             for entry in os.listdir(folder):
                 tid = int(entry)
@@ -299,7 +300,7 @@ class Process:
                     fields = tail.split()
                     if len(fields) > 19:
                         found[tid] = (name, int(fields[11]) + int(fields[12]))
-                        settled = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / _TICKS
+                        settled = now - int(fields[19]) / _TICKS
                         if name.startswith("worker-") or settled > 1.0:
                             known[tid] = name
         except OSError:
@@ -326,7 +327,8 @@ class Process:
     def at_rest(self, grace: float = _SPIN_GRACE) -> bool:
         """Whether every worker the runtime ended is gone, waiting up to ``grace`` s, and
         no other worker thread has used more CPU than any request it served may; both
-        start from one look at the threads, and the ended ones are then watched alone.
+        start from one look at the threads (at each one's CPU only when the process's own
+        says it could matter), and the ended ones are then watched alone.
 
         A terminate does not stop a thread caught in a microtask loop (a Deno defect):
         left running, it would take CPU and memory from the next request, any holder's,
