@@ -20,9 +20,10 @@ reference at a smaller size in the same run, as a ratio.
    first ``ls`` and ``search`` in the clone beside the same once warm (goal: <= 3x).
 
 ``python bench/scale.py --only PART`` runs one part alone, a few runs of each size on
-copies of the stores: part 2 whole, once (``indexes``), a line of it (``search``,
-``listing`` or ``history``, the history beside git's walk of every commit and the paths
-it changed), ``sync`` (part 3), ``reads`` (part 4's processes) or ``clone`` (part 5).
+copies of the stores: part 1 (``writes``), part 2 whole, once (``indexes``), a line of
+it (``search``, ``listing`` or ``history``, the history beside git's walk of every
+commit and the paths it changed), ``sync`` (part 3), ``reads`` (part 4's processes) or
+``clone`` (part 5).
 
 The stores are built once into ``$GITMEM_BENCH_FIXTURES`` (a folder in the temporary
 directory unless set), one folder per builder and its parameters, and reused by later
@@ -642,6 +643,7 @@ def bench_indexes_alone(work: str) -> None:
 
 
 PARTS: dict[str, Callable[[str], None]] = {
+    "writes": bench_writes,
     "indexes": bench_indexes_alone,
     "search": lambda work: bench_search_rebuild(),
     "listing": bench_listing,
