@@ -26,7 +26,8 @@ from conftest import commit_by_hand, git
 from gitmem import Author, Repository, ops
 from gitmem.adapters.console import Console
 from gitmem.demo import run_demo
-from gitmem.ops import ledger as ledgers
+from gitmem.ops import ledgers
+from gitmem.ops.ledger import Ledger
 
 CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
@@ -689,14 +690,14 @@ def test_the_memories_panel_shows_its_rows_before_the_history(
     being read with how far it is, and fills them in, deleted memories too, once the
     history is read."""
     opened = threading.Event()
-    real = ledgers.Ledger.follow
+    real = Ledger.follow
 
     def follow(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
         if threading.current_thread().name.startswith("gitmem-ledger"):
             assert opened.wait(60)
         real(self, repo, progress)
 
-    monkeypatch.setattr(ledgers.Ledger, "follow", follow)
+    monkeypatch.setattr(Ledger, "follow", follow)
     monkeypatch.setattr(ledgers.Ledgers, "patience", None)
     shutil.rmtree(Path(demo.directory) / "gitmem" / "ledger", ignore_errors=True)
     live = [slug for slug, _ in demo.summaries("profile/ops")]

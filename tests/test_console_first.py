@@ -32,8 +32,8 @@ from test_console import (
 from gitmem import Agent, Repository, ops
 from gitmem.adapters.console import Console
 from gitmem.errors import StorageError
-from gitmem.ops import folding
-from gitmem.ops import ledger as ledgers
+from gitmem.ops import folding, ledgers
+from gitmem.ops.ledger import Ledger, kept_listed_json, listed, listed_json
 from gitmem.store.history import History
 from gitmem.types import Change, Memory
 
@@ -58,7 +58,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     """Holds every fold run on a ledger's own thread until set; a first request never
     waits for a fold."""
     opened = Gate()
-    real = ledgers.Ledger.follow
+    real = Ledger.follow
 
     def follow(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
         if on_fold_thread():
@@ -66,7 +66,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
             assert opened.wait(30)
         real(self, repo, progress)
 
-    monkeypatch.setattr(ledgers.Ledger, "follow", follow)
+    monkeypatch.setattr(Ledger, "follow", follow)
     monkeypatch.setattr(ledgers.Ledgers, "patience", None)
     yield opened
     opened.set()
@@ -182,7 +182,7 @@ def test_the_listing_never_says_what_the_history_would_not(
                 ops.delete(repo, "profile/ops", ADA, slug)
         if repo.head("profile/ops") is None:
             return
-        assert_known_only(ledgers.listed(repo, "profile/ops"), folded(repo).rows())
+        assert_known_only(listed(repo, "profile/ops"), folded(repo).rows())
 
 
 def test_the_interim_rows_are_written_as_json_dumps_writes_them(repo: Repository) -> None:
@@ -207,8 +207,8 @@ def test_the_interim_rows_are_written_as_json_dumps_writes_them(repo: Repository
     ]
     assert [row["description"] for row in dicts] == odd
     expected = json.dumps(dicts, ensure_ascii=False).encode()
-    assert ledgers.listed_json(repo, "profile/ops") == expected
-    assert ledgers.kept_listed_json(repo, "profile/ops") == expected
+    assert listed_json(repo, "profile/ops") == expected
+    assert kept_listed_json(repo, "profile/ops") == expected
 
 
 def test_a_first_request_on_a_short_history_is_answered_whole(
@@ -307,14 +307,14 @@ def test_a_fold_that_fails_is_said_in_one_line(
     """A fold that fails leaves the panel answering its listing with the failure in one
     line (never a 500); once the store moves, the history is read again."""
     seed(repo)
-    real = ledgers.Ledger.follow
+    real = Ledger.follow
 
     def broken(self: ops.Ledger, repo: Repository, progress: Any = None) -> None:
         if on_fold_thread():
             raise StorageError("commit 0123456789ab is damaged; run `gitmem check`")
         real(self, repo, progress)
 
-    monkeypatch.setattr(ledgers.Ledger, "follow", broken)
+    monkeypatch.setattr(Ledger, "follow", broken)
     answer = client.get(URL)
     assert answer.status_code == 200
     history = answer.json()["history"]
@@ -325,7 +325,7 @@ def test_a_fold_that_fails_is_said_in_one_line(
     }
     assert "\n" not in history["message"]
     assert [row["slug"] for row in answer.json()["rows"]] == ["runbook"]
-    monkeypatch.setattr(ledgers.Ledger, "follow", real)
+    monkeypatch.setattr(Ledger, "follow", real)
     assert client.get(URL).json()["history"]["state"] == "failed"  # the same head
     ops.create(repo, "profile/ops", ADA, "after", "d", "written after the failure")
     assert client.get(URL).content == folded(repo).rows_json().encode()
@@ -464,8 +464,8 @@ def test_a_kept_listing_is_answered_without_waiting_for_the_child(
     finally:
         go.touch()
     assert first["history"]["state"] == "reading"  # the child had not ended
-    assert first["rows"] == json.loads(ledgers.listed_json(repo, "profile/ops"))
-    assert first["rows"] == ledgers.listed(repo, "profile/ops")
+    assert first["rows"] == json.loads(listed_json(repo, "profile/ops"))
+    assert first["rows"] == listed(repo, "profile/ops")
 
 
 def test_no_kept_listing_is_known_without_reading_the_store(
@@ -479,11 +479,9 @@ def test_no_kept_listing_is_known_without_reading_the_store(
     try:
         with monkeypatch.context() as patched:
             patched.setattr(Repository, "snapshot", lambda *_: pytest.fail("read the store"))
-            assert ledgers.kept_listed_json(fresh, "profile/ops") is None
+            assert kept_listed_json(fresh, "profile/ops") is None
         fresh.summaries("profile/ops")
-        assert ledgers.kept_listed_json(fresh, "profile/ops") == ledgers.listed_json(
-            fresh, "profile/ops"
-        )
+        assert kept_listed_json(fresh, "profile/ops") == listed_json(fresh, "profile/ops")
     finally:
         fresh.close()
 

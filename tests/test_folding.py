@@ -16,8 +16,8 @@ from test_console import history_of_every_kind, seed
 from test_console_first import folded
 
 from gitmem import Repository, ops
-from gitmem.ops import folding
-from gitmem.ops import ledger as ledgers
+from gitmem.ops import folding, ledgers
+from gitmem.ops.ledger import kept_listed_json, listed_json
 
 
 def told_by_child(repo: Repository) -> list[Any]:
@@ -47,7 +47,7 @@ def test_the_child_says_its_listing_then_how_far_it_has_gone(
     monkeypatch.chdir(shadow.parent)
     told = told_by_child(repo)
     head = repo.head("profile/ops")
-    assert told[0] == (head, ledgers.listed_json(repo, "profile/ops"))
+    assert told[0] == (head, listed_json(repo, "profile/ops"))
     revisions = len(repo.outlines("profile/ops"))
     assert told[-1][1:] == (revisions, revisions)
     kept = repo.kept("ledger", "profile/ops")
@@ -64,7 +64,7 @@ def test_the_child_says_a_kept_listing_is_kept(repo: Repository, tmp_path: Path)
     repo.summaries("profile/ops")  # the listing kept, as `gitmem ls` keeps it
     told = told_by_child(repo)
     assert told[0] == (repo.head("profile/ops"), None)
-    assert ledgers.kept_listed_json(repo, "profile/ops") == ledgers.listed_json(repo, "profile/ops")
+    assert kept_listed_json(repo, "profile/ops") == listed_json(repo, "profile/ops")
 
 
 def test_a_closing_reader_stops_its_child(

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
         timeline,
     )
     from gitmem.ops.health import check, code_problems, strategy_problems
-    from gitmem.ops.ledger import Ledger, Ledgers
+    from gitmem.ops.ledger import Ledger
+    from gitmem.ops.ledgers import Ledgers
     from gitmem.ops.program import run
     from gitmem.ops.sharing import sync
     from gitmem.ops.writing import create, delete, edit, save, set_limits
@@ -148,7 +149,7 @@ __all__ = [
 # (tests/test_cold.py holds this)
 _LAZY = {
     "Ledger": "gitmem.ops.ledger",
-    "Ledgers": "gitmem.ops.ledger",
+    "Ledgers": "gitmem.ops.ledgers",
     "agents": "gitmem.ops.console",
     "allowed_actions": "gitmem.ops.console",
     "holders": "gitmem.ops.console",
