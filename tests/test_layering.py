@@ -179,6 +179,7 @@ ORDER: dict[str, list[str]] = {
         "reading",
         "folding",
         "ledger",
+        "ledgers",
         "fold_worker",
         "console",
         "health",
