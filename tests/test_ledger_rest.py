@@ -116,6 +116,25 @@ def test_panels_rest_once_none_is_used(repo: Repository) -> None:
 
 
 @pytest.mark.usefixtures("every_panel_rests")
+def test_a_panel_rests_while_another_store_is_used(repo: Repository) -> None:
+    """Each store's panel rests on its own: one in use keeps no other awake, and the
+    reader waits again for the one in use."""
+    seed(repo)
+    ops.create(repo, "instance/solo", ADA, "one", "d", "b")
+    held = reader(repo, 60.0)
+    held.wait(["instance/solo"])
+    with held.lock:
+        solo = held.ledger("instance/solo")
+        busy = held.ledger(STORE)
+        last_use = held._last_use  # pyright: ignore[reportPrivateUsage]
+        last_use["instance/solo"] -= 61.0  # unused for longer than ``rest_after``
+    held._rest()  # pyright: ignore[reportPrivateUsage]  (what the timer calls)
+    assert rested(solo) and not rested(busy)
+    assert held._resting is not None  # pyright: ignore[reportPrivateUsage]
+    assert list(last_use) == [STORE]
+
+
+@pytest.mark.usefixtures("every_panel_rests")
 def test_a_closing_reader_rests_nothing(repo: Repository) -> None:
     seed(repo)
     held = reader(repo, 0.05)

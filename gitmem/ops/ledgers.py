@@ -18,8 +18,8 @@ listing: the millions of small objects the two make would otherwise leave the re
 tens of megabytes larger for good. The reader then takes in the ledger the child kept
 and goes on from its head.
 
-**A panel at rest.** A panel no request has used for :attr:`Ledgers.rest_after`
-seconds is held compressed (:meth:`Ledger.rest`) until it is next used: at 100,000
+**A panel at rest.** A store's panel no request has used for
+:attr:`Ledgers.rest_after` seconds is held compressed (:meth:`Ledger.rest`) until it is next used: at 100,000
 memories its JSON is some 17 MB, and compressed about 1 MB.
 """
 
@@ -186,8 +186,8 @@ class Ledgers:
     """A fold longer than this (as :data:`PATIENCE` measures) goes on in a process of
     its own (:mod:`gitmem.ops.folding`); ``None``: every fold runs here."""
     rest_after: float | None = 0.5
-    """Seconds after the last use of any store's ledger that every panel rests
-    compressed (:meth:`Ledger.rest`); ``None``: never."""
+    """Seconds after the last use of a store's ledger that its panel rests compressed
+    (:meth:`Ledger.rest`); ``None``: never."""
 
     def __init__(
         self,
@@ -206,7 +206,8 @@ class Ledgers:
         self._ledgers: dict[str, Ledger] = {}
         self._readings: dict[str, _Reading] = {}
         self._listed: dict[str, tuple[str | None, bytes]] = {}
-        self._last_use = 0.0
+        self._last_use: dict[str, float] = {}
+        """When each store's ledger was last used (``time.monotonic``)."""
         self._resting: threading.Timer | None = None
         """The timer that rests the panels once none is used (``None``: none is set)."""
         self.shed = False
@@ -265,7 +266,7 @@ class Ledgers:
             return None
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
-        self._used()
+        self._used(store)
         return ledger
 
     def history(self, store: str) -> dict[str, Any]:
@@ -284,7 +285,7 @@ class Ledgers:
                     raise reading.error or _Stopped("the console is closing")
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
-        self._used()
+        self._used(store)
         return ledger
 
     def _take(self, store: str) -> bool:
@@ -330,15 +331,15 @@ class Ledgers:
     def _complete(self, store: str) -> bytes:
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
-        self._used()
+        self._used(store)
         return ledger.panel()
 
-    def _used(self) -> None:
-        """Note that a ledger was just used (call it holding the lock): the panels rest
-        once none has been used for :attr:`rest_after` seconds."""
+    def _used(self, store: str) -> None:
+        """Note that ``store``'s ledger was just used (call it holding the lock): its
+        panel rests once unused for :attr:`rest_after` seconds."""
         if self.rest_after is None:
             return
-        self._last_use = time.monotonic()
+        self._last_use[store] = time.monotonic()
         if self._resting is None:
             self._rest_in(self.rest_after)
 
@@ -348,17 +349,25 @@ class Ledgers:
         timer.start()
 
     def _rest(self) -> None:
-        """Rest every panel held, unless one was used since (then wait again)."""
+        """Rest each panel unused for :attr:`rest_after` seconds; wait again for those
+        used since."""
+        rested = False
         with self.lock:
             self._resting = None
             if self.rest_after is None or self.stopping.is_set():
                 return
-            quiet = time.monotonic() - self._last_use
-            if quiet < self.rest_after:
-                self._rest_in(self.rest_after - quiet)
-                return
-            rested = [ledger.rest() for ledger in list(self._ledgers.values())]
-        if any(rested) and self.release is not None:
+            now, soonest = time.monotonic(), None
+            for store, used in list(self._last_use.items()):
+                left = used + self.rest_after - now
+                if left > 0:
+                    soonest = left if soonest is None else min(soonest, left)
+                    continue
+                del self._last_use[store]
+                ledger = self._ledgers.get(store)
+                rested = (ledger is not None and ledger.rest()) or rested
+            if soonest is not None:
+                self._rest_in(soonest)
+        if rested and self.release is not None:
             self.release()  # the panels' JSON, freed: handed back to the system
 
     def _listed_here(self, store: str) -> bool:
