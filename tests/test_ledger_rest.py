@@ -96,12 +96,12 @@ def test_panels_rest_once_none_is_used(repo: Repository) -> None:
     putting it off, and the memory freed is handed back (``release``)."""
     seed(repo)
     released: list[None] = []
-    held = reader(repo, 0.3, release=lambda: released.append(None))
+    held = reader(repo, 1.0, release=lambda: released.append(None))
     first = held.panel(STORE)
     with held.lock:
         one = held.ledger(STORE)
     releases = len(released)
-    used_until = time.monotonic() + 0.9
+    used_until = time.monotonic() + 1.5
     while time.monotonic() < used_until:  # used more often than it would rest
         with held.lock:
             assert held.ledger(STORE) is one
@@ -138,8 +138,8 @@ def test_a_panel_rests_while_another_store_is_used(repo: Repository) -> None:
 def test_a_closing_reader_rests_nothing(repo: Repository) -> None:
     seed(repo)
     held = reader(repo, 0.05)
+    held.stopping.set()  # before the use: the timer it sets finds the reader closing
     held.panel(STORE)
-    held.stopping.set()
     time.sleep(0.3)
     with held.lock:
         assert not rested(held.ledger(STORE))

