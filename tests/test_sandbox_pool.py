@@ -611,14 +611,23 @@ def test_a_process_found_unfit_as_it_comes_back_is_never_lent_again(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tending after a call finds the process unfit (a worker left running, a past
-    run's memory): it is killed, and the next call gets a fresh process."""
+    run's memory): it is killed, and the next call gets a fresh process. The tending
+    ends once the process is gone, however long its kill takes."""
     box = Sandbox(pool=pool)
     assert box.run("console.log(1)", modules={}, bridge=lambda n, a: (True, "")).ok
     pool.tend()
     first = box._process  # pyright: ignore[reportPrivateUsage]
     assert first is not None and first.alive()
     monkeypatch.setattr(pool_module, "_tend", lambda process: False)
+    kill = Process.kill
+
+    def slow_kill(process: Process) -> None:
+        time.sleep(0.3)
+        kill(process)
+
+    monkeypatch.setattr(Process, "kill", slow_kill)
     assert box.run("console.log(2)", modules={}, bridge=lambda n, a: (True, "")).ok
+    time.sleep(0.1)  # the pool's own tending thread takes it up, most often
     pool.tend()
     assert not first.alive() and first not in pool.processes()
     monkeypatch.undo()

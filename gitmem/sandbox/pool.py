@@ -319,14 +319,19 @@ class Pool:
         finally:
             spent: list[Process] = []
             with self._cond:
-                self._tending = None
                 entry.tended = True
                 waiting = self._idle.get(entry.process.kind, [])
                 if not fit and entry in waiting:
                     waiting.remove(entry)
                     spent.append(entry.process)
-                self._cond.notify_all()
-            self._kill(spent)
+            # The tending ends once an unfit process is gone: ``tend`` returns to a pool
+            # that no longer holds it.
+            try:
+                self._kill(spent)
+            finally:
+                with self._cond:
+                    self._tending = None
+                    self._cond.notify_all()
 
     def _wake(self) -> None:
         # Called with the lock held.
