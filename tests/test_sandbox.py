@@ -468,8 +468,9 @@ def test_a_load_or_check_that_did_not_finish_takes_its_process_with_it(own_pool:
         assert second is not None and second != first
         verdict = box.check(
             "export function check(change: unknown): Promise<never> {\n"
-            "  return new Promise(() => { const f = (): unknown => Promise.resolve().then(f); "
-            "f(); });\n}\n",
+            # a microtask loop that holds nothing: a chain of promises would grow each
+            # turn, and could fill the heap before the time is up
+            "  return (async (): Promise<never> => { for (;;) await 0; })();\n}\n",
             {"n": 1},
             scope="stuck",
         )
