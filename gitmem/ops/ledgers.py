@@ -264,10 +264,7 @@ class Ledgers:
         it holding the lock."""
         if not self._take(store) and self._begin(store) is not None:
             return None
-        ledger = self._ledgers[store]
-        ledger.follow(self.repo)
-        self._used(store)
-        return ledger
+        return self._followed(store)
 
     def history(self, store: str) -> dict[str, Any]:
         """How far the first fold of ``store`` has gone, as the interim form says it
@@ -283,10 +280,7 @@ class Ledgers:
                 reading.done.wait()
                 if not self._take(store):
                     raise reading.error or _Stopped("the console is closing")
-        ledger = self._ledgers[store]
-        ledger.follow(self.repo)
-        self._used(store)
-        return ledger
+        return self._followed(store)
 
     def _take(self, store: str) -> bool:
         """Whether the store's ledger is held here (a fold that completed is taken)."""
@@ -329,19 +323,19 @@ class Ledgers:
         return type(self.repo).open(self.repo.directory)
 
     def _complete(self, store: str) -> bytes:
+        return self._followed(store).panel()
+
+    def _followed(self, store: str) -> Ledger:
+        """The ledger held of ``store``, brought to its head and noted as just used
+        (call it holding the lock): its panel rests once unused for :attr:`rest_after`
+        seconds."""
         ledger = self._ledgers[store]
         ledger.follow(self.repo)
-        self._used(store)
-        return ledger.panel()
-
-    def _used(self, store: str) -> None:
-        """Note that ``store``'s ledger was just used (call it holding the lock): its
-        panel rests once unused for :attr:`rest_after` seconds."""
-        if self.rest_after is None:
-            return
-        self._last_use[store] = time.monotonic()
-        if self._resting is None:
-            self._rest_in(self.rest_after)
+        if self.rest_after is not None:
+            self._last_use[store] = time.monotonic()
+            if self._resting is None:
+                self._rest_in(self.rest_after)
+        return ledger
 
     def _rest_in(self, seconds: float) -> None:
         timer = self._resting = threading.Timer(seconds, self._rest)
